@@ -1,0 +1,163 @@
+// Package provider owns the model-provider contract: one streaming interface
+// for every LLM API, with request, message and event types. Adapters live in
+// sub-packages (openai, anthropic, scripted); the agent runner consumes the
+// interface. Stdlib only; it never imports its users.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"strconv"
+)
+
+// Provider streams one model turn. Implementations are safe for concurrent
+// use. Breaking out of the range stops the request.
+type Provider interface {
+	// Stream sends req and yields events as they arrive. The sequence ends
+	// after an EventDone, or with a non-nil error (the event is then nil).
+	Stream(ctx context.Context, req *Request) iter.Seq2[*Event, error]
+}
+
+// Roles of a Message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool is a tool result sent back to the model.
+	RoleTool Role = "tool"
+)
+
+// Request is one model turn.
+type Request struct {
+	// Model is the provider's model id (without the "<provider>/" prefix).
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []ToolDef
+	// MaxTokens bounds the output; 0 means the adapter's default.
+	MaxTokens int
+	// Thinking is the requested thinking level ("", "off", "low", ...).
+	// Adapters that cannot honour it ignore it.
+	Thinking string
+}
+
+// Message is one conversation message sent to a model.
+type Message struct {
+	Role Role
+	// Text is the text content (user, assistant, or the tool result text).
+	Text string
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolCallID and ToolName identify the call a RoleTool message answers.
+	ToolCallID string
+	ToolName   string
+	IsError    bool
+}
+
+// ToolDef describes a tool offered to the model.
+type ToolDef struct {
+	Name        string
+	Description string
+	// Parameters is a JSON schema object.
+	Parameters json.RawMessage
+}
+
+// ToolCall is a model's request to call a tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object
+}
+
+// EventType discriminates Event.
+type EventType int
+
+const (
+	// EventTextDelta carries an increment of assistant text in Text.
+	EventTextDelta EventType = iota + 1
+	// EventThinkingDelta carries an increment of reasoning text in Text.
+	EventThinkingDelta
+	// EventToolCall carries one complete tool call in ToolCall.
+	EventToolCall
+	// EventUsage carries token usage in Usage (may come more than once; the
+	// last one wins).
+	EventUsage
+	// EventDone ends the turn; StopReason and ResponseID are set.
+	EventDone
+)
+
+// Stop reasons, as recorded in transcripts.
+const (
+	StopEnd     = "stop"
+	StopToolUse = "toolUse"
+	StopLength  = "length"
+	StopError   = "error"
+	StopAborted = "aborted"
+)
+
+// Event is one streamed item of a model turn.
+type Event struct {
+	Type       EventType
+	Text       string
+	ToolCall   *ToolCall
+	Usage      *Usage
+	StopReason string
+	ResponseID string
+}
+
+// Usage is token usage of one model turn.
+type Usage struct {
+	Input      int64
+	Output     int64
+	CacheRead  int64
+	CacheWrite int64
+}
+
+// Total returns all tokens counted in u.
+func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+// Error is an error returned by a provider API, with the HTTP status when
+// there was one.
+type Error struct {
+	Provider   string
+	StatusCode int
+	Message    string
+	// Retryable is set for rate limits and transient server errors.
+	Retryable bool
+}
+
+func (e *Error) Error() string {
+	if e.StatusCode != 0 {
+		return e.Provider + ": HTTP " + strconv.Itoa(e.StatusCode) + ": " + e.Message
+	}
+	return e.Provider + ": " + e.Message
+}
+
+// ErrUnknownModel is returned when a model reference cannot be resolved.
+var ErrUnknownModel = errors.New("unknown model")
+
+// Collect drains a stream into a final result: the concatenated text, the
+// tool calls in order, the last usage and the done event. It is a helper for
+// callers that do not need deltas.
+func Collect(seq iter.Seq2[*Event, error]) (text string, calls []ToolCall, usage Usage, done *Event, err error) {
+	var buf []byte
+	for ev, err := range seq {
+		if err != nil {
+			return string(buf), calls, usage, nil, err
+		}
+		switch ev.Type {
+		case EventTextDelta:
+			buf = append(buf, ev.Text...)
+		case EventToolCall:
+			calls = append(calls, *ev.ToolCall)
+		case EventUsage:
+			usage = *ev.Usage
+		case EventDone:
+			done = ev
+		}
+	}
+	return string(buf), calls, usage, done, nil
+}

@@ -1,0 +1,258 @@
+// Package store owns the durable data model of Switchboard: sessions, their
+// transcripts and agent runs, and the Store contract every backend implements
+// (sqlite by default, postgres for several gateway nodes).
+//
+// It imports only sessionkey-free leaf packages (transcript); backends live in
+// sub-packages and are chosen by the daemon. Users depend on the Store
+// interface (or a smaller interface of their own), never on a backend.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Sentinel errors callers branch on. Backends wrap them with context; test
+// with errors.Is.
+var (
+	// ErrNotFound: the session, run or message does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a row with that identity already exists, or an
+	// optimistic precondition failed.
+	ErrConflict = errors.New("conflict")
+)
+
+// DeliveryContext is where replies for a session go by default.
+type DeliveryContext struct {
+	Channel   string `json:"channel,omitempty"`
+	To        string `json:"to,omitempty"`
+	AccountID string `json:"accountId,omitempty"`
+	ThreadID  string `json:"threadId,omitempty"`
+}
+
+// IsZero reports whether no field is set.
+func (d *DeliveryContext) IsZero() bool { return d == nil || *d == DeliveryContext{} }
+
+// Session is one session entry: the row behind sessions.list and
+// sessions_list. Key is the canonical store key (agent:<id>:<rest>, or a
+// reserved key such as "global").
+type Session struct {
+	Key       string `json:"key"`
+	SessionID string `json:"sessionId"` // current transcript id (uuid); rotates on reset
+	AgentID   string `json:"agentId"`
+	// Kind is the gateway row kind: "direct", "group", "global" or "unknown".
+	Kind     string `json:"kind"`
+	Channel  string `json:"channel,omitempty"`
+	ChatType string `json:"chatType,omitempty"` // direct|group|channel|unknown
+
+	DisplayName string `json:"displayName,omitempty"`
+	Label       string `json:"label,omitempty"`
+	SpawnedBy   string `json:"spawnedBy,omitempty"` // canonical key of the spawning session
+	SpawnDepth  int    `json:"spawnDepth,omitempty"`
+
+	Model         string `json:"model,omitempty"` // "<provider>/<modelId>" override
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	VerboseLevel  string `json:"verboseLevel,omitempty"`
+
+	ContextTokens int64 `json:"contextTokens,omitempty"`
+	InputTokens   int64 `json:"inputTokens,omitempty"`
+	OutputTokens  int64 `json:"outputTokens,omitempty"`
+	TotalTokens   int64 `json:"totalTokens,omitempty"`
+
+	SystemSent     bool `json:"systemSent"`
+	AbortedLastRun bool `json:"abortedLastRun"`
+
+	SendPolicy string `json:"sendPolicy,omitempty"` // "allow", "deny" or "" (inherit)
+
+	LastChannel     string           `json:"lastChannel,omitempty"`
+	LastTo          string           `json:"lastTo,omitempty"`
+	LastAccountID   string           `json:"lastAccountId,omitempty"`
+	DeliveryContext *DeliveryContext `json:"deliveryContext,omitempty"`
+
+	CreatedAt time.Time `json:"-"`
+	UpdatedAt time.Time `json:"-"`
+
+	// Extra keeps other SessionEntry fields (for example origin, subject) as
+	// an opaque JSON object so imported entries round-trip.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// Clone returns a deep copy of s.
+func (s *Session) Clone() *Session {
+	c := *s
+	if s.DeliveryContext != nil {
+		d := *s.DeliveryContext
+		c.DeliveryContext = &d
+	}
+	if s.Extra != nil {
+		c.Extra = append(json.RawMessage(nil), s.Extra...)
+	}
+	return &c
+}
+
+// Message is one stored transcript entry of a session's transcript.
+type Message struct {
+	SessionID string
+	// Seq is the 1-based position in the transcript, assigned by the store.
+	Seq int64
+	// Entry is the transcript entry. Its ID and ParentID are assigned by the
+	// store on append when empty.
+	Entry transcript.Entry
+	// Role is Entry.Message.Role for message entries, "" otherwise.
+	Role string
+	// RunID is the run that produced the entry, if any.
+	RunID     string
+	CreatedAt time.Time
+}
+
+// RunStatus is the state of an agent run.
+type RunStatus string
+
+// Run statuses. Queued and running are live; the rest are terminal.
+const (
+	RunQueued  RunStatus = "queued"
+	RunRunning RunStatus = "running"
+	RunOK      RunStatus = "ok"
+	RunError   RunStatus = "error"
+	RunTimeout RunStatus = "timeout"
+	RunAborted RunStatus = "aborted"
+)
+
+// Terminal reports whether s is a final status.
+func (s RunStatus) Terminal() bool {
+	switch s {
+	case RunOK, RunError, RunTimeout, RunAborted:
+		return true
+	}
+	return false
+}
+
+// Run is one agent run: one input processed on one session's lane.
+type Run struct {
+	RunID      string
+	SessionKey string
+	SessionID  string // transcript the run wrote to; set when it starts
+	AgentID    string
+	Lane       string
+	Status     RunStatus
+	// Input is the runner's durable description of the run (message,
+	// provenance, options), opaque to the store, so queued runs survive a
+	// restart.
+	Input json.RawMessage
+
+	CreatedAt  time.Time
+	StartedAt  time.Time // zero until running
+	EndedAt    time.Time // zero until terminal
+	Error      string
+	StopReason string
+	Usage      transcript.Usage
+}
+
+// Clone returns a deep copy of r.
+func (r *Run) Clone() *Run {
+	c := *r
+	c.Input = append(json.RawMessage(nil), r.Input...)
+	if r.Usage.Cost != nil {
+		cost := *r.Usage.Cost
+		c.Usage.Cost = &cost
+	}
+	return &c
+}
+
+// ListOptions filters and pages ListSessions. Zero fields do not filter.
+// Results are ordered by UpdatedAt descending, then Key ascending.
+type ListOptions struct {
+	AgentID   string
+	SpawnedBy string
+	Label     string
+	Kind      string
+	// UpdatedSince keeps sessions updated at or after this instant.
+	UpdatedSince time.Time
+	// Search is a case-insensitive substring of key, sessionId, label or
+	// displayName.
+	Search string
+	Limit  int // 0 = no limit
+	Offset int
+}
+
+// HistoryOptions selects a window of a transcript.
+type HistoryOptions struct {
+	// Limit is the number of most recent entries to return (0 = all).
+	Limit int
+	// BeforeSeq, when > 0, returns only entries with Seq < BeforeSeq.
+	BeforeSeq int64
+}
+
+// RunFilter selects runs for ListRuns. Zero fields do not filter.
+// Results are ordered by CreatedAt ascending, then RunID.
+type RunFilter struct {
+	SessionKey string
+	Statuses   []RunStatus
+	Limit      int
+}
+
+// RunResult is the terminal outcome FinishRun records.
+type RunResult struct {
+	Status     RunStatus // must be terminal
+	Error      string
+	StopReason string
+	Usage      transcript.Usage
+	EndedAt    time.Time
+}
+
+// Store is the durable store. Implementations are safe for concurrent use.
+// Errors wrap ErrNotFound or ErrConflict where documented.
+type Store interface {
+	// GetSession returns the session with the canonical key, or ErrNotFound.
+	GetSession(ctx context.Context, key string) (*Session, error)
+	// SessionsByID returns every session whose current SessionID is id
+	// (normally zero or one).
+	SessionsByID(ctx context.Context, id string) ([]*Session, error)
+	// ListSessions returns sessions matching opts.
+	ListSessions(ctx context.Context, opts ListOptions) ([]*Session, error)
+	// CreateSession inserts s; ErrConflict if the key exists. CreatedAt and
+	// UpdatedAt default to now when zero.
+	CreateSession(ctx context.Context, s *Session) error
+	// UpdateSession applies fn to the stored session inside one transaction
+	// and stores the result; fn's error aborts the update unchanged. With
+	// create set, a missing session is passed to fn as a zero Session with
+	// only Key set, and inserted. Returns the stored row.
+	UpdateSession(ctx context.Context, key string, create bool, fn func(*Session) error) (*Session, error)
+	// DeleteSession removes the session row, and its transcripts when
+	// deleteTranscript is set. ErrNotFound if absent.
+	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error
+
+	// AppendMessages appends entries to transcript sessionID in order,
+	// assigning Seq, and Entry.ID / Entry.ParentID when empty (the parent is
+	// the previous entry). It returns the stored messages.
+	AppendMessages(ctx context.Context, sessionID string, msgs []Message) ([]Message, error)
+	// History returns a window of transcript sessionID in ascending Seq.
+	History(ctx context.Context, sessionID string, opts HistoryOptions) ([]Message, error)
+	// CountMessages returns the number of entries in transcript sessionID.
+	CountMessages(ctx context.Context, sessionID string) (int64, error)
+
+	// CreateRun inserts r; ErrConflict if RunID exists.
+	CreateRun(ctx context.Context, r *Run) error
+	// GetRun returns the run, or ErrNotFound.
+	GetRun(ctx context.Context, runID string) (*Run, error)
+	// UpdateRun applies fn to the stored run in one transaction.
+	UpdateRun(ctx context.Context, runID string, fn func(*Run) error) (*Run, error)
+	// ListRuns returns runs matching f.
+	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
+	// FinishRun marks a live run terminal and, in the same transaction,
+	// adds the usage to its session's token counters, sets the session's
+	// AbortedLastRun (true only for RunAborted) and bumps its UpdatedAt.
+	// ErrConflict if the run is already terminal.
+	FinishRun(ctx context.Context, runID string, res RunResult) (*Run, error)
+	// AbortInterrupted marks every run left running (by a crash) aborted
+	// with the given error text, and sets AbortedLastRun on their sessions,
+	// in one transaction. It returns the runs it changed.
+	AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*Run, error)
+
+	// Close releases the store. A second call returns net.ErrClosed.
+	Close() error
+}

@@ -1,0 +1,143 @@
+// Package tools owns the agent tool contract: the Tool interface, the caller
+// context a tool runs in, and the reference's result envelope (structured
+// details plus a pretty-printed JSON text block). Tool implementations live in
+// sub-packages; the agent runner, the gateway and the MCP server call them
+// through this one interface. Stdlib only.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// Tool is one callable tool. Implementations are safe for concurrent use.
+type Tool interface {
+	// Name is the tool's wire name, e.g. "sessions_list".
+	Name() string
+	// Description is shown to the model.
+	Description() string
+	// Schema is the JSON schema of the parameters object.
+	Schema() json.RawMessage
+	// Call runs the tool. The caller is in ctx (see CallerFrom). A returned
+	// error is wrapped by the runtime into {status:"error", tool, error}.
+	Call(ctx context.Context, args json.RawMessage) (*Result, error)
+}
+
+// Result is what a tool returns: Details is the structured payload; Text is
+// the text shown to the model (by default Details pretty-printed as JSON).
+type Result struct {
+	Details any
+	Text    string
+	IsError bool
+}
+
+// JSONResult returns the reference's "JSON result" for payload: details is
+// the payload and the text is the payload as JSON with two-space indents.
+func JSONResult(payload any) *Result {
+	b, err := json.MarshalIndent(payload, "", "  ")
+	if err != nil {
+		b = []byte(fmt.Sprintf("%q", err.Error()))
+	}
+	return &Result{Details: payload, Text: string(b)}
+}
+
+// ErrorResult is the reference's conversion of a thrown tool error:
+// {status:"error", tool, error}.
+func ErrorResult(tool string, err error) *Result {
+	r := JSONResult(map[string]any{"status": "error", "tool": tool, "error": err.Error()})
+	r.IsError = true
+	return r
+}
+
+// Caller describes who is calling a tool.
+type Caller struct {
+	// SessionKey is the canonical key of the calling session ("" when the
+	// call does not come from a session, e.g. the CLI).
+	SessionKey string
+	AgentID    string
+	RunID      string
+	// Channel is the caller's message channel ("webchat" for internal runs).
+	Channel   string
+	AccountID string
+	To        string
+	ThreadID  string
+	// Sandboxed is set when the calling session runs sandboxed.
+	Sandboxed bool
+	// Workspace is the caller's workspace directory.
+	Workspace string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller stored in ctx, or the zero Caller.
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// Set is an ordered, name-indexed set of tools.
+type Set struct {
+	byName map[string]Tool
+	names  []string
+}
+
+// NewSet returns a set holding ts. A later tool with the same name replaces
+// an earlier one.
+func NewSet(ts ...Tool) *Set {
+	s := &Set{byName: make(map[string]Tool, len(ts))}
+	for _, t := range ts {
+		if _, ok := s.byName[t.Name()]; !ok {
+			s.names = append(s.names, t.Name())
+		}
+		s.byName[t.Name()] = t
+	}
+	sort.Strings(s.names)
+	return s
+}
+
+// Get returns the named tool.
+func (s *Set) Get(name string) (Tool, bool) {
+	if s == nil {
+		return nil, false
+	}
+	t, ok := s.byName[name]
+	return t, ok
+}
+
+// All returns the tools sorted by name.
+func (s *Set) All() []Tool {
+	if s == nil {
+		return nil
+	}
+	out := make([]Tool, len(s.names))
+	for i, n := range s.names {
+		out[i] = s.byName[n]
+	}
+	return out
+}
+
+// Filter returns the subset of s for which keep returns true.
+func (s *Set) Filter(keep func(Tool) bool) *Set {
+	var ts []Tool
+	for _, t := range s.All() {
+		if keep(t) {
+			ts = append(ts, t)
+		}
+	}
+	return NewSet(ts...)
+}
+
+// Len returns the number of tools.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.names)
+}
