@@ -2,9 +2,28 @@
 // reference gateway (the "pi" session format): a header line followed by one
 // JSON entry per line, each entry linked to the previous one by parentId.
 //
-// It is a leaf package (stdlib only). The store persists entries in this
-// format, the agent runner builds them, and export/import round-trips them as
-// JSONL.
+// It is a leaf package (stdlib only) that anyone may import. The store
+// persists entries in this format, the agent runner builds them, and
+// export/import round-trips them as JSONL (Encoder, Decoder).
+//
+// # Round-tripping
+//
+// Header, Entry, Message, Block and Meta have their own JSON methods so that
+// a line written by the reference decodes and re-encodes without loss:
+// unknown members are kept in the Extra maps verbatim and written back after
+// the known ones, sorted by name. Known members are matched by exact name
+// and decoded strictly: a value of the wrong JSON type (a non-string role, a
+// fractional timestamp) is an error, while null reads as the zero value.
+//
+// Extra may also hold a known member whose value the typed field alone would
+// not reproduce: a null, an empty string in an optional field, or a usage or
+// provenance object with members the Go type lacks. Such a "shadow" is
+// written instead of the field only while it still decodes to the field's
+// current value, so setting the field always wins.
+//
+// Two normalisations remain: the members every entry and message carries
+// (type, id, parentId, timestamp; role, content, timestamp) are written even
+// when the input lacked them, and null content is written as [].
 package transcript
 
 import (
@@ -25,14 +44,25 @@ const (
 	RoleTool = "tool"
 )
 
-// Entry types.
+// Entry types. Readers accept any non-empty type; these are the ones the
+// reference writes.
 const (
-	TypeSession            = "session"
-	TypeMessage            = "message"
-	TypeModelChange        = "model_change"
-	TypeThinkingLevelChang = "thinking_level_change"
-	TypeCustom             = "custom"
-	TypeReset              = "reset"
+	TypeSession             = "session" // the header line
+	TypeMessage             = "message"
+	TypeModelChange         = "model_change"
+	TypeThinkingLevelChange = "thinking_level_change"
+	TypeCustom              = "custom"
+	TypeCustomMessage       = "custom_message"
+	TypeCompaction          = "compaction"
+	TypeBranchSummary       = "branch_summary"
+	TypeLabel               = "label"
+	TypeSessionInfo         = "session_info"
+	TypeReset               = "reset"
+
+	// TypeThinkingLevelChang is a misspelling kept for existing callers.
+	//
+	// Deprecated: use TypeThinkingLevelChange.
+	TypeThinkingLevelChang = TypeThinkingLevelChange
 )
 
 // Content block types.
@@ -50,31 +80,41 @@ const (
 
 // Header is the first line of a transcript.
 type Header struct {
-	Type          string `json:"type"` // always "session"
-	Version       int    `json:"version"`
-	ID            string `json:"id"` // the sessionId
-	Timestamp     string `json:"timestamp"`
-	Cwd           string `json:"cwd,omitempty"`
+	Type string `json:"type"` // always "session"
+	// Version is the format version; 0 means the header had none, and is
+	// then not written.
+	Version   int    `json:"version"`
+	ID        string `json:"id"`        // the sessionId
+	Timestamp string `json:"timestamp"` // ISO 8601, see FormatTime
+	// Cwd is the agent workspace the session ran in.
+	Cwd string `json:"cwd,omitempty"`
+	// ParentSession names the transcript this one was forked from.
 	ParentSession string `json:"parentSession,omitempty"`
+
+	// Extra holds unknown header fields, verbatim.
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Entry is one transcript line after the header. Message entries carry
 // Message; other entry types keep their type-specific fields in Extra so that
 // imported transcripts round-trip without loss.
 type Entry struct {
-	Type      string   `json:"type"`
-	ID        string   `json:"id"`
+	Type string `json:"type"` // one of the Type constants, or any other
+	ID   string `json:"id"`   // unique within the transcript; see NewID
+	// ParentID is the id of the previous entry on this branch, nil (JSON
+	// null) for the first entry.
 	ParentID  *string  `json:"parentId"`
-	Timestamp string   `json:"timestamp"`
+	Timestamp string   `json:"timestamp"` // ISO 8601, see FormatTime
 	Message   *Message `json:"message,omitempty"`
 
-	// Extra holds fields other than the ones above, verbatim.
+	// Extra holds fields other than the ones above (for entries other than
+	// messages, that includes "message"), verbatim; see the package doc.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
 // Message is the "message" field of a message entry.
 type Message struct {
-	Role string `json:"role"`
+	Role string `json:"role"` // one of the Role constants, or any other
 	// Content is a JSON string or an array of Blocks.
 	Content Content `json:"content"`
 	// Timestamp is milliseconds since the Unix epoch.
@@ -164,7 +204,8 @@ type Cost struct {
 type Block struct {
 	Type string `json:"type"`
 
-	// text, and thinking blocks.
+	// text blocks (Text), and thinking blocks (Thinking and its signature).
+	// Text and Thinking are pointers so that an empty string round-trips.
 	Text              *string `json:"text,omitempty"`
 	Thinking          *string `json:"thinking,omitempty"`
 	ThinkingSignature string  `json:"thinkingSignature,omitempty"`
@@ -178,7 +219,7 @@ type Block struct {
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
 
-	// Extra holds unknown block fields, verbatim.
+	// Extra holds fields unknown for the block's type, verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
@@ -198,6 +239,7 @@ func ToolCallBlock(id, name string, args json.RawMessage) Block {
 type Content struct {
 	// String is set when the content is a plain JSON string.
 	String *string
+	// Blocks is the content when String is nil.
 	Blocks []Block
 }
 

@@ -1,0 +1,271 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Config is the whole gateway configuration: the openclaw.json key tree as
+// read from the file, plus the environment and paths it was resolved with.
+// Fields hold what the file says (nil or empty when unset); use the accessor
+// methods for effective values with defaults applied. A Config is not
+// modified after Parse or Load returns it and is then safe for concurrent
+// reads.
+type Config struct {
+	Session Session `json:"session,omitzero"`
+	Tools   Tools   `json:"tools,omitzero"`
+	Agents  Agents  `json:"agents,omitzero"`
+	Models  Models  `json:"models,omitzero"`
+	Gateway Gateway `json:"gateway,omitzero"`
+	Logging Logging `json:"logging,omitzero"`
+
+	file  string     // source name for messages
+	src   *sourceMap // key positions; nil for a Config built in code
+	env   Env        // never nil after Parse
+	paths Paths
+	// origins maps a key path to where its value came from when that was
+	// not the file (e.g. "flags").
+	origins map[string]string
+}
+
+// Session is the "session" section.
+type Session struct {
+	// Scope is "per-sender" (default) or "global".
+	Scope string `json:"scope,omitempty"`
+	// MainKey is the main-session suffix (default "main").
+	MainKey string `json:"mainKey,omitempty"`
+	// SendPolicy is nil when unset, which allows every send.
+	SendPolicy   *SendPolicy         `json:"sendPolicy,omitempty"`
+	AgentToAgent SessionAgentToAgent `json:"agentToAgent,omitzero"`
+}
+
+// SendPolicy is "session.sendPolicy" (reference §8).
+type SendPolicy struct {
+	// Default is "allow" or "deny"; empty means allow.
+	Default string           `json:"default,omitempty"`
+	Rules   []SendPolicyRule `json:"rules,omitempty"`
+}
+
+// SendPolicyRule is one entry of "session.sendPolicy.rules".
+type SendPolicyRule struct {
+	// Action is "allow" or "deny"; empty means allow.
+	Action string `json:"action,omitempty"`
+	// Match is nil when absent, which matches every session.
+	Match *SendPolicyMatch `json:"match,omitempty"`
+}
+
+// SendPolicyMatch holds the optional facts a SendPolicyRule matches on;
+// empty fields are absent.
+type SendPolicyMatch struct {
+	Channel string `json:"channel,omitempty"`
+	// ChatType is "direct", "group", "channel" or the legacy "dm".
+	ChatType     string `json:"chatType,omitempty"`
+	KeyPrefix    string `json:"keyPrefix,omitempty"`
+	RawKeyPrefix string `json:"rawKeyPrefix,omitempty"`
+}
+
+// SessionAgentToAgent is "session.agentToAgent".
+type SessionAgentToAgent struct {
+	// MaxPingPongTurns is nil when unset (5); 0 disables ping-pong.
+	MaxPingPongTurns *int `json:"maxPingPongTurns,omitempty"`
+}
+
+// Tools is the "tools" section.
+type Tools struct {
+	Sessions      ToolsSessions      `json:"sessions,omitzero"`
+	AgentToAgent  ToolsAgentToAgent  `json:"agentToAgent,omitzero"`
+	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
+	SessionsSpawn ToolsSessionsSpawn `json:"sessions_spawn,omitzero"`
+}
+
+// ToolsSessions is "tools.sessions".
+type ToolsSessions struct {
+	// Visibility is "self", "tree" (default), "agent" or "all".
+	Visibility string `json:"visibility,omitempty"`
+}
+
+// ToolsAgentToAgent is "tools.agentToAgent" (reference §3.4).
+type ToolsAgentToAgent struct {
+	Enabled *bool `json:"enabled,omitempty"`
+	// Allow lists agent-id patterns; empty allows every agent.
+	Allow []string `json:"allow,omitempty"`
+}
+
+// ToolsSubagents is "tools.subagents".
+type ToolsSubagents struct {
+	Tools ToolPolicy `json:"tools,omitzero"`
+}
+
+// ToolPolicy is an allow/deny list of tool names (reference §9.4). A nil
+// slice is unset.
+type ToolPolicy struct {
+	Allow     []string `json:"allow,omitempty"`
+	AlsoAllow []string `json:"alsoAllow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+}
+
+// ToolsSessionsSpawn is "tools.sessions_spawn".
+type ToolsSessionsSpawn struct {
+	Attachments AttachmentsConfig `json:"attachments,omitzero"`
+}
+
+// AttachmentsConfig is "tools.sessions_spawn.attachments" as written; see
+// Config.Attachments for the effective limits.
+type AttachmentsConfig struct {
+	Enabled             *bool `json:"enabled,omitempty"`
+	MaxTotalBytes       *int  `json:"maxTotalBytes,omitempty"`
+	MaxFiles            *int  `json:"maxFiles,omitempty"`
+	MaxFileBytes        *int  `json:"maxFileBytes,omitempty"`
+	RetainOnSessionKeep *bool `json:"retainOnSessionKeep,omitempty"`
+}
+
+// Agents is the "agents" section.
+type Agents struct {
+	Defaults AgentDefaults `json:"defaults,omitzero"`
+	List     []AgentEntry  `json:"list,omitempty"`
+}
+
+// AgentDefaults is "agents.defaults".
+type AgentDefaults struct {
+	// Model is nil when unset.
+	Model *ModelRef `json:"model,omitempty"`
+	// Workspace may start with "~/".
+	Workspace string           `json:"workspace,omitempty"`
+	Subagents SubagentDefaults `json:"subagents,omitzero"`
+	Sandbox   SandboxDefaults  `json:"sandbox,omitzero"`
+	// TimeoutSeconds bounds one agent run; nil when unset (600).
+	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
+}
+
+// SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.
+type SubagentDefaults struct {
+	MaxSpawnDepth       *int      `json:"maxSpawnDepth,omitempty"`
+	MaxChildrenPerAgent *int      `json:"maxChildrenPerAgent,omitempty"`
+	MaxConcurrent       *int      `json:"maxConcurrent,omitempty"`
+	ArchiveAfterMinutes *int      `json:"archiveAfterMinutes,omitempty"`
+	RunTimeoutSeconds   *int      `json:"runTimeoutSeconds,omitempty"`
+	AnnounceTimeoutMs   *int      `json:"announceTimeoutMs,omitempty"`
+	Model               *ModelRef `json:"model,omitempty"`
+	Thinking            string    `json:"thinking,omitempty"`
+}
+
+// SandboxDefaults is "agents.defaults.sandbox".
+type SandboxDefaults struct {
+	// Mode is "off" (default), "non-main" or "all".
+	Mode string `json:"mode,omitempty"`
+	// SessionToolsVisibility is "spawned" (default) or "all".
+	SessionToolsVisibility string `json:"sessionToolsVisibility,omitempty"`
+}
+
+// AgentEntry is one element of "agents.list".
+type AgentEntry struct {
+	// ID is as written; compare ids with NormalizeAgentID.
+	ID        string         `json:"id"`
+	Name      string         `json:"name,omitempty"`
+	Default   bool           `json:"default,omitempty"`
+	Model     *ModelRef      `json:"model,omitempty"`
+	Workspace string         `json:"workspace,omitempty"`
+	Subagents AgentSubagents `json:"subagents,omitzero"`
+	Sandbox   AgentSandbox   `json:"sandbox,omitzero"`
+}
+
+// AgentSubagents is "agents.list[].subagents".
+type AgentSubagents struct {
+	// AllowAgents lists agent ids this agent may spawn; "*" allows any.
+	AllowAgents []string  `json:"allowAgents,omitempty"`
+	Model       *ModelRef `json:"model,omitempty"`
+	Thinking    string    `json:"thinking,omitempty"`
+}
+
+// AgentSandbox is "agents.list[].sandbox".
+type AgentSandbox struct {
+	// Mode overrides agents.defaults.sandbox.mode when set.
+	Mode string `json:"mode,omitempty"`
+}
+
+// ModelRef is a model selection. The file may write it as a plain
+// "<provider>/<model>" string (Primary only) or as {primary, fallbacks}.
+type ModelRef struct {
+	Primary   string   `json:"primary,omitempty"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+// MarshalJSON writes r as a plain string when it has no fallbacks.
+func (r ModelRef) MarshalJSON() ([]byte, error) {
+	if len(r.Fallbacks) == 0 {
+		return json.Marshal(r.Primary)
+	}
+	type plain ModelRef
+	return json.Marshal(plain(r))
+}
+
+// Models is the "models" section.
+type Models struct {
+	// Mode is "merge" (default) or "replace".
+	Mode      string               `json:"mode,omitempty"`
+	Providers map[string]*Provider `json:"providers,omitempty"`
+}
+
+// Provider is "models.providers.<id>".
+type Provider struct {
+	BaseURL string `json:"baseUrl,omitempty"`
+	// APIKey may be "${ENV_NAME}"; Config.Provider returns it expanded.
+	APIKey string `json:"apiKey,omitempty"`
+	// API is "openai-completions" or "anthropic-messages".
+	API     string            `json:"api,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Models  []ModelDef        `json:"models,omitempty"`
+}
+
+// ModelDef is one model of a provider catalogue.
+type ModelDef struct {
+	ID        string `json:"id"`
+	Name      string `json:"name,omitempty"`
+	Reasoning bool   `json:"reasoning,omitempty"`
+	// Input lists modalities such as "text" and "image".
+	Input         []string   `json:"input,omitempty"`
+	Cost          *ModelCost `json:"cost,omitempty"`
+	ContextWindow *int       `json:"contextWindow,omitempty"`
+	MaxTokens     *int       `json:"maxTokens,omitempty"`
+}
+
+// ModelCost is a model's price per million tokens.
+type ModelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// Gateway is the "gateway" section.
+type Gateway struct {
+	// Mode is "local" or "remote".
+	Mode string `json:"mode,omitempty"`
+	// Port is nil when unset (18789).
+	Port *int `json:"port,omitempty"`
+	// Bind is "loopback" (default), "lan" or an IP address; the
+	// reference's "auto", "tailnet" and "custom" are accepted with a
+	// warning.
+	Bind string      `json:"bind,omitempty"`
+	Auth GatewayAuth `json:"auth,omitzero"`
+}
+
+// GatewayAuth is "gateway.auth"; see Config.GatewayAuth for the effective
+// values.
+type GatewayAuth struct {
+	// Mode is "token", "password" or "none".
+	Mode     string `json:"mode,omitempty"`
+	Token    string `json:"token,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// Logging is the "logging" section.
+type Logging struct {
+	// RedactSensitive is "tools" (default) or "off".
+	RedactSensitive string `json:"redactSensitive,omitempty"`
+	// RedactPatterns are extra regular expressions to redact.
+	RedactPatterns []string `json:"redactPatterns,omitempty"`
+}
+
+// norm trims and lower-cases an enum-like value.
+func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

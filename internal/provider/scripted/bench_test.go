@@ -1,0 +1,82 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+)
+
+// drain ranges over one step the way the runner does.
+func drain(b *testing.B, p *Provider, ctx context.Context, r *provider.Request) {
+	n := 0
+	for ev, err := range p.Stream(ctx, r) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ev.Type == provider.EventDone {
+			n++
+		}
+	}
+	if n != 1 {
+		b.Fatal("no done event")
+	}
+}
+
+// BenchmarkEchoTurn is the instant model's cost for one chat turn: a short
+// system prompt, one user message, an echoed reply of 7 deltas.
+func BenchmarkEchoTurn(b *testing.B) {
+	p := New(Options{})
+	r := &provider.Request{
+		Model:    ModelID,
+		System:   "You are a helpful assistant running on Switchboard.",
+		Messages: []provider.Message{user("hello there, how are you today?")},
+		Tools:    []provider.ToolDef{{Name: "sessions_list", Parameters: json.RawMessage(`{"type":"object"}`)}},
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		drain(b, p, ctx, r)
+	}
+}
+
+// BenchmarkEchoTurnLongHistory is an echo turn at the end of a 100-message
+// conversation with a 4 KB system prompt.
+func BenchmarkEchoTurnLongHistory(b *testing.B) {
+	p := New(Options{})
+	r := &provider.Request{Model: ModelID, System: strings.Repeat("You are helpful. ", 240)}
+	for i := range 50 {
+		r.Messages = append(r.Messages, user("message number "+strings.Repeat("x", i)),
+			provider.Message{Role: provider.RoleAssistant, Text: "echo: message number " + strings.Repeat("x", i)})
+	}
+	r.Messages = append(r.Messages, user("hello there, how are you today?"))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		drain(b, p, ctx, r)
+	}
+}
+
+// BenchmarkToolTurn is a two-call tool step followed by its summary step.
+func BenchmarkToolTurn(b *testing.B) {
+	p := New(Options{})
+	msg := user(ToolDirective("sessions_list", map[string]any{"limit": 5}) + "\n" + ToolDirective("agents_list", nil))
+	step1 := &provider.Request{Model: ModelID, Messages: []provider.Message{msg}}
+	step2 := &provider.Request{Model: ModelID, Messages: []provider.Message{
+		msg,
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
+			{ID: "call_1", Name: "sessions_list", Arguments: json.RawMessage(`{"limit":5}`)},
+			{ID: "call_2", Name: "agents_list", Arguments: json.RawMessage(`{}`)},
+		}},
+		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "sessions_list", Text: "{\n  \"count\": 0,\n  \"sessions\": []\n}"},
+		{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "agents_list", Text: "{\n  \"agents\": [\n    {\"id\": \"main\"}\n  ]\n}"},
+	}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		drain(b, p, ctx, step1)
+		drain(b, p, ctx, step2)
+	}
+}
