@@ -2,7 +2,7 @@
 // transcripts and agent runs, and the Store contract every backend implements
 // (sqlite by default, postgres for several gateway nodes).
 //
-// It imports only sessionkey-free leaf packages (transcript); backends live in
+// It imports only leaf packages (transcript, sessionkey); backends live in
 // sub-packages and are chosen by the daemon. Users depend on the Store
 // interface (or a smaller interface of their own), never on a backend.
 package store
@@ -205,7 +205,9 @@ type RunResult struct {
 }
 
 // Store is the durable store. Implementations are safe for concurrent use.
-// Errors wrap ErrNotFound or ErrConflict where documented.
+// Errors wrap ErrNotFound or ErrConflict where documented. Create methods do
+// not modify their input; returned rows are copies, exactly as stored (UTC,
+// millisecond precision).
 type Store interface {
 	// GetSession returns the session with the canonical key, or ErrNotFound.
 	GetSession(ctx context.Context, key string) (*Session, error)
@@ -220,7 +222,9 @@ type Store interface {
 	// UpdateSession applies fn to the stored session inside one transaction
 	// and stores the result; fn's error aborts the update unchanged. With
 	// create set, a missing session is passed to fn as a zero Session with
-	// only Key set, and inserted. Returns the stored row.
+	// only Key set, and inserted. Returns the stored row. UpdatedAt is stored
+	// as fn leaves it (it is not bumped automatically). fn must not call the
+	// Store: backends with a single writer would deadlock.
 	UpdateSession(ctx context.Context, key string, create bool, fn func(*Session) error) (*Session, error)
 	// DeleteSession removes the session row, and its transcripts when
 	// deleteTranscript is set. ErrNotFound if absent.
@@ -239,18 +243,22 @@ type Store interface {
 	CreateRun(ctx context.Context, r *Run) error
 	// GetRun returns the run, or ErrNotFound.
 	GetRun(ctx context.Context, runID string) (*Run, error)
-	// UpdateRun applies fn to the stored run in one transaction.
+	// UpdateRun applies fn to the stored run in one transaction. fn must
+	// not call the Store.
 	UpdateRun(ctx context.Context, runID string, fn func(*Run) error) (*Run, error)
 	// ListRuns returns runs matching f.
 	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
 	// FinishRun marks a live run terminal and, in the same transaction,
 	// adds the usage to its session's token counters, sets the session's
 	// AbortedLastRun (true only for RunAborted) and bumps its UpdatedAt.
-	// ErrConflict if the run is already terminal.
+	// The run's usage is replaced by res.Usage; the session's input, output
+	// and total token counters are increased by it. A missing session is not
+	// an error. ErrConflict if the run is already terminal.
 	FinishRun(ctx context.Context, runID string, res RunResult) (*Run, error)
 	// AbortInterrupted marks every run left running (by a crash) aborted
 	// with the given error text, and sets AbortedLastRun on their sessions,
-	// in one transaction. It returns the runs it changed.
+	// in one transaction. Queued runs are left alone (they resume after a
+	// restart). It returns the runs it changed.
 	AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*Run, error)
 
 	// Close releases the store. A second call returns net.ErrClosed.

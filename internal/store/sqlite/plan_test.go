@@ -1,0 +1,59 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestQueryPlans checks that the hot queries use their indexes and need no
+// sort, so they stay fast on large tables.
+func TestQueryPlans(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		query string
+		args  []any
+		want  string // substring of the plan
+	}{
+		{"list", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{200, 0}, "sessions_updated"},
+		{"list since", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND updated_at >= ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{0, 200, 0}, "sessions_updated"},
+		{"list agent", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND agent_id = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_agent"},
+		{"list spawnedBy", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND spawned_by = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_spawned_by"},
+		{"list kind", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_kind"},
+		{"list label", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND label = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_label"},
+		{"by id", qSessionsByID, []any{"x"}, "sessions_session_id"},
+		{"history tail", qHistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
+		{"history all", qHistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},
+		{"last entry", qLastEntry, []any{"x"}, "sqlite_autoindex_messages_1"},
+		{"count", qCountMessages, []any{"x"}, "sqlite_autoindex_messages_1"},
+		{"running", qRunning, nil, "runs_status"},
+		{"runs by session", `SELECT ` + runCols + ` FROM runs WHERE 1 AND session_key = ? ORDER BY created_at, run_id`, []any{"k"}, "runs_session"},
+		{"runs by status", `SELECT ` + runCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_status"},
+	}
+	for _, tt := range tests {
+		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, tt.want) {
+			t.Errorf("%s: plan %q does not use %s", tt.name, p, tt.want)
+		}
+		if strings.Contains(p, "TEMP B-TREE") && tt.name != "runs by status" {
+			t.Errorf("%s: plan %q sorts", tt.name, p)
+		}
+		t.Logf("%s: %s", tt.name, p)
+	}
+}

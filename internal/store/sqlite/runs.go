@@ -1,0 +1,385 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// runCols lists the runs columns in the order scanRun and runArgs use.
+const runCols = `run_id, session_key, session_id, agent_id, lane, status, input,
+	created_at, started_at, ended_at, error, stop_reason, usage`
+
+const (
+	qGetRun = `SELECT ` + runCols + ` FROM runs WHERE run_id = ?`
+
+	qInsertRun = `INSERT INTO runs (` + runCols + `)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id) DO NOTHING`
+
+	qUpdateRun = `UPDATE runs SET session_key = ?2, session_id = ?3, agent_id = ?4,
+		lane = ?5, status = ?6, input = ?7, created_at = ?8, started_at = ?9,
+		ended_at = ?10, error = ?11, stop_reason = ?12, usage = ?13
+		WHERE run_id = ?1`
+
+	// qFinishSession adds a run's usage to its session and records how the
+	// run ended.
+	qFinishSession = `UPDATE sessions SET
+		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+		total_tokens = total_tokens + ?, aborted_last_run = ?,
+		updated_at = MAX(updated_at, ?)
+		WHERE key = ?`
+
+	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
+		ORDER BY created_at, run_id`
+
+	qAbortSessions = `UPDATE sessions SET aborted_last_run = 1
+		WHERE key IN (SELECT session_key FROM runs WHERE status = 'running')`
+
+	qAbortRuns = `UPDATE runs SET status = 'aborted', ended_at = ?, error = ?
+		WHERE status = 'running'`
+)
+
+// scanRun reads one row of runCols.
+func scanRun(sc rowScanner) (*store.Run, error) {
+	var (
+		r                       store.Run
+		status                  string
+		input                   []byte
+		usage                   []byte
+		created, started, ended int64
+	)
+	err := sc.Scan(&r.RunID, &r.SessionKey, &r.SessionID, &r.AgentID, &r.Lane, &status, &input,
+		&created, &started, &ended, &r.Error, &r.StopReason, &usage)
+	if err != nil {
+		return nil, err
+	}
+	r.Status = store.RunStatus(status)
+	if input != nil {
+		r.Input = json.RawMessage(input)
+	}
+	if len(usage) > 0 {
+		if err := json.Unmarshal(usage, &r.Usage); err != nil {
+			return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
+		}
+	}
+	r.CreatedAt = fromMs(created)
+	r.StartedAt = fromMs(started)
+	r.EndedAt = fromMs(ended)
+	return &r, nil
+}
+
+// runArgs returns r as arguments in runCols order.
+func runArgs(r *store.Run) ([]any, error) {
+	if !validStatus(r.Status) {
+		return nil, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
+	}
+	var input any // nil stores NULL
+	if len(r.Input) > 0 {
+		input = string(r.Input)
+	}
+	usage, err := json.Marshal(r.Usage)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
+	}
+	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
+		toMs(r.CreatedAt), toMs(r.StartedAt), toMs(r.EndedAt), r.Error, r.StopReason,
+		string(usage)}, nil
+}
+
+func validStatus(s store.RunStatus) bool {
+	switch s {
+	case store.RunQueued, store.RunRunning, store.RunOK, store.RunError, store.RunTimeout, store.RunAborted:
+		return true
+	}
+	return false
+}
+
+// CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
+// queued and a zero CreatedAt means now. r itself is not modified.
+func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
+	if err := s.checkOpen("CreateRun"); err != nil {
+		return err
+	}
+	if r == nil || r.RunID == "" {
+		return errors.New("sqlite.CreateRun: empty run id")
+	}
+	c := *r
+	if c.Status == "" {
+		c.Status = store.RunQueued
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.nowTime()
+	}
+	args, err := runArgs(&c)
+	if err != nil {
+		return fmt.Errorf("sqlite.CreateRun: %w", err)
+	}
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.wstmt(ctx, tx, qInsertRun)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite.CreateRun: %w", err)
+	}
+	return nil
+}
+
+// GetRun returns the run, or ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
+	if err := s.checkOpen("GetRun"); err != nil {
+		return nil, err
+	}
+	r, err := scanRun(s.queryRow(ctx, qGetRun, runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite.GetRun: %q: %w", runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.GetRun: %w", err)
+	}
+	return r, nil
+}
+
+// getRunTx reads a run inside a write transaction; ErrNotFound if absent.
+func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.Run, error) {
+	st, err := s.wstmt(ctx, tx, qGetRun)
+	if err != nil {
+		return nil, err
+	}
+	r, err := scanRun(st.QueryRowContext(ctx, runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%q: %w", runID, store.ErrNotFound)
+	}
+	return r, err
+}
+
+// putRunTx overwrites a run's row inside a write transaction.
+func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	st, err := s.wstmt(ctx, tx, qUpdateRun)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// UpdateRun applies fn to the stored run in one write transaction and stores
+// the result; fn's error is returned as is and leaves the row unchanged.
+// ErrNotFound if absent. fn may not change RunID; like UpdateSession's fn it
+// must be quick and must not call the Store.
+func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run) error) (*store.Run, error) {
+	if err := s.checkOpen("UpdateRun"); err != nil {
+		return nil, err
+	}
+	var (
+		out   *store.Run
+		fnErr error
+	)
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		r, err := s.getRunTx(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			fnErr = err
+			return err
+		}
+		if r.RunID != runID {
+			return fmt.Errorf("fn changed run id %q to %q", runID, r.RunID)
+		}
+		if err := s.putRunTx(ctx, tx, r); err != nil {
+			return err
+		}
+		out = r.Clone()
+		out.CreatedAt, out.StartedAt, out.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		return nil
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.UpdateRun: %w", err)
+	}
+	return out, nil
+}
+
+// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
+	if err := s.checkOpen("ListRuns"); err != nil {
+		return nil, err
+	}
+	var (
+		q    strings.Builder
+		args []any
+	)
+	q.WriteString(`SELECT ` + runCols + ` FROM runs WHERE 1`)
+	if f.SessionKey != "" {
+		q.WriteString(` AND session_key = ?`)
+		args = append(args, f.SessionKey)
+	}
+	if len(f.Statuses) > 0 {
+		// One parameter whatever the number of statuses, so one statement.
+		b, err := json.Marshal(f.Statuses)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
+		}
+		q.WriteString(` AND status IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(b))
+	}
+	q.WriteString(` ORDER BY created_at, run_id`)
+	if f.Limit > 0 {
+		q.WriteString(` LIMIT ?`)
+		args = append(args, f.Limit)
+	}
+	rows, err := s.query(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
+	}
+	return out, nil
+}
+
+// FinishRun marks a live run terminal with res (res.Usage replaces the run's
+// usage; a zero EndedAt means now) and, in the same transaction, adds the
+// usage to its session's input, output and total token counters, sets the
+// session's AbortedLastRun (true only for RunAborted) and moves its
+// UpdatedAt forward to EndedAt. A missing session is not an error.
+// ErrNotFound if the run is absent, ErrConflict if it is already terminal.
+func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
+	if err := s.checkOpen("FinishRun"); err != nil {
+		return nil, err
+	}
+	if !res.Status.Terminal() {
+		return nil, fmt.Errorf("sqlite.FinishRun: status %q is not terminal", res.Status)
+	}
+	ended := res.EndedAt
+	if ended.IsZero() {
+		ended = s.nowTime()
+	}
+	ended = msTime(ended)
+	var out *store.Run
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		r, err := s.getRunTx(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status.Terminal() {
+			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
+		}
+		r.Status = res.Status
+		r.Error = res.Error
+		r.StopReason = res.StopReason
+		r.Usage = res.Usage
+		if r.Usage.Cost != nil {
+			c := *r.Usage.Cost
+			r.Usage.Cost = &c
+		}
+		r.EndedAt = ended
+		if err := s.putRunTx(ctx, tx, r); err != nil {
+			return err
+		}
+		st, err := s.wstmt(ctx, tx, qFinishSession)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			boolInt(res.Status == store.RunAborted), toMs(ended), r.SessionKey); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.FinishRun: %w", err)
+	}
+	return out, nil
+}
+
+// AbortInterrupted marks every running run aborted with errText and EndedAt
+// now (the Store's clock when zero), and sets AbortedLastRun on their
+// sessions, in one transaction. Queued runs are left alone. It returns the
+// changed runs ordered by CreatedAt, then RunID.
+func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*store.Run, error) {
+	if err := s.checkOpen("AbortInterrupted"); err != nil {
+		return nil, err
+	}
+	if now.IsZero() {
+		now = s.nowTime()
+	}
+	var out []*store.Run
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.wstmt(ctx, tx, qRunning)
+		if err != nil {
+			return err
+		}
+		rows, err := st.QueryContext(ctx)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				return err
+			}
+			r.Status = store.RunAborted
+			r.EndedAt = msTime(now)
+			r.Error = errText
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		if len(out) == 0 {
+			return nil
+		}
+		if st, err = s.wstmt(ctx, tx, qAbortSessions); err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx); err != nil {
+			return err
+		}
+		if st, err = s.wstmt(ctx, tx, qAbortRuns); err != nil {
+			return err
+		}
+		_, err = st.ExecContext(ctx, toMs(now), errText)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.AbortInterrupted: %w", err)
+	}
+	return out, nil
+}

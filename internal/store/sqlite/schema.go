@@ -1,0 +1,121 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations is the schema history: migrations[i] brings the database from
+// version i to version i+1. Append only; never edit a released entry.
+var migrations = []string{
+	// 1: sessions, messages, runs.
+	`
+CREATE TABLE sessions (
+	key              TEXT    NOT NULL PRIMARY KEY,
+	session_id       TEXT    NOT NULL,
+	agent_id         TEXT    NOT NULL DEFAULT '',
+	kind             TEXT    NOT NULL DEFAULT '',
+	channel          TEXT    NOT NULL DEFAULT '',
+	chat_type        TEXT    NOT NULL DEFAULT '',
+	display_name     TEXT    NOT NULL DEFAULT '',
+	label            TEXT    NOT NULL DEFAULT '',
+	spawned_by       TEXT    NOT NULL DEFAULT '',
+	spawn_depth      INTEGER NOT NULL DEFAULT 0,
+	model            TEXT    NOT NULL DEFAULT '',
+	thinking_level   TEXT    NOT NULL DEFAULT '',
+	verbose_level    TEXT    NOT NULL DEFAULT '',
+	context_tokens   INTEGER NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	total_tokens     INTEGER NOT NULL DEFAULT 0,
+	system_sent      INTEGER NOT NULL DEFAULT 0,
+	aborted_last_run INTEGER NOT NULL DEFAULT 0,
+	send_policy      TEXT    NOT NULL DEFAULT '',
+	last_channel     TEXT    NOT NULL DEFAULT '',
+	last_to          TEXT    NOT NULL DEFAULT '',
+	last_account_id  TEXT    NOT NULL DEFAULT '',
+	delivery_context TEXT,            -- JSON object, NULL when unset
+	extra            TEXT,            -- JSON object, NULL when unset
+	created_at       INTEGER NOT NULL, -- unix ms
+	updated_at       INTEGER NOT NULL  -- unix ms
+);
+CREATE INDEX sessions_updated    ON sessions (updated_at DESC, key);
+CREATE INDEX sessions_agent      ON sessions (agent_id, updated_at DESC, key);
+CREATE INDEX sessions_spawned_by ON sessions (spawned_by, updated_at DESC, key);
+CREATE INDEX sessions_kind       ON sessions (kind, updated_at DESC, key);
+CREATE INDEX sessions_label      ON sessions (label, updated_at DESC, key);
+CREATE INDEX sessions_session_id ON sessions (session_id, key);
+
+-- One row per transcript entry; line is the entry's JSON line. The primary
+-- key serves appends (last seq) and history tails.
+CREATE TABLE messages (
+	session_id TEXT    NOT NULL,
+	seq        INTEGER NOT NULL,
+	entry_id   TEXT    NOT NULL,
+	role       TEXT    NOT NULL DEFAULT '',
+	run_id     TEXT    NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL, -- unix ms
+	line       TEXT    NOT NULL,
+	PRIMARY KEY (session_id, seq)
+);
+
+CREATE TABLE runs (
+	run_id      TEXT    NOT NULL PRIMARY KEY,
+	session_key TEXT    NOT NULL DEFAULT '',
+	session_id  TEXT    NOT NULL DEFAULT '',
+	agent_id    TEXT    NOT NULL DEFAULT '',
+	lane        TEXT    NOT NULL DEFAULT '',
+	status      TEXT    NOT NULL,
+	input       TEXT,             -- opaque JSON, NULL when unset
+	created_at  INTEGER NOT NULL, -- unix ms
+	started_at  INTEGER NOT NULL DEFAULT 0,
+	ended_at    INTEGER NOT NULL DEFAULT 0,
+	error       TEXT    NOT NULL DEFAULT '',
+	stop_reason TEXT    NOT NULL DEFAULT '',
+	usage       TEXT    NOT NULL DEFAULT '{}' -- transcript.Usage JSON
+);
+CREATE INDEX runs_status  ON runs (status, created_at, run_id);
+CREATE INDEX runs_session ON runs (session_key, created_at, run_id);
+`,
+}
+
+// schemaVersion is the version this binary migrates to.
+func schemaVersion() int { return len(migrations) }
+
+// migrate brings the database behind db up to schemaVersion in one write
+// transaction, refusing a database from the future.
+func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		applied_at INTEGER NOT NULL -- unix ms
+	)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if v > schemaVersion() {
+		return fmt.Errorf("migrate: version %d, binary knows %d: %w", v, schemaVersion(), ErrNewerSchema)
+	}
+	for ; v < schemaVersion(); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate: to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
+			v+1, now().UnixMilli()); err != nil {
+			return fmt.Errorf("migrate: to version %d: %w", v+1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}

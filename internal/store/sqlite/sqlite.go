@@ -1,0 +1,390 @@
+// Package sqlite owns the SQLite backend of the store: the schema, its
+// versioned migrations and an implementation of store.Store on top of
+// modernc.org/sqlite (pure Go, no cgo).
+//
+// Only the daemon (and tests) import it; everything else depends on the
+// store.Store interface.
+//
+// # Connections
+//
+// A Store holds two connection pools to one database file in WAL mode:
+//
+//   - a writer: one connection (MaxOpenConns=1) that every write transaction
+//     goes through, each begun with BEGIN IMMEDIATE. Writers therefore queue
+//     in Go rather than spin on SQLITE_BUSY, and read-modify-write sequences
+//     (AppendMessages assigning seq, UpdateSession, FinishRun) are serialized.
+//   - readers: a bounded pool (Options.Readers, default 4) of query_only
+//     connections. WAL lets them read a consistent snapshot while the writer
+//     commits.
+//
+// # Durability
+//
+// By default the writer runs with PRAGMA synchronous=NORMAL. In WAL mode this
+// never corrupts the database and loses nothing when the process crashes, but
+// the last transactions committed before a power loss or an operating system
+// crash may be rolled back, because the WAL is only fsynced at checkpoints.
+// Options.FullSync selects synchronous=FULL, which fsyncs the WAL on every
+// commit: durable across power loss, at the cost of one fsync per write.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// Options configures Open. The zero value is a sensible default.
+type Options struct {
+	// Readers is the maximum number of read connections; 0 means 4.
+	Readers int
+	// FullSync selects PRAGMA synchronous=FULL instead of NORMAL (see the
+	// package documentation for the trade-off).
+	FullSync bool
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// process before failing with SQLITE_BUSY; 0 means 5s.
+	BusyTimeout time.Duration
+	// Now returns the current time; nil means time.Now. Stored times have
+	// millisecond resolution.
+	Now func() time.Time
+	// NewEntryID returns a fresh transcript entry id for AppendMessages;
+	// nil means a UUIDv7 string.
+	NewEntryID func() string
+}
+
+// MemoryPath is the path that makes Open create a private database in a
+// temporary directory, removed again by Close. (A real in-memory database
+// cannot be shared between the writer and the reader pools.)
+const MemoryPath = ":memory:"
+
+// ErrNewerSchema is returned by Open when the database was migrated by a
+// newer Switchboard than this binary.
+var ErrNewerSchema = errors.New("database schema is newer than this binary")
+
+// Store is a store.Store backed by one SQLite database file. It is safe for
+// concurrent use.
+type Store struct {
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // the bounded reader pool
+	wc    stmtCache
+	rc    stmtCache
+	now   func() time.Time
+	newID func() string
+
+	tempDir string // removed by Close when opened with MemoryPath
+	closed  atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and brings its schema
+// up to date. path may be MemoryPath. It fails with ErrNewerSchema if the
+// database was written by a newer version.
+func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
+	if opts.Readers <= 0 {
+		opts.Readers = 4
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
+	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	}
+	if path == "" {
+		return nil, errors.New("sqlite.Open: empty path")
+	}
+	if path == MemoryPath {
+		dir, err := os.MkdirTemp("", "switchboard-sqlite-*")
+		if err != nil {
+			return nil, fmt.Errorf("sqlite.Open: %w", err)
+		}
+		s.tempDir = dir
+		path = filepath.Join(dir, "store.db")
+	}
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite.Open: path %q contains '?'", path)
+	}
+	defer func() {
+		if err != nil {
+			s.closeAll()
+		}
+	}()
+
+	busy := strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
+	syncMode := "NORMAL"
+	if opts.FullSync {
+		syncMode = "FULL"
+	}
+	wq := url.Values{
+		"_pragma": {
+			"busy_timeout(" + busy + ")",
+			"journal_mode(WAL)",
+			"synchronous(" + syncMode + ")",
+			"foreign_keys(1)",
+		},
+		"_txlock": {"immediate"},
+	}
+	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode()})
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, s.w, s.now); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
+	for _, q := range writerQueries {
+		if err := s.wc.prepare(ctx, s.w, q); err != nil {
+			return nil, fmt.Errorf("sqlite.Open: prepare: %w", err)
+		}
+	}
+
+	rq := url.Values{
+		"_pragma": {
+			"busy_timeout(" + busy + ")",
+			"foreign_keys(1)",
+			"query_only(1)",
+		},
+	}
+	s.r = sql.OpenDB(connector{dsn: path + "?" + rq.Encode()})
+	s.r.SetMaxOpenConns(opts.Readers)
+	s.r.SetMaxIdleConns(opts.Readers)
+	s.r.SetConnMaxLifetime(0)
+	s.r.SetConnMaxIdleTime(0)
+	if err := s.r.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: readers: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes both pools, after letting SQLite refresh its planner
+// statistics (PRAGMA optimize). A second call returns net.ErrClosed.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return net.ErrClosed
+	}
+	s.w.Exec(`PRAGMA optimize`) // best effort
+	if err := s.closeAll(); err != nil {
+		return fmt.Errorf("sqlite.Close: %w", err)
+	}
+	return nil
+}
+
+// closeAll releases statements, pools and the temporary directory.
+func (s *Store) closeAll() error {
+	var errs []error
+	errs = append(errs, s.rc.close(), s.wc.close())
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	if s.tempDir != "" {
+		errs = append(errs, os.RemoveAll(s.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// checkOpen returns a wrapped net.ErrClosed after Close.
+func (s *Store) checkOpen(op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite.%s: %w", op, net.ErrClosed)
+	}
+	return nil
+}
+
+// writeTx runs fn in one BEGIN IMMEDIATE transaction on the writer and
+// commits it if fn returns nil.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// writerQueries are prepared on the writer at Open. They cannot be prepared
+// lazily: the writer's one connection is busy inside the transaction that
+// needs them.
+var writerQueries = []string{
+	qGetSession, qInsertSession, qUpsertSession, qDeleteSession, qSessionIDInUse, qDeleteTranscript,
+	qLastEntry, qInsertMessage,
+	qGetRun, qInsertRun, qUpdateRun, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
+}
+
+// wstmt returns the writer statement for query bound to tx: the one prepared
+// at Open, or else one prepared on tx.
+func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st := s.wc.lookup(query); st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
+}
+
+// query runs a read query on the reader pool through a cached prepared
+// statement, or directly when it cannot be cached.
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := s.rc.get(ctx, s.r, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.r.QueryContext(ctx, query, args...)
+}
+
+// queryRow is query for a single row.
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := s.rc.get(ctx, s.r, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.r.QueryRowContext(ctx, query, args...)
+}
+
+// nowTime is the current time truncated to the stored resolution.
+func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
+
+// toMs converts t to unix milliseconds; the zero time is 0.
+func toMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
+func fromMs(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// msTime returns t as it reads back from the database: UTC, truncated to
+// the millisecond.
+func msTime(t time.Time) time.Time { return fromMs(toMs(t)) }
+
+// maxCachedStmts bounds a stmtCache; queries beyond it are not prepared.
+const maxCachedStmts = 256
+
+// stmtCache holds prepared statements by query text. The set of queries is
+// fixed by the code (filters only toggle clauses), so it stays small;
+// maxCachedStmts is a safety net.
+type stmtCache struct {
+	mu sync.Mutex // guards the field that follows
+	m  map[string]*sql.Stmt
+}
+
+// lookup returns the cached statement for query, or nil.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query]
+}
+
+// get returns the statement for query on db, preparing and caching it on
+// first use. It returns nil when the cache is full or preparing fails; the
+// caller then runs the query unprepared, which reports any error.
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt {
+	if st := c.lookup(query); st != nil {
+		return st
+	}
+	c.mu.Lock()
+	full := len(c.m) >= maxCachedStmts
+	c.mu.Unlock()
+	if full {
+		return nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[query]; old != nil {
+		st.Close()
+		return old
+	}
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	c.m[query] = st
+	return st
+}
+
+// prepare caches the statement for query on db, reporting failure.
+func (c *stmtCache) prepare(ctx context.Context, db *sql.DB, query string) error {
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("%w in %s", err, query)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	if old := c.m[query]; old != nil {
+		old.Close()
+	}
+	c.m[query] = st
+	return nil
+}
+
+// close closes every cached statement.
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, st := range c.m {
+		errs = append(errs, st.Close())
+	}
+	c.m = nil
+	return errors.Join(errs...)
+}
+
+// drv is the package's private driver instance, so the functions it
+// registers reach only this package's connections.
+var drv = newDriver()
+
+func newDriver() *sqlite.Driver {
+	d := &sqlite.Driver{}
+	// sb_icontains(haystack, needle) reports whether the lower-cased
+	// haystack contains needle, which the caller lower-cases. SQLite's own
+	// lower() and LIKE fold ASCII only.
+	d.MustRegisterDeterministicScalarFunction("sb_icontains", 2,
+		func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			h, _ := args[0].(string)
+			n, _ := args[1].(string)
+			if strings.Contains(strings.ToLower(h), n) {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		})
+	return d
+}
+
+// connector opens connections of drv with a fixed DSN.
+type connector struct{ dsn string }
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return drv }

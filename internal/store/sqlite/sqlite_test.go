@@ -1,0 +1,235 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/storetest"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+func openTest(t *testing.T, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "store.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{}) })
+}
+
+func TestConformanceFullSyncOneReader(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{FullSync: true, Readers: 1}) })
+}
+
+func TestPragmas(t *testing.T) {
+	ctx := context.Background()
+	for _, full := range []bool{false, true} {
+		s := openTest(t, Options{FullSync: full})
+		var mode string
+		var syncLevel, fk, busy, qo int
+		if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&syncLevel); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.w.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.w.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		wantSync := 1 // NORMAL
+		if full {
+			wantSync = 2
+		}
+		if mode != "wal" || syncLevel != wantSync || fk != 1 || busy != 5000 {
+			t.Errorf("writer pragmas (full=%v): journal_mode=%s synchronous=%d foreign_keys=%d busy_timeout=%d",
+				full, mode, syncLevel, fk, busy)
+		}
+		if err := s.r.QueryRowContext(ctx, `PRAGMA query_only`).Scan(&qo); err != nil {
+			t.Fatal(err)
+		}
+		if qo != 1 {
+			t.Errorf("reader query_only = %d, want 1", qo)
+		}
+		if _, err := s.r.ExecContext(ctx, `DELETE FROM sessions`); err == nil {
+			t.Errorf("reader pool accepted a write")
+		}
+		if got := s.w.Stats().MaxOpenConnections; got != 1 {
+			t.Errorf("writer MaxOpenConnections = %d, want 1", got)
+		}
+		if got := s.r.Stats().MaxOpenConnections; got != 4 {
+			t.Errorf("reader MaxOpenConnections = %d, want 4", got)
+		}
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, &store.Session{Key: "agent:main:main", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.GetSession(ctx, "agent:main:main"); err != nil {
+		t.Errorf("GetSession after reopen: %v", err)
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != schemaVersion() {
+		t.Errorf("schema_migrations rows = %d, %v; want %d", n, err, schemaVersion())
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`,
+		schemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err := Open(ctx, path, Options{}); !errors.Is(err, ErrNewerSchema) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open of a newer schema: %v, want ErrNewerSchema", err)
+	}
+}
+
+func TestMemoryPath(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, MemoryPath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.tempDir
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	if _, err := s.AppendMessages(ctx, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temp dir %s still there after Close: %v", dir, err)
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	s := openTest(t, Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetSession(context.Background(), "k"); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("GetSession after Close: %v, want net.ErrClosed", err)
+	}
+	if err := s.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("second Close: %v, want net.ErrClosed", err)
+	}
+}
+
+func TestInjectedClockAndIDs(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	n := 0
+	s := openTest(t, Options{
+		Now:        func() time.Time { return now },
+		NewEntryID: func() string { n++; return "id-" + string(rune('a'+n-1)) },
+	})
+	if err := s.CreateSession(ctx, &store.Session{Key: "agent:main:main", SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSession(ctx, "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := now.Truncate(time.Millisecond)
+	if !got.CreatedAt.Equal(want) || !got.UpdatedAt.Equal(want) {
+		t.Errorf("times = %v, %v; want %v", got.CreatedAt, got.UpdatedAt, want)
+	}
+	msgs, err := s.AppendMessages(ctx, "s1", []store.Message{
+		{Entry: entry("message")}, {Entry: entry("custom")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs[0].Entry.ID != "id-a" || msgs[1].Entry.ID != "id-b" || *msgs[1].Entry.ParentID != "id-a" {
+		t.Errorf("ids = %q, %q (parent %q)", msgs[0].Entry.ID, msgs[1].Entry.ID, *msgs[1].Entry.ParentID)
+	}
+	if msgs[0].Entry.Timestamp != "2026-05-06T07:08:09.123Z" || !msgs[0].CreatedAt.Equal(want) {
+		t.Errorf("timestamp = %q, created %v", msgs[0].Entry.Timestamp, msgs[0].CreatedAt)
+	}
+	if _, err := s.AppendMessages(ctx, "s1", []store.Message{{}}); err == nil {
+		t.Errorf("AppendMessages accepted an entry without a type")
+	}
+	if _, err := s.AppendMessages(ctx, "", []store.Message{{Entry: entry("message")}}); err == nil {
+		t.Errorf("AppendMessages accepted an empty session id")
+	}
+}
+
+// entry returns a minimal entry of type typ.
+func entry(typ string) transcript.Entry {
+	e := transcript.Entry{Type: typ}
+	if typ == transcript.TypeMessage {
+		e.Message = &transcript.Message{Role: transcript.RoleUser, Content: transcript.StringContent("x")}
+	}
+	return e
+}
+
+func TestWriteTxIsImmediate(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	// The write lock is taken at BEGIN, before any statement: another
+	// connection cannot start a write transaction.
+	other := sql.OpenDB(connector{dsn: path + "?_pragma=busy_timeout(0)"})
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err == nil {
+		conn.ExecContext(ctx, "ROLLBACK")
+		t.Fatal("a second writer got the lock while a store transaction was open")
+	}
+}

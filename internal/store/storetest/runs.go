@@ -1,0 +1,317 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// fullRun returns a run with every field set.
+func fullRun(id, sessionKey string, status store.RunStatus, created time.Time) *store.Run {
+	r := &store.Run{
+		RunID:      id,
+		SessionKey: sessionKey,
+		SessionID:  "sid-" + pad12(sessionKey),
+		AgentID:    "main",
+		Lane:       "session:" + sessionKey,
+		Status:     status,
+		Input:      json.RawMessage(`{"message":"hi","deliver":true}`),
+		CreatedAt:  created,
+	}
+	if status != store.RunQueued {
+		r.StartedAt = created.Add(time.Second)
+	}
+	if status.Terminal() {
+		r.EndedAt = created.Add(2 * time.Second)
+		r.StopReason = "stop"
+		r.Usage = transcript.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, TotalTokens: 10,
+			Cost: &transcript.Cost{Input: 0.5, Output: 0.25, Total: 0.75}}
+	}
+	if status == store.RunError {
+		r.Error = "provider: 500"
+	}
+	return r
+}
+
+func mustCreateRun(t *testing.T, s store.Store, r *store.Run) {
+	t.Helper()
+	if err := s.CreateRun(context.Background(), r); err != nil {
+		t.Fatalf("CreateRun(%q): %v", r.RunID, err)
+	}
+}
+
+func mustGetRun(t *testing.T, s store.Store, id string) *store.Run {
+	t.Helper()
+	r, err := s.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatalf("GetRun(%q): %v", id, err)
+	}
+	return r
+}
+
+func testRuns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, st := range []store.RunStatus{store.RunQueued, store.RunRunning, store.RunOK, store.RunError} {
+		want := fullRun("run-"+string(st), "agent:main:main", st, at(1))
+		mustCreateRun(t, s, want)
+		if diff := cmp.Diff(want, mustGetRun(t, s, want.RunID), cmpOpts); diff != "" {
+			t.Errorf("GetRun after CreateRun (-want +got):\n%s", diff)
+		}
+	}
+	dup := fullRun("run-queued", "agent:main:other", store.RunRunning, at(2))
+	wantErr(t, "CreateRun of an existing id", s.CreateRun(ctx, dup), store.ErrConflict)
+	if got := mustGetRun(t, s, "run-queued"); got.SessionKey != "agent:main:main" || got.Status != store.RunQueued {
+		t.Errorf("conflicting CreateRun changed the row: %+v", got)
+	}
+	_, err := s.GetRun(ctx, "run-missing")
+	wantErr(t, "GetRun of a missing id", err, store.ErrNotFound)
+
+	// A minimal run keeps its zero fields zero.
+	minimal := &store.Run{RunID: "run-min", SessionKey: "agent:main:main", Status: store.RunQueued, CreatedAt: at(3)}
+	mustCreateRun(t, s, minimal)
+	if diff := cmp.Diff(minimal, mustGetRun(t, s, "run-min"), cmpOpts); diff != "" {
+		t.Errorf("minimal run round trip (-want +got):\n%s", diff)
+	}
+}
+
+func testUpdateRun(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+	orig := fullRun("run-1", "agent:main:main", store.RunQueued, at(1))
+	mustCreateRun(t, s, orig)
+
+	_, err := s.UpdateRun(ctx, "run-missing", func(*store.Run) error { return nil })
+	wantErr(t, "UpdateRun of a missing id", err, store.ErrNotFound)
+
+	_, err = s.UpdateRun(ctx, "run-1", func(r *store.Run) error {
+		r.Status = store.RunRunning
+		r.Input[0] = 'X'
+		return boom
+	})
+	wantErr(t, "UpdateRun with failing fn", err, boom)
+	if diff := cmp.Diff(orig, mustGetRun(t, s, "run-1"), cmpOpts); diff != "" {
+		t.Errorf("failing fn changed the run (-want +got):\n%s", diff)
+	}
+
+	got, err := s.UpdateRun(ctx, "run-1", func(r *store.Run) error {
+		if diff := cmp.Diff(orig, r, cmpOpts); diff != "" {
+			t.Errorf("fn's run (-want +got):\n%s", diff)
+		}
+		r.Status = store.RunRunning
+		r.StartedAt = at(5)
+		r.SessionID = "rotated"
+		r.Input = json.RawMessage(`{"message":"edited"}`)
+		r.Usage.Input = 3
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("UpdateRun: %v", err)
+	}
+	want := orig.Clone()
+	want.Status = store.RunRunning
+	want.StartedAt = at(5)
+	want.SessionID = "rotated"
+	want.Input = json.RawMessage(`{"message":"edited"}`)
+	want.Usage.Input = 3
+	if diff := cmp.Diff(want, got, cmpOpts); diff != "" {
+		t.Errorf("UpdateRun result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, mustGetRun(t, s, "run-1"), cmpOpts); diff != "" {
+		t.Errorf("stored run after UpdateRun (-want +got):\n%s", diff)
+	}
+}
+
+func testListRuns(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	runs := []*store.Run{
+		fullRun("r-b", "agent:main:main", store.RunOK, at(1)),
+		fullRun("r-a", "agent:main:main", store.RunRunning, at(1)), // ties with r-b: RunID order
+		fullRun("r-c", "agent:main:other", store.RunQueued, at(2)),
+		fullRun("r-d", "agent:main:main", store.RunQueued, at(3)),
+		fullRun("r-e", "agent:main:other", store.RunError, at(0)),
+	}
+	for _, r := range runs {
+		mustCreateRun(t, s, r)
+	}
+	tests := []struct {
+		name string
+		f    store.RunFilter
+		want []string
+	}{
+		{"all", store.RunFilter{}, []string{"r-e", "r-a", "r-b", "r-c", "r-d"}},
+		{"session", store.RunFilter{SessionKey: "agent:main:main"}, []string{"r-a", "r-b", "r-d"}},
+		{"statuses", store.RunFilter{Statuses: []store.RunStatus{store.RunQueued, store.RunRunning}}, []string{"r-a", "r-c", "r-d"}},
+		{"one status", store.RunFilter{Statuses: []store.RunStatus{store.RunError}}, []string{"r-e"}},
+		{"session and status", store.RunFilter{SessionKey: "agent:main:other", Statuses: []store.RunStatus{store.RunQueued}}, []string{"r-c"}},
+		{"limit", store.RunFilter{Limit: 2}, []string{"r-e", "r-a"}},
+		{"none", store.RunFilter{SessionKey: "agent:main:nobody"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.ListRuns(ctx, tt.f)
+			if err != nil {
+				t.Fatalf("ListRuns(%+v): %v", tt.f, err)
+			}
+			var ids []string
+			for _, r := range got {
+				ids = append(ids, r.RunID)
+			}
+			if diff := cmp.Diff(tt.want, ids, cmpOpts); diff != "" {
+				t.Errorf("ListRuns(%+v) ids (-want +got):\n%s", tt.f, diff)
+			}
+		})
+	}
+	got, err := s.ListRuns(ctx, store.RunFilter{SessionKey: "agent:main:other", Statuses: []store.RunStatus{store.RunError}})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ListRuns: %v, %d rows", err, len(got))
+	}
+	if diff := cmp.Diff(runs[4], got[0], cmpOpts); diff != "" {
+		t.Errorf("listed run (-want +got):\n%s", diff)
+	}
+}
+
+func testFinishRun(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	past := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	sess := &store.Session{
+		Key: "agent:main:main", SessionID: "s1", AgentID: "main",
+		InputTokens: 11, OutputTokens: 22, TotalTokens: 33, ContextTokens: 1000,
+		AbortedLastRun: true, CreatedAt: past, UpdatedAt: past,
+	}
+	mustCreate(t, s, sess)
+	mustCreateRun(t, s, fullRun("run-1", sess.Key, store.RunRunning, at(1)))
+
+	_, err := s.FinishRun(ctx, "run-missing", store.RunResult{Status: store.RunOK})
+	wantErr(t, "FinishRun of a missing run", err, store.ErrNotFound)
+	if _, err := s.FinishRun(ctx, "run-1", store.RunResult{Status: store.RunRunning}); err == nil {
+		t.Errorf("FinishRun with a live status succeeded")
+	}
+	if got := mustGetRun(t, s, "run-1"); got.Status != store.RunRunning {
+		t.Fatalf("rejected FinishRun changed status to %q", got.Status)
+	}
+
+	usage := transcript.Usage{Input: 5, Output: 7, CacheRead: 2, TotalTokens: 14,
+		Cost: &transcript.Cost{Input: 0.01, Output: 0.02, Total: 0.03}}
+	res := store.RunResult{Status: store.RunOK, StopReason: "stop", Usage: usage, EndedAt: at(100)}
+	got, err := s.FinishRun(ctx, "run-1", res)
+	if err != nil {
+		t.Fatalf("FinishRun: %v", err)
+	}
+	want := fullRun("run-1", sess.Key, store.RunRunning, at(1))
+	want.Status = store.RunOK
+	want.StopReason = "stop"
+	want.Usage = usage
+	want.EndedAt = at(100)
+	if diff := cmp.Diff(want, got, cmpOpts); diff != "" {
+		t.Errorf("FinishRun result (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, mustGetRun(t, s, "run-1"), cmpOpts); diff != "" {
+		t.Errorf("stored run after FinishRun (-want +got):\n%s", diff)
+	}
+	after := mustGet(t, s, sess.Key)
+	if after.InputTokens != 16 || after.OutputTokens != 29 || after.TotalTokens != 47 {
+		t.Errorf("session tokens = %d/%d/%d, want 16/29/47", after.InputTokens, after.OutputTokens, after.TotalTokens)
+	}
+	if after.ContextTokens != 1000 {
+		t.Errorf("ContextTokens = %d, want unchanged 1000", after.ContextTokens)
+	}
+	if after.AbortedLastRun {
+		t.Errorf("AbortedLastRun still set after an ok run")
+	}
+	if !after.UpdatedAt.After(past) {
+		t.Errorf("UpdatedAt = %v, not bumped past %v", after.UpdatedAt, past)
+	}
+
+	// A terminal run cannot finish again, and nothing changes.
+	_, err = s.FinishRun(ctx, "run-1", store.RunResult{Status: store.RunAborted, Usage: usage})
+	wantErr(t, "second FinishRun", err, store.ErrConflict)
+	if diff := cmp.Diff(want, mustGetRun(t, s, "run-1"), cmpOpts); diff != "" {
+		t.Errorf("second FinishRun changed the run (-want +got):\n%s", diff)
+	}
+	if again := mustGet(t, s, sess.Key); again.InputTokens != 16 || again.AbortedLastRun {
+		t.Errorf("second FinishRun changed the session: %+v", again)
+	}
+
+	// An aborted run (here straight from queued) sets AbortedLastRun.
+	mustCreateRun(t, s, fullRun("run-2", sess.Key, store.RunQueued, at(200)))
+	got, err = s.FinishRun(ctx, "run-2", store.RunResult{Status: store.RunAborted, Error: "aborted by user"})
+	if err != nil {
+		t.Fatalf("FinishRun aborted: %v", err)
+	}
+	if got.Status != store.RunAborted || got.Error != "aborted by user" || got.EndedAt.IsZero() {
+		t.Errorf("aborted run = %+v", got)
+	}
+	if after := mustGet(t, s, sess.Key); !after.AbortedLastRun || after.InputTokens != 16 {
+		t.Errorf("session after aborted run: aborted %v, input %d; want true, 16", after.AbortedLastRun, after.InputTokens)
+	}
+
+	// A run whose session is gone still finishes.
+	mustCreateRun(t, s, fullRun("run-3", "agent:main:gone", store.RunRunning, at(300)))
+	if _, err := s.FinishRun(ctx, "run-3", store.RunResult{Status: store.RunError, Error: "x", Usage: usage}); err != nil {
+		t.Errorf("FinishRun without a session: %v", err)
+	}
+	_, err = s.GetSession(ctx, "agent:main:gone")
+	wantErr(t, "session of run-3", err, store.ErrNotFound)
+}
+
+func testAbortInterrupted(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, k := range []string{"agent:main:a", "agent:main:b", "agent:main:c"} {
+		mustCreate(t, s, &store.Session{Key: k, SessionID: "sid-" + k, CreatedAt: at(0), UpdatedAt: at(0)})
+	}
+	runs := []*store.Run{
+		fullRun("r1", "agent:main:a", store.RunRunning, at(1)),
+		fullRun("r2", "agent:main:b", store.RunRunning, at(2)),
+		fullRun("r3", "agent:main:c", store.RunQueued, at(3)),
+		fullRun("r4", "agent:main:c", store.RunOK, at(4)),
+		fullRun("r5", "agent:main:a", store.RunRunning, at(5)),
+	}
+	for _, r := range runs {
+		mustCreateRun(t, s, r)
+	}
+	const text = "gateway restarted"
+	got, err := s.AbortInterrupted(ctx, at(500), text)
+	if err != nil {
+		t.Fatalf("AbortInterrupted: %v", err)
+	}
+	var want []*store.Run
+	for _, i := range []int{0, 1, 4} {
+		r := runs[i].Clone()
+		r.Status = store.RunAborted
+		r.Error = text
+		r.EndedAt = at(500)
+		want = append(want, r)
+	}
+	slices.SortFunc(got, func(a, b *store.Run) int { return strings.Compare(a.RunID, b.RunID) })
+	if diff := cmp.Diff(want, got, cmpOpts); diff != "" {
+		t.Errorf("AbortInterrupted result (-want +got):\n%s", diff)
+	}
+	for _, r := range want {
+		if diff := cmp.Diff(r, mustGetRun(t, s, r.RunID), cmpOpts); diff != "" {
+			t.Errorf("stored %s (-want +got):\n%s", r.RunID, diff)
+		}
+	}
+	for _, r := range runs[2:4] {
+		if diff := cmp.Diff(r, mustGetRun(t, s, r.RunID), cmpOpts); diff != "" {
+			t.Errorf("AbortInterrupted touched %s (-want +got):\n%s", r.RunID, diff)
+		}
+	}
+	for k, aborted := range map[string]bool{"agent:main:a": true, "agent:main:b": true, "agent:main:c": false} {
+		if got := mustGet(t, s, k).AbortedLastRun; got != aborted {
+			t.Errorf("%s: AbortedLastRun = %v, want %v", k, got, aborted)
+		}
+	}
+	again, err := s.AbortInterrupted(ctx, at(600), text)
+	if err != nil || len(again) != 0 {
+		t.Errorf("second AbortInterrupted = %d runs, %v; want none", len(again), err)
+	}
+}
