@@ -1,0 +1,31 @@
+// Command switchboard is the Switchboard gateway and its command-line client.
+//
+// "switchboard serve" runs the gateway daemon; every other subcommand talks to
+// a running gateway. See the README for set-up.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/switchboardhq/switchboard/internal/cli"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve})
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+// serve adapts the CLI's serve flags to the daemon.
+func serve(ctx context.Context, o cli.ServeOptions) error {
+	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind})
+}

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Event streams.
+const (
+	StreamLifecycle = "lifecycle"
+	StreamAssistant = "assistant"
+	StreamTool      = "tool"
+	StreamUsage     = "usage"
+)
+
+// Phases of lifecycle and tool events.
+const (
+	PhaseStart  = "start"  // lifecycle and tool
+	PhaseModel  = "model"  // lifecycle: a model turn begins
+	PhaseEnd    = "end"    // lifecycle: the run ended (any terminal status)
+	PhaseResult = "result" // tool: the tool returned
+)
+
+// Event is one item of a run's event stream. Every event carries the run's
+// identity; the other fields depend on Stream and Phase.
+type Event struct {
+	RunID      string
+	SessionKey string
+	SessionID  string
+	AgentID    string
+	Lane       string
+	SpawnedBy  string
+	// Seq counts events per run from 1.
+	Seq  int64
+	Time time.Time
+
+	Stream string
+	Phase  string
+
+	// Assistant: Text is the cumulative text of the current model turn,
+	// Delta the increment.
+	Text  string
+	Delta string
+
+	// Model turn start: provider and model.
+	ProviderID string
+	ModelID    string
+
+	// Tool events.
+	Tool *ToolEvent
+
+	// Usage events: the usage of the model turn that just ended.
+	Usage *transcript.Usage
+
+	// Lifecycle end: the final run record, and the last assistant message
+	// of the run (nil when it produced none).
+	Run     *store.Run
+	Message *transcript.Message
+}
+
+// ToolEvent describes a tool call (phase start) or its result (phase
+// result).
+type ToolEvent struct {
+	Name   string
+	CallID string
+	Args   json.RawMessage
+	// Result is set for phase result.
+	Result *tools.Result
+}
+
+// runState is the per-run state the emitter needs.
+type runState struct {
+	run       *store.Run
+	spawnedBy string
+	seq       int64
+}
+
+func (r *Runner) emit(st *runState, ev Event) {
+	st.seq++
+	ev.Seq = st.seq
+	ev.RunID = st.run.RunID
+	ev.SessionKey = st.run.SessionKey
+	ev.SessionID = st.run.SessionID
+	ev.AgentID = st.run.AgentID
+	ev.Lane = st.run.Lane
+	ev.SpawnedBy = st.spawnedBy
+	if ev.Time.IsZero() {
+		ev.Time = r.now()
+	}
+	subs := r.subList.Load()
+	if subs == nil {
+		return
+	}
+	for _, sub := range *subs {
+		sub.fn(ev)
+	}
+}

@@ -1,0 +1,151 @@
+package agent
+
+import (
+	"context"
+	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// toProviderMessages converts a transcript window into model messages. It
+// keeps the conversation valid for strict APIs: tool results without their
+// call (cut off by the window) are dropped, and tool calls that never got a
+// result (an interrupted run) are removed from their assistant message.
+func toProviderMessages(hist []store.Message) []provider.Message {
+	answered := make(map[string]bool)
+	for _, m := range hist {
+		if msg := m.Entry.Message; msg != nil && isToolResult(msg.Role) && msg.ToolCallID != "" {
+			answered[msg.ToolCallID] = true
+		}
+	}
+	called := make(map[string]bool)
+	out := make([]provider.Message, 0, len(hist))
+	for _, m := range hist {
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil {
+			continue
+		}
+		switch {
+		case msg.Role == transcript.RoleUser:
+			out = append(out, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text()})
+		case msg.Role == transcript.RoleAssistant:
+			pm := provider.Message{Role: provider.RoleAssistant, Text: msg.Content.Text()}
+			for _, b := range msg.Content.ToolCalls() {
+				if !answered[b.ID] {
+					continue
+				}
+				called[b.ID] = true
+				pm.ToolCalls = append(pm.ToolCalls, provider.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
+			}
+			if pm.Text == "" && len(pm.ToolCalls) == 0 {
+				continue
+			}
+			out = append(out, pm)
+		case isToolResult(msg.Role):
+			if !called[msg.ToolCallID] {
+				continue
+			}
+			isErr := msg.IsError != nil && *msg.IsError
+			out = append(out, provider.Message{
+				Role: provider.RoleTool, Text: msg.Content.Text(),
+				ToolCallID: msg.ToolCallID, ToolName: msg.ToolName, IsError: isErr,
+			})
+		}
+	}
+	return out
+}
+
+func isToolResult(role string) bool {
+	return role == transcript.RoleToolResult || role == transcript.RoleTool
+}
+
+// maxCachedTranscripts bounds the transcript window cache.
+const maxCachedTranscripts = 1024
+
+// windowCache keeps the recent transcript window of sessions that ran lately,
+// so a model turn does not re-read and re-decode its whole history. An entry
+// is used only while its last Seq matches the store's message count (the
+// store assigns gap-free Seqs), so appends by anyone else invalidate it.
+type windowCache struct {
+	limit int
+
+	mu sync.Mutex // guards m
+	m  map[string]*window
+}
+
+type window struct {
+	lastSeq int64
+	msgs    []store.Message
+}
+
+func newWindowCache(limit int) *windowCache {
+	return &windowCache{limit: limit, m: make(map[string]*window)}
+}
+
+// get returns the cached window of sessionID if it ends at lastSeq.
+func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.m[sessionID]
+	if !ok || w.lastSeq != lastSeq {
+		return nil, false
+	}
+	return w.msgs[:len(w.msgs):len(w.msgs)], true
+}
+
+// put stores a freshly loaded window ending at lastSeq.
+func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[sessionID]; !ok && len(c.m) >= maxCachedTranscripts {
+		for k := range c.m { // evict an arbitrary entry
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: msgs}
+}
+
+// appended records a message just stored; a gap drops the entry.
+func (c *windowCache) appended(m store.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.m[m.SessionID]
+	if !ok {
+		return
+	}
+	if w.lastSeq != m.Seq-1 {
+		delete(c.m, m.SessionID)
+		return
+	}
+	msgs := append(w.msgs, m)
+	if len(msgs) > c.limit {
+		msgs = append([]store.Message(nil), msgs[len(msgs)-c.limit:]...)
+	}
+	w.msgs, w.lastSeq = msgs, m.Seq
+}
+
+// history returns the last HistoryLimit entries of the transcript.
+func (r *Runner) history(ctx context.Context, sessionID string) ([]store.Message, error) {
+	n, err := r.cfg.Store.CountMessages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if msgs, ok := r.windows.get(sessionID, n); ok {
+		return msgs, nil
+	}
+	msgs, err := r.cfg.Store.History(ctx, sessionID, store.HistoryOptions{Limit: r.cfg.HistoryLimit})
+	if err != nil {
+		return nil, err
+	}
+	last := int64(0)
+	if len(msgs) > 0 {
+		last = msgs[len(msgs)-1].Seq
+	}
+	if last == n {
+		r.windows.put(sessionID, n, msgs)
+	}
+	return msgs, nil
+}

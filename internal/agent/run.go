@@ -1,0 +1,408 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// execute runs one queued run to its end. Errors never escape: every
+// outcome is recorded on the run.
+func (r *Runner) execute(runID string) {
+	ctx := r.ctx
+	bg := context.WithoutCancel(ctx) // store writes that must land even after cancel
+
+	var in Input
+	var sess *store.Session
+	var run *store.Run
+	var startErr error
+	run, startErr = r.cfg.Store.UpdateRun(bg, runID, func(run *store.Run) error {
+		if run.Status != store.RunQueued {
+			return errNotQueued
+		}
+		if err := json.Unmarshal(run.Input, &in); err != nil {
+			return fmt.Errorf("decode run input: %w", err)
+		}
+		run.Status = store.RunRunning
+		run.StartedAt = r.now()
+		return nil
+	})
+	if errors.Is(startErr, errNotQueued) {
+		return // aborted while queued, or a duplicate enqueue
+	}
+	if startErr != nil {
+		r.log.Error("run start failed", "runId", runID, "err", startErr)
+		if run, err := r.cfg.Store.GetRun(bg, runID); err == nil {
+			r.finish(&runState{run: run}, nil, store.RunError, startErr.Error(), provider.StopError, transcript.Usage{})
+		}
+		return
+	}
+
+	sess, err := r.cfg.Store.GetSession(bg, run.SessionKey)
+	if err != nil || sess.SessionID == "" || !sess.SystemSent {
+		sess, err = r.markSystemSent(bg, run)
+	}
+	st := &runState{run: run}
+	if err != nil {
+		r.finish(st, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
+		return
+	}
+	if run.SessionID != sess.SessionID {
+		run.SessionID = sess.SessionID
+		if _, err := r.cfg.Store.UpdateRun(bg, runID, func(x *store.Run) error { x.SessionID = sess.SessionID; return nil }); err != nil {
+			r.log.Error("run session id update failed", "runId", runID, "err", err)
+		}
+	}
+	st.spawnedBy = sess.SpawnedBy
+	r.runStarted(st, &in, sess)
+}
+
+// markSystemSent creates the session if it vanished and records that the
+// system prompt has been sent.
+func (r *Runner) markSystemSent(ctx context.Context, run *store.Run) (*store.Session, error) {
+	return r.cfg.Store.UpdateSession(ctx, run.SessionKey, true, func(s *store.Session) error {
+		if s.SessionID == "" {
+			s.SessionID = r.newID()
+		}
+		if s.AgentID == "" {
+			s.AgentID = run.AgentID
+		}
+		s.SystemSent = true
+		s.UpdatedAt = r.now()
+		return nil
+	})
+}
+
+// runStarted runs a started run to its end.
+func (r *Runner) runStarted(st *runState, in *Input, sess *store.Session) {
+	ctx := r.ctx
+	run := st.run
+	runID := run.RunID
+	timeout := in.Timeout
+	if timeout == 0 {
+		timeout = r.cfg.DefaultTimeout
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if timeout > 0 {
+		var cancelT context.CancelFunc
+		runCtx, cancelT = context.WithTimeoutCause(runCtx, timeout, errTimedOut{timeout})
+		defer cancelT()
+	}
+	r.mu.Lock()
+	r.active[runID] = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.active, runID)
+		r.mu.Unlock()
+	}()
+
+	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
+
+	info := RunInfo{RunID: runID, SessionKey: run.SessionKey, AgentID: sess.AgentID, Lane: run.Lane, Session: sess, Input: in}
+	last, usage, stop, err := r.loop(runCtx, st, info)
+	status, errText := store.RunOK, ""
+	if err != nil {
+		status, errText = classify(runCtx, err)
+		if stop == "" || stop == provider.StopEnd {
+			stop = provider.StopError
+			if status == store.RunAborted || status == store.RunTimeout {
+				stop = provider.StopAborted
+			}
+		}
+	}
+	r.finish(st, last, status, errText, stop, usage)
+}
+
+var errNotQueued = errors.New("run is not queued")
+
+type errTimedOut struct{ d time.Duration }
+
+func (e errTimedOut) Error() string { return "run timed out after " + e.d.String() }
+
+// classify maps a run error to a terminal status and error text.
+func classify(ctx context.Context, err error) (store.RunStatus, string) {
+	cause := context.Cause(ctx)
+	var to errTimedOut
+	switch {
+	case errors.As(cause, &to):
+		return store.RunTimeout, to.Error()
+	case errors.Is(cause, errAborted):
+		return store.RunAborted, "aborted"
+	case errors.Is(cause, errShutdown):
+		return store.RunAborted, errShutdown.Error()
+	}
+	return store.RunError, err.Error()
+}
+
+// finish records the terminal state, wakes waiters and emits lifecycle end.
+func (r *Runner) finish(st *runState, last *transcript.Message, status store.RunStatus, errText, stop string, usage transcript.Usage) {
+	bg := context.WithoutCancel(r.ctx)
+	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, store.RunResult{
+		Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now(),
+	})
+	if err != nil {
+		r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
+		if got, gerr := r.cfg.Store.GetRun(bg, st.run.RunID); gerr == nil {
+			fin = got
+		} else {
+			fin = st.run.Clone()
+		}
+	}
+	st.run = fin
+	r.wakeWaiters(fin.RunID)
+	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
+}
+
+// loop is the provider↔tool loop. It returns the last assistant message, the
+// summed usage and the last stop reason.
+func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *transcript.Message, usage transcript.Usage, stop string, err error) {
+	in := info.Input
+	model, err := r.cfg.Models.ResolveModel(info.AgentID, firstNonEmpty(in.Model, info.Session.Model))
+	if err != nil {
+		return nil, usage, "", err
+	}
+	var toolSet *tools.Set
+	if r.cfg.Tools != nil {
+		toolSet = r.cfg.Tools(info)
+	}
+	var system string
+	if r.cfg.SystemPrompt != nil {
+		system = r.cfg.SystemPrompt(info)
+	}
+	if in.ExtraSystemPrompt != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += in.ExtraSystemPrompt
+	}
+	sessionID := info.Session.SessionID
+
+	// The input message is stored before anything is emitted.
+	user := transcript.NewUserMessage(in.Message, r.now())
+	user.IdempotencyKey = in.IdempotencyKey
+	if p := in.Provenance; p != nil {
+		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}
+	}
+	if err := r.append(sessionID, st.run.RunID, user); err != nil {
+		return nil, usage, "", err
+	}
+
+	var defs []provider.ToolDef
+	for _, t := range toolSet.All() {
+		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	caller := tools.Caller{
+		SessionKey: info.SessionKey, AgentID: info.AgentID, RunID: info.RunID,
+		Channel: in.Channel, AccountID: in.AccountID, To: in.To, ThreadID: in.ThreadID,
+	}
+	for step := 0; ; step++ {
+		if step >= r.cfg.MaxSteps {
+			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
+		}
+		hist, err := r.history(ctx, sessionID)
+		if err != nil {
+			return last, usage, stop, err
+		}
+		req := &provider.Request{
+			Model:     model.ModelID,
+			System:    system,
+			Messages:  toProviderMessages(hist),
+			Tools:     defs,
+			MaxTokens: model.MaxTokens,
+			Thinking:  firstNonEmpty(in.Thinking, info.Session.ThinkingLevel),
+		}
+		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
+		msg, turnUsage, terr := r.turn(ctx, st, model, req)
+		usage.Add(turnUsage)
+		if msg != nil {
+			stop = msg.StopReason
+			if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+				return last, usage, stop, err
+			}
+			last = msg
+			if turnUsage != (transcript.Usage{}) {
+				u := turnUsage
+				r.emit(st, Event{Stream: StreamUsage, Usage: &u})
+			}
+		}
+		if terr != nil {
+			return last, usage, stop, terr
+		}
+		calls := msg.Content.ToolCalls()
+		if len(calls) == 0 {
+			return last, usage, stop, nil
+		}
+		for _, call := range calls {
+			if err := r.callTool(ctx, st, toolSet, caller, sessionID, call); err != nil {
+				return last, usage, stop, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return last, usage, stop, err
+		}
+	}
+}
+
+// turn streams one model turn and builds the assistant message. On error
+// the partial message (if any text or thinking arrived) is returned too so
+// the transcript keeps it.
+func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provider.Request) (*transcript.Message, transcript.Usage, error) {
+	var text, thinking strings.Builder
+	var calls []provider.ToolCall
+	var pu provider.Usage
+	var done *provider.Event
+	var streamErr error
+	for ev, err := range model.Provider.Stream(ctx, req) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch ev.Type {
+		case provider.EventTextDelta:
+			text.WriteString(ev.Text)
+			r.emit(st, Event{Stream: StreamAssistant, Text: text.String(), Delta: ev.Text})
+		case provider.EventThinkingDelta:
+			thinking.WriteString(ev.Text)
+		case provider.EventToolCall:
+			calls = append(calls, *ev.ToolCall)
+		case provider.EventUsage:
+			pu = *ev.Usage
+		case provider.EventDone:
+			done = ev
+		}
+	}
+	if streamErr == nil && done == nil {
+		streamErr = ctx.Err()
+		if streamErr == nil {
+			streamErr = errors.New("model stream ended without completing")
+		}
+	}
+	usage := transcript.Usage{
+		Input: pu.Input, Output: pu.Output, CacheRead: pu.CacheRead, CacheWrite: pu.CacheWrite, TotalTokens: pu.Total(),
+	}
+	var blocks []transcript.Block
+	if thinking.Len() > 0 {
+		s := thinking.String()
+		blocks = append(blocks, transcript.Block{Type: transcript.BlockThinking, Thinking: &s})
+	}
+	if text.Len() > 0 {
+		blocks = append(blocks, transcript.TextBlock(text.String()))
+	}
+	if streamErr != nil {
+		if len(blocks) == 0 {
+			return nil, usage, streamErr
+		}
+		msg := r.assistant(model, blocks, usage)
+		msg.StopReason = provider.StopError
+		if ctx.Err() != nil {
+			msg.StopReason = provider.StopAborted
+		}
+		msg.ErrorMessage = streamErr.Error()
+		return msg, usage, streamErr
+	}
+	for _, c := range calls {
+		blocks = append(blocks, transcript.ToolCallBlock(c.ID, c.Name, c.Arguments))
+	}
+	msg := r.assistant(model, blocks, usage)
+	msg.StopReason = firstNonEmpty(done.StopReason, provider.StopEnd)
+	if len(calls) > 0 {
+		msg.StopReason = provider.StopToolUse
+	}
+	msg.ResponseID = done.ResponseID
+	return msg, usage, nil
+}
+
+func (r *Runner) assistant(model Model, blocks []transcript.Block, usage transcript.Usage) *transcript.Message {
+	msg := transcript.NewAssistantMessage(blocks, r.now())
+	msg.API = model.API
+	msg.Provider = model.ProviderID
+	msg.Model = model.ModelID
+	u := usage
+	msg.Usage = &u
+	return msg
+}
+
+// callTool runs one tool call and stores its result.
+func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, caller tools.Caller, sessionID string, call transcript.Block) error {
+	r.emit(st, Event{Stream: StreamTool, Phase: PhaseStart, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments}})
+	var res *tools.Result
+	t, ok := set.Get(call.Name)
+	if !ok {
+		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
+	} else {
+		var err error
+		res, err = callSafely(tools.WithCaller(ctx, caller), t, call.Arguments)
+		if err != nil {
+			res = tools.ErrorResult(call.Name, err)
+		}
+	}
+	details, err := json.Marshal(res.Details)
+	if err != nil {
+		details = nil
+	}
+	msg := transcript.NewToolResult(call.ID, call.Name, res.Text, details, res.IsError, r.now())
+	if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+		return err
+	}
+	r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
+	return nil
+}
+
+// callSafely calls the tool, turning a panic into an error so one bad tool
+// cannot take the gateway down.
+func callSafely(ctx context.Context, t tools.Tool, args json.RawMessage) (res *tools.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("tool panicked: %v", p)
+		}
+	}()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	res, err = t.Call(ctx, args)
+	if err == nil && res == nil {
+		res = tools.JSONResult(map[string]any{})
+	}
+	return res, err
+}
+
+// append stores one message of the run. It uses a context that survives
+// cancellation so an aborted run still records what it produced.
+func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
+	if m.Meta == nil {
+		m.Meta = &transcript.Meta{}
+	}
+	m.Meta.RunID = runID
+	stored, err := r.cfg.Store.AppendMessages(context.WithoutCancel(r.ctx), sessionID, []store.Message{{
+		SessionID: sessionID,
+		Entry:     transcript.MessageEntry(m, r.now()),
+		Role:      m.Role,
+		RunID:     runID,
+	}})
+	if err != nil {
+		return fmt.Errorf("store transcript: %w", err)
+	}
+	for _, m := range stored {
+		r.windows.appended(m)
+	}
+	return nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

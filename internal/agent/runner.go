@@ -1,0 +1,603 @@
+// Package agent owns agent runs: per-session lanes (one active run per
+// session, later input queued in order), the provider↔tool loop with a step
+// limit, runIds and idempotency, server-side waits, timeouts, aborts, and the
+// event stream that gateways and tools subscribe to.
+//
+// It depends on the store, provider and tools contracts only; the daemon wires
+// concrete backends in. Imported by daemon, gateway and tool packages.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// Defaults used when Config leaves a field zero.
+const (
+	DefaultMaxSteps     = 32
+	DefaultTimeout      = 600 * time.Second
+	DefaultHistoryLimit = 400
+)
+
+// Errors reported as run errors or returned by Runner methods.
+var (
+	// ErrClosed is returned by Submit after Shutdown or Close began.
+	ErrClosed = errors.New("agent: runner closed")
+	// errAborted is the cancellation cause of an aborted run.
+	errAborted = errors.New("aborted")
+	// errShutdown is the cancellation cause of runs cut by shutdown.
+	errShutdown = errors.New("gateway shutting down")
+)
+
+// Store is the subset of store.Store the runner needs.
+type Store interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
+	AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error)
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+	CountMessages(ctx context.Context, sessionID string) (int64, error)
+	CreateRun(ctx context.Context, r *store.Run) error
+	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	UpdateRun(ctx context.Context, runID string, fn func(*store.Run) error) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error)
+	FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error)
+	AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*store.Run, error)
+}
+
+var _ Store = store.Store(nil)
+
+// Model is a resolved model: the provider to stream from and the names to
+// record in transcripts.
+type Model struct {
+	Provider   provider.Provider
+	ProviderID string // e.g. "openai"
+	ModelID    string // the provider's model id
+	API        string // e.g. "openai-completions"
+	MaxTokens  int
+}
+
+// Ref returns "<provider>/<model>".
+func (m Model) Ref() string { return m.ProviderID + "/" + m.ModelID }
+
+// ModelResolver finds the model for a run.
+type ModelResolver interface {
+	// ResolveModel returns the model for agentID; ref is an explicit
+	// "<provider>/<model>" override or "" for the agent's default.
+	ResolveModel(agentID, ref string) (Model, error)
+}
+
+// RunInfo describes a run to the callbacks that shape it.
+type RunInfo struct {
+	RunID      string
+	SessionKey string
+	AgentID    string
+	Lane       string
+	Session    *store.Session
+	Input      *Input
+}
+
+// Config configures a Runner. Store and Models are required.
+type Config struct {
+	Store  Store
+	Models ModelResolver
+	// Tools returns the tools offered to a run; nil means none.
+	Tools func(RunInfo) *tools.Set
+	// SystemPrompt returns the base system prompt of a run; the input's
+	// ExtraSystemPrompt is appended after it.
+	SystemPrompt func(RunInfo) string
+	// InitSession fills in a session row created by the runner for a new
+	// key (kind, chat type, channel...). Optional.
+	InitSession func(s *store.Session, in *Input)
+
+	// MaxSteps bounds model turns per run (a guard against tool loops).
+	MaxSteps int
+	// DefaultTimeout applies to runs whose Input.Timeout is zero.
+	DefaultTimeout time.Duration
+	// HistoryLimit bounds how many transcript entries are sent to the model.
+	HistoryLimit int
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	NewID  func() string
+}
+
+// Input is one request to run an agent turn on a session. It is stored with
+// the run, so a queued run survives a restart.
+type Input struct {
+	// RunID is the caller's idempotency key; a new id is made when empty.
+	// Submitting the same RunID again returns the existing run.
+	RunID      string `json:"runId"`
+	SessionKey string `json:"sessionKey"` // canonical store key
+	AgentID    string `json:"agentId"`
+	Message    string `json:"message"`
+	Lane       string `json:"lane,omitempty"`
+
+	// Provenance marks input that did not come from a person.
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// IdempotencyKey recorded on the stored user message.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+
+	ExtraSystemPrompt string `json:"extraSystemPrompt,omitempty"`
+	Model             string `json:"model,omitempty"`
+	Thinking          string `json:"thinking,omitempty"`
+	// Timeout bounds the run; zero means Config.DefaultTimeout, negative
+	// means no timeout.
+	Timeout time.Duration `json:"timeout,omitempty"`
+
+	// Origin of the input, handed to tools as the caller's channel.
+	Channel   string `json:"channel,omitempty"`
+	To        string `json:"to,omitempty"`
+	AccountID string `json:"accountId,omitempty"`
+	ThreadID  string `json:"threadId,omitempty"`
+
+	// Used only when the session does not exist yet.
+	Label     string `json:"label,omitempty"`
+	SpawnedBy string `json:"spawnedBy,omitempty"`
+}
+
+// Provenance is where non-human input came from (stored on the message as
+// provenance, with kind "inter_session" for session-to-session sends).
+type Provenance struct {
+	Kind             string `json:"kind"`
+	SourceSessionKey string `json:"sourceSessionKey,omitempty"`
+	SourceChannel    string `json:"sourceChannel,omitempty"`
+	SourceTool       string `json:"sourceTool,omitempty"`
+}
+
+// Runner executes agent runs. Safe for concurrent use. Create with New, start
+// background recovery with Recover, stop with Shutdown or Close.
+type Runner struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func() string
+	ctx    context.Context // cancelled with errShutdown on Close
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	windows   *windowCache
+
+	// mu guards the fields that follow. Never held across store or
+	// provider calls.
+	mu      sync.Mutex
+	closing bool
+	lanes   map[string]*lane                   // by session key; present while busy
+	active  map[string]context.CancelCauseFunc // running runs by runID
+	waiters map[string][]chan struct{}         // by runID
+	subs    map[uint64]func(Event)
+	nextSub uint64
+
+	// subList is a copy-on-write snapshot of subs for the emit hot path.
+	subList atomic.Pointer[[]subscriber]
+}
+
+type subscriber struct {
+	id uint64
+	fn func(Event)
+}
+
+type lane struct {
+	queue []string // runIDs, in submission order
+}
+
+// New returns a runner. Call Recover once before serving.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("agent.New: Store is required")
+	}
+	if cfg.Models == nil {
+		return nil, errors.New("agent.New: Models is required")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.DefaultTimeout == 0 {
+		cfg.DefaultTimeout = DefaultTimeout
+	}
+	if cfg.HistoryLimit <= 0 {
+		cfg.HistoryLimit = DefaultHistoryLimit
+	}
+	r := &Runner{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		newID:   cfg.NewID,
+		lanes:   make(map[string]*lane),
+		active:  make(map[string]context.CancelCauseFunc),
+		waiters: make(map[string][]chan struct{}),
+		subs:    make(map[uint64]func(Event)),
+		windows: newWindowCache(cfg.HistoryLimit),
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.log = r.log.With("component", "agent")
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.newID == nil {
+		r.newID = func() string { return uuid.NewString() }
+	}
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	return r, nil
+}
+
+// Recover repairs state left by a crash and resumes queued work: runs left
+// running are marked aborted (their sessions get abortedLastRun), and runs
+// still queued are put back on their lanes in submission order. It returns
+// the runs it aborted.
+func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
+	aborted, err := r.cfg.Store.AbortInterrupted(ctx, r.now(), "run interrupted by gateway restart")
+	if err != nil {
+		return nil, fmt.Errorf("agent.Recover: %w", err)
+	}
+	for _, run := range aborted {
+		r.log.Warn("run interrupted by restart marked aborted", "runId", run.RunID, "sessionKey", run.SessionKey)
+	}
+	queued, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{Statuses: []store.RunStatus{store.RunQueued}})
+	if err != nil {
+		return aborted, fmt.Errorf("agent.Recover: %w", err)
+	}
+	for _, run := range queued {
+		if err := r.enqueue(run.SessionKey, run.RunID); err != nil {
+			return aborted, err
+		}
+	}
+	return aborted, nil
+}
+
+// Submit queues in on its session's lane and returns the run record. When a
+// run with in.RunID already exists, Submit returns it and created is false.
+func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created bool, err error) {
+	if in.SessionKey == "" {
+		return nil, false, errors.New("agent.Submit: sessionKey required")
+	}
+	if in.RunID == "" {
+		in.RunID = r.newID()
+	} else if existing, err := r.cfg.Store.GetRun(ctx, in.RunID); err == nil {
+		return existing, false, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
+	r.mu.Lock()
+	closing := r.closing
+	r.mu.Unlock()
+	if closing {
+		return nil, false, ErrClosed
+	}
+	sess, err := r.ensureSession(ctx, &in)
+	if err != nil {
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
+	raw, err := json.Marshal(&in)
+	if err != nil {
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
+	run = &store.Run{
+		RunID:      in.RunID,
+		SessionKey: in.SessionKey,
+		SessionID:  sess.SessionID,
+		AgentID:    sess.AgentID,
+		Lane:       in.Lane,
+		Status:     store.RunQueued,
+		Input:      raw,
+		CreatedAt:  r.now(),
+	}
+	if err := r.cfg.Store.CreateRun(ctx, run); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			existing, gerr := r.cfg.Store.GetRun(ctx, in.RunID)
+			if gerr != nil {
+				return nil, false, fmt.Errorf("agent.Submit: %w", gerr)
+			}
+			return existing, false, nil
+		}
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
+	if err := r.enqueue(in.SessionKey, in.RunID); err != nil {
+		return nil, false, err
+	}
+	return run.Clone(), true, nil
+}
+
+func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, error) {
+	// The common case, an existing session, needs no write.
+	if s, err := r.cfg.Store.GetSession(ctx, in.SessionKey); err == nil && s.SessionID != "" && s.AgentID != "" {
+		if in.AgentID == "" {
+			in.AgentID = s.AgentID
+		}
+		return s, nil
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
+		if s.SessionID == "" {
+			s.SessionID = uuid.NewString()
+		}
+		if s.AgentID == "" {
+			s.AgentID = in.AgentID
+		}
+		if s.CreatedAt.IsZero() {
+			if s.Label == "" {
+				s.Label = in.Label
+			}
+			if s.SpawnedBy == "" {
+				s.SpawnedBy = in.SpawnedBy
+			}
+			if r.cfg.InitSession != nil {
+				r.cfg.InitSession(s, in)
+			}
+		}
+		if in.AgentID == "" {
+			in.AgentID = s.AgentID
+		}
+		s.UpdatedAt = r.now()
+		return nil
+	})
+}
+
+// enqueue appends runID to the session's lane, starting the lane worker when
+// the lane is idle.
+func (r *Runner) enqueue(sessionKey, runID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return ErrClosed
+	}
+	l, busy := r.lanes[sessionKey]
+	if !busy {
+		l = &lane{}
+		r.lanes[sessionKey] = l
+	}
+	l.queue = append(l.queue, runID)
+	if !busy {
+		r.wg.Go(func() { r.drain(sessionKey, l) })
+	}
+	return nil
+}
+
+// drain runs the lane's queue one run at a time until it is empty.
+func (r *Runner) drain(sessionKey string, l *lane) {
+	for {
+		r.mu.Lock()
+		if len(l.queue) == 0 || r.closing {
+			delete(r.lanes, sessionKey)
+			r.mu.Unlock()
+			return
+		}
+		runID := l.queue[0]
+		l.queue = l.queue[1:]
+		r.mu.Unlock()
+		r.execute(runID)
+	}
+}
+
+// QueueLength returns how many runs wait behind the active one on the
+// session's lane.
+func (r *Runner) QueueLength(sessionKey string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l, ok := r.lanes[sessionKey]; ok {
+		return len(l.queue)
+	}
+	return 0
+}
+
+// Busy reports whether the session has a run in progress or queued.
+func (r *Runner) Busy(sessionKey string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.lanes[sessionKey]
+	return ok
+}
+
+// Wait waits up to timeout (negative: no limit) for the run to end and
+// returns its record. done is false when the wait timed out or ctx ended
+// first. The run need not exist yet: a wait registered before Submit is
+// satisfied when that run ends.
+func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error) {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.waiters[runID] = append(r.waiters[runID], ch)
+	r.mu.Unlock()
+	defer r.dropWaiter(runID, ch)
+
+	run, err = r.cfg.Store.GetRun(ctx, runID)
+	switch {
+	case err == nil && run.Status.Terminal():
+		return run, true, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, false, fmt.Errorf("agent.Wait: %w", err)
+	}
+	var timer <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ch:
+		run, err = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
+		if err != nil {
+			return nil, false, fmt.Errorf("agent.Wait: %w", err)
+		}
+		return run, run.Status.Terminal(), nil
+	case <-timer:
+	case <-ctx.Done():
+	}
+	if run == nil {
+		run, _ = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
+	}
+	return run, false, nil
+}
+
+func (r *Runner) dropWaiter(runID string, ch chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ws := r.waiters[runID]
+	for i, w := range ws {
+		if w == ch {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(r.waiters, runID)
+	} else {
+		r.waiters[runID] = ws
+	}
+}
+
+func (r *Runner) wakeWaiters(runID string) {
+	r.mu.Lock()
+	ws := r.waiters[runID]
+	delete(r.waiters, runID)
+	r.mu.Unlock()
+	for _, ch := range ws {
+		close(ch)
+	}
+}
+
+// Abort stops a run: an active run is cancelled and ends with status
+// aborted; a queued run is removed from its lane and marked aborted. It
+// reports whether the run was live.
+func (r *Runner) Abort(ctx context.Context, runID string) (bool, error) {
+	r.mu.Lock()
+	if cancel, ok := r.active[runID]; ok {
+		r.mu.Unlock()
+		cancel(errAborted)
+		return true, nil
+	}
+	removed := false
+	for _, l := range r.lanes {
+		for i, id := range l.queue {
+			if id == runID {
+				l.queue = append(l.queue[:i], l.queue[i+1:]...)
+				removed = true
+				break
+			}
+		}
+	}
+	r.mu.Unlock()
+	run, err := r.cfg.Store.GetRun(ctx, runID)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return false, fmt.Errorf("agent.Abort: %w", err)
+	}
+	if run.Status != store.RunQueued {
+		return removed, nil
+	}
+	return true, r.finishQueued(ctx, run, "aborted before start")
+}
+
+// AbortSession aborts the active run and every queued run of the session and
+// returns their ids.
+func (r *Runner) AbortSession(ctx context.Context, sessionKey string) ([]string, error) {
+	runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{
+		SessionKey: sessionKey,
+		Statuses:   []store.RunStatus{store.RunQueued, store.RunRunning},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent.AbortSession: %w", err)
+	}
+	var ids []string
+	for _, run := range runs {
+		ok, err := r.Abort(ctx, run.RunID)
+		if err != nil {
+			return ids, err
+		}
+		if ok {
+			ids = append(ids, run.RunID)
+		}
+	}
+	return ids, nil
+}
+
+func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) error {
+	fin, err := r.cfg.Store.FinishRun(ctx, run.RunID, store.RunResult{
+		Status: store.RunAborted, Error: msg, StopReason: provider.StopAborted, EndedAt: r.now(),
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // finished meanwhile
+		}
+		return fmt.Errorf("agent.Abort: %w", err)
+	}
+	r.wakeWaiters(run.RunID)
+	r.emit(&runState{run: fin}, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin})
+	return nil
+}
+
+// Subscribe registers fn for every run event. fn runs on the run's goroutine
+// and must not block. The returned func unsubscribes.
+func (r *Runner) Subscribe(fn func(Event)) (unsubscribe func()) {
+	r.mu.Lock()
+	id := r.nextSub
+	r.nextSub++
+	r.subs[id] = fn
+	r.publishSubsLocked()
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.subs, id)
+		r.publishSubsLocked()
+		r.mu.Unlock()
+	}
+}
+
+func (r *Runner) publishSubsLocked() {
+	list := make([]subscriber, 0, len(r.subs))
+	for id, fn := range r.subs {
+		list = append(list, subscriber{id, fn})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	r.subList.Store(&list)
+}
+
+// Shutdown stops accepting input and waits for running runs to finish until
+// ctx ends; then runs still going are cancelled and recorded as aborted.
+// Queued runs that never started stay queued and resume at the next
+// Recover. Shutdown returns after every run goroutine has exited.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	first := false
+	r.closeOnce.Do(func() { first = true })
+	if !first {
+		return net.ErrClosed
+	}
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		r.cancel(errShutdown)
+		<-done
+	}
+	r.cancel(errShutdown)
+	return nil
+}
+
+// Close is Shutdown with no grace period.
+func (r *Runner) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return r.Shutdown(ctx)
+}

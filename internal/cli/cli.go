@@ -1,0 +1,72 @@
+// Package cli owns the switchboard command line: the cobra command tree, flag
+// parsing and output formatting. Client subcommands talk to a running gateway;
+// "serve" hands off to the daemon through Options.Serve, so this package never
+// imports the daemon. Only cmd/switchboard imports it.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is the Switchboard version, set at build time with
+// -ldflags "-X github.com/switchboardhq/switchboard/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// ServeOptions are the "serve" flags handed to Options.Serve.
+type ServeOptions struct {
+	ConfigPath string
+	// Port is nil when --port was not given.
+	Port *int
+	Bind string
+}
+
+// Options wires the commands to their implementations.
+type Options struct {
+	// Serve runs the gateway until ctx ends.
+	Serve func(ctx context.Context, o ServeOptions) error
+	// Stdout and Stderr default to the process streams.
+	Stdout, Stderr io.Writer
+}
+
+// Run parses args and runs the chosen command.
+func Run(ctx context.Context, args []string, opts Options) error {
+	root := newRoot(opts)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+func newRoot(opts Options) *cobra.Command {
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	root := &cobra.Command{
+		Use:           "switchboard",
+		Short:         "Self-hosted AI agent gateway whose agents list, read, message and spawn each other's sessions",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(opts.Stdout)
+	root.SetErr(opts.Stderr)
+	root.AddCommand(newServeCmd(opts), newVersionCmd())
+	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "switchboard", Version)
+			return err
+		},
+	}
+}

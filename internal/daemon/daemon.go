@@ -1,0 +1,277 @@
+// Package daemon wires Switchboard together: config, the durable store, model
+// providers, the agent runner and the gateway's listeners, and runs them until
+// the context ends. Only cmd/switchboard imports it.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+)
+
+// DBFile is the SQLite database file name inside the state dir.
+const DBFile = "switchboard.db"
+
+// DefaultShutdownGrace is how long running agent runs may take to finish
+// after a shutdown signal before they are aborted.
+const DefaultShutdownGrace = 10 * time.Second
+
+// Options configures Serve. Zero values mean the documented defaults.
+type Options struct {
+	// Env is the environment; nil means the process environment.
+	Env config.Env
+	// ConfigPath overrides SWITCHBOARD_CONFIG.
+	ConfigPath string
+	// Port, when non-nil, overrides gateway.port; 0 picks a free port.
+	Port *int
+	// Bind overrides gateway.bind.
+	Bind string
+	// ShutdownGrace bounds how long runs may finish on shutdown.
+	ShutdownGrace time.Duration
+	// Stdout receives the one-line "listening" notice; nil means os.Stdout.
+	Stdout io.Writer
+	// Logger receives logs; nil means a text logger on stderr.
+	Logger *slog.Logger
+}
+
+// Serve runs the gateway until ctx ends, then shuts down gracefully. It
+// returns nil on a clean shutdown.
+func Serve(ctx context.Context, opts Options) error {
+	d, err := Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return d.Close()
+}
+
+// Daemon is a running gateway. Create with Start; stop with Close.
+type Daemon struct {
+	Config *config.Config
+	Store  store.Store
+	Runner *agent.Runner
+	// Addrs are the addresses the gateway listens on.
+	Addrs []net.Addr
+
+	log       *slog.Logger
+	grace     time.Duration
+	srv       *http.Server
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+	started   time.Time
+}
+
+// Start loads the config, opens the store, recovers interrupted runs and
+// starts listening. The returned daemon runs until Close.
+func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
+	started := time.Now()
+	env := opts.Env
+	if env == nil {
+		env = config.OSEnv
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	stdout := opts.Stdout
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+
+	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
+	for _, w := range warnings {
+		log.Warn("config: " + w.String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.Bind != "" {
+		if cfg, warnings, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			log.Warn("config: " + w.String())
+		}
+	}
+	paths := cfg.Paths()
+	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("daemon: state dir: %w", err)
+	}
+
+	st, err := sqlite.Open(ctx, filepath.Join(paths.StateDir, DBFile), sqlite.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+
+	mods := newModels(cfg)
+	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
+	runner, err := agent.New(agent.Config{
+		Store:       st,
+		Models:      mods,
+		Logger:      log,
+		InitSession: func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
+		DefaultTimeout: func() time.Duration {
+			if n := cfg.AgentTimeoutSeconds(); n > 0 {
+				return time.Duration(n) * time.Second
+			}
+			return 0
+		}(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			runner.Close()
+		}
+	}()
+	if _, err := runner.Recover(ctx); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+
+	d := &Daemon{
+		Config:  cfg,
+		Store:   st,
+		Runner:  runner,
+		log:     log.With("component", "daemon"),
+		grace:   opts.ShutdownGrace,
+		started: started,
+	}
+	if d.grace == 0 {
+		d.grace = DefaultShutdownGrace
+	}
+	lns, err := listen(cfg, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", d.health)
+	mux.HandleFunc("GET /health", d.health)
+	mux.HandleFunc("GET /readyz", d.ready)
+	mux.HandleFunc("GET /ready", d.ready)
+	d.srv = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	for _, ln := range lns {
+		d.Addrs = append(d.Addrs, ln.Addr())
+		d.wg.Go(func() {
+			if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
+			}
+		})
+	}
+	fmt.Fprintf(stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
+		d.Addrs[0], paths.StateDir, mods.DefaultModelRef(cfg.DefaultAgentID()))
+	return d, nil
+}
+
+// initSession fills in the derived fields of a session row the runner
+// creates.
+func initSession(s *store.Session, in *agent.Input, alias sessionkey.MainAlias) {
+	if s.AgentID == "" {
+		s.AgentID = sessionkey.AgentID(s.Key)
+	}
+	s.Kind = string(sessionkey.RowKindOf(s.Key))
+	s.ChatType = string(sessionkey.ChatTypeOf(s.Key))
+	if s.Channel == "" {
+		s.Channel = sessionkey.ChannelFromKey(s.Key)
+	}
+	if in.Channel != "" && s.LastChannel == "" {
+		s.LastChannel = in.Channel
+	}
+	if d := sessionkey.SubagentDepth(s.Key); d > s.SpawnDepth {
+		s.SpawnDepth = d
+	}
+}
+
+// listen opens the gateway's listeners. For loopback it binds 127.0.0.1 and
+// ::1 on the same port (a missing IPv6 stack is tolerated).
+func listen(cfg *config.Config, port *int) ([]net.Listener, error) {
+	addrs := cfg.GatewayListenAddrs()
+	if port != nil {
+		for i, a := range addrs {
+			host, _, _ := net.SplitHostPort(a)
+			addrs[i] = net.JoinHostPort(host, strconv.Itoa(*port))
+		}
+	}
+	var lns []net.Listener
+	for i, a := range addrs {
+		if i > 0 && lns != nil {
+			// Later listeners reuse the first one's port (matters for port 0).
+			host, _, _ := net.SplitHostPort(a)
+			_, p, _ := net.SplitHostPort(lns[0].Addr().String())
+			a = net.JoinHostPort(host, p)
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			if i > 0 && isIPv6(a) {
+				continue // no IPv6 loopback on this machine
+			}
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("daemon: listen: %w", err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+func isIPv6(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return ip != nil && ip.To4() == nil
+}
+
+func (d *Daemon) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"ok":true,"ts":%d}`+"\n", time.Now().UnixMilli())
+}
+
+func (d *Daemon) ready(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"ready":true,"failing":[],"uptimeMs":%d}`+"\n", time.Since(d.started).Milliseconds())
+}
+
+// Close stops listening, lets running agent runs finish within the grace
+// period (the rest are recorded as aborted), and closes the store. A second
+// call returns net.ErrClosed.
+func (d *Daemon) Close() error {
+	first := false
+	d.closeOnce.Do(func() {
+		first = true
+		ctx, cancel := context.WithTimeout(context.Background(), d.grace)
+		defer cancel()
+		errs := []error{d.srv.Shutdown(ctx)}
+		d.wg.Wait()
+		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close())
+		d.closeErr = errors.Join(errs...)
+	})
+	if !first {
+		return net.ErrClosed
+	}
+	return d.closeErr
+}

@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
+	"github.com/switchboardhq/switchboard/internal/provider/openai"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+)
+
+// Default model ids used when an API key is configured but no model is
+// chosen.
+const (
+	defaultOpenAIModel    = "gpt-4.1-mini"
+	defaultAnthropicModel = "claude-sonnet-4-5"
+)
+
+// models resolves "<provider>/<model>" references against the config and
+// keeps one adapter per provider id. Safe for concurrent use.
+type models struct {
+	cfg      *config.Config
+	scripted *scripted.Provider
+
+	mu       sync.Mutex
+	adapters map[string]provider.Provider // by provider id
+}
+
+var _ agent.ModelResolver = (*models)(nil)
+
+func newModels(cfg *config.Config) *models {
+	return &models{
+		cfg:      cfg,
+		scripted: scripted.New(scripted.Options{}),
+		adapters: make(map[string]provider.Provider),
+	}
+}
+
+// DefaultModelRef returns the model an agent uses when nothing overrides
+// it: its configured model, else the first configured API key's default
+// model, else the built-in offline model.
+func (m *models) DefaultModelRef(agentID string) string {
+	if ref := m.cfg.AgentModel(agentID); ref != "" {
+		return ref
+	}
+	if _, ok := m.cfg.Provider("anthropic"); ok {
+		return "anthropic/" + defaultAnthropicModel
+	}
+	if _, ok := m.cfg.Provider("openai"); ok {
+		return "openai/" + defaultOpenAIModel
+	}
+	return scripted.Model
+}
+
+// ResolveModel implements agent.ModelResolver.
+func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
+	if ref == "" {
+		ref = m.DefaultModelRef(agentID)
+	}
+	provID, modelID := config.SplitModelRef(ref)
+	provID = strings.ToLower(provID)
+	if provID == "" || modelID == "" {
+		return agent.Model{}, fmt.Errorf("invalid model %q (want \"<provider>/<model>\"): %w", ref, provider.ErrUnknownModel)
+	}
+	if provID == scripted.ProviderName {
+		if _, ok := m.cfg.Provider(provID); !ok {
+			return agent.Model{Provider: m.scripted, ProviderID: provID, ModelID: modelID, API: "scripted"}, nil
+		}
+	}
+	pc, ok := m.cfg.Provider(provID)
+	if !ok {
+		return agent.Model{}, fmt.Errorf("unknown model provider %q in %q: %w", provID, ref, provider.ErrUnknownModel)
+	}
+	p, err := m.adapter(provID, pc)
+	if err != nil {
+		return agent.Model{}, err
+	}
+	model := agent.Model{Provider: p, ProviderID: provID, ModelID: modelID, API: pc.API}
+	for _, def := range pc.Models {
+		if def.ID == modelID && def.MaxTokens != nil {
+			model.MaxTokens = *def.MaxTokens
+		}
+	}
+	return model, nil
+}
+
+func (m *models) adapter(id string, pc config.Provider) (provider.Provider, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.adapters[id]; ok {
+		return p, nil
+	}
+	var p provider.Provider
+	var err error
+	switch pc.API {
+	case config.APIOpenAICompletions:
+		p, err = openai.New(openai.Config{Name: id, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2})
+	case config.APIAnthropicMessages:
+		base := strings.TrimSuffix(strings.TrimRight(pc.BaseURL, "/"), "/v1")
+		p, err = anthropic.New(anthropic.Config{Name: id, BaseURL: base, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2})
+	default:
+		return nil, fmt.Errorf("model provider %q: unsupported api %q", id, pc.API)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.adapters[id] = p
+	return p, nil
+}
