@@ -1,0 +1,138 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// writeConfig writes a switchboard.json5 that points the default agent at
+// the fake LLM over the real OpenAI wire format.
+func writeConfig(t testing.TB, stateDir, llmURL string) {
+	t.Helper()
+	cfg := fmt.Sprintf(`// test config, OpenClaw key names
+{
+  models: {
+    mode: "replace",
+    providers: {
+      fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] },
+    },
+  },
+  agents: { defaults: { model: { primary: "fake/fake-1" } } },
+}
+`, llmURL)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startDaemon(t testing.TB, stateDir string) *Daemon {
+	t.Helper()
+	port := 0
+	var out bytes.Buffer
+	d, err := Start(context.Background(), Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": stateDir, "HOME": stateDir}),
+		Port:   &port,
+		Stdout: &out,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if !strings.Contains(out.String(), "listening on http://127.0.0.1:") {
+		t.Errorf("start notice = %q", out.String())
+	}
+	return d
+}
+
+func TestServeRunsAgainstOpenAIWire(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "test-key"})
+	dir := t.TempDir()
+	writeConfig(t, dir, llm.URL())
+	d := startDaemon(t, dir)
+	defer d.Close()
+
+	for _, a := range d.Addrs {
+		resp, err := http.Get("http://" + a.String() + "/healthz")
+		if err != nil {
+			t.Fatalf("GET /healthz on %s: %v", a, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"ok":true`) {
+			t.Errorf("healthz on %s = %d %s", a, resp.StatusCode, body)
+		}
+	}
+
+	ctx := context.Background()
+	if _, _, err := d.Runner.Submit(ctx, agent.Input{RunID: "r1", SessionKey: "agent:main:main", AgentID: "main", Message: "hello over http"}); err != nil {
+		t.Fatal(err)
+	}
+	run, done, err := d.Runner.Wait(ctx, "r1", 20*time.Second)
+	if err != nil || !done || run.Status != store.RunOK {
+		t.Fatalf("run = %+v done=%v err=%v", run, done, err)
+	}
+	sess, err := d.Store.GetSession(ctx, "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Kind != "direct" || sess.AgentID != "main" || sess.TotalTokens == 0 {
+		t.Errorf("session = %+v", sess)
+	}
+	msgs, _ := d.Store.History(ctx, sess.SessionID, store.HistoryOptions{})
+	if len(msgs) != 2 || msgs[1].Entry.Message.Content.Text() != "echo: hello over http" ||
+		msgs[1].Entry.Message.Provider != "fake" || msgs[1].Entry.Message.Model != "fake-1" {
+		b, _ := json.Marshal(msgs)
+		t.Fatalf("transcript = %s", b)
+	}
+	if n := llm.Count(); n != 1 {
+		t.Errorf("LLM requests = %d, want 1", n)
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := d.Close(); err == nil {
+		t.Error("second Close returned nil")
+	}
+}
+
+func TestStartRejectsBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := "{\n  session: { scope: 7 },\n  tools: { sessions: { visibility: \"everyone\" } },\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir}),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err == nil {
+		t.Fatal("Start accepted a bad config")
+	}
+	msg := err.Error()
+	for _, want := range []string{"switchboard.json5:2:", "switchboard.json5:3:"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, DBFile)); err == nil {
+		t.Error("a bad config still created the database")
+	}
+}

@@ -1,0 +1,84 @@
+package fakellm
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+// marshalString is the reference: encoding/json without HTML escaping.
+func marshalString(t testing.TB, s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+var stringSeeds = []string{
+	"",
+	"echo: hello",
+	`quote " backslash \ slash /`,
+	"line\nbreak\r\ttab\b\f",
+	"\x00\x01\x1f\x7f",
+	"<html> & 'apostrophe'",
+	"héllo wörld, 日本語, 🙂",
+	"sep\u2028para\u2029end",
+	"bad \xff utf8 \xc3 end \xed\xa0\x80",
+	"/tool get_weather {\"city\":\"Paris\"}",
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := string(appendString(nil, s))
+		if want := marshalString(t, s); got != want {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+func TestSplitArgs(t *testing.T) {
+	for _, s := range []string{"", "{", "{}", `{"city":"Paris"}`, "é", "{é}", "日本"} {
+		first, second := splitArgs(s)
+		if first+second != s {
+			t.Errorf("splitArgs(%q) = %q, %q: does not rebuild the input", s, first, second)
+		}
+		if !utf8.ValidString(first) || !utf8.ValidString(second) {
+			t.Errorf("splitArgs(%q) = %q, %q: cut inside a rune", s, first, second)
+		}
+		if len(s) >= 2 && utf8.RuneCountInString(s) >= 2 && (first == "" || second == "") {
+			t.Errorf("splitArgs(%q) = %q, %q: want two fragments", s, first, second)
+		}
+	}
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add([]byte(marshalString(f, s)))
+		f.Add([]byte(`"` + s + `"`))
+	}
+	for _, s := range []string{`"\ud83d\ude42"`, `"\ud83d"`, `"\ude42x"`, `"\ud83d\u0041"`, `"\u00e9\/\b"`, `"\x"`, `"\u12"`, `"a`, `"\'"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// unquote is given a literal, without the spaces json allows around it.
+		if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+			return
+		}
+		var want string
+		jsonErr := json.Unmarshal(b, &want)
+		got, ok := unquote(b)
+		if jsonErr == nil && (!ok || got != want) {
+			t.Fatalf("unquote(%q) = %q, %v; encoding/json gives %q", b, got, ok, want)
+		}
+		if ok && jsonErr != nil {
+			t.Fatalf("unquote(%q) = %q, but encoding/json rejects it: %v", b, got, jsonErr)
+		}
+	})
+}
