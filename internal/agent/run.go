@@ -17,8 +17,20 @@ import (
 // execute runs one queued run to its end. Errors never escape: every
 // outcome is recorded on the run.
 func (r *Runner) execute(runID string) {
-	ctx := r.ctx
-	bg := context.WithoutCancel(ctx) // store writes that must land even after cancel
+	bg := context.WithoutCancel(r.ctx) // store writes that must land even after cancel
+
+	// Register the run as active before it is marked running, so an Abort
+	// that finds it running always finds its cancel func too.
+	runCtx, cancel := context.WithCancelCause(r.ctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.active[runID] = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.active, runID)
+		r.mu.Unlock()
+	}()
 
 	var in Input
 	var sess *store.Session
@@ -62,7 +74,7 @@ func (r *Runner) execute(runID string) {
 		}
 	}
 	st.spawnedBy = sess.SpawnedBy
-	r.runStarted(st, &in, sess)
+	r.runStarted(runCtx, st, &in, sess)
 }
 
 // markSystemSent creates the session if it vanished and records that the
@@ -82,29 +94,18 @@ func (r *Runner) markSystemSent(ctx context.Context, run *store.Run) (*store.Ses
 }
 
 // runStarted runs a started run to its end.
-func (r *Runner) runStarted(st *runState, in *Input, sess *store.Session) {
-	ctx := r.ctx
+func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, sess *store.Session) {
 	run := st.run
 	runID := run.RunID
 	timeout := in.Timeout
 	if timeout == 0 {
 		timeout = r.cfg.DefaultTimeout
 	}
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	if timeout > 0 {
 		var cancelT context.CancelFunc
 		runCtx, cancelT = context.WithTimeoutCause(runCtx, timeout, errTimedOut{timeout})
 		defer cancelT()
 	}
-	r.mu.Lock()
-	r.active[runID] = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.active, runID)
-		r.mu.Unlock()
-	}()
 
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
 
@@ -159,8 +160,10 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		}
 	}
 	st.run = fin
-	r.wakeWaiters(fin.RunID)
+	// Subscribers see the end before waiters wake, so a client that waited
+	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
+	r.wakeWaiters(fin.RunID)
 }
 
 // loop is the provider↔tool loop. It returns the last assistant message, the

@@ -500,10 +500,21 @@ func (r *Runner) Abort(ctx context.Context, runID string) (bool, error) {
 		}
 		return false, fmt.Errorf("agent.Abort: %w", err)
 	}
-	if run.Status != store.RunQueued {
-		return removed, nil
+	switch run.Status {
+	case store.RunQueued:
+		return true, r.finishQueued(ctx, run, "aborted before start")
+	case store.RunRunning:
+		// It started after the first look; the cancel func is registered
+		// before a run is marked running.
+		r.mu.Lock()
+		cancel, ok := r.active[runID]
+		r.mu.Unlock()
+		if ok {
+			cancel(errAborted)
+			return true, nil
+		}
 	}
-	return true, r.finishQueued(ctx, run, "aborted before start")
+	return removed, nil
 }
 
 // AbortSession aborts the active run and every queued run of the session and
@@ -539,8 +550,8 @@ func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) e
 		}
 		return fmt.Errorf("agent.Abort: %w", err)
 	}
-	r.wakeWaiters(run.RunID)
 	r.emit(&runState{run: fin}, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin})
+	r.wakeWaiters(run.RunID)
 	return nil
 }
 
