@@ -9,4 +9,14 @@ export SWITCHBOARD_TEST_BIN="${SWITCHBOARD_TEST_BIN:-$PWD/.cache/bin/switchboard
 mkdir -p "$(dirname "$SWITCHBOARD_TEST_BIN")"
 go build -o "$SWITCHBOARD_TEST_BIN" ./cmd/switchboard
 
+# Pinned npm packages for internal/interop's conformance tests, cached in
+# .cache/npm (or $SWITCHBOARD_NPM_CACHE). SWITCHBOARD_SKIP_NPM=1 skips this for
+# offline local runs (those tests then skip); it is ignored under CI=true.
+if [ "${SWITCHBOARD_SKIP_NPM:-}" = 1 ] && [ "${CI:-}" != true ]; then
+  echo "test.sh: SWITCHBOARD_SKIP_NPM=1, not running scripts/npm-setup.sh" >&2
+else
+  if [ "${SWITCHBOARD_SKIP_NPM:-}" = 1 ]; then echo "test.sh: CI=true, ignoring SWITCHBOARD_SKIP_NPM=1" >&2; fi
+  ./scripts/npm-setup.sh
+fi
+
 go test -race -shuffle=on -count=1 -timeout 20m "$@" ./...

@@ -122,6 +122,7 @@ var forbidden = []struct{ from, to string }{
 	{"internal/", "internal/daemon"}, // only cmd wires the daemon
 	{"internal/", "internal/cli"},
 	{"internal/", "internal/fakellm"}, // test support only
+	{"internal/", "internal/interop"}, // test support only
 	{"internal/agent", "internal/gateway"},
 	{"internal/store", "internal/agent"},
 }
