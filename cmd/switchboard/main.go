@@ -27,5 +27,5 @@ func main() {
 
 // serve adapts the CLI's serve flags to the daemon.
 func serve(ctx context.Context, o cli.ServeOptions) error {
-	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind})
+	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version})
 }

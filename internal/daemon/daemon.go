@@ -1,6 +1,6 @@
 // Package daemon wires Switchboard together: config, the durable store, model
-// providers, the agent runner and the gateway's listeners, and runs them until
-// the context ends. Only cmd/switchboard imports it.
+// providers, the agent runner, the WebSocket gateway and the HTTP listeners,
+// and runs them until the context ends. Only cmd/switchboard imports it.
 package daemon
 
 import (
@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -47,6 +48,8 @@ type Options struct {
 	Stdout io.Writer
 	// Logger receives logs; nil means a text logger on stderr.
 	Logger *slog.Logger
+	// Version is reported to clients; empty means "dev".
+	Version string
 }
 
 // Serve runs the gateway until ctx ends, then shuts down gracefully. It
@@ -70,6 +73,7 @@ type Daemon struct {
 
 	log       *slog.Logger
 	grace     time.Duration
+	gw        *gateway.Server
 	srv       *http.Server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -161,11 +165,27 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if d.grace == 0 {
 		d.grace = DefaultShutdownGrace
 	}
-	lns, err := listen(cfg, opts.Port)
+	gw, err := gateway.New(gateway.Config{
+		Runner:          runner,
+		Store:           st,
+		Config:          cfg,
+		Logger:          log,
+		Version:         opts.Version,
+		StorePath:       filepath.Join(paths.StateDir, DBFile),
+		Models:          mods,
+		DefaultModelRef: mods.DefaultModelRef,
+	})
 	if err != nil {
 		return nil, err
 	}
+	d.gw = gw
+	lns, err := listen(cfg, opts.Port)
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.HandleFunc("GET /readyz", d.ready)
@@ -265,7 +285,9 @@ func (d *Daemon) Close() error {
 		first = true
 		ctx, cancel := context.WithTimeout(context.Background(), d.grace)
 		defer cancel()
-		errs := []error{d.srv.Shutdown(ctx)}
+		// The gateway first: http.Server.Shutdown does not track hijacked
+		// WebSocket connections.
+		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
 		d.wg.Wait()
 		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close())
 		d.closeErr = errors.Join(errs...)

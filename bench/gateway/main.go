@@ -1,0 +1,312 @@
+// Command gateway is a benchmark harness for the Switchboard gateway. It
+// starts the real switchboard binary on a free loopback port with a fresh
+// state dir and the built-in instant offline model, and prints:
+//
+//   - cold start: process start until /readyz answers;
+//   - RSS after ready, and after 1000 sessions each with one turn;
+//   - connect+handshake latency (p50/p99);
+//   - warm chat.send → chat final latency on one session (p50/p99).
+//
+// Usage: go run ./bench/gateway [-bin path] [-sessions 1000] [-turns 500]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	bin := flag.String("bin", "", "switchboard binary (default: build ./cmd/switchboard into a temp dir)")
+	nSessions := flag.Int("sessions", 1000, "sessions to create for the RSS figure")
+	nTurns := flag.Int("turns", 500, "warm chat.send turns to time")
+	nDials := flag.Int("dials", 200, "connect+handshake samples")
+	starts := flag.Int("starts", 5, "cold starts to time (the best and median are printed)")
+	flag.Parse()
+
+	tmp, err := os.MkdirTemp("", "sb-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "switchboard")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/switchboard")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+
+	// Cold starts, each on a fresh state dir.
+	var coldTimes []time.Duration
+	for i := range *starts {
+		g, err := startGateway(*bin, filepath.Join(tmp, fmt.Sprint("cold", i)))
+		if err != nil {
+			return err
+		}
+		coldTimes = append(coldTimes, g.ready)
+		g.stop()
+	}
+	slices.Sort(coldTimes)
+	fmt.Printf("cold start to ready:          best %v, median %v (%d starts)\n",
+		round(coldTimes[0]), round(coldTimes[len(coldTimes)/2]), len(coldTimes))
+
+	g, err := startGateway(*bin, filepath.Join(tmp, "main"))
+	if err != nil {
+		return err
+	}
+	defer g.stop()
+	fmt.Printf("RSS after ready:              %.1f MB\n", g.rssMB())
+
+	ctx := context.Background()
+	opts := client.Options{URL: g.wsURL}
+
+	// Connect + handshake latency.
+	var dials []time.Duration
+	for range *nDials {
+		t0 := time.Now()
+		c, err := client.Dial(ctx, opts)
+		if err != nil {
+			return err
+		}
+		dials = append(dials, time.Since(t0))
+		c.Close()
+	}
+	p50, p99 := percentiles(dials)
+	fmt.Printf("connect+handshake:            p50 %v, p99 %v (%d samples)\n", round(p50), round(p99), len(dials))
+
+	c, err := client.Dial(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	waiter := newFinals(c)
+
+	// Warm turns on one session.
+	turn := func(key, msg string) (time.Duration, error) {
+		id := "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+		done := waiter.expect(id)
+		t0 := time.Now()
+		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": key, "message": msg, "idempotencyKey": id}, nil); err != nil {
+			return 0, err
+		}
+		select {
+		case state := <-done:
+			if state != "final" {
+				return 0, fmt.Errorf("run %s ended %s", id, state)
+			}
+		case <-time.After(30 * time.Second):
+			return 0, fmt.Errorf("run %s: no final event", id)
+		}
+		return time.Since(t0), nil
+	}
+	for range 20 { // warm up
+		if _, err := turn("main", "warm up"); err != nil {
+			return err
+		}
+	}
+	var turns []time.Duration
+	for range *nTurns {
+		d, err := turn("main", "hello")
+		if err != nil {
+			return err
+		}
+		turns = append(turns, d)
+	}
+	p50, p99 = percentiles(turns)
+	fmt.Printf("warm chat.send→final:         p50 %v, p99 %v (%d turns, instant model)\n", round(p50), round(p99), len(turns))
+
+	// Many sessions.
+	t0 := time.Now()
+	for i := range *nSessions {
+		if _, err := turn(fmt.Sprintf("agent:main:bench-%d", i), "hi"); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("%d sessions created:        %v (%.0f turns/s)\n", *nSessions, round(time.Since(t0)),
+		float64(*nSessions)/time.Since(t0).Seconds())
+	fmt.Printf("RSS after %d sessions:     %.1f MB\n", *nSessions, g.rssMB())
+	return nil
+}
+
+// finals routes chat final/error/aborted events to waiters by runId.
+type finals struct {
+	ch chan waitReq
+}
+
+type waitReq struct {
+	runID string
+	done  chan string
+}
+
+func newFinals(c *client.Client) *finals {
+	f := &finals{ch: make(chan waitReq)}
+	go func() {
+		waiting := map[string]chan string{}
+		ended := map[string]string{}
+		events := c.Events()
+		for {
+			select {
+			case w := <-f.ch:
+				if st, ok := ended[w.runID]; ok {
+					w.done <- st
+					delete(ended, w.runID)
+					continue
+				}
+				waiting[w.runID] = w.done
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
+				if ev.Event != "chat" {
+					continue
+				}
+				var p struct {
+					RunID string `json:"runId"`
+					State string `json:"state"`
+				}
+				if json.Unmarshal(ev.Payload, &p) != nil {
+					continue
+				}
+				switch p.State {
+				case "final", "error", "aborted":
+					if d, ok := waiting[p.RunID]; ok {
+						d <- p.State
+						delete(waiting, p.RunID)
+					} else {
+						ended[p.RunID] = p.State
+					}
+				}
+			}
+		}
+	}()
+	return f
+}
+
+func (f *finals) expect(runID string) <-chan string {
+	d := make(chan string, 1)
+	f.ch <- waitReq{runID, d}
+	return d
+}
+
+type gateway struct {
+	cmd   *exec.Cmd
+	wsURL string
+	ready time.Duration
+}
+
+var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
+
+// startGateway starts the binary and waits until /readyz answers.
+func startGateway(bin, stateDir string) (*gateway, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--port", "0")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+stateDir, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
+		"SWITCHBOARD_GATEWAY_TOKEN=", "SWITCHBOARD_CONFIG=")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &gateway{cmd: cmd}
+	sc := bufio.NewScanner(out)
+	addr := ""
+	for sc.Scan() {
+		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	go func() { // keep draining stdout
+		for sc.Scan() {
+		}
+	}()
+	if addr == "" {
+		g.stop()
+		return nil, errors.New("gateway printed no listen address")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				g.ready = time.Since(t0)
+				g.wsURL = "ws://" + addr
+				return g, nil
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	g.stop()
+	return nil, errors.New("gateway never became ready")
+}
+
+func (g *gateway) rssMB() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+func (g *gateway) stop() {
+	g.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { g.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		g.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
+}

@@ -1,0 +1,279 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// defaultWaitTimeout is agent.wait's timeoutMs default.
+const defaultWaitTimeout = 30 * time.Second
+
+// Statuses agent.wait reports.
+const (
+	waitOK      = "ok"
+	waitError   = "error"
+	waitTimeout = "timeout"
+)
+
+// abortedError is agent.wait's error for an aborted run.
+const abortedError = "aborted"
+
+func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
+	var p wire.AgentParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if len(p.Attachments) > 0 {
+		return nil, invalid("attachments are not supported by this gateway")
+	}
+	agentID := s.defaultAgent
+	if strings.TrimSpace(p.AgentID) != "" {
+		agentID = sessionkey.NormalizeAgentID(p.AgentID)
+		if !s.knownAgent(agentID) {
+			return nil, unknownAgent(agentID)
+		}
+	}
+	var key string
+	switch {
+	case strings.TrimSpace(p.SessionKey) != "":
+		key = s.canonicalKey(p.SessionKey, agentID)
+	case strings.TrimSpace(p.SessionID) != "":
+		found, err := s.cfg.Store.SessionsByID(ctx, strings.TrimSpace(p.SessionID))
+		if err != nil {
+			return nil, err
+		}
+		if len(found) != 1 {
+			return nil, invalid("No session found: " + p.SessionID)
+		}
+		key = found[0].Key
+	default:
+		key = s.canonicalKey(sessionkey.DefaultMainKey, agentID)
+	}
+	if err := s.checkSendPolicy(ctx, key, p.Channel); err != nil {
+		return nil, err
+	}
+	in := agent.Input{
+		RunID:             p.IdempotencyKey,
+		SessionKey:        key,
+		AgentID:           agentOfKey(key, agentID),
+		Message:           p.Message,
+		Lane:              p.Lane,
+		IdempotencyKey:    p.IdempotencyKey,
+		ExtraSystemPrompt: p.ExtraSystemPrompt,
+		Model:             modelRef(p.Provider, p.Model),
+		Thinking:          p.Thinking,
+		Channel:           p.Channel,
+		To:                p.To,
+		AccountID:         p.AccountID,
+		ThreadID:          threadID(p.ThreadID),
+		Label:             strings.TrimSpace(p.Label),
+	}
+	if p.Timeout != nil {
+		in.Timeout = time.Duration(*p.Timeout) * time.Second
+		if *p.Timeout == 0 {
+			in.Timeout = -1 // no timeout
+		}
+	}
+	if strings.TrimSpace(p.SpawnedBy) != "" {
+		in.SpawnedBy = s.canonicalKey(p.SpawnedBy, "")
+	}
+	if pv := p.InputProvenance; pv != nil {
+		in.Provenance = &agent.Provenance{Kind: pv.Kind, SourceSessionKey: pv.SourceSessionKey, SourceChannel: pv.SourceChannel, SourceTool: pv.SourceTool}
+	}
+	run, err := s.submitHeld(ctx, cl, in)
+	if err != nil {
+		return nil, err
+	}
+	status := "accepted"
+	if !run.created {
+		status = dedupStatus(run.Run)
+	}
+	runID := run.RunID
+	cl.followUp = func(ctx context.Context) (any, error) {
+		fin, done, err := s.cfg.Runner.Wait(ctx, runID, -1)
+		if err != nil {
+			return nil, err
+		}
+		if !done {
+			return nil, ctx.Err()
+		}
+		return s.agentFinal(ctx, fin)
+	}
+	return wire.AgentResult{
+		RunID: runID, SessionKey: run.SessionKey, AgentID: run.AgentID,
+		Status: status, AcceptedAt: ms(run.CreatedAt),
+	}, nil
+}
+
+// agentOfKey is the agent a canonical key belongs to; reserved keys belong
+// to the requested agent.
+func agentOfKey(key, fallback string) string {
+	if _, ok := sessionkey.Parse(key); ok {
+		return sessionkey.AgentID(key)
+	}
+	return fallback
+}
+
+// modelRef joins the agent method's provider and model params.
+func modelRef(provider, model string) string {
+	provider, model = strings.TrimSpace(provider), strings.TrimSpace(model)
+	if provider != "" && model != "" && !strings.Contains(model, "/") {
+		return provider + "/" + model
+	}
+	return model
+}
+
+// threadID reads a thread id given as a string or a number.
+func threadID(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// agentFinal is the agent method's second response for a finished run.
+func (s *Server) agentFinal(ctx context.Context, run *store.Run) (any, error) {
+	switch run.Status {
+	case store.RunOK, store.RunAborted:
+		out := &wire.AgentRunOutput{
+			Payloads: []wire.AgentPayload{},
+			Meta: wire.AgentRunMeta{
+				DurationMs: durationMs(run), StopReason: run.StopReason, Aborted: run.Status == store.RunAborted,
+			},
+		}
+		if text := s.runReply(ctx, run); text != "" {
+			out.Payloads = append(out.Payloads, wire.AgentPayload{Text: text})
+		}
+		return wire.AgentFinalResult{RunID: run.RunID, Status: waitOK, Summary: "completed", Result: out}, nil
+	}
+	status := waitError
+	if run.Status == store.RunTimeout {
+		status = waitTimeout
+	}
+	return nil, &errorWithPayload{
+		payload: wire.AgentFinalResult{RunID: run.RunID, Status: status, Summary: run.Error},
+		err:     wire.NewError(wire.CodeUnavailable, run.Error),
+	}
+}
+
+func durationMs(run *store.Run) int64 {
+	if run.StartedAt.IsZero() || run.EndedAt.IsZero() {
+		return 0
+	}
+	return run.EndedAt.Sub(run.StartedAt).Milliseconds()
+}
+
+// runReply returns the text of the run's last assistant message.
+func (s *Server) runReply(ctx context.Context, run *store.Run) string {
+	if run.SessionID == "" {
+		return ""
+	}
+	hist, err := s.cfg.Store.History(ctx, run.SessionID, store.HistoryOptions{Limit: 50})
+	if err != nil {
+		return ""
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		m := hist[i]
+		if m.RunID == run.RunID && m.Role == transcript.RoleAssistant {
+			if text := transcript.AssistantText(m.Entry.Message); text != "" {
+				return text
+			}
+		}
+	}
+	return ""
+}
+
+// handleAgentWait waits server-side for a run to end. The wait works for
+// any run, even one not submitted yet, so a client that reconnects can
+// wait again.
+//
+// Status mapping: ok → "ok"; error → "error" with the error; timeout (the
+// run hit its time limit) → "timeout" with the error and endedAt; aborted
+// → "error" with error "aborted". The reference reports runs cut short as
+// "timeout" in places (its sub-agent registry treats an aborted lifecycle
+// end as a timeout, reference-behaviour §10.2); Switchboard keeps explicit
+// aborts distinguishable from the wait itself timing out, which is
+// "timeout" without endedAt.
+func (s *Server) handleAgentWait(ctx context.Context, cl *call) (any, error) {
+	var p wire.AgentWaitParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	timeout := defaultWaitTimeout
+	if p.TimeoutMs != nil {
+		timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
+	}
+	run, done, err := s.cfg.Runner.Wait(ctx, p.RunID, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res := wire.AgentWaitResult{RunID: p.RunID, Status: waitTimeout}
+		if run != nil {
+			res.StartedAt = ms(run.StartedAt)
+		}
+		return res, nil
+	}
+	res := wire.AgentWaitResult{
+		RunID: run.RunID, StartedAt: ms(run.StartedAt), EndedAt: ms(run.EndedAt), StopReason: run.StopReason,
+	}
+	switch run.Status {
+	case store.RunOK:
+		res.Status = waitOK
+	case store.RunTimeout:
+		res.Status, res.Error = waitTimeout, run.Error
+	case store.RunAborted:
+		res.Status, res.Error = waitError, abortedError
+	default:
+		res.Status, res.Error = waitError, run.Error
+		if res.Error == "" {
+			res.Error = "agent error"
+		}
+	}
+	return res, nil
+}
+
+func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	ids := s.conf.AgentIDs()
+	if len(ids) == 0 {
+		ids = []string{s.defaultAgent}
+	}
+	res := wire.AgentsListResult{
+		DefaultID: s.defaultAgent, MainKey: s.alias.MainKey, Scope: s.alias.Scope,
+		Ownership: "sole", Agents: make([]wire.AgentSummary, 0, len(ids)),
+	}
+	for _, id := range ids {
+		a := wire.AgentSummary{ID: id}
+		if e, ok := s.conf.Agent(id); ok {
+			a.Name = strings.TrimSpace(e.Name)
+		}
+		if ref := s.conf.AgentModel(id); ref != "" {
+			a.Model = &wire.ModelRef{Primary: ref}
+		}
+		res.Agents = append(res.Agents, a)
+	}
+	return res, nil
+}

@@ -1,0 +1,260 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Chat history limits.
+const (
+	defaultHistoryLimit = 200
+	// silentReply is the assistant reply the reference treats as "say
+	// nothing"; chat.history drops such rows.
+	silentReply = "NO_REPLY"
+)
+
+// internalChannel is the origin channel of operator input (the reference's
+// INTERNAL_MESSAGE_CHANNEL).
+const internalChannel = "webchat"
+
+// checkSendPolicy returns the policy error when the session may not be sent
+// to.
+func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error {
+	entry, err := s.cfg.Store.GetSession(ctx, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if resolveSendPolicy(s.conf.SendPolicy(), entry, key, channel, "") == policyDeny {
+		return invalid(msgSendBlocked)
+	}
+	return nil
+}
+
+// dedupStatus is what a repeated idempotency key answers: "in_flight"
+// while the run is live, else its terminal status.
+func dedupStatus(run *store.Run) string {
+	if !run.Status.Terminal() {
+		return "in_flight"
+	}
+	return string(run.Status)
+}
+
+func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
+	var p wire.ChatSendParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if len(p.Attachments) > 0 {
+		return nil, invalid("attachments are not supported by this gateway")
+	}
+	if strings.TrimSpace(p.Message) == "" {
+		return nil, invalid("message required")
+	}
+	agentID := s.agentID(p.AgentID)
+	key := s.canonicalKey(p.SessionKey, agentID)
+	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
+		return nil, err
+	}
+	in := agent.Input{
+		RunID:          p.IdempotencyKey,
+		SessionKey:     key,
+		AgentID:        agentOfKey(key, agentID),
+		Message:        p.Message,
+		IdempotencyKey: p.IdempotencyKey + ":user",
+		Thinking:       p.Thinking,
+		Channel:        internalChannel,
+	}
+	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
+		in.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
+	}
+	run, err := s.submitHeld(ctx, cl, in)
+	if err != nil {
+		return nil, err
+	}
+	if run.created {
+		return wire.ChatSendResult{RunID: run.RunID, Status: "started"}, nil
+	}
+	return wire.ChatSendResult{RunID: run.RunID, Status: dedupStatus(run.Run)}, nil
+}
+
+// submitted is a Submit result.
+type submitted struct {
+	*store.Run
+	created bool
+}
+
+// submitHeld submits in with the run's events held back until the call's
+// first response is queued, so the client learns the runId first.
+func (s *Server) submitHeld(ctx context.Context, cl *call, in agent.Input) (submitted, error) {
+	s.holdRun(in.RunID)
+	run, created, err := s.cfg.Runner.Submit(ctx, in)
+	if err != nil {
+		s.releaseRun(in.RunID, true)
+		if errors.Is(err, agent.ErrClosed) {
+			return submitted{}, wire.NewError(wire.CodeUnavailable, "gateway shutting down").WithRetry(1000)
+		}
+		return submitted{}, err
+	}
+	terminal := !created && run.Status.Terminal()
+	cl.releaseAfterResponse = func() { s.releaseRun(in.RunID, terminal) }
+	return submitted{run, created}, nil
+}
+
+func (s *Server) handleChatHistory(ctx context.Context, cl *call) (any, error) {
+	var p wire.ChatHistoryParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.SessionKey, s.agentID(p.AgentID))
+	res := wire.ChatHistoryResult{SessionKey: key, Messages: []json.RawMessage{}}
+	sess, err := s.cfg.Store.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.SessionID, res.ThinkingLevel, res.VerboseLevel = sess.SessionID, sess.ThinkingLevel, sess.VerboseLevel
+	limit := defaultHistoryLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	hist, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range hist {
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil {
+			continue
+		}
+		if msg.Role == transcript.RoleAssistant && strings.TrimSpace(msg.Content.Text()) == silentReply {
+			continue
+		}
+		b, err := historyMessage(m)
+		if err != nil {
+			return nil, err
+		}
+		res.Messages = append(res.Messages, b)
+	}
+	return res, nil
+}
+
+// historyMessage returns the message of a stored entry with its
+// "__openclaw" block extended by the entry id and seq.
+func historyMessage(m store.Message) (json.RawMessage, error) {
+	msg := *m.Entry.Message
+	meta := transcript.Meta{}
+	if msg.Meta != nil {
+		meta = *msg.Meta
+	}
+	extra := make(map[string]json.RawMessage, len(meta.Extra)+2)
+	for k, v := range meta.Extra {
+		extra[k] = v
+	}
+	id, _ := json.Marshal(m.Entry.ID)
+	extra["id"] = id
+	seq, _ := json.Marshal(m.Seq)
+	extra["seq"] = seq
+	meta.Extra = extra
+	msg.Meta = &meta
+	return json.Marshal(msg)
+}
+
+func (s *Server) handleChatAbort(ctx context.Context, cl *call) (any, error) {
+	var p wire.ChatAbortParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.SessionKey, s.agentID(p.AgentID))
+	res := wire.ChatAbortResult{OK: true, RunIDs: []string{}}
+	if p.RunID != "" {
+		run, err := s.cfg.Store.GetRun(ctx, p.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if run.SessionKey != key {
+			return nil, invalid("runId does not belong to sessionKey " + key)
+		}
+		ok, err := s.cfg.Runner.Abort(ctx, p.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			res.Aborted, res.RunIDs = true, []string{p.RunID}
+		}
+		return res, nil
+	}
+	ids, err := s.cfg.Runner.AbortSession(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) > 0 {
+		res.Aborted, res.RunIDs = true, ids
+	}
+	return res, nil
+}
+
+// Provider and model recorded on injected messages.
+const (
+	injectProvider = "gateway"
+	injectModel    = "gateway-injected"
+)
+
+func (s *Server) handleChatInject(ctx context.Context, cl *call) (any, error) {
+	var p wire.ChatInjectParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.SessionKey, "")
+	sess, err := s.cfg.Store.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) || err == nil && sess.SessionID == "" {
+		return nil, invalid("session not found: " + key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock(p.Message)}, now)
+	msg.Provider, msg.Model, msg.StopReason = injectProvider, injectModel, "stop"
+	runID := "inject-" + s.newID()
+	msg.Meta = &transcript.Meta{RunID: runID}
+	if p.Label != "" {
+		label, _ := json.Marshal(p.Label)
+		msg.Meta.Extra = map[string]json.RawMessage{"label": label}
+	}
+	stored, err := s.cfg.Store.AppendMessages(ctx, sess.SessionID, []store.Message{{
+		SessionID: sess.SessionID, Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: runID,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.cfg.Store.UpdateSession(ctx, key, false, func(x *store.Session) error {
+		x.UpdatedAt = now
+		return nil
+	}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	raw, _ := json.Marshal(msg)
+	ev, _ := json.Marshal(wire.ChatEvent{
+		RunID: runID, SessionKey: key, AgentID: sess.AgentID, State: wire.ChatStateFinal,
+		StopReason: "stop", Message: raw,
+	})
+	s.broadcast(wire.EventChat, ev, false)
+	id := ""
+	if len(stored) > 0 {
+		id = stored[0].Entry.ID
+	}
+	return wire.ChatInjectResult{OK: true, MessageID: id}, nil
+}

@@ -1,0 +1,342 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+)
+
+// Causes of a connection's end, recorded as its context's cause.
+var (
+	errConnClosed       = errors.New("connection closed")
+	errSlowConsumer     = errors.New("slow consumer: outbound queue over maxBufferedBytes")
+	errPongTimeout      = errors.New("ping timed out")
+	errHandshakeTimeout = errors.New("handshake timeout")
+	// errRequestCancelled is the cause of a request cancelled by a cancel
+	// frame.
+	errRequestCancelled = errors.New("request cancelled")
+)
+
+// conn is one client connection. The reader runs on the ServeHTTP
+// goroutine; a writer goroutine drains the outbound queue; each request
+// runs on its own goroutine.
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	log    *slog.Logger
+	id     string
+	remote string
+	local  net.Addr
+
+	ctx    context.Context // ends when the connection does
+	cancel context.CancelCauseFunc
+
+	wake       chan struct{} // signals the writer; capacity 1
+	writerDone chan struct{}
+	wg         sync.WaitGroup // request handlers and the keepalive loop
+
+	// Set by the handshake before ready; read-only afterwards.
+	protocol int
+	role     string
+	scopes   []string
+
+	// mu guards the fields that follow.
+	mu          sync.Mutex
+	ready       bool     // hello-ok is queued: events may flow
+	queue       [][]byte // frames not yet handed to the writer
+	queued      int64    // bytes queued or being written
+	seq         int64    // last event seq sent after hello
+	closing     bool     // nothing more is queued
+	closeCode   websocket.StatusCode
+	closeReason string
+	pending     map[string]context.CancelCauseFunc // by request id
+}
+
+func newConn(s *Server, ws *websocket.Conn, remote string, local net.Addr) *conn {
+	c := &conn{
+		s:          s,
+		ws:         ws,
+		id:         s.newID(),
+		remote:     remote,
+		local:      local,
+		wake:       make(chan struct{}, 1),
+		writerDone: make(chan struct{}),
+		pending:    make(map[string]context.CancelCauseFunc),
+	}
+	c.log = s.log.With("connId", c.id, "remote", remote)
+	// Not derived from the server's context: Close lets the connection
+	// flush its shutdown event and close handshake first.
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	return c
+}
+
+// serve runs the connection until it ends, then waits for every goroutine
+// it started.
+func (c *conn) serve() {
+	go func() {
+		defer close(c.writerDone)
+		c.writeLoop()
+	}()
+	defer func() {
+		c.cancel(errConnClosed)
+		c.ws.CloseNow()
+		<-c.writerDone
+		c.mu.Lock()
+		c.closing = true
+		for _, cancel := range c.pending {
+			cancel(errConnClosed)
+		}
+		c.mu.Unlock()
+		c.wg.Wait()
+		c.log.Debug("connection closed", "cause", context.Cause(c.ctx))
+	}()
+
+	c.ws.SetReadLimit(wire.MaxPreConnectPayload)
+	c.sendChallenge()
+	handshakeDone := make(chan struct{})
+	c.wg.Go(func() { c.handshakeDeadline(handshakeDone) })
+
+	for {
+		_, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			if st := websocket.CloseStatus(err); st == websocket.StatusMessageTooBig {
+				c.log.Info("frame over the size limit; connection closed")
+			}
+			return
+		}
+		c.mu.Lock()
+		ready, closing := c.ready, c.closing
+		c.mu.Unlock()
+		switch {
+		case closing:
+			// The close handshake is under way; frames are ignored.
+		case !ready:
+			if c.handshake(data) {
+				close(handshakeDone)
+				c.ws.SetReadLimit(c.s.cfg.MaxPayload)
+				c.wg.Go(c.keepalive)
+			}
+		default:
+			c.handleFrame(data)
+		}
+	}
+}
+
+// handshakeDeadline closes the connection with 1008 when no connect
+// succeeded within the handshake timeout, and ends it outright when the
+// peer does not answer the close either.
+func (c *conn) handshakeDeadline(done <-chan struct{}) {
+	t := time.NewTimer(c.s.cfg.HandshakeTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-c.ctx.Done():
+		return
+	case <-t.C:
+	}
+	c.log.Debug("handshake timed out")
+	c.closeAfterFlush(websocket.StatusPolicyViolation, "handshake timeout")
+	t.Reset(c.s.cfg.PongTimeout)
+	select {
+	case <-c.ctx.Done():
+	case <-t.C:
+		c.cancel(errHandshakeTimeout)
+	}
+}
+
+// writeLoop hands queued frames to the socket in order and performs a
+// requested close once the queue is empty.
+func (c *conn) writeLoop() {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		closing, code, reason := c.closing, c.closeCode, c.closeReason
+		c.mu.Unlock()
+		for _, b := range batch {
+			if err := c.ws.Write(c.ctx, websocket.MessageText, b); err != nil {
+				c.cancel(err)
+				return
+			}
+			c.mu.Lock()
+			c.queued -= int64(len(b))
+			c.mu.Unlock()
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		if closing && code != 0 {
+			c.ws.Close(code, reason)
+			return
+		}
+		select {
+		case <-c.wake:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue queues one frame. A frame that would take the queue over
+// maxBufferedBytes is dropped when dropIfSlow is set; otherwise the client
+// is disconnected as a slow consumer. It reports whether the frame was
+// queued. Never blocks.
+func (c *conn) enqueue(b []byte, dropIfSlow bool) bool {
+	c.mu.Lock()
+	ok := c.enqueueLocked(b, dropIfSlow)
+	c.mu.Unlock()
+	if ok {
+		c.signal()
+	}
+	return ok
+}
+
+func (c *conn) enqueueLocked(b []byte, dropIfSlow bool) bool {
+	if c.closing {
+		return false
+	}
+	if c.queued+int64(len(b)) > c.s.cfg.MaxBufferedBytes {
+		if dropIfSlow {
+			return false
+		}
+		c.closing = true
+		c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued)
+		c.cancel(errSlowConsumer)
+		return false
+	}
+	c.queue = append(c.queue, b)
+	c.queued += int64(len(b))
+	return true
+}
+
+// sendEvent queues an event with the connection's next seq. Events before
+// hello-ok are dropped.
+func (c *conn) sendEvent(event string, payload json.RawMessage, dropIfSlow bool) {
+	c.mu.Lock()
+	if !c.ready {
+		c.mu.Unlock()
+		return
+	}
+	b := wire.AppendEvent(make([]byte, 0, len(payload)+64), event, payload, c.seq+1)
+	ok := c.enqueueLocked(b, dropIfSlow)
+	if ok {
+		c.seq++
+	}
+	c.mu.Unlock()
+	if ok {
+		c.signal()
+	}
+}
+
+// closeAfterFlush asks the writer to close the socket with code and reason
+// once everything queued so far is written; nothing more is queued.
+func (c *conn) closeAfterFlush(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	if !c.closing {
+		c.closing = true
+		c.closeCode = code
+		c.closeReason = truncateReason(reason)
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+// maxCloseReason is the longest close reason a close frame carries.
+const maxCloseReason = 123
+
+func truncateReason(s string) string {
+	if len(s) <= maxCloseReason {
+		return s
+	}
+	s = s[:maxCloseReason]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// keepalive pings the client every tick interval and drops it when a pong
+// does not come back in time.
+func (c *conn) keepalive() {
+	t := time.NewTicker(c.s.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.PongTimeout)
+			err := c.ws.Ping(ctx)
+			cancel()
+			if err != nil && c.ctx.Err() == nil {
+				c.log.Info("client missed a pong; disconnecting")
+				c.cancel(errPongTimeout)
+				return
+			}
+		}
+	}
+}
+
+// respond queues the response to request id: payload marshalled as JSON
+// when err is nil, else the error shape of err.
+func (c *conn) respond(id string, payload any, err error) {
+	if err == nil {
+		b, merr := json.Marshal(payload)
+		if merr == nil {
+			c.enqueue(wire.AppendResponse(make([]byte, 0, len(b)+64), id, b), false)
+			return
+		}
+		err = merr
+	}
+	var payloadBytes json.RawMessage
+	var ep *errorWithPayload
+	if errors.As(err, &ep) {
+		payloadBytes, _ = json.Marshal(ep.payload)
+		err = ep.err
+	}
+	c.enqueue(wire.AppendErrorResponse(nil, id, payloadBytes, c.wireError(err)), false)
+}
+
+// errorWithPayload is a failed response that also carries a payload (the
+// agent method's final answer for a failed run).
+type errorWithPayload struct {
+	payload any
+	err     *wire.Error
+}
+
+func (e *errorWithPayload) Error() string { return e.err.Error() }
+
+// wireError maps a handler error to the error shape. Errors that are not
+// user-safe are logged and reported as a generic UNAVAILABLE.
+func (c *conn) wireError(err error) *wire.Error {
+	var we *wire.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	var pe *wire.ParamsError
+	if errors.As(err, &pe) {
+		return wire.NewError(wire.CodeInvalidRequest, pe.Error())
+	}
+	if errors.Is(err, errRequestCancelled) {
+		return wire.NewError(wire.CodeUnavailable, "request cancelled").WithDetails(map[string]any{"code": wire.DetailRequestCancelled})
+	}
+	c.log.Error("request failed", "err", err)
+	return wire.NewError(wire.CodeUnavailable, "internal error")
+}

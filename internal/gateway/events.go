@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// runStream is the gateway's per-run state for turning runner events into
+// chat and agent events.
+type runStream struct {
+	// mu guards the fields that follow; it is held while the run's events
+	// are broadcast so that they go out in order.
+	mu sync.Mutex
+	// holds counts handlers that have not yet queued their response for
+	// this run; while it is positive, events are held back so that a
+	// client sees chat.send's or agent's answer before the run's events.
+	holds int
+	held  []heldEvent
+	ended bool
+
+	// Chat delta throttling for the current model turn.
+	text       string // cumulative text of the turn
+	sent       int    // bytes of text already sent as deltas
+	pendingSeq int64  // seq of the newest unsent delta, 0 when none
+	lastDelta  time.Time
+}
+
+type heldEvent struct {
+	name    string
+	payload json.RawMessage
+}
+
+// stream returns the run's state, creating it.
+func (s *Server) stream(runID string) *runStream {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	st := s.runs[runID]
+	if st == nil {
+		st = &runStream{}
+		s.runs[runID] = st
+	}
+	return st
+}
+
+// holdRun holds back the run's events until releaseRun. Call it before
+// submitting a run whose id a response is about to announce.
+func (s *Server) holdRun(runID string) {
+	st := s.stream(runID)
+	st.mu.Lock()
+	st.holds++
+	st.mu.Unlock()
+}
+
+// releaseRun sends the run's held events. terminal says the run had ended
+// before the hold (a repeated idempotency key): it will emit nothing more.
+func (s *Server) releaseRun(runID string, terminal bool) {
+	s.runsMu.Lock()
+	st := s.runs[runID]
+	s.runsMu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.holds--
+	if st.holds == 0 {
+		for _, ev := range st.held {
+			s.broadcast(ev.name, ev.payload, false)
+		}
+		st.held = nil
+	}
+	done := st.holds == 0 && (st.ended || terminal)
+	st.mu.Unlock()
+	if done {
+		s.dropStream(runID, st)
+	}
+}
+
+func (s *Server) dropStream(runID string, st *runStream) {
+	s.runsMu.Lock()
+	if s.runs[runID] == st {
+		delete(s.runs, runID)
+	}
+	s.runsMu.Unlock()
+}
+
+// emitLocked broadcasts an event of the run, or holds it. st.mu is held.
+func (s *Server) emitLocked(st *runStream, name string, payload any) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		s.log.Error("event encoding failed", "event", name, "err", err)
+		return
+	}
+	if st.holds > 0 {
+		st.held = append(st.held, heldEvent{name, b})
+		return
+	}
+	s.broadcast(name, b, false)
+}
+
+// onRunEvent is the runner subscription. It runs on the run's goroutine
+// and never blocks: broadcasting only queues frames.
+func (s *Server) onRunEvent(ev agent.Event) {
+	st := s.stream(ev.RunID)
+	st.mu.Lock()
+	s.translateLocked(st, ev)
+	end := ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd
+	if end {
+		st.ended = true
+	}
+	drop := end && st.holds == 0
+	st.mu.Unlock()
+	if drop {
+		s.dropStream(ev.RunID, st)
+	}
+}
+
+func (s *Server) translateLocked(st *runStream, ev agent.Event) {
+	ts := ev.Time.UnixMilli()
+	agentEv := func(data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			raw = json.RawMessage("{}")
+		}
+		s.emitLocked(st, wire.EventAgent, wire.AgentEvent{
+			RunID: ev.RunID, Seq: ev.Seq, Stream: ev.Stream, TS: ts, Data: raw,
+			SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
+			Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
+		})
+	}
+	switch ev.Stream {
+	case agent.StreamLifecycle:
+		switch ev.Phase {
+		case agent.PhaseStart:
+			agentEv(map[string]any{"phase": "start", "startedAt": ts})
+		case agent.PhaseModel:
+			s.flushDeltaLocked(st, ev)
+			st.text, st.sent = "", 0
+			agentEv(map[string]any{"phase": "model", "provider": ev.ProviderID, "model": ev.ModelID})
+		case agent.PhaseEnd:
+			s.flushDeltaLocked(st, ev)
+			s.endLocked(st, ev, agentEv)
+		}
+	case agent.StreamAssistant:
+		agentEv(map[string]any{"text": ev.Text, "delta": ev.Delta})
+		st.text = ev.Text
+		st.pendingSeq = ev.Seq
+		now := s.now()
+		if iv := s.cfg.ChatDeltaInterval; iv < 0 || st.lastDelta.IsZero() || now.Sub(st.lastDelta) >= iv {
+			s.flushDeltaLocked(st, ev)
+		}
+	case agent.StreamTool:
+		s.flushDeltaLocked(st, ev)
+		if ev.Tool == nil {
+			return
+		}
+		data := map[string]any{"phase": ev.Phase, "name": ev.Tool.Name, "toolCallId": ev.Tool.CallID}
+		if ev.Phase == agent.PhaseStart {
+			data["args"] = rawOrEmpty(ev.Tool.Args)
+		} else if res := ev.Tool.Result; res != nil {
+			data["isError"] = res.IsError
+			data["result"] = map[string]any{
+				"content": []any{map[string]any{"type": "text", "text": res.Text}},
+				"details": res.Details,
+			}
+		}
+		agentEv(data)
+	case agent.StreamUsage:
+		if u := ev.Usage; u != nil {
+			data := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.TotalTokens}
+			if u.CacheRead != 0 {
+				data["cacheReadTokens"] = u.CacheRead
+			}
+			if u.CacheWrite != 0 {
+				data["cacheWriteTokens"] = u.CacheWrite
+			}
+			agentEv(data)
+		}
+	}
+}
+
+// flushDeltaLocked sends the text not yet sent as a chat delta.
+func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
+	if st.pendingSeq == 0 || st.sent >= len(st.text) {
+		st.pendingSeq = 0
+		return
+	}
+	msg, _ := json.Marshal(assistantSoFar(st.text, s.now()))
+	s.emitLocked(st, wire.EventChat, wire.ChatEvent{
+		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
+		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: st.text[st.sent:], Message: msg,
+	})
+	st.sent = len(st.text)
+	st.pendingSeq = 0
+	st.lastDelta = s.now()
+}
+
+// assistantSoFar is the message a chat delta carries.
+func assistantSoFar(text string, now time.Time) map[string]any {
+	return map[string]any{
+		"role":      transcript.RoleAssistant,
+		"content":   []any{map[string]any{"type": transcript.BlockText, "text": text}},
+		"timestamp": now.UnixMilli(),
+	}
+}
+
+// endLocked emits lifecycle end (or error) and the chat final, aborted or
+// error event of a finished run.
+func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
+	run := ev.Run
+	if run == nil {
+		return
+	}
+	data := map[string]any{"phase": "end", "stopReason": run.StopReason, "aborted": run.Status == store.RunAborted}
+	if !run.StartedAt.IsZero() {
+		data["startedAt"] = run.StartedAt.UnixMilli()
+	}
+	if !run.EndedAt.IsZero() {
+		data["endedAt"] = run.EndedAt.UnixMilli()
+	}
+	if run.Status == store.RunError || run.Status == store.RunTimeout {
+		data["phase"] = "error"
+		data["error"] = run.Error
+	}
+	agentEv(data)
+
+	chat := wire.ChatEvent{
+		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
+		Seq: ev.Seq, StopReason: run.StopReason,
+	}
+	if ev.Message != nil {
+		chat.Message, _ = json.Marshal(ev.Message)
+	}
+	switch run.Status {
+	case store.RunOK:
+		chat.State = wire.ChatStateFinal
+		chat.Usage, _ = json.Marshal(run.Usage)
+	case store.RunAborted:
+		chat.State = wire.ChatStateAborted
+		if chat.StopReason == "" {
+			chat.StopReason = "aborted"
+		}
+	default:
+		chat.State = wire.ChatStateError
+		chat.ErrorMessage = run.Error
+		chat.ErrorKind = "unknown"
+		if run.Status == store.RunTimeout {
+			chat.ErrorKind = "timeout"
+		}
+	}
+	s.emitLocked(st, wire.EventChat, chat)
+}
+
+func rawOrEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return json.RawMessage("{}")
+	}
+	return b
+}

@@ -1,0 +1,363 @@
+// Package gateway owns Switchboard's OpenClaw-compatible WebSocket protocol
+// server (protocol 3 and 4): the connect handshake and shared-secret auth,
+// per-connection read and write loops with bounded outbound queues, scope
+// checks, the RPC methods (health, sessions.*, chat.*, agent, agent.wait,
+// agents.list), and the chat, agent, tick and shutdown events built from the
+// agent runner's event stream. Frame and method types live in gateway/wire.
+//
+// The gateway reaches the runner and the store through the small Runner and
+// Store interfaces declared here. Only the daemon imports this package; it
+// mounts Server as the handler of "/" on the gateway port.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// Runner is what the gateway needs from the agent runner. Implementations
+// are safe for concurrent use; *agent.Runner is the one the daemon passes.
+type Runner interface {
+	// Submit queues a run; a repeated RunID returns the existing run with
+	// created false.
+	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
+	// Wait waits up to timeout (negative: no limit) for the run to end; the
+	// run need not exist yet. done is false when the wait ended first.
+	Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error)
+	// Abort stops one run and reports whether it was live.
+	Abort(ctx context.Context, runID string) (bool, error)
+	// AbortSession aborts every live run of a session and returns their ids.
+	AbortSession(ctx context.Context, sessionKey string) ([]string, error)
+	// Subscribe registers fn for every run event; fn must not block.
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
+}
+
+var _ Runner = (*agent.Runner)(nil)
+
+// Store is the part of store.Store the gateway uses. Implementations are
+// safe for concurrent use and wrap store.ErrNotFound and store.ErrConflict
+// as store.Store documents.
+type Store interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+	SessionsByID(ctx context.Context, id string) ([]*store.Session, error)
+	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
+	CreateSession(ctx context.Context, s *store.Session) error
+	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
+	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error
+	AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error)
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+	GetRun(ctx context.Context, runID string) (*store.Run, error)
+}
+
+var _ Store = store.Store(nil)
+
+// Defaults used when Config leaves a field zero.
+const (
+	DefaultTickInterval      = wire.DefaultTickIntervalMs * time.Millisecond
+	DefaultHandshakeTimeout  = 10 * time.Second
+	DefaultChatDeltaInterval = 100 * time.Millisecond
+	DefaultPongTimeout       = 25 * time.Second
+	DefaultMaxInflight       = 1024
+	DefaultVersion           = "dev"
+)
+
+// Config configures a Server. Runner, Store and Config are required; every
+// other zero value means the documented default.
+type Config struct {
+	Runner Runner
+	Store  Store
+	Config *config.Config
+
+	// Logger receives logs (never secrets); nil discards them.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// NewID returns connection ids and generated keys; nil means UUIDs.
+	NewID func() string
+	// Version is hello-ok server.version; empty means "dev".
+	Version string
+
+	// StorePath is reported as "path" by the sessions methods (the
+	// reference reports its store file).
+	StorePath string
+	// Models, when set, checks sessions.patch model refs ("invalid model:
+	// <ref>" when it cannot resolve them).
+	Models agent.ModelResolver
+	// DefaultModelRef returns the "<provider>/<model>" an agent runs with
+	// when nothing overrides it. It fills sessions.list defaults and
+	// hello-ok sessionDefaults.modelConfigured; nil means the configured
+	// agent model only.
+	DefaultModelRef func(agentID string) string
+
+	// TickInterval is the tick event period and policy.tickIntervalMs;
+	// zero means 30s. WebSocket pings use the same period.
+	TickInterval time.Duration
+	// HandshakeTimeout bounds the time from accept to a successful
+	// connect; zero means 10s.
+	HandshakeTimeout time.Duration
+	// PongTimeout bounds the wait for a ping's pong; zero means 25s.
+	PongTimeout time.Duration
+	// MaxPayload is policy.maxPayload, the inbound frame limit after
+	// hello-ok; zero means 25 MiB.
+	MaxPayload int64
+	// MaxBufferedBytes is policy.maxBufferedBytes: a connection with more
+	// unsent bytes is dropped as a slow consumer; zero means 50 MiB.
+	MaxBufferedBytes int64
+	// MaxInflight bounds the concurrent requests of one connection; zero
+	// means 1024.
+	MaxInflight int
+	// ChatDeltaInterval throttles chat delta events per run (agent events
+	// are never throttled); zero means 100ms, negative sends every delta.
+	// Text held back is always sent before the run's next chat event.
+	ChatDeltaInterval time.Duration
+	// OriginPatterns admits browser origins other than the request host
+	// (see websocket.AcceptOptions).
+	OriginPatterns []string
+}
+
+// Server is the WebSocket protocol server. Create with New, mount as an
+// http.Handler, stop with Close. Safe for concurrent use.
+type Server struct {
+	cfg          Config
+	conf         *config.Config
+	log          *slog.Logger
+	now          func() time.Time
+	newID        func() string
+	alias        sessionkey.MainAlias
+	defaultAgent string
+	started      time.Time
+
+	methods     map[string]*method
+	methodNames []string
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the tick loop and every connection
+	unsub  func()
+
+	closeOnce sync.Once
+
+	// mu guards the fields that follow. Lock order: Server.mu before
+	// conn.mu; runStream.mu before conn.mu. Never held across I/O.
+	mu      sync.Mutex
+	closing bool
+	conns   map[*conn]struct{}
+
+	// connList is a copy-on-write snapshot of conns for broadcasts.
+	connList atomic.Pointer[[]*conn]
+
+	// runsMu guards runs.
+	runsMu sync.Mutex
+	runs   map[string]*runStream
+}
+
+// New validates cfg, subscribes to the runner's events and starts the tick
+// loop.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Runner == nil:
+		return nil, errors.New("gateway.New: Runner is required")
+	case cfg.Store == nil:
+		return nil, errors.New("gateway.New: Store is required")
+	case cfg.Config == nil:
+		return nil, errors.New("gateway.New: Config is required")
+	}
+	if cfg.TickInterval <= 0 {
+		cfg.TickInterval = DefaultTickInterval
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.PongTimeout <= 0 {
+		cfg.PongTimeout = DefaultPongTimeout
+	}
+	if cfg.MaxPayload <= 0 {
+		cfg.MaxPayload = wire.DefaultMaxPayload
+	}
+	if cfg.MaxBufferedBytes <= 0 {
+		cfg.MaxBufferedBytes = wire.DefaultMaxBufferedBytes
+	}
+	if cfg.MaxInflight <= 0 {
+		cfg.MaxInflight = DefaultMaxInflight
+	}
+	if cfg.ChatDeltaInterval == 0 {
+		cfg.ChatDeltaInterval = DefaultChatDeltaInterval
+	}
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+	}
+	s := &Server{
+		cfg:          cfg,
+		conf:         cfg.Config,
+		log:          cfg.Logger,
+		now:          cfg.Now,
+		newID:        cfg.NewID,
+		alias:        sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
+		defaultAgent: sessionkey.NormalizeAgentID(cfg.Config.DefaultAgentID()),
+		conns:        make(map[*conn]struct{}),
+		runs:         make(map[string]*runStream),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("component", "gateway")
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = uuid.NewString
+	}
+	s.started = s.now()
+	s.registerMethods()
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.connList.Store(&[]*conn{})
+	s.unsub = cfg.Runner.Subscribe(s.onRunEvent)
+	s.wg.Go(s.tickLoop)
+	return s, nil
+}
+
+// Methods returns the names of the implemented methods, as hello-ok
+// features.methods lists them.
+func (s *Server) Methods() []string { return append([]string(nil), s.methodNames...) }
+
+// Events returns the names of the events the server emits, as hello-ok
+// features.events lists them.
+func (s *Server) Events() []string {
+	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventTick, wire.EventShutdown}
+}
+
+// ServeHTTP accepts a WebSocket connection and serves the protocol on it
+// until either side closes it. Requests that are not WebSocket upgrades get
+// 426 Upgrade Required; after Close, 503.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !isUpgrade(r) {
+		w.Header().Set("Upgrade", "websocket")
+		http.Error(w, "this endpoint speaks the gateway WebSocket protocol", http.StatusUpgradeRequired)
+		return
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		http.Error(w, "gateway shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		CompressionMode: websocket.CompressionDisabled,
+		OriginPatterns:  s.cfg.OriginPatterns,
+	})
+	if err != nil {
+		s.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	c := newConn(s, ws, r.RemoteAddr, local)
+	if !s.addConn(c) {
+		ws.Close(websocket.StatusServiceRestart, "gateway shutting down")
+		return
+	}
+	defer s.removeConn(c)
+	c.serve()
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func (s *Server) addConn(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.publishConnsLocked()
+	return true
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	s.publishConnsLocked()
+}
+
+func (s *Server) publishConnsLocked() {
+	list := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		list = append(list, c)
+	}
+	s.connList.Store(&list)
+}
+
+// broadcast sends an event to every connection past its handshake. With
+// dropIfSlow, connections whose queue is full skip it instead of being
+// disconnected.
+func (s *Server) broadcast(event string, payload json.RawMessage, dropIfSlow bool) {
+	for _, c := range *s.connList.Load() {
+		c.sendEvent(event, payload, dropIfSlow)
+	}
+}
+
+func (s *Server) tickLoop() {
+	t := time.NewTicker(s.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			b, _ := json.Marshal(wire.Tick{TS: s.now().UnixMilli()})
+			s.broadcast(wire.EventTick, b, true)
+		}
+	}
+}
+
+// Close sends every connection a shutdown event, closes it with 1012
+// (service restart), and waits for every goroutine the server started,
+// including the connections' handlers. New connections are refused. A
+// second call returns net.ErrClosed.
+func (s *Server) Close() error {
+	first := false
+	s.closeOnce.Do(func() { first = true })
+	if !first {
+		return net.ErrClosed
+	}
+	s.mu.Lock()
+	s.closing = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	s.unsub()
+	payload, _ := json.Marshal(wire.Shutdown{Reason: "gateway stopping"})
+	for _, c := range conns {
+		c.sendEvent(wire.EventShutdown, payload, false)
+		c.closeAfterFlush(websocket.StatusServiceRestart, "gateway stopping")
+	}
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}

@@ -1,0 +1,497 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// maxLabelLen bounds session labels (code points).
+const maxLabelLen = 64
+
+// invalid returns an INVALID_REQUEST error.
+func invalid(msg string) *wire.Error { return wire.NewError(wire.CodeInvalidRequest, msg) }
+
+// agentID returns the normalized agent id of a request: the agentId param
+// when given, else the default agent.
+func (s *Server) agentID(param string) string {
+	if strings.TrimSpace(param) == "" {
+		return s.defaultAgent
+	}
+	return sessionkey.NormalizeAgentID(param)
+}
+
+// knownAgent reports whether id is the default agent or a configured one.
+func (s *Server) knownAgent(id string) bool {
+	return id == s.defaultAgent || slices.Contains(s.conf.AgentIDs(), id)
+}
+
+func unknownAgent(id string) *wire.Error {
+	return invalid("unknown agent id: " + id).WithDetails(map[string]any{"code": wire.DetailUnknownAgentID, "agentId": id})
+}
+
+// canonicalKey maps a session key as a client sent it to the canonical
+// store key: the reserved keys "global" and "unknown" stay; with scope
+// "global" the main alias is "global"; the configured main key and "main"
+// become the agent's main key; anything else goes through
+// sessionkey.ToStoreKey.
+func (s *Server) canonicalKey(raw, agentID string) string {
+	k := strings.TrimSpace(raw)
+	if sessionkey.IsReserved(k) {
+		return k
+	}
+	if agentID == "" {
+		agentID = s.defaultAgent
+	}
+	if strings.EqualFold(k, sessionkey.DefaultMainKey) || k == s.alias.MainKey {
+		if s.alias.Scope == sessionkey.ScopeGlobal {
+			return sessionkey.GlobalKey
+		}
+		return sessionkey.MainKey(agentID, s.alias.MainKey)
+	}
+	return sessionkey.ToStoreKey(agentID, k, s.alias.MainKey)
+}
+
+// isMainKey reports whether key is an agent's main session (or the global
+// session).
+func (s *Server) isMainKey(key string) bool {
+	if key == sessionkey.GlobalKey {
+		return true
+	}
+	return key == sessionkey.MainKey(sessionkey.AgentID(key), s.alias.MainKey)
+}
+
+// initSession fills in the derived fields of a session row the gateway
+// creates, as the daemon's runner hook does for rows the runner creates.
+func (s *Server) initSession(sess *store.Session, agentID string) {
+	if sess.SessionID == "" {
+		sess.SessionID = s.newID()
+	}
+	if sess.AgentID == "" {
+		sess.AgentID = agentID
+		if _, ok := sessionkey.Parse(sess.Key); ok || agentID == "" {
+			// The key's own agent wins; unprefixed keys belong to "main".
+			sess.AgentID = sessionkey.AgentID(sess.Key)
+		}
+	}
+	if sess.Kind == "" {
+		sess.Kind = string(sessionkey.RowKindOf(sess.Key))
+	}
+	if sess.ChatType == "" {
+		sess.ChatType = string(sessionkey.ChatTypeOf(sess.Key))
+	}
+	if sess.Channel == "" {
+		sess.Channel = sessionkey.ChannelFromKey(sess.Key)
+	}
+	if d := sessionkey.SubagentDepth(sess.Key); d > sess.SpawnDepth {
+		sess.SpawnDepth = d
+	}
+}
+
+// row converts a stored session to its wire row.
+func row(sess *store.Session) wire.SessionRow {
+	r := wire.SessionRow{
+		Key: sess.Key, Kind: sess.Kind, SessionID: sess.SessionID, AgentID: sess.AgentID,
+		Channel: sess.Channel, ChatType: sess.ChatType, DisplayName: sess.DisplayName, Label: sess.Label,
+		SpawnedBy: sess.SpawnedBy, SpawnDepth: sess.SpawnDepth, Model: sess.Model,
+		ThinkingLevel: sess.ThinkingLevel, VerboseLevel: sess.VerboseLevel,
+		ContextTokens: sess.ContextTokens, InputTokens: sess.InputTokens, OutputTokens: sess.OutputTokens,
+		TotalTokens: sess.TotalTokens, SystemSent: sess.SystemSent, AbortedLastRun: sess.AbortedLastRun,
+		SendPolicy: sess.SendPolicy, LastChannel: sess.LastChannel, LastTo: sess.LastTo,
+		LastAccountID: sess.LastAccountID, UpdatedAt: ms(sess.UpdatedAt), CreatedAt: ms(sess.CreatedAt),
+	}
+	if r.Kind == "" {
+		r.Kind = string(sessionkey.RowKindOf(sess.Key))
+	}
+	if d := sess.DeliveryContext; !d.IsZero() {
+		r.Delivery = &wire.DeliveryContext{Channel: d.Channel, To: d.To, AccountID: d.AccountID, ThreadID: d.ThreadID}
+	}
+	if len(sess.Extra) > 0 {
+		var extra map[string]json.RawMessage
+		if json.Unmarshal(sess.Extra, &extra) == nil {
+			r.Extra = extra
+		}
+	}
+	return r
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// validLabel trims a label and checks it as the reference does.
+func validLabel(label string) (string, *wire.Error) {
+	l := strings.TrimSpace(label)
+	if l == "" {
+		return "", invalid("invalid label: empty")
+	}
+	if utf8.RuneCountInString(l) > maxLabelLen {
+		return "", invalid("invalid label: too long (max 64)")
+	}
+	return l, nil
+}
+
+func (s *Server) handleHealth(ctx context.Context, cl *call) (any, error) {
+	var p wire.HealthParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.health(), nil
+}
+
+func (s *Server) health() wire.Health {
+	return wire.Health{OK: true, TS: s.now().UnixMilli(), DefaultAgentID: s.defaultAgent}
+}
+
+func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsListParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	opts := store.ListOptions{Label: strings.TrimSpace(p.Label), Search: strings.TrimSpace(p.Search)}
+	if strings.TrimSpace(p.AgentID) != "" {
+		opts.AgentID = sessionkey.NormalizeAgentID(p.AgentID)
+	}
+	spawnedBy := ""
+	if strings.TrimSpace(p.SpawnedBy) != "" {
+		spawnedBy = s.canonicalKey(p.SpawnedBy, "")
+		opts.SpawnedBy = spawnedBy
+	}
+	if p.ActiveMinutes != nil {
+		opts.UpdatedSince = s.now().Add(-time.Duration(*p.ActiveMinutes) * time.Minute)
+	}
+	all, err := s.cfg.Store.ListSessions(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]wire.SessionRow, 0, len(all))
+	for _, sess := range all {
+		switch {
+		case sessionkey.IsCronRun(sess.Key):
+			continue
+		case sess.Key == sessionkey.GlobalKey && (!p.IncludeGlobal || spawnedBy != ""):
+			continue
+		case sess.Key == sessionkey.UnknownKey && (!p.IncludeUnknown || spawnedBy != ""):
+			continue
+		case p.ExcludeSubagents && sessionkey.IsSubagent(sess.Key):
+			continue
+		case p.ExcludeCron && sessionkey.IsCron(sess.Key):
+			continue
+		}
+		rows = append(rows, row(sess))
+	}
+	res := wire.SessionsListResult{TS: s.now().UnixMilli(), Path: s.cfg.StorePath, Defaults: s.listDefaults()}
+	offset := 0
+	if p.Offset != nil {
+		offset = min(*p.Offset, len(rows))
+	}
+	rows = rows[offset:]
+	if p.Limit != nil {
+		res.LimitApplied = *p.Limit
+		if len(rows) > *p.Limit {
+			rows = rows[:*p.Limit]
+			res.HasMore = true
+			next := offset + *p.Limit
+			res.NextOffset = &next
+		}
+	}
+	res.Sessions = rows
+	res.Count = len(rows)
+	return res, nil
+}
+
+func (s *Server) listDefaults() wire.ListDefaults {
+	ref := s.conf.AgentModel(s.defaultAgent)
+	if ref == "" && s.cfg.DefaultModelRef != nil {
+		ref = s.cfg.DefaultModelRef(s.defaultAgent)
+	}
+	prov, model := config.SplitModelRef(ref)
+	return wire.ListDefaults{ModelProvider: prov, Model: model}
+}
+
+func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsResolveParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, set := range []bool{p.Key != "", p.SessionID != "", p.Label != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return nil, invalid("Provide either key, sessionId, or label (not multiple)")
+	case n == 0:
+		return nil, invalid("Either key, sessionId, or label is required")
+	}
+	agentFilter := ""
+	if strings.TrimSpace(p.AgentID) != "" {
+		agentFilter = sessionkey.NormalizeAgentID(p.AgentID)
+	}
+	spawnedBy := ""
+	if strings.TrimSpace(p.SpawnedBy) != "" {
+		spawnedBy = s.canonicalKey(p.SpawnedBy, "")
+	}
+	visible := func(sess *store.Session) bool {
+		switch {
+		case agentFilter != "" && sess.AgentID != agentFilter:
+			return false
+		case spawnedBy != "" && (sess.SpawnedBy != spawnedBy || sessionkey.IsReserved(sess.Key)):
+			return false
+		case sess.Key == sessionkey.GlobalKey && !p.IncludeGlobal && p.Key == "":
+			return false
+		case sess.Key == sessionkey.UnknownKey && !p.IncludeUnknown && p.Key == "":
+			return false
+		}
+		return true
+	}
+	keysOf := func(ss []*store.Session) string {
+		keys := make([]string, len(ss))
+		for i, x := range ss {
+			keys[i] = x.Key
+		}
+		return strings.Join(keys, ", ")
+	}
+	switch {
+	case p.Key != "":
+		key := s.canonicalKey(p.Key, agentFilter)
+		sess, err := s.cfg.Store.GetSession(ctx, key)
+		if errors.Is(err, store.ErrNotFound) || err == nil && !visible(sess) {
+			return nil, invalid("No session found: " + p.Key)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return wire.SessionsResolveResult{OK: true, Key: sess.Key}, nil
+	case p.SessionID != "":
+		found, err := s.cfg.Store.SessionsByID(ctx, strings.TrimSpace(p.SessionID))
+		if err != nil {
+			return nil, err
+		}
+		found = slices.DeleteFunc(found, func(x *store.Session) bool { return !visible(x) })
+		switch len(found) {
+		case 0:
+			return nil, invalid("No session found: " + p.SessionID)
+		case 1:
+			return wire.SessionsResolveResult{OK: true, Key: found[0].Key}, nil
+		}
+		return nil, invalid("Multiple sessions found for sessionId: " + p.SessionID + " (" + keysOf(found) + ")")
+	default:
+		label, werr := validLabel(*p.Label)
+		if werr != nil {
+			return nil, werr
+		}
+		found, err := s.cfg.Store.ListSessions(ctx, store.ListOptions{Label: label, AgentID: agentFilter, SpawnedBy: spawnedBy})
+		if err != nil {
+			return nil, err
+		}
+		found = slices.DeleteFunc(found, func(x *store.Session) bool { return !visible(x) || x.Label != label })
+		switch len(found) {
+		case 0:
+			return nil, invalid("No session found with label: " + label)
+		case 1:
+			return wire.SessionsResolveResult{OK: true, Key: found[0].Key}, nil
+		}
+		return nil, invalid("Multiple sessions found with label: " + label + " (" + keysOf(found) + ")")
+	}
+}
+
+// Thinking levels sessions.patch accepts.
+var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "adaptive"}
+
+// errSessionChanged aborts an update whose expectedSessionId is stale.
+var errSessionChanged = invalid("session changed").WithDetails(map[string]any{"code": wire.DetailSessionChanged, "reason": "session-changed"})
+
+func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsPatchParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	agentID := s.agentID(p.AgentID)
+	key := s.canonicalKey(p.Key, agentID)
+
+	// Validate every mutation before touching the store.
+	var label, model, thinking, verbose, sendPolicy, spawnedBy string
+	if p.Label.Set && !p.Label.Null {
+		l, werr := validLabel(p.Label.Value)
+		if werr != nil {
+			return nil, werr
+		}
+		label = l
+	}
+	if p.Model.Set && !p.Model.Null {
+		model = strings.TrimSpace(p.Model.Value)
+		if model != "" && s.cfg.Models != nil {
+			if _, err := s.cfg.Models.ResolveModel(sessionkey.AgentID(key), model); err != nil {
+				return nil, invalid("invalid model: " + model)
+			}
+		}
+	}
+	if p.ThinkingLevel.Set && !p.ThinkingLevel.Null {
+		thinking = norm(p.ThinkingLevel.Value)
+		if thinking != "" && !slices.Contains(thinkingLevels, thinking) {
+			return nil, invalid(`invalid thinkingLevel (use "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"adaptive")`)
+		}
+	}
+	if p.VerboseLevel.Set && !p.VerboseLevel.Null {
+		verbose = strings.TrimSpace(p.VerboseLevel.Value)
+	}
+	if p.SendPolicy.Set && !p.SendPolicy.Null {
+		v, _ := p.SendPolicy.Value.(string)
+		if sendPolicy = normalizePolicy(v); sendPolicy == "" {
+			return nil, invalid(`invalid sendPolicy (use "allow"|"deny")`)
+		}
+	}
+	if p.SpawnedBy.Set && !p.SpawnedBy.Null && strings.TrimSpace(p.SpawnedBy.Value) != "" {
+		spawnedBy = s.canonicalKey(p.SpawnedBy.Value, "")
+	}
+
+	sess, err := s.cfg.Store.UpdateSession(ctx, key, true, func(sess *store.Session) error {
+		if p.ExpectedSessionID != "" && sess.SessionID != p.ExpectedSessionID {
+			return errSessionChanged
+		}
+		if sess.CreatedAt.IsZero() {
+			s.initSession(sess, agentID)
+			sess.CreatedAt = s.now()
+		}
+		if p.Label.Set {
+			sess.Label = label
+		}
+		if p.Model.Set {
+			sess.Model = model
+		}
+		if p.ThinkingLevel.Set {
+			sess.ThinkingLevel = thinking
+		}
+		if p.VerboseLevel.Set {
+			sess.VerboseLevel = verbose
+		}
+		if p.SendPolicy.Set {
+			sess.SendPolicy = sendPolicy
+		}
+		if p.SpawnedBy.Set {
+			sess.SpawnedBy = spawnedBy
+		}
+		if p.SpawnDepth.Set {
+			sess.SpawnDepth = p.SpawnDepth.Value
+		}
+		sess.UpdatedAt = s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wire.SessionsPatchResult{OK: true, Path: s.cfg.StorePath, Key: sess.Key, Entry: row(sess)}, nil
+}
+
+func (s *Server) handleSessionsReset(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsResetParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	agentID := s.agentID(p.AgentID)
+	key := s.canonicalKey(p.Key, agentID)
+	if _, err := s.cfg.Runner.AbortSession(ctx, key); err != nil {
+		return nil, err
+	}
+	sess, err := s.cfg.Store.UpdateSession(ctx, key, true, func(sess *store.Session) error {
+		if p.ExpectedSessionID != "" && sess.SessionID != p.ExpectedSessionID {
+			return errSessionChanged
+		}
+		if sess.CreatedAt.IsZero() {
+			s.initSession(sess, agentID)
+			sess.CreatedAt = s.now()
+		}
+		// A fresh transcript; the old one stays in the store under its id.
+		sess.SessionID = s.newID()
+		sess.SystemSent = false
+		sess.AbortedLastRun = false
+		sess.InputTokens, sess.OutputTokens, sess.TotalTokens, sess.ContextTokens = 0, 0, 0, 0
+		sess.UpdatedAt = s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wire.SessionsEntryResult{OK: true, Key: sess.Key, Entry: row(sess)}, nil
+}
+
+func (s *Server) handleSessionsDelete(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsDeleteParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
+	if s.isMainKey(key) {
+		return nil, invalid("Cannot delete the main session (" + key + ")")
+	}
+	sess, err := s.cfg.Store.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.SessionsDeleteResult{OK: true, Key: key, Deleted: false, Archived: []string{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.ExpectedSessionID != "" && sess.SessionID != p.ExpectedSessionID {
+		return nil, errSessionChanged
+	}
+	if _, err := s.cfg.Runner.AbortSession(ctx, key); err != nil {
+		return nil, err
+	}
+	deleteTranscript := p.DeleteTranscript == nil || *p.DeleteTranscript
+	err = s.cfg.Store.DeleteSession(ctx, key, deleteTranscript)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.SessionsDeleteResult{OK: true, Key: key, Deleted: false, Archived: []string{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wire.SessionsDeleteResult{OK: true, Key: key, Deleted: true, Archived: []string{}}, nil
+}
+
+func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsCreateParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	agentID := s.agentID(p.AgentID)
+	if strings.TrimSpace(p.AgentID) != "" && !s.knownAgent(agentID) {
+		return nil, invalid("agent not found: " + agentID).WithDetails(map[string]any{"code": wire.DetailUnknownAgentID, "agentId": agentID})
+	}
+	key := "agent:" + agentID + ":chat:" + s.newID()
+	if strings.TrimSpace(p.Key) != "" {
+		key = s.canonicalKey(p.Key, agentID)
+	}
+	sess := &store.Session{Key: key}
+	if p.Label != "" {
+		l, werr := validLabel(p.Label)
+		if werr != nil {
+			return nil, werr
+		}
+		sess.Label = l
+	}
+	s.initSession(sess, agentID)
+	now := s.now()
+	sess.CreatedAt, sess.UpdatedAt = now, now
+	if err := s.cfg.Store.CreateSession(ctx, sess); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, invalid("session already exists: " + key)
+		}
+		return nil, err
+	}
+	return wire.SessionsEntryResult{OK: true, Key: key, Entry: row(sess)}, nil
+}

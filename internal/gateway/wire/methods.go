@@ -1,0 +1,412 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Method names.
+const (
+	MethodConnect         = "connect"
+	MethodHealth          = "health"
+	MethodSessionsList    = "sessions.list"
+	MethodSessionsResolve = "sessions.resolve"
+	MethodSessionsPatch   = "sessions.patch"
+	MethodSessionsReset   = "sessions.reset"
+	MethodSessionsDelete  = "sessions.delete"
+	MethodSessionsCreate  = "sessions.create"
+	MethodChatSend        = "chat.send"
+	MethodChatHistory     = "chat.history"
+	MethodChatAbort       = "chat.abort"
+	MethodChatInject      = "chat.inject"
+	MethodAgent           = "agent"
+	MethodAgentWait       = "agent.wait"
+	MethodAgentsList      = "agents.list"
+)
+
+// Event names.
+const (
+	EventConnectChallenge = "connect.challenge"
+	EventTick             = "tick"
+	EventShutdown         = "shutdown"
+	EventChat             = "chat"
+	EventAgent            = "agent"
+)
+
+// Nullable is an optional, nullable param: absent (Set false), null (Set
+// and Null), or a value. Its zero value is absent.
+type Nullable[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Nullable[T]) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		n.Null = true
+		var zero T
+		n.Value = zero
+		return nil
+	}
+	n.Null = false
+	return json.Unmarshal(b, &n.Value)
+}
+
+// MarshalJSON implements json.Marshaler; use the omitzero option so that
+// an absent value is left out.
+func (n Nullable[T]) MarshalJSON() ([]byte, error) {
+	if !n.Set || n.Null {
+		return []byte("null"), nil
+	}
+	return json.Marshal(n.Value)
+}
+
+// IsZero reports whether n is absent.
+func (n Nullable[T]) IsZero() bool { return !n.Set }
+
+// Of returns a set, non-null Nullable.
+func Of[T any](v T) Nullable[T] { return Nullable[T]{Set: true, Value: v} }
+
+// Null returns a set, null Nullable.
+func Null[T any]() Nullable[T] { return Nullable[T]{Set: true, Null: true} }
+
+// HealthParams are the params of health.
+type HealthParams struct {
+	Probe bool `json:"probe,omitempty"`
+}
+
+// SessionsListParams are the params of sessions.list. Filters that the
+// reference accepts but Switchboard does not implement are admitted by the
+// schema and ignored.
+type SessionsListParams struct {
+	Limit            *int   `json:"limit,omitempty"`
+	Offset           *int   `json:"offset,omitempty"`
+	ActiveMinutes    *int   `json:"activeMinutes,omitempty"`
+	IncludeGlobal    bool   `json:"includeGlobal,omitempty"`
+	IncludeUnknown   bool   `json:"includeUnknown,omitempty"`
+	ExcludeSubagents bool   `json:"excludeSubagents,omitempty"`
+	ExcludeCron      bool   `json:"excludeCron,omitempty"`
+	SpawnedBy        string `json:"spawnedBy,omitempty"`
+	Label            string `json:"label,omitempty"`
+	AgentID          string `json:"agentId,omitempty"`
+	Search           string `json:"search,omitempty"`
+}
+
+// SessionsResolveParams are the params of sessions.resolve: exactly one of
+// Key, SessionID and Label.
+type SessionsResolveParams struct {
+	Key            string  `json:"key,omitempty"`
+	SessionID      string  `json:"sessionId,omitempty"`
+	Label          *string `json:"label,omitempty"`
+	AgentID        string  `json:"agentId,omitempty"`
+	SpawnedBy      string  `json:"spawnedBy,omitempty"`
+	IncludeGlobal  bool    `json:"includeGlobal,omitempty"`
+	IncludeUnknown bool    `json:"includeUnknown,omitempty"`
+}
+
+// SessionsPatchParams are the params of sessions.patch. A null value
+// clears the field.
+type SessionsPatchParams struct {
+	Key               string           `json:"key"`
+	AgentID           string           `json:"agentId,omitempty"`
+	ExpectedSessionID string           `json:"expectedSessionId,omitempty"`
+	Label             Nullable[string] `json:"label,omitzero"`
+	Model             Nullable[string] `json:"model,omitzero"`
+	ThinkingLevel     Nullable[string] `json:"thinkingLevel,omitzero"`
+	VerboseLevel      Nullable[string] `json:"verboseLevel,omitzero"`
+	SendPolicy        Nullable[any]    `json:"sendPolicy,omitzero"`
+	SpawnedBy         Nullable[string] `json:"spawnedBy,omitzero"`
+	SpawnDepth        Nullable[int]    `json:"spawnDepth,omitzero"`
+}
+
+// SessionsResetParams are the params of sessions.reset.
+type SessionsResetParams struct {
+	Key               string `json:"key"`
+	AgentID           string `json:"agentId,omitempty"`
+	Reason            string `json:"reason,omitempty"` // "new" or "reset"
+	ExpectedSessionID string `json:"expectedSessionId,omitempty"`
+}
+
+// SessionsDeleteParams are the params of sessions.delete.
+type SessionsDeleteParams struct {
+	Key                string `json:"key"`
+	AgentID            string `json:"agentId,omitempty"`
+	DeleteTranscript   *bool  `json:"deleteTranscript,omitempty"`
+	EmitLifecycleHooks *bool  `json:"emitLifecycleHooks,omitempty"`
+	ArchivedOnly       bool   `json:"archivedOnly,omitempty"`
+	ExpectedSessionID  string `json:"expectedSessionId,omitempty"`
+}
+
+// SessionsCreateParams are the params of sessions.create.
+type SessionsCreateParams struct {
+	Key     string `json:"key,omitempty"`
+	AgentID string `json:"agentId,omitempty"`
+	Label   string `json:"label,omitempty"`
+}
+
+// ChatSendParams are the params of chat.send.
+type ChatSendParams struct {
+	SessionKey     string            `json:"sessionKey"`
+	Message        string            `json:"message"`
+	IdempotencyKey string            `json:"idempotencyKey"`
+	AgentID        string            `json:"agentId,omitempty"`
+	SessionID      string            `json:"sessionId,omitempty"`
+	Thinking       string            `json:"thinking,omitempty"`
+	Deliver        bool              `json:"deliver,omitempty"`
+	Attachments    []json.RawMessage `json:"attachments,omitempty"`
+	TimeoutMs      *int64            `json:"timeoutMs,omitempty"`
+	QueueMode      string            `json:"queueMode,omitempty"`
+}
+
+// ChatHistoryParams are the params of chat.history.
+type ChatHistoryParams struct {
+	SessionKey string `json:"sessionKey"`
+	AgentID    string `json:"agentId,omitempty"`
+	SessionID  string `json:"sessionId,omitempty"`
+	// Limit is 1..1000; nil means 200.
+	Limit *int `json:"limit,omitempty"`
+}
+
+// ChatAbortParams are the params of chat.abort.
+type ChatAbortParams struct {
+	SessionKey       string `json:"sessionKey"`
+	RunID            string `json:"runId,omitempty"`
+	AgentID          string `json:"agentId,omitempty"`
+	PreserveSideRuns bool   `json:"preserveSideRuns,omitempty"`
+}
+
+// ChatInjectParams are the params of chat.inject.
+type ChatInjectParams struct {
+	SessionKey string `json:"sessionKey"`
+	Message    string `json:"message"`
+	Label      string `json:"label,omitempty"`
+}
+
+// InputProvenance marks agent input that did not come from a person.
+type InputProvenance struct {
+	Kind             string `json:"kind"`
+	SourceSessionKey string `json:"sourceSessionKey,omitempty"`
+	SourceChannel    string `json:"sourceChannel,omitempty"`
+	SourceTool       string `json:"sourceTool,omitempty"`
+}
+
+// AgentParams are the params of agent.
+type AgentParams struct {
+	Message           string          `json:"message"`
+	IdempotencyKey    string          `json:"idempotencyKey"`
+	AgentID           string          `json:"agentId,omitempty"`
+	SessionKey        string          `json:"sessionKey,omitempty"`
+	SessionID         string          `json:"sessionId,omitempty"`
+	Thinking          string          `json:"thinking,omitempty"`
+	Deliver           bool            `json:"deliver,omitempty"`
+	BestEffortDeliver bool            `json:"bestEffortDeliver,omitempty"`
+	Channel           string          `json:"channel,omitempty"`
+	To                string          `json:"to,omitempty"`
+	ReplyTo           string          `json:"replyTo,omitempty"`
+	AccountID         string          `json:"accountId,omitempty"`
+	ThreadID          json.RawMessage `json:"threadId,omitempty"` // string or number
+	// Timeout is the run limit in seconds; 0 means none, nil the default.
+	Timeout           *int64            `json:"timeout,omitempty"`
+	Lane              string            `json:"lane,omitempty"`
+	ExtraSystemPrompt string            `json:"extraSystemPrompt,omitempty"`
+	Label             string            `json:"label,omitempty"`
+	SpawnedBy         string            `json:"spawnedBy,omitempty"`
+	InputProvenance   *InputProvenance  `json:"inputProvenance,omitempty"`
+	InternalEvents    []json.RawMessage `json:"internalEvents,omitempty"`
+	WorkspaceDir      string            `json:"workspaceDir,omitempty"`
+	Model             string            `json:"model,omitempty"`
+	Provider          string            `json:"provider,omitempty"`
+	Attachments       []json.RawMessage `json:"attachments,omitempty"`
+	PromptMode        string            `json:"promptMode,omitempty"`
+}
+
+// AgentWaitParams are the params of agent.wait.
+type AgentWaitParams struct {
+	RunID string `json:"runId"`
+	// TimeoutMs defaults to 30000.
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+}
+
+// AgentsListParams are the params of agents.list (none).
+type AgentsListParams struct{}
+
+// methodSchemas maps each method to its params schema. All are closed.
+var methodSchemas = map[string]*Schema{
+	MethodConnect: ConnectSchema,
+	MethodHealth:  Object(nil, P("probe", Bool())),
+	MethodSessionsList: Object(nil,
+		P("limit", Int(1)),
+		P("offset", Int(0)),
+		P("activeMinutes", Int(1)),
+		P("activeOnly", Bool()),
+		P("sortBy", Enum("updatedAt", "lastInteractionAt", "activity")),
+		P("includeGlobal", Bool()),
+		P("includeUnknown", Bool()),
+		P("excludeSubagents", Bool()),
+		P("excludeCron", Bool()),
+		P("excludeSystem", Bool()),
+		P("configuredAgentsOnly", Bool()),
+		P("includeDerivedTitles", Bool()),
+		P("includeLastMessage", Bool()),
+		P("includeActivitySummary", Bool()),
+		P("label", Str()),
+		P("projectId", Str()),
+		P("workspaceDir", Str()),
+		P("group", Str()),
+		P("pinned", Bool()),
+		P("creatorId", Str()),
+		P("ownerId", Str()),
+		P("involvingMe", Bool()),
+		P("spawnedBy", Str()),
+		P("agentId", Str()),
+		P("search", Str()),
+		P("archived", Any()),
+	),
+	MethodSessionsResolve: Object(nil,
+		P("key", NonEmptyStr()),
+		P("sessionId", NonEmptyStr()),
+		P("label", Str()),
+		P("agentId", Str()),
+		P("spawnedBy", Str()),
+		P("includeGlobal", Bool()),
+		P("includeUnknown", Bool()),
+	),
+	MethodSessionsPatch: Object([]string{"key"},
+		P("key", NonEmptyStr()),
+		P("agentId", Str()),
+		P("expectedSessionId", Str()),
+		P("label", OrNull(Str())),
+		P("model", OrNull(Str())),
+		P("thinkingLevel", OrNull(Str())),
+		P("verboseLevel", OrNull(Str())),
+		P("sendPolicy", Any()),
+		P("spawnedBy", OrNull(Str())),
+		P("spawnDepth", OrNull(Int(0))),
+	),
+	MethodSessionsReset: Object([]string{"key"},
+		P("key", NonEmptyStr()),
+		P("agentId", Str()),
+		P("reason", Enum("new", "reset")),
+		P("expectedSessionId", Str()),
+	),
+	MethodSessionsDelete: Object([]string{"key"},
+		P("key", NonEmptyStr()),
+		P("agentId", Str()),
+		P("deleteTranscript", Bool()),
+		P("emitLifecycleHooks", Bool()),
+		P("archivedOnly", Bool()),
+		P("expectedSessionId", Str()),
+	),
+	MethodSessionsCreate: Object(nil,
+		P("key", NonEmptyStr()),
+		P("agentId", Str()),
+		P("label", Str()),
+	),
+	MethodChatSend: Object([]string{"sessionKey", "message", "idempotencyKey"},
+		P("sessionKey", NonEmptyStr()),
+		P("message", Str()),
+		P("idempotencyKey", NonEmptyStr()),
+		P("agentId", Str()),
+		P("sessionId", Str()),
+		P("thinking", Str()),
+		P("deliver", Bool()),
+		P("attachments", Array()),
+		P("timeoutMs", Int(0)),
+		P("queueMode", Enum("steer", "followup", "collect", "interrupt")),
+	),
+	MethodChatHistory: Object([]string{"sessionKey"},
+		P("sessionKey", NonEmptyStr()),
+		P("agentId", Str()),
+		P("sessionId", Str()),
+		P("limit", &Schema{Type: JSONInteger, HasMin: true, Min: 1, HasMax: true, Max: 1000}),
+		P("maxBytes", Int(1)),
+		P("maxChars", Int(1)),
+		P("offset", Int(0)),
+		P("cursor", Str()),
+		P("messageId", Str()),
+		P("pendingBefore", Any()),
+		P("inputRunIds", StrArray()),
+	),
+	MethodChatAbort: Object([]string{"sessionKey"},
+		P("sessionKey", NonEmptyStr()),
+		P("runId", Str()),
+		P("agentId", Str()),
+		P("preserveSideRuns", Bool()),
+	),
+	MethodChatInject: Object([]string{"sessionKey", "message"},
+		P("sessionKey", NonEmptyStr()),
+		P("message", NonEmptyStr()),
+		P("label", &Schema{Type: JSONString, MaxLength: 100}),
+	),
+	MethodAgent: Object([]string{"message", "idempotencyKey"},
+		P("message", NonEmptyStr()),
+		P("idempotencyKey", NonEmptyStr()),
+		P("agentId", Str()),
+		P("sessionKey", Str()),
+		P("sessionId", Str()),
+		P("thinking", Str()),
+		P("deliver", Bool()),
+		P("bestEffortDeliver", Bool()),
+		P("channel", Str()),
+		P("to", Str()),
+		P("replyTo", Str()),
+		P("accountId", Str()),
+		P("threadId", Any()),
+		P("timeout", Int(0)),
+		P("lane", Str()),
+		P("extraSystemPrompt", Str()),
+		P("label", Str()),
+		P("spawnedBy", Str()),
+		P("inputProvenance", Object([]string{"kind"},
+			P("kind", NonEmptyStr()),
+			P("sourceSessionKey", Str()),
+			P("sourceChannel", Str()),
+			P("sourceTool", Str()),
+		)),
+		P("internalEvents", Array()),
+		P("workspaceDir", Str()),
+		P("model", Str()),
+		P("provider", Str()),
+		P("attachments", Array()),
+		P("promptMode", Enum("full", "minimal", "none")),
+	),
+	MethodAgentWait: Object([]string{"runId"},
+		P("runId", NonEmptyStr()),
+		P("timeoutMs", Int(0)),
+	),
+	MethodAgentsList: Object(nil),
+}
+
+// ParamsSchema returns the params schema of method, or nil for a method
+// this package does not describe.
+func ParamsSchema(method string) *Schema { return methodSchemas[method] }
+
+// DecodeParams validates params (nil is treated as {}) against the schema
+// of method and unmarshals them into v (nil skips that). A failure is a
+// *ParamsError reading "invalid <method> params: <reason>".
+func DecodeParams(method string, params json.RawMessage, v any) error {
+	s := methodSchemas[method]
+	if s == nil {
+		return &ParamsError{Method: method, Err: &ValidationError{Issues: []Issue{{Message: "unknown method"}}}}
+	}
+	if err := decodeInto(s, params, v); err != nil {
+		return &ParamsError{Method: method, Err: err}
+	}
+	return nil
+}
+
+// ParamsError reports params that do not match their method's schema.
+type ParamsError struct {
+	Method string
+	Err    error // usually a *ValidationError
+}
+
+// Error returns "invalid <method> params: <reason>".
+func (e *ParamsError) Error() string {
+	return "invalid " + e.Method + " params: " + e.Err.Error()
+}
+
+// Unwrap returns the validation error.
+func (e *ParamsError) Unwrap() error { return e.Err }

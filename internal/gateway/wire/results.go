@@ -1,0 +1,281 @@
+package wire
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// SessionRow is one session as sessions.list, sessions.patch and friends
+// report it: the stored session entry plus key, kind and updatedAt in
+// milliseconds.
+type SessionRow struct {
+	Key            string           `json:"key"`
+	Kind           string           `json:"kind"` // direct|group|global|unknown
+	SessionID      string           `json:"sessionId,omitempty"`
+	AgentID        string           `json:"agentId,omitempty"`
+	Channel        string           `json:"channel,omitempty"`
+	ChatType       string           `json:"chatType,omitempty"`
+	DisplayName    string           `json:"displayName,omitempty"`
+	Label          string           `json:"label,omitempty"`
+	SpawnedBy      string           `json:"spawnedBy,omitempty"`
+	SpawnDepth     int              `json:"spawnDepth,omitempty"`
+	Model          string           `json:"model,omitempty"`
+	ThinkingLevel  string           `json:"thinkingLevel,omitempty"`
+	VerboseLevel   string           `json:"verboseLevel,omitempty"`
+	ContextTokens  int64            `json:"contextTokens,omitempty"`
+	InputTokens    int64            `json:"inputTokens"`
+	OutputTokens   int64            `json:"outputTokens"`
+	TotalTokens    int64            `json:"totalTokens"`
+	SystemSent     bool             `json:"systemSent"`
+	AbortedLastRun bool             `json:"abortedLastRun"`
+	SendPolicy     string           `json:"sendPolicy,omitempty"`
+	LastChannel    string           `json:"lastChannel,omitempty"`
+	LastTo         string           `json:"lastTo,omitempty"`
+	LastAccountID  string           `json:"lastAccountId,omitempty"`
+	Delivery       *DeliveryContext `json:"deliveryContext,omitempty"`
+	CreatedAt      int64            `json:"createdAt,omitempty"` // ms
+	UpdatedAt      int64            `json:"updatedAt"`           // ms
+
+	// Extra holds other entry fields (kept from imported entries); they are
+	// written after the known ones, which win on a name clash.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// DeliveryContext is where a session's replies go by default.
+type DeliveryContext struct {
+	Channel   string `json:"channel,omitempty"`
+	To        string `json:"to,omitempty"`
+	AccountID string `json:"accountId,omitempty"`
+	ThreadID  string `json:"threadId,omitempty"`
+}
+
+// MarshalJSON writes the known fields, then Extra's members sorted by
+// name.
+func (r SessionRow) MarshalJSON() ([]byte, error) {
+	type plain SessionRow
+	b, err := json.Marshal(plain(r))
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	var known map[string]json.RawMessage
+	if err := json.Unmarshal(b, &known); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(r.Extra))
+	for k := range r.Extra {
+		if _, dup := known[k]; !dup && json.Valid(r.Extra[k]) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	b = b[:len(b)-1]
+	for _, k := range names {
+		b = append(b, ',')
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = append(b, r.Extra[k]...)
+	}
+	return append(b, '}'), nil
+}
+
+// SessionsListResult is the result of sessions.list.
+type SessionsListResult struct {
+	TS           int64        `json:"ts"`
+	Path         string       `json:"path"`
+	Count        int          `json:"count"`
+	LimitApplied int          `json:"limitApplied,omitempty"`
+	HasMore      bool         `json:"hasMore"`
+	NextOffset   *int         `json:"nextOffset,omitempty"`
+	Defaults     ListDefaults `json:"defaults"`
+	Sessions     []SessionRow `json:"sessions"`
+}
+
+// ListDefaults are the model defaults sessions.list reports.
+type ListDefaults struct {
+	ModelProvider string `json:"modelProvider,omitempty"`
+	Model         string `json:"model,omitempty"`
+	ContextTokens int64  `json:"contextTokens,omitempty"`
+}
+
+// SessionsResolveResult is the result of sessions.resolve.
+type SessionsResolveResult struct {
+	OK  bool   `json:"ok"`
+	Key string `json:"key"`
+}
+
+// SessionsPatchResult is the result of sessions.patch.
+type SessionsPatchResult struct {
+	OK    bool       `json:"ok"`
+	Path  string     `json:"path"`
+	Key   string     `json:"key"`
+	Entry SessionRow `json:"entry"`
+}
+
+// SessionsEntryResult is the result of sessions.reset and sessions.create.
+type SessionsEntryResult struct {
+	OK    bool       `json:"ok"`
+	Key   string     `json:"key"`
+	Entry SessionRow `json:"entry"`
+}
+
+// SessionsDeleteResult is the result of sessions.delete.
+type SessionsDeleteResult struct {
+	OK       bool     `json:"ok"`
+	Key      string   `json:"key"`
+	Deleted  bool     `json:"deleted"`
+	Archived []string `json:"archived"`
+}
+
+// ChatSendResult is the result of chat.send.
+type ChatSendResult struct {
+	RunID string `json:"runId"`
+	// Status is "started", or for a repeated idempotencyKey "in_flight"
+	// while the run is live and its terminal status once it ended.
+	Status string `json:"status"`
+}
+
+// ChatHistoryResult is the result of chat.history.
+type ChatHistoryResult struct {
+	SessionKey    string            `json:"sessionKey"`
+	SessionID     string            `json:"sessionId,omitempty"`
+	Messages      []json.RawMessage `json:"messages"`
+	ThinkingLevel string            `json:"thinkingLevel,omitempty"`
+	VerboseLevel  string            `json:"verboseLevel,omitempty"`
+}
+
+// ChatAbortResult is the result of chat.abort.
+type ChatAbortResult struct {
+	OK      bool     `json:"ok"`
+	Aborted bool     `json:"aborted"`
+	RunIDs  []string `json:"runIds"`
+}
+
+// ChatInjectResult is the result of chat.inject.
+type ChatInjectResult struct {
+	OK        bool   `json:"ok"`
+	MessageID string `json:"messageId"`
+}
+
+// AgentResult is the first result of agent. When the run ends, the gateway
+// answers the same request id a second time with an AgentFinalResult
+// (clients that pass expectFinal wait for it; others ignore it).
+type AgentResult struct {
+	RunID      string `json:"runId"`
+	SessionKey string `json:"sessionKey"`
+	AgentID    string `json:"agentId"`
+	Status     string `json:"status"` // "accepted" or "in_flight"
+	AcceptedAt int64  `json:"acceptedAt"`
+}
+
+// AgentFinalResult is the second response of agent, sent when the run
+// ends.
+type AgentFinalResult struct {
+	RunID   string          `json:"runId"`
+	Status  string          `json:"status"` // "ok", "error" or "timeout"
+	Summary string          `json:"summary"`
+	Result  *AgentRunOutput `json:"result,omitempty"`
+}
+
+// AgentRunOutput is the reply of a finished run.
+type AgentRunOutput struct {
+	Payloads []AgentPayload `json:"payloads"`
+	Meta     AgentRunMeta   `json:"meta"`
+}
+
+// AgentPayload is one reply payload.
+type AgentPayload struct {
+	Text string `json:"text"`
+}
+
+// AgentRunMeta describes a finished run.
+type AgentRunMeta struct {
+	DurationMs int64  `json:"durationMs"`
+	StopReason string `json:"stopReason,omitempty"`
+	Aborted    bool   `json:"aborted"`
+}
+
+// AgentWaitResult is the result of agent.wait.
+type AgentWaitResult struct {
+	RunID      string `json:"runId"`
+	Status     string `json:"status"` // "ok", "error" or "timeout"
+	StartedAt  int64  `json:"startedAt,omitempty"`
+	EndedAt    int64  `json:"endedAt,omitempty"`
+	Error      string `json:"error,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// AgentsListResult is the result of agents.list.
+type AgentsListResult struct {
+	DefaultID         string         `json:"defaultId"`
+	MainKey           string         `json:"mainKey"`
+	Scope             string         `json:"scope"`
+	Ownership         string         `json:"ownership"`
+	SelectionRequired bool           `json:"selectionRequired"`
+	Agents            []AgentSummary `json:"agents"`
+}
+
+// AgentSummary is one agents.list row.
+type AgentSummary struct {
+	ID    string    `json:"id"`
+	Name  string    `json:"name,omitempty"`
+	Model *ModelRef `json:"model,omitempty"`
+}
+
+// ModelRef is a model selection.
+type ModelRef struct {
+	Primary string `json:"primary"`
+}
+
+// Chat event states.
+const (
+	ChatStateDelta   = "delta"
+	ChatStateFinal   = "final"
+	ChatStateAborted = "aborted"
+	ChatStateError   = "error"
+)
+
+// ChatEvent is the payload of the chat event: the UI-level stream of a run.
+type ChatEvent struct {
+	RunID      string `json:"runId"`
+	SessionKey string `json:"sessionKey"`
+	AgentID    string `json:"agentId,omitempty"`
+	// Seq is the per-run event counter of the agent event this one was
+	// derived from.
+	Seq       int64  `json:"seq"`
+	State     string `json:"state"`
+	SpawnedBy string `json:"spawnedBy,omitempty"`
+	// DeltaText is the text added since the previous delta (state delta).
+	DeltaText string `json:"deltaText,omitempty"`
+	// Message is the assistant message so far (delta) or the complete one
+	// (final, aborted).
+	Message      json.RawMessage `json:"message,omitempty"`
+	Usage        json.RawMessage `json:"usage,omitempty"`
+	StopReason   string          `json:"stopReason,omitempty"`
+	ErrorMessage string          `json:"errorMessage,omitempty"`
+	// ErrorKind is refusal|timeout|rate_limit|context_length|unknown.
+	ErrorKind string `json:"errorKind,omitempty"`
+}
+
+// Agent event streams.
+const (
+	StreamLifecycle = "lifecycle"
+	StreamAssistant = "assistant"
+	StreamTool      = "tool"
+	StreamUsage     = "usage"
+)
+
+// AgentEvent is the payload of the agent event: the low-level stream of a
+// run.
+type AgentEvent struct {
+	RunID       string          `json:"runId"`
+	Seq         int64           `json:"seq"`
+	Stream      string          `json:"stream"`
+	TS          int64           `json:"ts"`
+	Data        json.RawMessage `json:"data"`
+	SessionKey  string          `json:"sessionKey,omitempty"`
+	AgentID     string          `json:"agentId,omitempty"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	Lane        string          `json:"lane,omitempty"`
+	SpawnedBy   string          `json:"spawnedBy,omitempty"`
+	IsHeartbeat bool            `json:"isHeartbeat"`
+}
