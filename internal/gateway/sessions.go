@@ -276,7 +276,7 @@ func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, erro
 		if err != nil {
 			return nil, err
 		}
-		return wire.SessionsResolveResult{OK: true, Key: sess.Key}, nil
+		return resolved(sess), nil
 	case p.SessionID != "":
 		found, err := s.cfg.Store.SessionsByID(ctx, strings.TrimSpace(p.SessionID))
 		if err != nil {
@@ -287,7 +287,7 @@ func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, erro
 		case 0:
 			return nil, invalid("No session found: " + p.SessionID)
 		case 1:
-			return wire.SessionsResolveResult{OK: true, Key: found[0].Key}, nil
+			return resolved(found[0]), nil
 		}
 		return nil, invalid("Multiple sessions found for sessionId: " + p.SessionID + " (" + keysOf(found) + ")")
 	default:
@@ -304,7 +304,7 @@ func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, erro
 		case 0:
 			return nil, invalid("No session found with label: " + label)
 		case 1:
-			return wire.SessionsResolveResult{OK: true, Key: found[0].Key}, nil
+			return resolved(found[0]), nil
 		}
 		return nil, invalid("Multiple sessions found with label: " + label + " (" + keysOf(found) + ")")
 	}
@@ -494,4 +494,13 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 		return nil, err
 	}
 	return wire.SessionsEntryResult{OK: true, Key: key, Entry: row(sess)}, nil
+}
+
+// resolved is the sessions.resolve answer for one session.
+func resolved(s *store.Session) wire.SessionsResolveResult {
+	agentID := s.AgentID
+	if agentID == "" {
+		agentID = sessionkey.AgentID(s.Key)
+	}
+	return wire.SessionsResolveResult{OK: true, Key: s.Key, AgentID: agentID, DisplayName: s.DisplayName}
 }

@@ -99,8 +99,10 @@ type ListDefaults struct {
 
 // SessionsResolveResult is the result of sessions.resolve.
 type SessionsResolveResult struct {
-	OK  bool   `json:"ok"`
-	Key string `json:"key"`
+	OK          bool   `json:"ok"`
+	Key         string `json:"key"`
+	AgentID     string `json:"agentId"`
+	DisplayName string `json:"displayName,omitempty"`
 }
 
 // SessionsPatchResult is the result of sessions.patch.
