@@ -28,6 +28,9 @@ import (
 // DBFile is the SQLite database file name inside the state dir.
 const DBFile = "switchboard.db"
 
+// EnvShutdownGrace overrides DefaultShutdownGrace (a Go duration, e.g. "30s").
+const EnvShutdownGrace = "SWITCHBOARD_SHUTDOWN_GRACE"
+
 // DefaultShutdownGrace is how long running agent runs may take to finish
 // after a shutdown signal before they are aborted.
 const DefaultShutdownGrace = 10 * time.Second
@@ -164,6 +167,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	if d.grace == 0 {
 		d.grace = DefaultShutdownGrace
+		if v := env(EnvShutdownGrace); v != "" {
+			g, err := time.ParseDuration(v)
+			if err != nil || g < 0 {
+				return nil, fmt.Errorf("daemon: %s=%q: want a duration such as 10s", EnvShutdownGrace, v)
+			}
+			d.grace = g
+		}
 	}
 	gw, err := gateway.New(gateway.Config{
 		Runner:          runner,

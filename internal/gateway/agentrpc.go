@@ -206,7 +206,7 @@ func (s *Server) runReply(ctx context.Context, run *store.Run) string {
 //
 // Status mapping: ok → "ok"; error → "error" with the error; timeout (the
 // run hit its time limit) → "timeout" with the error and endedAt; aborted
-// → "error" with error "aborted". The reference reports runs cut short as
+// → "error" with the abort reason (plain "aborted" for chat.abort). The reference reports runs cut short as
 // "timeout" in places (its sub-agent registry treats an aborted lifecycle
 // end as a timeout, reference-behaviour §10.2); Switchboard keeps explicit
 // aborts distinguishable from the wait itself timing out, which is
@@ -243,7 +243,13 @@ func (s *Server) handleAgentWait(ctx context.Context, cl *call) (any, error) {
 	case store.RunTimeout:
 		res.Status, res.Error = waitTimeout, run.Error
 	case store.RunAborted:
-		res.Status, res.Error = waitError, abortedError
+		// The run's own reason: "aborted" for chat.abort, or why the
+		// gateway cut it ("gateway shutting down", "run interrupted by
+		// gateway restart").
+		res.Status, res.Error = waitError, run.Error
+		if res.Error == "" {
+			res.Error = abortedError
+		}
 	default:
 		res.Status, res.Error = waitError, run.Error
 		if res.Error == "" {
