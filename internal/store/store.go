@@ -202,6 +202,96 @@ type RunResult struct {
 	StopReason string
 	Usage      transcript.Usage
 	EndedAt    time.Time
+	// Outbox holds items (announces, agent-to-agent messages) to enqueue in
+	// the same transaction that marks the run terminal, so they exist if and
+	// only if the run finished. Each is stored with PutOutbox's defaults; an
+	// empty RunID means the finished run. An item whose ID already exists
+	// (queued earlier, or twice in this slice) is skipped, not an error.
+	Outbox []OutboxItem
+}
+
+// OutboxStatus is the delivery state of an outbox item.
+type OutboxStatus string
+
+// Outbox statuses. Pending items wait for delivery; the rest are final.
+const (
+	// OutboxPending: not delivered yet; due at NextAttemptAt.
+	OutboxPending OutboxStatus = "pending"
+	// OutboxDelivered: delivered; kept so that enqueueing the same ID again
+	// stays a no-op.
+	OutboxDelivered OutboxStatus = "delivered"
+	// OutboxDead: the dispatcher gave up on it (see LastError).
+	OutboxDead OutboxStatus = "dead"
+)
+
+// Valid reports whether s is one of the defined statuses.
+func (s OutboxStatus) Valid() bool {
+	switch s {
+	case OutboxPending, OutboxDelivered, OutboxDead:
+		return true
+	}
+	return false
+}
+
+// OutboxItem is one durable message waiting to be delivered to a session:
+// an agent-to-agent flow step or a sub-agent completion announce. Producers
+// enqueue items (PutOutbox, or RunResult.Outbox); a dispatcher lists due
+// items, delivers them and records the outcome with UpdateOutbox, with
+// backoff through NextAttemptAt. Items survive restarts.
+type OutboxItem struct {
+	// ID is unique and doubles as the idempotency key, for example
+	// "announce:<childRunId>:<targetKey>": enqueueing an existing ID fails
+	// with ErrConflict (or is skipped by FinishRun), so a retried producer
+	// never queues a message twice.
+	ID string
+	// Kind tells the dispatcher how to deliver the item, e.g. "a2a" or
+	// "announce".
+	Kind string
+	// SessionKey is the session the item will be delivered to. It may be
+	// changed (re-routed) by UpdateOutbox.
+	SessionKey string
+	// RunID is the run the item is about, "" if none.
+	RunID string
+	// Payload is the dispatcher's description of the message, opaque to
+	// the store; when set it must be valid JSON.
+	Payload json.RawMessage
+
+	Status OutboxStatus
+	// Attempts counts delivery attempts; the dispatcher maintains it.
+	Attempts int
+	// NextAttemptAt is when a pending item is due (next try after backoff).
+	NextAttemptAt time.Time
+	// LastError is the error of the last failed attempt.
+	LastError string
+
+	CreatedAt time.Time
+	UpdatedAt time.Time // set to now by every write
+	// DeliveredAt is when the item was delivered; zero until then. Stores
+	// set it to now when an item is written as delivered with it zero.
+	DeliveredAt time.Time
+}
+
+// Clone returns a deep copy of it.
+func (it *OutboxItem) Clone() *OutboxItem {
+	c := *it
+	if it.Payload != nil {
+		c.Payload = append(json.RawMessage(nil), it.Payload...)
+	}
+	return &c
+}
+
+// OutboxFilter selects items for ListOutbox. Zero fields do not filter.
+// Results are ordered by NextAttemptAt ascending, then CreatedAt, then ID.
+type OutboxFilter struct {
+	Kind       string
+	SessionKey string
+	RunID      string
+	Statuses   []OutboxStatus
+	// DueBefore, when set, keeps only pending items with NextAttemptAt at
+	// or before it: the items a dispatcher should try now. Combined with
+	// Statuses that exclude OutboxPending it matches nothing.
+	DueBefore time.Time
+	Limit     int // 0 = no limit
 }
 
 // Store is the durable store. Implementations are safe for concurrent use.
@@ -250,16 +340,39 @@ type Store interface {
 	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
 	// FinishRun marks a live run terminal and, in the same transaction,
 	// adds the usage to its session's token counters, sets the session's
-	// AbortedLastRun (true only for RunAborted) and bumps its UpdatedAt.
-	// The run's usage is replaced by res.Usage; the session's input, output
-	// and total token counters are increased by it. A missing session is not
-	// an error. ErrConflict if the run is already terminal.
+	// AbortedLastRun (true only for RunAborted), bumps its UpdatedAt and
+	// enqueues res.Outbox. The run's usage is replaced by res.Usage; the
+	// session's input, output and total token counters are increased by it.
+	// A missing session is not an error. Outbox items whose ID already
+	// exists are skipped, so a retried finish never queues twice.
+	// ErrConflict if the run is already terminal, ErrNotFound if it is
+	// absent; on any error nothing is written, outbox items included.
 	FinishRun(ctx context.Context, runID string, res RunResult) (*Run, error)
 	// AbortInterrupted marks every run left running (by a crash) aborted
 	// with the given error text, and sets AbortedLastRun on their sessions,
 	// in one transaction. Queued runs are left alone (they resume after a
 	// restart). It returns the runs it changed.
 	AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*Run, error)
+
+	// PutOutbox enqueues item; ErrConflict if its ID exists, which callers
+	// treat as "already queued" (enqueueing is idempotent by ID). Defaults:
+	// an empty Status means pending, zero CreatedAt and UpdatedAt mean now,
+	// and a zero NextAttemptAt means CreatedAt (due at once). The ID must
+	// not be empty and Status must be one of the OutboxStatus values.
+	// item itself is not modified.
+	PutOutbox(ctx context.Context, item *OutboxItem) error
+	// GetOutbox returns the item, or ErrNotFound.
+	GetOutbox(ctx context.Context, id string) (*OutboxItem, error)
+	// ListOutbox returns items matching f, ordered by NextAttemptAt, then
+	// CreatedAt, then ID.
+	ListOutbox(ctx context.Context, f OutboxFilter) ([]*OutboxItem, error)
+	// UpdateOutbox applies fn to the stored item in one write transaction
+	// and stores the result with UpdatedAt set to now; fn's error is
+	// returned as is and leaves the item unchanged, which makes fn a
+	// compare-and-set (for example, claim only if still pending). fn may
+	// not change ID and must not call the Store. Returns the stored item;
+	// ErrNotFound if absent.
+	UpdateOutbox(ctx context.Context, id string, fn func(*OutboxItem) error) (*OutboxItem, error)
 
 	// Close releases the store. A second call returns net.ErrClosed.
 	Close() error

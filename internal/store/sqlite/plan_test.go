@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // TestQueryPlans checks that the hot queries use their indexes and need no
@@ -11,6 +14,7 @@ import (
 func TestQueryPlans(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
+	due := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name  string
 		query string
@@ -31,6 +35,29 @@ func TestQueryPlans(t *testing.T) {
 		{"running", qRunning, nil, "runs_status"},
 		{"runs by session", `SELECT ` + runCols + ` FROM runs WHERE 1 AND session_key = ? ORDER BY created_at, run_id`, []any{"k"}, "runs_session"},
 		{"runs by status", `SELECT ` + runCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_status"},
+		{"outbox get", qGetOutbox, []any{"x"}, "sqlite_autoindex_outbox_1"},
+	}
+	for _, o := range []struct {
+		name string
+		f    store.OutboxFilter
+		want string
+	}{
+		{"outbox due", store.OutboxFilter{DueBefore: due, Limit: 100}, "outbox_due"},
+		{"outbox status", store.OutboxFilter{Statuses: []store.OutboxStatus{store.OutboxDead}, Limit: 100}, "outbox_due"},
+		{"outbox due kind", store.OutboxFilter{Kind: "a2a", DueBefore: due, Limit: 100}, "outbox_kind"},
+		{"outbox session", store.OutboxFilter{SessionKey: "k"}, "outbox_session"},
+		{"outbox run", store.OutboxFilter{RunID: "r"}, "outbox_run"},
+	} {
+		q, args, ok, err := outboxQuery(o.f)
+		if err != nil || !ok {
+			t.Fatalf("%s: outboxQuery = %v, %v", o.name, ok, err)
+		}
+		tests = append(tests, struct {
+			name  string
+			query string
+			args  []any
+			want  string
+		}{o.name, q, args, o.want})
 	}
 	for _, tt := range tests {
 		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
@@ -51,7 +78,7 @@ func TestQueryPlans(t *testing.T) {
 		if !strings.Contains(p, tt.want) {
 			t.Errorf("%s: plan %q does not use %s", tt.name, p, tt.want)
 		}
-		if strings.Contains(p, "TEMP B-TREE") && tt.name != "runs by status" {
+		if strings.Contains(p, "TEMP B-TREE") && tt.name != "runs by status" && tt.name != "outbox run" {
 			t.Errorf("%s: plan %q sorts", tt.name, p)
 		}
 		t.Logf("%s: %s", tt.name, p)

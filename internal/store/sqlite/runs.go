@@ -274,9 +274,11 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 // FinishRun marks a live run terminal with res (res.Usage replaces the run's
 // usage; a zero EndedAt means now) and, in the same transaction, adds the
 // usage to its session's input, output and total token counters, sets the
-// session's AbortedLastRun (true only for RunAborted) and moves its
-// UpdatedAt forward to EndedAt. A missing session is not an error.
-// ErrNotFound if the run is absent, ErrConflict if it is already terminal.
+// session's AbortedLastRun (true only for RunAborted), moves its UpdatedAt
+// forward to EndedAt and inserts res.Outbox with PutOutbox's defaults (an
+// empty RunID means runID), skipping items whose ID exists. A missing
+// session is not an error. ErrNotFound if the run is absent, ErrConflict if
+// it is already terminal; on error nothing is written.
 func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
 	if err := s.checkOpen("FinishRun"); err != nil {
 		return nil, err
@@ -284,11 +286,25 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 	if !res.Status.Terminal() {
 		return nil, fmt.Errorf("sqlite.FinishRun: status %q is not terminal", res.Status)
 	}
+	now := s.nowTime()
 	ended := res.EndedAt
 	if ended.IsZero() {
-		ended = s.nowTime()
+		ended = now
 	}
 	ended = msTime(ended)
+	// Outbox rows are built before taking the writer.
+	outbox := make([][]any, len(res.Outbox))
+	for i := range res.Outbox {
+		it := res.Outbox[i] // Payload is shared but only read
+		if it.RunID == "" {
+			it.RunID = runID
+		}
+		args, err := newOutboxArgs(&it, now)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite.FinishRun: outbox item %d: %w", i, err)
+		}
+		outbox[i] = args
+	}
 	var out *store.Run
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		r, err := s.getRunTx(ctx, tx, runID)
@@ -317,6 +333,11 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		if _, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
 			boolInt(res.Status == store.RunAborted), toMs(ended), r.SessionKey); err != nil {
 			return err
+		}
+		for _, args := range outbox {
+			if _, err := s.insertOutboxTx(ctx, tx, args); err != nil {
+				return err
+			}
 		}
 		out = r
 		return nil

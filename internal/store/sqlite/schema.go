@@ -79,6 +79,28 @@ CREATE TABLE runs (
 CREATE INDEX runs_status  ON runs (status, created_at, run_id);
 CREATE INDEX runs_session ON runs (session_key, created_at, run_id);
 `,
+	// 2: outbox. The indexes end in the list order (next_attempt_at,
+	// created_at, id) so filtered lists need no sort.
+	`
+CREATE TABLE outbox (
+	id              TEXT    NOT NULL PRIMARY KEY,
+	kind            TEXT    NOT NULL DEFAULT '',
+	session_key     TEXT    NOT NULL DEFAULT '',
+	run_id          TEXT    NOT NULL DEFAULT '',
+	payload         TEXT,             -- opaque JSON, NULL when unset
+	status          TEXT    NOT NULL,
+	attempts        INTEGER NOT NULL DEFAULT 0,
+	next_attempt_at INTEGER NOT NULL DEFAULT 0, -- unix ms
+	last_error      TEXT    NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL, -- unix ms
+	updated_at      INTEGER NOT NULL, -- unix ms
+	delivered_at    INTEGER NOT NULL DEFAULT 0 -- unix ms, 0 until delivered
+);
+CREATE INDEX outbox_due     ON outbox (status, next_attempt_at, created_at, id);
+CREATE INDEX outbox_kind    ON outbox (kind, status, next_attempt_at, created_at, id);
+CREATE INDEX outbox_session ON outbox (session_key, next_attempt_at, created_at, id);
+CREATE INDEX outbox_run     ON outbox (run_id);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

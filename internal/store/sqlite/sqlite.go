@@ -12,7 +12,8 @@
 //   - a writer: one connection (MaxOpenConns=1) that every write transaction
 //     goes through, each begun with BEGIN IMMEDIATE. Writers therefore queue
 //     in Go rather than spin on SQLITE_BUSY, and read-modify-write sequences
-//     (AppendMessages assigning seq, UpdateSession, FinishRun) are serialized.
+//     (AppendMessages assigning seq, UpdateSession, FinishRun, UpdateOutbox)
+//     are serialized.
 //   - readers: a bounded pool (Options.Readers, default 4) of query_only
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
@@ -233,6 +234,7 @@ var writerQueries = []string{
 	qGetSession, qInsertSession, qUpsertSession, qDeleteSession, qSessionIDInUse, qDeleteTranscript,
 	qLastEntry, qInsertMessage,
 	qGetRun, qInsertRun, qUpdateRun, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
+	qGetOutbox, qInsertOutbox, qUpdateOutbox,
 }
 
 // wstmt returns the writer statement for query bound to tx: the one prepared

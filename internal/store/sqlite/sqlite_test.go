@@ -233,3 +233,49 @@ func TestWriteTxIsImmediate(t *testing.T) {
 		t.Fatal("a second writer got the lock while a store transaction was open")
 	}
 }
+
+// TestMigrateFromV1 opens a database left at schema version 1 (before the
+// outbox) and checks that Open upgrades it and keeps its rows.
+func TestMigrateFromV1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	db := sql.OpenDB(connector{dsn: path})
+	for _, q := range []string{
+		`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`,
+		migrations[0],
+		`INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)`,
+		`INSERT INTO runs (run_id, session_key, status, created_at) VALUES ('run-1', 'agent:main:main', 'running', 1)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path)
+	if r, err := s.GetRun(ctx, "run-1"); err != nil || r.Status != store.RunRunning {
+		t.Fatalf("GetRun after migration = %+v, %v", r, err)
+	}
+	item := &store.OutboxItem{ID: "announce:run-1:agent:main:main", Kind: "announce", SessionKey: "agent:main:main"}
+	if _, err := s.FinishRun(ctx, "run-1", store.RunResult{Status: store.RunOK, Outbox: []store.OutboxItem{*item}}); err != nil {
+		t.Fatalf("FinishRun after migration: %v", err)
+	}
+	if got, err := s.GetOutbox(ctx, item.ID); err != nil || got.RunID != "run-1" {
+		t.Fatalf("GetOutbox after migration = %+v, %v", got, err)
+	}
+	var v int
+	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != schemaVersion() {
+		t.Errorf("schema version = %d, %v; want %d", v, err, schemaVersion())
+	}
+}
+
+// openAt opens the database at path, closing it when the test ends.
+func openAt(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -50,6 +50,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FinishRun", testFinishRun},
 		{"AbortInterrupted", testAbortInterrupted},
 		{"CloneIndependence", testCloneIndependence},
+		{"PutOutbox", testPutOutbox},
+		{"GetOutboxNotFound", testGetOutboxNotFound},
+		{"ListOutbox", testListOutbox},
+		{"UpdateOutbox", testUpdateOutbox},
+		{"FinishRunOutbox", testFinishRunOutbox},
+		{"PutOutboxConcurrent", testPutOutboxConcurrent},
+		{"OutboxCloneIndependence", testOutboxCloneIndependence},
 		{"CloseTwice", testCloseTwice},
 	}
 	for _, tt := range tests {
