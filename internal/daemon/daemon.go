@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
 // DBFile is the SQLite database file name inside the state dir.
@@ -77,6 +78,7 @@ type Daemon struct {
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
+	tools     *sessions.Tools
 	srv       *http.Server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -133,11 +135,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	mods := newModels(cfg)
 	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
+	box := &toolbox{cfg: cfg}
 	runner, err := agent.New(agent.Config{
-		Store:       st,
-		Models:      mods,
-		Logger:      log,
-		InitSession: func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
+		Store:        st,
+		Models:       mods,
+		Tools:        box.forRun,
+		SystemPrompt: systemPrompt(cfg),
+		Logger:       log,
+		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
 		DefaultTimeout: func() time.Duration {
 			if n := cfg.AgentTimeoutSeconds(); n > 0 {
 				return time.Duration(n) * time.Second
@@ -153,6 +158,16 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
+	dlv := &deliverer{}
+	sessTools := sessions.New(sessions.Deps{
+		Store: st, Runner: runner, Config: cfg, Deliverer: dlv, Logger: log, StateDir: paths.StateDir,
+	})
+	defer func() {
+		if err != nil {
+			sessTools.Close()
+		}
+	}()
+	box.set(sessTools.All()...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -161,6 +176,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Config:  cfg,
 		Store:   st,
 		Runner:  runner,
+		tools:   sessTools,
 		log:     log.With("component", "daemon"),
 		grace:   opts.ShutdownGrace,
 		started: started,
@@ -184,11 +200,18 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		StorePath:       filepath.Join(paths.StateDir, DBFile),
 		Models:          mods,
 		DefaultModelRef: mods.DefaultModelRef,
+		Tools:           box.All,
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.gw = gw
+	dlv.gw.Store(gw)
+	// Flows deliver through the gateway, so they resume once it exists.
+	if err := sessTools.Recover(ctx); err != nil {
+		gw.Close()
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
 		gw.Close()
@@ -299,6 +322,7 @@ func (d *Daemon) Close() error {
 		// WebSocket connections.
 		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
 		d.wg.Wait()
+		d.tools.Close() // stop agent-to-agent flows before the runner
 		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close())
 		d.closeErr = errors.Join(errs...)
 	})

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -32,10 +34,62 @@ func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if resolveSendPolicy(s.conf.SendPolicy(), entry, key, channel, "") == policyDeny {
-		return invalid(msgSendBlocked)
+	in := policy.SendInput{Config: sendPolicyConfig(s.conf.SendPolicy()), SessionKey: key, Channel: channel}
+	if entry != nil {
+		in.EntryOverride, in.EntryChannel, in.EntryLastChannel, in.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
+	}
+	if policy.ResolveSend(in) == policy.DecisionDeny {
+		return invalid(policy.SendBlockedMessage)
 	}
 	return nil
+}
+
+// sendCommand handles the owner-only standalone "/send on|off|inherit"
+// message (reference §8): an operator with the admin scope (the only scope
+// that may change sendPolicy) sets or clears the session's override and gets
+// the reference's reply in the session; anyone else's command is consumed
+// silently. No agent run starts.
+func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID string, cmd policy.SendCommand) (any, error) {
+	res := wire.ChatSendResult{RunID: runID, Status: "ok"}
+	if !allowed(cl.c.scopes, wire.ScopeAdmin) {
+		return res, nil
+	}
+	if !cmd.Usage {
+		if _, err := s.cfg.Store.UpdateSession(ctx, key, true, func(x *store.Session) error {
+			if x.SessionID == "" {
+				s.initSession(x, agentOfKey(key, agentID))
+			}
+			x.SendPolicy = string(cmd.Override)
+			x.UpdatedAt = s.now()
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+		return res, nil // nowhere to reply
+	}
+	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(), IdempotencyKey: runID + ":reply"}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sendPolicyConfig converts the config's session.sendPolicy for the policy
+// package.
+func sendPolicyConfig(sp *config.SendPolicy) *policy.SendPolicyConfig {
+	if sp == nil {
+		return nil
+	}
+	out := &policy.SendPolicyConfig{Default: sp.Default}
+	for _, r := range sp.Rules {
+		rule := policy.SendRule{Action: r.Action}
+		if r.Match != nil {
+			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
+				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
+		}
+		out.Rules = append(out.Rules, rule)
+	}
+	return out
 }
 
 // dedupStatus is what a repeated idempotency key answers: "in_flight"
@@ -60,6 +114,9 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	}
 	agentID := s.agentID(p.AgentID)
 	key := s.canonicalKey(p.SessionKey, agentID)
+	if cmd, ok := policy.ParseSendCommand(strings.TrimSpace(p.Message)); ok {
+		return s.sendCommand(ctx, cl, key, agentID, p.IdempotencyKey, cmd)
+	}
 	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
 		return nil, err
 	}
@@ -218,43 +275,12 @@ func (s *Server) handleChatInject(ctx context.Context, cl *call) (any, error) {
 		return nil, err
 	}
 	key := s.canonicalKey(p.SessionKey, "")
-	sess, err := s.cfg.Store.GetSession(ctx, key)
-	if errors.Is(err, store.ErrNotFound) || err == nil && sess.SessionID == "" {
+	id, err := s.Inject(ctx, Injection{SessionKey: key, Text: p.Message, Label: p.Label})
+	if errors.Is(err, ErrNoSession) {
 		return nil, invalid("session not found: " + key)
 	}
 	if err != nil {
 		return nil, err
-	}
-	now := s.now()
-	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock(p.Message)}, now)
-	msg.Provider, msg.Model, msg.StopReason = injectProvider, injectModel, "stop"
-	runID := "inject-" + s.newID()
-	msg.Meta = &transcript.Meta{RunID: runID}
-	if p.Label != "" {
-		label, _ := json.Marshal(p.Label)
-		msg.Meta.Extra = map[string]json.RawMessage{"label": label}
-	}
-	stored, err := s.cfg.Store.AppendMessages(ctx, sess.SessionID, []store.Message{{
-		SessionID: sess.SessionID, Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: runID,
-	}})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.cfg.Store.UpdateSession(ctx, key, false, func(x *store.Session) error {
-		x.UpdatedAt = now
-		return nil
-	}); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	raw, _ := json.Marshal(msg)
-	ev, _ := json.Marshal(wire.ChatEvent{
-		RunID: runID, SessionKey: key, AgentID: sess.AgentID, State: wire.ChatStateFinal,
-		StopReason: "stop", Message: raw,
-	})
-	s.broadcast(wire.EventChat, ev, false)
-	id := ""
-	if len(stored) > 0 {
-		id = stored[0].Entry.ID
 	}
 	return wire.ChatInjectResult{OK: true, MessageID: id}, nil
 }

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 type chatEv struct {
@@ -475,5 +478,58 @@ func TestParamsErrors(t *testing.T) {
 	if err := c.fail(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "hi"}); err.Code != "INVALID_REQUEST" ||
 		err.Message != "invalid chat.send params: must have required property 'idempotencyKey'" {
 		t.Errorf("missing idempotencyKey: %+v", err)
+	}
+}
+
+// TestSendCommand covers the standalone "/send on|off|inherit" message: an
+// admin sets the session's override and gets the reference's reply without
+// a run; input is then blocked until "/send on".
+func TestSendCommand(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.operator()
+	send := func(msg, key string) *wire.Frame {
+		return c.call(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": key})
+	}
+	// A read/write operator's command is consumed without effect.
+	rw := e.connect("operator.read", "operator.write")
+	if f := rw.call(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "/send off", "idempotencyKey": "cmd-0"}); !f.OK {
+		t.Fatalf("non-admin /send off: %+v", f.Error)
+	}
+	if _, err := e.store.GetSession(context.Background(), "agent:main:main"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("non-admin /send created or changed the session: %v", err)
+	}
+	if f := send("/send off", "cmd-1"); !f.OK {
+		t.Fatalf("/send off: %+v", f.Error)
+	}
+	sess, err := e.store.GetSession(context.Background(), "agent:main:main")
+	if err != nil || sess.SendPolicy != "deny" {
+		t.Fatalf("after /send off: %+v, %v", sess, err)
+	}
+	if f := send("hello", "cmd-2"); f.OK || f.Error.Message != "send blocked by session policy" {
+		t.Errorf("send while off = %+v", f)
+	}
+	if f := send("/SEND   inherit ", "cmd-3"); !f.OK {
+		t.Fatalf("/send inherit: %+v", f.Error)
+	}
+	sess, _ = e.store.GetSession(context.Background(), "agent:main:main")
+	if sess.SendPolicy != "" {
+		t.Errorf("after /send inherit: sendPolicy %q", sess.SendPolicy)
+	}
+	send("/send bogus", "cmd-4")
+	msgs, _ := e.store.History(context.Background(), sess.SessionID, store.HistoryOptions{})
+	var replies []string
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			replies = append(replies, m.Entry.Message.Content.Text())
+		}
+	}
+	want := []string{"⚙️ Send policy set to off.", "⚙️ Send policy set to inherit.", "⚙️ Usage: /send on|off|inherit"}
+	if diff := cmp.Diff(want, replies); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	for _, m := range msgs {
+		if m.Role == "user" {
+			t.Errorf("a /send command was stored as user input: %+v", m.Entry.Message)
+		}
 	}
 }

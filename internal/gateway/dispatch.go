@@ -53,6 +53,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodAgent, scope: wire.ScopeWrite, handle: s.handleAgent},
 		{name: wire.MethodAgentWait, scope: wire.ScopeWrite, handle: s.handleAgentWait},
 		{name: wire.MethodAgentsList, scope: wire.ScopeRead, handle: s.handleAgentsList},
+		{name: wire.MethodToolsInvoke, scope: wire.ScopeWrite, handle: s.handleToolsInvoke},
 	}
 	s.methods = make(map[string]*method, len(ms))
 	for _, m := range ms {

@@ -21,8 +21,10 @@ var allowedImports = []string{
 	"github.com/switchboardhq/switchboard/internal/agent",
 	"github.com/switchboardhq/switchboard/internal/config",
 	"github.com/switchboardhq/switchboard/internal/gateway/wire",
+	"github.com/switchboardhq/switchboard/internal/policy",
 	"github.com/switchboardhq/switchboard/internal/sessionkey",
 	"github.com/switchboardhq/switchboard/internal/store",
+	"github.com/switchboardhq/switchboard/internal/tools",
 	"github.com/switchboardhq/switchboard/internal/transcript",
 }
 

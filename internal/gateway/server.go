@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // Runner is what the gateway needs from the agent runner. Implementations
@@ -100,6 +101,8 @@ type Config struct {
 	// Models, when set, checks sessions.patch model refs ("invalid model:
 	// <ref>" when it cannot resolve them).
 	Models agent.ModelResolver
+	// Tools returns the agent tools tools.invoke may run; nil means none.
+	Tools func() *tools.Set
 	// DefaultModelRef returns the "<provider>/<model>" an agent runs with
 	// when nothing overrides it. It fills sessions.list defaults and
 	// hello-ok sessionDefaults.modelConfigured; nil means the configured

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -351,10 +352,11 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 		verbose = strings.TrimSpace(p.VerboseLevel.Value)
 	}
 	if p.SendPolicy.Set && !p.SendPolicy.Null {
-		v, _ := p.SendPolicy.Value.(string)
-		if sendPolicy = normalizePolicy(v); sendPolicy == "" {
-			return nil, invalid(`invalid sendPolicy (use "allow"|"deny")`)
+		v, err := policy.NormalizeSendPolicyPatch(p.SendPolicy.Value)
+		if err != nil {
+			return nil, invalid(err.Error())
 		}
+		sendPolicy = v
 	}
 	if p.SpawnedBy.Set && !p.SpawnedBy.Null && strings.TrimSpace(p.SpawnedBy.Value) != "" {
 		spawnedBy = s.canonicalKey(p.SpawnedBy.Value, "")
@@ -504,3 +506,5 @@ func resolved(s *store.Session) wire.SessionsResolveResult {
 	}
 	return wire.SessionsResolveResult{OK: true, Key: s.Key, AgentID: agentID, DisplayName: s.DisplayName}
 }
+
+func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

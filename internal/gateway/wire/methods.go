@@ -19,9 +19,12 @@ const (
 	MethodChatHistory     = "chat.history"
 	MethodChatAbort       = "chat.abort"
 	MethodChatInject      = "chat.inject"
-	MethodAgent           = "agent"
-	MethodAgentWait       = "agent.wait"
-	MethodAgentsList      = "agents.list"
+	// MethodToolsInvoke runs one agent tool directly (Switchboard's
+	// documented method for tools outside a run).
+	MethodToolsInvoke = "tools.invoke"
+	MethodAgent       = "agent"
+	MethodAgentWait   = "agent.wait"
+	MethodAgentsList  = "agents.list"
 )
 
 // Event names.
@@ -175,6 +178,16 @@ type ChatAbortParams struct {
 	RunID            string `json:"runId,omitempty"`
 	AgentID          string `json:"agentId,omitempty"`
 	PreserveSideRuns bool   `json:"preserveSideRuns,omitempty"`
+}
+
+// ToolsInvokeParams are the params of tools.invoke: the tool, its
+// arguments, and the session it acts for ("" = none; "main" is the default
+// agent's main session).
+type ToolsInvokeParams struct {
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	SessionKey string          `json:"sessionKey,omitempty"`
+	AgentID    string          `json:"agentId,omitempty"`
 }
 
 // ChatInjectParams are the params of chat.inject.
@@ -334,6 +347,12 @@ var methodSchemas = map[string]*Schema{
 		P("runId", Str()),
 		P("agentId", Str()),
 		P("preserveSideRuns", Bool()),
+	),
+	MethodToolsInvoke: Object([]string{"tool"},
+		P("tool", NonEmptyStr()),
+		P("args", Any()),
+		P("sessionKey", Str()),
+		P("agentId", Str()),
 	),
 	MethodChatInject: Object([]string{"sessionKey", "message"},
 		P("sessionKey", NonEmptyStr()),

@@ -152,6 +152,22 @@ type ChatAbortResult struct {
 	RunIDs  []string `json:"runIds"`
 }
 
+// ToolsInvokeResult is the result of tools.invoke: the reference's tool
+// result envelope (details plus text content).
+type ToolsInvokeResult struct {
+	OK      bool            `json:"ok"`
+	Tool    string          `json:"tool"`
+	Details json.RawMessage `json:"details"`
+	Content []TextBlock     `json:"content"`
+	IsError bool            `json:"isError"`
+}
+
+// TextBlock is a text content block.
+type TextBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 // ChatInjectResult is the result of chat.inject.
 type ChatInjectResult struct {
 	OK        bool   `json:"ok"`

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// toolbox holds every tool and decides which a run gets.
+type toolbox struct {
+	cfg *config.Config
+	all atomic.Pointer[tools.Set]
+}
+
+func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
+
+// All returns every tool (tools.invoke runs any of them).
+func (b *toolbox) All() *tools.Set { return b.all.Load() }
+
+// forRun returns the tools offered to a run: everything for a top-level
+// session; for a sub-agent the set minus what the sub-agent tool policy
+// denies at its depth (reference §9.4).
+func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
+	all := b.all.Load()
+	depth := sessionkey.SubagentDepth(info.SessionKey)
+	if info.Session != nil && info.Session.SpawnDepth > depth {
+		depth = info.Session.SpawnDepth
+	}
+	if depth == 0 {
+		return all
+	}
+	tp := b.cfg.SubagentTools()
+	maxDepth := b.cfg.MaxSpawnDepth()
+	return all.Filter(func(t tools.Tool) bool {
+		return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
+	})
+}
+
+// deliverer posts announces into sessions through the gateway, which
+// appends them to the transcript and emits them as chat events.
+type deliverer struct {
+	gw atomic.Pointer[gateway.Server]
+}
+
+var _ sessions.Deliverer = (*deliverer)(nil)
+
+func (d *deliverer) Deliver(ctx context.Context, del sessions.Delivery) error {
+	gw := d.gw.Load()
+	if gw == nil {
+		return errors.New("daemon: delivery before the gateway started")
+	}
+	_, err := gw.Inject(ctx, gateway.Injection{
+		SessionKey:     del.SessionKey,
+		Text:           del.Text,
+		IdempotencyKey: del.IdempotencyKey,
+		Provenance: &transcript.Provenance{
+			Kind: transcript.ProvenanceInterSession, SourceSessionKey: del.SourceSessionKey, SourceTool: del.SourceTool,
+		},
+	})
+	return err
+}

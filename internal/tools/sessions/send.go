@@ -1,0 +1,284 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Names and lanes used by sessions_send.
+const (
+	SendToolName = "sessions_send"
+	// LaneNested is the lane of sessions_send and agent-to-agent runs.
+	LaneNested = "nested"
+	// internalChannel is the channel of internal runs (the reference's
+	// INTERNAL_MESSAGE_CHANNEL).
+	internalChannel = "webchat"
+	// defaultSendTimeoutSeconds is sessions_send's default wait.
+	defaultSendTimeoutSeconds = 30
+)
+
+// Delivery statuses reported by sessions_send (beyond the reference's
+// "pending"): where the message is when the tool returns.
+const (
+	DeliveryPending   = "pending"   // fire-and-forget: accepted, not waited on
+	DeliveryQueued    = "queued"    // waiting behind another run on the target's lane
+	DeliveryDelivered = "delivered" // the target is processing it
+	DeliveryReplied   = "replied"   // the target replied
+	DeliveryFailed    = "failed"    // the target's run failed or was aborted
+)
+
+var sendSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "sessionKey": {"type": "string", "description": "Target session key or sessionId (from sessions_list)."},
+    "label": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Target session label (instead of sessionKey)."},
+    "agentId": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Agent of the labelled session (with label)."},
+    "message": {"type": "string", "description": "The message to send."},
+    "timeoutSeconds": {"type": "number", "minimum": 0, "description": "Seconds to wait for the reply (default 30; 0 = fire-and-forget)."}
+  },
+  "required": ["message"]
+}`)
+
+type sendTool struct{ t *Tools }
+
+func (sendTool) Name() string { return SendToolName }
+func (sendTool) Description() string {
+	return "Send a message into another session. Use sessionKey or label to identify the target."
+}
+func (sendTool) Schema() json.RawMessage { return sendSchema }
+
+func (s sendTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
+	p, err := tools.ParseParams(args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.t.send(ctx, tools.CallerFrom(ctx), p)
+	if err != nil {
+		return nil, err
+	}
+	return tools.JSONResult(res), nil
+}
+
+// sendResult is sessions_send's payload; field order follows the
+// reference's output.
+type sendResult struct {
+	RunID      string         `json:"runId"`
+	Status     string         `json:"status"`
+	Error      string         `json:"error,omitempty"`
+	Reply      *string        `json:"reply,omitempty"`
+	SessionKey string         `json:"sessionKey,omitempty"`
+	Delivery   *sendDelivery  `json:"delivery,omitempty"`
+	Extra      map[string]any `json:"-"`
+}
+
+type sendDelivery struct {
+	Status string `json:"status"`
+	Mode   string `json:"mode"`
+}
+
+// send implements sessions_send (reference behaviour §6).
+func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (*sendResult, error) {
+	message := p.String("message")
+	if message == "" {
+		return nil, errors.New("message required")
+	}
+	c, err := t.newCallCtx(ctx, caller, policy.ActionSend)
+	if err != nil {
+		return nil, err
+	}
+	keyParam, label := p.String("sessionKey"), p.String("label")
+	if keyParam != "" && label != "" {
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: "Provide either sessionKey or label (not both)."}, nil
+	}
+	var target refResult
+	switch {
+	case label != "":
+		r, fail := t.resolveLabel(ctx, c, label, p.String("agentId"))
+		if fail != nil {
+			return &sendResult{RunID: t.d.NewID(), Status: fail.Status, Error: fail.Message}, nil
+		}
+		target = r
+	case keyParam == "":
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: "Either sessionKey or label is required"}, nil
+	default:
+		r, fail := t.resolveRef(ctx, c, keyParam)
+		if fail != nil {
+			return &sendResult{RunID: t.d.NewID(), Status: fail.Status, Error: fail.Message, SessionKey: fail.Display}, nil
+		}
+		target = r
+	}
+
+	timeoutSeconds := defaultSendTimeoutSeconds
+	if n, ok := p.Int("timeoutSeconds", 0); ok {
+		timeoutSeconds = n
+	}
+	announceTimeout := 30 * time.Second
+	if timeoutSeconds > 0 {
+		announceTimeout = time.Duration(timeoutSeconds) * time.Second
+	}
+
+	if ok, status, msg := c.guard.Check(policy.ActionSend, target.Key); !ok {
+		return &sendResult{RunID: t.d.NewID(), Status: status, Error: msg, SessionKey: target.Display}, nil
+	}
+	targetSess, err := t.d.Store.GetSession(ctx, target.Key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if t.sendPolicy(targetSess, target.Key, internalChannel) == policy.DecisionDeny {
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: policy.SendBlockedMessage, SessionKey: target.Display}, nil
+	}
+
+	// The primary run on the target's lane.
+	in := agent.Input{
+		RunID:             t.d.NewID(),
+		SessionKey:        target.Key,
+		AgentID:           sessionkey.AgentID(target.Key),
+		Message:           message,
+		Lane:              LaneNested,
+		Channel:           internalChannel,
+		ExtraSystemPrompt: a2aMessageContext(caller.SessionKey, caller.Channel, target.Display),
+		Provenance: &agent.Provenance{
+			Kind: transcript.ProvenanceInterSession, SourceSessionKey: caller.SessionKey,
+			SourceChannel: caller.Channel, SourceTool: SendToolName,
+		},
+	}
+	in.IdempotencyKey = in.RunID + ":user"
+	run, _, err := t.d.Runner.Submit(ctx, in)
+	if err != nil {
+		return &sendResult{RunID: in.RunID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
+	}
+	runID := run.RunID
+	flow := flowSpec{
+		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
+		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Config.MaxPingPongTurns(),
+		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
+	}
+
+	if timeoutSeconds == 0 {
+		t.flows.start(ctx, flow)
+		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display,
+			Delivery: &sendDelivery{Status: DeliveryPending, Mode: "announce"}}, nil
+	}
+
+	done, ok, err := t.d.Runner.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
+	if err != nil {
+		return &sendResult{RunID: runID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
+	}
+	if !ok {
+		// The run goes on; its reply is never lost: agent.wait on runId,
+		// or sessions_history on the target, returns it later.
+		st := DeliveryQueued
+		if r, err := t.d.Store.GetRun(context.WithoutCancel(ctx), runID); err == nil && r.Status != store.RunQueued {
+			st = DeliveryDelivered
+		}
+		t.flows.start(ctx, flow) // announce once the run ends, as fire-and-forget does
+		return &sendResult{
+			RunID: runID, Status: "timeout", SessionKey: target.Display,
+			Error:    fmt.Sprintf("no reply within %ds; the run continues. Fetch the reply later with agent.wait {runId:%q} or sessions_history.", timeoutSeconds, runID),
+			Delivery: &sendDelivery{Status: st, Mode: "announce"},
+		}, nil
+	}
+	switch done.Status {
+	case store.RunOK:
+	case store.RunTimeout:
+		return &sendResult{RunID: runID, Status: "timeout", Error: done.Error, SessionKey: target.Display,
+			Delivery: &sendDelivery{Status: DeliveryFailed, Mode: "announce"}}, nil
+	default:
+		msg := done.Error
+		if msg == "" {
+			msg = "agent error"
+		}
+		return &sendResult{RunID: runID, Status: "error", Error: msg, SessionKey: target.Display,
+			Delivery: &sendDelivery{Status: DeliveryFailed, Mode: "announce"}}, nil
+	}
+	reply, err := t.runReply(context.WithoutCancel(ctx), target.Key, runID, true)
+	if err != nil {
+		return nil, err
+	}
+	flow.RoundOneReply = reply
+	t.flows.start(ctx, flow)
+	res := &sendResult{RunID: runID, Status: "ok", SessionKey: target.Display,
+		Delivery: &sendDelivery{Status: DeliveryReplied, Mode: "announce"}}
+	if reply != "" {
+		res.Reply = &reply
+	}
+	return res, nil
+}
+
+// resolveLabel is the label path of §6.1 step 3.
+func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam string) (refResult, *refError) {
+	requested, denial := policy.CheckLabelSend(c.requester, agentParam, c.restrict, c.a2a)
+	if denial != nil {
+		return refResult{}, &refError{Status: denial.Status, Message: denial.Message}
+	}
+	opts := store.ListOptions{Label: label, AgentID: requested}
+	if c.restrict {
+		opts.SpawnedBy = c.requester
+		if opts.AgentID == "" {
+			opts.AgentID = c.agentID
+		}
+	}
+	rows, err := t.d.Store.ListSessions(ctx, opts)
+	var found []*store.Session
+	for _, r := range rows {
+		if r.Label == label && !sessionkey.IsReserved(r.Key) {
+			found = append(found, r)
+		}
+	}
+	notVisible := &refError{Status: policy.StatusForbidden, Message: "Session not visible from this sandboxed agent session."}
+	switch {
+	case err != nil:
+		if c.restrict {
+			return refResult{}, notVisible
+		}
+		return refResult{}, &refError{Status: "error", Message: err.Error()}
+	case len(found) == 0:
+		if c.restrict {
+			return refResult{}, notVisible
+		}
+		return refResult{}, &refError{Status: "error", Message: "No session found with label: " + label}
+	case len(found) > 1:
+		keys := make([]string, len(found))
+		for i, f := range found {
+			keys[i] = f.Key
+		}
+		return refResult{}, &refError{Status: "error", Message: fmt.Sprintf("Multiple sessions found with label: %s (%s)", label, strings.Join(keys, ", "))}
+	}
+	return refResult{Key: found[0].Key, Display: t.alias.Display(found[0].Key)}, nil
+}
+
+// sendPolicy resolves the send policy of a target session (§8).
+func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
+	in := policy.SendInput{Config: sendPolicyConfig(t.d.Config), SessionKey: key, Channel: channel}
+	if s != nil {
+		in.EntryOverride = s.SendPolicy
+		in.EntryChannel = s.Channel
+		in.EntryLastChannel = s.LastChannel
+		in.EntryChatType = s.ChatType
+	}
+	return policy.ResolveSend(in)
+}
+
+// a2aMessageContext is the extra system prompt of the primary run (§6.2).
+func a2aMessageContext(requesterKey, requesterChannel, targetDisplay string) string {
+	lines := []string{"Agent-to-agent message context:"}
+	if requesterKey != "" {
+		lines = append(lines, "Agent 1 (requester) session: "+requesterKey+".")
+	}
+	if requesterChannel != "" {
+		lines = append(lines, "Agent 1 (requester) channel: "+requesterChannel+".")
+	}
+	lines = append(lines, "Agent 2 (target) session: "+targetDisplay+".")
+	return strings.Join(lines, "\n")
+}
