@@ -69,6 +69,13 @@ var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
 // start runs the binary with a config pointing at a fake OpenAI server.
 func start(t *testing.T, dir string, llm *fakellm.Server, extraEnv ...string) *gateway {
 	t.Helper()
+	return startWith(t, dir, llm, "", "", extraEnv...)
+}
+
+// startWith is start with agents.list entries and extra top-level config
+// members (JSON5, e.g. `tools: {...}, session: {...},`).
+func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -78,8 +85,9 @@ func start(t *testing.T, dir string, llm *fakellm.Server, extraEnv ...string) *g
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
-  agents: { defaults: { model: { primary: "fake/fake-1" } } },
-}`, token, llm.URL())
+  agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [%s] },
+  %s
+}`, token, llm.URL(), agentsList, extraConfig)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -185,6 +185,8 @@ type HistoryOptions struct {
 	Limit int
 	// BeforeSeq, when > 0, returns only entries with Seq < BeforeSeq.
 	BeforeSeq int64
+	// RunID, when set, returns only entries written by that run.
+	RunID string
 }
 
 // RunFilter selects runs for ListRuns. Zero fields do not filter.

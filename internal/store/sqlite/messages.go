@@ -26,6 +26,12 @@ const (
 	qHistoryAll = `SELECT seq, role, run_id, created_at, line FROM messages
 		WHERE session_id = ? AND seq < ? ORDER BY seq`
 
+	qHistoryRunTail = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = ? AND run_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+
+	qHistoryRunAll = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = ? AND run_id = ? AND seq < ? ORDER BY seq`
+
 	// Seq is the 1-based position in the transcript, so the count is the
 	// last seq: one index probe instead of an index scan.
 	qCountMessages = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?`
@@ -138,9 +144,14 @@ func (s *Store) History(ctx context.Context, sessionID string, opts store.Histor
 		rows *sql.Rows
 		err  error
 	)
-	if opts.Limit > 0 {
+	switch {
+	case opts.RunID != "" && opts.Limit > 0:
+		rows, err = s.query(ctx, qHistoryRunTail, sessionID, opts.RunID, before, opts.Limit)
+	case opts.RunID != "":
+		rows, err = s.query(ctx, qHistoryRunAll, sessionID, opts.RunID, before)
+	case opts.Limit > 0:
 		rows, err = s.query(ctx, qHistoryTail, sessionID, before, opts.Limit)
-	} else {
+	default:
 		rows, err = s.query(ctx, qHistoryAll, sessionID, before)
 	}
 	if err != nil {

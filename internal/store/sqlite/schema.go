@@ -101,6 +101,10 @@ CREATE INDEX outbox_kind    ON outbox (kind, status, next_attempt_at, created_at
 CREATE INDEX outbox_session ON outbox (session_key, next_attempt_at, created_at, id);
 CREATE INDEX outbox_run     ON outbox (run_id);
 `,
+	// 3: a run's own messages (HistoryOptions.RunID).
+	`
+CREATE INDEX messages_run ON messages (session_id, run_id, seq);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -277,7 +277,9 @@ func testHistory(t *testing.T, s store.Store) {
 	const sid = "hist"
 	var msgs []store.Message
 	for i := 1; i <= 10; i++ {
-		msgs = append(msgs, textMsg("user", fmt.Sprintf("m%d", i)))
+		m := textMsg("user", fmt.Sprintf("m%d", i))
+		m.RunID = []string{"run-a", "run-b"}[i%2] // even seqs run-a, odd run-b
+		msgs = append(msgs, m)
 	}
 	mustAppend(t, s, sid, msgs...)
 	mustAppend(t, s, "noise", textMsg("user", "other transcript"))
@@ -307,6 +309,10 @@ func testHistory(t *testing.T, s store.Store) {
 		{store.HistoryOptions{BeforeSeq: 100, Limit: 2}, "9,10"},
 		{store.HistoryOptions{BeforeSeq: 1}, ""},
 		{store.HistoryOptions{BeforeSeq: 2, Limit: 5}, "1"},
+		{store.HistoryOptions{RunID: "run-a"}, "2,4,6,8,10"},
+		{store.HistoryOptions{RunID: "run-b", Limit: 2}, "7,9"},
+		{store.HistoryOptions{RunID: "run-b", BeforeSeq: 7, Limit: 2}, "3,5"},
+		{store.HistoryOptions{RunID: "run-c"}, ""},
 	}
 	for _, tt := range tests {
 		if got := seqs(mustHistory(t, s, sid, tt.opts)); got != tt.want {

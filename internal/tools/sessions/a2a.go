@@ -288,7 +288,7 @@ func (t *Tools) runReply(ctx context.Context, key, runID string, lastOnly bool) 
 		}
 		return "", err
 	}
-	hist, err := t.d.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: 200})
+	hist, err := t.d.Store.History(ctx, sess.SessionID, store.HistoryOptions{RunID: runID, Limit: 200})
 	if err != nil {
 		return "", err
 	}
