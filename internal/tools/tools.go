@@ -46,9 +46,17 @@ func JSONResult(payload any) *Result {
 // ErrorResult is the reference's conversion of a thrown tool error:
 // {status:"error", tool, error}.
 func ErrorResult(tool string, err error) *Result {
-	r := JSONResult(map[string]any{"status": "error", "tool": tool, "error": err.Error()})
+	r := JSONResult(ToolError{Status: "error", Tool: tool, Error: err.Error()})
 	r.IsError = true
 	return r
+}
+
+// ToolError is the payload of a tool that failed, in the reference's field
+// order.
+type ToolError struct {
+	Status string `json:"status"`
+	Tool   string `json:"tool"`
+	Error  string `json:"error"`
 }
 
 // Caller describes who is calling a tool.

@@ -53,6 +53,9 @@ var sendSchema = json.RawMessage(`{
 type sendTool struct{ t *Tools }
 
 func (sendTool) Name() string { return SendToolName }
+
+// Label is the tool's display label.
+func (sendTool) Label() string { return "Session Send" }
 func (sendTool) Description() string {
 	return "Send a message into another session. Use sessionKey or label to identify the target."
 }
