@@ -11,6 +11,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard/internal/config"
 )
 
 // Version is the Switchboard version, set at build time with
@@ -29,8 +31,12 @@ type ServeOptions struct {
 type Options struct {
 	// Serve runs the gateway until ctx ends.
 	Serve func(ctx context.Context, o ServeOptions) error
-	// Stdout and Stderr default to the process streams.
+	// Stdin, Stdout and Stderr default to the process streams.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Env looks up SWITCHBOARD_URL, SWITCHBOARD_GATEWAY_TOKEN and
+	// SWITCHBOARD_GATEWAY_PASSWORD; nil means the process environment.
+	Env config.Env
 }
 
 // Run parses args and runs the chosen command.
@@ -47,15 +53,31 @@ func newRoot(opts Options) *cobra.Command {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
+	if opts.Stdin == nil {
+		opts.Stdin = os.Stdin
+	}
+	if opts.Env == nil {
+		opts.Env = config.OSEnv
+	}
 	root := &cobra.Command{
 		Use:           "switchboard",
 		Short:         "Self-hosted AI agent gateway whose agents list, read, message and spawn each other's sessions",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetIn(opts.Stdin)
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
-	root.AddCommand(newServeCmd(opts), newVersionCmd())
+	g := &globalFlags{env: opts.Env}
+	g.register(root)
+	root.AddCommand(
+		newServeCmd(opts),
+		newVersionCmd(),
+		newStatusCmd(g),
+		newCallCmd(g),
+		newSessionsCmd(g),
+		newAgentsCmd(g),
+	)
 	return root
 }
 
