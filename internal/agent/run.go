@@ -58,9 +58,11 @@ func (r *Runner) execute(runID string) {
 		return
 	}
 
+	// The session normally exists (Submit made it); SystemSent is recorded
+	// with the run's end.
 	sess, err := r.cfg.Store.GetSession(bg, run.SessionKey)
-	if err != nil || sess.SessionID == "" || !sess.SystemSent {
-		sess, err = r.markSystemSent(bg, run)
+	if err != nil || sess.SessionID == "" {
+		sess, err = r.ensureRunSession(bg, run)
 	}
 	st := &runState{run: run}
 	if err != nil {
@@ -77,9 +79,8 @@ func (r *Runner) execute(runID string) {
 	r.runStarted(runCtx, st, &in, sess)
 }
 
-// markSystemSent creates the session if it vanished and records that the
-// system prompt has been sent.
-func (r *Runner) markSystemSent(ctx context.Context, run *store.Run) (*store.Session, error) {
+// ensureRunSession re-creates the session of a run if it vanished.
+func (r *Runner) ensureRunSession(ctx context.Context, run *store.Run) (*store.Session, error) {
 	return r.cfg.Store.UpdateSession(ctx, run.SessionKey, true, func(s *store.Session) error {
 		if s.SessionID == "" {
 			s.SessionID = r.newID()
@@ -87,7 +88,6 @@ func (r *Runner) markSystemSent(ctx context.Context, run *store.Run) (*store.Ses
 		if s.AgentID == "" {
 			s.AgentID = run.AgentID
 		}
-		s.SystemSent = true
 		s.UpdatedAt = r.now()
 		return nil
 	})
@@ -148,9 +148,11 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 // finish records the terminal state, wakes waiters and emits lifecycle end.
 func (r *Runner) finish(st *runState, last *transcript.Message, status store.RunStatus, errText, stop string, usage transcript.Usage) {
 	bg := context.WithoutCancel(r.ctx)
-	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, store.RunResult{
-		Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now(),
-	})
+	res := store.RunResult{Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now()}
+	if r.cfg.OnFinish != nil {
+		r.cfg.OnFinish(bg, st.run, &res)
+	}
+	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, res)
 	if err != nil {
 		r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
 		if got, gerr := r.cfg.Store.GetRun(bg, st.run.RunID); gerr == nil {
@@ -208,6 +210,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		SessionKey: info.SessionKey, AgentID: info.AgentID, RunID: info.RunID,
 		Channel: in.Channel, AccountID: in.AccountID, To: in.To, ThreadID: in.ThreadID,
 	}
+	if r.cfg.Workspace != nil {
+		caller.Workspace = r.cfg.Workspace(info)
+	}
 	for step := 0; ; step++ {
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
@@ -227,7 +232,10 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
 		usage.Add(turnUsage)
+		var calls []transcript.Block
 		if msg != nil {
+			calls = msg.Content.ToolCalls() // executed with their original arguments
+			msg = r.redactCalls(msg)
 			stop = msg.StopReason
 			if err := r.append(sessionID, st.run.RunID, msg); err != nil {
 				return last, usage, stop, err
@@ -241,7 +249,6 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if terr != nil {
 			return last, usage, stop, terr
 		}
-		calls := msg.Content.ToolCalls()
 		if len(calls) == 0 {
 			return last, usage, stop, nil
 		}
@@ -333,6 +340,34 @@ func (r *Runner) assistant(model Model, blocks []transcript.Block, usage transcr
 	u := usage
 	msg.Usage = &u
 	return msg
+}
+
+// redactCalls returns msg with its tool-call arguments passed through
+// Config.RedactToolCall (a copy when anything changes).
+func (r *Runner) redactCalls(msg *transcript.Message) *transcript.Message {
+	if r.cfg.RedactToolCall == nil || msg.Content.String != nil {
+		return msg
+	}
+	var blocks []transcript.Block
+	for i, b := range msg.Content.Blocks {
+		if b.Type != transcript.BlockToolCall {
+			continue
+		}
+		red := r.cfg.RedactToolCall(b.Name, b.Arguments)
+		if string(red) == string(b.Arguments) {
+			continue
+		}
+		if blocks == nil {
+			blocks = append([]transcript.Block(nil), msg.Content.Blocks...)
+		}
+		blocks[i].Arguments = red
+	}
+	if blocks == nil {
+		return msg
+	}
+	c := *msg
+	c.Content = transcript.BlockContent(blocks...)
+	return &c
 }
 
 // callTool runs one tool call and stores its result.

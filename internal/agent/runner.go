@@ -96,12 +96,24 @@ type Config struct {
 	Models ModelResolver
 	// Tools returns the tools offered to a run; nil means none.
 	Tools func(RunInfo) *tools.Set
+	// Workspace returns the directory a run's file tools work in (handed to
+	// tools as the caller's Workspace). Optional.
+	Workspace func(RunInfo) string
 	// SystemPrompt returns the base system prompt of a run; the input's
 	// ExtraSystemPrompt is appended after it.
 	SystemPrompt func(RunInfo) string
 	// InitSession fills in a session row created by the runner for a new
 	// key (kind, chat type, channel...). Optional.
 	InitSession func(s *store.Session, in *Input)
+	// RedactToolCall, when set, rewrites a tool call's arguments for the
+	// stored transcript and events (the tool still gets the original), e.g.
+	// to keep attachment contents out of persisted sessions_spawn calls.
+	RedactToolCall func(name string, args json.RawMessage) json.RawMessage
+	// OnFinish is called just before a run is recorded terminal; items it
+	// appends to res.Outbox are stored in the same transaction (how a
+	// sub-agent's completion announce can never be lost). It must not block
+	// for long. Optional.
+	OnFinish func(ctx context.Context, run *store.Run, res *store.RunResult)
 
 	// MaxSteps bounds model turns per run (a guard against tool loops).
 	MaxSteps int
@@ -541,9 +553,11 @@ func (r *Runner) AbortSession(ctx context.Context, sessionKey string) ([]string,
 }
 
 func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) error {
-	fin, err := r.cfg.Store.FinishRun(ctx, run.RunID, store.RunResult{
-		Status: store.RunAborted, Error: msg, StopReason: provider.StopAborted, EndedAt: r.now(),
-	})
+	res := store.RunResult{Status: store.RunAborted, Error: msg, StopReason: provider.StopAborted, EndedAt: r.now()}
+	if r.cfg.OnFinish != nil {
+		r.cfg.OnFinish(ctx, run, &res)
+	}
+	fin, err := r.cfg.Store.FinishRun(ctx, run.RunID, res)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil // finished meanwhile

@@ -77,6 +77,8 @@ func newRoot(opts Options) *cobra.Command {
 		newCallCmd(g),
 		newSessionsCmd(g),
 		newAgentsCmd(g),
+		newSubagentsCmd(g),
+		newAnnouncesCmd(g),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		newSessionsListCmd(g),
 		newSessionsHistoryCmd(g),
 		newSessionsSendCmd(g),
+		newSessionsSpawnCmd(g),
 		newSessionsPatchCmd(g),
 		newSessionsDeleteCmd(g),
 		newSessionsResetCmd(g),

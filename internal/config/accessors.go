@@ -46,11 +46,13 @@ const (
 	AuthNone     = "none"
 )
 
-// Ranges from the reference schema.
+// Ranges from the reference schema, except maxChildrenPerAgent: the
+// reference caps it at 20; Switchboard's durable announce path takes fan-outs
+// of thousands, so it allows up to 10000.
 const (
 	maxPingPongTurnsMax    = 5
 	maxSpawnDepthMax       = 5
-	maxChildrenPerAgentMax = 20
+	maxChildrenPerAgentMax = 10000
 )
 
 // normalizeAgentID trims and lower-cases id; empty becomes "main".

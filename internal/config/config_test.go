@@ -224,7 +224,7 @@ func TestAccessorClamps(t *testing.T) {
 	var c Config
 	c.Session.AgentToAgent.MaxPingPongTurns = n(9)
 	c.Agents.Defaults.Subagents = SubagentDefaults{
-		MaxSpawnDepth: n(0), MaxChildrenPerAgent: n(99), MaxConcurrent: n(-1),
+		MaxSpawnDepth: n(0), MaxChildrenPerAgent: n(99999), MaxConcurrent: n(-1),
 		ArchiveAfterMinutes: n(0), RunTimeoutSeconds: n(-5), AnnounceTimeoutMs: n(0),
 	}
 	c.Tools.Sessions.Visibility = "everyone"
@@ -232,7 +232,7 @@ func TestAccessorClamps(t *testing.T) {
 	c.Gateway.Bind = "somewhere"
 	got := []any{c.MaxPingPongTurns(), c.MaxSpawnDepth(), c.MaxChildrenPerAgent(), c.MaxConcurrent(),
 		c.ArchiveAfterMinutes(), c.RunTimeoutSeconds(), c.AnnounceTimeoutMs(), c.Visibility(), c.GatewayPort(), c.GatewayBind()}
-	want := []any{5, 1, 20, 1, 60, 0, 60000, "tree", 18789, "loopback"}
+	want := []any{5, 1, 10000, 1, 60, 0, 60000, "tree", 18789, "loopback"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -264,7 +264,7 @@ func TestValidationErrors(t *testing.T) {
 		`bad.json5:14: agents.defaults.model.primary: model "nope/x" names provider "nope", which is not in models.providers (models.mode is "replace")`,
 		`bad.json5:14: agents.defaults.model.fallbacks[0]: model "bare" must have the form "<provider>/<model>" when models.mode is "replace"`,
 		`bad.json5:16: agents.defaults.subagents.maxSpawnDepth: must be between 1 and 5, got 6`,
-		`bad.json5:17: agents.defaults.subagents.maxChildrenPerAgent: must be between 1 and 20, got 0`,
+		`bad.json5:17: agents.defaults.subagents.maxChildrenPerAgent: must be between 1 and 10000, got 0`,
 		`bad.json5:18: agents.defaults.subagents.runTimeoutSeconds: must be at least 0, got -1`,
 		`bad.json5:19: agents.defaults.subagents.announceTimeoutMs: must be an integer, got 1.5`,
 		`bad.json5:21: agents.defaults.sandbox.sessionToolsVisibility: must be one of "spawned", "all", got "none"`,

@@ -5,6 +5,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,16 +19,30 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+	"github.com/switchboardhq/switchboard/internal/subagent"
+	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
 // DBFile is the SQLite database file name inside the state dir.
 const DBFile = "switchboard.db"
+
+// EnvAnnounceExpiry overrides how long an undelivered sub-agent announce is
+// retried before it becomes a dead letter (a Go duration; default 7 days).
+const EnvAnnounceExpiry = "SWITCHBOARD_ANNOUNCE_EXPIRY"
+
+func announceExpiry(env config.Env) time.Duration {
+	if d, err := time.ParseDuration(env(EnvAnnounceExpiry)); err == nil && d > 0 {
+		return d
+	}
+	return 0
+}
 
 // EnvShutdownGrace overrides DefaultShutdownGrace (a Go duration, e.g. "30s").
 const EnvShutdownGrace = "SWITCHBOARD_SHUTDOWN_GRACE"
@@ -79,6 +94,7 @@ type Daemon struct {
 	grace     time.Duration
 	gw        *gateway.Server
 	tools     *sessions.Tools
+	subs      *subagent.Manager
 	srv       *http.Server
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -136,10 +152,24 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mods := newModels(cfg)
 	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
 	box := &toolbox{cfg: cfg}
+	ws := &workspaces{cfg: cfg, store: st}
+	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{
-		Store:        st,
-		Models:       mods,
-		Tools:        box.forRun,
+		Store:     st,
+		Models:    mods,
+		Tools:     box.forRun,
+		Workspace: ws.forRun,
+		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
+			if attachments.IsSpawnToolCall(name) {
+				return attachments.RedactToolCallArgs(args)
+			}
+			return args
+		},
+		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult) {
+			if subs != nil {
+				subs.OnFinish(ctx, run, res)
+			}
+		},
 		SystemPrompt: systemPrompt(cfg),
 		Logger:       log,
 		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
@@ -167,16 +197,32 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			sessTools.Close()
 		}
 	}()
-	box.set(sessTools.All()...)
+	subs, err = subagent.New(subagent.Config{
+		Store: st, Runner: runner, Config: cfg, Models: mods, Logger: log,
+		AnnounceExpiry: announceExpiry(env),
+	})
+	if err != nil {
+		return nil, err
+	}
+	box.set(append(append(sessTools.All(), subs.Tool()), files.All()...)...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	if err := subs.Start(ctx); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			subs.Close()
+		}
+	}()
 
 	d := &Daemon{
 		Config:  cfg,
 		Store:   st,
 		Runner:  runner,
 		tools:   sessTools,
+		subs:    subs,
 		log:     log.With("component", "daemon"),
 		grace:   opts.ShutdownGrace,
 		started: started,
@@ -201,6 +247,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Models:          mods,
 		DefaultModelRef: mods.DefaultModelRef,
 		Tools:           box.All,
+		Subagents:       subs,
 	})
 	if err != nil {
 		return nil, err
@@ -323,6 +370,7 @@ func (d *Daemon) Close() error {
 		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
+		d.subs.Close()
 		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close())
 		d.closeErr = errors.Join(errs...)
 	})

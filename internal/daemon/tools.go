@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"os"
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -10,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -67,4 +69,49 @@ func (d *deliverer) Deliver(ctx context.Context, del sessions.Delivery) error {
 		},
 	})
 	return err
+}
+
+// workspaces resolves the directory a run works in: its agent's workspace,
+// except that a sub-agent works in the workspace of the session tree's root
+// (the spec: sub-agents inherit the parent workspace). Directories are made
+// on first use.
+type workspaces struct {
+	cfg   *config.Config
+	store interface {
+		GetSession(ctx context.Context, key string) (*store.Session, error)
+	}
+}
+
+func (w *workspaces) forRun(info agent.RunInfo) string {
+	agentID := info.AgentID
+	parent := ""
+	if info.Session != nil {
+		parent = info.Session.SpawnedBy
+	}
+	// Walk up the spawn chain (bounded by the maximum depth) to the root.
+	for i := 0; parent != "" && i < 8; i++ {
+		agentID = sessionkey.AgentID(parent)
+		s, err := w.store.GetSession(context.Background(), parent)
+		if err != nil {
+			break
+		}
+		agentID = firstNonEmpty(s.AgentID, agentID)
+		parent = s.SpawnedBy
+	}
+	dir := w.cfg.AgentWorkspace(agentID)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return ""
+		}
+	}
+	return dir
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

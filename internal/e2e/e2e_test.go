@@ -85,7 +85,7 @@ func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraC
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
-  agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [%s] },
+  agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 } }, list: [%s] },
   %s
 }`, token, llm.URL(), agentsList, extraConfig)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {

@@ -326,4 +326,3 @@ func TestSendSurvivesKill(t *testing.T) {
 		return false
 	})
 }
-

@@ -24,6 +24,7 @@ var allowedImports = []string{
 	"github.com/switchboardhq/switchboard/internal/policy",
 	"github.com/switchboardhq/switchboard/internal/sessionkey",
 	"github.com/switchboardhq/switchboard/internal/store",
+	"github.com/switchboardhq/switchboard/internal/subagent",
 	"github.com/switchboardhq/switchboard/internal/tools",
 	"github.com/switchboardhq/switchboard/internal/transcript",
 }

@@ -103,6 +103,9 @@ type Config struct {
 	Models agent.ModelResolver
 	// Tools returns the agent tools tools.invoke may run; nil means none.
 	Tools func() *tools.Set
+	// Subagents serves subagents.list/kill and announces.list/redeliver;
+	// nil makes them answer UNAVAILABLE "sub-agents are not enabled".
+	Subagents Subagents
 	// DefaultModelRef returns the "<provider>/<model>" an agent runs with
 	// when nothing overrides it. It fills sessions.list defaults and
 	// hello-ok sessionDefaults.modelConfigured; nil means the configured

@@ -396,6 +396,19 @@ var methodSchemas = map[string]*Schema{
 		P("timeoutMs", Int(0)),
 	),
 	MethodAgentsList: Object(nil),
+	MethodSubagentsList: Object(nil,
+		P("requesterKey", Str()),
+		P("active", Bool()),
+	),
+	MethodSubagentsKill: Object([]string{"runId"},
+		P("runId", NonEmptyStr()),
+	),
+	MethodAnnouncesList: Object(nil,
+		P("status", Enum(AnnounceStatusPending, AnnounceStatusDelivered, AnnounceStatusDead, AnnounceStatusAll)),
+	),
+	MethodAnnouncesRedeliver: Object([]string{"id"},
+		P("id", NonEmptyStr()),
+	),
 }
 
 // ParamsSchema returns the params schema of method, or nil for a method
@@ -429,3 +442,49 @@ func (e *ParamsError) Error() string {
 
 // Unwrap returns the validation error.
 func (e *ParamsError) Unwrap() error { return e.Err }
+
+// Sub-agent administration methods (Switchboard's own; the reference
+// manages sub-agents through slash commands).
+const (
+	// MethodSubagentsList lists spawned sub-agent runs.
+	MethodSubagentsList = "subagents.list"
+	// MethodSubagentsKill aborts a sub-agent run and its descendants.
+	MethodSubagentsKill = "subagents.kill"
+	// MethodAnnouncesList lists sub-agent completion announces.
+	MethodAnnouncesList = "announces.list"
+	// MethodAnnouncesRedeliver queues an undelivered announce again.
+	MethodAnnouncesRedeliver = "announces.redeliver"
+)
+
+// Announce statuses as announces.list filters and reports them; "all"
+// only filters.
+const (
+	AnnounceStatusPending   = "pending"
+	AnnounceStatusDelivered = "delivered"
+	AnnounceStatusDead      = "dead"
+	AnnounceStatusAll       = "all"
+)
+
+// SubagentsListParams are the params of subagents.list: the children of
+// one requester session ("" = every requester; "main" is the default
+// agent's main session), with Active only those still running.
+type SubagentsListParams struct {
+	RequesterKey string `json:"requesterKey,omitempty"`
+	Active       bool   `json:"active,omitempty"`
+}
+
+// SubagentsKillParams are the params of subagents.kill.
+type SubagentsKillParams struct {
+	RunID string `json:"runId"`
+}
+
+// AnnouncesListParams are the params of announces.list: Status is
+// pending, delivered, dead or all; "" means dead.
+type AnnouncesListParams struct {
+	Status string `json:"status,omitempty"`
+}
+
+// AnnouncesRedeliverParams are the params of announces.redeliver.
+type AnnouncesRedeliverParams struct {
+	ID string `json:"id"`
+}

@@ -297,3 +297,77 @@ type AgentEvent struct {
 	SpawnedBy   string          `json:"spawnedBy,omitempty"`
 	IsHeartbeat bool            `json:"isHeartbeat"`
 }
+
+// SubagentsListResult is the result of subagents.list, newest first.
+type SubagentsListResult struct {
+	Subagents []SubagentInfo `json:"subagents"`
+}
+
+// SubagentInfo is one spawned sub-agent run: its registry record, the
+// state of its run and of its completion announce. Times are in
+// milliseconds.
+type SubagentInfo struct {
+	ChildRunID        string `json:"childRunId"`
+	ChildSessionKey   string `json:"childSessionKey"`
+	AgentID           string `json:"agentId"`
+	RequesterKey      string `json:"requesterKey"`
+	RequesterDisplay  string `json:"requesterDisplay"`
+	RequesterParent   string `json:"requesterParent,omitempty"`
+	RequesterChannel  string `json:"requesterChannel,omitempty"`
+	Task              string `json:"task"`
+	Label             string `json:"label,omitempty"`
+	Cleanup           string `json:"cleanup"` // delete|keep
+	Mode              string `json:"mode"`    // run|session
+	Model             string `json:"model,omitempty"`
+	RunTimeoutSeconds int    `json:"runTimeoutSeconds"`
+	CreatedAt         int64  `json:"createdAt"`
+	ArchiveAtMs       int64  `json:"archiveAtMs,omitempty"`
+	Workspace         string `json:"workspace,omitempty"`
+	AttachmentsDir    string `json:"attachmentsDir,omitempty"`
+	RetainAttachments bool   `json:"retainAttachments,omitempty"`
+
+	// RunStatus is the child run's status, "" when the run is not stored.
+	RunStatus string `json:"runStatus"`
+	StartedAt int64  `json:"startedAt,omitempty"`
+	EndedAt   int64  `json:"endedAt,omitempty"`
+	Error     string `json:"error,omitempty"`
+	// AnnounceStatus is pending, delivered or dead; "" until the child
+	// ends.
+	AnnounceID     string `json:"announceId,omitempty"`
+	AnnounceStatus string `json:"announceStatus,omitempty"`
+	// Archived is set once the child is archived or deleted.
+	Archived bool `json:"archived"`
+}
+
+// SubagentsKillResult is the result of subagents.kill: the run ids that
+// were aborted, the child's and its live descendants'.
+type SubagentsKillResult struct {
+	OK     bool     `json:"ok"`
+	Killed []string `json:"killed"`
+}
+
+// AnnouncesListResult is the result of announces.list.
+type AnnouncesListResult struct {
+	Announces []AnnounceRow `json:"announces"`
+}
+
+// AnnounceRow is one announce: a sub-agent completion on its way to the
+// requester session (SessionKey). Times are in milliseconds, 0 when unset.
+type AnnounceRow struct {
+	ID            string `json:"id"`
+	Kind          string `json:"kind"`
+	SessionKey    string `json:"sessionKey"`
+	RunID         string `json:"runId"`
+	Status        string `json:"status"` // pending|delivered|dead
+	Attempts      int    `json:"attempts"`
+	LastError     string `json:"lastError"`
+	CreatedAt     int64  `json:"createdAt"`
+	UpdatedAt     int64  `json:"updatedAt"`
+	DeliveredAt   int64  `json:"deliveredAt"`
+	NextAttemptAt int64  `json:"nextAttemptAt"`
+}
+
+// AnnouncesRedeliverResult is the result of announces.redeliver.
+type AnnouncesRedeliverResult struct {
+	OK bool `json:"ok"`
+}

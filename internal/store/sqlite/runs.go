@@ -32,7 +32,7 @@ const (
 	qFinishSession = `UPDATE sessions SET
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 		total_tokens = total_tokens + ?, aborted_last_run = ?,
-		updated_at = MAX(updated_at, ?)
+		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
 		WHERE key = ?`
 
 	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
@@ -331,7 +331,7 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 			return err
 		}
 		if _, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			boolInt(res.Status == store.RunAborted), toMs(ended), r.SessionKey); err != nil {
+			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey); err != nil {
 			return err
 		}
 		for _, args := range outbox {

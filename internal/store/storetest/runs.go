@@ -227,6 +227,9 @@ func testFinishRun(t *testing.T, s store.Store) {
 	if after.AbortedLastRun {
 		t.Errorf("AbortedLastRun still set after an ok run")
 	}
+	if !after.SystemSent {
+		t.Errorf("SystemSent not set by a run that had started")
+	}
 	if !after.UpdatedAt.After(past) {
 		t.Errorf("UpdatedAt = %v, not bumped past %v", after.UpdatedAt, past)
 	}
@@ -241,7 +244,19 @@ func testFinishRun(t *testing.T, s store.Store) {
 		t.Errorf("second FinishRun changed the session: %+v", again)
 	}
 
-	// An aborted run (here straight from queued) sets AbortedLastRun.
+	// An aborted run (here straight from queued) sets AbortedLastRun, and
+	// leaves SystemSent alone.
+	fresh := &store.Session{Key: "agent:main:fresh", SessionID: "s-fresh", AgentID: "main", CreatedAt: past, UpdatedAt: past}
+	mustCreate(t, s, fresh)
+	queued := fullRun("run-q", fresh.Key, store.RunQueued, at(150))
+	queued.StartedAt = time.Time{}
+	mustCreateRun(t, s, queued)
+	if _, err := s.FinishRun(ctx, "run-q", store.RunResult{Status: store.RunAborted, Error: "aborted before start"}); err != nil {
+		t.Fatalf("FinishRun queued: %v", err)
+	}
+	if f := mustGet(t, s, fresh.Key); f.SystemSent || !f.AbortedLastRun {
+		t.Errorf("session after a run aborted before start: %+v", f)
+	}
 	mustCreateRun(t, s, fullRun("run-2", sess.Key, store.RunQueued, at(200)))
 	got, err = s.FinishRun(ctx, "run-2", store.RunResult{Status: store.RunAborted, Error: "aborted by user"})
 	if err != nil {

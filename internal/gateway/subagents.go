@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/subagent"
+)
+
+// Subagents is what the gateway needs of the sub-agent manager for the
+// subagents.* and announces.* methods. Implementations are safe for
+// concurrent use; *subagent.Manager is the one the daemon passes.
+type Subagents interface {
+	// List returns the children spawned by requester (a canonical key; ""
+	// means every requester), newest first; with active set, only those
+	// still running.
+	List(ctx context.Context, requester string, active bool) ([]subagent.Info, error)
+	// Kill aborts a child run and every live descendant and returns the
+	// aborted run ids. Its errors are fit to show the caller.
+	Kill(ctx context.Context, runID string) ([]string, error)
+	// Announces lists announce items with the given statuses (nil: all).
+	Announces(ctx context.Context, statuses []store.OutboxStatus) ([]*store.OutboxItem, error)
+	// Redeliver queues an undelivered announce again; it wraps
+	// store.ErrNotFound for an unknown id, and its other errors are fit to
+	// show the caller.
+	Redeliver(ctx context.Context, id string) error
+}
+
+var _ Subagents = (*subagent.Manager)(nil)
+
+// errSubagentsDisabled answers the sub-agent methods when Config.Subagents
+// is nil.
+var errSubagentsDisabled = wire.NewError(wire.CodeUnavailable, "sub-agents are not enabled")
+
+func (s *Server) handleSubagentsList(ctx context.Context, cl *call) (any, error) {
+	var p wire.SubagentsListParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Subagents == nil {
+		return nil, errSubagentsDisabled
+	}
+	requester := ""
+	if p.RequesterKey != "" {
+		requester = s.canonicalKey(p.RequesterKey, "")
+	}
+	infos, err := s.cfg.Subagents.List(ctx, requester, p.Active)
+	if err != nil {
+		return nil, fmt.Errorf("subagents.list: %w", err)
+	}
+	res := wire.SubagentsListResult{Subagents: make([]wire.SubagentInfo, 0, len(infos))}
+	for i := range infos {
+		res.Subagents = append(res.Subagents, subagentInfo(&infos[i]))
+	}
+	return res, nil
+}
+
+func subagentInfo(in *subagent.Info) wire.SubagentInfo {
+	r := &in.Record
+	return wire.SubagentInfo{
+		ChildRunID: r.ChildRunID, ChildSessionKey: r.ChildSessionKey, AgentID: r.AgentID,
+		RequesterKey: r.RequesterKey, RequesterDisplay: r.RequesterDisplay, RequesterParent: r.RequesterParent,
+		RequesterChannel: r.RequesterChannel, Task: r.Task, Label: r.Label, Cleanup: r.Cleanup, Mode: r.Mode,
+		Model: r.Model, RunTimeoutSeconds: r.RunTimeoutSeconds, CreatedAt: r.CreatedAt, ArchiveAtMs: r.ArchiveAtMs,
+		Workspace: r.Workspace, AttachmentsDir: r.AttachmentsDir, RetainAttachments: r.RetainAttachments,
+		RunStatus: in.RunStatus, StartedAt: in.StartedAt, EndedAt: in.EndedAt, Error: in.Error,
+		AnnounceID: in.AnnounceID, AnnounceStatus: in.AnnounceStatus, Archived: in.Archived,
+	}
+}
+
+func (s *Server) handleSubagentsKill(ctx context.Context, cl *call) (any, error) {
+	var p wire.SubagentsKillParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Subagents == nil {
+		return nil, errSubagentsDisabled
+	}
+	killed, err := s.cfg.Subagents.Kill(ctx, p.RunID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, invalid(err.Error())
+	}
+	if killed == nil {
+		killed = []string{}
+	}
+	return wire.SubagentsKillResult{OK: true, Killed: killed}, nil
+}
+
+func (s *Server) handleAnnouncesList(ctx context.Context, cl *call) (any, error) {
+	var p wire.AnnouncesListParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Subagents == nil {
+		return nil, errSubagentsDisabled
+	}
+	var statuses []store.OutboxStatus // nil: all
+	switch p.Status {
+	case "":
+		statuses = []store.OutboxStatus{store.OutboxDead}
+	case wire.AnnounceStatusAll:
+	default:
+		statuses = []store.OutboxStatus{store.OutboxStatus(p.Status)}
+	}
+	items, err := s.cfg.Subagents.Announces(ctx, statuses)
+	if err != nil {
+		return nil, fmt.Errorf("announces.list: %w", err)
+	}
+	res := wire.AnnouncesListResult{Announces: make([]wire.AnnounceRow, 0, len(items))}
+	for _, it := range items {
+		res.Announces = append(res.Announces, wire.AnnounceRow{
+			ID: it.ID, Kind: it.Kind, SessionKey: it.SessionKey, RunID: it.RunID, Status: string(it.Status),
+			Attempts: it.Attempts, LastError: it.LastError, CreatedAt: ms(it.CreatedAt), UpdatedAt: ms(it.UpdatedAt),
+			DeliveredAt: ms(it.DeliveredAt), NextAttemptAt: ms(it.NextAttemptAt),
+		})
+	}
+	return res, nil
+}
+
+func (s *Server) handleAnnouncesRedeliver(ctx context.Context, cl *call) (any, error) {
+	var p wire.AnnouncesRedeliverParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Subagents == nil {
+		return nil, errSubagentsDisabled
+	}
+	switch err := s.cfg.Subagents.Redeliver(ctx, p.ID); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, invalid("announce not found: " + p.ID)
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		return nil, invalid(err.Error())
+	}
+	return wire.AnnouncesRedeliverResult{OK: true}, nil
+}

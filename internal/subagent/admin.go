@@ -1,0 +1,99 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// Info describes one spawned child for listings.
+type Info struct {
+	Record
+	RunStatus      string `json:"runStatus"`
+	StartedAt      int64  `json:"startedAt,omitempty"`
+	EndedAt        int64  `json:"endedAt,omitempty"`
+	Error          string `json:"error,omitempty"`
+	AnnounceID     string `json:"announceId,omitempty"`
+	AnnounceStatus string `json:"announceStatus,omitempty"` // pending|delivered|dead, "" before the child ends
+	Archived       bool   `json:"archived"`
+}
+
+// List returns the children spawned by requester ("" = every requester),
+// newest first; with active set, only those still running.
+func (m *Manager) List(ctx context.Context, requester string, active bool) ([]Info, error) {
+	items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, SessionKey: requester})
+	if err != nil {
+		return nil, fmt.Errorf("subagent.List: %w", err)
+	}
+	var out []Info
+	for _, it := range items {
+		var info Info
+		if err := json.Unmarshal(it.Payload, &info.Record); err != nil {
+			continue
+		}
+		info.Archived = it.Status != store.OutboxPending
+		if run, err := m.cfg.Store.GetRun(ctx, info.ChildRunID); err == nil {
+			info.RunStatus = string(run.Status)
+			info.StartedAt, info.EndedAt, info.Error = ms(run.StartedAt), ms(run.EndedAt), run.Error
+		}
+		if active && (info.RunStatus == "" || store.RunStatus(info.RunStatus).Terminal()) {
+			continue
+		}
+		aid := announceID(info.ChildRunID, info.RequesterKey)
+		if a, err := m.cfg.Store.GetOutbox(ctx, aid); err == nil {
+			info.AnnounceID, info.AnnounceStatus = aid, string(a.Status)
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b Info) int { return int(b.CreatedAt - a.CreatedAt) })
+	return out, nil
+}
+
+// Kill aborts a child run and, cascading, every live descendant spawned
+// below it. It returns the aborted run ids.
+func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
+	rec, err := m.record(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no sub-agent run %s", runID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var killed []string
+	queue := []*Record{rec}
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		ok, err := m.cfg.Runner.Abort(ctx, r.ChildRunID)
+		if err != nil {
+			return killed, err
+		}
+		if ok {
+			killed = append(killed, r.ChildRunID)
+		}
+		kids, err := m.List(ctx, r.ChildSessionKey, false)
+		if err != nil {
+			return killed, err
+		}
+		for i := range kids {
+			queue = append(queue, &kids[i].Record)
+		}
+	}
+	return killed, nil
+}
+
+// Announces lists announce items with the given statuses (nil: all).
+func (m *Manager) Announces(ctx context.Context, statuses []store.OutboxStatus) ([]*store.OutboxItem, error) {
+	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: statuses})
+}
+
+func ms(t interface{ UnixMilli() int64 }) int64 {
+	if v := t.UnixMilli(); v > 0 {
+		return v
+	}
+	return 0
+}

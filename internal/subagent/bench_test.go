@@ -1,0 +1,63 @@
+package subagent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// BenchmarkSpawn1000 is one requester turn that spawns 1000 children (the
+// children limit raised in the config) against the instant scripted model,
+// timed until every child's result has been announced to the requester and
+// the requester has processed it.
+func BenchmarkSpawn1000(b *testing.B) {
+	const n = 1000
+	var msg strings.Builder
+	for range n {
+		msg.WriteString(scripted.ToolDirective(SpawnToolName, map[string]any{"task": "work\n/reply done"}))
+		msg.WriteByte('\n')
+	}
+	msg.WriteString("/then spawned")
+	for i := range b.N {
+		b.StopTimer()
+		e := newEnv(b, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 2000 } } } }`)
+		ctx := context.Background()
+		key := "agent:main:boss"
+		b.StartTimer()
+		t0 := time.Now()
+		if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "spawner", SessionKey: key, AgentID: "main", Message: msg.String()}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			items, err := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDelivered}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(items) == n {
+				break
+			}
+			if time.Since(t0) > 60*time.Second {
+				b.Fatalf("only %d of %d announced after 60s", len(items), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		announced := time.Since(t0)
+		// Every announce run on the requester has finished.
+		for !e.runnerIdle(key) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		processed := time.Since(t0)
+		b.StopTimer()
+		if i == 0 {
+			b.ReportMetric(announced.Seconds(), "s-all-announced")
+			b.ReportMetric(processed.Seconds(), "s-all-processed")
+		}
+	}
+}
+
+func (e *env) runnerIdle(key string) bool { return !e.runner.Busy(key) }

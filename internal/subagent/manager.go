@@ -1,0 +1,424 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Outbox kinds. A "subagent" item is the registry record of one spawned
+// run: pending until the child is archived or deleted. An "announce" item
+// is the child's completion, written in the transaction that ends the child
+// run, and delivered to the requester exactly once.
+const (
+	KindSubagent = "subagent"
+	KindAnnounce = "announce"
+	// LaneSubagent is the lane of spawned child runs.
+	LaneSubagent = "subagent"
+	// LaneAnnounce is the lane of announce runs on the requester.
+	LaneAnnounce = "announce"
+	// announceSource is the inputProvenance sourceTool of announces.
+	announceSource = "subagent_announce"
+)
+
+// Defaults of the dispatcher and sweeper.
+const (
+	DefaultAnnounceExpiry = 7 * 24 * time.Hour
+	DefaultSweepInterval  = 60 * time.Second
+	dispatchInterval      = 250 * time.Millisecond
+	busyRetry             = 100 * time.Millisecond
+	maxBackoff            = 60 * time.Second
+)
+
+// Store is what the manager needs of the store.
+type Store interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
+	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	PutOutbox(ctx context.Context, item *store.OutboxItem) error
+	GetOutbox(ctx context.Context, id string) (*store.OutboxItem, error)
+	ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error)
+	UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error)
+}
+
+// Runner is what the manager needs of the agent runner.
+type Runner interface {
+	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
+	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
+	Abort(ctx context.Context, runID string) (bool, error)
+	Busy(sessionKey string) bool
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
+}
+
+// Config configures a Manager. Store, Runner and Config are required.
+type Config struct {
+	Store  Store
+	Runner Runner
+	Config *config.Config
+	// Models validates explicit model overrides; nil accepts any.
+	Models agent.ModelResolver
+	// AnnounceExpiry is how long an announce is retried before it becomes
+	// a dead letter; zero means DefaultAnnounceExpiry.
+	AnnounceExpiry time.Duration
+	// SweepInterval is the archive sweeper's period; zero means 60s.
+	SweepInterval time.Duration
+	Logger        *slog.Logger
+	Now           func() time.Time
+	NewID         func() string
+}
+
+// Manager spawns sub-agent runs, turns their completions into durable
+// announces, delivers those to the requester when its lane is idle, and
+// archives finished children. Safe for concurrent use; Start begins its
+// background work and Close stops it.
+type Manager struct {
+	cfg   Config
+	log   *slog.Logger
+	alias sessionkey.MainAlias
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{}
+	unsub  func()
+
+	// mu guards the fields that follow.
+	mu      sync.Mutex
+	active  map[string]map[string]bool // live children: requester → child run ids
+	targets map[string]bool            // requesters with announces waiting
+}
+
+// Record is the registry payload of one spawned run.
+type Record struct {
+	ChildRunID        string `json:"childRunId"`
+	ChildSessionKey   string `json:"childSessionKey"`
+	AgentID           string `json:"agentId"`
+	RequesterKey      string `json:"requesterKey"`
+	RequesterDisplay  string `json:"requesterDisplay"`
+	RequesterParent   string `json:"requesterParent,omitempty"`
+	RequesterChannel  string `json:"requesterChannel,omitempty"`
+	Task              string `json:"task"`
+	Label             string `json:"label,omitempty"`
+	Cleanup           string `json:"cleanup"`
+	Mode              string `json:"mode"`
+	Model             string `json:"model,omitempty"`
+	RunTimeoutSeconds int    `json:"runTimeoutSeconds"`
+	CreatedAt         int64  `json:"createdAt"`
+	ArchiveAtMs       int64  `json:"archiveAtMs,omitempty"`
+	Workspace         string `json:"workspace,omitempty"`
+	AttachmentsDir    string `json:"attachmentsDir,omitempty"`
+	RetainAttachments bool   `json:"retainAttachments,omitempty"`
+}
+
+// Announce is the payload of an announce item.
+type Announce struct {
+	ChildRunID      string `json:"childRunId"`
+	ChildSessionKey string `json:"childSessionKey"`
+	RequesterKey    string `json:"requesterKey"`
+	// Skip is set when the child answered ANNOUNCE_SKIP/NO_REPLY: nothing
+	// is posted, but cleanup still runs.
+	Skip    bool   `json:"skip,omitempty"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	// BatchRunID is the requester run this announce was claimed for; set
+	// just before that run is submitted.
+	BatchRunID string `json:"batchRunId,omitempty"`
+}
+
+// New returns a manager.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Store == nil || cfg.Runner == nil || cfg.Config == nil {
+		return nil, errors.New("subagent.New: Store, Runner and Config are required")
+	}
+	if cfg.AnnounceExpiry <= 0 {
+		cfg.AnnounceExpiry = DefaultAnnounceExpiry
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = DefaultSweepInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	m := &Manager{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "subagent"),
+		alias:   sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
+		wake:    make(chan struct{}, 1),
+		active:  make(map[string]map[string]bool),
+		targets: make(map[string]bool),
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m, nil
+}
+
+func registryID(childRunID string) string { return KindSubagent + ":" + childRunID }
+
+// announceID is idempotent on (child run, target).
+func announceID(childRunID, target string) string {
+	return KindAnnounce + ":" + childRunID + ":" + target
+}
+
+// announceRunID is the run id of the announce run on the requester; a
+// repeated delivery gets the same run back (exactly once).
+func announceRunID(childKey, childRunID string) string {
+	return "announce:v1:" + childKey + ":" + childRunID
+}
+
+// Start recovers state left by a crash and starts the dispatcher and the
+// archive sweeper. Call it after the runner's Recover.
+func (m *Manager) Start(ctx context.Context) error {
+	if err := m.recover(ctx); err != nil {
+		return err
+	}
+	m.unsub = m.cfg.Runner.Subscribe(func(ev agent.Event) {
+		if ev.Stream != agent.StreamLifecycle || ev.Phase != agent.PhaseEnd {
+			return
+		}
+		// The event comes after the run (and its announce) is stored.
+		if ev.Lane == LaneSubagent && ev.SpawnedBy != "" {
+			m.markTarget(ev.SpawnedBy)
+			return
+		}
+		m.kick() // a requester's lane may have gone idle
+	})
+	m.wg.Go(m.dispatchLoop)
+	m.wg.Go(m.sweepLoop)
+	return nil
+}
+
+// Close stops the background work and waits for it.
+func (m *Manager) Close() {
+	if m.unsub != nil {
+		m.unsub()
+	}
+	m.cancel()
+	m.wg.Wait()
+}
+
+func (m *Manager) kick() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// recover rebuilds the live-children index and writes the announce of every
+// child that ended while no announce could be written (a run aborted by a
+// restart ends outside the runner's finish path).
+func (m *Manager) recover(ctx context.Context) error {
+	recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, Statuses: []store.OutboxStatus{store.OutboxPending}})
+	if err != nil {
+		return fmt.Errorf("subagent: recover: %w", err)
+	}
+	for _, it := range recs {
+		var rec Record
+		if err := json.Unmarshal(it.Payload, &rec); err != nil {
+			m.log.Error("bad sub-agent record", "id", it.ID, "err", err)
+			continue
+		}
+		run, err := m.cfg.Store.GetRun(ctx, rec.ChildRunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // the spawn never got its run
+		}
+		if err != nil {
+			return fmt.Errorf("subagent: recover: %w", err)
+		}
+		if !run.Status.Terminal() {
+			m.addActive(rec.RequesterKey, rec.ChildRunID)
+			continue
+		}
+		target := rec.RequesterKey
+		if _, err := m.cfg.Store.GetOutbox(ctx, announceID(rec.ChildRunID, target)); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("subagent: recover: %w", err)
+		}
+		item, err := m.announceItem(ctx, &rec, run, store.RunResult{Status: run.Status, Error: run.Error, Usage: run.Usage, EndedAt: run.EndedAt})
+		if err != nil {
+			return err
+		}
+		if err := m.cfg.Store.PutOutbox(ctx, item); err != nil && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("subagent: recover: %w", err)
+		}
+		m.log.Info("announce written for a child that ended during a restart", "child", rec.ChildSessionKey, "runId", rec.ChildRunID)
+	}
+	return nil
+}
+
+func (m *Manager) addActive(requester, runID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	set := m.active[requester]
+	if set == nil {
+		set = make(map[string]bool)
+		m.active[requester] = set
+	}
+	set[runID] = true
+}
+
+func (m *Manager) dropActive(requester, runID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if set := m.active[requester]; set != nil {
+		delete(set, runID)
+		if len(set) == 0 {
+			delete(m.active, requester)
+		}
+	}
+}
+
+// ActiveChildren returns how many children of requester are still running.
+func (m *Manager) ActiveChildren(requester string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.active[requester])
+}
+
+// OnFinish is the runner's finish hook: when a registered child run ends,
+// its announce is added to the outbox in the same transaction.
+func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunResult) {
+	if run.Lane != LaneSubagent {
+		return
+	}
+	it, err := m.cfg.Store.GetOutbox(ctx, registryID(run.RunID))
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			m.log.Error("sub-agent record lookup failed; announce deferred to recovery", "runId", run.RunID, "err", err)
+		}
+		return
+	}
+	var rec Record
+	if err := json.Unmarshal(it.Payload, &rec); err != nil {
+		return
+	}
+	m.dropActive(rec.RequesterKey, run.RunID)
+	item, err := m.announceItem(ctx, &rec, run, *res)
+	if err != nil {
+		m.log.Error("announce not built; deferred to recovery", "runId", run.RunID, "err", err)
+		return
+	}
+	res.Outbox = append(res.Outbox, *item)
+}
+
+// announceItem builds the announce of a finished child run.
+func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run, res store.RunResult) (*store.OutboxItem, error) {
+	result := m.childResult(ctx, rec.ChildSessionKey, run.RunID)
+	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
+	outcome := Outcome{Status: "ok"}
+	switch res.Status {
+	case store.RunOK:
+	case store.RunTimeout:
+		outcome = Outcome{Status: "timeout"}
+	default:
+		outcome = Outcome{Status: "error", Error: firstNonEmpty(res.Error, string(res.Status))}
+	}
+	a.Status = outcome.Status
+	if res.Status == store.RunOK && result != nil && (isSkip(*result, "ANNOUNCE_SKIP") || isSkip(*result, "NO_REPLY")) {
+		a.Skip = true
+	} else {
+		a.Message = m.eventText(ctx, rec, run, res, outcome, result)
+	}
+	payload, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	now := m.cfg.Now()
+	return &store.OutboxItem{
+		ID: announceID(rec.ChildRunID, rec.RequesterKey), Kind: KindAnnounce, SessionKey: rec.RequesterKey,
+		RunID: rec.ChildRunID, Payload: payload, Status: store.OutboxPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now,
+	}, nil
+}
+
+// eventText is the internal task-completion event posted to the requester.
+func (m *Manager) eventText(ctx context.Context, rec *Record, run *store.Run, res store.RunResult, outcome Outcome, result *string) string {
+	var sessionID string
+	var in, out, total int64
+	if s, err := m.cfg.Store.GetSession(ctx, rec.ChildSessionKey); err == nil {
+		sessionID = s.SessionID
+		in, out, total = s.InputTokens, s.OutputTokens, s.TotalTokens
+	}
+	// The session counters do not include this run yet (they are added in
+	// the same transaction that records it).
+	if res.Status != "" && run.Status.Terminal() == false {
+		in, out, total = in+res.Usage.Input, out+res.Usage.Output, total+res.Usage.TotalTokens
+	}
+	ended := res.EndedAt
+	if ended.IsZero() {
+		ended = run.EndedAt
+	}
+	var runtime time.Duration
+	if !run.StartedAt.IsZero() && !ended.IsZero() {
+		runtime = ended.Sub(run.StartedAt)
+	}
+	findings := ""
+	if result != nil {
+		findings = *result
+	}
+	requesterIsSub := sessionkey.SubagentDepth(rec.RequesterKey) >= 1
+	return AnnounceMessage(Event{
+		Source: "subagent", ChildSessionKey: rec.ChildSessionKey, ChildSessionID: firstNonEmpty(sessionID, "unknown"),
+		AnnounceType: "subagent task", TaskLabel: TaskLabel(rec.Label, rec.Task), Status: outcome.Status,
+		StatusLabel: StatusLabel(outcome), Result: findings, StatsLine: StatsLine(runtime, in, out, total),
+		ReplyInstruction: ReplyInstruction(requesterIsSub, true),
+	})
+}
+
+// childResult is the child's frozen output: its latest assistant text, else
+// the latest tool result text (never user text).
+func (m *Manager) childResult(ctx context.Context, childKey, runID string) *string {
+	s, err := m.cfg.Store.GetSession(ctx, childKey)
+	if err != nil {
+		return nil
+	}
+	msgs, err := m.cfg.Store.History(ctx, s.SessionID, store.HistoryOptions{RunID: runID, Limit: 200})
+	if err != nil {
+		return nil
+	}
+	var toolText string
+	for i := len(msgs) - 1; i >= 0; i-- {
+		msg := msgs[i].Entry.Message
+		if msg == nil {
+			continue
+		}
+		switch msg.Role {
+		case transcript.RoleAssistant:
+			if txt := transcript.AssistantText(msg); txt != "" {
+				return FreezeResult(txt)
+			}
+		case transcript.RoleToolResult, transcript.RoleTool:
+			if toolText == "" {
+				toolText = msg.Content.Text()
+			}
+		}
+	}
+	return FreezeResult(toolText)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

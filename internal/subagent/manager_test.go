@@ -1,0 +1,295 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+type scriptedModels struct{ p *scripted.Provider }
+
+func (m scriptedModels) ResolveModel(agentID, ref string) (agent.Model, error) {
+	if ref != "" && !strings.HasPrefix(ref, "scripted/") {
+		return agent.Model{}, fmt.Errorf("unknown model %q", ref)
+	}
+	return agent.Model{Provider: m.p, ProviderID: "scripted", ModelID: "echo-1", API: "scripted"}, nil
+}
+
+type env struct {
+	t      testing.TB
+	store  *sqlite.Store
+	runner *agent.Runner
+	m      *Manager
+	now    atomic.Pointer[time.Time]
+}
+
+func newEnv(tb testing.TB, cfgText string) *env {
+	tb.Helper()
+	dir := tb.TempDir()
+	cfg, _, err := config.Parse("test.json5", []byte(cfgText), config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "db"), sqlite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := &env{t: tb, store: st}
+	models := scriptedModels{scripted.New(scripted.Options{})}
+	var set *tools.Set
+	e.runner, err = agent.New(agent.Config{
+		Store: st, Models: models,
+		Tools:    func(agent.RunInfo) *tools.Set { return set },
+		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult) { e.m.OnFinish(ctx, run, res) },
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.m, err = New(Config{Store: st, Runner: e.runner, Config: cfg, Models: models,
+		Now: func() time.Time {
+			if p := e.now.Load(); p != nil {
+				return *p
+			}
+			return time.Now()
+		}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	set = tools.NewSet(e.m.Tool())
+	if err := e.m.Start(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		e.m.Close()
+		e.runner.Close()
+		st.Close()
+	})
+	return e
+}
+
+// spawn calls sessions_spawn as the given session.
+func (e *env) spawn(from string, args map[string]any) (map[string]any, error) {
+	raw, _ := json.Marshal(args)
+	ctx := tools.WithCaller(context.Background(), tools.Caller{SessionKey: from, AgentID: "main", Channel: "webchat"})
+	res, err := spawnTool{e.m}.Call(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(res.Details)
+	var out map[string]any
+	json.Unmarshal(b, &out)
+	return out, nil
+}
+
+func (e *env) mustSpawn(from string, args map[string]any) map[string]any {
+	e.t.Helper()
+	out, err := e.spawn(from, args)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if out["status"] != "accepted" {
+		e.t.Fatalf("spawn = %v", out)
+	}
+	return out
+}
+
+// userTexts returns the user messages of a session (announces arrive as
+// user-role input with provenance).
+func (e *env) announces(key string) []string {
+	e.t.Helper()
+	s, err := e.store.GetSession(context.Background(), key)
+	if err != nil {
+		return nil
+	}
+	msgs, _ := e.store.History(context.Background(), s.SessionID, store.HistoryOptions{})
+	var out []string
+	for _, m := range msgs {
+		if msg := m.Entry.Message; msg != nil && msg.Role == "user" && msg.Provenance != nil && msg.Provenance.SourceTool == announceSource {
+			// One turn may carry several announces.
+			out = append(out, strings.Split(msg.Content.Text(), "\n\n---\n\n")...)
+		}
+	}
+	return out
+}
+
+func (e *env) eventually(what string, cond func() bool) {
+	e.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	e.t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestSpawnAnnouncesCompletion(t *testing.T) {
+	e := newEnv(t, `{}`)
+	out := e.mustSpawn("agent:main:main", map[string]any{"task": "answer\n/reply the answer is 42", "label": "research"})
+	child := out["childSessionKey"].(string)
+	if !strings.HasPrefix(child, "agent:main:subagent:") || out["mode"] != "run" || out["modelApplied"] != true ||
+		!strings.HasPrefix(fmt.Sprint(out["note"]), "Auto-announce is push-based.") {
+		t.Errorf("spawn result = %v", out)
+	}
+	e.eventually("the announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	msg := e.announces("agent:main:main")[0]
+	for _, want := range []string{
+		"[Internal task completion event]", "source: subagent", "session_key: " + child,
+		"type: subagent task", "task: research", "status: completed successfully",
+		"<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>\nthe answer is 42\n<<<END_UNTRUSTED_CHILD_RESULT>>>", "Stats: runtime ",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("announce lacks %q:\n%s", want, msg)
+		}
+	}
+	sess, _ := e.store.GetSession(context.Background(), child)
+	if sess.SpawnedBy != "agent:main:main" || sess.SpawnDepth != 1 || sess.Label != "research" {
+		t.Errorf("child session = %+v", sess)
+	}
+	// Exactly once, even if the dispatcher runs again.
+	e.m.DispatchDue(context.Background())
+	time.Sleep(100 * time.Millisecond)
+	if n := len(e.announces("agent:main:main")); n != 1 {
+		t.Errorf("announces = %d, want 1", n)
+	}
+	infos, _ := e.m.List(context.Background(), "agent:main:main", false)
+	if len(infos) != 1 || infos[0].AnnounceStatus != "delivered" || infos[0].RunStatus != "ok" {
+		t.Errorf("List = %+v", infos)
+	}
+}
+
+// TestBusyRequesterGetsEveryAnnounce: children finish while the requester
+// is busy; every announce arrives after it goes idle, each exactly once.
+func TestBusyRequesterGetsEveryAnnounce(t *testing.T) {
+	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 20 } } } }`)
+	ctx := context.Background()
+	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "busy", SessionKey: "agent:main:boss", AgentID: "main", Message: "/sleep 700ms\n/reply busy done"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		e.mustSpawn("agent:main:boss", map[string]any{"task": fmt.Sprintf("part %d\n/reply result %d", i, i)})
+	}
+	busy, _, _ := e.runner.Wait(ctx, "busy", 20*time.Second)
+	e.eventually("five announces", func() bool { return len(e.announces("agent:main:boss")) == 5 })
+	s, _ := e.store.GetSession(ctx, "agent:main:boss")
+	msgs, _ := e.store.History(ctx, s.SessionID, store.HistoryOptions{})
+	for _, m := range msgs {
+		if p := m.Entry.Message.Provenance; p != nil && p.SourceTool == announceSource {
+			run, _ := e.store.GetRun(ctx, m.RunID)
+			if run.StartedAt.Before(busy.EndedAt) {
+				t.Errorf("announce run %s started %v, before the busy run ended %v", m.RunID, run.StartedAt, busy.EndedAt)
+			}
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(e.announces("agent:main:boss")); n != 5 {
+		t.Errorf("announces = %d, want 5", n)
+	}
+}
+
+func TestAnnounceSkipAndCleanupDelete(t *testing.T) {
+	e := newEnv(t, `{}`)
+	ctx := context.Background()
+	out := e.mustSpawn("agent:main:main", map[string]any{"task": "quiet\n/reply ANNOUNCE_SKIP", "cleanup": "delete"})
+	child := out["childSessionKey"].(string)
+	e.eventually("the child cleaned up", func() bool {
+		_, err := e.store.GetSession(ctx, child)
+		return err != nil
+	})
+	if n := len(e.announces("agent:main:main")); n != 0 {
+		t.Errorf("ANNOUNCE_SKIP still announced %d", n)
+	}
+}
+
+func TestArchiveSweep(t *testing.T) {
+	e := newEnv(t, `{ agents: { defaults: { subagents: { archiveAfterMinutes: 1 } } } }`)
+	ctx := context.Background()
+	out := e.mustSpawn("agent:main:main", map[string]any{"task": "keep\n/reply kept", "cleanup": "keep"})
+	child := out["childSessionKey"].(string)
+	e.eventually("the announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	if n := e.m.Sweep(ctx); n != 0 {
+		t.Errorf("swept %d before the archive time", n)
+	}
+	later := time.Now().Add(2 * time.Minute)
+	e.now.Store(&later)
+	if n := e.m.Sweep(ctx); n != 1 {
+		t.Errorf("swept %d, want 1 (keep children are archived too)", n)
+	}
+	if _, err := e.store.GetSession(ctx, child); err == nil {
+		t.Error("archived child session still exists")
+	}
+}
+
+func TestSpawnChecksInOrder(t *testing.T) {
+	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 1 } }, list: [{ id: "main", subagents: { allowAgents: ["helper"] } }, { id: "helper" }] } }`)
+	if _, err := e.spawn("agent:main:main", map[string]any{"task": "x", "channel": "discord"}); err == nil ||
+		err.Error() != `sessions_spawn does not support "channel". Use "message" or "sessions_send" for channel delivery.` {
+		t.Errorf("forbidden key: %v", err)
+	}
+	if _, err := e.spawn("agent:main:main", map[string]any{"label": "x"}); err == nil || err.Error() != "task required" {
+		t.Errorf("missing task: %v", err)
+	}
+	cases := []struct {
+		from   string
+		args   map[string]any
+		status string
+		err    string
+	}{
+		{"agent:main:main", map[string]any{"task": "x", "streamTo": "parent"}, "error", "streamTo is only supported for runtime=acp; got runtime=subagent"},
+		{"agent:main:main", map[string]any{"task": "x", "runtime": "acp", "attachments": []any{map[string]any{"name": "a", "content": "b"}}}, "error",
+			"attachments are currently unsupported for runtime=acp; use runtime=subagent or remove attachments"},
+		{"agent:main:main", map[string]any{"task": "x", "agentId": "../../etc"}, "error",
+			`Invalid agentId "../../etc". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. Use agents_list to discover valid targets.`},
+		{"agent:main:main", map[string]any{"task": "x", "mode": "session"}, "error",
+			`mode="session" requires thread=true so the subagent can stay bound to a thread.`},
+		{"agent:main:subagent:abc", map[string]any{"task": "x"}, "forbidden",
+			"sessions_spawn is not allowed at this depth (current depth: 1, max: 1)"},
+		{"agent:main:main", map[string]any{"task": "x", "agentId": "ops"}, "forbidden",
+			"agentId is not allowed for sessions_spawn (allowed: helper)"},
+		{"agent:main:main", map[string]any{"task": "x", "sandbox": "require"}, "forbidden",
+			`sessions_spawn sandbox="require" needs a sandboxed target runtime. Pick a sandboxed agentId or use sandbox="inherit".`},
+		{"agent:main:main", map[string]any{"task": "x", "model": "bogus/none"}, "error", "invalid model: bogus/none"},
+		{"agent:main:main", map[string]any{"task": "x", "thinking": "galaxy-brain"}, "error", ""},
+		{"agent:main:main", map[string]any{"task": "x", "thread": true}, "error",
+			"thread=true is unavailable because no channel plugin registered subagent_spawning hooks."},
+		{"agent:main:main", map[string]any{"task": "x", "attachments": []any{map[string]any{"name": "a.txt", "content": "hi"}}}, "forbidden",
+			"attachments are disabled for sessions_spawn (enable tools.sessions_spawn.attachments.enabled)"},
+	}
+	for _, c := range cases {
+		out, err := e.spawn(c.from, c.args)
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		if out["status"] != c.status || (c.err != "" && out["error"] != c.err) {
+			t.Errorf("%v → %v", c.args, out)
+		}
+	}
+	// Rejections wrote no child sessions.
+	rows, _ := e.store.ListSessions(context.Background(), store.ListOptions{SpawnedBy: "agent:main:main"})
+	if len(rows) != 0 {
+		t.Errorf("rejected spawns left %d sessions", len(rows))
+	}
+	// Active children: one live child, the second is refused.
+	e.mustSpawn("agent:main:main", map[string]any{"task": "slow\n/sleep 2s\n/reply slow"})
+	out, _ := e.spawn("agent:main:main", map[string]any{"task": "x"})
+	if out["status"] != "forbidden" || out["error"] != "sessions_spawn has reached max active children for this session (1/1)" {
+		t.Errorf("second child = %v", out)
+	}
+	// An allowed other agent.
+	out, _ = e.spawn("agent:main:other", map[string]any{"task": "hi\n/reply hi", "agentId": "helper"})
+	if out["status"] != "accepted" || !strings.HasPrefix(fmt.Sprint(out["childSessionKey"]), "agent:helper:subagent:") {
+		t.Errorf("spawn under helper = %v", out)
+	}
+}

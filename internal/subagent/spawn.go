@@ -1,0 +1,348 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// SpawnToolName is the tool's wire name.
+const SpawnToolName = "sessions_spawn"
+
+// forbiddenSpawnKeys are channel-delivery arguments sessions_spawn refuses
+// (§9.2 step 1).
+var forbiddenSpawnKeys = []string{"target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to"}
+
+var spawnSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "task": {"type": "string"},
+    "label": {"type": "string"},
+    "runtime": {"type": "string", "enum": ["subagent", "acp"]},
+    "agentId": {"type": "string"},
+    "model": {"type": "string"},
+    "thinking": {"type": "string"},
+    "cwd": {"type": "string"},
+    "runTimeoutSeconds": {"type": "number", "minimum": 0},
+    "timeoutSeconds": {"type": "number", "minimum": 0},
+    "thread": {"type": "boolean"},
+    "mode": {"type": "string", "enum": ["run", "session"]},
+    "cleanup": {"type": "string", "enum": ["delete", "keep"]},
+    "sandbox": {"type": "string", "enum": ["inherit", "require"]},
+    "streamTo": {"type": "string", "enum": ["parent"]},
+    "attachments": {"type": "array", "maxItems": 50, "items": {"type": "object", "properties": {
+      "name": {"type": "string"}, "content": {"type": "string"},
+      "encoding": {"type": "string", "enum": ["utf8", "base64"]}, "mimeType": {"type": "string"}},
+      "required": ["name", "content"]}},
+    "attachAs": {"type": "object", "properties": {"mountPath": {"type": "string"}}}
+  },
+  "required": ["task"]
+}`)
+
+// Tool returns the sessions_spawn tool.
+func (m *Manager) Tool() tools.Tool { return spawnTool{m} }
+
+type spawnTool struct{ m *Manager }
+
+func (spawnTool) Name() string  { return SpawnToolName }
+func (spawnTool) Label() string { return "Sessions" }
+func (spawnTool) Description() string {
+	return `Spawn an isolated session (runtime="subagent" or runtime="acp"). mode="run" is one-shot and mode="session" is persistent/thread-bound. Subagents inherit the parent workspace directory automatically.`
+}
+func (spawnTool) Schema() json.RawMessage { return spawnSchema }
+
+func (t spawnTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
+	p, err := tools.ParseParams(args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.m.Spawn(ctx, tools.CallerFrom(ctx), p)
+	if err != nil {
+		return nil, err
+	}
+	return tools.JSONResult(res), nil
+}
+
+// SpawnResult is sessions_spawn's payload.
+type SpawnResult struct {
+	Status          string               `json:"status"`
+	Error           string               `json:"error,omitempty"`
+	ChildSessionKey string               `json:"childSessionKey,omitempty"`
+	RunID           string               `json:"runId,omitempty"`
+	Mode            string               `json:"mode,omitempty"`
+	Note            string               `json:"note,omitempty"`
+	ModelApplied    *bool                `json:"modelApplied,omitempty"`
+	Attachments     *attachments.Receipt `json:"attachments,omitempty"`
+}
+
+func spawnErr(status, msg string) *SpawnResult { return &SpawnResult{Status: status, Error: msg} }
+
+// Spawn implements sessions_spawn (reference §9.2–9.3): the tool-level
+// checks, then the pipeline in order, its early rejections writing nothing.
+// The child is registered before its run starts, so its completion always
+// finds its record.
+func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params) (*SpawnResult, error) {
+	for _, k := range forbiddenSpawnKeys {
+		if p.Has(k) {
+			return nil, fmt.Errorf(`sessions_spawn does not support "%s". Use "message" or "sessions_send" for channel delivery.`, k)
+		}
+	}
+	task, err := p.RequiredString("task")
+	if err != nil {
+		return nil, err
+	}
+	cfg := m.cfg.Config
+	label := p.RawString("label")
+	runtime := "subagent"
+	if s, _ := p["runtime"].(string); s == "acp" {
+		runtime = "acp"
+	}
+	mode := ""
+	if s, _ := p["mode"].(string); s == "run" || s == "session" {
+		mode = s
+	}
+	cleanup := "keep"
+	if s, _ := p["cleanup"].(string); s == "delete" {
+		cleanup = "delete"
+	}
+	sandboxParam := "inherit"
+	if s, _ := p["sandbox"].(string); s == "require" {
+		sandboxParam = "require"
+	}
+	streamTo := ""
+	if s, _ := p["streamTo"].(string); s == "parent" {
+		streamTo = s
+	}
+	runTimeout, hasTimeout := p.Int("runTimeoutSeconds", 0)
+	if !hasTimeout {
+		runTimeout, hasTimeout = p.Int("timeoutSeconds", 0)
+	}
+	thread, _ := p["thread"].(bool)
+	var files []attachments.File
+	if raw, ok := p["attachments"].([]any); ok {
+		for _, x := range raw {
+			f, _ := x.(map[string]any)
+			name, _ := f["name"].(string)
+			content, _ := f["content"].(string)
+			enc, _ := f["encoding"].(string)
+			mime, _ := f["mimeType"].(string)
+			files = append(files, attachments.File{Name: name, Content: content, Encoding: enc, MimeType: mime})
+		}
+	}
+	mountPath := ""
+	if a, ok := p["attachAs"].(map[string]any); ok {
+		mountPath, _ = a["mountPath"].(string)
+	}
+
+	if streamTo != "" && runtime != "acp" {
+		return spawnErr("error", "streamTo is only supported for runtime=acp; got runtime="+runtime), nil
+	}
+	if runtime == "acp" {
+		if len(files) > 0 {
+			return spawnErr("error", "attachments are currently unsupported for runtime=acp; use runtime=subagent or remove attachments"), nil
+		}
+		return spawnErr("error", `runtime="acp" is not supported by this gateway; use runtime="subagent"`), nil
+	}
+
+	// 1. agentId.
+	agentParam := p.String("agentId")
+	if agentParam != "" && !sessionkey.IsValidAgentID(agentParam) {
+		return spawnErr("error", fmt.Sprintf(`Invalid agentId "%s". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. Use agents_list to discover valid targets.`, agentParam)), nil
+	}
+	// 2. Mode.
+	if mode == "" {
+		mode = "run"
+		if thread {
+			mode = "session"
+		}
+	}
+	if mode == "session" && !thread {
+		return spawnErr("error", `mode="session" requires thread=true so the subagent can stay bound to a thread.`), nil
+	}
+	if mode == "session" {
+		cleanup = "keep"
+	}
+	// 4. Timeout.
+	if !hasTimeout {
+		runTimeout = cfg.RunTimeoutSeconds()
+	}
+	// 5. Requester.
+	requester := m.alias.RequesterKey(caller.SessionKey)
+	requester = m.storeKey(requester, caller.AgentID)
+	requesterAgent := sessionkey.NormalizeAgentID(firstNonEmpty(caller.AgentID, sessionkey.AgentID(requester)))
+	requesterSess, err := m.cfg.Store.GetSession(ctx, requester)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	// 6. Depth.
+	depth := sessionkey.SubagentDepth(requester)
+	if requesterSess != nil && requesterSess.SpawnDepth > depth {
+		depth = requesterSess.SpawnDepth
+	}
+	maxDepth := cfg.MaxSpawnDepth()
+	if d := policy.CheckSpawnDepth(depth, maxDepth); d != nil {
+		return spawnErr(d.Status, d.Message), nil
+	}
+	// 7. Active children.
+	if d := policy.CheckActiveChildren(m.ActiveChildren(requester), cfg.MaxChildrenPerAgent()); d != nil {
+		return spawnErr(d.Status, d.Message), nil
+	}
+	// 8. Allowlist.
+	targetAgent := requesterAgent
+	if agentParam != "" {
+		targetAgent = sessionkey.NormalizeAgentID(agentParam)
+	}
+	if d := policy.CheckAllowAgents(requesterAgent, targetAgent, cfg.AllowAgents(requesterAgent)); d != nil {
+		return spawnErr(d.Status, d.Message), nil
+	}
+	// 9. Child key.
+	childKey := sessionkey.SubagentKey(targetAgent, m.cfg.NewID())
+	// 10. Sandbox.
+	requesterSandboxed := caller.Sandboxed || (caller.SessionKey != "" &&
+		policy.ChildSandboxed(cfg.SandboxMode(requesterAgent), requester, sessionkey.MainKey(requesterAgent, cfg.MainKey())))
+	childSandboxed := policy.ChildSandboxed(cfg.SandboxMode(targetAgent), childKey, sessionkey.MainKey(targetAgent, cfg.MainKey()))
+	if d := policy.CheckSandbox(childSandboxed, requesterSandboxed, sandboxParam); d != nil {
+		return spawnErr(d.Status, d.Message), nil
+	}
+	// 11. Model.
+	// Empty means the target agent's default model (resolved per run).
+	model := firstNonEmpty(p.String("model"), cfg.SubagentModel(targetAgent), cfg.AgentModel(targetAgent))
+	if model != "" && m.cfg.Models != nil {
+		if _, err := m.cfg.Models.ResolveModel(targetAgent, model); err != nil {
+			return &SpawnResult{Status: "error", Error: "invalid model: " + model, ChildSessionKey: childKey}, nil
+		}
+	}
+	// 12. Thinking.
+	thinking, err := NormalizeThinking(firstNonEmpty(p.String("thinking"), cfg.SubagentThinking(targetAgent)))
+	if err != nil {
+		return spawnErr("error", err.Error()), nil
+	}
+	runThinking := thinking
+	if runThinking == "off" {
+		runThinking = ""
+	}
+	// 14. Threads need a channel plugin; Switchboard's channels are internal.
+	if thread {
+		return &SpawnResult{Status: "error", Error: "thread=true is unavailable because no channel plugin registered subagent_spawning hooks.",
+			ChildSessionKey: childKey}, nil
+	}
+	// 13. The child session.
+	now := m.cfg.Now()
+	if _, err := m.cfg.Store.UpdateSession(ctx, childKey, true, func(s *store.Session) error {
+		s.SessionID = m.cfg.NewID()
+		s.AgentID = targetAgent
+		s.Kind = string(sessionkey.RowKindOf(childKey))
+		s.ChatType = string(sessionkey.ChatTypeOf(childKey))
+		s.SpawnedBy = requester
+		s.SpawnDepth = depth + 1
+		s.Model = model
+		if thinking != "off" {
+			s.ThinkingLevel = thinking
+		}
+		s.Label = label
+		s.CreatedAt, s.UpdatedAt = now, now
+		return nil
+	}); err != nil {
+		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
+	}
+	// 15. Attachments, in the workspace the child shares with its parent.
+	workspace := firstNonEmpty(caller.Workspace, cfg.AgentWorkspace(requesterAgent))
+	var receipt *attachments.Receipt
+	var attDir string
+	if len(files) > 0 {
+		lim := cfg.Attachments()
+		r, dir, aerr := attachments.Materialize(workspace, files, attachments.Limits{
+			Enabled: lim.Enabled, MaxTotalBytes: lim.MaxTotalBytes, MaxFiles: lim.MaxFiles,
+			MaxFileBytes: lim.MaxFileBytes, RetainOnSessionKeep: lim.RetainOnSessionKeep,
+		}, m.cfg.NewID)
+		if aerr != nil {
+			m.cfg.Store.DeleteSession(context.WithoutCancel(ctx), childKey, true)
+			var ae *attachments.Error
+			if errors.As(aerr, &ae) {
+				return spawnErr(ae.Status, ae.Message), nil
+			}
+			return spawnErr("error", aerr.Error()), nil
+		}
+		receipt, attDir = r, dir
+	}
+	// 16. Prompt and task.
+	system := ChildSystemPrompt(PromptParams{
+		Task: task, Label: label, RequesterKey: m.alias.Display(requester), RequesterChannel: caller.Channel,
+		ChildKey: childKey, ChildDepth: depth + 1, MaxSpawnDepth: maxDepth,
+	})
+	if receipt != nil {
+		system += "\n\n" + attachments.PromptSuffix(receipt, mountPath)
+	}
+	message := ChildTaskMessage(depth+1, maxDepth, mode == "session", task)
+	// 18 (before 17). Register, so the child's end always finds its record.
+	runID := m.cfg.NewID()
+	rec := Record{
+		ChildRunID: runID, ChildSessionKey: childKey, AgentID: targetAgent,
+		RequesterKey: requester, RequesterDisplay: m.alias.Display(requester), RequesterChannel: caller.Channel,
+		Task: task, Label: label, Cleanup: cleanup, Mode: mode, Model: model, RunTimeoutSeconds: runTimeout,
+		CreatedAt: now.UnixMilli(), Workspace: workspace, AttachmentsDir: attDir,
+		RetainAttachments: cfg.Attachments().RetainOnSessionKeep,
+	}
+	if requesterSess != nil {
+		rec.RequesterParent = requesterSess.SpawnedBy
+	}
+	if mins := cfg.ArchiveAfterMinutes(); mode == "run" && mins > 0 {
+		rec.ArchiveAtMs = now.Add(time.Duration(mins) * time.Minute).UnixMilli()
+	}
+	payload, _ := json.Marshal(rec)
+	m.addActive(requester, runID)
+	if err := m.cfg.Store.PutOutbox(ctx, &store.OutboxItem{
+		ID: registryID(runID), Kind: KindSubagent, SessionKey: requester, RunID: runID, Payload: payload,
+		NextAttemptAt: now.Add(100 * 365 * 24 * time.Hour), // a record, not a job
+	}); err != nil {
+		m.dropActive(requester, runID)
+		m.undoSpawn(ctx, childKey, workspace, attDir)
+		return &SpawnResult{Status: "error", Error: "Failed to register subagent run: " + err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
+	}
+	// 17. The child run.
+	timeout := time.Duration(runTimeout) * time.Second
+	if runTimeout == 0 {
+		timeout = -1 // no timeout
+	}
+	if _, _, err := m.cfg.Runner.Submit(ctx, agent.Input{
+		RunID: runID, SessionKey: childKey, AgentID: targetAgent, Message: message, Lane: LaneSubagent,
+		ExtraSystemPrompt: system, Thinking: runThinking, Timeout: timeout,
+		Model: model, Label: label, SpawnedBy: requester, Channel: caller.Channel,
+		IdempotencyKey: runID + ":user",
+	}); err != nil {
+		m.dropActive(requester, runID)
+		m.markDelivered(context.WithoutCancel(ctx), registryID(runID))
+		m.undoSpawn(ctx, childKey, workspace, attDir)
+		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
+	}
+	applied := true
+	return &SpawnResult{
+		Status: "accepted", ChildSessionKey: childKey, RunID: runID, Mode: mode,
+		Note: SpawnNote(mode == "session", sessionkey.IsCron(caller.SessionKey)), ModelApplied: &applied, Attachments: receipt,
+	}, nil
+}
+
+func (m *Manager) undoSpawn(ctx context.Context, childKey, workspace, attDir string) {
+	ctx = context.WithoutCancel(ctx)
+	m.cfg.Store.DeleteSession(ctx, childKey, true)
+	if attDir != "" {
+		attachments.Remove(workspace, attDir)
+	}
+}
+
+// storeKey canonicalises a requester key.
+func (m *Manager) storeKey(key, agentID string) string {
+	if sessionkey.IsReserved(key) {
+		return key
+	}
+	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(firstNonEmpty(agentID, sessionkey.AgentID(key))), key, m.cfg.Config.MainKey())
+}
