@@ -105,7 +105,9 @@ func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message)
 			break
 		}
 	}
-	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: msgs}
+	// Keep an exact-size copy: the loaded slice may have spare capacity,
+	// and the cache holds windows of many sessions.
+	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
 }
 
 // appended records a message just stored; a gap drops the entry.

@@ -580,3 +580,19 @@ func TestHistorySeesExternalAppends(t *testing.T) {
 		t.Errorf("model inputs (-want +got):\n%s", diff)
 	}
 }
+
+// TestWindowCacheKeepsExactSlices: cached windows must not pin the spare
+// capacity of the slices they were loaded into (1000 idle sessions once
+// held ~64 MB that way).
+func TestWindowCacheKeepsExactSlices(t *testing.T) {
+	c := newWindowCache(400)
+	loaded := make([]store.Message, 2, 400)
+	c.put("s", 2, loaded)
+	got, ok := c.get("s", 2)
+	if !ok || len(got) != 2 {
+		t.Fatalf("get = %d, %v", len(got), ok)
+	}
+	if w := c.m["s"]; cap(w.msgs) != 2 {
+		t.Errorf("cached window capacity = %d, want 2", cap(w.msgs))
+	}
+}

@@ -160,7 +160,7 @@ func (s *Store) History(ctx context.Context, sessionID string, opts store.Histor
 	defer rows.Close()
 	var out []store.Message
 	if opts.Limit > 0 {
-		out = make([]store.Message, 0, min(opts.Limit, 1024))
+		out = make([]store.Message, 0, min(opts.Limit, 64))
 	}
 	var line sql.RawBytes // valid until the next Next; Unmarshal copies
 	for rows.Next() {
