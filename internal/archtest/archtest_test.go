@@ -1,35 +1,54 @@
 // Package archtest holds repository-wide checks of the package layout: which
-// internal packages may import which, and that every package documents what
-// it owns. It has tests only.
+// internal packages may import which, that every package documents what it
+// owns, and that every exported identifier has a doc comment. It has tests
+// only; nothing imports it.
+//
+// The rules are data: the tables below (leaves, importAllowLists,
+// forbiddenStd, forbidden, docSays, fieldDocs) are the one place to change
+// them. Packages do not carry their own copies of these checks.
 package archtest
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const module = "github.com/switchboardhq/switchboard"
 
+// docScope lists the top-level directories whose packages must document
+// every exported identifier.
+var docScope = []string{"internal", "cmd", "bench"}
+
 type pkgInfo struct {
-	dir     string
+	dir     string          // slash-separated, relative to the module root
+	name    string          // from the package clause
 	imports map[string]bool // non-test imports
-	doc     bool
+	doc     string          // package doc comment text of all non-test files
+	files   []*ast.File     // non-test files, parsed with comments
 }
 
-// loadPackages parses every non-test Go file under the repository.
-func loadPackages(t *testing.T) map[string]*pkgInfo {
-	t.Helper()
+type repo struct {
+	root string
+	fset *token.FileSet
+	pkgs map[string]*pkgInfo // by import path
+}
+
+// parseRepo parses every non-test Go file under the repository, once.
+var parseRepo = sync.OnceValues(func() (*repo, error) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	pkgs := map[string]*pkgInfo{}
-	fset := token.NewFileSet()
+	r := &repo{root: root, fset: token.NewFileSet(), pkgs: map[string]*pkgInfo{}}
 	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -44,22 +63,24 @@ func loadPackages(t *testing.T) map[string]*pkgInfo {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		f, err := parser.ParseFile(r.fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
 		ip := module
 		if rel != "." {
-			ip += "/" + filepath.ToSlash(rel)
+			ip += "/" + rel
 		}
-		p := pkgs[ip]
+		p := r.pkgs[ip]
 		if p == nil {
-			p = &pkgInfo{dir: rel, imports: map[string]bool{}}
-			pkgs[ip] = p
+			p = &pkgInfo{dir: rel, name: f.Name.Name, imports: map[string]bool{}}
+			r.pkgs[ip] = p
 		}
-		if f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != "" {
-			p.doc = true
+		p.files = append(p.files, f)
+		if f.Doc != nil {
+			p.doc += f.Doc.Text()
 		}
 		for _, im := range f.Imports {
 			p.imports[strings.Trim(im.Path.Value, `"`)] = true
@@ -67,51 +88,358 @@ func loadPackages(t *testing.T) map[string]*pkgInfo {
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	return r, nil
+})
+
+func loadRepo(t *testing.T) *repo {
+	t.Helper()
+	r, err := parseRepo()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pkgs
+	return r
+}
+
+// loadPackages returns every package of the repository by import path.
+func loadPackages(t *testing.T) map[string]*pkgInfo {
+	t.Helper()
+	return loadRepo(t).pkgs
+}
+
+// position formats pos as a path relative to the repository root.
+func (r *repo) position(pos token.Pos) string {
+	p := r.fset.Position(pos)
+	if rel, err := filepath.Rel(r.root, p.Filename); err == nil {
+		p.Filename = filepath.ToSlash(rel)
+	}
+	return p.String()
+}
+
+// pkg returns the package in dir (relative to the module root), failing the
+// test when a rule table names a package that does not exist.
+func pkg(t *testing.T, pkgs map[string]*pkgInfo, dir string) *pkgInfo {
+	t.Helper()
+	p, ok := pkgs[module+"/"+dir]
+	if !ok {
+		t.Errorf("rule table names %s, which is not a package; update the table", dir)
+	}
+	return p
 }
 
 func TestEveryPackageHasDoc(t *testing.T) {
-	for ip, p := range loadPackages(t) {
-		if !p.doc {
+	pkgs := loadPackages(t)
+	for _, ip := range sortedKeys(pkgs) {
+		p := pkgs[ip]
+		if strings.TrimSpace(p.doc) == "" {
 			t.Errorf("%s has no package doc comment", ip)
+			continue
+		}
+		// A command is documented as "Command <name> ...", a library
+		// package as "Package <name> ...".
+		want := "Package " + p.name + " "
+		if p.name == "main" {
+			want = "Command " + path.Base(p.dir) + " "
+		}
+		if doc := normSpace(p.doc); !strings.HasPrefix(doc, want) {
+			t.Errorf("%s: package doc should start %q, got %q", ip, want, excerpt(doc))
 		}
 	}
+}
+
+// docSays lists, for packages whose doc is held to a wording, the prefix the
+// package doc must start with and phrases it must contain: what the package
+// owns and who may import it. Whitespace is normalised before matching.
+var docSays = map[string]struct {
+	prefix   string
+	contains []string
+}{
+	"internal/config":          {"Package config owns ", []string{"may be imported by"}},
+	"internal/gateway":         {"Package gateway owns ", []string{"Only the daemon imports this package"}},
+	"internal/gateway/wire":    {"Package wire owns ", []string{"import it"}},
+	"internal/interop":         {"Package interop owns ", []string{"Test-only", "import"}},
+	"internal/policy":          {"Package policy owns ", []string{"may import it"}},
+	"internal/store/sqlite":    {"Package sqlite owns ", nil},
+	"internal/store/storetest": {"Package storetest owns ", nil},
+}
+
+func TestPackageDocWording(t *testing.T) {
+	pkgs := loadPackages(t)
+	for _, dir := range sortedKeys(docSays) {
+		p := pkg(t, pkgs, dir)
+		if p == nil {
+			continue
+		}
+		rule, doc := docSays[dir], normSpace(p.doc)
+		if !strings.HasPrefix(doc, rule.prefix) {
+			t.Errorf("%s: package doc should start %q, got %q", dir, rule.prefix, excerpt(doc))
+		}
+		for _, want := range rule.contains {
+			if !strings.Contains(doc, want) {
+				t.Errorf("%s: package doc does not say %q (what it owns, who may import it)", dir, want)
+			}
+		}
+	}
+}
+
+// TestExportedIdentifiersDocumented checks that every exported top-level
+// identifier in the packages under docScope has a doc comment: funcs,
+// methods on exported receiver types, types, consts and vars. A doc comment
+// on the enclosing type, const or var group counts, and so does a trailing
+// line comment on a const or var. Struct fields are checked only in the
+// packages listed in fieldDocs.
+func TestExportedIdentifiersDocumented(t *testing.T) {
+	r := loadRepo(t)
+	for _, ip := range sortedKeys(r.pkgs) {
+		p := r.pkgs[ip]
+		if !inDocScope(p.dir) {
+			continue
+		}
+		for _, f := range p.files {
+			for _, decl := range f.Decls {
+				for _, u := range undocumented(decl) {
+					t.Errorf("%s: exported %s has no doc comment", r.position(u.pos), u.what)
+				}
+			}
+		}
+	}
+}
+
+// fieldDocs lists packages that must also document every exported field of
+// their exported struct types. A field without a comment of its own may
+// share the doc of the run of fields it ends ("// A and B are …\nA string\nB
+// string"); a blank line or a trailing comment ends a run.
+var fieldDocs = []string{
+	"internal/policy",
+}
+
+func TestExportedFieldsDocumented(t *testing.T) {
+	r := loadRepo(t)
+	for _, dir := range fieldDocs {
+		p := pkg(t, r.pkgs, dir)
+		if p == nil {
+			continue
+		}
+		for _, f := range p.files {
+			for _, decl := range f.Decls {
+				d, ok := decl.(*ast.GenDecl)
+				if !ok {
+					continue
+				}
+				for _, spec := range d.Specs {
+					s, ok := spec.(*ast.TypeSpec)
+					if !ok || !s.Name.IsExported() {
+						continue
+					}
+					st, ok := s.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, fld := range st.Fields.List {
+						for _, n := range fld.Names {
+							if n.IsExported() && !hasDoc(fld.Doc) && !hasDoc(fld.Comment) && !r.sharesDoc(st, fld) {
+								t.Errorf("%s: exported field %s.%s has no doc comment", r.position(n.Pos()), s.Name, n)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+type finding struct {
+	pos  token.Pos
+	what string
+}
+
+// undocumented returns the exported identifiers declared by decl that lack
+// a doc comment.
+func undocumented(decl ast.Decl) []finding {
+	var out []finding
+	switch d := decl.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() || hasDoc(d.Doc) {
+			break
+		}
+		if d.Recv == nil {
+			out = append(out, finding{d.Pos(), "func " + d.Name.Name})
+		} else if recv := recvType(d.Recv); recv != nil && recv.IsExported() {
+			out = append(out, finding{d.Pos(), "method " + recv.Name + "." + d.Name.Name})
+		}
+	case *ast.GenDecl:
+		if hasDoc(d.Doc) {
+			break
+		}
+		for _, spec := range d.Specs {
+			switch s := spec.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() && !hasDoc(s.Doc) {
+					out = append(out, finding{s.Pos(), "type " + s.Name.Name})
+				}
+			case *ast.ValueSpec:
+				if hasDoc(s.Doc) || hasDoc(s.Comment) {
+					continue
+				}
+				for _, n := range s.Names {
+					if n.IsExported() {
+						out = append(out, finding{n.Pos(), d.Tok.String() + " " + n.Name})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// recvType returns the name of a method's receiver type, looking through
+// pointers and type parameters.
+func recvType(recv *ast.FieldList) *ast.Ident {
+	if recv == nil || len(recv.List) == 0 {
+		return nil
+	}
+	typ := recv.List[0].Type
+	for {
+		switch x := typ.(type) {
+		case *ast.StarExpr:
+			typ = x.X
+		case *ast.ParenExpr:
+			typ = x.X
+		case *ast.IndexExpr:
+			typ = x.X
+		case *ast.IndexListExpr:
+			typ = x.X
+		case *ast.Ident:
+			return x
+		default:
+			return nil
+		}
+	}
+}
+
+// sharesDoc reports whether field f continues a run of fields, on
+// consecutive lines, that starts with a documented one and so shares its
+// comment. A field with a trailing comment of its own ends the run.
+func (r *repo) sharesDoc(st *ast.StructType, f *ast.Field) bool {
+	i := slices.Index(st.Fields.List, f)
+	if i <= 0 {
+		return false
+	}
+	prev := st.Fields.List[i-1]
+	if prev.Comment != nil || r.fset.Position(prev.End()).Line+1 != r.fset.Position(f.Pos()).Line {
+		return false
+	}
+	return hasDoc(prev.Doc) || r.sharesDoc(st, prev)
+}
+
+// hasDoc reports whether cg has text beyond directives such as //go:embed.
+func hasDoc(cg *ast.CommentGroup) bool {
+	return cg != nil && strings.TrimSpace(cg.Text()) != ""
+}
+
+func inDocScope(dir string) bool {
+	for _, top := range docScope {
+		if dir == top || strings.HasPrefix(dir, top+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // leaves may import only the standard library plus the listed packages;
 // they never import their users.
 var leaves = map[string][]string{
-	"internal/sessionkey": nil,
-	"internal/transcript": nil,
-	"internal/provider":   nil,
-	"internal/tools":      nil,
-	"internal/policy":     {"internal/sessionkey"},
-	"internal/sanitize":   {"internal/transcript"},
-	"internal/store":      {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
+	"internal/sessionkey":   nil,
+	"internal/transcript":   nil,
+	"internal/provider":     nil,
+	"internal/tools":        nil,
+	"internal/gateway/wire": nil,
+	"internal/policy":       {"internal/sessionkey"},
+	"internal/sanitize":     {"internal/transcript"},
+	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
+	// Test support: nothing from Switchboard, so any package's tests may use it.
+	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
 }
 
 func TestLeafImports(t *testing.T) {
+	checkAllowLists(t, leaves, "leaves use the standard library")
+}
+
+// importAllowLists are packages that are not leaves but still have a closed
+// list of non-standard imports, with the same meaning as leaves.
+var importAllowLists = map[string][]string{
+	// gateway: its wire package, the leaves and contracts it builds on, and
+	// the WebSocket and UUID modules. Nothing that imports gateway (daemon,
+	// cli) and no concrete backend or provider.
+	"internal/gateway": {
+		"github.com/coder/websocket",
+		"github.com/google/uuid",
+		"internal/agent",
+		"internal/config",
+		"internal/gateway/wire",
+		"internal/policy",
+		"internal/sessionkey",
+		"internal/store",
+		"internal/subagent",
+		"internal/tools",
+		"internal/transcript",
+	},
+}
+
+func TestImportAllowLists(t *testing.T) {
+	checkAllowLists(t, importAllowLists, "not on its allow list")
+}
+
+// checkAllowLists checks that each package in table imports only the
+// standard library and its listed packages (module packages relative to the
+// module root, others by full path).
+func checkAllowLists(t *testing.T, table map[string][]string, why string) {
+	t.Helper()
 	pkgs := loadPackages(t)
-	for leaf, allowed := range leaves {
-		p, ok := pkgs[module+"/"+leaf]
-		if !ok {
+	for _, dir := range sortedKeys(table) {
+		p := pkg(t, pkgs, dir)
+		if p == nil {
 			continue
 		}
-		for im := range p.imports {
-			if contains(allowed, im) {
+		allowed := table[dir]
+		for _, im := range sortedKeys(p.imports) {
+			if slices.Contains(allowed, im) {
 				continue
 			}
 			if !strings.HasPrefix(im, module+"/") {
 				if strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
-					t.Errorf("%s imports third-party %s; leaves use the standard library", leaf, im)
+					t.Errorf("%s imports third-party %s; %s (allowed: %v)", dir, im, why, allowed)
 				}
 				continue
 			}
 			rel := strings.TrimPrefix(im, module+"/")
-			if !contains(allowed, rel) {
-				t.Errorf("%s imports %s (allowed: %v)", leaf, rel, allowed)
+			if !slices.Contains(allowed, rel) {
+				t.Errorf("%s imports %s (allowed: %v)", dir, rel, allowed)
+			}
+		}
+	}
+}
+
+// forbiddenStd lists standard-library packages a package must not import.
+var forbiddenStd = map[string]struct {
+	why     string
+	imports []string
+}{
+	"internal/policy": {"policy does no I/O and reads no clock", []string{"os", "net", "net/http", "io/fs", "log", "log/slog", "time"}},
+}
+
+func TestForbiddenStdImports(t *testing.T) {
+	pkgs := loadPackages(t)
+	for _, dir := range sortedKeys(forbiddenStd) {
+		p := pkg(t, pkgs, dir)
+		if p == nil {
+			continue
+		}
+		rule := forbiddenStd[dir]
+		for _, im := range rule.imports {
+			if p.imports[im] {
+				t.Errorf("%s imports %q: %s", dir, im, rule.why)
 			}
 		}
 	}
@@ -147,11 +475,20 @@ func TestForbiddenEdges(t *testing.T) {
 	}
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
+func normSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func excerpt(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
 	}
-	return false
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

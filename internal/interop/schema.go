@@ -90,6 +90,8 @@ type ValidationError struct {
 	Err        error  // *jsonschema.ValidationError, or a JSON syntax error
 }
 
+// Error reports what did not match which definition, followed by the
+// validator's list of failing locations.
 func (e *ValidationError) Error() string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(e.Err, &ve) {
@@ -104,6 +106,7 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("interop: %s: does not match %s:\n%s", e.What, e.Definition, indent(msg))
 }
 
+// Unwrap returns the underlying validation or JSON syntax error.
 func (e *ValidationError) Unwrap() error { return e.Err }
 
 func indent(s string) string {

@@ -23,6 +23,8 @@ type Provider interface {
 // Roles of a Message.
 type Role string
 
+// The roles of a Message: what the user said, what the model answered, and
+// tool results sent back to the model.
 const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
@@ -129,6 +131,8 @@ type Error struct {
 	Retryable bool
 }
 
+// Error formats the failure as "<provider>: HTTP <status>: <message>", or
+// "<provider>: <message>" when there is no status code.
 func (e *Error) Error() string {
 	if e.StatusCode != 0 {
 		return e.Provider + ": HTTP " + strconv.Itoa(e.StatusCode) + ": " + e.Message
