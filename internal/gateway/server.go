@@ -1,9 +1,11 @@
 // Package gateway owns Switchboard's OpenClaw-compatible WebSocket protocol
 // server (protocol 3 and 4): the connect handshake and shared-secret auth,
 // per-connection read and write loops with bounded outbound queues, scope
-// checks, the RPC methods (health, sessions.*, chat.*, agent, agent.wait,
-// agents.list), and the chat, agent, tick and shutdown events built from the
-// agent runner's event stream. Frame and method types live in gateway/wire.
+// checks, the RPC methods (health, sessions.*, chat.* including the /send
+// command, agent, agent.wait, agents.list, tools.invoke, subagents.*,
+// announces.*), Inject for posting into a session, and the chat, agent, tick
+// and shutdown events built from the agent runner's event stream. Frame and
+// method types live in gateway/wire.
 //
 // The gateway reaches the runner and the store through the small Runner and
 // Store interfaces declared here. Only the daemon imports this package; it

@@ -359,7 +359,7 @@ func (m *Manager) eventText(ctx context.Context, rec *Record, run *store.Run, re
 	}
 	// The session counters do not include this run yet (they are added in
 	// the same transaction that records it).
-	if res.Status != "" && run.Status.Terminal() == false {
+	if res.Status != "" && !run.Status.Terminal() {
 		in, out, total = in+res.Usage.Input, out+res.Usage.Output, total+res.Usage.TotalTokens
 	}
 	ended := res.EndedAt
