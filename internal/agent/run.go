@@ -150,7 +150,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	bg := context.WithoutCancel(r.ctx)
 	res := store.RunResult{Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now()}
 	if r.cfg.OnFinish != nil {
-		r.cfg.OnFinish(bg, st.run, &res)
+		r.cfg.OnFinish(bg, st.run, &res, last)
 	}
 	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, res)
 	if err != nil {

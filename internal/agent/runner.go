@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // Defaults used when Config leaves a field zero.
@@ -111,9 +112,10 @@ type Config struct {
 	RedactToolCall func(name string, args json.RawMessage) json.RawMessage
 	// OnFinish is called just before a run is recorded terminal; items it
 	// appends to res.Outbox are stored in the same transaction (how a
-	// sub-agent's completion announce can never be lost). It must not block
-	// for long. Optional.
-	OnFinish func(ctx context.Context, run *store.Run, res *store.RunResult)
+	// sub-agent's completion announce can never be lost). last is the run's
+	// last assistant message (nil when none). It must not block for long.
+	// Optional.
+	OnFinish func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message)
 
 	// MaxSteps bounds model turns per run (a guard against tool loops).
 	MaxSteps int
@@ -555,7 +557,7 @@ func (r *Runner) AbortSession(ctx context.Context, sessionKey string) ([]string,
 func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) error {
 	res := store.RunResult{Status: store.RunAborted, Error: msg, StopReason: provider.StopAborted, EndedAt: r.now()}
 	if r.cfg.OnFinish != nil {
-		r.cfg.OnFinish(ctx, run, &res)
+		r.cfg.OnFinish(ctx, run, &res, nil)
 	}
 	fin, err := r.cfg.Store.FinishRun(ctx, run.RunID, res)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // DBFile is the SQLite database file name inside the state dir.
@@ -165,9 +166,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			return args
 		},
-		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult) {
+		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 			if subs != nil {
-				subs.OnFinish(ctx, run, res)
+				subs.OnFinish(ctx, run, res, last)
 			}
 		},
 		SystemPrompt: systemPrompt(cfg),

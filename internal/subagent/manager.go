@@ -253,7 +253,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("subagent: recover: %w", err)
 		}
-		item, err := m.announceItem(ctx, &rec, run, store.RunResult{Status: run.Status, Error: run.Error, Usage: run.Usage, EndedAt: run.EndedAt})
+		item, err := m.announceItem(ctx, &rec, run, store.RunResult{Status: run.Status, Error: run.Error, Usage: run.Usage, EndedAt: run.EndedAt}, nil)
 		if err != nil {
 			return err
 		}
@@ -296,7 +296,7 @@ func (m *Manager) ActiveChildren(requester string) int {
 
 // OnFinish is the runner's finish hook: when a registered child run ends,
 // its announce is added to the outbox in the same transaction.
-func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunResult) {
+func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 	if run.Lane != LaneSubagent {
 		return
 	}
@@ -312,7 +312,7 @@ func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunRe
 		return
 	}
 	m.dropActive(rec.RequesterKey, run.RunID)
-	item, err := m.announceItem(ctx, &rec, run, *res)
+	item, err := m.announceItem(ctx, &rec, run, *res, last)
 	if err != nil {
 		m.log.Error("announce not built; deferred to recovery", "runId", run.RunID, "err", err)
 		return
@@ -321,8 +321,16 @@ func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunRe
 }
 
 // announceItem builds the announce of a finished child run.
-func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run, res store.RunResult) (*store.OutboxItem, error) {
-	result := m.childResult(ctx, rec.ChildSessionKey, run.RunID)
+func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run, res store.RunResult, last *transcript.Message) (*store.OutboxItem, error) {
+	var result *string
+	if last != nil {
+		if txt := transcript.AssistantText(last); txt != "" {
+			result = FreezeResult(txt)
+		}
+	}
+	if result == nil {
+		result = m.childResult(ctx, rec.ChildSessionKey, run.RunID)
+	}
 	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
 	outcome := Outcome{Status: "ok"}
 	switch res.Status {

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 type scriptedModels struct{ p *scripted.Provider }
@@ -51,8 +52,10 @@ func newEnv(tb testing.TB, cfgText string) *env {
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: models,
-		Tools:    func(agent.RunInfo) *tools.Set { return set },
-		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult) { e.m.OnFinish(ctx, run, res) },
+		Tools: func(agent.RunInfo) *tools.Set { return set },
+		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
+			e.m.OnFinish(ctx, run, res, last)
+		},
 	})
 	if err != nil {
 		tb.Fatal(err)
