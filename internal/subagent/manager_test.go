@@ -36,7 +36,25 @@ type env struct {
 	now    atomic.Pointer[time.Time]
 }
 
+// flakyRunner fails announce submissions while fail is set.
+type flakyRunner struct {
+	*agent.Runner
+	fail atomic.Bool
+}
+
+func (f *flakyRunner) Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error) {
+	if in.Lane == LaneAnnounce && f.fail.Load() {
+		return nil, false, fmt.Errorf("requester unavailable")
+	}
+	return f.Runner.Submit(ctx, in)
+}
+
 func newEnv(tb testing.TB, cfgText string) *env {
+	tb.Helper()
+	return newEnvWith(tb, cfgText, nil)
+}
+
+func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	tb.Helper()
 	dir := tb.TempDir()
 	cfg, _, err := config.Parse("test.json5", []byte(cfgText), config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir}))
@@ -60,13 +78,17 @@ func newEnv(tb testing.TB, cfgText string) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.m, err = New(Config{Store: st, Runner: e.runner, Config: cfg, Models: models,
+	mcfg := Config{Store: st, Runner: e.runner, Config: cfg, Models: models,
 		Now: func() time.Time {
 			if p := e.now.Load(); p != nil {
 				return *p
 			}
 			return time.Now()
-		}})
+		}}
+	if mod != nil {
+		mod(&mcfg)
+	}
+	e.m, err = New(mcfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -294,5 +316,80 @@ func TestSpawnChecksInOrder(t *testing.T) {
 	out, _ = e.spawn("agent:main:other", map[string]any{"task": "hi\n/reply hi", "agentId": "helper"})
 	if out["status"] != "accepted" || !strings.HasPrefix(fmt.Sprint(out["childSessionKey"]), "agent:helper:subagent:") {
 		t.Errorf("spawn under helper = %v", out)
+	}
+}
+
+// TestAnnounceGoesToTheRequestersParent: when the requester session is gone,
+// its child's announce is delivered to the requester's own requester.
+func TestAnnounceGoesToTheRequestersParent(t *testing.T) {
+	e := newEnv(t, `{ agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } }`)
+	ctx := context.Background()
+	mid := "agent:main:subagent:mid"
+	if _, err := e.store.UpdateSession(ctx, mid, true, func(s *store.Session) error {
+		s.SessionID, s.AgentID, s.SpawnedBy, s.SpawnDepth = "sid-mid", "main", "agent:main:main", 1
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.UpdateSession(ctx, "agent:main:main", true, func(s *store.Session) error {
+		s.SessionID, s.AgentID = "sid-main", "main"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustSpawn(mid, map[string]any{"task": "leaf\n/sleep 300ms\n/reply from the leaf"})
+	if err := e.store.DeleteSession(ctx, mid, true); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the re-routed announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	if got := e.announces("agent:main:main")[0]; !strings.Contains(got, "from the leaf") {
+		t.Errorf("announce = %s", got)
+	}
+}
+
+// TestDeadLetterAndRedeliver: an announce that cannot be delivered is
+// retried, becomes a dead letter only after the expiry, and can be
+// redelivered.
+func TestDeadLetterAndRedeliver(t *testing.T) {
+	var flaky *flakyRunner
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
+		flaky.fail.Store(true)
+		c.Runner = flaky
+		c.AnnounceExpiry = 300 * time.Millisecond
+	})
+	ctx := context.Background()
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply lost?"})
+	var dead []*store.OutboxItem
+	e.eventually("a dead letter", func() bool {
+		// Backoff starts at 1s; skip ahead in time to retry now.
+		later := time.Now().Add(time.Hour)
+		e.now.Store(&later)
+		e.m.DispatchDue(ctx)
+		dead, _ = e.m.DeadLetters(ctx)
+		return len(dead) == 1
+	})
+	if dead[0].Attempts < 1 || dead[0].LastError != "requester unavailable" {
+		t.Errorf("dead letter = %+v", dead[0])
+	}
+	e.now.Store(nil)
+	flaky.fail.Store(false)
+	if err := e.m.Redeliver(ctx, dead[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the redelivered announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	if err := e.m.Redeliver(ctx, dead[0].ID); err == nil {
+		t.Error("redelivering a delivered announce succeeded")
+	}
+}
+
+func TestSandboxedRequesterCannotSpawnUnsandboxed(t *testing.T) {
+	e := newEnv(t, `{ agents: { list: [{ id: "main", sandbox: { mode: "all" }, subagents: { allowAgents: ["open"] } }, { id: "open" }] } }`)
+	out, err := e.spawn("agent:main:main", map[string]any{"task": "x", "agentId": "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["status"] != "forbidden" || out["error"] != "Sandboxed sessions cannot spawn unsandboxed subagents. Set a sandboxed target agent or use the same agent runtime." {
+		t.Errorf("spawn = %v", out)
 	}
 }
