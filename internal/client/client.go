@@ -41,8 +41,8 @@ type Options struct {
 	Scopes []string
 	// MinProtocol and MaxProtocol; zero means 3 and 4.
 	MinProtocol, MaxProtocol int
-	// EventBuffer is how many events may wait unread before the reader
-	// blocks; zero means 4096.
+	// EventBuffer is how many events may wait unread; further events are
+	// dropped (see Dropped). Zero means 4096.
 	EventBuffer int
 }
 
@@ -55,10 +55,11 @@ type Event struct {
 
 // Client is one authenticated gateway connection. Safe for concurrent use.
 type Client struct {
-	conn   *websocket.Conn
-	hello  *wire.HelloOK
-	events chan Event
-	nextID atomic.Uint64
+	conn    *websocket.Conn
+	hello   *wire.HelloOK
+	events  chan Event
+	dropped atomic.Uint64
+	nextID  atomic.Uint64
 
 	ctx    context.Context // cancelled when the connection ends
 	cancel context.CancelCauseFunc
@@ -220,10 +221,14 @@ func (c *Client) readLoop() {
 			if f.Seq != nil {
 				ev.Seq = *f.Seq
 			}
+			// Never let unread events stall responses: when the buffer is
+			// full the event is dropped and counted (the gateway's per-run
+			// seq lets a reader notice the gap and catch up with
+			// agent.wait / chat.history).
 			select {
 			case c.events <- ev:
-			case <-c.ctx.Done():
-				return
+			default:
+				c.dropped.Add(1)
 			}
 		}
 	}
@@ -239,10 +244,13 @@ func (c *Client) failPending() {
 }
 
 // Events returns the stream of event frames. It is closed when the
-// connection ends. Events not read block the connection's reader once
-// EventBuffer of them wait, so a caller that does not want events should
-// drain or ignore them via Call only with a large buffer.
+// connection ends. A caller that does not read it loses events (never
+// responses) once EventBuffer of them wait.
 func (c *Client) Events() <-chan Event { return c.events }
+
+// Dropped returns how many events were dropped because Events was not read
+// fast enough.
+func (c *Client) Dropped() uint64 { return c.dropped.Load() }
 
 // Call sends a request and decodes the response payload into result (which
 // may be nil). A gateway error response is returned as *Error.
