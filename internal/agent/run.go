@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,7 +173,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 // summed usage and the last stop reason.
 func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *transcript.Message, usage transcript.Usage, stop string, err error) {
 	in := info.Input
-	model, err := r.cfg.Models.ResolveModel(info.AgentID, firstNonEmpty(in.Model, info.Session.Model))
+	model, err := r.cfg.Models.ResolveModel(info.AgentID, cmp.Or(in.Model, info.Session.Model))
 	if err != nil {
 		return nil, usage, "", err
 	}
@@ -227,7 +228,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			Messages:  toProviderMessages(hist),
 			Tools:     defs,
 			MaxTokens: model.MaxTokens,
-			Thinking:  firstNonEmpty(in.Thinking, info.Session.ThinkingLevel),
+			Thinking:  cmp.Or(in.Thinking, info.Session.ThinkingLevel),
 		}
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
@@ -324,7 +325,7 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 		blocks = append(blocks, transcript.ToolCallBlock(c.ID, c.Name, c.Arguments))
 	}
 	msg := r.assistant(model, blocks, usage)
-	msg.StopReason = firstNonEmpty(done.StopReason, provider.StopEnd)
+	msg.StopReason = cmp.Or(done.StopReason, provider.StopEnd)
 	if len(calls) > 0 {
 		msg.StopReason = provider.StopToolUse
 	}
@@ -434,13 +435,4 @@ func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
 		r.windows.appended(m)
 	}
 	return nil
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

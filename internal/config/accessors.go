@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"net"
 	"path/filepath"
 	"slices"
@@ -129,6 +130,25 @@ func (c *Config) SendPolicy() *SendPolicy {
 			m := *r.Match
 			out.Rules[i].Match = &m
 		}
+	}
+	return out
+}
+
+// SendPolicyRules returns session.sendPolicy in the policy package's form
+// (nil when unset), for policy.ResolveSend.
+func (c *Config) SendPolicyRules() *policy.SendPolicyConfig {
+	sp := c.SendPolicy()
+	if sp == nil {
+		return nil
+	}
+	out := &policy.SendPolicyConfig{Default: sp.Default}
+	for _, r := range sp.Rules {
+		rule := policy.SendRule{Action: r.Action}
+		if r.Match != nil {
+			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
+				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
+		}
+		out.Rules = append(out.Rules, rule)
 	}
 	return out
 }

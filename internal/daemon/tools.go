@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -95,7 +96,7 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 		if err != nil {
 			break
 		}
-		agentID = firstNonEmpty(s.AgentID, agentID)
+		agentID = cmp.Or(s.AgentID, agentID)
 		parent = s.SpawnedBy
 	}
 	dir := w.cfg.AgentWorkspace(agentID)
@@ -105,13 +106,4 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 		}
 	}
 	return dir
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

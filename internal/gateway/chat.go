@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -34,7 +33,7 @@ func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	in := policy.SendInput{Config: sendPolicyConfig(s.conf.SendPolicy()), SessionKey: key, Channel: channel}
+	in := policy.SendInput{Config: s.conf.SendPolicyRules(), SessionKey: key, Channel: channel}
 	if entry != nil {
 		in.EntryOverride, in.EntryChannel, in.EntryLastChannel, in.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
 	}
@@ -72,24 +71,6 @@ func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID 
 		return nil, err
 	}
 	return res, nil
-}
-
-// sendPolicyConfig converts the config's session.sendPolicy for the policy
-// package.
-func sendPolicyConfig(sp *config.SendPolicy) *policy.SendPolicyConfig {
-	if sp == nil {
-		return nil
-	}
-	out := &policy.SendPolicyConfig{Default: sp.Default}
-	for _, r := range sp.Rules {
-		rule := policy.SendRule{Action: r.Action}
-		if r.Match != nil {
-			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
-				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
-		}
-		out.Rules = append(out.Rules, rule)
-	}
-	return out
 }
 
 // dedupStatus is what a repeated idempotency key answers: "in_flight"

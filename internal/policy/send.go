@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -120,7 +121,7 @@ func ResolveSend(in SendInput) Decision {
 	if cfg == nil {
 		return DecisionAllow
 	}
-	channel := firstNonEmpty(lowerTrim(in.Channel), lowerTrim(in.EntryChannel),
+	channel := cmp.Or(lowerTrim(in.Channel), lowerTrim(in.EntryChannel),
 		lowerTrim(in.EntryLastChannel), sessionkey.ChannelFromKey(in.SessionKey))
 	chatType := in.ChatType
 	if chatType == "" {
@@ -173,15 +174,6 @@ func normalizeChatType(raw string) string {
 		return "direct"
 	case "group", "channel":
 		return v
-	}
-	return ""
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -338,7 +339,7 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 	case store.RunTimeout:
 		outcome = Outcome{Status: "timeout"}
 	default:
-		outcome = Outcome{Status: "error", Error: firstNonEmpty(res.Error, string(res.Status))}
+		outcome = Outcome{Status: "error", Error: cmp.Or(res.Error, string(res.Status))}
 	}
 	a.Status = outcome.Status
 	if res.Status == store.RunOK && result != nil && (isSkip(*result, "ANNOUNCE_SKIP") || isSkip(*result, "NO_REPLY")) {
@@ -384,7 +385,7 @@ func (m *Manager) eventText(ctx context.Context, rec *Record, run *store.Run, re
 	}
 	requesterIsSub := sessionkey.SubagentDepth(rec.RequesterKey) >= 1
 	return AnnounceMessage(Event{
-		Source: "subagent", ChildSessionKey: rec.ChildSessionKey, ChildSessionID: firstNonEmpty(sessionID, "unknown"),
+		Source: "subagent", ChildSessionKey: rec.ChildSessionKey, ChildSessionID: cmp.Or(sessionID, "unknown"),
 		AnnounceType: "subagent task", TaskLabel: TaskLabel(rec.Label, rec.Task), Status: outcome.Status,
 		StatusLabel: StatusLabel(outcome), Result: findings, StatsLine: StatsLine(runtime, in, out, total),
 		ReplyInstruction: ReplyInstruction(requesterIsSub, true),
@@ -420,13 +421,4 @@ func (m *Manager) childResult(ctx context.Context, childKey, runID string) *stri
 		}
 	}
 	return FreezeResult(toolText)
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -178,7 +179,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	// 5. Requester.
 	requester := m.alias.RequesterKey(caller.SessionKey)
 	requester = m.storeKey(requester, caller.AgentID)
-	requesterAgent := sessionkey.NormalizeAgentID(firstNonEmpty(caller.AgentID, sessionkey.AgentID(requester)))
+	requesterAgent := sessionkey.NormalizeAgentID(cmp.Or(caller.AgentID, sessionkey.AgentID(requester)))
 	requesterSess, err := m.cfg.Store.GetSession(ctx, requester)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
@@ -215,14 +216,14 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	}
 	// 11. Model.
 	// Empty means the target agent's default model (resolved per run).
-	model := firstNonEmpty(p.String("model"), cfg.SubagentModel(targetAgent), cfg.AgentModel(targetAgent))
+	model := cmp.Or(p.String("model"), cfg.SubagentModel(targetAgent), cfg.AgentModel(targetAgent))
 	if model != "" && m.cfg.Models != nil {
 		if _, err := m.cfg.Models.ResolveModel(targetAgent, model); err != nil {
 			return &SpawnResult{Status: "error", Error: "invalid model: " + model, ChildSessionKey: childKey}, nil
 		}
 	}
 	// 12. Thinking.
-	thinking, err := NormalizeThinking(firstNonEmpty(p.String("thinking"), cfg.SubagentThinking(targetAgent)))
+	thinking, err := NormalizeThinking(cmp.Or(p.String("thinking"), cfg.SubagentThinking(targetAgent)))
 	if err != nil {
 		return spawnErr("error", err.Error()), nil
 	}
@@ -255,7 +256,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
 	}
 	// 15. Attachments, in the workspace the child shares with its parent.
-	workspace := firstNonEmpty(caller.Workspace, cfg.AgentWorkspace(requesterAgent))
+	workspace := cmp.Or(caller.Workspace, cfg.AgentWorkspace(requesterAgent))
 	var receipt *attachments.Receipt
 	var attDir string
 	if len(files) > 0 {
@@ -344,5 +345,5 @@ func (m *Manager) storeKey(key, agentID string) string {
 	if sessionkey.IsReserved(key) {
 		return key
 	}
-	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(firstNonEmpty(agentID, sessionkey.AgentID(key))), key, m.cfg.Config.MainKey())
+	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(cmp.Or(agentID, sessionkey.AgentID(key))), key, m.cfg.Config.MainKey())
 }

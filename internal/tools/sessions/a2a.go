@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -319,7 +319,7 @@ func (t *Tools) reportInterrupted(ctx context.Context, s flowSpec, run *store.Ru
 		return nil // sent from outside a session: agent.wait reports it
 	}
 	text := fmt.Sprintf("sessions_send to %s (runId %s) was interrupted: %s. The message is in that session's history but it did not reply; send it again if you still need an answer.",
-		s.DisplayKey, run.RunID, firstNonEmpty(run.Error, "aborted"))
+		s.DisplayKey, run.RunID, cmp.Or(run.Error, "aborted"))
 	return t.deliver(ctx, Delivery{
 		SessionKey: s.RequesterKey, Text: text, SourceSessionKey: s.TargetKey, SourceTool: SendToolName,
 		IdempotencyKey: "a2a-interrupted:" + run.RunID,
@@ -335,7 +335,7 @@ func (t *Tools) sessionChannel(ctx context.Context, key string) string {
 	if s.DeliveryContext != nil && s.DeliveryContext.Channel != "" {
 		return s.DeliveryContext.Channel
 	}
-	return firstNonEmpty(s.LastChannel, s.Channel, "unknown")
+	return cmp.Or(s.LastChannel, s.Channel, "unknown")
 }
 
 // deliver posts an announce to a session's channel, unless its send policy
@@ -406,22 +406,4 @@ func participants(s flowSpec, requesterChannel, targetChannel string) []string {
 		lines = append(lines, "Agent 2 (target) channel: "+targetChannel+".")
 	}
 	return lines
-}
-
-// sendPolicyConfig converts the config's session.sendPolicy.
-func sendPolicyConfig(c *config.Config) *policy.SendPolicyConfig {
-	sp := c.SendPolicy()
-	if sp == nil {
-		return nil
-	}
-	out := &policy.SendPolicyConfig{Default: sp.Default}
-	for _, r := range sp.Rules {
-		rule := policy.SendRule{Action: r.Action}
-		if r.Match != nil {
-			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
-				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
-		}
-		out.Rules = append(out.Rules, rule)
-	}
-	return out
 }

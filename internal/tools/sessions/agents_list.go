@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -51,7 +52,7 @@ func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
 	cfg := t.d.Config
 	// The caller's agent override, else the agent of its internal key
 	// ("main" for a key without an agent prefix or no key at all).
-	requester := sessionkey.NormalizeAgentID(firstNonEmpty(strings.TrimSpace(caller.AgentID),
+	requester := sessionkey.NormalizeAgentID(cmp.Or(strings.TrimSpace(caller.AgentID),
 		sessionkey.AgentID(t.alias.RequesterKey(caller.SessionKey))))
 
 	// Configured ids and names, as the reference reads agents.list: ids

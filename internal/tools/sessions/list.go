@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -211,9 +212,9 @@ func (t *Tools) listRow(e *store.Session, kind sessionkey.Kind) *listRow {
 		SystemSent:     e.SystemSent,
 		AbortedLastRun: e.AbortedLastRun,
 		SendPolicy:     e.SendPolicy,
-		LastChannel:    firstNonEmpty(dc.Channel, e.LastChannel),
-		LastTo:         firstNonEmpty(dc.To, e.LastTo),
-		LastAccountID:  firstNonEmpty(dc.AccountID, e.LastAccountID),
+		LastChannel:    cmp.Or(dc.Channel, e.LastChannel),
+		LastTo:         cmp.Or(dc.To, e.LastTo),
+		LastAccountID:  cmp.Or(dc.AccountID, e.LastAccountID),
 	}
 	if !e.UpdatedAt.IsZero() {
 		row.UpdatedAt = e.UpdatedAt.UnixMilli()

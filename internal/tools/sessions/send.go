@@ -263,7 +263,7 @@ func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam 
 
 // sendPolicy resolves the send policy of a target session (§8).
 func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
-	in := policy.SendInput{Config: sendPolicyConfig(t.d.Config), SessionKey: key, Channel: channel}
+	in := policy.SendInput{Config: t.d.Config.SendPolicyRules(), SessionKey: key, Channel: channel}
 	if s != nil {
 		in.EntryOverride = s.SendPolicy
 		in.EntryChannel = s.Channel

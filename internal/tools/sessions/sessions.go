@@ -9,6 +9,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -138,7 +139,7 @@ func (t *Tools) newCallCtx(ctx context.Context, caller tools.Caller, action poli
 	cfg := t.d.Config
 	c := &callCtx{caller: caller}
 	c.requester = t.alias.RequesterKey(caller.SessionKey)
-	c.agentID = sessionkey.NormalizeAgentID(firstNonEmpty(caller.AgentID, sessionkey.AgentID(c.requester)))
+	c.agentID = sessionkey.NormalizeAgentID(cmp.Or(caller.AgentID, sessionkey.AgentID(c.requester)))
 	c.sandboxed = caller.Sandboxed
 	if !c.sandboxed && caller.SessionKey != "" {
 		c.sandboxed = policy.ChildSandboxed(cfg.SandboxMode(c.agentID), caller.SessionKey,
@@ -182,13 +183,4 @@ func (t *Tools) storeKey(c *callCtx, key string) string {
 		return key
 	}
 	return sessionkey.ToStoreKey(c.agentID, key, t.d.Config.MainKey())
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
