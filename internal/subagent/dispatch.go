@@ -247,25 +247,35 @@ func (m *Manager) route(ctx context.Context, target string, rec *Record) (string
 		if !errors.Is(err, store.ErrNotFound) {
 			return "", err
 		}
-		// The requester's parent: from its own registry record when it was
-		// a sub-agent, else from what was captured at spawn time.
+		// The requester's parent: captured at spawn time, else — for a
+		// requester that was itself a sub-agent — from its registry record.
 		next := ""
-		if recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, SessionKey: "", RunID: ""}); err == nil {
-			for _, r := range recs {
-				var other Record
-				if json.Unmarshal(r.Payload, &other) == nil && other.ChildSessionKey == key {
-					next = other.RequesterKey
-					break
-				}
-			}
-		}
-		if next == "" && rec != nil && key == rec.RequesterKey {
+		if rec != nil && key == rec.RequesterKey {
 			next = rec.RequesterParent
+		}
+		if next == "" {
+			next = m.parentOf(ctx, key)
 		}
 		key = next
 	}
 	agentID := sessionkey.AgentID(target)
 	return sessionkey.MainKey(agentID, m.cfg.Config.MainKey()), nil
+}
+
+// parentOf returns the requester that spawned child session key, or "".
+// It scans the registry, which is fine for this rare path.
+func (m *Manager) parentOf(ctx context.Context, key string) string {
+	recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent})
+	if err != nil {
+		return ""
+	}
+	for _, r := range recs {
+		var other Record
+		if json.Unmarshal(r.Payload, &other) == nil && other.ChildSessionKey == key {
+			return other.RequesterKey
+		}
+	}
+	return ""
 }
 
 // pendingDescendants reports whether a child still has running children of
