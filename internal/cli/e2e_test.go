@@ -489,7 +489,14 @@ func TestSessionsDeleteAndReset(t *testing.T) {
 		t.Errorf("delete main: err = %q", r.errText())
 	}
 
-	out := g.mustRun("sessions", "reset", "main")
+	out := g.mustRun("sessions", "export", "main")
+	if !strings.HasSuffix(out, ".jsonl\n") || !strings.Contains(out, filepath.Join("agents", "main", "sessions")) {
+		t.Errorf("export = %q", out)
+	} else if data, err := os.ReadFile(strings.TrimSpace(out)); err != nil || !strings.HasPrefix(string(data), `{"type":"session"`) {
+		t.Errorf("exported file: %v\n%s", err, data)
+	}
+
+	out = g.mustRun("sessions", "reset", "main")
 	if !strings.HasPrefix(out, "Reset agent:main:main (new session id ") {
 		t.Errorf("reset = %q", out)
 	}

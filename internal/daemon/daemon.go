@@ -245,6 +245,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Logger:          log,
 		Version:         opts.Version,
 		StorePath:       filepath.Join(paths.StateDir, DBFile),
+		StateDir:        paths.StateDir,
 		Models:          mods,
 		DefaultModelRef: mods.DefaultModelRef,
 		Tools:           box.All,

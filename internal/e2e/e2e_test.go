@@ -453,3 +453,29 @@ func TestSIGTERMDrainsRuns(t *testing.T) {
 		t.Errorf("no session with abortedLastRun after the aborted run: %s", b)
 	}
 }
+
+// TestSessionsExport writes a transcript as reference JSONL on the gateway
+// host, at the transcriptPath sessions_list reports.
+func TestSessionsExport(t *testing.T) {
+	g := start(t, "", nil)
+	c := g.dial(t)
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "export me", "idempotencyKey": "x-1"})
+	call(t, c, "agent.wait", map[string]any{"runId": "x-1", "timeoutMs": 20000})
+	res := call(t, c, "sessions.export", map[string]any{"key": "main"})
+	path, _ := res["path"].(string)
+	want := filepath.Join(g.dir, "agents", "main", "sessions", fmt.Sprint(res["sessionId"], ".jsonl"))
+	if path != want {
+		t.Fatalf("export path = %q, want %q", path, want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"type":"session"`) || !strings.Contains(lines[2], "echo: export me") {
+		t.Errorf("exported JSONL:\n%s", data)
+	}
+	if _, err := c.CallRaw(context.Background(), "sessions.export", map[string]any{"key": "agent:main:nope"}); err == nil {
+		t.Error("exporting a missing session succeeded")
+	}
+}

@@ -54,6 +54,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodAgentWait, scope: wire.ScopeWrite, handle: s.handleAgentWait},
 		{name: wire.MethodAgentsList, scope: wire.ScopeRead, handle: s.handleAgentsList},
 		{name: wire.MethodToolsInvoke, scope: wire.ScopeWrite, handle: s.handleToolsInvoke},
+		{name: wire.MethodSessionsExport, scope: wire.ScopeAdmin, handle: s.handleSessionsExport},
 		{name: wire.MethodSubagentsList, scope: wire.ScopeRead, handle: s.handleSubagentsList},
 		{name: wire.MethodSubagentsKill, scope: wire.ScopeWrite, handle: s.handleSubagentsKill},
 		{name: wire.MethodAnnouncesList, scope: wire.ScopeRead, handle: s.handleAnnouncesList},

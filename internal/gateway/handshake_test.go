@@ -38,7 +38,7 @@ func TestHandshakeOK(t *testing.T) {
 	}
 	wantMethods := []string{"health", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "chat.inject",
-		"agent", "agent.wait", "agents.list", "tools.invoke",
+		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)

@@ -100,6 +100,10 @@ type Config struct {
 	// StorePath is reported as "path" by the sessions methods (the
 	// reference reports its store file).
 	StorePath string
+	// StateDir is where sessions.export writes transcripts
+	// (<StateDir>/agents/<agentId>/sessions/<sessionId>.jsonl); empty
+	// disables it.
+	StateDir string
 	// Models, when set, checks sessions.patch model refs ("invalid model:
 	// <ref>" when it cannot resolve them).
 	Models agent.ModelResolver

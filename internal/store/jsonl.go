@@ -14,6 +14,12 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
+// TranscriptReader is what ExportTranscript needs of a store.
+type TranscriptReader interface {
+	GetSession(ctx context.Context, key string) (*Session, error)
+	History(ctx context.Context, sessionID string, opts HistoryOptions) ([]Message, error)
+}
+
 // exportPageSize is how many entries ExportTranscript holds at once.
 const exportPageSize = 1000
 
@@ -24,7 +30,7 @@ const exportPageSize = 1000
 // order, one line each. It reads the transcript in pages, so a long one is
 // never held in memory, and writes the entries that existed when it started.
 // ErrNotFound if the session does not exist.
-func ExportTranscript(ctx context.Context, s Store, sessionKey string, w io.Writer) error {
+func ExportTranscript(ctx context.Context, s TranscriptReader, sessionKey string, w io.Writer) error {
 	sess, err := s.GetSession(ctx, sessionKey)
 	if err != nil {
 		return fmt.Errorf("store.ExportTranscript: %w", err)
@@ -35,7 +41,7 @@ func ExportTranscript(ctx context.Context, s Store, sessionKey string, w io.Writ
 	return nil
 }
 
-func exportTranscript(ctx context.Context, s Store, sess *Session, w io.Writer) error {
+func exportTranscript(ctx context.Context, s TranscriptReader, sess *Session, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := transcript.NewEncoder(bw)
 	h := transcript.NewHeader(sess.SessionID, sess.CreatedAt, "")

@@ -22,9 +22,12 @@ const (
 	// MethodToolsInvoke runs one agent tool directly (Switchboard's
 	// documented method for tools outside a run).
 	MethodToolsInvoke = "tools.invoke"
-	MethodAgent       = "agent"
-	MethodAgentWait   = "agent.wait"
-	MethodAgentsList  = "agents.list"
+	// MethodSessionsExport writes a session's transcript as JSONL on the
+	// gateway host (Switchboard's method).
+	MethodSessionsExport = "sessions.export"
+	MethodAgent          = "agent"
+	MethodAgentWait      = "agent.wait"
+	MethodAgentsList     = "agents.list"
 )
 
 // Event names.
@@ -178,6 +181,12 @@ type ChatAbortParams struct {
 	RunID            string `json:"runId,omitempty"`
 	AgentID          string `json:"agentId,omitempty"`
 	PreserveSideRuns bool   `json:"preserveSideRuns,omitempty"`
+}
+
+// SessionsExportParams are the params of sessions.export.
+type SessionsExportParams struct {
+	Key     string `json:"key"`
+	AgentID string `json:"agentId,omitempty"`
 }
 
 // ToolsInvokeParams are the params of tools.invoke: the tool, its
@@ -347,6 +356,10 @@ var methodSchemas = map[string]*Schema{
 		P("runId", Str()),
 		P("agentId", Str()),
 		P("preserveSideRuns", Bool()),
+	),
+	MethodSessionsExport: Object([]string{"key"},
+		P("key", NonEmptyStr()),
+		P("agentId", Str()),
 	),
 	MethodToolsInvoke: Object([]string{"tool"},
 		P("tool", NonEmptyStr()),

@@ -152,6 +152,15 @@ type ChatAbortResult struct {
 	RunIDs  []string `json:"runIds"`
 }
 
+// SessionsExportResult is the result of sessions.export: where the JSONL
+// transcript was written.
+type SessionsExportResult struct {
+	OK        bool   `json:"ok"`
+	Key       string `json:"key"`
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"`
+}
+
 // ToolsInvokeResult is the result of tools.invoke: the reference's tool
 // result envelope (details plus text content).
 type ToolsInvokeResult struct {
