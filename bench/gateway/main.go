@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/config"
 )
 
 func main() {
@@ -73,15 +74,21 @@ func run() error {
 	fmt.Printf("cold start to ready:          best %v, median %v (%d starts)\n",
 		round(coldTimes[0]), round(coldTimes[len(coldTimes)/2]), len(coldTimes))
 
-	g, err := startGateway(*bin, filepath.Join(tmp, "main"))
+	mainDir := filepath.Join(tmp, "main")
+	g, err := startGateway(*bin, mainDir)
 	if err != nil {
 		return err
 	}
 	defer g.stop()
 	fmt.Printf("RSS after ready:              %.1f MB\n", g.rssMB())
 
+	// The gateway generated its token in the state dir, as on a fresh host.
+	tok, err := config.ReadGatewayToken(mainDir)
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
-	opts := client.Options{URL: g.wsURL}
+	opts := client.Options{URL: g.wsURL, Token: tok}
 
 	// Connect + handshake latency.
 	var dials []time.Duration

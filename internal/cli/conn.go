@@ -61,6 +61,14 @@ func (g *globalFlags) resolve(cmd *cobra.Command) {
 	fromEnv("url", EnvURL, &g.url)
 	fromEnv("token", config.EnvGatewayToken, &g.token)
 	fromEnv("password", config.EnvGatewayPassword, &g.password)
+	// Last, the token a local gateway generated in the state dir.
+	if g.token == "" && g.password == "" {
+		if paths, err := config.ResolvePaths(config.Env(g.env)); err == nil {
+			if tok, err := config.ReadGatewayToken(paths.StateDir); err == nil {
+				g.token = tok
+			}
+		}
+	}
 	g.url = normalizeURL(g.url)
 }
 

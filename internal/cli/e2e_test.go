@@ -25,6 +25,7 @@ import (
 type gateway struct {
 	t   *testing.T
 	url string
+	dir string // state dir: where a local gateway keeps its generated token
 }
 
 // startGateway starts a daemon with the given switchboard.json5 (none when
@@ -51,7 +52,7 @@ func startGateway(t *testing.T, configJSON5 string) *gateway {
 		t.Fatalf("daemon.Start: %v", err)
 	}
 	t.Cleanup(func() { d.Close() })
-	return &gateway{t: t, url: "ws://" + d.Addrs[0].String()}
+	return &gateway{t: t, url: "ws://" + d.Addrs[0].String(), dir: dir}
 }
 
 // result is what one CLI invocation printed and returned.
@@ -68,10 +69,17 @@ func (r result) errText() string {
 	return r.err.Error()
 }
 
-// run runs the CLI against the gateway with an empty environment.
+// run runs the CLI against the gateway with an environment holding only
+// the gateway's state dir, as on the gateway's own host (the CLI finds the
+// generated token there).
 func (g *gateway) run(args ...string) result {
 	g.t.Helper()
-	return runCLI(g.t, nil, append([]string{"--url", g.url}, args...)...)
+	return runCLI(g.t, map[string]string{config.EnvStateDir: g.dir}, append([]string{"--url", g.url}, args...)...)
+}
+
+// env is the CLI environment of run.
+func (g *gateway) env() config.Env {
+	return config.MapEnv(map[string]string{config.EnvStateDir: g.dir})
 }
 
 // mustRun is run that fails the test on an error.
@@ -134,7 +142,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	// --json, with the URL from SWITCHBOARD_URL.
-	r := runCLI(t, map[string]string{EnvURL: g.url}, "status", "--json")
+	r := runCLI(t, map[string]string{EnvURL: g.url, config.EnvStateDir: g.dir}, "status", "--json")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -170,7 +178,7 @@ func TestCall(t *testing.T) {
 		}
 	})
 	t.Run("stdin", func(t *testing.T) {
-		r := runWith(t, Options{Env: config.MapEnv(nil), Stdin: strings.NewReader(`{"sessionKey": "main"}`)},
+		r := runWith(t, Options{Env: g.env(), Stdin: strings.NewReader(`{"sessionKey": "main"}`)},
 			"--url", g.url, "call", "chat.history", "-")
 		if r.err != nil {
 			t.Fatal(r.err)
@@ -277,7 +285,7 @@ func TestSendWaitStreamsAsTheReplyArrives(t *testing.T) {
 }`, llm.URL()))
 
 	var w chunkWriter
-	r := runWith(t, Options{Env: config.MapEnv(nil), Stdout: &w},
+	r := runWith(t, Options{Env: g.env(), Stdout: &w},
 		"--url", g.url, "sessions", "send", "main", "one two three four", "--wait")
 	end := time.Now()
 	if r.err != nil {
@@ -324,7 +332,7 @@ func TestSendWaitFailures(t *testing.T) {
 		// client joins, the run ends aborted.
 		done := make(chan result, 1)
 		go func() {
-			done <- runCLI(t, nil, "--url", g.url, "sessions", "send", "agent:main:stall", "again",
+			done <- runCLI(t, map[string]string{config.EnvStateDir: g.dir}, "--url", g.url, "sessions", "send", "agent:main:stall", "again",
 				"--wait", "--idempotency-key", "stall-run")
 		}()
 		time.Sleep(200 * time.Millisecond)

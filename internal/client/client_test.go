@@ -30,7 +30,16 @@ func TestUnreadEventsNeverBlockCalls(t *testing.T) {
 	defer d.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), EventBuffer: 4})
+	tok, err := config.ReadGatewayToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without auth configured the gateway generated a token: a client
+	// without it is refused.
+	if _, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String()}); err == nil {
+		t.Fatal("a client without the generated token got in")
+	}
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok, EventBuffer: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,23 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("daemon: state dir: %w", err)
 	}
+	// A secret is required unless auth is explicitly off: with no mode and
+	// no secret configured, the gateway uses a generated token kept in the
+	// state dir (the CLI on this host reads it from there).
+	if cfg.Gateway.Auth.Mode == "" {
+		if a := cfg.GatewayAuth(); a.Token == "" && a.Password == "" {
+			tok, created, err := config.LoadOrCreateGatewayToken(paths.StateDir)
+			if err != nil {
+				return nil, err
+			}
+			if cfg, _, err = cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok}); err != nil {
+				return nil, err
+			}
+			if created {
+				log.Info("generated a gateway token", "file", filepath.Join(paths.StateDir, config.GatewayTokenFile))
+			}
+		}
+	}
 
 	st, err := sqlite.Open(ctx, filepath.Join(paths.StateDir, DBFile), sqlite.Options{})
 	if err != nil {

@@ -136,3 +136,31 @@ func TestStartRejectsBadConfig(t *testing.T) {
 		t.Error("a bad config still created the database")
 	}
 }
+
+// TestAuthExplicitlyOff: "none" must be written down; then loopback
+// clients need no secret, and no token file is made.
+func TestAuthExplicitlyOff(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(`{ gateway: { auth: { mode: "none" } } }`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, dir)
+	defer d.Close()
+	if got := d.Config.GatewayAuth(); got.Mode != "none" {
+		t.Errorf("auth mode = %q", got.Mode)
+	}
+	if _, err := os.Stat(filepath.Join(dir, config.GatewayTokenFile)); err == nil {
+		t.Error("a token was generated although auth is explicitly off")
+	}
+	// Without any auth config a token is generated and used.
+	dir2 := t.TempDir()
+	d2 := startDaemon(t, dir2)
+	defer d2.Close()
+	tok, err := config.ReadGatewayToken(dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d2.Config.GatewayAuth(); got.Mode != "token" || got.Token != tok {
+		t.Errorf("auth = %v, want token mode with the generated token", got)
+	}
+}
