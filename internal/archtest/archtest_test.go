@@ -351,10 +351,11 @@ func inDocScope(dir string) bool {
 // they never import their users.
 var leaves = map[string][]string{
 	"internal/sessionkey":   nil,
-	"internal/transcript":   nil,
+	"internal/transcript":   {"internal/jsonenc"},
+	"internal/jsonenc":      nil,
 	"internal/provider":     nil,
 	"internal/tools":        nil,
-	"internal/gateway/wire": nil,
+	"internal/gateway/wire": {"internal/jsonenc"},
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},

@@ -3,6 +3,7 @@ package fakellm
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"net/http"
 	"time"
 
@@ -248,7 +249,7 @@ func (a *messagesReply) begin(b []byte) []byte {
 	b = append(b, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":"...)
 	b = a.appendID(b)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, a.model)
+	b = jsonenc.AppendString(b, a.model)
 	return append(b, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n"...)
 }
 
@@ -299,13 +300,13 @@ func (a *messagesReply) event(b []byte, ev *provider.Event) []byte {
 		b = a.textBlock(b, blockText)
 		b = a.openDelta(b)
 		b = append(b, `"type":"text_delta","text":`...)
-		b = appendString(b, ev.Text)
+		b = jsonenc.AppendString(b, ev.Text)
 		return append(b, "}}\n\n"...)
 	case provider.EventThinkingDelta:
 		b = a.textBlock(b, blockThinking)
 		b = a.openDelta(b)
 		b = append(b, `"type":"thinking_delta","thinking":`...)
-		b = appendString(b, ev.Text)
+		b = jsonenc.AppendString(b, ev.Text)
 		return append(b, "}}\n\n"...)
 	case provider.EventToolCall:
 		tc := ev.ToolCall
@@ -318,9 +319,9 @@ func (a *messagesReply) event(b []byte, ev *provider.Event) []byte {
 		b = append(b, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":"...)
 		b = appendInt(b, a.index)
 		b = append(b, `,"content_block":{"type":"tool_use","id":`...)
-		b = appendString(b, tc.ID)
+		b = jsonenc.AppendString(b, tc.ID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonenc.AppendString(b, tc.Name)
 		b = append(b, ",\"input\":{}}}\n\n"...)
 		first, second := splitArgs(string(arguments(tc.Arguments)))
 		for _, frag := range [2]string{first, second} {
@@ -329,7 +330,7 @@ func (a *messagesReply) event(b []byte, ev *provider.Event) []byte {
 			}
 			b = a.openDelta(b)
 			b = append(b, `"type":"input_json_delta","partial_json":`...)
-			b = appendString(b, frag)
+			b = jsonenc.AppendString(b, frag)
 			b = append(b, "}}\n\n"...)
 		}
 		return a.stopBlock(b)
@@ -358,7 +359,7 @@ func (a *messagesReply) complete(b []byte, t *turn) []byte {
 	b = append(b, `{"id":`...)
 	b = a.appendID(b)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendString(b, a.model)
+	b = jsonenc.AppendString(b, a.model)
 	b = append(b, `,"content":[`...)
 	sep := false
 	comma := func(b []byte) []byte {
@@ -371,22 +372,22 @@ func (a *messagesReply) complete(b []byte, t *turn) []byte {
 	if len(t.thinking) > 0 {
 		b = comma(b)
 		b = append(b, `{"type":"thinking","thinking":`...)
-		b = appendString(b, string(t.thinking))
+		b = jsonenc.AppendString(b, string(t.thinking))
 		b = append(b, '}')
 	}
 	if len(t.text) > 0 {
 		b = comma(b)
 		b = append(b, `{"type":"text","text":`...)
-		b = appendString(b, string(t.text))
+		b = jsonenc.AppendString(b, string(t.text))
 		b = append(b, '}')
 	}
 	for i := range t.calls {
 		tc := &t.calls[i]
 		b = comma(b)
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendString(b, tc.ID)
+		b = jsonenc.AppendString(b, tc.ID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonenc.AppendString(b, tc.Name)
 		b = append(b, `,"input":`...)
 		if args := arguments(tc.Arguments); json.Valid(args) {
 			b = append(b, args...)
@@ -461,7 +462,7 @@ func appendMessagesError(b []byte, status int, msg string) []byte {
 	b = append(b, `{"type":"error","error":{"type":"`...)
 	b = append(b, messagesErrorType(status)...)
 	b = append(b, `","message":`...)
-	b = appendString(b, msg)
+	b = jsonenc.AppendString(b, msg)
 	return append(b, "}}"...)
 }
 
@@ -484,14 +485,14 @@ func (anthropicAPI) authError(r *http.Request, key string) string {
 
 func (anthropicAPI) models(b []byte, id string, now time.Time) []byte {
 	b = append(b, `{"data":[{"type":"model","id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"display_name":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"created_at":"`...)
 	b = now.UTC().AppendFormat(b, time.RFC3339)
 	b = append(b, `"}],"has_more":false,"first_id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"last_id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	return append(b, '}')
 }

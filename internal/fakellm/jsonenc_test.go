@@ -3,6 +3,7 @@ package fakellm
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"testing"
 	"unicode/utf8"
 )
@@ -36,9 +37,9 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := string(appendString(nil, s))
+		got := string(jsonenc.AppendString(nil, s))
 		if want := marshalString(t, s); got != want {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+			t.Fatalf("jsonenc.AppendString(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

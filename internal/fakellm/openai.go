@@ -2,6 +2,7 @@ package fakellm
 
 import (
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"net/http"
 	"strings"
 	"time"
@@ -233,7 +234,7 @@ func (c *chatReply) appendHead(b []byte, object string) []byte {
 	b = append(b, `","created":`...)
 	b = appendInt(b, c.created)
 	b = append(b, `,"model":`...)
-	return appendString(b, c.model)
+	return jsonenc.AppendString(b, c.model)
 }
 
 func (c *chatReply) streaming() bool { return c.stream }
@@ -261,12 +262,12 @@ func (c *chatReply) event(b []byte, ev *provider.Event) []byte {
 	case provider.EventTextDelta:
 		b = c.openDelta(b)
 		b = append(b, `"content":`...)
-		b = appendString(b, ev.Text)
+		b = jsonenc.AppendString(b, ev.Text)
 		return closeDelta(b)
 	case provider.EventThinkingDelta:
 		b = c.openDelta(b)
 		b = append(b, `"reasoning_content":`...)
-		b = appendString(b, ev.Text)
+		b = jsonenc.AppendString(b, ev.Text)
 		return closeDelta(b)
 	case provider.EventToolCall:
 		tc := ev.ToolCall
@@ -277,9 +278,9 @@ func (c *chatReply) event(b []byte, ev *provider.Event) []byte {
 		b = append(b, `"tool_calls":[{"index":`...)
 		b = appendInt(b, c.calls)
 		b = append(b, `,"id":`...)
-		b = appendString(b, tc.ID)
+		b = jsonenc.AppendString(b, tc.ID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendString(b, tc.Name)
+		b = jsonenc.AppendString(b, tc.Name)
 		b = append(b, `,"arguments":""}}]`...)
 		b = closeDelta(b)
 		first, second := splitArgs(string(arguments(tc.Arguments)))
@@ -291,7 +292,7 @@ func (c *chatReply) event(b []byte, ev *provider.Event) []byte {
 			b = append(b, `"tool_calls":[{"index":`...)
 			b = appendInt(b, c.calls)
 			b = append(b, `,"function":{"arguments":`...)
-			b = appendString(b, frag)
+			b = jsonenc.AppendString(b, frag)
 			b = append(b, `}}]`...)
 			b = closeDelta(b)
 		}
@@ -319,7 +320,7 @@ func (c *chatReply) end(b []byte, stop string, u *provider.Usage) []byte {
 func (c *chatReply) failure(b []byte, status int, msg string) []byte {
 	typ, _ := chatErrorKind(status)
 	b = append(b, `data: {"error":{"message":`...)
-	b = appendString(b, msg)
+	b = jsonenc.AppendString(b, msg)
 	b = append(b, `,"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","param":null,"code":`...)
@@ -333,11 +334,11 @@ func (c *chatReply) complete(b []byte, t *turn) []byte {
 	if len(t.text) == 0 && len(t.calls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, string(t.text))
+		b = jsonenc.AppendString(b, string(t.text))
 	}
 	if len(t.thinking) > 0 {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendString(b, string(t.thinking))
+		b = jsonenc.AppendString(b, string(t.thinking))
 	}
 	if len(t.calls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -347,11 +348,11 @@ func (c *chatReply) complete(b []byte, t *turn) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, tc.ID)
+			b = jsonenc.AppendString(b, tc.ID)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, tc.Name)
+			b = jsonenc.AppendString(b, tc.Name)
 			b = append(b, `,"arguments":`...)
-			b = appendString(b, string(arguments(tc.Arguments)))
+			b = jsonenc.AppendString(b, string(arguments(tc.Arguments)))
 			b = append(b, "}}"...)
 		}
 		b = append(b, ']')
@@ -415,14 +416,14 @@ func (openAI) writeError(w http.ResponseWriter, status int, msg string) {
 	typ, code := chatErrorKind(status)
 	b := make([]byte, 0, 96+len(msg))
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, msg)
+	b = jsonenc.AppendString(b, msg)
 	b = append(b, `,"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","param":null,"code":`...)
 	if code == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, code)
+		b = jsonenc.AppendString(b, code)
 	}
 	b = append(b, "}}\n"...)
 	writeJSON(w, status, b)
@@ -445,7 +446,7 @@ func (openAI) authError(r *http.Request, key string) string {
 
 func (openAI) models(b []byte, id string, now time.Time) []byte {
 	b = append(b, `{"object":"list","data":[{"id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"model","created":`...)
 	b = appendInt(b, now.Unix())
 	return append(b, `,"owned_by":"fakellm"}]}`...)

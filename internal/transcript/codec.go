@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"maps"
 	"slices"
 	"strconv"
@@ -205,7 +206,7 @@ func (c *codec[T]) encode(b []byte, v *T) ([]byte, error) {
 				continue
 			}
 			b = append(b, ',')
-			b = appendString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
 			var err error
 			if b, err = appendRaw(b, extra[k]); err != nil {
@@ -279,7 +280,7 @@ func stringField[T any](name string, always bool, p func(*T) *string) field[T] {
 			if s == "" && !always {
 				return b, false, nil
 			}
-			return appendString(b, s), true, nil
+			return jsonenc.AppendString(b, s), true, nil
 		},
 		func(v *T, val []byte) (bool, error) {
 			s, err := decodeString(val)
@@ -298,7 +299,7 @@ func stringPtrField[T any](name string, nullable bool, p func(*T) **string) fiel
 		func(b []byte, v *T) ([]byte, bool, error) {
 			switch s := *p(v); {
 			case s != nil:
-				return appendString(b, *s), true, nil
+				return jsonenc.AppendString(b, *s), true, nil
 			case nullable:
 				return append(b, "null"...), true, nil
 			}
@@ -573,7 +574,7 @@ func (c *Content) empty() bool { return c.String == nil && len(c.Blocks) == 0 }
 
 func appendContent(b []byte, c *Content) ([]byte, error) {
 	if c.String != nil {
-		return appendString(b, *c.String), nil
+		return jsonenc.AppendString(b, *c.String), nil
 	}
 	b = append(b, '[')
 	for i := range c.Blocks {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"strconv"
 )
 
@@ -87,9 +88,9 @@ func (e *Error) DetailCode() string {
 // appendError appends e as a JSON object.
 func appendError(b []byte, e *Error) []byte {
 	b = append(b, `{"code":`...)
-	b = appendString(b, e.Code)
+	b = jsonenc.AppendString(b, e.Code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = jsonenc.AppendString(b, e.Message)
 	if e.Details != nil {
 		b = append(b, `,"details":`...)
 		b = append(b, e.Details...)

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"strconv"
 )
 
@@ -190,25 +191,25 @@ func (f *Frame) AppendJSON(b []byte) ([]byte, error) {
 	switch f.Type {
 	case FrameRequest:
 		b = append(b, `{"type":"req","id":`...)
-		b = appendString(b, f.ID)
+		b = jsonenc.AppendString(b, f.ID)
 		b = append(b, `,"method":`...)
-		b = appendString(b, f.Method)
+		b = jsonenc.AppendString(b, f.Method)
 		if f.Params != nil {
 			b = append(b, `,"params":`...)
 			b = append(b, f.Params...)
 		}
 		if f.Traceparent != "" {
 			b = append(b, `,"traceparent":`...)
-			b = appendString(b, f.Traceparent)
+			b = jsonenc.AppendString(b, f.Traceparent)
 		}
 		if f.ExpectedProfileID != "" {
 			b = append(b, `,"expectedProfileId":`...)
-			b = appendString(b, f.ExpectedProfileID)
+			b = jsonenc.AppendString(b, f.ExpectedProfileID)
 		}
 		return append(b, '}'), nil
 	case FrameResponse:
 		b = append(b, `{"type":"res","id":`...)
-		b = appendString(b, f.ID)
+		b = jsonenc.AppendString(b, f.ID)
 		b = append(b, `,"ok":`...)
 		b = strconv.AppendBool(b, f.OK)
 		if f.Payload != nil {
@@ -222,7 +223,7 @@ func (f *Frame) AppendJSON(b []byte) ([]byte, error) {
 		return append(b, '}'), nil
 	case FrameEvent:
 		b = append(b, `{"type":"event","event":`...)
-		b = appendString(b, f.Event)
+		b = jsonenc.AppendString(b, f.Event)
 		if f.Payload != nil {
 			b = append(b, `,"payload":`...)
 			b = append(b, f.Payload...)
@@ -240,12 +241,12 @@ func (f *Frame) AppendJSON(b []byte) ([]byte, error) {
 		}
 		if f.RecipientProfileID != "" {
 			b = append(b, `,"recipientProfileId":`...)
-			b = appendString(b, f.RecipientProfileID)
+			b = jsonenc.AppendString(b, f.RecipientProfileID)
 		}
 		return append(b, '}'), nil
 	case FrameCancel:
 		b = append(b, `{"type":"cancel","id":`...)
-		b = appendString(b, f.ID)
+		b = jsonenc.AppendString(b, f.ID)
 		return append(b, '}'), nil
 	}
 	return b, errBadFrameType
@@ -258,7 +259,7 @@ func (f *Frame) MarshalJSON() ([]byte, error) { return f.AppendJSON(nil) }
 // JSON (nil omits it).
 func AppendResponse(b []byte, id string, payload json.RawMessage) []byte {
 	b = append(b, `{"type":"res","id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"ok":true`...)
 	if payload != nil {
 		b = append(b, `,"payload":`...)
@@ -271,7 +272,7 @@ func AppendResponse(b []byte, id string, payload json.RawMessage) []byte {
 // omitted.
 func AppendErrorResponse(b []byte, id string, payload json.RawMessage, e *Error) []byte {
 	b = append(b, `{"type":"res","id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"ok":false`...)
 	if payload != nil {
 		b = append(b, `,"payload":`...)
@@ -286,7 +287,7 @@ func AppendErrorResponse(b []byte, id string, payload json.RawMessage, e *Error)
 // payload is omitted.
 func AppendEvent(b []byte, event string, payload json.RawMessage, seq int64) []byte {
 	b = append(b, `{"type":"event","event":`...)
-	b = appendString(b, event)
+	b = jsonenc.AppendString(b, event)
 	if payload != nil {
 		b = append(b, `,"payload":`...)
 		b = append(b, payload...)

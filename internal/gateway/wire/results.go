@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"slices"
 )
 
@@ -71,7 +72,7 @@ func (r SessionRow) MarshalJSON() ([]byte, error) {
 	b = b[:len(b)-1]
 	for _, k := range names {
 		b = append(b, ',')
-		b = appendString(b, k)
+		b = jsonenc.AppendString(b, k)
 		b = append(b, ':')
 		b = append(b, r.Extra[k]...)
 	}

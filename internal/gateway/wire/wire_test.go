@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"strings"
 	"testing"
 
@@ -141,7 +142,7 @@ func TestAppendHelpersMatchFrame(t *testing.T) {
 
 func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain", "q\"b\\", "\x00\x1f\n\t\r", "héllo ☃", "\u2028\u2029", "bad\xffutf8", "<>&"} {
-		b := appendString(nil, s)
+		b := jsonenc.AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%q: %s: %v", s, b, err)
