@@ -353,6 +353,7 @@ var leaves = map[string][]string{
 	"internal/sessionkey":   nil,
 	"internal/transcript":   {"internal/jsonenc"},
 	"internal/jsonenc":      nil,
+	"internal/statedir":     {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/provider":     nil,
 	"internal/tools":        nil,
 	"internal/gateway/wire": {"internal/jsonenc"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,41 @@ import (
 // Version is the Switchboard version, set at build time with
 // -ldflags "-X github.com/switchboardhq/switchboard/internal/cli.Version=...".
 var Version = "0.1.0-dev"
+
+// Commit is the source revision, set at build time with
+// -ldflags "-X github.com/switchboardhq/switchboard/internal/cli.Commit=...".
+// When it is empty, the revision Go stamped into the binary is used.
+var Commit = ""
+
+// VersionString is Version followed by the commit (and "dirty" for a build
+// from a modified tree) when it is known, e.g. "1.2.0 (commit 3f2a9c1)".
+func VersionString() string { return versionString(Version, Commit, debug.ReadBuildInfo) }
+
+func versionString(version, commit string, info func() (*debug.BuildInfo, bool)) string {
+	dirty := false
+	if commit == "" {
+		if bi, ok := info(); ok {
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					commit = s.Value
+				case "vcs.modified":
+					dirty = s.Value == "true"
+				}
+			}
+		}
+	}
+	if commit == "" {
+		return version
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += ", dirty"
+	}
+	return version + " (commit " + commit + ")"
+}
 
 // ServeOptions are the "serve" flags handed to Options.Serve.
 type ServeOptions struct {
@@ -64,7 +100,9 @@ func newRoot(opts Options) *cobra.Command {
 		Short:         "Self-hosted AI agent gateway whose agents list, read, message and spawn each other's sessions",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       VersionString(),
 	}
+	root.SetVersionTemplate("switchboard {{.Version}}\n")
 	root.SetIn(opts.Stdin)
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
@@ -89,7 +127,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), "switchboard", Version)
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "switchboard", VersionString())
 			return err
 		},
 	}

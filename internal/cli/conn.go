@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
 // EnvURL names the environment variable that overrides the default gateway
@@ -61,15 +64,33 @@ func (g *globalFlags) resolve(cmd *cobra.Command) {
 	fromEnv("url", EnvURL, &g.url)
 	fromEnv("token", config.EnvGatewayToken, &g.token)
 	fromEnv("password", config.EnvGatewayPassword, &g.password)
+	paths, perr := config.ResolvePaths(config.Env(g.env))
+	if !cmd.Flags().Changed("url") && strings.TrimSpace(g.env(EnvURL)) == "" && perr == nil {
+		g.url = localURL(paths, g.env)
+	}
 	// Last, the token a local gateway generated in the state dir.
-	if g.token == "" && g.password == "" {
-		if paths, err := config.ResolvePaths(config.Env(g.env)); err == nil {
-			if tok, err := config.ReadGatewayToken(paths.StateDir); err == nil {
-				g.token = tok
-			}
+	if g.token == "" && g.password == "" && perr == nil {
+		if tok, err := config.ReadGatewayToken(paths.StateDir); err == nil {
+			g.token = tok
 		}
 	}
 	g.url = normalizeURL(g.url)
+}
+
+// localURL is the gateway URL when neither --url nor SWITCHBOARD_URL says:
+// the gateway running on this state dir (it records its address in the
+// state dir's lock file), else gateway.port from the config file, else the
+// default.
+func localURL(paths config.Paths, env config.Env) string {
+	if rec, ok, err := statedir.Running(paths.StateDir); err == nil && ok && rec.URL != "" {
+		return rec.URL
+	}
+	if cfg, _, err := config.LoadEnv(paths.ConfigPath, env); err == nil {
+		if p := cfg.Gateway.Port; p != nil && *p > 0 {
+			return "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(*p))
+		}
+	}
+	return client.DefaultURL
 }
 
 // shownURL is the gateway URL as messages show it, with any password in

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/subagent"
@@ -98,6 +99,7 @@ type Daemon struct {
 	subs      *subagent.Manager
 	srv       *http.Server
 	wg        sync.WaitGroup
+	lock      *statedir.Lock
 	closeOnce sync.Once
 	closeErr  error
 	started   time.Time
@@ -139,6 +141,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("daemon: state dir: %w", err)
 	}
+	// One gateway per state dir: a second one would write the same
+	// database. The lock file also records where this one listens.
+	lock, err := statedir.Acquire(paths.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	// A secret is required unless auth is explicitly off: with no mode and
 	// no secret configured, the gateway uses a generated token kept in the
 	// state dir (the CLI on this host reads it from there).
@@ -236,6 +249,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 
 	d := &Daemon{
+		lock:    lock,
 		Config:  cfg,
 		Store:   st,
 		Runner:  runner,
@@ -301,6 +315,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
 			}
 		})
+	}
+	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: started.UTC()}
+	for _, a := range d.Addrs {
+		rec.Addrs = append(rec.Addrs, a.String())
+	}
+	if werr := lock.Write(rec); werr != nil {
+		d.log.Warn("cannot record the gateway's address in the state dir", "err", werr)
 	}
 	fmt.Fprintf(stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
 		d.Addrs[0], paths.StateDir, mods.DefaultModelRef(cfg.DefaultAgentID()))
@@ -390,7 +411,7 @@ func (d *Daemon) Close() error {
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
 		d.subs.Close()
-		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close())
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

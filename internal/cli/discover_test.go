@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/statedir"
+)
+
+// With no --url and no SWITCHBOARD_URL, the CLI talks to the gateway that
+// runs on its state dir, whatever port it chose.
+func TestURLFromRunningGateway(t *testing.T) {
+	g := startGateway(t, "") // port 0: not the default port
+	out := runCLI(t, map[string]string{config.EnvStateDir: g.dir}, "status")
+	if out.err != nil {
+		t.Fatalf("status without --url: %v", out.err)
+	}
+	if !strings.Contains(out.stdout, "Gateway:        "+g.url) {
+		t.Errorf("status did not use the running gateway's URL %s:\n%s", g.url, out.stdout)
+	}
+	// --url and SWITCHBOARD_URL still win.
+	bad := "ws://127.0.0.1:1"
+	if r := runCLI(t, map[string]string{config.EnvStateDir: g.dir, EnvURL: bad}, "status"); r.err == nil || !strings.Contains(r.errText(), bad) {
+		t.Errorf("SWITCHBOARD_URL ignored: %v", r.err)
+	}
+}
+
+// With no gateway running on the state dir, gateway.port from the config
+// file names the port.
+func TestURLFromConfigPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	cfg := "{ gateway: { port: " + strconv.Itoa(port) + " } }"
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, map[string]string{config.EnvStateDir: dir}, "status")
+	want := "ws://127.0.0.1:" + strconv.Itoa(port)
+	if r.err == nil || !strings.Contains(r.errText(), want) {
+		t.Fatalf("status = %v, want an unreachable-gateway error naming %s", r.err, want)
+	}
+}
+
+// A second gateway on the same state dir is refused at once and names the
+// first one's pid and address.
+func TestSecondGatewayRefused(t *testing.T) {
+	g := startGateway(t, "")
+	port := 0
+	_, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: g.dir, "HOME": g.dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if !errors.Is(err, statedir.ErrLocked) {
+		t.Fatalf("second Start = %v, want ErrLocked", err)
+	}
+	for _, want := range []string{"already running", "pid " + strconv.Itoa(os.Getpid()), g.url} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	info := func(settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Settings: settings}, true }
+	}
+	none := func() (*debug.BuildInfo, bool) { return nil, false }
+	for _, tc := range []struct {
+		name, version, commit string
+		info                  func() (*debug.BuildInfo, bool)
+		want                  string
+	}{
+		{"stamped", "1.2.3", "0123456789abcdef", none, "1.2.3 (commit 0123456789ab)"},
+		{"short commit", "1.2.3", "abc", none, "1.2.3 (commit abc)"},
+		{"vcs info", "dev", "", info(debug.BuildSetting{Key: "vcs.revision", Value: "fedcba9876543210"}), "dev (commit fedcba987654)"},
+		{"dirty", "dev", "", info(debug.BuildSetting{Key: "vcs.revision", Value: "fedcba9876543210"}, debug.BuildSetting{Key: "vcs.modified", Value: "true"}), "dev (commit fedcba987654, dirty)"},
+		{"stamp wins", "1.0", "aaaa", info(debug.BuildSetting{Key: "vcs.revision", Value: "bbbb"}), "1.0 (commit aaaa)"},
+		{"unknown", "dev", "", none, "dev"},
+	} {
+		if got := versionString(tc.version, tc.commit, tc.info); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		r := runCLI(t, nil, args...)
+		if r.err != nil || strings.TrimSpace(r.stdout) != "switchboard "+VersionString() {
+			t.Errorf("%v: %q %v", args, r.stdout, r.err)
+		}
+	}
+}
