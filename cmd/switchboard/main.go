@@ -17,7 +17,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve})
+	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: doctor})
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
@@ -28,4 +28,14 @@ func main() {
 // serve adapts the CLI's serve flags to the daemon.
 func serve(ctx context.Context, o cli.ServeOptions) error {
 	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version})
+}
+
+// doctor adapts the CLI's doctor flags and result lines to the daemon.
+func doctor(ctx context.Context, o cli.DoctorOptions) []cli.DoctorCheck {
+	checks := daemon.Doctor(ctx, daemon.DoctorOptions{ConfigPath: o.ConfigPath, Port: o.Port})
+	out := make([]cli.DoctorCheck, len(checks))
+	for i, c := range checks {
+		out[i] = cli.DoctorCheck{Name: c.Name, Status: string(c.Status), Detail: c.Detail, Fix: c.Fix}
+	}
+	return out
 }

@@ -67,6 +67,8 @@ type ServeOptions struct {
 type Options struct {
 	// Serve runs the gateway until ctx ends.
 	Serve func(ctx context.Context, o ServeOptions) error
+	// Doctor runs the local checks of "switchboard doctor".
+	Doctor func(ctx context.Context, o DoctorOptions) []DoctorCheck
 	// Stdin, Stdout and Stderr default to the process streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -110,6 +112,7 @@ func newRoot(opts Options) *cobra.Command {
 	g.register(root)
 	root.AddCommand(
 		newServeCmd(opts),
+		newDoctorCmd(opts, g),
 		newVersionCmd(),
 		newStatusCmd(g),
 		newCallCmd(g),

@@ -1,0 +1,256 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/statedir"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+)
+
+// Check is one line of "switchboard doctor": what was checked, whether it
+// passed, and how to fix it when it did not.
+type Check struct {
+	Name   string
+	Status CheckStatus
+	Detail string
+	Fix    string // empty when there is nothing to do
+}
+
+// CheckStatus is the outcome of one Check.
+type CheckStatus string
+
+// The outcomes of a Check. Only CheckFail makes doctor exit non-zero.
+const (
+	CheckOK   CheckStatus = "ok"
+	CheckWarn CheckStatus = "warn"
+	CheckFail CheckStatus = "FAIL"
+)
+
+// DoctorOptions says what Doctor inspects. Zero values mean the process
+// environment and the default config path.
+type DoctorOptions struct {
+	Env        config.Env
+	ConfigPath string
+	// Port, when non-nil, is the port serve would be given with --port.
+	Port *int
+}
+
+// Doctor checks what serve needs before it can run well: the config parses
+// and its model references resolve, provider keys are present, the state
+// dir is writable with safe modes, the port is free (or ours), the lock
+// holder is alive and the store is intact. It changes nothing.
+func Doctor(ctx context.Context, opts DoctorOptions) []Check {
+	env := opts.Env
+	if env == nil {
+		env = config.OSEnv
+	}
+	var out []Check
+	add := func(name string, st CheckStatus, detail, fix string) {
+		out = append(out, Check{Name: name, Status: st, Detail: detail, Fix: fix})
+	}
+
+	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
+	if err != nil {
+		add("config", CheckFail, err.Error(), "fix the config file (the error names file and line)")
+		return out
+	}
+	paths := cfg.Paths()
+	switch {
+	case len(warnings) > 0:
+		msgs := make([]string, 0, len(warnings))
+		for _, w := range warnings {
+			msgs = append(msgs, w.String())
+		}
+		add("config", CheckWarn, paths.ConfigPath+": "+strings.Join(msgs, "; "), "remove or correct the keys named")
+	case fileExists(paths.ConfigPath):
+		add("config", CheckOK, paths.ConfigPath+" parses", "")
+	default:
+		add("config", CheckOK, "no config file at "+paths.ConfigPath+": built-in defaults", "")
+	}
+
+	out = append(out, modelChecks(cfg)...)
+	out = append(out, stateDirChecks(paths.StateDir)...)
+
+	rec, running, lerr := statedir.Running(paths.StateDir)
+	switch {
+	case lerr != nil:
+		add("gateway", CheckWarn, lerr.Error(), "remove "+filepath.Join(paths.StateDir, statedir.LockFile)+" if no gateway runs")
+	case running:
+		add("gateway", CheckOK, fmt.Sprintf("running on this state dir (pid %d, %s)", rec.PID, rec.URL), "")
+	default:
+		add("gateway", CheckOK, "not running on this state dir", "")
+	}
+	out = append(out, portCheck(cfg, opts.Port, rec, running))
+
+	db := filepath.Join(paths.StateDir, DBFile)
+	res, err := sqlite.Check(ctx, db)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		add("store", CheckOK, "no database yet; serve creates "+db, "")
+	case errors.Is(err, sqlite.ErrNewerSchema):
+		add("store", CheckFail, err.Error(), "run the newer switchboard that wrote this database")
+	case err != nil:
+		add("store", CheckFail, err.Error(), "restore "+db+" from a backup, or move it away to start empty")
+	default:
+		add("store", CheckOK, fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion), "")
+	}
+	return out
+}
+
+// modelChecks resolves every agent's model (and sub-agent model) and checks
+// that the providers behind them have what they need to run.
+func modelChecks(cfg *config.Config) []Check {
+	mods := newModels(cfg)
+	var out []Check
+	seen := map[string]bool{}
+	var problems []string
+	var fixes []string
+	var refs []string
+	ids := cfg.AgentIDs()
+	if len(ids) == 0 {
+		ids = []string{cfg.DefaultAgentID()}
+	}
+	for _, id := range ids {
+		for _, ref := range append([]string{mods.DefaultModelRef(id), cfg.SubagentModel(id)}, cfg.AgentModelFallbacks(id)...) {
+			if ref == "" || seen[ref] {
+				continue
+			}
+			seen[ref] = true
+			refs = append(refs, ref)
+			if msg, fix := modelProblem(cfg, mods, id, ref); msg != "" {
+				problems = append(problems, msg)
+				if fix != "" {
+					fixes = append(fixes, fix)
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		out = append(out, Check{Name: "models", Status: CheckFail, Detail: strings.Join(problems, "; "), Fix: strings.Join(fixes, "; ")})
+	} else {
+		out = append(out, Check{Name: "models", Status: CheckOK, Detail: strings.Join(refs, ", ") + " resolve"})
+	}
+	return out
+}
+
+// modelProblem says why agent id cannot run ref, or "" when it can.
+func modelProblem(cfg *config.Config, mods *models, agentID, ref string) (msg, fix string) {
+	provID, _ := config.SplitModelRef(ref)
+	provID = strings.ToLower(provID)
+	keyFix := fmt.Sprintf("set %s_API_KEY or models.providers.%s.apiKey", strings.ToUpper(provID), provID)
+	if _, err := mods.ResolveModel(agentID, ref); err != nil {
+		if _, ok := cfg.Provider(provID); !ok && (provID == "openai" || provID == "anthropic") {
+			return fmt.Sprintf("agent %s: model %s: no API key for provider %s", agentID, ref, provID), keyFix
+		}
+		return fmt.Sprintf("agent %s: %v", agentID, err),
+			"configure the provider under models.providers, or pick a model \"<provider>/<model>\" that exists (" + scripted.Model + " runs offline)"
+	}
+	pc, ok := cfg.Provider(provID)
+	if !ok {
+		return "", "" // the built-in offline model
+	}
+	official := strings.HasPrefix(pc.BaseURL, config.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, config.DefaultAnthropicBaseURL)
+	if pc.APIKey == "" && official {
+		return fmt.Sprintf("agent %s: model %s: no API key for provider %s", agentID, ref, provID), keyFix
+	}
+	return "", ""
+}
+
+// stateDirChecks checks that the state dir can be written and that it and
+// the secrets in it are private.
+func stateDirChecks(dir string) []Check {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		parent := filepath.Dir(dir)
+		if werr := probeWritable(parent); werr != nil {
+			return []Check{{Name: "state dir", Status: CheckFail, Detail: fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, werr), Fix: "create it (mkdir -m 700 " + dir + ") or set " + config.EnvStateDir}}
+		}
+		return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " does not exist yet; serve creates it (mode 0700)"}}
+	}
+	if err != nil {
+		return []Check{{Name: "state dir", Status: CheckFail, Detail: err.Error(), Fix: "set " + config.EnvStateDir + " to a directory you own"}}
+	}
+	if !fi.IsDir() {
+		return []Check{{Name: "state dir", Status: CheckFail, Detail: dir + " is not a directory", Fix: "set " + config.EnvStateDir + " to a directory"}}
+	}
+	if err := probeWritable(dir); err != nil {
+		return []Check{{Name: "state dir", Status: CheckFail, Detail: "state dir not writable: " + err.Error(), Fix: "make " + dir + " writable by this user (and check the disk is not full)"}}
+	}
+	var loose []string
+	if fi.Mode().Perm()&0o077 != 0 {
+		loose = append(loose, fmt.Sprintf("%s is %04o", dir, fi.Mode().Perm()))
+	}
+	for _, name := range []string{config.GatewayTokenFile, DBFile, DBFile + "-wal", DBFile + "-shm", statedir.LockFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			loose = append(loose, fmt.Sprintf("%s is %04o", name, fi.Mode().Perm()))
+		}
+	}
+	if len(loose) > 0 {
+		return []Check{{Name: "state dir", Status: CheckWarn, Detail: dir + " writable, but others can read it: " + strings.Join(loose, ", "), Fix: "chmod -R go-rwx " + dir}}
+	}
+	return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " writable, mode 0700"}}
+}
+
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_, werr := f.Write([]byte("x"))
+	return errors.Join(werr, f.Close(), os.Remove(name))
+}
+
+// portCheck checks that serve can listen on its port: free, or held by this
+// state dir's own gateway.
+func portCheck(cfg *config.Config, port *int, rec statedir.Record, running bool) Check {
+	addrs := cfg.GatewayListenAddrs()
+	if port != nil {
+		for i, a := range addrs {
+			host, _, _ := net.SplitHostPort(a)
+			addrs[i] = net.JoinHostPort(host, strconv.Itoa(*port))
+		}
+	}
+	if len(addrs) == 0 {
+		return Check{Name: "port", Status: CheckFail, Detail: "no listen address configured", Fix: "set gateway.bind and gateway.port"}
+	}
+	addr := addrs[0]
+	if _, p, _ := net.SplitHostPort(addr); p == "0" {
+		return Check{Name: "port", Status: CheckOK, Detail: "port 0: serve picks a free port"}
+	}
+	if running {
+		for _, a := range rec.Addrs {
+			if samePort(a, addr) {
+				return Check{Name: "port", Status: CheckOK, Detail: addr + " is served by this state dir's gateway"}
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return Check{Name: "port", Status: CheckFail, Detail: fmt.Sprintf("cannot listen on %s: %v", addr, err),
+			Fix: "stop the program using it, or choose another gateway.port (or serve --port)"}
+	}
+	ln.Close()
+	return Check{Name: "port", Status: CheckOK, Detail: addr + " is free"}
+}
+
+func samePort(a, b string) bool {
+	_, pa, _ := net.SplitHostPort(a)
+	_, pb, _ := net.SplitHostPort(b)
+	return pa != "" && pa == pb
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

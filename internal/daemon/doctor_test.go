@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+func doctorIn(t *testing.T, dir string, env map[string]string, port *int) map[string]Check {
+	t.Helper()
+	e := map[string]string{config.EnvStateDir: dir, "HOME": dir}
+	for k, v := range env {
+		e[k] = v
+	}
+	got := map[string]Check{}
+	for _, c := range Doctor(context.Background(), DoctorOptions{Env: config.MapEnv(e), Port: port}) {
+		got[c.Name] = c
+	}
+	for _, name := range []string{"config", "models", "state dir", "gateway", "port", "store"} {
+		if _, ok := got[name]; !ok {
+			t.Fatalf("no %q check in %v", name, got)
+		}
+	}
+	return got
+}
+
+func writeDoctorConfig(t *testing.T, dir, text string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDoctorFreshStateDir(t *testing.T) {
+	port := 0
+	got := doctorIn(t, filepath.Join(t.TempDir(), "state"), nil, &port)
+	for name, c := range got {
+		if c.Status != CheckOK {
+			t.Errorf("%s: %s %s", name, c.Status, c.Detail)
+		}
+	}
+}
+
+func TestDoctorFindsProblems(t *testing.T) {
+	t.Run("bad model ref", func(t *testing.T) {
+		dir := t.TempDir()
+		os.Chmod(dir, 0o700)
+		writeDoctorConfig(t, dir, `{agents: {defaults: {model: "nope/x"}}}`)
+		c := doctorIn(t, dir, nil, nil)["models"]
+		if c.Status != CheckFail || !strings.Contains(c.Detail, `"nope"`) || c.Fix == "" {
+			t.Errorf("models = %+v", c)
+		}
+	})
+	t.Run("missing API key", func(t *testing.T) {
+		dir := t.TempDir()
+		writeDoctorConfig(t, dir, `{agents: {defaults: {model: "openai/gpt-4o"}}}`)
+		c := doctorIn(t, dir, nil, nil)["models"]
+		if c.Status != CheckFail || !strings.Contains(c.Detail, "no API key for provider openai") || !strings.Contains(c.Fix, "OPENAI_API_KEY") {
+			t.Errorf("models = %+v", c)
+		}
+		if c := doctorIn(t, dir, map[string]string{"OPENAI_API_KEY": "sk-test"}, nil)["models"]; c.Status != CheckOK {
+			t.Errorf("with a key: models = %+v", c)
+		}
+	})
+	t.Run("config syntax", func(t *testing.T) {
+		dir := t.TempDir()
+		writeDoctorConfig(t, dir, `{agents: `)
+		got := Doctor(context.Background(), DoctorOptions{Env: config.MapEnv(map[string]string{config.EnvStateDir: dir})})
+		if len(got) != 1 || got[0].Name != "config" || got[0].Status != CheckFail {
+			t.Errorf("checks = %+v", got)
+		}
+	})
+	t.Run("loose modes", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c := doctorIn(t, dir, nil, nil)["state dir"]
+		if c.Status != CheckWarn || !strings.Contains(c.Fix, "chmod") {
+			t.Errorf("state dir = %+v", c)
+		}
+	})
+	t.Run("read-only state dir", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root writes to read-only directories")
+		}
+		dir := t.TempDir()
+		os.Chmod(dir, 0o500)
+		defer os.Chmod(dir, 0o700)
+		c := doctorIn(t, dir, nil, nil)["state dir"]
+		if c.Status != CheckFail || !strings.Contains(c.Detail, "not writable") {
+			t.Errorf("state dir = %+v", c)
+		}
+	})
+	t.Run("port taken", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		p := ln.Addr().(*net.TCPAddr).Port
+		c := doctorIn(t, t.TempDir(), nil, &p)["port"]
+		if c.Status != CheckFail || !strings.Contains(c.Detail, strconv.Itoa(p)) {
+			t.Errorf("port = %+v", c)
+		}
+	})
+	t.Run("corrupt store", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, DBFile), []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if c := doctorIn(t, dir, nil, nil)["store"]; c.Status != CheckFail {
+			t.Errorf("store = %+v", c)
+		}
+	})
+}
+
+// With the gateway running, its port and lock are "ours", and the store
+// check reads the live database.
+func TestDoctorWithRunningGateway(t *testing.T) {
+	dir := t.TempDir()
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p := d.Addrs[0].(*net.TCPAddr).Port
+	got := doctorIn(t, dir, nil, &p)
+	if c := got["gateway"]; c.Status != CheckOK || !strings.Contains(c.Detail, "pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("gateway = %+v", c)
+	}
+	if c := got["port"]; c.Status != CheckOK || !strings.Contains(c.Detail, "this state dir's gateway") {
+		t.Errorf("port = %+v", c)
+	}
+	if c := got["store"]; c.Status != CheckOK || !strings.Contains(c.Detail, "intact") {
+		t.Errorf("store = %+v", c)
+	}
+	if c := got["state dir"]; c.Status == CheckFail {
+		t.Errorf("state dir = %+v", c)
+	}
+}

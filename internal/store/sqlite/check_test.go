@@ -1,0 +1,43 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "db.sqlite")
+	if _, err := Check(ctx, path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Check(missing) = %v, want ErrNotExist", err)
+	}
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// While the store is open (as under a running gateway).
+	res, err := Check(ctx, path)
+	if err != nil {
+		t.Fatalf("Check(open db) = %v", err)
+	}
+	if res.SchemaVersion != schemaVersion() || res.BinaryVersion != schemaVersion() {
+		t.Fatalf("versions = %+v, want %d", res, schemaVersion())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A file that is not a database.
+	bad := filepath.Join(dir, "bad.sqlite")
+	if err := os.WriteFile(bad, []byte(strings.Repeat("not a database ", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(ctx, bad); err == nil {
+		t.Fatal("Check(garbage) = nil")
+	}
+}
