@@ -67,6 +67,9 @@ type ServeOptions struct {
 type Options struct {
 	// Serve runs the gateway until ctx ends.
 	Serve func(ctx context.Context, o ServeOptions) error
+	// Executable returns the path of the switchboard binary (for service
+	// definitions); nil means os.Executable.
+	Executable func() (string, error)
 	// Doctor runs the local checks of "switchboard doctor".
 	Doctor func(ctx context.Context, o DoctorOptions) []DoctorCheck
 	// Stdin, Stdout and Stderr default to the process streams.
@@ -113,6 +116,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(opts),
 		newDoctorCmd(opts, g),
+		newServiceCmd(opts),
 		newVersionCmd(),
 		newStatusCmd(g),
 		newCallCmd(g),

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+// Service unit names: the systemd user unit and the launchd agent label.
+const (
+	systemdUnit   = "switchboard.service"
+	launchdLabel  = "dev.switchboard.gateway"
+	envSvcManager = "SWITCHBOARD_SERVICE_MANAGER" // "systemd" or "launchd": overrides the OS default (tests)
+)
+
+// serviceSpec is what a service definition runs.
+type serviceSpec struct {
+	Exe      string            // absolute path of the switchboard binary
+	Args     []string          // after the binary: serve and its flags
+	Env      map[string]string // SWITCHBOARD_STATE_DIR and friends, when set
+	LogDir   string            // launchd: where stdout/stderr go
+	WorkDir  string
+	HomePath string
+}
+
+// systemdUnitText renders a systemd user unit that runs serve and restarts
+// it on failure.
+func systemdUnitText(s serviceSpec) string {
+	var b strings.Builder
+	b.WriteString("# Written by `switchboard service install`; remove with `switchboard service uninstall`.\n")
+	b.WriteString("[Unit]\nDescription=Switchboard AI agent gateway\nAfter=network-online.target\nWants=network-online.target\n\n")
+	b.WriteString("[Service]\nType=simple\n")
+	fmt.Fprintf(&b, "ExecStart=%s\n", systemdQuoteArgs(append([]string{s.Exe}, s.Args...)))
+	for _, k := range sortedEnvKeys(s.Env) {
+		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(k+"="+s.Env[k]))
+	}
+	if s.WorkDir != "" {
+		fmt.Fprintf(&b, "WorkingDirectory=%s\n", systemdQuote(s.WorkDir))
+	}
+	b.WriteString("Restart=on-failure\nRestartSec=2s\n# SIGTERM lets running runs finish (SWITCHBOARD_SHUTDOWN_GRACE).\nKillSignal=SIGTERM\nTimeoutStopSec=30s\n\n")
+	b.WriteString("[Install]\nWantedBy=default.target\n")
+	return b.String()
+}
+
+// systemdQuote quotes one word for a unit file: double quotes with
+// backslash escapes, and "%" doubled (systemd's specifier character).
+func systemdQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "%", "%%", "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func systemdQuoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = systemdQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// launchdPlistText renders a launchd agent that keeps serve running.
+func launchdPlistText(s serviceSpec) string {
+	esc := html.EscapeString
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+	b.WriteString(`<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">` + "\n")
+	b.WriteString("<plist version=\"1.0\">\n<dict>\n")
+	fmt.Fprintf(&b, "  <key>Label</key><string>%s</string>\n", launchdLabel)
+	b.WriteString("  <key>ProgramArguments</key>\n  <array>\n")
+	for _, a := range append([]string{s.Exe}, s.Args...) {
+		fmt.Fprintf(&b, "    <string>%s</string>\n", esc(a))
+	}
+	b.WriteString("  </array>\n")
+	if len(s.Env) > 0 {
+		b.WriteString("  <key>EnvironmentVariables</key>\n  <dict>\n")
+		for _, k := range sortedEnvKeys(s.Env) {
+			fmt.Fprintf(&b, "    <key>%s</key><string>%s</string>\n", esc(k), esc(s.Env[k]))
+		}
+		b.WriteString("  </dict>\n")
+	}
+	if s.WorkDir != "" {
+		fmt.Fprintf(&b, "  <key>WorkingDirectory</key><string>%s</string>\n", esc(s.WorkDir))
+	}
+	b.WriteString("  <key>RunAtLoad</key><true/>\n")
+	b.WriteString("  <key>KeepAlive</key><dict><key>SuccessfulExit</key><false/></dict>\n")
+	if s.LogDir != "" {
+		fmt.Fprintf(&b, "  <key>StandardOutPath</key><string>%s</string>\n", esc(filepath.Join(s.LogDir, "service.out.log")))
+		fmt.Fprintf(&b, "  <key>StandardErrorPath</key><string>%s</string>\n", esc(filepath.Join(s.LogDir, "service.err.log")))
+	}
+	b.WriteString("</dict>\n</plist>\n")
+	return b.String()
+}
+
+func sortedEnvKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// serviceManager is the OS service manager a definition is installed into.
+type serviceManager struct {
+	name string // "systemd" or "launchd"
+	path string // where the definition file goes
+	text func(serviceSpec) string
+	// install/uninstall/status run the manager's own commands.
+	install, uninstall, status [][]string
+}
+
+func pickServiceManager(env config.Env) (*serviceManager, error) {
+	home := strings.TrimSpace(env("HOME"))
+	if home == "" {
+		return nil, errors.New("service: HOME is not set")
+	}
+	name := strings.TrimSpace(env(envSvcManager))
+	if name == "" {
+		switch runtime.GOOS {
+		case "linux":
+			name = "systemd"
+		case "darwin":
+			name = "launchd"
+		default:
+			return nil, fmt.Errorf("service: no supported service manager on %s (systemd user units on Linux, launchd on macOS); run `switchboard serve` under your own supervisor", runtime.GOOS)
+		}
+	}
+	switch name {
+	case "systemd":
+		dir := strings.TrimSpace(env("XDG_CONFIG_HOME"))
+		if dir == "" {
+			dir = filepath.Join(home, ".config")
+		}
+		return &serviceManager{
+			name: name, path: filepath.Join(dir, "systemd", "user", systemdUnit), text: systemdUnitText,
+			install:   [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}},
+			uninstall: [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}, {"systemctl", "--user", "daemon-reload"}},
+			status:    [][]string{{"systemctl", "--user", "status", "--no-pager", systemdUnit}},
+		}, nil
+	case "launchd":
+		path := filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist")
+		return &serviceManager{
+			name: name, path: path, text: launchdPlistText,
+			install:   [][]string{{"launchctl", "load", "-w", path}},
+			uninstall: [][]string{{"launchctl", "unload", "-w", path}},
+			status:    [][]string{{"launchctl", "list", launchdLabel}},
+		}, nil
+	}
+	return nil, fmt.Errorf("service: unknown service manager %q (want systemd or launchd)", name)
+}
+
+func newServiceCmd(opts Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "service",
+		Short: "Keep the gateway running: install, uninstall or inspect a systemd user unit (launchd agent on macOS)",
+	}
+	var noStart bool
+	var configPath string
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Write the service definition for `switchboard serve` and start it (restarts on failure)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := pickServiceManager(opts.Env)
+			if err != nil {
+				return err
+			}
+			executable := opts.Executable
+			if executable == nil {
+				executable = os.Executable
+			}
+			exe, err := executable()
+			if err != nil {
+				return fmt.Errorf("service: cannot find this binary: %w", err)
+			}
+			if exe, err = filepath.EvalSymlinks(exe); err != nil {
+				return fmt.Errorf("service: %w", err)
+			}
+			if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+				return errors.New("service: this binary was built by `go run` into a temporary directory; build it first (go build -o ~/.local/bin/switchboard ./cmd/switchboard) and run `switchboard service install` from there")
+			}
+			paths, err := config.ResolvePaths(opts.Env)
+			if err != nil {
+				return err
+			}
+			spec := serviceSpec{Exe: exe, Args: []string{"serve"}, Env: map[string]string{config.EnvStateDir: paths.StateDir}, LogDir: paths.StateDir, WorkDir: paths.StateDir}
+			if configPath != "" {
+				abs, err := filepath.Abs(configPath)
+				if err != nil {
+					return fmt.Errorf("service: %w", err)
+				}
+				spec.Args = append(spec.Args, "--config", abs)
+			} else if v := strings.TrimSpace(opts.Env(config.EnvConfig)); v != "" {
+				spec.Env[config.EnvConfig] = v
+			}
+			if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
+				return fmt.Errorf("service: state dir: %w", err)
+			}
+			if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
+				return fmt.Errorf("service: %w", err)
+			}
+			if err := writeFileAtomic(m.path, []byte(m.text(spec)), 0o644); err != nil {
+				return fmt.Errorf("service: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "wrote %s (%s)\n", m.path, m.name)
+			if noStart {
+				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", strings.Join(m.install[len(m.install)-1], " "))
+				return nil
+			}
+			if err := runAll(cmd.Context(), m.install, out, cmd.ErrOrStderr()); err != nil {
+				return fmt.Errorf("service: the definition is written, but starting it failed: %w", err)
+			}
+			fmt.Fprintln(out, "started; `switchboard service status` shows it, `switchboard status` talks to it")
+			return nil
+		},
+	}
+	install.Flags().BoolVar(&noStart, "no-start", false, "only write the definition; do not enable or start it")
+	install.Flags().StringVar(&configPath, "config", "", "config file the service's serve uses")
+
+	uninstall := &cobra.Command{
+		Use:   "uninstall",
+		Short: "Stop the service and remove its definition",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := pickServiceManager(opts.Env)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(m.path); errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("service: not installed (no %s)", m.path)
+			}
+			var stopErr error
+			if !noStart {
+				stopErr = runAll(cmd.Context(), m.uninstall[:1], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if err := os.Remove(m.path); err != nil {
+				return fmt.Errorf("service: %w", err)
+			}
+			if !noStart && len(m.uninstall) > 1 {
+				stopErr = errors.Join(stopErr, runAll(cmd.Context(), m.uninstall[1:], cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", m.path)
+			if stopErr != nil {
+				return fmt.Errorf("service: removed, but stopping it reported: %w", stopErr)
+			}
+			return nil
+		},
+	}
+	uninstall.Flags().BoolVar(&noStart, "no-start", false, "only remove the definition; do not call the service manager")
+
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether the service is installed and what the service manager says of it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, err := pickServiceManager(opts.Env)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if _, err := os.Stat(m.path); errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(out, "not installed (%s: no %s); install with `switchboard service install`\n", m.name, m.path)
+				return errors.New("service: not installed")
+			}
+			fmt.Fprintf(out, "installed: %s (%s)\n", m.path, m.name)
+			return runAll(cmd.Context(), m.status, out, cmd.ErrOrStderr())
+		},
+	}
+	cmd.AddCommand(install, uninstall, status)
+	return cmd
+}
+
+// runAll runs each command in turn, streaming its output, and stops at the
+// first failure.
+func runAll(ctx context.Context, cmds [][]string, stdout, stderr io.Writer) error {
+	for _, c := range cmds {
+		var errBuf bytes.Buffer
+		x := exec.CommandContext(ctx, c[0], c[1:]...)
+		x.Stdout = stdout
+		x.Stderr = io.MultiWriter(stderr, &errBuf)
+		if err := x.Run(); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(c, " "), err)
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Chmod(mode), f.Close()); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+func TestSystemdUnitText(t *testing.T) {
+	u := systemdUnitText(serviceSpec{
+		Exe:     "/opt/sb dir/switchboard",
+		Args:    []string{"serve", "--config", `/etc/a"b%c.json5`},
+		Env:     map[string]string{"SWITCHBOARD_STATE_DIR": "/home/u/.switchboard", "A": "1"},
+		WorkDir: "/home/u/.switchboard",
+	})
+	for _, want := range []string{
+		"[Unit]\n", "[Service]\n", "[Install]\nWantedBy=default.target\n",
+		`ExecStart="/opt/sb dir/switchboard" "serve" "--config" "/etc/a\"b%%c.json5"` + "\n",
+		"Environment=\"A=1\"\nEnvironment=\"SWITCHBOARD_STATE_DIR=/home/u/.switchboard\"\n",
+		"Restart=on-failure\n",
+		"WorkingDirectory=\"/home/u/.switchboard\"\n",
+	} {
+		if !strings.Contains(u, want) {
+			t.Errorf("unit lacks %q:\n%s", want, u)
+		}
+	}
+}
+
+func TestLaunchdPlistIsXML(t *testing.T) {
+	p := launchdPlistText(serviceSpec{Exe: "/usr/local/bin/switchboard", Args: []string{"serve", "--config", "/a&b<c>.json5"}, Env: map[string]string{"SWITCHBOARD_STATE_DIR": "/Users/u/.switchboard"}, LogDir: "/Users/u/.switchboard"})
+	dec := xml.NewDecoder(strings.NewReader(p))
+	dec.Strict = true
+	var strs []string
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if cd, ok := tok.(xml.CharData); ok && strings.TrimSpace(string(cd)) != "" {
+			strs = append(strs, string(cd))
+		}
+	}
+	joined := strings.Join(strs, "|")
+	for _, want := range []string{launchdLabel, "/usr/local/bin/switchboard|serve|--config|/a&b<c>.json5", "SWITCHBOARD_STATE_DIR|/Users/u/.switchboard", "RunAtLoad"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("plist text %q lacks %q", joined, want)
+		}
+	}
+}
+
+// install writes the unit where systemd looks for user units and calls
+// systemctl (here a recording stand-in on PATH); uninstall reverses it.
+func TestServiceInstallUninstall(t *testing.T) {
+	home := t.TempDir()
+	bin := t.TempDir()
+	log := filepath.Join(t.TempDir(), "calls")
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := map[string]string{"HOME": home, envSvcManager: "systemd", config.EnvStateDir: filepath.Join(home, "state")}
+
+	r := runCLI(t, env, "service", "status")
+	if r.err == nil || !strings.Contains(r.stdout, "not installed") {
+		t.Fatalf("status before install: %v %q", r.err, r.stdout)
+	}
+	exe := filepath.Join(bin, "switchboard")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	opts := Options{Env: config.MapEnv(env), Executable: func() (string, error) { return exe, nil }}
+	if r := runWith(t, opts, "service", "install"); r.err != nil {
+		t.Fatalf("install: %v\n%s", r.err, r.stderr)
+	}
+	unit := filepath.Join(home, ".config", "systemd", "user", systemdUnit)
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `ExecStart="`+exe+`" "serve"`) || !strings.Contains(string(b), "SWITCHBOARD_STATE_DIR="+filepath.Join(home, "state")) {
+		t.Errorf("unit:\n%s", b)
+	}
+	if fi, err := os.Stat(filepath.Join(home, "state")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state dir not created 0700: %v", err)
+	}
+	if r := runCLI(t, env, "service", "status"); r.err != nil || !strings.Contains(r.stdout, "installed: "+unit) {
+		t.Errorf("status after install: %v %q", r.err, r.stdout)
+	}
+	if r := runCLI(t, env, "service", "uninstall"); r.err != nil {
+		t.Fatalf("uninstall: %v", r.err)
+	}
+	if _, err := os.Stat(unit); !os.IsNotExist(err) {
+		t.Errorf("unit still there: %v", err)
+	}
+	calls, _ := os.ReadFile(log)
+	want := "--user daemon-reload\n--user enable --now switchboard.service\n--user status --no-pager switchboard.service\n--user disable --now switchboard.service\n--user daemon-reload\n"
+	if string(calls) != want {
+		t.Errorf("systemctl calls:\n%s\nwant:\n%s", calls, want)
+	}
+	if r := runCLI(t, env, "service", "uninstall"); r.err == nil || !strings.Contains(r.errText(), "not installed") {
+		t.Errorf("second uninstall: %v", r.err)
+	}
+}
+
+func TestServiceInstallRefusesGoRunBinary(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, envSvcManager: "systemd"}
+	opts := Options{Env: config.MapEnv(env), Executable: func() (string, error) {
+		return filepath.Join(home, "go-build123", "b001", "exe", "switchboard"), nil
+	}}
+	r := runWith(t, opts, "service", "install", "--no-start")
+	if r.err == nil || !strings.Contains(r.errText(), "go run") {
+		t.Fatalf("install from a go run binary: %v", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config")); !os.IsNotExist(err) {
+		t.Errorf("something was written: %v", err)
+	}
+}
