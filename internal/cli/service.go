@@ -179,11 +179,11 @@ func newServiceCmd(opts Options) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("service: cannot find this binary: %w", err)
 			}
-			if exe, err = filepath.EvalSymlinks(exe); err != nil {
-				return fmt.Errorf("service: %w", err)
-			}
 			if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 				return errors.New("service: this binary was built by `go run` into a temporary directory; build it first (go build -o ~/.local/bin/switchboard ./cmd/switchboard) and run `switchboard service install` from there")
+			}
+			if exe, err = filepath.EvalSymlinks(exe); err != nil {
+				return fmt.Errorf("service: %w", err)
 			}
 			paths, err := config.ResolvePaths(opts.Env)
 			if err != nil {
