@@ -27,7 +27,8 @@ func main() {
 
 // serve adapts the CLI's serve flags to the daemon.
 func serve(ctx context.Context, o cli.ServeOptions) error {
-	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version})
+	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version,
+		LogLevel: o.LogLevel, LogFormat: o.LogFormat})
 }
 
 // doctor adapts the CLI's doctor flags and result lines to the daemon.

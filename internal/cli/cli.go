@@ -61,6 +61,9 @@ type ServeOptions struct {
 	// Port is nil when --port was not given.
 	Port *int
 	Bind string
+	// LogLevel and LogFormat are --log-level and --log-format ("" when
+	// not given).
+	LogLevel, LogFormat string
 }
 
 // Options wires the commands to their implementations.
@@ -117,6 +120,7 @@ func newRoot(opts Options) *cobra.Command {
 		newServeCmd(opts),
 		newDoctorCmd(opts, g),
 		newServiceCmd(opts),
+		newLogsCmd(g),
 		newVersionCmd(),
 		newStatusCmd(g),
 		newCallCmd(g),

@@ -28,6 +28,8 @@ func newServeCmd(opts Options) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&so.ConfigPath, "config", "", "config file (default $SWITCHBOARD_CONFIG or <state dir>/switchboard.json5)")
 	cmd.Flags().IntVar(&port, "port", 0, "port to listen on (default gateway.port or 18789; 0 picks a free port)")
+	cmd.Flags().StringVar(&so.LogLevel, "log-level", "", "log level for the console and the log file: silent, fatal, error, warn, info, debug or trace (default logging.level, env SWITCHBOARD_LOG_LEVEL)")
+	cmd.Flags().StringVar(&so.LogFormat, "log-format", "", `console log format: "text" or "json" (default logging.consoleStyle; the log file is always JSON lines)`)
 	cmd.Flags().StringVar(&so.Bind, "bind", "", `"loopback", "lan" or an IP address (default gateway.bind or loopback)`)
 	return cmd
 }

@@ -261,6 +261,18 @@ type GatewayAuth struct {
 
 // Logging is the "logging" section.
 type Logging struct {
+	// Level is the log file's level: silent, fatal, error, warn, info
+	// (default), debug or trace.
+	Level string `json:"level,omitempty"`
+	// File overrides the log file path (default <stateDir>/logs/switchboard.log).
+	File string `json:"file,omitempty"`
+	// ConsoleLevel is the console's level (default: Level).
+	ConsoleLevel string `json:"consoleLevel,omitempty"`
+	// ConsoleStyle is "pretty" (text, the default) or "json".
+	ConsoleStyle string `json:"consoleStyle,omitempty"`
+	// MaxFileBytes rotates the log file before it passes this size (default
+	// 100 MB); five numbered archives are kept.
+	MaxFileBytes *int `json:"maxFileBytes,omitempty"`
 	// RedactSensitive is "tools" (default) or "off".
 	RedactSensitive string `json:"redactSensitive,omitempty"`
 	// RedactPatterns are extra regular expressions to redact.

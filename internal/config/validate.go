@@ -361,6 +361,12 @@ func (k *checker) logging() {
 	l := k.c.Logging
 	lp := path("logging")
 	k.enum(lp.key("redactSensitive"), l.RedactSensitive, "off", "tools")
+	k.enum(lp.key("level"), l.Level, LogLevels...)
+	k.enum(lp.key("consoleLevel"), l.ConsoleLevel, LogLevels...)
+	k.enum(lp.key("consoleStyle"), l.ConsoleStyle, "pretty", "json")
+	if l.MaxFileBytes != nil && *l.MaxFileBytes <= 0 {
+		k.fail(lp.key("maxFileBytes"), "must be a positive number of bytes")
+	}
 	for i, pat := range l.RedactPatterns {
 		if _, err := regexp.Compile(pat); err != nil {
 			k.warn(lp.key("redactPatterns").index(i), "pattern is not a valid Go regular expression and is ignored: %v", err)

@@ -67,8 +67,15 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// Stdout receives the one-line "listening" notice; nil means os.Stdout.
 	Stdout io.Writer
-	// Logger receives logs; nil means a text logger on stderr.
+	// Stderr receives the console log; nil means os.Stderr.
+	Stderr io.Writer
+	// Logger receives logs; nil means the console (Stderr) plus the log
+	// file that the "logging" config section describes.
 	Logger *slog.Logger
+	// LogLevel and LogFormat ("text" or "json"), when set, override the
+	// configured levels and console style (serve's --log-level and
+	// --log-format).
+	LogLevel, LogFormat string
 	// Version is reported to clients; empty means "dev".
 	Version string
 }
@@ -100,6 +107,7 @@ type Daemon struct {
 	srv       *http.Server
 	wg        sync.WaitGroup
 	lock      *statedir.Lock
+	logs      *logSetup // nil when Options.Logger was given
 	closeOnce sync.Once
 	closeErr  error
 	started   time.Time
@@ -113,29 +121,32 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if env == nil {
 		env = config.OSEnv
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
 	stdout := opts.Stdout
 	if stdout == nil {
 		stdout = os.Stdout
 	}
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
 
 	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
-	for _, w := range warnings {
-		log.Warn("config: " + w.String())
-	}
 	if err != nil {
+		early := opts.Logger
+		if early == nil {
+			early = slog.New(slog.NewTextHandler(stderr, nil))
+		}
+		for _, w := range warnings {
+			early.Warn("config: " + w.String())
+		}
 		return nil, err
 	}
 	if opts.Bind != "" {
-		if cfg, warnings, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
+		var more []config.Warning
+		if cfg, more, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
 			return nil, err
 		}
-		for _, w := range warnings {
-			log.Warn("config: " + w.String())
-		}
+		warnings = append(warnings, more...)
 	}
 	paths := cfg.Paths()
 	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
@@ -152,6 +163,24 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			lock.Close()
 		}
 	}()
+	// Logs go to the console and, unless a logger was given, to the log
+	// file in the state dir (which logs.tail reads).
+	log := opts.Logger
+	var logs *logSetup
+	if log == nil {
+		if logs, err = newLogSetup(cfg.LogSettings(), opts.LogLevel, opts.LogFormat, stderr); err != nil {
+			return nil, err
+		}
+		log = logs.logger
+		defer func() {
+			if err != nil {
+				logs.Close()
+			}
+		}()
+	}
+	for _, w := range warnings {
+		log.Warn("config: " + w.String())
+	}
 	// A secret is required unless auth is explicitly off: with no mode and
 	// no secret configured, the gateway uses a generated token kept in the
 	// state dir (the CLI on this host reads it from there).
@@ -250,6 +279,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		lock:    lock,
+		logs:    logs,
 		Config:  cfg,
 		Store:   st,
 		Runner:  runner,
@@ -277,6 +307,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Version:         opts.Version,
 		StorePath:       filepath.Join(paths.StateDir, DBFile),
 		StateDir:        paths.StateDir,
+		LogFile:         logs.path(),
 		Models:          mods,
 		DefaultModelRef: mods.DefaultModelRef,
 		Tools:           box.All,
@@ -411,7 +442,7 @@ func (d *Daemon) Close() error {
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
 		d.subs.Close()
-		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

@@ -156,3 +156,36 @@ func TestDoctorWithRunningGateway(t *testing.T) {
 		t.Errorf("state dir = %+v", c)
 	}
 }
+
+func TestLoggingSetup(t *testing.T) {
+	dir := t.TempDir()
+	ls := config.LogSettings{Level: "info", ConsoleLevel: "warn", ConsoleStyle: "pretty", File: filepath.Join(dir, "logs", "s.log")}
+	var console strings.Builder
+	l, err := newLogSetup(ls, "", "json", &console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.logger.Info("hello", "token", "s3cret-token", "apiKey", "sk-abc", "n", 1)
+	l.logger.Warn("careful", "password", "hunter2")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file, _ := os.ReadFile(ls.File)
+	for _, secret := range []string{"s3cret-token", "sk-abc", "hunter2"} {
+		if strings.Contains(string(file), secret) || strings.Contains(console.String(), secret) {
+			t.Errorf("%q was logged", secret)
+		}
+	}
+	if !strings.Contains(string(file), `"msg":"hello"`) || !strings.Contains(string(file), `"msg":"careful"`) {
+		t.Errorf("file:\n%s", file)
+	}
+	// The console is at warn, in JSON (--log-format json).
+	if c := console.String(); strings.Contains(c, "hello") || !strings.Contains(c, `"msg":"careful"`) {
+		t.Errorf("console:\n%s", c)
+	}
+	for _, bad := range [][2]string{{"loud", ""}, {"", "xml"}} {
+		if _, err := newLogSetup(ls, bad[0], bad[1], io.Discard); err == nil {
+			t.Errorf("newLogSetup(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+}

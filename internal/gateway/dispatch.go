@@ -40,6 +40,7 @@ type method struct {
 func (s *Server) registerMethods() {
 	ms := []*method{
 		{name: wire.MethodHealth, scope: wire.ScopeRead, handle: s.handleHealth},
+		{name: wire.MethodLogsTail, scope: wire.ScopeRead, handle: s.handleLogsTail},
 		{name: wire.MethodSessionsList, scope: wire.ScopeRead, handle: s.handleSessionsList},
 		{name: wire.MethodSessionsResolve, scope: wire.ScopeRead, handle: s.handleSessionsResolve},
 		{name: wire.MethodSessionsPatch, scope: wire.ScopeWrite, scopeFor: patchScope, handle: s.handleSessionsPatch},

@@ -36,7 +36,7 @@ func TestHandshakeOK(t *testing.T) {
 	if hello.Type != "hello-ok" || hello.Protocol != 4 || hello.Server.Version != "test" || len(hello.Server.ConnID) != 36 {
 		t.Errorf("hello = %+v", hello)
 	}
-	wantMethods := []string{"health", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
+	wantMethods := []string{"health", "logs.tail", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "chat.inject",
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver"}

@@ -3,7 +3,7 @@
 // per-connection read and write loops with bounded outbound queues, scope
 // checks, the RPC methods (health, sessions.*, chat.* including the /send
 // command, agent, agent.wait, agents.list, tools.invoke, subagents.*,
-// announces.*), Inject for posting into a session, and the chat, agent, tick
+// announces.*, logs.tail), Inject for posting into a session, and the chat, agent, tick
 // and shutdown events built from the agent runner's event stream. Frame and
 // method types live in gateway/wire.
 //
@@ -104,6 +104,9 @@ type Config struct {
 	// (<StateDir>/agents/<agentId>/sessions/<sessionId>.jsonl); empty
 	// disables it.
 	StateDir string
+	// LogFile is the log file logs.tail reads; empty makes logs.tail
+	// answer UNAVAILABLE.
+	LogFile string
 	// Models, when set, checks sessions.patch model refs ("invalid model:
 	// <ref>" when it cannot resolve them).
 	Models agent.ModelResolver

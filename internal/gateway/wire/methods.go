@@ -28,6 +28,8 @@ const (
 	MethodAgent          = "agent"
 	MethodAgentWait      = "agent.wait"
 	MethodAgentsList     = "agents.list"
+	// MethodLogsTail reads the gateway's log file from a cursor.
+	MethodLogsTail = "logs.tail"
 )
 
 // Event names.
@@ -251,6 +253,15 @@ type AgentWaitParams struct {
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
+// LogsTailParams are the params of logs.tail: a byte cursor from an
+// earlier call (nil reads the end of the file), and the line and byte
+// bounds (defaults 500 and 250000).
+type LogsTailParams struct {
+	Cursor   *int64 `json:"cursor,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	MaxBytes int    `json:"maxBytes,omitempty"`
+}
+
 // AgentsListParams are the params of agents.list (none).
 type AgentsListParams struct{}
 
@@ -258,6 +269,11 @@ type AgentsListParams struct{}
 var methodSchemas = map[string]*Schema{
 	MethodConnect: ConnectSchema,
 	MethodHealth:  Object(nil, P("probe", Bool())),
+	MethodLogsTail: Object(nil,
+		P("cursor", Int(0)),
+		P("limit", IntRange(1, 5000)),
+		P("maxBytes", IntRange(1, 1_000_000)),
+	),
 	MethodSessionsList: Object(nil,
 		P("limit", Int(1)),
 		P("offset", Int(0)),

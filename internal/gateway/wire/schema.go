@@ -344,6 +344,11 @@ func NonEmptyStr() *Schema { return &Schema{Type: JSONString, MinLength: 1} }
 // Int is an integer schema with an inclusive lower bound.
 func Int(min float64) *Schema { return &Schema{Type: JSONInteger, HasMin: true, Min: min} }
 
+// IntRange is an integer schema with inclusive bounds.
+func IntRange(min, max float64) *Schema {
+	return &Schema{Type: JSONInteger, HasMin: true, Min: min, HasMax: true, Max: max}
+}
+
 // Bool is a boolean schema.
 func Bool() *Schema { return &Schema{Type: JSONBoolean} }
 

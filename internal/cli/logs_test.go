@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+)
+
+// startLoggingGateway starts a daemon that logs as serve does: to the
+// console (discarded here) and to the log file in its state dir.
+func startLoggingGateway(t *testing.T, env map[string]string) *gateway {
+	t.Helper()
+	dir := t.TempDir()
+	e := map[string]string{config.EnvStateDir: dir, "HOME": dir}
+	for k, v := range env {
+		e[k] = v
+	}
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:           config.MapEnv(e),
+		Port:          &port,
+		Stdout:        io.Discard,
+		Stderr:        io.Discard,
+		ShutdownGrace: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("daemon.Start: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return &gateway{t: t, url: "ws://" + d.Addrs[0].String(), dir: dir}
+}
+
+func TestLogsTail(t *testing.T) {
+	g := startLoggingGateway(t, nil)
+	path := filepath.Join(g.dir, "logs", "switchboard.log")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no log file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("log file mode %v", fi.Mode())
+	}
+
+	// Raw JSON lines, as written.
+	out := g.mustRun("logs", "--json")
+	var sawToken bool
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line is not JSON: %q", l)
+		}
+		if m["msg"] == "generated a gateway token" {
+			sawToken = true
+		}
+	}
+	if !sawToken {
+		t.Errorf("logs --json lacks the start-up line:\n%s", out)
+	}
+	tok, err := os.ReadFile(filepath.Join(g.dir, config.GatewayTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, strings.TrimSpace(string(tok))) {
+		t.Error("the gateway token is in the log")
+	}
+
+	// Human form.
+	if out := g.mustRun("logs"); !strings.Contains(out, "INFO  generated a gateway token file=") {
+		t.Errorf("logs:\n%s", out)
+	}
+
+	// The method itself: cursor semantics and the reference's bounds.
+	raw := g.mustRun("call", "logs.tail", `{"limit":1}`)
+	var res logsTailResult
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.File != path || len(res.Lines) != 1 || res.Cursor != res.Size {
+		t.Errorf("logs.tail {limit:1} = %+v", res)
+	}
+	raw = g.mustRun("call", "logs.tail", `{"cursor":`+jsonInt(res.Cursor)+`}`)
+	var next logsTailResult
+	json.Unmarshal([]byte(raw), &next)
+	if next.Reset || next.Cursor < res.Cursor {
+		t.Errorf("continuing from the cursor: %+v", next)
+	}
+	for _, bad := range []string{`{"limit":0}`, `{"limit":5001}`, `{"maxBytes":1000001}`, `{"cursor":-1}`, `{"nope":1}`} {
+		if r := g.run("call", "logs.tail", bad); r.err == nil || !strings.Contains(r.errText(), "INVALID_REQUEST") {
+			t.Errorf("logs.tail %s: %v", bad, r.err)
+		}
+	}
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestLogLevelFromEnv(t *testing.T) {
+	g := startLoggingGateway(t, map[string]string{config.EnvLogLevel: "error"})
+	// At level error the info start-up line is not written.
+	if out := g.mustRun("logs", "--json"); strings.Contains(out, "generated a gateway token") {
+		t.Errorf("info line written at level error:\n%s", out)
+	}
+}
+
+func TestFormatLogLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`not json`, `not json`},
+		{`{"level":"WARN","msg":"slow consumer","conn":"c1","n":3}`, `WARN  slow consumer conn=c1 n=3`},
+		{`{"level":"INFO","msg":"x","path":"a b","empty":""}`, `INFO  x empty="" path="a b"`},
+		{`{"msg":"nested","attrs":{"a":1}}`, `nested attrs={"a":1}`},
+	} {
+		if got := formatLogLine(tc.in); got != tc.want {
+			t.Errorf("formatLogLine(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	got := formatLogLine(`{"time":"2026-01-02T03:04:05.5Z","level":"INFO","msg":"m"}`)
+	if !strings.HasSuffix(got, " INFO  m") || !strings.Contains(got, ":04:05.500") {
+		t.Errorf("with time: %q", got)
+	}
+}
