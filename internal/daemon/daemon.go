@@ -210,6 +210,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 
 	mods := newModels(cfg)
+	// A model that cannot run fails every turn; say so now, with the fix
+	// (the run's own error says the same).
+	for _, c := range modelChecks(cfg) {
+		if c.Status == CheckFail {
+			log.Warn("models: "+c.Detail, "fix", c.Fix)
+		}
+	}
 	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
 	box := &toolbox{cfg: cfg}
 	ws := &workspaces{cfg: cfg, store: st}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -188,4 +189,42 @@ func TestLoggingSetup(t *testing.T) {
 			t.Errorf("newLogSetup(%q, %q) accepted", bad[0], bad[1])
 		}
 	}
+}
+
+// serve warns at start about a model that cannot run, naming the fix.
+func TestStartWarnsAboutUnrunnableModel(t *testing.T) {
+	dir := t.TempDir()
+	writeDoctorConfig(t, dir, `{agents: {defaults: {model: "openai/gpt-4o"}}}`)
+	var logs strings.Builder
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if got := logs.String(); !strings.Contains(got, "no API key for provider openai") || !strings.Contains(got, "OPENAI_API_KEY") {
+		t.Errorf("no warning about the missing key:\n%s", got)
+	}
+	mods := newModels(d.Config)
+	_, err = mods.ResolveModel("main", "openai/gpt-4o")
+	if err == nil || !strings.Contains(err.Error(), "no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey") {
+		t.Errorf("ResolveModel = %v", err)
+	}
+}
+
+// syncWriter serialises writes from the daemon's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

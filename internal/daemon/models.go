@@ -73,7 +73,13 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 	}
 	pc, ok := m.cfg.Provider(provID)
 	if !ok {
-		return agent.Model{}, fmt.Errorf("unknown model provider %q in %q: %w", provID, ref, provider.ErrUnknownModel)
+		if provID == "openai" || provID == "anthropic" {
+			// Built in, but only once a key says which account to use.
+			return agent.Model{}, fmt.Errorf("no API key for provider %s: set %s_API_KEY or models.providers.%s.apiKey: %w",
+				provID, strings.ToUpper(provID), provID, provider.ErrUnknownModel)
+		}
+		return agent.Model{}, fmt.Errorf("unknown model provider %q in %q (configure it under models.providers, or use %s offline): %w",
+			provID, ref, scripted.Model, provider.ErrUnknownModel)
 	}
 	p, err := m.adapter(provID, pc)
 	if err != nil {
