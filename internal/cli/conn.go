@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
@@ -294,4 +295,18 @@ func decodeResult(method string, raw json.RawMessage, v any) error {
 		return fmt.Errorf("%s: decode result: %w", method, err)
 	}
 	return nil
+}
+
+// requireSession fails with "no such session: KEY" when the gateway has no
+// session KEY, so that reading or patching a mistyped key is an error
+// rather than an empty transcript or a new session.
+func (g *globalFlags) requireSession(ctx context.Context, c caller, key string) error {
+	_, err := c.CallRaw(ctx, wire.MethodSessionsResolve, wire.SessionsResolveParams{Key: key, IncludeGlobal: true, IncludeUnknown: true})
+	if err == nil {
+		return nil
+	}
+	if ge, ok := errors.AsType[*client.Error](err); ok && strings.HasPrefix(ge.Message, "No session found") {
+		return fmt.Errorf("no such session: %s (switchboard sessions list shows the keys)", key)
+	}
+	return g.callError(ctx, wire.MethodSessionsResolve, err)
 }

@@ -109,3 +109,37 @@ func TestVersionFlag(t *testing.T) {
 		}
 	}
 }
+
+// Reading or patching a session that does not exist is an error (exit 1),
+// and a turn for an agent that is not configured is refused as the
+// reference refuses it, without creating its workspace.
+func TestNoSuchSessionAndUnknownAgent(t *testing.T) {
+	g := startGateway(t, "")
+	for _, args := range [][]string{
+		{"sessions", "history", "agent:main:nosuch"},
+		{"sessions", "patch", "agent:main:nosuch", "--label", "x"},
+	} {
+		r := g.run(args...)
+		if r.err == nil || !strings.Contains(r.errText(), "no such session: agent:main:nosuch") {
+			t.Errorf("%v: %v", args, r.err)
+		}
+	}
+	// Nothing was created by the refused patch.
+	if r := g.run("sessions", "history", "agent:main:nosuch"); r.err == nil {
+		t.Error("the refused patch created the session")
+	}
+	r := g.run("sessions", "send", "agent:ghost:main", "hello")
+	if r.err == nil || !strings.Contains(r.errText(), `Agent "ghost" no longer exists in configuration`) {
+		t.Errorf("send to an unconfigured agent: %v", r.err)
+	}
+	if _, err := os.Stat(filepath.Join(g.dir, "workspace-ghost")); !os.IsNotExist(err) {
+		t.Errorf("a workspace was created for the unconfigured agent: %v", err)
+	}
+	// A configured one works, and --create makes a new session.
+	if r := g.run("sessions", "patch", "agent:main:fresh", "--label", "fresh", "--create"); r.err != nil {
+		t.Errorf("patch --create: %v", r.err)
+	}
+	if r := g.run("sessions", "history", "agent:main:fresh"); r.err != nil {
+		t.Errorf("history after --create: %v", r.err)
+	}
+}

@@ -344,7 +344,7 @@ func TestSendWaitFailures(t *testing.T) {
 	})
 
 	t.Run("blocked", func(t *testing.T) {
-		g.mustRun("sessions", "patch", "agent:main:blocked", "--send-policy", "deny")
+		g.mustRun("sessions", "patch", "agent:main:blocked", "--send-policy", "deny", "--create")
 		r := g.run("sessions", "send", "agent:main:blocked", "hi", "--wait")
 		if want := "error: INVALID_REQUEST: send blocked by session policy"; r.errText() != want {
 			t.Errorf("err = %q, want %q", r.errText(), want)
@@ -437,7 +437,7 @@ func TestSessionsListAndHistory(t *testing.T) {
 
 func TestSessionsPatch(t *testing.T) {
 	g := startGateway(t, "")
-	out := g.mustRun("sessions", "patch", "main", "--label", "triage", "--model", "scripted/other", "--thinking", "low")
+	out := g.mustRun("sessions", "patch", "main", "--label", "triage", "--model", "scripted/other", "--thinking", "low", "--create")
 	if want := "Patched agent:main:main: label=triage model=scripted/other thinking=low sendPolicy=inherit\n"; out != want {
 		t.Errorf("patch = %q, want %q", out, want)
 	}

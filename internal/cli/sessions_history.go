@@ -31,6 +31,9 @@ func newSessionsHistoryCmd(g *globalFlags) *cobra.Command {
 				p.Limit = &limit
 			}
 			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+				if err := g.requireSession(ctx, c, args[0]); err != nil {
+					return err
+				}
 				raw, err := g.callRaw(ctx, c, wire.MethodChatHistory, p)
 				if err != nil {
 					return err

@@ -14,16 +14,17 @@ import (
 func newSessionsPatchCmd(g *globalFlags) *cobra.Command {
 	var (
 		label, model, thinking, policy string
-		clearLabel                     bool
+		clearLabel, create             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "patch KEY",
 		Short: "Change a session's label, model, thinking level or send policy",
-		Long: `Patch changes the given settings of session KEY (creating the session
-entry if needed). An empty --model or --thinking clears the override;
---send-policy inherit clears the session's own policy.`,
+		Long: `Patch changes the given settings of session KEY. A KEY that names no
+session is an error ("no such session") unless --create is given, which
+creates the session entry first. An empty --model or --thinking clears the
+override; --send-policy inherit clears the session's own policy.`,
 		Example: `  switchboard sessions patch main --label triage --model openai/gpt-4.1
-  switchboard sessions patch agent:main:work --send-policy deny`,
+  switchboard sessions patch agent:main:work --send-policy deny --create`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -54,6 +55,11 @@ entry if needed). An empty --model or --thinking clears the override;
 				return errors.New("nothing to change: give --label, --clear-label, --model, --thinking or --send-policy")
 			}
 			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+				if !create {
+					if err := g.requireSession(ctx, c, args[0]); err != nil {
+						return err
+					}
+				}
 				raw, err := g.callRaw(ctx, c, wire.MethodSessionsPatch, p)
 				if err != nil {
 					return err
@@ -76,6 +82,7 @@ entry if needed). An empty --model or --thinking clears the override;
 	f := cmd.Flags()
 	f.StringVar(&label, "label", "", "set the session's label")
 	f.BoolVar(&clearLabel, "clear-label", false, "remove the session's label")
+	f.BoolVar(&create, "create", false, "create the session when it does not exist yet")
 	f.StringVar(&model, "model", "", `override the model ("<provider>/<model>"; "" clears)`)
 	f.StringVar(&thinking, "thinking", "", `thinking level: off, minimal, low, medium, high, xhigh or adaptive ("" clears)`)
 	f.StringVar(&policy, "send-policy", "", "allow, deny or inherit")

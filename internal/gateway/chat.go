@@ -98,6 +98,9 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if cmd, ok := policy.ParseSendCommand(strings.TrimSpace(p.Message)); ok {
 		return s.sendCommand(ctx, cl, key, agentID, p.IdempotencyKey, cmd)
 	}
+	if err := s.checkKeyAgent(key); err != nil {
+		return nil, err
+	}
 	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,18 @@ func (s *Server) agentID(param string) string {
 // knownAgent reports whether id is the default agent or a configured one.
 func (s *Server) knownAgent(id string) bool {
 	return id == s.defaultAgent || slices.Contains(s.conf.AgentIDs(), id)
+}
+
+// checkKeyAgent refuses a turn in a session whose key names an agent that
+// is not configured, as the reference does (2026.9.6: chat.send and agent
+// answer INVALID_REQUEST `Agent "<id>" no longer exists in configuration`),
+// so that no run and no workspace is made for it.
+func (s *Server) checkKeyAgent(key string) error {
+	id := agentOfKey(key, "")
+	if id == "" || s.knownAgent(id) {
+		return nil
+	}
+	return invalid(fmt.Sprintf("Agent %q no longer exists in configuration", id))
 }
 
 func unknownAgent(id string) *wire.Error {
