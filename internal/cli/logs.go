@@ -116,12 +116,16 @@ func formatLogLine(line string) string {
 	if lv, ok := m["level"].(string); ok {
 		fmt.Fprintf(&b, "%-5s ", lv)
 	}
-	if msg, ok := m["msg"].(string); ok {
+	msgKey := "message" // the log file's key; "msg" is slog's default
+	if _, ok := m[msgKey].(string); !ok {
+		msgKey = "msg"
+	}
+	if msg, ok := m[msgKey].(string); ok {
 		b.WriteString(msg)
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if k != "time" && k != "level" && k != "msg" {
+		if k != "time" && k != "level" && k != msgKey {
 			keys = append(keys, k)
 		}
 	}

@@ -57,7 +57,7 @@ func TestLogsTail(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("line is not JSON: %q", l)
 		}
-		if m["msg"] == "generated a gateway token" {
+		if m["message"] == "generated a gateway token" {
 			sawToken = true
 		}
 	}
@@ -115,6 +115,7 @@ func TestFormatLogLine(t *testing.T) {
 		{`{"level":"WARN","msg":"slow consumer","conn":"c1","n":3}`, `WARN  slow consumer conn=c1 n=3`},
 		{`{"level":"INFO","msg":"x","path":"a b","empty":""}`, `INFO  x empty="" path="a b"`},
 		{`{"msg":"nested","attrs":{"a":1}}`, `nested attrs={"a":1}`},
+		{`{"level":"INFO","message":"file form","msg":"a field"}`, `INFO  file form msg="a field"`},
 	} {
 		if got := formatLogLine(tc.in); got != tc.want {
 			t.Errorf("formatLogLine(%s) = %q, want %q", tc.in, got, tc.want)

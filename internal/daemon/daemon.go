@@ -315,6 +315,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		StorePath:       filepath.Join(paths.StateDir, DBFile),
 		StateDir:        paths.StateDir,
 		LogFile:         logs.path(),
+		Catalog:         mods.Catalog,
 		Models:          mods,
 		DefaultModelRef: mods.DefaultModelRef,
 		Tools:           box.All,

@@ -177,7 +177,7 @@ func TestLoggingSetup(t *testing.T) {
 			t.Errorf("%q was logged", secret)
 		}
 	}
-	if !strings.Contains(string(file), `"msg":"hello"`) || !strings.Contains(string(file), `"msg":"careful"`) {
+	if !strings.Contains(string(file), `"message":"hello"`) || !strings.Contains(string(file), `"message":"careful"`) {
 		t.Errorf("file:\n%s", file)
 	}
 	// The console is at warn, in JSON (--log-format json).

@@ -46,6 +46,17 @@ func redactSecrets(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// fileAttr shapes a log file line: the message under "message" (where the
+// reference's log readers, such as `openclaw logs`, look for it) and
+// secrets redacted.
+func fileAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.MessageKey {
+		a.Key = "message"
+		return a
+	}
+	return redactSecrets(groups, a)
+}
+
 // logSetup is the gateway's logger: the console (stderr) at the console
 // level in text or JSON, and the log file, always JSON lines, at the file
 // level.
@@ -88,7 +99,7 @@ func newLogSetup(ls config.LogSettings, level, format string, console io.Writer)
 		slog.New(ch).Warn("no log file: logging to the console only", "err", err)
 	} else {
 		ls2.file = f
-		handlers = append(handlers, slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slogLevel(ls.Level), ReplaceAttr: redactSecrets}))
+		handlers = append(handlers, slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slogLevel(ls.Level), ReplaceAttr: fileAttr}))
 	}
 	ls2.logger = slog.New(slog.NewMultiHandler(handlers...))
 	return ls2, nil

@@ -2,11 +2,14 @@ package daemon
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
 	"github.com/switchboardhq/switchboard/internal/provider/openai"
@@ -116,4 +119,37 @@ func (m *models) adapter(id string, pc config.Provider) (provider.Provider, erro
 	}
 	m.adapters[id] = p
 	return p, nil
+}
+
+// Catalog lists every model the gateway can run for models.list: each
+// configured provider's models, then the built-in offline model.
+func (m *models) Catalog() []gateway.CatalogModel {
+	def := m.DefaultModelRef(m.cfg.DefaultAgentID())
+	var out []gateway.CatalogModel
+	provs := m.cfg.Providers()
+	for _, id := range slices.Sorted(maps.Keys(provs)) {
+		pc := provs[id]
+		available, reason := true, ""
+		official := strings.HasPrefix(pc.BaseURL, config.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, config.DefaultAnthropicBaseURL)
+		if pc.APIKey == "" && official {
+			available, reason = false, "missing-auth"
+		}
+		for _, md := range pc.Models {
+			cm := gateway.CatalogModel{ID: md.ID, Name: md.Name, Provider: id, Reasoning: md.Reasoning,
+				Default: id+"/"+md.ID == def, Available: available, UnavailableReason: reason}
+			if md.ContextWindow != nil {
+				cm.ContextWindow = *md.ContextWindow
+			}
+			out = append(out, cm)
+		}
+		// The default model of a provider configured without a catalogue.
+		if provID, modelID := config.SplitModelRef(def); provID == id && !slices.ContainsFunc(pc.Models, func(md config.ModelDef) bool { return md.ID == modelID }) {
+			out = append(out, gateway.CatalogModel{ID: modelID, Provider: id, Default: true, Available: available, UnavailableReason: reason})
+		}
+	}
+	if _, ok := provs[scripted.ProviderName]; !ok {
+		out = append(out, gateway.CatalogModel{ID: scripted.ModelID, Name: "Switchboard offline model", Provider: scripted.ProviderName,
+			Default: def == scripted.Model, Available: true})
+	}
+	return out
 }

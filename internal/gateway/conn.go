@@ -45,9 +45,11 @@ type conn struct {
 	wg         sync.WaitGroup // request handlers and the keepalive loop
 
 	// Set by the handshake before ready; read-only afterwards.
-	protocol int
-	role     string
-	scopes   []string
+	protocol    int
+	role        string
+	scopes      []string
+	client      wire.ClientInfo
+	connectedAt time.Time
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex

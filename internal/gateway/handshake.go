@@ -115,6 +115,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		scopes = []string{}
 	}
 	c.protocol, c.role, c.scopes = proto, role, scopes
+	c.client, c.connectedAt = p.Client, s.now()
 
 	now := s.now()
 	conf := s.conf
@@ -126,11 +127,11 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		Type:     wire.HelloOKType,
 		Protocol: proto,
 		Server:   wire.ServerInfo{Version: s.cfg.Version, ConnID: c.id},
-		Features: wire.Features{Methods: s.Methods(), Events: s.Events()},
+		Features: wire.Features{Methods: s.Methods(), Events: s.Events(), Capabilities: []string{wire.CapPublishedModelCatalog}},
 		Snapshot: wire.Snapshot{
-			Presence:     []json.RawMessage{},
+			Presence:     s.presenceSnapshot(),
 			Health:       s.health(),
-			StateVersion: wire.StateVersion{},
+			StateVersion: wire.StateVersion{Presence: s.presenceVersion.Load()},
 			UptimeMs:     now.Sub(s.started).Milliseconds(),
 			AuthMode:     conf.GatewayAuth().Mode,
 			SessionDefaults: &wire.SessionDefaults{
@@ -163,6 +164,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	c.mu.Unlock()
 	c.signal()
 	if ok {
+		s.broadcastPresence() // the new client is in the list
 		c.log.Info("client connected", "client", p.Client.ID, "mode", p.Client.Mode, "version", p.Client.Version,
 			"protocol", proto, "role", role, "scopes", scopes, "auth", method)
 	}

@@ -36,14 +36,15 @@ func TestHandshakeOK(t *testing.T) {
 	if hello.Type != "hello-ok" || hello.Protocol != 4 || hello.Server.Version != "test" || len(hello.Server.ConnID) != 36 {
 		t.Errorf("hello = %+v", hello)
 	}
-	wantMethods := []string{"health", "logs.tail", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
+	wantMethods := []string{"health", "logs.tail", "status", "system-presence", "last-heartbeat", "usage.status",
+		"usage.cost", "sessions.usage", "models.list", "config.get", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "chat.inject",
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "tick", "shutdown"}, hello.Features.Events); diff != "" {
+	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",
@@ -330,11 +331,12 @@ func TestTickEvents(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
+	pres := c.expectEvent(wire.EventPresence) // its own arrival, seq 1
 	if err := e.gw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f := c.expectEvent(wire.EventShutdown)
-	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || *f.Seq != 1 {
+	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || pres.Seq == nil || *f.Seq != *pres.Seq+1 {
 		t.Errorf("shutdown event = %s seq %v", f.Payload, f.Seq)
 	}
 	if code, _ := c.closed(); code != websocket.StatusServiceRestart {

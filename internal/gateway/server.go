@@ -3,8 +3,11 @@
 // per-connection read and write loops with bounded outbound queues, scope
 // checks, the RPC methods (health, sessions.*, chat.* including the /send
 // command, agent, agent.wait, agents.list, tools.invoke, subagents.*,
-// announces.*, logs.tail), Inject for posting into a session, and the chat, agent, tick
-// and shutdown events built from the agent runner's event stream. Frame and
+// announces.*, logs.tail, and the operator methods status, system-presence,
+// last-heartbeat, usage.status, usage.cost, sessions.usage, models.list and
+// config.get), Inject for posting into a session, and the chat, agent,
+// presence, tick and shutdown events built from the agent runner's event
+// stream and the set of connected clients. Frame and
 // method types live in gateway/wire.
 //
 // The gateway reaches the runner and the store through the small Runner and
@@ -61,6 +64,8 @@ type Store interface {
 	GetSession(ctx context.Context, key string) (*store.Session, error)
 	SessionsByID(ctx context.Context, id string) ([]*store.Session, error)
 	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
+	CountSessions(ctx context.Context, opts store.ListOptions) (int64, error)
+	UsageByDay(ctx context.Context, from, to time.Time, zoneOffset time.Duration) ([]store.UsageDay, error)
 	CreateSession(ctx context.Context, s *store.Session) error
 	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
 	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error
@@ -104,6 +109,8 @@ type Config struct {
 	// (<StateDir>/agents/<agentId>/sessions/<sessionId>.jsonl); empty
 	// disables it.
 	StateDir string
+	// Catalog lists the models models.list reports; nil means none.
+	Catalog func() []CatalogModel
 	// LogFile is the log file logs.tail reads; empty makes logs.tail
 	// answer UNAVAILABLE.
 	LogFile string
@@ -158,6 +165,9 @@ type Server struct {
 	alias        sessionkey.MainAlias
 	defaultAgent string
 	started      time.Time
+	instanceID   string // this gateway's system-presence instanceId
+
+	presenceVersion atomic.Int64 // stateVersion.presence
 
 	methods     map[string]*method
 	methodNames []string
@@ -239,6 +249,7 @@ func New(cfg Config) (*Server, error) {
 	if s.newID == nil {
 		s.newID = uuid.NewString
 	}
+	s.instanceID = s.newID()
 	s.started = s.now()
 	s.registerMethods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -255,7 +266,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // Events returns the names of the events the server emits, as hello-ok
 // features.events lists them.
 func (s *Server) Events() []string {
-	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventTick, wire.EventShutdown}
+	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it
@@ -312,9 +323,17 @@ func (s *Server) addConn(c *conn) bool {
 
 func (s *Server) removeConn(c *conn) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	_, had := s.conns[c]
 	delete(s.conns, c)
 	s.publishConnsLocked()
+	closing := s.closing
+	s.mu.Unlock()
+	c.mu.Lock()
+	wasReady := c.ready
+	c.mu.Unlock()
+	if had && wasReady && !closing {
+		s.broadcastPresence() // the client left
+	}
 }
 
 func (s *Server) publishConnsLocked() {

@@ -162,7 +162,7 @@ func (s *Server) handleHealth(ctx context.Context, cl *call) (any, error) {
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	return s.health(), nil
+	return s.fullHealth(ctx)
 }
 
 func (s *Server) health() wire.Health {

@@ -197,6 +197,17 @@ type RunFilter struct {
 	Limit      int
 }
 
+// UsageDay is the usage of the runs that ended on one day.
+type UsageDay struct {
+	// Day is the day's first instant, in the zone UsageByDay was asked for.
+	Day  time.Time
+	Runs int64
+	// Usage sums the runs' tokens, and the cost of those that report one.
+	Usage transcript.Usage
+	// MissingCost counts the runs that used tokens but report no cost.
+	MissingCost int64
+}
+
 // RunResult is the terminal outcome FinishRun records.
 type RunResult struct {
 	Status     RunStatus // must be terminal
@@ -308,6 +319,9 @@ type Store interface {
 	SessionsByID(ctx context.Context, id string) ([]*Session, error)
 	// ListSessions returns sessions matching opts.
 	ListSessions(ctx context.Context, opts ListOptions) ([]*Session, error)
+	// CountSessions returns how many sessions match opts' filters (its
+	// Limit and Offset are ignored).
+	CountSessions(ctx context.Context, opts ListOptions) (int64, error)
 	// CreateSession inserts s; ErrConflict if the key exists. CreatedAt and
 	// UpdatedAt default to now when zero.
 	CreateSession(ctx context.Context, s *Session) error
@@ -340,6 +354,10 @@ type Store interface {
 	UpdateRun(ctx context.Context, runID string, fn func(*Run) error) (*Run, error)
 	// ListRuns returns runs matching f.
 	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
+	// UsageByDay sums the usage of the runs that ended in [from, to), by
+	// day. Days run from midnight to midnight in the fixed zone east of
+	// UTC by zoneOffset; days without runs are left out. Ordered by day.
+	UsageByDay(ctx context.Context, from, to time.Time, zoneOffset time.Duration) ([]UsageDay, error)
 	// FinishRun marks a live run terminal and, in the same transaction,
 	// adds the usage to its session's token counters, sets the session's
 	// AbortedLastRun (true only for RunAborted), bumps its UpdatedAt and

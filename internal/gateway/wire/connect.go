@@ -170,7 +170,14 @@ type ServerInfo struct {
 type Features struct {
 	Methods []string `json:"methods"`
 	Events  []string `json:"events"`
+	// Capabilities names optional contracts the gateway honours (the
+	// reference's GATEWAY_SERVER_CAPS), such as "published-model-catalog".
+	Capabilities []string `json:"capabilities,omitempty"`
 }
+
+// CapPublishedModelCatalog says models.list answers from the gateway's
+// model catalogue; the OpenClaw CLI's "models list" requires it.
+const CapPublishedModelCatalog = "published-model-catalog"
 
 // Snapshot is the state a client starts from.
 type Snapshot struct {

@@ -30,6 +30,16 @@ const (
 	MethodAgentsList     = "agents.list"
 	// MethodLogsTail reads the gateway's log file from a cursor.
 	MethodLogsTail = "logs.tail"
+	// Operator methods of the OpenClaw CLI's status, usage, presence and
+	// models commands.
+	MethodStatus         = "status"
+	MethodSystemPresence = "system-presence"
+	MethodLastHeartbeat  = "last-heartbeat"
+	MethodUsageStatus    = "usage.status"
+	MethodUsageCost      = "usage.cost"
+	MethodSessionsUsage  = "sessions.usage"
+	MethodModelsList     = "models.list"
+	MethodConfigGet      = "config.get"
 )
 
 // Event names.
@@ -39,6 +49,9 @@ const (
 	EventShutdown         = "shutdown"
 	EventChat             = "chat"
 	EventAgent            = "agent"
+	// EventPresence carries {presence: [...]} when a client connects or
+	// leaves.
+	EventPresence = "presence"
 )
 
 // Nullable is an optional, nullable param: absent (Set false), null (Set
@@ -267,8 +280,16 @@ type AgentsListParams struct{}
 
 // methodSchemas maps each method to its params schema. All are closed.
 var methodSchemas = map[string]*Schema{
-	MethodConnect: ConnectSchema,
-	MethodHealth:  Object(nil, P("probe", Bool())),
+	MethodConnect:        ConnectSchema,
+	MethodHealth:         Object(nil, P("probe", Bool())),
+	MethodStatus:         Object(nil),
+	MethodSystemPresence: Object(nil),
+	MethodLastHeartbeat:  Object(nil),
+	MethodUsageStatus:    OpenObject(),
+	MethodUsageCost:      OpenObject(),
+	MethodSessionsUsage:  OpenObject(),
+	MethodModelsList:     OpenObject(),
+	MethodConfigGet:      Object(nil),
 	MethodLogsTail: Object(nil,
 		P("cursor", Int(0)),
 		P("limit", IntRange(1, 5000)),

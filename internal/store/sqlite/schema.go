@@ -105,6 +105,8 @@ CREATE INDEX outbox_run     ON outbox (run_id);
 	`
 CREATE INDEX messages_run ON messages (session_id, run_id, seq);
 `,
+	// 4: usage by day (usage.cost) reads runs by their end.
+	`CREATE INDEX runs_ended ON runs (ended_at)`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -187,11 +187,34 @@ func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*st
 	if err := s.checkOpen("ListSessions"); err != nil {
 		return nil, err
 	}
-	var (
-		q    strings.Builder
-		args []any
-	)
-	q.WriteString(`SELECT ` + sessionCols + ` FROM sessions WHERE 1`)
+	var q strings.Builder
+	q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
+	args := sessionWhere(&q, opts)
+	q.WriteString(` ORDER BY updated_at DESC, key`)
+	switch {
+	case opts.Limit > 0:
+		q.WriteString(` LIMIT ? OFFSET ?`)
+		args = append(args, opts.Limit, max(opts.Offset, 0))
+	case opts.Offset > 0:
+		q.WriteString(` LIMIT -1 OFFSET ?`)
+		args = append(args, opts.Offset)
+	}
+	rows, err := s.query(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
+	}
+	out, err := collectSessions(rows, opts.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
+	}
+	return out, nil
+}
+
+// sessionWhere appends the WHERE clause of opts' filters (not its limit
+// and offset) to q and returns the arguments.
+func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
+	var args []any
+	q.WriteString(` WHERE 1`)
 	if opts.AgentID != "" {
 		q.WriteString(` AND agent_id = ?`)
 		args = append(args, opts.AgentID)
@@ -218,24 +241,22 @@ func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*st
 		needle := strings.ToLower(opts.Search)
 		args = append(args, needle, needle, needle, needle)
 	}
-	q.WriteString(` ORDER BY updated_at DESC, key`)
-	switch {
-	case opts.Limit > 0:
-		q.WriteString(` LIMIT ? OFFSET ?`)
-		args = append(args, opts.Limit, max(opts.Offset, 0))
-	case opts.Offset > 0:
-		q.WriteString(` LIMIT -1 OFFSET ?`)
-		args = append(args, opts.Offset)
+	return args
+}
+
+// CountSessions implements store.Store.
+func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
+	if err := s.checkOpen("CountSessions"); err != nil {
+		return 0, err
 	}
-	rows, err := s.query(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
+	var q strings.Builder
+	q.WriteString(`SELECT COUNT(*) FROM sessions`)
+	args := sessionWhere(&q, opts)
+	var n int64
+	if err := s.queryRow(ctx, q.String(), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite.CountSessions: %w", err)
 	}
-	out, err := collectSessions(rows, opts.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
-	}
-	return out, nil
+	return n, nil
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and

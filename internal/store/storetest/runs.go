@@ -330,3 +330,58 @@ func testAbortInterrupted(t *testing.T, s store.Store) {
 		t.Errorf("second AbortInterrupted = %d runs, %v; want none", len(again), err)
 	}
 }
+
+func testUsageByDay(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	day0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(id string, ended time.Time, u transcript.Usage) {
+		t.Helper()
+		r := fullRun(id, "agent:main:usage", store.RunOK, ended.Add(-2*time.Second))
+		r.EndedAt = ended
+		r.Usage = u
+		mustCreateRun(t, s, r)
+	}
+	withCost := transcript.Usage{Input: 10, Output: 5, TotalTokens: 15, Cost: &transcript.Cost{Input: 0.1, Output: 0.2, Total: 0.3}}
+	noCost := transcript.Usage{Input: 1, Output: 1, TotalTokens: 2}
+	mk("u1", day0.Add(1*time.Hour), withCost)
+	mk("u2", day0.Add(23*time.Hour), noCost)
+	mk("u3", day0.Add(25*time.Hour), withCost)
+	mk("u4", day0.Add(-time.Hour), withCost) // before the range
+	// A live run (no end) counts nowhere.
+	live := fullRun("u5", "agent:main:usage", store.RunRunning, day0)
+	mustCreateRun(t, s, live)
+
+	got, err := s.UsageByDay(ctx, day0, day0.Add(48*time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("days = %+v, want 2", got)
+	}
+	d0, d1 := got[0], got[1]
+	if !d0.Day.Equal(day0) || d0.Runs != 2 || d0.Usage.Input != 11 || d0.Usage.TotalTokens != 17 || d0.MissingCost != 1 {
+		t.Errorf("day 0 = %+v", d0)
+	}
+	if d0.Usage.Cost == nil || d0.Usage.Cost.Total < 0.29 || d0.Usage.Cost.Total > 0.31 {
+		t.Errorf("day 0 cost = %+v", d0.Usage.Cost)
+	}
+	if !d1.Day.Equal(day0.Add(24*time.Hour)) || d1.Runs != 1 || d1.MissingCost != 0 {
+		t.Errorf("day 1 = %+v", d1)
+	}
+
+	// In UTC+2 the run at 23:00 UTC belongs to the next day, and the one
+	// at 23:00 the day before to the first.
+	got, err = s.UsageByDay(ctx, day0.Add(-2*time.Hour), day0.Add(46*time.Hour), 2*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Runs != 2 || got[0].MissingCost != 0 || got[1].Runs != 2 || got[1].MissingCost != 1 {
+		t.Fatalf("UTC+2 days = %+v", got)
+	}
+	if _, off := got[0].Day.Zone(); off != 7200 || got[0].Day.Hour() != 0 {
+		t.Errorf("day in zone: %v", got[0].Day)
+	}
+	if got, err := s.UsageByDay(ctx, day0.Add(100*time.Hour), day0.Add(200*time.Hour), 0); err != nil || len(got) != 0 {
+		t.Errorf("empty range = %+v, %v", got, err)
+	}
+}

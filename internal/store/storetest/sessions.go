@@ -286,6 +286,21 @@ func testListSessions(t *testing.T, s store.Store) {
 			if diff := cmp.Diff(tt.want, keys, cmpOpts); diff != "" {
 				t.Errorf("ListSessions(%+v) keys (-want +got):\n%s", tt.opts, diff)
 			}
+			// CountSessions counts what the filters match, whatever
+			// the page.
+			unpaged := tt.opts
+			unpaged.Limit, unpaged.Offset = 0, 0
+			whole, err := s.ListSessions(ctx, unpaged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.CountSessions(ctx, tt.opts)
+			if err != nil {
+				t.Fatalf("CountSessions(%+v): %v", tt.opts, err)
+			}
+			if n != int64(len(whole)) {
+				t.Errorf("CountSessions(%+v) = %d, want %d", tt.opts, n, len(whole))
+			}
 		})
 	}
 

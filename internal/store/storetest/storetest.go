@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpdateRun", testUpdateRun},
 		{"ListRuns", testListRuns},
 		{"FinishRun", testFinishRun},
+		{"UsageByDay", testUsageByDay},
 		{"AbortInterrupted", testAbortInterrupted},
 		{"CloneIndependence", testCloneIndependence},
 		{"PutOutbox", testPutOutbox},
