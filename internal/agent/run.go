@@ -33,51 +33,60 @@ func (r *Runner) execute(runID string) {
 		r.mu.Unlock()
 	}()
 
-	var in Input
-	var sess *store.Session
-	var run *store.Run
-	var startErr error
-	run, startErr = r.cfg.Store.UpdateRun(bg, runID, func(run *store.Run) error {
-		if run.Status != store.RunQueued {
-			return errNotQueued
-		}
-		if err := json.Unmarshal(run.Input, &in); err != nil {
-			return fmt.Errorf("decode run input: %w", err)
-		}
-		run.Status = store.RunRunning
-		run.StartedAt = r.now()
-		return nil
-	})
-	if errors.Is(startErr, errNotQueued) {
+	queued, err := r.cfg.Store.GetRun(bg, runID)
+	if err != nil {
+		r.log.Error("run start failed", "runId", runID, "err", err)
+		return
+	}
+	if queued.Status != store.RunQueued {
 		return // aborted while queued, or a duplicate enqueue
 	}
-	if startErr != nil {
-		r.log.Error("run start failed", "runId", runID, "err", startErr)
-		if run, err := r.cfg.Store.GetRun(bg, runID); err == nil {
-			r.finish(&runState{run: run}, nil, store.RunError, startErr.Error(), provider.StopError, transcript.Usage{})
-		}
+	var in Input
+	if err := json.Unmarshal(queued.Input, &in); err != nil {
+		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
-
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
-	sess, err := r.cfg.Store.GetSession(bg, run.SessionKey)
+	sess, err := r.cfg.Store.GetSession(bg, queued.SessionKey)
 	if err != nil || sess.SessionID == "" {
-		sess, err = r.ensureRunSession(bg, run)
+		sess, err = r.ensureRunSession(bg, queued)
 	}
-	st := &runState{run: run}
 	if err != nil {
-		r.finish(st, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
+		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
-	if run.SessionID != sess.SessionID {
-		run.SessionID = sess.SessionID
-		if _, err := r.cfg.Store.UpdateRun(bg, runID, func(x *store.Run) error { x.SessionID = sess.SessionID; return nil }); err != nil {
-			r.log.Error("run session id update failed", "runId", runID, "err", err)
-		}
+	// The run starts and its input enters the transcript in one
+	// transaction: whatever happens next (a model that cannot run, a crash),
+	// the accepted message is in the session's history exactly once.
+	user := r.inputMessage(&in, runID)
+	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, []store.Message{user})
+	if errors.Is(err, store.ErrConflict) {
+		return // aborted or started meanwhile
 	}
-	st.spawnedBy = sess.SpawnedBy
+	if err != nil {
+		r.log.Error("run start failed", "runId", runID, "err", err)
+		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
+		return
+	}
+	for _, m := range stored {
+		r.windows.appended(m)
+	}
+	st := &runState{run: run, spawnedBy: sess.SpawnedBy}
 	r.runStarted(runCtx, st, &in, sess)
+}
+
+// inputMessage is the transcript entry of a run's input: a user message
+// with the input's idempotency key and provenance, tagged with the run id.
+func (r *Runner) inputMessage(in *Input, runID string) store.Message {
+	now := r.now()
+	user := transcript.NewUserMessage(in.Message, now)
+	user.IdempotencyKey = in.IdempotencyKey
+	if p := in.Provenance; p != nil {
+		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}
+	}
+	user.Meta = &transcript.Meta{RunID: runID}
+	return store.Message{Entry: transcript.MessageEntry(user, now), Role: user.Role, RunID: runID}
 }
 
 // ensureRunSession re-creates the session of a run if it vanished.
@@ -125,7 +134,6 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 	r.finish(st, last, status, errText, stop, usage)
 }
 
-var errNotQueued = errors.New("run is not queued")
 
 type errTimedOut struct{ d time.Duration }
 
@@ -192,16 +200,6 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		system += in.ExtraSystemPrompt
 	}
 	sessionID := info.Session.SessionID
-
-	// The input message is stored before anything is emitted.
-	user := transcript.NewUserMessage(in.Message, r.now())
-	user.IdempotencyKey = in.IdempotencyKey
-	if p := in.Provenance; p != nil {
-		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}
-	}
-	if err := r.append(sessionID, st.run.RunID, user); err != nil {
-		return nil, usage, "", err
-	}
 
 	var defs []provider.ToolDef
 	for _, t := range toolSet.All() {

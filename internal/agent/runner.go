@@ -54,6 +54,7 @@ type Store interface {
 	CreateRun(ctx context.Context, r *store.Run) error
 	GetRun(ctx context.Context, runID string) (*store.Run, error)
 	UpdateRun(ctx context.Context, runID string, fn func(*store.Run) error) (*store.Run, error)
+	StartRun(ctx context.Context, runID string, startedAt time.Time, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error)
 	ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error)
 	FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error)
 	AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*store.Run, error)

@@ -143,3 +143,17 @@ func TestNoSuchSessionAndUnknownAgent(t *testing.T) {
 		t.Errorf("history after --create: %v", r.err)
 	}
 }
+
+// A model that cannot run (no API key): the message is kept, and the run
+// fails with the cause and the fix.
+func TestUnrunnableModelKeepsTheMessage(t *testing.T) {
+	g := startGateway(t, `{agents: {defaults: {model: "openai/gpt-4o"}}}`)
+	r := g.run("sessions", "send", "main", "please keep me", "--wait")
+	if r.err == nil || !strings.Contains(r.errText(), "no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey") {
+		t.Fatalf("send --wait: %v", r.err)
+	}
+	out := g.mustRun("sessions", "history", "main")
+	if !strings.Contains(out, "please keep me") {
+		t.Errorf("the message is not in the history:\n%s", out)
+	}
+}

@@ -352,6 +352,13 @@ type Store interface {
 	// UpdateRun applies fn to the stored run in one transaction. fn must
 	// not call the Store.
 	UpdateRun(ctx context.Context, runID string, fn func(*Run) error) (*Run, error)
+	// StartRun marks a queued run running (StartedAt startedAt, SessionID
+	// sessionID) and, in the same transaction, appends msgs (the run's
+	// input message) to transcript sessionID as AppendMessages does: a run
+	// is never running without its input in the transcript. ErrConflict if
+	// the run is not queued, ErrNotFound if absent; on any error nothing is
+	// written. It returns the run and the stored messages.
+	StartRun(ctx context.Context, runID string, startedAt time.Time, sessionID string, msgs []Message) (*Run, []Message, error)
 	// ListRuns returns runs matching f.
 	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
 	// UsageByDay sums the usage of the runs that ended in [from, to), by

@@ -55,76 +55,11 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	// Everything that does not depend on the transcript's current tail is
-	// done before taking the writer.
-	out := slices.Clone(msgs)
-	now := s.nowTime()
-	for i := range out {
-		m := &out[i]
-		if m.Entry.Type == "" {
-			return nil, fmt.Errorf("sqlite.AppendMessages: message %d: empty entry type", i)
-		}
-		m.SessionID = sessionID
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = now
-		}
-		m.CreatedAt = msTime(m.CreatedAt)
-		if m.Entry.ID == "" {
-			m.Entry.ID = s.newID()
-		}
-		if m.Entry.Timestamp == "" {
-			m.Entry.Timestamp = transcript.FormatTime(m.CreatedAt)
-		}
-		m.Role = ""
-		if m.Entry.Message != nil {
-			m.Role = m.Entry.Message.Role
-			if m.RunID == "" && m.Entry.Message.Meta != nil {
-				m.RunID = m.Entry.Message.Meta.RunID
-			}
-		}
+	out, err := s.prepareMessages(sessionID, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		last, err := s.wstmt(ctx, tx, qLastEntry)
-		if err != nil {
-			return err
-		}
-		var (
-			seq    int64
-			prevID string
-		)
-		if err := last.QueryRowContext(ctx, sessionID).Scan(&seq, &prevID); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		ins, err := s.wstmt(ctx, tx, qInsertMessage)
-		if err != nil {
-			return err
-		}
-		for i := range out {
-			m := &out[i]
-			seq++
-			m.Seq = seq
-			if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
-				m.Entry.ParentID = nil
-				if prevID != "" {
-					p := prevID
-					m.Entry.ParentID = &p
-				}
-			}
-			prevID = m.Entry.ID
-			// The type's own JSON method, not json.Marshal: it writes the
-			// same compact line transcript.Encoder does (json.Marshal would
-			// re-validate it and escape <, > and &).
-			line, err := m.Entry.MarshalJSON()
-			if err != nil {
-				return fmt.Errorf("message %d: %w", i, err)
-			}
-			if _, err := ins.ExecContext(ctx, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID,
-				toMs(m.CreatedAt), string(line)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.writeTx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
@@ -195,4 +130,83 @@ func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, err
 		return 0, fmt.Errorf("sqlite.CountMessages: %w", err)
 	}
 	return n, nil
+}
+
+// prepareMessages does the part of an append that does not depend on the
+// transcript's tail: ids, timestamps, roles and run ids.
+func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store.Message, error) {
+	// Everything that does not depend on the transcript's current tail is
+	// done before taking the writer.
+	out := slices.Clone(msgs)
+	now := s.nowTime()
+	for i := range out {
+		m := &out[i]
+		if m.Entry.Type == "" {
+			return nil, fmt.Errorf("message %d: empty entry type", i)
+		}
+		m.SessionID = sessionID
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = now
+		}
+		m.CreatedAt = msTime(m.CreatedAt)
+		if m.Entry.ID == "" {
+			m.Entry.ID = s.newID()
+		}
+		if m.Entry.Timestamp == "" {
+			m.Entry.Timestamp = transcript.FormatTime(m.CreatedAt)
+		}
+		m.Role = ""
+		if m.Entry.Message != nil {
+			m.Role = m.Entry.Message.Role
+			if m.RunID == "" && m.Entry.Message.Meta != nil {
+				m.RunID = m.Entry.Message.Meta.RunID
+			}
+		}
+	}
+	return out, nil
+}
+
+// appendTx appends prepared messages after the transcript's last entry
+// within tx, chaining their parent ids and numbering them.
+func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out []store.Message) error {
+	last, err := s.wstmt(ctx, tx, qLastEntry)
+	if err != nil {
+		return err
+	}
+	var (
+		seq    int64
+		prevID string
+	)
+	if err := last.QueryRowContext(ctx, sessionID).Scan(&seq, &prevID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	ins, err := s.wstmt(ctx, tx, qInsertMessage)
+	if err != nil {
+		return err
+	}
+	for i := range out {
+		m := &out[i]
+		seq++
+		m.Seq = seq
+		if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
+			m.Entry.ParentID = nil
+			if prevID != "" {
+				p := prevID
+				m.Entry.ParentID = &p
+			}
+		}
+		prevID = m.Entry.ID
+		// The type's own JSON method, not json.Marshal: it writes the
+		// same compact line transcript.Encoder does (json.Marshal would
+		// re-validate it and escape <, > and &).
+		line, err := m.Entry.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		if _, err := ins.ExecContext(ctx, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID,
+			toMs(m.CreatedAt), string(line)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -404,3 +404,45 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 	}
 	return out, nil
 }
+
+// StartRun implements store.Store.
+func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if err := s.checkOpen("StartRun"); err != nil {
+		return nil, nil, err
+	}
+	if sessionID == "" {
+		return nil, nil, errors.New("sqlite.StartRun: empty session id")
+	}
+	out, err := s.prepareMessages(sessionID, msgs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.StartRun: %w", err)
+	}
+	var run *store.Run
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		r, err := s.getRunTx(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != store.RunQueued {
+			return fmt.Errorf("run %q is %s, not queued: %w", runID, r.Status, store.ErrConflict)
+		}
+		r.Status = store.RunRunning
+		r.StartedAt = startedAt
+		r.SessionID = sessionID
+		if err := s.putRunTx(ctx, tx, r); err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			if err := s.appendTx(ctx, tx, sessionID, out); err != nil {
+				return err
+			}
+		}
+		run = r.Clone()
+		run.CreatedAt, run.StartedAt, run.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.StartRun: %w", err)
+	}
+	return run, out, nil
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -383,5 +385,73 @@ func testUsageByDay(t *testing.T, s store.Store) {
 	}
 	if got, err := s.UsageByDay(ctx, day0.Add(100*time.Hour), day0.Add(200*time.Hour), 0); err != nil || len(got) != 0 {
 		t.Errorf("empty range = %+v, %v", got, err)
+	}
+}
+
+func testStartRun(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
+	q := fullRun("start-1", "agent:main:start", store.RunQueued, t0)
+	q.SessionID = ""
+	mustCreateRun(t, s, q)
+
+	msg := textMsg(transcript.RoleUser, "the input")
+	msg.RunID = "start-1"
+	run, stored, err := s.StartRun(ctx, "start-1", t0.Add(time.Second), "sid-start", []store.Message{msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.RunRunning || !run.StartedAt.Equal(t0.Add(time.Second)) || run.SessionID != "sid-start" {
+		t.Errorf("run = %+v", run)
+	}
+	if len(stored) != 1 || stored[0].Seq != 1 || stored[0].RunID != "start-1" || stored[0].Entry.ID == "" {
+		t.Errorf("stored = %+v", stored)
+	}
+	if got := mustGetRun(t, s, "start-1"); got.Status != store.RunRunning || got.SessionID != "sid-start" {
+		t.Errorf("stored run = %+v", got)
+	}
+	hist, err := s.History(ctx, "sid-start", store.HistoryOptions{})
+	if err != nil || len(hist) != 1 || hist[0].Entry.Message.Content.Text() != "the input" {
+		t.Fatalf("history = %+v, %v", hist, err)
+	}
+
+	// Starting again (a duplicate enqueue, or a run aborted meanwhile)
+	// conflicts and writes nothing.
+	if _, _, err := s.StartRun(ctx, "start-1", t0, "sid-start", []store.Message{msg}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("second StartRun = %v, want ErrConflict", err)
+	}
+	if n, _ := s.CountMessages(ctx, "sid-start"); n != 1 {
+		t.Errorf("%d messages after a refused start, want 1", n)
+	}
+	if _, _, err := s.StartRun(ctx, "nope", t0, "sid-start", nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("StartRun(missing) = %v, want ErrNotFound", err)
+	}
+	// A message the transcript cannot take leaves the run queued.
+	q2 := fullRun("start-2", "agent:main:start", store.RunQueued, t0)
+	mustCreateRun(t, s, q2)
+	if _, _, err := s.StartRun(ctx, "start-2", t0, "sid-start", []store.Message{{}}); err == nil {
+		t.Error("StartRun with an invalid message succeeded")
+	}
+	if got := mustGetRun(t, s, "start-2"); got.Status != store.RunQueued {
+		t.Errorf("run after a failed start = %s, want queued", got.Status)
+	}
+	// Concurrent starts of one run: exactly one wins, one message.
+	q3 := fullRun("start-3", "agent:main:start", store.RunQueued, t0)
+	mustCreateRun(t, s, q3)
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			m := textMsg(transcript.RoleUser, "race")
+			if _, _, err := s.StartRun(ctx, "start-3", t0, "sid-race", []store.Message{m}); err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, store.ErrConflict) {
+				t.Errorf("concurrent StartRun: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n, _ := s.CountMessages(ctx, "sid-race"); wins.Load() != 1 || n != 1 {
+		t.Errorf("concurrent starts: %d won, %d messages; want 1 and 1", wins.Load(), n)
 	}
 }
