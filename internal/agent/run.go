@@ -134,7 +134,6 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 	r.finish(st, last, status, errText, stop, usage)
 }
 
-
 type errTimedOut struct{ d time.Duration }
 
 func (e errTimedOut) Error() string { return "run timed out after " + e.d.String() }
