@@ -15,6 +15,9 @@ const (
 	StreamAssistant = "assistant"
 	StreamTool      = "tool"
 	StreamUsage     = "usage"
+	// StreamPost is a message posted into a session without a model turn
+	// (Runner.Post); Message holds it and RunID is the post's own id.
+	StreamPost = "post"
 )
 
 // Phases of lifecycle and tool events.

@@ -49,6 +49,7 @@ type Store interface {
 	GetSession(ctx context.Context, key string) (*store.Session, error)
 	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
 	AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error)
+	PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error)
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 	CountMessages(ctx context.Context, sessionID string) (int64, error)
 	CreateRun(ctx context.Context, r *store.Run) error

@@ -255,7 +255,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	dlv := &deliverer{}
+	dlv := deliverer{runner: runner}
 	sessTools := sessions.New(sessions.Deps{
 		Store: st, Runner: runner, Config: cfg, Deliverer: dlv, Logger: log, StateDir: paths.StateDir,
 	})
@@ -325,8 +325,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.gw = gw
-	dlv.gw.Store(gw)
-	// Flows deliver through the gateway, so they resume once it exists.
+	// Flows resume once the gateway is there to show what they post.
 	if err := sessTools.Recover(ctx); err != nil {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)

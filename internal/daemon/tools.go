@@ -3,13 +3,11 @@ package daemon
 import (
 	"cmp"
 	"context"
-	"errors"
 	"os"
 	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
-	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -48,20 +46,17 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	})
 }
 
-// deliverer posts announces into sessions through the gateway, which
-// appends them to the transcript and emits them as chat events.
+// deliverer posts agent-to-agent results into sessions through the
+// runner's Post: one transaction for the idempotency check and the append,
+// and a post event the gateway shows as a chat event.
 type deliverer struct {
-	gw atomic.Pointer[gateway.Server]
+	runner *agent.Runner
 }
 
-var _ sessions.Deliverer = (*deliverer)(nil)
+var _ sessions.Deliverer = deliverer{}
 
-func (d *deliverer) Deliver(ctx context.Context, del sessions.Delivery) error {
-	gw := d.gw.Load()
-	if gw == nil {
-		return errors.New("daemon: delivery before the gateway started")
-	}
-	_, err := gw.Inject(ctx, gateway.Injection{
+func (d deliverer) Deliver(ctx context.Context, del sessions.Delivery) error {
+	_, err := d.runner.Post(ctx, agent.Post{
 		SessionKey:     del.SessionKey,
 		Text:           del.Text,
 		IdempotencyKey: del.IdempotencyKey,

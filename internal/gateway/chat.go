@@ -247,12 +247,6 @@ func (s *Server) handleChatAbort(ctx context.Context, cl *call) (any, error) {
 	return res, nil
 }
 
-// Provider and model recorded on injected messages.
-const (
-	injectProvider = "gateway"
-	injectModel    = "gateway-injected"
-)
-
 func (s *Server) handleChatInject(ctx context.Context, cl *call) (any, error) {
 	var p wire.ChatInjectParams
 	if err := cl.decode(&p); err != nil {

@@ -106,6 +106,10 @@ func (s *Server) emitLocked(st *runStream, name string, payload any) {
 // onRunEvent is the runner subscription. It runs on the run's goroutine
 // and never blocks: broadcasting only queues frames.
 func (s *Server) onRunEvent(ev agent.Event) {
+	if ev.Stream == agent.StreamPost {
+		s.broadcastPost(ev)
+		return
+	}
 	st := s.stream(ev.RunID)
 	st.mu.Lock()
 	s.translateLocked(st, ev)
@@ -261,4 +265,21 @@ func rawOrEmpty(b json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return b
+}
+
+// broadcastPost shows a posted message (Runner.Post) to every client as a
+// chat final event of the post's own id.
+func (s *Server) broadcastPost(ev agent.Event) {
+	raw, err := json.Marshal(ev.Message)
+	if err != nil {
+		return
+	}
+	b, err := json.Marshal(wire.ChatEvent{
+		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, State: wire.ChatStateFinal,
+		StopReason: "stop", Message: raw,
+	})
+	if err != nil {
+		return
+	}
+	s.broadcast(wire.EventChat, b, false)
 }

@@ -51,6 +51,9 @@ type Runner interface {
 	Abort(ctx context.Context, runID string) (bool, error)
 	// AbortSession aborts every live run of a session and returns their ids.
 	AbortSession(ctx context.Context, sessionKey string) ([]string, error)
+	// Post puts a message into a session without a model turn, at most
+	// once per idempotency key; agent.ErrNoSession when it does not exist.
+	Post(ctx context.Context, p agent.Post) (messageID string, err error)
 	// Subscribe registers fn for every run event; fn must not block.
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 }

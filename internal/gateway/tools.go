@@ -3,12 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
-	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -67,61 +66,15 @@ type Injection struct {
 }
 
 // ErrNoSession is returned by Inject for a session that does not exist.
-var ErrNoSession = errors.New("session not found")
+var ErrNoSession = agent.ErrNoSession
 
-// Inject appends an assistant-role message to a session's transcript and
-// emits it as a chat final event to every connected client. It is how
-// announces and command replies reach a session's (internal) channel.
+// Inject posts an assistant-role message into a session's transcript
+// through the runner (atomic and idempotent by key); the runner's post
+// event reaches every connected client as a chat final event. It is how
+// chat.inject and command replies reach a session.
 func (s *Server) Inject(ctx context.Context, in Injection) (messageID string, err error) {
-	sess, err := s.cfg.Store.GetSession(ctx, in.SessionKey)
-	if errors.Is(err, store.ErrNotFound) || err == nil && sess.SessionID == "" {
-		return "", fmt.Errorf("%w: %s", ErrNoSession, in.SessionKey)
-	}
-	if err != nil {
-		return "", err
-	}
-	if in.IdempotencyKey != "" {
-		recent, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: 500})
-		if err != nil {
-			return "", err
-		}
-		for _, m := range recent {
-			if m.Entry.Message != nil && m.Entry.Message.IdempotencyKey == in.IdempotencyKey {
-				return m.Entry.ID, nil
-			}
-		}
-	}
-	now := s.now()
-	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock(in.Text)}, now)
-	msg.Provider, msg.Model, msg.StopReason = injectProvider, injectModel, "stop"
-	msg.IdempotencyKey = in.IdempotencyKey
-	msg.Provenance = in.Provenance
-	runID := "inject-" + s.newID()
-	msg.Meta = &transcript.Meta{RunID: runID}
-	if in.Label != "" {
-		label, _ := json.Marshal(in.Label)
-		msg.Meta.Extra = map[string]json.RawMessage{"label": label}
-	}
-	stored, err := s.cfg.Store.AppendMessages(ctx, sess.SessionID, []store.Message{{
-		SessionID: sess.SessionID, Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: runID,
-	}})
-	if err != nil {
-		return "", err
-	}
-	if _, err := s.cfg.Store.UpdateSession(ctx, in.SessionKey, false, func(x *store.Session) error {
-		x.UpdatedAt = now
-		return nil
-	}); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", err
-	}
-	raw, _ := json.Marshal(msg)
-	ev, _ := json.Marshal(wire.ChatEvent{
-		RunID: runID, SessionKey: in.SessionKey, AgentID: sess.AgentID, State: wire.ChatStateFinal,
-		StopReason: "stop", Message: raw,
+	return s.cfg.Runner.Post(ctx, agent.Post{
+		SessionKey: in.SessionKey, Text: in.Text, Label: in.Label,
+		Provenance: in.Provenance, IdempotencyKey: in.IdempotencyKey,
 	})
-	s.broadcast(wire.EventChat, ev, false)
-	if len(stored) > 0 {
-		return stored[0].Entry.ID, nil
-	}
-	return "", nil
 }

@@ -342,6 +342,12 @@ type Store interface {
 	AppendMessages(ctx context.Context, sessionID string, msgs []Message) ([]Message, error)
 	// History returns a window of transcript sessionID in ascending Seq.
 	History(ctx context.Context, sessionID string, opts HistoryOptions) ([]Message, error)
+	// PostMessage appends msg to transcript sessionID as AppendMessages
+	// does, unless a message posted with the same non-empty idemKey is
+	// already in that transcript: then it returns that message and posted
+	// false. The check and the append are one transaction, so concurrent
+	// posts with one key store one message.
+	PostMessage(ctx context.Context, sessionID, idemKey string, msg Message) (stored Message, posted bool, err error)
 	// CountMessages returns the number of entries in transcript sessionID.
 	CountMessages(ctx context.Context, sessionID string) (int64, error)
 

@@ -17,8 +17,11 @@ const (
 		WHERE session_id = ? ORDER BY seq DESC LIMIT 1`
 
 	qInsertMessage = `INSERT INTO messages
-		(session_id, seq, entry_id, role, run_id, created_at, line)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+		(session_id, seq, entry_id, role, run_id, created_at, line, idem_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+	qByIdemKey = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = ? AND idem_key = ?`
 
 	qHistoryTail = `SELECT seq, role, run_id, created_at, line FROM messages
 		WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
@@ -59,11 +62,61 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out) })
+	err = s.writeTx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
 	return out, nil
+}
+
+// PostMessage implements store.Store: the lookup of idemKey and the append
+// run in one write transaction, and a unique index on (session, key) backs
+// it, so two concurrent posts with one key store one message.
+func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error) {
+	if err := s.checkOpen("PostMessage"); err != nil {
+		return store.Message{}, false, err
+	}
+	if sessionID == "" {
+		return store.Message{}, false, errors.New("sqlite.PostMessage: empty session id")
+	}
+	out, err := s.prepareMessages(sessionID, []store.Message{msg})
+	if err != nil {
+		return store.Message{}, false, fmt.Errorf("sqlite.PostMessage: %w", err)
+	}
+	var (
+		found  store.Message
+		posted bool
+	)
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		if idemKey != "" {
+			st, err := s.wstmt(ctx, tx, qByIdemKey)
+			if err != nil {
+				return err
+			}
+			var (
+				created int64
+				line    []byte
+			)
+			found = store.Message{SessionID: sessionID}
+			err = st.QueryRowContext(ctx, sessionID, idemKey).Scan(&found.Seq, &found.Role, &found.RunID, &created, &line)
+			if err == nil {
+				found.CreatedAt = fromMs(created)
+				return found.Entry.UnmarshalJSON(line)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		if err := s.appendTx(ctx, tx, sessionID, out, idemKey); err != nil {
+			return err
+		}
+		found, posted = out[0], true
+		return nil
+	})
+	if err != nil {
+		return store.Message{}, false, fmt.Errorf("sqlite.PostMessage: %w", err)
+	}
+	return found, posted, nil
 }
 
 // History returns a window of transcript sessionID in ascending Seq.
@@ -167,8 +220,9 @@ func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store
 }
 
 // appendTx appends prepared messages after the transcript's last entry
-// within tx, chaining their parent ids and numbering them.
-func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out []store.Message) error {
+// within tx, chaining their parent ids and numbering them. idemKey, when
+// set, is recorded on the first message (PostMessage).
+func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out []store.Message, idemKey string) error {
 	last, err := s.wstmt(ctx, tx, qLastEntry)
 	if err != nil {
 		return err
@@ -203,8 +257,12 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out 
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
+		key := ""
+		if i == 0 {
+			key = idemKey
+		}
 		if _, err := ins.ExecContext(ctx, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID,
-			toMs(m.CreatedAt), string(line)); err != nil {
+			toMs(m.CreatedAt), string(line), key); err != nil {
 			return err
 		}
 	}

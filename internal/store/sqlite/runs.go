@@ -433,7 +433,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 			return err
 		}
 		if len(out) > 0 {
-			if err := s.appendTx(ctx, tx, sessionID, out); err != nil {
+			if err := s.appendTx(ctx, tx, sessionID, out, ""); err != nil {
 				return err
 			}
 		}

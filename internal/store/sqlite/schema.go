@@ -107,6 +107,12 @@ CREATE INDEX messages_run ON messages (session_id, run_id, seq);
 `,
 	// 4: usage by day (usage.cost) reads runs by their end.
 	`CREATE INDEX runs_ended ON runs (ended_at)`,
+	// 5: idempotent posts (PostMessage): at most one message per key and
+	// session.
+	`
+ALTER TABLE messages ADD COLUMN idem_key TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX messages_idem ON messages (session_id, idem_key) WHERE idem_key != '';
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -332,5 +333,60 @@ func testHistory(t *testing.T, s store.Store) {
 	}
 	if n, err := s.CountMessages(ctx, "rich"); err != nil || n != 4 {
 		t.Errorf("CountMessages(rich) = %d, %v", n, err)
+	}
+}
+
+func testPostMessage(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	first, posted, err := s.PostMessage(ctx, "sid-post", "k1", textMsg(transcript.RoleAssistant, "hello"))
+	if err != nil || !posted || first.Seq != 1 || first.Entry.ID == "" {
+		t.Fatalf("first post = %+v, %v, %v", first, posted, err)
+	}
+	again, posted, err := s.PostMessage(ctx, "sid-post", "k1", textMsg(transcript.RoleAssistant, "hello again"))
+	if err != nil || posted || again.Entry.ID != first.Entry.ID || again.Seq != 1 || again.Entry.Message.Content.Text() != "hello" {
+		t.Fatalf("repeated post = %+v, %v, %v; want the first message back", again, posted, err)
+	}
+	if _, posted, _ := s.PostMessage(ctx, "sid-post", "k2", textMsg(transcript.RoleAssistant, "other")); !posted {
+		t.Error("a second key did not post")
+	}
+	for range 2 {
+		if _, posted, _ := s.PostMessage(ctx, "sid-post", "", textMsg(transcript.RoleAssistant, "no key")); !posted {
+			t.Error("a post without a key was refused")
+		}
+	}
+	// Keys are per transcript.
+	if _, posted, _ := s.PostMessage(ctx, "sid-post-2", "k1", textMsg(transcript.RoleAssistant, "elsewhere")); !posted {
+		t.Error("the same key in another transcript did not post")
+	}
+	if n, _ := s.CountMessages(ctx, "sid-post"); n != 4 {
+		t.Errorf("%d messages, want 4", n)
+	}
+	// The chain continues across posts and appends.
+	hist, _ := s.History(ctx, "sid-post", store.HistoryOptions{})
+	for i := 1; i < len(hist); i++ {
+		if hist[i].Entry.ParentID == nil || *hist[i].Entry.ParentID != hist[i-1].Entry.ID {
+			t.Errorf("entry %d parent = %v, want %s", i, hist[i].Entry.ParentID, hist[i-1].Entry.ID)
+		}
+	}
+	// Concurrent posts with one key store one message.
+	var wg sync.WaitGroup
+	var postedN atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			_, posted, err := s.PostMessage(ctx, "sid-post-race", "race", textMsg(transcript.RoleAssistant, "race"))
+			if err != nil {
+				t.Errorf("concurrent post: %v", err)
+			}
+			if posted {
+				postedN.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n, _ := s.CountMessages(ctx, "sid-post-race"); n != 1 || postedN.Load() != 1 {
+		t.Errorf("concurrent posts stored %d messages (%d reported posted), want 1", n, postedN.Load())
+	}
+	if _, _, err := s.PostMessage(ctx, "", "k", textMsg(transcript.RoleAssistant, "x")); err == nil {
+		t.Error("a post without a transcript id succeeded")
 	}
 }

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FinishRun", testFinishRun},
 		{"UsageByDay", testUsageByDay},
 		{"StartRun", testStartRun},
+		{"PostMessage", testPostMessage},
 		{"AbortInterrupted", testAbortInterrupted},
 		{"CloneIndependence", testCloneIndependence},
 		{"PutOutbox", testPutOutbox},

@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Provider and model recorded on posted messages (the reference's
+// gateway-injected assistant messages).
+const (
+	PostProvider = "gateway"
+	PostModel    = "gateway-injected"
+)
+
+// ErrNoSession is returned by Post for a session that does not exist.
+var ErrNoSession = errors.New("session not found")
+
+// Post is a message put into a session's transcript without a model turn:
+// an operator note (chat.inject), a command's reply, an agent-to-agent
+// result or an announce delivered to a session.
+type Post struct {
+	SessionKey string // canonical key; the session must exist
+	Text       string
+	// Label is shown by UIs beside the message (chat.inject's label).
+	Label string
+	// Provenance, when set, records where the message came from.
+	Provenance *transcript.Provenance
+	// IdempotencyKey, when set, makes a repeated post return the first
+	// one's message without posting again.
+	IdempotencyKey string
+}
+
+// Post appends p to its session's transcript as an assistant message and
+// emits it as a StreamPost event (a gateway shows it as a chat final
+// event). The idempotency check and the append are one store transaction,
+// so a repeated or concurrent post with the same key stores one message;
+// a repeat emits nothing. It returns the message's entry id.
+func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error) {
+	sess, err := r.cfg.Store.GetSession(ctx, p.SessionKey)
+	if errors.Is(err, store.ErrNotFound) || err == nil && sess.SessionID == "" {
+		return "", fmt.Errorf("%w: %s", ErrNoSession, p.SessionKey)
+	}
+	if err != nil {
+		return "", fmt.Errorf("agent.Post: %w", err)
+	}
+	now := r.now()
+	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock(p.Text)}, now)
+	msg.Provider, msg.Model, msg.StopReason = PostProvider, PostModel, "stop"
+	msg.IdempotencyKey = p.IdempotencyKey
+	msg.Provenance = p.Provenance
+	postID := "inject-" + r.newID()
+	msg.Meta = &transcript.Meta{RunID: postID}
+	if p.Label != "" {
+		label, _ := json.Marshal(p.Label)
+		msg.Meta.Extra = map[string]json.RawMessage{"label": label}
+	}
+	stored, posted, err := r.cfg.Store.PostMessage(ctx, sess.SessionID, p.IdempotencyKey, store.Message{
+		Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: postID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("agent.Post: %w", err)
+	}
+	if !posted {
+		return stored.Entry.ID, nil
+	}
+	r.windows.appended(stored)
+	if _, err := r.cfg.Store.UpdateSession(ctx, p.SessionKey, false, func(x *store.Session) error {
+		x.UpdatedAt = now
+		return nil
+	}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.log.Warn("post: session update failed", "sessionKey", p.SessionKey, "err", err)
+	}
+	st := &runState{run: &store.Run{RunID: postID, SessionKey: p.SessionKey, SessionID: sess.SessionID, AgentID: sess.AgentID}, spawnedBy: sess.SpawnedBy}
+	r.emit(st, Event{Stream: StreamPost, Message: msg, Time: now})
+	return stored.Entry.ID, nil
+}
