@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"reflect"
@@ -14,6 +15,11 @@ import (
 // maxNesting bounds how deeply objects and arrays may nest in a config
 // file; real configs need fewer than ten levels.
 const maxNesting = 64
+
+// MaxFileBytes bounds the size of a config file. Real configs are a few
+// kilobytes; the bound keeps a runaway or hostile file from costing memory
+// before it is refused.
+const MaxFileBytes = 4 << 20
 
 // Load reads the config file at path with the process environment. An
 // empty path means SWITCHBOARD_CONFIG or <stateDir>/switchboard.json5. See
@@ -32,7 +38,7 @@ func LoadEnv(path string, env Env) (*Config, []Warning, error) {
 		}
 		path = p.ConfigPath
 	}
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, MaxFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("config.Load: %w", err)
 	}
@@ -107,12 +113,17 @@ func parse(name string, data []byte, env Env, configPath string) (*Config, []War
 // decodeTree parses data into a generic object tree and maps its key
 // positions. Empty or comment-only text is an empty object.
 func decodeTree(name string, data []byte) (tree map[string]any, src *sourceMap, p *Problem) {
-	src = scanSource(data)
-	if !src.tokens {
-		return map[string]any{}, src, nil
+	// Size and depth first, in one linear pass: the key map and the
+	// decoder cost memory that grows with depth.
+	if len(data) > MaxFileBytes {
+		return nil, nil, &Problem{File: name, Message: fmt.Sprintf("the file is %d bytes; at most %d are allowed", len(data), MaxFileBytes)}
 	}
 	if depth, line := nesting(data); depth > maxNesting {
 		return nil, nil, &Problem{File: name, Line: line, Message: fmt.Sprintf("objects and arrays nest %d deep; at most %d levels are allowed", depth, maxNesting)}
+	}
+	src = scanSource(data)
+	if !src.tokens {
+		return map[string]any{}, src, nil
 	}
 	var v any
 	if err := unmarshal(data, &v); err != nil {
@@ -198,4 +209,25 @@ func (c *Config) ApplyFlags(f Flags) (*Config, []Warning, error) {
 // file, or "".
 func (c *Config) origin(p keyPath) string {
 	return c.origins[p.String()]
+}
+
+// readLimited reads the file at path, failing without reading it all when
+// it is larger than limit.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes; a config file may have at most %d", path, fi.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes, the most a config file may have", path, limit)
+	}
+	return data, nil
 }

@@ -149,7 +149,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		warnings = append(warnings, more...)
 	}
 	paths := cfg.Paths()
-	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
+	if err := privateDir(paths.StateDir); err != nil {
 		return nil, fmt.Errorf("daemon: state dir: %w", err)
 	}
 	// One gateway per state dir: a second one would write the same
@@ -456,4 +456,20 @@ func (d *Daemon) Close() error {
 		return net.ErrClosed
 	}
 	return d.closeErr
+}
+
+// privateDir creates dir 0700, or tightens an existing one to 0700: it
+// holds the gateway token, the database and every transcript.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
 }

@@ -290,6 +290,17 @@ func TestSpawnChecksInOrder(t *testing.T) {
 			"thread=true is unavailable because no channel plugin registered subagent_spawning hooks."},
 		{"agent:main:main", map[string]any{"task": "x", "attachments": []any{map[string]any{"name": "a.txt", "content": "hi"}}}, "forbidden",
 			"attachments are disabled for sessions_spawn (enable tools.sessions_spawn.attachments.enabled)"},
+		// Malformed attachments are refused, not ignored.
+		{"agent:main:main", map[string]any{"task": "x", "attachments": "a.txt"}, "error",
+			"attachments must be an array of {name, content, encoding?, mimeType?} objects, got a string"},
+		{"agent:main:main", map[string]any{"task": "x", "attachments": map[string]any{"name": "a"}}, "error",
+			"attachments must be an array of {name, content, encoding?, mimeType?} objects, got an object"},
+		{"agent:main:main", map[string]any{"task": "x", "attachments": []any{"a.txt"}}, "error",
+			"attachments[0] must be an object, got a string"},
+		{"agent:main:main", map[string]any{"task": "x", "attachments": []any{map[string]any{"name": "a.txt", "content": 5.0}}}, "error",
+			"attachments[0].content must be a string, got a number"},
+		{"agent:main:main", map[string]any{"task": "x", "attachments": []any{map[string]any{"name": "a.txt", "content": "x", "encoding": true}}}, "error",
+			"attachments[0].encoding must be a string, got a boolean"},
 	}
 	for _, c := range cases {
 		out, err := e.spawn(c.from, c.args)

@@ -128,16 +128,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		runTimeout, hasTimeout = p.Int("timeoutSeconds", 0)
 	}
 	thread, _ := p["thread"].(bool)
-	var files []attachments.File
-	if raw, ok := p["attachments"].([]any); ok {
-		for _, x := range raw {
-			f, _ := x.(map[string]any)
-			name, _ := f["name"].(string)
-			content, _ := f["content"].(string)
-			enc, _ := f["encoding"].(string)
-			mime, _ := f["mimeType"].(string)
-			files = append(files, attachments.File{Name: name, Content: content, Encoding: enc, MimeType: mime})
-		}
+	files, ferr := parseAttachments(p["attachments"])
+	if ferr != nil {
+		return spawnErr("error", ferr.Error()), nil
 	}
 	mountPath := ""
 	if a, ok := p["attachAs"].(map[string]any); ok {
@@ -346,4 +339,62 @@ func (m *Manager) storeKey(key, agentID string) string {
 		return key
 	}
 	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(cmp.Or(agentID, sessionkey.AgentID(key))), key, m.cfg.Config.MainKey())
+}
+
+// parseAttachments reads the attachments param: absent or null is none;
+// anything but an array of objects whose name, content, encoding and
+// mimeType are strings (when given) is refused, never ignored.
+func parseAttachments(raw any) ([]attachments.File, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("attachments must be an array of {name, content, encoding?, mimeType?} objects, got %s", jsonType(raw))
+	}
+	files := make([]attachments.File, 0, len(list))
+	for i, x := range list {
+		f, ok := x.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("attachments[%d] must be an object, got %s", i, jsonType(x))
+		}
+		var file attachments.File
+		// Missing names and contents are left to the attachment checks,
+		// which give the reference's errors; wrong types stop here.
+		for _, fld := range []struct {
+			name string
+			dst  *string
+		}{{"name", &file.Name}, {"content", &file.Content}, {"encoding", &file.Encoding}, {"mimeType", &file.MimeType}} {
+			v, present := f[fld.name]
+			if !present || v == nil {
+				continue
+			}
+			str, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("attachments[%d].%s must be a string, got %s", i, fld.name, jsonType(v))
+			}
+			*fld.dst = str
+		}
+		files = append(files, file)
+	}
+	return files, nil
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
 }

@@ -115,6 +115,9 @@ var (
 // Decode parses and strictly validates one frame of any type. It returns a
 // *DecodeError for anything that is not a valid frame.
 func Decode(data []byte) (*Frame, error) {
+	if nestingExceeds(data, MaxNesting) {
+		return nil, tooDeep(data)
+	}
 	members, ok := object(data)
 	if !ok {
 		if !json.Valid(data) {

@@ -41,3 +41,38 @@ func TestCheck(t *testing.T) {
 		t.Fatal("Check(garbage) = nil")
 	}
 }
+
+// The database and its WAL and shared-memory files are private, and an
+// existing world-readable database is tightened.
+func TestFilesArePrivate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "db.sqlite")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %o, want 600", filepath.Base(p), fi.Mode().Perm())
+		}
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(p), err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %o after reopen, want 600", filepath.Base(p), fi.Mode().Perm())
+		}
+	}
+}

@@ -129,6 +129,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			s.closeAll()
 		}
 	}()
+	if err := privateFiles(path); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
 
 	busy := strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
 	syncMode := "NORMAL"
@@ -390,3 +393,30 @@ type connector struct{ dsn string }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
 func (c connector) Driver() driver.Driver                        { return drv }
+
+// privateFiles creates the database file 0600 when it does not exist, so
+// that SQLite, which gives its WAL and shared-memory files the database
+// file's mode, creates those 0600 too; existing files are tightened to
+// 0600. Transcripts are private.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, fi.Mode().Perm()&0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
