@@ -246,8 +246,21 @@ type Gateway struct {
 	// Bind is "loopback" (default), "lan" or an IP address; the
 	// reference's "auto", "tailnet" and "custom" are accepted with a
 	// warning.
-	Bind string      `json:"bind,omitempty"`
-	Auth GatewayAuth `json:"auth,omitzero"`
+	Bind      string           `json:"bind,omitempty"`
+	Auth      GatewayAuth      `json:"auth,omitzero"`
+	ControlUI GatewayControlUI `json:"controlUi,omitzero"`
+}
+
+// GatewayControlUI is "gateway.controlUi": which browser origins may open
+// the gateway's WebSocket.
+type GatewayControlUI struct {
+	// AllowedOrigins lists browser origins ("https://ui.example.com")
+	// admitted besides private same-origin loads.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+	// DangerouslyAllowHostHeaderOriginFallback admits any browser origin
+	// that matches the request's Host header, public names included, which
+	// DNS rebinding can exploit.
+	DangerouslyAllowHostHeaderOriginFallback bool `json:"dangerouslyAllowHostHeaderOriginFallback,omitempty"`
 }
 
 // GatewayAuth is "gateway.auth"; see Config.GatewayAuth for the effective
@@ -257,6 +270,17 @@ type GatewayAuth struct {
 	Mode     string `json:"mode,omitempty"`
 	Token    string `json:"token,omitempty"`
 	Password string `json:"password,omitempty"`
+	// RateLimit limits failed authentication attempts per client address.
+	RateLimit *AuthRateLimit `json:"rateLimit,omitempty"`
+}
+
+// AuthRateLimit is "gateway.auth.rateLimit" (defaults: 10 failures per
+// 60000 ms, then 300000 ms locked out; loopback exempt).
+type AuthRateLimit struct {
+	MaxAttempts    *int  `json:"maxAttempts,omitempty"`
+	WindowMs       *int  `json:"windowMs,omitempty"`
+	LockoutMs      *int  `json:"lockoutMs,omitempty"`
+	ExemptLoopback *bool `json:"exemptLoopback,omitempty"`
 }
 
 // Logging is the "logging" section.

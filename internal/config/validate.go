@@ -326,6 +326,17 @@ func (k *checker) vars(p keyPath, s string) {
 func (k *checker) gateway() {
 	g := k.c.Gateway
 	gp := path("gateway")
+	if rl := g.Auth.RateLimit; rl != nil {
+		rp := gp.key("auth").key("rateLimit")
+		k.intRange(rp.key("maxAttempts"), rl.MaxAttempts, 1, 1_000_000)
+		k.intRange(rp.key("windowMs"), rl.WindowMs, 1, 86_400_000)
+		k.intRange(rp.key("lockoutMs"), rl.LockoutMs, 1, 86_400_000)
+	}
+	for i, o := range g.ControlUI.AllowedOrigins {
+		if u, err := url.Parse(strings.TrimSpace(o)); o != "*" && (err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/")) {
+			k.fail(gp.key("controlUi").key("allowedOrigins").index(i), "must be an origin such as \"https://ui.example.com\" (scheme and host, no path), got %q", o)
+		}
+	}
 	k.enum(gp.key("mode"), g.Mode, "local", "remote")
 	k.intRange(gp.key("port"), g.Port, 1, 65535)
 	bind, alias := parseBind(g.Bind)

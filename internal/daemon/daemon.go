@@ -307,19 +307,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	gw, err := gateway.New(gateway.Config{
-		Runner:          runner,
-		Store:           st,
-		Config:          cfg,
-		Logger:          log,
-		Version:         opts.Version,
-		StorePath:       filepath.Join(paths.StateDir, DBFile),
-		StateDir:        paths.StateDir,
-		LogFile:         logs.path(),
-		Catalog:         mods.Catalog,
-		Models:          mods,
-		DefaultModelRef: mods.DefaultModelRef,
-		Tools:           box.All,
-		Subagents:       subs,
+		Runner:                runner,
+		Store:                 st,
+		Config:                cfg,
+		Logger:                log,
+		Version:               opts.Version,
+		StorePath:             filepath.Join(paths.StateDir, DBFile),
+		StateDir:              paths.StateDir,
+		LogFile:               logs.path(),
+		Catalog:               mods.Catalog,
+		AllowedOrigins:        cfg.Gateway.ControlUI.AllowedOrigins,
+		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
+		Models:                mods,
+		DefaultModelRef:       mods.DefaultModelRef,
+		Tools:                 box.All,
+		Subagents:             subs,
 	})
 	if err != nil {
 		return nil, err
@@ -472,4 +474,26 @@ func privateDir(dir string) error {
 		return os.Chmod(dir, 0o700)
 	}
 	return nil
+}
+
+// authRateLimit turns gateway.auth.rateLimit into the gateway's limiter
+// settings (nil: the defaults).
+func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
+	out := gateway.DefaultAuthRateLimit
+	if rl == nil {
+		return &out
+	}
+	if rl.MaxAttempts != nil {
+		out.MaxAttempts = *rl.MaxAttempts
+	}
+	if rl.WindowMs != nil {
+		out.Window = time.Duration(*rl.WindowMs) * time.Millisecond
+	}
+	if rl.LockoutMs != nil {
+		out.Lockout = time.Duration(*rl.LockoutMs) * time.Millisecond
+	}
+	if rl.ExemptLoopback != nil {
+		out.ExemptLoopback = *rl.ExemptLoopback
+	}
+	return &out
 }

@@ -35,6 +35,7 @@ type conn struct {
 	log    *slog.Logger
 	id     string
 	remote string
+	origin string // the browser page's Origin header, "" for other clients
 	local  net.Addr
 
 	ctx    context.Context // ends when the connection does

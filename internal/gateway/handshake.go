@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
@@ -22,6 +23,7 @@ const (
 	msgInvalidFrame       = "invalid request frame"
 	msgProtocolMismatch   = "protocol mismatch"
 	msgTokenMismatch      = "unauthorized: gateway token mismatch (use this gateway's gateway.auth.token or pair the device)"
+	msgAuthRateLimited    = "unauthorized: too many failed authentication attempts (retry later)"
 	msgPasswordMismatch   = "unauthorized: gateway password mismatch (use this gateway's gateway.auth.password or pair the device)"
 	msgDeviceRequired     = "device identity required"
 	msgPairingRequired    = "pairing required"
@@ -222,6 +224,10 @@ func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
 			"code": wire.DetailPairingRequired,
 		}), websocket.StatusPolicyViolation}
 	}
+	key := c.s.authLimit.key(c.remote, c.origin)
+	if left, locked := c.s.authLimit.blocked(key); locked {
+		return "", rateLimited(left)
+	}
 	matched := 0
 	for _, g := range given {
 		// An empty configured secret never matches.
@@ -230,6 +236,9 @@ func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
 		}
 	}
 	if matched == 0 {
+		if c.s.authLimit.fail(key) {
+			return "", rateLimited(c.s.authLimit.cfg.Lockout)
+		}
 		return "", &handshakeError{wire.NewError(wire.CodeInvalidRequest, msg).WithDetails(map[string]any{
 			"code":                    detail,
 			"authReason":              reason,
@@ -237,7 +246,18 @@ func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
 			"recommendedNextStep":     "update_auth_credentials",
 		}), websocket.StatusPolicyViolation}
 	}
+	c.s.authLimit.succeed(key)
 	return auth.Mode, nil
+}
+
+// rateLimited is the reference's answer to a client locked out after too
+// many wrong secrets.
+func rateLimited(left time.Duration) *handshakeError {
+	return &handshakeError{wire.NewError(wire.CodeInvalidRequest, msgAuthRateLimited).WithRetry(max(left.Milliseconds(), 1)).WithDetails(map[string]any{
+		"code":                wire.DetailAuthRateLimited,
+		"authReason":          "rate_limited",
+		"recommendedNextStep": "wait_then_retry",
+	}), websocket.StatusPolicyViolation}
 }
 
 // isLoopback reports whether the listener address is a loopback address.

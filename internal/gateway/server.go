@@ -152,9 +152,17 @@ type Config struct {
 	// are never throttled); zero means 100ms, negative sends every delta.
 	// Text held back is always sent before the run's next chat event.
 	ChatDeltaInterval time.Duration
-	// OriginPatterns admits browser origins other than the request host
-	// (see websocket.AcceptOptions).
-	OriginPatterns []string
+	// AuthRateLimit limits failed authentication attempts per client; nil
+	// means DefaultAuthRateLimit, and zero counts and durations in it mean
+	// the default's.
+	AuthRateLimit *AuthRateLimit
+	// AllowedOrigins admits browser origins besides private same-origin
+	// loads (gateway.controlUi.allowedOrigins); "*" admits every origin.
+	AllowedOrigins []string
+	// AllowHostHeaderOrigin admits a browser origin that matches the Host
+	// header even for a public name
+	// (gateway.controlUi.dangerouslyAllowHostHeaderOriginFallback).
+	AllowHostHeaderOrigin bool
 }
 
 // Server is the WebSocket protocol server. Create with New, mount as an
@@ -169,6 +177,8 @@ type Server struct {
 	defaultAgent string
 	started      time.Time
 	instanceID   string // this gateway's system-presence instanceId
+	origins      originPolicy
+	authLimit    *authLimiter
 
 	presenceVersion atomic.Int64 // stateVersion.presence
 
@@ -253,6 +263,12 @@ func New(cfg Config) (*Server, error) {
 		s.newID = uuid.NewString
 	}
 	s.instanceID = s.newID()
+	s.origins = newOriginPolicy(cfg.AllowedOrigins, cfg.AllowHostHeaderOrigin)
+	arl := DefaultAuthRateLimit
+	if cfg.AuthRateLimit != nil {
+		arl = *cfg.AuthRateLimit
+	}
+	s.authLimit = newAuthLimiter(arl, s.now, s.log)
 	s.started = s.now()
 	s.registerMethods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -291,9 +307,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
+	// Browsers are held to the origin policy (DNS rebinding, cross-site
+	// pages); the WebSocket library's own same-host check is then moot.
+	if reason := s.origins.check(r); reason != "" {
+		s.log.Warn("websocket refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "host", r.Host, "reason", reason)
+		http.Error(w, reason, http.StatusForbidden)
+		return
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		CompressionMode: websocket.CompressionDisabled,
-		OriginPatterns:  s.cfg.OriginPatterns,
+		CompressionMode:    websocket.CompressionDisabled,
+		InsecureSkipVerify: true, // checked above
 	})
 	if err != nil {
 		s.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
@@ -301,6 +324,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	c := newConn(s, ws, r.RemoteAddr, local)
+	c.origin = r.Header.Get("Origin")
 	if !s.addConn(c) {
 		ws.Close(websocket.StatusServiceRestart, "gateway shutting down")
 		return

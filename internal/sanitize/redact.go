@@ -43,7 +43,15 @@ type RedactOptions struct {
 	// Validate reports the latter. If every entry is skipped, nothing is
 	// redacted.
 	Patterns []string
+	// Secrets are literal values that are always masked where redaction is
+	// on, whatever the patterns: the gateway's token and password and the
+	// providers' API keys. Values shorter than MinSecretLen are ignored (they
+	// would mask ordinary words).
+	Secrets []string
 }
+
+// MinSecretLen is the shortest literal secret RedactOptions.Secrets masks.
+const MinSecretLen = 8
 
 // Validate reports every problem with o: a Mode other than "", RedactTools
 // or RedactOff, and each pattern that does not compile. A Redactor built
@@ -94,10 +102,19 @@ func NewRedactor(opts RedactOptions) *Redactor {
 	if opts.Mode == RedactOff {
 		return &Redactor{off: true}
 	}
-	if len(opts.Patterns) == 0 {
-		return defaultRedactor
+	var secrets []rule
+	for _, sec := range opts.Secrets {
+		if len(sec) >= MinSecretLen {
+			secrets = append(secrets, rule{re: regexp.MustCompile(regexp.QuoteMeta(sec))})
+		}
 	}
-	r := &Redactor{}
+	if len(opts.Patterns) == 0 {
+		if len(secrets) == 0 {
+			return defaultRedactor
+		}
+		return &Redactor{rules: append(secrets, defaultRedactor.rules...)}
+	}
+	r := &Redactor{rules: secrets}
 	for _, p := range opts.Patterns {
 		if isBlank(p) {
 			continue

@@ -235,3 +235,29 @@ func TestRedactAppliesPatternsInOrder(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestRedactLiteralSecrets(t *testing.T) {
+	tok := "gw-3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+	for _, tc := range []struct {
+		name string
+		opts RedactOptions
+		want bool // whether tok is masked
+	}{
+		{"default patterns", RedactOptions{Secrets: []string{tok}}, true},
+		{"custom patterns replace defaults, not secrets", RedactOptions{Patterns: []string{"nothing-matches-this"}, Secrets: []string{tok}}, true},
+		{"redaction off", RedactOptions{Mode: RedactOff, Secrets: []string{tok}}, false},
+	} {
+		r := NewRedactor(tc.opts)
+		out, changed := r.Redact("here is the token " + tok + " pasted")
+		if masked := !strings.Contains(out, tok); masked != tc.want || changed != tc.want {
+			t.Errorf("%s: %q (changed %v)", tc.name, out, changed)
+		}
+	}
+	r := NewRedactor(RedactOptions{Secrets: []string{"short", "", "pass.wd+more"}})
+	if out, _ := r.Redact("a short word"); out != "a short word" {
+		t.Errorf("a secret under %d bytes was masked: %q", MinSecretLen, out)
+	}
+	if out, _ := r.Redact("pw is pass.wd+more!"); strings.Contains(out, "pass.wd+more") {
+		t.Errorf("a secret with regexp metacharacters leaked: %q", out)
+	}
+}

@@ -22,6 +22,7 @@ const (
 const (
 	DetailMissingScope            = "MISSING_SCOPE"
 	DetailAuthTokenMismatch       = "AUTH_TOKEN_MISMATCH"
+	DetailAuthRateLimited         = "AUTH_RATE_LIMITED"
 	DetailAuthPasswordMismatch    = "AUTH_PASSWORD_MISMATCH"
 	DetailAuthModeUnsupported     = "AUTH_MODE_UNSUPPORTED"
 	DetailProtocolMismatch        = "PROTOCOL_MISMATCH"

@@ -569,3 +569,29 @@ func TestListCap(t *testing.T) {
 		t.Errorf("cancelled list: %v", err)
 	}
 }
+
+// A hard link planted in the workspace to a file outside it must not let
+// write change that file (it once did).
+func TestWriteRefusesHardLinks(t *testing.T) {
+	s := newSandbox(t)
+	ctx := s.ctx()
+	outside := filepath.Join(filepath.Dir(s.ws), "outside-secret.txt") // same file system
+	if strings.HasPrefix(outside, s.ws+string(filepath.Separator)) {
+		t.Fatal("the outside file is inside the workspace")
+	}
+	if err := os.WriteFile(outside, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(s.ws, "planted.txt")); err != nil {
+		t.Fatalf("cannot make a hard link: %v", err)
+	}
+	for _, appendMode := range []bool{false, true} {
+		_, err := call(t, ctx, tool("write"), map[string]any{"path": "planted.txt", "content": "overwritten", "append": appendMode})
+		if err == nil || !strings.Contains(err.Error(), "hard links") {
+			t.Errorf("write (append %v) through a hard link: %v", appendMode, err)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep me" {
+		t.Errorf("the outside file changed: %q", b)
+	}
+}

@@ -91,13 +91,29 @@ func (writeTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result,
 			return nil, opError(path, err)
 		}
 	}
-	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	// Opened without truncating, so that a file with other hard links (one
+	// may live outside the workspace) is refused before anything changes;
+	// the link count is read from the open file, not the path.
+	flag := os.O_WRONLY | os.O_CREATE
 	if appendMode {
-		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		flag |= os.O_APPEND
 	}
 	f, err := root.OpenFile(rel, flag, 0o600)
 	if err != nil {
 		return nil, opError(path, err)
+	}
+	if fi, err := f.Stat(); err != nil {
+		f.Close()
+		return nil, opError(path, err)
+	} else if n := linkCount(fi); n > 1 {
+		f.Close()
+		return nil, fmt.Errorf("refusing to write %s: it has %d hard links, and another one may be outside the workspace", path, n)
+	}
+	if !appendMode {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return nil, opError(path, err)
+		}
 	}
 	n, err := f.WriteString(content)
 	if cerr := f.Close(); err == nil {

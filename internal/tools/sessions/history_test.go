@@ -444,3 +444,20 @@ func TestHistoryReadError(t *testing.T) {
 		t.Errorf("err = %v, want %v", err, errInjected)
 	}
 }
+
+// The gateway's token and password pasted into a message do not come back
+// out of sessions_history.
+func TestHistoryRedactsGatewaySecrets(t *testing.T) {
+	const tok, pw = "tok-0123456789abcdefghijklmnop", "correct horse battery staple"
+	e := newEnv(t, `{gateway: {auth: {mode: "token", token: "`+tok+`", password: "`+pw+`"}}}`)
+	s := e.sess(store.Session{Key: "agent:main:main", SessionID: idMain})
+	e.msgs(s.SessionID, userMsg("my token is "+tok+" and the password "+pw))
+	d := e.mustCall(mainCaller, HistoryToolName, map[string]any{"sessionKey": "main"})
+	b, _ := json.Marshal(d["messages"])
+	if strings.Contains(string(b), tok) || strings.Contains(string(b), pw) {
+		t.Errorf("a gateway secret came back: %s", b)
+	}
+	if d["contentRedacted"] != true {
+		t.Errorf("contentRedacted = %v", d["contentRedacted"])
+	}
+}

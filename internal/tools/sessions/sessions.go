@@ -100,7 +100,7 @@ func New(d Deps) *Tools {
 		log:   d.Logger.With("component", "sessions-tools"),
 		alias: sessionkey.NewMainAlias(d.Config.Scope(), d.Config.MainKey()),
 		redactor: sanitize.NewRedactor(sanitize.RedactOptions{
-			Mode: d.Config.RedactSensitive(), Patterns: d.Config.RedactPatterns(),
+			Mode: d.Config.RedactSensitive(), Patterns: d.Config.RedactPatterns(), Secrets: configSecrets(d.Config),
 		}),
 	}
 	t.flows = newFlows(t)
@@ -183,4 +183,16 @@ func (t *Tools) storeKey(c *callCtx, key string) string {
 		return key
 	}
 	return sessionkey.ToStoreKey(c.agentID, key, t.d.Config.MainKey())
+}
+
+// configSecrets lists the secret values of the configuration that must
+// never come back out of a transcript: the gateway's token and password
+// and every provider's API key.
+func configSecrets(c *config.Config) []string {
+	auth := c.GatewayAuth()
+	out := []string{auth.Token, auth.Password}
+	for _, p := range c.Providers() {
+		out = append(out, p.APIKey)
+	}
+	return out
 }
