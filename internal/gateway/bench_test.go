@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // reportPercentiles reports the p50 and p99 of ds in microseconds.
@@ -88,4 +89,41 @@ func BenchmarkChatSendRoundTrip(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, ds)
+}
+
+// BenchmarkSessionsList measures sessions.list {limit: 100} through the
+// gateway as the store grows: the page is the store's, so the time should
+// not grow with the number of sessions.
+func BenchmarkSessionsList(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run("sessions="+strconv.Itoa(n), func(b *testing.B) {
+			e := newEnv(b, envOptions{})
+			ctx := context.Background()
+			base := time.Now().Add(-time.Hour)
+			for i := range n {
+				key := "agent:main:chat:" + strconv.Itoa(i)
+				if i%10 == 0 {
+					key = "agent:main:subagent:" + strconv.Itoa(i)
+				}
+				if err := e.store.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid-" + strconv.Itoa(i), AgentID: "main",
+					UpdatedAt: base.Add(time.Duration(i) * time.Millisecond)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			c := e.operator()
+			params := map[string]any{"limit": 100, "excludeSubagents": true}
+			ds := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				f := c.call(wire.MethodSessionsList, params)
+				ds = append(ds, time.Since(start))
+				if !f.OK {
+					b.Fatal(f.Error)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, ds)
+		})
+	}
 }

@@ -186,44 +186,58 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 	if p.ActiveMinutes != nil {
 		opts.UpdatedSince = s.now().Add(-time.Duration(*p.ActiveMinutes) * time.Minute)
 	}
-	all, err := s.cfg.Store.ListSessions(ctx, opts)
+	opts.Exclude = listExclusions(p, spawnedBy != "")
+	// Filters, order and the page are the store's: one more row than the
+	// page says whether there are more.
+	offset := 0
+	if p.Offset != nil {
+		offset = max(*p.Offset, 0)
+	}
+	opts.Offset = offset
+	if p.Limit != nil {
+		opts.Limit = *p.Limit + 1
+	}
+	page, err := s.cfg.Store.ListSessions(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]wire.SessionRow, 0, len(all))
-	for _, sess := range all {
-		switch {
-		case sessionkey.IsCronRun(sess.Key):
-			continue
-		case sess.Key == sessionkey.GlobalKey && (!p.IncludeGlobal || spawnedBy != ""):
-			continue
-		case sess.Key == sessionkey.UnknownKey && (!p.IncludeUnknown || spawnedBy != ""):
-			continue
-		case p.ExcludeSubagents && sessionkey.IsSubagent(sess.Key):
-			continue
-		case p.ExcludeCron && sessionkey.IsCron(sess.Key):
-			continue
-		}
-		rows = append(rows, row(sess))
-	}
 	res := wire.SessionsListResult{TS: s.now().UnixMilli(), Path: s.cfg.StorePath, Defaults: s.listDefaults()}
-	offset := 0
-	if p.Offset != nil {
-		offset = min(*p.Offset, len(rows))
-	}
-	rows = rows[offset:]
 	if p.Limit != nil {
 		res.LimitApplied = *p.Limit
-		if len(rows) > *p.Limit {
-			rows = rows[:*p.Limit]
+		if len(page) > *p.Limit {
+			page = page[:*p.Limit]
 			res.HasMore = true
 			next := offset + *p.Limit
 			res.NextOffset = &next
 		}
 	}
+	rows := make([]wire.SessionRow, 0, len(page))
+	for _, sess := range page {
+		rows = append(rows, row(sess))
+	}
 	res.Sessions = rows
 	res.Count = len(rows)
 	return res, nil
+}
+
+// listExclusions are the key classes sessions.list leaves out: cron runs
+// always; global and unknown unless asked for (and always under spawnedBy);
+// sub-agents and cron sessions when asked.
+func listExclusions(p wire.SessionsListParams, underSpawnedBy bool) store.KeyClass {
+	ex := store.ClassCronRun
+	if !p.IncludeGlobal || underSpawnedBy {
+		ex |= store.ClassGlobal
+	}
+	if !p.IncludeUnknown || underSpawnedBy {
+		ex |= store.ClassUnknown
+	}
+	if p.ExcludeSubagents {
+		ex |= store.ClassSubagent
+	}
+	if p.ExcludeCron {
+		ex |= store.ClassCron
+	}
+	return ex
 }
 
 func (s *Server) listDefaults() wire.ListDefaults {

@@ -175,8 +175,10 @@ type ListOptions struct {
 	// Search is a case-insensitive substring of key, sessionId, label or
 	// displayName.
 	Search string
-	Limit  int // 0 = no limit
-	Offset int
+	// Exclude leaves out sessions whose key is in any of these classes.
+	Exclude KeyClass
+	Limit   int // 0 = no limit
+	Offset  int
 }
 
 // HistoryOptions selects a window of a transcript.

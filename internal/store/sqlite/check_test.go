@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 func TestCheck(t *testing.T) {
@@ -74,5 +76,33 @@ func TestFilesArePrivate(t *testing.T) {
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s mode %o after reopen, want 600", filepath.Base(p), fi.Mode().Perm())
 		}
+	}
+}
+
+// Sessions stored before key classes existed are classified on open.
+func TestKeyClassBackfill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"agent:main:main", "agent:main:subagent:x", "global"} {
+		if err := s.CreateSession(ctx, &store.Session{Key: k, SessionID: "sid-" + k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.w.ExecContext(ctx, `UPDATE sessions SET key_class = -1`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.ListSessions(ctx, store.ListOptions{Exclude: store.ClassSubagent | store.ClassGlobal})
+	if err != nil || len(got) != 1 || got[0].Key != "agent:main:main" {
+		t.Fatalf("after backfill: %v, %v", got, err)
 	}
 }

@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // migrations is the schema history: migrations[i] brings the database from
@@ -113,6 +116,9 @@ CREATE INDEX messages_run ON messages (session_id, run_id, seq);
 ALTER TABLE messages ADD COLUMN idem_key TEXT NOT NULL DEFAULT '';
 CREATE UNIQUE INDEX messages_idem ON messages (session_id, idem_key) WHERE idem_key != '';
 `,
+	// 6: key classes (store.ClassOf), so listings filter in the query.
+	// Rows from before are classified by backfillKeyClass after migrating.
+	`ALTER TABLE sessions ADD COLUMN key_class INTEGER NOT NULL DEFAULT -1`,
 }
 
 // schemaVersion is the version this binary migrates to.
@@ -152,4 +158,43 @@ func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// backfillKeyClass classifies the sessions written before key classes were
+// stored (key_class -1), in batches, each batch one transaction.
+func backfillKeyClass(ctx context.Context, db *sql.DB) error {
+	for {
+		rows, err := db.QueryContext(ctx, `SELECT key FROM sessions WHERE key_class = -1 LIMIT 1000`)
+		if err != nil {
+			return fmt.Errorf("key classes: %w", err)
+		}
+		var keys []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return fmt.Errorf("key classes: %w", err)
+			}
+			keys = append(keys, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("key classes: %w", err)
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("key classes: %w", err)
+		}
+		for _, k := range keys {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET key_class = ? WHERE key = ?`, int64(store.ClassOf(k)), k); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("key classes: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("key classes: %w", err)
+		}
+	}
 }

@@ -26,12 +26,14 @@ const (
 
 	qSessionsByID = `SELECT ` + sessionCols + ` FROM sessions WHERE session_id = ? ORDER BY key`
 
-	qInsertSession = `INSERT INTO sessions (` + sessionCols + `)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	// The key class is written with the row and never changes: the key is
+	// the row's identity.
+	qInsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (key) DO NOTHING`
 
-	qUpsertSession = `INSERT INTO sessions (` + sessionCols + `)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+	qUpsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (key) DO UPDATE SET
 		session_id = excluded.session_id, agent_id = excluded.agent_id,
 		kind = excluded.kind, channel = excluded.channel,
@@ -119,7 +121,7 @@ func sessionArgs(s *store.Session) ([]any, error) {
 		s.ContextTokens, s.InputTokens, s.OutputTokens, s.TotalTokens,
 		boolInt(s.SystemSent), boolInt(s.AbortedLastRun), s.SendPolicy,
 		s.LastChannel, s.LastTo, s.LastAccountID, dc, extra,
-		toMs(s.CreatedAt), toMs(s.UpdatedAt)}, nil
+		toMs(s.CreatedAt), toMs(s.UpdatedAt), int64(store.ClassOf(s.Key))}, nil
 }
 
 func boolInt(b bool) int64 {
@@ -240,6 +242,10 @@ func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
 			OR sb_icontains(label, ?) OR sb_icontains(display_name, ?))`)
 		needle := strings.ToLower(opts.Search)
 		args = append(args, needle, needle, needle, needle)
+	}
+	if opts.Exclude != 0 {
+		q.WriteString(` AND (key_class & ?) = 0`)
+		args = append(args, int64(opts.Exclude))
 	}
 	return args
 }

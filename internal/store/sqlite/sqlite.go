@@ -155,6 +155,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if err := migrate(ctx, s.w, s.now); err != nil {
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
+	if err := backfillKeyClass(ctx, s.w); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
 	for _, q := range writerQueries {
 		if err := s.wc.prepare(ctx, s.w, q); err != nil {
 			return nil, fmt.Errorf("sqlite.Open: prepare: %w", err)

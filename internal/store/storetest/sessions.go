@@ -272,6 +272,11 @@ func testListSessions(t *testing.T, s store.Store) {
 		{"search sessionId", store.ListOptions{Search: "sid-" + pad12("global")}, []string{"global"}},
 		{"search with limit", store.ListOptions{Search: "agent:main", Limit: 2, Offset: 1}, []string{"agent:main:telegram:group:1", "agent:main:subagent:a"}},
 		{"no match", store.ListOptions{AgentID: "nobody"}, nil},
+		{"exclude subagents", store.ListOptions{Exclude: store.ClassSubagent}, []string{
+			"agent:main:main", "agent:ops:main", "agent:main:telegram:group:1", "agent:ops:discord:group:9", "global"}},
+		{"exclude global and subagents, paged", store.ListOptions{Exclude: store.ClassGlobal | store.ClassSubagent, Limit: 2, Offset: 3},
+			[]string{"agent:ops:discord:group:9"}},
+		{"exclude with agent", store.ListOptions{AgentID: "main", Exclude: store.ClassSubagent}, []string{"agent:main:main", "agent:main:telegram:group:1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -172,24 +172,16 @@ func (t *Tools) listEntries(ctx context.Context, c *callCtx, hasLimit bool, limi
 	if hasActive {
 		opts.UpdatedSince = t.d.Now().Add(-time.Duration(activeMinutes) * time.Minute)
 	}
-	all, err := t.d.Store.ListSessions(ctx, opts)
-	if err != nil {
-		return nil, err
+	// Filters and the limit run in the store, in its order: O(page), not
+	// O(sessions).
+	opts.Exclude = store.ClassCronRun
+	if c.restrict {
+		opts.Exclude |= store.ClassGlobal | store.ClassUnknown
 	}
-	out := all[:0]
-	for _, s := range all {
-		switch {
-		case sessionkey.IsCronRun(s.Key):
-			continue
-		case sessionkey.IsReserved(s.Key) && c.restrict:
-			continue
-		}
-		out = append(out, s)
+	if hasLimit {
+		opts.Limit = limit
 	}
-	if hasLimit && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return t.d.Store.ListSessions(ctx, opts)
 }
 
 // listRow builds the row of session entry e of kind kind.
