@@ -7,7 +7,13 @@
 //   - connect+handshake latency (p50/p99);
 //   - warm chat.send → chat final latency on one session (p50/p99).
 //
+// With -clients it runs many-clients workloads instead: N connected clients,
+// of which some send warm turns on their own sessions while all read the
+// broadcast events; it prints turns/s, latency and server CPU per turn.
+//
 // Usage: go run ./bench/gateway [-bin path] [-sessions 1000] [-turns 500]
+//
+//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s]
 package main
 
 import (
@@ -44,6 +50,8 @@ func run() error {
 	nTurns := flag.Int("turns", 500, "warm chat.send turns to time")
 	nDials := flag.Int("dials", 200, "connect+handshake samples")
 	starts := flag.Int("starts", 5, "cold starts to time (the best and median are printed)")
+	clientsSpec := flag.String("clients", "", "many-clients workloads instead: comma-separated N[/senders] (e.g. 1,10,100,1000/100)")
+	duration := flag.Duration("duration", 5*time.Second, "how long each many-clients workload runs")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "sb-bench-")
@@ -58,6 +66,26 @@ func run() error {
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build: %w", err)
 		}
+	}
+
+	if *clientsSpec != "" {
+		for _, spec := range strings.Split(*clientsSpec, ",") {
+			n, senders, ok := strings.Cut(spec, "/")
+			nc, err := strconv.Atoi(n)
+			if err != nil {
+				return fmt.Errorf("-clients %q: %w", spec, err)
+			}
+			ns := nc
+			if ok {
+				if ns, err = strconv.Atoi(senders); err != nil {
+					return fmt.Errorf("-clients %q: %w", spec, err)
+				}
+			}
+			if err := manyClients(*bin, tmp, nc, ns, *duration); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 
 	// Cold starts, each on a fresh state dir.

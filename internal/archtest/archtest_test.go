@@ -381,6 +381,7 @@ var importAllowLists = map[string][]string{
 		"internal/agent",
 		"internal/config",
 		"internal/gateway/wire",
+		"internal/jsonenc",
 		"internal/logfile",
 		"internal/policy",
 		"internal/sessionkey",

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -35,7 +36,8 @@ type conn struct {
 	log    *slog.Logger
 	id     string
 	remote string
-	origin string // the browser page's Origin header, "" for other clients
+	origin string    // the browser page's Origin header, "" for other clients
+	cork   *corkConn // the socket; nil in tests without one
 	local  net.Addr
 
 	ctx    context.Context // ends when the connection does
@@ -54,14 +56,17 @@ type conn struct {
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex
-	ready       bool     // hello-ok is queued: events may flow
-	queue       [][]byte // frames not yet handed to the writer
-	queued      int64    // bytes queued or being written
-	seq         int64    // last event seq sent after hello
-	closing     bool     // nothing more is queued
+	ready       bool       // hello-ok is queued: events may flow
+	queue       []outFrame // frames not yet handed to the writer
+	queued      int64      // bytes queued or being written
+	ownQueued   int64      // of those, the bytes not in shared payloads
+	seq         int64      // last event seq sent after hello
+	closing     bool       // nothing more is queued
 	closeCode   websocket.StatusCode
 	closeReason string
 	pending     map[string]context.CancelCauseFunc // by request id
+
+	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
 }
 
 func newConn(s *Server, ws *websocket.Conn, remote string, local net.Addr) *conn {
@@ -98,6 +103,12 @@ func (c *conn) serve() {
 		for _, cancel := range c.pending {
 			cancel(errConnClosed)
 		}
+		// What was never written leaves the budget with the queue.
+		c.s.queuedTotal.Add(-c.ownQueued)
+		for _, f := range c.queue {
+			f.release()
+		}
+		c.queued, c.ownQueued, c.queue = 0, 0, nil
 		c.mu.Unlock()
 		c.wg.Wait()
 		c.log.Debug("connection closed", "cause", context.Cause(c.ctx))
@@ -166,15 +177,36 @@ func (c *conn) writeLoop() {
 		c.queue = nil
 		closing, code, reason := c.closing, c.closeCode, c.closeReason
 		c.mu.Unlock()
-		for _, b := range batch {
-			if err := c.ws.Write(c.ctx, websocket.MessageText, b); err != nil {
+		if len(batch) > 1 && c.cork != nil {
+			c.cork.cork() // the batch leaves in one write
+		}
+		if len(batch) > 0 {
+			c.writing.Store(time.Now().UnixNano())
+		}
+		var written, own int64
+		for i, f := range batch {
+			if err := c.write(f); err != nil {
+				for _, rest := range batch[i:] {
+					rest.release()
+				}
 				c.cancel(err)
 				return
 			}
-			c.mu.Lock()
-			c.queued -= int64(len(b))
-			c.mu.Unlock()
+			written += f.size()
+			own += f.ownSize()
 		}
+		c.writing.Store(0)
+		if c.cork != nil {
+			if err := c.cork.uncork(); err != nil {
+				c.cancel(err)
+				return
+			}
+		}
+		c.mu.Lock()
+		c.queued -= written
+		c.ownQueued -= own
+		c.mu.Unlock()
+		c.s.queuedTotal.Add(-own)
 		if len(batch) > 0 {
 			continue
 		}
@@ -203,7 +235,7 @@ func (c *conn) signal() {
 // queued. Never blocks.
 func (c *conn) enqueue(b []byte, dropIfSlow bool) bool {
 	c.mu.Lock()
-	ok := c.enqueueLocked(b, dropIfSlow)
+	ok := c.enqueueLocked(outFrame{raw: b}, dropIfSlow)
 	c.mu.Unlock()
 	if ok {
 		c.signal()
@@ -211,23 +243,57 @@ func (c *conn) enqueue(b []byte, dropIfSlow bool) bool {
 	return ok
 }
 
-func (c *conn) enqueueLocked(b []byte, dropIfSlow bool) bool {
+func (c *conn) enqueueLocked(f outFrame, dropIfSlow bool) bool {
 	if c.closing {
 		return false
 	}
-	if c.queued+int64(len(b)) > c.s.cfg.MaxBufferedBytes {
+	size := f.size()
+	overOwn := c.queued+size > c.s.cfg.MaxBufferedBytes
+	// Past the global budget, a connection whose writer is stuck with a
+	// backlog gives way; one that keeps up is never blamed.
+	overAll := c.s.queuedTotal.Load() > c.s.cfg.MaxQueuedBytes && c.stalled()
+	if overOwn || overAll {
 		if dropIfSlow {
 			return false
 		}
-		c.closing = true
-		c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued)
-		c.cancel(errSlowConsumer)
+		c.dropSlowLocked()
 		return false
 	}
-	c.queue = append(c.queue, b)
-	c.queued += int64(len(b))
+	if f.shared != nil {
+		f.shared.refs.Add(1)
+	}
+	c.queue = append(c.queue, f)
+	c.queued += size
+	c.ownQueued += f.ownSize()
+	c.s.queuedTotal.Add(f.ownSize())
 	return true
 }
+
+// dropSlowLocked disconnects the connection as a slow consumer. c.mu is
+// held.
+func (c *conn) dropSlowLocked() {
+	if c.closing {
+		return
+	}
+	c.closing = true
+	c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued, "gatewayQueuedBytes", c.s.queuedTotal.Load())
+	c.cancel(errSlowConsumer)
+}
+
+// stallAfter is how long a writer may sit on one batch before its
+// connection counts as stalled when the outbound budget is spent.
+const stallAfter = time.Second
+
+// stalled reports whether the writer has been stuck on a batch with a
+// backlog past slowShare for stallAfter. c.mu is held.
+func (c *conn) stalled() bool {
+	since := c.writing.Load()
+	return since != 0 && c.queued > slowShare && time.Since(time.Unix(0, since)) > stallAfter
+}
+
+// slowShare is the backlog past which a connection counts as slow when the
+// gateway's outbound budget is spent.
+const slowShare = 1 << 20
 
 // sendEvent queues an event with the connection's next seq. Events before
 // hello-ok are dropped.
@@ -238,7 +304,7 @@ func (c *conn) sendEvent(event string, payload json.RawMessage, dropIfSlow bool)
 		return
 	}
 	b := wire.AppendEvent(make([]byte, 0, len(payload)+64), event, payload, c.seq+1)
-	ok := c.enqueueLocked(b, dropIfSlow)
+	ok := c.enqueueLocked(outFrame{raw: b}, dropIfSlow)
 	if ok {
 		c.seq++
 	}

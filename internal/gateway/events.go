@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -29,6 +30,30 @@ type runStream struct {
 	sent       int    // bytes of text already sent as deltas
 	pendingSeq int64  // seq of the newest unsent delta, 0 when none
 	lastDelta  time.Time
+
+	// Agent assistant events are coalesced the same way: agentSent bytes
+	// of text went out, agentPending is the newest unsent event.
+	agentSent    int
+	agentPending *agent.Event
+	lastAgent    time.Time
+}
+
+// MaxLiveText bounds the cumulative assistant text a delta event carries
+// (the reference's 500000-character live buffer): past it, events carry
+// the text's end. The run's message itself is never cut; only the live
+// previews are, so one huge reply cannot flood every client.
+const MaxLiveText = 500_000
+
+// liveText returns the last MaxLiveText bytes of text, cut at a rune start.
+func liveText(text string) string {
+	if len(text) <= MaxLiveText {
+		return text
+	}
+	i := len(text) - MaxLiveText
+	for i < len(text) && !utf8.RuneStart(text[i]) {
+		i++
+	}
+	return text[i:]
 }
 
 type heldEvent struct {
@@ -127,12 +152,16 @@ func (s *Server) onRunEvent(ev agent.Event) {
 func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	ts := ev.Time.UnixMilli()
 	agentEv := func(data any) {
+		seq, stream := ev.Seq, ev.Stream
+		if d, ok := data.(agentTextData); ok { // a held assistant event
+			seq, stream = d.seq, agent.StreamAssistant
+		}
 		raw, err := json.Marshal(data)
 		if err != nil {
 			raw = json.RawMessage("{}")
 		}
 		s.emitLocked(st, wire.EventAgent, wire.AgentEvent{
-			RunID: ev.RunID, Seq: ev.Seq, Stream: ev.Stream, TS: ts, Data: raw,
+			RunID: ev.RunID, Seq: seq, Stream: stream, TS: ts, Data: raw,
 			SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
 			Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
 		})
@@ -143,22 +172,30 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		case agent.PhaseStart:
 			agentEv(map[string]any{"phase": "start", "startedAt": ts})
 		case agent.PhaseModel:
+			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
-			st.text, st.sent = "", 0
+			st.text, st.sent, st.agentSent = "", 0, 0
 			agentEv(map[string]any{"phase": "model", "provider": ev.ProviderID, "model": ev.ModelID})
 		case agent.PhaseEnd:
+			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
 			s.endLocked(st, ev, agentEv)
 		}
 	case agent.StreamAssistant:
-		agentEv(map[string]any{"text": ev.Text, "delta": ev.Delta})
 		st.text = ev.Text
 		st.pendingSeq = ev.Seq
+		pending := ev
+		st.agentPending = &pending
 		now := s.now()
-		if iv := s.cfg.ChatDeltaInterval; iv < 0 || st.lastDelta.IsZero() || now.Sub(st.lastDelta) >= iv {
+		iv := s.cfg.ChatDeltaInterval
+		if iv < 0 || st.lastAgent.IsZero() || now.Sub(st.lastAgent) >= iv {
+			s.flushAgentTextLocked(st, agentEv)
+		}
+		if iv < 0 || st.lastDelta.IsZero() || now.Sub(st.lastDelta) >= iv {
 			s.flushDeltaLocked(st, ev)
 		}
 	case agent.StreamTool:
+		s.flushAgentTextLocked(st, agentEv)
 		s.flushDeltaLocked(st, ev)
 		if ev.Tool == nil {
 			return
@@ -175,6 +212,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		}
 		agentEv(data)
 	case agent.StreamUsage:
+		s.flushAgentTextLocked(st, agentEv)
 		if u := ev.Usage; u != nil {
 			data := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.TotalTokens}
 			if u.CacheRead != 0 {
@@ -188,16 +226,45 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	}
 }
 
+// flushAgentTextLocked sends the newest held assistant event with the text
+// that arrived since the last one as its delta (and the live text, capped,
+// as its text). agentEv stamps it with the held event's seq.
+func (s *Server) flushAgentTextLocked(st *runStream, agentEv func(any)) {
+	ev := st.agentPending
+	if ev == nil {
+		return
+	}
+	st.agentPending = nil
+	delta := ""
+	if st.agentSent < len(ev.Text) {
+		delta = ev.Text[st.agentSent:]
+	}
+	st.agentSent = len(ev.Text)
+	st.lastAgent = s.now()
+	if len(delta) > MaxLiveText {
+		delta = liveText(delta)
+	}
+	agentEv(agentTextData{Text: liveText(ev.Text), Delta: delta, seq: ev.Seq})
+}
+
+// agentTextData is an assistant event's data; seq is the runner event it
+// stands for (the last one coalesced into it).
+type agentTextData struct {
+	Text  string `json:"text"`
+	Delta string `json:"delta"`
+	seq   int64
+}
+
 // flushDeltaLocked sends the text not yet sent as a chat delta.
 func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
 	if st.pendingSeq == 0 || st.sent >= len(st.text) {
 		st.pendingSeq = 0
 		return
 	}
-	msg, _ := json.Marshal(assistantSoFar(st.text, s.now()))
+	msg, _ := json.Marshal(assistantSoFar(liveText(st.text), s.now()))
 	s.emitLocked(st, wire.EventChat, wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
-		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: st.text[st.sent:], Message: msg,
+		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: liveText(st.text[st.sent:]), Message: msg,
 	})
 	st.sent = len(st.text)
 	st.pendingSeq = 0

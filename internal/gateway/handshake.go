@@ -159,7 +159,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	}
 	frame := wire.AppendResponse(nil, f.ID, b)
 	c.mu.Lock()
-	ok = c.enqueueLocked(frame, false)
+	ok = c.enqueueLocked(outFrame{raw: frame}, false)
 	if ok {
 		c.ready = true
 	}

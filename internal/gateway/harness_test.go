@@ -353,8 +353,14 @@ func (c *client) expectEvent(name string) *wire.Frame {
 // event in a terminal state.
 func (c *client) runEvents(runID string) []*wire.Frame {
 	c.t.Helper()
+	return c.runEventsWithin(runID, 10*time.Second)
+}
+
+// runEventsWithin is runEvents with its own time limit.
+func (c *client) runEventsWithin(runID string, limit time.Duration) []*wire.Frame {
+	c.t.Helper()
 	var out []*wire.Frame
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(limit)
 	for {
 		select {
 		case f := <-c.events:

@@ -86,6 +86,7 @@ const (
 	DefaultChatDeltaInterval = 100 * time.Millisecond
 	DefaultPongTimeout       = 25 * time.Second
 	DefaultMaxInflight       = 1024
+	DefaultMaxQueuedBytes    = 256 << 20
 	DefaultVersion           = "dev"
 )
 
@@ -145,6 +146,11 @@ type Config struct {
 	// MaxBufferedBytes is policy.maxBufferedBytes: a connection with more
 	// unsent bytes is dropped as a slow consumer; zero means 50 MiB.
 	MaxBufferedBytes int64
+	// MaxQueuedBytes bounds the bytes queued for all connections together;
+	// past it, a connection with more than slowShare bytes of backlog is
+	// dropped as a slow consumer, so that clients that read keep their
+	// connection and memory stays bounded. Zero means 256 MiB.
+	MaxQueuedBytes int64
 	// MaxInflight bounds the concurrent requests of one connection; zero
 	// means 1024.
 	MaxInflight int
@@ -181,6 +187,7 @@ type Server struct {
 	authLimit    *authLimiter
 
 	presenceVersion atomic.Int64 // stateVersion.presence
+	queuedTotal     atomic.Int64 // bytes queued on every connection
 
 	methods     map[string]*method
 	methodNames []string
@@ -229,6 +236,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxPayload <= 0 {
 		cfg.MaxPayload = wire.DefaultMaxPayload
 	}
+	if cfg.MaxQueuedBytes <= 0 {
+		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
 	if cfg.MaxBufferedBytes <= 0 {
 		cfg.MaxBufferedBytes = wire.DefaultMaxBufferedBytes
 	}
@@ -275,6 +285,7 @@ func New(cfg Config) (*Server, error) {
 	s.connList.Store(&[]*conn{})
 	s.unsub = cfg.Runner.Subscribe(s.onRunEvent)
 	s.wg.Go(s.tickLoop)
+	s.wg.Go(s.budgetLoop)
 	return s, nil
 }
 
@@ -314,7 +325,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, reason, http.StatusForbidden)
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	cw := &corkWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{
 		CompressionMode:    websocket.CompressionDisabled,
 		InsecureSkipVerify: true, // checked above
 	})
@@ -325,6 +337,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	c := newConn(s, ws, r.RemoteAddr, local)
 	c.origin = r.Header.Get("Origin")
+	c.cork = cw.conn
 	if !s.addConn(c) {
 		ws.Close(websocket.StatusServiceRestart, "gateway shutting down")
 		return
@@ -375,8 +388,43 @@ func (s *Server) publishConnsLocked() {
 // dropIfSlow, connections whose queue is full skip it instead of being
 // disconnected.
 func (s *Server) broadcast(event string, payload json.RawMessage, dropIfSlow bool) {
-	for _, c := range *s.connList.Load() {
+	conns := *s.connList.Load()
+	if len(payload) >= sharedMin && len(conns) > 1 {
+		// One copy for every connection, counted once in the budget.
+		p := s.newShared(payload)
+		for _, c := range conns {
+			c.sendShared(event, p, dropIfSlow)
+		}
+		p.release()
+		return
+	}
+	for _, c := range conns {
 		c.sendEvent(event, payload, dropIfSlow)
+	}
+}
+
+// budgetLoop drops stalled connections while the outbound budget is spent:
+// a connection that never reads may receive nothing more that would have
+// noticed it.
+func (s *Server) budgetLoop() {
+	t := time.NewTicker(stallAfter / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.queuedTotal.Load() <= s.cfg.MaxQueuedBytes {
+			continue
+		}
+		for _, c := range *s.connList.Load() {
+			c.mu.Lock()
+			if c.stalled() {
+				c.dropSlowLocked()
+			}
+			c.mu.Unlock()
+		}
 	}
 }
 

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+// manyClients connects n clients to a fresh gateway, of which senders run
+// warm turns (chat.send → chat final) on their own sessions for d, while
+// every client reads the events the gateway broadcasts. It prints turns/s,
+// the latency percentiles and the gateway's CPU time per turn.
+func manyClients(bin, tmp string, n, senders int, d time.Duration) error {
+	dir := filepath.Join(tmp, fmt.Sprintf("clients-%d-%d", n, senders))
+	g, err := startGateway(bin, dir)
+	if err != nil {
+		return err
+	}
+	defer g.stop()
+	tok, err := config.ReadGatewayToken(dir)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	clients := make([]*client.Client, n)
+	for i := range clients {
+		c, err := client.Dial(ctx, client.Options{URL: g.wsURL, Token: tok})
+		if err != nil {
+			return fmt.Errorf("client %d: %w", i, err)
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	var (
+		mu    sync.Mutex
+		lats  []time.Duration
+		turns atomic.Int64
+		wg    sync.WaitGroup
+		fails atomic.Int64
+	)
+	cpu0 := cpuTime(g.cmd.Process.Pid)
+	start := time.Now()
+	stop := start.Add(d)
+	for i, c := range clients {
+		prefix := fmt.Sprintf("c%d-", i)
+		w := newOwnFinals(c, prefix)
+		if i >= senders {
+			continue // reads (and drops) what is broadcast
+		}
+		wg.Go(func() {
+			key := "agent:main:load-" + strconv.Itoa(i)
+			var own []time.Duration
+			for seq := 0; time.Now().Before(stop); seq++ {
+				id := prefix + strconv.Itoa(seq)
+				done := w.expect(id)
+				t0 := time.Now()
+				if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": key, "message": "hello", "idempotencyKey": id}, nil); err != nil {
+					fails.Add(1)
+					return
+				}
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					fails.Add(1)
+					return
+				}
+				own = append(own, time.Since(t0))
+				turns.Add(1)
+			}
+			mu.Lock()
+			lats = append(lats, own...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime(g.cmd.Process.Pid) - cpu0
+	t := turns.Load()
+	p50, p99 := percentiles(lats)
+	fmt.Printf("%4d clients, %3d sending:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn (%d turns, %d failed)\n",
+		n, senders, float64(t)/elapsed.Seconds(), round(p50), round(p99), float64(cpu.Microseconds())/1000/float64(max(t, 1)), t, fails.Load())
+	return nil
+}
+
+// ownFinals waits for the chat final events of one client's own runs (ids
+// with its prefix); everything else it reads and drops.
+type ownFinals struct {
+	mu      sync.Mutex
+	waiting map[string]chan struct{}
+	ended   map[string]bool
+}
+
+func newOwnFinals(c *client.Client, prefix string) *ownFinals {
+	f := &ownFinals{waiting: map[string]chan struct{}{}, ended: map[string]bool{}}
+	go func() {
+		for ev := range c.Events() {
+			if ev.Event != "chat" || !strings.Contains(string(ev.Payload), `"runId":"`+prefix) {
+				continue
+			}
+			var p struct {
+				RunID string `json:"runId"`
+				State string `json:"state"`
+			}
+			if json.Unmarshal(ev.Payload, &p) != nil || !strings.HasPrefix(p.RunID, prefix) {
+				continue
+			}
+			if p.State == "final" || p.State == "error" || p.State == "aborted" {
+				f.mu.Lock()
+				if ch, ok := f.waiting[p.RunID]; ok {
+					close(ch)
+					delete(f.waiting, p.RunID)
+				} else {
+					f.ended[p.RunID] = true
+				}
+				f.mu.Unlock()
+			}
+		}
+	}()
+	return f
+}
+
+func (f *ownFinals) expect(runID string) <-chan struct{} {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended[runID] {
+		delete(f.ended, runID)
+		close(ch)
+		return ch
+	}
+	f.waiting[runID] = ch
+	return ch
+}
+
+// cpuTime is the user+system CPU time of process pid so far (Linux).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
