@@ -58,3 +58,19 @@ func TestReleaseBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestNewcomer runs scripts/newcomer.sh: the README's first steps on a
+// clean state dir, each checked as a newcomer would notice it.
+func TestNewcomer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary; skipped with -short")
+	}
+	args := []string{"../../scripts/newcomer.sh"}
+	if bin := os.Getenv("SWITCHBOARD_TEST_BIN"); bin != "" {
+		args = append(args, bin)
+	}
+	out, err := exec.Command("bash", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("newcomer.sh: %v\n%s", err, out)
+	}
+}
