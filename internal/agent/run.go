@@ -72,6 +72,7 @@ func (r *Runner) execute(runID string) {
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
+	r.log.Info("run started", "runId", runID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy}
 	r.runStarted(runCtx, st, &in, sess)
 }
@@ -170,6 +171,15 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		}
 	}
 	st.run = fin
+	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
+		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
+	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
+		attrs = append(attrs, "durationMs", fin.EndedAt.Sub(fin.StartedAt).Milliseconds())
+	}
+	if fin.Error != "" {
+		attrs = append(attrs, "error", fin.Error)
+	}
+	r.log.Info("run ended", attrs...)
 	// Subscribers see the end before waiters wake, so a client that waited
 	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})

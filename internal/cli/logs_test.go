@@ -126,3 +126,29 @@ func TestFormatLogLine(t *testing.T) {
 		t.Errorf("with time: %q", got)
 	}
 }
+
+// One structured line per run start and end, and per refused request.
+func TestRunAndRefusalLogLines(t *testing.T) {
+	g := startLoggingGateway(t, nil)
+	g.mustRun("sessions", "send", "main", "log me", "--wait")
+	g.run("sessions", "history", "agent:main:nosuch") // refused by sessions.resolve
+	out := g.mustRun("logs", "--json", "--limit", "5000")
+	var started, ended, refused bool
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		switch m["message"] {
+		case "run started":
+			started = m["sessionKey"] == "agent:main:main" && m["runId"] != nil
+		case "run ended":
+			ended = m["status"] == "ok" && m["durationMs"] != nil && m["totalTokens"] != nil
+		case "request refused":
+			refused = refused || m["code"] == "INVALID_REQUEST"
+		}
+	}
+	if !started || !ended || !refused {
+		t.Errorf("log lines: run started %v, run ended %v, request refused %v\n%s", started, ended, refused, out)
+	}
+}

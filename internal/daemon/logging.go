@@ -50,9 +50,14 @@ func redactSecrets(_ []string, a slog.Attr) slog.Attr {
 // reference's log readers, such as `openclaw logs`, look for it) and
 // secrets redacted.
 func fileAttr(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.MessageKey {
-		a.Key = "message"
-		return a
+	if len(groups) == 0 {
+		switch a.Key {
+		case slog.MessageKey:
+			a.Key = "message"
+			return a
+		case "message": // an attribute must not shadow the message
+			a.Key = "messageAttr"
+		}
 	}
 	return redactSecrets(groups, a)
 }

@@ -111,7 +111,7 @@ func (c *conn) serve() {
 		c.queued, c.ownQueued, c.queue = 0, 0, nil
 		c.mu.Unlock()
 		c.wg.Wait()
-		c.log.Debug("connection closed", "cause", context.Cause(c.ctx))
+		c.log.Info("client disconnected", "cause", context.Cause(c.ctx))
 	}()
 
 	c.ws.SetReadLimit(wire.MaxPreConnectPayload)
@@ -380,7 +380,9 @@ func (c *conn) respond(id string, payload any, err error) {
 		payloadBytes, _ = json.Marshal(ep.payload)
 		err = ep.err
 	}
-	c.enqueue(wire.AppendErrorResponse(nil, id, payloadBytes, c.wireError(err)), false)
+	we := c.wireError(err)
+	c.log.Info("request refused", "id", id, "code", we.Code, "reason", we.Message)
+	c.enqueue(wire.AppendErrorResponse(nil, id, payloadBytes, we), false)
 }
 
 // errorWithPayload is a failed response that also carries a payload (the
