@@ -81,7 +81,8 @@ func TestOutboundBudget(t *testing.T) {
 // disconnect its sender, which reads normally: live previews are capped,
 // the message is not.
 func TestHugeMessageKeepsReaders(t *testing.T) {
-	e := newEnv(t, envOptions{gateway: func(c *Config) { c.ChatDeltaInterval = DefaultChatDeltaInterval }})
+	// Previews every second: under -race this test client decodes slowly.
+	e := newEnv(t, envOptions{gateway: func(c *Config) { c.ChatDeltaInterval = time.Second }})
 	c := e.operator()
 	other := e.operator()
 	msg := strings.Repeat(strings.Repeat("w", 999)+" ", 20<<10) // 20 MB in 20k model deltas
