@@ -107,7 +107,9 @@ type Daemon struct {
 	srv       *http.Server
 	wg        sync.WaitGroup
 	lock      *statedir.Lock
-	logs      *logSetup // nil when Options.Logger was given
+	readiness *readiness
+	stop      context.CancelFunc // ends the daemon's own loops
+	logs      *logSetup          // nil when Options.Logger was given
 	closeOnce sync.Once
 	closeErr  error
 	started   time.Time
@@ -151,6 +153,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	paths := cfg.Paths()
 	if err := privateDir(paths.StateDir); err != nil {
 		return nil, fmt.Errorf("daemon: state dir: %w", err)
+	}
+	// A store that cannot be written would accept nothing: say so now.
+	if err := statedir.ProbeWritable(paths.StateDir); err != nil {
+		return nil, fmt.Errorf("daemon: state dir not writable: %w", err)
 	}
 	// One gateway per state dir: a second one would write the same
 	// database. The lock file also records where this one listens.
@@ -285,16 +291,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 
 	d := &Daemon{
-		lock:    lock,
-		logs:    logs,
-		Config:  cfg,
-		Store:   st,
-		Runner:  runner,
-		tools:   sessTools,
-		subs:    subs,
-		log:     log.With("component", "daemon"),
-		grace:   opts.ShutdownGrace,
-		started: started,
+		lock:      lock,
+		readiness: &readiness{dir: paths.StateDir},
+		logs:      logs,
+		Config:    cfg,
+		Store:     st,
+		Runner:    runner,
+		tools:     sessTools,
+		subs:      subs,
+		log:       log.With("component", "daemon"),
+		grace:     opts.ShutdownGrace,
+		started:   started,
 	}
 	if d.grace == 0 {
 		d.grace = DefaultShutdownGrace
@@ -348,6 +355,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	loops, stop := context.WithCancel(context.Background())
+	d.stop = stop
+	d.wg.Go(func() { d.readinessLoop(loops) })
 	for _, ln := range lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
 		d.wg.Go(func() {
@@ -431,10 +441,7 @@ func (d *Daemon) health(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"ok":true,"ts":%d}`+"\n", time.Now().UnixMilli())
 }
 
-func (d *Daemon) ready(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"ready":true,"failing":[],"uptimeMs":%d}`+"\n", time.Since(d.started).Milliseconds())
-}
+var jsonMarshal = json.Marshal
 
 // Close stops listening, lets running agent runs finish within the grace
 // period (the rest are recorded as aborted), and closes the store. A second
@@ -448,6 +455,7 @@ func (d *Daemon) Close() error {
 		// The gateway first: http.Server.Shutdown does not track hijacked
 		// WebSocket connections.
 		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
+		d.stop()
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
 		d.subs.Close()

@@ -201,15 +201,7 @@ func stateDirChecks(dir string) []Check {
 	return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " writable, mode 0700"}}
 }
 
-func probeWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".doctor-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	_, werr := f.Write([]byte("x"))
-	return errors.Join(werr, f.Close(), os.Remove(name))
-}
+func probeWritable(dir string) error { return statedir.ProbeWritable(dir) }
 
 // portCheck checks that serve can listen on its port: free, or held by this
 // state dir's own gateway.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -408,6 +410,28 @@ func (c *conn) wireError(err error) *wire.Error {
 	if errors.Is(err, errRequestCancelled) {
 		return wire.NewError(wire.CodeUnavailable, "request cancelled").WithDetails(map[string]any{"code": wire.DetailRequestCancelled})
 	}
+	if msg, ok := storageFailure(err); ok {
+		c.log.Error("request failed: storage", "err", err)
+		return wire.NewError(wire.CodeUnavailable, msg).WithRetry(2000)
+	}
 	c.log.Error("request failed", "err", err)
 	return wire.NewError(wire.CodeUnavailable, "internal error")
+}
+
+// storageFailure recognises an error of the state dir's storage (read-only,
+// full, gone) and says what failed, so that a client learns the cause
+// instead of "internal error".
+func storageFailure(err error) (string, bool) {
+	for _, e := range []syscall.Errno{syscall.EROFS, syscall.ENOSPC, syscall.EACCES, syscall.EPERM, syscall.ENOENT} {
+		if errors.Is(err, e) {
+			return "state dir not writable: " + e.Error(), true
+		}
+	}
+	msg := err.Error()
+	for _, s := range []string{"readonly database", "read-only file system", "disk is full", "disk I/O error", "unable to open database file"} {
+		if strings.Contains(msg, s) {
+			return "state dir not writable: " + s, true
+		}
+	}
+	return "", false
 }

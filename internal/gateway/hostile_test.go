@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -25,4 +28,22 @@ func TestDeepRequestAnswered(t *testing.T) {
 		}
 	}
 	c.ok(wire.MethodHealth, nil, nil)
+}
+
+func TestStorageFailureMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("sqlite.AppendMessages: %w", syscall.EROFS), "state dir not writable: read-only file system"},
+		{fmt.Errorf("sqlite.AppendMessages: %w", syscall.ENOSPC), "state dir not writable: no space left on device"},
+		{errors.New("sqlite.StartRun: attempt to write a readonly database (8)"), "state dir not writable: readonly database"},
+		{errors.New("sqlite.CreateRun: database or disk is full (13)"), "state dir not writable: disk is full"},
+		{errors.New("something else"), ""},
+	} {
+		got, ok := storageFailure(tc.err)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("storageFailure(%v) = %q, %v; want %q", tc.err, got, ok, tc.want)
+		}
+	}
 }

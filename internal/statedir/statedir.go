@@ -177,3 +177,15 @@ func readRecord(f *os.File) (Record, error) {
 	}
 	return r, nil
 }
+
+// ProbeWritable checks that dir takes a new file: it creates, writes and
+// removes a small temporary file.
+func ProbeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_, werr := f.Write([]byte("x"))
+	return errors.Join(werr, f.Close(), os.Remove(name))
+}
