@@ -70,6 +70,9 @@ type ServeOptions struct {
 type Options struct {
 	// Serve runs the gateway until ctx ends.
 	Serve func(ctx context.Context, o ServeOptions) error
+	// IsTerminal reports whether a writer is a terminal (progress lines go
+	// to stderr only then); nil means checking the file descriptor.
+	IsTerminal func(w io.Writer) bool
 	// Executable returns the path of the switchboard binary (for service
 	// definitions); nil means os.Executable.
 	Executable func() (string, error)
@@ -114,7 +117,10 @@ func newRoot(opts Options) *cobra.Command {
 	root.SetIn(opts.Stdin)
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
-	g := &globalFlags{env: opts.Env}
+	if opts.IsTerminal == nil {
+		opts.IsTerminal = isTerminal
+	}
+	g := &globalFlags{env: opts.Env, isTerminal: opts.IsTerminal}
 	g.register(root)
 	root.AddCommand(
 		newServeCmd(opts),

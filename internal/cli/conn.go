@@ -33,7 +33,8 @@ const DefaultTimeout = 30 * time.Second
 // subcommand. Secrets are never printed, so the environment is consulted
 // only when a command runs, never to fill in a flag default shown by --help.
 type globalFlags struct {
-	env config.Env
+	env        config.Env
+	isTerminal func(io.Writer) bool
 
 	url      string
 	token    string

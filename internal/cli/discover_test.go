@@ -157,3 +157,27 @@ func TestUnrunnableModelKeepsTheMessage(t *testing.T) {
 		t.Errorf("the message is not in the history:\n%s", out)
 	}
 }
+
+// sessions send --wait shows its stages on stderr when stderr is a
+// terminal, and nothing extra when it is not.
+func TestSendWaitProgress(t *testing.T) {
+	g := startGateway(t, "")
+	msg := "/tool agents_list {}\n/then all done"
+	tty := Options{Env: g.env(), IsTerminal: func(io.Writer) bool { return true }}
+	r := runWith(t, tty, "--url", g.url, "sessions", "send", "main", msg, "--wait")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if strings.TrimSpace(r.stdout) != "all done" {
+		t.Errorf("stdout = %q", r.stdout)
+	}
+	for _, want := range []string{"· queued as run ", "· running\n", "· tool agents_list\n", "· final in "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	piped := g.run("sessions", "send", "main", msg, "--wait")
+	if piped.err != nil || piped.stderr != "" {
+		t.Errorf("piped: err %v, stderr %q", piped.err, piped.stderr)
+	}
+}

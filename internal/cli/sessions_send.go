@@ -88,6 +88,10 @@ With --wait it streams the reply to stdout as the model writes it and exits
 				return err
 			}
 			w := &runWaiter{g: g, key: args[0], runID: res.RunID, out: out, stdout: out}
+			if errOut := cmd.ErrOrStderr(); g.isTerminal(errOut) {
+				w.prog = &progress{w: errOut, start: time.Now(), now: time.Now}
+				w.prog.line("queued as run %s", res.RunID)
+			}
 			if g.json {
 				w.out = io.Discard
 			}
@@ -114,6 +118,8 @@ type runWaiter struct {
 	printed bool   // whether any text was written
 	lastNL  bool   // whether the last byte written was '\n'
 	lastSeq int64  // seq of the last event frame seen
+
+	prog *progress // stages on stderr; nil when off
 }
 
 // runOutcome is how a run ended.
@@ -196,6 +202,13 @@ func (w *runWaiter) stream(ctx context.Context, events <-chan client.Event) (run
 					return runOutcome{}, &errMissed{}
 				}
 			}
+			if ev.Event == wire.EventAgent && w.prog != nil {
+				var ae wire.AgentEvent
+				if json.Unmarshal(ev.Payload, &ae) == nil && ae.RunID == w.runID {
+					w.prog.event(&ae)
+				}
+				continue
+			}
 			if ev.Event != wire.EventChat {
 				continue
 			}
@@ -207,12 +220,14 @@ func (w *runWaiter) stream(ctx context.Context, events <-chan client.Event) (run
 			case wire.ChatStateDelta:
 				w.delta(&ce)
 			case wire.ChatStateFinal, wire.ChatStateAborted:
+				w.prog.done(ce.State, ce.Usage)
 				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: ce.ErrorMessage}, nil
 			case wire.ChatStateError:
 				msg := ce.ErrorMessage
 				if msg == "" {
 					msg = ce.ErrorKind
 				}
+				w.prog.done(ce.State, nil)
 				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: msg}, nil
 			}
 		}
