@@ -172,7 +172,7 @@ func stateDirChecks(dir string) []Check {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		parent := filepath.Dir(dir)
-		if werr := probeWritable(parent); werr != nil {
+		if werr := statedir.ProbeWritable(parent); werr != nil {
 			return []Check{{Name: "state dir", Status: CheckFail, Detail: fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, werr), Fix: "create it (mkdir -m 700 " + dir + ") or set " + config.EnvStateDir}}
 		}
 		return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " does not exist yet; serve creates it (mode 0700)"}}
@@ -183,7 +183,7 @@ func stateDirChecks(dir string) []Check {
 	if !fi.IsDir() {
 		return []Check{{Name: "state dir", Status: CheckFail, Detail: dir + " is not a directory", Fix: "set " + config.EnvStateDir + " to a directory"}}
 	}
-	if err := probeWritable(dir); err != nil {
+	if err := statedir.ProbeWritable(dir); err != nil {
 		return []Check{{Name: "state dir", Status: CheckFail, Detail: "state dir not writable: " + err.Error(), Fix: "make " + dir + " writable by this user (and check the disk is not full)"}}
 	}
 	var loose []string
@@ -200,8 +200,6 @@ func stateDirChecks(dir string) []Check {
 	}
 	return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " writable, mode 0700"}}
 }
-
-func probeWritable(dir string) error { return statedir.ProbeWritable(dir) }
 
 // portCheck checks that serve can listen on its port: free, or held by this
 // state dir's own gateway.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -300,7 +301,7 @@ func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error)
 	var list []*store.Session
 	if p.Key != "" {
 		sess, err := s.cfg.Store.GetSession(ctx, s.canonicalKey(p.Key, s.agentID(p.AgentID)))
-		if err != nil && err != store.ErrNotFound && !strings.Contains(err.Error(), store.ErrNotFound.Error()) {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 		if sess != nil {
