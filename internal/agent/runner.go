@@ -73,9 +73,6 @@ type Model struct {
 	MaxTokens  int
 }
 
-// Ref returns "<provider>/<model>".
-func (m Model) Ref() string { return m.ProviderID + "/" + m.ModelID }
-
 // ModelResolver finds the model for a run.
 type ModelResolver interface {
 	// ResolveModel returns the model for agentID; ref is an explicit

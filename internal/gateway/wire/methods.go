@@ -461,10 +461,6 @@ var methodSchemas = map[string]*Schema{
 	),
 }
 
-// ParamsSchema returns the params schema of method, or nil for a method
-// this package does not describe.
-func ParamsSchema(method string) *Schema { return methodSchemas[method] }
-
 // DecodeParams validates params (nil is treated as {}) against the schema
 // of method and unmarshals them into v (nil skips that). A failure is a
 // *ParamsError reading "invalid <method> params: <reason>".
