@@ -20,7 +20,11 @@ import (
 // warm turns (chat.send → chat final) on their own sessions for d, while
 // every client reads the events the gateway broadcasts. It prints turns/s,
 // the latency percentiles and the gateway's CPU time per turn.
-func manyClients(bin, tmp string, n, senders int, d time.Duration) error {
+//
+// With scoped, clients declare the session-scoped-events capability and
+// receive the events of their own session only; without it every client
+// receives every run's events, as plain OpenClaw clients do.
+func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) error {
 	dir := filepath.Join(tmp, fmt.Sprintf("clients-%d-%d", n, senders))
 	g, err := startGateway(bin, dir)
 	if err != nil {
@@ -34,7 +38,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration) error {
 	ctx := context.Background()
 	clients := make([]*client.Client, n)
 	for i := range clients {
-		c, err := client.Dial(ctx, client.Options{URL: g.wsURL, Token: tok})
+		c, err := client.Dial(ctx, client.Options{URL: g.wsURL, Token: tok, SessionScoped: scoped})
 		if err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
@@ -87,8 +91,12 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration) error {
 	cpu := cpuTime(g.cmd.Process.Pid) - cpu0
 	t := turns.Load()
 	p50, p99 := percentiles(lats)
-	fmt.Printf("%4d clients, %3d sending:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn (%d turns, %d failed)\n",
-		n, senders, float64(t)/elapsed.Seconds(), round(p50), round(p99), float64(cpu.Microseconds())/1000/float64(max(t, 1)), t, fails.Load())
+	mode := "all events"
+	if scoped {
+		mode = "session-scoped"
+	}
+	fmt.Printf("%4d clients, %3d sending, %s:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn (%d turns, %d failed)\n",
+		n, senders, mode, float64(t)/elapsed.Seconds(), round(p50), round(p99), float64(cpu.Microseconds())/1000/float64(max(t, 1)), t, fails.Load())
 	return nil
 }
 

@@ -52,6 +52,7 @@ func run() error {
 	starts := flag.Int("starts", 5, "cold starts to time (the best and median are printed)")
 	clientsSpec := flag.String("clients", "", "many-clients workloads instead: comma-separated N[/senders] (e.g. 1,10,100,1000/100)")
 	duration := flag.Duration("duration", 5*time.Second, "how long each many-clients workload runs")
+	scoped := flag.Bool("scoped", false, "many-clients: clients declare session-scoped events (each receives its own session's only)")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "sb-bench-")
@@ -81,7 +82,7 @@ func run() error {
 					return fmt.Errorf("-clients %q: %w", spec, err)
 				}
 			}
-			if err := manyClients(*bin, tmp, nc, ns, *duration); err != nil {
+			if err := manyClients(*bin, tmp, nc, ns, *duration, *scoped); err != nil {
 				return err
 			}
 		}

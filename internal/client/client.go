@@ -44,6 +44,11 @@ type Options struct {
 	// EventBuffer is how many events may wait unread; further events are
 	// dropped (see Dropped). Zero means 4096.
 	EventBuffer int
+	// SessionScoped declares the "session-scoped-events" capability: the
+	// gateway then sends chat and agent events only of the sessions this
+	// client sends to or subscribes to (sessions.messages.subscribe),
+	// instead of every session's.
+	SessionScoped bool
 }
 
 // Event is one event frame from the gateway.
@@ -138,6 +143,9 @@ func (c *Client) handshake(ctx context.Context, opts Options) error {
 		"role":   "operator",
 		"scopes": opts.Scopes,
 		"caps":   []string{},
+	}
+	if opts.SessionScoped {
+		params["caps"] = []string{wire.CapSessionScopedEvents}
 	}
 	auth := map[string]any{}
 	if opts.Token != "" {

@@ -64,6 +64,7 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 	if err := s.checkSendPolicy(ctx, key, p.Channel); err != nil {
 		return nil, err
 	}
+	cl.subscribeSender(key)
 	in := agent.Input{
 		RunID:             p.IdempotencyKey,
 		SessionKey:        key,

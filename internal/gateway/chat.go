@@ -104,6 +104,7 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
 		return nil, err
 	}
+	cl.subscribeSender(key)
 	in := agent.Input{
 		RunID:          p.IdempotencyKey,
 		SessionKey:     key,

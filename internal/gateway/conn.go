@@ -55,6 +55,7 @@ type conn struct {
 	scopes      []string
 	client      wire.ClientInfo
 	connectedAt time.Time
+	scoped      bool // session-scoped events: only subscribed sessions'
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex
@@ -67,6 +68,7 @@ type conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	pending     map[string]context.CancelCauseFunc // by request id
+	subs        map[string]struct{}                // session keys subscribed to (scoped clients)
 
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
 }

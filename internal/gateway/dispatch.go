@@ -49,6 +49,8 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodSessionsUsage, scope: wire.ScopeRead, handle: s.handleSessionsUsage},
 		{name: wire.MethodModelsList, scope: wire.ScopeRead, handle: s.handleModelsList},
 		{name: wire.MethodConfigGet, scope: wire.ScopeRead, handle: s.handleConfigGet},
+		{name: wire.MethodSessionsMessagesSubscribe, scope: wire.ScopeRead, handle: s.handleSessionsMessagesSubscribe},
+		{name: wire.MethodSessionsMessagesUnsubscribe, scope: wire.ScopeRead, handle: s.handleSessionsMessagesUnsubscribe},
 		{name: wire.MethodSessionsList, scope: wire.ScopeRead, handle: s.handleSessionsList},
 		{name: wire.MethodSessionsResolve, scope: wire.ScopeRead, handle: s.handleSessionsResolve},
 		{name: wire.MethodSessionsPatch, scope: wire.ScopeWrite, scopeFor: patchScope, handle: s.handleSessionsPatch},

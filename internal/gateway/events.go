@@ -24,6 +24,7 @@ type runStream struct {
 	holds int
 	held  []heldEvent
 	ended bool
+	key   string // the run's session key: who receives its events
 
 	// Chat delta throttling for the current model turn.
 	text       string // cumulative text of the turn
@@ -95,7 +96,7 @@ func (s *Server) releaseRun(runID string, terminal bool) {
 	st.holds--
 	if st.holds == 0 {
 		for _, ev := range st.held {
-			s.broadcast(ev.name, ev.payload, false)
+			s.broadcastSession(ev.name, st.key, ev.payload, false)
 		}
 		st.held = nil
 	}
@@ -125,7 +126,7 @@ func (s *Server) emitLocked(st *runStream, name string, payload any) {
 		st.held = append(st.held, heldEvent{name, b})
 		return
 	}
-	s.broadcast(name, b, false)
+	s.broadcastSession(name, st.key, b, false)
 }
 
 // onRunEvent is the runner subscription. It runs on the run's goroutine
@@ -137,6 +138,9 @@ func (s *Server) onRunEvent(ev agent.Event) {
 	}
 	st := s.stream(ev.RunID)
 	st.mu.Lock()
+	if st.key == "" {
+		st.key = ev.SessionKey
+	}
 	s.translateLocked(st, ev)
 	end := ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd
 	if end {
@@ -348,5 +352,5 @@ func (s *Server) broadcastPost(ev agent.Event) {
 	if err != nil {
 		return
 	}
-	s.broadcast(wire.EventChat, b, false)
+	s.broadcastSession(wire.EventChat, ev.SessionKey, b, false)
 }

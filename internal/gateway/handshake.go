@@ -117,7 +117,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		scopes = []string{}
 	}
 	c.protocol, c.role, c.scopes = proto, role, scopes
-	c.client, c.connectedAt = p.Client, s.now()
+	c.client, c.connectedAt, c.scoped = p.Client, s.now(), scopedCaps(p.Caps)
 
 	now := s.now()
 	conf := s.conf
@@ -166,7 +166,9 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	c.mu.Unlock()
 	c.signal()
 	if ok {
-		s.broadcastPresence() // the new client is in the list
+		if !ephemeralClient(p.Client.Mode) {
+			s.broadcastPresence() // the new client is in the list
+		}
 		c.log.Info("client connected", "client", p.Client.ID, "mode", p.Client.Mode, "version", p.Client.Version,
 			"protocol", proto, "role", role, "scopes", scopes, "auth", method)
 	}

@@ -86,12 +86,24 @@ func (s *Server) presence() []presenceEntry {
 	return out
 }
 
-// presence is the connection's system-presence row once it is connected.
+// ephemeralClient reports whether a client mode is a passing control-plane
+// connection (cli, backend, probe), which the reference keeps out of
+// presence: listing and announcing every CLI call would cost O(clients²).
+func ephemeralClient(mode string) bool {
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "cli", "backend", "probe":
+		return true
+	}
+	return false
+}
+
+// presence is the connection's system-presence row once it is connected;
+// ephemeral clients have none.
 func (c *conn) presence() (presenceEntry, bool) {
 	c.mu.Lock()
 	ready := c.ready
 	c.mu.Unlock()
-	if !ready {
+	if !ready || ephemeralClient(c.client.Mode) {
 		return presenceEntry{}, false
 	}
 	ci := c.client

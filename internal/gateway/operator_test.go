@@ -12,17 +12,34 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
+// uiClient connects as an interactive (non-ephemeral) client, which
+// presence tracks.
+func (e *env) uiClient() *client {
+	e.t.Helper()
+	c := e.dial()
+	c.expectEvent(wire.EventConnectChallenge)
+	p := connectParams(testToken, wire.ScopeRead, wire.ScopeWrite)
+	p["client"] = map[string]any{"id": "webchat-ui", "version": "test", "platform": "linux", "mode": "webchat"}
+	if f := c.call(wire.MethodConnect, p); !f.OK {
+		e.t.Fatalf("connect: %v", f.Error)
+	}
+	return c
+}
+
 func TestPresence(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	a := e.operator()
+	a := e.uiClient()
 	a.expectEvent(wire.EventPresence) // its own arrival
+	// CLI connections are ephemeral: not listed, not announced.
+	cli := e.operator()
+	cli.close()
 	var list []map[string]any
 	a.ok(wire.MethodSystemPresence, nil, &list)
 	if len(list) != 2 || list[0]["reason"] != "self" || list[0]["mode"] != "gateway" || list[1]["reason"] != "connect" {
 		t.Fatalf("presence with one client = %v", list)
 	}
 	// A second client joining is announced to the first, and leaving too.
-	b := e.operator()
+	b := e.uiClient()
 	ev := a.expectEvent(wire.EventPresence)
 	if n := len(payload(t, ev)["presence"].([]any)); n != 3 {
 		t.Errorf("presence event after join lists %d entries, want 3", n)

@@ -371,7 +371,7 @@ func (s *Server) removeConn(c *conn) {
 	c.mu.Lock()
 	wasReady := c.ready
 	c.mu.Unlock()
-	if had && wasReady && !closing {
+	if had && wasReady && !closing && !ephemeralClient(c.client.Mode) {
 		s.broadcastPresence() // the client left
 	}
 }

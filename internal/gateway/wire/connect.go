@@ -175,6 +175,11 @@ type Features struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 }
 
+// CapSessionScopedEvents is the client capability (connect caps) that
+// limits the chat and agent events a connection receives to the sessions it
+// sends to or subscribes to (the reference's "session-scoped-events").
+const CapSessionScopedEvents = "session-scoped-events"
+
 // CapPublishedModelCatalog says models.list answers from the gateway's
 // model catalogue; the OpenClaw CLI's "models list" requires it.
 const CapPublishedModelCatalog = "published-model-catalog"

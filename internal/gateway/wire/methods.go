@@ -40,6 +40,9 @@ const (
 	MethodSessionsUsage  = "sessions.usage"
 	MethodModelsList     = "models.list"
 	MethodConfigGet      = "config.get"
+	// Session subscriptions of session-scoped clients.
+	MethodSessionsMessagesSubscribe   = "sessions.messages.subscribe"
+	MethodSessionsMessagesUnsubscribe = "sessions.messages.unsubscribe"
 )
 
 // Event names.
@@ -290,6 +293,10 @@ var methodSchemas = map[string]*Schema{
 	MethodSessionsUsage:  OpenObject(),
 	MethodModelsList:     OpenObject(),
 	MethodConfigGet:      Object(nil),
+	MethodSessionsMessagesSubscribe: Object([]string{"key"},
+		P("key", NonEmptyStr()), P("agentId", Str()), P("includeApprovals", Bool())),
+	MethodSessionsMessagesUnsubscribe: Object([]string{"key"},
+		P("key", NonEmptyStr()), P("agentId", Str())),
 	MethodLogsTail: Object(nil,
 		P("cursor", Int(0)),
 		P("limit", IntRange(1, 5000)),

@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+)
+
+// A connection whose client declared the session-scoped-events capability
+// receives the chat and agent events only of sessions it subscribed to
+// (sessions.messages.subscribe) or sent a turn to; other clients receive
+// every session's, as the reference does.
+
+// subscribe adds key to the connection's subscriptions.
+func (c *conn) subscribe(key string) {
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = make(map[string]struct{})
+	}
+	c.subs[key] = struct{}{}
+	c.mu.Unlock()
+}
+
+// wants reports whether the connection receives the events of session key.
+// c.mu is held.
+func (c *conn) wantsLocked(key string) bool {
+	if !c.scoped || key == "" {
+		return true
+	}
+	_, ok := c.subs[key]
+	return ok
+}
+
+// subscribeSender subscribes a scoped client to the session it is sending
+// to, so that it sees its own turn.
+func (cl *call) subscribeSender(key string) {
+	if cl.c.scoped {
+		cl.c.subscribe(key)
+	}
+}
+
+type subscribeParams struct {
+	Key     string `json:"key"`
+	AgentID string `json:"agentId"`
+}
+
+func (s *Server) handleSessionsMessagesSubscribe(ctx context.Context, cl *call) (any, error) {
+	var p subscribeParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
+	cl.c.subscribe(key)
+	return map[string]any{"subscribed": true, "key": key}, nil
+}
+
+func (s *Server) handleSessionsMessagesUnsubscribe(ctx context.Context, cl *call) (any, error) {
+	var p subscribeParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
+	cl.c.mu.Lock()
+	delete(cl.c.subs, key)
+	cl.c.mu.Unlock()
+	return map[string]any{"subscribed": false, "key": key}, nil
+}
+
+// broadcastSession sends an event of session key to every connection that
+// receives that session's events.
+func (s *Server) broadcastSession(event, key string, payload json.RawMessage, dropIfSlow bool) {
+	if key == "" {
+		s.broadcast(event, payload, dropIfSlow)
+		return
+	}
+	conns := *s.connList.Load()
+	if len(payload) >= sharedMin && len(conns) > 1 {
+		p := s.newShared(payload)
+		for _, c := range conns {
+			c.mu.Lock()
+			want := c.wantsLocked(key)
+			c.mu.Unlock()
+			if want {
+				c.sendShared(event, p, dropIfSlow)
+			}
+		}
+		p.release()
+		return
+	}
+	for _, c := range conns {
+		c.mu.Lock()
+		want := c.wantsLocked(key)
+		c.mu.Unlock()
+		if want {
+			c.sendEvent(event, payload, dropIfSlow)
+		}
+	}
+}
+
+// scopedCaps reports whether connect caps ask for session-scoped events.
+func scopedCaps(caps []string) bool {
+	return slices.ContainsFunc(caps, func(c string) bool { return strings.TrimSpace(c) == wire.CapSessionScopedEvents })
+}
