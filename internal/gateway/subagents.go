@@ -21,8 +21,9 @@ type Subagents interface {
 	// Kill aborts a child run and every live descendant and returns the
 	// aborted run ids. Its errors are fit to show the caller.
 	Kill(ctx context.Context, runID string) ([]string, error)
-	// Announces lists announce items with the given statuses (nil: all).
-	Announces(ctx context.Context, statuses []store.OutboxStatus) ([]*store.OutboxItem, error)
+	// Announces lists at most limit announce items with the given statuses
+	// (nil: all), in the outbox's order; limit 0 means no limit.
+	Announces(ctx context.Context, statuses []store.OutboxStatus, limit int) ([]*store.OutboxItem, error)
 	// Redeliver queues an undelivered announce again; it wraps
 	// store.ErrNotFound for an unknown id, and its other errors are fit to
 	// show the caller.
@@ -108,11 +109,18 @@ func (s *Server) handleAnnouncesList(ctx context.Context, cl *call) (any, error)
 	default:
 		statuses = []store.OutboxStatus{store.OutboxStatus(p.Status)}
 	}
-	items, err := s.cfg.Subagents.Announces(ctx, statuses)
+	limit := wire.DefaultAnnouncesLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	items, err := s.cfg.Subagents.Announces(ctx, statuses, limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("announces.list: %w", err)
 	}
-	res := wire.AnnouncesListResult{Announces: make([]wire.AnnounceRow, 0, len(items))}
+	res := wire.AnnouncesListResult{Announces: make([]wire.AnnounceRow, 0, min(len(items), limit))}
+	if len(items) > limit {
+		items, res.HasMore = items[:limit], true
+	}
 	for _, it := range items {
 		res.Announces = append(res.Announces, wire.AnnounceRow{
 			ID: it.ID, Kind: it.Kind, SessionKey: it.SessionKey, RunID: it.RunID, Status: string(it.Status),

@@ -61,10 +61,13 @@ func (f *fakeSubagents) Kill(_ context.Context, runID string) ([]string, error) 
 	return killed, nil
 }
 
-func (f *fakeSubagents) Announces(_ context.Context, statuses []store.OutboxStatus) ([]*store.OutboxItem, error) {
+func (f *fakeSubagents) Announces(_ context.Context, statuses []store.OutboxStatus, limit int) ([]*store.OutboxItem, error) {
 	f.record("Announces(%v)", statuses)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if limit > 0 && len(f.announces) > limit {
+		return f.announces[:limit], nil
+	}
 	return f.announces, nil
 }
 
@@ -174,6 +177,25 @@ func TestSubagentsMethods(t *testing.T) {
 		if diff := cmp.Diff(wantCalls, fake.takeCalls()); diff != "" {
 			t.Errorf("calls (-want +got):\n%s", diff)
 		}
+		// The page: limit rows, hasMore when more exist.
+		fake.mu.Lock()
+		one := fake.announces[0]
+		fake.announces = []*store.OutboxItem{one, one, one}
+		fake.mu.Unlock()
+		var page wire.AnnouncesListResult
+		c.ok(wire.MethodAnnouncesList, map[string]any{"status": "all", "limit": 2}, &page)
+		if len(page.Announces) != 2 || !page.HasMore {
+			t.Errorf("limit 2 of 3: %d rows, hasMore %v", len(page.Announces), page.HasMore)
+		}
+		page = wire.AnnouncesListResult{}
+		c.ok(wire.MethodAnnouncesList, map[string]any{"status": "all", "limit": 3}, &page)
+		if len(page.Announces) != 3 || page.HasMore {
+			t.Errorf("limit 3 of 3: %d rows, hasMore %v", len(page.Announces), page.HasMore)
+		}
+		if err := c.fail(wire.MethodAnnouncesList, map[string]any{"limit": 0}); err.Code != wire.CodeInvalidRequest {
+			t.Errorf("limit 0: %+v", err)
+		}
+		fake.takeCalls()
 		fake.mu.Lock()
 		fake.announces = nil
 		fake.mu.Unlock()

@@ -86,9 +86,10 @@ func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 	return killed, nil
 }
 
-// Announces lists announce items with the given statuses (nil: all).
-func (m *Manager) Announces(ctx context.Context, statuses []store.OutboxStatus) ([]*store.OutboxItem, error) {
-	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: statuses})
+// Announces lists at most limit announce items with the given statuses
+// (nil: all); limit 0 means no limit.
+func (m *Manager) Announces(ctx context.Context, statuses []store.OutboxStatus, limit int) ([]*store.OutboxItem, error) {
+	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: statuses, Limit: limit})
 }
 
 func ms(t interface{ UnixMilli() int64 }) int64 {

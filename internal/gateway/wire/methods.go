@@ -462,6 +462,7 @@ var methodSchemas = map[string]*Schema{
 	),
 	MethodAnnouncesList: Object(nil,
 		P("status", Enum(AnnounceStatusPending, AnnounceStatusDelivered, AnnounceStatusDead, AnnounceStatusAll)),
+		P("limit", IntRange(1, 10000)),
 	),
 	MethodAnnouncesRedeliver: Object([]string{"id"},
 		P("id", NonEmptyStr()),
@@ -535,7 +536,12 @@ type SubagentsKillParams struct {
 // pending, delivered, dead or all; "" means dead.
 type AnnouncesListParams struct {
 	Status string `json:"status,omitempty"`
+	// Limit bounds the rows (default DefaultAnnouncesLimit).
+	Limit *int `json:"limit,omitempty"`
 }
+
+// DefaultAnnouncesLimit is announces.list's page when no limit is given.
+const DefaultAnnouncesLimit = 500
 
 // AnnouncesRedeliverParams are the params of announces.redeliver.
 type AnnouncesRedeliverParams struct {

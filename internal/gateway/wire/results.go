@@ -359,6 +359,8 @@ type SubagentsKillResult struct {
 // AnnouncesListResult is the result of announces.list.
 type AnnouncesListResult struct {
 	Announces []AnnounceRow `json:"announces"`
+	// HasMore says rows past the limit were left out.
+	HasMore bool `json:"hasMore,omitempty"`
 }
 
 // AnnounceRow is one announce: a sub-agent completion on its way to the
