@@ -55,7 +55,7 @@ type conn struct {
 	scopes      []string
 	client      wire.ClientInfo
 	connectedAt time.Time
-	scoped      bool // session-scoped events: only subscribed sessions'
+	scoped      bool // session-scoped events (set with ready, under mu)
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex

@@ -117,7 +117,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		scopes = []string{}
 	}
 	c.protocol, c.role, c.scopes = proto, role, scopes
-	c.client, c.connectedAt, c.scoped = p.Client, s.now(), scopedCaps(p.Caps)
+	c.client, c.connectedAt = p.Client, s.now()
 
 	now := s.now()
 	conf := s.conf
@@ -162,6 +162,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	ok = c.enqueueLocked(outFrame{raw: frame}, false)
 	if ok {
 		c.ready = true
+		c.scoped = scopedCaps(p.Caps) // read by broadcasts under c.mu
 	}
 	c.mu.Unlock()
 	c.signal()

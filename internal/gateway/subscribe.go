@@ -27,6 +27,9 @@ func (c *conn) subscribe(key string) {
 // wants reports whether the connection receives the events of session key.
 // c.mu is held.
 func (c *conn) wantsLocked(key string) bool {
+	if !c.ready {
+		return false // events start after hello-ok
+	}
 	if !c.scoped || key == "" {
 		return true
 	}
@@ -37,7 +40,10 @@ func (c *conn) wantsLocked(key string) bool {
 // subscribeSender subscribes a scoped client to the session it is sending
 // to, so that it sees its own turn.
 func (cl *call) subscribeSender(key string) {
-	if cl.c.scoped {
+	cl.c.mu.Lock()
+	scoped := cl.c.scoped
+	cl.c.mu.Unlock()
+	if scoped {
 		cl.c.subscribe(key)
 	}
 }
