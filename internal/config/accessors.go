@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -630,3 +631,12 @@ func (c *Config) RedactSensitive() string {
 
 // RedactPatterns returns a copy of logging.redactPatterns.
 func (c *Config) RedactPatterns() []string { return slices.Clone(c.Logging.RedactPatterns) }
+
+// QueueConfig returns messages.queue for policy.ResolveQueue.
+func (c *Config) QueueConfig() policy.QueueConfig {
+	q := c.Messages.Queue
+	return policy.QueueConfig{
+		Mode: q.Mode, Cap: q.Cap, Drop: q.Drop,
+		ByChannel: maps.Clone(q.ByChannel), DebounceMsByChannel: maps.Clone(q.DebounceMsByChannel),
+	}
+}

@@ -18,6 +18,8 @@ type Config struct {
 	Models  Models  `json:"models,omitzero"`
 	Gateway Gateway `json:"gateway,omitzero"`
 	Logging Logging `json:"logging,omitzero"`
+	// Messages is the "messages" section.
+	Messages Messages `json:"messages,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code
@@ -301,6 +303,27 @@ type Logging struct {
 	RedactSensitive string `json:"redactSensitive,omitempty"`
 	// RedactPatterns are extra regular expressions to redact.
 	RedactPatterns []string `json:"redactPatterns,omitempty"`
+}
+
+// Messages is the "messages" section (only the keys Switchboard acts on).
+type Messages struct {
+	Queue MessagesQueue `json:"queue,omitzero"`
+}
+
+// MessagesQueue is "messages.queue": what a message does when its session
+// is busy. See Config.QueueConfig for the effective values.
+type MessagesQueue struct {
+	// Mode is steer (default), followup, collect or interrupt, or an
+	// alias the reference accepts.
+	Mode string `json:"mode,omitempty"`
+	// Cap is the most queued messages per session (default 20).
+	Cap *int `json:"cap,omitempty"`
+	// Drop is summarize (default), old or new.
+	Drop string `json:"drop,omitempty"`
+	// ByChannel sets the mode per channel.
+	ByChannel map[string]string `json:"byChannel,omitempty"`
+	// DebounceMsByChannel sets the quiet window per channel (default 500).
+	DebounceMsByChannel map[string]int `json:"debounceMsByChannel,omitempty"`
 }
 
 // norm trims and lower-cases an enum-like value.

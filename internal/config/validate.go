@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/policy"
 )
 
 // Validate checks c and returns a *ValidationError listing every problem,
@@ -99,6 +101,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.models()
 	k.gateway()
 	k.logging()
+	k.messages()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings
@@ -382,5 +385,32 @@ func (k *checker) logging() {
 		if _, err := regexp.Compile(pat); err != nil {
 			k.warn(lp.key("redactPatterns").index(i), "pattern is not a valid Go regular expression and is ignored: %v", err)
 		}
+	}
+}
+
+func (k *checker) messages() {
+	q := k.c.Messages.Queue
+	qp := path("messages", "queue")
+	modes := []string{"steer", "followup", "collect", "interrupt"}
+	mode := func(p keyPath, v string) {
+		if v != "" {
+			if _, ok := policy.NormalizeQueueMode(v); !ok {
+				k.fail(p, "must be one of %s, got %q", quoteList(modes), v)
+			}
+		}
+	}
+	mode(qp.key("mode"), q.Mode)
+	for _, ch := range slices.Sorted(maps.Keys(q.ByChannel)) {
+		mode(qp.key("byChannel").key(ch), q.ByChannel[ch])
+	}
+	k.intMin(qp.key("cap"), q.Cap, 1)
+	if q.Drop != "" {
+		if _, ok := policy.NormalizeQueueDrop(q.Drop); !ok {
+			k.fail(qp.key("drop"), "must be one of %s, got %q", quoteList([]string{"summarize", "old", "new"}), q.Drop)
+		}
+	}
+	for _, ch := range slices.Sorted(maps.Keys(q.DebounceMsByChannel)) {
+		v := q.DebounceMsByChannel[ch]
+		k.intMin(qp.key("debounceMsByChannel").key(ch), &v, 0)
 	}
 }
