@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -80,6 +81,11 @@ type runState struct {
 	run       *store.Run
 	spawnedBy string
 	seq       int64
+	// cancel cancels the run (nil for a run that never started).
+	cancel context.CancelCauseFunc
+	// carried are queued runs whose input this run took (steered in or
+	// collected); they end with it.
+	carried []*runState
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

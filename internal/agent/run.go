@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -17,7 +18,10 @@ import (
 
 // execute runs one queued run to its end. Errors never escape: every
 // outcome is recorded on the run.
-func (r *Runner) execute(runID string) {
+//
+// collected are collect-mode runs queued behind runID: their messages join
+// runID's in one collected turn, and they end with it.
+func (r *Runner) execute(runID string, collected []string) {
 	bg := context.WithoutCancel(r.ctx) // store writes that must land even after cancel
 
 	// Register the run as active before it is marked running, so an Abort
@@ -56,11 +60,30 @@ func (r *Runner) execute(runID string) {
 		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
+	summary := r.takeOverflow(queued.SessionKey)
+	var msgs []store.Message
+	if len(collected) > 0 {
+		texts := []string{in.Message}
+		for _, id := range collected {
+			if c, err := r.cfg.Store.GetRun(bg, id); err == nil && c.Status == store.RunQueued {
+				var cin Input
+				if json.Unmarshal(c.Input, &cin) == nil {
+					texts = append(texts, cin.Message)
+				}
+			}
+		}
+		in.Message = policy.CollectPrompt(summary, texts)
+	} else if summary != "" {
+		// The summary of what the cap dropped is a synthetic followup
+		// ahead of this run's input.
+		sm := r.inputMessage(&Input{Message: summary, Provenance: &Provenance{Kind: "queue_overflow"}}, runID)
+		msgs = append(msgs, sm)
+	}
 	// The run starts and its input enters the transcript in one
 	// transaction: whatever happens next (a model that cannot run, a crash),
 	// the accepted message is in the session's history exactly once.
-	user := r.inputMessage(&in, runID)
-	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, []store.Message{user})
+	msgs = append(msgs, r.inputMessage(&in, runID))
+	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, msgs)
 	if errors.Is(err, store.ErrConflict) {
 		return // aborted or started meanwhile
 	}
@@ -73,7 +96,10 @@ func (r *Runner) execute(runID string) {
 		r.windows.appended(m)
 	}
 	r.log.Info("run started", "runId", runID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
-	st := &runState{run: run, spawnedBy: sess.SpawnedBy}
+	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel}
+	for _, id := range collected {
+		r.carry(st, sess.SessionID, id, false)
+	}
 	r.runStarted(runCtx, st, &in, sess)
 }
 
@@ -184,6 +210,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
 	r.wakeWaiters(fin.RunID)
+	r.finishCarried(st, last, res)
 }
 
 // loop is the provider↔tool loop. It returns the last assistant message, the
@@ -225,6 +252,8 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
 		}
+		// Steered messages waiting now join before the model call.
+		r.takeSteers(st, sessionID)
 		hist, err := r.history(ctx, sessionID)
 		if err != nil {
 			return last, usage, stop, err
@@ -260,7 +289,15 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if len(calls) == 0 {
 			return last, usage, stop, nil
 		}
-		for _, call := range calls {
+		for i, call := range calls {
+			// A steered message waiting before a call starts: the calls
+			// not yet started are skipped, the message joins next.
+			if r.steerWaiting(st) {
+				if err := r.skipCalls(st, sessionID, calls[i:]); err != nil {
+					return last, usage, stop, err
+				}
+				break
+			}
 			if err := r.callTool(ctx, st, toolSet, caller, sessionID, call); err != nil {
 				return last, usage, stop, err
 			}

@@ -157,6 +157,19 @@ type Input struct {
 	AccountID string `json:"accountId,omitempty"`
 	ThreadID  string `json:"threadId,omitempty"`
 
+	// QueueMode is what the input does when its session is busy, resolved
+	// when it was accepted (steer, followup, collect, interrupt; "" is
+	// followup). It is stored with the run, so a queued message keeps its
+	// mode across a restart.
+	QueueMode string `json:"queueMode,omitempty"`
+	// QueueCap bounds the session's queued runs when this input arrives
+	// (0: no cap); QueueDrop ("summarize", "old", "new") says what happens
+	// at the cap.
+	QueueCap  int    `json:"queueCap,omitempty"`
+	QueueDrop string `json:"queueDrop,omitempty"`
+	// QueueDebounceMs is the quiet window before a collected turn runs.
+	QueueDebounceMs int `json:"queueDebounceMs,omitempty"`
+
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
 	SpawnedBy string `json:"spawnedBy,omitempty"`
@@ -206,6 +219,18 @@ type subscriber struct {
 
 type lane struct {
 	queue []string // runIDs, in submission order
+	// modes holds the queue mode of each queued run (absent: followup).
+	modes map[string]string
+	// active is the run executing now ("" between runs).
+	active string
+	// arrived is signalled (non-blocking) on every enqueue; lastArrival is
+	// when the newest run joined. The collect quiet window uses both.
+	arrived     chan struct{}
+	lastArrival time.Time
+	debounce    time.Duration // of the newest collect-mode run
+	// overflow holds what drop "summarize" dropped, until the next run
+	// of the lane starts and carries the summary.
+	overflow overflowState
 }
 
 // New returns a runner. Call Recover once before serving.
@@ -267,7 +292,9 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 		return aborted, fmt.Errorf("agent.Recover: %w", err)
 	}
 	for _, run := range queued {
-		if err := r.enqueue(run.SessionKey, run.RunID); err != nil {
+		var in Input
+		_ = json.Unmarshal(run.Input, &in) // a bad input fails when the run starts
+		if err := r.enqueue(run.SessionKey, run.RunID, in.QueueMode, in.QueueDebounceMs); err != nil {
 			return aborted, err
 		}
 	}
@@ -311,6 +338,9 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		Input:      raw,
 		CreatedAt:  r.now(),
 	}
+	if err := r.admit(ctx, &in); err != nil {
+		return nil, false, err
+	}
 	if err := r.cfg.Store.CreateRun(ctx, run); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			existing, gerr := r.cfg.Store.GetRun(ctx, in.RunID)
@@ -321,9 +351,10 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		}
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
-	if err := r.enqueue(in.SessionKey, in.RunID); err != nil {
+	if err := r.enqueue(in.SessionKey, in.RunID, in.QueueMode, in.QueueDebounceMs); err != nil {
 		return nil, false, err
 	}
+	r.afterEnqueue(ctx, &in)
 	return run.Clone(), true, nil
 }
 
@@ -365,7 +396,7 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, 
 
 // enqueue appends runID to the session's lane, starting the lane worker when
 // the lane is idle.
-func (r *Runner) enqueue(sessionKey, runID string) error {
+func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
@@ -373,10 +404,26 @@ func (r *Runner) enqueue(sessionKey, runID string) error {
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{}
+		l = &lane{modes: make(map[string]string), arrived: make(chan struct{}, 1)}
 		r.lanes[sessionKey] = l
 	}
-	l.queue = append(l.queue, runID)
+	if mode == ModeInterrupt && busy {
+		// The newest message runs next, right after the aborted run.
+		l.queue = append([]string{runID}, l.queue...)
+	} else {
+		l.queue = append(l.queue, runID)
+	}
+	if mode != "" {
+		l.modes[runID] = mode
+	}
+	if mode == ModeCollect {
+		l.debounce = time.Duration(debounceMs) * time.Millisecond
+	}
+	l.lastArrival = r.now()
+	select {
+	case l.arrived <- struct{}{}:
+	default:
+	}
 	if !busy {
 		r.wg.Go(func() { r.drain(sessionKey, l) })
 	}
@@ -393,9 +440,27 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 			return
 		}
 		runID := l.queue[0]
+		if l.modes[runID] == ModeCollect {
+			r.mu.Unlock()
+			r.collectQuiet(l)
+			r.mu.Lock()
+			if len(l.queue) == 0 || r.closing {
+				continue // the loop head ends the lane
+			}
+			runID = l.queue[0]
+		}
+		var collected []string
+		if l.modes[runID] == ModeCollect {
+			collected = l.takeCollectLocked(runID)
+		}
 		l.queue = l.queue[1:]
+		delete(l.modes, runID)
+		l.active = runID
 		r.mu.Unlock()
-		r.execute(runID)
+		r.execute(runID, collected)
+		r.mu.Lock()
+		l.active = ""
+		r.mu.Unlock()
 	}
 }
 

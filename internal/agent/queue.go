@@ -1,0 +1,279 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Queue modes as stored in Input.QueueMode ("" behaves as followup).
+const (
+	ModeSteer     = string(policy.QueueSteer)
+	ModeFollowup  = string(policy.QueueFollowup)
+	ModeCollect   = string(policy.QueueCollect)
+	ModeInterrupt = string(policy.QueueInterrupt)
+)
+
+// SkippedToolResult is the synthetic result of a tool call that was not
+// started because a steered message came in (the reference's text).
+const SkippedToolResult = "Skipped to process an incoming message."
+
+// droppedByCap is the error recorded on a queued run dropped at the cap.
+const droppedByCap = "dropped: session queue is at its cap"
+
+// ErrQueueFull is returned by Submit when the session's queue is at its cap
+// and the input's drop policy is "new"; nothing is stored.
+var ErrQueueFull = errors.New("queue full")
+
+// overflowState is what drop "summarize" keeps of dropped messages.
+type overflowState struct {
+	dropped int
+	lines   []string
+}
+
+// admit applies the input's cap to its session's queue: at the cap, drop
+// "new" refuses the input, "old" and "summarize" drop the oldest queued
+// runs first (recorded aborted, so the sender sees it).
+func (r *Runner) admit(ctx context.Context, in *Input) error {
+	if in.QueueCap <= 0 {
+		return nil
+	}
+	r.mu.Lock()
+	l, busy := r.lanes[in.SessionKey]
+	if !busy {
+		r.mu.Unlock()
+		return nil
+	}
+	d := policy.ApplyQueueCap(len(l.queue), in.QueueCap, policy.QueueDrop(in.QueueDrop))
+	if d.Refuse {
+		r.mu.Unlock()
+		return fmt.Errorf("agent.Submit: %w: %s", ErrQueueFull, policy.QueueFullError(in.QueueCap))
+	}
+	n := min(d.DropOldest, len(l.queue))
+	victims := append([]string(nil), l.queue[:n]...)
+	l.queue = l.queue[n:]
+	for _, id := range victims {
+		delete(l.modes, id)
+	}
+	r.mu.Unlock()
+	for _, id := range victims {
+		run, err := r.cfg.Store.GetRun(ctx, id)
+		if err != nil || run.Status != store.RunQueued {
+			continue
+		}
+		if d.Summarize {
+			var vin Input
+			if json.Unmarshal(run.Input, &vin) == nil {
+				r.mu.Lock()
+				l.overflow.dropped++
+				l.overflow.lines = append(l.overflow.lines, policy.QueueSummaryLine(vin.Message))
+				r.mu.Unlock()
+			}
+		}
+		if err := r.finishQueued(ctx, run, droppedByCap); err != nil {
+			return fmt.Errorf("agent.Submit: %w", err)
+		}
+	}
+	return nil
+}
+
+// afterEnqueue carries out the mode of a freshly queued input: interrupt
+// aborts the session's active run (its model call is cancelled), and the
+// new input runs next.
+func (r *Runner) afterEnqueue(_ context.Context, in *Input) {
+	if in.QueueMode != ModeInterrupt {
+		return
+	}
+	r.mu.Lock()
+	var cancel context.CancelCauseFunc
+	if l, ok := r.lanes[in.SessionKey]; ok && l.active != "" && l.active != in.RunID {
+		cancel = r.active[l.active]
+	}
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(errAborted)
+	}
+}
+
+// collectQuiet waits until no run has joined the lane for its collect
+// debounce window (or the runner shuts down).
+func (r *Runner) collectQuiet(l *lane) {
+	for {
+		r.mu.Lock()
+		wait := l.debounce - r.now().Sub(l.lastArrival)
+		r.mu.Unlock()
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// takeCollectLocked removes the collect-mode runs queued after head and
+// returns them in order. r.mu is held.
+func (l *lane) takeCollectLocked(head string) []string {
+	var ids []string
+	kept := make([]string, 0, len(l.queue))
+	for _, id := range l.queue {
+		if id != head && l.modes[id] == ModeCollect {
+			ids = append(ids, id)
+			delete(l.modes, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	l.queue = kept
+	return ids
+}
+
+// takeOverflow returns and clears the lane's overflow summary text.
+func (r *Runner) takeOverflow(sessionKey string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.lanes[sessionKey]
+	if !ok || l.overflow.dropped == 0 {
+		return ""
+	}
+	s := policy.OverflowSummary(l.overflow.dropped, l.overflow.lines)
+	l.overflow = overflowState{}
+	return s
+}
+
+// takeSteers moves the steer-mode runs queued behind the active run st into
+// it: each starts with its message entering the transcript (one store
+// transaction per message), and ends when st ends. It returns how many it
+// took; the caller appends them before its next model call.
+func (r *Runner) takeSteers(st *runState, sessionID string) int {
+	r.mu.Lock()
+	l, ok := r.lanes[st.run.SessionKey]
+	if !ok || l.active != st.run.RunID {
+		r.mu.Unlock()
+		return 0
+	}
+	var ids []string
+	kept := l.queue[:0:0]
+	for _, id := range l.queue {
+		if l.modes[id] == ModeSteer {
+			ids = append(ids, id)
+			delete(l.modes, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	if ids != nil {
+		l.queue = kept
+	}
+	r.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if r.carry(st, sessionID, id, true) {
+			n++
+		}
+	}
+	return n
+}
+
+// steerWaiting reports whether a steer-mode run waits behind st.
+func (r *Runner) steerWaiting(st *runState) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.lanes[st.run.SessionKey]
+	if !ok || l.active != st.run.RunID {
+		return false
+	}
+	for _, id := range l.queue {
+		if l.modes[id] == ModeSteer {
+			return true
+		}
+	}
+	return false
+}
+
+// carry starts the queued run id as part of st. With withInput its input
+// message enters the transcript as the run starts.
+func (r *Runner) carry(st *runState, sessionID, id string, withInput bool) bool {
+	bg := context.WithoutCancel(r.ctx)
+	queued, err := r.cfg.Store.GetRun(bg, id)
+	if err != nil || queued.Status != store.RunQueued {
+		return false
+	}
+	var msgs []store.Message
+	if withInput {
+		var in Input
+		if err := json.Unmarshal(queued.Input, &in); err != nil {
+			r.log.Error("steered input unreadable", "runId", id, "err", err)
+			return false
+		}
+		msgs = append(msgs, r.inputMessage(&in, id))
+	}
+	run, stored, err := r.cfg.Store.StartRun(bg, id, r.now(), sessionID, msgs)
+	if err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			r.log.Error("carried run start failed", "runId", id, "err", err)
+		}
+		return false
+	}
+	for _, m := range stored {
+		r.windows.appended(m)
+	}
+	cst := &runState{run: run, spawnedBy: st.spawnedBy, cancel: st.cancel}
+	r.mu.Lock()
+	if st.cancel != nil {
+		r.active[id] = st.cancel
+	}
+	r.mu.Unlock()
+	st.carried = append(st.carried, cst)
+	r.emit(cst, Event{Stream: StreamLifecycle, Phase: PhaseStart})
+	return true
+}
+
+// finishCarried ends the runs st carried with st's result.
+func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store.RunResult) {
+	bg := context.WithoutCancel(r.ctx)
+	for _, c := range st.carried {
+		cres := res
+		cres.Outbox = nil
+		if r.cfg.OnFinish != nil {
+			r.cfg.OnFinish(bg, c.run, &cres, last)
+		}
+		fin, err := r.cfg.Store.FinishRun(bg, c.run.RunID, cres)
+		if err != nil {
+			r.log.Error("carried run finish failed", "runId", c.run.RunID, "err", err)
+			fin = c.run.Clone()
+		}
+		c.run = fin
+		r.mu.Lock()
+		delete(r.active, fin.RunID)
+		r.mu.Unlock()
+		r.emit(c, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
+		r.wakeWaiters(fin.RunID)
+	}
+}
+
+// skipCalls records the reference's synthetic skipped result for each
+// tool call that did not start because a steered message came in.
+func (r *Runner) skipCalls(st *runState, sessionID string, calls []transcript.Block) error {
+	for _, call := range calls {
+		r.emit(st, Event{Stream: StreamTool, Phase: PhaseStart, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments}})
+		msg := transcript.NewToolResult(call.ID, call.Name, SkippedToolResult, nil, true, r.now())
+		if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+			return err
+		}
+		res := &tools.Result{Text: SkippedToolResult, IsError: true}
+		r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
+	}
+	return nil
+}
