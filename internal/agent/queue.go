@@ -277,3 +277,90 @@ func (r *Runner) skipCalls(st *runState, sessionID string, calls []transcript.Bl
 	}
 	return nil
 }
+
+// PendingInput is an accepted message that has not run yet (or was
+// cancelled before it ran).
+type PendingInput struct {
+	RunID      string
+	AcceptedAt time.Time
+	// State is "queued" or "cancelled".
+	State   string
+	Message string
+	Mode    string
+}
+
+// PendingInputs returns the session's queued inputs in arrival order,
+// followed by up to limit of the most recent ones cancelled before they
+// ran (aborted, dropped at the cap).
+func (r *Runner) PendingInputs(ctx context.Context, sessionKey string, limit int) ([]PendingInput, error) {
+	runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: sessionKey, Statuses: []store.RunStatus{store.RunQueued}})
+	if err != nil {
+		return nil, fmt.Errorf("agent.PendingInputs: %w", err)
+	}
+	aborted, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: sessionKey, Statuses: []store.RunStatus{store.RunAborted}})
+	if err != nil {
+		return nil, fmt.Errorf("agent.PendingInputs: %w", err)
+	}
+	var cancelled []*store.Run
+	for _, run := range aborted {
+		if run.StartedAt.IsZero() {
+			cancelled = append(cancelled, run)
+		}
+	}
+	if len(cancelled) > limit {
+		cancelled = cancelled[len(cancelled)-limit:]
+	}
+	out := make([]PendingInput, 0, len(runs)+len(cancelled))
+	add := func(run *store.Run, state string) {
+		var in Input
+		_ = json.Unmarshal(run.Input, &in)
+		out = append(out, PendingInput{RunID: run.RunID, AcceptedAt: run.CreatedAt, State: state, Message: in.Message, Mode: in.QueueMode})
+	}
+	for _, run := range runs {
+		add(run, "queued")
+	}
+	for _, run := range cancelled {
+		add(run, "cancelled")
+	}
+	return out, nil
+}
+
+// AbortQueued cancels every queued run of the session (newest first is
+// irrelevant: none of them starts) and returns their ids in arrival order.
+func (r *Runner) AbortQueued(ctx context.Context, sessionKey string) ([]string, error) {
+	runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: sessionKey, Statuses: []store.RunStatus{store.RunQueued}})
+	if err != nil {
+		return nil, fmt.Errorf("agent.AbortQueued: %w", err)
+	}
+	var ids []string
+	for _, run := range runs {
+		ok, err := r.Abort(ctx, run.RunID)
+		if err != nil {
+			return ids, err
+		}
+		if ok {
+			ids = append(ids, run.RunID)
+		}
+	}
+	return ids, nil
+}
+
+// AbortActive aborts the session's running run (and what it carries) and
+// returns its id, "" when none runs.
+func (r *Runner) AbortActive(ctx context.Context, sessionKey string) (string, error) {
+	runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: sessionKey, Statuses: []store.RunStatus{store.RunRunning}})
+	if err != nil {
+		return "", fmt.Errorf("agent.AbortActive: %w", err)
+	}
+	id := ""
+	for _, run := range runs {
+		ok, err := r.Abort(ctx, run.RunID)
+		if err != nil {
+			return id, err
+		}
+		if ok && id == "" {
+			id = run.RunID
+		}
+	}
+	return id, nil
+}

@@ -595,25 +595,20 @@ func (r *Runner) Abort(ctx context.Context, runID string) (bool, error) {
 	return removed, nil
 }
 
-// AbortSession aborts the active run and every queued run of the session and
-// returns their ids.
+// AbortSession cancels the session's queued runs first (so draining the
+// lane cannot start one of them into a half-stopped session), then aborts
+// the active run, and returns their ids.
 func (r *Runner) AbortSession(ctx context.Context, sessionKey string) ([]string, error) {
-	runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{
-		SessionKey: sessionKey,
-		Statuses:   []store.RunStatus{store.RunQueued, store.RunRunning},
-	})
+	ids, err := r.AbortQueued(ctx, sessionKey)
 	if err != nil {
-		return nil, fmt.Errorf("agent.AbortSession: %w", err)
+		return ids, fmt.Errorf("agent.AbortSession: %w", err)
 	}
-	var ids []string
-	for _, run := range runs {
-		ok, err := r.Abort(ctx, run.RunID)
-		if err != nil {
-			return ids, err
-		}
-		if ok {
-			ids = append(ids, run.RunID)
-		}
+	id, err := r.AbortActive(ctx, sessionKey)
+	if err != nil {
+		return ids, fmt.Errorf("agent.AbortSession: %w", err)
+	}
+	if id != "" {
+		ids = append(ids, id)
 	}
 	return ids, nil
 }

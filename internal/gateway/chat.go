@@ -98,6 +98,9 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if cmd, ok := policy.ParseSendCommand(strings.TrimSpace(p.Message)); ok {
 		return s.sendCommand(ctx, cl, key, agentID, p.IdempotencyKey, cmd)
 	}
+	if cmd, ok := policy.ParseQueueCommand(p.Message); ok {
+		return s.queueCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
+	}
 	if err := s.checkKeyAgent(key); err != nil {
 		return nil, err
 	}
@@ -117,7 +120,15 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
 		in.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
 	}
+	q, err := s.queueSettings(ctx, key, p.QueueMode, internalChannel)
+	if err != nil {
+		return nil, err
+	}
+	applyQueue(&in, q)
 	run, err := s.submitHeld(ctx, cl, in)
+	if errors.Is(err, agent.ErrQueueFull) {
+		return nil, invalid(policy.QueueFullError(q.Cap))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +182,9 @@ func (s *Server) handleChatHistory(ctx context.Context, cl *call) (any, error) {
 	}
 	hist, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: limit})
 	if err != nil {
+		return nil, err
+	}
+	if res.PendingInputs, err = s.pendingInputs(ctx, key); err != nil {
 		return nil, err
 	}
 	for _, m := range hist {

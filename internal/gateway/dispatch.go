@@ -60,6 +60,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodChatSend, scope: wire.ScopeWrite, handle: s.handleChatSend},
 		{name: wire.MethodChatHistory, scope: wire.ScopeRead, handle: s.handleChatHistory},
 		{name: wire.MethodChatAbort, scope: wire.ScopeWrite, handle: s.handleChatAbort},
+		{name: wire.MethodSessionsAbort, scope: wire.ScopeWrite, handle: s.handleSessionsAbort},
 		{name: wire.MethodChatInject, scope: wire.ScopeAdmin, handle: s.handleChatInject},
 		{name: wire.MethodAgent, scope: wire.ScopeWrite, handle: s.handleAgent},
 		{name: wire.MethodAgentWait, scope: wire.ScopeWrite, handle: s.handleAgentWait},

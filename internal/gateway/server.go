@@ -51,6 +51,13 @@ type Runner interface {
 	Abort(ctx context.Context, runID string) (bool, error)
 	// AbortSession aborts every live run of a session and returns their ids.
 	AbortSession(ctx context.Context, sessionKey string) ([]string, error)
+	// AbortQueued cancels the session's queued runs; AbortActive aborts its
+	// running run ("" when none).
+	AbortQueued(ctx context.Context, sessionKey string) ([]string, error)
+	AbortActive(ctx context.Context, sessionKey string) (string, error)
+	// PendingInputs lists the session's queued input, then up to limit
+	// inputs cancelled before they ran.
+	PendingInputs(ctx context.Context, sessionKey string, limit int) ([]agent.PendingInput, error)
 	// Post puts a message into a session without a model turn, at most
 	// once per idempotency key; agent.ErrNoSession when it does not exist.
 	Post(ctx context.Context, p agent.Post) (messageID string, err error)

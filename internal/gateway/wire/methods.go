@@ -18,6 +18,9 @@ const (
 	MethodChatSend        = "chat.send"
 	MethodChatHistory     = "chat.history"
 	MethodChatAbort       = "chat.abort"
+	// MethodSessionsAbort aborts a session's active run and, with
+	// clearQueued, its queued messages.
+	MethodSessionsAbort = "sessions.abort"
 	MethodChatInject      = "chat.inject"
 	// MethodToolsInvoke runs one agent tool directly (Switchboard's
 	// documented method for tools outside a run).
@@ -199,6 +202,14 @@ type ChatAbortParams struct {
 	RunID            string `json:"runId,omitempty"`
 	AgentID          string `json:"agentId,omitempty"`
 	PreserveSideRuns bool   `json:"preserveSideRuns,omitempty"`
+}
+
+// SessionsAbortParams are the params of sessions.abort.
+type SessionsAbortParams struct {
+	Key         string `json:"key,omitempty"`
+	RunID       string `json:"runId,omitempty"`
+	AgentID     string `json:"agentId,omitempty"`
+	ClearQueued bool   `json:"clearQueued,omitempty"`
 }
 
 // SessionsExportParams are the params of sessions.export.
@@ -400,6 +411,12 @@ var methodSchemas = map[string]*Schema{
 		P("runId", Str()),
 		P("agentId", Str()),
 		P("preserveSideRuns", Bool()),
+	),
+	MethodSessionsAbort: Object(nil,
+		P("key", Str()),
+		P("runId", Str()),
+		P("agentId", Str()),
+		P("clearQueued", Bool()),
 	),
 	MethodSessionsExport: Object([]string{"key"},
 		P("key", NonEmptyStr()),

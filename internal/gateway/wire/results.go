@@ -144,6 +144,26 @@ type ChatHistoryResult struct {
 	Messages      []json.RawMessage `json:"messages"`
 	ThinkingLevel string            `json:"thinkingLevel,omitempty"`
 	VerboseLevel  string            `json:"verboseLevel,omitempty"`
+	// PendingInputs are accepted messages that have not run yet.
+	PendingInputs *PendingInputs `json:"pendingInputs,omitempty"`
+}
+
+// PendingInputs lists a session's accepted input that is not in its
+// transcript yet (queued) or never will be (cancelled).
+type PendingInputs struct {
+	Items []PendingInput `json:"items"`
+	Total int            `json:"total"`
+}
+
+// PendingInput is one entry of PendingInputs; State is "queued",
+// "cancelled" or "interrupted".
+type PendingInput struct {
+	ID         string `json:"id"`
+	AcceptedAt int64  `json:"acceptedAt"`
+	State      string `json:"state"`
+	Message    string `json:"message"`
+	RunID      string `json:"runId"`
+	QueueMode  string `json:"queueMode,omitempty"`
 }
 
 // ChatAbortResult is the result of chat.abort.
