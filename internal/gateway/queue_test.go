@@ -116,4 +116,3 @@ func TestQueueCommandSetsSessionMode(t *testing.T) {
 	c.ok(wire.MethodChatAbort, map[string]any{"sessionKey": "main"}, nil)
 	c.runEvents("stall-1")
 }
-

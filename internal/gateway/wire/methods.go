@@ -21,7 +21,7 @@ const (
 	// MethodSessionsAbort aborts a session's active run and, with
 	// clearQueued, its queued messages.
 	MethodSessionsAbort = "sessions.abort"
-	MethodChatInject      = "chat.inject"
+	MethodChatInject    = "chat.inject"
 	// MethodToolsInvoke runs one agent tool directly (Switchboard's
 	// documented method for tools outside a run).
 	MethodToolsInvoke = "tools.invoke"
