@@ -17,6 +17,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		newSessionsDeleteCmd(g),
 		newSessionsResetCmd(g),
 		newSessionsExportCmd(g),
+		newSessionsQueueCmd(g),
 	)
 	return cmd
 }
