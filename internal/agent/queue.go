@@ -281,12 +281,16 @@ func (r *Runner) skipCalls(st *runState, sessionID string, calls []transcript.Bl
 // PendingInput is an accepted message that has not run yet (or was
 // cancelled before it ran).
 type PendingInput struct {
-	RunID      string
+	// RunID is the run that carries the input.
+	RunID string
+	// AcceptedAt is when Submit stored it.
 	AcceptedAt time.Time
 	// State is "queued" or "cancelled".
-	State   string
+	State string
+	// Message is the input's text.
 	Message string
-	Mode    string
+	// Mode is the queue mode it was accepted with.
+	Mode string
 }
 
 // PendingInputs returns the session's queued inputs in arrival order,

@@ -276,3 +276,76 @@ func TestQueueCapDropPolicies(t *testing.T) {
 		})
 	}
 }
+
+// TestQueuedMessagesSurviveRestart: messages queued behind a run are in the
+// store when Submit returns; a gateway that dies (here: closed with the
+// active run cut) leaves them queued, and the next runner on the same store
+// runs each once, in order, under the mode it was accepted with.
+func TestQueuedMessagesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	inModel := make(chan struct{}, 1)
+	r1, err := New(Config{Store: st, Models: staticModels{&fakeProvider{fn: func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		inModel <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(r *Runner, id, msg, mode string) {
+		if _, _, err := r.Submit(context.Background(), Input{RunID: id, SessionKey: "agent:main:main", AgentID: "main", Message: msg, QueueMode: mode, QueueDebounceMs: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(r1, "a1", "long", "")
+	<-inModel
+	submit(r1, "f1", "one", ModeFollowup)
+	submit(r1, "c1", "two", ModeCollect)
+	submit(r1, "c2", "three", ModeCollect)
+	r1.Close()
+
+	var log reqLog
+	r2, err := New(Config{Store: st, Models: staticModels{&fakeProvider{fn: func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		log.add(req)
+		return textReply("ok"), nil
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if _, err := r2.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"f1", "c1", "c2"} {
+		run, done, err := r2.Wait(context.Background(), id, 10*time.Second)
+		if err != nil || !done || run.Status != store.RunOK {
+			t.Fatalf("%s after restart = %+v, %v", id, run, err)
+		}
+	}
+	reqs := log.get()
+	if len(reqs) != 2 {
+		t.Fatalf("model calls after restart = %d, want 2 (f1, then c1+c2 collected)", len(reqs))
+	}
+	if got := reqs[0][len(reqs[0])-1]; got != "user:one" {
+		t.Errorf("first turn ends with %q", got)
+	}
+	want := "user:" + policy.CollectPrompt("", []string{"two", "three"})
+	if got := reqs[1][len(reqs[1])-1]; got != want {
+		t.Errorf("second turn ends with %q, want %q", got, want)
+	}
+	s, _ := st.GetSession(context.Background(), "agent:main:main")
+	msgs, _ := st.History(context.Background(), s.SessionID, store.HistoryOptions{})
+	var users []string
+	for _, m := range msgs {
+		if m.Role == "user" {
+			users = append(users, m.Entry.Message.Content.Text())
+		}
+	}
+	if diff := cmp.Diff([]string{"long", "one", policy.CollectPrompt("", []string{"two", "three"})}, users); diff != "" {
+		t.Errorf("user messages (-want +got):\n%s", diff)
+	}
+}

@@ -83,29 +83,43 @@ func NormalizeQueueDrop(s string) (QueueDrop, bool) {
 
 // QueueSettings are the effective queue settings for one message.
 type QueueSettings struct {
-	Mode       QueueMode
+	// Mode is what the message does while the session is busy.
+	Mode QueueMode
+	// DebounceMs is the quiet window before a collected turn runs.
 	DebounceMs int
-	Cap        int
-	Drop       QueueDrop
+	// Cap is the most queued messages per session.
+	Cap int
+	// Drop is what happens at the cap.
+	Drop QueueDrop
 }
 
 // QueueOverride is a session's stored "/queue" override; zero fields are
 // unset.
 type QueueOverride struct {
-	Mode       QueueMode
+	// Mode is the session's mode ("" unset).
+	Mode QueueMode
+	// DebounceMs is the session's quiet window (nil unset).
 	DebounceMs *int
-	Cap        *int
-	Drop       QueueDrop
+	// Cap is the session's cap (nil unset).
+	Cap *int
+	// Drop is the session's drop policy ("" unset).
+	Drop QueueDrop
 }
 
 // QueueConfig is "messages.queue" as configured; zero fields are unset.
 type QueueConfig struct {
-	Mode                string
-	Cap                 *int
-	Drop                string
-	ByChannel           map[string]string
+	// Mode is messages.queue.mode as written (aliases allowed).
+	Mode string
+	// Cap is messages.queue.cap.
+	Cap *int
+	// Drop is messages.queue.drop as written.
+	Drop string
+	// ByChannel is messages.queue.byChannel: mode per channel.
+	ByChannel map[string]string
+	// DebounceMsByChannel is messages.queue.debounceMsByChannel.
 	DebounceMsByChannel map[string]int
-	DebounceMs          *int
+	// DebounceMs is a global quiet window (nil: the 500 ms default).
+	DebounceMs *int
 }
 
 // QueueInput is what ResolveQueue decides from.
