@@ -28,6 +28,10 @@ const SkippedToolResult = "Skipped to process an incoming message."
 // droppedByCap is the error recorded on a queued run dropped at the cap.
 const droppedByCap = "dropped: session queue is at its cap"
 
+// errInterrupted is the cancellation cause of a run interrupted by a newer
+// message; it is an abort whose partial reply is not kept.
+var errInterrupted = fmt.Errorf("interrupted by a newer message: %w", errAborted)
+
 // ErrQueueFull is returned by Submit when the session's queue is at its cap
 // and the input's drop policy is "new"; nothing is stored.
 var ErrQueueFull = errors.New("queue full")
@@ -98,7 +102,7 @@ func (r *Runner) afterEnqueue(_ context.Context, in *Input) {
 	}
 	r.mu.Unlock()
 	if cancel != nil {
-		cancel(errAborted)
+		cancel(errInterrupted)
 	}
 }
 

@@ -354,7 +354,8 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 		blocks = append(blocks, transcript.TextBlock(text.String()))
 	}
 	if streamErr != nil {
-		if len(blocks) == 0 {
+		// An interrupted call's partial reply is not delivered.
+		if len(blocks) == 0 || errors.Is(context.Cause(ctx), errInterrupted) {
 			return nil, usage, streamErr
 		}
 		msg := r.assistant(model, blocks, usage)
