@@ -18,8 +18,8 @@ func newSessionsQueueCmd(g *globalFlags) *cobra.Command {
 		Use:   "queue KEY",
 		Short: "Show the messages waiting for a busy session",
 		Long: `Queue prints the session's accepted input that has not run yet, oldest
-first, one line each: state, runId, queue mode, when it was accepted and the
-message. Messages cancelled before they ran (aborted, dropped at the queue
+first, one line each: state, runId, when it was accepted and the message
+(at most 20 lines; the header counts them all). Messages cancelled before they ran (aborted, dropped at the queue
 cap) follow as "cancelled".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,16 +50,12 @@ cap) follow as "cancelled".`,
 						queued++
 					}
 				}
-				if _, err := fmt.Fprintf(out, "%s: %d queued\n", res.SessionKey, queued); err != nil {
+				if _, err := fmt.Fprintf(out, "%s: %d queued (%d pending inputs)\n", res.SessionKey, queued, p.Total); err != nil {
 					return err
 				}
 				for _, it := range p.Items {
 					at := time.UnixMilli(it.AcceptedAt).UTC().Format(time.RFC3339)
-					mode := it.QueueMode
-					if mode == "" {
-						mode = "-"
-					}
-					if _, err := fmt.Fprintf(out, "  %-9s %s  %-9s %s  %s\n", it.State, it.RunID, mode, at, excerpt(it.Message, queueExcerpt)); err != nil {
+					if _, err := fmt.Fprintf(out, "  %-9s %s  %s  %s\n", it.State, it.RunID, at, excerpt(it.Message, queueExcerpt)); err != nil {
 						return err
 					}
 				}

@@ -15,14 +15,14 @@ func TestSessionsQueue(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		out = g.mustRun("sessions", "queue", "main")
-		if strings.HasPrefix(out, "agent:main:main: 1 queued\n") || time.Now().After(deadline) {
+		if strings.HasPrefix(out, "agent:main:main: 1 queued (1 pending inputs)\n") || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 2 || lines[0] != "agent:main:main: 1 queued" || !strings.HasPrefix(strings.TrimSpace(lines[1]), "queued ") ||
-		!strings.Contains(lines[1], " steer ") || !strings.HasSuffix(lines[1], "waiting for you") {
+	if len(lines) != 2 || lines[0] != "agent:main:main: 1 queued (1 pending inputs)" || !strings.HasPrefix(strings.TrimSpace(lines[1]), "queued ") ||
+		!strings.HasSuffix(lines[1], "waiting for you") {
 		t.Errorf("sessions queue =\n%s", out)
 	}
 	m := decodeJSON(t, g.mustRun("sessions", "queue", "main", "--json"))
@@ -31,7 +31,7 @@ func TestSessionsQueue(t *testing.T) {
 	}
 	g.mustRun("call", "sessions.abort", `{"key":"main","clearQueued":true}`)
 	out = g.mustRun("sessions", "queue", "main")
-	if !strings.HasPrefix(out, "agent:main:main: 0 queued\n  cancelled ") {
+	if !strings.HasPrefix(out, "agent:main:main: 0 queued (1 pending inputs)\n  cancelled ") {
 		t.Errorf("after sessions.abort =\n%s", out)
 	}
 }

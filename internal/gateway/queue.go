@@ -114,10 +114,10 @@ func (s *Server) pendingInputs(ctx context.Context, key string) (*wire.PendingIn
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.PendingInputs{Items: make([]wire.PendingInput, 0, len(items)), Total: len(items)}
-	for _, p := range items {
+	out := &wire.PendingInputs{Items: make([]wire.PendingInput, 0, min(len(items), wire.MaxPendingInputs)), Total: len(items)}
+	for _, p := range items[:min(len(items), wire.MaxPendingInputs)] {
 		out.Items = append(out.Items, wire.PendingInput{
-			ID: p.RunID, AcceptedAt: p.AcceptedAt.UnixMilli(), State: p.State, Message: p.Message, RunID: p.RunID, QueueMode: p.Mode,
+			ID: p.RunID, AcceptedAt: p.AcceptedAt.UnixMilli(), State: p.State, Message: p.Message, RunID: p.RunID,
 		})
 	}
 	return out, nil

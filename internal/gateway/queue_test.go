@@ -26,7 +26,7 @@ func pendingStates(p *wire.PendingInputs) []string {
 		return nil
 	}
 	for _, it := range p.Items {
-		out = append(out, it.RunID+":"+it.State+":"+it.QueueMode+":"+it.Message)
+		out = append(out, it.RunID+":"+it.State+":"+it.Message)
 	}
 	return out
 }
@@ -43,7 +43,7 @@ func TestPendingInputsAndSessionsAbortClearQueued(t *testing.T) {
 	other := e.operator()
 	var hist wire.ChatHistoryResult
 	other.ok(wire.MethodChatHistory, map[string]any{"sessionKey": "main"}, &hist)
-	if diff := cmp.Diff([]string{"q1:queued:followup:first", "q2:queued:collect:second"}, pendingStates(hist.PendingInputs)); diff != "" {
+	if diff := cmp.Diff([]string{"q1:queued:first", "q2:queued:second"}, pendingStates(hist.PendingInputs)); diff != "" {
 		t.Errorf("pendingInputs (-want +got):\n%s", diff)
 	}
 	if hist.PendingInputs.Total != 2 || hist.PendingInputs.Items[0].AcceptedAt == 0 {
@@ -60,7 +60,7 @@ func TestPendingInputsAndSessionsAbortClearQueued(t *testing.T) {
 	}
 	c.runEvents("stall-1")
 	other.ok(wire.MethodChatHistory, map[string]any{"sessionKey": "main"}, &hist)
-	if diff := cmp.Diff([]string{"q1:cancelled:followup:first", "q2:cancelled:collect:second"}, pendingStates(hist.PendingInputs)); diff != "" {
+	if diff := cmp.Diff([]string{"q1:cancelled:first", "q2:cancelled:second"}, pendingStates(hist.PendingInputs)); diff != "" {
 		t.Errorf("pendingInputs after abort (-want +got):\n%s", diff)
 	}
 	if err := c.fail(wire.MethodSessionsAbort, map[string]any{}); err.Code != "INVALID_REQUEST" {
@@ -101,7 +101,7 @@ func TestQueueCommandSetsSessionMode(t *testing.T) {
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "later", "idempotencyKey": "q1"}, nil)
 	var hist wire.ChatHistoryResult
 	c.ok(wire.MethodChatHistory, map[string]any{"sessionKey": "main"}, &hist)
-	if diff := cmp.Diff([]string{"q1:queued:collect:later"}, pendingStates(hist.PendingInputs)); diff != "" {
+	if diff := cmp.Diff([]string{"q1:queued:later"}, pendingStates(hist.PendingInputs)); diff != "" {
 		t.Errorf("pendingInputs (-want +got):\n%s", diff)
 	}
 	var texts []string

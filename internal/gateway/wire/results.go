@@ -149,11 +149,17 @@ type ChatHistoryResult struct {
 }
 
 // PendingInputs lists a session's accepted input that is not in its
-// transcript yet (queued) or never will be (cancelled).
+// transcript yet (queued) or never will be (cancelled): at most
+// MaxPendingInputs items, oldest queued first; Total counts them all.
 type PendingInputs struct {
+	// Items are the listed inputs.
 	Items []PendingInput `json:"items"`
-	Total int            `json:"total"`
+	// Total is how many there are.
+	Total int `json:"total"`
 }
+
+// MaxPendingInputs bounds PendingInputs.Items (the reference's maxItems).
+const MaxPendingInputs = 20
 
 // PendingInput is one entry of PendingInputs; State is "queued",
 // "cancelled" or "interrupted".
@@ -163,7 +169,6 @@ type PendingInput struct {
 	State      string `json:"state"`
 	Message    string `json:"message"`
 	RunID      string `json:"runId"`
-	QueueMode  string `json:"queueMode,omitempty"`
 }
 
 // ChatAbortResult is the result of chat.abort.
