@@ -104,3 +104,40 @@ func BenchmarkSteerLatency(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(p99(lat).Microseconds()), "p99-µs")
 }
+
+// BenchmarkInterrupt measures, per op, how long after Submit of an
+// interrupting message the active model call sees its context cancelled,
+// and when the new turn's model call starts. Reports both p99s.
+func BenchmarkInterrupt(b *testing.B) {
+	inModel := make(chan struct{})
+	cancelledAt := make(chan time.Time, 1)
+	newTurnAt := make(chan time.Time, 1)
+	h := newHarness(b, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if lastUser(req) == "long" {
+			inModel <- struct{}{}
+			<-ctx.Done()
+			cancelledAt <- time.Now()
+			return nil, ctx.Err()
+		}
+		newTurnAt <- time.Now()
+		return textReply("ok"), nil
+	}, nil)
+	ctx := context.Background()
+	var cancelLat, startLat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		h.submit(Input{RunID: fmt.Sprint("a", i), Message: "long"})
+		<-inModel
+		id := fmt.Sprint("i", i)
+		t0 := time.Now()
+		if _, _, err := h.runner.Submit(ctx, Input{RunID: id, SessionKey: "agent:main:main", AgentID: "main", Message: "now", QueueMode: ModeInterrupt}); err != nil {
+			b.Fatal(err)
+		}
+		cancelLat = append(cancelLat, (<-cancelledAt).Sub(t0))
+		startLat = append(startLat, (<-newTurnAt).Sub(t0))
+		h.wait(id)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(p99(cancelLat).Microseconds()), "cancel-p99-µs")
+	b.ReportMetric(float64(p99(startLat).Microseconds()), "newturn-p99-µs")
+}
