@@ -111,7 +111,7 @@ func (r *Runner) afterEnqueue(_ context.Context, in *Input) {
 func (r *Runner) collectQuiet(l *lane) {
 	for {
 		r.mu.Lock()
-		wait := l.debounce - r.now().Sub(l.lastArrival)
+		wait := l.debounce - time.Since(l.lastArrival)
 		r.mu.Unlock()
 		if wait <= 0 {
 			return

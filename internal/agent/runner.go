@@ -223,9 +223,8 @@ type lane struct {
 	modes map[string]string
 	// active is the run executing now ("" between runs).
 	active string
-	// arrived is signalled (non-blocking) on every enqueue; lastArrival is
-	// when the newest run joined. The collect quiet window uses both.
-	arrived     chan struct{}
+	// lastArrival is when the newest run joined; the collect quiet window
+	// ends debounce after it.
 	lastArrival time.Time
 	debounce    time.Duration // of the newest collect-mode run
 	// overflow holds what drop "summarize" dropped, until the next run
@@ -404,7 +403,7 @@ func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string), arrived: make(chan struct{}, 1)}
+		l = &lane{modes: make(map[string]string)}
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {
@@ -419,11 +418,7 @@ func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond
 	}
-	l.lastArrival = r.now()
-	select {
-	case l.arrived <- struct{}{}:
-	default:
-	}
+	l.lastArrival = time.Now() // a real-time quiet window, not the injected clock
 	if !busy {
 		r.wg.Go(func() { r.drain(sessionKey, l) })
 	}
