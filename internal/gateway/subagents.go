@@ -14,10 +14,10 @@ import (
 // subagents.* and announces.* methods. Implementations are safe for
 // concurrent use; *subagent.Manager is the one the daemon passes.
 type Subagents interface {
-	// List returns the children spawned by requester (a canonical key; ""
-	// means every requester), newest first; with active set, only those
-	// still running.
-	List(ctx context.Context, requester string, active bool) ([]subagent.Info, error)
+	// List returns at most limit (0: all) children spawned by requester (a
+	// canonical key; "" means every requester), newest first; with active
+	// set, only those still running. more says rows were left out.
+	List(ctx context.Context, requester string, active bool, limit int) (infos []subagent.Info, more bool, err error)
 	// Kill aborts a child run and every live descendant and returns the
 	// aborted run ids. Its errors are fit to show the caller.
 	Kill(ctx context.Context, runID string) ([]string, error)
@@ -48,11 +48,15 @@ func (s *Server) handleSubagentsList(ctx context.Context, cl *call) (any, error)
 	if p.RequesterKey != "" {
 		requester = s.canonicalKey(p.RequesterKey, "")
 	}
-	infos, err := s.cfg.Subagents.List(ctx, requester, p.Active)
+	limit := wire.DefaultSubagentsLimit
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	infos, more, err := s.cfg.Subagents.List(ctx, requester, p.Active, limit)
 	if err != nil {
 		return nil, fmt.Errorf("subagents.list: %w", err)
 	}
-	res := wire.SubagentsListResult{Subagents: make([]wire.SubagentInfo, 0, len(infos))}
+	res := wire.SubagentsListResult{Subagents: make([]wire.SubagentInfo, 0, len(infos)), HasMore: more}
 	for i := range infos {
 		res.Subagents = append(res.Subagents, subagentInfo(&infos[i]))
 	}

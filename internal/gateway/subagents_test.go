@@ -47,9 +47,12 @@ func (f *fakeSubagents) takeCalls() []string {
 	return c
 }
 
-func (f *fakeSubagents) List(_ context.Context, requester string, active bool) ([]subagent.Info, error) {
+func (f *fakeSubagents) List(_ context.Context, requester string, active bool, limit int) ([]subagent.Info, bool, error) {
 	f.record("List(%q, %v)", requester, active)
-	return f.infos, nil
+	if limit > 0 && len(f.infos) > limit {
+		return f.infos[:limit], true, nil
+	}
+	return f.infos, false, nil
 }
 
 func (f *fakeSubagents) Kill(_ context.Context, runID string) ([]string, error) {

@@ -306,7 +306,11 @@ type OutboxFilter struct {
 	// or before it: the items a dispatcher should try now. Combined with
 	// Statuses that exclude OutboxPending it matches nothing.
 	DueBefore time.Time
-	Limit     int // 0 = no limit
+	// Newest orders by CreatedAt descending (then ID descending) instead of
+	// the dispatch order.
+	Newest bool
+	Limit  int // 0 = no limit
+	Offset int
 }
 
 // Store is the durable store. Implementations are safe for concurrent use.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -23,34 +22,48 @@ type Info struct {
 }
 
 // List returns the children spawned by requester ("" = every requester),
-// newest first; with active set, only those still running.
-func (m *Manager) List(ctx context.Context, requester string, active bool) ([]Info, error) {
-	items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, SessionKey: requester})
-	if err != nil {
-		return nil, fmt.Errorf("subagent.List: %w", err)
+// newest first; with active set, only those still running. limit > 0 bounds
+// the rows (more reports whether there were more); the registry is read a
+// page at a time, newest first, never whole.
+func (m *Manager) List(ctx context.Context, requester string, active bool, limit int) (out []Info, more bool, err error) {
+	page := 200
+	if limit > 0 {
+		page = min(max(limit+1, 16), 500)
 	}
-	var out []Info
-	for _, it := range items {
-		var info Info
-		if err := json.Unmarshal(it.Payload, &info.Record); err != nil {
-			continue
+	for offset := 0; ; offset += page {
+		items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, SessionKey: requester, Newest: true, Limit: page, Offset: offset})
+		if err != nil {
+			return nil, false, fmt.Errorf("subagent.List: %w", err)
 		}
-		info.Archived = it.Status != store.OutboxPending
-		if run, err := m.cfg.Store.GetRun(ctx, info.ChildRunID); err == nil {
-			info.RunStatus = string(run.Status)
-			info.StartedAt, info.EndedAt, info.Error = ms(run.StartedAt), ms(run.EndedAt), run.Error
+		for _, it := range items {
+			var info Info
+			if err := json.Unmarshal(it.Payload, &info.Record); err != nil {
+				m.log.Warn("sub-agent record unreadable; skipped", "id", it.ID, "err", err)
+				continue
+			}
+			info.Archived = it.Status != store.OutboxPending
+			if run, err := m.cfg.Store.GetRun(ctx, info.ChildRunID); err == nil {
+				info.RunStatus = string(run.Status)
+				info.StartedAt, info.EndedAt, info.Error = ms(run.StartedAt), ms(run.EndedAt), run.Error
+			}
+			if active && (info.RunStatus == "" || store.RunStatus(info.RunStatus).Terminal()) {
+				continue
+			}
+			if limit > 0 && len(out) == limit {
+				return out, true, nil
+			}
+			aid := announceID(info.ChildRunID, info.RequesterKey)
+			if a, err := m.cfg.Store.GetOutbox(ctx, aid); err == nil {
+				info.AnnounceID, info.AnnounceStatus = aid, string(a.Status)
+			}
+			out = append(out, info)
 		}
-		if active && (info.RunStatus == "" || store.RunStatus(info.RunStatus).Terminal()) {
-			continue
+		if len(items) < page {
+			// Registry order is by creation; CreatedAt in the record is
+			// the same instant, so the rows are newest first already.
+			return out, false, nil
 		}
-		aid := announceID(info.ChildRunID, info.RequesterKey)
-		if a, err := m.cfg.Store.GetOutbox(ctx, aid); err == nil {
-			info.AnnounceID, info.AnnounceStatus = aid, string(a.Status)
-		}
-		out = append(out, info)
 	}
-	slices.SortFunc(out, func(a, b Info) int { return int(b.CreatedAt - a.CreatedAt) })
-	return out, nil
 }
 
 // Kill aborts a child run and, cascading, every live descendant spawned
@@ -75,7 +88,7 @@ func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 		if ok {
 			killed = append(killed, r.ChildRunID)
 		}
-		kids, err := m.List(ctx, r.ChildSessionKey, false)
+		kids, _, err := m.List(ctx, r.ChildSessionKey, false, 0)
 		if err != nil {
 			return killed, err
 		}

@@ -188,9 +188,39 @@ func TestSpawnAnnouncesCompletion(t *testing.T) {
 	if n := len(e.announces("agent:main:main")); n != 1 {
 		t.Errorf("announces = %d, want 1", n)
 	}
-	infos, _ := e.m.List(context.Background(), "agent:main:main", false)
-	if len(infos) != 1 || infos[0].AnnounceStatus != "delivered" || infos[0].RunStatus != "ok" {
+	infos, more, _ := e.m.List(context.Background(), "agent:main:main", false, 0)
+	if len(infos) != 1 || more || infos[0].AnnounceStatus != "delivered" || infos[0].RunStatus != "ok" {
 		t.Errorf("List = %+v", infos)
+	}
+}
+
+// List pages the registry newest first instead of reading it whole.
+func TestListPages(t *testing.T) {
+	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 50 } } } }`)
+	ctx := context.Background()
+	for i := range 30 {
+		e.mustSpawn("agent:main:main", map[string]any{"task": fmt.Sprintf("child %d\n/reply ok", i)})
+	}
+	all, more, err := e.m.List(ctx, "", false, 0)
+	if err != nil || more || len(all) != 30 {
+		t.Fatalf("List(all) = %d rows, more %v, %v", len(all), more, err)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].CreatedAt > all[i-1].CreatedAt {
+			t.Fatalf("not newest first at %d", i)
+		}
+	}
+	page, more, err := e.m.List(ctx, "", false, 7)
+	if err != nil || !more || len(page) != 7 {
+		t.Fatalf("List(limit 7) = %d rows, more %v, %v", len(page), more, err)
+	}
+	for i := range page {
+		if page[i].ChildRunID != all[i].ChildRunID {
+			t.Fatalf("page row %d = %s, want %s", i, page[i].ChildRunID, all[i].ChildRunID)
+		}
+	}
+	if _, more, _ := e.m.List(ctx, "", false, 30); more {
+		t.Error("more with limit equal to the count")
 	}
 }
 

@@ -296,6 +296,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	m.addActive(requester, runID)
 	if err := m.cfg.Store.PutOutbox(ctx, &store.OutboxItem{
 		ID: registryID(runID), Kind: KindSubagent, SessionKey: requester, RunID: runID, Payload: payload,
+		CreatedAt:     now,                                 // the record's own CreatedAt: subagents.list pages by it
 		NextAttemptAt: now.Add(100 * 365 * 24 * time.Hour), // a record, not a job
 	}); err != nil {
 		m.dropActive(requester, runID)

@@ -473,6 +473,7 @@ var methodSchemas = map[string]*Schema{
 	MethodSubagentsList: Object(nil,
 		P("requesterKey", Str()),
 		P("active", Bool()),
+		P("limit", IntRange(1, 10000)),
 	),
 	MethodSubagentsKill: Object([]string{"runId"},
 		P("runId", NonEmptyStr()),
@@ -542,7 +543,12 @@ const (
 type SubagentsListParams struct {
 	RequesterKey string `json:"requesterKey,omitempty"`
 	Active       bool   `json:"active,omitempty"`
+	// Limit bounds the rows (default DefaultSubagentsLimit).
+	Limit *int `json:"limit,omitempty"`
 }
+
+// DefaultSubagentsLimit is subagents.list's page when no limit is given.
+const DefaultSubagentsLimit = 500
 
 // SubagentsKillParams are the params of subagents.kill.
 type SubagentsKillParams struct {

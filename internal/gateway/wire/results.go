@@ -336,6 +336,8 @@ type AgentEvent struct {
 // SubagentsListResult is the result of subagents.list, newest first.
 type SubagentsListResult struct {
 	Subagents []SubagentInfo `json:"subagents"`
+	// HasMore says rows past the limit were left out.
+	HasMore bool `json:"hasMore,omitempty"`
 }
 
 // SubagentInfo is one spawned sub-agent run: its registry record, the

@@ -245,10 +245,18 @@ func outboxQuery(f store.OutboxFilter) (query string, args []any, ok bool, err e
 		q.WriteString(` AND status IN (SELECT value FROM json_each(?))`)
 		args = append(args, string(b))
 	}
-	q.WriteString(` ORDER BY next_attempt_at, created_at, id`)
-	if f.Limit > 0 {
-		q.WriteString(` LIMIT ?`)
-		args = append(args, f.Limit)
+	if f.Newest {
+		q.WriteString(` ORDER BY created_at DESC, id DESC`)
+	} else {
+		q.WriteString(` ORDER BY next_attempt_at, created_at, id`)
+	}
+	switch {
+	case f.Limit > 0:
+		q.WriteString(` LIMIT ? OFFSET ?`)
+		args = append(args, f.Limit, max(f.Offset, 0))
+	case f.Offset > 0:
+		q.WriteString(` LIMIT -1 OFFSET ?`)
+		args = append(args, f.Offset)
 	}
 	return q.String(), args, true, nil
 }

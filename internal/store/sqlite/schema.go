@@ -119,6 +119,8 @@ CREATE UNIQUE INDEX messages_idem ON messages (session_id, idem_key) WHERE idem_
 	// 6: key classes (store.ClassOf), so listings filter in the query.
 	// Rows from before are classified by backfillKeyClass after migrating.
 	`ALTER TABLE sessions ADD COLUMN key_class INTEGER NOT NULL DEFAULT -1`,
+	// 7: newest-first pages of one kind (subagents.list).
+	`CREATE INDEX outbox_kind_created ON outbox (kind, created_at DESC, id DESC)`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -192,6 +192,11 @@ func testListOutbox(t *testing.T, s store.Store) {
 		{"limit", store.OutboxFilter{Limit: 3}, []string{"o3", "o4", "o2"}},
 		{"kind session status", store.OutboxFilter{Kind: "a2a", SessionKey: b, Statuses: pending}, []string{"o5"}},
 		{"none", store.OutboxFilter{SessionKey: "agent:main:nobody"}, nil},
+		{"newest", store.OutboxFilter{Newest: true}, []string{"o7", "o3", "o2", "o5", "o1", "o6", "o4"}},
+		{"newest kind", store.OutboxFilter{Newest: true, Kind: "a2a"}, []string{"o7", "o3", "o2", "o5"}},
+		{"newest page", store.OutboxFilter{Newest: true, Limit: 2, Offset: 1}, []string{"o3", "o2"}},
+		{"offset only", store.OutboxFilter{Newest: true, Offset: 5}, []string{"o6", "o4"}},
+		{"dispatch order page", store.OutboxFilter{Limit: 2, Offset: 2}, []string{"o2", "o6"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
