@@ -190,7 +190,9 @@ func (c *conn) writeLoop() {
 		var written, own int64
 		for i, f := range batch {
 			if err := c.write(f); err != nil {
-				for _, rest := range batch[i:] {
+				// write released f's shared payload; the frames after it
+				// were never handed to the socket.
+				for _, rest := range batch[i+1:] {
 					rest.release()
 				}
 				c.cancel(err)

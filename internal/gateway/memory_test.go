@@ -50,8 +50,9 @@ func TestOutboundBudget(t *testing.T) {
 	e := newEnv(t, envOptions{gateway: func(c *Config) { c.MaxQueuedBytes = 4 << 20 }})
 	reader := e.operator()
 	base := heapInUse()
+	var idle []*websocket.Conn
 	for range 30 {
-		nonReader(t, e)
+		idle = append(idle, nonReader(t, e))
 	}
 	msg := strings.Repeat("x", 8<<20)
 	reader.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": "big-1"}, nil)
@@ -74,6 +75,19 @@ func TestOutboundBudget(t *testing.T) {
 	reader.ok(wire.MethodHealth, nil, nil) // still connected
 	if grown := int64(heapInUse()) - int64(base); grown > 64<<20 {
 		t.Errorf("heap in use grew by %d MB after the non-readers were dropped", grown>>20)
+	}
+	// Once every non-reader is gone, nothing is counted as queued: a shared
+	// payload is released exactly once per connection, also when a write
+	// fails.
+	for _, ws := range idle {
+		ws.CloseNow()
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for (e.gw.connCount() > 1 || e.gw.queuedTotal.Load() != 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if q := e.gw.queuedTotal.Load(); q != 0 {
+		t.Errorf("%d bytes counted as queued with only an idle reader left", q)
 	}
 }
 
