@@ -296,8 +296,11 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 	if _, err := r1.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The quiet window (stored with each run, so it holds after the
+	// restart) outlasts Recover putting the runs back on the lane, however
+	// loaded the machine: c1 and c2 are both queued when c1's turn comes.
 	submit := func(r *Runner, id, msg, mode string) {
-		if _, _, err := r.Submit(context.Background(), Input{RunID: id, SessionKey: "agent:main:main", AgentID: "main", Message: msg, QueueMode: mode, QueueDebounceMs: 1}); err != nil {
+		if _, _, err := r.Submit(context.Background(), Input{RunID: id, SessionKey: "agent:main:main", AgentID: "main", Message: msg, QueueMode: mode, QueueDebounceMs: 300}); err != nil {
 			t.Fatal(err)
 		}
 	}
