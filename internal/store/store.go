@@ -313,6 +313,62 @@ type OutboxFilter struct {
 	Offset int
 }
 
+// SubagentStatus is the registry state of a spawned sub-agent run.
+type SubagentStatus string
+
+// Sub-agent registry statuses.
+const (
+	// SubagentActive: the child session exists (running, or finished and
+	// not yet archived or deleted).
+	SubagentActive SubagentStatus = "active"
+	// SubagentRetired: the child was archived or deleted; the row is kept
+	// for listings and lineage.
+	SubagentRetired SubagentStatus = "retired"
+)
+
+// Valid reports whether s is one of the SubagentStatus values.
+func (s SubagentStatus) Valid() bool { return s == SubagentActive || s == SubagentRetired }
+
+// SubagentRun is the registry row of one spawned sub-agent run: who spawned
+// which child, and when it is archived. The registry is not a delivery
+// queue; the child's completion announce is an OutboxItem.
+type SubagentRun struct {
+	ChildRunID      string // primary key
+	ChildSessionKey string
+	RequesterKey    string
+	Status          SubagentStatus
+	// ArchiveAt is when a finished run-mode child is archived; zero never.
+	ArchiveAt time.Time
+	// Payload is the spawner's full record, opaque to the store; valid JSON
+	// when set.
+	Payload   json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time // set to now by every write
+}
+
+// Clone returns a deep copy of r.
+func (r *SubagentRun) Clone() *SubagentRun {
+	c := *r
+	if r.Payload != nil {
+		c.Payload = append(json.RawMessage(nil), r.Payload...)
+	}
+	return &c
+}
+
+// SubagentFilter selects registry rows for ListSubagents. Zero fields do
+// not filter. Rows come newest first (CreatedAt, then ChildRunID,
+// descending).
+type SubagentFilter struct {
+	RequesterKey    string
+	ChildSessionKey string
+	Statuses        []SubagentStatus
+	// ArchiveDueBefore keeps only rows with a non-zero ArchiveAt at or
+	// before it.
+	ArchiveDueBefore time.Time
+	Limit            int // 0 = no limit
+	Offset           int
+}
+
 // Store is the durable store. Implementations are safe for concurrent use.
 // Errors wrap ErrNotFound or ErrConflict where documented. Create methods do
 // not modify their input; returned rows are copies, exactly as stored (UTC,
@@ -412,6 +468,24 @@ type Store interface {
 	// not change ID and must not call the Store. Returns the stored item;
 	// ErrNotFound if absent.
 	UpdateOutbox(ctx context.Context, id string, fn func(*OutboxItem) error) (*OutboxItem, error)
+
+	// PruneOutbox deletes the delivered items of kind (every kind when
+	// empty) delivered before deliveredBefore, and returns how many.
+	PruneOutbox(ctx context.Context, kind string, deliveredBefore time.Time) (int64, error)
+
+	// PutSubagent inserts a registry row; ErrConflict if its ChildRunID
+	// exists. An empty Status means active; zero CreatedAt and UpdatedAt
+	// mean now. r itself is not modified.
+	PutSubagent(ctx context.Context, r *SubagentRun) error
+	// GetSubagent returns the row of a child run, or ErrNotFound.
+	GetSubagent(ctx context.Context, childRunID string) (*SubagentRun, error)
+	// ListSubagents returns rows matching f, newest first.
+	ListSubagents(ctx context.Context, f SubagentFilter) ([]*SubagentRun, error)
+	// UpdateSubagent applies fn to the stored row in one write transaction
+	// and stores it with UpdatedAt set to now; fn's error is returned as is
+	// and leaves the row unchanged. fn may not change ChildRunID and must
+	// not call the Store. ErrNotFound if absent.
+	UpdateSubagent(ctx context.Context, childRunID string, fn func(*SubagentRun) error) (*SubagentRun, error)
 
 	// Close releases the store. A second call returns net.ErrClosed.
 	Close() error

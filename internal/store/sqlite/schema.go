@@ -121,6 +121,30 @@ CREATE UNIQUE INDEX messages_idem ON messages (session_id, idem_key) WHERE idem_
 	`ALTER TABLE sessions ADD COLUMN key_class INTEGER NOT NULL DEFAULT -1`,
 	// 7: newest-first pages of one kind (subagents.list).
 	`CREATE INDEX outbox_kind_created ON outbox (kind, created_at DESC, id DESC)`,
+	// 8: the sub-agent registry gets its own table (it was outbox items of
+	// kind "subagent"); the outbox keeps deliveries only. Rows move over
+	// with their state: a pending record is active, any other retired.
+	`
+CREATE TABLE subagent_runs (
+	child_run_id      TEXT    NOT NULL PRIMARY KEY,
+	child_session_key TEXT    NOT NULL DEFAULT '',
+	requester_key     TEXT    NOT NULL DEFAULT '',
+	status            TEXT    NOT NULL,
+	archive_at        INTEGER NOT NULL DEFAULT 0, -- unix ms, 0 = never
+	payload           TEXT,             -- JSON, NULL when unset
+	created_at        INTEGER NOT NULL, -- unix ms
+	updated_at        INTEGER NOT NULL  -- unix ms
+);
+CREATE INDEX subagent_runs_requester ON subagent_runs (requester_key, created_at DESC, child_run_id DESC);
+CREATE INDEX subagent_runs_child     ON subagent_runs (child_session_key);
+CREATE INDEX subagent_runs_archive   ON subagent_runs (status, archive_at) WHERE archive_at > 0;
+INSERT OR IGNORE INTO subagent_runs
+	SELECT run_id, COALESCE(json_extract(payload, '$.childSessionKey'), ''), session_key,
+		CASE status WHEN 'pending' THEN 'active' ELSE 'retired' END,
+		COALESCE(json_extract(payload, '$.archiveAtMs'), 0), payload, created_at, updated_at
+	FROM outbox WHERE kind = 'subagent' AND run_id != '';
+DELETE FROM outbox WHERE kind = 'subagent';
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -60,6 +60,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FinishRunOutbox", testFinishRunOutbox},
 		{"PutOutboxConcurrent", testPutOutboxConcurrent},
 		{"OutboxCloneIndependence", testOutboxCloneIndependence},
+		{"Subagents", testSubagents},
+		{"PruneOutbox", testPruneOutbox},
 		{"CloseTwice", testCloseTwice},
 	}
 	for _, tt := range tests {
