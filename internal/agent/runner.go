@@ -274,12 +274,16 @@ func New(cfg Config) (*Runner, error) {
 	return r, nil
 }
 
+// InterruptedError is the error of a run that a crash or restart cut:
+// Recover marks such runs aborted with it.
+const InterruptedError = "run interrupted by gateway restart"
+
 // Recover repairs state left by a crash and resumes queued work: runs left
 // running are marked aborted (their sessions get abortedLastRun), and runs
 // still queued are put back on their lanes in submission order. It returns
 // the runs it aborted.
 func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
-	aborted, err := r.cfg.Store.AbortInterrupted(ctx, r.now(), "run interrupted by gateway restart")
+	aborted, err := r.cfg.Store.AbortInterrupted(ctx, r.now(), InterruptedError)
 	if err != nil {
 		return nil, fmt.Errorf("agent.Recover: %w", err)
 	}

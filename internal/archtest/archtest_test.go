@@ -361,6 +361,8 @@ var leaves = map[string][]string{
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
+	"internal/safeerr":      nil,
+	"internal/outbox":       {"internal/store"},
 	// Test support: nothing from Switchboard, so any package's tests may use it.
 	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
 }
@@ -384,10 +386,34 @@ var importAllowLists = map[string][]string{
 		"internal/jsonenc",
 		"internal/logfile",
 		"internal/policy",
+		"internal/safeerr",
 		"internal/sessionkey",
 		"internal/store",
 		"internal/subagent",
 		"internal/tools",
+		"internal/transcript",
+	},
+	// The run-time core: what each layer may build on. The session tools
+	// sit below the runner (agent imports tools), so tools/sessions must not
+	// import agent or anything above it; agent-to-agent flows live in relay,
+	// which implements the tools' Messenger.
+	"internal/agent": {
+		"github.com/google/uuid",
+		"internal/policy", "internal/provider", "internal/store", "internal/tools", "internal/transcript",
+	},
+	"internal/tools/sessions": {
+		"github.com/google/uuid",
+		"internal/config", "internal/policy", "internal/sanitize", "internal/sessionkey",
+		"internal/store", "internal/tools", "internal/transcript",
+	},
+	"internal/relay": {
+		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
+		"internal/store", "internal/tools/sessions", "internal/transcript",
+	},
+	"internal/subagent": {
+		"github.com/google/uuid",
+		"internal/agent", "internal/attachments", "internal/config", "internal/outbox", "internal/policy",
+		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/store", "internal/tools",
 		"internal/transcript",
 	},
 }

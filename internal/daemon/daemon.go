@@ -22,6 +22,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -102,7 +104,7 @@ type Daemon struct {
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
-	tools     *sessions.Tools
+	outbox    *outbox.Dispatcher
 	subs      *subagent.Manager
 	srv       *http.Server
 	wg        sync.WaitGroup
@@ -261,15 +263,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	dlv := deliverer{runner: runner}
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: cfg.SendPolicyRules(), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
 	sessTools := sessions.New(sessions.Deps{
-		Store: st, Runner: runner, Config: cfg, Deliverer: dlv, Logger: log, StateDir: paths.StateDir,
+		Store: st, Messenger: rel, Config: cfg, Logger: log, StateDir: paths.StateDir,
 	})
-	defer func() {
-		if err != nil {
-			sessTools.Close()
-		}
-	}()
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Config: cfg, Models: mods, Logger: log,
 		AnnounceExpiry: announceExpiry(env),
@@ -277,6 +277,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// One dispatcher delivers every outbox item: sub-agent announces and
+	// agent-to-agent flows.
+	disp, err := outbox.New(outbox.Config{
+		Store: st, Handlers: []outbox.Handler{subs.AnnounceHandler(), rel.Handler()}, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	rel.SetKicker(disp)
+	subs.SetOutbox(disp)
+	defer func() {
+		if err != nil {
+			disp.Close()
+		}
+	}()
 	box.set(append(append(sessTools.All(), subs.Tool()), files.All()...)...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
@@ -297,7 +312,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Config:    cfg,
 		Store:     st,
 		Runner:    runner,
-		tools:     sessTools,
+		outbox:    disp,
 		subs:      subs,
 		log:       log.With("component", "daemon"),
 		grace:     opts.ShutdownGrace,
@@ -334,8 +349,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.gw = gw
-	// Flows resume once the gateway is there to show what they post.
-	if err := sessTools.Recover(ctx); err != nil {
+	// Deliveries (and flows a restart cut) resume once the gateway is
+	// there to show what they post.
+	if err := disp.Start(); err != nil {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -457,8 +473,14 @@ func (d *Daemon) Close() error {
 		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
 		d.stop()
 		d.wg.Wait()
-		d.tools.Close() // stop agent-to-agent flows before the runner
-		d.subs.Close()
+		// Deliveries and flows stop before the runner; what is cut short
+		// stays pending for the next start.
+		if err := d.outbox.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := d.subs.Close(); err != nil {
+			errs = append(errs, err)
+		}
 		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.closeErr = errors.Join(errs...)
 	})

@@ -12,8 +12,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
-	"github.com/switchboardhq/switchboard/internal/tools/sessions"
-	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // toolbox holds every tool and decides which a run gets.
@@ -44,27 +42,6 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	return all.Filter(func(t tools.Tool) bool {
 		return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
 	})
-}
-
-// deliverer posts agent-to-agent results into sessions through the
-// runner's Post: one transaction for the idempotency check and the append,
-// and a post event the gateway shows as a chat event.
-type deliverer struct {
-	runner *agent.Runner
-}
-
-var _ sessions.Deliverer = deliverer{}
-
-func (d deliverer) Deliver(ctx context.Context, del sessions.Delivery) error {
-	_, err := d.runner.Post(ctx, agent.Post{
-		SessionKey:     del.SessionKey,
-		Text:           del.Text,
-		IdempotencyKey: del.IdempotencyKey,
-		Provenance: &transcript.Provenance{
-			Kind: transcript.ProvenanceInterSession, SourceSessionKey: del.SourceSessionKey, SourceTool: del.SourceTool,
-		},
-	})
-	return err
 }
 
 // workspaces resolves the directory a run works in: its agent's workspace,

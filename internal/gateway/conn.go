@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/safeerr"
 )
 
 // Causes of a connection's end, recorded as its context's cause.
@@ -410,6 +411,9 @@ func (c *conn) wireError(err error) *wire.Error {
 	var pe *wire.ParamsError
 	if errors.As(err, &pe) {
 		return wire.NewError(wire.CodeInvalidRequest, pe.Error())
+	}
+	if msg, ok := safeerr.Message(err); ok {
+		return wire.NewError(wire.CodeInvalidRequest, msg)
 	}
 	if errors.Is(err, errRequestCancelled) {
 		return wire.NewError(wire.CodeUnavailable, "request cancelled").WithDetails(map[string]any{"code": wire.DetailRequestCancelled})

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,6 +125,11 @@ type client struct {
 	waiters map[string]chan *wire.Frame
 	readErr error
 	log     []*wire.Frame // every frame received, in order
+
+	// wait bounds how long a call waits for its response (default 10s);
+	// tests moving tens of megabytes under -race on a loaded machine raise
+	// it.
+	wait time.Duration
 }
 
 // with returns a copy of e whose clients report to t (for subtests).
@@ -232,7 +238,8 @@ func (c *client) sendRaw(data string) {
 }
 
 func (c *client) write(data string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Five seconds, plus one per MiB: a 20 MB frame under -race is slow.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second+time.Duration(len(data)>>20)*time.Second)
 	defer cancel()
 	return c.ws.Write(ctx, websocket.MessageText, []byte(data))
 }
@@ -278,7 +285,7 @@ func (c *client) await(ch <-chan *wire.Frame) *wire.Frame {
 		default:
 		}
 		c.t.Fatalf("connection closed while waiting for a response: %v", c.err())
-	case <-time.After(10 * time.Second):
+	case <-time.After(cmp.Or(c.wait, 10*time.Second)):
 		c.t.Fatal("timed out waiting for a response")
 	}
 	return nil

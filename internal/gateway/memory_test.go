@@ -49,6 +49,7 @@ func heapInUse() uint64 {
 func TestOutboundBudget(t *testing.T) {
 	e := newEnv(t, envOptions{gateway: func(c *Config) { c.MaxQueuedBytes = 4 << 20 }})
 	reader := e.operator()
+	reader.wait = 2 * time.Minute
 	base := heapInUse()
 	var idle []*websocket.Conn
 	for range 30 {
@@ -56,7 +57,7 @@ func TestOutboundBudget(t *testing.T) {
 	}
 	msg := strings.Repeat("x", 8<<20)
 	reader.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": "big-1"}, nil)
-	evs := reader.runEventsWithin("big-1", 60*time.Second)
+	evs := reader.runEventsWithin("big-1", 3*time.Minute)
 	if last := payload(t, evs[len(evs)-1]); last["state"] != "final" {
 		t.Fatalf("reader's last event = %v", last["state"])
 	}
@@ -98,10 +99,11 @@ func TestHugeMessageKeepsReaders(t *testing.T) {
 	// Previews every second: under -race this test client decodes slowly.
 	e := newEnv(t, envOptions{gateway: func(c *Config) { c.ChatDeltaInterval = time.Second }})
 	c := e.operator()
+	c.wait = 2 * time.Minute
 	other := e.operator()
 	msg := strings.Repeat(strings.Repeat("w", 999)+" ", 20<<10) // 20 MB in 20k model deltas
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": "huge-1"}, nil)
-	evs := c.runEventsWithin("huge-1", 90*time.Second) // 20 MB of JSON is slow under -race
+	evs := c.runEventsWithin("huge-1", 3*time.Minute) // 20 MB of JSON is slow under -race
 	final := payload(t, evs[len(evs)-1])
 	if final["state"] != "final" {
 		t.Fatalf("last event = %v", final["state"])

@@ -86,10 +86,7 @@ func (s *Server) handleSubagentsKill(ctx context.Context, cl *call) (any, error)
 	}
 	killed, err := s.cfg.Subagents.Kill(ctx, p.RunID)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, invalid(err.Error())
+		return nil, fmt.Errorf("subagents.kill: %w", err) // safe reasons reach the client as INVALID_REQUEST
 	}
 	if killed == nil {
 		killed = []string{}
@@ -146,10 +143,8 @@ func (s *Server) handleAnnouncesRedeliver(ctx context.Context, cl *call) (any, e
 	switch err := s.cfg.Subagents.Redeliver(ctx, p.ID); {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, invalid("announce not found: " + p.ID)
-	case err != nil && ctx.Err() != nil:
-		return nil, err
 	case err != nil:
-		return nil, invalid(err.Error())
+		return nil, fmt.Errorf("announces.redeliver: %w", err) // safe reasons reach the client as INVALID_REQUEST
 	}
 	return wire.AnnouncesRedeliverResult{OK: true}, nil
 }

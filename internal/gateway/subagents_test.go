@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/safeerr"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 )
@@ -59,7 +60,7 @@ func (f *fakeSubagents) Kill(_ context.Context, runID string) ([]string, error) 
 	f.record("Kill(%q)", runID)
 	killed, ok := f.killed[runID]
 	if !ok {
-		return nil, fmt.Errorf("no sub-agent run %s", runID)
+		return nil, safeerr.Errorf("no sub-agent run %s", runID)
 	}
 	return killed, nil
 }
@@ -102,7 +103,9 @@ func TestSubagentsMethods(t *testing.T) {
 		}},
 		redeliver: map[string]error{
 			"announce:run-9:agent:main:main": nil,
-			"announce:run-8:agent:main:main": errors.New("already delivered: announce:run-8:agent:main:main"),
+			"announce:run-8:agent:main:main": safeerr.New("already delivered: announce:run-8:agent:main:main"),
+			// A storage failure's text (paths, SQL) never reaches the client.
+			"announce:run-7:agent:main:main": errors.New("sqlite.UpdateOutbox: disk image is malformed at /home/u/.switchboard/switchboard.db"),
 		},
 	}
 	e := newEnv(t, envOptions{gateway: func(c *Config) { c.Subagents = fake }})
@@ -222,6 +225,9 @@ func TestSubagentsMethods(t *testing.T) {
 			if err.Code != wire.CodeInvalidRequest || err.Message != tt.want {
 				t.Errorf("redeliver %s = %+v, want %q", tt.id, err, tt.want)
 			}
+		}
+		if err := c.fail(wire.MethodAnnouncesRedeliver, map[string]any{"id": "announce:run-7:agent:main:main"}); err.Code != wire.CodeUnavailable || err.Message != "internal error" {
+			t.Errorf("a storage failure reached the client: %+v", err)
 		}
 	})
 

@@ -2,6 +2,11 @@ package sessionkey
 
 import "strings"
 
+// InternalChannel is the channel of runs and messages that come from inside
+// the gateway (agent-to-agent steps, announces, the control UI): the
+// reference calls it "webchat".
+const InternalChannel = "webchat"
+
 // StripAgentPrefix returns the "stripped" key the send policy matches
 // keyPrefix rules against (§8 step 3), mirroring stripAgentSessionKeyPrefix
 // followed by lower-casing: when key, split on ':' with empty parts dropped,

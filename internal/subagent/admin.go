@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/internal/safeerr"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -31,17 +32,17 @@ func (m *Manager) List(ctx context.Context, requester string, active bool, limit
 		page = min(max(limit+1, 16), 500)
 	}
 	for offset := 0; ; offset += page {
-		items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, SessionKey: requester, Newest: true, Limit: page, Offset: offset})
+		items, err := m.cfg.Store.ListSubagents(ctx, store.SubagentFilter{RequesterKey: requester, Limit: page, Offset: offset})
 		if err != nil {
 			return nil, false, fmt.Errorf("subagent.List: %w", err)
 		}
 		for _, it := range items {
 			var info Info
 			if err := json.Unmarshal(it.Payload, &info.Record); err != nil {
-				m.log.Warn("sub-agent record unreadable; skipped", "id", it.ID, "err", err)
+				m.log.Warn("sub-agent record unreadable; skipped", "runId", it.ChildRunID, "err", err)
 				continue
 			}
-			info.Archived = it.Status != store.OutboxPending
+			info.Archived = it.Status != store.SubagentActive
 			if run, err := m.cfg.Store.GetRun(ctx, info.ChildRunID); err == nil {
 				info.RunStatus = string(run.Status)
 				info.StartedAt, info.EndedAt, info.Error = ms(run.StartedAt), ms(run.EndedAt), run.Error
@@ -71,7 +72,7 @@ func (m *Manager) List(ctx context.Context, requester string, active bool, limit
 func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 	rec, err := m.record(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("no sub-agent run %s", runID)
+		return nil, safeerr.Errorf("no sub-agent run %s", runID)
 	}
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/safeerr"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -18,121 +20,51 @@ import (
 // maxBatch bounds how many announces one requester turn carries.
 const maxBatch = 1000
 
-// fullScanInterval is how often the dispatcher lists every due announce;
-// in between it looks only at requesters known to have some waiting.
-const fullScanInterval = time.Second
-
-// dispatchLoop delivers due announces until Close.
-func (m *Manager) dispatchLoop() {
-	t := time.NewTicker(dispatchInterval)
-	defer t.Stop()
-	lastFull := time.Time{}
-	for {
-		if time.Since(lastFull) >= fullScanInterval {
-			m.DispatchDue(m.ctx)
-			lastFull = time.Now()
-		} else {
-			m.dispatchTargets(m.ctx)
-		}
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-t.C:
-		case <-m.wake:
-		}
-	}
+// AnnounceHandler is the outbox handler that delivers announces. Register
+// it with the one outbox dispatcher and pass that dispatcher to SetOutbox.
+func (m *Manager) AnnounceHandler() outbox.Handler {
+	return outbox.Handler{Kind: KindAnnounce, Batch: m.deliverAnnounces, Expiry: m.cfg.AnnounceExpiry, Retention: announceRetention}
 }
 
-// markTarget notes that target has announces waiting.
-func (m *Manager) markTarget(target string) {
-	m.mu.Lock()
-	m.targets[target] = true
-	m.mu.Unlock()
-	m.kick()
-}
-
-// dispatchTargets delivers to the idle requesters known to have announces
-// waiting, listing only theirs.
-func (m *Manager) dispatchTargets(ctx context.Context) int {
-	m.mu.Lock()
-	targets := make([]string, 0, len(m.targets))
-	for t := range m.targets {
-		targets = append(targets, t)
-	}
-	m.mu.Unlock()
-	n := 0
-	for _, t := range targets {
-		if m.cfg.Runner.Busy(t) {
-			continue
-		}
-		items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, SessionKey: t, DueBefore: m.cfg.Now()})
-		if err != nil {
-			return n
-		}
-		if len(items) == 0 {
-			m.mu.Lock()
-			delete(m.targets, t)
-			m.mu.Unlock()
-			continue
-		}
-		n += m.dispatch(ctx, items)
-	}
-	return n
-}
-
-// DispatchDue delivers the due announces once and returns how many it
-// delivered. Announces for one requester are delivered together: when its
+// deliverAnnounces delivers due announces, grouped by requester: when its
 // lane is idle, everything pending for it becomes one turn (like the
 // reference's "collect" queue mode), so a requester that was busy while its
-// children finished gets their results in its next turn, not one turn each.
-func (m *Manager) DispatchDue(ctx context.Context) int {
-	items, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, DueBefore: m.cfg.Now()})
-	if err != nil {
-		if ctx.Err() == nil {
-			m.log.Error("announce dispatch: list failed", "err", err)
-		}
-		return 0
-	}
-	return m.dispatch(ctx, items)
-}
-
-// dispatch delivers items, grouped by requester.
-func (m *Manager) dispatch(ctx context.Context, items []*store.OutboxItem) int {
-	// Group by target, keeping due order. A busy target's announces are
-	// skipped without any further I/O: they go once its lane is idle.
+// children finished gets their results in its next turn, not one turn
+// each. A busy requester's announces are deferred without further I/O.
+func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxItem) map[string]error {
+	out := make(map[string]error, len(items))
 	var order []string
 	groups := map[string][]pending{}
 	for _, it := range items {
 		if ctx.Err() != nil {
-			return 0
+			return out
 		}
 		var a Announce
 		if err := json.Unmarshal(it.Payload, &a); err != nil {
-			m.dead(it, fmt.Errorf("bad announce payload: %w", err))
+			out[it.ID] = outbox.Permanent(fmt.Errorf("bad announce payload: %w", err))
 			continue
 		}
 		if !a.Skip && m.cfg.Runner.Busy(it.SessionKey) {
+			out[it.ID] = outbox.ErrDefer
 			continue
 		}
-		if m.pendingDescendants(ctx, a.ChildSessionKey) {
-			continue // completion waits for the child's own children
+		if m.pendingDescendants(a.ChildSessionKey) {
+			out[it.ID] = outbox.ErrDefer // completion waits for the child's own children
+			continue
 		}
 		rec, err := m.record(ctx, a.ChildRunID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			m.retry(it, err)
+			out[it.ID] = err
 			continue
 		}
 		if a.Skip {
-			if err := m.markDelivered(ctx, it.ID); err != nil {
-				m.retry(it, err)
-				continue
-			}
+			out[it.ID] = nil
 			m.afterAnnounce(ctx, rec)
 			continue
 		}
 		target, err := m.route(ctx, it.SessionKey, rec)
 		if err != nil {
-			m.retry(it, err)
+			out[it.ID] = err
 			continue
 		}
 		if _, ok := groups[target]; !ok {
@@ -140,26 +72,32 @@ func (m *Manager) dispatch(ctx context.Context, items []*store.OutboxItem) int {
 		}
 		groups[target] = append(groups[target], pending{it, a, rec})
 	}
-	n := 0
 	for _, target := range order {
 		if m.cfg.Runner.Busy(target) {
-			continue // delivered once the lane is idle; nothing written meanwhile
+			for _, p := range groups[target] {
+				out[p.item.ID] = outbox.ErrDefer // delivered once the lane is idle
+			}
+			continue
 		}
 		g := groups[target]
 		for len(g) > 0 && ctx.Err() == nil {
 			batch := g[:min(len(g), maxBatch)]
 			g = g[len(batch):]
-			delivered, err := m.deliverBatch(ctx, target, batch)
-			if err != nil {
-				for _, p := range batch {
-					m.retry(p.item, err)
+			claimed, err := m.deliverBatch(ctx, target, batch)
+			for _, p := range batch {
+				switch {
+				case err != nil:
+					out[p.item.ID] = err
+				case claimed[p.item.ID]:
+					out[p.item.ID] = nil
+					m.afterAnnounce(ctx, p.rec)
+				default:
+					out[p.item.ID] = outbox.ErrDefer // claimed by another batch
 				}
-				continue
 			}
-			n += delivered
 		}
 	}
-	return n
+	return out
 }
 
 // pending is one announce ready for delivery.
@@ -173,7 +111,7 @@ type pending struct {
 // every item is first claimed for the batch's run id (stored in its
 // payload), and Submit with a known run id returns the existing run — so a
 // crash at any point neither loses a result nor posts it twice.
-func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pending) (int, error) {
+func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pending) (map[string]bool, error) {
 	runID := batch[0].a.BatchRunID
 	if runID == "" {
 		if len(batch) == 1 {
@@ -193,20 +131,20 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			a.BatchRunID = runID
 			payload, err := json.Marshal(a)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if _, err := m.cfg.Store.UpdateOutbox(ctx, p.item.ID, func(x *store.OutboxItem) error {
 				x.Payload, x.SessionKey = payload, target
 				return nil
 			}); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
 		texts = append(texts, p.a.Message)
 		claimed = append(claimed, p)
 	}
 	if len(claimed) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	in := agent.Input{
 		RunID:      runID,
@@ -214,23 +152,21 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		AgentID:    sessionkey.AgentID(target),
 		Message:    strings.Join(texts, "\n\n---\n\n"),
 		Lane:       LaneAnnounce,
-		Channel:    "webchat",
+		Channel:    sessionkey.InternalChannel,
 		Provenance: &agent.Provenance{
 			Kind: transcript.ProvenanceInterSession, SourceSessionKey: claimed[0].a.ChildSessionKey,
-			SourceChannel: "webchat", SourceTool: announceSource,
+			SourceChannel: sessionkey.InternalChannel, SourceTool: announceSource,
 		},
 	}
 	in.IdempotencyKey = in.RunID
 	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {
-		return 0, err
+		return nil, err
 	}
+	ids := make(map[string]bool, len(claimed))
 	for _, p := range claimed {
-		if err := m.markDelivered(ctx, p.item.ID); err != nil {
-			return 0, err
-		}
-		m.afterAnnounce(ctx, p.rec)
+		ids[p.item.ID] = true
 	}
-	return len(claimed), nil
+	return ids, nil
 }
 
 // route picks where an announce goes: the requester, or — when that
@@ -262,25 +198,23 @@ func (m *Manager) route(ctx context.Context, target string, rec *Record) (string
 	return sessionkey.MainKey(agentID, m.cfg.Config.MainKey()), nil
 }
 
-// parentOf returns the requester that spawned child session key, or "".
-// It scans the registry, which is fine for this rare path.
+// parentOf returns the requester that spawned child session key, or ""
+// (from the registry's child index).
 func (m *Manager) parentOf(ctx context.Context, key string) string {
-	recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent})
+	recs, err := m.cfg.Store.ListSubagents(ctx, store.SubagentFilter{ChildSessionKey: key, Limit: 1})
 	if err != nil {
+		m.log.Warn("sub-agent parent lookup failed", "child", key, "err", err)
 		return ""
 	}
-	for _, r := range recs {
-		var other Record
-		if json.Unmarshal(r.Payload, &other) == nil && other.ChildSessionKey == key {
-			return other.RequesterKey
-		}
+	if len(recs) == 0 {
+		return ""
 	}
-	return ""
+	return recs[0].RequesterKey
 }
 
 // pendingDescendants reports whether a child still has running children of
 // its own (its completion waits for them, as the reference's does).
-func (m *Manager) pendingDescendants(ctx context.Context, childKey string) bool {
+func (m *Manager) pendingDescendants(childKey string) bool {
 	m.mu.Lock()
 	n := len(m.active[childKey])
 	m.mu.Unlock()
@@ -312,28 +246,19 @@ func (m *Manager) retire(ctx context.Context, rec *Record) {
 		return
 	}
 	if rec.AttachmentsDir != "" {
-		attachments.Remove(rec.Workspace, rec.AttachmentsDir)
+		if err := attachments.Remove(rec.Workspace, rec.AttachmentsDir); err != nil {
+			m.log.Warn("attachments not removed", "dir", rec.AttachmentsDir, "err", err)
+		}
 	}
-	if err := m.markDelivered(ctx, registryID(rec.ChildRunID)); err != nil {
+	if err := m.setRetired(ctx, rec.ChildRunID); err != nil {
 		m.log.Warn("sub-agent record not closed", "runId", rec.ChildRunID, "err", err)
 	}
 }
 
-func (m *Manager) record(ctx context.Context, childRunID string) (*Record, error) {
-	it, err := m.cfg.Store.GetOutbox(ctx, registryID(childRunID))
-	if err != nil {
-		return nil, err
-	}
-	var rec Record
-	if err := json.Unmarshal(it.Payload, &rec); err != nil {
-		return nil, err
-	}
-	return &rec, nil
-}
-
-func (m *Manager) markDelivered(ctx context.Context, id string) error {
-	_, err := m.cfg.Store.UpdateOutbox(ctx, id, func(x *store.OutboxItem) error {
-		x.Status, x.DeliveredAt, x.LastError = store.OutboxDelivered, m.cfg.Now(), ""
+// setRetired marks a registry row retired (a missing row is not an error).
+func (m *Manager) setRetired(ctx context.Context, childRunID string) error {
+	_, err := m.cfg.Store.UpdateSubagent(ctx, childRunID, func(r *store.SubagentRun) error {
+		r.Status = store.SubagentRetired
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -342,41 +267,21 @@ func (m *Manager) markDelivered(ctx context.Context, id string) error {
 	return err
 }
 
-// retry records a failed attempt with exponential backoff. Nothing is
-// dropped after N tries: an item becomes a dead letter only once it is
-// older than the announce expiry.
-func (m *Manager) retry(it *store.OutboxItem, cause error) {
-	if m.ctx.Err() != nil {
-		return
-	}
-	now := m.cfg.Now()
-	_, err := m.cfg.Store.UpdateOutbox(m.ctx, it.ID, func(x *store.OutboxItem) error {
-		x.Attempts++
-		x.LastError = cause.Error()
-		if now.Sub(x.CreatedAt) > m.cfg.AnnounceExpiry {
-			x.Status = store.OutboxDead
-			return nil
-		}
-		backoff := time.Second << min(x.Attempts-1, 6)
-		x.NextAttemptAt = now.Add(min(backoff, maxBackoff))
-		return nil
-	})
+// record returns the registry record of a child run; ErrNotFound if none.
+func (m *Manager) record(ctx context.Context, childRunID string) (*Record, error) {
+	row, err := m.cfg.Store.GetSubagent(ctx, childRunID)
 	if err != nil {
-		m.log.Error("announce retry not recorded", "id", it.ID, "err", err)
-		return
+		return nil, err
 	}
-	m.log.Warn("announce delivery failed; will retry", "id", it.ID, "err", cause)
+	return decodeRecord(row)
 }
 
-func (m *Manager) dead(it *store.OutboxItem, cause error) error {
-	_, err := m.cfg.Store.UpdateOutbox(m.ctx, it.ID, func(x *store.OutboxItem) error {
-		x.Status, x.LastError = store.OutboxDead, cause.Error()
-		return nil
-	})
-	if err != nil {
-		return err
+func decodeRecord(row *store.SubagentRun) (*Record, error) {
+	var rec Record
+	if err := json.Unmarshal(row.Payload, &rec); err != nil {
+		return nil, fmt.Errorf("sub-agent record %s: %w", row.ChildRunID, err)
 	}
-	return nil
+	return &rec, nil
 }
 
 // DeadLetters lists announces that expired undelivered.
@@ -385,21 +290,22 @@ func (m *Manager) DeadLetters(ctx context.Context) ([]*store.OutboxItem, error) 
 }
 
 // Redeliver puts a dead (or any undelivered) announce back in the queue.
+// Its errors other than the store's are safe to show to the caller.
 func (m *Manager) Redeliver(ctx context.Context, id string) error {
-	_, err := m.cfg.Store.UpdateOutbox(ctx, id, func(x *store.OutboxItem) error {
-		if x.Kind != KindAnnounce {
-			return fmt.Errorf("not an announce: %s", id)
-		}
-		if x.Status == store.OutboxDelivered {
-			return fmt.Errorf("already delivered: %s", id)
-		}
-		x.Status, x.Attempts, x.NextAttemptAt = store.OutboxPending, 0, m.cfg.Now()
-		x.CreatedAt = m.cfg.Now() // a fresh expiry window
-		return nil
-	})
-	if err == nil {
-		m.kick()
+	it, err := m.cfg.Store.GetOutbox(ctx, id)
+	if err != nil {
+		return err
 	}
+	if it.Kind != KindAnnounce {
+		return safeerr.Errorf("not an announce: %s", id)
+	}
+	if it.Status == store.OutboxDelivered {
+		return safeerr.Errorf("already delivered: %s", id)
+	}
+	if m.outbox == nil {
+		return errors.New("subagent: no outbox dispatcher")
+	}
+	_, err = m.outbox.Redeliver(ctx, id)
 	return err
 }
 
@@ -422,25 +328,31 @@ func (m *Manager) sweepLoop() {
 // regardless of cleanup "keep" (the reference's behaviour); session-mode
 // children are never archived. It returns how many it archived.
 func (m *Manager) Sweep(ctx context.Context) int {
-	recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, Statuses: []store.OutboxStatus{store.OutboxPending}})
+	rows, err := m.cfg.Store.ListSubagents(ctx, store.SubagentFilter{
+		Statuses: []store.SubagentStatus{store.SubagentActive}, ArchiveDueBefore: m.cfg.Now(),
+	})
 	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Error("archive sweep: list failed", "err", err)
+		}
 		return 0
 	}
-	now := m.cfg.Now().UnixMilli()
 	n := 0
-	for _, it := range recs {
-		var rec Record
-		if json.Unmarshal(it.Payload, &rec) != nil || rec.Mode == "session" || rec.ArchiveAtMs == 0 || rec.ArchiveAtMs > now {
+	for _, row := range rows {
+		rec, err := decodeRecord(row)
+		if err != nil {
+			m.log.Error("archive sweep: bad sub-agent record", "err", err)
+			continue
+		}
+		if rec.Mode == "session" {
 			continue
 		}
 		run, err := m.cfg.Store.GetRun(ctx, rec.ChildRunID)
 		if err == nil && !run.Status.Terminal() {
 			continue // still running: archived once it ends and the time has passed
 		}
-		m.retire(ctx, &rec)
+		m.retire(ctx, rec)
 		n++
 	}
 	return n
 }
-
-func isSkip(reply, token string) bool { return strings.TrimSpace(reply) == token }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -14,17 +15,17 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// Outbox kinds. A "subagent" item is the registry record of one spawned
-// run: pending until the child is archived or deleted. An "announce" item
-// is the child's completion, written in the transaction that ends the child
-// run, and delivered to the requester exactly once.
+// Names. The registry of spawned runs is the store's sub-agent table; an
+// "announce" outbox item is a child's completion, written in the
+// transaction that ends the child run and delivered to the requester
+// exactly once by the outbox dispatcher.
 const (
-	KindSubagent = "subagent"
 	KindAnnounce = "announce"
 	// LaneSubagent is the lane of spawned child runs.
 	LaneSubagent = "subagent"
@@ -38,9 +39,9 @@ const (
 const (
 	DefaultAnnounceExpiry = 7 * 24 * time.Hour
 	DefaultSweepInterval  = 60 * time.Second
-	dispatchInterval      = 250 * time.Millisecond
-	busyRetry             = 100 * time.Millisecond
-	maxBackoff            = 60 * time.Second
+	// announceRetention is how long delivered announces are kept (for
+	// announces.list and subagents.list) before the dispatcher prunes them.
+	announceRetention = 30 * 24 * time.Hour
 )
 
 // Store is what the manager needs of the store.
@@ -54,6 +55,17 @@ type Store interface {
 	GetOutbox(ctx context.Context, id string) (*store.OutboxItem, error)
 	ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error)
 	UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error)
+	PutSubagent(ctx context.Context, r *store.SubagentRun) error
+	GetSubagent(ctx context.Context, childRunID string) (*store.SubagentRun, error)
+	ListSubagents(ctx context.Context, f store.SubagentFilter) ([]*store.SubagentRun, error)
+	UpdateSubagent(ctx context.Context, childRunID string, fn func(*store.SubagentRun) error) (*store.SubagentRun, error)
+}
+
+// Outbox is the dispatcher that delivers announces (internal/outbox).
+type Outbox interface {
+	Kick()
+	KickSession(kind, key string)
+	Redeliver(ctx context.Context, id string) (*store.OutboxItem, error)
 }
 
 // Runner is what the manager needs of the agent runner.
@@ -94,13 +106,13 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	wake   chan struct{}
 	unsub  func()
+	outbox Outbox
 
 	// mu guards the fields that follow.
-	mu      sync.Mutex
-	active  map[string]map[string]bool // live children: requester → child run ids
-	targets map[string]bool            // requesters with announces waiting
+	mu     sync.Mutex
+	active map[string]map[string]bool // live children: requester → child run ids
+	closed bool
 }
 
 // Record is the registry payload of one spawned run.
@@ -161,18 +173,18 @@ func New(cfg Config) (*Manager, error) {
 		cfg.NewID = uuid.NewString
 	}
 	m := &Manager{
-		cfg:     cfg,
-		log:     cfg.Logger.With("component", "subagent"),
-		alias:   sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
-		wake:    make(chan struct{}, 1),
-		active:  make(map[string]map[string]bool),
-		targets: make(map[string]bool),
+		cfg:    cfg,
+		log:    cfg.Logger.With("component", "subagent"),
+		alias:  sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
+		active: make(map[string]map[string]bool),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
 }
 
-func registryID(childRunID string) string { return KindSubagent + ":" + childRunID }
+// SetOutbox names the dispatcher that runs AnnounceHandler; call it before
+// Start.
+func (m *Manager) SetOutbox(o Outbox) { m.outbox = o }
 
 // announceID is idempotent on (child run, target).
 func announceID(childRunID, target string) string {
@@ -185,9 +197,13 @@ func announceRunID(childKey, childRunID string) string {
 	return "announce:v1:" + childKey + ":" + childRunID
 }
 
-// Start recovers state left by a crash and starts the dispatcher and the
-// archive sweeper. Call it after the runner's Recover.
+// Start recovers state left by a crash and starts the archive sweeper;
+// announces are delivered by the outbox dispatcher given to SetOutbox.
+// Call it after the runner's Recover.
 func (m *Manager) Start(ctx context.Context) error {
+	if m.outbox == nil {
+		return errors.New("subagent: Start before SetOutbox")
+	}
 	if err := m.recover(ctx); err != nil {
 		return err
 	}
@@ -197,44 +213,45 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		// The event comes after the run (and its announce) is stored.
 		if ev.Lane == LaneSubagent && ev.SpawnedBy != "" {
-			m.markTarget(ev.SpawnedBy)
+			m.outbox.KickSession(KindAnnounce, ev.SpawnedBy)
 			return
 		}
-		m.kick() // a requester's lane may have gone idle
+		m.outbox.Kick() // a requester's lane may have gone idle
 	})
-	m.wg.Go(m.dispatchLoop)
 	m.wg.Go(m.sweepLoop)
 	return nil
 }
 
-// Close stops the background work and waits for it.
-func (m *Manager) Close() {
+// Close stops the background work and waits for it. A second call returns
+// net.ErrClosed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return net.ErrClosed
+	}
+	m.closed = true
+	m.mu.Unlock()
 	if m.unsub != nil {
 		m.unsub()
 	}
 	m.cancel()
 	m.wg.Wait()
-}
-
-func (m *Manager) kick() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
+	return nil
 }
 
 // recover rebuilds the live-children index and writes the announce of every
 // child that ended while no announce could be written (a run aborted by a
 // restart ends outside the runner's finish path).
 func (m *Manager) recover(ctx context.Context) error {
-	recs, err := m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindSubagent, Statuses: []store.OutboxStatus{store.OutboxPending}})
+	rows, err := m.cfg.Store.ListSubagents(ctx, store.SubagentFilter{Statuses: []store.SubagentStatus{store.SubagentActive}})
 	if err != nil {
 		return fmt.Errorf("subagent: recover: %w", err)
 	}
-	for _, it := range recs {
-		var rec Record
-		if err := json.Unmarshal(it.Payload, &rec); err != nil {
-			m.log.Error("bad sub-agent record", "id", it.ID, "err", err)
+	for _, row := range rows {
+		rec, err := decodeRecord(row)
+		if err != nil {
+			m.log.Error("bad sub-agent record", "err", err)
 			continue
 		}
 		run, err := m.cfg.Store.GetRun(ctx, rec.ChildRunID)
@@ -254,7 +271,7 @@ func (m *Manager) recover(ctx context.Context) error {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("subagent: recover: %w", err)
 		}
-		item, err := m.announceItem(ctx, &rec, run, store.RunResult{Status: run.Status, Error: run.Error, Usage: run.Usage, EndedAt: run.EndedAt}, nil)
+		item, err := m.announceItem(ctx, rec, run, store.RunResult{Status: run.Status, Error: run.Error, Usage: run.Usage, EndedAt: run.EndedAt}, nil)
 		if err != nil {
 			return err
 		}
@@ -301,19 +318,15 @@ func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunRe
 	if run.Lane != LaneSubagent {
 		return
 	}
-	it, err := m.cfg.Store.GetOutbox(ctx, registryID(run.RunID))
+	rec, err := m.record(ctx, run.RunID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			m.log.Error("sub-agent record lookup failed; announce deferred to recovery", "runId", run.RunID, "err", err)
+			m.log.Error("sub-agent record unreadable; announce deferred to recovery", "runId", run.RunID, "err", err)
 		}
 		return
 	}
-	var rec Record
-	if err := json.Unmarshal(it.Payload, &rec); err != nil {
-		return
-	}
 	m.dropActive(rec.RequesterKey, run.RunID)
-	item, err := m.announceItem(ctx, &rec, run, *res, last)
+	item, err := m.announceItem(ctx, rec, run, *res, last)
 	if err != nil {
 		m.log.Error("announce not built; deferred to recovery", "runId", run.RunID, "err", err)
 		return
@@ -342,7 +355,7 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		outcome = Outcome{Status: "error", Error: cmp.Or(res.Error, string(res.Status))}
 	}
 	a.Status = outcome.Status
-	if res.Status == store.RunOK && result != nil && (isSkip(*result, "ANNOUNCE_SKIP") || isSkip(*result, "NO_REPLY")) {
+	if res.Status == store.RunOK && result != nil && (sanitize.IsSkip(*result, sanitize.AnnounceSkip) || sanitize.IsSkip(*result, sanitize.NoReply)) {
 		a.Skip = true
 	} else {
 		a.Message = m.eventText(ctx, rec, run, res, outcome, result)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -33,6 +34,7 @@ type env struct {
 	store  *sqlite.Store
 	runner *agent.Runner
 	m      *Manager
+	outbox *outbox.Dispatcher
 	now    atomic.Pointer[time.Time]
 }
 
@@ -93,10 +95,19 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 		tb.Fatal(err)
 	}
 	set = tools.NewSet(e.m.Tool())
+	e.outbox, err = outbox.New(outbox.Config{Store: st, Handlers: []outbox.Handler{e.m.AnnounceHandler()}, Now: mcfg.Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.m.SetOutbox(e.outbox)
 	if err := e.m.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
+	if err := e.outbox.Start(); err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(func() {
+		e.outbox.Close()
 		e.m.Close()
 		e.runner.Close()
 		st.Close()
@@ -183,7 +194,7 @@ func TestSpawnAnnouncesCompletion(t *testing.T) {
 		t.Errorf("child session = %+v", sess)
 	}
 	// Exactly once, even if the dispatcher runs again.
-	e.m.DispatchDue(context.Background())
+	e.outbox.Pass(context.Background())
 	time.Sleep(100 * time.Millisecond)
 	if n := len(e.announces("agent:main:main")); n != 1 {
 		t.Errorf("announces = %d, want 1", n)
@@ -406,7 +417,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		// Backoff starts at 1s; skip ahead in time to retry now.
 		later := time.Now().Add(time.Hour)
 		e.now.Store(&later)
-		e.m.DispatchDue(ctx)
+		e.outbox.Pass(ctx)
 		dead, _ = e.m.DeadLetters(ctx)
 		return len(dead) == 1
 	})

@@ -292,13 +292,20 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if mins := cfg.ArchiveAfterMinutes(); mode == "run" && mins > 0 {
 		rec.ArchiveAtMs = now.Add(time.Duration(mins) * time.Minute).UnixMilli()
 	}
-	payload, _ := json.Marshal(rec)
+	payload, err := json.Marshal(rec)
+	if err != nil {
+		m.undoSpawn(ctx, childKey, workspace, attDir)
+		return nil, fmt.Errorf("subagent: encode record: %w", err)
+	}
 	m.addActive(requester, runID)
-	if err := m.cfg.Store.PutOutbox(ctx, &store.OutboxItem{
-		ID: registryID(runID), Kind: KindSubagent, SessionKey: requester, RunID: runID, Payload: payload,
-		CreatedAt:     now,                                 // the record's own CreatedAt: subagents.list pages by it
-		NextAttemptAt: now.Add(100 * 365 * 24 * time.Hour), // a record, not a job
-	}); err != nil {
+	row := &store.SubagentRun{
+		ChildRunID: runID, ChildSessionKey: childKey, RequesterKey: requester, Payload: payload,
+		CreatedAt: now, // the record's own CreatedAt: subagents.list pages by it
+	}
+	if rec.ArchiveAtMs > 0 {
+		row.ArchiveAt = time.UnixMilli(rec.ArchiveAtMs)
+	}
+	if err := m.cfg.Store.PutSubagent(ctx, row); err != nil {
 		m.dropActive(requester, runID)
 		m.undoSpawn(ctx, childKey, workspace, attDir)
 		return &SpawnResult{Status: "error", Error: "Failed to register subagent run: " + err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
@@ -315,7 +322,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		IdempotencyKey: runID + ":user",
 	}); err != nil {
 		m.dropActive(requester, runID)
-		m.markDelivered(context.WithoutCancel(ctx), registryID(runID))
+		if rerr := m.setRetired(context.WithoutCancel(ctx), runID); rerr != nil {
+			m.log.Error("sub-agent record of a failed spawn not closed", "runId", runID, "err", rerr)
+		}
 		m.undoSpawn(ctx, childKey, workspace, attDir)
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -27,15 +26,17 @@ var testNow = time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
 // start runs.
 var errNoRunner = errors.New("fake runner: no runs in this test")
 
-type fakeRunner struct{}
+type fakeMessenger struct{}
 
-func (fakeRunner) Submit(context.Context, agent.Input) (*store.Run, bool, error) {
+func (fakeMessenger) Send(context.Context, Message) (*store.Run, error) { return nil, errNoRunner }
+
+func (fakeMessenger) Wait(context.Context, string, time.Duration) (*store.Run, bool, error) {
 	return nil, false, errNoRunner
 }
 
-func (fakeRunner) Wait(context.Context, string, time.Duration) (*store.Run, bool, error) {
-	return nil, false, errNoRunner
-}
+func (fakeMessenger) Reply(context.Context, string, string) (string, error) { return "", errNoRunner }
+
+func (fakeMessenger) Follow(context.Context, Flow) error { return errNoRunner }
 
 // testEnv is a session tool set over a real sqlite store.
 type testEnv struct {
@@ -68,17 +69,16 @@ func newEnv(t *testing.T, cfg string, opts ...envOption) *testEnv {
 	}
 	t.Cleanup(func() { st.Close() })
 	d := Deps{
-		Store:    st,
-		Runner:   fakeRunner{},
-		Config:   c,
-		Now:      func() time.Time { return testNow },
-		StateDir: stateDir,
+		Store:     st,
+		Messenger: fakeMessenger{},
+		Config:    c,
+		Now:       func() time.Time { return testNow },
+		StateDir:  stateDir,
 	}
 	for _, o := range opts {
 		o(&d)
 	}
 	ts := New(d)
-	t.Cleanup(ts.Close)
 	return &testEnv{t: t, st: st, tools: ts, stateDir: stateDir}
 }
 

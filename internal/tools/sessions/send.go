@@ -8,22 +8,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
-	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // Names and lanes used by sessions_send.
 const (
 	SendToolName = "sessions_send"
-	// LaneNested is the lane of sessions_send and agent-to-agent runs.
-	LaneNested = "nested"
 	// internalChannel is the channel of internal runs (the reference's
 	// INTERNAL_MESSAGE_CHANNEL).
-	internalChannel = "webchat"
+	internalChannel = sessionkey.InternalChannel
 	// defaultSendTimeoutSeconds is sessions_send's default wait.
 	defaultSendTimeoutSeconds = 30
 )
@@ -143,38 +139,28 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	}
 
 	// The primary run on the target's lane.
-	in := agent.Input{
-		RunID:             t.d.NewID(),
-		SessionKey:        target.Key,
-		AgentID:           sessionkey.AgentID(target.Key),
-		Message:           message,
-		Lane:              LaneNested,
-		Channel:           internalChannel,
-		ExtraSystemPrompt: a2aMessageContext(caller.SessionKey, caller.Channel, target.Display),
-		Provenance: &agent.Provenance{
-			Kind: transcript.ProvenanceInterSession, SourceSessionKey: caller.SessionKey,
-			SourceChannel: caller.Channel, SourceTool: SendToolName,
-		},
-	}
-	in.IdempotencyKey = in.RunID + ":user"
-	run, _, err := t.d.Runner.Submit(ctx, in)
+	run, err := t.d.Messenger.Send(ctx, Message{
+		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,
+		ExtraSystemPrompt: A2AMessageContext(caller.SessionKey, caller.Channel, target.Display),
+		SourceSessionKey:  caller.SessionKey, SourceChannel: caller.Channel,
+	})
 	if err != nil {
-		return &sendResult{RunID: in.RunID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
 	}
 	runID := run.RunID
-	flow := flowSpec{
+	flow := Flow{
 		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
 		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Config.MaxPingPongTurns(),
 		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
 	}
 
 	if timeoutSeconds == 0 {
-		t.flows.start(ctx, flow)
+		t.follow(ctx, flow)
 		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display,
 			Delivery: &sendDelivery{Status: DeliveryPending, Mode: "announce"}}, nil
 	}
 
-	done, ok, err := t.d.Runner.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
+	done, ok, err := t.d.Messenger.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
 	if err != nil {
 		return &sendResult{RunID: runID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
 	}
@@ -185,7 +171,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		if r, err := t.d.Store.GetRun(context.WithoutCancel(ctx), runID); err == nil && r.Status != store.RunQueued {
 			st = DeliveryDelivered
 		}
-		t.flows.start(ctx, flow) // announce once the run ends, as fire-and-forget does
+		t.follow(ctx, flow) // announce once the run ends, as fire-and-forget does
 		return &sendResult{
 			RunID: runID, Status: "timeout", SessionKey: target.Display,
 			Error:    fmt.Sprintf("no reply within %ds; the run continues. Fetch the reply later with agent.wait {runId:%q} or sessions_history.", timeoutSeconds, runID),
@@ -205,12 +191,12 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: runID, Status: "error", Error: msg, SessionKey: target.Display,
 			Delivery: &sendDelivery{Status: DeliveryFailed, Mode: "announce"}}, nil
 	}
-	reply, err := t.runReply(context.WithoutCancel(ctx), target.Key, runID, true)
+	reply, err := t.d.Messenger.Reply(context.WithoutCancel(ctx), target.Key, runID)
 	if err != nil {
 		return nil, err
 	}
 	flow.RoundOneReply = reply
-	t.flows.start(ctx, flow)
+	t.follow(ctx, flow)
 	res := &sendResult{RunID: runID, Status: "ok", SessionKey: target.Display,
 		Delivery: &sendDelivery{Status: DeliveryReplied, Mode: "announce"}}
 	if reply != "" {
@@ -263,7 +249,14 @@ func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam 
 
 // sendPolicy resolves the send policy of a target session (§8).
 func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
-	in := policy.SendInput{Config: t.d.Config.SendPolicyRules(), SessionKey: key, Channel: channel}
+	return SendPolicyOf(t.d.Config.SendPolicyRules(), s, key, channel)
+}
+
+// SendPolicyOf resolves session.sendPolicy (rules, nil for none) for a
+// session (nil when it does not exist yet) with the given key, for a
+// message on channel (§8).
+func SendPolicyOf(rules *policy.SendPolicyConfig, s *store.Session, key, channel string) policy.Decision {
+	in := policy.SendInput{Config: rules, SessionKey: key, Channel: channel}
 	if s != nil {
 		in.EntryOverride = s.SendPolicy
 		in.EntryChannel = s.Channel
@@ -273,8 +266,16 @@ func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decisio
 	return policy.ResolveSend(in)
 }
 
-// a2aMessageContext is the extra system prompt of the primary run (§6.2).
-func a2aMessageContext(requesterKey, requesterChannel, targetDisplay string) string {
+// follow hands a sent message's agent-to-agent flow to the messenger; a
+// flow that cannot be recorded is logged (the send itself stands).
+func (t *Tools) follow(ctx context.Context, f Flow) {
+	if err := t.d.Messenger.Follow(ctx, f); err != nil {
+		t.log.Error("agent-to-agent flow not recorded", "runId", f.WaitRunID, "target", f.TargetKey, "err", err)
+	}
+}
+
+// A2AMessageContext is the extra system prompt of the primary run (§6.2).
+func A2AMessageContext(requesterKey, requesterChannel, targetDisplay string) string {
 	lines := []string{"Agent-to-agent message context:"}
 	if requesterKey != "" {
 		lines = append(lines, "Agent 1 (requester) session: "+requesterKey+".")

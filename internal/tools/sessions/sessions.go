@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
@@ -32,42 +31,56 @@ type Store interface {
 	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 	GetRun(ctx context.Context, runID string) (*store.Run, error)
-	PutOutbox(ctx context.Context, item *store.OutboxItem) error
-	ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error)
-	UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error)
 }
 
-// Runner starts and waits for runs.
-type Runner interface {
-	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
-	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
+// Messenger carries sessions_send's messages: it queues a message as a
+// run on the target's lane, waits for runs, reads a run's reply, and
+// follows a sent message with the agent-to-agent flow (reply-back loop and
+// announce step), durably, in the background. internal/relay implements it.
+type Messenger interface {
+	Send(ctx context.Context, m Message) (*store.Run, error)
+	// Wait waits up to timeout for the run to end; done reports whether it
+	// did.
+	Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error)
+	// Reply is the run's reply by the reference's sessions_send "ok" rule
+	// ("" for none).
+	Reply(ctx context.Context, sessionKey, runID string) (string, error)
+	// Follow records f and runs it in the background; a flow cut by a
+	// crash resumes after a restart.
+	Follow(ctx context.Context, f Flow) error
 }
 
-// Deliverer posts an announce reply into a session's channel. Today every
-// channel is internal: the text is appended to the session's transcript and
-// emitted as a chat event; real chat channels come behind this interface.
-type Deliverer interface {
-	Deliver(ctx context.Context, d Delivery) error
+// Message is one sessions_send message to queue on the target's lane.
+type Message struct {
+	RunID     string
+	TargetKey string
+	Text      string
+	// ExtraSystemPrompt is the agent-to-agent message context (§6.2).
+	ExtraSystemPrompt string
+	SourceSessionKey  string
+	SourceChannel     string
 }
 
-// Delivery is one message posted to a session's channel.
-type Delivery struct {
-	SessionKey string
-	Text       string
-	// Source names where it came from, e.g. the sending session.
-	SourceSessionKey string
-	SourceTool       string
-	// IdempotencyKey makes a repeated delivery a no-op.
-	IdempotencyKey string
+// Flow is everything the agent-to-agent flow of §6.4 needs; it is stored
+// as JSON while the flow is pending.
+type Flow struct {
+	TargetKey        string        `json:"targetKey"`
+	DisplayKey       string        `json:"displayKey"`
+	Message          string        `json:"message"`
+	AnnounceTimeout  time.Duration `json:"announceTimeout"`
+	MaxTurns         int           `json:"maxTurns"`
+	RequesterKey     string        `json:"requesterKey,omitempty"`
+	RequesterChannel string        `json:"requesterChannel,omitempty"`
+	RoundOneReply    string        `json:"roundOneReply,omitempty"`
+	WaitRunID        string        `json:"waitRunId,omitempty"`
 }
 
-// Deps are the session tools' collaborators. Store, Runner and Config are
-// required.
+// Deps are the session tools' collaborators. Store, Messenger and Config
+// are required.
 type Deps struct {
 	Store     Store
-	Runner    Runner
+	Messenger Messenger
 	Config    *config.Config
-	Deliverer Deliverer
 	Logger    *slog.Logger
 	Now       func() time.Time
 	NewID     func() string
@@ -81,7 +94,6 @@ type Tools struct {
 	log      *slog.Logger
 	alias    sessionkey.MainAlias
 	redactor *sanitize.Redactor
-	flows    *flows
 }
 
 // New returns the session tools.
@@ -103,7 +115,6 @@ func New(d Deps) *Tools {
 			Mode: d.Config.RedactSensitive(), Patterns: d.Config.RedactPatterns(), Secrets: configSecrets(d.Config),
 		}),
 	}
-	t.flows = newFlows(t)
 	return t
 }
 
@@ -112,14 +123,6 @@ func New(d Deps) *Tools {
 func (t *Tools) All() []tools.Tool {
 	return []tools.Tool{listTool{t}, historyTool{t}, sendTool{t}, agentsListTool{t}}
 }
-
-// Recover resumes agent-to-agent flows left pending by a crash or shutdown.
-// Call it once at start-up, after the runner's Recover.
-func (t *Tools) Recover(ctx context.Context) error { return t.flows.recover(ctx) }
-
-// Close stops background agent-to-agent flows and waits for them; flows
-// still going stay recorded and resume at the next Recover.
-func (t *Tools) Close() { t.flows.close() }
 
 // callCtx is everything derived once per tool call about the caller.
 type callCtx struct {

@@ -1,53 +1,41 @@
-package sessions
+package relay
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
-	"sync"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// runEnv is a real runner with the scripted model and the session tools,
-// for sessions_send tests in-process.
+// runEnv is a real runner with the scripted model, the session tools, the
+// relay and the outbox dispatcher, for sessions_send tests in-process.
 type runEnv struct {
 	store  *sqlite.Store
 	runner *agent.Runner
-	tools  *Tools
-	dlv    *recordingDeliverer
+	tools  *sessions.Tools
+	relay  *Relay
+	outbox *outbox.Dispatcher
 }
 
 type scriptedModels struct{ p *scripted.Provider }
 
 func (m scriptedModels) ResolveModel(string, string) (agent.Model, error) {
 	return agent.Model{Provider: m.p, ProviderID: "scripted", ModelID: "echo-1", API: "scripted"}, nil
-}
-
-type recordingDeliverer struct {
-	mu  sync.Mutex
-	got []Delivery
-}
-
-func (d *recordingDeliverer) Deliver(_ context.Context, del Delivery) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.got = append(d.got, del)
-	return nil
-}
-
-func (d *recordingDeliverer) deliveries() []Delivery {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Clone(d.got)
 }
 
 func newRunEnv(tb testing.TB, cfgText string) *runEnv {
@@ -61,7 +49,7 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e := &runEnv{store: st, dlv: &recordingDeliverer{}}
+	e := &runEnv{store: st}
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: scriptedModels{scripted.New(scripted.Options{})},
@@ -70,21 +58,65 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.tools = New(Deps{Store: st, Runner: e.runner, Config: cfg, Deliverer: e.dlv})
+	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: cfg.SendPolicyRules()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.outbox, err = outbox.New(outbox.Config{Store: st, Handlers: []outbox.Handler{e.relay.Handler()}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.relay.SetKicker(e.outbox)
+	if err := e.outbox.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	e.tools = sessions.New(sessions.Deps{Store: st, Messenger: e.relay, Config: cfg})
 	set = tools.NewSet(e.tools.All()...)
 	tb.Cleanup(func() {
-		e.tools.Close()
+		e.outbox.Close()
 		e.runner.Close()
 		st.Close()
 	})
 	return e
 }
 
+// sendTool returns the sessions_send tool.
+func (e *runEnv) sendTool(tb testing.TB) tools.Tool {
+	tb.Helper()
+	for _, tl := range e.tools.All() {
+		if tl.Name() == sessions.SendToolName {
+			return tl
+		}
+	}
+	tb.Fatal("no sessions_send tool")
+	return nil
+}
+
+// posts returns the texts posted (announces delivered) to a session.
+func (e *runEnv) posts(tb testing.TB, key string) []string {
+	tb.Helper()
+	s, err := e.store.GetSession(context.Background(), key)
+	if err != nil {
+		return nil
+	}
+	hist, err := e.store.History(context.Background(), s.SessionID, store.HistoryOptions{Limit: 1000})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, m := range hist {
+		if m.Entry.Message != nil && m.Entry.Message.Provider == agent.PostProvider {
+			out = append(out, transcript.AssistantText(m.Entry.Message))
+		}
+	}
+	return out
+}
+
 func (e *runEnv) send(tb testing.TB, from string, args map[string]any) map[string]any {
 	tb.Helper()
 	raw, _ := json.Marshal(args)
 	ctx := tools.WithCaller(context.Background(), tools.Caller{SessionKey: from, AgentID: "main", Channel: "webchat"})
-	res, err := sendTool{e.tools}.Call(ctx, raw)
+	res, err := e.sendTool(tb).Call(ctx, raw)
 	if err != nil {
 		tb.Fatalf("sessions_send: %v", err)
 	}
@@ -97,7 +129,7 @@ func (e *runEnv) send(tb testing.TB, from string, args map[string]any) map[strin
 func TestSendValidation(t *testing.T) {
 	e := newRunEnv(t, `{ tools: { sessions: { visibility: "all" } } }`)
 	raw := json.RawMessage(`{"sessionKey":"agent:main:x"}`)
-	if _, err := (sendTool{e.tools}).Call(context.Background(), raw); err == nil || err.Error() != "message required" {
+	if _, err := e.sendTool(t).Call(context.Background(), raw); err == nil || err.Error() != "message required" {
 		t.Errorf("missing message: %v", err)
 	}
 	for _, tc := range []struct {
@@ -167,7 +199,7 @@ func TestBusyRequesterDoesNotDeadlock(t *testing.T) {
 		t.Fatalf("requester run = %+v", run)
 	}
 	// Turn 1 ran on the requester after its run: input "/reply REPLY_SKIP".
-	turn := stepRunID(firstSendRunID(t, e), "turn1")
+	turn := StepRunID(firstSendRunID(t, e), "turn1")
 	run, done, _ := e.runner.Wait(ctx, turn, 20*time.Second)
 	if !done || run.Status != store.RunOK || run.SessionKey != "agent:main:req" {
 		t.Fatalf("reply-back turn = %+v", run)
@@ -177,17 +209,17 @@ func TestBusyRequesterDoesNotDeadlock(t *testing.T) {
 		t.Errorf("turn started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
 	}
 	// The announce step follows (agent main echoes it and it is delivered).
-	for deadline := time.Now().Add(10 * time.Second); len(e.dlv.deliveries()) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(e.posts(t, "agent:main:t")) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 	}
-	if d := e.dlv.deliveries(); len(d) != 1 || d[0].SessionKey != "agent:main:t" || d[0].Text != "echo: Agent-to-agent announce step." {
-		t.Errorf("deliveries = %+v", d)
+	if d := e.posts(t, "agent:main:t"); len(d) != 1 || d[0] != "echo: Agent-to-agent announce step." {
+		t.Errorf("announces posted to the target = %q", d)
 	}
 }
 
 // firstSendRunID returns the primary run of the one sessions_send flow.
 func firstSendRunID(t *testing.T, e *runEnv) string {
 	t.Helper()
-	items, err := e.store.ListOutbox(context.Background(), store.OutboxFilter{Kind: flowKind})
+	items, err := e.store.ListOutbox(context.Background(), store.OutboxFilter{Kind: Kind})
 	if err != nil || len(items) != 1 {
 		t.Fatalf("flows = %v, %v", items, err)
 	}
@@ -201,7 +233,7 @@ func BenchmarkSendRoundTrip(b *testing.B) {
 	e := newRunEnv(b, `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`)
 	ctx := tools.WithCaller(context.Background(), tools.Caller{SessionKey: "agent:main:req", AgentID: "main", Channel: "webchat"})
 	args := json.RawMessage(`{"sessionKey":"agent:main:t","message":"/reply pong\n","timeoutSeconds":30}`)
-	tool := sendTool{e.tools}
+	tool := e.sendTool(b)
 	for range 20 { // warm up the target session
 		tool.Call(ctx, args)
 	}
@@ -214,12 +246,94 @@ func BenchmarkSendRoundTrip(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if d := res.Details.(*sendResult); d.Status != "ok" {
-			b.Fatalf("status %s: %s", d.Status, d.Error)
+		if !strings.Contains(res.Text, `"status": "ok"`) {
+			b.Fatalf("not ok: %s", res.Text)
 		}
 	}
 	b.StopTimer()
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+}
+
+// failingRunner fails the Submit of announce steps while fails > 0.
+type failingRunner struct {
+	*agent.Runner
+	fails atomic.Int32
+}
+
+func (f *failingRunner) Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error) {
+	if strings.HasSuffix(in.RunID, ":announce") && f.fails.Add(-1) >= 0 {
+		return nil, false, errors.New("lane unavailable")
+	}
+	return f.Runner.Submit(ctx, in)
+}
+
+// TestFailedFlowIsRetriedThenDead: a flow whose step fails is retried with
+// backoff and delivers once the failure passes; one that keeps failing is
+// dead after MaxAttempts, with its error recorded.
+func TestFailedFlowIsRetriedThenDead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fails  int32
+		status store.OutboxStatus
+	}{
+		{"recovers", 2, store.OutboxDelivered},
+		{"dead", 100, store.OutboxDead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRunEnv(t, `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`)
+			e.outbox.Close() // this test's own dispatcher runs the flows
+			fr := &failingRunner{Runner: e.runner}
+			fr.fails.Store(tc.fails)
+			rel, err := New(Config{Store: e.store, Runner: fr, MaxAttempts: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := outbox.New(outbox.Config{Store: e.store, Handlers: []outbox.Handler{rel.Handler()},
+				MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Interval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel.SetKicker(d)
+			if err := d.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			ctx := context.Background()
+			run, err := rel.Send(ctx, sessions.Message{RunID: "primary", TargetKey: "agent:main:t", Text: "/reply hi"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rel.Follow(ctx, sessions.Flow{TargetKey: "agent:main:t", DisplayKey: "agent:main:t", Message: "/reply hi",
+				AnnounceTimeout: 10 * time.Second, RequesterKey: "agent:main:req", WaitRunID: run.RunID}); err != nil {
+				t.Fatal(err)
+			}
+			var it *store.OutboxItem
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if it, err = e.store.GetOutbox(ctx, "a2a:primary"); err == nil && it.Status != store.OutboxPending {
+					break
+				}
+			}
+			if it == nil || it.Status != tc.status {
+				t.Fatalf("flow item = %+v, want status %s", it, tc.status)
+			}
+			switch tc.status {
+			case store.OutboxDelivered:
+				if it.Attempts != 3 {
+					t.Errorf("attempts = %d, want 3 (two failures, then delivered)", it.Attempts)
+				}
+				if got := e.posts(t, "agent:main:t"); len(got) != 1 || got[0] != "echo: Agent-to-agent announce step." {
+					t.Errorf("announce posted = %q", got)
+				}
+			case store.OutboxDead:
+				if it.Attempts != 3 || !strings.Contains(it.LastError, "lane unavailable") {
+					t.Errorf("dead item = %+v", it)
+				}
+				if got := e.posts(t, "agent:main:t"); len(got) != 0 {
+					t.Errorf("a dead flow posted %q", got)
+				}
+			}
+		})
+	}
 }

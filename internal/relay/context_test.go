@@ -1,22 +1,24 @@
-package sessions
+package relay
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
 func TestAgentToAgentContextLines(t *testing.T) {
-	s := flowSpec{TargetKey: "agent:ops:desk", DisplayKey: "agent:ops:desk", Message: "status?", RequesterKey: "agent:main:main"}
+	s := sessions.Flow{TargetKey: "agent:ops:desk", DisplayKey: "agent:ops:desk", Message: "status?", RequesterKey: "agent:main:main"}
 	tests := []struct {
 		name, got, want string
 	}{
-		{"message context", a2aMessageContext("agent:main:main", "webchat", "agent:ops:desk"),
+		{"message context", sessions.A2AMessageContext("agent:main:main", "webchat", "agent:ops:desk"),
 			"Agent-to-agent message context:\n" +
 				"Agent 1 (requester) session: agent:main:main.\n" +
 				"Agent 1 (requester) channel: webchat.\n" +
 				"Agent 2 (target) session: agent:ops:desk."},
-		{"message context without requester", a2aMessageContext("", "", "main"),
+		{"message context without requester", sessions.A2AMessageContext("", "", "main"),
 			"Agent-to-agent message context:\nAgent 2 (target) session: main."},
 		{"reply step, requester's turn", replyContext(1, 5, true, s, "webchat", "unknown"),
 			"Agent-to-agent reply step:\n" +

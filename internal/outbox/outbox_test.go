@@ -1,0 +1,319 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func openStore(t *testing.T, c *clock) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db"), sqlite.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func put(t *testing.T, st store.Store, id, kind string, at time.Time) {
+	t.Helper()
+	if err := st.PutOutbox(t.Context(), &store.OutboxItem{ID: id, Kind: kind, SessionKey: "agent:main:main", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, st store.Store, id string) *store.OutboxItem {
+	t.Helper()
+	it, err := st.GetOutbox(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
+func TestBackoff(t *testing.T) {
+	d, err := New(Config{Store: openStore(t, &clock{now: t0}), Handlers: []Handler{{Kind: "k", Batch: func(context.Context, []*store.OutboxItem) map[string]error { return nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		attempts int
+		want     time.Duration
+	}{{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {6, 32 * time.Second}, {7, time.Minute}, {40, time.Minute}} {
+		if got := d.Backoff(tt.attempts); got != tt.want {
+			t.Errorf("Backoff(%d) = %v, want %v", tt.attempts, got, tt.want)
+		}
+	}
+}
+
+func TestNewRefusesBadHandlers(t *testing.T) {
+	st := openStore(t, &clock{now: t0})
+	batch := func(context.Context, []*store.OutboxItem) map[string]error { return nil }
+	each := func(context.Context, *store.OutboxItem) error { return nil }
+	for _, hs := range [][]Handler{
+		{{Kind: "", Batch: batch}},
+		{{Kind: "k"}},
+		{{Kind: "k", Batch: batch, Each: each}},
+		{{Kind: "k", Batch: batch}, {Kind: "k", Each: each}},
+	} {
+		if _, err := New(Config{Store: st, Handlers: hs}); err == nil {
+			t.Errorf("New(%d handlers) accepted a bad set", len(hs))
+		}
+	}
+}
+
+// TestBatchOutcomes: delivered, deferred, retried with backoff, dead by
+// Permanent, dead after MaxAttempts, dead after Expiry, left alone.
+func TestBatchOutcomes(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	for _, id := range []string{"ok", "later", "flaky", "broken", "untouched"} {
+		put(t, st, id, "k", t0)
+	}
+	put(t, st, "old", "k", t0.Add(-2*time.Hour))
+	put(t, st, "other-kind", "x", t0)
+	var seen []string
+	h := Handler{Kind: "k", MaxAttempts: 3, Expiry: time.Hour, Batch: func(_ context.Context, items []*store.OutboxItem) map[string]error {
+		seen = seen[:0]
+		out := map[string]error{}
+		for _, it := range items {
+			seen = append(seen, it.ID)
+			switch it.ID {
+			case "ok":
+				out[it.ID] = nil
+			case "later":
+				out[it.ID] = ErrDefer
+			case "flaky", "old":
+				out[it.ID] = errors.New("target unavailable")
+			case "broken":
+				out[it.ID] = Permanent(errors.New("bad payload"))
+			}
+		}
+		return out
+	}}
+	d, err := New(Config{Store: st, Handlers: []Handler{h}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Pass(t.Context()); n != 1 {
+		t.Errorf("first pass delivered %d, want 1", n)
+	}
+	if len(seen) != 6 {
+		t.Errorf("handler saw %v, want the six due items of kind k", seen)
+	}
+	for id, want := range map[string]store.OutboxStatus{"ok": store.OutboxDelivered, "later": store.OutboxPending, "flaky": store.OutboxPending,
+		"broken": store.OutboxDead, "untouched": store.OutboxPending, "old": store.OutboxDead, "other-kind": store.OutboxPending} {
+		if it := get(t, st, id); it.Status != want {
+			t.Errorf("%s: status %s, want %s", id, it.Status, want)
+		}
+	}
+	if it := get(t, st, "later"); it.Attempts != 0 || !it.NextAttemptAt.Equal(t0) {
+		t.Errorf("deferred item changed: %+v", it)
+	}
+	flaky := get(t, st, "flaky")
+	if flaky.Attempts != 1 || !flaky.NextAttemptAt.Equal(t0.Add(time.Second)) || flaky.LastError != "target unavailable" {
+		t.Errorf("after one failure: %+v", flaky)
+	}
+	if got := get(t, st, "broken").LastError; got != "bad payload" {
+		t.Errorf("dead item's error = %q", got)
+	}
+	// Not due again until its backoff has passed.
+	d.Pass(t.Context())
+	if it := get(t, st, "flaky"); it.Attempts != 1 {
+		t.Errorf("retried before its backoff: %+v", it)
+	}
+	c.Add(time.Second)
+	d.Pass(t.Context())
+	c.Add(2 * time.Second)
+	d.Pass(t.Context())
+	if it := get(t, st, "flaky"); it.Status != store.OutboxDead || it.Attempts != 3 {
+		t.Errorf("after MaxAttempts failures: %+v", it)
+	}
+}
+
+// TestEachRunsOnceAndResumes: an Each item runs in one goroutine at a time
+// however often it is dispatched; Close cuts it short and leaves it
+// pending, and a new dispatcher (a restart) runs it to the end.
+func TestEachRunsOnceAndResumes(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	put(t, st, "flow", "a2a", t0)
+	var running, maxRunning, runs atomic.Int32
+	release := make(chan struct{})
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		runs.Add(1)
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			m := maxRunning.Load()
+			if n <= m || maxRunning.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: each}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		d.Pass(t.Context())
+	}
+	waitFor(t, func() bool { return runs.Load() == 1 })
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("second Close = %v, want net.ErrClosed", err)
+	}
+	if it := get(t, st, "flow"); it.Status != store.OutboxPending || it.Attempts != 0 {
+		t.Errorf("a flow cut by Close was settled: %+v", it)
+	}
+	if maxRunning.Load() != 1 {
+		t.Errorf("ran %d at once", maxRunning.Load())
+	}
+
+	close(release)
+	d2, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: each}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	waitFor(t, func() bool { return get(t, st, "flow").Status == store.OutboxDelivered })
+}
+
+func TestPruneAndRedeliver(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	fail := atomic.Bool{}
+	fail.Store(true)
+	h := Handler{Kind: "k", MaxAttempts: 1, Retention: time.Hour, Batch: func(_ context.Context, items []*store.OutboxItem) map[string]error {
+		out := map[string]error{}
+		for _, it := range items {
+			if fail.Load() {
+				out[it.ID] = errors.New("nope")
+			} else {
+				out[it.ID] = nil
+			}
+		}
+		return out
+	}}
+	d, err := New(Config{Store: st, Handlers: []Handler{h}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, st, "a", "k", t0)
+	put(t, st, "foreign", "unregistered", t0)
+	d.Pass(t.Context())
+	if it := get(t, st, "a"); it.Status != store.OutboxDead {
+		t.Fatalf("not dead: %+v", it)
+	}
+	if _, err := d.Redeliver(t.Context(), "foreign"); err == nil {
+		t.Error("redelivered an item of a kind the dispatcher does not serve")
+	}
+	fail.Store(false)
+	it, err := d.Redeliver(t.Context(), "a")
+	if err != nil || it.Status != store.OutboxPending || it.Attempts != 0 {
+		t.Fatalf("Redeliver = %+v, %v", it, err)
+	}
+	d.Pass(t.Context())
+	if it := get(t, st, "a"); it.Status != store.OutboxDelivered {
+		t.Fatalf("after redelivery: %+v", it)
+	}
+	if _, err := d.Redeliver(t.Context(), "a"); err == nil {
+		t.Error("redelivered a delivered item")
+	}
+	if n := d.Prune(t.Context()); n != 0 {
+		t.Errorf("pruned %d before the retention passed", n)
+	}
+	c.Add(2 * time.Hour)
+	if n := d.Prune(t.Context()); n != 1 {
+		t.Errorf("pruned %d, want 1", n)
+	}
+	if _, err := st.GetOutbox(t.Context(), "a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("pruned item still there: %v", err)
+	}
+}
+
+// TestKickSession: between full scans only the kicked sessions are listed.
+func TestKickSession(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	var mu sync.Mutex
+	var got []string
+	h := Handler{Kind: "k", Batch: func(_ context.Context, items []*store.OutboxItem) map[string]error {
+		out := map[string]error{}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range items {
+			got = append(got, it.ID)
+			out[it.ID] = nil
+		}
+		return out
+	}}
+	d, err := New(Config{Store: st, Handlers: []Handler{h}, Now: c.Now, FullScanInterval: time.Hour, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitFor(t, func() bool { return true }) // let the first full scan (of nothing) pass
+	time.Sleep(50 * time.Millisecond)
+	if err := st.PutOutbox(t.Context(), &store.OutboxItem{ID: "x", Kind: "k", SessionKey: "agent:main:x", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	d.KickSession("k", "agent:main:x")
+	waitFor(t, func() bool { return get(t, st, "x").Status == store.OutboxDelivered })
+	if err := d.Start(); err == nil {
+		t.Error("a second Start succeeded")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met in 10s")
+}

@@ -1,0 +1,225 @@
+package relay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sanitize"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// AnnounceStepMessage is the announce step's input message.
+const AnnounceStepMessage = "Agent-to-agent announce step."
+
+// maxStepWait caps how long one reply-back or announce step waits for its
+// run to end once it may run (the reference's min(announceTimeout, 60s)).
+const maxStepWait = 60 * time.Second
+
+// laneAllowance is added to a step's wait for the time its run may sit
+// queued behind a busy session's current run: a reply-back turn is its own
+// queued run, never nested in a run in flight, so a busy requester delays
+// the loop instead of deadlocking it.
+const laneAllowance = 10 * time.Minute
+
+// runFlow is the reply-back loop and announce step (§6.4).
+func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
+	stepWait := min(s.AnnounceTimeout, maxStepWait)
+	latest := s.RoundOneReply
+	if latest == "" && s.WaitRunID != "" {
+		run, done, err := r.cfg.Runner.Wait(ctx, s.WaitRunID, stepWait+laneAllowance)
+		if err != nil {
+			return err
+		}
+		if !done {
+			return fmt.Errorf("primary run %s still not finished", s.WaitRunID)
+		}
+		if run.Status != store.RunOK {
+			return nil // no reply: no ping-pong, no announce
+		}
+		if latest, err = r.runReply(ctx, s.TargetKey, s.WaitRunID, false); err != nil {
+			return err
+		}
+	}
+	if latest == "" {
+		return nil
+	}
+	roundOne := latest
+	targetChannel := r.sessionChannel(ctx, s.TargetKey)
+	requesterChannel := s.RequesterChannel
+
+	if s.MaxTurns > 0 && s.RequesterKey != "" && s.RequesterKey != s.TargetKey {
+		current, next := s.RequesterKey, s.TargetKey
+		incoming := latest
+		for turn := 1; turn <= s.MaxTurns; turn++ {
+			currentIsRequester := current == s.RequesterKey
+			srcChannel := targetChannel
+			if next == s.RequesterKey {
+				srcChannel = requesterChannel
+			}
+			reply, err := r.agentStep(ctx, StepRunID(s.WaitRunID, "turn"+strconv.Itoa(turn)), current, incoming,
+				replyContext(turn, s.MaxTurns, currentIsRequester, s, requesterChannel, targetChannel),
+				next, srcChannel, stepWait)
+			if err != nil {
+				return err
+			}
+			if reply == "" || sanitize.IsSkip(reply, sanitize.ReplySkip) {
+				break
+			}
+			latest, incoming = reply, reply
+			current, next = next, current
+		}
+	}
+
+	announce, err := r.agentStep(ctx, StepRunID(s.WaitRunID, "announce"), s.TargetKey, AnnounceStepMessage,
+		announceContext(s, requesterChannel, targetChannel, roundOne, latest),
+		s.RequesterKey, requesterChannel, stepWait)
+	if err != nil {
+		return err
+	}
+	announce = strings.TrimSpace(announce)
+	if announce == "" || sanitize.IsSkip(announce, sanitize.AnnounceSkip) {
+		return nil
+	}
+	return r.deliver(ctx, agent.Post{
+		SessionKey: s.TargetKey, Text: announce, IdempotencyKey: "a2a-announce:" + s.WaitRunID,
+		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession,
+			SourceSessionKey: s.RequesterKey, SourceTool: sessions.SendToolName},
+	})
+}
+
+// agentStep runs one turn on key as its own queued run and returns that
+// run's reply ("" when it did not end ok). runID makes the step idempotent:
+// a resumed flow gets the existing run back.
+func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourceKey, sourceChannel string, wait time.Duration) (string, error) {
+	in := agent.Input{
+		RunID:             runID,
+		SessionKey:        key,
+		AgentID:           sessionkey.AgentID(key),
+		Message:           message,
+		Lane:              LaneNested,
+		Channel:           sessionkey.InternalChannel,
+		ExtraSystemPrompt: extra,
+		Provenance: &agent.Provenance{
+			Kind: transcript.ProvenanceInterSession, SourceSessionKey: sourceKey,
+			SourceChannel: sourceChannel, SourceTool: sessions.SendToolName,
+		},
+	}
+	in.IdempotencyKey = in.RunID + ":user"
+	run, _, err := r.cfg.Runner.Submit(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("agent step on %s: %w", key, err)
+	}
+	done, ok, err := r.cfg.Runner.Wait(ctx, run.RunID, wait+laneAllowance)
+	if err != nil {
+		return "", fmt.Errorf("agent step on %s: %w", key, err)
+	}
+	if !ok || done.Status != store.RunOK {
+		return "", nil
+	}
+	return r.runReply(ctx, key, run.RunID, false)
+}
+
+// reportInterrupted tells the sender that the target's run was cut by a
+// gateway restart before it replied.
+func (r *Relay) reportInterrupted(ctx context.Context, s sessions.Flow, run *store.Run) error {
+	if s.RequesterKey == "" {
+		return nil // sent from outside a session: agent.wait reports it
+	}
+	text := fmt.Sprintf("sessions_send to %s (runId %s) was interrupted: %s. The message is in that session's history but it did not reply; send it again if you still need an answer.",
+		s.DisplayKey, run.RunID, cmp.Or(run.Error, "aborted"))
+	return r.deliver(ctx, agent.Post{
+		SessionKey: s.RequesterKey, Text: text, IdempotencyKey: "a2a-interrupted:" + run.RunID,
+		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession,
+			SourceSessionKey: s.TargetKey, SourceTool: sessions.SendToolName},
+	})
+}
+
+// sessionChannel is a session's delivery channel, or "unknown".
+func (r *Relay) sessionChannel(ctx context.Context, key string) string {
+	s, err := r.cfg.Store.GetSession(ctx, key)
+	if err != nil {
+		return "unknown"
+	}
+	if s.DeliveryContext != nil && s.DeliveryContext.Channel != "" {
+		return s.DeliveryContext.Channel
+	}
+	return cmp.Or(s.LastChannel, s.Channel, "unknown")
+}
+
+// deliver posts p to its session's channel, unless the session's send
+// policy denies delivery.
+func (r *Relay) deliver(ctx context.Context, p agent.Post) error {
+	s, err := r.cfg.Store.GetSession(ctx, p.SessionKey)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if sessions.SendPolicyOf(r.cfg.SendRules, s, p.SessionKey, "") == policy.DecisionDeny {
+		r.log.Info("announce suppressed by send policy", "session", p.SessionKey)
+		return nil
+	}
+	_, err = r.cfg.Runner.Post(ctx, p)
+	return err
+}
+
+// replyContext is the extra system prompt of a reply-back turn (§6.4).
+func replyContext(turn, maxTurns int, currentIsRequester bool, s sessions.Flow, requesterChannel, targetChannel string) string {
+	who := "Agent 2 (target)."
+	if currentIsRequester {
+		who = "Agent 1 (requester)."
+	}
+	lines := []string{
+		"Agent-to-agent reply step:",
+		"Current agent: " + who,
+		"Turn " + strconv.Itoa(turn) + " of " + strconv.Itoa(maxTurns) + ".",
+	}
+	lines = append(lines, participants(s, requesterChannel, targetChannel)...)
+	lines = append(lines, `If you want to stop the ping-pong, reply exactly "`+sanitize.ReplySkip+`".`)
+	return strings.Join(lines, "\n")
+}
+
+// announceContext is the extra system prompt of the announce step (§6.4).
+func announceContext(s sessions.Flow, requesterChannel, targetChannel, roundOne, latest string) string {
+	lines := []string{"Agent-to-agent announce step:"}
+	lines = append(lines, participants(s, requesterChannel, targetChannel)...)
+	lines = append(lines, "Original request: "+s.Message)
+	if roundOne != "" {
+		lines = append(lines, "Round 1 reply: "+roundOne)
+	} else {
+		lines = append(lines, "Round 1 reply: (not available).")
+	}
+	if latest != "" {
+		lines = append(lines, "Latest reply: "+latest)
+	} else {
+		lines = append(lines, "Latest reply: (not available).")
+	}
+	lines = append(lines,
+		`If you want to remain silent, reply exactly "`+sanitize.AnnounceSkip+`".`,
+		"Any other reply will be posted to the target channel.",
+		"After this reply, the agent-to-agent conversation is over.")
+	return strings.Join(lines, "\n")
+}
+
+func participants(s sessions.Flow, requesterChannel, targetChannel string) []string {
+	var lines []string
+	if s.RequesterKey != "" {
+		lines = append(lines, "Agent 1 (requester) session: "+s.RequesterKey+".")
+	}
+	if requesterChannel != "" {
+		lines = append(lines, "Agent 1 (requester) channel: "+requesterChannel+".")
+	}
+	lines = append(lines, "Agent 2 (target) session: "+s.DisplayKey+".")
+	if targetChannel != "" {
+		lines = append(lines, "Agent 2 (target) channel: "+targetChannel+".")
+	}
+	return lines
+}

@@ -1,0 +1,232 @@
+// Package relay carries sessions_send's messages between sessions: it
+// queues a sent message as a run on the target's lane, and follows it with
+// the agent-to-agent flow of the product spec (§6.4) — the reply-back loop
+// between requester and target and the announce step whose reply is posted
+// to the target's channel.
+//
+// Flows are durable: each is an outbox item (kind "a2a") written before it
+// starts and settled when it ends, run by the outbox dispatcher, which
+// retries a failed flow with backoff before it is dead and resumes pending
+// flows after a restart. Every step has a run id derived from the primary
+// run's, so a resumed or retried flow re-submits nothing that already ran.
+//
+// The session tools (internal/tools/sessions) reach this package only
+// through their Messenger interface; it implements that interface.
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sanitize"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Kind is the outbox kind of agent-to-agent flows.
+const Kind = "a2a"
+
+// LaneNested is the lane of sessions_send and agent-to-agent runs.
+const LaneNested = "nested"
+
+// Defaults of a flow's retries.
+const (
+	// DefaultMaxAttempts is how many times a failing flow is tried before
+	// it is dead.
+	DefaultMaxAttempts = 5
+	// deliveredRetention is how long settled flow records are kept.
+	deliveredRetention = 7 * 24 * time.Hour
+)
+
+// Store is what the relay reads and writes.
+type Store interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	PutOutbox(ctx context.Context, item *store.OutboxItem) error
+}
+
+// Runner starts runs, waits for them and posts messages.
+type Runner interface {
+	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
+	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
+	Post(ctx context.Context, p agent.Post) (string, error)
+}
+
+// Kicker wakes the outbox dispatcher that runs the flows.
+type Kicker interface{ Kick() }
+
+// Config configures a Relay. Store and Runner are required.
+type Config struct {
+	Store  Store
+	Runner Runner
+	// SendRules is session.sendPolicy, resolved; nil allows every send.
+	SendRules *policy.SendPolicyConfig
+	// MaxAttempts bounds a failing flow's tries (default DefaultMaxAttempts).
+	MaxAttempts int
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Relay implements sessions.Messenger. Create with New; register Handler
+// with the outbox dispatcher and pass that dispatcher to SetKicker.
+type Relay struct {
+	cfg    Config
+	log    *slog.Logger
+	kicker Kicker
+}
+
+var _ sessions.Messenger = (*Relay)(nil)
+
+// New returns a relay.
+func New(cfg Config) (*Relay, error) {
+	if cfg.Store == nil || cfg.Runner == nil {
+		return nil, errors.New("relay.New: Store and Runner are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	return &Relay{cfg: cfg, log: cfg.Logger.With("component", "relay")}, nil
+}
+
+// SetKicker names the dispatcher to wake when a flow is recorded.
+func (r *Relay) SetKicker(k Kicker) { r.kicker = k }
+
+// Handler is the outbox handler that runs recorded flows.
+func (r *Relay) Handler() outbox.Handler {
+	return outbox.Handler{Kind: Kind, Each: r.runItem, MaxAttempts: r.cfg.MaxAttempts, Retention: deliveredRetention}
+}
+
+// Send queues m as a run on its target's lane.
+func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error) {
+	in := agent.Input{
+		RunID:             m.RunID,
+		SessionKey:        m.TargetKey,
+		AgentID:           sessionkey.AgentID(m.TargetKey),
+		Message:           m.Text,
+		Lane:              LaneNested,
+		Channel:           sessionkey.InternalChannel,
+		ExtraSystemPrompt: m.ExtraSystemPrompt,
+		Provenance: &agent.Provenance{
+			Kind: transcript.ProvenanceInterSession, SourceSessionKey: m.SourceSessionKey,
+			SourceChannel: m.SourceChannel, SourceTool: sessions.SendToolName,
+		},
+	}
+	in.IdempotencyKey = in.RunID + ":user"
+	run, _, err := r.cfg.Runner.Submit(ctx, in)
+	return run, err
+}
+
+// Wait waits up to timeout for a run to end.
+func (r *Relay) Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error) {
+	return r.cfg.Runner.Wait(ctx, runID, timeout)
+}
+
+// Reply returns the reply of a run by the reference's sessions_send "ok"
+// rule: the text of the last non-tool message the run wrote.
+func (r *Relay) Reply(ctx context.Context, key, runID string) (string, error) {
+	return r.runReply(ctx, key, runID, true)
+}
+
+// Follow records f as an outbox item (once: a recorded flow is kept) and
+// wakes the dispatcher that runs it.
+func (r *Relay) Follow(ctx context.Context, f sessions.Flow) error {
+	payload, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("relay: record flow: %w", err)
+	}
+	err = r.cfg.Store.PutOutbox(context.WithoutCancel(ctx), &store.OutboxItem{
+		ID: flowID(f.WaitRunID), Kind: Kind, SessionKey: f.RequesterKey, RunID: f.WaitRunID,
+		Payload: payload, NextAttemptAt: r.cfg.Now(),
+	})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("relay: record flow: %w", err)
+	}
+	if r.kicker != nil {
+		r.kicker.Kick()
+	}
+	return nil
+}
+
+// flowID is the outbox id of the flow started by the primary run.
+func flowID(primaryRunID string) string { return Kind + ":" + primaryRunID }
+
+// StepRunID is the run id of one step of the flow of a primary run.
+func StepRunID(primary, step string) string { return Kind + ":" + primary + ":" + step }
+
+// InterruptedError is the error text the runner gives runs cut by a
+// restart; a flow whose primary run ended so tells its sender.
+const InterruptedError = agent.InterruptedError
+
+// runItem runs one recorded flow: the outbox dispatcher's Each handler.
+func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
+	var f sessions.Flow
+	if err := json.Unmarshal(it.Payload, &f); err != nil {
+		return outbox.Permanent(fmt.Errorf("bad flow record: %w", err))
+	}
+	if f.WaitRunID != "" && f.RoundOneReply == "" {
+		run, err := r.cfg.Store.GetRun(ctx, f.WaitRunID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return outbox.Permanent(errors.New("primary run missing"))
+		case err != nil:
+			return err
+		case run.Status == store.RunAborted && run.Error == InterruptedError:
+			return r.reportInterrupted(ctx, f, run)
+		}
+	}
+	return r.runFlow(ctx, f)
+}
+
+// runReply returns the reply of one run: the messages that run wrote to the
+// session, scanned as the reference scans a session — newest assistant
+// text or, with lastOnly, the text of the last non-tool message only.
+// Reading only the run's own messages means an empty reply is never
+// mistaken for an older one.
+func (r *Relay) runReply(ctx context.Context, key, runID string, lastOnly bool) (string, error) {
+	sess, err := r.cfg.Store.GetSession(ctx, key)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	hist, err := r.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{RunID: runID, Limit: 200})
+	if err != nil {
+		return "", err
+	}
+	var msgs []map[string]any
+	for _, m := range hist {
+		if m.RunID != runID || m.Entry.Message == nil {
+			continue
+		}
+		raw, err := json.Marshal(m.Entry.Message)
+		if err != nil {
+			return "", fmt.Errorf("relay: encode message of run %s: %w", runID, err)
+		}
+		var mm map[string]any
+		if err := json.Unmarshal(raw, &mm); err != nil {
+			return "", fmt.Errorf("relay: decode message of run %s: %w", runID, err)
+		}
+		msgs = append(msgs, mm)
+	}
+	if lastOnly {
+		return sanitize.LastMessageReply(msgs), nil
+	}
+	return sanitize.LatestReply(msgs), nil
+}
