@@ -279,3 +279,46 @@ func openAt(t *testing.T, path string) *Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestMigrateSubagentRegistry opens a database at schema version 7, whose
+// sub-agent registry records are outbox items of kind "subagent", and
+// checks that Open moves them into subagent_runs with their state and
+// leaves the other outbox items alone.
+func TestMigrateSubagentRegistry(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	db := sql.OpenDB(connector{dsn: path})
+	qs := []string{`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`}
+	qs = append(qs, migrations[:7]...)
+	qs = append(qs,
+		`INSERT INTO schema_migrations (version, applied_at) VALUES (7, 0)`,
+		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
+			VALUES ('subagent:r1', 'subagent', 'agent:main:main', 'r1', '{"childRunId":"r1","childSessionKey":"agent:main:subagent:a","archiveAtMs":5000}', 'pending', 0, 1000, 1000)`,
+		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
+			VALUES ('subagent:r2', 'subagent', 'agent:main:main', 'r2', '{"childRunId":"r2","childSessionKey":"agent:main:subagent:b"}', 'delivered', 0, 2000, 2000)`,
+		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
+			VALUES ('announce:r2:agent:main:main', 'announce', 'agent:main:main', 'r2', '{}', 'pending', 0, 3000, 3000)`,
+	)
+	for _, q := range qs {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path)
+	r1, err := s.GetSubagent(ctx, "r1")
+	if err != nil || r1.Status != store.SubagentActive || r1.ChildSessionKey != "agent:main:subagent:a" ||
+		r1.RequesterKey != "agent:main:main" || r1.ArchiveAt.UnixMilli() != 5000 || r1.CreatedAt.UnixMilli() != 1000 {
+		t.Errorf("r1 after migration = %+v, %v", r1, err)
+	}
+	if r2, err := s.GetSubagent(ctx, "r2"); err != nil || r2.Status != store.SubagentRetired || !r2.ArchiveAt.IsZero() {
+		t.Errorf("r2 after migration = %+v, %v", r2, err)
+	}
+	if items, err := s.ListOutbox(ctx, store.OutboxFilter{Kind: "subagent"}); err != nil || len(items) != 0 {
+		t.Errorf("registry items left in the outbox: %v, %v", items, err)
+	}
+	if _, err := s.GetOutbox(ctx, "announce:r2:agent:main:main"); err != nil {
+		t.Errorf("announce lost by the migration: %v", err)
+	}
+}
