@@ -362,7 +362,9 @@ var leaves = map[string][]string{
 	"internal/sanitize":     {"internal/transcript"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
-	"internal/outbox":       {"internal/store"},
+	// config reads the file; turning it into policy values is settings'.
+	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
+	"internal/outbox": {"internal/store"},
 	// Test support: nothing from Switchboard, so any package's tests may use it.
 	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
 }
@@ -388,6 +390,7 @@ var importAllowLists = map[string][]string{
 		"internal/policy",
 		"internal/safeerr",
 		"internal/sessionkey",
+		"internal/settings",
 		"internal/store",
 		"internal/subagent",
 		"internal/tools",
@@ -401,9 +404,10 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/policy", "internal/provider", "internal/store", "internal/tools", "internal/transcript",
 	},
+	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
-		"internal/config", "internal/policy", "internal/sanitize", "internal/sessionkey",
+		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings",
 		"internal/store", "internal/tools", "internal/transcript",
 	},
 	"internal/relay": {
@@ -412,8 +416,8 @@ var importAllowLists = map[string][]string{
 	},
 	"internal/subagent": {
 		"github.com/google/uuid",
-		"internal/agent", "internal/attachments", "internal/config", "internal/outbox", "internal/policy",
-		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/store", "internal/tools",
+		"internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
+		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/store", "internal/tools",
 		"internal/transcript",
 	},
 }

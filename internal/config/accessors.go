@@ -1,8 +1,7 @@
 package config
 
 import (
-	"github.com/switchboardhq/switchboard/internal/policy"
-	"maps"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"net"
 	"path/filepath"
 	"slices"
@@ -57,15 +56,8 @@ const (
 	maxChildrenPerAgentMax = 10000
 )
 
-// normalizeAgentID trims and lower-cases id; empty becomes "main".
-// TODO(sessionkey): use sessionkey's normaliser once that package lands.
-func normalizeAgentID(id string) string {
-	id = norm(id)
-	if id == "" {
-		return DefaultAgentID
-	}
-	return id
-}
+// normalizeAgentID is the session key model's agent id normaliser.
+func normalizeAgentID(id string) string { return sessionkey.NormalizeAgentID(id) }
 
 // oneOf returns norm(v) when it is one of allowed, else def.
 func oneOf(v, def string, allowed ...string) string {
@@ -135,25 +127,6 @@ func (c *Config) SendPolicy() *SendPolicy {
 	return out
 }
 
-// SendPolicyRules returns session.sendPolicy in the policy package's form
-// (nil when unset), for policy.ResolveSend.
-func (c *Config) SendPolicyRules() *policy.SendPolicyConfig {
-	sp := c.SendPolicy()
-	if sp == nil {
-		return nil
-	}
-	out := &policy.SendPolicyConfig{Default: sp.Default}
-	for _, r := range sp.Rules {
-		rule := policy.SendRule{Action: r.Action}
-		if r.Match != nil {
-			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
-				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
-		}
-		out.Rules = append(out.Rules, rule)
-	}
-	return out
-}
-
 // MaxPingPongTurns returns session.agentToAgent.maxPingPongTurns clamped
 // to 0..5; unset is 5.
 func (c *Config) MaxPingPongTurns() int {
@@ -217,7 +190,7 @@ func (c *Config) MaxSpawnDepth() int {
 }
 
 // MaxChildrenPerAgent returns agents.defaults.subagents.maxChildrenPerAgent
-// clamped to 1..20; unset is 5.
+// clamped to 1..10000; unset is 5.
 func (c *Config) MaxChildrenPerAgent() int {
 	return clampInt(intOr(c.Agents.Defaults.Subagents.MaxChildrenPerAgent, DefaultMaxChildrenPerAgent), 1, maxChildrenPerAgentMax)
 }
@@ -631,12 +604,3 @@ func (c *Config) RedactSensitive() string {
 
 // RedactPatterns returns a copy of logging.redactPatterns.
 func (c *Config) RedactPatterns() []string { return slices.Clone(c.Logging.RedactPatterns) }
-
-// QueueConfig returns messages.queue for policy.ResolveQueue.
-func (c *Config) QueueConfig() policy.QueueConfig {
-	q := c.Messages.Queue
-	return policy.QueueConfig{
-		Mode: q.Mode, Cap: q.Cap, Drop: q.Drop,
-		ByChannel: maps.Clone(q.ByChannel), DebounceMsByChannel: maps.Clone(q.DebounceMsByChannel),
-	}
-}

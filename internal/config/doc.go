@@ -9,9 +9,12 @@
 // one *ValidationError, each with file:line and the dotted key path.
 // Defaults and normalisation live in accessor methods on *Config (for
 // example Visibility, MaxSpawnDepth, AgentWorkspace), so callers never
-// re-implement them.
+// re-implement them. The run-time components do not read a *Config: the
+// daemon resolves it once with package settings into the typed values they
+// take.
 //
-// Config is a leaf: it imports only the standard library and the JSON5
-// decoder, and may be imported by daemon, cli and any package that needs a
-// setting. It must not import them back.
+// Config is a leaf: it imports only the standard library, the JSON5 decoder
+// and the session key model (for agent ids), and may be imported by
+// settings, daemon, cli and any package that needs a configuration type.
+// It must not import them back.
 package config

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/policy"
 )
 
 // Validate checks c and returns a *ValidationError listing every problem,
@@ -388,13 +387,37 @@ func (k *checker) logging() {
 	}
 }
 
+// queueModeAliases and queueDropAliases map every spelling the queue
+// settings accept to the canonical name. They mirror the policy package's
+// normalisers (config stays a leaf); a test in package settings checks that
+// the two agree.
+var (
+	queueModeAliases = map[string]string{
+		"interrupt": "interrupt", "interrupts": "interrupt", "abort": "interrupt",
+		"steer": "steer", "steering": "steer",
+		"followup": "followup", "follow-ups": "followup", "followups": "followup",
+		"collect": "collect", "coalesce": "collect",
+	}
+	queueDropAliases = map[string]string{
+		"old": "old", "oldest": "old", "new": "new", "newest": "new", "summarize": "summarize", "summary": "summarize",
+	}
+)
+
+// QueueModeAliases returns a copy of the queue mode spellings config
+// accepts, each mapped to its canonical mode.
+func QueueModeAliases() map[string]string { return maps.Clone(queueModeAliases) }
+
+// QueueDropAliases returns a copy of the queue drop spellings config
+// accepts, each mapped to its canonical policy.
+func QueueDropAliases() map[string]string { return maps.Clone(queueDropAliases) }
+
 func (k *checker) messages() {
 	q := k.c.Messages.Queue
 	qp := path("messages", "queue")
 	modes := []string{"steer", "followup", "collect", "interrupt"}
 	mode := func(p keyPath, v string) {
 		if v != "" {
-			if _, ok := policy.NormalizeQueueMode(v); !ok {
+			if _, ok := queueModeAliases[strings.ToLower(strings.TrimSpace(v))]; !ok {
 				k.fail(p, "must be one of %s, got %q", quoteList(modes), v)
 			}
 		}
@@ -405,7 +428,7 @@ func (k *checker) messages() {
 	}
 	k.intMin(qp.key("cap"), q.Cap, 1)
 	if q.Drop != "" {
-		if _, ok := policy.NormalizeQueueDrop(q.Drop); !ok {
+		if _, ok := queueDropAliases[strings.ToLower(strings.TrimSpace(q.Drop))]; !ok {
 			k.fail(qp.key("drop"), "must be one of %s, got %q", quoteList([]string{"summarize", "old", "new"}), q.Drop)
 		}
 	}

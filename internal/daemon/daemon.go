@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -217,6 +218,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}()
 
+	// The configuration is resolved once into the components' settings.
+	set := settings.Resolve(cfg)
 	mods := newModels(cfg)
 	// A model that cannot run fails every turn; say so now, with the fix
 	// (the run's own error says the same).
@@ -263,15 +266,15 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: cfg.SendPolicyRules(), Logger: log})
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	sessTools := sessions.New(sessions.Deps{
-		Store: st, Messenger: rel, Config: cfg, Logger: log, StateDir: paths.StateDir,
+		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir,
 	})
 	subs, err = subagent.New(subagent.Config{
-		Store: st, Runner: runner, Config: cfg, Models: mods, Logger: log,
+		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
 		AnnounceExpiry: announceExpiry(env),
 	})
 	if err != nil {
@@ -331,7 +334,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	gw, err := gateway.New(gateway.Config{
 		Runner:                runner,
 		Store:                 st,
-		Config:                cfg,
+		Settings:              set,
 		Logger:                log,
 		Version:               opts.Version,
 		StorePath:             filepath.Join(paths.StateDir, DBFile),

@@ -277,10 +277,9 @@ func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {
 	}
 	for _, id := range ids {
 		a := wire.AgentSummary{ID: id}
-		if e, ok := s.conf.Agent(id); ok {
-			a.Name = strings.TrimSpace(e.Name)
-		}
-		if ref := s.conf.AgentModel(id); ref != "" {
+		ag := s.conf.Agent(id)
+		a.Name = ag.Name
+		if ref := ag.Model; ref != "" {
 			a.Model = &wire.ModelRef{Primary: ref}
 		}
 		res.Agents = append(res.Agents, a)

@@ -33,7 +33,7 @@ func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	in := policy.SendInput{Config: s.conf.SendPolicyRules(), SessionKey: key, Channel: channel}
+	in := policy.SendInput{Config: s.conf.SendRules, SessionKey: key, Channel: channel}
 	if entry != nil {
 		in.EntryOverride, in.EntryChannel, in.EntryLastChannel, in.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
 	}

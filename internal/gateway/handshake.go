@@ -121,7 +121,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 
 	now := s.now()
 	conf := s.conf
-	modelRef := conf.AgentModel(s.defaultAgent)
+	modelRef := conf.Agent(s.defaultAgent).Model
 	if modelRef == "" && s.cfg.DefaultModelRef != nil {
 		modelRef = s.cfg.DefaultModelRef(s.defaultAgent)
 	}
@@ -135,7 +135,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 			Health:       s.health(),
 			StateVersion: wire.StateVersion{Presence: s.presenceVersion.Load()},
 			UptimeMs:     now.Sub(s.started).Milliseconds(),
-			AuthMode:     conf.GatewayAuth().Mode,
+			AuthMode:     conf.Auth.Mode,
 			SessionDefaults: &wire.SessionDefaults{
 				DefaultAgentID:    s.defaultAgent,
 				ModelConfigured:   modelRef != "",
@@ -188,7 +188,7 @@ func negotiate(clientMin, clientMax int) (int, bool) {
 // the auth method. The device block is accepted and ignored: device
 // signatures are not verified, so a device alone never authenticates.
 func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
-	auth := c.s.conf.GatewayAuth()
+	auth := c.s.conf.Auth
 	var given []string
 	if p.Auth != nil {
 		for _, v := range []string{p.Auth.Token, p.Auth.Password} {

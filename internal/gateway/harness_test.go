@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
@@ -92,7 +93,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	gcfg := Config{
 		Runner:            runner,
 		Store:             st,
-		Config:            conf,
+		Settings:          settings.Resolve(conf),
 		Version:           "test",
 		StorePath:         filepath.Join(dir, "switchboard.db"),
 		Models:            models,

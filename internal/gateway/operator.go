@@ -535,7 +535,7 @@ func (s *Server) handleStatus(ctx context.Context, cl *call) (any, error) {
 // issues, warnings, hash} shape. The file's raw text is not sent: only the
 // redacted, parsed form leaves the gateway.
 func (s *Server) handleConfigGet(ctx context.Context, cl *call) (any, error) {
-	red := s.conf.Redacted()
+	red := s.conf.RedactedConfig()
 	b, err := json.Marshal(red)
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func (s *Server) queueSettings(ctx context.Context, key, requestMode, channel st
 		return policy.QueueSettings{}, err
 	}
 	return policy.ResolveQueue(policy.QueueInput{
-		Request: requestMode, Session: queueOverride(sess), Channel: channel, Config: s.conf.QueueConfig(),
+		Request: requestMode, Session: queueOverride(sess), Channel: channel, Config: s.conf.Queue,
 	}), nil
 }
 

@@ -31,9 +31,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -97,12 +97,13 @@ const (
 	DefaultVersion           = "dev"
 )
 
-// Config configures a Server. Runner, Store and Config are required; every
-// other zero value means the documented default.
+// Config configures a Server. Runner, Store and Settings are required;
+// every other zero value means the documented default.
 type Config struct {
 	Runner Runner
 	Store  Store
-	Config *config.Config
+	// Settings is the configuration, resolved once.
+	Settings *settings.Settings
 
 	// Logger receives logs (never secrets); nil discards them.
 	Logger *slog.Logger
@@ -182,7 +183,7 @@ type Config struct {
 // http.Handler, stop with Close. Safe for concurrent use.
 type Server struct {
 	cfg          Config
-	conf         *config.Config
+	conf         *settings.Settings
 	log          *slog.Logger
 	now          func() time.Time
 	newID        func() string
@@ -228,8 +229,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("gateway.New: Runner is required")
 	case cfg.Store == nil:
 		return nil, errors.New("gateway.New: Store is required")
-	case cfg.Config == nil:
-		return nil, errors.New("gateway.New: Config is required")
+	case cfg.Settings == nil:
+		return nil, errors.New("gateway.New: Settings is required")
 	}
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = DefaultTickInterval
@@ -260,12 +261,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:          cfg,
-		conf:         cfg.Config,
+		conf:         cfg.Settings,
 		log:          cfg.Logger,
 		now:          cfg.Now,
 		newID:        cfg.NewID,
-		alias:        sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
-		defaultAgent: sessionkey.NormalizeAgentID(cfg.Config.DefaultAgentID()),
+		alias:        sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
+		defaultAgent: cfg.Settings.DefaultAgent,
 		conns:        make(map[*conn]struct{}),
 		runs:         make(map[string]*runStream),
 	}

@@ -34,7 +34,7 @@ func (s *Server) agentID(param string) string {
 
 // knownAgent reports whether id is the default agent or a configured one.
 func (s *Server) knownAgent(id string) bool {
-	return id == s.defaultAgent || slices.Contains(s.conf.AgentIDs(), id)
+	return s.conf.Known(id)
 }
 
 // checkKeyAgent refuses a turn in a session whose key names an agent that
@@ -241,7 +241,7 @@ func listExclusions(p wire.SessionsListParams, underSpawnedBy bool) store.KeyCla
 }
 
 func (s *Server) listDefaults() wire.ListDefaults {
-	ref := s.conf.AgentModel(s.defaultAgent)
+	ref := s.conf.Agent(s.defaultAgent).Model
 	if ref == "" && s.cfg.DefaultModelRef != nil {
 		ref = s.cfg.DefaultModelRef(s.defaultAgent)
 	}

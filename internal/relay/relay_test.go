@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -58,7 +59,7 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: cfg.SendPolicyRules()})
+	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: settings.SendRules(cfg)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if err := e.outbox.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	e.tools = sessions.New(sessions.Deps{Store: st, Messenger: e.relay, Config: cfg})
+	e.tools = sessions.New(sessions.Deps{Store: st, Messenger: e.relay, Settings: settings.Resolve(cfg)})
 	set = tools.NewSet(e.tools.All()...)
 	tb.Cleanup(func() {
 		e.outbox.Close()

@@ -195,7 +195,7 @@ func (m *Manager) route(ctx context.Context, target string, rec *Record) (string
 		key = next
 	}
 	agentID := sessionkey.AgentID(target)
-	return sessionkey.MainKey(agentID, m.cfg.Config.MainKey()), nil
+	return sessionkey.MainKey(agentID, m.cfg.Settings.MainKey), nil
 }
 
 // parentOf returns the requester that spawned child session key, or ""

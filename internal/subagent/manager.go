@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -77,11 +77,11 @@ type Runner interface {
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 }
 
-// Config configures a Manager. Store, Runner and Config are required.
+// Config configures a Manager. Store, Runner and Settings are required.
 type Config struct {
-	Store  Store
-	Runner Runner
-	Config *config.Config
+	Store    Store
+	Runner   Runner
+	Settings *settings.Settings
 	// Models validates explicit model overrides; nil accepts any.
 	Models agent.ModelResolver
 	// AnnounceExpiry is how long an announce is retried before it becomes
@@ -154,8 +154,8 @@ type Announce struct {
 
 // New returns a manager.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Store == nil || cfg.Runner == nil || cfg.Config == nil {
-		return nil, errors.New("subagent.New: Store, Runner and Config are required")
+	if cfg.Store == nil || cfg.Runner == nil || cfg.Settings == nil {
+		return nil, errors.New("subagent.New: Store, Runner and Settings are required")
 	}
 	if cfg.AnnounceExpiry <= 0 {
 		cfg.AnnounceExpiry = DefaultAnnounceExpiry
@@ -175,7 +175,7 @@ func New(cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "subagent"),
-		alias:  sessionkey.NewMainAlias(cfg.Config.Scope(), cfg.Config.MainKey()),
+		alias:  sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
 		active: make(map[string]map[string]bool),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -80,7 +81,7 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	mcfg := Config{Store: st, Runner: e.runner, Config: cfg, Models: models,
+	mcfg := Config{Store: st, Runner: e.runner, Settings: settings.Resolve(cfg), Models: models,
 		Now: func() time.Time {
 			if p := e.now.Load(); p != nil {
 				return *p

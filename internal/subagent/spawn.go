@@ -101,7 +101,8 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if err != nil {
 		return nil, err
 	}
-	cfg := m.cfg.Config
+	set := m.cfg.Settings
+	sub := set.Subagents
 	label := p.RawString("label")
 	runtime := "subagent"
 	if s, _ := p["runtime"].(string); s == "acp" {
@@ -167,7 +168,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	}
 	// 4. Timeout.
 	if !hasTimeout {
-		runTimeout = cfg.RunTimeoutSeconds()
+		runTimeout = sub.RunTimeoutSeconds
 	}
 	// 5. Requester.
 	requester := m.alias.RequesterKey(caller.SessionKey)
@@ -182,12 +183,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if requesterSess != nil && requesterSess.SpawnDepth > depth {
 		depth = requesterSess.SpawnDepth
 	}
-	maxDepth := cfg.MaxSpawnDepth()
+	maxDepth := sub.MaxSpawnDepth
 	if d := policy.CheckSpawnDepth(depth, maxDepth); d != nil {
 		return spawnErr(d.Status, d.Message), nil
 	}
 	// 7. Active children.
-	if d := policy.CheckActiveChildren(m.ActiveChildren(requester), cfg.MaxChildrenPerAgent()); d != nil {
+	if d := policy.CheckActiveChildren(m.ActiveChildren(requester), sub.MaxChildrenPerAgent); d != nil {
 		return spawnErr(d.Status, d.Message), nil
 	}
 	// 8. Allowlist.
@@ -195,28 +196,28 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if agentParam != "" {
 		targetAgent = sessionkey.NormalizeAgentID(agentParam)
 	}
-	if d := policy.CheckAllowAgents(requesterAgent, targetAgent, cfg.AllowAgents(requesterAgent)); d != nil {
+	if d := policy.CheckAllowAgents(requesterAgent, targetAgent, set.Agent(requesterAgent).AllowAgents); d != nil {
 		return spawnErr(d.Status, d.Message), nil
 	}
 	// 9. Child key.
 	childKey := sessionkey.SubagentKey(targetAgent, m.cfg.NewID())
 	// 10. Sandbox.
 	requesterSandboxed := caller.Sandboxed || (caller.SessionKey != "" &&
-		policy.ChildSandboxed(cfg.SandboxMode(requesterAgent), requester, sessionkey.MainKey(requesterAgent, cfg.MainKey())))
-	childSandboxed := policy.ChildSandboxed(cfg.SandboxMode(targetAgent), childKey, sessionkey.MainKey(targetAgent, cfg.MainKey()))
+		policy.ChildSandboxed(set.Agent(requesterAgent).SandboxMode, requester, sessionkey.MainKey(requesterAgent, set.MainKey)))
+	childSandboxed := policy.ChildSandboxed(set.Agent(targetAgent).SandboxMode, childKey, sessionkey.MainKey(targetAgent, set.MainKey))
 	if d := policy.CheckSandbox(childSandboxed, requesterSandboxed, sandboxParam); d != nil {
 		return spawnErr(d.Status, d.Message), nil
 	}
 	// 11. Model.
 	// Empty means the target agent's default model (resolved per run).
-	model := cmp.Or(p.String("model"), cfg.SubagentModel(targetAgent), cfg.AgentModel(targetAgent))
+	model := cmp.Or(p.String("model"), set.Agent(targetAgent).SubagentModel, set.Agent(targetAgent).Model)
 	if model != "" && m.cfg.Models != nil {
 		if _, err := m.cfg.Models.ResolveModel(targetAgent, model); err != nil {
 			return &SpawnResult{Status: "error", Error: "invalid model: " + model, ChildSessionKey: childKey}, nil
 		}
 	}
 	// 12. Thinking.
-	thinking, err := NormalizeThinking(cmp.Or(p.String("thinking"), cfg.SubagentThinking(targetAgent)))
+	thinking, err := NormalizeThinking(cmp.Or(p.String("thinking"), set.Agent(targetAgent).SubagentThinking))
 	if err != nil {
 		return spawnErr("error", err.Error()), nil
 	}
@@ -249,11 +250,11 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
 	}
 	// 15. Attachments, in the workspace the child shares with its parent.
-	workspace := cmp.Or(caller.Workspace, cfg.AgentWorkspace(requesterAgent))
+	workspace := cmp.Or(caller.Workspace, set.Agent(requesterAgent).Workspace)
 	var receipt *attachments.Receipt
 	var attDir string
 	if len(files) > 0 {
-		lim := cfg.Attachments()
+		lim := sub.Attachments
 		r, dir, aerr := attachments.Materialize(workspace, files, attachments.Limits{
 			Enabled: lim.Enabled, MaxTotalBytes: lim.MaxTotalBytes, MaxFiles: lim.MaxFiles,
 			MaxFileBytes: lim.MaxFileBytes, RetainOnSessionKeep: lim.RetainOnSessionKeep,
@@ -284,12 +285,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		RequesterKey: requester, RequesterDisplay: m.alias.Display(requester), RequesterChannel: caller.Channel,
 		Task: task, Label: label, Cleanup: cleanup, Mode: mode, Model: model, RunTimeoutSeconds: runTimeout,
 		CreatedAt: now.UnixMilli(), Workspace: workspace, AttachmentsDir: attDir,
-		RetainAttachments: cfg.Attachments().RetainOnSessionKeep,
+		RetainAttachments: sub.Attachments.RetainOnSessionKeep,
 	}
 	if requesterSess != nil {
 		rec.RequesterParent = requesterSess.SpawnedBy
 	}
-	if mins := cfg.ArchiveAfterMinutes(); mode == "run" && mins > 0 {
+	if mins := sub.ArchiveAfterMinutes; mode == "run" && mins > 0 {
 		rec.ArchiveAtMs = now.Add(time.Duration(mins) * time.Minute).UnixMilli()
 	}
 	payload, err := json.Marshal(rec)
@@ -348,7 +349,7 @@ func (m *Manager) storeKey(key, agentID string) string {
 	if sessionkey.IsReserved(key) {
 		return key
 	}
-	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(cmp.Or(agentID, sessionkey.AgentID(key))), key, m.cfg.Config.MainKey())
+	return sessionkey.ToStoreKey(sessionkey.NormalizeAgentID(cmp.Or(agentID, sessionkey.AgentID(key))), key, m.cfg.Settings.MainKey)
 }
 
 // parseAttachments reads the attachments param: absent or null is none;

@@ -49,7 +49,6 @@ type agentsListItem struct {
 // agentsList implements agents_list (reference behaviour §11): the agent
 // ids the caller may pass to sessions_spawn, the requester's own first.
 func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
-	cfg := t.d.Config
 	// The caller's agent override, else the agent of its internal key
 	// ("main" for a key without an agent prefix or no key at all).
 	requester := sessionkey.NormalizeAgentID(cmp.Or(strings.TrimSpace(caller.AgentID),
@@ -59,14 +58,13 @@ func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
 	// normalized, a later entry's name winning.
 	var configured []string
 	names := map[string]string{}
-	for _, a := range cfg.Agents.List {
-		id := sessionkey.NormalizeAgentID(a.ID)
-		configured = append(configured, id)
-		if name := strings.TrimSpace(a.Name); name != "" {
-			names[id] = name
+	for _, a := range t.d.Settings.Entries() {
+		configured = append(configured, a.ID)
+		if a.Name != "" {
+			names[a.ID] = a.Name
 		}
 	}
-	allowAny, ids := policy.AllowedSpawnTargets(requester, cfg.AllowAgents(requester), configured)
+	allowAny, ids := policy.AllowedSpawnTargets(requester, t.d.Settings.Agent(requester).AllowAgents, configured)
 	res := &agentsListResult{Requester: requester, AllowAny: allowAny, Agents: make([]agentsListItem, len(ids))}
 	for i, id := range ids {
 		res.Agents[i] = agentsListItem{ID: id, Name: names[id], Configured: slices.Contains(configured, id)}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -71,7 +72,7 @@ func newEnv(t *testing.T, cfg string, opts ...envOption) *testEnv {
 	d := Deps{
 		Store:     st,
 		Messenger: fakeMessenger{},
-		Config:    c,
+		Settings:  settings.Resolve(c),
 		Now:       func() time.Time { return testNow },
 		StateDir:  stateDir,
 	}

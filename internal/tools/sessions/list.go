@@ -252,8 +252,8 @@ func deriveChannel(key string, kind sessionkey.Kind, channel, lastChannel string
 // imported files are not kept.
 func (t *Tools) transcriptPath(key, sessionID string) string {
 	dir := t.d.StateDir
-	if dir == "" && t.d.Config != nil {
-		dir = t.d.Config.Paths().StateDir
+	if dir == "" && t.d.Settings != nil {
+		dir = t.d.Settings.StateDir
 	}
 	id := strings.TrimSpace(sessionID)
 	if dir == "" || !safeSessionID(id) {

@@ -150,7 +150,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	runID := run.RunID
 	flow := Flow{
 		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
-		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Config.MaxPingPongTurns(),
+		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Settings.Sessions.MaxPingPongTurns,
 		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
 	}
 
@@ -249,7 +249,7 @@ func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam 
 
 // sendPolicy resolves the send policy of a target session (§8).
 func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
-	return SendPolicyOf(t.d.Config.SendPolicyRules(), s, key, channel)
+	return SendPolicyOf(t.d.Settings.SendRules, s, key, channel)
 }
 
 // SendPolicyOf resolves session.sendPolicy (rules, nil for none) for a

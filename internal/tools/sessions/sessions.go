@@ -16,10 +16,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -75,12 +75,12 @@ type Flow struct {
 	WaitRunID        string        `json:"waitRunId,omitempty"`
 }
 
-// Deps are the session tools' collaborators. Store, Messenger and Config
+// Deps are the session tools' collaborators. Store, Messenger and Settings
 // are required.
 type Deps struct {
 	Store     Store
 	Messenger Messenger
-	Config    *config.Config
+	Settings  *settings.Settings
 	Logger    *slog.Logger
 	Now       func() time.Time
 	NewID     func() string
@@ -110,9 +110,9 @@ func New(d Deps) *Tools {
 	t := &Tools{
 		d:     d,
 		log:   d.Logger.With("component", "sessions-tools"),
-		alias: sessionkey.NewMainAlias(d.Config.Scope(), d.Config.MainKey()),
+		alias: sessionkey.NewMainAlias(d.Settings.Scope, d.Settings.MainKey),
 		redactor: sanitize.NewRedactor(sanitize.RedactOptions{
-			Mode: d.Config.RedactSensitive(), Patterns: d.Config.RedactPatterns(), Secrets: configSecrets(d.Config),
+			Mode: d.Settings.Sessions.RedactMode, Patterns: d.Settings.Sessions.RedactPatterns, Secrets: d.Settings.Sessions.Secrets,
 		}),
 	}
 	return t
@@ -139,19 +139,19 @@ type callCtx struct {
 
 // newCallCtx derives the caller facts of §2.3 and §3.
 func (t *Tools) newCallCtx(ctx context.Context, caller tools.Caller, action policy.Action) (*callCtx, error) {
-	cfg := t.d.Config
+	set := t.d.Settings
 	c := &callCtx{caller: caller}
 	c.requester = t.alias.RequesterKey(caller.SessionKey)
 	c.agentID = sessionkey.NormalizeAgentID(cmp.Or(caller.AgentID, sessionkey.AgentID(c.requester)))
 	c.sandboxed = caller.Sandboxed
 	if !c.sandboxed && caller.SessionKey != "" {
-		c.sandboxed = policy.ChildSandboxed(cfg.SandboxMode(c.agentID), caller.SessionKey,
-			sessionkey.MainKey(c.agentID, cfg.MainKey()))
+		c.sandboxed = policy.ChildSandboxed(set.Agent(c.agentID).SandboxMode, caller.SessionKey,
+			sessionkey.MainKey(c.agentID, set.MainKey))
 	}
-	clamp := cfg.SessionToolsVisibility()
-	c.visibility = policy.EffectiveVisibility(policy.ParseVisibility(cfg.Visibility()), c.sandboxed, clamp)
+	clamp := set.Sessions.VisibilityClamp
+	c.visibility = policy.EffectiveVisibility(set.Sessions.Visibility, c.sandboxed, clamp)
 	c.restrict = policy.RestrictToSpawned(c.sandboxed, clamp, c.requester)
-	c.a2a = policy.A2A{Enabled: cfg.AgentToAgentEnabled(), Allow: cfg.AgentToAgentAllow()}
+	c.a2a = set.Sessions.A2A
 	c.guard = &policy.Guard{Requester: c.requester, Visibility: c.visibility, A2A: c.a2a}
 	if c.visibility == policy.VisibilityTree || c.restrict {
 		keys, err := t.spawnedBy(ctx, c.requester)
@@ -185,17 +185,5 @@ func (t *Tools) storeKey(c *callCtx, key string) string {
 	if sessionkey.IsReserved(key) {
 		return key
 	}
-	return sessionkey.ToStoreKey(c.agentID, key, t.d.Config.MainKey())
-}
-
-// configSecrets lists the secret values of the configuration that must
-// never come back out of a transcript: the gateway's token and password
-// and every provider's API key.
-func configSecrets(c *config.Config) []string {
-	auth := c.GatewayAuth()
-	out := []string{auth.Token, auth.Password}
-	for _, p := range c.Providers() {
-		out = append(out, p.APIKey)
-	}
-	return out
+	return sessionkey.ToStoreKey(c.agentID, key, t.d.Settings.MainKey)
 }

@@ -1,0 +1,215 @@
+// Package settings resolves a loaded configuration, once, into the typed
+// settings the run-time components take: the gateway, the session tools,
+// the relay and the sub-agent manager read these values, never the
+// configuration file's structure. It is also the one place where
+// configuration values become policy values (send rules, queue settings,
+// visibility), which keeps package config a leaf.
+//
+// A Settings is immutable once resolved. Reloading the configuration means
+// resolving a new Settings and swapping it in; nothing holds on to parts of
+// the old one.
+package settings
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+)
+
+// Settings is a configuration resolved for the run-time components.
+type Settings struct {
+	// Scope and MainKey are session.scope and session.mainKey.
+	Scope, MainKey string
+	// DefaultAgent is the default agent's normalised id.
+	DefaultAgent string
+	// StateDir is the state directory.
+	StateDir string
+	// SendRules is session.sendPolicy in the policy's form; nil when unset
+	// (every send is allowed).
+	SendRules *policy.SendPolicyConfig
+	// Queue is messages.queue.
+	Queue policy.QueueConfig
+	// Auth is gateway.auth.
+	Auth config.GatewayAuth
+
+	Sessions  Sessions
+	Subagents Subagents
+
+	entries  []Entry          // agents.list in file order
+	agentIDs []string         // configured, file order, no repeats
+	agents   map[string]Agent // by normalised id: configured and default
+	cfg      *config.Config   // for agents that are not configured, and config.get
+}
+
+// Sessions are the session tools' settings.
+type Sessions struct {
+	// Visibility is tools.sessions.visibility.
+	Visibility policy.Visibility
+	// VisibilityClamp is agents.defaults.sandbox.sessionToolsVisibility
+	// ("spawned" or "all").
+	VisibilityClamp string
+	// A2A is tools.agentToAgent.
+	A2A policy.A2A
+	// MaxPingPongTurns is session.agentToAgent.maxPingPongTurns, 0..5.
+	MaxPingPongTurns int
+	// RedactMode and RedactPatterns are logging.redactSensitive and
+	// logging.redactPatterns.
+	RedactMode     string
+	RedactPatterns []string
+	// Secrets are the configured secret values (gateway token and
+	// password, provider API keys) that must never come back out of a
+	// transcript.
+	Secrets []string
+}
+
+// Subagents are the sub-agent manager's settings (agents.defaults.subagents,
+// tools.subagents and tools.sessions_spawn).
+type Subagents struct {
+	MaxSpawnDepth       int
+	MaxChildrenPerAgent int
+	MaxConcurrent       int
+	ArchiveAfterMinutes int
+	RunTimeoutSeconds   int
+	AnnounceTimeoutMs   int
+	Attachments         config.AttachmentLimits
+	// Tools is tools.subagents.tools, the sub-agent tool policy.
+	Tools config.ToolPolicy
+}
+
+// Agent is one agent's effective settings.
+type Agent struct {
+	ID   string // normalised
+	Name string
+	// Configured reports whether agents.list names it.
+	Configured bool
+	Workspace  string
+	// Model is the model ref, "" when none is configured.
+	Model          string
+	ModelFallbacks []string
+	// SubagentModel and SubagentThinking apply to sub-agents it spawns.
+	SubagentModel    string
+	SubagentThinking string
+	// AllowAgents lists the agents it may spawn (nil: only itself).
+	AllowAgents []string
+	// SandboxMode is "off", "non-main" or "all".
+	SandboxMode string
+}
+
+// Entry is one agents.list entry as written: id normalised, name trimmed.
+type Entry struct{ ID, Name string }
+
+// Resolve resolves cfg.
+func Resolve(cfg *config.Config) *Settings {
+	auth := cfg.GatewayAuth()
+	s := &Settings{
+		Scope: cfg.Scope(), MainKey: cfg.MainKey(), DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
+		StateDir: cfg.Paths().StateDir, SendRules: SendRules(cfg), Queue: Queue(cfg), Auth: auth,
+		Sessions: Sessions{
+			Visibility:       policy.ParseVisibility(cfg.Visibility()),
+			VisibilityClamp:  cfg.SessionToolsVisibility(),
+			A2A:              policy.A2A{Enabled: cfg.AgentToAgentEnabled(), Allow: cfg.AgentToAgentAllow()},
+			MaxPingPongTurns: cfg.MaxPingPongTurns(),
+			RedactMode:       cfg.RedactSensitive(),
+			RedactPatterns:   cfg.RedactPatterns(),
+			Secrets:          secrets(cfg, auth),
+		},
+		Subagents: Subagents{
+			MaxSpawnDepth: cfg.MaxSpawnDepth(), MaxChildrenPerAgent: cfg.MaxChildrenPerAgent(),
+			MaxConcurrent: cfg.MaxConcurrent(), ArchiveAfterMinutes: cfg.ArchiveAfterMinutes(),
+			RunTimeoutSeconds: cfg.RunTimeoutSeconds(), AnnounceTimeoutMs: cfg.AnnounceTimeoutMs(),
+			Attachments: cfg.Attachments(), Tools: cfg.SubagentTools(),
+		},
+		agentIDs: cfg.AgentIDs(),
+		agents:   map[string]Agent{},
+		cfg:      cfg,
+	}
+	for _, e := range cfg.Agents.List {
+		s.entries = append(s.entries, Entry{ID: sessionkey.NormalizeAgentID(e.ID), Name: strings.TrimSpace(e.Name)})
+	}
+	for _, id := range append(slices.Clone(s.agentIDs), s.DefaultAgent) {
+		s.agents[id] = agentOf(cfg, id)
+	}
+	return s
+}
+
+func agentOf(cfg *config.Config, id string) Agent {
+	id = sessionkey.NormalizeAgentID(id)
+	a := Agent{
+		ID: id, Workspace: cfg.AgentWorkspace(id), Model: cfg.AgentModel(id), ModelFallbacks: cfg.AgentModelFallbacks(id),
+		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
+		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
+	}
+	if e, ok := cfg.Agent(id); ok {
+		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
+	}
+	return a
+}
+
+// Entries returns agents.list as written, in file order.
+func (s *Settings) Entries() []Entry { return slices.Clone(s.entries) }
+
+// AgentIDs returns the configured agents' ids in file order (empty when
+// none are configured).
+func (s *Settings) AgentIDs() []string { return slices.Clone(s.agentIDs) }
+
+// Agent returns agent id's settings. An agent that is not configured gets
+// the defaults (resolved from the same configuration).
+func (s *Settings) Agent(id string) Agent {
+	id = sessionkey.NormalizeAgentID(id)
+	if a, ok := s.agents[id]; ok {
+		return a
+	}
+	return agentOf(s.cfg, id)
+}
+
+// Known reports whether id is the default agent or a configured one.
+func (s *Settings) Known(id string) bool {
+	_, ok := s.agents[sessionkey.NormalizeAgentID(id)]
+	return ok
+}
+
+// RedactedConfig returns the configuration with its secrets hidden, for
+// config.get.
+func (s *Settings) RedactedConfig() *config.Config { return s.cfg.Redacted() }
+
+// SendRules returns session.sendPolicy in the policy's form, nil when
+// unset.
+func SendRules(cfg *config.Config) *policy.SendPolicyConfig {
+	sp := cfg.SendPolicy()
+	if sp == nil {
+		return nil
+	}
+	out := &policy.SendPolicyConfig{Default: sp.Default}
+	for _, r := range sp.Rules {
+		rule := policy.SendRule{Action: r.Action}
+		if r.Match != nil {
+			rule.Match = policy.SendMatch{Channel: r.Match.Channel, ChatType: r.Match.ChatType,
+				KeyPrefix: r.Match.KeyPrefix, RawKeyPrefix: r.Match.RawKeyPrefix}
+		}
+		out.Rules = append(out.Rules, rule)
+	}
+	return out
+}
+
+// Queue returns messages.queue in the policy's form.
+func Queue(cfg *config.Config) policy.QueueConfig {
+	q := cfg.Messages.Queue
+	return policy.QueueConfig{
+		Mode: q.Mode, Cap: q.Cap, Drop: q.Drop,
+		ByChannel: maps.Clone(q.ByChannel), DebounceMsByChannel: maps.Clone(q.DebounceMsByChannel),
+	}
+}
+
+// secrets lists the configured secret values.
+func secrets(cfg *config.Config, auth config.GatewayAuth) []string {
+	out := []string{auth.Token, auth.Password}
+	providers := cfg.Providers()
+	for _, id := range slices.Sorted(maps.Keys(providers)) {
+		out = append(out, providers[id].APIKey)
+	}
+	return slices.DeleteFunc(out, func(v string) bool { return v == "" })
+}
