@@ -268,7 +268,7 @@ func New(cfg Config) (*Runner, error) {
 		r.now = time.Now
 	}
 	if r.newID == nil {
-		r.newID = func() string { return uuid.NewString() }
+		r.newID = uuid.NewString
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	return r, nil
@@ -373,7 +373,7 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, 
 	}
 	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
 		if s.SessionID == "" {
-			s.SessionID = uuid.NewString()
+			s.SessionID = r.newID()
 		}
 		if s.AgentID == "" {
 			s.AgentID = in.AgentID

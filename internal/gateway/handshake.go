@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -32,7 +31,7 @@ const (
 )
 
 func (c *conn) sendChallenge() {
-	b, _ := json.Marshal(wire.Challenge{Nonce: uuid.NewString(), TS: c.s.now().UnixMilli()})
+	b, _ := json.Marshal(wire.Challenge{Nonce: c.s.newID(), TS: c.s.now().UnixMilli()})
 	c.enqueue(wire.AppendEvent(nil, wire.EventConnectChallenge, b, -1), false)
 }
 

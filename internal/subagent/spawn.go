@@ -260,7 +260,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 			MaxFileBytes: lim.MaxFileBytes, RetainOnSessionKeep: lim.RetainOnSessionKeep,
 		}, m.cfg.NewID)
 		if aerr != nil {
-			m.cfg.Store.DeleteSession(context.WithoutCancel(ctx), childKey, true)
+			m.undoSpawn(ctx, childKey, "", "")
 			var ae *attachments.Error
 			if errors.As(aerr, &ae) {
 				return spawnErr(ae.Status, ae.Message), nil
@@ -338,9 +338,13 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 
 func (m *Manager) undoSpawn(ctx context.Context, childKey, workspace, attDir string) {
 	ctx = context.WithoutCancel(ctx)
-	m.cfg.Store.DeleteSession(ctx, childKey, true)
+	if err := m.cfg.Store.DeleteSession(ctx, childKey, true); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.log.Warn("failed spawn: child session not deleted", "child", childKey, "err", err)
+	}
 	if attDir != "" {
-		attachments.Remove(workspace, attDir)
+		if err := attachments.Remove(workspace, attDir); err != nil {
+			m.log.Warn("failed spawn: attachments not removed", "dir", attDir, "err", err)
+		}
 	}
 }
 
