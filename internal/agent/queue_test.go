@@ -61,9 +61,9 @@ func (h *harness) texts(key string) []string {
 func waitQueued(t *testing.T, r *Runner, key string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for r.QueueLength(key) != n {
+	for r.queueLength(key) != n {
 		if time.Now().After(deadline) {
-			t.Fatalf("QueueLength(%s) = %d, want %d", key, r.QueueLength(key), n)
+			t.Fatalf("queueLength(%s) = %d, want %d", key, r.queueLength(key), n)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -463,9 +463,9 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 	}
 }
 
-// QueueLength returns how many runs wait behind the active one on the
+// queueLength returns how many runs wait behind the active one on the
 // session's lane.
-func (r *Runner) QueueLength(sessionKey string) int {
+func (r *Runner) queueLength(sessionKey string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l, ok := r.lanes[sessionKey]; ok {

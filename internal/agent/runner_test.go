@@ -187,8 +187,8 @@ func TestLaneSerializesOneSession(t *testing.T) {
 	if r, _ := h.store.GetRun(context.Background(), "a2"); r.Status != store.RunQueued {
 		t.Errorf("a2 status while a1 runs = %q, want queued", r.Status)
 	}
-	if n := h.runner.QueueLength("agent:main:a"); n != 1 {
-		t.Errorf("QueueLength = %d, want 1", n)
+	if n := h.runner.queueLength("agent:main:a"); n != 1 {
+		t.Errorf("queueLength = %d, want 1", n)
 	}
 	close(release)
 	r2 := h.wait("a2")

@@ -501,9 +501,9 @@ func cloneModels(ms []ModelDef) []ModelDef {
 	return out
 }
 
-// GatewayMode returns gateway.mode trimmed and lower-cased ("local",
+// gatewayMode returns gateway.mode trimmed and lower-cased ("local",
 // "remote" or "" when unset).
-func (c *Config) GatewayMode() string { return norm(c.Gateway.Mode) }
+func (c *Config) gatewayMode() string { return norm(c.Gateway.Mode) }
 
 // GatewayPort returns gateway.port; unset or out of range is 18789.
 func (c *Config) GatewayPort() int {

@@ -59,7 +59,7 @@ func TestDefaults(t *testing.T) {
 			"SandboxMode(main)":      c.SandboxMode("main"),
 			"ModelsMode":             c.ModelsMode(),
 			"Providers":              len(c.Providers()),
-			"GatewayMode":            c.GatewayMode(),
+			"gatewayMode":            c.gatewayMode(),
 			"GatewayPort":            c.GatewayPort(),
 			"GatewayBind":            c.GatewayBind(),
 			"GatewayListenAddrs":     c.GatewayListenAddrs(),
@@ -94,7 +94,7 @@ func TestDefaults(t *testing.T) {
 			"SandboxMode(main)":      "off",
 			"ModelsMode":             "merge",
 			"Providers":              0,
-			"GatewayMode":            "",
+			"gatewayMode":            "",
 			"GatewayPort":            18789,
 			"GatewayBind":            "loopback",
 			"GatewayListenAddrs":     []string{"127.0.0.1:18789", "[::1]:18789"},
@@ -192,7 +192,7 @@ func TestAccessors(t *testing.T) {
 			func(c *Config) any { _, ok := c.Provider("openai"); return []any{c.ModelsMode(), ok} }, []any{"replace", false}},
 		{"gateway", `{gateway:{mode:"Local", port:1234, bind:"10.1.2.3", auth:{token:"t"}}}`, nil,
 			func(c *Config) any {
-				return []any{c.GatewayMode(), c.GatewayPort(), c.GatewayBind(), c.GatewayListenAddrs(), c.GatewayAuth().Mode}
+				return []any{c.gatewayMode(), c.GatewayPort(), c.GatewayBind(), c.GatewayListenAddrs(), c.GatewayAuth().Mode}
 			}, []any{"local", 1234, "10.1.2.3", []string{"10.1.2.3:1234"}, "token"}},
 		{"gateway lan", `{gateway:{bind:"lan", auth:{mode:"password", password:"pw"}}}`, nil,
 			func(c *Config) any { return []any{c.GatewayBind(), c.GatewayListenAddrs()} }, []any{"lan", []string{":18789"}}},

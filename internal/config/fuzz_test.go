@@ -49,7 +49,7 @@ func FuzzParse(f *testing.F) {
 			c.SessionToolsVisibility(), c.AgentToAgentEnabled(), c.AgentToAgentAllow(), c.SubagentTools(),
 			c.Attachments(), c.MaxSpawnDepth(), c.MaxChildrenPerAgent(), c.MaxConcurrent(),
 			c.ArchiveAfterMinutes(), c.RunTimeoutSeconds(), c.AnnounceTimeoutMs(), c.AgentTimeoutSeconds(),
-			c.DefaultAgentID(), c.ModelsMode(), c.Providers(), c.GatewayMode(), c.GatewayPort(),
+			c.DefaultAgentID(), c.ModelsMode(), c.Providers(), c.gatewayMode(), c.GatewayPort(),
 			c.GatewayBind(), c.GatewayListenAddrs(), c.GatewayAuth(), c.RedactSensitive(), c.RedactPatterns())
 		if c.GatewayPort() < 1 || c.GatewayPort() > 65535 {
 			t.Fatalf("GatewayPort %d", c.GatewayPort())

@@ -21,7 +21,7 @@ func TestLoadFakeProvider(t *testing.T) {
 	if got := c.Paths().ConfigPath; got != "testdata/fake-provider.json5" {
 		t.Errorf("ConfigPath = %q", got)
 	}
-	got := []any{c.GatewayMode(), c.GatewayPort(), c.GatewayBind(), c.GatewayAuth(), c.ModelsMode(), c.AgentModel("main"), c.DefaultAgentID()}
+	got := []any{c.gatewayMode(), c.GatewayPort(), c.GatewayBind(), c.GatewayAuth(), c.ModelsMode(), c.AgentModel("main"), c.DefaultAgentID()}
 	want := []any{"local", 18789, "loopback", GatewayAuth{Mode: "token", Token: "test-token-not-secret-1234"}, "replace", "fake/fake-1", "main"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

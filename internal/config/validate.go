@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
 )
 
 // Validate checks c and returns a *ValidationError listing every problem,

@@ -89,7 +89,7 @@ type Conversation struct {
 	ThreadID string
 }
 
-// ParseConversation parses the conversation a session key addresses,
+// parseConversation parses the conversation a session key addresses,
 // mirroring the key parsing of resolveAnnounceTargetFromKey: split on ':'
 // with empty parts dropped; a leading "agent:<id>:" is dropped when there
 // are at least three parts; then it needs at least three parts
@@ -98,12 +98,12 @@ type Conversation struct {
 // ":thread:<digits>", which becomes ThreadID; without such a suffix it is
 // trimmed instead. An empty id gives ok false.
 //
-//	ParseConversation("agent:main:discord:group:dev") // {discord, group, dev, ""}
-//	ParseConversation("telegram:group:-100:topic:7")  // {telegram, group, -100, 7}
+//	parseConversation("agent:main:discord:group:dev") // {discord, group, dev, ""}
+//	parseConversation("telegram:group:-100:topic:7")  // {telegram, group, -100, 7}
 //
 // Like the reference, "agent" is matched case-sensitively and the id keeps
 // its case.
-func ParseConversation(key string) (c Conversation, ok bool) {
+func parseConversation(key string) (c Conversation, ok bool) {
 	parts := splitNonEmpty(key)
 	if len(parts) >= 3 && parts[0] == "agent" {
 		parts = parts[2:]

@@ -72,9 +72,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%q) = %+v; re-parse of %q = %+v", key, k, k.String(), k2)
 			}
 		}
-		shape := ClassifyShape(key)
+		shape := classifyShape(key)
 		if (shape == ShapeAgent) != ok {
-			t.Fatalf("ClassifyShape(%q) = %q but Parse ok = %v", key, shape, ok)
+			t.Fatalf("classifyShape(%q) = %q but Parse ok = %v", key, shape, ok)
 		}
 		if id := AgentID(key); !IsValidAgentID(id) {
 			t.Fatalf("AgentID(%q) = %q: not valid", key, id)
@@ -147,7 +147,7 @@ func FuzzToStoreKey(f *testing.F) {
 		}
 
 		lowered := strings.ToLower(trim(requestKey))
-		shape := ClassifyShape(requestKey)
+		shape := classifyShape(requestKey)
 
 		// No double prefix: a key that already starts with "agent:" never
 		// gets another one; it is re-normalized or passed through.
@@ -219,15 +219,15 @@ func FuzzDerive(f *testing.F) {
 		if s := StripAgentPrefix(key); s != strings.ToLower(s) {
 			t.Fatalf("StripAgentPrefix(%q) = %q: not lower-case", key, s)
 		}
-		if c, ok := ParseConversation(key); ok {
+		if c, ok := parseConversation(key); ok {
 			if c.ID == "" || c.Channel == "" || c.Kind != ChatGroup && c.Kind != ChatChannel {
-				t.Fatalf("ParseConversation(%q) = %+v", key, c)
+				t.Fatalf("parseConversation(%q) = %+v", key, c)
 			}
 			if strings.Trim(c.ThreadID, "0123456789") != "" {
-				t.Fatalf("ParseConversation(%q) = %+v: non-digit thread", key, c)
+				t.Fatalf("parseConversation(%q) = %+v: non-digit thread", key, c)
 			}
 		} else if c != (Conversation{}) {
-			t.Fatalf("ParseConversation(%q) = %+v, false: want zero value", key, c)
+			t.Fatalf("parseConversation(%q) = %+v, false: want zero value", key, c)
 		}
 
 		a := NewMainAlias(key, key)

@@ -163,7 +163,7 @@ func NormalizeAgentID(v string) string {
 // reports it.
 type Shape string
 
-// The shapes ClassifyShape returns.
+// The shapes classifyShape returns.
 const (
 	// ShapeMissing: the key is empty or blank.
 	ShapeMissing Shape = "missing"
@@ -177,8 +177,8 @@ const (
 	ShapeLegacyOrAlias Shape = "legacy_or_alias"
 )
 
-// ClassifyShape reports the shape of key, mirroring classifySessionKeyShape.
-func ClassifyShape(key string) Shape {
+// classifyShape reports the shape of key, mirroring classifySessionKeyShape.
+func classifyShape(key string) Shape {
 	raw := trim(key)
 	switch {
 	case raw == "":

@@ -173,8 +173,8 @@ func TestClassifyShape(t *testing.T) {
 		{"agents:main:x", ShapeLegacyOrAlias},
 	}
 	for _, tt := range tests {
-		if got := ClassifyShape(tt.in); got != tt.want {
-			t.Errorf("ClassifyShape(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := classifyShape(tt.in); got != tt.want {
+			t.Errorf("classifyShape(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -690,12 +690,12 @@ func TestParseConversation(t *testing.T) {
 		{"", Conversation{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseConversation(tt.in)
+		got, ok := parseConversation(tt.in)
 		if ok != tt.wantOK {
-			t.Errorf("ParseConversation(%q) ok = %v, want %v", tt.in, ok, tt.wantOK)
+			t.Errorf("parseConversation(%q) ok = %v, want %v", tt.in, ok, tt.wantOK)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("ParseConversation(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			t.Errorf("parseConversation(%q) mismatch (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }

@@ -284,8 +284,8 @@ func decodeRecord(row *store.SubagentRun) (*Record, error) {
 	return &rec, nil
 }
 
-// DeadLetters lists announces that expired undelivered.
-func (m *Manager) DeadLetters(ctx context.Context) ([]*store.OutboxItem, error) {
+// deadLetters lists announces that expired undelivered.
+func (m *Manager) deadLetters(ctx context.Context) ([]*store.OutboxItem, error) {
 	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDead}})
 }
 

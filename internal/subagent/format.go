@@ -1,4 +1,8 @@
-// Package subagent owns sub-agent runs: spawning, the durable completion announce, archiving, and the texts the reference defines for them.
+// Package subagent owns sub-agent runs: sessions_spawn, the registry of
+// spawned runs (the store's sub-agent table), the durable completion
+// announce (an outbox item the outbox dispatcher delivers through
+// AnnounceHandler), archiving, and the texts the reference defines for
+// them.
 package subagent
 
 import (
@@ -324,7 +328,7 @@ type ChildFinding struct {
 	FrozenResult    string    // the run's frozenResultText; blank → "(no output)"
 }
 
-// ChildFindings returns the findings block for an orchestrator's direct
+// childFindings returns the findings block for an orchestrator's direct
 // children, or "" when there are none:
 //
 //	Child completion results:
@@ -345,7 +349,7 @@ type ChildFinding struct {
 // Children are ordered by CreatedAt, then EndedAt (not ended last), stably.
 // The title is the first non-blank of Label, Task, ChildSessionKey (trimmed),
 // else "child <n>". children is not modified.
-func ChildFindings(children []ChildFinding) string {
+func childFindings(children []ChildFinding) string {
 	if len(children) == 0 {
 		return ""
 	}

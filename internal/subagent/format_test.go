@@ -370,7 +370,7 @@ func TestAnnounceMessage(t *testing.T) {
 }
 
 func TestAnnounceMessageWithFindings(t *testing.T) {
-	findings := ChildFindings([]ChildFinding{{Label: "a", Outcome: Outcome{Status: StatusOK}, FrozenResult: "A"}})
+	findings := childFindings([]ChildFinding{{Label: "a", Outcome: Outcome{Status: StatusOK}, FrozenResult: "A"}})
 	msg := AnnounceMessage(Event{Result: findings})
 	want := "<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>\n" + findings + "\n<<<END_UNTRUSTED_CHILD_RESULT>>>"
 	if !strings.Contains(msg, want) {
@@ -400,8 +400,8 @@ func TestEventJSON(t *testing.T) {
 }
 
 func TestChildFindings(t *testing.T) {
-	if got := ChildFindings(nil); got != "" {
-		t.Errorf("ChildFindings(nil) = %q, want empty", got)
+	if got := childFindings(nil); got != "" {
+		t.Errorf("childFindings(nil) = %q, want empty", got)
 	}
 	t0 := time.Unix(1_700_000_000, 0)
 	children := []ChildFinding{
@@ -451,10 +451,10 @@ func TestChildFindings(t *testing.T) {
 		"<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>\n" +
 		"(no output)\n" +
 		"<<<END_UNTRUSTED_CHILD_RESULT>>>"
-	if diff := cmp.Diff(want, ChildFindings(children)); diff != "" {
-		t.Errorf("ChildFindings mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, childFindings(children)); diff != "" {
+		t.Errorf("childFindings mismatch (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(orig, children); diff != "" {
-		t.Errorf("ChildFindings modified its input (-want +got):\n%s", diff)
+		t.Errorf("childFindings modified its input (-want +got):\n%s", diff)
 	}
 }

@@ -419,7 +419,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		later := time.Now().Add(time.Hour)
 		e.now.Store(&later)
 		e.outbox.Pass(ctx)
-		dead, _ = e.m.DeadLetters(ctx)
+		dead, _ = e.m.deadLetters(ctx)
 		return len(dead) == 1
 	})
 	if dead[0].Attempts < 1 || dead[0].LastError != "requester unavailable" {

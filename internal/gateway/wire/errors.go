@@ -75,8 +75,8 @@ func (e *Error) WithRetry(afterMs int64) *Error {
 	return e
 }
 
-// DetailCode returns details.code, or "" when there is none.
-func (e *Error) DetailCode() string {
+// detailCode returns details.code, or "" when there is none.
+func (e *Error) detailCode() string {
 	var d struct {
 		Code string `json:"code"`
 	}

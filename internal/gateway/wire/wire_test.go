@@ -131,8 +131,8 @@ func TestAppendHelpersMatchFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Error.DetailCode() != "X" {
-		t.Errorf("DetailCode = %q", f.Error.DetailCode())
+	if f.Error.detailCode() != "X" {
+		t.Errorf("detailCode = %q", f.Error.detailCode())
 	}
 	ev := string(AppendEvent(nil, "tick", json.RawMessage(`{"ts":1}`), 3))
 	if ev != `{"type":"event","event":"tick","payload":{"ts":1},"seq":3}` {

@@ -1,11 +1,14 @@
 // Package sessions implements the session tools of the product spec —
-// sessions_list, sessions_history, sessions_send (with the agent-to-agent
-// reply-back loop and announce step) and agents_list — with the reference's
-// parameters, defaults, result shapes, statuses and error strings. The same
-// tools serve agents in runs, the gateway's tools.invoke method and the CLI.
+// sessions_list, sessions_history, sessions_send and agents_list — with the
+// reference's parameters, defaults, result shapes, statuses and error
+// strings. The same tools serve agents in runs and the gateway's
+// tools.invoke method.
 //
-// Decisions come from internal/policy; data from small store and runner
-// interfaces declared here. Only the daemon constructs it.
+// The tools are thin: decisions come from internal/policy, settings from
+// internal/settings, data from the Store interface declared here, and
+// sessions_send hands its message and the agent-to-agent flow that follows
+// it (reply-back loop, announce step) to a Messenger, which internal/relay
+// implements. This package sits below the runner: it never imports agent.
 package sessions
 
 import (
