@@ -7,6 +7,11 @@ import (
 	"strconv"
 )
 
+// This reader stays hand-rolled on purpose: it reproduces the reference
+// gateway's validation messages (which property is missing, unexpected or
+// of the wrong type, in its words) that clients match on, which a struct
+// decoder cannot report.
+//
 // The validator works on raw JSON values and decodes only what a schema
 // looks at: objects into maps of raw members, arrays into raw items,
 // strings only when a length or enum is checked. encoding/json's decoder
