@@ -2,7 +2,6 @@ package fakellm
 
 import (
 	"encoding/json"
-	"fmt"
 	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"net/http"
 	"time"
@@ -37,187 +36,15 @@ func blocksText(bs []block) string {
 }
 
 func (anthropicAPI) decode(body []byte, m meta) (*provider.Request, reply, error) {
-	r := reader{b: body}
-	req := &provider.Request{}
-	rep := &messagesReply{n: m.n}
-	var invalid error // the first semantic error, reported after syntax errors
-	o := r.open('{')
-	for r.more(&o) {
-		switch string(r.key()) {
-		case "model":
-			req.Model = r.str()
-		case "max_tokens":
-			req.MaxTokens = r.integer()
-		case "system":
-			req.System = blocksText(r.blocks())
-		case "messages":
-			req.Messages = nil
-			if err := r.anthropicMessages(req, m); invalid == nil {
-				invalid = err
-			}
-		case "tools":
-			req.Tools = r.anthropicTools()
-		case "stream":
-			rep.stream = r.boolean()
-		case "thinking":
-			var enabled bool
-			budget := 0
-			t := r.open('{')
-			for r.more(&t) {
-				switch string(r.key()) {
-				case "type":
-					enabled = r.str() == "enabled"
-				case "budget_tokens":
-					budget = r.integer()
-				default:
-					r.skip()
-				}
-			}
-			req.Thinking = ""
-			switch {
-			case !enabled:
-			case budget <= 1024:
-				req.Thinking = "low"
-			case budget <= 4096:
-				req.Thinking = "medium"
-			default:
-				req.Thinking = "high"
-			}
-		default:
-			r.skip()
-		}
+	var in messagesRequest
+	if err := decodeBody(body, &in); err != nil {
+		return nil, nil, err
 	}
-	r.end()
-	if r.err != nil {
-		return nil, nil, fmt.Errorf("invalid JSON body: %w", r.err)
+	req, err := messagesRequestOf(&in, m)
+	if err != nil {
+		return nil, nil, err
 	}
-	if invalid != nil {
-		return nil, nil, invalid
-	}
-	rep.model = req.Model
-	return req, rep, nil
-}
-
-// anthropicMessages reads the messages array into req. It returns the
-// first message that cannot be mapped as an error; syntax errors go to r.
-func (r *reader) anthropicMessages(req *provider.Request, m meta) error {
-	var invalid error
-	a := r.open('[')
-	for i := 0; r.more(&a); i++ {
-		var role string
-		var content []block
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "role":
-				role = r.str()
-			case "content":
-				content = r.blocks()
-			default:
-				r.skip()
-			}
-		}
-		switch role {
-		case "user":
-			for j := range content {
-				bl := &content[j]
-				switch bl.Type {
-				case "text":
-					req.Messages = addUser(req.Messages, bl.Text, m)
-				case "tool_result":
-					if bl.ToolUseID == "" && invalid == nil {
-						invalid = fmt.Errorf("messages.%d.content.%d: tool_result without tool_use_id", i, j)
-					}
-					req.Messages = append(req.Messages, provider.Message{
-						Role:       provider.RoleTool,
-						Text:       blocksText(bl.Content),
-						ToolCallID: bl.ToolUseID,
-						ToolName:   toolName(req.Messages, bl.ToolUseID),
-						IsError:    bl.IsError,
-					})
-				}
-			}
-		case "assistant":
-			msg := provider.Message{Role: provider.RoleAssistant}
-			for j := range content {
-				bl := &content[j]
-				switch bl.Type {
-				case "text":
-					msg.Text = joinLine(msg.Text, bl.Text)
-				case "tool_use":
-					msg.ToolCalls = append(msg.ToolCalls, provider.ToolCall{ID: bl.ID, Name: bl.Name, Arguments: arguments(bl.Input)})
-				}
-			}
-			req.Messages = append(req.Messages, msg)
-		default:
-			if invalid == nil {
-				invalid = fmt.Errorf("messages.%d: unknown role %q", i, role)
-			}
-		}
-	}
-	return invalid
-}
-
-// blocks reads content given as a string (one text block), null or an
-// array of blocks.
-func (r *reader) blocks() []block {
-	if r.ws() == '"' {
-		return []block{{Type: "text", Text: r.str()}}
-	}
-	var bs []block
-	a := r.open('[')
-	for r.more(&a) {
-		var bl block
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "type":
-				bl.Type = r.str()
-			case "text":
-				bl.Text = r.str()
-			case "id":
-				bl.ID = r.str()
-			case "name":
-				bl.Name = r.str()
-			case "input":
-				bl.Input = r.raw()
-			case "tool_use_id":
-				bl.ToolUseID = r.str()
-			case "content":
-				bl.Content = r.blocks()
-			case "is_error":
-				bl.IsError = r.boolean()
-			default:
-				r.skip()
-			}
-		}
-		bs = append(bs, bl)
-	}
-	return bs
-}
-
-// anthropicTools reads the tools array.
-func (r *reader) anthropicTools() []provider.ToolDef {
-	var tools []provider.ToolDef
-	a := r.open('[')
-	for r.more(&a) {
-		var t provider.ToolDef
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "name":
-				t.Name = r.str()
-			case "description":
-				t.Description = r.str()
-			case "input_schema":
-				t.Parameters = r.raw()
-			default:
-				r.skip()
-			}
-		}
-		tools = append(tools, t)
-	}
-	return tools
+	return req, &messagesReply{n: m.n, model: req.Model, stream: in.Stream}, nil
 }
 
 // Kinds of the open content block of a messagesReply.

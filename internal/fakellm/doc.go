@@ -39,8 +39,9 @@
 //
 // A body that is not valid JSON (or has a value of the wrong type for a
 // field above), a message with an unknown role and a tool result without a
-// call id are rejected with 400 before the model runs. Bodies are decoded in
-// one pass without reflection, since they can be large.
+// call id are rejected with 400 before the model runs. Bodies are decoded
+// with encoding/json into small structs (test code wants clarity over
+// speed).
 //
 // # Streamed responses
 //

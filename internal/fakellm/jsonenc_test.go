@@ -59,27 +59,3 @@ func TestSplitArgs(t *testing.T) {
 	}
 }
 
-func FuzzUnquote(f *testing.F) {
-	for _, s := range stringSeeds {
-		f.Add([]byte(marshalString(f, s)))
-		f.Add([]byte(`"` + s + `"`))
-	}
-	for _, s := range []string{`"\ud83d\ude42"`, `"\ud83d"`, `"\ude42x"`, `"\ud83d\u0041"`, `"\u00e9\/\b"`, `"\x"`, `"\u12"`, `"a`, `"\'"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		// unquote is given a literal, without the spaces json allows around it.
-		if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-			return
-		}
-		var want string
-		jsonErr := json.Unmarshal(b, &want)
-		got, ok := unquote(b)
-		if jsonErr == nil && (!ok || got != want) {
-			t.Fatalf("unquote(%q) = %q, %v; encoding/json gives %q", b, got, ok, want)
-		}
-		if ok && jsonErr != nil {
-			t.Fatalf("unquote(%q) = %q, but encoding/json rejects it: %v", b, got, jsonErr)
-		}
-	})
-}

@@ -1,7 +1,6 @@
 package fakellm
 
 import (
-	"fmt"
 	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"net/http"
 	"strings"
@@ -14,204 +13,23 @@ import (
 type openAI struct{}
 
 func (openAI) decode(body []byte, m meta) (*provider.Request, reply, error) {
-	r := reader{b: body}
-	req := &provider.Request{}
-	rep := &chatReply{n: m.n, created: m.created}
-	var maxTokens, maxCompletionTokens int
-	var invalid error // the first semantic error, reported after syntax errors
-	o := r.open('{')
-	for r.more(&o) {
-		switch string(r.key()) {
-		case "model":
-			req.Model = r.str()
-		case "messages":
-			req.System, req.Messages = "", nil
-			if err := r.chatMessages(req, m); invalid == nil {
-				invalid = err
-			}
-		case "tools":
-			req.Tools = r.chatTools()
-		case "stream":
-			rep.stream = r.boolean()
-		case "stream_options":
-			so := r.open('{')
-			for r.more(&so) {
-				if string(r.key()) == "include_usage" {
-					rep.includeUsage = r.boolean()
-				} else {
-					r.skip()
-				}
-			}
-		case "max_tokens":
-			maxTokens = r.integer()
-		case "max_completion_tokens":
-			maxCompletionTokens = r.integer()
-		case "reasoning_effort":
-			req.Thinking = r.str()
-		default:
-			r.skip()
-		}
+	var in chatRequest
+	if err := decodeBody(body, &in); err != nil {
+		return nil, nil, err
 	}
-	r.end()
-	if r.err != nil {
-		return nil, nil, fmt.Errorf("invalid JSON body: %w", r.err)
+	req, err := chatRequestOf(&in, m)
+	if err != nil {
+		return nil, nil, err
 	}
-	if invalid != nil {
-		return nil, nil, invalid
+	rep := &chatReply{n: m.n, created: m.created, model: req.Model, stream: in.Stream}
+	if in.StreamOptions != nil {
+		rep.includeUsage = in.StreamOptions.IncludeUsage
 	}
-	req.MaxTokens = maxCompletionTokens
-	if req.MaxTokens == 0 {
-		req.MaxTokens = maxTokens
-	}
-	rep.model = req.Model
 	if rep.stream {
 		rep.prefix = rep.appendHead(make([]byte, 0, 96+len(req.Model)), "chat.completion.chunk")
 		rep.prefix = append(rep.prefix, `,"choices":[`...)
 	}
 	return req, rep, nil
-}
-
-// chatMessages reads the messages array into req. It returns the first
-// message that cannot be mapped as an error; syntax errors go to r.
-func (r *reader) chatMessages(req *provider.Request, m meta) error {
-	var invalid error
-	a := r.open('[')
-	for i := 0; r.more(&a); i++ {
-		var role, text, callID string
-		var calls []provider.ToolCall
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "role":
-				role = r.str()
-			case "content":
-				text = r.partsText()
-			case "tool_calls":
-				calls = r.chatToolCalls()
-			case "tool_call_id":
-				callID = r.str()
-			default:
-				r.skip()
-			}
-		}
-		switch role {
-		case "system", "developer":
-			req.System = joinLine(req.System, text)
-		case "user":
-			req.Messages = addUser(req.Messages, text, m)
-		case "assistant":
-			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleAssistant, Text: text, ToolCalls: calls})
-		case "tool":
-			if callID == "" && invalid == nil {
-				invalid = fmt.Errorf("messages[%d]: tool message without tool_call_id", i)
-			}
-			req.Messages = append(req.Messages, provider.Message{
-				Role:       provider.RoleTool,
-				Text:       text,
-				ToolCallID: callID,
-				ToolName:   toolName(req.Messages, callID),
-			})
-		default:
-			if invalid == nil {
-				invalid = fmt.Errorf("messages[%d]: unknown role %q", i, role)
-			}
-		}
-	}
-	return invalid
-}
-
-// partsText reads message content: a string, null or an array of content
-// parts, whose text parts are joined with "\n".
-func (r *reader) partsText() string {
-	if r.ws() != '[' {
-		return r.str()
-	}
-	var text string
-	a := r.open('[')
-	for r.more(&a) {
-		var typ, part string
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "type":
-				typ = r.str()
-			case "text":
-				part = r.str()
-			default:
-				r.skip()
-			}
-		}
-		if typ == "text" {
-			text = joinLine(text, part)
-		}
-	}
-	return text
-}
-
-// chatToolCalls reads an assistant message's tool_calls.
-func (r *reader) chatToolCalls() []provider.ToolCall {
-	var calls []provider.ToolCall
-	a := r.open('[')
-	for r.more(&a) {
-		var c provider.ToolCall
-		o := r.open('{')
-		for r.more(&o) {
-			switch string(r.key()) {
-			case "id":
-				c.ID = r.str()
-			case "function":
-				f := r.open('{')
-				for r.more(&f) {
-					switch string(r.key()) {
-					case "name":
-						c.Name = r.str()
-					case "arguments":
-						c.Arguments = arguments([]byte(r.str()))
-					default:
-						r.skip()
-					}
-				}
-			default:
-				r.skip()
-			}
-		}
-		if c.Arguments == nil {
-			c.Arguments = arguments(nil)
-		}
-		calls = append(calls, c)
-	}
-	return calls
-}
-
-// chatTools reads the tools array.
-func (r *reader) chatTools() []provider.ToolDef {
-	var tools []provider.ToolDef
-	a := r.open('[')
-	for r.more(&a) {
-		var t provider.ToolDef
-		o := r.open('{')
-		for r.more(&o) {
-			if string(r.key()) != "function" {
-				r.skip()
-				continue
-			}
-			f := r.open('{')
-			for r.more(&f) {
-				switch string(r.key()) {
-				case "name":
-					t.Name = r.str()
-				case "description":
-					t.Description = r.str()
-				case "parameters":
-					t.Parameters = r.raw()
-				default:
-					r.skip()
-				}
-			}
-		}
-		tools = append(tools, t)
-	}
-	return tools
 }
 
 // chatReply writes a Chat Completions response.

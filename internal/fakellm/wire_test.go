@@ -153,7 +153,7 @@ func TestWire(t *testing.T) {
 			body:   `{"model":5}`,
 			status: 400,
 			ctype:  appJSON,
-			want:   `{"error":{"message":"invalid JSON body: unexpected number at offset 9, want string","type":"invalid_request_error","param":null,"code":null}}` + "\n",
+			want:   `{"error":{"message":"invalid JSON body: json: cannot unmarshal number into Go struct field chatRequest.model of type string","type":"invalid_request_error","param":null,"code":null}}` + "\n",
 		},
 		{
 			name:   "openai unknown role",
@@ -266,7 +266,7 @@ func TestWire(t *testing.T) {
 			body:   `{"messages":[}`,
 			status: 400,
 			ctype:  appJSON,
-			want:   `{"type":"error","error":{"type":"invalid_request_error","message":"invalid JSON body: invalid character '}' at offset 13"}}`,
+			want:   `{"type":"error","error":{"type":"invalid_request_error","message":"invalid JSON body: invalid character '}' looking for beginning of value"}}`,
 		},
 		{
 			name:   "anthropic not an object",
@@ -274,7 +274,7 @@ func TestWire(t *testing.T) {
 			body:   `[]`,
 			status: 400,
 			ctype:  appJSON,
-			want:   `{"type":"error","error":{"type":"invalid_request_error","message":"invalid JSON body: unexpected array at offset 0, want object"}}`,
+			want:   `{"type":"error","error":{"type":"invalid_request_error","message":"invalid JSON body: json: cannot unmarshal array into Go value of type fakellm.messagesRequest"}}`,
 		},
 		{
 			name:   "anthropic missing key",
