@@ -58,4 +58,3 @@ func TestSplitArgs(t *testing.T) {
 		}
 	}
 }
-
