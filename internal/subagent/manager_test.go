@@ -3,6 +3,8 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -444,5 +446,16 @@ func TestSandboxedRequesterCannotSpawnUnsandboxed(t *testing.T) {
 	}
 	if out["status"] != "forbidden" || out["error"] != "Sandboxed sessions cannot spawn unsandboxed subagents. Set a sandboxed target agent or use the same agent runtime." {
 		t.Errorf("spawn = %v", out)
+	}
+}
+
+// TestCloseOnce: a second Close reports net.ErrClosed.
+func TestCloseOnce(t *testing.T) {
+	e := newEnv(t, `{}`)
+	if err := e.m.Close(); err != nil {
+		t.Fatalf("first Close: %v", err)
+	}
+	if err := e.m.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("second Close = %v, want net.ErrClosed", err)
 	}
 }
