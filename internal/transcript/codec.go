@@ -11,11 +11,8 @@ import (
 	"strings"
 )
 
-// This codec stays hand-rolled on purpose: transcripts are the reference's
-// files, and a session exported, edited by another tool or imported must
-// keep every member it had byte for byte, unknown members included, which
-// encoding/json's struct decoding would drop or reshape.
-//
+// Hand-rolled on purpose: a transcript must keep every member byte for
+// byte, unknown ones included, which encoding/json would drop or reshape.
 // The codecs below are table driven: a codec lists the known members of a
 // struct in struct order, each with an encoder and a strict decoder, and
 // handles Extra uniformly.
