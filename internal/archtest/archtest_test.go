@@ -360,6 +360,7 @@ var leaves = map[string][]string{
 	"internal/gateway/wire": {"internal/jsonenc"},
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
+	"internal/compaction":   {"internal/provider"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	// Test support: nothing from Switchboard, so any package's tests may use it.
 	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
@@ -379,6 +380,7 @@ var importAllowLists = map[string][]string{
 		"github.com/coder/websocket",
 		"github.com/google/uuid",
 		"internal/agent",
+		"internal/compaction",
 		"internal/config",
 		"internal/gateway/wire",
 		"internal/jsonenc",
