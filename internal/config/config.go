@@ -137,6 +137,8 @@ type AgentDefaults struct {
 	Sandbox   SandboxDefaults  `json:"sandbox,omitzero"`
 	// TimeoutSeconds bounds one agent run; nil when unset (600).
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
+	// Compaction is "agents.defaults.compaction"; see Config.Compaction.
+	Compaction CompactionConfig `json:"compaction,omitzero"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.
@@ -228,7 +230,10 @@ type ModelDef struct {
 	Input         []string   `json:"input,omitempty"`
 	Cost          *ModelCost `json:"cost,omitempty"`
 	ContextWindow *int       `json:"contextWindow,omitempty"`
-	MaxTokens     *int       `json:"maxTokens,omitempty"`
+	// ContextTokens, when set, is the window runs budget against instead
+	// of ContextWindow.
+	ContextTokens *int `json:"contextTokens,omitempty"`
+	MaxTokens     *int `json:"maxTokens,omitempty"`
 }
 
 // ModelCost is a model's price per million tokens.

@@ -173,6 +173,7 @@ func (k *checker) agents() {
 	k.modelRef(sp.key("model"), s.Model)
 	k.enum(dp.key("sandbox").key("mode"), d.Sandbox.Mode, "off", "non-main", "all")
 	k.enum(dp.key("sandbox").key("sessionToolsVisibility"), d.Sandbox.SessionToolsVisibility, "spawned", "all")
+	k.compaction(dp.key("compaction"), &d.Compaction)
 
 	seen := make(map[string]int)
 	firstDefault := -1
@@ -303,6 +304,7 @@ func (k *checker) models() {
 				k.enum(ip.key("input").index(j), in, "text", "image")
 			}
 			k.intMin(ip.key("contextWindow"), md.ContextWindow, 1)
+			k.intMin(ip.key("contextTokens"), md.ContextTokens, 1)
 			k.intMin(ip.key("maxTokens"), md.MaxTokens, 1)
 			if c := md.Cost; c != nil {
 				for _, f := range []struct {
