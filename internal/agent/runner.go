@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -71,6 +73,10 @@ type Model struct {
 	ModelID    string // the provider's model id
 	API        string // e.g. "openai-completions"
 	MaxTokens  int
+	// ContextTokens and ContextWindow are the catalogue's limits (0:
+	// unset); see compaction.ResolveWindow.
+	ContextTokens int
+	ContextWindow int
 }
 
 // ModelResolver finds the model for a run.
@@ -122,6 +128,8 @@ type Config struct {
 	DefaultTimeout time.Duration
 	// HistoryLimit bounds how many transcript entries are sent to the model.
 	HistoryLimit int
+	// Compaction configures context management for long sessions.
+	Compaction CompactionConfig
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -198,6 +206,12 @@ type Runner struct {
 	closeOnce sync.Once
 	windows   *windowCache
 
+	// calib scales token estimates by providers' reported usage.
+	calib        compaction.Calibrator
+	compactLocks sessionLocks
+	summarySem   chan struct{} // bounds summary calls
+	warned       sync.Map      // model refs warned about a small window
+
 	// mu guards the fields that follow. Never held across store or
 	// provider calls.
 	mu      sync.Mutex
@@ -260,6 +274,7 @@ func New(cfg Config) (*Runner, error) {
 		subs:    make(map[uint64]func(Event)),
 		windows: newWindowCache(cfg.HistoryLimit),
 	}
+	r.summarySem = make(chan struct{}, cmp.Or(cfg.Compaction.MaxConcurrent, 4))
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
