@@ -76,6 +76,12 @@ func start(t *testing.T, dir string, llm *fakellm.Server, extraEnv ...string) *g
 // members (JSON5, e.g. `tools: {...}, session: {...},`).
 func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraConfig string, extraEnv ...string) *gateway {
 	t.Helper()
+	return startModel(t, dir, llm, `{ id: "fake-1" }`, agentsList, extraConfig, extraEnv...)
+}
+
+// startModel is startWith with the fake-1 model's catalogue entry (JSON5).
+func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -84,10 +90,10 @@ func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraC
 	}
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
-  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [%s] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 } }, list: [%s] },
   %s
-}`, token, llm.URL(), agentsList, extraConfig)
+}`, token, llm.URL(), modelDef, agentsList, extraConfig)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -63,6 +63,10 @@ type Runner interface {
 	Post(ctx context.Context, p agent.Post) (messageID string, err error)
 	// Subscribe registers fn for every run event; fn must not block.
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	// Compact summarises the session's older history now; Truncate keeps
+	// only its last maxLines entries in the model's view.
+	Compact(ctx context.Context, sessionKey, instructions string) (*agent.CompactResult, error)
+	Truncate(ctx context.Context, sessionKey string, maxLines int) (*agent.CompactResult, error)
 }
 
 var _ Runner = (*agent.Runner)(nil)
