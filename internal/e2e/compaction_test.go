@@ -16,7 +16,9 @@ import (
 )
 
 // windowModel is the fake-1 catalogue entry advertising a window.
-func windowModel(tokens int) string { return fmt.Sprintf(`{ id: "fake-1", contextWindow: %d }`, tokens) }
+func windowModel(tokens int) string {
+	return fmt.Sprintf(`{ id: "fake-1", contextWindow: %d }`, tokens)
+}
 
 // bigTurn is a user message of about kb kilobytes that the scripted
 // model answers "answer-<n>".
