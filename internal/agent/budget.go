@@ -8,6 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // summaryAllowance is the room a summary takes in the prompt (the cap on
@@ -49,6 +50,9 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 	req.Messages = v.messages()
 	est := compaction.RequestTokens(req)
 	key := modelKey(m)
+	if !r.calib.Known(key) {
+		r.seedCalibration(key, req, v)
+	}
 	if !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= b.threshold {
 		fixed := r.calib.Scale(key, est) - r.viewTokens(m, req.Messages)
 		res, cerr := r.compact(ctx, sess, m, compactOpts{ifAbove: b.threshold - fixed, maxTail: r.tailRoom(b, fixed)})
@@ -107,4 +111,23 @@ func (r *Runner) recoverOverflow(ctx context.Context, sess *store.Session, m Mod
 // unrecoverable is the run error of an overflow compaction could not fix.
 func unrecoverable(why string) error {
 	return errors.New(compaction.UnrecoverableText + " (auto-compaction tried: " + why + ")")
+}
+
+// seedCalibration calibrates a model not seen since the gateway started
+// from the usage recorded on the view's last assistant message: the
+// prompt tokens its provider counted against the estimate of what that
+// request held.
+func (r *Runner) seedCalibration(key string, req *provider.Request, v *contextView) {
+	for j := len(v.entries) - 1; j >= 0; j-- {
+		msg := v.entries[j].Entry.Message
+		if msg == nil || msg.Role != transcript.RoleAssistant || msg.Usage == nil || msg.Usage.Input <= 0 ||
+			msg.Provider+"/"+msg.Model != key {
+			continue
+		}
+		before := &contextView{summary: v.summary, entries: v.entries[:j]}
+		prev := &provider.Request{System: req.System, Tools: req.Tools, Messages: before.messages()}
+		u := msg.Usage
+		r.calib.Observe(key, int64(compaction.RequestTokens(prev)), u.Input+u.CacheRead+u.CacheWrite)
+		return
+	}
 }

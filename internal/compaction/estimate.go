@@ -79,6 +79,14 @@ func (c *Calibrator) Observe(model string, estimate, reported int64) {
 	c.ratios[model] = r
 }
 
+// Known reports whether model has been observed.
+func (c *Calibrator) Known(model string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.ratios[model]
+	return ok
+}
+
 // Ratio returns the calibration ratio of model (1 when unknown).
 func (c *Calibrator) Ratio(model string) float64 {
 	c.mu.Lock()

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/compaction"
@@ -287,5 +290,129 @@ func TestNewAndReset(t *testing.T) {
 	turns, _ = modelRequests(llm)
 	if last := turns[len(turns)-1]; len(last.Messages) != 1 {
 		t.Errorf("request after sessions.reset has %d messages: %q", len(last.Messages), requestText(last))
+	}
+}
+
+// blockSummaries returns fakellm options whose first summary request
+// blocks until release is closed (or the request ends); started is closed
+// when it arrives.
+func blockSummaries(window int) (opts fakellm.Options, started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	opts = fakellm.Options{APIKey: "llm-key", ContextWindow: window, OnRequest: func(r *http.Request, req *provider.Request) {
+		if !fakellm.IsSummaryRequest(req) {
+			return
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return
+		}
+		close(started)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}}
+	return opts, started, release
+}
+
+// TestQueuedMessageAcrossCompaction: a message accepted while the summary
+// is being written runs after it, once, with the summary in its request.
+func TestQueuedMessageAcrossCompaction(t *testing.T) {
+	opts, started, release := blockSummaries(100000)
+	llm := fakellm.Start(t, opts)
+	g := startModel(t, "", llm, windowModel(100000), "", "")
+	c := g.dial(t)
+	// Two turns fill about 61k of the 80k threshold; the third, as big,
+	// compacts before it is sent.
+	for i := 1; i <= 2; i++ {
+		if w := runTurn(t, c, "main", fmt.Sprintf("q-%d", i), bigTurn(i, 90)); w["status"] != "ok" {
+			t.Fatalf("turn %d: %v", i, w)
+		}
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/reply four\nquestion four\n" + bigTurn(4, 90), "idempotencyKey": "q-4"})
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("turn 4 did not compact first")
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/reply five\nquestion five", "idempotencyKey": "q-5", "queueMode": "followup"})
+	close(release)
+	for _, id := range []string{"q-4", "q-5"} {
+		if w := call(t, c, "agent.wait", map[string]any{"runId": id, "timeoutMs": 60000}); w["status"] != "ok" {
+			t.Fatalf("%s: %v", id, w)
+		}
+	}
+	turns, _ := modelRequests(llm)
+	var four, five int
+	for _, req := range turns {
+		switch lu := lastUser(req); {
+		case strings.HasPrefix(lu, "/reply four\nquestion four"):
+			four++
+		case strings.Contains(lu, "question five"):
+			five++
+			if !strings.HasPrefix(req.Messages[0].Text, compaction.SummaryPrefix) {
+				t.Error("the queued message's request does not carry the summary")
+			}
+		}
+	}
+	if four != 1 || five != 1 {
+		t.Errorf("requests for turn 4: %d, turn 5: %d; want 1 each", four, five)
+	}
+	got := strings.Join(texts(history(t, c, "main")), "|")
+	if !strings.Contains(got, "question five") || !strings.Contains(got, "assistant: five") {
+		t.Errorf("history lost the queued turn: …%s", got[max(0, len(got)-400):])
+	}
+}
+
+// TestKillDuringCompaction: kill -9 while the summary is being written
+// leaves the transcript whole (no half compaction); after a restart the
+// session answers.
+func TestKillDuringCompaction(t *testing.T) {
+	dir := t.TempDir()
+	opts, started, _ := blockSummaries(100000)
+	llm := fakellm.Start(t, opts)
+	g := startModel(t, dir, llm, windowModel(100000), "", "")
+	c := g.dial(t)
+	// Two turns fill about 61k of the 80k threshold; the third, as big,
+	// compacts before it is sent.
+	for i := 1; i <= 2; i++ {
+		if w := runTurn(t, c, "main", fmt.Sprintf("k-%d", i), bigTurn(i, 90)); w["status"] != "ok" {
+			t.Fatalf("turn %d: %v", i, w)
+		}
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/reply four\nquestion four\n" + bigTurn(4, 90), "idempotencyKey": "k-4"})
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("turn 4 did not compact first")
+	}
+	c.Close()
+	g.kill()
+
+	llm2 := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", ContextWindow: 100000})
+	g2 := startModel(t, dir, llm2, windowModel(100000), "", "")
+	c2 := g2.dial(t)
+	msgs := history(t, c2, "main")
+	if n := len(boundaryRows(msgs, "compaction")); n != 0 {
+		t.Errorf("%d compaction rows after a kill before the summary was written", n)
+	}
+	got := strings.Join(texts(msgs), "|")
+	if !strings.Contains(got, "question four") {
+		t.Error("the message accepted before the kill is gone")
+	}
+	if w := call(t, c2, "agent.wait", map[string]any{"runId": "k-4", "timeoutMs": 5000}); w["status"] == "ok" {
+		t.Errorf("k-4 = %v, want it recorded as interrupted", w)
+	}
+	if w := runTurn(t, c2, "main", "k-5", "/reply five\nquestion five"); w["status"] != "ok" {
+		t.Fatalf("turn after restart: %v\n%s", w, g2.stdio)
+	}
+	turns, summaries := modelRequests(llm2)
+	if summaries == 0 || len(turns) != 1 || !strings.HasPrefix(turns[0].Messages[0].Text, compaction.SummaryPrefix) {
+		t.Errorf("after restart: %d turns, %d summaries", len(turns), summaries)
+	}
+	if len(boundaryRows(history(t, c2, "main"), "compaction")) != 1 {
+		t.Error("the compaction after restart is not in chat.history")
 	}
 }
