@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
@@ -188,5 +191,62 @@ func TestOverflowUnrecoverable(t *testing.T) {
 	h.submit(Input{RunID: "r2", Message: "again"})
 	if got := h.wait("r2"); got.Status != store.RunOK {
 		t.Errorf("session unusable after the failed recovery: %+v", got)
+	}
+}
+
+// TestManySessionsPastTheirWindow: every session past its window gets one
+// compaction and its turn answered, with summary calls never more than
+// MaxConcurrent at once.
+func TestManySessionsPastTheirWindow(t *testing.T) {
+	const sessions, limit = 60, 3
+	var mu sync.Mutex
+	active, peak := 0, 0
+	h := newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("ok"), nil
+	}), func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 8000}
+		c.Compaction = CompactionConfig{MaxConcurrent: limit, KeepRecentTokens: 1000}
+	})
+	inner := h.prov.fn
+	h.prov.fn = func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if req.System == compaction.SystemPrompt {
+			mu.Lock()
+			active++
+			peak = max(peak, active)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			defer func() { mu.Lock(); active--; mu.Unlock() }()
+		}
+		return inner(ctx, req)
+	}
+	keys := make([]string, sessions)
+	for i := range keys {
+		keys[i] = fmt.Sprint("agent:main:s", i)
+		// 30k estimated tokens: past the 6k threshold even after the fake
+		// provider's tiny reported usage halves the estimates.
+		fillTranscript(t, h, keys[i], 40, 3000)
+	}
+	ctx := context.Background()
+	for i, k := range keys {
+		if _, _, err := h.runner.Submit(ctx, Input{RunID: fmt.Sprint("r", i), SessionKey: k, AgentID: "main", Message: "go"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, k := range keys {
+		if got := h.wait(fmt.Sprint("r", i)); got.Status != store.RunOK {
+			t.Fatalf("%s: %+v", k, got)
+		}
+		n := 0
+		for _, m := range h.transcript(k) {
+			if m.Entry.Type == transcript.TypeCompaction {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d compactions, want 1", k, n)
+		}
+	}
+	if peak > limit || peak == 0 {
+		t.Errorf("peak concurrent summary calls = %d, limit %d", peak, limit)
 	}
 }
