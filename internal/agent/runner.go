@@ -130,6 +130,9 @@ type Config struct {
 	HistoryLimit int
 	// Compaction configures context management for long sessions.
 	Compaction CompactionConfig
+	// ResetRule returns a session's automatic reset (session.reset);
+	// nil means none.
+	ResetRule func(*store.Session) compaction.ResetRule
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -334,6 +337,9 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	if closing {
 		return nil, false, ErrClosed
 	}
+	if err := r.autoReset(ctx, &in); err != nil {
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
 	sess, err := r.ensureSession(ctx, &in)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
@@ -385,6 +391,7 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, 
 	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
 		if s.SessionID == "" {
 			s.SessionID = uuid.NewString()
+			s.Extra = setMember(s.Extra, "sessionStartedAt", r.now().UnixMilli())
 		}
 		if s.AgentID == "" {
 			s.AgentID = in.AgentID

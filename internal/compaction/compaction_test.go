@@ -3,6 +3,7 @@ package compaction
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
@@ -303,4 +304,36 @@ func FuzzParseSummary(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestResetRuleStale(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		name         string
+		rule         ResetRule
+		started, act string
+		now          string
+		reason       string
+	}{
+		{"none never", ResetRule{Mode: ResetNone, IdleMinutes: 1}, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z", ""},
+		{"daily: started before today's 4:00", ResetRule{Mode: ResetDaily, AtHour: 4}, "2026-01-01T03:59:00Z", "2026-01-01T03:59:00Z", "2026-01-01T04:00:00Z", ResetDaily},
+		{"daily: started after today's 4:00", ResetRule{Mode: ResetDaily, AtHour: 4}, "2026-01-01T04:00:00Z", "2026-01-01T04:00:00Z", "2026-01-01T23:00:00Z", ""},
+		{"daily: before 4:00 the boundary is yesterday's", ResetRule{Mode: ResetDaily, AtHour: 4}, "2025-12-31T05:00:00Z", "2025-12-31T05:00:00Z", "2026-01-01T03:00:00Z", ""},
+		{"daily: yesterday before 4:00", ResetRule{Mode: ResetDaily, AtHour: 4}, "2025-12-31T03:00:00Z", "2025-12-31T03:00:00Z", "2026-01-01T03:00:00Z", ResetDaily},
+		{"idle: expired", ResetRule{Mode: ResetIdle, IdleMinutes: 120}, "2026-01-01T00:00:00Z", "2026-01-01T10:00:00Z", "2026-01-01T12:01:00Z", ResetIdle},
+		{"idle: fresh", ResetRule{Mode: ResetIdle, IdleMinutes: 120}, "2026-01-01T00:00:00Z", "2026-01-01T10:00:00Z", "2026-01-01T11:59:00Z", ""},
+		{"daily with idle: idle expires first", ResetRule{Mode: ResetDaily, AtHour: 4, IdleMinutes: 10}, "2026-01-01T05:00:00Z", "2026-01-01T05:00:00Z", "2026-01-01T05:11:00Z", ResetIdle},
+	}
+	for _, tt := range tests {
+		reason, stale := tt.rule.Stale(at(tt.started), at(tt.act), at(tt.now))
+		if reason != tt.reason || stale != (tt.reason != "") {
+			t.Errorf("%s: Stale = %q, %v; want %q", tt.name, reason, stale, tt.reason)
+		}
+	}
 }

@@ -180,3 +180,41 @@ func (k *checker) compaction(p keyPath, c *CompactionConfig) {
 		k.oneModelRef(p.key("model"), c.Model)
 	}
 }
+
+// SessionReset is "session.reset" (and each resetByType / resetByChannel
+// entry).
+type SessionReset struct {
+	// Mode is "none" (default), "daily" or "idle".
+	Mode        string `json:"mode,omitempty"`
+	AtHour      *int   `json:"atHour,omitempty"`
+	IdleMinutes *int   `json:"idleMinutes,omitempty"`
+}
+
+// ResetRule is the effective automatic reset of a session: the entry of
+// its channel in session.resetByChannel, else of its type ("direct",
+// "group" or "thread") in resetByType, else session.reset, else none. The
+// daily hour defaults to 4.
+func (c *Config) ResetRule(chatType, channel string) (mode string, atHour, idleMinutes int) {
+	r := SessionReset{}
+	if c.Session.Reset != nil {
+		r = *c.Session.Reset
+	}
+	if v, ok := c.Session.ResetByType[norm(chatType)]; ok {
+		r = v
+	}
+	if v, ok := c.Session.ResetByChannel[norm(channel)]; ok && channel != "" {
+		r = v
+	}
+	mode = norm(r.Mode)
+	if mode == "" {
+		mode = "none"
+	}
+	return mode, intOr(r.AtHour, 4), intOr(r.IdleMinutes, 0)
+}
+
+// sessionReset checks one reset entry.
+func (k *checker) sessionReset(p keyPath, r SessionReset) {
+	k.enum(p.key("mode"), r.Mode, "none", "daily", "idle")
+	k.intRange(p.key("atHour"), r.AtHour, 0, 23)
+	k.intMin(p.key("idleMinutes"), r.IdleMinutes, 1)
+}

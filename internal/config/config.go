@@ -39,6 +39,11 @@ type Session struct {
 	// SendPolicy is nil when unset, which allows every send.
 	SendPolicy   *SendPolicy         `json:"sendPolicy,omitempty"`
 	AgentToAgent SessionAgentToAgent `json:"agentToAgent,omitzero"`
+	// Reset, ResetByType and ResetByChannel are the automatic resets;
+	// see Config.ResetRule.
+	Reset          *SessionReset           `json:"reset,omitempty"`
+	ResetByType    map[string]SessionReset `json:"resetByType,omitempty"`
+	ResetByChannel map[string]SessionReset `json:"resetByChannel,omitempty"`
 }
 
 // SendPolicy is "session.sendPolicy" (reference §8).

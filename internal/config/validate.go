@@ -126,6 +126,17 @@ func (k *checker) session() {
 		}
 	}
 	k.intRange(path("session", "agentToAgent", "maxPingPongTurns"), s.AgentToAgent.MaxPingPongTurns, 0, maxPingPongTurnsMax)
+	sp := path("session")
+	if r := k.c.Session.Reset; r != nil {
+		k.sessionReset(sp.key("reset"), *r)
+	}
+	for name, r := range k.c.Session.ResetByType {
+		k.enum(sp.key("resetByType"), name, "direct", "group", "thread")
+		k.sessionReset(sp.key("resetByType").key(name), r)
+	}
+	for name, r := range k.c.Session.ResetByChannel {
+		k.sessionReset(sp.key("resetByChannel").key(name), r)
+	}
 }
 
 func (k *checker) tools() {

@@ -1,10 +1,13 @@
 package daemon
 
 import (
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // compactionConfig maps agents.defaults.compaction onto the runner's
@@ -21,5 +24,23 @@ func compactionConfig(cfg *config.Config) agent.CompactionConfig {
 		IdentifierPolicy:  c.IdentifierPolicy,
 		QualityGuard:      c.QualityGuard,
 		QualityMaxRetries: c.QualityMaxRetries,
+	}
+}
+
+// resetRule maps session.reset, resetByType and resetByChannel onto the
+// runner's automatic reset; nil when none is configured (no lookup per
+// message then).
+func resetRule(cfg *config.Config) func(*store.Session) compaction.ResetRule {
+	s := cfg.Session
+	if s.Reset == nil && len(s.ResetByType) == 0 && len(s.ResetByChannel) == 0 {
+		return nil
+	}
+	return func(sess *store.Session) compaction.ResetRule {
+		chatType := sess.ChatType
+		if strings.Contains(sess.Key, ":thread:") {
+			chatType = "thread"
+		}
+		mode, atHour, idle := cfg.ResetRule(chatType, sess.Channel)
+		return compaction.ResetRule{Mode: mode, AtHour: atHour, IdleMinutes: idle}
 	}
 }

@@ -253,6 +253,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return 0
 		}(),
 		Compaction: compactionConfig(cfg),
+		ResetRule:  resetRule(cfg),
 	})
 	if err != nil {
 		return nil, err

@@ -153,6 +153,7 @@ func (s *Server) resetSession(ctx context.Context, key, agentID, reason, expecte
 		}
 		sess.Extra = setExtra(sess.Extra, "previousSessionId", previous)
 		sess.Extra = setExtra(sess.Extra, "compactionCount", nil)
+		sess.Extra = setExtra(sess.Extra, "sessionStartedAt", s.now().UnixMilli())
 		sess.UpdatedAt = s.now()
 		return nil
 	})
