@@ -22,6 +22,8 @@ type budget struct {
 	// overflows counts compactions after provider refusals in this run.
 	overflows int
 	lastErr   error
+	// pruned is set when tool-result pruning changed the last request.
+	pruned bool
 }
 
 // newBudget checks the model's window (refused below 4,000 tokens, logged
@@ -67,6 +69,9 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 			req.Messages = v.messages()
 			est = compaction.RequestTokens(req)
 		}
+	}
+	if b.pruned = r.prune(sess.SessionID, m, b, req); b.pruned {
+		est = compaction.RequestTokens(req)
 	}
 	if b.overflows > 0 && v.compacted {
 		// After a recovery compaction, a view that no longer ends with

@@ -271,8 +271,12 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			return last, usage, stop, err
 		}
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
+		reqStart := r.now()
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
 		usage.Add(turnUsage)
+		if terr == nil && r.cfg.Pruning.Enabled {
+			r.prunes.record(sessionID, reqStart, budget.pruned)
+		}
 		if terr == nil && turnUsage.Input > 0 {
 			r.calib.Observe(modelKey(model), int64(est), turnUsage.Input+turnUsage.CacheRead+turnUsage.CacheWrite)
 		}

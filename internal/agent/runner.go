@@ -130,6 +130,8 @@ type Config struct {
 	HistoryLimit int
 	// Compaction configures context management for long sessions.
 	Compaction CompactionConfig
+	// Pruning trims old tool results in requests (contextPruning).
+	Pruning PruningConfig
 	// ResetRule returns a session's automatic reset (session.reset);
 	// nil means none.
 	ResetRule func(*store.Session) compaction.ResetRule
@@ -213,7 +215,8 @@ type Runner struct {
 	calib        compaction.Calibrator
 	compactLocks sessionLocks
 	summarySem   chan struct{} // bounds summary calls
-	warned       sync.Map      // model refs warned about a small window
+	prunes       pruneStates
+	warned       sync.Map // model refs warned about a small window
 
 	// mu guards the fields that follow. Never held across store or
 	// provider calls.

@@ -337,3 +337,62 @@ func TestResetRuleStale(t *testing.T) {
 		}
 	}
 }
+
+func TestPrune(t *testing.T) {
+	tokens := func(msgs []provider.Message) int {
+		n := 0
+		for i := range msgs {
+			n += MessageTokens(&msgs[i])
+		}
+		return n
+	}
+	tool := func(name string, n int) provider.Message {
+		return provider.Message{Role: provider.RoleTool, ToolName: name, ToolCallID: "c", Text: strings.Repeat("t", n)}
+	}
+	call := provider.Message{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "c", Name: "read"}}}
+	user := provider.Message{Role: provider.RoleUser, Text: "go"}
+	boot := tool("read", 9000) // before the first user message: protected
+	conv := []provider.Message{boot, user, call, tool("read", 9000), call, tool("exec", 30000), call, tool("read", 30000),
+		call, tool("read", 9000), call, tool("read", 9000), call, tool("read", 9000)}
+	// 25k estimated tokens.
+	tests := []struct {
+		name             string
+		o                PruneOptions
+		trimmed, cleared int
+	}{
+		{"under 30% of the window: nothing", PruneOptions{Window: 100000}, 0, 0},
+		{"soft trim only (hard clear off)", PruneOptions{Window: 40000}, 3, 0},
+		{"soft trim leaves under 50%", PruneOptions{Window: 40000, HardClear: true}, 3, 0},
+		{"deny scopes the tools", PruneOptions{Window: 40000, Deny: []string{"exec"}}, 2, 0},
+		{"allow scopes the tools", PruneOptions{Window: 40000, Allow: []string{"exec"}}, 1, 0},
+	}
+	for _, tt := range tests {
+		tt.o.Tokens = tokens
+		out, st := Prune(conv, tt.o)
+		if st.Trimmed != tt.trimmed || st.Cleared != tt.cleared {
+			t.Errorf("%s: %+v, want trimmed %d cleared %d", tt.name, st, tt.trimmed, tt.cleared)
+		}
+		if out[0].Text != boot.Text || out[len(out)-1].Text != conv[len(conv)-1].Text || out[len(out)-3].Text != conv[len(conv)-3].Text {
+			t.Errorf("%s: a protected result changed", tt.name)
+		}
+	}
+	if conv[3].Text != strings.Repeat("t", 9000) {
+		t.Fatal("Prune modified its input")
+	}
+	out, _ := Prune(conv, PruneOptions{Window: 40000, Tokens: tokens})
+	if got := out[3].Text; len(got) != 3005 || !strings.Contains(got, "\n...\n") {
+		t.Errorf("soft trim = %d chars", len(got))
+	}
+	// A prompt still over half the window with 50k+ prunable characters
+	// after trimming: hard clear.
+	var big []provider.Message
+	big = append(big, user)
+	for range 20 {
+		big = append(big, call, tool("read", 3900))
+	}
+	big = append(big, call, tool("read", 10), call, tool("read", 10), call, tool("read", 10))
+	out, st := Prune(big, PruneOptions{Window: 30000, Tokens: tokens, HardClear: true, Placeholder: "[gone]"})
+	if st.Cleared != 20 || out[2].Text != "[gone]" || out[len(out)-1].Text == "[gone]" {
+		t.Errorf("hard clear: %+v, first %q", st, out[2].Text)
+	}
+}

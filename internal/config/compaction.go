@@ -1,8 +1,10 @@
 package config
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CompactionConfig is "agents.defaults.compaction" as written (the
@@ -217,4 +219,54 @@ func (k *checker) sessionReset(p keyPath, r SessionReset) {
 	k.enum(p.key("mode"), r.Mode, "none", "daily", "idle")
 	k.intRange(p.key("atHour"), r.AtHour, 0, 23)
 	k.intMin(p.key("idleMinutes"), r.IdleMinutes, 1)
+}
+
+// ContextPruningConfig is "agents.defaults.contextPruning".
+type ContextPruningConfig struct {
+	// Mode is "off" (default) or "cache-ttl".
+	Mode string `json:"mode,omitempty"`
+	// TTL is a Go duration or a number of minutes as "5m", "1h".
+	TTL       string              `json:"ttl,omitempty"`
+	Tools     ToolPolicy          `json:"tools,omitzero"`
+	HardClear ContextPruningClear `json:"hardClear,omitzero"`
+}
+
+// ContextPruningClear is "agents.defaults.contextPruning.hardClear".
+type ContextPruningClear struct {
+	Enabled     *bool  `json:"enabled,omitempty"`
+	Placeholder string `json:"placeholder,omitempty"`
+}
+
+// ContextPruning is the effective "agents.defaults.contextPruning".
+type ContextPruning struct {
+	Enabled     bool
+	TTL         time.Duration // default 5 minutes
+	Allow, Deny []string
+	HardClear   bool // default on
+	Placeholder string
+}
+
+// ContextPruning returns "agents.defaults.contextPruning" with the
+// reference's defaults.
+func (c *Config) ContextPruning() ContextPruning {
+	p := c.Agents.Defaults.ContextPruning
+	ttl, err := time.ParseDuration(strings.TrimSpace(p.TTL))
+	if err != nil || ttl <= 0 {
+		ttl = 5 * time.Minute
+	}
+	return ContextPruning{
+		Enabled: norm(p.Mode) == "cache-ttl", TTL: ttl,
+		Allow: slices.Clone(p.Tools.Allow), Deny: slices.Clone(p.Tools.Deny),
+		HardClear: boolOr(p.HardClear.Enabled, true), Placeholder: p.HardClear.Placeholder,
+	}
+}
+
+// contextPruning checks "agents.defaults.contextPruning".
+func (k *checker) contextPruning(p keyPath, c *ContextPruningConfig) {
+	k.enum(p.key("mode"), c.Mode, "off", "cache-ttl")
+	if c.TTL != "" {
+		if d, err := time.ParseDuration(strings.TrimSpace(c.TTL)); err != nil || d <= 0 {
+			k.fail(p.key("ttl"), "ttl %q must be a positive duration such as \"5m\" or \"1h\"", c.TTL)
+		}
+	}
 }

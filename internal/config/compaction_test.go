@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCompactionDefaults(t *testing.T) {
@@ -55,6 +56,37 @@ func TestCompactionInvalid(t *testing.T) {
 		_, _, err := Parse("test.json5", []byte(src), nil)
 		if err == nil || !strings.Contains(err.Error(), "test.json5:") {
 			t.Errorf("Parse(%s) err = %v, want a file:line error", src, err)
+		}
+	}
+}
+
+func TestContextPruningConfig(t *testing.T) {
+	if got := mustParse(t, `{}`, nil).ContextPruning(); got.Enabled || got.TTL != 5*time.Minute || !got.HardClear {
+		t.Errorf("defaults = %+v", got)
+	}
+	c := mustParse(t, `{agents: {defaults: {contextPruning: {mode: "cache-ttl", ttl: "1h", tools: {deny: ["exec"]}, hardClear: {enabled: false, placeholder: "x"}}}}}`, nil)
+	if got := c.ContextPruning(); !got.Enabled || got.TTL != time.Hour || got.HardClear || got.Deny[0] != "exec" || got.Placeholder != "x" {
+		t.Errorf("ContextPruning() = %+v", got)
+	}
+	for _, src := range []string{
+		`{agents: {defaults: {contextPruning: {mode: "always"}}}}`,
+		`{agents: {defaults: {contextPruning: {ttl: "soon"}}}}`,
+		`{session: {reset: {mode: "weekly"}}}`,
+		`{session: {reset: {mode: "daily", atHour: 24}}}`,
+		`{session: {resetByType: {dm: {mode: "idle", idleMinutes: 5}}}}`,
+	} {
+		if _, _, err := Parse("test.json5", []byte(src), nil); err == nil {
+			t.Errorf("Parse(%s) accepted", src)
+		}
+	}
+	r := mustParse(t, `{session: {reset: {mode: "daily"}, resetByType: {group: {mode: "idle", idleMinutes: 120}}, resetByChannel: {discord: {mode: "idle", idleMinutes: 10080}}}}`, nil)
+	for _, tc := range []struct {
+		chatType, channel string
+		mode              string
+		hour, idle        int
+	}{{"direct", "", "daily", 4, 0}, {"group", "", "idle", 4, 120}, {"group", "discord", "idle", 4, 10080}} {
+		if m, h, i := r.ResetRule(tc.chatType, tc.channel); m != tc.mode || h != tc.hour || i != tc.idle {
+			t.Errorf("ResetRule(%s, %s) = %s %d %d", tc.chatType, tc.channel, m, h, i)
 		}
 	}
 }

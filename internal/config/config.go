@@ -144,6 +144,9 @@ type AgentDefaults struct {
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
 	// Compaction is "agents.defaults.compaction"; see Config.Compaction.
 	Compaction CompactionConfig `json:"compaction,omitzero"`
+	// ContextPruning is "agents.defaults.contextPruning"; see
+	// Config.ContextPruning.
+	ContextPruning ContextPruningConfig `json:"contextPruning,omitzero"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.

@@ -185,6 +185,7 @@ func (k *checker) agents() {
 	k.enum(dp.key("sandbox").key("mode"), d.Sandbox.Mode, "off", "non-main", "all")
 	k.enum(dp.key("sandbox").key("sessionToolsVisibility"), d.Sandbox.SessionToolsVisibility, "spawned", "all")
 	k.compaction(dp.key("compaction"), &d.Compaction)
+	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
 
 	seen := make(map[string]int)
 	firstDefault := -1

@@ -44,3 +44,9 @@ func resetRule(cfg *config.Config) func(*store.Session) compaction.ResetRule {
 		return compaction.ResetRule{Mode: mode, AtHour: atHour, IdleMinutes: idle}
 	}
 }
+
+// pruningConfig maps agents.defaults.contextPruning onto the runner's.
+func pruningConfig(cfg *config.Config) agent.PruningConfig {
+	p := cfg.ContextPruning()
+	return agent.PruningConfig{Enabled: p.Enabled, TTL: p.TTL, Allow: p.Allow, Deny: p.Deny, HardClear: p.HardClear, Placeholder: p.Placeholder}
+}

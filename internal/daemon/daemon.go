@@ -254,6 +254,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}(),
 		Compaction: compactionConfig(cfg),
 		ResetRule:  resetRule(cfg),
+		Pruning:    pruningConfig(cfg),
 	})
 	if err != nil {
 		return nil, err
