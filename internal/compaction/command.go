@@ -10,6 +10,8 @@ const (
 	CmdCompact = "compact"
 	CmdNew     = "new"
 	CmdReset   = "reset"
+	// CmdContext is "/context [list|detail|json]".
+	CmdContext = "context"
 )
 
 // Command is a parsed /compact, /new or /reset chat message.
@@ -24,8 +26,8 @@ type Command struct {
 }
 
 // ParseCommand recognises a chat message that is one of the session
-// commands: "/compact [instructions]", "/new [model|message]" and
-// "/reset [soft [message]]". The command name is case-insensitive and must
+// commands: "/compact [instructions]", "/new [model|message]",
+// "/reset [soft [message]]" and "/context [list|detail|json]". The command name is case-insensitive and must
 // be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
@@ -39,7 +41,7 @@ func ParseCommand(msg string) (Command, bool) {
 	name := strings.ToLower(s[1:end])
 	rest := strings.TrimSpace(s[end:])
 	switch name {
-	case CmdCompact, CmdNew:
+	case CmdCompact, CmdNew, CmdContext:
 		return Command{Kind: name, Rest: rest}, true
 	case CmdReset:
 		c := Command{Kind: CmdReset, Rest: rest}

@@ -254,6 +254,7 @@ func TestParseCommand(t *testing.T) {
 		{"/reset hello there", true, Command{Kind: CmdReset, Rest: "hello there"}},
 		{"/reset softly", true, Command{Kind: CmdReset, Rest: "softly"}},
 		{"please /reset", false, Command{}},
+		{"/context json", true, Command{Kind: CmdContext, Rest: "json"}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -274,7 +275,7 @@ func FuzzParseCommand(f *testing.F) {
 		if !ok {
 			return
 		}
-		if c.Kind != CmdCompact && c.Kind != CmdNew && c.Kind != CmdReset {
+		if c.Kind != CmdCompact && c.Kind != CmdNew && c.Kind != CmdReset && c.Kind != CmdContext {
 			t.Fatalf("kind %q", c.Kind)
 		}
 		if c.Soft && c.Kind != CmdReset {

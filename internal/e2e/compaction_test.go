@@ -210,6 +210,25 @@ func TestCompactCommandAndMethod(t *testing.T) {
 		t.Errorf("request after /compact: %d tokens (before %d), starts %.80q", n, sizeBefore, next.Messages[0].Text)
 	}
 
+	// /context shows the breakdown against the window, without a model call.
+	n := llm.Count()
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/context", "idempotencyKey": "ctx-1"})
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/context json", "idempotencyKey": "ctx-2"})
+	if llm.Count() != n {
+		t.Errorf("/context reached the model")
+	}
+	ctxMsgs := texts(history(t, c, "main"))
+	list, js := ctxMsgs[len(ctxMsgs)-2], strings.TrimPrefix(ctxMsgs[len(ctxMsgs)-1], "assistant: ")
+	for _, want := range []string{"🧠 Context breakdown", "Model: fake/fake-1 • window 100k • compacts at 80k", "Tool schemas (JSON): ", "Compaction summary: ", "History: ", "Context "} {
+		if !strings.Contains(list, want) {
+			t.Errorf("/context lacks %q:\n%s", want, list)
+		}
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || rep["window"] != 100000.0 || rep["summaryChars"].(float64) == 0 {
+		t.Errorf("/context json = %v (%v)", js, err)
+	}
+
 	// sessions.compact on another session.
 	for i := 1; i <= 6; i++ {
 		runTurn(t, c, "other", fmt.Sprintf("oth-%d", i), bigTurn(i, 24))

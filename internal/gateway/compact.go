@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -62,6 +65,19 @@ func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, erro
 // runs as the session's first turn.
 func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string, cmd compaction.Command) (res any, next string, err error) {
 	ok := wire.ChatSendResult{RunID: runID, Status: "ok"}
+	if cmd.Kind == compaction.CmdContext {
+		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+			return ok, "", nil
+		}
+		rep, err := s.cfg.Runner.ContextReport(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply"}); err != nil {
+			return nil, "", err
+		}
+		return ok, "", nil
+	}
 	if cmd.Kind == compaction.CmdCompact {
 		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
 			return ok, "", nil // nothing to compact, nowhere to reply
@@ -219,4 +235,52 @@ func boundaryRow(m store.Message) (json.RawMessage, bool) {
 	}
 	b, err := json.Marshal(row)
 	return b, err == nil
+}
+
+// contextText formats a /context report: "json" as a JSON object, "detail"
+// with every tool name, otherwise ("list") the summary lines.
+func contextText(r *agent.ContextReport, mode string) string {
+	if strings.EqualFold(strings.TrimSpace(mode), "json") {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		return string(b)
+	}
+	detail := strings.EqualFold(strings.TrimSpace(mode), "detail")
+	var b strings.Builder
+	b.WriteString("🧠 Context breakdown")
+	if detail {
+		b.WriteString(" (detailed)")
+	}
+	fmt.Fprintf(&b, "\nModel: %s • window %s • compacts at %s", r.Model, compaction.FormatTokens(r.Window), compaction.FormatTokens(r.Threshold))
+	fmt.Fprintf(&b, "\nSystem prompt (run): %s chars (~%s tok)", commas(r.SystemChars), commas(r.SystemTokens))
+	tools := r.Tools
+	if !detail && len(tools) > 8 {
+		tools = append(append([]string(nil), tools[:8]...), "…")
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(&b, "\nTools: %s", strings.Join(tools, ", "))
+	}
+	fmt.Fprintf(&b, "\nTool schemas (JSON): %s chars (~%s tok) (counts toward context; not shown as text)", commas(r.ToolChars), commas(r.ToolTokens))
+	if r.SummaryChars > 0 {
+		fmt.Fprintf(&b, "\nCompaction summary: %s chars (~%s tok)", commas(r.SummaryChars), commas(r.SummaryTokens))
+	}
+	fmt.Fprintf(&b, "\nHistory: %d messages, %s chars (~%s tok)", r.Messages, commas(r.HistoryChars), commas(r.HistoryTokens))
+	if detail {
+		fmt.Fprintf(&b, "\nEstimate calibration: ×%.2f of characters/4", r.Calibration)
+	}
+	b.WriteString("\n" + compaction.ContextLine(r.Total, r.Window))
+	return b.String()
+}
+
+// commas formats n with thousands separators.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }

@@ -67,6 +67,8 @@ type Runner interface {
 	// only its last maxLines entries in the model's view.
 	Compact(ctx context.Context, sessionKey, instructions string) (*agent.CompactResult, error)
 	Truncate(ctx context.Context, sessionKey string, maxLines int) (*agent.CompactResult, error)
+	// ContextReport estimates what the session's next turn sends.
+	ContextReport(ctx context.Context, sessionKey string) (*agent.ContextReport, error)
 }
 
 var _ Runner = (*agent.Runner)(nil)
