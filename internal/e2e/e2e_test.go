@@ -369,7 +369,8 @@ func TestMethodsAndEvents(t *testing.T) {
 	before := call(t, c, "chat.history", map[string]any{"sessionKey": "main"})["sessionId"]
 	call(t, c, "sessions.reset", map[string]any{"key": "main"})
 	after := call(t, c, "chat.history", map[string]any{"sessionKey": "main"})
-	if after["sessionId"] == before || len(after["messages"].([]any)) != 0 {
+	// Only the synthetic Reset row: nothing from before the reset.
+	if msgs := after["messages"].([]any); after["sessionId"] == before || len(msgs) != 1 || len(boundaryRows([]map[string]any{msgs[0].(map[string]any)}, "reset")) != 1 {
 		t.Errorf("after reset: %v (was %v)", after, before)
 	}
 	call(t, c, "sessions.delete", map[string]any{"key": "agent:main:worker", "deleteTranscript": true})
