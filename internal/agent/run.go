@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -248,27 +249,44 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	if r.cfg.Workspace != nil {
 		caller.Workspace = r.cfg.Workspace(info)
 	}
+	budget, err := r.newBudget(model)
+	if err != nil {
+		return nil, usage, "", err
+	}
 	for step := 0; ; step++ {
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
 		}
 		// Steered messages waiting now join before the model call.
 		r.takeSteers(st, sessionID)
-		hist, err := r.history(ctx, sessionID)
-		if err != nil {
-			return last, usage, stop, err
-		}
 		req := &provider.Request{
 			Model:     model.ModelID,
 			System:    system,
-			Messages:  toProviderMessages(hist),
 			Tools:     defs,
 			MaxTokens: model.MaxTokens,
 			Thinking:  cmp.Or(in.Thinking, info.Session.ThinkingLevel),
 		}
+		est, err := r.prepare(ctx, info.Session, model, budget, req)
+		if err != nil {
+			return last, usage, stop, err
+		}
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
+		reqStart := r.now()
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
 		usage.Add(turnUsage)
+		if terr == nil && r.cfg.Pruning.Enabled {
+			r.prunes.record(sessionID, reqStart, budget.pruned)
+		}
+		if terr == nil && turnUsage.Input > 0 {
+			r.calib.Observe(modelKey(model), int64(est), turnUsage.Input+turnUsage.CacheRead+turnUsage.CacheWrite)
+		}
+		if terr != nil && msg == nil && ctx.Err() == nil && compaction.IsOverflow(terr.Error()) {
+			if rerr := r.recoverOverflow(ctx, info.Session, model, budget, terr); rerr != nil {
+				return last, usage, stop, rerr
+			}
+			step-- // the retried call is the same model turn
+			continue
+		}
 		var calls []transcript.Block
 		if msg != nil {
 			calls = msg.Content.ToolCalls() // executed with their original arguments

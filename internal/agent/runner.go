@@ -8,6 +8,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -71,6 +73,10 @@ type Model struct {
 	ModelID    string // the provider's model id
 	API        string // e.g. "openai-completions"
 	MaxTokens  int
+	// ContextTokens and ContextWindow are the catalogue's limits (0:
+	// unset); see compaction.ResolveWindow.
+	ContextTokens int
+	ContextWindow int
 }
 
 // ModelResolver finds the model for a run.
@@ -122,6 +128,13 @@ type Config struct {
 	DefaultTimeout time.Duration
 	// HistoryLimit bounds how many transcript entries are sent to the model.
 	HistoryLimit int
+	// Compaction configures context management for long sessions.
+	Compaction CompactionConfig
+	// Pruning trims old tool results in requests (contextPruning).
+	Pruning PruningConfig
+	// ResetRule returns a session's automatic reset (session.reset);
+	// nil means none.
+	ResetRule func(*store.Session) compaction.ResetRule
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -198,6 +211,13 @@ type Runner struct {
 	closeOnce sync.Once
 	windows   *windowCache
 
+	// calib scales token estimates by providers' reported usage.
+	calib        compaction.Calibrator
+	compactLocks sessionLocks
+	summarySem   chan struct{} // bounds summary calls
+	prunes       pruneStates
+	warned       sync.Map // model refs warned about a small window
+
 	// mu guards the fields that follow. Never held across store or
 	// provider calls.
 	mu      sync.Mutex
@@ -260,6 +280,7 @@ func New(cfg Config) (*Runner, error) {
 		subs:    make(map[uint64]func(Event)),
 		windows: newWindowCache(cfg.HistoryLimit),
 	}
+	r.summarySem = make(chan struct{}, cmp.Or(cfg.Compaction.MaxConcurrent, 4))
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -323,6 +344,9 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	if closing {
 		return nil, false, ErrClosed
 	}
+	if err := r.autoReset(ctx, &in); err != nil {
+		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
 	sess, err := r.ensureSession(ctx, &in)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
@@ -359,42 +383,6 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	}
 	r.afterEnqueue(ctx, &in)
 	return run.Clone(), true, nil
-}
-
-func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, error) {
-	// The common case, an existing session, needs no write.
-	if s, err := r.cfg.Store.GetSession(ctx, in.SessionKey); err == nil && s.SessionID != "" && s.AgentID != "" {
-		if in.AgentID == "" {
-			in.AgentID = s.AgentID
-		}
-		return s, nil
-	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
-		if s.SessionID == "" {
-			s.SessionID = r.newID()
-		}
-		if s.AgentID == "" {
-			s.AgentID = in.AgentID
-		}
-		if s.CreatedAt.IsZero() {
-			if s.Label == "" {
-				s.Label = in.Label
-			}
-			if s.SpawnedBy == "" {
-				s.SpawnedBy = in.SpawnedBy
-			}
-			if r.cfg.InitSession != nil {
-				r.cfg.InitSession(s, in)
-			}
-		}
-		if in.AgentID == "" {
-			in.AgentID = s.AgentID
-		}
-		s.UpdatedAt = r.now()
-		return nil
-	})
 }
 
 // enqueue appends runID to the session's lane, starting the lane worker when

@@ -360,8 +360,10 @@ var leaves = map[string][]string{
 	"internal/gateway/wire": {"internal/jsonenc"},
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
+	"internal/compaction":   {"internal/provider"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
+	"internal/compaction":   {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
 	"internal/outbox": {"internal/store"},
@@ -383,6 +385,7 @@ var importAllowLists = map[string][]string{
 		"github.com/coder/websocket",
 		"github.com/google/uuid",
 		"internal/agent",
+		"internal/compaction",
 		"internal/config",
 		"internal/gateway/wire",
 		"internal/jsonenc",
@@ -402,7 +405,7 @@ var importAllowLists = map[string][]string{
 	// which implements the tools' Messenger.
 	"internal/agent": {
 		"github.com/google/uuid",
-		"internal/policy", "internal/provider", "internal/store", "internal/tools", "internal/transcript",
+		"internal/compaction", "internal/policy", "internal/provider", "internal/store", "internal/tools", "internal/transcript",
 	},
 	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey"},
 	"internal/tools/sessions": {

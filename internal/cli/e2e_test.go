@@ -504,11 +504,21 @@ func TestSessionsDeleteAndReset(t *testing.T) {
 		t.Errorf("exported file: %v\n%s", err, data)
 	}
 
+	if out := g.mustRun("sessions", "compact", "main"); !strings.HasPrefix(out, "Nothing to compact in agent:main:main (") {
+		t.Errorf("compact = %q", out)
+	}
+	if out := g.mustRun("sessions", "compact", "main", "--max-lines", "1"); out != "Compacted agent:main:main: the model keeps the last 1 entries.\n" {
+		t.Errorf("compact --max-lines = %q", out)
+	}
+	if out := g.mustRun("sessions", "history", "main"); !strings.Contains(out, "system: Compaction\n") {
+		t.Errorf("history after compact = %q", out)
+	}
+
 	out = g.mustRun("sessions", "reset", "main")
 	if !strings.HasPrefix(out, "Reset agent:main:main (new session id ") {
 		t.Errorf("reset = %q", out)
 	}
-	if out := g.mustRun("sessions", "history", "main"); out != "No messages in agent:main:main.\n" {
+	if out := g.mustRun("sessions", "history", "main"); out != "system: Reset\n" {
 		t.Errorf("history after reset = %q", out)
 	}
 }

@@ -16,6 +16,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		newSessionsPatchCmd(g),
 		newSessionsDeleteCmd(g),
 		newSessionsResetCmd(g),
+		newSessionsCompactCmd(g),
 		newSessionsExportCmd(g),
 		newSessionsQueueCmd(g),
 	)

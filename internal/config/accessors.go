@@ -496,6 +496,10 @@ func cloneModels(ms []ModelDef) []ModelDef {
 			v := *m.MaxTokens
 			m.MaxTokens = &v
 		}
+		if m.ContextTokens != nil {
+			v := *m.ContextTokens
+			m.ContextTokens = &v
+		}
 		out[i] = m
 	}
 	return out

@@ -39,6 +39,11 @@ type Session struct {
 	// SendPolicy is nil when unset, which allows every send.
 	SendPolicy   *SendPolicy         `json:"sendPolicy,omitempty"`
 	AgentToAgent SessionAgentToAgent `json:"agentToAgent,omitzero"`
+	// Reset, ResetByType and ResetByChannel are the automatic resets;
+	// see Config.ResetRule.
+	Reset          *SessionReset           `json:"reset,omitempty"`
+	ResetByType    map[string]SessionReset `json:"resetByType,omitempty"`
+	ResetByChannel map[string]SessionReset `json:"resetByChannel,omitempty"`
 }
 
 // SendPolicy is "session.sendPolicy" (reference §8).
@@ -137,6 +142,11 @@ type AgentDefaults struct {
 	Sandbox   SandboxDefaults  `json:"sandbox,omitzero"`
 	// TimeoutSeconds bounds one agent run; nil when unset (600).
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
+	// Compaction is "agents.defaults.compaction"; see Config.Compaction.
+	Compaction CompactionConfig `json:"compaction,omitzero"`
+	// ContextPruning is "agents.defaults.contextPruning"; see
+	// Config.ContextPruning.
+	ContextPruning ContextPruningConfig `json:"contextPruning,omitzero"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.
@@ -228,7 +238,10 @@ type ModelDef struct {
 	Input         []string   `json:"input,omitempty"`
 	Cost          *ModelCost `json:"cost,omitempty"`
 	ContextWindow *int       `json:"contextWindow,omitempty"`
-	MaxTokens     *int       `json:"maxTokens,omitempty"`
+	// ContextTokens, when set, is the window runs budget against instead
+	// of ContextWindow.
+	ContextTokens *int `json:"contextTokens,omitempty"`
+	MaxTokens     *int `json:"maxTokens,omitempty"`
 }
 
 // ModelCost is a model's price per million tokens.

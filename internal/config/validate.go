@@ -124,6 +124,17 @@ func (k *checker) session() {
 		}
 	}
 	k.intRange(path("session", "agentToAgent", "maxPingPongTurns"), s.AgentToAgent.MaxPingPongTurns, 0, maxPingPongTurnsMax)
+	sp := path("session")
+	if r := k.c.Session.Reset; r != nil {
+		k.sessionReset(sp.key("reset"), *r)
+	}
+	for name, r := range k.c.Session.ResetByType {
+		k.enum(sp.key("resetByType"), name, "direct", "group", "thread")
+		k.sessionReset(sp.key("resetByType").key(name), r)
+	}
+	for name, r := range k.c.Session.ResetByChannel {
+		k.sessionReset(sp.key("resetByChannel").key(name), r)
+	}
 }
 
 func (k *checker) tools() {
@@ -171,6 +182,8 @@ func (k *checker) agents() {
 	k.modelRef(sp.key("model"), s.Model)
 	k.enum(dp.key("sandbox").key("mode"), d.Sandbox.Mode, "off", "non-main", "all")
 	k.enum(dp.key("sandbox").key("sessionToolsVisibility"), d.Sandbox.SessionToolsVisibility, "spawned", "all")
+	k.compaction(dp.key("compaction"), &d.Compaction)
+	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
 
 	seen := make(map[string]int)
 	firstDefault := -1
@@ -301,6 +314,7 @@ func (k *checker) models() {
 				k.enum(ip.key("input").index(j), in, "text", "image")
 			}
 			k.intMin(ip.key("contextWindow"), md.ContextWindow, 1)
+			k.intMin(ip.key("contextTokens"), md.ContextTokens, 1)
 			k.intMin(ip.key("maxTokens"), md.MaxTokens, 1)
 			if c := md.Cost; c != nil {
 				for _, f := range []struct {

@@ -257,6 +257,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			return 0
 		}(),
+		Compaction: compactionConfig(cfg),
+		ResetRule:  resetRule(cfg),
+		Pruning:    pruningConfig(cfg),
 	})
 	if err != nil {
 		return nil, err

@@ -94,6 +94,7 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 			model.MaxTokens = *def.MaxTokens
 		}
 	}
+	model.ContextTokens, model.ContextWindow = m.cfg.ModelWindow(provID, modelID)
 	return model, nil
 }
 

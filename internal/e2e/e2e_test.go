@@ -76,6 +76,12 @@ func start(t *testing.T, dir string, llm *fakellm.Server, extraEnv ...string) *g
 // members (JSON5, e.g. `tools: {...}, session: {...},`).
 func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraConfig string, extraEnv ...string) *gateway {
 	t.Helper()
+	return startModel(t, dir, llm, `{ id: "fake-1" }`, agentsList, extraConfig, extraEnv...)
+}
+
+// startModel is startWith with the fake-1 model's catalogue entry (JSON5).
+func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -84,10 +90,10 @@ func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraC
 	}
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
-  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [%s] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 } }, list: [%s] },
   %s
-}`, token, llm.URL(), agentsList, extraConfig)
+}`, token, llm.URL(), modelDef, agentsList, extraConfig)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +369,8 @@ func TestMethodsAndEvents(t *testing.T) {
 	before := call(t, c, "chat.history", map[string]any{"sessionKey": "main"})["sessionId"]
 	call(t, c, "sessions.reset", map[string]any{"key": "main"})
 	after := call(t, c, "chat.history", map[string]any{"sessionKey": "main"})
-	if after["sessionId"] == before || len(after["messages"].([]any)) != 0 {
+	// Only the synthetic Reset row: nothing from before the reset.
+	if msgs := after["messages"].([]any); after["sessionId"] == before || len(msgs) != 1 || len(boundaryRows([]map[string]any{msgs[0].(map[string]any)}, "reset")) != 1 {
 		t.Errorf("after reset: %v (was %v)", after, before)
 	}
 	call(t, c, "sessions.delete", map[string]any{"key": "agent:main:worker", "deleteTranscript": true})

@@ -7,7 +7,18 @@
 // steer agents with its directives (/reply, /tool, /then, /error, /stall, ...)
 // through the gateway's real adapters.
 //
-// It imports provider, provider/scripted and the standard library. Only
+// # Context window and summaries
+//
+// With [Options].ContextWindow set, a request whose prompt is larger (as
+// [CountTokens] counts it: denser than Switchboard's own estimate) is
+// refused with the API's own 400: OpenAI's context_length_exceeded body or
+// Anthropic's "prompt is too long: N tokens > M maximum". Such a server
+// reports its count as each reply's input usage. Compaction summariser
+// requests (the reference's summariser system prompt) are answered by
+// [Summary]: the requested sections with the latest unresolved request and
+// the conversation's identifiers, far shorter than the conversation.
+//
+// It imports provider, provider/scripted, compaction and the standard library. Only
 // tests and benchmark harnesses import it; production code paths never do.
 //
 // # Requests

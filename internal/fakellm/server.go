@@ -69,6 +69,15 @@ type Options struct {
 	DiscardRequests bool
 	// Now returns the time reported in "created" fields; nil means time.Now.
 	Now func() time.Time
+	// ContextWindow, when > 0, is the largest prompt (as CountTokens
+	// counts it) the model accepts; larger requests get the API's own
+	// context-overflow 400. Summariser requests (IsSummaryRequest) are
+	// answered by Summary instead of Model. With ContextWindow or
+	// CountTokens set, every reply reports the counted prompt tokens as its
+	// input usage.
+	ContextWindow int
+	// CountTokens replaces the default tokenizer (CountTokens).
+	CountTokens func(*provider.Request) int
 }
 
 // Recorded is one request received on a model endpoint
@@ -97,6 +106,9 @@ type Server struct {
 	keepInternal bool
 	discard      bool
 	now          func() time.Time
+	window       int
+	countTokens  func(*provider.Request) int
+	overflows    atomic.Int64
 
 	// ctx is cancelled by Close. It is the base context of the requests
 	// served by Start and Listen (ownsBase), so that stalled replies end
@@ -137,11 +149,18 @@ func New(opts Options) *Server {
 		keepInternal: opts.KeepInternalContext,
 		discard:      opts.DiscardRequests,
 		now:          opts.Now,
+		window:       opts.ContextWindow,
+		countTokens:  opts.CountTokens,
 		client:       http.DefaultClient,
 	}
 	if s.model == nil {
 		s.model = scripted.New(scripted.Options{})
 	}
+	report := s.window > 0 || s.countTokens != nil
+	if s.countTokens == nil {
+		s.countTokens = CountTokens
+	}
+	s.model = countedModel{inner: s.model, count: s.countTokens, report: report}
 	if s.modelID == "" {
 		s.modelID = scripted.ModelID
 	}
@@ -380,6 +399,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, d dialect) {
 		s.onRequest(r, req)
 	}
 	s.record(r, body, req)
+	if s.overflowed(w, req, d) {
+		return
+	}
 	if rep.streaming() {
 		s.stream(ctx, w, req, rep, d)
 	} else {

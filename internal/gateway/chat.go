@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -104,6 +105,14 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if err := s.checkKeyAgent(key); err != nil {
 		return nil, err
 	}
+	if cmd, ok := compaction.ParseCommand(p.Message); ok {
+		cl.subscribeSender(key)
+		res, next, err := s.sessionCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
+		if next == "" || err != nil {
+			return res, err
+		}
+		p.Message = next // the text after /new or /reset is the first turn
+	}
 	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
 		return nil, err
 	}
@@ -188,6 +197,10 @@ func (s *Server) handleChatHistory(ctx context.Context, cl *call) (any, error) {
 		return nil, err
 	}
 	for _, m := range hist {
+		if b, ok := boundaryRow(m); ok {
+			res.Messages = append(res.Messages, b)
+			continue
+		}
 		msg := m.Entry.Message
 		if m.Entry.Type != transcript.TypeMessage || msg == nil {
 			continue

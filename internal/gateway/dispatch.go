@@ -55,6 +55,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodSessionsResolve, scope: wire.ScopeRead, handle: s.handleSessionsResolve},
 		{name: wire.MethodSessionsPatch, scope: wire.ScopeWrite, scopeFor: patchScope, handle: s.handleSessionsPatch},
 		{name: wire.MethodSessionsReset, scope: wire.ScopeWrite, handle: s.handleSessionsReset},
+		{name: wire.MethodSessionsCompact, scope: wire.ScopeAdmin, handle: s.handleSessionsCompact},
 		{name: wire.MethodSessionsDelete, scope: wire.ScopeAdmin, handle: s.handleSessionsDelete},
 		{name: wire.MethodSessionsCreate, scope: wire.ScopeWrite, handle: s.handleSessionsCreate},
 		{name: wire.MethodChatSend, scope: wire.ScopeWrite, handle: s.handleChatSend},

@@ -37,7 +37,7 @@ func TestHandshakeOK(t *testing.T) {
 		t.Errorf("hello = %+v", hello)
 	}
 	wantMethods := []string{"health", "logs.tail", "status", "system-presence", "last-heartbeat", "usage.status",
-		"usage.cost", "sessions.usage", "models.list", "config.get", "sessions.messages.subscribe", "sessions.messages.unsubscribe", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset",
+		"usage.cost", "sessions.usage", "models.list", "config.get", "sessions.messages.subscribe", "sessions.messages.unsubscribe", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset", "sessions.compact",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "sessions.abort", "chat.inject",
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver"}

@@ -434,25 +434,7 @@ func (s *Server) handleSessionsReset(ctx context.Context, cl *call) (any, error)
 	}
 	agentID := s.agentID(p.AgentID)
 	key := s.canonicalKey(p.Key, agentID)
-	if _, err := s.cfg.Runner.AbortSession(ctx, key); err != nil {
-		return nil, err
-	}
-	sess, err := s.cfg.Store.UpdateSession(ctx, key, true, func(sess *store.Session) error {
-		if p.ExpectedSessionID != "" && sess.SessionID != p.ExpectedSessionID {
-			return errSessionChanged
-		}
-		if sess.CreatedAt.IsZero() {
-			s.initSession(sess, agentID)
-			sess.CreatedAt = s.now()
-		}
-		// A fresh transcript; the old one stays in the store under its id.
-		sess.SessionID = s.newID()
-		sess.SystemSent = false
-		sess.AbortedLastRun = false
-		sess.InputTokens, sess.OutputTokens, sess.TotalTokens, sess.ContextTokens = 0, 0, 0, 0
-		sess.UpdatedAt = s.now()
-		return nil
-	})
+	sess, err := s.resetSession(ctx, key, agentID, p.Reason, p.ExpectedSessionID, "")
 	if err != nil {
 		return nil, err
 	}

@@ -198,7 +198,9 @@ func TestSessionsMethods(t *testing.T) {
 	}
 	var hist wire.ChatHistoryResult
 	c.ok(wire.MethodChatHistory, map[string]any{"sessionKey": "main"}, &hist)
-	if hist.SessionID != reset.Entry.SessionID || len(hist.Messages) != 0 {
+	// Only the synthetic Reset row: nothing from before the reset.
+	if hist.SessionID != reset.Entry.SessionID || len(hist.Messages) != 1 ||
+		!strings.Contains(string(hist.Messages[0]), `"kind":"reset"`) || !strings.Contains(string(hist.Messages[0]), `"text":"Reset"`) {
 		t.Errorf("history after reset = %+v", hist)
 	}
 

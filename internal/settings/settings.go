@@ -42,6 +42,7 @@ type Settings struct {
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
 	agents   map[string]Agent // by normalised id: configured and default
+	provider map[string]bool  // configured model providers, by normalised id
 	cfg      *config.Config   // for agents that are not configured, and config.get
 }
 
@@ -127,6 +128,10 @@ func Resolve(cfg *config.Config) *Settings {
 		agents:   map[string]Agent{},
 		cfg:      cfg,
 	}
+	s.provider = map[string]bool{}
+	for id := range cfg.Providers() {
+		s.provider[id] = true
+	}
 	for _, e := range cfg.Agents.List {
 		s.entries = append(s.entries, Entry{ID: sessionkey.NormalizeAgentID(e.ID), Name: strings.TrimSpace(e.Name)})
 	}
@@ -164,6 +169,12 @@ func (s *Settings) Agent(id string) Agent {
 		return a
 	}
 	return agentOf(s.cfg, id)
+}
+
+// HasProvider reports whether a model provider with the id is configured
+// (ids are compared case-insensitively).
+func (s *Settings) HasProvider(id string) bool {
+	return s.provider[strings.ToLower(strings.TrimSpace(id))]
 }
 
 // Known reports whether id is the default agent or a configured one.

@@ -1,0 +1,47 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// ensureSession returns the session of in, creating it (with its
+// sessionStartedAt) when it does not exist yet.
+func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, error) {
+	// The common case, an existing session, needs no write.
+	if s, err := r.cfg.Store.GetSession(ctx, in.SessionKey); err == nil && s.SessionID != "" && s.AgentID != "" {
+		if in.AgentID == "" {
+			in.AgentID = s.AgentID
+		}
+		return s, nil
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
+		if s.SessionID == "" {
+			s.SessionID = r.newID()
+			s.Extra = setMember(s.Extra, "sessionStartedAt", r.now().UnixMilli())
+		}
+		if s.AgentID == "" {
+			s.AgentID = in.AgentID
+		}
+		if s.CreatedAt.IsZero() {
+			if s.Label == "" {
+				s.Label = in.Label
+			}
+			if s.SpawnedBy == "" {
+				s.SpawnedBy = in.SpawnedBy
+			}
+			if r.cfg.InitSession != nil {
+				r.cfg.InitSession(s, in)
+			}
+		}
+		if in.AgentID == "" {
+			in.AgentID = s.AgentID
+		}
+		s.UpdatedAt = r.now()
+		return nil
+	})
+}

@@ -1,0 +1,64 @@
+package compaction
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Chat command kinds.
+const (
+	CmdCompact = "compact"
+	CmdNew     = "new"
+	CmdReset   = "reset"
+	// CmdContext is "/context [list|detail|json]".
+	CmdContext = "context"
+)
+
+// Command is a parsed /compact, /new or /reset chat message.
+type Command struct {
+	Kind string
+	// Soft is "/reset soft": the transcript is kept.
+	Soft bool
+	// Rest is the text after the command (and after "soft"): the
+	// instructions of /compact, the model or first message of /new, the
+	// first message of /reset.
+	Rest string
+}
+
+// ParseCommand recognises a chat message that is one of the session
+// commands: "/compact [instructions]", "/new [model|message]",
+// "/reset [soft [message]]" and "/context [list|detail|json]". The command name is case-insensitive and must
+// be the whole first word; anything else is not a command.
+func ParseCommand(msg string) (Command, bool) {
+	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
+	if !strings.HasPrefix(s, "/") {
+		return Command{}, false
+	}
+	end := strings.IndexFunc(s, unicode.IsSpace)
+	if end < 0 {
+		end = len(s)
+	}
+	name := strings.ToLower(s[1:end])
+	rest := strings.TrimSpace(s[end:])
+	switch name {
+	case CmdCompact, CmdNew, CmdContext:
+		return Command{Kind: name, Rest: rest}, true
+	case CmdReset:
+		c := Command{Kind: CmdReset, Rest: rest}
+		word, after := cutSpace(rest)
+		if strings.EqualFold(word, "soft") {
+			c.Soft, c.Rest = true, strings.TrimSpace(after)
+		}
+		return c, true
+	}
+	return Command{}, false
+}
+
+// cutSpace splits s at its first run of white space.
+func cutSpace(s string) (string, string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
+}

@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// compactionConfig maps agents.defaults.compaction onto the runner's
+// settings.
+func compactionConfig(cfg *config.Config) agent.CompactionConfig {
+	c := cfg.Compaction()
+	return agent.CompactionConfig{
+		Disabled:          !c.Enabled,
+		Mode:              c.Mode,
+		Model:             c.Model,
+		Timeout:           time.Duration(c.TimeoutSeconds) * time.Second,
+		KeepRecentTokens:  c.KeepRecentTokens,
+		ReserveTokens:     c.ReserveTokens,
+		IdentifierPolicy:  c.IdentifierPolicy,
+		QualityGuard:      c.QualityGuard,
+		QualityMaxRetries: c.QualityMaxRetries,
+	}
+}
+
+// resetRule maps session.reset, resetByType and resetByChannel onto the
+// runner's automatic reset; nil when none is configured (no lookup per
+// message then).
+func resetRule(cfg *config.Config) func(*store.Session) compaction.ResetRule {
+	s := cfg.Session
+	if s.Reset == nil && len(s.ResetByType) == 0 && len(s.ResetByChannel) == 0 {
+		return nil
+	}
+	return func(sess *store.Session) compaction.ResetRule {
+		chatType := sess.ChatType
+		if strings.Contains(sess.Key, ":thread:") {
+			chatType = "thread"
+		}
+		mode, atHour, idle := cfg.ResetRule(chatType, sess.Channel)
+		return compaction.ResetRule{Mode: mode, AtHour: atHour, IdleMinutes: idle}
+	}
+}
+
+// pruningConfig maps agents.defaults.contextPruning onto the runner's.
+func pruningConfig(cfg *config.Config) agent.PruningConfig {
+	p := cfg.ContextPruning()
+	return agent.PruningConfig{Enabled: p.Enabled, TTL: p.TTL, Allow: p.Allow, Deny: p.Deny, HardClear: p.HardClear, Placeholder: p.Placeholder}
+}

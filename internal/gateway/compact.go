@@ -1,0 +1,285 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Replies of the session commands, as the reference words them.
+const (
+	replyNew   = "✅ New session started."
+	replyReset = "✅ Session reset."
+)
+
+// handleSessionsCompact compacts a session now, or with maxLines keeps only
+// its last maxLines entries in the model's view.
+func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsCompactParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
+	if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+		return nil, invalid("No session found: " + p.Key)
+	} else if err != nil {
+		return nil, err
+	}
+	out := wire.SessionsCompactResult{OK: true, Key: key}
+	if p.MaxLines != nil {
+		res, err := s.cfg.Runner.Truncate(ctx, key, *p.MaxLines)
+		if err != nil {
+			return nil, err
+		}
+		out.Compacted, out.Kept, out.Reason = res.Compacted, &res.Kept, res.Reason
+		return out, nil
+	}
+	res, err := s.cfg.Runner.Compact(ctx, key, "")
+	if err != nil {
+		return nil, wire.NewError(wire.CodeUnavailable, "compaction failed: "+err.Error())
+	}
+	out.Compacted, out.Reason = res.Compacted, res.Reason
+	if res.Compacted {
+		var details any
+		_ = json.Unmarshal(res.Details, &details)
+		out.Result = &wire.CompactDetail{TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter,
+			Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, Details: details}
+	}
+	return out, nil
+}
+
+// sessionCommand handles a /compact, /new or /reset chat message without
+// a model turn (only /compact's summary call reaches a model). It returns
+// the chat.send result, or next: text that follows /new or /reset and
+// runs as the session's first turn.
+func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string, cmd compaction.Command) (res any, next string, err error) {
+	ok := wire.ChatSendResult{RunID: runID, Status: "ok"}
+	if cmd.Kind == compaction.CmdContext {
+		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+			return ok, "", nil
+		}
+		rep, err := s.cfg.Runner.ContextReport(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply"}); err != nil {
+			return nil, "", err
+		}
+		return ok, "", nil
+	}
+	if cmd.Kind == compaction.CmdCompact {
+		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+			return ok, "", nil // nothing to compact, nowhere to reply
+		}
+		reply := ""
+		r, err := s.cfg.Runner.Compact(ctx, key, cmd.Rest)
+		if err != nil {
+			s.log.Warn("compaction failed", "sessionKey", key, "err", err)
+			reply = "⚙️ Compaction failed: " + err.Error()
+		} else {
+			reply = compaction.CompactedReply(r.Compacted, r.TokensBefore, r.TokensAfter, r.Window)
+		}
+		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply"}); err != nil {
+			return nil, "", err
+		}
+		return ok, "", nil
+	}
+	// Like sessions.reset, /new and /reset need operator.write (which
+	// chat.send already required).
+	rest, model := cmd.Rest, ""
+	if cmd.Kind == compaction.CmdNew {
+		if word, after, _ := strings.Cut(rest, " "); s.knownModel(word) {
+			model, rest = word, strings.TrimSpace(after)
+		}
+	}
+	reply := replyReset
+	if cmd.Kind == compaction.CmdNew {
+		reply = replyNew
+	}
+	if !cmd.Soft {
+		if _, err := s.resetSession(ctx, key, agentID, cmd.Kind, "", model); err != nil {
+			return nil, "", err
+		}
+	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+		if _, err := s.resetSession(ctx, key, agentID, cmd.Kind, "", ""); err != nil {
+			return nil, "", err
+		}
+	}
+	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply"}); err != nil {
+		return nil, "", err
+	}
+	if rest == "" {
+		return ok, "", nil
+	}
+	return nil, rest, nil
+}
+
+// knownModel reports whether ref is a "<provider>/<model>" of a configured
+// provider (or the offline one).
+func (s *Server) knownModel(ref string) bool {
+	prov, model := config.SplitModelRef(ref)
+	if prov == "" || model == "" || !strings.Contains(ref, "/") {
+		return false
+	}
+	if prov == "scripted" {
+		return true
+	}
+	return s.conf.HasProvider(prov)
+}
+
+// resetSession starts a fresh transcript for key (the old one stays
+// stored, its id kept as previousSessionId) whose first entry is a
+// {type: "reset", reason} entry, so chat.history shows a Reset row and the
+// model gets nothing from before. Live runs of the session are aborted.
+func (s *Server) resetSession(ctx context.Context, key, agentID, reason, expected, model string) (*store.Session, error) {
+	if _, err := s.cfg.Runner.AbortSession(ctx, key); err != nil {
+		return nil, err
+	}
+	if reason == "" {
+		reason = compaction.CmdReset
+	}
+	var previous string
+	sess, err := s.cfg.Store.UpdateSession(ctx, key, true, func(sess *store.Session) error {
+		if expected != "" && sess.SessionID != expected {
+			return errSessionChanged
+		}
+		if sess.CreatedAt.IsZero() {
+			s.initSession(sess, agentID)
+			sess.CreatedAt = s.now()
+		}
+		previous = sess.SessionID
+		sess.SessionID = s.newID()
+		sess.SystemSent = false
+		sess.AbortedLastRun = false
+		sess.InputTokens, sess.OutputTokens, sess.TotalTokens, sess.ContextTokens = 0, 0, 0, 0
+		if model != "" {
+			sess.Model = model
+		}
+		sess.Extra = setExtra(sess.Extra, "previousSessionId", previous)
+		sess.Extra = setExtra(sess.Extra, "compactionCount", nil)
+		sess.Extra = setExtra(sess.Extra, "sessionStartedAt", s.now().UnixMilli())
+		sess.UpdatedAt = s.now()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := transcript.Entry{Type: transcript.TypeReset, Timestamp: transcript.FormatTime(s.now()), Extra: map[string]json.RawMessage{}}
+	e.Extra["reason"], _ = json.Marshal(reason)
+	if previous != "" {
+		e.Extra["previousSessionId"], _ = json.Marshal(previous)
+	}
+	if _, err := s.cfg.Store.AppendMessages(ctx, sess.SessionID, []store.Message{{SessionID: sess.SessionID, Entry: e}}); err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// setExtra sets (or with a nil v removes) one member of a session's extra
+// object.
+func setExtra(raw json.RawMessage, name string, v any) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m)
+	}
+	if v == nil || v == "" {
+		delete(m, name)
+	} else {
+		m[name], _ = json.Marshal(v)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// boundaryRow is chat.history's synthetic row for a compaction or reset
+// entry: {role: "system", content: [{type: "text", text: "Compaction"}],
+// __openclaw: {id, seq, kind, …}}. ok is false for other entries.
+func boundaryRow(m store.Message) (json.RawMessage, bool) {
+	var text, kind string
+	switch m.Entry.Type {
+	case transcript.TypeCompaction:
+		text, kind = "Compaction", "compaction"
+	case transcript.TypeReset:
+		text, kind = "Reset", "reset"
+	default:
+		return nil, false
+	}
+	meta := map[string]any{"id": m.Entry.ID, "seq": m.Seq, "kind": kind}
+	for _, k := range []string{"tokensBefore", "tokensAfter", "reason", "firstKeptEntryId"} {
+		if v, ok := m.Entry.Extra[k]; ok {
+			meta[k] = v
+		}
+	}
+	row := map[string]any{
+		"role":       "system",
+		"content":    []map[string]string{{"type": "text", "text": text}},
+		"__openclaw": meta,
+	}
+	if ts, err := time.Parse(time.RFC3339Nano, m.Entry.Timestamp); err == nil {
+		row["timestamp"] = ts.UnixMilli()
+	}
+	b, err := json.Marshal(row)
+	return b, err == nil
+}
+
+// contextText formats a /context report: "json" as a JSON object, "detail"
+// with every tool name, otherwise ("list") the summary lines.
+func contextText(r *agent.ContextReport, mode string) string {
+	if strings.EqualFold(strings.TrimSpace(mode), "json") {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		return string(b)
+	}
+	detail := strings.EqualFold(strings.TrimSpace(mode), "detail")
+	var b strings.Builder
+	b.WriteString("🧠 Context breakdown")
+	if detail {
+		b.WriteString(" (detailed)")
+	}
+	fmt.Fprintf(&b, "\nModel: %s • window %s • compacts at %s", r.Model, compaction.FormatTokens(r.Window), compaction.FormatTokens(r.Threshold))
+	fmt.Fprintf(&b, "\nSystem prompt (run): %s chars (~%s tok)", commas(r.SystemChars), commas(r.SystemTokens))
+	tools := r.Tools
+	if !detail && len(tools) > 8 {
+		tools = append(append([]string(nil), tools[:8]...), "…")
+	}
+	if len(tools) > 0 {
+		fmt.Fprintf(&b, "\nTools: %s", strings.Join(tools, ", "))
+	}
+	fmt.Fprintf(&b, "\nTool schemas (JSON): %s chars (~%s tok) (counts toward context; not shown as text)", commas(r.ToolChars), commas(r.ToolTokens))
+	if r.SummaryChars > 0 {
+		fmt.Fprintf(&b, "\nCompaction summary: %s chars (~%s tok)", commas(r.SummaryChars), commas(r.SummaryTokens))
+	}
+	fmt.Fprintf(&b, "\nHistory: %d messages, %s chars (~%s tok)", r.Messages, commas(r.HistoryChars), commas(r.HistoryTokens))
+	if detail {
+		fmt.Fprintf(&b, "\nEstimate calibration: ×%.2f of characters/4", r.Calibration)
+	}
+	b.WriteString("\n" + compaction.ContextLine(r.Total, r.Window))
+	return b.String()
+}
+
+// commas formats n with thousands separators.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
