@@ -363,7 +363,6 @@ var leaves = map[string][]string{
 	"internal/compaction":   {"internal/provider"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
-	"internal/compaction":   {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
 	"internal/outbox": {"internal/store"},
