@@ -1,0 +1,86 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+// TestFreshDatabases checks that each DB call gives a new, empty database
+// on a server that answers, and that the server does not run as root.
+func TestFreshDatabases(t *testing.T) {
+	ctx := context.Background()
+	a, b := DB(t), DB(t)
+	if a == b {
+		t.Fatalf("two DB calls gave the same DSN %q", a)
+	}
+	for _, dsn := range []string{a, b} {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("fresh database has %d tables", n)
+		}
+		if _, err := conn.Exec(ctx, `CREATE TABLE x (id int)`); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close(ctx)
+		if os.Getenv(EnvURL) != "" {
+			continue
+		}
+		status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == "0" {
+				t.Errorf("server backend %d runs as root", pid)
+			}
+		}
+	}
+}
+
+// TestDropOnCleanup checks that a test's database is gone after it ends.
+func TestDropOnCleanup(t *testing.T) {
+	var dsn string
+	t.Run("inner", func(t *testing.T) { dsn = DB(t) })
+	if t.Skipped() {
+		return
+	}
+	c, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, cfg.Database).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists {
+		t.Errorf("database %s still exists after its test", cfg.Database)
+	}
+}
