@@ -162,6 +162,10 @@ var docSays = map[string]struct {
 	"internal/policy":          {"Package policy owns ", []string{"may import it"}},
 	"internal/store/sqlite":    {"Package sqlite owns ", nil},
 	"internal/store/storetest": {"Package storetest owns ", nil},
+
+	// The PostgreSQL backend and its test harness.
+	"internal/store/postgres":        {"Package postgres owns ", []string{"Only the daemon"}},
+	"internal/store/postgres/pgtest": {"Package pgtest owns ", []string{"Test-only"}},
 }
 
 func TestPackageDocWording(t *testing.T) {
@@ -390,6 +394,16 @@ var importAllowLists = map[string][]string{
 		"internal/tools",
 		"internal/transcript",
 	},
+	// The PostgreSQL backend: the store contract and pgx, nothing else.
+	"internal/store/postgres": {
+		"github.com/google/uuid",
+		"github.com/jackc/pgx/v5",
+		"github.com/jackc/pgx/v5/pgconn",
+		"github.com/jackc/pgx/v5/pgxpool",
+		"internal/store",
+		"internal/transcript",
+	},
+	"internal/store/postgres/pgtest": {"github.com/jackc/pgx/v5"},
 }
 
 func TestImportAllowLists(t *testing.T) {
@@ -458,6 +472,9 @@ var forbidden = []struct{ from, to string }{
 	{"internal/", "internal/interop"}, // test support only
 	{"internal/agent", "internal/gateway"},
 	{"internal/store", "internal/agent"},
+
+	// Test support only.
+	{"internal/", "internal/store/postgres/pgtest"},
 }
 
 func TestForbiddenEdges(t *testing.T) {

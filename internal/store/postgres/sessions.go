@@ -226,7 +226,10 @@ func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
 		add(`strpos(search, $?) > 0`, strings.ToLower(opts.Search))
 	}
 	if opts.Exclude != 0 {
-		add(`(key_class & $?) = 0`, int32(opts.Exclude))
+		// "key_class = 0 OR": most keys are in no class, and the planner
+		// estimates that from the column's statistics (it cannot estimate
+		// the bit test), so it keeps walking the ordered index.
+		add(`(key_class = 0 OR (key_class & $?) = 0)`, int32(opts.Exclude))
 	}
 	return args
 }
