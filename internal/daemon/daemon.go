@@ -25,7 +25,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
@@ -205,9 +204,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 
-	st, err := sqlite.Open(ctx, filepath.Join(paths.StateDir, DBFile), sqlite.Options{})
+	st, err := openStore(ctx, cfg, paths.StateDir)
 	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -292,7 +291,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		lock:      lock,
-		readiness: &readiness{dir: paths.StateDir},
+		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
 		logs:      logs,
 		Config:    cfg,
 		Store:     st,
@@ -319,7 +318,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Config:                cfg,
 		Logger:                log,
 		Version:               opts.Version,
-		StorePath:             filepath.Join(paths.StateDir, DBFile),
+		StorePath:             st.name,
 		StateDir:              paths.StateDir,
 		LogFile:               logs.path(),
 		Catalog:               mods.Catalog,

@@ -139,3 +139,66 @@ func TestOpenBadURL(t *testing.T) {
 		t.Errorf("Open(unreachable) = %v", err)
 	}
 }
+
+// TestLockGateway checks that a database serves one gateway at a time, and
+// that closing the holder frees it.
+func TestLockGateway(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	if err := nodes[0].LockGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[1].LockGateway(ctx); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second LockGateway = %v, want ErrInUse", err)
+	}
+	nodes[0].Close()
+	if err := nodes[1].LockGateway(ctx); err != nil {
+		t.Fatalf("LockGateway after the holder closed: %v", err)
+	}
+}
+
+// TestLockGatewayRetaken cuts the lock holder's connections: Ping takes the
+// lock again, and reports it lost when another process got it first.
+func TestLockGatewayRetaken(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	if err := nodes[0].LockGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const holders = `FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND objid = $1::bigint::bit(32)::int::oid AND pid <> pg_backend_pid()`
+	cut := func() {
+		t.Helper()
+		if _, err := nodes[1].pool.Exec(ctx, `SELECT pg_terminate_backend(pid) `+holders, int64(gatewayLock)); err != nil {
+			t.Fatal(err)
+		}
+		// Termination is asynchronous: wait until the lock is free.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var n int
+			if err := nodes[1].pool.QueryRow(ctx, `SELECT count(*) `+holders, int64(gatewayLock)).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the lock holder's backend did not end")
+			}
+		}
+	}
+	cut()
+	if err := nodes[0].Ping(ctx); err != nil {
+		t.Fatalf("Ping after the lock's connection was cut: %v", err)
+	}
+	if err := nodes[1].LockGateway(ctx); !errors.Is(err, ErrInUse) {
+		t.Fatalf("LockGateway while re-held = %v, want ErrInUse", err)
+	}
+	// Cut again, and let the other node take it first.
+	cut()
+	if err := nodes[1].LockGateway(ctx); err != nil {
+		t.Fatalf("LockGateway after the holder was cut: %v", err)
+	}
+	if err := nodes[0].Ping(ctx); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "gateway lock lost") {
+		t.Errorf("Ping after losing the lock = %v", err)
+	}
+}

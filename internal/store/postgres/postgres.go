@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,9 @@ type Store struct {
 	now    func() time.Time
 	newID  func() string
 	closed atomic.Bool
+
+	lockMu   sync.Mutex    // guards lockConn
+	lockConn *pgxpool.Conn // holds the gateway lock; nil when not held
 }
 
 var _ store.Store = (*Store)(nil)
@@ -112,21 +116,39 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the pool. A second call returns net.ErrClosed.
+// Close releases the gateway lock and closes the pool. A second call
+// returns net.ErrClosed.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return net.ErrClosed
 	}
+	s.lockMu.Lock()
+	if s.lockConn != nil {
+		unlock(s.lockConn)
+		s.lockConn = nil
+	}
+	s.lockMu.Unlock()
 	s.pool.Close()
 	return nil
 }
 
-// Ping checks that the database answers (readiness).
+// Ping checks that the database answers (readiness), and that this
+// process still holds the gateway lock when it took it: a lock whose
+// connection was cut is taken again, unless another gateway has it now.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen("Ping"); err != nil {
 		return err
 	}
-	if err := s.pool.Ping(ctx); err != nil {
+	// A connection cut while idle fails once and leaves the pool: try
+	// again with a fresh one.
+	err := s.pool.Ping(ctx)
+	if err != nil && ctx.Err() == nil {
+		err = s.pool.Ping(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres.Ping: %w", err)
+	}
+	if err := s.relockGateway(ctx); err != nil {
 		return fmt.Errorf("postgres.Ping: %w", err)
 	}
 	return nil

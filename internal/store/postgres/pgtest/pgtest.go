@@ -69,10 +69,15 @@ var (
 )
 
 // Main runs a test package's tests with one shared cluster, started on the
-// first DB call and stopped after the tests. Call it from TestMain:
+// first DB call and stopped after the tests, and exits. Call it from
+// TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that does more: it runs the tests, stops the
+// shared cluster if one was started, and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	mu.Lock()
 	c := shared
@@ -80,9 +85,12 @@ func Main(m *testing.M) {
 	if c != nil {
 		if err := c.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // get starts the shared cluster once.
