@@ -166,6 +166,7 @@ var docSays = map[string]struct {
 	// The PostgreSQL backend and its test harness.
 	"internal/store/postgres":        {"Package postgres owns ", []string{"Only the daemon"}},
 	"internal/store/postgres/pgtest": {"Package pgtest owns ", []string{"Test-only"}},
+	"internal/store/pgmigrate":       {"Package pgmigrate owns ", []string{"Only the daemon imports it"}},
 }
 
 func TestPackageDocWording(t *testing.T) {
@@ -404,6 +405,14 @@ var importAllowLists = map[string][]string{
 		"internal/transcript",
 	},
 	"internal/store/postgres/pgtest": {"github.com/jackc/pgx/v5"},
+	// migrate: both backends, pgx and the SQLite driver, nothing else.
+	"internal/store/pgmigrate": {
+		"github.com/jackc/pgx/v5",
+		"internal/store",
+		"internal/store/postgres",
+		"internal/store/sqlite",
+		"modernc.org/sqlite",
+	},
 }
 
 func TestImportAllowLists(t *testing.T) {

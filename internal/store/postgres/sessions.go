@@ -63,7 +63,13 @@ const searchSep = "\x1f"
 
 // searchText is the search column of s.
 func searchText(s *store.Session) string {
-	return strings.ToLower(strings.Join([]string{s.Key, s.SessionID, s.Label, s.DisplayName}, searchSep))
+	return SearchText(s.Key, s.SessionID, s.Label, s.DisplayName)
+}
+
+// SearchText is the derived search column of a session row with these
+// fields, for writers that copy rows in bulk (switchboard migrate).
+func SearchText(key, sessionID, label, displayName string) string {
+	return strings.ToLower(strings.Join([]string{key, sessionID, label, displayName}, searchSep))
 }
 
 // scanSession reads one row of sessionCols.
