@@ -61,7 +61,7 @@ func DisplayDatabaseURL(raw string) string {
 	raw = strings.TrimSpace(raw)
 	if strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://") {
 		u, err := url.Parse(raw)
-		if err != nil {
+		if err != nil || strings.ContainsAny(raw, " \t\r\n") {
 			return "postgres (unparsable URL)"
 		}
 		host := u.Host
@@ -72,7 +72,11 @@ func DisplayDatabaseURL(raw string) string {
 		if u.User != nil && u.User.Username() != "" {
 			user = u.User.Username() + "@"
 		}
-		return "postgres://" + user + host + u.Path
+		db := u.Path
+		if strings.ContainsAny(db, "=&;") { // not a database name: hide it
+			db = "/…"
+		}
+		return "postgres://" + user + host + db
 	}
 	var host, db string
 	for _, f := range strings.Fields(raw) {

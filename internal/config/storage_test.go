@@ -75,3 +75,28 @@ func TestDisplayDatabaseURL(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDisplayDatabaseURL checks that no URL, however malformed, shows its
+// password.
+func FuzzDisplayDatabaseURL(f *testing.F) {
+	for _, s := range []string{
+		"postgres://u:pw@h:1/db?password=pw", "postgresql://u:pw@/db?host=/tmp", "host=h password=pw dbname=d",
+		"postgres://u:pw@[::1/x", "postgres://:pw@h/", "postgres://u:p%40w@h/db",
+	} {
+		f.Add(s, "pw")
+	}
+	f.Fuzz(func(t *testing.T, prefix, secret string) {
+		if len(secret) < 4 || strings.ContainsAny(secret, "@/:?#[]%&= \\t\\n\\\"'") || strings.Contains(prefix, secret) {
+			return
+		}
+		for _, raw := range []string{
+			"postgres://user:" + secret + "@" + prefix + "/db",
+			"postgres://user@" + prefix + "/db?password=" + secret,
+			prefix + " password=" + secret,
+		} {
+			if got := DisplayDatabaseURL(raw); strings.Contains(got, secret) {
+				t.Fatalf("DisplayDatabaseURL(%q) = %q shows the password", raw, got)
+			}
+		}
+	})
+}
