@@ -83,7 +83,17 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		posted bool
 	)
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTranscript(ctx, tx, sessionID); err != nil {
+		// One round trip: the lock, then (reading after it) the key and
+		// the transcript's tail.
+		var b pgx.Batch
+		b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		if idemKey != "" {
+			b.Queue(qByIdemKey, sessionID, idemKey)
+		}
+		b.Queue(qLastEntry, sessionID)
+		res := tx.SendBatch(ctx, &b)
+		defer res.Close()
+		if _, err := res.Exec(); err != nil {
 			return err
 		}
 		if idemKey != "" {
@@ -91,17 +101,25 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 				created int64
 				line    []byte
 			)
-			found = store.Message{SessionID: sessionID}
-			err := tx.QueryRow(ctx, qByIdemKey, sessionID, idemKey).Scan(&found.Seq, &found.Role, &found.RunID, &created, &line)
+			m := store.Message{SessionID: sessionID}
+			err := res.QueryRow().Scan(&m.Seq, &m.Role, &m.RunID, &created, &line)
 			if err == nil {
-				found.CreatedAt = fromMs(created)
+				m.CreatedAt = fromMs(created)
+				found = m
 				return found.Entry.UnmarshalJSON(line)
 			}
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
 		}
-		if err := s.appendLockedTx(ctx, tx, sessionID, out, idemKey); err != nil {
+		t, err := scanTail(res.QueryRow())
+		if err != nil {
+			return err
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if err := appendAfter(ctx, tx, sessionID, t, out, idemKey); err != nil {
 			return err
 		}
 		found, posted = out[0], true
@@ -212,26 +230,44 @@ func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store
 	return out, nil
 }
 
-// appendTx takes the transcript's lock and appends prepared messages.
-func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) error {
-	if err := lockTranscript(ctx, tx, sessionID); err != nil {
-		return err
-	}
-	return s.appendLockedTx(ctx, tx, sessionID, out, idemKey)
+// tail is the last entry of a transcript: its seq (0 when empty) and id.
+type tail struct {
+	seq    int64
+	prevID string
 }
 
-// appendLockedTx appends prepared messages after the transcript's last
-// entry, chaining their parent ids and numbering them, in one batch. The
-// caller holds the transcript's lock. idemKey, when set, is recorded on the
-// first message (PostMessage).
-func (s *Store) appendLockedTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) error {
-	var (
-		seq    int64
-		prevID string
-	)
-	if err := tx.QueryRow(ctx, qLastEntry, sessionID).Scan(&seq, &prevID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+func scanTail(row pgx.Row) (tail, error) {
+	var t tail
+	if err := row.Scan(&t.seq, &t.prevID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return t, err
+	}
+	return t, nil
+}
+
+// appendTx takes the transcript's lock and reads its tail in one round
+// trip, then appends prepared messages.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) error {
+	var b pgx.Batch
+	b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+	b.Queue(qLastEntry, sessionID)
+	res := tx.SendBatch(ctx, &b)
+	if _, err := res.Exec(); err != nil {
+		res.Close()
 		return err
 	}
+	t, err := scanTail(res.QueryRow())
+	if err := errors.Join(err, res.Close()); err != nil {
+		return err
+	}
+	return appendAfter(ctx, tx, sessionID, t, out, idemKey)
+}
+
+// appendAfter appends prepared messages after the transcript's last entry
+// t, chaining their parent ids and numbering them, in one statement. The
+// caller holds the transcript's lock. idemKey, when set, is recorded on the
+// first message (PostMessage).
+func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out []store.Message, idemKey string) error {
+	seq, prevID := t.seq, t.prevID
 	// One multi-row INSERT: one round trip whatever the batch size.
 	args := make([]any, 0, 8*len(out))
 	q := make([]byte, 0, 128+48*len(out))

@@ -167,13 +167,21 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
-// lockTranscript takes the transaction-scoped advisory lock of transcript
-// sessionID: appends to one transcript are serialized across connections
+// qLockTranscript takes the transaction-scoped advisory lock of a
+// transcript: appends to one transcript are serialized across connections
 // and nodes.
-func lockTranscript(ctx context.Context, tx pgx.Tx, sessionID string) error {
+const qLockTranscript = `SELECT pg_advisory_xact_lock($1)`
+
+// transcriptLockKey is the advisory lock key of transcript sessionID.
+func transcriptLockKey(sessionID string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("transcript\x00" + sessionID))
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(h.Sum64()))
+	return int64(h.Sum64())
+}
+
+// lockTranscript takes the lock of transcript sessionID.
+func lockTranscript(ctx context.Context, tx pgx.Tx, sessionID string) error {
+	_, err := tx.Exec(ctx, qLockTranscript, transcriptLockKey(sessionID))
 	return err
 }
 

@@ -51,6 +51,9 @@ const (
 		runs.stop_reason, runs.usage`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
+
+	qStartRun = `UPDATE runs SET status = 'running', started_at = $2, session_id = $3
+		WHERE run_id = $1 AND status = 'queued' RETURNING ` + runCols
 )
 
 // scanRun reads one row of runCols.
@@ -308,17 +311,20 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 			r.Usage.Cost = &c
 		}
 		r.EndedAt = ended
-		if err := putRunTx(ctx, tx, r); err != nil {
+		// The run, its session and the outbox in one round trip.
+		args, err := runArgs(r)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			res.Status == store.RunAborted, !r.StartedAt.IsZero(), toMs(ended), r.SessionKey); err != nil {
-			return err
-		}
+		var b pgx.Batch
+		b.Queue(qUpdateRun, args...)
+		b.Queue(qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			res.Status == store.RunAborted, !r.StartedAt.IsZero(), toMs(ended), r.SessionKey)
 		for _, args := range outbox {
-			if _, err := tx.Exec(ctx, qInsertOutbox, args...); err != nil {
-				return err
-			}
+			b.Queue(qInsertOutbox, args...)
+		}
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
 		}
 		out = r
 		return nil
@@ -399,17 +405,19 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 	}
 	var run *store.Run
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		r, err := getRunLocked(ctx, tx, runID)
+		// Queued to running in one statement; when it matches nothing,
+		// find out why.
+		r, err := scanRun(tx.QueryRow(ctx, qStartRun, runID, toMs(startedAt), sessionID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			var status string
+			if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
+			} else if err != nil {
+				return err
+			}
+			return fmt.Errorf("run %q is %s, not queued: %w", runID, status, store.ErrConflict)
+		}
 		if err != nil {
-			return err
-		}
-		if r.Status != store.RunQueued {
-			return fmt.Errorf("run %q is %s, not queued: %w", runID, r.Status, store.ErrConflict)
-		}
-		r.Status = store.RunRunning
-		r.StartedAt = startedAt
-		r.SessionID = sessionID
-		if err := putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
 		if len(out) > 0 {

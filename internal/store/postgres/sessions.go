@@ -315,15 +315,30 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		fnErr error
 	)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		fresh := false
+		var (
+			fresh bool
+			sess  *store.Session
+			err   error
+		)
 		if create {
-			tag, err := tx.Exec(ctx, qPlaceholderSession, key, int32(store.ClassOf(key)))
-			if err != nil {
-				return err
+			// Reserve the key and lock the row in one round trip.
+			var b pgx.Batch
+			b.Queue(qPlaceholderSession, key, int32(store.ClassOf(key)))
+			b.Queue(qGetSessionLocked, key)
+			res := tx.SendBatch(ctx, &b)
+			tag, xerr := res.Exec()
+			if xerr != nil {
+				res.Close()
+				return xerr
 			}
 			fresh = tag.RowsAffected() == 1
+			sess, err = scanSession(res.QueryRow())
+			if cerr := res.Close(); err == nil && cerr != nil {
+				return cerr
+			}
+		} else {
+			sess, err = scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
 		}
-		sess, err := scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
