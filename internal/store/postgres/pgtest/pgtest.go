@@ -124,7 +124,7 @@ func DB(t testing.TB) string {
 	t.Helper()
 	c, err := get()
 	if err != nil {
-		if errors.Is(err, ErrNoPostgres) && os.Getenv("CI") != "true" {
+		if skip(err, os.Getenv("CI")) {
 			t.Skip(err)
 		}
 		t.Fatal(err)
@@ -147,6 +147,13 @@ func DB(t testing.TB) string {
 		}
 	})
 	return withDatabase(c.URL, name)
+}
+
+// skip reports whether a test without a database skips (PostgreSQL is not
+// installed, outside CI) rather than fails (under CI=true, or any other
+// error).
+func skip(err error, ci string) bool {
+	return errors.Is(err, ErrNoPostgres) && ci != "true"
 }
 
 // withDatabase returns dsn (a URL) pointing at database name.
@@ -261,6 +268,9 @@ func (c *Cluster) run(name string, args ...string) ([]byte, error) {
 // else the newest /usr/lib/postgresql/<version>/bin (Debian), else PATH.
 func findBin() (string, error) {
 	if d := os.Getenv(EnvBin); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err != nil {
+			return "", fmt.Errorf("%w: %s=%s: %v", ErrNoPostgres, EnvBin, d, err)
+		}
 		return d, nil
 	}
 	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")

@@ -2,6 +2,8 @@ package pgtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -82,5 +84,27 @@ func TestDropOnCleanup(t *testing.T) {
 	}
 	if exists {
 		t.Errorf("database %s still exists after its test", cfg.Database)
+	}
+}
+
+func TestSkipOnlyOutsideCI(t *testing.T) {
+	missing := fmt.Errorf("wrapped: %w", ErrNoPostgres)
+	for _, tt := range []struct {
+		err  error
+		ci   string
+		skip bool
+	}{
+		{missing, "", true},
+		{missing, "false", true},
+		{missing, "true", false},
+		{errors.New("pg_ctl start: port in use"), "", false},
+	} {
+		if got := skip(tt.err, tt.ci); got != tt.skip {
+			t.Errorf("skip(%v, CI=%q) = %v, want %v", tt.err, tt.ci, got, tt.skip)
+		}
+	}
+	t.Setenv(EnvBin, t.TempDir())
+	if _, err := findBin(); !errors.Is(err, ErrNoPostgres) {
+		t.Errorf("findBin with an empty %s = %v, want ErrNoPostgres", EnvBin, err)
 	}
 }
