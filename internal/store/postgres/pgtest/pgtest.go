@@ -190,7 +190,14 @@ func Start() (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if c.dir, err = os.MkdirTemp("", "switchboard-pg-*"); err != nil {
+	reapStale(c.pgCtl, c.cred)
+	if c.dir, err = os.MkdirTemp("", dirPrefix+"*"); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	// The owner file lets a later Start reap this cluster if this process
+	// dies without stopping it (a panic, a kill).
+	if err := os.WriteFile(filepath.Join(c.dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(c.dir)
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	defer func() {
@@ -234,6 +241,30 @@ func Start() (_ *Cluster, err error) {
 			logText, _ := os.ReadFile(c.log)
 			return nil, fmt.Errorf("pgtest: pg_ctl start: %w\n%s\n%s", err, out, logText)
 		}
+	}
+}
+
+// dirPrefix names cluster directories in the temporary directory, and
+// ownerFile, inside one, holds the pid of the test process that made it.
+const (
+	dirPrefix = "switchboard-pg-"
+	ownerFile = "owner.pid"
+)
+
+// reapStale stops and removes the clusters whose test process is gone.
+func reapStale(pgCtl string, cred *syscall.Credential) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // being created, or not ours
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // its owner is alive (or unknown)
+		}
+		stale := &Cluster{dir: dir, data: filepath.Join(dir, "data"), pgCtl: pgCtl, cred: cred}
+		stale.Stop()
 	}
 }
 

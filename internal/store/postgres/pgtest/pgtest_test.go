@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -106,5 +109,47 @@ func TestSkipOnlyOutsideCI(t *testing.T) {
 	t.Setenv(EnvBin, t.TempDir())
 	if _, err := findBin(); !errors.Is(err, ErrNoPostgres) {
 		t.Errorf("findBin with an empty %s = %v, want ErrNoPostgres", EnvBin, err)
+	}
+}
+
+// TestReapStale leaves a cluster behind as a crashed test process would and
+// checks that the next Start stops and removes it.
+func TestReapStale(t *testing.T) {
+	if os.Getenv(EnvURL) != "" {
+		t.Skip("uses the local binaries")
+	}
+	if err := Available(); err != nil {
+		if skip(err, os.Getenv("CI")) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	orphan, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orphan.Stop()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orphan.dir, ownerFile), []byte(strconv.Itoa(dead.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pidFile, err := os.ReadFile(filepath.Join(orphan.data, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	postmaster, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	next, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Stop()
+	if _, err := os.Stat(orphan.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the orphan's directory is still there: %v", err)
+	}
+	if postmaster <= 0 || syscall.Kill(postmaster, 0) != syscall.ESRCH {
+		t.Errorf("the orphan's postmaster %d still runs", postmaster)
 	}
 }
