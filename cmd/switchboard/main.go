@@ -17,7 +17,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: doctor})
+	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: doctor, Migrate: migrate})
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
@@ -39,4 +39,15 @@ func doctor(ctx context.Context, o cli.DoctorOptions) []cli.DoctorCheck {
 		out[i] = cli.DoctorCheck{Name: c.Name, Status: string(c.Status), Detail: c.Detail, Fix: c.Fix}
 	}
 	return out
+}
+
+// migrate adapts the CLI's migrate flags and report to the daemon.
+func migrate(ctx context.Context, o cli.MigrateOptions) (cli.MigrateResult, error) {
+	res, err := daemon.Migrate(ctx, daemon.MigrateOptions{ConfigPath: o.ConfigPath, From: o.From, To: o.To})
+	out := cli.MigrateResult{From: res.From, To: res.To}
+	for _, t := range res.Report.Tables {
+		out.Tables = append(out.Tables, cli.MigrateTable{Table: t.Table, SourceRows: t.SourceRows, DestRows: t.DestRows,
+			Inserted: t.Inserted, Updated: t.Updated, SourceSum: t.SourceSum, DestSum: t.DestSum, Match: t.Match()})
+	}
+	return out, err
 }

@@ -162,6 +162,11 @@ var docSays = map[string]struct {
 	"internal/policy":          {"Package policy owns ", []string{"may import it"}},
 	"internal/store/sqlite":    {"Package sqlite owns ", nil},
 	"internal/store/storetest": {"Package storetest owns ", nil},
+
+	// The PostgreSQL backend and its test harness.
+	"internal/store/postgres":        {"Package postgres owns ", []string{"Only the daemon"}},
+	"internal/store/postgres/pgtest": {"Package pgtest owns ", []string{"Test-only"}},
+	"internal/store/pgmigrate":       {"Package pgmigrate owns ", []string{"Only the daemon imports it"}},
 }
 
 func TestPackageDocWording(t *testing.T) {
@@ -422,6 +427,24 @@ var importAllowLists = map[string][]string{
 		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/store", "internal/tools",
 		"internal/transcript",
 	},
+	// The PostgreSQL backend: the store contract and pgx, nothing else.
+	"internal/store/postgres": {
+		"github.com/google/uuid",
+		"github.com/jackc/pgx/v5",
+		"github.com/jackc/pgx/v5/pgconn",
+		"github.com/jackc/pgx/v5/pgxpool",
+		"internal/store",
+		"internal/transcript",
+	},
+	"internal/store/postgres/pgtest": {"github.com/jackc/pgx/v5"},
+	// migrate: both backends, pgx and the SQLite driver, nothing else.
+	"internal/store/pgmigrate": {
+		"github.com/jackc/pgx/v5",
+		"internal/store",
+		"internal/store/postgres",
+		"internal/store/sqlite",
+		"modernc.org/sqlite",
+	},
 }
 
 func TestImportAllowLists(t *testing.T) {
@@ -490,6 +513,9 @@ var forbidden = []struct{ from, to string }{
 	{"internal/", "internal/interop"}, // test support only
 	{"internal/agent", "internal/gateway"},
 	{"internal/store", "internal/agent"},
+
+	// Test support only.
+	{"internal/", "internal/store/postgres/pgtest"},
 }
 
 func TestForbiddenEdges(t *testing.T) {

@@ -78,6 +78,9 @@ type Options struct {
 	Executable func() (string, error)
 	// Doctor runs the local checks of "switchboard doctor".
 	Doctor func(ctx context.Context, o DoctorOptions) []DoctorCheck
+	// Migrate copies the SQLite state into PostgreSQL ("switchboard
+	// migrate"); the result may have tables along with an error.
+	Migrate func(ctx context.Context, o MigrateOptions) (MigrateResult, error)
 	// Stdin, Stdout and Stderr default to the process streams.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -125,6 +128,7 @@ func newRoot(opts Options) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(opts),
 		newDoctorCmd(opts, g),
+		newMigrateCmd(opts, g),
 		newServiceCmd(opts),
 		newLogsCmd(g),
 		newVersionCmd(),

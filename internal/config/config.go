@@ -20,6 +20,8 @@ type Config struct {
 	Logging Logging `json:"logging,omitzero"`
 	// Messages is the "messages" section.
 	Messages Messages `json:"messages,omitzero"`
+	// Storage is the "storage" section (Switchboard's own).
+	Storage Storage `json:"storage,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code

@@ -71,6 +71,7 @@ func (c *Config) Redacted() *Config {
 	}
 	out.Gateway.Auth.Token = hide(out.Gateway.Auth.Token)
 	out.Gateway.Auth.Password = hide(out.Gateway.Auth.Password)
+	out.Storage.URL = hide(out.Storage.URL)
 	env := c.env
 	out.env = func(name string) string {
 		switch name {

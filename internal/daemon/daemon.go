@@ -28,7 +28,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
@@ -208,9 +207,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 
-	st, err := sqlite.Open(ctx, filepath.Join(paths.StateDir, DBFile), sqlite.Options{})
+	st, err := openStore(ctx, cfg, paths.StateDir)
 	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -313,7 +312,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		lock:      lock,
-		readiness: &readiness{dir: paths.StateDir},
+		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
 		logs:      logs,
 		Config:    cfg,
 		Store:     st,
@@ -340,7 +339,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Settings:              set,
 		Logger:                log,
 		Version:               opts.Version,
-		StorePath:             filepath.Join(paths.StateDir, DBFile),
+		StorePath:             st.name,
 		StateDir:              paths.StateDir,
 		LogFile:               logs.path(),
 		Catalog:               mods.Catalog,

@@ -14,7 +14,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/statedir"
-	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
 
 // Check is one line of "switchboard doctor": what was checked, whether it
@@ -92,18 +91,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 	}
 	out = append(out, portCheck(cfg, opts.Port, rec, running))
 
-	db := filepath.Join(paths.StateDir, DBFile)
-	res, err := sqlite.Check(ctx, db)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		add("store", CheckOK, "no database yet; serve creates "+db, "")
-	case errors.Is(err, sqlite.ErrNewerSchema):
-		add("store", CheckFail, err.Error(), "run the newer switchboard that wrote this database")
-	case err != nil:
-		add("store", CheckFail, err.Error(), "restore "+db+" from a backup, or move it away to start empty")
-	default:
-		add("store", CheckOK, fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion), "")
-	}
+	out = append(out, storeCheck(ctx, cfg, paths.StateDir))
 	return out
 }
 

@@ -13,12 +13,15 @@ import (
 // readinessInterval is how often the state dir is probed for writes.
 const readinessInterval = 2 * time.Second
 
-// readiness tracks what keeps the gateway from taking work: today, a state
-// dir that cannot be written (read-only, full, or gone). /readyz reports
+// readiness tracks what keeps the gateway from taking work: a state dir
+// that cannot be written (read-only, full, or gone), or a PostgreSQL
+// database that does not answer. /readyz reports
 // it, and it clears by itself when the directory is writable again.
 type readiness struct {
 	dir   string
 	probe func(dir string) error // nil means statedir.ProbeWritable
+	// ping checks that the database answers; nil for a local file.
+	ping func(context.Context) error
 
 	mu      sync.Mutex // guards failing
 	failing []string
@@ -33,6 +36,14 @@ func (r *readiness) check() []string {
 	var failing []string
 	if err := probe(r.dir); err != nil {
 		failing = append(failing, fmt.Sprintf("state dir not writable: %v", err))
+	}
+	if r.ping != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), readinessInterval)
+		err := r.ping(ctx)
+		cancel()
+		if err != nil {
+			failing = append(failing, fmt.Sprintf("database unreachable: %v", err))
+		}
 	}
 	r.mu.Lock()
 	r.failing = failing

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
 
 const token = "e2e-secret-token"
@@ -51,7 +52,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	return pgtest.Run(m)
 }
 
 type gateway struct {
@@ -98,7 +99,7 @@ func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsL
 		t.Fatal(err)
 	}
 	cmd := exec.Command(binPath, "serve", "--port", "0")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GATEWAY_TOKEN=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GATEWAY_TOKEN=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "SWITCHBOARD_DATABASE_URL=")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,0 +1,119 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestDoctorPostgres checks doctor's store line on PostgreSQL: reachable
+// before and after serve made the schema, and a failure with the fix (and
+// no password) when the server is not there.
+func TestDoctorPostgres(t *testing.T) {
+	dsn := pgtest.DB(t)
+	dir := t.TempDir()
+	c := doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
+	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable; serve creates the schema") {
+		t.Errorf("store on a new database = %+v", c)
+	}
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir, config.EnvDatabaseURL: dsn}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	c = doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
+	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable (schema 1)") {
+		t.Errorf("store after serve = %+v", c)
+	}
+	bad := "postgres://sb:s3cret@127.0.0.1:1/none?connect_timeout=2"
+	c = doctorIn(t, t.TempDir(), map[string]string{config.EnvDatabaseURL: bad}, nil)["store"]
+	if c.Status != CheckFail || !strings.Contains(c.Fix, config.EnvDatabaseURL) || strings.Contains(c.Detail+c.Fix, "s3cret") {
+		t.Errorf("store on an unreachable server = %+v", c)
+	}
+}
+
+// TestReadinessFollowsTheDatabase checks that /readyz turns false with the
+// cause while the database refuses connections, and true again after.
+func TestReadinessFollowsTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DB(t)
+	dir := t.TempDir()
+	port := 0
+	d, err := Start(ctx, Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir, config.EnvDatabaseURL: dsn}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	readyz := func() (int, map[string]any) {
+		resp, err := http.Get("http://" + d.Addrs[0].String() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	d.readiness.check()
+	if code, m := readyz(); code != 200 || m["ready"] != true {
+		t.Fatalf("readyz = %d %v", code, m)
+	}
+	// Cut the database off: no new connections, existing ones ended.
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, strings.Replace(dsn, "/"+cfg.Database+"?", "/postgres?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	setAllow := func(allow bool) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, `ALTER DATABASE `+cfg.Database+` ALLOW_CONNECTIONS `+map[bool]string{true: "true", false: "false"}[allow]); err != nil {
+			t.Fatal(err)
+		}
+		if !allow {
+			if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, cfg.Database); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setAllow(false)
+	defer setAllow(true)
+	time.Sleep(100 * time.Millisecond)
+	d.readiness.check()
+	code, m := readyz()
+	failing, _ := m["failing"].([]any)
+	if code != http.StatusServiceUnavailable || len(failing) != 1 || !strings.HasPrefix(failing[0].(string), "database unreachable: ") {
+		t.Errorf("readyz while the database refuses = %d %v", code, m)
+	}
+	setAllow(true)
+	d.readiness.check()
+	if code, m := readyz(); code != 200 || m["ready"] != true {
+		t.Errorf("readyz after = %d %v", code, m)
+	}
+}

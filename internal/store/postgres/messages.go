@@ -1,0 +1,306 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+const (
+	qLastEntry = `SELECT seq, entry_id FROM messages
+		WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`
+
+	qByIdemKey = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = $1 AND idem_key = $2`
+
+	qHistoryTail = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`
+
+	qHistoryAll = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = $1 AND seq < $2 ORDER BY seq`
+
+	qHistoryRunTail = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = $1 AND run_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`
+
+	qHistoryRunAll = `SELECT seq, role, run_id, created_at, line FROM messages
+		WHERE session_id = $1 AND run_id = $2 AND seq < $3 ORDER BY seq`
+
+	// Seq is the 1-based position in the transcript, so the count is the
+	// last seq: one index probe.
+	qCountMessages = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`
+)
+
+// AppendMessages appends msgs to transcript sessionID in order, in one
+// transaction holding the transcript's lock. It assigns what the SQLite
+// backend assigns (Seq, Entry.ID, Entry.ParentID, Entry.Timestamp,
+// CreatedAt, Role, RunID) and returns the stored messages; msgs are not
+// modified.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	if err := s.checkOpen("AppendMessages"); err != nil {
+		return nil, err
+	}
+	if sessionID == "" {
+		return nil, errors.New("postgres.AppendMessages: empty session id")
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	out, err := s.prepareMessages(sessionID, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.AppendMessages: %w", err)
+	}
+	err = s.writeTx(ctx, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
+	if err != nil {
+		return nil, fmt.Errorf("postgres.AppendMessages: %w", err)
+	}
+	return out, nil
+}
+
+// PostMessage implements store.Store: the lookup of idemKey and the append
+// run in one transaction under the transcript's lock, and a unique index on
+// (session, key) backs it, so concurrent posts with one key, from any node,
+// store one message.
+func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error) {
+	if err := s.checkOpen("PostMessage"); err != nil {
+		return store.Message{}, false, err
+	}
+	if sessionID == "" {
+		return store.Message{}, false, errors.New("postgres.PostMessage: empty session id")
+	}
+	out, err := s.prepareMessages(sessionID, []store.Message{msg})
+	if err != nil {
+		return store.Message{}, false, fmt.Errorf("postgres.PostMessage: %w", err)
+	}
+	var (
+		found  store.Message
+		posted bool
+	)
+	err = s.writeTx(ctx, func(tx pgx.Tx) error {
+		// One round trip: the lock, then (reading after it) the key and
+		// the transcript's tail.
+		var b pgx.Batch
+		b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		if idemKey != "" {
+			b.Queue(qByIdemKey, sessionID, idemKey)
+		}
+		b.Queue(qLastEntry, sessionID)
+		res := tx.SendBatch(ctx, &b)
+		defer res.Close()
+		if _, err := res.Exec(); err != nil {
+			return err
+		}
+		if idemKey != "" {
+			var (
+				created int64
+				line    []byte
+			)
+			m := store.Message{SessionID: sessionID}
+			err := res.QueryRow().Scan(&m.Seq, &m.Role, &m.RunID, &created, &line)
+			if err == nil {
+				m.CreatedAt = fromMs(created)
+				found = m
+				return found.Entry.UnmarshalJSON(line)
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		t, err := scanTail(res.QueryRow())
+		if err != nil {
+			return err
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if err := appendAfter(ctx, tx, sessionID, t, out, idemKey); err != nil {
+			return err
+		}
+		found, posted = out[0], true
+		return nil
+	})
+	if err != nil {
+		return store.Message{}, false, fmt.Errorf("postgres.PostMessage: %w", err)
+	}
+	return found, posted, nil
+}
+
+// History returns a window of transcript sessionID in ascending Seq.
+func (s *Store) History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error) {
+	if err := s.checkOpen("History"); err != nil {
+		return nil, err
+	}
+	before := opts.BeforeSeq
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	switch {
+	case opts.RunID != "" && opts.Limit > 0:
+		rows, err = s.pool.Query(ctx, qHistoryRunTail, sessionID, opts.RunID, before, opts.Limit)
+	case opts.RunID != "":
+		rows, err = s.pool.Query(ctx, qHistoryRunAll, sessionID, opts.RunID, before)
+	case opts.Limit > 0:
+		rows, err = s.pool.Query(ctx, qHistoryTail, sessionID, before, opts.Limit)
+	default:
+		rows, err = s.pool.Query(ctx, qHistoryAll, sessionID, before)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres.History: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Message
+	if opts.Limit > 0 {
+		out = make([]store.Message, 0, min(opts.Limit, 64))
+	}
+	for rows.Next() {
+		m := store.Message{SessionID: sessionID}
+		var (
+			created int64
+			line    []byte
+		)
+		if err := rows.Scan(&m.Seq, &m.Role, &m.RunID, &created, &line); err != nil {
+			return nil, fmt.Errorf("postgres.History: %w", err)
+		}
+		if err := m.Entry.UnmarshalJSON(line); err != nil {
+			return nil, fmt.Errorf("postgres.History: %s seq %d: %w", sessionID, m.Seq, err)
+		}
+		m.CreatedAt = fromMs(created)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres.History: %w", err)
+	}
+	if opts.Limit > 0 {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// CountMessages returns the number of entries in transcript sessionID.
+func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, error) {
+	if err := s.checkOpen("CountMessages"); err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, qCountMessages, sessionID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres.CountMessages: %w", err)
+	}
+	return n, nil
+}
+
+// prepareMessages does the part of an append that does not depend on the
+// transcript's tail: ids, timestamps, roles and run ids.
+func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store.Message, error) {
+	out := slices.Clone(msgs)
+	now := s.nowTime()
+	for i := range out {
+		m := &out[i]
+		if m.Entry.Type == "" {
+			return nil, fmt.Errorf("message %d: empty entry type", i)
+		}
+		m.SessionID = sessionID
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = now
+		}
+		m.CreatedAt = msTime(m.CreatedAt)
+		if m.Entry.ID == "" {
+			m.Entry.ID = s.newID()
+		}
+		if m.Entry.Timestamp == "" {
+			m.Entry.Timestamp = transcript.FormatTime(m.CreatedAt)
+		}
+		m.Role = ""
+		if m.Entry.Message != nil {
+			m.Role = m.Entry.Message.Role
+			if m.RunID == "" && m.Entry.Message.Meta != nil {
+				m.RunID = m.Entry.Message.Meta.RunID
+			}
+		}
+	}
+	return out, nil
+}
+
+// tail is the last entry of a transcript: its seq (0 when empty) and id.
+type tail struct {
+	seq    int64
+	prevID string
+}
+
+func scanTail(row pgx.Row) (tail, error) {
+	var t tail
+	if err := row.Scan(&t.seq, &t.prevID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return t, err
+	}
+	return t, nil
+}
+
+// appendTx takes the transcript's lock and reads its tail in one round
+// trip, then appends prepared messages.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) error {
+	var b pgx.Batch
+	b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+	b.Queue(qLastEntry, sessionID)
+	res := tx.SendBatch(ctx, &b)
+	if _, err := res.Exec(); err != nil {
+		res.Close()
+		return err
+	}
+	t, err := scanTail(res.QueryRow())
+	if err := errors.Join(err, res.Close()); err != nil {
+		return err
+	}
+	return appendAfter(ctx, tx, sessionID, t, out, idemKey)
+}
+
+// appendAfter appends prepared messages after the transcript's last entry
+// t, chaining their parent ids and numbering them, in one statement. The
+// caller holds the transcript's lock. idemKey, when set, is recorded on the
+// first message (PostMessage).
+func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out []store.Message, idemKey string) error {
+	seq, prevID := t.seq, t.prevID
+	// One multi-row INSERT: one round trip whatever the batch size.
+	args := make([]any, 0, 8*len(out))
+	q := make([]byte, 0, 128+48*len(out))
+	q = append(q, `INSERT INTO messages (session_id, seq, entry_id, role, run_id, created_at, line, idem_key) VALUES `...)
+	for i := range out {
+		m := &out[i]
+		seq++
+		m.Seq = seq
+		if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
+			m.Entry.ParentID = nil
+			if prevID != "" {
+				p := prevID
+				m.Entry.ParentID = &p
+			}
+		}
+		prevID = m.Entry.ID
+		// The type's own JSON method: the compact line transcript.Encoder
+		// writes.
+		line, err := m.Entry.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		key := ""
+		if i == 0 {
+			key = idemKey
+		}
+		if i > 0 {
+			q = append(q, ',')
+		}
+		n := len(args)
+		q = fmt.Appendf(q, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		args = append(args, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, toMs(m.CreatedAt), string(line), key)
+	}
+	_, err := tx.Exec(ctx, string(q), args...)
+	return err
+}

@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
+)
+
+// TestListingPlans checks that the listings a gateway runs on every page
+// read an index in the listing's order: no sort of the whole table, and no
+// sequential scan, on a table of many sessions and outbox items.
+func TestListingPlans(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	// 20k sessions over 20 agents, 20k outbox items, made in SQL.
+	for _, q := range []string{
+		`INSERT INTO sessions (key, session_id, agent_id, kind, spawned_by, label, created_at, updated_at, key_class, search)
+		 SELECT 'agent:a' || (i % 20) || ':s' || i, 'sid-' || i, 'a' || (i % 20), 'direct',
+		        CASE WHEN i % 10 = 0 THEN 'agent:a0:main' ELSE '' END, '', i, i, 0, 'agent:a:s' || i
+		 FROM generate_series(1, 20000) AS i`,
+		`INSERT INTO outbox (id, kind, session_key, status, next_attempt_at, created_at, updated_at)
+		 SELECT 'o' || i, CASE WHEN i % 2 = 0 THEN 'announce' ELSE 'a2a' END, 'agent:a0:main',
+		        CASE WHEN i % 5 = 0 THEN 'pending' ELSE 'delivered' END, i, i, i
+		 FROM generate_series(1, 20000) AS i`,
+		`ANALYZE`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sessionQuery := func(opts store.ListOptions) (string, []any) {
+		var q strings.Builder
+		q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
+		args := sessionWhere(&q, opts)
+		q.WriteString(` ORDER BY updated_at DESC, key LIMIT 100`)
+		return q.String(), args
+	}
+	type plan struct {
+		name string
+		q    string
+		args []any
+	}
+	var plans []plan
+	for _, c := range []struct {
+		name string
+		opts store.ListOptions
+	}{
+		{"sessions page", store.ListOptions{}},
+		{"sessions of an agent", store.ListOptions{AgentID: "a7"}},
+		{"sessions spawned by", store.ListOptions{SpawnedBy: "agent:a0:main"}},
+		{"sessions excluding classes", store.ListOptions{Exclude: store.ClassSubagent | store.ClassCronRun}},
+	} {
+		q, args := sessionQuery(c.opts)
+		plans = append(plans, plan{c.name, q, args})
+	}
+	for _, c := range []struct {
+		name string
+		f    store.OutboxFilter
+	}{
+		{"outbox due", store.OutboxFilter{DueBefore: time.UnixMilli(1 << 40), Limit: 100}},
+		{"outbox of a kind due", store.OutboxFilter{Kind: "announce", DueBefore: time.UnixMilli(1 << 40), Limit: 100}},
+		{"outbox newest of a kind", store.OutboxFilter{Kind: "announce", Newest: true, Limit: 100}},
+	} {
+		q, args, _ := outboxQuery(c.f)
+		plans = append(plans, plan{c.name, q, args})
+	}
+	for _, p := range plans {
+		rows, err := s.pool.Query(ctx, `EXPLAIN `+p.q, p.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		var lines []string
+		for rows.Next() {
+			var l string
+			if err := rows.Scan(&l); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		rows.Close()
+		text := strings.Join(lines, "\n")
+		if !strings.Contains(text, "Index") || strings.Contains(text, "Seq Scan") || strings.Contains(text, "Sort") {
+			t.Errorf("%s: plan does not read an index in order:\n%s", p.name, text)
+		}
+	}
+	// And the page itself comes back in order.
+	got, err := s.ListSessions(ctx, store.ListOptions{AgentID: "a7", Limit: 100})
+	if err != nil || len(got) != 100 || got[0].Key != "agent:a7:s19987" {
+		t.Fatalf("ListSessions = %d rows (first %v), %v", len(got), got[0].Key, err)
+	}
+}
+
+// TestNewerSchemaRefused checks that a database migrated by a newer binary
+// is refused by Open and reported by Check, and that Check leaves a new
+// database unmigrated.
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DB(t)
+	res, err := Check(ctx, dsn)
+	if err != nil || res.SchemaVersion != 0 || res.BinaryVersion != schemaVersion() {
+		t.Fatalf("Check(new) = %+v, %v", res, err)
+	}
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Check(ctx, dsn); err != nil || res.SchemaVersion != schemaVersion() {
+		t.Fatalf("Check(migrated) = %+v, %v", res, err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO schema_migrations VALUES (999, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, dsn, Options{}); !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("Open(newer) = %v, want ErrNewerSchema", err)
+	}
+	if _, err := Check(ctx, dsn); !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("Check(newer) = %v, want ErrNewerSchema", err)
+	}
+}
+
+// TestOpenBadURL checks that a malformed URL is refused without echoing
+// the password it may hold, and that an unreachable server fails Open.
+func TestOpenBadURL(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, u := range []string{"", "postgres://user:s3cret@host:notaport/db", "postgres://u:s3cret@[::1/x"} {
+		_, err := Open(ctx, u, Options{})
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Open(%q) = %v; want an error without the password", u, err)
+		}
+	}
+	if _, err := Open(ctx, "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2", Options{}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Open(unreachable) = %v", err)
+	}
+}
+
+// TestLockGateway checks that a database serves one gateway at a time, and
+// that closing the holder frees it.
+func TestLockGateway(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	if err := nodes[0].LockGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[1].LockGateway(ctx); !errors.Is(err, ErrInUse) {
+		t.Fatalf("second LockGateway = %v, want ErrInUse", err)
+	}
+	nodes[0].Close()
+	if err := nodes[1].LockGateway(ctx); err != nil {
+		t.Fatalf("LockGateway after the holder closed: %v", err)
+	}
+}
+
+// TestLockGatewayRetaken cuts the lock holder's connections: Ping takes the
+// lock again, and reports it lost when another process got it first.
+func TestLockGatewayRetaken(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	if err := nodes[0].LockGateway(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const holders = `FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND objid = $1::bigint::bit(32)::int::oid AND pid <> pg_backend_pid()`
+	cut := func() {
+		t.Helper()
+		if _, err := nodes[1].pool.Exec(ctx, `SELECT pg_terminate_backend(pid) `+holders, int64(gatewayLock)); err != nil {
+			t.Fatal(err)
+		}
+		// Termination is asynchronous: wait until the lock is free.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var n int
+			if err := nodes[1].pool.QueryRow(ctx, `SELECT count(*) `+holders, int64(gatewayLock)).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the lock holder's backend did not end")
+			}
+		}
+	}
+	cut()
+	if err := nodes[0].Ping(ctx); err != nil {
+		t.Fatalf("Ping after the lock's connection was cut: %v", err)
+	}
+	if err := nodes[1].LockGateway(ctx); !errors.Is(err, ErrInUse) {
+		t.Fatalf("LockGateway while re-held = %v, want ErrInUse", err)
+	}
+	// Cut again, and let the other node take it first.
+	cut()
+	if err := nodes[1].LockGateway(ctx); err != nil {
+		t.Fatalf("LockGateway after the holder was cut: %v", err)
+	}
+	if err := nodes[0].Ping(ctx); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "gateway lock lost") {
+		t.Errorf("Ping after losing the lock = %v", err)
+	}
+}

@@ -1,0 +1,436 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// runCols lists the runs columns in the order scanRun and runArgs use.
+const runCols = `run_id, session_key, session_id, agent_id, lane, status, input,
+	created_at, started_at, ended_at, error, stop_reason, usage`
+
+const (
+	qGetRun       = `SELECT ` + runCols + ` FROM runs WHERE run_id = $1`
+	qGetRunLocked = qGetRun + ` FOR UPDATE`
+
+	qInsertRun = `INSERT INTO runs (` + runCols + `)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (run_id) DO NOTHING`
+
+	qUpdateRun = `UPDATE runs SET session_key = $2, session_id = $3, agent_id = $4,
+		lane = $5, status = $6, input = $7, created_at = $8, started_at = $9,
+		ended_at = $10, error = $11, stop_reason = $12, usage = $13
+		WHERE run_id = $1`
+
+	// qFinishSession adds a run's usage to its session and records how the
+	// run ended.
+	qFinishSession = `UPDATE sessions SET
+		input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
+		total_tokens = total_tokens + $3, aborted_last_run = $4,
+		system_sent = system_sent OR $5, updated_at = GREATEST(updated_at, $6)
+		WHERE key = $7`
+
+	// qAbortRunning aborts every running run; the runs are locked in a
+	// fixed order first so that two callers cannot deadlock.
+	qAbortRunning = `WITH locked AS (
+			SELECT run_id FROM runs WHERE status = 'running' ORDER BY run_id FOR UPDATE
+		)
+		UPDATE runs SET status = 'aborted', ended_at = $1, error = $2
+		FROM locked WHERE runs.run_id = locked.run_id AND runs.status = 'running'
+		RETURNING ` + `runs.run_id, runs.session_key, runs.session_id, runs.agent_id, runs.lane,
+		runs.status, runs.input, runs.created_at, runs.started_at, runs.ended_at, runs.error,
+		runs.stop_reason, runs.usage`
+
+	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
+
+	qStartRun = `UPDATE runs SET status = 'running', started_at = $2, session_id = $3
+		WHERE run_id = $1 AND status = 'queued' RETURNING ` + runCols
+)
+
+// scanRun reads one row of runCols.
+func scanRun(row pgx.Row) (*store.Run, error) {
+	var (
+		r                       store.Run
+		status                  string
+		input, usage            []byte
+		created, started, ended int64
+	)
+	err := row.Scan(&r.RunID, &r.SessionKey, &r.SessionID, &r.AgentID, &r.Lane, &status, &input,
+		&created, &started, &ended, &r.Error, &r.StopReason, &usage)
+	if err != nil {
+		return nil, err
+	}
+	r.Status = store.RunStatus(status)
+	if input != nil {
+		r.Input = json.RawMessage(input)
+	}
+	if len(usage) > 0 {
+		if err := json.Unmarshal(usage, &r.Usage); err != nil {
+			return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
+		}
+	}
+	r.CreatedAt = fromMs(created)
+	r.StartedAt = fromMs(started)
+	r.EndedAt = fromMs(ended)
+	return &r, nil
+}
+
+// runArgs returns r as arguments in runCols order.
+func runArgs(r *store.Run) ([]any, error) {
+	if !validStatus(r.Status) {
+		return nil, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
+	}
+	var input any // nil stores NULL
+	if len(r.Input) > 0 {
+		if !json.Valid(r.Input) {
+			return nil, fmt.Errorf("run %q: input is not valid JSON", r.RunID)
+		}
+		input = string(r.Input)
+	}
+	usage, err := json.Marshal(r.Usage)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
+	}
+	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
+		toMs(r.CreatedAt), toMs(r.StartedAt), toMs(r.EndedAt), r.Error, r.StopReason,
+		string(usage)}, nil
+}
+
+func validStatus(s store.RunStatus) bool {
+	switch s {
+	case store.RunQueued, store.RunRunning, store.RunOK, store.RunError, store.RunTimeout, store.RunAborted:
+		return true
+	}
+	return false
+}
+
+// CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
+// queued and a zero CreatedAt means now. r itself is not modified.
+func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
+	if err := s.checkOpen("CreateRun"); err != nil {
+		return err
+	}
+	if r == nil || r.RunID == "" {
+		return errors.New("postgres.CreateRun: empty run id")
+	}
+	c := *r
+	if c.Status == "" {
+		c.Status = store.RunQueued
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.nowTime()
+	}
+	args, err := runArgs(&c)
+	if err != nil {
+		return fmt.Errorf("postgres.CreateRun: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, qInsertRun, args...)
+	if err != nil {
+		return fmt.Errorf("postgres.CreateRun: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres.CreateRun: %q: %w", r.RunID, store.ErrConflict)
+	}
+	return nil
+}
+
+// GetRun returns the run, or ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
+	if err := s.checkOpen("GetRun"); err != nil {
+		return nil, err
+	}
+	r, err := scanRun(s.pool.QueryRow(ctx, qGetRun, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres.GetRun: %q: %w", runID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres.GetRun: %w", err)
+	}
+	return r, nil
+}
+
+// getRunLocked reads and locks a run inside a transaction; ErrNotFound if
+// absent.
+func getRunLocked(ctx context.Context, tx pgx.Tx, runID string) (*store.Run, error) {
+	r, err := scanRun(tx.QueryRow(ctx, qGetRunLocked, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%q: %w", runID, store.ErrNotFound)
+	}
+	return r, err
+}
+
+// putRunTx overwrites a run's row inside a transaction.
+func putRunTx(ctx context.Context, tx pgx.Tx, r *store.Run) error {
+	args, err := runArgs(r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, qUpdateRun, args...)
+	return err
+}
+
+// UpdateRun applies fn to the stored run, locked for the transaction, and
+// stores the result; fn's error is returned as is and leaves the row
+// unchanged. ErrNotFound if absent. fn may not change RunID and must not
+// call the Store.
+func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run) error) (*store.Run, error) {
+	if err := s.checkOpen("UpdateRun"); err != nil {
+		return nil, err
+	}
+	var (
+		out   *store.Run
+		fnErr error
+	)
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		r, err := getRunLocked(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			fnErr = err
+			return err
+		}
+		if r.RunID != runID {
+			return fmt.Errorf("fn changed run id %q to %q", runID, r.RunID)
+		}
+		if err := putRunTx(ctx, tx, r); err != nil {
+			return err
+		}
+		out = r.Clone()
+		out.CreatedAt, out.StartedAt, out.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		return nil
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres.UpdateRun: %w", err)
+	}
+	return out, nil
+}
+
+// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
+	if err := s.checkOpen("ListRuns"); err != nil {
+		return nil, err
+	}
+	var (
+		q    strings.Builder
+		args []any
+	)
+	q.WriteString(`SELECT ` + runCols + ` FROM runs WHERE true`)
+	if f.SessionKey != "" {
+		args = append(args, f.SessionKey)
+		q.WriteString(` AND session_key = $` + strconv.Itoa(len(args)))
+	}
+	if len(f.Statuses) > 0 {
+		st := make([]string, len(f.Statuses))
+		for i, v := range f.Statuses {
+			st[i] = string(v)
+		}
+		args = append(args, st)
+		q.WriteString(` AND status = ANY($` + strconv.Itoa(len(args)) + `)`)
+	}
+	q.WriteString(` ORDER BY created_at, run_id`)
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))
+	}
+	rows, err := s.pool.Query(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres.ListRuns: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
+	}
+	return out, nil
+}
+
+// FinishRun marks a live run terminal with res and, in the same
+// transaction, updates its session's counters and enqueues res.Outbox, as
+// store.Store describes. ErrNotFound if the run is absent, ErrConflict if
+// it is already terminal; on error nothing is written.
+func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
+	if err := s.checkOpen("FinishRun"); err != nil {
+		return nil, err
+	}
+	if !res.Status.Terminal() {
+		return nil, fmt.Errorf("postgres.FinishRun: status %q is not terminal", res.Status)
+	}
+	now := s.nowTime()
+	ended := res.EndedAt
+	if ended.IsZero() {
+		ended = now
+	}
+	ended = msTime(ended)
+	outbox := make([][]any, len(res.Outbox))
+	for i := range res.Outbox {
+		it := res.Outbox[i] // Payload is shared but only read
+		if it.RunID == "" {
+			it.RunID = runID
+		}
+		args, err := newOutboxArgs(&it, now)
+		if err != nil {
+			return nil, fmt.Errorf("postgres.FinishRun: outbox item %d: %w", i, err)
+		}
+		outbox[i] = args
+	}
+	var out *store.Run
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		r, err := getRunLocked(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status.Terminal() {
+			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
+		}
+		r.Status = res.Status
+		r.Error = res.Error
+		r.StopReason = res.StopReason
+		r.Usage = res.Usage
+		if r.Usage.Cost != nil {
+			c := *r.Usage.Cost
+			r.Usage.Cost = &c
+		}
+		r.EndedAt = ended
+		// The run, its session and the outbox in one round trip.
+		args, err := runArgs(r)
+		if err != nil {
+			return err
+		}
+		var b pgx.Batch
+		b.Queue(qUpdateRun, args...)
+		b.Queue(qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			res.Status == store.RunAborted, !r.StartedAt.IsZero(), toMs(ended), r.SessionKey)
+		for _, args := range outbox {
+			b.Queue(qInsertOutbox, args...)
+		}
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.FinishRun: %w", err)
+	}
+	return out, nil
+}
+
+// AbortInterrupted marks every running run aborted with errText and EndedAt
+// now (the Store's clock when zero), and sets AbortedLastRun on their
+// sessions, in one transaction. Queued runs are left alone. It returns the
+// changed runs ordered by CreatedAt, then RunID.
+func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText string) ([]*store.Run, error) {
+	if err := s.checkOpen("AbortInterrupted"); err != nil {
+		return nil, err
+	}
+	if now.IsZero() {
+		now = s.nowTime()
+	}
+	var out []*store.Run
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, qAbortRunning, toMs(now), errText)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var keys []string
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+			keys = append(keys, r.SessionKey)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		if len(keys) == 0 {
+			return nil
+		}
+		_, err = tx.Exec(ctx, qAbortSessions, keys)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.AbortInterrupted: %w", err)
+	}
+	sortRuns(out)
+	return out, nil
+}
+
+// sortRuns orders runs by CreatedAt, then RunID.
+func sortRuns(rs []*store.Run) {
+	slices.SortFunc(rs, func(a, b *store.Run) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.RunID, b.RunID)
+	})
+}
+
+// StartRun implements store.Store: the run is locked, checked queued and
+// marked running, and its input appended under the transcript's lock, in
+// one transaction.
+func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if err := s.checkOpen("StartRun"); err != nil {
+		return nil, nil, err
+	}
+	if sessionID == "" {
+		return nil, nil, errors.New("postgres.StartRun: empty session id")
+	}
+	out, err := s.prepareMessages(sessionID, msgs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres.StartRun: %w", err)
+	}
+	var run *store.Run
+	err = s.writeTx(ctx, func(tx pgx.Tx) error {
+		// Queued to running in one statement; when it matches nothing,
+		// find out why.
+		r, err := scanRun(tx.QueryRow(ctx, qStartRun, runID, toMs(startedAt), sessionID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			var status string
+			if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
+			} else if err != nil {
+				return err
+			}
+			return fmt.Errorf("run %q is %s, not queued: %w", runID, status, store.ErrConflict)
+		}
+		if err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			if err := s.appendTx(ctx, tx, sessionID, out, ""); err != nil {
+				return err
+			}
+		}
+		run = r.Clone()
+		run.CreatedAt, run.StartedAt, run.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres.StartRun: %w", err)
+	}
+	return run, out, nil
+}

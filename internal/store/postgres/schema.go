@@ -1,0 +1,239 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations is the schema history: migrations[i] brings the database from
+// version i to version i+1. Append only; never edit a released entry.
+//
+// Times are unix milliseconds in bigint columns (0 for "not yet"), as in
+// the SQLite backend, so that `switchboard migrate` copies them unchanged
+// and ordering and day arithmetic are plain integer operations. Opaque
+// documents are json (not jsonb): PostgreSQL checks them but keeps their
+// text as written. Transcript lines are text, byte for byte. The keys that
+// listings order by are COLLATE "C" (byte order, as SQLite), whatever the
+// database's locale, so their indexes serve the order.
+var migrations = []string{
+	// 1: sessions, messages, runs, outbox, with the indexes that serve the
+	// contract's listings in their order.
+	`
+CREATE TABLE sessions (
+	key              text    COLLATE "C" NOT NULL PRIMARY KEY,
+	session_id       text    NOT NULL,
+	agent_id         text    NOT NULL DEFAULT '',
+	kind             text    NOT NULL DEFAULT '',
+	channel          text    NOT NULL DEFAULT '',
+	chat_type        text    NOT NULL DEFAULT '',
+	display_name     text    NOT NULL DEFAULT '',
+	label            text    NOT NULL DEFAULT '',
+	spawned_by       text    NOT NULL DEFAULT '',
+	spawn_depth      integer NOT NULL DEFAULT 0,
+	model            text    NOT NULL DEFAULT '',
+	thinking_level   text    NOT NULL DEFAULT '',
+	verbose_level    text    NOT NULL DEFAULT '',
+	context_tokens   bigint  NOT NULL DEFAULT 0,
+	input_tokens     bigint  NOT NULL DEFAULT 0,
+	output_tokens    bigint  NOT NULL DEFAULT 0,
+	total_tokens     bigint  NOT NULL DEFAULT 0,
+	system_sent      boolean NOT NULL DEFAULT false,
+	aborted_last_run boolean NOT NULL DEFAULT false,
+	send_policy      text    NOT NULL DEFAULT '',
+	last_channel     text    NOT NULL DEFAULT '',
+	last_to          text    NOT NULL DEFAULT '',
+	last_account_id  text    NOT NULL DEFAULT '',
+	delivery_context json,
+	extra            json,
+	created_at       bigint  NOT NULL,
+	updated_at       bigint  NOT NULL,
+	-- store.ClassOf(key), so listings exclude classes in the query.
+	key_class        integer NOT NULL DEFAULT 0,
+	-- key, session id, label and display name lower-cased by Go (the
+	-- same folding for every server locale), joined by U+001F: what
+	-- ListOptions.Search matches.
+	search           text    NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_updated    ON sessions (updated_at DESC, key);
+CREATE INDEX sessions_agent      ON sessions (agent_id, updated_at DESC, key);
+CREATE INDEX sessions_spawned_by ON sessions (spawned_by, updated_at DESC, key);
+CREATE INDEX sessions_kind       ON sessions (kind, updated_at DESC, key);
+CREATE INDEX sessions_label      ON sessions (label, updated_at DESC, key);
+CREATE INDEX sessions_session_id ON sessions (session_id, key);
+
+CREATE TABLE messages (
+	session_id text   NOT NULL,
+	seq        bigint NOT NULL,
+	entry_id   text   NOT NULL,
+	role       text   NOT NULL DEFAULT '',
+	run_id     text   NOT NULL DEFAULT '',
+	created_at bigint NOT NULL,
+	line       text   NOT NULL,
+	idem_key   text   NOT NULL DEFAULT '',
+	PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX messages_run ON messages (session_id, run_id, seq);
+CREATE UNIQUE INDEX messages_idem ON messages (session_id, idem_key) WHERE idem_key <> '';
+
+CREATE TABLE runs (
+	run_id      text   COLLATE "C" NOT NULL PRIMARY KEY,
+	session_key text   NOT NULL DEFAULT '',
+	session_id  text   NOT NULL DEFAULT '',
+	agent_id    text   NOT NULL DEFAULT '',
+	lane        text   NOT NULL DEFAULT '',
+	status      text   NOT NULL,
+	input       json,
+	created_at  bigint NOT NULL,
+	started_at  bigint NOT NULL DEFAULT 0,
+	ended_at    bigint NOT NULL DEFAULT 0,
+	error       text   NOT NULL DEFAULT '',
+	stop_reason text   NOT NULL DEFAULT '',
+	usage       json   NOT NULL DEFAULT '{}'
+);
+CREATE INDEX runs_status  ON runs (status, created_at, run_id);
+CREATE INDEX runs_session ON runs (session_key, created_at, run_id);
+CREATE INDEX runs_ended   ON runs (ended_at);
+
+CREATE TABLE outbox (
+	id              text    COLLATE "C" NOT NULL PRIMARY KEY,
+	kind            text    NOT NULL DEFAULT '',
+	session_key     text    NOT NULL DEFAULT '',
+	run_id          text    NOT NULL DEFAULT '',
+	payload         json,
+	status          text    NOT NULL,
+	attempts        integer NOT NULL DEFAULT 0,
+	next_attempt_at bigint  NOT NULL DEFAULT 0,
+	last_error      text    NOT NULL DEFAULT '',
+	created_at      bigint  NOT NULL,
+	updated_at      bigint  NOT NULL,
+	delivered_at    bigint  NOT NULL DEFAULT 0
+);
+CREATE INDEX outbox_due          ON outbox (status, next_attempt_at, created_at, id);
+CREATE INDEX outbox_kind         ON outbox (kind, status, next_attempt_at, created_at, id);
+CREATE INDEX outbox_session      ON outbox (session_key, next_attempt_at, created_at, id);
+CREATE INDEX outbox_run          ON outbox (run_id);
+CREATE INDEX outbox_kind_created ON outbox (kind, created_at DESC, id DESC);
+`,
+	// 2: the sub-agent registry in its own table (as SQLite's migration 8:
+	// records that were outbox items of kind "subagent" move over).
+	`
+CREATE TABLE subagent_runs (
+	child_run_id      text   COLLATE "C" NOT NULL PRIMARY KEY,
+	child_session_key text   NOT NULL DEFAULT '',
+	requester_key     text   NOT NULL DEFAULT '',
+	status            text   NOT NULL,
+	archive_at        bigint NOT NULL DEFAULT 0,
+	payload           json,
+	created_at        bigint NOT NULL,
+	updated_at        bigint NOT NULL
+);
+CREATE INDEX subagent_runs_requester ON subagent_runs (requester_key, created_at DESC, child_run_id DESC);
+CREATE INDEX subagent_runs_created   ON subagent_runs (created_at DESC, child_run_id DESC);
+CREATE INDEX subagent_runs_child     ON subagent_runs (child_session_key);
+CREATE INDEX subagent_runs_archive   ON subagent_runs (status, archive_at) WHERE archive_at > 0;
+INSERT INTO subagent_runs
+	SELECT run_id, COALESCE(payload->>'childSessionKey', ''), session_key,
+		CASE status WHEN 'pending' THEN 'active' ELSE 'retired' END,
+		COALESCE((payload->>'archiveAtMs')::bigint, 0), payload, created_at, updated_at
+	FROM outbox WHERE kind = 'subagent' AND run_id <> ''
+	ON CONFLICT (child_run_id) DO NOTHING;
+DELETE FROM outbox WHERE kind = 'subagent';
+`,
+}
+
+// schemaVersion is the version this binary migrates to.
+func schemaVersion() int { return len(migrations) }
+
+// migrationLock is the advisory lock key that serializes migrations when
+// several nodes start at once on one database.
+const migrationLock = 0x5357_4d49_4752 // "SWMIGR"
+
+// migrate brings the database up to schemaVersion in one transaction under
+// an advisory lock, refusing a database from the future.
+func migrate(ctx context.Context, pool *pgxpool.Pool, now func() time.Time) error {
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    integer NOT NULL PRIMARY KEY,
+			applied_at bigint  NOT NULL
+		)`); err != nil {
+			return err
+		}
+		v, err := versionOf(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if v > schemaVersion() {
+			return fmt.Errorf("version %d, binary knows %d: %w", v, schemaVersion(), ErrNewerSchema)
+		}
+		for ; v < schemaVersion(); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("to version %d: %w", v+1, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`,
+				v+1, now().UnixMilli()); err != nil {
+				return fmt.Errorf("to version %d: %w", v+1, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// querier is what versionOf needs of a connection or transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// versionOf reads the schema version; 0 when schema_migrations is missing.
+func versionOf(ctx context.Context, q querier) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	err := q.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+// CheckResult is what Check found in a database.
+type CheckResult struct {
+	// SchemaVersion is the migration the database is at; 0 for a new one.
+	SchemaVersion int
+	// BinaryVersion is the migration this binary brings databases to.
+	BinaryVersion int
+}
+
+// Check connects to the database at url without migrating it and reads its
+// schema version. It is safe while gateways use the database.
+func Check(ctx context.Context, url string) (CheckResult, error) {
+	res := CheckResult{BinaryVersion: schemaVersion()}
+	cfg, err := parseConfig(url)
+	if err != nil {
+		return res, fmt.Errorf("postgres.Check: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return res, fmt.Errorf("postgres.Check: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if res.SchemaVersion, err = versionOf(ctx, conn); err != nil {
+		return res, fmt.Errorf("postgres.Check: schema version: %w", err)
+	}
+	if res.SchemaVersion > res.BinaryVersion {
+		return res, fmt.Errorf("postgres.Check: version %d, binary knows %d: %w", res.SchemaVersion, res.BinaryVersion, ErrNewerSchema)
+	}
+	return res, nil
+}

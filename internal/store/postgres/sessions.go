@@ -1,0 +1,412 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// sessionCols lists the sessions columns in the order scanSession reads.
+const sessionCols = `key, session_id, agent_id, kind, channel, chat_type,
+	display_name, label, spawned_by, spawn_depth,
+	model, thinking_level, verbose_level,
+	context_tokens, input_tokens, output_tokens, total_tokens,
+	system_sent, aborted_last_run, send_policy,
+	last_channel, last_to, last_account_id, delivery_context, extra,
+	created_at, updated_at`
+
+const (
+	qGetSession       = `SELECT ` + sessionCols + ` FROM sessions WHERE key = $1`
+	qGetSessionLocked = qGetSession + ` FOR UPDATE`
+
+	qSessionsByID = `SELECT ` + sessionCols + ` FROM sessions WHERE session_id = $1 ORDER BY key`
+
+	// The written columns: sessionCols, then the derived key_class and
+	// search.
+	qInsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class, search)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,
+		$21,$22,$23,$24,$25,$26,$27,$28,$29)
+		ON CONFLICT (key) DO NOTHING`
+
+	// qPlaceholderSession reserves a missing key inside UpdateSession's
+	// transaction, so that concurrent creators of one key queue on its row.
+	qPlaceholderSession = `INSERT INTO sessions (key, session_id, created_at, updated_at, key_class)
+		VALUES ($1, '', 0, 0, $2) ON CONFLICT (key) DO NOTHING`
+
+	qPutSession = `UPDATE sessions SET
+		session_id = $2, agent_id = $3, kind = $4, channel = $5, chat_type = $6,
+		display_name = $7, label = $8, spawned_by = $9, spawn_depth = $10,
+		model = $11, thinking_level = $12, verbose_level = $13,
+		context_tokens = $14, input_tokens = $15, output_tokens = $16, total_tokens = $17,
+		system_sent = $18, aborted_last_run = $19, send_policy = $20,
+		last_channel = $21, last_to = $22, last_account_id = $23,
+		delivery_context = $24, extra = $25, created_at = $26, updated_at = $27,
+		key_class = $28, search = $29
+		WHERE key = $1`
+
+	qDeleteSession = `DELETE FROM sessions WHERE key = $1 RETURNING session_id`
+
+	qSessionIDInUse = `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)`
+
+	qDeleteTranscript = `DELETE FROM messages WHERE session_id = $1`
+)
+
+// searchSep separates the fields of the search column; see the schema.
+const searchSep = "\x1f"
+
+// searchText is the search column of s.
+func searchText(s *store.Session) string {
+	return SearchText(s.Key, s.SessionID, s.Label, s.DisplayName)
+}
+
+// SearchText is the derived search column of a session row with these
+// fields, for writers that copy rows in bulk (switchboard migrate).
+func SearchText(key, sessionID, label, displayName string) string {
+	return strings.ToLower(strings.Join([]string{key, sessionID, label, displayName}, searchSep))
+}
+
+// scanSession reads one row of sessionCols.
+func scanSession(row pgx.Row) (*store.Session, error) {
+	var (
+		s                store.Session
+		dc, extra        []byte
+		created, updated int64
+	)
+	err := row.Scan(&s.Key, &s.SessionID, &s.AgentID, &s.Kind, &s.Channel, &s.ChatType,
+		&s.DisplayName, &s.Label, &s.SpawnedBy, &s.SpawnDepth,
+		&s.Model, &s.ThinkingLevel, &s.VerboseLevel,
+		&s.ContextTokens, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
+		&s.SystemSent, &s.AbortedLastRun, &s.SendPolicy,
+		&s.LastChannel, &s.LastTo, &s.LastAccountID, &dc, &extra,
+		&created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if dc != nil {
+		s.DeliveryContext = new(store.DeliveryContext)
+		if err := json.Unmarshal(dc, s.DeliveryContext); err != nil {
+			return nil, fmt.Errorf("session %q: deliveryContext: %w", s.Key, err)
+		}
+	}
+	if extra != nil {
+		s.Extra = json.RawMessage(extra)
+	}
+	s.CreatedAt = fromMs(created)
+	s.UpdatedAt = fromMs(updated)
+	return &s, nil
+}
+
+// sessionArgs returns s as the arguments of qInsertSession and qPutSession.
+func sessionArgs(s *store.Session) ([]any, error) {
+	var dc, extra any // nil stores NULL
+	if s.DeliveryContext != nil {
+		b, err := json.Marshal(s.DeliveryContext)
+		if err != nil {
+			return nil, err
+		}
+		dc = string(b)
+	}
+	if s.Extra != nil {
+		if !json.Valid(s.Extra) {
+			return nil, fmt.Errorf("session %q: extra is not valid JSON", s.Key)
+		}
+		extra = string(s.Extra)
+	}
+	return []any{s.Key, s.SessionID, s.AgentID, s.Kind, s.Channel, s.ChatType,
+		s.DisplayName, s.Label, s.SpawnedBy, s.SpawnDepth,
+		s.Model, s.ThinkingLevel, s.VerboseLevel,
+		s.ContextTokens, s.InputTokens, s.OutputTokens, s.TotalTokens,
+		s.SystemSent, s.AbortedLastRun, s.SendPolicy,
+		s.LastChannel, s.LastTo, s.LastAccountID, dc, extra,
+		toMs(s.CreatedAt), toMs(s.UpdatedAt), int32(store.ClassOf(s.Key)), searchText(s)}, nil
+}
+
+// GetSession returns the session with the canonical key, or ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, error) {
+	if err := s.checkOpen("GetSession"); err != nil {
+		return nil, err
+	}
+	sess, err := scanSession(s.pool.QueryRow(ctx, qGetSession, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres.GetSession: %q: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres.GetSession: %w", err)
+	}
+	return sess, nil
+}
+
+// SessionsByID returns every session whose current SessionID is id, ordered
+// by key.
+func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, error) {
+	if err := s.checkOpen("SessionsByID"); err != nil {
+		return nil, err
+	}
+	out, err := s.querySessions(ctx, 0, qSessionsByID, id)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.SessionsByID: %w", err)
+	}
+	return out, nil
+}
+
+// querySessions runs a query of sessionCols and collects the rows.
+func (s *Store) querySessions(ctx context.Context, hint int, query string, args ...any) ([]*store.Session, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*store.Session
+	if hint > 0 {
+		out = make([]*store.Session, 0, min(hint, 1024))
+	}
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
+
+// ListSessions returns sessions matching opts, ordered by UpdatedAt
+// descending, then Key.
+func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error) {
+	if err := s.checkOpen("ListSessions"); err != nil {
+		return nil, err
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
+	args := sessionWhere(&q, opts)
+	q.WriteString(` ORDER BY updated_at DESC, key`)
+	if opts.Limit > 0 {
+		args = append(args, opts.Limit)
+		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))
+	}
+	if opts.Offset > 0 {
+		args = append(args, opts.Offset)
+		q.WriteString(` OFFSET $` + strconv.Itoa(len(args)))
+	}
+	out, err := s.querySessions(ctx, opts.Limit, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.ListSessions: %w", err)
+	}
+	return out, nil
+}
+
+// sessionWhere appends the WHERE clause of opts' filters (not its limit
+// and offset) to q and returns the arguments.
+func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		q.WriteString(` AND ` + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	q.WriteString(` WHERE true`)
+	if opts.AgentID != "" {
+		add(`agent_id = $?`, opts.AgentID)
+	}
+	if opts.SpawnedBy != "" {
+		add(`spawned_by = $?`, opts.SpawnedBy)
+	}
+	if opts.Label != "" {
+		add(`label = $?`, opts.Label)
+	}
+	if opts.Kind != "" {
+		add(`kind = $?`, opts.Kind)
+	}
+	if !opts.UpdatedSince.IsZero() {
+		add(`updated_at >= $?`, opts.UpdatedSince.UnixMilli())
+	}
+	if opts.Search != "" {
+		// The needle is matched within each field: one that spans the
+		// separator cannot match.
+		add(`strpos(search, $?) > 0`, strings.ToLower(opts.Search))
+	}
+	if opts.Exclude != 0 {
+		// "key_class = 0 OR": most keys are in no class, and the planner
+		// estimates that from the column's statistics (it cannot estimate
+		// the bit test), so it keeps walking the ordered index.
+		add(`(key_class = 0 OR (key_class & $?) = 0)`, int32(opts.Exclude))
+	}
+	return args
+}
+
+// CountSessions implements store.Store.
+func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
+	if err := s.checkOpen("CountSessions"); err != nil {
+		return 0, err
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT COUNT(*) FROM sessions`)
+	args := sessionWhere(&q, opts)
+	var n int64
+	if err := s.pool.QueryRow(ctx, q.String(), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("postgres.CountSessions: %w", err)
+	}
+	return n, nil
+}
+
+// CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and
+// UpdatedAt default to now when zero. sess itself is not modified.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
+	if err := s.checkOpen("CreateSession"); err != nil {
+		return err
+	}
+	if sess == nil || sess.Key == "" {
+		return errors.New("postgres.CreateSession: empty key")
+	}
+	c := *sess
+	s.defaultTimes(&c)
+	args, err := sessionArgs(&c)
+	if err != nil {
+		return fmt.Errorf("postgres.CreateSession: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, qInsertSession, args...)
+	if err != nil {
+		return fmt.Errorf("postgres.CreateSession: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres.CreateSession: %q: %w", sess.Key, store.ErrConflict)
+	}
+	return nil
+}
+
+// defaultTimes sets zero CreatedAt and UpdatedAt to now, and both to the
+// stored resolution.
+func (s *Store) defaultTimes(sess *store.Session) {
+	if sess.CreatedAt.IsZero() || sess.UpdatedAt.IsZero() {
+		now := s.nowTime()
+		if sess.CreatedAt.IsZero() {
+			sess.CreatedAt = now
+		}
+		if sess.UpdatedAt.IsZero() {
+			sess.UpdatedAt = now
+		}
+	}
+	sess.CreatedAt = msTime(sess.CreatedAt)
+	sess.UpdatedAt = msTime(sess.UpdatedAt)
+}
+
+// UpdateSession applies fn to the stored session, locked for the
+// transaction, and stores the result; fn's error is returned as is and
+// leaves the row unchanged. With create set, a missing session is passed to
+// fn as a zero Session with only Key set, and inserted: the key is reserved
+// first, so concurrent creators of one key take turns. fn may not change
+// Key. Zero CreatedAt and UpdatedAt left by fn default to now; UpdatedAt is
+// otherwise stored as fn leaves it. fn must not call the Store.
+func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error) {
+	if err := s.checkOpen("UpdateSession"); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, errors.New("postgres.UpdateSession: empty key")
+	}
+	var (
+		out   *store.Session
+		fnErr error
+	)
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		var (
+			fresh bool
+			sess  *store.Session
+			err   error
+		)
+		if create {
+			// Reserve the key and lock the row in one round trip.
+			var b pgx.Batch
+			b.Queue(qPlaceholderSession, key, int32(store.ClassOf(key)))
+			b.Queue(qGetSessionLocked, key)
+			res := tx.SendBatch(ctx, &b)
+			tag, xerr := res.Exec()
+			if xerr != nil {
+				res.Close()
+				return xerr
+			}
+			fresh = tag.RowsAffected() == 1
+			sess, err = scanSession(res.QueryRow())
+			if cerr := res.Close(); err == nil && cerr != nil {
+				return cerr
+			}
+		} else {
+			sess, err = scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
+		}
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
+		case err != nil:
+			return err
+		}
+		if fresh {
+			sess = &store.Session{Key: key}
+		}
+		if err := fn(sess); err != nil {
+			fnErr = err
+			return err
+		}
+		if sess.Key != key {
+			return fmt.Errorf("fn changed key %q to %q", key, sess.Key)
+		}
+		s.defaultTimes(sess)
+		args, err := sessionArgs(sess)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, qPutSession, args...); err != nil {
+			return err
+		}
+		out = sess.Clone()
+		return nil
+	})
+	if fnErr != nil {
+		return nil, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres.UpdateSession: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSession removes the session row and, with deleteTranscript, its
+// current transcript unless another session still uses that SessionID.
+// ErrNotFound if absent.
+func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript bool) error {
+	if err := s.checkOpen("DeleteSession"); err != nil {
+		return err
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		var sid string
+		if err := tx.QueryRow(ctx, qDeleteSession, key).Scan(&sid); errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		if !deleteTranscript || sid == "" {
+			return nil
+		}
+		var used bool
+		if err := tx.QueryRow(ctx, qSessionIDInUse, sid).Scan(&used); err != nil {
+			return err
+		}
+		if used {
+			return nil
+		}
+		if err := lockTranscript(ctx, tx, sid); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, qDeleteTranscript, sid)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres.DeleteSession: %w", err)
+	}
+	return nil
+}
