@@ -390,6 +390,11 @@ var importAllowLists = map[string][]string{
 		"internal/tools",
 		"internal/transcript",
 	},
+	// mcp: the MCP server and stdio proxy, on the tools contract.
+	"internal/mcp": {
+		"github.com/modelcontextprotocol/go-sdk/mcp",
+		"internal/tools",
+	},
 }
 
 func TestImportAllowLists(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -102,6 +103,7 @@ type Daemon struct {
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
+	mcp       *mcp.Server
 	tools     *sessions.Tools
 	subs      *subagent.Manager
 	srv       *http.Server
@@ -339,15 +341,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, d); err != nil {
+		gw.Close()
+		return nil, err
+	}
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
 		gw.Close()
+		d.mcp.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
+	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
 	mux.HandleFunc("GET /readyz", d.ready)
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
@@ -454,7 +462,8 @@ func (d *Daemon) Close() error {
 		defer cancel()
 		// The gateway first: http.Server.Shutdown does not track hijacked
 		// WebSocket connections.
-		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
+		// MCP sessions hold open event streams: end them before Shutdown.
+		errs := []error{d.gw.Close(), d.mcp.Close(), d.srv.Shutdown(ctx)}
 		d.stop()
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
