@@ -190,7 +190,9 @@ func (p *proxy) forwardCall(name string) sdk.ToolHandler {
 		// to the local session's protocol version.
 		params := &sdk.CallToolParams{Name: name, Arguments: req.Params.Arguments}
 		if tok := req.Params.GetProgressToken(); tok != nil {
-			params.SetProgressToken(tok)
+			// Set as decoded: a JSON number arrives as float64, which
+			// SetProgressToken refuses.
+			params.Meta = sdk.Meta{"progressToken": tok}
 			key := tokenKey(tok)
 			p.mu.Lock()
 			p.tokens[key] = req.Session
