@@ -395,6 +395,13 @@ var importAllowLists = map[string][]string{
 		"github.com/modelcontextprotocol/go-sdk/mcp",
 		"internal/tools",
 	},
+	// mcpclient: configured MCP servers' tools as agent tools.
+	"internal/mcpclient": {
+		"github.com/modelcontextprotocol/go-sdk/mcp",
+		"internal/config",
+		"internal/policy",
+		"internal/tools",
+	},
 }
 
 func TestImportAllowLists(t *testing.T) {

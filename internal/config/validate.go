@@ -102,6 +102,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.gateway()
 	k.logging()
 	k.messages()
+	k.mcp()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings

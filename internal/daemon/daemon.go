@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -104,6 +105,7 @@ type Daemon struct {
 	grace     time.Duration
 	gw        *gateway.Server
 	mcp       *mcp.Server
+	mcpc      *mcpclient.Manager
 	tools     *sessions.Tools
 	subs      *subagent.Manager
 	srv       *http.Server
@@ -226,7 +228,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
-	box := &toolbox{cfg: cfg}
+	// MCP servers start lazily, on the first run that needs tools.
+	mcpc := mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: opts.Version, Logger: log})
+	defer func() {
+		if err != nil {
+			mcpc.Close()
+		}
+	}()
+	box := &toolbox{cfg: cfg, mcp: mcpc}
 	ws := &workspaces{cfg: cfg, store: st}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{
@@ -301,6 +310,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Runner:    runner,
 		tools:     sessTools,
 		subs:      subs,
+		mcpc:      mcpc,
 		log:       log.With("component", "daemon"),
 		grace:     opts.ShutdownGrace,
 		started:   started,
@@ -468,7 +478,7 @@ func (d *Daemon) Close() error {
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner
 		d.subs.Close()
-		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {
