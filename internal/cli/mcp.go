@@ -44,6 +44,7 @@ running gateway's /mcp endpoint with the gateway token, acting as --session
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "session key the MCP client acts as (default: the default agent's main session)")
+	cmd.AddCommand(newMCPListCmd(g))
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/interop"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 )
 
@@ -147,5 +148,38 @@ func TestMCPStdioWrongToken(t *testing.T) {
 		"--url", g.url, "--token", "wrong", "mcp")
 	if r.err == nil || !strings.Contains(r.err.Error(), "gateway's MCP endpoint") || !strings.Contains(r.err.Error(), "Unauthorized") {
 		t.Errorf("err = %v, want a connect error naming the endpoint and 401", r.err)
+	}
+}
+
+func TestMCPList(t *testing.T) {
+	everything := interop.MCPServerCommand(t, "everything")
+	args, _ := json.Marshal(everything[1:])
+	g := startGateway(t, `{ mcp: { servers: {
+  everything: { command: "`+everything[0]+`", args: `+string(args)+` },
+  off: { command: "/nonexistent", enabled: false },
+} } }`)
+	out := g.mustRun("mcp", "list")
+	for _, want := range []string{"NAME", "everything  idle", "off         disabled", "stdio"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mcp list before any run lacks %q:\n%s", want, out)
+		}
+	}
+	g.mustRun("sessions", "send", "main", "/tool everything__echo {\"message\":\"x\"}\n/then ok", "--wait")
+	out = g.mustRun("mcp", "list")
+	if !strings.Contains(out, "everything  ready") || !strings.Contains(out, "echo") {
+		t.Errorf("mcp list after a run:\n%s", out)
+	}
+	var res struct {
+		Servers []struct {
+			Name, State string
+			Tools       []string
+			PID         int
+		}
+	}
+	if err := json.Unmarshal([]byte(g.mustRun("mcp", "list", "--json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Servers) != 2 || res.Servers[0].Name != "everything" || res.Servers[0].PID == 0 || !slices.Contains(res.Servers[0].Tools, "get-tiny-image") {
+		t.Errorf("mcp list --json = %+v", res)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -341,6 +342,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		DefaultModelRef:       mods.DefaultModelRef,
 		Tools:                 box.All,
 		Subagents:             subs,
+		MCPServers:            func() []wire.MCPServer { return mcpStatus(mcpc) },
 	})
 	if err != nil {
 		return nil, err

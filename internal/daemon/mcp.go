@@ -6,7 +6,9 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -53,4 +55,19 @@ func transcriptGrew(ev agent.Event) bool {
 		return ev.Phase == agent.PhaseResult
 	}
 	return false
+}
+
+// mcpStatus converts the MCP client's server states for mcp.list.
+func mcpStatus(m *mcpclient.Manager) []wire.MCPServer {
+	var out []wire.MCPServer
+	for _, s := range m.Status() {
+		if s.Tools == nil {
+			s.Tools = []string{}
+		}
+		out = append(out, wire.MCPServer{
+			Name: s.Name, Transport: s.Transport, Target: s.Target, State: s.State,
+			Tools: s.Tools, PID: s.PID, Restarts: s.Restarts, LastError: s.LastError,
+		})
+	}
+	return out
 }
