@@ -108,9 +108,14 @@ func TestMCPHTTPRequiresGatewayToken(t *testing.T) {
 		{"wrong", "Bearer nope", http.StatusUnauthorized},
 		{"basic", "Basic " + mcpTestToken, http.StatusUnauthorized},
 		{"right", "Bearer " + mcpTestToken, http.StatusOK},
+		{"garbage body", "Bearer " + mcpTestToken, http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
+			b := body
+			if tc.name == "garbage body" {
+				b = `{"jsonrpc":"2.0","id":1,"method":` + strings.Repeat("[", 5000)
+			}
+			req, _ := http.NewRequest("POST", endpoint, strings.NewReader(b))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			if tc.auth != "" {

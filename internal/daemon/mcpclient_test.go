@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,6 +205,38 @@ func TestMCPServerCrashMidCall(t *testing.T) {
 	for _, st := range d.mcpc.Status() {
 		if st.Name == "everything" && (st.Restarts != 1 || st.PID == pid) {
 			t.Errorf("everything after the crash: %+v", st)
+		}
+	}
+}
+
+// Ten configured servers, each taking 30s to come up, do not delay the
+// gateway: nothing starts before a run needs tools.
+func TestMCPServersDoNotDelayReadiness(t *testing.T) {
+	dir := t.TempDir()
+	var servers []string
+	for i := range 10 {
+		servers = append(servers, fmt.Sprintf(`s%d: { command: "sh", args: ["-c", "sleep 30"] }`, i))
+	}
+	cfg := `{ mcp: { servers: { ` + strings.Join(servers, ", ") + ` } } }`
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d := startDaemon(t, dir)
+	defer d.Close()
+	resp, err := http.Get("http://" + d.Addrs[0].String() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	elapsed := time.Since(start)
+	t.Logf("gateway ready %v after Start with 10 MCP servers configured", elapsed)
+	if resp.StatusCode != http.StatusOK || elapsed > 5*time.Second {
+		t.Errorf("readyz = %d after %v", resp.StatusCode, elapsed)
+	}
+	for _, st := range d.mcpc.Status() {
+		if st.State != "idle" || st.PID != 0 {
+			t.Errorf("%s started before any run: %+v", st.Name, st)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func stdioServer(name string, argv []string, env map[string]string) config.MCPSe
 	}
 }
 
-func helperSettings(t *testing.T, name string) config.MCPServerSettings {
+func helperSettings(t testing.TB, name string) config.MCPServerSettings {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
