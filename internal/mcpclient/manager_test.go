@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -265,5 +267,59 @@ func TestCallAfterCloseIsAnError(t *testing.T) {
 	_, err := call(t, ts, "h__ping", map[string]any{})
 	if err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "not available") {
 		t.Errorf("call after Close: %v", err)
+	}
+}
+
+// startRemoteEverything runs server-everything in an HTTP mode on a free
+// loopback port and returns its base URL.
+func startRemoteEverything(t *testing.T, mode string) string {
+	t.Helper()
+	argv := interop.MCPServerCommand(t, "everything")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(argv[0], argv[1], mode)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return base
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything %s did not listen on %d", mode, port)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRemoteServers(t *testing.T) {
+	for _, tc := range []struct{ mode, transport, path string }{
+		{"streamableHttp", "streamable-http", "/mcp"},
+		{"sse", "sse", "/sse"},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			base := startRemoteEverything(t, tc.mode)
+			m := New(Config{Servers: []config.MCPServerSettings{{
+				Name: "remote", URL: base + tc.path, Transport: tc.transport, Enabled: true,
+				Headers:        map[string]string{"X-Test": "1"},
+				RequestTimeout: 30 * time.Second, ConnectionTimeout: 30 * time.Second,
+			}}})
+			defer m.Close()
+			ts := m.Tools(context.Background())
+			res, err := call(t, ts, "remote__echo", map[string]any{"message": "over " + tc.transport})
+			if err != nil || res.Text != "Echo: over "+tc.transport {
+				t.Errorf("echo = %+v, %v (status %+v)", res, err, m.Status())
+			}
+		})
 	}
 }

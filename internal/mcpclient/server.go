@@ -20,6 +20,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
+// stableUptime is how long a server must run for a crash not to count
+// towards its crash streak (which lengthens the restart backoff).
+const stableUptime = 30 * time.Second
+
 // server is one configured MCP server and its connection.
 //
 // Lock order: server.mu only; never held across network calls.
@@ -41,6 +45,10 @@ type server struct {
 	nextTry  time.Time     // earliest next start after a failure
 	starting chan struct{} // closed when the running start attempt ends
 	ready    chan struct{} // closed when the server becomes ready (replaced on every crash)
+	// cancelConn ends the live connection's context.
+	cancelConn context.CancelFunc
+	since      time.Time // when the live session became ready
+	streak     int       // crashes in a row, each soon after its start
 }
 
 // ensureStarted starts the server if it is idle, or failed and past its
@@ -102,37 +110,53 @@ func (s *server) run(done chan struct{}) {
 		return
 	}
 	s.attempt = 0
-	s.state, s.sess, s.pid, s.lastErr = StateReady, sess, pid, ""
+	s.state, s.sess, s.pid, s.lastErr, s.since = StateReady, sess, pid, "", time.Now()
 	s.setToolsLocked(list)
 	close(s.ready)
 	s.log.Info("MCP server ready", "tools", len(list), "pid", pid)
 	s.m.wg.Go(func() { s.watch(sess) })
 }
 
-// connect starts the transport, initializes and lists the tools.
+// connect starts the transport, initializes and lists the tools, within
+// the connection timeout. The connection itself lives on the context the
+// session keeps (an SSE stream is bound to it) until the session ends.
 func (s *server) connect() (*sdk.ClientSession, int, []*sdk.Tool, error) {
-	ctx, cancel := context.WithTimeout(s.m.ctx, s.cfg.ConnectionTimeout)
-	defer cancel()
+	connCtx, cancelConn := context.WithCancel(s.m.ctx)
+	timer := time.AfterFunc(s.cfg.ConnectionTimeout, cancelConn)
+	fail := func(err error) (*sdk.ClientSession, int, []*sdk.Tool, error) {
+		cancelConn()
+		if !timer.Stop() && s.m.ctx.Err() == nil {
+			err = fmt.Errorf("no answer within %s: %w", s.cfg.ConnectionTimeout, err)
+		}
+		return nil, 0, nil, err
+	}
 	t, cmd, err := s.transport()
 	if err != nil {
-		return nil, 0, nil, err
+		return fail(err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "switchboard", Version: s.m.cfg.Version}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.m.wg.Go(s.refresh) },
 	})
-	sess, err := client.Connect(ctx, t, nil)
+	sess, err := client.Connect(connCtx, t, nil)
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("connect: %w", err)
+		return fail(fmt.Errorf("connect: %w", err))
 	}
 	pid := 0
 	if cmd != nil && cmd.Process != nil {
 		pid = cmd.Process.Pid
 	}
-	list, err := listTools(ctx, sess)
+	list, err := listTools(connCtx, sess)
 	if err != nil {
 		sess.Close()
-		return nil, 0, nil, err
+		return fail(err)
 	}
+	if !timer.Stop() {
+		sess.Close()
+		return fail(errors.New("connection timed out"))
+	}
+	s.mu.Lock()
+	s.cancelConn = cancelConn
+	s.mu.Unlock()
 	return sess, pid, list, nil
 }
 
@@ -177,10 +201,21 @@ func (s *server) watch(sess *sdk.ClientSession) {
 	err := sess.Wait()
 	sess.Close() // reap the process
 	s.mu.Lock()
+	if s.sess == sess && s.cancelConn != nil {
+		s.cancelConn()
+		s.cancelConn = nil
+	}
 	if s.state == StateStopped || s.m.ctx.Err() != nil || s.sess != sess {
 		s.mu.Unlock()
 		return
 	}
+	// A server that keeps dying soon after it starts waits longer each time.
+	if time.Since(s.since) < stableUptime {
+		s.streak++
+	} else {
+		s.streak = 1
+	}
+	streak := s.streak
 	s.restarts++
 	s.state, s.sess, s.pid = StateRestarting, nil, 0
 	s.ready = make(chan struct{})
@@ -195,7 +230,7 @@ func (s *server) watch(sess *sdk.ClientSession) {
 		select {
 		case <-s.m.ctx.Done():
 			return
-		case <-time.After(s.m.cfg.Backoff(attempt)):
+		case <-time.After(s.m.cfg.Backoff(streak + attempt - 1)):
 		}
 		s.mu.Lock()
 		if s.state != StateRestarting && s.state != StateFailed {
@@ -303,9 +338,12 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 // stop ends the connection for good.
 func (s *server) stop() {
 	s.mu.Lock()
-	sess := s.sess
-	s.state, s.sess = StateStopped, nil
+	sess, cancelConn := s.sess, s.cancelConn
+	s.state, s.sess, s.cancelConn = StateStopped, nil, nil
 	s.mu.Unlock()
+	if cancelConn != nil {
+		defer cancelConn()
+	}
 	if sess != nil {
 		if err := sess.Close(); err != nil {
 			s.log.Debug("MCP server close", "err", err)
