@@ -323,3 +323,39 @@ func TestRemoteServers(t *testing.T) {
 		})
 	}
 }
+
+// A stdio server gets its configured env and a few harmless variables,
+// never the gateway's secrets.
+func TestStdioServerEnvironment(t *testing.T) {
+	t.Setenv("SWITCHBOARD_GATEWAY_TOKEN", "gateway-secret")
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	s := stdioServer("everything", interop.MCPServerCommand(t, "everything"), map[string]string{"DOCS_KEY": "given"})
+	m := New(Config{Servers: []config.MCPServerSettings{s}})
+	defer m.Close()
+	res, err := call(t, m.Tools(context.Background()), "everything__get-env", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]string
+	if err := json.Unmarshal([]byte(res.Text), &env); err != nil {
+		t.Fatalf("get-env = %q: %v", res.Text, err)
+	}
+	if env["DOCS_KEY"] != "given" || env["PATH"] == "" {
+		t.Errorf("configured or inherited variables missing: %v", env)
+	}
+	for _, k := range []string{"SWITCHBOARD_GATEWAY_TOKEN", "OPENAI_API_KEY"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("the server was given %s", k)
+		}
+	}
+}
+
+func TestStatusRedactsURLCredentials(t *testing.T) {
+	m := New(Config{Servers: []config.MCPServerSettings{{
+		Name: "r", URL: "https://user:pw@example.com/mcp?key=secret", Transport: "streamable-http", Enabled: false,
+	}}})
+	defer m.Close()
+	if got := m.Status()[0].Target; strings.Contains(got, "pw") || strings.Contains(got, "secret") {
+		t.Errorf("target = %q", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -178,7 +179,15 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 	switch c.Transport {
 	case "stdio":
 		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Env = os.Environ()
+		// Like the reference SDK, a server inherits only a few harmless
+		// variables, never the gateway's secrets (API keys, the gateway
+		// token); what it needs goes in its env.
+		cmd.Env = nil
+		for _, k := range inheritedEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+		}
 		for k, v := range c.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -354,7 +363,7 @@ func (s *server) stop() {
 func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	target := s.cfg.URL
+	target := redactURL(s.cfg.URL)
 	if s.cfg.Transport == "stdio" {
 		target = strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
 	}
@@ -362,6 +371,23 @@ func (s *server) status() ServerStatus {
 		Name: s.cfg.Name, Transport: s.cfg.Transport, Target: target, State: s.state,
 		Tools: slices.Clone(s.names), PID: s.pid, Restarts: s.restarts, LastError: s.lastErr,
 	}
+}
+
+// inheritedEnv are the variables a stdio server inherits from the gateway
+// (the reference SDK's default list, plus the locale and temp dir).
+var inheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
+	"SYSTEMROOT", "APPDATA", "USERPROFILE", "TEMP", "PROGRAMFILES"}
+
+// redactURL hides a URL's password and query (they may hold credentials).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.Redacted()
 }
 
 // headerTransport adds the configured headers to every request.
