@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/interop"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 )
@@ -181,5 +184,39 @@ func TestMCPList(t *testing.T) {
 	}
 	if len(res.Servers) != 2 || res.Servers[0].Name != "everything" || res.Servers[0].PID == 0 || !slices.Contains(res.Servers[0].Tools, "get-tiny-image") {
 		t.Errorf("mcp list --json = %+v", res)
+	}
+}
+
+// `switchboard mcp` outlives a gateway restart: the next call connects
+// again.
+func TestMCPStdioSurvivesGatewayRestart(t *testing.T) {
+	dir := t.TempDir()
+	startOn := func(port int) *daemon.Daemon {
+		d, err := daemon.Start(context.Background(), daemon.Options{
+			Env:  config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir}),
+			Port: &port, Stdout: io.Discard, Logger: slog.New(slog.DiscardHandler), ShutdownGrace: 200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatalf("daemon.Start: %v", err)
+		}
+		return d
+	}
+	d := startOn(0)
+	port := d.Addrs[0].(*net.TCPAddr).Port
+	g := &gateway{t: t, url: "ws://" + d.Addrs[0].String(), dir: dir}
+	cs := stdioMCP(t, g, nil)
+	call := func() map[string]any {
+		return toolJSON(t, cs, &sdk.CallToolParams{Name: "agents_list", Arguments: map[string]any{}})
+	}
+	if a := call(); a["requester"] != "main" {
+		t.Fatalf("agents_list = %v", a)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = startOn(port)
+	defer d.Close()
+	if a := call(); a["requester"] != "main" {
+		t.Errorf("agents_list after the gateway restarted = %v", a)
 	}
 }

@@ -66,7 +66,7 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &proxy{log: log, tokens: make(map[any]*sdk.ServerSession)}
+	p := &proxy{log: log, tokens: make(map[any]*sdk.ServerSession), subs: make(map[string]bool)}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
@@ -93,10 +93,24 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 		SubscribeHandler: func(ctx context.Context, r *sdk.SubscribeRequest) error {
-			return p.up.Subscribe(ctx, &sdk.SubscribeParams{URI: r.Params.URI})
+			err := p.do(ctx, func(up *sdk.ClientSession) error {
+				return up.Subscribe(ctx, &sdk.SubscribeParams{URI: r.Params.URI})
+			})
+			if err != nil {
+				return err
+			}
+			p.mu.Lock()
+			p.subs[r.Params.URI] = true
+			p.mu.Unlock()
+			return nil
 		},
 		UnsubscribeHandler: func(ctx context.Context, r *sdk.UnsubscribeRequest) error {
-			return p.up.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: r.Params.URI})
+			p.mu.Lock()
+			delete(p.subs, r.Params.URI)
+			p.mu.Unlock()
+			return p.do(ctx, func(up *sdk.ClientSession) error {
+				return up.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: r.Params.URI})
+			})
 		},
 	})
 	client := sdk.NewClient(&sdk.Implementation{Name: "switchboard-mcp-proxy", Version: cfg.Version}, &sdk.ClientOptions{
@@ -106,25 +120,36 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 				log.Debug("forward resources/updated", "err", err)
 			}
 		},
-		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
-			if err := p.syncTools(ctx); err != nil {
+		ToolListChangedHandler: func(ctx context.Context, r *sdk.ToolListChangedRequest) {
+			if err := p.syncTools(ctx, r.Session); err != nil {
 				log.Warn("refresh tools from the gateway", "err", err)
 			}
 		},
 	})
-	up, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: cfg.Endpoint, HTTPClient: &hc2}, nil)
-	if err != nil {
-		return fmt.Errorf("mcp: connect to the gateway's MCP endpoint %s: %w", cfg.Endpoint, err)
+	p.dial = func(ctx context.Context) (*sdk.ClientSession, error) {
+		up, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: cfg.Endpoint, HTTPClient: &hc2}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: connect to the gateway's MCP endpoint %s: %w", cfg.Endpoint, err)
+		}
+		return up, nil
 	}
-	defer up.Close()
-	p.up = up
-	if err := p.syncTools(ctx); err != nil {
+	defer p.close()
+	up, err := p.upstream(ctx)
+	if err != nil {
+		return err
+	}
+	if err := p.syncTools(ctx, up); err != nil {
 		return err
 	}
 	p.local.AddResourceTemplate(&sdk.ResourceTemplate{
 		Name: "session-history", Title: "Session transcript", URITemplate: HistoryURITemplate, MIMEType: "application/json",
 	}, func(ctx context.Context, r *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		return up.ReadResource(ctx, &sdk.ReadResourceParams{URI: r.Params.URI})
+		var res *sdk.ReadResourceResult
+		err := p.do(ctx, func(up *sdk.ClientSession) (err error) {
+			res, err = up.ReadResource(ctx, &sdk.ReadResourceParams{URI: r.Params.URI})
+			return err
+		})
+		return res, err
 	})
 	p.local.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -133,7 +158,12 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 				if lp, ok := req.GetParams().(*sdk.ListResourcesParams); ok && lp != nil {
 					params.Cursor = lp.Cursor
 				}
-				return up.ListResources(ctx, params)
+				var res *sdk.ListResourcesResult
+				err := p.do(ctx, func(up *sdk.ClientSession) (err error) {
+					res, err = up.ListResources(ctx, params)
+					return err
+				})
+				return res, err
 			}
 			return next(ctx, method, req)
 		}
@@ -148,17 +178,86 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 type proxy struct {
 	log   *slog.Logger
 	local *sdk.Server
-	up    *sdk.ClientSession
+	dial  func(ctx context.Context) (*sdk.ClientSession, error)
+	wg    sync.WaitGroup // upstream watchers
 
+	// upMu serialises (re)connecting; it is taken before mu.
+	upMu sync.Mutex
 	// mu guards the fields that follow.
 	mu     sync.Mutex
+	up     *sdk.ClientSession // nil once it ended
+	closed bool
+	subs   map[string]bool // resource subscriptions to renew on reconnect
 	tools  map[string]bool
 	tokens map[any]*sdk.ServerSession // progress token → local session
 }
 
+// upstream returns the gateway session, connecting again when the last
+// one ended (the gateway restarted): the tools are listed again and the
+// resource subscriptions renewed.
+func (p *proxy) upstream(ctx context.Context) (*sdk.ClientSession, error) {
+	p.upMu.Lock()
+	defer p.upMu.Unlock()
+	p.mu.Lock()
+	up, closed, renew := p.up, p.closed, p.tools != nil
+	p.mu.Unlock()
+	if up != nil {
+		return up, nil
+	}
+	if closed {
+		return nil, errors.New("mcp: proxy closed")
+	}
+	up, err := p.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.up = up
+	var subs []string
+	for uri := range p.subs {
+		subs = append(subs, uri)
+	}
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		err := up.Wait()
+		p.mu.Lock()
+		if p.up == up {
+			p.up = nil
+		}
+		p.mu.Unlock()
+		p.log.Debug("gateway MCP session ended", "err", err)
+	})
+	if renew {
+		p.log.Info("reconnected to the gateway's MCP endpoint")
+		if err := p.syncTools(ctx, up); err != nil {
+			return nil, err
+		}
+		for _, uri := range subs {
+			if err := up.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+				p.log.Warn("renew resource subscription", "uri", uri, "err", err)
+			}
+		}
+	}
+	return up, nil
+}
+
+// close ends the upstream session and waits for its watcher.
+func (p *proxy) close() {
+	p.upMu.Lock()
+	p.mu.Lock()
+	up := p.up
+	p.closed = true
+	p.mu.Unlock()
+	p.upMu.Unlock()
+	if up != nil {
+		up.Close()
+	}
+	p.wg.Wait()
+}
+
 // syncTools mirrors the gateway's tool list onto the local server.
-func (p *proxy) syncTools(ctx context.Context) error {
-	lt, err := p.up.ListTools(ctx, nil)
+func (p *proxy) syncTools(ctx context.Context, up *sdk.ClientSession) error {
+	lt, err := up.ListTools(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: list the gateway's tools: %w", err)
 	}
@@ -203,8 +302,42 @@ func (p *proxy) forwardCall(name string) sdk.ToolHandler {
 				p.mu.Unlock()
 			}()
 		}
-		return p.up.CallTool(ctx, params)
+		var res *sdk.CallToolResult
+		err := p.do(ctx, func(up *sdk.ClientSession) (err error) {
+			res, err = up.CallTool(ctx, params)
+			return err
+		})
+		return res, err
 	}
+}
+
+// do runs fn on the gateway session, once more on a new connection when
+// the gateway refused it unseen: the connection had closed, or the gateway
+// restarted and no longer knows the session.
+func (p *proxy) do(ctx context.Context, fn func(up *sdk.ClientSession) error) error {
+	up, err := p.upstream(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(up)
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
+		p.dropUpstream(up)
+		up.Close()
+		if up, err = p.upstream(ctx); err != nil {
+			return err
+		}
+		err = fn(up)
+	}
+	return err
+}
+
+// dropUpstream forgets up so that the next use connects again.
+func (p *proxy) dropUpstream(up *sdk.ClientSession) {
+	p.mu.Lock()
+	if p.up == up {
+		p.up = nil
+	}
+	p.mu.Unlock()
 }
 
 // tokenKey makes JSON numbers and strings comparable map keys.
