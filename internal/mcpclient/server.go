@@ -136,7 +136,11 @@ func (s *server) connect() (*sdk.ClientSession, int, []*sdk.Tool, error) {
 		return fail(err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "switchboard", Version: s.m.cfg.Version}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.m.wg.Go(s.refresh) },
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			if s.m.ctx.Err() == nil { // Close closes the sessions before it waits
+				s.m.wg.Go(s.refresh)
+			}
+		},
 	})
 	sess, err := client.Connect(connCtx, t, nil)
 	if err != nil {
