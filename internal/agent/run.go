@@ -453,11 +453,27 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 		details = nil
 	}
 	msg := transcript.NewToolResult(call.ID, call.Name, res.Text, details, res.IsError, r.now())
+	if len(res.Blocks) > 0 {
+		msg.Content = transcript.BlockContent(resultBlocks(res.Blocks)...)
+	}
 	if err := r.append(sessionID, st.run.RunID, msg); err != nil {
 		return err
 	}
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
 	return nil
+}
+
+// resultBlocks converts a tool's content blocks to transcript blocks.
+func resultBlocks(bs []tools.Block) []transcript.Block {
+	out := make([]transcript.Block, 0, len(bs))
+	for _, b := range bs {
+		if b.Type == transcript.BlockImage {
+			out = append(out, transcript.Block{Type: transcript.BlockImage, Data: b.Data, MimeType: b.MimeType})
+			continue
+		}
+		out = append(out, transcript.TextBlock(b.Text))
+	}
+	return out
 }
 
 // callSafely calls the tool, turning a panic into an error so one bad tool

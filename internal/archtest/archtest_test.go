@@ -445,6 +445,18 @@ var importAllowLists = map[string][]string{
 		"internal/store/sqlite",
 		"modernc.org/sqlite",
 	},
+	// mcp: the MCP server and stdio proxy, on the tools contract.
+	"internal/mcp": {
+		"github.com/modelcontextprotocol/go-sdk/mcp",
+		"internal/tools",
+	},
+	// mcpclient: configured MCP servers' tools as agent tools.
+	"internal/mcpclient": {
+		"github.com/modelcontextprotocol/go-sdk/mcp",
+		"internal/config",
+		"internal/policy",
+		"internal/tools",
+	},
 }
 
 func TestImportAllowLists(t *testing.T) {

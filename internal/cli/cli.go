@@ -138,6 +138,7 @@ func newRoot(opts Options) *cobra.Command {
 		newAgentsCmd(g),
 		newSubagentsCmd(g),
 		newAnnouncesCmd(g),
+		newMCPCmd(g),
 	)
 	return root
 }

@@ -22,6 +22,8 @@ type Config struct {
 	Messages Messages `json:"messages,omitzero"`
 	// Storage is the "storage" section (Switchboard's own).
 	Storage Storage `json:"storage,omitzero"`
+	// MCP is the "mcp" section (MCP servers whose tools agents get).
+	MCP MCP `json:"mcp,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code
@@ -85,6 +87,11 @@ type Tools struct {
 	AgentToAgent  ToolsAgentToAgent  `json:"agentToAgent,omitzero"`
 	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
 	SessionsSpawn ToolsSessionsSpawn `json:"sessions_spawn,omitzero"`
+	// Allow, AlsoAllow and Deny are tool name patterns every agent's tools
+	// pass through (agents.list[].tools replaces them for that agent).
+	Allow     []string `json:"allow,omitempty"`
+	AlsoAllow []string `json:"alsoAllow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
 }
 
 // ToolsSessions is "tools.sessions".
@@ -181,6 +188,9 @@ type AgentEntry struct {
 	Workspace string         `json:"workspace,omitempty"`
 	Subagents AgentSubagents `json:"subagents,omitzero"`
 	Sandbox   AgentSandbox   `json:"sandbox,omitzero"`
+	// Tools is this agent's tool allow/deny list; unset means tools.allow
+	// and tools.deny.
+	Tools *ToolPolicy `json:"tools,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

@@ -177,6 +177,8 @@ func fuzzSeeds(f *testing.F) {
 		"{a:\"x\\\ny\"}", "{\"a\\\"b\": 1}", "{a:[1,[2,{b:3}],],}", "{a:1}\n{b:2}", "{a:+Infinity, b:0x1F, c:.5}",
 		"{gateway:{port:'x', bind:'lan'}}", "{a: /", "{a:'unterminated", "{\r\na:1\r}", "{\u2028a:1}",
 		"{agents:{list:[{id:'a'},{id:'A'}]}}", "{models:{mode:'replace', providers:{f:{baseUrl:'http://x'}}}}",
+		"{mcp:{servers:{a:{command:'x',args:['1'],env:{K:'${X}'}},b:{url:'http://h/mcp',transport:'sse',headers:{A:'b'},toolFilter:{include:['*']}}}}}",
+		"{tools:{deny:['a__*']},agents:{list:[{id:'a',tools:{allow:['x']}}]}}",
 	} {
 		f.Add([]byte(s))
 	}

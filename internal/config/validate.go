@@ -101,6 +101,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.logging()
 	k.messages()
 	k.storage()
+	k.mcp()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings

@@ -24,6 +24,9 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
@@ -105,6 +108,8 @@ type Daemon struct {
 	grace     time.Duration
 	gw        *gateway.Server
 	outbox    *outbox.Dispatcher
+	mcp       *mcp.Server
+	mcpc      *mcpclient.Manager
 	subs      *subagent.Manager
 	srv       *http.Server
 	wg        sync.WaitGroup
@@ -228,7 +233,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
-	box := &toolbox{cfg: cfg}
+	// MCP servers start lazily, on the first run that needs tools.
+	mcpc := mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: opts.Version, Logger: log})
+	defer func() {
+		if err != nil {
+			mcpc.Close()
+		}
+	}()
+	box := &toolbox{cfg: cfg, mcp: mcpc}
 	ws := &workspaces{cfg: cfg, store: st}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{
@@ -319,6 +331,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Runner:    runner,
 		outbox:    disp,
 		subs:      subs,
+		mcpc:      mcpc,
 		log:       log.With("component", "daemon"),
 		grace:     opts.ShutdownGrace,
 		started:   started,
@@ -349,6 +362,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		DefaultModelRef:       mods.DefaultModelRef,
 		Tools:                 box.All,
 		Subagents:             subs,
+		MCPServers:            func() []wire.MCPServer { return mcpStatus(mcpc) },
 	})
 	if err != nil {
 		return nil, err
@@ -360,15 +374,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, d); err != nil {
+		gw.Close()
+		return nil, err
+	}
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
 		gw.Close()
+		d.mcp.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
+	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
 	mux.HandleFunc("GET /readyz", d.ready)
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
@@ -475,7 +495,8 @@ func (d *Daemon) Close() error {
 		defer cancel()
 		// The gateway first: http.Server.Shutdown does not track hijacked
 		// WebSocket connections.
-		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
+		// MCP sessions hold open event streams: end them before Shutdown.
+		errs := []error{d.gw.Close(), d.mcp.Close(), d.srv.Shutdown(ctx)}
 		d.stop()
 		d.wg.Wait()
 		// Deliveries and flows stop before the runner; what is cut short
@@ -486,7 +507,7 @@ func (d *Daemon) Close() error {
 		if err := d.subs.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

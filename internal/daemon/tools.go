@@ -18,6 +18,10 @@ import (
 type toolbox struct {
 	cfg *config.Config
 	all atomic.Pointer[tools.Set]
+	// mcp supplies the tools of the configured MCP servers (nil: none).
+	mcp interface {
+		Tools(ctx context.Context) []tools.Tool
+	}
 }
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
@@ -30,6 +34,17 @@ func (b *toolbox) All() *tools.Set { return b.all.Load() }
 // denies at its depth (reference §9.4).
 func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	all := b.all.Load()
+	if b.mcp != nil {
+		// MCP servers start here, on the first run that needs tools. The
+		// built-in tools come last so that they win a name clash.
+		if ext := b.mcp.Tools(context.Background()); len(ext) > 0 {
+			all = tools.NewSet(append(ext, all.All()...)...)
+		}
+	}
+	// The agent's tools.allow/deny (else the global one).
+	if tp := b.cfg.AgentToolPolicy(info.AgentID); len(tp.Allow)+len(tp.AlsoAllow)+len(tp.Deny) > 0 {
+		all = all.Filter(func(t tools.Tool) bool { return policy.ToolAllowed(t.Name(), tp.Allow, tp.AlsoAllow, tp.Deny) })
+	}
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth

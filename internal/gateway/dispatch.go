@@ -72,6 +72,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodSubagentsKill, scope: wire.ScopeWrite, handle: s.handleSubagentsKill},
 		{name: wire.MethodAnnouncesList, scope: wire.ScopeRead, handle: s.handleAnnouncesList},
 		{name: wire.MethodAnnouncesRedeliver, scope: wire.ScopeAdmin, handle: s.handleAnnouncesRedeliver},
+		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 	}
 	s.methods = make(map[string]*method, len(ms))
 	for _, m := range ms {

@@ -137,6 +137,9 @@ type Config struct {
 	Models agent.ModelResolver
 	// Tools returns the agent tools tools.invoke may run; nil means none.
 	Tools func() *tools.Set
+	// MCPServers reports the configured MCP servers for mcp.list; nil
+	// means none.
+	MCPServers func() []wire.MCPServer
 	// Subagents serves subagents.list/kill and announces.list/redeliver;
 	// nil makes them answer UNAVAILABLE "sub-agents are not enabled".
 	Subagents Subagents

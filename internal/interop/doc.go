@@ -6,6 +6,9 @@
 //     against protocol.schema.json from @openclaw/gateway-protocol.
 //   - [RunNodeClient] drives a gateway with the third-party client openclaw-node
 //     (testdata/openclaw_node_client.mjs) and returns what it saw.
+//   - [MCPClient] drives an MCP server with the reference client @modelcontextprotocol/sdk
+//     (testdata/mcp_sdk_client.mjs); [MCPServerCommand] starts the reference servers
+//     server-everything and server-filesystem.
 //
 // The npm packages are installed by scripts/npm-setup.sh into $SWITCHBOARD_NPM_CACHE
 // (default <repo>/.cache/npm); nothing here touches the network. When the cache is

@@ -31,6 +31,19 @@ type Result struct {
 	Details any
 	Text    string
 	IsError bool
+	// Blocks, when set, is the result's content as the transcript keeps
+	// it (text and image blocks, e.g. from an MCP server); Text is still
+	// what the model is given.
+	Blocks []Block
+}
+
+// Block is one content block of a Result: Type "text" with Text, or
+// "image" with base64 Data and MimeType.
+type Block struct {
+	Type     string
+	Text     string
+	Data     string
+	MimeType string
 }
 
 // JSONResult returns the reference's "JSON result" for payload: details is

@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// namedTool is a tool that only has a name (forRun only filters).
+type namedTool string
+
+func (n namedTool) Name() string          { return string(n) }
+func (namedTool) Description() string     { return "" }
+func (namedTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (namedTool) Call(context.Context, json.RawMessage) (*tools.Result, error) {
+	return tools.JSONResult(map[string]any{}), nil
+}
+
+// builtinTool marks a built-in tool, to tell it from an MCP tool of the
+// same name.
+type builtinTool struct{ namedTool }
+
+type mcpSource []tools.Tool
+
+func (m mcpSource) Tools(context.Context) []tools.Tool { return m }
+
+// forRun applies the agent's allow/deny and the sub-agent tool policy to
+// MCP tools like to built-in ones; a built-in tool wins a name clash.
+func TestToolboxForRunFiltersMCPTools(t *testing.T) {
+	cfg, _, err := config.Parse("t.json5", []byte(`{
+  tools: { deny: ["fs__write*"], subagents: { tools: { deny: ["docs__*"] } } },
+  agents: { list: [{ id: "main" }, { id: "research", tools: { allow: ["docs__*"] } }] },
+}`), config.MapEnv(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &toolbox{cfg: cfg, mcp: mcpSource{namedTool("docs__search"), namedTool("fs__write_file"), namedTool("fs__read_file"), namedTool("sessions_list")}}
+	b.set(builtinTool{"sessions_list"}, builtinTool{"agents_list"})
+	names := func(info agent.RunInfo) []string {
+		var out []string
+		for _, t := range b.forRun(info).All() {
+			out = append(out, t.Name())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		info agent.RunInfo
+		want []string
+	}{
+		{"main", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"},
+			[]string{"agents_list", "docs__search", "fs__read_file", "sessions_list"}},
+		{"research allows docs only", agent.RunInfo{AgentID: "research", SessionKey: "agent:research:main"},
+			[]string{"docs__search"}},
+		{"sub-agent policy", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:subagent:x", Session: &store.Session{SpawnDepth: 1}},
+			nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := names(tc.info)
+			if tc.want == nil {
+				if slices.Contains(got, "docs__search") || slices.Contains(got, "fs__write_file") || !slices.Contains(got, "fs__read_file") {
+					t.Errorf("sub-agent tools = %v", got)
+				}
+				return
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("tools = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// The built-in sessions_list wins over the MCP tool of the same name.
+	if tl, _ := b.forRun(agent.RunInfo{AgentID: "main"}).Get("sessions_list"); tl != (builtinTool{"sessions_list"}) {
+		t.Errorf("sessions_list = %#v, want the built-in one", tl)
+	}
+}

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+// RequireBearer wraps an HTTP handler served on the gateway port (the MCP
+// endpoint) with the gateway's shared-secret auth: "Authorization: Bearer
+// <gateway.auth.token or password>", the same failed-attempt limits as the
+// WebSocket handshake, and the same browser origin policy. With auth mode
+// "none" only loopback listeners are served without a secret.
+func (s *Server) RequireBearer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" {
+			if reason := s.origins.check(r); reason != "" {
+				httpError(w, http.StatusForbidden, reason, 0)
+				return
+			}
+		}
+		auth := s.conf.Auth
+		switch auth.Mode {
+		case config.AuthNone:
+			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+			if !isLoopback(local) {
+				httpError(w, http.StatusForbidden, msgAuthNoneRemote, 0)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		case config.AuthToken, config.AuthPassword:
+		default:
+			httpError(w, http.StatusForbidden, msgAuthUnsupported, 0)
+			return
+		}
+		secret := auth.Token
+		msg := msgTokenMismatch
+		if auth.Mode == config.AuthPassword {
+			secret, msg = auth.Password, msgPasswordMismatch
+		}
+		given, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+			httpError(w, http.StatusUnauthorized, "unauthorized: missing bearer token (Authorization: Bearer <gateway token>)", 0)
+			return
+		}
+		key := s.authLimit.key(r.RemoteAddr, r.Header.Get("Origin"))
+		if left, locked := s.authLimit.blocked(key); locked {
+			httpError(w, http.StatusTooManyRequests, msgAuthRateLimited, left.Milliseconds())
+			return
+		}
+		if secret == "" || subtle.ConstantTimeCompare([]byte(given), []byte(secret)) != 1 {
+			if s.authLimit.fail(key) {
+				httpError(w, http.StatusTooManyRequests, msgAuthRateLimited, s.authLimit.cfg.Lockout.Milliseconds())
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
+			httpError(w, http.StatusUnauthorized, msg, 0)
+			return
+		}
+		s.authLimit.succeed(key)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// httpError writes a JSON error body {error:{message}} with the status.
+func httpError(w http.ResponseWriter, status int, msg string, retryAfterMs int64) {
+	if retryAfterMs > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt((retryAfterMs+999)/1000, 10))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg}})
+	w.Write(append(b, '\n'))
+}
+
+// CanonicalKey resolves a session key as the gateway's methods do: "main"
+// and the configured main key name the default agent's main session, other
+// keys are normalised to the default agent's store keys.
+func (s *Server) CanonicalKey(raw string) string { return s.canonicalKey(raw, "") }
