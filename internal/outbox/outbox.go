@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/safeerr"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -399,15 +400,16 @@ func (d *Dispatcher) Prune(ctx context.Context) int64 {
 }
 
 // Redeliver puts an undelivered item of a registered kind back in the queue
-// with a fresh expiry window, and kicks the loop.
+// with a fresh expiry window, and kicks the loop. Its refusals are
+// client-safe errors.
 func (d *Dispatcher) Redeliver(ctx context.Context, id string) (*store.OutboxItem, error) {
 	now := d.cfg.Now()
 	it, err := d.cfg.Store.UpdateOutbox(ctx, id, func(x *store.OutboxItem) error {
 		if d.handlers[x.Kind] == nil {
-			return fmt.Errorf("outbox: %s is a %q item, which is not delivered by the dispatcher", id, x.Kind)
+			return safeerr.Errorf("not an announce: %s", id)
 		}
 		if x.Status == store.OutboxDelivered {
-			return fmt.Errorf("outbox: already delivered: %s", id)
+			return safeerr.Errorf("already delivered: %s", id)
 		}
 		x.Status, x.Attempts, x.NextAttemptAt, x.CreatedAt, x.LastError = store.OutboxPending, 0, now, now, ""
 		return nil

@@ -100,10 +100,11 @@ func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 	return killed, nil
 }
 
-// Announces lists at most limit announce items with the given statuses
+// Announces lists at most limit outbox items — sub-agent announces and
+// agent-to-agent flows, the two kinds of delivery — with the given statuses
 // (nil: all); limit 0 means no limit.
 func (m *Manager) Announces(ctx context.Context, statuses []store.OutboxStatus, limit int) ([]*store.OutboxItem, error) {
-	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: statuses, Limit: limit})
+	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Statuses: statuses, Limit: limit})
 }
 
 func ms(t interface{ UnixMilli() int64 }) int64 {

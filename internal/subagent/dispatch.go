@@ -289,15 +289,13 @@ func (m *Manager) deadLetters(ctx context.Context) ([]*store.OutboxItem, error) 
 	return m.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDead}})
 }
 
-// Redeliver puts a dead (or any undelivered) announce back in the queue.
-// Its errors other than the store's are safe to show to the caller.
+// Redeliver puts a dead (or any undelivered) outbox item — an announce or
+// an agent-to-agent flow — back in the queue. Its errors other than the
+// store's are safe to show to the caller.
 func (m *Manager) Redeliver(ctx context.Context, id string) error {
 	it, err := m.cfg.Store.GetOutbox(ctx, id)
 	if err != nil {
 		return err
-	}
-	if it.Kind != KindAnnounce {
-		return safeerr.Errorf("not an announce: %s", id)
 	}
 	if it.Status == store.OutboxDelivered {
 		return safeerr.Errorf("already delivered: %s", id)
@@ -305,8 +303,10 @@ func (m *Manager) Redeliver(ctx context.Context, id string) error {
 	if m.outbox == nil {
 		return errors.New("subagent: no outbox dispatcher")
 	}
-	_, err = m.outbox.Redeliver(ctx, id)
-	return err
+	if _, err := m.outbox.Redeliver(ctx, id); err != nil {
+		return err
+	}
+	return nil
 }
 
 // sweepLoop archives finished children until Close.
