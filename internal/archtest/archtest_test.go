@@ -370,7 +370,7 @@ var leaves = map[string][]string{
 	"internal/safeerr":      nil,
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
-	"internal/outbox": {"internal/store"},
+	"internal/outbox": {"internal/safeerr", "internal/store"},
 	// Test support: nothing from Switchboard, so any package's tests may use it.
 	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
 }
