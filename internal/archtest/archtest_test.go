@@ -387,8 +387,29 @@ var importAllowLists = map[string][]string{
 		"internal/sessionkey",
 		"internal/store",
 		"internal/subagent",
+		"internal/toolinvoke",
 		"internal/tools",
 		"internal/transcript",
+	},
+	// httpapi: the HTTP front doors. Contracts and leaves only; the gateway
+	// is reached through its own small interfaces, never imported.
+	"internal/httpapi": {
+		"github.com/google/uuid",
+		"internal/agent",
+		"internal/config",
+		"internal/policy",
+		"internal/provider",
+		"internal/sessionkey",
+		"internal/store",
+		"internal/toolinvoke",
+		"internal/transcript",
+	},
+	// toolinvoke: direct tool invocation over the tools contract and the
+	// pure policy; no runner, store or transport.
+	"internal/toolinvoke": {
+		"internal/policy",
+		"internal/sessionkey",
+		"internal/tools",
 	},
 }
 

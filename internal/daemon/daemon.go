@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -102,6 +103,7 @@ type Daemon struct {
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
+	api       *httpapi.Server
 	tools     *sessions.Tools
 	subs      *subagent.Manager
 	srv       *http.Server
@@ -313,6 +315,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			d.grace = g
 		}
 	}
+	rpcTools, err := newInvoker(cfg, st, box, ws, log, false)
+	if err != nil {
+		return nil, err
+	}
 	gw, err := gateway.New(gateway.Config{
 		Runner:                runner,
 		Store:                 st,
@@ -327,8 +333,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
-		Tools:                 box.All,
+		Invoker:               rpcTools,
 		Subagents:             subs,
+		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
 	})
 	if err != nil {
 		return nil, err
@@ -339,13 +346,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
+	d.api = api
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
+		api.Close()
 		gw.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
+	api.Register(mux)          // /tools/invoke and the OpenAI-compatible /v1 paths
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.HandleFunc("GET /readyz", d.ready)
@@ -454,7 +469,7 @@ func (d *Daemon) Close() error {
 		defer cancel()
 		// The gateway first: http.Server.Shutdown does not track hijacked
 		// WebSocket connections.
-		errs := []error{d.gw.Close(), d.srv.Shutdown(ctx)}
+		errs := []error{d.gw.Close(), d.shutdownHTTP(ctx)}
 		d.stop()
 		d.wg.Wait()
 		d.tools.Close() // stop agent-to-agent flows before the runner

@@ -24,9 +24,6 @@ type toolbox struct {
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 
-// All returns every tool (tools.invoke runs any of them).
-func (b *toolbox) All() *tools.Set { return b.all.Load() }
-
 // forRun returns the tools offered to a run: everything for a top-level
 // session; for a sub-agent the set minus what the sub-agent tool policy
 // denies at its depth (reference §9.4).
