@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
 
@@ -135,5 +136,44 @@ func TestToolsInvokeRateLimited(t *testing.T) {
 	}
 	if typ, msg := errorOf(t, b); typ != "rate_limited" || msg != "Too many failed authentication attempts. Please try again later." {
 		t.Errorf("error = %s %q", typ, msg)
+	}
+}
+
+// TestToolsInvokeWebSocket: the WebSocket method shares the resolution and
+// policy of the HTTP door but not its HTTP deny list, and answers failures
+// as the reference does (ok false with an error code).
+func TestToolsInvokeWebSocket(t *testing.T) {
+	g := startGateway(t, "", fakellm.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + g.d.Addrs[0].String(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tests := []struct {
+		name   string
+		params map[string]any
+		want   string // a substring of the compact result
+	}{
+		{"by name", map[string]any{"name": "agents_list"}, `"ok":true,"toolName":"agents_list"`},
+		{"legacy tool field", map[string]any{"tool": "sessions_list"}, `"ok":true,"toolName":"sessions_list"`},
+		{"no HTTP deny list", map[string]any{"tool": "sessions_send", "args": map[string]any{"sessionKey": "agent:ops:main", "message": "hi", "timeoutSeconds": 0}}, `"ok":true`},
+		{"unknown tool", map[string]any{"name": "nope"}, `"ok":false,"toolName":"nope","tool":"nope","isError":false,"error":{"code":"not_found","message":"Tool not available: nope"}}`},
+		{"unknown agent", map[string]any{"name": "agents_list", "agentId": "ghost"}, `"error":{"code":"validation_error","message":"Unknown agent id \"ghost\""}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := c.CallRaw(ctx, "tools.invoke", tt.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := compactJSON(t, raw); !strings.Contains(got, tt.want) {
+				t.Errorf("result = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := c.CallRaw(ctx, "tools.invoke", map[string]any{"args": map[string]any{}}); err == nil || !strings.Contains(err.Error(), "name required") {
+		t.Errorf("no name: %v", err)
 	}
 }
