@@ -219,3 +219,39 @@ func TestOpenAIGoClient(t *testing.T) {
 		}
 	})
 }
+
+// TestChatRoutingHeaders: x-openclaw-session-key routes to an explicit
+// session, x-openclaw-agent-id picks the agent, x-openclaw-model overrides
+// the agent's model for the run, x-openclaw-message-channel sets the
+// run's channel.
+func TestChatRoutingHeaders(t *testing.T) {
+	g := startGateway(t, "", fakellm.Options{})
+	body := `{"model":"openclaw","messages":[{"role":"user","content":"routed"}]}`
+	status, _, b := g.do("POST", "/v1/chat/completions", body,
+		"X-Openclaw-Session-Key", "my-app:thread-1", "X-Openclaw-Agent-Id", "ops",
+		"X-Openclaw-Model", "fake/fake-2", "X-Openclaw-Message-Channel", "Slack")
+	if status != 200 || !strings.Contains(string(b), "echo: routed") {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	if got := strings.Join(g.sessionMessages("agent:ops:my-app:thread-1"), "|"); got != "user: routed|assistant: echo: routed" {
+		t.Errorf("explicit session transcript = %q", got)
+	}
+	reqs := g.llm.Requests()
+	if m := reqs[len(reqs)-1].Request.Model; m != "fake-2" {
+		t.Errorf("model sent to the provider = %q, want fake-2", m)
+	}
+	sess, err := g.d.Store.GetSession(context.Background(), "agent:ops:my-app:thread-1")
+	if err != nil || sess.LastChannel != "slack" {
+		t.Errorf("session = %+v, %v", sess, err)
+	}
+	// Without user or session key, each request is its own session.
+	for range 2 {
+		if status, _, b := g.do("POST", "/v1/chat/completions", body); status != 200 {
+			t.Fatalf("status %d: %s", status, b)
+		}
+	}
+	sessions, err := g.d.Store.ListSessions(context.Background(), store.ListOptions{Search: "agent:main:openai:"})
+	if err != nil || len(sessions) != 2 {
+		t.Errorf("stateless sessions = %d, %v", len(sessions), err)
+	}
+}
