@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -165,5 +166,58 @@ func TestStreamClientDisconnect(t *testing.T) {
 				t.Errorf("transcript = %q", msgs)
 			}
 		})
+	}
+}
+
+// TestShutdownReleasesWaitingRequests: requests whose runs outlast the
+// shutdown grace get "gateway shutting down" (plain: 503; streamed: an
+// error event and [DONE]), Close returns, and no goroutine is left.
+func TestShutdownReleasesWaitingRequests(t *testing.T) {
+	g := startGateway(t, "", fakellm.Options{StallAfterFirstChunk: true}, "SWITCHBOARD_SHUTDOWN_GRACE", "300ms")
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, 2)
+	for _, stream := range []string{"false", "true"} {
+		go func() {
+			req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions",
+				strings.NewReader(`{"model":"openclaw","stream":`+stream+`,"messages":[{"role":"user","content":"slow"}]}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- answer{body: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers <- answer{resp.StatusCode, string(b)}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for g.llm.Count() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the model never got both requests")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := g.d.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	for range 2 {
+		select {
+		case a := <-answers:
+			plain := a.status == 503 && strings.Contains(a.body, "gateway shutting down")
+			streamed := a.status == 200 && strings.Contains(a.body, `"message":"gateway shutting down"`) && strings.HasSuffix(a.body, "data: [DONE]\n\n")
+			if !plain && !streamed {
+				t.Errorf("answer = %d %q", a.status, a.body)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a client got no answer")
+		}
 	}
 }

@@ -272,7 +272,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	runID := "chatcmpl_" + s.newID()
 	created := s.now().Unix()
-	t, err := s.startTurn(r.Context(), s.input(runID, req.target, req.prompt, req.modelRef))
+	t, err := s.startTurn(r.Context(), s.input(runID, req.target, req.prompt, req.modelRef), req.target.Fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return

@@ -36,8 +36,9 @@ type gw struct {
 
 // startGateway starts a gateway with agents main (default) and ops, the
 // OpenAI-compatible endpoints on unless gatewayExtra turns them off, and
-// gatewayExtra added to the gateway section (JSON5 members).
-func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options) *gw {
+// gatewayExtra added to the gateway section (JSON5 members); env holds
+// extra environment entries as name, value pairs.
+func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, env ...string) *gw {
 	t.Helper()
 	llmOpts.APIKey = "llm-key"
 	llm := fakellm.Start(t, llmOpts)
@@ -59,8 +60,12 @@ func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options) *g
 		t.Fatal(err)
 	}
 	port := 0
+	vars := map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
 	d, err := daemon.Start(context.Background(), daemon.Options{
-		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Env:    config.MapEnv(vars),
 		Port:   &port,
 		Stdout: io.Discard,
 		Logger: slog.New(slog.DiscardHandler),

@@ -314,6 +314,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	scope := responseScope{authSubject: s.authSubject(r), agentID: t.AgentID,
 		requestedKey: strings.TrimSpace(r.Header.Get("X-Openclaw-Session-Key"))}
+	fresh := t.SessionKey
 	if prev, _ := stringMember(obj, "previous_response_id"); prev != "" {
 		if key := s.responses.lookup(prev, scope); key != "" {
 			t.SessionKey = key
@@ -335,7 +336,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadGateway, res)
 		return
 	}
-	tr, err := s.startTurn(r.Context(), s.input(id, t, p, modelRef))
+	tr, err := s.startTurn(r.Context(), s.input(id, t, p, modelRef), t.Fresh && t.SessionKey == fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return

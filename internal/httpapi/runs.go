@@ -87,11 +87,16 @@ type turn struct {
 }
 
 // startTurn checks the session's send policy and submits in (whose RunID
-// must be set) with its events already routed to the returned turn.
-func (s *Server) startTurn(ctx context.Context, in agent.Input) (*turn, error) {
-	entry, err := s.cfg.Store.GetSession(ctx, in.SessionKey)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("httpapi: read session: %w", err)
+// must be set) with its events already routed to the returned turn. fresh
+// says the session cannot exist yet, so its row is not read.
+func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*turn, error) {
+	var entry *store.Session
+	if !fresh {
+		var err error
+		entry, err = s.cfg.Store.GetSession(ctx, in.SessionKey)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("httpapi: read session: %w", err)
+		}
 	}
 	sp := policy.SendInput{Config: s.conf.SendPolicyRules(), SessionKey: in.SessionKey, Channel: in.Channel}
 	if entry != nil {
