@@ -104,6 +104,7 @@ type Daemon struct {
 	grace     time.Duration
 	gw        *gateway.Server
 	api       *httpapi.Server
+	mods      *models
 	tools     *sessions.Tools
 	subs      *subagent.Manager
 	srv       *http.Server
@@ -301,6 +302,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Runner:    runner,
 		tools:     sessTools,
 		subs:      subs,
+		mods:      mods,
 		log:       log.With("component", "daemon"),
 		grace:     opts.ShutdownGrace,
 		started:   started,
@@ -475,6 +477,7 @@ func (d *Daemon) Close() error {
 		d.tools.Close() // stop agent-to-agent flows before the runner
 		d.subs.Close()
 		errs = append(errs, d.Runner.Shutdown(ctx), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		d.mods.closeIdle()
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

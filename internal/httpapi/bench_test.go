@@ -75,8 +75,13 @@ func BenchmarkToolsInvoke(b *testing.B) {
 // non-streamed completions as fast as they are answered; reports
 // completions per second.
 func BenchmarkChatCompletionsConcurrent100(b *testing.B) {
+	b.Run("fake-llm-http", func(b *testing.B) { benchConcurrent(b, false) })
+	b.Run("offline-in-process", func(b *testing.B) { benchConcurrent(b, true) })
+}
+
+func benchConcurrent(b *testing.B, offline bool) {
 	const clients = 100
-	g := startGateway(b, "", fakellm.Options{DiscardRequests: true})
+	g := startGatewayWith(b, "", fakellm.Options{DiscardRequests: true}, offline)
 	url := g.base + "/v1/chat/completions"
 	body := `{"model":"openclaw","messages":[{"role":"user","content":"hello"}]}`
 	b.ResetTimer()

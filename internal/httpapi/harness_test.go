@@ -40,6 +40,13 @@ type gw struct {
 // extra environment entries as name, value pairs.
 func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, env ...string) *gw {
 	t.Helper()
+	return startGatewayWith(t, gatewayExtra, llmOpts, false, env...)
+}
+
+// startGatewayWith is startGateway; offline runs the agents on the
+// built-in offline model in process instead of the fake LLM.
+func startGatewayWith(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, offline bool, env ...string) *gw {
+	t.Helper()
 	llmOpts.APIKey = "llm-key"
 	llm := fakellm.Start(t, llmOpts)
 	dir := t.TempDir()
@@ -51,11 +58,16 @@ func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, en
 	if strings.Contains(gatewayExtra, "auth:") {
 		auth = ""
 	}
+	models := fmt.Sprintf(`models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }, { id: "fake-2" }] } } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [{ id: "main", default: true }, { id: "ops" }] },`, llm.URL())
+	if offline {
+		// The built-in offline model, in process.
+		models = `agents: { list: [{ id: "main", default: true }, { id: "ops" }] },`
+	}
 	cfg := fmt.Sprintf(`{
   gateway: { %s %s %s },
-  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }, { id: "fake-2" }] } } },
-  agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [{ id: "main", default: true }, { id: "ops" }] },
-}`, auth, endpoints, gatewayExtra, llm.URL())
+  %s
+}`, auth, endpoints, gatewayExtra, models)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
