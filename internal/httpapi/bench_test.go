@@ -45,7 +45,12 @@ func reportLatency(b *testing.B, ds []time.Duration) {
 // (a new session each), the agent answering through the instant fake
 // model over the OpenAI wire format.
 func BenchmarkChatCompletion(b *testing.B) {
-	g := startGateway(b, "", fakellm.Options{DiscardRequests: true})
+	b.Run("fake-llm-http", func(b *testing.B) { benchChat(b, false) })
+	b.Run("offline-in-process", func(b *testing.B) { benchChat(b, true) })
+}
+
+func benchChat(b *testing.B, offline bool) {
+	g := startGatewayWith(b, "", fakellm.Options{DiscardRequests: true}, offline)
 	url := g.base + "/v1/chat/completions"
 	body := `{"model":"openclaw","messages":[{"role":"user","content":"hello"}]}`
 	var ds []time.Duration
