@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -178,12 +179,12 @@ func (s *Server) Register(mux *http.ServeMux) {
 }
 
 // Close unsubscribes from the runner and releases handlers still waiting
-// on runs (their runs go on). A second call returns an error.
+// on runs (their runs go on). A second call returns net.ErrClosed.
 func (s *Server) Close() error {
 	first := false
 	s.once.Do(func() { first = true })
 	if !first {
-		return errors.New("httpapi: already closed")
+		return net.ErrClosed
 	}
 	s.cancel()
 	s.unsub()
