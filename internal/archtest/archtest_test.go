@@ -372,25 +372,6 @@ func TestLeafImports(t *testing.T) {
 // importAllowLists are packages that are not leaves but still have a closed
 // list of non-standard imports, with the same meaning as leaves.
 var importAllowLists = map[string][]string{
-	// gateway: its wire package, the leaves and contracts it builds on, and
-	// the WebSocket and UUID modules. Nothing that imports gateway (daemon,
-	// cli) and no concrete backend or provider.
-	"internal/gateway": {
-		"github.com/coder/websocket",
-		"github.com/google/uuid",
-		"internal/agent",
-		"internal/config",
-		"internal/gateway/wire",
-		"internal/jsonenc",
-		"internal/logfile",
-		"internal/policy",
-		"internal/sessionkey",
-		"internal/store",
-		"internal/subagent",
-		"internal/toolinvoke",
-		"internal/tools",
-		"internal/transcript",
-	},
 	// httpapi: the HTTP front doors. Contracts and leaves only; the gateway
 	// is reached through its own small interfaces, never imported.
 	"internal/httpapi": {
@@ -410,6 +391,25 @@ var importAllowLists = map[string][]string{
 		"internal/policy",
 		"internal/sessionkey",
 		"internal/tools",
+	},
+	// gateway: its wire package, the leaves and contracts it builds on, and
+	// the WebSocket and UUID modules. Nothing that imports gateway (daemon,
+	// cli) and no concrete backend or provider.
+	"internal/gateway": {
+		"github.com/coder/websocket",
+		"github.com/google/uuid",
+		"internal/agent",
+		"internal/config",
+		"internal/gateway/wire",
+		"internal/jsonenc",
+		"internal/logfile",
+		"internal/policy",
+		"internal/sessionkey",
+		"internal/store",
+		"internal/subagent",
+		"internal/toolinvoke",
+		"internal/tools",
+		"internal/transcript",
 	},
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
-	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -103,8 +102,6 @@ type Daemon struct {
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
-	api       *httpapi.Server
-	mods      *models
 	tools     *sessions.Tools
 	subs      *subagent.Manager
 	srv       *http.Server
@@ -116,6 +113,8 @@ type Daemon struct {
 	closeOnce sync.Once
 	closeErr  error
 	started   time.Time
+	api       *httpFront // /tools/invoke and the OpenAI-compatible paths
+	mods      *models
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and

@@ -17,6 +17,9 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
+// httpFront is the HTTP API server the daemon mounts beside the gateway.
+type httpFront = httpapi.Server
+
 // newInvoker returns the direct tool invoker: the tools a run of the
 // target session would get (the agents' policy chain), plus, for the HTTP
 // surface, the default HTTP deny list adjusted by gateway.tools.
