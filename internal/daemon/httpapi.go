@@ -53,6 +53,7 @@ func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods a
 	}
 	return httpapi.New(httpapi.Config{
 		Runner: runner, Store: st, Config: cfg, Tools: inv, Models: mods, Logger: log,
+		SendRules: cfg.SendPolicyRules(),
 		Auth: func(r *http.Request) httpapi.Auth {
 			a := gw.AuthorizeHTTP(r)
 			return httpapi.Auth{OK: a.OK, RateLimited: a.RateLimited, RetryAfter: a.RetryAfter}

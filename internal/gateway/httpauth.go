@@ -26,7 +26,7 @@ type HTTPAuth struct {
 // by the same per-client limiter (gateway.auth.rateLimit), so a client
 // locked out on one surface is locked out on both. Safe for concurrent use.
 func (s *Server) AuthorizeHTTP(r *http.Request) HTTPAuth {
-	auth := s.conf.GatewayAuth()
+	auth := s.cfg.Config.GatewayAuth()
 	switch auth.Mode {
 	case config.AuthNone:
 		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)

@@ -50,7 +50,7 @@ func BenchmarkChatCompletion(b *testing.B) {
 }
 
 func benchChat(b *testing.B, offline bool) {
-	g := startGatewayWith(b, "", fakellm.Options{DiscardRequests: true}, offline)
+	g := startGatewayWith(b, "", "", fakellm.Options{DiscardRequests: true}, offline)
 	url := g.base + "/v1/chat/completions"
 	body := `{"model":"openclaw","messages":[{"role":"user","content":"hello"}]}`
 	var ds []time.Duration
@@ -86,7 +86,7 @@ func BenchmarkChatCompletionsConcurrent100(b *testing.B) {
 
 func benchConcurrent(b *testing.B, offline bool) {
 	const clients = 100
-	g := startGatewayWith(b, "", fakellm.Options{DiscardRequests: true}, offline)
+	g := startGatewayWith(b, "", "", fakellm.Options{DiscardRequests: true}, offline)
 	url := g.base + "/v1/chat/completions"
 	body := `{"model":"openclaw","messages":[{"role":"user","content":"hello"}]}`
 	b.ResetTimer()

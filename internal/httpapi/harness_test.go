@@ -40,12 +40,13 @@ type gw struct {
 // extra environment entries as name, value pairs.
 func startGateway(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, env ...string) *gw {
 	t.Helper()
-	return startGatewayWith(t, gatewayExtra, llmOpts, false, env...)
+	return startGatewayWith(t, gatewayExtra, "", llmOpts, false, env...)
 }
 
-// startGatewayWith is startGateway; offline runs the agents on the
-// built-in offline model in process instead of the fake LLM.
-func startGatewayWith(t testing.TB, gatewayExtra string, llmOpts fakellm.Options, offline bool, env ...string) *gw {
+// startGatewayWith is startGateway with top added to the config's top
+// level (JSON5 members); offline runs the agents on the built-in offline
+// model in process instead of the fake LLM.
+func startGatewayWith(t testing.TB, gatewayExtra, top string, llmOpts fakellm.Options, offline bool, env ...string) *gw {
 	t.Helper()
 	llmOpts.APIKey = "llm-key"
 	llm := fakellm.Start(t, llmOpts)
@@ -67,7 +68,8 @@ func startGatewayWith(t testing.TB, gatewayExtra string, llmOpts fakellm.Options
 	cfg := fmt.Sprintf(`{
   gateway: { %s %s %s },
   %s
-}`, auth, endpoints, gatewayExtra, models)
+  %s
+}`, auth, endpoints, gatewayExtra, models, top)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

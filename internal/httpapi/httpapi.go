@@ -33,6 +33,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 )
@@ -90,6 +91,9 @@ type Config struct {
 	Tools ToolInvoker
 	// Models, when set, checks x-openclaw-model overrides.
 	Models agent.ModelResolver
+	// SendRules is session.sendPolicy as the policy package reads it; nil
+	// allows every send (a session's own override still applies).
+	SendRules *policy.SendPolicyConfig
 
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.

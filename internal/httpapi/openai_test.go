@@ -255,3 +255,21 @@ func TestChatRoutingHeaders(t *testing.T) {
 		t.Errorf("stateless sessions = %d, %v", len(sessions), err)
 	}
 }
+
+// TestChatSendPolicy: a session the send policy denies gets 403 and no
+// run; other sessions still answer.
+func TestChatSendPolicy(t *testing.T) {
+	g := startGatewayWith(t, "", `session: { sendPolicy: { default: "allow", rules: [{ action: "deny", match: { keyPrefix: "agent:main:blocked" } }] } },`,
+		fakellm.Options{}, false)
+	body := `{"model":"openclaw","messages":[{"role":"user","content":"hi"}]}`
+	status, _, b := g.do("POST", "/v1/chat/completions", body, "X-Openclaw-Session-Key", "blocked-thread")
+	if typ, msg := errorOf(t, b); status != 403 || typ != "forbidden" || msg == "" {
+		t.Errorf("denied session = %d %s", status, b)
+	}
+	if n := g.llm.Count(); n != 0 {
+		t.Errorf("a denied send reached the model %d times", n)
+	}
+	if status, _, b := g.do("POST", "/v1/chat/completions", body, "X-Openclaw-Session-Key", "open-thread"); status != 200 {
+		t.Errorf("allowed session = %d %s", status, b)
+	}
+}

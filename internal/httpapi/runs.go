@@ -98,7 +98,7 @@ func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*tu
 			return nil, fmt.Errorf("httpapi: read session: %w", err)
 		}
 	}
-	sp := policy.SendInput{Config: s.conf.SendPolicyRules(), SessionKey: in.SessionKey, Channel: in.Channel}
+	sp := policy.SendInput{Config: s.cfg.SendRules, SessionKey: in.SessionKey, Channel: in.Channel}
 	if entry != nil {
 		sp.EntryOverride, sp.EntryChannel, sp.EntryLastChannel, sp.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
 	}
