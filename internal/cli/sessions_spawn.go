@@ -127,6 +127,10 @@ agent.wait status and its result as one object.`,
 // decodeSpawn reads the sessions_spawn result and turns a refused spawn
 // into an error.
 func decodeSpawn(res *wire.ToolsInvokeResult) (*spawnDetails, error) {
+	if res.Error != nil {
+		// The gateway did not run the tool (not available, bad target).
+		return nil, fmt.Errorf("%s: %s", spawnTool, res.Error.Message)
+	}
 	var d spawnDetails
 	if err := json.Unmarshal(res.Details, &d); err != nil {
 		return nil, fmt.Errorf("%s: decode result: %w", spawnTool, err)

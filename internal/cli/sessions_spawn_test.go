@@ -30,6 +30,8 @@ func TestDecodeSpawn(t *testing.T) {
 			wantErr: "sessions_spawn -: it broke"},
 		{name: "accepted without ids", res: wire.ToolsInvokeResult{Details: json.RawMessage(`{"status":"accepted"}`)},
 			wantErr: "sessions_spawn: accepted without a child session and run id"},
+		{name: "not run", res: wire.ToolsInvokeResult{Error: &wire.ToolsInvokeError{Code: "validation_error", Message: `Unknown agent id "ghost"`}},
+			wantErr: `sessions_spawn: Unknown agent id "ghost"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d, err := decodeSpawn(&tt.res)

@@ -276,6 +276,36 @@ type Gateway struct {
 	Bind      string           `json:"bind,omitempty"`
 	Auth      GatewayAuth      `json:"auth,omitzero"`
 	ControlUI GatewayControlUI `json:"controlUi,omitzero"`
+	// HTTP is "gateway.http": the OpenAI-compatible endpoints.
+	HTTP GatewayHTTP `json:"http,omitzero"`
+	// Tools is "gateway.tools": adjustments to the default deny list of
+	// POST /tools/invoke.
+	Tools GatewayTools `json:"tools,omitzero"`
+}
+
+// GatewayHTTP is "gateway.http".
+type GatewayHTTP struct {
+	Endpoints GatewayHTTPEndpoints `json:"endpoints,omitzero"`
+}
+
+// GatewayHTTPEndpoints is "gateway.http.endpoints". Both are off unless
+// enabled is written true.
+type GatewayHTTPEndpoints struct {
+	ChatCompletions HTTPEndpoint `json:"chatCompletions,omitzero"`
+	Responses       HTTPEndpoint `json:"responses,omitzero"`
+}
+
+// HTTPEndpoint is one optional HTTP endpoint; Enabled is nil when unset
+// (off).
+type HTTPEndpoint struct {
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// GatewayTools is "gateway.tools": Deny adds tools to the default HTTP deny
+// list of /tools/invoke, Allow takes tools off it.
+type GatewayTools struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // GatewayControlUI is "gateway.controlUi": which browser origins may open

@@ -120,6 +120,8 @@ type Daemon struct {
 	closeOnce sync.Once
 	closeErr  error
 	started   time.Time
+	api       *httpFront // /tools/invoke and the OpenAI-compatible paths
+	mods      *models
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -332,6 +334,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		outbox:    disp,
 		subs:      subs,
 		mcpc:      mcpc,
+		mods:      mods,
 		log:       log.With("component", "daemon"),
 		grace:     opts.ShutdownGrace,
 		started:   started,
@@ -345,6 +348,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			d.grace = g
 		}
+	}
+	rpcTools, err := newInvoker(cfg, st, box, ws, log, false)
+	if err != nil {
+		return nil, err
 	}
 	gw, err := gateway.New(gateway.Config{
 		Runner:                runner,
@@ -360,9 +367,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
-		Tools:                 box.All,
+		Invoker:               rpcTools,
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(mcpc) },
+		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
 	})
 	if err != nil {
 		return nil, err
@@ -378,14 +386,22 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, err
 	}
+	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
+	d.api = api
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
+		api.Close()
 		gw.Close()
 		d.mcp.Close()
 		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
+	api.Register(mux)          // /tools/invoke and the OpenAI-compatible /v1 paths
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
@@ -496,7 +512,7 @@ func (d *Daemon) Close() error {
 		// The gateway first: http.Server.Shutdown does not track hijacked
 		// WebSocket connections.
 		// MCP sessions hold open event streams: end them before Shutdown.
-		errs := []error{d.gw.Close(), d.mcp.Close(), d.srv.Shutdown(ctx)}
+		errs := []error{d.gw.Close(), d.mcp.Close(), d.shutdownHTTP(ctx)}
 		d.stop()
 		d.wg.Wait()
 		// Deliveries and flows stop before the runner; what is cut short
@@ -508,6 +524,7 @@ func (d *Daemon) Close() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, d.Runner.Shutdown(ctx), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		d.mods.closeIdle()
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

@@ -24,7 +24,7 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, versio
 			if k == "" {
 				return tools.Caller{}, fmt.Errorf("invalid session key %q", key)
 			}
-			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: "webchat"}, nil
+			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel}, nil
 		},
 		Watch: func(fn func(string)) func() {
 			return runner.Subscribe(func(ev agent.Event) {

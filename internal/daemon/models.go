@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -29,9 +30,18 @@ type models struct {
 	cfg      *config.Config
 	scripted *scripted.Provider
 
+	// client sends every provider's requests. The default transport keeps
+	// two idle connections per host, so concurrent runs against one
+	// provider would open and close a connection per model call; this one
+	// keeps enough for the gateway's concurrency.
+	client *http.Client
+
 	mu       sync.Mutex
 	adapters map[string]provider.Provider // by provider id
 }
+
+// maxIdlePerProvider bounds the idle connections kept to one provider host.
+const maxIdlePerProvider = 256
 
 var _ agent.ModelResolver = (*models)(nil)
 
@@ -40,8 +50,18 @@ func newModels(cfg *config.Config) *models {
 		cfg:      cfg,
 		scripted: scripted.New(scripted.Options{}),
 		adapters: make(map[string]provider.Provider),
+		client:   &http.Client{Transport: providerTransport()},
 	}
 }
+
+func providerTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdlePerProvider
+	return t
+}
+
+// closeIdle closes the providers' idle connections (at shutdown).
+func (m *models) closeIdle() { m.client.CloseIdleConnections() }
 
 // DefaultModelRef returns the model an agent uses when nothing overrides
 // it: its configured model, else the first configured API key's default
@@ -108,10 +128,10 @@ func (m *models) adapter(id string, pc config.Provider) (provider.Provider, erro
 	var err error
 	switch pc.API {
 	case config.APIOpenAICompletions:
-		p, err = openai.New(openai.Config{Name: id, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2})
+		p, err = openai.New(openai.Config{Name: id, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2, HTTPClient: m.client})
 	case config.APIAnthropicMessages:
 		base := strings.TrimSuffix(strings.TrimRight(pc.BaseURL, "/"), "/v1")
-		p, err = anthropic.New(anthropic.Config{Name: id, BaseURL: base, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2})
+		p, err = anthropic.New(anthropic.Config{Name: id, BaseURL: base, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2, HTTPClient: m.client})
 	default:
 		return nil, fmt.Errorf("model provider %q: unsupported api %q", id, pc.API)
 	}

@@ -26,7 +26,7 @@ type toolbox struct {
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 
-// All returns every tool (tools.invoke runs any of them).
+// All returns every tool (the MCP server picks the session tools from it).
 func (b *toolbox) All() *tools.Set { return b.all.Load() }
 
 // forRun returns the tools offered to a run: everything for a top-level

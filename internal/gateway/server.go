@@ -35,7 +35,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // Runner is what the gateway needs from the agent runner. Implementations
@@ -135,11 +134,11 @@ type Config struct {
 	// Models, when set, checks sessions.patch model refs ("invalid model:
 	// <ref>" when it cannot resolve them).
 	Models agent.ModelResolver
-	// Tools returns the agent tools tools.invoke may run; nil means none.
-	Tools func() *tools.Set
 	// MCPServers reports the configured MCP servers for mcp.list; nil
 	// means none.
 	MCPServers func() []wire.MCPServer
+	// Invoker runs tools.invoke; nil makes it answer UNAVAILABLE.
+	Invoker ToolInvoker
 	// Subagents serves subagents.list/kill and announces.list/redeliver;
 	// nil makes them answer UNAVAILABLE "sub-agents are not enabled".
 	Subagents Subagents

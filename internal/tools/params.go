@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"unicode"
@@ -26,7 +25,7 @@ func ParseParams(args json.RawMessage) (Params, error) {
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid arguments: %w", err)
+		return nil, &InputError{Msg: "invalid arguments: " + err.Error()}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -222,10 +222,14 @@ type SessionsExportParams struct {
 // arguments, and the session it acts for ("" = none; "main" is the default
 // agent's main session).
 type ToolsInvokeParams struct {
-	Tool       string          `json:"tool"`
-	Args       json.RawMessage `json:"args,omitempty"`
-	SessionKey string          `json:"sessionKey,omitempty"`
-	AgentID    string          `json:"agentId,omitempty"`
+	Tool string `json:"tool,omitempty"`
+	// Name is the reference's field for the tool; it wins over Tool.
+	Name           string          `json:"name,omitempty"`
+	Action         string          `json:"action,omitempty"`
+	Args           json.RawMessage `json:"args,omitempty"`
+	SessionKey     string          `json:"sessionKey,omitempty"`
+	AgentID        string          `json:"agentId,omitempty"`
+	IdempotencyKey string          `json:"idempotencyKey,omitempty"`
 }
 
 // ChatInjectParams are the params of chat.inject.
@@ -422,11 +426,16 @@ var methodSchemas = map[string]*Schema{
 		P("key", NonEmptyStr()),
 		P("agentId", Str()),
 	),
-	MethodToolsInvoke: Object([]string{"tool"},
-		P("tool", NonEmptyStr()),
+	MethodToolsInvoke: Object(nil,
+		P("tool", Str()),
+		P("name", Str()),
+		P("action", Str()),
 		P("args", Any()),
 		P("sessionKey", Str()),
 		P("agentId", Str()),
+		P("idempotencyKey", Str()),
+		P("confirm", Bool()),
+		P("dryRun", Bool()),
 	),
 	MethodChatInject: Object([]string{"sessionKey", "message"},
 		P("sessionKey", NonEmptyStr()),

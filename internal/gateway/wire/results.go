@@ -190,11 +190,23 @@ type SessionsExportResult struct {
 // ToolsInvokeResult is the result of tools.invoke: the reference's tool
 // result envelope (details plus text content).
 type ToolsInvokeResult struct {
-	OK      bool            `json:"ok"`
-	Tool    string          `json:"tool"`
-	Details json.RawMessage `json:"details"`
-	Content []TextBlock     `json:"content"`
-	IsError bool            `json:"isError"`
+	OK bool `json:"ok"`
+	// ToolName is the tool, as the reference names it; Tool repeats it.
+	ToolName string          `json:"toolName,omitempty"`
+	Tool     string          `json:"tool"`
+	Details  json.RawMessage `json:"details,omitempty"`
+	Content  []TextBlock     `json:"content,omitempty"`
+	IsError  bool            `json:"isError"`
+	// Error is set when OK is false: the tool was not run (unknown or not
+	// allowed, bad target, input error) or failed.
+	Error *ToolsInvokeError `json:"error,omitempty"`
+}
+
+// ToolsInvokeError is a failed tools.invoke: the reference's code
+// (validation_error, not_found, forbidden, internal_error) and message.
+type ToolsInvokeError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // TextBlock is a text content block.

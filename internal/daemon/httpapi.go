@@ -1,0 +1,78 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/toolinvoke"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// httpFront is the HTTP API server the daemon mounts beside the gateway.
+type httpFront = httpapi.Server
+
+// newInvoker returns the direct tool invoker: the tools a run of the
+// target session would get (the agents' policy chain), plus, for the HTTP
+// surface, the default HTTP deny list adjusted by gateway.tools.
+func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
+	return toolinvoke.New(toolinvoke.Config{
+		Tools: func(agentID, key string) *tools.Set {
+			sess, err := st.GetSession(context.Background(), key)
+			if err != nil {
+				sess = nil // a new session: the policy of its key alone
+			}
+			return box.forRun(agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
+		},
+		Workspace:    func(agentID string) string { return ws.forRun(agent.RunInfo{AgentID: agentID}) },
+		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
+		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
+		GlobalScope:  cfg.Scope() == sessionkey.ScopeGlobal,
+		HTTP:         overHTTP,
+		Allow:        cfg.GatewayToolsAllow(),
+		Deny:         cfg.GatewayToolsDeny(),
+		Logger:       log,
+	})
+}
+
+// newHTTPAPI builds the HTTP front doors served beside the WebSocket
+// protocol, authenticated by the gateway's own check.
+func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods agent.ModelResolver, gw *gateway.Server,
+	box *toolbox, ws *workspaces, log *slog.Logger) (*httpapi.Server, error) {
+	inv, err := newInvoker(cfg, st, box, ws, log, true)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(httpapi.Config{
+		Runner: runner, Store: st, Config: cfg, Tools: inv, Models: mods, Logger: log,
+		SendRules: settings.SendRules(cfg),
+		Auth: func(r *http.Request) httpapi.Auth {
+			a := gw.AuthorizeHTTP(r)
+			return httpapi.Auth{OK: a.OK, RateLimited: a.RateLimited, RetryAfter: a.RetryAfter}
+		},
+	})
+}
+
+// shutdownHTTP stops the HTTP server: requests following runs get the
+// grace period for their runs to end; past it, the API lets them go (they
+// answer "gateway shutting down") and the server waits for them briefly.
+func (d *Daemon) shutdownHTTP(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { d.api.Close() })
+	defer stop()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.grace+5*time.Second)
+	defer cancel()
+	err := d.srv.Shutdown(sctx)
+	if stop() {
+		d.api.Close()
+	}
+	return err
+}

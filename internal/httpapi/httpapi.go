@@ -1,0 +1,230 @@
+// Package httpapi owns the HTTP front doors the gateway serves beside its
+// WebSocket protocol on the same port, with the reference gateway's paths,
+// shapes, status codes and error texts:
+//
+//   - POST /tools/invoke (always on): one tool outside a run, through
+//     toolinvoke with the default HTTP deny list;
+//   - GET /v1/models and /v1/models/{id}, POST /v1/chat/completions (plain
+//     and SSE), POST /v1/embeddings (gateway.http.endpoints.chatCompletions);
+//   - POST /v1/responses (OpenResponses, plain and SSE, with
+//     previous_response_id; gateway.http.endpoints.responses).
+//
+// Every chat or response request is a normal agent run submitted through
+// the runner's one door (transcript, queueing, policy, usage), and its
+// events are followed through one runner subscription. Requests are
+// authenticated by the gateway's own check (bearer token or password, the
+// shared failed-attempt limiter).
+//
+// It reaches the runner, the store, the gateway's auth and the tool
+// invoker through the small interfaces declared here; only the daemon
+// imports it and mounts it on the gateway's mux.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/toolinvoke"
+)
+
+// Runner is what the HTTP API needs from the agent runner; *agent.Runner
+// implements it. Safe for concurrent use.
+type Runner interface {
+	// Submit queues a run (a repeated RunID returns the existing run).
+	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
+	// Abort stops one run and reports whether it was live.
+	Abort(ctx context.Context, runID string) (bool, error)
+	// Subscribe registers fn for every run event; fn must not block.
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
+}
+
+var _ Runner = (*agent.Runner)(nil)
+
+// Store is the part of the store the HTTP API reads (the send policy of
+// the target session). Returns an error wrapping store.ErrNotFound for a
+// missing session.
+type Store interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+}
+
+// ToolInvoker runs POST /tools/invoke; *toolinvoke.Invoker configured for
+// the HTTP surface implements it.
+type ToolInvoker interface {
+	Invoke(ctx context.Context, req toolinvoke.Request) *toolinvoke.Outcome
+}
+
+// Auth is the outcome of authenticating a request: OK, or refused (401),
+// or refused because the client is locked out (429 with RetryAfter).
+type Auth struct {
+	OK          bool
+	RateLimited bool
+	RetryAfter  time.Duration
+}
+
+// Default limits (the reference's).
+const (
+	DefaultToolsBodyBytes = 2 << 20  // /tools/invoke
+	DefaultChatBodyBytes  = 20 << 20 // /v1/chat/completions, /v1/responses, /v1/embeddings
+	DefaultBodyTimeout    = 30 * time.Second
+)
+
+// Config configures a Server. Runner, Store, Config, Auth and Tools are
+// required; other zero values mean the documented defaults.
+type Config struct {
+	Runner Runner
+	Store  Store
+	Config *config.Config
+	// Auth authenticates a request (the gateway's AuthorizeHTTP).
+	Auth func(r *http.Request) Auth
+	// Tools runs /tools/invoke.
+	Tools ToolInvoker
+	// Models, when set, checks x-openclaw-model overrides.
+	Models agent.ModelResolver
+	// SendRules is session.sendPolicy as the policy package reads it; nil
+	// allows every send (a session's own override still applies).
+	SendRules *policy.SendPolicyConfig
+
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// NewID returns the ids of completions, responses and sessions; nil
+	// means UUIDs.
+	NewID func() string
+
+	// ToolsBodyBytes and ChatBodyBytes bound request bodies (413 past
+	// them); zero means 2 MB and 20 MB.
+	ToolsBodyBytes int64
+	ChatBodyBytes  int64
+	// BodyTimeout bounds reading a request body (408 past it); zero means
+	// 30s.
+	BodyTimeout time.Duration
+}
+
+// Server serves the HTTP front doors. Create with New, mount with
+// Register, stop with Close. Safe for concurrent use.
+type Server struct {
+	cfg   Config
+	conf  *config.Config
+	log   *slog.Logger
+	now   func() time.Time
+	newID func() string
+	unsub func()
+
+	// ctx is cancelled by Close: handlers waiting on runs return.
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+
+	runs      *router
+	responses *responseSessions
+}
+
+// New validates cfg and subscribes to the runner's events.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Runner == nil:
+		return nil, errors.New("httpapi.New: Runner is required")
+	case cfg.Store == nil:
+		return nil, errors.New("httpapi.New: Store is required")
+	case cfg.Config == nil:
+		return nil, errors.New("httpapi.New: Config is required")
+	case cfg.Auth == nil:
+		return nil, errors.New("httpapi.New: Auth is required")
+	case cfg.Tools == nil:
+		return nil, errors.New("httpapi.New: Tools is required")
+	}
+	if cfg.ToolsBodyBytes <= 0 {
+		cfg.ToolsBodyBytes = DefaultToolsBodyBytes
+	}
+	if cfg.ChatBodyBytes <= 0 {
+		cfg.ChatBodyBytes = DefaultChatBodyBytes
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	s := &Server{cfg: cfg, conf: cfg.Config, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("component", "httpapi")
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = uuid.NewString
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.runs = newRouter()
+	s.responses = newResponseSessions(s.now)
+	s.unsub = cfg.Runner.Subscribe(s.runs.dispatch)
+	return s, nil
+}
+
+// Register mounts the endpoints on mux. The OpenAI-compatible paths answer
+// 404 while their config switch is off, as the reference's do.
+func (s *Server) Register(mux *http.ServeMux) {
+	mux.HandleFunc("/tools/invoke", s.handleToolsInvoke)
+	mux.HandleFunc("/v1/models", s.gate(s.openAICompatEnabled, s.handleModels))
+	mux.HandleFunc("/v1/models/", s.gate(s.openAICompatEnabled, s.handleModels))
+	mux.HandleFunc("/v1/embeddings", s.gate(s.openAICompatEnabled, s.handleEmbeddings))
+	mux.HandleFunc("/v1/chat/completions", s.gate(s.conf.ChatCompletionsEnabled, s.handleChatCompletions))
+	mux.HandleFunc("/v1/responses", s.gate(s.conf.ResponsesEnabled, s.handleResponses))
+}
+
+// Close unsubscribes from the runner and releases handlers still waiting
+// on runs (their runs go on). A second call returns net.ErrClosed.
+func (s *Server) Close() error {
+	first := false
+	s.once.Do(func() { first = true })
+	if !first {
+		return net.ErrClosed
+	}
+	s.cancel()
+	s.unsub()
+	return nil
+}
+
+func (s *Server) openAICompatEnabled() bool {
+	return s.conf.ChatCompletionsEnabled() || s.conf.ResponsesEnabled()
+}
+
+// gate serves h while enabled reports true, else the plain 404 the
+// reference answers for a disabled endpoint.
+func (s *Server) gate(enabled func() bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !enabled() {
+			plainText(w, http.StatusNotFound, "Not Found")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// authorize answers 401 or 429 and returns false unless the request
+// authenticates.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
+	a := s.cfg.Auth(r)
+	switch {
+	case a.OK:
+		return true
+	case a.RateLimited:
+		if secs := int64((a.RetryAfter + time.Second - 1) / time.Second); secs > 0 {
+			w.Header().Set("Retry-After", itoa(secs))
+		}
+		writeError(w, http.StatusTooManyRequests, "rate_limited", "Too many failed authentication attempts. Please try again later.")
+	default:
+		writeError(w, http.StatusUnauthorized, "unauthorized", "Unauthorized")
+	}
+	return false
+}

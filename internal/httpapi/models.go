@@ -1,0 +1,144 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// openAIModel is one entry of /v1/models.
+type openAIModel struct {
+	ID         string   `json:"id"`
+	Object     string   `json:"object"`
+	Created    int64    `json:"created"`
+	OwnedBy    string   `json:"owned_by"`
+	Permission []string `json:"permission"`
+}
+
+func toModel(id string) openAIModel {
+	return openAIModel{ID: id, Object: "model", OwnedBy: "openclaw", Permission: []string{}}
+}
+
+// modelIDs lists the agent targets: openclaw, openclaw/default, then
+// openclaw/<agentId> per configured agent (sub-agents are not targets).
+func (s *Server) modelIDs() []string {
+	ids := []string{modelOpenClaw, modelOpenClawDefault}
+	for _, a := range s.agentIDs() {
+		if id := "openclaw/" + a; !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+type modelList struct {
+	Object string        `json:"object"`
+	Data   []openAIModel `json:"data"`
+}
+
+// handleModels serves GET /v1/models and /v1/models/{id}.
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		methodNotAllowed(w, http.MethodGet)
+		return
+	}
+	if !s.authorize(w, r) {
+		return
+	}
+	ids := s.modelIDs()
+	path := r.URL.EscapedPath()
+	if path == "/v1/models" {
+		list := modelList{Object: "list", Data: make([]openAIModel, len(ids))}
+		for i, id := range ids {
+			list.Data[i] = toModel(id)
+		}
+		writeJSON(w, http.StatusOK, list)
+		return
+	}
+	encoded := strings.TrimPrefix(path, "/v1/models/")
+	if encoded == "" {
+		invalidRequest(w, "Missing model id.")
+		return
+	}
+	id, err := url.PathUnescape(encoded)
+	if err != nil {
+		invalidRequest(w, "Invalid model id encoding.")
+		return
+	}
+	if !isAgentModelID(id) {
+		invalidRequest(w, "Invalid model id.")
+		return
+	}
+	notFound := func() {
+		writeError(w, http.StatusNotFound, "invalid_request_error", fmt.Sprintf("Model '%s' not found.", id))
+	}
+	if slices.Contains(ids, id) {
+		writeJSON(w, http.StatusOK, toModel(id))
+		return
+	}
+	// The switchboard/<agentId> alias of a configured agent.
+	if l := strings.ToLower(id); strings.HasPrefix(l, "switchboard") {
+		if a := agentFromModel(id, s.conf.DefaultAgentID()); a != "" && slices.Contains(s.agentIDs(), a) {
+			writeJSON(w, http.StatusOK, toModel(id))
+			return
+		}
+	}
+	notFound()
+}
+
+// handleEmbeddings serves POST /v1/embeddings: the request is checked as
+// the reference checks it; Switchboard has no embedding providers, so a
+// valid request gets a clear 400 naming the agent.
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, http.MethodPost)
+		return
+	}
+	if !s.authorize(w, r) {
+		return
+	}
+	body, ok := s.readBody(w, r, s.cfg.ChatBodyBytes)
+	if !ok {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil || obj == nil {
+		invalidRequest(w, ": Invalid input: expected object, received "+jsonKind(body))
+		return
+	}
+	model := str(obj["model"])
+	if model == "" {
+		invalidRequest(w, "Missing `model`.")
+		return
+	}
+	if !isAgentModelID(model) {
+		invalidRequest(w, msgInvalidModel)
+		return
+	}
+	if !embeddingInputOK(obj["input"]) {
+		invalidRequest(w, "`input` must be a string or an array of strings.")
+		return
+	}
+	agentID, err := s.resolveAgent(r, model)
+	if err != nil {
+		invalidRequest(w, err.Error())
+		return
+	}
+	invalidRequest(w, fmt.Sprintf("No embedding provider is configured for agent '%s': Switchboard's providers serve chat models only, so /v1/embeddings has nothing to pass the request to.", agentID))
+}
+
+// embeddingInputOK reports whether input is a string or an array of
+// strings.
+func embeddingInputOK(raw json.RawMessage) bool {
+	switch jsonKind(raw) {
+	case "string":
+		return true
+	case "array":
+		var list []string
+		return json.Unmarshal(raw, &list) == nil
+	}
+	return false
+}

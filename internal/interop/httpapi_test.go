@@ -1,0 +1,128 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+)
+
+// startHTTPAPI runs the real daemon with the OpenAI-compatible endpoints
+// on and the offline scripted model, and returns its http:// base.
+func startHTTPAPI(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q },
+  http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } } } }`, testToken)
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return "http://" + d.Addrs[0].String()
+}
+
+// TestOpenAIJSClientAgainstSwitchboard drives the OpenAI-compatible API
+// with the official OpenAI JS client from npm.
+func TestOpenAIJSClientAgainstSwitchboard(t *testing.T) {
+	base := startHTTPAPI(t)
+	r := OpenAIJSClient{BaseURL: base + "/v1", Token: testToken}.Run(t)
+	if r.Err != nil {
+		t.Fatalf("%v\nsteps:\n%s\nstderr:\n%s", r.Err, formatSteps(r.Steps), r.Stderr)
+	}
+	want := []string{"load", "models", "chat", "chat.stream", "chat.user", "responses", "responses.previous", "responses.stream", "unknown-model", "done"}
+	if got := stepNames(r.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %q, want %q\n%s", got, want, formatSteps(r.Steps))
+	}
+	checks := []struct {
+		step, key string
+		want      any
+	}{
+		{"models", "retrieved", "openclaw/default"},
+		{"chat", "content", "echo: hello from the js client"},
+		{"chat", "object", "chat.completion"},
+		{"chat", "finish", "stop"},
+		{"chat.stream", "content", "echo: stream to js"},
+		{"chat.stream", "finish", "stop"},
+		{"responses", "text", "echo: js response one"},
+		{"responses", "status", "completed"},
+		{"responses.previous", "text", "echo: js response two"},
+		{"responses.stream", "text", "echo: js streamed response"},
+		{"responses.stream", "final", "echo: js streamed response"},
+		{"unknown-model", "status", 400.0},
+		{"unknown-model", "type", "invalid_request_error"},
+		{"unknown-model", "message", "Invalid `model`. Use `openclaw` or `openclaw/<agentId>`."},
+	}
+	for _, c := range checks {
+		if got := r.Step(c.step)[c.key]; got != c.want {
+			t.Errorf("%s.%s = %v, want %v", c.step, c.key, got, c.want)
+		}
+	}
+	ids := fmt.Sprint(r.Step("models")["ids"])
+	if ids != "[openclaw openclaw/default openclaw/main]" {
+		t.Errorf("model ids = %s", ids)
+	}
+	if u, _ := r.Step("chat.stream")["usage"].(map[string]any); u == nil || u["total_tokens"] == 0.0 {
+		t.Errorf("stream usage = %v", r.Step("chat.stream")["usage"])
+	}
+	if got := fmt.Sprint(r.Step("chat.user")["replies"]); got != "[echo: first js turn echo: second js turn]" {
+		t.Errorf("user conversation replies = %s", got)
+	}
+}
+
+// TestCurlToolsInvoke calls /tools/invoke with curl: an allowed call, one
+// the default HTTP deny list refuses, malformed JSON and a wrong token.
+func TestCurlToolsInvoke(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("curl not found (CI=true: not skipping; .ci/run installs it): %v", err)
+		}
+		t.Skipf("curl not found: %v", err)
+	}
+	base := startHTTPAPI(t)
+	tests := []struct {
+		name, token, body string
+		status            string
+		want              string
+	}{
+		{"allowed", testToken, `{"tool":"agents_list","args":{}}`, "200", `"ok":true`},
+		{"denied", testToken, `{"tool":"sessions_send","args":{"message":"x"}}`, "404", `{"ok":false,"error":{"type":"not_found","message":"Tool not available: sessions_send"}}`},
+		{"malformed", testToken, `{"tool": `, "400", `"type":"invalid_request_error"`},
+		{"wrong token", "nope", `{"tool":"agents_list"}`, "401", `{"error":{"message":"Unauthorized","type":"unauthorized"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, curl, "-sS", "-w", "\n%{http_code}", base+"/tools/invoke",
+				"-H", "Authorization: Bearer "+tt.token, "-H", "Content-Type: application/json", "-d", tt.body).Output()
+			if err != nil {
+				t.Fatalf("curl: %v", err)
+			}
+			body, status, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			if status != tt.status || !strings.Contains(body, tt.want) {
+				t.Errorf("curl = %s %s, want %s with %s", status, body, tt.status, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// Drives a gateway's OpenAI-compatible HTTP API with the official OpenAI JS
+// client (npm `openai`, pinned by scripts/npm-setup.sh): models.list,
+// models.retrieve, a plain chat completion, a streamed one, two completions
+// sharing one conversation through `user`, a response and its continuation
+// through previous_response_id, a streamed response, and an unknown model.
+//
+// Prints one JSON object per line to stdout, one per step:
+//   {"step":"load"|"models"|"chat"|"chat.stream"|"chat.user"|"responses"|
+//           "responses.previous"|"responses.stream"|"unknown-model"|"done", "ok":true, ...}
+// and on the first failure {"step":..., "ok":false, "error":"..."} and exit code 1.
+//
+// Usage: node openai_js_client.mjs --base-url http://127.0.0.1:PORT/v1 [--npm-cache DIR]
+// The token comes from OPENCLAW_GATEWAY_TOKEN (never argv).
+
+import { isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+
+function emit(obj) {
+  process.stdout.write(JSON.stringify(obj) + "\n");
+}
+function fail(step, err) {
+  emit({ step, ok: false, error: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+}
+
+const { values: args } = parseArgs({
+  options: {
+    "base-url": { type: "string" },
+    "npm-cache": { type: "string", default: process.env.SWITCHBOARD_NPM_CACHE ?? ".cache/npm" },
+  },
+});
+if (!args["base-url"]) {
+  console.error("usage: openai_js_client.mjs --base-url URL");
+  process.exit(2);
+}
+const cache = isAbsolute(args["npm-cache"]) ? args["npm-cache"] : resolve(args["npm-cache"]);
+
+let OpenAI;
+try {
+  const entry = join(cache, "node_modules", "openai", "index.mjs");
+  ({ default: OpenAI } = await import(pathToFileURL(entry).href));
+  emit({ step: "load", ok: true, node: process.versions.node });
+} catch (err) {
+  fail("load", err);
+}
+
+const client = new OpenAI({
+  baseURL: args["base-url"],
+  apiKey: process.env.OPENCLAW_GATEWAY_TOKEN ?? "",
+  maxRetries: 0,
+  timeout: 60_000,
+});
+
+async function step(name, fn) {
+  try {
+    emit({ step: name, ok: true, ...(await fn()) });
+  } catch (err) {
+    fail(name, err);
+  }
+}
+
+await step("models", async () => {
+  const ids = [];
+  for await (const m of client.models.list()) ids.push(m.id);
+  const one = await client.models.retrieve("openclaw/default");
+  return { ids, retrieved: one.id };
+});
+
+await step("chat", async () => {
+  const c = await client.chat.completions.create({
+    model: "openclaw/default",
+    messages: [{ role: "user", content: "hello from the js client" }],
+  });
+  return { id: c.id, object: c.object, content: c.choices[0].message.content, finish: c.choices[0].finish_reason, usage: c.usage };
+});
+
+await step("chat.stream", async () => {
+  const stream = await client.chat.completions.create({
+    model: "openclaw",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: "user", content: "stream to js" }],
+  });
+  let content = "";
+  let chunks = 0;
+  let finish = null;
+  let usage = null;
+  for await (const chunk of stream) {
+    chunks++;
+    if (chunk.usage) usage = chunk.usage;
+    const ch = chunk.choices[0];
+    if (!ch) continue;
+    if (ch.delta?.content) content += ch.delta.content;
+    if (ch.finish_reason) finish = ch.finish_reason;
+  }
+  return { content, chunks, finish, usage };
+});
+
+await step("chat.user", async () => {
+  const replies = [];
+  for (const text of ["first js turn", "second js turn"]) {
+    const c = await client.chat.completions.create({
+      model: "openclaw",
+      user: "js-conversation",
+      messages: [{ role: "user", content: text }],
+    });
+    replies.push(c.choices[0].message.content);
+  }
+  return { replies };
+});
+
+let firstResponse;
+await step("responses", async () => {
+  const r = await client.responses.create({ model: "openclaw", input: "js response one" });
+  firstResponse = r.id;
+  return { id: r.id, status: r.status, text: r.output_text };
+});
+
+await step("responses.previous", async () => {
+  const r = await client.responses.create({ model: "openclaw", input: "js response two", previous_response_id: firstResponse });
+  return { id: r.id, status: r.status, text: r.output_text };
+});
+
+await step("responses.stream", async () => {
+  const stream = await client.responses.create({ model: "openclaw", input: "js streamed response", stream: true });
+  const types = [];
+  let text = "";
+  let final = "";
+  for await (const ev of stream) {
+    if (types[types.length - 1] !== ev.type) types.push(ev.type);
+    if (ev.type === "response.output_text.delta") text += ev.delta;
+    if (ev.type === "response.completed") final = ev.response.output.map((o) => o.content?.map((c) => c.text).join("")).join("");
+  }
+  return { types, text, final };
+});
+
+await step("unknown-model", async () => {
+  try {
+    await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "x" }] });
+  } catch (err) {
+    return { status: err.status, message: err.error?.message ?? err.message, type: err.error?.type };
+  }
+  throw new Error("an unknown model was accepted");
+});
+
+emit({ step: "done", ok: true });
