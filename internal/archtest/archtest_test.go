@@ -416,6 +416,7 @@ var importAllowLists = map[string][]string{
 		"internal/logfile",
 		"internal/policy",
 		"internal/safeerr",
+		"internal/sanitize",
 		"internal/sessionkey",
 		"internal/settings",
 		"internal/store",

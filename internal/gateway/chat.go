@@ -11,6 +11,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sanitize"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -20,12 +22,12 @@ const (
 	defaultHistoryLimit = 200
 	// silentReply is the assistant reply the reference treats as "say
 	// nothing"; chat.history drops such rows.
-	silentReply = "NO_REPLY"
+	silentReply = sanitize.NoReply
 )
 
 // internalChannel is the origin channel of operator input (the reference's
 // INTERNAL_MESSAGE_CHANNEL).
-const internalChannel = "webchat"
+const internalChannel = sessionkey.InternalChannel
 
 // checkSendPolicy returns the policy error when the session may not be sent
 // to.

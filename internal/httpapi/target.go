@@ -130,7 +130,7 @@ func (s *Server) resolveTarget(r *http.Request, model, user, prefix string) (tar
 	if err != nil {
 		return target{}, err
 	}
-	t := target{AgentID: agentID, Channel: "webchat"}
+	t := target{AgentID: agentID, Channel: sessionkey.InternalChannel}
 	if c := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Openclaw-Message-Channel"))); c != "" {
 		t.Channel = c
 	}

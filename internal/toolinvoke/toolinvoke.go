@@ -42,7 +42,7 @@ const (
 
 // defaultChannel is the caller channel of an invocation without an
 // x-openclaw-message-channel header (the reference's internal channel).
-const defaultChannel = "webchat"
+const defaultChannel = sessionkey.InternalChannel
 
 // Request is one invocation. Tool is the tool name (the HTTP body's name,
 // else tool). Args is the JSON arguments object; anything else counts as {}.

@@ -24,7 +24,7 @@ const (
 	maxHistoryLimit     = 1000
 	// silentReply is the assistant reply meaning "say nothing"; chat.history
 	// drops such messages.
-	silentReply = "NO_REPLY"
+	silentReply = sanitize.NoReply
 )
 
 var historySchema = json.RawMessage(`{
