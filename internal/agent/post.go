@@ -33,6 +33,9 @@ type Post struct {
 	// IdempotencyKey, when set, makes a repeated post return the first
 	// one's message without posting again.
 	IdempotencyKey string
+	// RunID, when set, is the run id the message is filed under (its
+	// __openclaw.runId); default a fresh "inject-<id>".
+	RunID string
 }
 
 // Post appends p to its session's transcript as an assistant message and
@@ -53,7 +56,10 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 	msg.Provider, msg.Model, msg.StopReason = PostProvider, PostModel, "stop"
 	msg.IdempotencyKey = p.IdempotencyKey
 	msg.Provenance = p.Provenance
-	postID := "inject-" + r.newID()
+	postID := p.RunID
+	if postID == "" {
+		postID = "inject-" + r.newID()
+	}
 	msg.Meta = &transcript.Meta{RunID: postID}
 	if p.Label != "" {
 		label, _ := json.Marshal(p.Label)

@@ -231,6 +231,24 @@ func TestSendWait(t *testing.T) {
 		})
 	}
 
+	// Commands the gateway answers itself run no model turn; --wait prints
+	// their reply instead of waiting for a run that never comes.
+	t.Run("gateway commands", func(t *testing.T) {
+		for _, tc := range []struct{ msg, want string }{
+			{"/new", "✅ New session started.\n"},
+			{"/reset", "✅ Session reset.\n"},
+		} {
+			r := g.run("sessions", "send", "agent:main:cmds", tc.msg, "--wait", "--timeout", "20s")
+			if r.err != nil || r.stdout != tc.want {
+				t.Errorf("%s: stdout %q, err %v; want %q", tc.msg, r.stdout, r.err, tc.want)
+			}
+		}
+		r := g.run("sessions", "send", "agent:main:cmds", "/compact", "--wait", "--timeout", "20s")
+		if r.err != nil || !strings.Contains(r.stdout, "Compact") {
+			t.Errorf("/compact: stdout %q, err %v", r.stdout, r.err)
+		}
+	})
+
 	t.Run("json", func(t *testing.T) {
 		out := g.mustRun("sessions", "send", "main", "/reply json reply", "--wait", "--json")
 		m := decodeJSON(t, out)

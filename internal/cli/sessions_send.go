@@ -122,6 +122,36 @@ type runWaiter struct {
 	prog *progress // stages on stderr; nil when off
 }
 
+// commandReply tells a command the gateway answered itself from a run: no
+// run has the send's id. It returns the reply the gateway filed under that
+// id ("" when it posted none).
+func (w *runWaiter) commandReply(ctx context.Context, c caller) (string, bool, error) {
+	ms := int64(1)
+	raw, err := c.CallRaw(ctx, wire.MethodAgentWait, wire.AgentWaitParams{RunID: w.runID, TimeoutMs: &ms})
+	if err != nil {
+		return "", false, w.g.callError(ctx, wire.MethodAgentWait, err)
+	}
+	var res wire.AgentWaitResult
+	if err := decodeResult(wire.MethodAgentWait, raw, &res); err != nil {
+		return "", false, err
+	}
+	if res.Status != "timeout" || res.EndedAt != 0 || res.StartedAt != 0 {
+		return "", false, nil // a run: the normal path reports it
+	}
+	var hist wire.ChatHistoryResult
+	limit := historyScan
+	if err := w.g.call(ctx, c, wire.MethodChatHistory, wire.ChatHistoryParams{SessionKey: w.key, Limit: &limit}, &hist); err != nil {
+		return "", false, err
+	}
+	for i := len(hist.Messages) - 1; i >= 0; i-- {
+		m, err := decodeMessage(hist.Messages[i])
+		if err == nil && m.Role == "assistant" && m.Meta.RunID == w.runID {
+			return m.text(), true, nil
+		}
+	}
+	return "", true, nil
+}
+
 // runOutcome is how a run ended.
 type runOutcome struct {
 	state  string // wire.ChatStateFinal, ChatStateError or ChatStateAborted
@@ -146,6 +176,20 @@ func (w *runWaiter) wait(ctx context.Context, c **conn, sendStatus string) error
 	switch sendStatus {
 	case "started", "in_flight":
 		out, err = w.stream(ctx, (*c).Events())
+	case "ok":
+		// Either a repeated key of a run that ended ok, or a command the
+		// gateway handled itself (/compact, /new, /queue …): no run, only
+		// a reply filed under the send's run id.
+		if reply, isCommand, cerr := w.commandReply(ctx, *c); cerr != nil {
+			(*c).drain()
+			w.endLine()
+			return cerr
+		} else if isCommand {
+			(*c).drain()
+			w.finish(reply)
+			return nil
+		}
+		err = &errMissed{}
 	default:
 		// A repeated idempotency key of a run that already ended: no
 		// events will come.

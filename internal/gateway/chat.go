@@ -70,7 +70,7 @@ func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID 
 	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
 		return res, nil // nowhere to reply
 	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(), IdempotencyKey: runID + ":reply"}); err != nil {
+	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 		return nil, err
 	}
 	return res, nil

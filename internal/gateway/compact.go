@@ -73,7 +73,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply"}); err != nil {
+		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 			return nil, "", err
 		}
 		return ok, "", nil
@@ -90,7 +90,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		} else {
 			reply = compaction.CompactedReply(r.Compacted, r.TokensBefore, r.TokensAfter, r.Window)
 		}
-		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply"}); err != nil {
+		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 			return nil, "", err
 		}
 		return ok, "", nil
@@ -116,7 +116,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			return nil, "", err
 		}
 	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply"}); err != nil {
+	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 		return nil, "", err
 	}
 	if rest == "" {

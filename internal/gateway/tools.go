@@ -80,6 +80,10 @@ type Injection struct {
 	// IdempotencyKey, when set, makes a repeated injection return the
 	// first one's message id without posting again.
 	IdempotencyKey string
+	// RunID, when set, files the message under that run id (a command's
+	// reply under the chat.send that carried the command), so a client
+	// that waits on the send finds it.
+	RunID string
 }
 
 // ErrNoSession is returned by Inject for a session that does not exist.
@@ -92,6 +96,6 @@ var ErrNoSession = agent.ErrNoSession
 func (s *Server) Inject(ctx context.Context, in Injection) (messageID string, err error) {
 	return s.cfg.Runner.Post(ctx, agent.Post{
 		SessionKey: in.SessionKey, Text: in.Text, Label: in.Label,
-		Provenance: in.Provenance, IdempotencyKey: in.IdempotencyKey,
+		Provenance: in.Provenance, IdempotencyKey: in.IdempotencyKey, RunID: in.RunID,
 	})
 }
