@@ -522,7 +522,7 @@ func TestSessionsDeleteAndReset(t *testing.T) {
 		t.Errorf("exported file: %v\n%s", err, data)
 	}
 
-	if out := g.mustRun("sessions", "compact", "main"); !strings.HasPrefix(out, "Nothing to compact in agent:main:main (") {
+	if out := g.mustRun("sessions", "compact", "main"); !strings.HasPrefix(out, "Nothing to compact in agent:main:main") {
 		t.Errorf("compact = %q", out)
 	}
 	if out := g.mustRun("sessions", "compact", "main", "--max-lines", "1"); out != "Compacted agent:main:main: the model keeps the last 1 entries.\n" {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,8 +43,10 @@ transcript entries, without a summary.`,
 					return err
 				}
 				switch {
+				case !res.Compacted && (res.Reason == "" || strings.EqualFold(res.Reason, "nothing to compact")):
+					_, err = fmt.Fprintf(out, "Nothing to compact in %s.\n", res.Key)
 				case !res.Compacted:
-					_, err = fmt.Fprintf(out, "Nothing to compact in %s (%s).\n", res.Key, orDash(res.Reason))
+					_, err = fmt.Fprintf(out, "Nothing to compact in %s (%s).\n", res.Key, res.Reason)
 				case res.Kept != nil:
 					_, err = fmt.Fprintf(out, "Compacted %s: the model keeps the last %d entries.\n", res.Key, *res.Kept)
 				case res.Result != nil:
