@@ -49,23 +49,10 @@ func scanSubagent(row pgx.Row) (*store.SubagentRun, error) {
 	return &r, nil
 }
 
-func subagentArgs(r *store.SubagentRun) ([]any, error) {
-	if r.ChildRunID == "" {
-		return nil, errors.New("empty child run id")
-	}
-	if !r.Status.Valid() {
-		return nil, fmt.Errorf("sub-agent %q: unknown status %q", r.ChildRunID, r.Status)
-	}
-	var payload any
-	if len(r.Payload) > 0 {
-		if !json.Valid(r.Payload) {
-			return nil, fmt.Errorf("sub-agent %q: payload is not valid JSON", r.ChildRunID)
-		}
-		payload = string(r.Payload)
-	}
-	r.ArchiveAt, r.CreatedAt, r.UpdatedAt = msTime(r.ArchiveAt), msTime(r.CreatedAt), msTime(r.UpdatedAt)
+// subagentArgs returns a prepared row as arguments in subagentCols order.
+func subagentArgs(r *store.SubagentRun) []any {
 	return []any{r.ChildRunID, r.ChildSessionKey, r.RequesterKey, string(r.Status), toMs(r.ArchiveAt),
-		payload, toMs(r.CreatedAt), toMs(r.UpdatedAt)}, nil
+		store.PayloadArg(r.Payload), toMs(r.CreatedAt), toMs(r.UpdatedAt)}
 }
 
 // PutSubagent inserts a registry row; ErrConflict if the child run exists.
@@ -77,20 +64,10 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 		return errors.New("postgres.PutSubagent: nil row")
 	}
 	c := *r
-	now := s.nowTime()
-	if c.Status == "" {
-		c.Status = store.SubagentActive
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = now
-	}
-	if c.UpdatedAt.IsZero() {
-		c.UpdatedAt = now
-	}
-	args, err := subagentArgs(&c)
-	if err != nil {
+	if err := store.PrepareNewSubagent(&c, s.nowTime()); err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)
 	}
+	args := subagentArgs(&c)
 	tag, err := s.pool.Exec(ctx, qInsertSubagent, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)
@@ -193,10 +170,10 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 		}
 		c := r.Clone()
 		c.UpdatedAt = s.nowTime()
-		args, err := subagentArgs(c)
-		if err != nil {
+		if err := store.PrepareSubagent(c); err != nil {
 			return err
 		}
+		args := subagentArgs(c)
 		if _, err := tx.Exec(ctx, qUpdateSubagent, args...); err != nil {
 			return err
 		}

@@ -56,19 +56,13 @@ func scanOutbox(sc rowScanner) (*store.OutboxItem, error) {
 	return &it, nil
 }
 
-// outboxArgs validates it and returns it as arguments in outboxCols order.
-func outboxArgs(it *store.OutboxItem) ([]any, error) {
-	if !it.Status.Valid() {
-		return nil, fmt.Errorf("outbox item %q: unknown status %q", it.ID, it.Status)
+// outboxArgs prepares it (store.PrepareOutbox) and returns it as
+// arguments in outboxCols order.
+func outboxArgs(it *store.OutboxItem, now time.Time) ([]any, error) {
+	if err := store.PrepareOutbox(it, now); err != nil {
+		return nil, err
 	}
-	var payload any // nil stores NULL
-	if len(it.Payload) > 0 {
-		if !json.Valid(it.Payload) {
-			return nil, fmt.Errorf("outbox item %q: payload is not valid JSON", it.ID)
-		}
-		payload = string(it.Payload)
-	}
-	return []any{it.ID, it.Kind, it.SessionKey, it.RunID, payload, string(it.Status), it.Attempts,
+	return []any{it.ID, it.Kind, it.SessionKey, it.RunID, store.PayloadArg(it.Payload), string(it.Status), it.Attempts,
 		toMs(it.NextAttemptAt), it.LastError, toMs(it.CreatedAt), toMs(it.UpdatedAt),
 		toMs(it.DeliveredAt)}, nil
 }
@@ -76,35 +70,10 @@ func outboxArgs(it *store.OutboxItem) ([]any, error) {
 // newOutboxArgs applies PutOutbox's defaults to it, a caller's copy, with
 // now as the current time, and returns its arguments.
 func newOutboxArgs(it *store.OutboxItem, now time.Time) ([]any, error) {
-	if it.ID == "" {
-		return nil, errors.New("empty outbox item id")
+	if err := store.PrepareNewOutbox(it, now); err != nil {
+		return nil, err
 	}
-	if it.Status == "" {
-		it.Status = store.OutboxPending
-	}
-	if it.CreatedAt.IsZero() {
-		it.CreatedAt = now
-	}
-	if it.UpdatedAt.IsZero() {
-		it.UpdatedAt = now
-	}
-	if it.NextAttemptAt.IsZero() {
-		it.NextAttemptAt = it.CreatedAt
-	}
-	normOutbox(it, now)
-	return outboxArgs(it)
-}
-
-// normOutbox sets a delivered item's zero DeliveredAt to now and truncates
-// every time to the stored resolution.
-func normOutbox(it *store.OutboxItem, now time.Time) {
-	if it.Status == store.OutboxDelivered && it.DeliveredAt.IsZero() {
-		it.DeliveredAt = now
-	}
-	it.NextAttemptAt = msTime(it.NextAttemptAt)
-	it.CreatedAt = msTime(it.CreatedAt)
-	it.UpdatedAt = msTime(it.UpdatedAt)
-	it.DeliveredAt = msTime(it.DeliveredAt)
+	return outboxArgs(it, now)
 }
 
 // PutOutbox inserts item; ErrConflict if its ID exists. An empty Status
@@ -295,8 +264,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		c := it.Clone() // fn may keep it and mutate it later
 		now := s.nowTime()
 		c.UpdatedAt = now
-		normOutbox(c, now)
-		args, err := outboxArgs(c)
+		args, err := outboxArgs(c, now)
 		if err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ func seedOutbox(s *Store, n int) (due int, err error) {
 			default:
 				it.DeliveredAt = it.CreatedAt.Add(time.Second)
 			}
-			args, err := outboxArgs(it)
+			args, err := outboxArgs(it, it.CreatedAt)
 			if err != nil {
 				return err
 			}

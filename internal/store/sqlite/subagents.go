@@ -46,23 +46,10 @@ func scanSubagent(sc rowScanner) (*store.SubagentRun, error) {
 	return &r, nil
 }
 
-func subagentArgs(r *store.SubagentRun) ([]any, error) {
-	if r.ChildRunID == "" {
-		return nil, errors.New("empty child run id")
-	}
-	if !r.Status.Valid() {
-		return nil, fmt.Errorf("sub-agent %q: unknown status %q", r.ChildRunID, r.Status)
-	}
-	var payload any
-	if len(r.Payload) > 0 {
-		if !json.Valid(r.Payload) {
-			return nil, fmt.Errorf("sub-agent %q: payload is not valid JSON", r.ChildRunID)
-		}
-		payload = string(r.Payload)
-	}
-	r.ArchiveAt, r.CreatedAt, r.UpdatedAt = msTime(r.ArchiveAt), msTime(r.CreatedAt), msTime(r.UpdatedAt)
+// subagentArgs returns a prepared row as arguments in subagentCols order.
+func subagentArgs(r *store.SubagentRun) []any {
 	return []any{r.ChildRunID, r.ChildSessionKey, r.RequesterKey, string(r.Status), toMs(r.ArchiveAt),
-		payload, toMs(r.CreatedAt), toMs(r.UpdatedAt)}, nil
+		store.PayloadArg(r.Payload), toMs(r.CreatedAt), toMs(r.UpdatedAt)}
 }
 
 // PutSubagent inserts a registry row; ErrConflict if the child run exists.
@@ -74,21 +61,11 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 		return errors.New("sqlite.PutSubagent: nil row")
 	}
 	c := *r
-	now := s.nowTime()
-	if c.Status == "" {
-		c.Status = store.SubagentActive
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = now
-	}
-	if c.UpdatedAt.IsZero() {
-		c.UpdatedAt = now
-	}
-	args, err := subagentArgs(&c)
-	if err != nil {
+	if err := store.PrepareNewSubagent(&c, s.nowTime()); err != nil {
 		return fmt.Errorf("sqlite.PutSubagent: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	args := subagentArgs(&c)
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSubagent)
 		if err != nil {
 			return err
@@ -214,10 +191,10 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 		}
 		c := r.Clone()
 		c.UpdatedAt = s.nowTime()
-		args, err := subagentArgs(c)
-		if err != nil {
+		if err := store.PrepareSubagent(c); err != nil {
 			return err
 		}
+		args := subagentArgs(c)
 		put, err := s.wstmt(ctx, tx, qUpdateSubagent)
 		if err != nil {
 			return err
