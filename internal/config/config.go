@@ -79,6 +79,13 @@ type SessionAgentToAgent struct {
 
 // Tools is the "tools" section.
 type Tools struct {
+	// Profile, Allow, AlsoAllow and Deny select the tools a run gets
+	// (see policy.ToolOffered); nil slices are unset.
+	Profile       string             `json:"profile,omitempty"`
+	Allow         []string           `json:"allow,omitempty"`
+	AlsoAllow     []string           `json:"alsoAllow,omitempty"`
+	Deny          []string           `json:"deny,omitempty"`
+	Exec          ToolsExec          `json:"exec,omitzero"`
 	Sessions      ToolsSessions      `json:"sessions,omitzero"`
 	AgentToAgent  ToolsAgentToAgent  `json:"agentToAgent,omitzero"`
 	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
@@ -179,6 +186,8 @@ type AgentEntry struct {
 	Workspace string         `json:"workspace,omitempty"`
 	Subagents AgentSubagents `json:"subagents,omitzero"`
 	Sandbox   AgentSandbox   `json:"sandbox,omitzero"`
+	// Tools is nil when the agent has no tool selection of its own.
+	Tools *AgentTools `json:"tools,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -298,7 +299,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			disp.Close()
 		}
 	}()
-	box.set(append(append(sessTools.All(), subs.Tool()), files.All()...)...)
+	execCfg := cfg.Exec()
+	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes})
+	box.set(append(append(sessTools.All(), subs.Tool(), execTool), files.All()...)...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -348,7 +351,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
-		Tools:                 box.All,
+		Tools:                 box.Invokable,
 		Subagents:             subs,
 	})
 	if err != nil {

@@ -22,14 +22,33 @@ type toolbox struct {
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 
-// All returns every tool (tools.invoke runs any of them).
+// All returns every tool.
 func (b *toolbox) All() *tools.Set { return b.all.Load() }
 
-// forRun returns the tools offered to a run: everything for a top-level
-// session; for a sub-agent the set minus what the sub-agent tool policy
-// denies at its depth (reference §9.4).
+// Invokable returns the tools tools.invoke may run: those the global tool
+// selection (tools.profile, allow, alsoAllow, deny) keeps.
+func (b *toolbox) Invokable() *tools.Set {
+	global := selection(b.cfg.GlobalTools())
+	return b.all.Load().Filter(func(t tools.Tool) bool {
+		return policy.ToolOffered(t.Name(), global, policy.ToolSelection{})
+	})
+}
+
+// selection converts a configured tool selection to the policy's form.
+func selection(s config.ToolSelection) policy.ToolSelection {
+	return policy.ToolSelection{Profile: s.Profile, Allow: s.Allow, AlsoAllow: s.AlsoAllow, Deny: s.Deny}
+}
+
+// forRun returns the tools offered to a run: those the global and the
+// agent's tool selection keep (tools.profile, allow, alsoAllow, deny, and
+// agents.list[].tools), and for a sub-agent further minus what the
+// sub-agent tool policy denies at its depth (reference §9.4). A removed
+// tool's schema never reaches the model.
 func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
-	all := b.all.Load()
+	global, own := selection(b.cfg.GlobalTools()), selection(b.cfg.AgentToolSelection(info.AgentID))
+	all := b.all.Load().Filter(func(t tools.Tool) bool {
+		return policy.ToolOffered(t.Name(), global, own)
+	})
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth
