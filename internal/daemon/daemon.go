@@ -31,8 +31,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
-	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
