@@ -103,6 +103,14 @@ func TestExecThroughGateway(t *testing.T) {
 	if got := toolText(t, c, "agent:main:main", "e5", "exec", map[string]any{"command": "cat a.txt"}); got != "alpha\ngamma\n" {
 		t.Errorf("after edit = %q", got)
 	}
+	// apply_patch through the gateway.
+	got = toolText(t, c, "agent:main:main", "e7", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n-gamma\n+delta\n*** Add File: b.txt\n+new\n*** End Patch"})
+	if got != "Success. Updated the following files:\nA b.txt\nM a.txt" {
+		t.Errorf("apply_patch = %q", got)
+	}
+	if got := toolText(t, c, "agent:main:main", "e8", "exec", map[string]any{"command": "cat a.txt b.txt"}); got != "alpha\ndelta\nnew\n" {
+		t.Errorf("after apply_patch = %q", got)
+	}
 	// A refused call reaches the model as an error result; nothing runs.
 	got = toolText(t, c, "agent:main:main", "e6", "exec", map[string]any{"command": "touch pwned", "env": map[string]string{"LD_PRELOAD": "/x.so"}})
 	if !strings.Contains(got, "Security Violation: Environment variable 'LD_PRELOAD' is forbidden during host execution.") {
@@ -116,7 +124,7 @@ func TestExecThroughGateway(t *testing.T) {
 // tools.profile, allow/deny and agents.list[].tools decide which tool
 // schemas the model receives, and a removed tool cannot be called.
 func TestToolProfilesThroughGateway(t *testing.T) {
-	all := []string{"agents_list", "edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}
+	all := []string{"agents_list", "apply_patch", "edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}
 	tests := []struct {
 		name, tools, agents string
 		key                 string
@@ -126,13 +134,13 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 		{"full", `tools: { profile: "full" },`, ``, "agent:main:main", all},
 		{"minimal", `tools: { profile: "minimal" },`, ``, "agent:main:main", nil},
 		{"coding", `tools: { profile: "coding" },`, ``, "agent:main:main",
-			[]string{"edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}},
+			[]string{"apply_patch", "edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}},
 		{"messaging", `tools: { profile: "messaging" },`, ``, "agent:main:main",
 			[]string{"sessions_history", "sessions_list", "sessions_send", "sessions_spawn"}},
 		{"deny group and glob", `tools: { deny: ["group:runtime", "sessions_*"] },`, ``, "agent:main:main",
-			[]string{"agents_list", "edit", "list", "read", "write"}},
+			[]string{"agents_list", "apply_patch", "edit", "list", "read", "write"}},
 		{"profile plus alsoAllow", `tools: { profile: "minimal", alsoAllow: ["group:fs"] },`, ``, "agent:main:main",
-			[]string{"edit", "list", "read", "write"}},
+			[]string{"apply_patch", "edit", "list", "read", "write"}},
 		{"per agent", `tools: { profile: "coding" },`, `{ id: "main", default: true }, { id: "ops", tools: { profile: "minimal", alsoAllow: ["exec"] } }`, "agent:ops:main",
 			[]string{"exec"}},
 	}

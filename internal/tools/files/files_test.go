@@ -139,10 +139,11 @@ func outsideChanges(before, after map[string]string) []string {
 
 func TestSchemas(t *testing.T) {
 	want := map[string]map[string]string{
-		"read":  {"path": "string", "offset": "number", "limit": "number"},
-		"write": {"path": "string", "content": "string", "append": "boolean"},
-		"list":  {"path": "string", "recursive": "boolean"},
-		"edit":  {"path": "string", "oldText": "string", "newText": "string", "edits": "array"},
+		"read":        {"path": "string", "offset": "number", "limit": "number"},
+		"write":       {"path": "string", "content": "string", "append": "boolean"},
+		"list":        {"path": "string", "recursive": "boolean"},
+		"edit":        {"path": "string", "oldText": "string", "newText": "string", "edits": "array"},
+		"apply_patch": {"input": "string"},
 	}
 	var names []string
 	for _, tl := range All() {
@@ -178,19 +179,19 @@ func TestSchemas(t *testing.T) {
 			t.Errorf("%s: %v", tl.Name(), err)
 		}
 	}
-	if diff := cmp.Diff([]string{"read", "write", "edit", "list"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write", "edit", "apply_patch", "list"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
 
 func TestNoWorkspace(t *testing.T) {
 	for _, tl := range All() {
-		_, err := call(t, context.Background(), tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b"})
+		_, err := call(t, context.Background(), tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b", "input": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"})
 		if err == nil || !strings.Contains(err.Error(), "no workspace") {
 			t.Errorf("%s without a caller: %v", tl.Name(), err)
 		}
 		ctx := tools.WithCaller(context.Background(), tools.Caller{Workspace: "  "})
-		if _, err := call(t, ctx, tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b"}); err == nil {
+		if _, err := call(t, ctx, tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b", "input": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"}); err == nil {
 			t.Errorf("%s with a blank workspace: no error", tl.Name())
 		}
 	}
