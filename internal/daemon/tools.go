@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 )
 
 // toolbox holds every tool and decides which a run gets.
@@ -46,7 +47,15 @@ func selection(s config.ToolSelection) policy.ToolSelection {
 // tool's schema never reaches the model.
 func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	global, own := selection(b.cfg.GlobalTools()), selection(b.cfg.AgentToolSelection(info.AgentID))
+	// No sandbox backend exists yet: a session its sandbox mode marks as
+	// sandboxed does not get exec, rather than running commands on the
+	// host it believes isolated (fail closed).
+	sandboxed := policy.ChildSandboxed(b.cfg.SandboxMode(info.AgentID), info.SessionKey,
+		sessionkey.MainKey(info.AgentID, b.cfg.MainKey()))
 	all := b.all.Load().Filter(func(t tools.Tool) bool {
+		if sandboxed && t.Name() == shell.ToolName {
+			return false
+		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
 	depth := sessionkey.SubagentDepth(info.SessionKey)

@@ -141,6 +141,11 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 			[]string{"agents_list", "apply_patch", "edit", "list", "read", "write"}},
 		{"profile plus alsoAllow", `tools: { profile: "minimal", alsoAllow: ["group:fs"] },`, ``, "agent:main:main",
 			[]string{"apply_patch", "edit", "list", "read", "write"}},
+		{"sandboxed agent gets no host exec", ``, `{ id: "main", default: true, sandbox: { mode: "all" } }`, "agent:main:main",
+			[]string{"agents_list", "apply_patch", "edit", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}},
+		{"non-main sandbox keeps exec in main", ``, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, "agent:main:main", all},
+		{"non-main sandbox drops exec elsewhere", ``, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, "agent:main:side",
+			[]string{"agents_list", "apply_patch", "edit", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}},
 		{"per agent", `tools: { profile: "coding" },`, `{ id: "main", default: true }, { id: "ops", tools: { profile: "minimal", alsoAllow: ["exec"] } }`, "agent:ops:main",
 			[]string{"exec"}},
 	}
