@@ -258,3 +258,24 @@ func FuzzParseArgs(f *testing.F) {
 		}
 	})
 }
+
+// A background child that keeps the output pipe open neither holds the
+// call past the grace period nor outlives it.
+func TestExecLeftoverBackgroundChild(t *testing.T) {
+	ws := workspace(t)
+	start := time.Now()
+	res, err := run(t, New(Config{}), ws, map[string]any{"command": "echo a; (sleep 1; echo late > late.txt) &"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > pipeGrace+700*time.Millisecond {
+		t.Errorf("returned after %v", took)
+	}
+	if res.Text != "a\n" {
+		t.Errorf("text = %q", res.Text)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(ws, "late.txt")); !os.IsNotExist(err) {
+		t.Errorf("background child outlived the call: %v", err)
+	}
+}
