@@ -439,6 +439,9 @@ var importAllowLists = map[string][]string{
 		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings",
 		"internal/store", "internal/tools", "internal/transcript",
 	},
+	// The workspace tools build on the tool contract alone.
+	"internal/tools/files": {"internal/tools"},
+	"internal/tools/shell": {"internal/tools"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/tools/sessions", "internal/transcript",

@@ -83,15 +83,17 @@ type SessionAgentToAgent struct {
 
 // Tools is the "tools" section.
 type Tools struct {
+	// Profile, Allow, AlsoAllow and Deny select the tools a run gets
+	// (see policy.ToolOffered); nil slices are unset.
+	Profile       string             `json:"profile,omitempty"`
+	Allow         []string           `json:"allow,omitempty"`
+	AlsoAllow     []string           `json:"alsoAllow,omitempty"`
+	Deny          []string           `json:"deny,omitempty"`
+	Exec          ToolsExec          `json:"exec,omitzero"`
 	Sessions      ToolsSessions      `json:"sessions,omitzero"`
 	AgentToAgent  ToolsAgentToAgent  `json:"agentToAgent,omitzero"`
 	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
 	SessionsSpawn ToolsSessionsSpawn `json:"sessions_spawn,omitzero"`
-	// Allow, AlsoAllow and Deny are tool name patterns every agent's tools
-	// pass through (agents.list[].tools replaces them for that agent).
-	Allow     []string `json:"allow,omitempty"`
-	AlsoAllow []string `json:"alsoAllow,omitempty"`
-	Deny      []string `json:"deny,omitempty"`
 }
 
 // ToolsSessions is "tools.sessions".
@@ -188,9 +190,8 @@ type AgentEntry struct {
 	Workspace string         `json:"workspace,omitempty"`
 	Subagents AgentSubagents `json:"subagents,omitzero"`
 	Sandbox   AgentSandbox   `json:"sandbox,omitzero"`
-	// Tools is this agent's tool allow/deny list; unset means tools.allow
-	// and tools.deny.
-	Tools *ToolPolicy `json:"tools,omitempty"`
+	// Tools is nil when the agent has no tool selection of its own.
+	Tools *AgentTools `json:"tools,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

@@ -152,13 +152,3 @@ func validMCPServerName(n string) bool {
 	}
 	return !strings.Contains(n, "__")
 }
-
-// AgentToolPolicy returns the tool allow/deny patterns of an agent:
-// agents.list[].tools when set, else tools.allow/alsoAllow/deny.
-func (c *Config) AgentToolPolicy(agentID string) ToolPolicy {
-	if a := c.agent(agentID); a != nil && a.Tools != nil {
-		return ToolPolicy{Allow: slices.Clone(a.Tools.Allow), AlsoAllow: slices.Clone(a.Tools.AlsoAllow), Deny: slices.Clone(a.Tools.Deny)}
-	}
-	t := c.Tools
-	return ToolPolicy{Allow: slices.Clone(t.Allow), AlsoAllow: slices.Clone(t.AlsoAllow), Deny: slices.Clone(t.Deny)}
-}

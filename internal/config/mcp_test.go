@@ -32,11 +32,11 @@ func TestMCPServers(t *testing.T) {
 		remote.RequestTimeout != 20*time.Second || remote.ConnectionTimeout != 5*time.Second {
 		t.Errorf("remote = %+v", remote)
 	}
-	if p := c.AgentToolPolicy("main"); len(p.Deny) != 1 || p.Deny[0] != "docs__*" {
-		t.Errorf("main tool policy = %+v, want the global deny", p)
+	if p := c.GlobalTools(); len(p.Deny) != 1 || p.Deny[0] != "docs__*" {
+		t.Errorf("global tool selection = %+v, want the deny", p)
 	}
-	if p := c.AgentToolPolicy("research"); len(p.Allow) != 1 || len(p.Deny) != 0 {
-		t.Errorf("research tool policy = %+v, want its own", p)
+	if p := c.AgentToolSelection("research"); len(p.Allow) != 1 || len(p.Deny) != 0 {
+		t.Errorf("research tool selection = %+v, want its own", p)
 	}
 }
 

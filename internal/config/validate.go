@@ -147,6 +147,8 @@ func (k *checker) tools() {
 	k.intMin(ap.key("maxTotalBytes"), a.MaxTotalBytes, 1)
 	k.intMin(ap.key("maxFiles"), a.MaxFiles, 1)
 	k.intMin(ap.key("maxFileBytes"), a.MaxFileBytes, 1)
+	k.toolSelection(path("tools"), t.Profile, t.Allow, t.AlsoAllow, "tools policy")
+	k.toolsExec()
 }
 
 // validAgentID reports whether a normalised agent id is usable inside
@@ -214,6 +216,9 @@ func (k *checker) agents() {
 		k.modelRef(p.key("model"), a.Model)
 		k.modelRef(p.key("subagents").key("model"), a.Subagents.Model)
 		k.enum(p.key("sandbox").key("mode"), a.Sandbox.Mode, "off", "non-main", "all")
+		if a.Tools != nil {
+			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -311,7 +312,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			disp.Close()
 		}
 	}()
-	box.set(append(append(sessTools.All(), subs.Tool()), files.All()...)...)
+	execCfg := cfg.Exec()
+	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes})
+	box.set(append(append(sessTools.All(), subs.Tool(), execTool), files.All()...)...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}

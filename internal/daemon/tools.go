@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 )
 
 // toolbox holds every tool and decides which a run gets.
@@ -29,9 +30,16 @@ func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 // All returns every tool (the MCP server picks the session tools from it).
 func (b *toolbox) All() *tools.Set { return b.all.Load() }
 
-// forRun returns the tools offered to a run: everything for a top-level
-// session; for a sub-agent the set minus what the sub-agent tool policy
-// denies at its depth (reference §9.4).
+// selection converts a configured tool selection to the policy's form.
+func selection(s config.ToolSelection) policy.ToolSelection {
+	return policy.ToolSelection{Profile: s.Profile, Allow: s.Allow, AlsoAllow: s.AlsoAllow, Deny: s.Deny}
+}
+
+// forRun returns the tools offered to a run: those the global and the
+// agent's tool selection keep (tools.profile, allow, alsoAllow, deny, and
+// agents.list[].tools), and for a sub-agent further minus what the
+// sub-agent tool policy denies at its depth (reference §9.4). A removed
+// tool's schema never reaches the model.
 func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	all := b.all.Load()
 	if b.mcp != nil {
@@ -41,10 +49,18 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 			all = tools.NewSet(append(ext, all.All()...)...)
 		}
 	}
-	// The agent's tools.allow/deny (else the global one).
-	if tp := b.cfg.AgentToolPolicy(info.AgentID); len(tp.Allow)+len(tp.AlsoAllow)+len(tp.Deny) > 0 {
-		all = all.Filter(func(t tools.Tool) bool { return policy.ToolAllowed(t.Name(), tp.Allow, tp.AlsoAllow, tp.Deny) })
-	}
+	global, own := selection(b.cfg.GlobalTools()), selection(b.cfg.AgentToolSelection(info.AgentID))
+	// No sandbox backend exists yet: a session its sandbox mode marks as
+	// sandboxed does not get exec, rather than running commands on the
+	// host it believes isolated (fail closed).
+	sandboxed := policy.ChildSandboxed(b.cfg.SandboxMode(info.AgentID), info.SessionKey,
+		sessionkey.MainKey(info.AgentID, b.cfg.MainKey()))
+	all = all.Filter(func(t tools.Tool) bool {
+		if sandboxed && t.Name() == shell.ToolName {
+			return false
+		}
+		return policy.ToolOffered(t.Name(), global, own)
+	})
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth

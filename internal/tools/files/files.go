@@ -1,4 +1,4 @@
-// Package files owns the agent's workspace file tools — read, write and
+// Package files owns the agent's workspace file tools — read, write, edit, apply_patch and
 // list — confined to the calling session's workspace directory
 // (tools.Caller.Workspace).
 //
@@ -48,9 +48,9 @@ const (
 // maxLinkHops bounds how many dangling links resolve follows.
 const maxLinkHops = 40
 
-// All returns the file tools: read, write and list.
+// All returns the file tools: read, write, edit, apply_patch and list.
 func All() []tools.Tool {
-	return []tools.Tool{readTool{}, writeTool{}, listTool{}}
+	return []tools.Tool{readTool{}, writeTool{}, editTool{}, patchTool{}, listTool{}}
 }
 
 // workspace is the caller's workspace directory.

@@ -139,9 +139,11 @@ func outsideChanges(before, after map[string]string) []string {
 
 func TestSchemas(t *testing.T) {
 	want := map[string]map[string]string{
-		"read":  {"path": "string", "offset": "number", "limit": "number"},
-		"write": {"path": "string", "content": "string", "append": "boolean"},
-		"list":  {"path": "string", "recursive": "boolean"},
+		"read":        {"path": "string", "offset": "number", "limit": "number"},
+		"write":       {"path": "string", "content": "string", "append": "boolean"},
+		"list":        {"path": "string", "recursive": "boolean"},
+		"edit":        {"path": "string", "oldText": "string", "newText": "string", "edits": "array"},
+		"apply_patch": {"input": "string"},
 	}
 	var names []string
 	for _, tl := range All() {
@@ -177,19 +179,19 @@ func TestSchemas(t *testing.T) {
 			t.Errorf("%s: %v", tl.Name(), err)
 		}
 	}
-	if diff := cmp.Diff([]string{"read", "write", "list"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write", "edit", "apply_patch", "list"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
 
 func TestNoWorkspace(t *testing.T) {
 	for _, tl := range All() {
-		_, err := call(t, context.Background(), tl, map[string]any{"path": "a", "content": "x"})
+		_, err := call(t, context.Background(), tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b", "input": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"})
 		if err == nil || !strings.Contains(err.Error(), "no workspace") {
 			t.Errorf("%s without a caller: %v", tl.Name(), err)
 		}
 		ctx := tools.WithCaller(context.Background(), tools.Caller{Workspace: "  "})
-		if _, err := call(t, ctx, tl, map[string]any{"path": "a", "content": "x"}); err == nil {
+		if _, err := call(t, ctx, tl, map[string]any{"path": "a", "content": "x", "oldText": "a", "newText": "b", "input": "*** Begin Patch\n*** Add File: a\n+x\n*** End Patch"}); err == nil {
 			t.Errorf("%s with a blank workspace: no error", tl.Name())
 		}
 	}
@@ -236,9 +238,9 @@ func TestEscapes(t *testing.T) {
 	}
 	for _, p := range paths {
 		p = strings.NewReplacer("OUT", s.outside, "BASE", s.base, "WS", s.ws).Replace(p)
-		for _, name := range []string{"read", "write", "list"} {
+		for _, name := range []string{"read", "write", "edit", "list"} {
 			before := snapshot(t, s.base)
-			res, err := call(t, s.ctx(), tool(name), map[string]any{"path": p, "content": "pwned", "append": true})
+			res, err := call(t, s.ctx(), tool(name), map[string]any{"path": p, "content": "pwned", "append": true, "oldText": "TOP", "newText": "pwned"})
 			want := "path escapes the workspace: " + p
 			if err == nil || err.Error() != want {
 				t.Errorf("%s %q = %v, %v; want error %q", name, p, res, err, want)

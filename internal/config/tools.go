@@ -1,0 +1,101 @@
+package config
+
+import (
+	"slices"
+	"time"
+)
+
+// ToolsExec is "tools.exec".
+type ToolsExec struct {
+	// TimeoutSeconds is nil when unset (1800); 0 disables the limit.
+	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
+	// PathPrepend lists directories put in front of PATH for exec.
+	PathPrepend []string `json:"pathPrepend,omitempty"`
+	// MaxOutputBytes caps the output exec returns (head and tail kept);
+	// nil when unset (200000).
+	MaxOutputBytes *int `json:"maxOutputBytes,omitempty"`
+}
+
+// AgentTools is "agents.list[].tools": the agent's own tool selection,
+// layered on the global one.
+type AgentTools struct {
+	Profile   string   `json:"profile,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	AlsoAllow []string `json:"alsoAllow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+}
+
+// Defaults of tools.exec.
+const (
+	DefaultExecTimeoutSeconds = 1800
+	DefaultExecMaxOutputBytes = 200_000
+)
+
+// ToolSelection is a scope's {profile, allow, alsoAllow, deny} as written
+// (nil slices are unset).
+type ToolSelection struct {
+	// Profile is the profile as written ("" when unset).
+	Profile string
+	// Allow, AlsoAllow and Deny are the lists as written.
+	Allow, AlsoAllow, Deny []string
+}
+
+// GlobalTools returns tools.{profile, allow, alsoAllow, deny}.
+func (c *Config) GlobalTools() ToolSelection {
+	t := c.Tools
+	return ToolSelection{Profile: t.Profile, Allow: slices.Clone(t.Allow), AlsoAllow: slices.Clone(t.AlsoAllow), Deny: slices.Clone(t.Deny)}
+}
+
+// AgentToolSelection returns agents.list[].tools of the agent with id; the
+// zero value when the agent has none.
+func (c *Config) AgentToolSelection(id string) ToolSelection {
+	e := c.agent(id)
+	if e == nil || e.Tools == nil {
+		return ToolSelection{}
+	}
+	t := e.Tools
+	return ToolSelection{Profile: t.Profile, Allow: slices.Clone(t.Allow), AlsoAllow: slices.Clone(t.AlsoAllow), Deny: slices.Clone(t.Deny)}
+}
+
+// ExecSettings are the effective tools.exec values.
+type ExecSettings struct {
+	// Timeout is the default command limit; negative means none.
+	Timeout        time.Duration
+	PathPrepend    []string
+	MaxOutputBytes int
+}
+
+// Exec returns tools.exec with defaults applied.
+func (c *Config) Exec() ExecSettings {
+	e := c.Tools.Exec
+	secs := intOr(e.TimeoutSeconds, DefaultExecTimeoutSeconds)
+	timeout := time.Duration(secs) * time.Second
+	if secs == 0 {
+		timeout = -1
+	}
+	return ExecSettings{
+		Timeout:        timeout,
+		PathPrepend:    slices.Clone(e.PathPrepend),
+		MaxOutputBytes: positiveOr(e.MaxOutputBytes, DefaultExecMaxOutputBytes),
+	}
+}
+
+// toolProfiles are the valid profile values.
+var toolProfiles = []string{"minimal", "coding", "messaging", "full"}
+
+// toolSelection checks one scope's profile and allow/alsoAllow, with the
+// reference's message for a scope that sets both lists.
+func (k *checker) toolSelection(p keyPath, profile string, allow, alsoAllow []string, who string) {
+	k.enum(p.key("profile"), profile, toolProfiles...)
+	if allow != nil && alsoAllow != nil {
+		k.fail(p.key("alsoAllow"), "%s cannot set both allow and alsoAllow in the same scope (merge alsoAllow into allow, or remove allow and use profile + alsoAllow)", who)
+	}
+}
+
+// toolsExec checks tools.exec.
+func (k *checker) toolsExec() {
+	p := path("tools", "exec")
+	e := k.c.Tools.Exec
+	k.intRange(p.key("timeoutSeconds"), e.TimeoutSeconds, 0, 7*24*3600)
+	k.intMin(p.key("maxOutputBytes"), e.MaxOutputBytes, 1000)
+}

@@ -1,0 +1,155 @@
+package shell
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// request is a validated exec call.
+type request struct {
+	Command string
+	// Workdir is the directory asked for ("" = the workspace).
+	Workdir string
+	// Env holds overrides merged over the inherited environment.
+	Env map[string]string
+	// Timeout is the per-call limit when HasTimeout; 0 disables it.
+	Timeout    time.Duration
+	HasTimeout bool
+}
+
+// maxTimeoutSeconds bounds timeoutSeconds (one week), keeping the
+// duration far from overflow.
+const maxTimeoutSeconds = 7 * 24 * 3600
+
+var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// blockedEnvKey reports whether a model may not override key on the host:
+// PATH and the loader and shell start-up variables that would let it run
+// other code than the command names.
+func blockedEnvKey(key string) bool {
+	k := strings.ToUpper(key)
+	switch k {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4":
+		return true
+	}
+	return strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "DYLD_") || strings.HasPrefix(k, "BASH_FUNC_")
+}
+
+// parseArgs validates exec's arguments: {command, workdir?, env?,
+// timeoutSeconds?, host?} plus the reference's yieldMs, background, pty,
+// ask and elevated, which are accepted and do not change how the command
+// runs here (it always runs in the foreground on the gateway host).
+func parseArgs(raw json.RawMessage) (request, error) {
+	var in struct {
+		Command        *string         `json:"command"`
+		Workdir        *string         `json:"workdir"`
+		Env            json.RawMessage `json:"env"`
+		TimeoutSeconds json.RawMessage `json:"timeoutSeconds"`
+		Host           *string         `json:"host"`
+	}
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return request{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	var r request
+	if in.Command == nil || strings.TrimSpace(*in.Command) == "" {
+		return r, errors.New("command required")
+	}
+	r.Command = *in.Command
+	if strings.ContainsRune(r.Command, 0) {
+		return r, errors.New("command must not contain NUL bytes")
+	}
+	if in.Workdir != nil {
+		r.Workdir = strings.TrimSpace(*in.Workdir)
+		if strings.ContainsRune(r.Workdir, 0) {
+			return r, errors.New("workdir must not contain NUL bytes")
+		}
+	}
+	if in.Host != nil {
+		switch h := strings.TrimSpace(*in.Host); h {
+		case "", "auto", "gateway":
+		case "sandbox":
+			return r, errors.New("exec host=sandbox: no sandbox runtime is configured for this session; refusing to run the command on the gateway host")
+		case "node":
+			return r, errors.New("exec host=node: no paired node is available")
+		default:
+			return r, fmt.Errorf("invalid host %q: use auto, sandbox, gateway or node", h)
+		}
+	}
+	if len(in.TimeoutSeconds) > 0 && string(in.TimeoutSeconds) != "null" {
+		var secs float64
+		if err := json.Unmarshal(in.TimeoutSeconds, &secs); err != nil || math.IsNaN(secs) || secs < 0 {
+			return r, fmt.Errorf("timeoutSeconds must be a non-negative number of seconds, got %s", in.TimeoutSeconds)
+		}
+		secs = min(secs, maxTimeoutSeconds)
+		r.Timeout, r.HasTimeout = time.Duration(secs*float64(time.Second)), true
+		if secs > 0 && r.Timeout < time.Millisecond {
+			r.Timeout = time.Millisecond
+		}
+	}
+	if len(in.Env) > 0 && string(in.Env) != "null" {
+		var env map[string]any
+		if err := json.Unmarshal(in.Env, &env); err != nil {
+			return r, errors.New("env must be an object of string values")
+		}
+		var blocked, invalid []string
+		r.Env = make(map[string]string, len(env))
+		for k, v := range env {
+			s, ok := v.(string)
+			switch {
+			case !envKeyRE.MatchString(k):
+				invalid = append(invalid, k)
+				continue
+			case blockedEnvKey(k):
+				blocked = append(blocked, k)
+				continue
+			case !ok:
+				return r, fmt.Errorf("env.%s must be a string", k)
+			case strings.ContainsRune(s, 0):
+				return r, fmt.Errorf("env.%s must not contain NUL bytes", k)
+			}
+			r.Env[k] = s
+		}
+		if err := envViolation(blocked, invalid); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// envViolation is the reference's refusal of blocked or malformed env
+// keys, nil when there are none.
+func envViolation(blocked, invalid []string) error {
+	if len(blocked) == 0 && len(invalid) == 0 {
+		return nil
+	}
+	slices.Sort(blocked)
+	slices.Sort(invalid)
+	pathBlocked := slices.ContainsFunc(blocked, func(k string) bool { return strings.EqualFold(k, "PATH") })
+	if len(invalid) == 0 && len(blocked) == 1 {
+		if pathBlocked {
+			return errors.New("Security Violation: Custom 'PATH' variable is forbidden during host execution.")
+		}
+		return fmt.Errorf("Security Violation: Environment variable '%s' is forbidden during host execution.", blocked[0])
+	}
+	var parts []string
+	if len(blocked) > 0 {
+		parts = append(parts, "blocked override keys: "+strings.Join(blocked, ", "))
+	}
+	if len(invalid) > 0 {
+		parts = append(parts, "invalid non-portable override keys: "+strings.Join(invalid, ", "))
+	}
+	suffix := strings.Join(parts, "; ")
+	if pathBlocked {
+		return fmt.Errorf("Security Violation: Custom 'PATH' variable is forbidden during host execution (%s).", suffix)
+	}
+	return fmt.Errorf("Security Violation: %s.", suffix)
+}

@@ -1,0 +1,302 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// ToolName is exec's wire name.
+const ToolName = "exec"
+
+// Defaults of Config.
+const (
+	// DefaultTimeout is tools.exec.timeoutSeconds' default.
+	DefaultTimeout = 1800 * time.Second
+	// DefaultMaxOutputBytes is the default output cap.
+	DefaultMaxOutputBytes = 200_000
+	// DefaultShell runs the command.
+	DefaultShell = "/bin/sh"
+	// pipeGrace is how long output pipes held open by leftover background
+	// processes are waited for after the shell exits.
+	pipeGrace = 500 * time.Millisecond
+)
+
+// Config configures the exec tool. The zero value uses the defaults.
+type Config struct {
+	// Timeout is the default per-command limit (tools.exec.timeoutSeconds);
+	// 0 means DefaultTimeout, a negative value no limit.
+	Timeout time.Duration
+	// MaxOutputBytes caps the output returned (head and tail kept); 0 means
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
+	// PathPrepend lists directories put in front of PATH
+	// (tools.exec.pathPrepend).
+	PathPrepend []string
+	// Shell is the shell run with -c; "" means DefaultShell.
+	Shell string
+}
+
+// Tool is the exec tool. Safe for concurrent use.
+type Tool struct {
+	cfg Config
+}
+
+var _ tools.Tool = (*Tool)(nil)
+
+// New returns the exec tool with cfg's defaults applied.
+func New(cfg Config) *Tool {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxOutputBytes <= 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if cfg.Shell == "" {
+		cfg.Shell = DefaultShell
+	}
+	return &Tool{cfg: cfg}
+}
+
+var schema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "Shell command, run with /bin/sh -c."},
+    "workdir": {"type": "string", "description": "Working directory; relative paths start at the workspace (the default)."},
+    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment overrides on top of the inherited environment (PATH and loader variables cannot be set)."},
+    "timeoutSeconds": {"type": "number", "minimum": 0, "description": "Kill the command and its children after this many seconds; 0 disables the limit."},
+    "yieldMs": {"type": "number", "description": "Accepted for compatibility; commands run in the foreground."},
+    "background": {"type": "boolean", "description": "Accepted for compatibility; commands run in the foreground."},
+    "pty": {"type": "boolean", "description": "Accepted for compatibility; no terminal is allocated."},
+    "host": {"type": "string", "enum": ["auto", "sandbox", "gateway", "node"], "description": "Where to run; only the gateway host is available."},
+    "ask": {"type": "string", "enum": ["off", "on-miss", "always"]},
+    "elevated": {"type": "boolean"}
+  },
+  "required": ["command"]
+}`)
+
+// Name implements tools.Tool.
+func (*Tool) Name() string { return ToolName }
+
+// Label is the tool's display name.
+func (*Tool) Label() string { return "Exec" }
+
+// Description implements tools.Tool.
+func (*Tool) Description() string {
+	return "Run a shell command in your workspace and get its output (stdout and stderr) and exit code. " +
+		"Long output is cut in the middle. The command and everything it starts are killed at the timeout."
+}
+
+// Schema implements tools.Tool.
+func (*Tool) Schema() json.RawMessage { return schema }
+
+// Details is exec's structured result.
+type Details struct {
+	// Status is "completed" (the shell exited by itself) or "failed".
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exitCode"`
+	// ExitSignal names the signal that ended the shell, if one did.
+	ExitSignal string `json:"exitSignal,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
+	// Truncated is set when output was left out of the middle.
+	Truncated bool   `json:"truncated,omitempty"`
+	Cwd       string `json:"cwd"`
+}
+
+// Call runs the command and waits for it.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
+	req, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := workdir(tools.CallerFrom(ctx).Workspace, req.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	timeout := t.cfg.Timeout
+	if req.HasTimeout {
+		timeout = req.Timeout
+		if timeout == 0 {
+			timeout = -1
+		}
+	}
+	out := newCapBuffer(t.cfg.MaxOutputBytes)
+	cmd := exec.Command(t.cfg.Shell, "-c", req.Command)
+	cmd.Dir = cwd
+	cmd.Env = t.environ(req.Env)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = pipeGrace
+	setGroup(cmd)
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("exec: start %s: %w", t.cfg.Shell, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var timer <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	var werr error
+	timedOut, canceled := false, false
+	select {
+	case werr = <-waited:
+	case <-timer:
+		timedOut = true
+		killGroup(cmd)
+		werr = <-waited
+	case <-ctx.Done():
+		canceled = true
+		killGroup(cmd)
+		werr = <-waited
+	}
+	// Whatever the shell left running in its group goes with it.
+	killGroup(cmd)
+	d := &Details{DurationMs: time.Since(start).Milliseconds(), Cwd: cwd, TimedOut: timedOut}
+	text, truncated := out.String()
+	d.Truncated = truncated
+	if canceled {
+		return nil, fmt.Errorf("exec: command was canceled: %w", context.Cause(ctx))
+	}
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
+		return nil, fmt.Errorf("exec: wait: %w", werr)
+	}
+	code, sig := exitStatus(cmd.ProcessState)
+	if sig == "" {
+		d.ExitCode = &code
+	} else {
+		d.ExitSignal = sig
+	}
+	switch {
+	case timedOut:
+		d.Status = "failed"
+		secs := formatSeconds(timeout)
+		return &tools.Result{Details: d, Text: joinOutput(text, fmt.Sprintf(
+			"Command timed out after %s seconds.\n\nThe command and the processes it started were killed; "+
+				"anything it did before that may have taken effect, so check the state before running it again.", secs))}, nil
+	case sig != "":
+		d.Status = "failed"
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command aborted by signal "+sig)}, nil
+	case code == 127:
+		d.Status = "failed"
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command not found")}, nil
+	case code == 126:
+		d.Status = "failed"
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command not executable (permission denied)")}, nil
+	}
+	d.Status = "completed"
+	if code != 0 {
+		return &tools.Result{Details: d, Text: fmt.Sprintf("%s\n\n(Command exited with code %d)", orNoOutput(text), code)}, nil
+	}
+	return &tools.Result{Details: d, Text: orNoOutput(text)}, nil
+}
+
+// environ is the command's environment: the gateway's, PATH with
+// PathPrepend in front, SWITCHBOARD_SHELL and OPENCLAW_SHELL set to
+// "exec", then the call's overrides.
+func (t *Tool) environ(over map[string]string) []string {
+	env := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := env[k]; !ok {
+			order = append(order, k)
+		}
+		env[k] = v
+	}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			set(k, v)
+		}
+	}
+	if len(t.cfg.PathPrepend) > 0 {
+		path := strings.Join(t.cfg.PathPrepend, string(os.PathListSeparator))
+		if old := env["PATH"]; old != "" {
+			path += string(os.PathListSeparator) + old
+		}
+		set("PATH", path)
+	}
+	set("SWITCHBOARD_SHELL", "exec")
+	set("OPENCLAW_SHELL", "exec")
+	for k, v := range over {
+		set(k, v)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// workdir resolves the directory a command runs in: the workspace, or
+// dir (relative to the workspace) when given. It must exist.
+func workdir(workspace, dir string) (string, error) {
+	base := strings.TrimSpace(workspace)
+	if base == "" && (dir == "" || !filepath.IsAbs(dir)) {
+		return "", errors.New("no workspace: this session has no workspace directory; give an absolute workdir")
+	}
+	p := base
+	switch {
+	case dir == "":
+	case filepath.IsAbs(dir):
+		p = dir
+	default:
+		p = filepath.Join(base, dir)
+	}
+	if dir == "" {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return "", fmt.Errorf("workspace unavailable: %w", err)
+		}
+	}
+	fi, err := os.Stat(p)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("workdir unavailable: %s is not an existing directory", cmpOr(dir, p))
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// joinOutput puts reason after the command's output, if any.
+func joinOutput(output, reason string) string {
+	if output == "" {
+		return reason
+	}
+	return output + "\n\n" + reason
+}
+
+func orNoOutput(s string) string {
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// formatSeconds prints d in seconds without a trailing ".0".
+func formatSeconds(d time.Duration) string {
+	s := d.Seconds()
+	if s == float64(int64(s)) {
+		return fmt.Sprintf("%d", int64(s))
+	}
+	return fmt.Sprintf("%g", s)
+}
