@@ -243,7 +243,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			mcpc.Close()
 		}
 	}()
-	box := &toolbox{cfg: cfg, mcp: mcpc}
+	box := &toolbox{conf: set, mcp: mcpc}
 	ws := &workspaces{cfg: cfg, store: st}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{

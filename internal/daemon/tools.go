@@ -10,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
@@ -17,8 +18,8 @@ import (
 
 // toolbox holds every tool and decides which a run gets.
 type toolbox struct {
-	cfg *config.Config
-	all atomic.Pointer[tools.Set]
+	conf *settings.Settings
+	all  atomic.Pointer[tools.Set]
 	// mcp supplies the tools of the configured MCP servers (nil: none).
 	mcp interface {
 		Tools(ctx context.Context) []tools.Tool
@@ -29,11 +30,6 @@ func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 
 // All returns every tool (the MCP server picks the session tools from it).
 func (b *toolbox) All() *tools.Set { return b.all.Load() }
-
-// selection converts a configured tool selection to the policy's form.
-func selection(s config.ToolSelection) policy.ToolSelection {
-	return policy.ToolSelection{Profile: s.Profile, Allow: s.Allow, AlsoAllow: s.AlsoAllow, Deny: s.Deny}
-}
 
 // forRun returns the tools offered to a run: those the global and the
 // agent's tool selection keep (tools.profile, allow, alsoAllow, deny, and
@@ -49,12 +45,13 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 			all = tools.NewSet(append(ext, all.All()...)...)
 		}
 	}
-	global, own := selection(b.cfg.GlobalTools()), selection(b.cfg.AgentToolSelection(info.AgentID))
+	ag := b.conf.Agent(info.AgentID)
+	global, own := b.conf.Tools, ag.Tools
 	// No sandbox backend exists yet: a session its sandbox mode marks as
 	// sandboxed does not get exec, rather than running commands on the
 	// host it believes isolated (fail closed).
-	sandboxed := policy.ChildSandboxed(b.cfg.SandboxMode(info.AgentID), info.SessionKey,
-		sessionkey.MainKey(info.AgentID, b.cfg.MainKey()))
+	sandboxed := policy.ChildSandboxed(ag.SandboxMode, info.SessionKey,
+		sessionkey.MainKey(ag.ID, b.conf.MainKey))
 	all = all.Filter(func(t tools.Tool) bool {
 		if sandboxed && t.Name() == shell.ToolName {
 			return false
@@ -68,8 +65,8 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	if depth == 0 {
 		return all
 	}
-	tp := b.cfg.SubagentTools()
-	maxDepth := b.cfg.MaxSpawnDepth()
+	tp := b.conf.Subagents.Tools
+	maxDepth := b.conf.Subagents.MaxSpawnDepth
 	return all.Filter(func(t tools.Tool) bool {
 		return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
 	})

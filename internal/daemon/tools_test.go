@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -40,7 +41,7 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &toolbox{cfg: cfg, mcp: mcpSource{namedTool("docs__search"), namedTool("fs__write_file"), namedTool("fs__read_file"), namedTool("sessions_list")}}
+	b := &toolbox{conf: settings.Resolve(cfg), mcp: mcpSource{namedTool("docs__search"), namedTool("fs__write_file"), namedTool("fs__read_file"), namedTool("sessions_list")}}
 	b.set(builtinTool{"sessions_list"}, builtinTool{"agents_list"})
 	names := func(info agent.RunInfo) []string {
 		var out []string

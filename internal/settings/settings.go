@@ -35,6 +35,9 @@ type Settings struct {
 	Queue policy.QueueConfig
 	// Auth is gateway.auth.
 	Auth config.GatewayAuth
+	// Tools is tools.{profile, allow, alsoAllow, deny}, the global tool
+	// selection.
+	Tools policy.ToolSelection
 
 	Sessions  Sessions
 	Subagents Subagents
@@ -98,6 +101,9 @@ type Agent struct {
 	AllowAgents []string
 	// SandboxMode is "off", "non-main" or "all".
 	SandboxMode string
+	// Tools is agents.list[].tools, the agent's own tool selection (zero
+	// when it has none).
+	Tools policy.ToolSelection
 }
 
 // Entry is one agents.list entry as written: id normalised, name trimmed.
@@ -109,6 +115,7 @@ func Resolve(cfg *config.Config) *Settings {
 	s := &Settings{
 		Scope: cfg.Scope(), MainKey: cfg.MainKey(), DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
 		StateDir: cfg.Paths().StateDir, SendRules: SendRules(cfg), Queue: Queue(cfg), Auth: auth,
+		Tools: toolSelection(cfg.GlobalTools()),
 		Sessions: Sessions{
 			Visibility:       policy.ParseVisibility(cfg.Visibility()),
 			VisibilityClamp:  cfg.SessionToolsVisibility(),
@@ -147,6 +154,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		ID: id, Workspace: cfg.AgentWorkspace(id), Model: cfg.AgentModel(id), ModelFallbacks: cfg.AgentModelFallbacks(id),
 		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
+		Tools: toolSelection(cfg.AgentToolSelection(id)),
 	}
 	if e, ok := cfg.Agent(id); ok {
 		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
@@ -213,6 +221,11 @@ func Queue(cfg *config.Config) policy.QueueConfig {
 		Mode: q.Mode, Cap: q.Cap, Drop: q.Drop,
 		ByChannel: maps.Clone(q.ByChannel), DebounceMsByChannel: maps.Clone(q.DebounceMsByChannel),
 	}
+}
+
+// toolSelection converts a configured tool selection to the policy's form.
+func toolSelection(s config.ToolSelection) policy.ToolSelection {
+	return policy.ToolSelection{Profile: s.Profile, Allow: s.Allow, AlsoAllow: s.AlsoAllow, Deny: s.Deny}
 }
 
 // secrets lists the configured secret values.
