@@ -62,8 +62,9 @@ type Runner interface {
 	Post(ctx context.Context, p agent.Post) (string, error)
 }
 
-// Kicker wakes the outbox dispatcher that runs the flows.
-type Kicker interface{ Kick() }
+// Kicker wakes the outbox dispatcher that runs the flows, for the items of
+// one session.
+type Kicker interface{ KickSession(kind, key string) }
 
 // Config configures a Relay. Store and Runner are required.
 type Config struct {
@@ -158,7 +159,7 @@ func (r *Relay) Follow(ctx context.Context, f sessions.Flow) error {
 		return fmt.Errorf("relay: record flow: %w", err)
 	}
 	if r.kicker != nil {
-		r.kicker.Kick()
+		r.kicker.KickSession(Kind, f.RequesterKey) // the item's SessionKey
 	}
 	return nil
 }
