@@ -8,6 +8,10 @@ import (
 
 func TestSessionsQueue(t *testing.T) {
 	g := startGateway(t, "")
+	// followup, not the default steer: a steered message that arrives
+	// before the stalled run's first model call joins that run instead of
+	// waiting, which made this test depend on timing.
+	g.mustRun("sessions", "send", "main", "/queue followup")
 	g.mustRun("sessions", "send", "main", "/reply partial\n/stall")
 	g.mustRun("sessions", "send", "main", "waiting  for\nyou")
 	// The stalled run holds the lane; the second message waits.
