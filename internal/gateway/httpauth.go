@@ -25,49 +25,75 @@ func (s *Server) RequireBearer(next http.Handler) http.Handler {
 				return
 			}
 		}
-		auth := s.conf.Auth
-		switch auth.Mode {
-		case config.AuthNone:
-			local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-			if !isLoopback(local) {
-				httpError(w, http.StatusForbidden, msgAuthNoneRemote, 0)
-				return
-			}
+		switch a := s.checkBearer(r); {
+		case a.ok:
 			next.ServeHTTP(w, r)
-			return
-		case config.AuthToken, config.AuthPassword:
-		default:
-			httpError(w, http.StatusForbidden, msgAuthUnsupported, 0)
-			return
-		}
-		secret := auth.Token
-		msg := msgTokenMismatch
-		if auth.Mode == config.AuthPassword {
-			secret, msg = auth.Password, msgPasswordMismatch
-		}
-		given, ok := bearer(r.Header.Get("Authorization"))
-		if !ok {
+		case a.forbidden != "":
+			httpError(w, http.StatusForbidden, a.forbidden, 0)
+		case a.missing:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			httpError(w, http.StatusUnauthorized, "unauthorized: missing bearer token (Authorization: Bearer <gateway token>)", 0)
-			return
-		}
-		key := s.authLimit.key(r.RemoteAddr, r.Header.Get("Origin"))
-		if left, locked := s.authLimit.blocked(key); locked {
-			httpError(w, http.StatusTooManyRequests, msgAuthRateLimited, left.Milliseconds())
-			return
-		}
-		if secret == "" || subtle.ConstantTimeCompare([]byte(given), []byte(secret)) != 1 {
-			if s.authLimit.fail(key) {
-				httpError(w, http.StatusTooManyRequests, msgAuthRateLimited, s.authLimit.cfg.Lockout.Milliseconds())
-				return
-			}
+		case a.locked:
+			httpError(w, http.StatusTooManyRequests, msgAuthRateLimited, a.retryAfter.Milliseconds())
+		default:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-			httpError(w, http.StatusUnauthorized, msg, 0)
-			return
+			httpError(w, http.StatusUnauthorized, a.wrong, 0)
 		}
-		s.authLimit.succeed(key)
-		next.ServeHTTP(w, r)
 	})
+}
+
+// bearerAuth is an HTTP request checked against gateway.auth.
+type bearerAuth struct {
+	ok bool
+	// forbidden is the reason a request is refused whatever it sends: auth
+	// mode "none" off loopback, or a mode HTTP cannot serve.
+	forbidden string
+	// missing: no bearer credential was sent.
+	missing bool
+	// locked: the client is locked out for retryAfter after too many
+	// wrong secrets.
+	locked     bool
+	retryAfter time.Duration
+	// wrong is the mismatch message of a wrong secret.
+	wrong string
+}
+
+// checkBearer is the one shared-secret check of the HTTP surfaces: the
+// bearer credential compared in constant time, wrong secrets counted by
+// the same per-client limiter as the WebSocket handshake.
+func (s *Server) checkBearer(r *http.Request) bearerAuth {
+	auth := s.conf.Auth
+	switch auth.Mode {
+	case config.AuthNone:
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if !isLoopback(local) {
+			return bearerAuth{forbidden: msgAuthNoneRemote}
+		}
+		return bearerAuth{ok: true}
+	case config.AuthToken, config.AuthPassword:
+	default:
+		return bearerAuth{forbidden: msgAuthUnsupported}
+	}
+	secret, msg := auth.Token, msgTokenMismatch
+	if auth.Mode == config.AuthPassword {
+		secret, msg = auth.Password, msgPasswordMismatch
+	}
+	given, sent := bearer(r.Header.Get("Authorization"))
+	key := s.authLimit.key(r.RemoteAddr, r.Header.Get("Origin"))
+	if left, locked := s.authLimit.blocked(key); locked {
+		return bearerAuth{missing: !sent, locked: true, retryAfter: left}
+	}
+	if !sent {
+		return bearerAuth{missing: true}
+	}
+	if secret == "" || subtle.ConstantTimeCompare([]byte(given), []byte(secret)) != 1 {
+		if s.authLimit.fail(key) {
+			return bearerAuth{locked: true, retryAfter: s.authLimit.cfg.Lockout}
+		}
+		return bearerAuth{wrong: msg}
+	}
+	s.authLimit.succeed(key)
+	return bearerAuth{ok: true}
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" value.
@@ -112,33 +138,6 @@ type HTTPAuth struct {
 // by the same per-client limiter (gateway.auth.rateLimit), so a client
 // locked out on one surface is locked out on both. Safe for concurrent use.
 func (s *Server) AuthorizeHTTP(r *http.Request) HTTPAuth {
-	auth := s.conf.Auth
-	switch auth.Mode {
-	case config.AuthNone:
-		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		return HTTPAuth{OK: isLoopback(local)}
-	case config.AuthToken, config.AuthPassword:
-	default:
-		return HTTPAuth{}
-	}
-	secret := auth.Token
-	if auth.Mode == config.AuthPassword {
-		secret = auth.Password
-	}
-	given, _ := bearer(r.Header.Get("Authorization"))
-	key := s.authLimit.key(r.RemoteAddr, r.Header.Get("Origin"))
-	if left, locked := s.authLimit.blocked(key); locked {
-		return HTTPAuth{RateLimited: true, RetryAfter: left}
-	}
-	if given == "" {
-		return HTTPAuth{}
-	}
-	if secret == "" || subtle.ConstantTimeCompare([]byte(given), []byte(secret)) != 1 {
-		if s.authLimit.fail(key) {
-			return HTTPAuth{RateLimited: true, RetryAfter: s.authLimit.cfg.Lockout}
-		}
-		return HTTPAuth{}
-	}
-	s.authLimit.succeed(key)
-	return HTTPAuth{OK: true}
+	a := s.checkBearer(r)
+	return HTTPAuth{OK: a.ok, RateLimited: a.locked, RetryAfter: a.retryAfter}
 }
