@@ -212,7 +212,7 @@ func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = now
 		}
-		m.CreatedAt = msTime(m.CreatedAt)
+		m.CreatedAt = store.Millis(m.CreatedAt)
 		if m.Entry.ID == "" {
 			m.Entry.ID = s.newID()
 		}

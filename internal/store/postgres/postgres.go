@@ -209,7 +209,3 @@ func fromMs(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
-
-// msTime returns t as it reads back from the database: UTC, truncated to
-// the millisecond.
-func msTime(t time.Time) time.Time { return fromMs(toMs(t)) }

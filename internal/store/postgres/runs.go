@@ -206,7 +206,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 			return err
 		}
 		out = r.Clone()
-		out.CreatedAt, out.StartedAt, out.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		out.CreatedAt, out.StartedAt, out.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
 		return nil
 	})
 	if fnErr != nil {
@@ -280,7 +280,7 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 	if ended.IsZero() {
 		ended = now
 	}
-	ended = msTime(ended)
+	ended = store.Millis(ended)
 	outbox := make([][]any, len(res.Outbox))
 	for i := range res.Outbox {
 		it := res.Outbox[i] // Payload is shared but only read
@@ -426,7 +426,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 			}
 		}
 		run = r.Clone()
-		run.CreatedAt, run.StartedAt, run.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
 		return nil
 	})
 	if err != nil {

@@ -292,8 +292,8 @@ func (s *Store) defaultTimes(sess *store.Session) {
 			sess.UpdatedAt = now
 		}
 	}
-	sess.CreatedAt = msTime(sess.CreatedAt)
-	sess.UpdatedAt = msTime(sess.UpdatedAt)
+	sess.CreatedAt = store.Millis(sess.CreatedAt)
+	sess.UpdatedAt = store.Millis(sess.UpdatedAt)
 }
 
 // UpdateSession applies fn to the stored session, locked for the

@@ -212,7 +212,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 			return err
 		}
 		out = r.Clone()
-		out.CreatedAt, out.StartedAt, out.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		out.CreatedAt, out.StartedAt, out.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
 		return nil
 	})
 	if fnErr != nil {
@@ -291,7 +291,7 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 	if ended.IsZero() {
 		ended = now
 	}
-	ended = msTime(ended)
+	ended = store.Millis(ended)
 	// Outbox rows are built before taking the writer.
 	outbox := make([][]any, len(res.Outbox))
 	for i := range res.Outbox {
@@ -376,7 +376,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 				return err
 			}
 			r.Status = store.RunAborted
-			r.EndedAt = msTime(now)
+			r.EndedAt = store.Millis(now)
 			r.Error = errText
 			out = append(out, r)
 		}
@@ -438,7 +438,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 			}
 		}
 		run = r.Clone()
-		run.CreatedAt, run.StartedAt, run.EndedAt = msTime(r.CreatedAt), msTime(r.StartedAt), msTime(r.EndedAt)
+		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
 		return nil
 	})
 	if err != nil {

@@ -314,8 +314,8 @@ func (s *Store) defaultTimes(sess *store.Session) {
 			sess.UpdatedAt = now
 		}
 	}
-	sess.CreatedAt = msTime(sess.CreatedAt)
-	sess.UpdatedAt = msTime(sess.UpdatedAt)
+	sess.CreatedAt = store.Millis(sess.CreatedAt)
+	sess.UpdatedAt = store.Millis(sess.UpdatedAt)
 }
 
 // UpdateSession applies fn to the stored session inside one write
