@@ -11,7 +11,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/outbox"
-	"github.com/switchboardhq/switchboard/internal/safeerr"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -291,15 +290,9 @@ func (m *Manager) deadLetters(ctx context.Context) ([]*store.OutboxItem, error) 
 
 // Redeliver puts a dead (or any undelivered) outbox item — an announce or
 // an agent-to-agent flow — back in the queue. Its errors other than the
-// store's are safe to show to the caller.
+// store's are safe to show to the caller (the dispatcher checks the item
+// in the same write that requeues it).
 func (m *Manager) Redeliver(ctx context.Context, id string) error {
-	it, err := m.cfg.Store.GetOutbox(ctx, id)
-	if err != nil {
-		return err
-	}
-	if it.Status == store.OutboxDelivered {
-		return safeerr.Errorf("already delivered: %s", id)
-	}
 	if m.outbox == nil {
 		return errors.New("subagent: no outbox dispatcher")
 	}
