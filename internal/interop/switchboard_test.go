@@ -27,6 +27,14 @@ const testToken = "interop-test-token"
 // loopback port with token auth and the offline scripted model.
 func startSwitchboard(t *testing.T) string {
 	t.Helper()
+	return startSwitchboardLogging(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// startSwitchboardLogging is startSwitchboard with the given logger; nil
+// means the daemon's own set-up, which writes the state dir's log file
+// (what logs.tail reads) and a console log that is discarded here.
+func startSwitchboardLogging(t *testing.T, logger *slog.Logger) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q } } }`, testToken)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
@@ -37,7 +45,8 @@ func startSwitchboard(t *testing.T) string {
 		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
 		Port:   &port,
 		Stdout: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Stderr: io.Discard,
+		Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
