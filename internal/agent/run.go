@@ -263,8 +263,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			Model:     model.ModelID,
 			System:    system,
 			Tools:     defs,
-			MaxTokens: model.MaxTokens,
+			MaxTokens: in.Sampling.CapMaxTokens(model.MaxTokens),
 			Thinking:  cmp.Or(in.Thinking, info.Session.ThinkingLevel),
+			Sampling:  in.Sampling,
 		}
 		est, err := r.prepare(ctx, info.Session, model, budget, req)
 		if err != nil {

@@ -160,6 +160,8 @@ type Input struct {
 	ExtraSystemPrompt string `json:"extraSystemPrompt,omitempty"`
 	Model             string `json:"model,omitempty"`
 	Thinking          string `json:"thinking,omitempty"`
+	// Sampling is forwarded best-effort to every model call of the run.
+	Sampling *provider.Sampling `json:"sampling,omitempty"`
 	// Timeout bounds the run; zero means Config.DefaultTimeout, negative
 	// means no timeout.
 	Timeout time.Duration `json:"timeout,omitempty"`

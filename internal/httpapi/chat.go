@@ -104,6 +104,7 @@ type chatRequest struct {
 	target       target
 	prompt       prompt
 	modelRef     string
+	sampling     *provider.Sampling
 }
 
 // parseChatRequest validates a chat completion request and resolves its
@@ -142,6 +143,7 @@ func (s *Server) parseChatRequest(w http.ResponseWriter, r *http.Request, body j
 		req.model = m
 	}
 	req.stream = string(obj["stream"]) == "true"
+	req.sampling = chatSampling(obj)
 	var so struct {
 		IncludeUsage bool `json:"include_usage"`
 	}
@@ -219,11 +221,11 @@ func (s *Server) modelOverride(r *http.Request, model, agentID string) (string, 
 }
 
 // input builds the run of a chat or response request.
-func (s *Server) input(runID string, t target, p prompt, modelRef string) agent.Input {
+func (s *Server) input(runID string, t target, p prompt, modelRef string, sampling *provider.Sampling) agent.Input {
 	return agent.Input{
 		RunID: runID, SessionKey: t.SessionKey, AgentID: t.AgentID, Message: p.Message,
 		IdempotencyKey: runID + ":user", ExtraSystemPrompt: p.ExtraSystem, Model: modelRef,
-		Channel: t.Channel,
+		Channel: t.Channel, Sampling: sampling,
 	}
 }
 
@@ -272,7 +274,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	runID := "chatcmpl_" + s.newID()
 	created := s.now().Unix()
-	t, err := s.startTurn(r.Context(), s.input(runID, req.target, req.prompt, req.modelRef), req.target.Fresh)
+	t, err := s.startTurn(r.Context(), s.input(runID, req.target, req.prompt, req.modelRef, req.sampling), req.target.Fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return

@@ -336,7 +336,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadGateway, res)
 		return
 	}
-	tr, err := s.startTurn(r.Context(), s.input(id, t, p, modelRef), t.Fresh && t.SessionKey == fresh)
+	tr, err := s.startTurn(r.Context(), s.input(id, t, p, modelRef, responsesSampling(obj)), t.Fresh && t.SessionKey == fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
 // jsonKind names the JSON type of raw as the reference's schema errors do.
@@ -222,4 +224,59 @@ func (c *toolChoice) unsatisfied() string {
 		return fmt.Sprintf("tool_choice required a %s tool call, but the agent did not produce one", c.Function)
 	}
 	return "tool_choice=required was not satisfied by the agent response"
+}
+
+// chatSampling is what a validated chat completion request asks of the
+// model, forwarded best-effort (nil when it asks nothing):
+// max_completion_tokens wins over the legacy max_tokens when both are set.
+func chatSampling(obj map[string]json.RawMessage) *provider.Sampling {
+	var sp provider.Sampling
+	if n, ok := number(obj, "max_completion_tokens"); ok {
+		sp.MaxTokens = int(n)
+	} else if n, ok := number(obj, "max_tokens"); ok {
+		sp.MaxTokens = int(n)
+	}
+	sp.Temperature = optNumber(obj, "temperature")
+	sp.TopP = optNumber(obj, "top_p")
+	sp.FrequencyPenalty = optNumber(obj, "frequency_penalty")
+	sp.PresencePenalty = optNumber(obj, "presence_penalty")
+	if x, ok := number(obj, "seed"); ok {
+		seed := int64(x)
+		sp.Seed = &seed
+	}
+	if raw := obj["stop"]; jsonKind(raw) == "string" {
+		if stop := str(raw); stop != "" {
+			sp.Stop = []string{stop}
+		}
+	} else {
+		_ = json.Unmarshal(raw, &sp.Stop) // checked by stopError
+	}
+	return nonZeroSampling(sp)
+}
+
+// responsesSampling is chatSampling for a /v1/responses request:
+// max_output_tokens, temperature and top_p.
+func responsesSampling(obj map[string]json.RawMessage) *provider.Sampling {
+	var sp provider.Sampling
+	if n, ok := number(obj, "max_output_tokens"); ok {
+		sp.MaxTokens = int(n)
+	}
+	sp.Temperature = optNumber(obj, "temperature")
+	sp.TopP = optNumber(obj, "top_p")
+	return nonZeroSampling(sp)
+}
+
+func optNumber(obj map[string]json.RawMessage, name string) *float64 {
+	if x, ok := number(obj, name); ok {
+		return &x
+	}
+	return nil
+}
+
+func nonZeroSampling(sp provider.Sampling) *provider.Sampling {
+	if sp.MaxTokens == 0 && sp.Temperature == nil && sp.TopP == nil && sp.FrequencyPenalty == nil &&
+		sp.PresencePenalty == nil && sp.Seed == nil && len(sp.Stop) == 0 {
+		return nil
+	}
+	return &sp
 }

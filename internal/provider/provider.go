@@ -44,6 +44,36 @@ type Request struct {
 	// Thinking is the requested thinking level ("", "off", "low", ...).
 	// Adapters that cannot honour it ignore it.
 	Thinking string
+	// Sampling is the caller's best-effort sampling settings; nil leaves
+	// every one to the provider.
+	Sampling *Sampling
+}
+
+// Sampling holds sampling settings a caller asked for (the OpenAI-compatible
+// HTTP API forwards them). Each is best-effort: a nil member is left to the
+// provider, and an adapter whose API has no such setting drops it.
+type Sampling struct {
+	// MaxTokens caps one model call's output; 0 means no caller cap. The
+	// run uses the smaller of this and the model's configured maxTokens.
+	MaxTokens        int      `json:"maxTokens,omitempty"`
+	Temperature      *float64 `json:"temperature,omitempty"`
+	TopP             *float64 `json:"topP,omitempty"`
+	FrequencyPenalty *float64 `json:"frequencyPenalty,omitempty"`
+	PresencePenalty  *float64 `json:"presencePenalty,omitempty"`
+	Seed             *int64   `json:"seed,omitempty"`
+	Stop             []string `json:"stop,omitempty"`
+}
+
+// CapMaxTokens is the output cap of a call whose model allows configured
+// tokens (0: no configured cap) under s: the smaller positive of the two.
+func (s *Sampling) CapMaxTokens(configured int) int {
+	if s == nil || s.MaxTokens <= 0 {
+		return configured
+	}
+	if configured <= 0 {
+		return s.MaxTokens
+	}
+	return min(configured, s.MaxTokens)
 }
 
 // Message is one conversation message sent to a model.

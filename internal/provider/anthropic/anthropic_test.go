@@ -662,3 +662,42 @@ func BenchmarkStream50Deltas(b *testing.B) {
 		}
 	}
 }
+
+func TestRequestSampling(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	seed := int64(3)
+	full := &provider.Sampling{Temperature: f(1.5), TopP: f(0.8), FrequencyPenalty: f(1), PresencePenalty: f(1), Seed: &seed, Stop: []string{"END"}}
+	tests := []struct {
+		name     string
+		sampling *provider.Sampling
+		thinking string
+		want     map[string]any // members that must be present with these values
+		absent   []string
+	}{
+		{"none", nil, "", nil, []string{"temperature", "top_p", "stop_sequences"}},
+		{"clamped temperature, no penalties or seed", full, "",
+			map[string]any{"temperature": 1.0, "top_p": 0.8, "stop_sequences": []any{"END"}},
+			[]string{"frequency_penalty", "presence_penalty", "seed"}},
+		{"in range", &provider.Sampling{Temperature: f(0.2)}, "", map[string]any{"temperature": 0.2}, []string{"top_p"}},
+		{"thinking keeps only stop", full, "low", map[string]any{"stop_sequences": []any{"END"}}, []string{"temperature", "top_p"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, rec := newProvider(t, replay(textReply("ok")...))
+			req := simpleRequest()
+			req.Sampling, req.Thinking, req.MaxTokens = tt.sampling, tt.thinking, 8000
+			collect(t, p, req)
+			body := rec.Last(t).JSON(t)
+			for k, want := range tt.want {
+				if diff := cmp.Diff(want, body[k]); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", k, diff)
+				}
+			}
+			for _, k := range tt.absent {
+				if v, ok := body[k]; ok {
+					t.Errorf("%s = %v, want none", k, v)
+				}
+			}
+		})
+	}
+}

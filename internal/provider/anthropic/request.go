@@ -54,13 +54,39 @@ func newParams(req *provider.Request, defaultMaxTokens int) (anthropic.MessageNe
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: tool})
 	}
 
+	thinking := false
 	if budget := thinkingBudgets[req.Thinking]; budget > 0 && !lastAssistantCallsTools(req.Messages) {
+		thinking = true
 		params.Thinking.OfEnabled = &anthropic.ThinkingConfigEnabledParam{BudgetTokens: budget}
 		if params.MaxTokens <= budget {
 			params.MaxTokens = budget + maxTokens
 		}
 	}
+	applySampling(&params, req.Sampling, thinking)
 	return params, nil
+}
+
+// applySampling sets the caller's sampling settings that the Messages API
+// has: temperature (its range is 0–1, so a higher OpenAI-style value is
+// clamped to 1), top_p and stop sequences. Penalties and seed have no
+// Anthropic field and are dropped. With extended thinking on, the API
+// refuses a changed temperature or top_p, so only the stop sequences go.
+func applySampling(params *anthropic.MessageNewParams, s *provider.Sampling, thinking bool) {
+	if s == nil {
+		return
+	}
+	if len(s.Stop) > 0 {
+		params.StopSequences = s.Stop
+	}
+	if thinking {
+		return
+	}
+	if s.Temperature != nil {
+		params.Temperature = anthropic.Float(min(max(*s.Temperature, 0), 1))
+	}
+	if s.TopP != nil {
+		params.TopP = anthropic.Float(*s.TopP)
+	}
 }
 
 // newMessages maps the conversation, merging consecutive messages of one

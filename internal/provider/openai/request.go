@@ -25,6 +25,7 @@ func newParams(req *provider.Request) (openai.ChatCompletionNewParams, error) {
 	if req.MaxTokens > 0 {
 		params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
 	}
+	applySampling(&params, req.Sampling)
 
 	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
 	if req.System != "" {
@@ -112,4 +113,30 @@ func schemaObject(raw json.RawMessage) (shared.FunctionParameters, error) {
 		schema[k] = v
 	}
 	return schema, nil
+}
+
+// applySampling sets the caller's sampling settings; Chat Completions has
+// a field for each.
+func applySampling(params *openai.ChatCompletionNewParams, s *provider.Sampling) {
+	if s == nil {
+		return
+	}
+	if s.Temperature != nil {
+		params.Temperature = openai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		params.TopP = openai.Float(*s.TopP)
+	}
+	if s.FrequencyPenalty != nil {
+		params.FrequencyPenalty = openai.Float(*s.FrequencyPenalty)
+	}
+	if s.PresencePenalty != nil {
+		params.PresencePenalty = openai.Float(*s.PresencePenalty)
+	}
+	if s.Seed != nil {
+		params.Seed = openai.Int(*s.Seed)
+	}
+	if len(s.Stop) > 0 {
+		params.Stop.OfStringArray = s.Stop
+	}
 }
