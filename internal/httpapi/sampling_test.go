@@ -39,8 +39,8 @@ func TestSamplingForwarded(t *testing.T) {
 		},
 		{
 			name: "chat legacy max_tokens and a stop string", path: "/v1/chat/completions",
-			body: `{"model":"openclaw","messages":[{"role":"user","content":"hi"}],"max_tokens":12,"stop":"END","temperature":null}`,
-			want: map[string]any{"max_completion_tokens": 12.0, "stop": []any{"END"}},
+			body:   `{"model":"openclaw","messages":[{"role":"user","content":"hi"}],"max_tokens":12,"stop":"END","temperature":null}`,
+			want:   map[string]any{"max_completion_tokens": 12.0, "stop": []any{"END"}},
 			absent: []string{"temperature", "top_p", "seed"},
 		},
 		{
@@ -50,8 +50,8 @@ func TestSamplingForwarded(t *testing.T) {
 		},
 		{
 			name: "responses", path: "/v1/responses",
-			body: `{"model":"openclaw","input":"hi","temperature":1.5,"top_p":0.25,"max_output_tokens":40}`,
-			want: map[string]any{"temperature": 1.5, "top_p": 0.25, "max_completion_tokens": 40.0},
+			body:   `{"model":"openclaw","input":"hi","temperature":1.5,"top_p":0.25,"max_output_tokens":40}`,
+			want:   map[string]any{"temperature": 1.5, "top_p": 0.25, "max_completion_tokens": 40.0},
 			absent: []string{"seed", "stop"},
 		},
 	}
