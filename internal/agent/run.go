@@ -242,6 +242,10 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	for _, t := range toolSet.All() {
 		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
+	defs, clientTools, err := withClientTools(defs, in.ClientTools)
+	if err != nil {
+		return nil, usage, "", err
+	}
 	caller := tools.Caller{
 		SessionKey: info.SessionKey, AgentID: info.AgentID, RunID: info.RunID,
 		Channel: in.Channel, AccountID: in.AccountID, To: in.To, ThreadID: in.ThreadID,
@@ -308,13 +312,18 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if len(calls) == 0 {
 			return last, usage, stop, nil
 		}
+		// Calls of the caller's own tools are answered by the caller: the
+		// run ends with them pending once the agent's calls are done.
+		calls, pending := splitClientCalls(calls, clientTools)
+		steered := false
 		for i, call := range calls {
 			// A steered message waiting before a call starts: the calls
 			// not yet started are skipped, the message joins next.
 			if r.steerWaiting(st) {
-				if err := r.skipCalls(st, sessionID, calls[i:]); err != nil {
+				if err := r.skipCalls(st, sessionID, append(calls[i:], pending...)); err != nil {
 					return last, usage, stop, err
 				}
+				steered = true
 				break
 			}
 			if err := r.callTool(ctx, st, toolSet, caller, sessionID, call); err != nil {
@@ -323,6 +332,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		}
 		if err := ctx.Err(); err != nil {
 			return last, usage, stop, err
+		}
+		if len(pending) > 0 && !steered {
+			return last, usage, stop, nil
 		}
 	}
 }

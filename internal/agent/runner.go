@@ -162,6 +162,12 @@ type Input struct {
 	Thinking          string `json:"thinking,omitempty"`
 	// Sampling is forwarded best-effort to every model call of the run.
 	Sampling *provider.Sampling `json:"sampling,omitempty"`
+	// ClientTools are tools the caller executes itself (the HTTP API's
+	// function tools): offered to the model beside the agent's own (a name
+	// that collides fails the run with ClientToolConflict), and a call of
+	// one ends the run with the call pending in the last assistant message,
+	// for the caller to answer in its next message.
+	ClientTools []provider.ToolDef `json:"clientTools,omitempty"`
 	// Timeout bounds the run; zero means Config.DefaultTimeout, negative
 	// means no timeout.
 	Timeout time.Duration `json:"timeout,omitempty"`

@@ -57,8 +57,23 @@ type chatChoice struct {
 }
 
 type chatReply struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// chatToolCall is a call of a client function tool, in a reply or (with
+// Index, and the arguments in pieces) a stream chunk.
+type chatToolCall struct {
+	Index    *int             `json:"index,omitempty"`
+	ID       string           `json:"id,omitempty"`
+	Type     string           `json:"type,omitempty"`
+	Function chatFunctionCall `json:"function"`
+}
+
+type chatFunctionCall struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 type chatUsage struct {
@@ -84,8 +99,9 @@ type chunkChoice struct {
 }
 
 type chunkDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 // usageOf maps a run's usage as the reference's
@@ -105,6 +121,11 @@ type chatRequest struct {
 	prompt       prompt
 	modelRef     string
 	sampling     *provider.Sampling
+	// clientTools are the caller's function tools offered to the agent
+	// (after tool_choice narrowed them); choice, when set, is the call the
+	// reply must carry.
+	clientTools []provider.ToolDef
+	choice      *toolChoice
 }
 
 // parseChatRequest validates a chat completion request and resolves its
@@ -182,12 +203,8 @@ func (s *Server) parseChatRequest(w http.ResponseWriter, r *http.Request, body j
 		invalidRequest(w, msgMissingUser)
 		return nil, false
 	}
-	if choice != nil {
-		// Client function tools are not offered to agents (yet), so a
-		// reply can never carry the call this choice requires.
-		writeError(w, http.StatusBadGateway, "api_error", choice.unsatisfied())
-		return nil, false
-	}
+	req.choice = choice
+	req.clientTools = applyToolChoice(clientToolDefs(obj["tools"]), obj["tool_choice"], choice)
 	return req, true
 }
 
@@ -274,7 +291,10 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	runID := "chatcmpl_" + s.newID()
 	created := s.now().Unix()
-	t, err := s.startTurn(r.Context(), s.input(runID, req.target, req.prompt, req.modelRef, req.sampling), req.target.Fresh)
+	in := s.input(runID, req.target, req.prompt, req.modelRef, req.sampling)
+	in.ClientTools = req.clientTools
+	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, req.choice.instruction()), "\n\n")
+	t, err := s.startTurn(r.Context(), in, req.target.Fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return
@@ -291,9 +311,26 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, ok := replyText(end)
+	if !ok && toolConflict(end) {
+		invalidRequest(w, msgToolConfig)
+		return
+	}
 	if !ok {
 		s.log.Warn("chat completion failed", "runId", runID, "status", end.Run.Status, "err", end.Run.Error)
 		writeError(w, http.StatusInternalServerError, "api_error", msgInternal)
+		return
+	}
+	pending := pendingClientCalls(end.Last, req.clientTools)
+	if !req.choice.satisfied(pending) {
+		writeError(w, http.StatusBadGateway, "api_error", req.choice.unsatisfied())
+		return
+	}
+	if len(pending) > 0 {
+		writeJSON(w, http.StatusOK, chatCompletion{
+			ID: runID, Object: "chat.completion", Created: created, Model: req.model,
+			Choices: []chatChoice{{Message: chatReply{Role: "assistant", Content: text, ToolCalls: pending}, FinishReason: "tool_calls"}},
+			Usage:   usageOf(end.Run.Usage),
+		})
 		return
 	}
 	if text == "" {
@@ -334,18 +371,34 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, t *turn, req
 	}
 	text, ok := replyText(end)
 	if !ok {
-		ev.data(apiError{Error: errorBody{Message: msgInternal, Type: "api_error"}})
+		e := errorBody{Message: msgInternal, Type: "api_error"}
+		if toolConflict(end) {
+			e = errorBody{Message: msgToolConfig, Type: "invalid_request_error"}
+		}
+		ev.data(apiError{Error: e})
+		ev.done()
+		return
+	}
+	pending := pendingClientCalls(end.Last, req.clientTools)
+	if !req.choice.satisfied(pending) {
+		ev.data(apiError{Error: errorBody{Message: req.choice.unsatisfied(), Type: "api_error"}})
 		ev.done()
 		return
 	}
 	sent := streamed.String()
-	if sent == "" && text == "" {
+	if sent == "" && text == "" && len(pending) == 0 {
 		text = noResponseText
 	}
 	if rest, found := strings.CutPrefix(text, sent); found && rest != "" {
 		_ = chunk(chunkDelta{Content: &rest}, nil)
 	}
 	reason := finishReason(end.Run)
+	if len(pending) > 0 {
+		for _, c := range streamedToolCalls(pending) {
+			_ = chunk(chunkDelta{ToolCalls: []chatToolCall{c}}, nil)
+		}
+		reason = "tool_calls"
+	}
 	_ = chunk(chunkDelta{}, &reason)
 	if req.includeUsage {
 		u := usageOf(end.Run.Usage)

@@ -41,7 +41,7 @@ type responseResource struct {
 	CreatedAt         int64             `json:"created_at"`
 	Status            string            `json:"status"`
 	Model             string            `json:"model"`
-	Output            []outputItem      `json:"output"`
+	Output            []any             `json:"output"` // outputItem and functionCallItem
 	Usage             responseUsage     `json:"usage"`
 	Error             *responseError    `json:"error,omitempty"`
 	IncompleteDetails *incompleteReason `json:"incomplete_details,omitempty"`
@@ -63,6 +63,16 @@ type outputItem struct {
 	Content []outputText `json:"content"`
 	Phase   string       `json:"phase,omitempty"`
 	Status  string       `json:"status"`
+}
+
+// functionCallItem is a pending call of a client function tool.
+type functionCallItem struct {
+	Type      string `json:"type"` // "function_call"
+	ID        string `json:"id"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Status    string `json:"status"`
 }
 
 type outputText struct {
@@ -328,15 +338,11 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := "resp_" + s.newID()
-	res := responseResource{ID: id, Object: "response", CreatedAt: s.now().Unix(), Model: model, Output: []outputItem{}}
-	if choice != nil {
-		// Client function tools are not offered to agents (yet).
-		res.Status, res.Usage = "failed", responsesUsageOf(transcript.Usage{})
-		res.Error = &responseError{Code: "api_error", Message: choice.unsatisfied()}
-		writeJSON(w, http.StatusBadGateway, res)
-		return
-	}
-	tr, err := s.startTurn(r.Context(), s.input(id, t, p, modelRef, responsesSampling(obj)), t.Fresh && t.SessionKey == fresh)
+	res := responseResource{ID: id, Object: "response", CreatedAt: s.now().Unix(), Model: model, Output: []any{}}
+	in := s.input(id, t, p, modelRef, responsesSampling(obj))
+	in.ClientTools = applyToolChoice(responsesToolDefs(obj["tools"]), obj["tool_choice"], choice)
+	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, choice.instruction()), "\n\n")
+	tr, err := s.startTurn(r.Context(), in, t.Fresh && t.SessionKey == fresh)
 	if err != nil {
 		s.submitError(w, err)
 		return
@@ -344,7 +350,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	s.responses.store(id, t.SessionKey, scope)
 	itemID := "msg_" + s.newID()
 	if string(obj["stream"]) == "true" {
-		s.streamResponse(w, r, tr, res, itemID)
+		s.streamResponse(w, r, tr, res, itemID, in.ClientTools, choice)
 		return
 	}
 	end, err := s.follow(r.Context(), tr, nil)
@@ -356,20 +362,47 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	text, ok := replyText(end)
 	res.Usage = responsesUsageOf(end.Run.Usage)
+	if !ok && toolConflict(end) {
+		res.Status, res.Error = "failed", &responseError{Code: "invalid_request_error", Message: msgToolConfig}
+		writeJSON(w, http.StatusBadRequest, res)
+		return
+	}
 	if !ok {
 		res.Status, res.Error = "failed", &responseError{Code: "api_error", Message: msgInternal}
 		writeJSON(w, http.StatusInternalServerError, res)
 		return
 	}
+	pending := pendingClientCalls(end.Last, in.ClientTools)
+	if !choice.satisfied(pending) {
+		res.Status, res.Error = "failed", &responseError{Code: "api_error", Message: choice.unsatisfied()}
+		writeJSON(w, http.StatusBadGateway, res)
+		return
+	}
+	res.Status = "completed"
+	if len(pending) > 0 {
+		if text != "" {
+			res.Output = append(res.Output, assistantItem(itemID, text, "commentary", "completed"))
+		}
+		for _, c := range pending {
+			res.Output = append(res.Output, s.functionCall(c))
+		}
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
 	if text == "" {
 		text = noResponseText
 	}
-	res.Status = "completed"
 	if end.Run.StopReason == provider.StopLength {
 		res.Status, res.IncompleteDetails = "incomplete", &incompleteReason{Reason: "max_output_tokens"}
 	}
-	res.Output = []outputItem{assistantItem(itemID, text, "final_answer", res.Status)}
+	res.Output = []any{assistantItem(itemID, text, "final_answer", res.Status)}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// functionCall is the output item of a pending client tool call.
+func (s *Server) functionCall(c chatToolCall) functionCallItem {
+	return functionCallItem{Type: "function_call", ID: "call_" + s.newID(), CallID: c.ID, Name: c.Function.Name,
+		Arguments: c.Function.Arguments, Status: "completed"}
 }
 
 func knownResponseField(k string) bool {
@@ -389,16 +422,20 @@ func assistantItem(id, text, phase, status string) outputItem {
 	return outputItem{Type: "message", ID: id, Role: "assistant", Content: content, Phase: phase, Status: status}
 }
 
+// namedEvent is one OpenResponses SSE event: its type and members (the
+// type member is added when it is written).
+type namedEvent struct {
+	typ string
+	v   map[string]any
+}
+
 // streamResponse streams the response as OpenResponses events, ending
 // with response.completed (or .incomplete / .failed) and [DONE].
-func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, tr *turn, res responseResource, itemID string) {
+func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, tr *turn, res responseResource, itemID string, clientTools []provider.ToolDef, choice *toolChoice) {
 	ev := newSSE(w)
 	res.Status, res.Usage = "in_progress", responsesUsageOf(transcript.Usage{})
 	part := outputText{Type: "output_text", Text: ""}
-	head := []struct {
-		typ string
-		v   map[string]any
-	}{
+	head := []namedEvent{
 		{"response.created", map[string]any{"response": res}},
 		{"response.in_progress", map[string]any{"response": res}},
 		{"response.output_item.added", map[string]any{"output_index": 0, "item": assistantItem(itemID, "", "", "in_progress")}},
@@ -431,14 +468,24 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, tr *turn
 	}
 	res.Usage = responsesUsageOf(end.Run.Usage)
 	text, ok := replyText(end)
-	if !ok {
-		res.Status, res.Error = "failed", &responseError{Code: "api_error", Message: msgInternal}
+	pending := pendingClientCalls(end.Last, clientTools)
+	var failure *responseError
+	switch {
+	case !ok && toolConflict(end):
+		failure = &responseError{Code: "invalid_request_error", Message: msgToolConfig}
+	case !ok:
+		failure = &responseError{Code: "api_error", Message: msgInternal}
+	case !choice.satisfied(pending):
+		failure = &responseError{Code: "api_error", Message: choice.unsatisfied()}
+	}
+	if failure != nil {
+		res.Status, res.Error = "failed", failure
 		ev.event("response.failed", map[string]any{"type": "response.failed", "response": res})
 		ev.done()
 		return
 	}
 	sent := streamed.String()
-	if sent == "" && text == "" {
+	if sent == "" && text == "" && len(pending) == 0 {
 		text = noResponseText
 	}
 	if rest, found := strings.CutPrefix(text, sent); found && rest != "" {
@@ -450,17 +497,26 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, tr *turn
 	if end.Run.StopReason == provider.StopLength {
 		res.Status, res.IncompleteDetails = "incomplete", &incompleteReason{Reason: "max_output_tokens"}
 	}
-	item := assistantItem(itemID, text, "final_answer", res.Status)
-	res.Output = []outputItem{item}
-	tail := []struct {
-		typ string
-		v   map[string]any
-	}{
+	phase := "final_answer"
+	if len(pending) > 0 {
+		phase = "commentary"
+	}
+	item := assistantItem(itemID, text, phase, res.Status)
+	res.Output = []any{item}
+	tail := []namedEvent{
 		{"response.output_text.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "text": text}},
 		{"response.content_part.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "part": outputText{Type: "output_text", Text: text}}},
 		{"response.output_item.done", map[string]any{"output_index": 0, "item": item}},
-		{"response." + res.Status, map[string]any{"response": res}},
 	}
+	for _, c := range pending {
+		call := s.functionCall(c)
+		i := len(res.Output)
+		res.Output = append(res.Output, call)
+		tail = append(tail,
+			namedEvent{"response.output_item.added", map[string]any{"output_index": i, "item": call}},
+			namedEvent{"response.output_item.done", map[string]any{"output_index": i, "item": call}})
+	}
+	tail = append(tail, namedEvent{"response." + res.Status, map[string]any{"response": res}})
 	for _, h := range tail {
 		h.v["type"] = h.typ
 		if ev.event(h.typ, h.v) != nil {
