@@ -49,7 +49,7 @@ func TestOpenAIJSClientAgainstSwitchboard(t *testing.T) {
 	if r.Err != nil {
 		t.Fatalf("%v\nsteps:\n%s\nstderr:\n%s", r.Err, formatSteps(r.Steps), r.Stderr)
 	}
-	want := []string{"load", "models", "chat", "chat.stream", "chat.user", "responses", "responses.previous", "responses.stream", "unknown-model", "done"}
+	want := []string{"load", "models", "chat", "chat.stream", "chat.user", "chat.tools", "chat.tools.stream", "responses", "responses.previous", "responses.stream", "unknown-model", "done"}
 	if got := stepNames(r.Steps); !slices.Equal(got, want) {
 		t.Fatalf("steps %q, want %q\n%s", got, want, formatSteps(r.Steps))
 	}
@@ -63,6 +63,15 @@ func TestOpenAIJSClientAgainstSwitchboard(t *testing.T) {
 		{"chat", "finish", "stop"},
 		{"chat.stream", "content", "echo: stream to js"},
 		{"chat.stream", "finish", "stop"},
+		{"chat.tools", "finish", "tool_calls"},
+		{"chat.tools", "name", "get_weather"},
+		{"chat.tools", "args", "Paris"},
+		{"chat.tools", "followFinish", "stop"},
+		{"chat.tools.stream", "finish", "tool_calls"},
+		{"chat.tools.stream", "count", 1.0},
+		{"chat.tools.stream", "name", "get_weather"},
+		{"chat.tools.stream", "city", "Oslo"},
+		{"chat.tools.stream", "hasId", true},
 		{"responses", "text", "echo: js response one"},
 		{"responses", "status", "completed"},
 		{"responses.previous", "text", "echo: js response two"},
@@ -83,6 +92,9 @@ func TestOpenAIJSClientAgainstSwitchboard(t *testing.T) {
 	}
 	if u, _ := r.Step("chat.stream")["usage"].(map[string]any); u == nil || u["total_tokens"] == 0.0 {
 		t.Errorf("stream usage = %v", r.Step("chat.stream")["usage"])
+	}
+	if got, _ := r.Step("chat.tools")["followText"].(string); !strings.Contains(got, "sunny in Paris") {
+		t.Errorf("tool follow-up reply = %q", got)
 	}
 	if got := fmt.Sprint(r.Step("chat.user")["replies"]); got != "[echo: first js turn echo: second js turn]" {
 		t.Errorf("user conversation replies = %s", got)

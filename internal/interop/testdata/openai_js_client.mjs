@@ -2,11 +2,12 @@
 // Drives a gateway's OpenAI-compatible HTTP API with the official OpenAI JS
 // client (npm `openai`, pinned by scripts/npm-setup.sh): models.list,
 // models.retrieve, a plain chat completion, a streamed one, two completions
-// sharing one conversation through `user`, a response and its continuation
+// sharing one conversation through `user`, a client function tool call and
+// its follow-up (plain and streamed), a response and its continuation
 // through previous_response_id, a streamed response, and an unknown model.
 //
 // Prints one JSON object per line to stdout, one per step:
-//   {"step":"load"|"models"|"chat"|"chat.stream"|"chat.user"|"responses"|
+//   {"step":"load"|"models"|"chat"|"chat.stream"|"chat.user"|"chat.tools"|"chat.tools.stream"|"responses"|
 //           "responses.previous"|"responses.stream"|"unknown-model"|"done", "ok":true, ...}
 // and on the first failure {"step":..., "ok":false, "error":"..."} and exit code 1.
 //
@@ -109,6 +110,46 @@ await step("chat.user", async () => {
     replies.push(c.choices[0].message.content);
   }
   return { replies };
+});
+
+const weatherTool = {
+  type: "function",
+  function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+};
+
+await step("chat.tools", async () => {
+  const messages = [{ role: "user", content: '/tool get_weather {"city":"Paris"}' }];
+  const c = await client.chat.completions.create({ model: "openclaw", user: "js-tools", tools: [weatherTool], messages });
+  const msg = c.choices[0].message;
+  const call = msg.tool_calls?.[0];
+  if (!call) throw new Error("no tool call in " + JSON.stringify(c));
+  messages.push(msg, { role: "tool", tool_call_id: call.id, content: "sunny in Paris" });
+  const next = await client.chat.completions.create({ model: "openclaw", user: "js-tools", tools: [weatherTool], messages });
+  return {
+    finish: c.choices[0].finish_reason, name: call.function.name, args: JSON.parse(call.function.arguments).city,
+    followFinish: next.choices[0].finish_reason, followText: next.choices[0].message.content,
+  };
+});
+
+await step("chat.tools.stream", async () => {
+  const stream = await client.chat.completions.create({
+    model: "openclaw", stream: true, tools: [weatherTool],
+    messages: [{ role: "user", content: '/tool get_weather {"city":"Oslo"}' }],
+  });
+  const calls = [];
+  let finish = null;
+  for await (const chunk of stream) {
+    const ch = chunk.choices[0];
+    if (!ch) continue;
+    for (const tc of ch.delta?.tool_calls ?? []) {
+      calls[tc.index] ??= { id: "", name: "", args: "" };
+      if (tc.id) calls[tc.index].id = tc.id;
+      if (tc.function?.name) calls[tc.index].name += tc.function.name;
+      if (tc.function?.arguments) calls[tc.index].args += tc.function.arguments;
+    }
+    if (ch.finish_reason) finish = ch.finish_reason;
+  }
+  return { finish, count: calls.length, name: calls[0]?.name, city: JSON.parse(calls[0]?.args || "{}").city, hasId: !!calls[0]?.id };
 });
 
 let firstResponse;
