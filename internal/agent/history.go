@@ -29,7 +29,7 @@ func toProviderMessages(hist []store.Message) []provider.Message {
 		}
 		switch {
 		case msg.Role == transcript.RoleUser:
-			out = append(out, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text()})
+			out = append(out, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text(), Images: imagesOf(msg.Content)})
 		case msg.Role == transcript.RoleAssistant:
 			pm := provider.Message{Role: provider.RoleAssistant, Text: msg.Content.Text()}
 			for _, b := range msg.Content.ToolCalls() {
@@ -52,6 +52,17 @@ func toProviderMessages(hist []store.Message) []provider.Message {
 				Role: provider.RoleTool, Text: msg.Content.Text(),
 				ToolCallID: msg.ToolCallID, ToolName: msg.ToolName, IsError: isErr,
 			})
+		}
+	}
+	return out
+}
+
+// imagesOf returns the image blocks of a message's content.
+func imagesOf(c transcript.Content) []provider.Image {
+	var out []provider.Image
+	for _, b := range c.Blocks {
+		if b.Type == transcript.BlockImage && b.Data != "" {
+			out = append(out, provider.Image{MimeType: b.MimeType, Data: b.Data})
 		}
 	}
 	return out

@@ -109,6 +109,9 @@ func (r *Runner) execute(runID string, collected []string) {
 func (r *Runner) inputMessage(in *Input, runID string) store.Message {
 	now := r.now()
 	user := transcript.NewUserMessage(in.Message, now)
+	for _, img := range in.Images {
+		user.Content.Blocks = append(user.Content.Blocks, transcript.Block{Type: transcript.BlockImage, Data: img.Data, MimeType: img.MimeType})
+	}
 	user.IdempotencyKey = in.IdempotencyKey
 	if p := in.Provenance; p != nil {
 		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}

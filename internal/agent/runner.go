@@ -160,6 +160,9 @@ type Input struct {
 	ExtraSystemPrompt string `json:"extraSystemPrompt,omitempty"`
 	Model             string `json:"model,omitempty"`
 	Thinking          string `json:"thinking,omitempty"`
+	// Images go with Message in the user message (image blocks after its
+	// text block); callers check type and size (see package media).
+	Images []provider.Image `json:"images,omitempty"`
 	// Sampling is forwarded best-effort to every model call of the run.
 	Sampling *provider.Sampling `json:"sampling,omitempty"`
 	// ClientTools are tools the caller executes itself (the HTTP API's

@@ -300,6 +300,21 @@ type GatewayHTTPEndpoints struct {
 // (off).
 type HTTPEndpoint struct {
 	Enabled *bool `json:"enabled,omitempty"`
+	// Images is chatCompletions.images: what image_url parts may carry.
+	Images *HTTPImages `json:"images,omitempty"`
+}
+
+// HTTPImages is gateway.http.endpoints.chatCompletions.images. Switchboard
+// takes inline (data: URL) images only; AllowURL and the URL fetch limits
+// are accepted for the reference's configs, and a URL-sourced part is
+// refused whatever they say.
+type HTTPImages struct {
+	AllowURL     *bool    `json:"allowUrl,omitempty"`
+	URLAllowlist []string `json:"urlAllowlist,omitempty"`
+	AllowedMimes []string `json:"allowedMimes,omitempty"`
+	MaxBytes     *int     `json:"maxBytes,omitempty"`
+	MaxRedirects *int     `json:"maxRedirects,omitempty"`
+	TimeoutMs    *int     `json:"timeoutMs,omitempty"`
 }
 
 // GatewayTools is "gateway.tools": Deny adds tools to the default HTTP deny

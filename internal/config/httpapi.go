@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // ChatCompletionsEnabled reports gateway.http.endpoints.chatCompletions.enabled
 // (default false).
@@ -20,3 +23,26 @@ func (c *Config) GatewayToolsAllow() []string { return slices.Clone(c.Gateway.To
 
 // GatewayToolsDeny returns a copy of gateway.tools.deny.
 func (c *Config) GatewayToolsDeny() []string { return slices.Clone(c.Gateway.Tools.Deny) }
+
+// DefaultChatImageMaxBytes is chatCompletions.images.maxBytes's default.
+const DefaultChatImageMaxBytes = 10 << 20
+
+// ChatImageLimits returns chatCompletions.images' per-image byte limit
+// (default DefaultChatImageMaxBytes) and allowed MIME types (nil: the
+// default list), lower-cased.
+func (c *Config) ChatImageLimits() (maxBytes int, mimes []string) {
+	im := c.Gateway.HTTP.Endpoints.ChatCompletions.Images
+	if im == nil {
+		return DefaultChatImageMaxBytes, nil
+	}
+	maxBytes = DefaultChatImageMaxBytes
+	if im.MaxBytes != nil && *im.MaxBytes > 0 {
+		maxBytes = *im.MaxBytes
+	}
+	for _, m := range im.AllowedMimes {
+		if m = strings.ToLower(strings.TrimSpace(m)); m != "" {
+			mimes = append(mimes, m)
+		}
+	}
+	return maxBytes, mimes
+}

@@ -32,8 +32,9 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	if len(p.Attachments) > 0 {
-		return nil, invalid("attachments are not supported by this gateway")
+	images, err := attachmentImages(p.Attachments)
+	if err != nil {
+		return nil, err
 	}
 	agentID := s.defaultAgent
 	if strings.TrimSpace(p.AgentID) != "" {
@@ -70,6 +71,7 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 		SessionKey:        key,
 		AgentID:           agentOfKey(key, agentID),
 		Message:           p.Message,
+		Images:            images,
 		Lane:              p.Lane,
 		IdempotencyKey:    p.IdempotencyKey,
 		ExtraSystemPrompt: p.ExtraSystemPrompt,

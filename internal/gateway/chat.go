@@ -90,10 +90,11 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	if len(p.Attachments) > 0 {
-		return nil, invalid("attachments are not supported by this gateway")
+	images, err := attachmentImages(p.Attachments)
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(p.Message) == "" {
+	if strings.TrimSpace(p.Message) == "" && len(images) == 0 {
 		return nil, invalid("message required")
 	}
 	agentID := s.agentID(p.AgentID)
@@ -127,6 +128,7 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 		IdempotencyKey: p.IdempotencyKey + ":user",
 		Thinking:       p.Thinking,
 		Channel:        internalChannel,
+		Images:         images,
 	}
 	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
 		in.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond

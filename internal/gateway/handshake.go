@@ -150,6 +150,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 			MaxPayload:       s.cfg.MaxPayload,
 			MaxBufferedBytes: s.cfg.MaxBufferedBytes,
 			TickIntervalMs:   s.cfg.TickInterval.Milliseconds(),
+			Attachments:      attachmentPolicy(),
 		},
 	}
 	b, err := json.Marshal(hello)

@@ -58,7 +58,8 @@ func TestHandshakeOK(t *testing.T) {
 	if diff := cmp.Diff(wire.HelloAuth{Method: "token", Role: "operator", Scopes: []string{wire.ScopeRead, wire.ScopeWrite}}, hello.Auth); diff != "" {
 		t.Errorf("auth (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wire.HelloPolicy{MaxPayload: 26214400, MaxBufferedBytes: 52428800, TickIntervalMs: 30000}, hello.Policy); diff != "" {
+	if diff := cmp.Diff(wire.HelloPolicy{MaxPayload: 26214400, MaxBufferedBytes: 52428800, TickIntervalMs: 30000,
+		Attachments: &wire.AttachmentPolicy{MaxBytes: 20 << 20, MaxImageBytes: 6 << 20}}, hello.Policy); diff != "" {
 		t.Errorf("policy (-want +got):\n%s", diff)
 	}
 	// Raw field presence that clients check.

@@ -42,7 +42,7 @@ func TestOpenAICompatBadInput(t *testing.T) {
 		{"no user message", "POST", "/v1/chat/completions", `{"messages":[{"role":"system","content":"x"}]}`, nil, 400, "invalid_request_error", "Missing user message in `messages`."},
 		{"bad tools", "POST", "/v1/chat/completions", `{"tools":[{"type":"retrieval"}],` + user + `}`, nil, 400, "invalid_request_error", "Invalid tools/tool_choice: only function tools are supported"},
 		{"tool_choice unknown tool", "POST", "/v1/chat/completions", `{"tools":[{"type":"function","function":{"name":"a"}}],"tool_choice":{"type":"function","function":{"name":"b"}},` + user + `}`, nil, 400, "invalid_request_error", "Invalid tools/tool_choice: tool_choice requested unknown tool: b"},
-		{"image parts", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, nil, 400, "invalid_request_error", "image_url parts are not supported by this gateway yet"},
+		{"image parts", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, nil, 400, "invalid_request_error", "Invalid image_url content in `messages`."},
 		{"oversize", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 20<<20) + `"}]}`, nil, 413, "invalid_request_error", "Payload too large"},
 		{"wrong token", "POST", "/v1/chat/completions", `{` + user + `}`, []string{"Authorization", "Bearer nope"}, 401, "unauthorized", "Unauthorized"},
 		{"models wrong token", "GET", "/v1/models", ``, []string{"Authorization", "Bearer nope"}, 401, "unauthorized", "Unauthorized"},

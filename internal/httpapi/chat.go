@@ -15,11 +15,11 @@ import (
 
 // Reference limits and texts of /v1/chat/completions.
 const (
-	maxImageParts   = 8
-	noResponseText  = "No response from OpenClaw."
-	msgMissingUser  = "Missing user message in `messages`."
-	msgInternal     = "internal error"
-	msgImagesNotYet = "image_url parts are not supported by this gateway yet"
+	maxImageParts  = 8
+	maxImageTotal  = 20 << 20 // decoded bytes of all of a request's images
+	noResponseText = "No response from OpenClaw."
+	msgMissingUser = "Missing user message in `messages`."
+	msgInternal    = "internal error"
 )
 
 // chatFields are the typed members of a chat completion request.
@@ -126,6 +126,7 @@ type chatRequest struct {
 	// reply must carry.
 	clientTools []provider.ToolDef
 	choice      *toolChoice
+	images      []provider.Image
 }
 
 // parseChatRequest validates a chat completion request and resolves its
@@ -190,15 +191,13 @@ func (s *Server) parseChatRequest(w http.ResponseWriter, r *http.Request, body j
 		invalidRequest(w, msg)
 		return nil, false
 	}
-	switch n := req.prompt.Images; {
-	case n > maxImageParts:
+	images, reason := s.decodeImages(req.prompt.ImageURLs)
+	if reason != "" {
 		invalidRequest(w, "Invalid image_url content in `messages`.")
-		s.log.Warn("chat completion refused", "reason", fmt.Sprintf("Too many image_url parts (%d; limit %d)", n, maxImageParts))
-		return nil, false
-	case n > 0:
-		invalidRequest(w, msgImagesNotYet)
+		s.log.Warn("chat completion refused", "reason", reason)
 		return nil, false
 	}
+	req.images = images
 	if req.prompt.Message == "" {
 		invalidRequest(w, msgMissingUser)
 		return nil, false
@@ -293,6 +292,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	created := s.now().Unix()
 	in := s.input(runID, req.target, req.prompt, req.modelRef, req.sampling)
 	in.ClientTools = req.clientTools
+	in.Images = req.images
 	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, req.choice.instruction()), "\n\n")
 	t, err := s.startTurn(r.Context(), in, req.target.Fresh)
 	if err != nil {

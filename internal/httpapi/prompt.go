@@ -17,8 +17,10 @@ const (
 type prompt struct {
 	Message     string
 	ExtraSystem string
-	// Images counts the image parts of the active user turn.
-	Images int
+	// Images counts the image parts of the active user turn; ImageURLs are
+	// their sources (data: URLs or remote URLs), "" for a part without one.
+	Images    int
+	ImageURLs []string
 }
 
 // convEntry is one conversation turn folded into the prompt.
@@ -88,20 +90,52 @@ func contentText(raw json.RawMessage) (text string, ok bool) {
 }
 
 // countImageParts counts the image_url parts of a content array.
-func countImageParts(raw json.RawMessage) int {
+func countImageParts(raw json.RawMessage) int { return len(imageSources(raw)) }
+
+// imageSources returns the source of each image part of a content array:
+// image_url's url (a string or {url}), input_image's image_url, or its
+// base64 source as a data: URL; "" for a part without a usable source.
+func imageSources(raw json.RawMessage) []string {
 	var parts []struct {
-		Type string `json:"type"`
+		Type     string          `json:"type"`
+		ImageURL json.RawMessage `json:"image_url"`
+		Source   *struct {
+			Type      string `json:"type"`
+			MediaType string `json:"media_type"`
+			Data      string `json:"data"`
+			URL       string `json:"url"`
+		} `json:"source"`
 	}
 	if json.Unmarshal(raw, &parts) != nil {
-		return 0
+		return nil
 	}
-	n := 0
+	var out []string
 	for _, p := range parts {
-		if p.Type == "image_url" || p.Type == "input_image" {
-			n++
+		if p.Type != "image_url" && p.Type != "input_image" {
+			continue
 		}
+		src := str(p.ImageURL)
+		if src == "" {
+			var obj struct {
+				URL string `json:"url"`
+			}
+			if json.Unmarshal(p.ImageURL, &obj) == nil {
+				src = strings.TrimSpace(obj.URL)
+			}
+		}
+		if src == "" && p.Source != nil {
+			switch p.Source.Type {
+			case "base64":
+				if p.Source.Data != "" {
+					src = "data:" + p.Source.MediaType + ";base64," + p.Source.Data
+				}
+			case "url":
+				src = strings.TrimSpace(p.Source.URL)
+			}
+		}
+		out = append(out, src)
 	}
-	return n
+	return out
 }
 
 // toolCallSummary renders an assistant message's tool calls as the
@@ -160,7 +194,8 @@ func chatPrompt(messages []json.RawMessage) prompt {
 		if r := strings.TrimSpace(m.Role); r == "user" || r == "tool" || r == "function" {
 			active = i
 			if r == "user" {
-				p.Images = countImageParts(m.Content)
+				p.ImageURLs = imageSources(m.Content)
+				p.Images = len(p.ImageURLs)
 			}
 			break
 		}

@@ -140,13 +140,13 @@ func responsesPrompt(raw json.RawMessage) (prompt, string) {
 				return prompt{}, fmt.Sprintf("input.%d.content: Invalid input", i)
 			}
 			body := strings.TrimSpace(text)
-			if body == "" && i == active {
-				if n := countImageParts(it["content"]); n > 0 {
-					p.Images += n
+			if i == active {
+				srcs := imageSources(it["content"])
+				p.ImageURLs = append(p.ImageURLs, srcs...)
+				p.Images += len(srcs)
+				if body == "" && len(srcs) > 0 {
 					body = "User sent image(s) with no text."
 				}
-			} else if i == active {
-				p.Images += countImageParts(it["content"])
 			}
 			if body == "" {
 				continue
@@ -313,8 +313,10 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		invalidRequest(w, msg)
 		return
 	}
-	if p.Images > 0 {
-		invalidRequest(w, "input_image parts are not supported by this gateway yet")
+	images, reason := s.decodeImages(p.ImageURLs)
+	if reason != "" {
+		invalidRequest(w, "Invalid input_image content in `input`.")
+		s.log.Warn("response refused", "reason", reason)
 		return
 	}
 	choice, ok := responsesToolChoice(obj["tools"], obj["tool_choice"])
@@ -340,6 +342,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	id := "resp_" + s.newID()
 	res := responseResource{ID: id, Object: "response", CreatedAt: s.now().Unix(), Model: model, Output: []any{}}
 	in := s.input(id, t, p, modelRef, responsesSampling(obj))
+	in.Images = images
 	in.ClientTools = applyToolChoice(responsesToolDefs(obj["tools"]), obj["tool_choice"], choice)
 	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, choice.instruction()), "\n\n")
 	tr, err := s.startTurn(r.Context(), in, t.Fresh && t.SessionKey == fresh)

@@ -87,6 +87,15 @@ type Message struct {
 	ToolCallID string
 	ToolName   string
 	IsError    bool
+	// Images are images a user message carries beside its text.
+	Images []Image
+}
+
+// Image is an inline image: its MIME type (image/png, image/jpeg, ...) and
+// its bytes in standard base64.
+type Image struct {
+	MimeType string
+	Data     string
 }
 
 // ToolDef describes a tool offered to the model.

@@ -224,9 +224,17 @@ type HelloAuth struct {
 
 // HelloPolicy are the limits the client must respect.
 type HelloPolicy struct {
-	MaxPayload       int64 `json:"maxPayload"`
-	MaxBufferedBytes int64 `json:"maxBufferedBytes"`
-	TickIntervalMs   int64 `json:"tickIntervalMs"`
+	MaxPayload       int64             `json:"maxPayload"`
+	MaxBufferedBytes int64             `json:"maxBufferedBytes"`
+	TickIntervalMs   int64             `json:"tickIntervalMs"`
+	Attachments      *AttachmentPolicy `json:"attachments,omitempty"`
+}
+
+// AttachmentPolicy is hello-ok's policy.attachments: the decoded-size
+// ceilings of chat attachments.
+type AttachmentPolicy struct {
+	MaxBytes      int64 `json:"maxBytes"`
+	MaxImageBytes int64 `json:"maxImageBytes"`
 }
 
 // Tick is the payload of the tick event.

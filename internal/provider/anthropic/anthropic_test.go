@@ -701,3 +701,20 @@ func TestRequestSampling(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestUserImages(t *testing.T) {
+	p, rec := newProvider(t, replay(textReply("ok")...))
+	req := simpleRequest()
+	req.Messages = []provider.Message{{Role: provider.RoleUser, Text: "what is this?", Images: []provider.Image{{MimeType: "image/png", Data: "iVBORw0KGgo="}}}}
+	collect(t, p, req)
+	body := rec.Last(t).JSON(t)
+	msgs, _ := body["messages"].([]any)
+	content, _ := msgs[0].(map[string]any)["content"].([]any)
+	want := []any{
+		map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+		map[string]any{"type": "text", "text": "what is this?"},
+	}
+	if diff := cmp.Diff(want, content); diff != "" {
+		t.Errorf("user content (-want +got):\n%s", diff)
+	}
+}

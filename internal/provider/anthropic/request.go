@@ -107,9 +107,16 @@ func newMessages(in []provider.Message) ([]anthropic.MessageParam, error) {
 	for i, m := range in {
 		switch m.Role {
 		case provider.RoleUser:
-			if m.Text != "" {
-				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Text))
+			// Images first, then the text that refers to them, as
+			// Anthropic recommends.
+			blocks := make([]anthropic.ContentBlockParamUnion, 0, len(m.Images)+1)
+			for _, img := range m.Images {
+				blocks = append(blocks, anthropic.NewImageBlockBase64(img.MimeType, img.Data))
 			}
+			if m.Text != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			}
+			add(anthropic.MessageParamRoleUser, blocks...)
 		case provider.RoleAssistant:
 			var blocks []anthropic.ContentBlockParamUnion
 			if m.Text != "" {

@@ -62,7 +62,19 @@ func newParams(req *provider.Request) (openai.ChatCompletionNewParams, error) {
 func newMessage(m *provider.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case provider.RoleUser:
-		return openai.UserMessage(m.Text), nil
+		if len(m.Images) == 0 {
+			return openai.UserMessage(m.Text), nil
+		}
+		parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(m.Images)+1)
+		if m.Text != "" {
+			parts = append(parts, openai.TextContentPart(m.Text))
+		}
+		for _, img := range m.Images {
+			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
+				URL: "data:" + img.MimeType + ";base64," + img.Data,
+			}))
+		}
+		return openai.UserMessage(parts), nil
 	case provider.RoleAssistant:
 		a := openai.ChatCompletionAssistantMessageParam{}
 		if m.Text != "" || len(m.ToolCalls) == 0 {
