@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/switchboardhq/switchboard/internal/cli"
@@ -25,8 +26,21 @@ func main() {
 	}
 }
 
-// serve adapts the CLI's serve flags to the daemon.
+// serve adapts the CLI's serve flags to the daemon. With
+// SWITCHBOARD_CPUPROFILE set, it writes a CPU profile of the whole run to
+// that file (a developer's knob for bench/gateway; see the README).
 func serve(ctx context.Context, o cli.ServeOptions) error {
+	if path := os.Getenv("SWITCHBOARD_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("SWITCHBOARD_CPUPROFILE: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("SWITCHBOARD_CPUPROFILE: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version,
 		LogLevel: o.LogLevel, LogFormat: o.LogFormat})
 }

@@ -361,6 +361,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 	}
 	var out []*store.Run
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		out = nil // set, not accumulated: the body may run again
 		st, err := s.wstmt(ctx, tx, qRunning)
 		if err != nil {
 			return err

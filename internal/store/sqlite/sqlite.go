@@ -87,6 +87,8 @@ type Store struct {
 	now   func() time.Time
 	newID func() string
 
+	commits *committer // the writer's group commit; set once the schema is ready
+
 	tempDir string // removed by Close when opened with MemoryPath
 	closed  atomic.Bool
 }
@@ -163,6 +165,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			return nil, fmt.Errorf("sqlite.Open: prepare: %w", err)
 		}
 	}
+	s.commits = newCommitter(s.w)
 
 	rq := url.Values{
 		"_pragma": {
@@ -197,6 +200,9 @@ func (s *Store) Close() error {
 
 // closeAll releases statements, pools and the temporary directory.
 func (s *Store) closeAll() error {
+	if s.commits != nil {
+		s.commits.close()
+	}
 	var errs []error
 	errs = append(errs, s.rc.close(), s.wc.close())
 	if s.r != nil {
@@ -219,18 +225,14 @@ func (s *Store) checkOpen(op string) error {
 	return nil
 }
 
-// writeTx runs fn in one BEGIN IMMEDIATE transaction on the writer and
-// commits it if fn returns nil.
+// writeTx runs fn in a BEGIN IMMEDIATE transaction on the writer and
+// commits it if fn returns nil; if fn fails, nothing it wrote is kept.
+// Bodies that wait for the writer at the same time share one commit (see
+// committer), so fn may run more than once when a shared commit has to be
+// redone: it must set, not accumulate, what it reports through captured
+// variables.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.commits.run(ctx, fn)
 }
 
 // writerQueries are prepared on the writer at Open. They cannot be prepared

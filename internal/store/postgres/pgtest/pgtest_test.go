@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -149,7 +150,28 @@ func TestReapStale(t *testing.T) {
 	if _, err := os.Stat(orphan.dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the orphan's directory is still there: %v", err)
 	}
-	if postmaster <= 0 || syscall.Kill(postmaster, 0) != syscall.ESRCH {
+	if postmaster <= 0 || !exits(postmaster, 10*time.Second) {
 		t.Errorf("the orphan's postmaster %d still runs", postmaster)
+	}
+}
+
+// exits reports whether process pid is gone (or a zombie waiting for its
+// parent, here init, to reap it) within d: pg_ctl stop -w returns once the
+// server removed its pid file, a moment before the process itself ends.
+func exits(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return true
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if _, rest, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(rest, "Z") {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

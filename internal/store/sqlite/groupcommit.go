@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"sync/atomic"
+)
+
+// maxBatch bounds how many transaction bodies one group commit carries.
+const maxBatch = 64
+
+// writeReq is one transaction body waiting for the committer.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(tx *sql.Tx) error
+	done chan error // capacity 1; the committer answers exactly once
+}
+
+// committer is the writer's group commit: writeTx hands it transaction
+// bodies, and it runs every body that is waiting when it becomes free in one
+// transaction, each inside its own savepoint, and commits once. Under load
+// many sessions' writes share one commit (one WAL append instead of one per
+// body); an idle store runs each body at once, with no timer. A body that
+// fails rolls back to its savepoint only; the others commit.
+type committer struct {
+	w    *sql.DB
+	reqs chan *writeReq
+	stop chan struct{}
+	done chan struct{}
+
+	shared  atomic.Int64 // commits that carried more than one body
+	waiting atomic.Int64 // bodies handed in and not yet taken
+}
+
+// reqsWaiting reports how many bodies wait for the committer to take them.
+func (c *committer) reqsWaiting() int { return int(c.waiting.Load()) }
+
+func newCommitter(w *sql.DB) *committer {
+	c := &committer{w: w, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// close stops the committer after the batch in progress; bodies handed in
+// after that get net.ErrClosed.
+func (c *committer) close() {
+	close(c.stop)
+	<-c.done
+}
+
+// run hands fn to the committer and waits for its outcome.
+func (c *committer) run(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	c.waiting.Add(1)
+	select {
+	case c.reqs <- req:
+		c.waiting.Add(-1)
+	case <-ctx.Done():
+		c.waiting.Add(-1)
+		return ctx.Err()
+	case <-c.stop:
+		c.waiting.Add(-1)
+		return net.ErrClosed
+	}
+	return <-req.done
+}
+
+func (c *committer) loop() {
+	defer close(c.done)
+	batch := make([]*writeReq, 0, maxBatch)
+	for {
+		select {
+		case req := <-c.reqs:
+			batch = append(batch[:0], req)
+		case <-c.stop:
+			return
+		}
+	gather:
+		for len(batch) < maxBatch {
+			select {
+			case req := <-c.reqs:
+				batch = append(batch, req)
+			default:
+				break gather
+			}
+		}
+		c.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit runs a batch. One body runs in a plain transaction. Several run in
+// one transaction with a savepoint each; should the shared transaction
+// break (a body's statement interrupted by its cancelled context makes
+// SQLite roll the whole transaction back), the batch is rolled back and
+// every body not yet answered runs again alone, so no body fails or
+// commits because of another.
+func (c *committer) commit(batch []*writeReq) {
+	if len(batch) == 1 {
+		batch[0].done <- c.single(batch[0])
+		return
+	}
+	tx, err := c.w.BeginTx(context.Background(), nil)
+	if err != nil {
+		for _, r := range batch {
+			r.done <- c.single(r)
+		}
+		return
+	}
+	errs := make([]error, len(batch))
+	broken := false
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.Exec("SAVEPOINT body"); err != nil {
+			broken = true
+			break
+		}
+		errs[i] = r.fn(tx)
+		if errs[i] != nil {
+			if _, err := tx.Exec("ROLLBACK TO body"); err != nil {
+				broken = true
+				break
+			}
+		}
+		if _, err := tx.Exec("RELEASE body"); err != nil {
+			broken = true
+			break
+		}
+	}
+	if !broken {
+		if err := tx.Commit(); err == nil {
+			c.shared.Add(1)
+			for i, r := range batch {
+				r.done <- errs[i]
+			}
+			return
+		}
+	} else {
+		tx.Rollback()
+	}
+	// Nothing of the batch is stored: each body runs again on its own.
+	for _, r := range batch {
+		r.done <- c.single(r)
+	}
+}
+
+// single runs one body in its own transaction.
+func (c *committer) single(r *writeReq) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := c.w.BeginTx(r.ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := r.fn(tx); err != nil {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// TestGroupCommit checks the writer's group commit: bodies that queue
+// while the writer is busy share commits, a failing body loses only its own
+// writes, a cancelled body writes nothing, and a body that breaks the
+// shared transaction makes the others run again alone, each exactly once.
+func TestGroupCommit(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	if err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(k string) func(tx *sql.Tx) error {
+		return func(tx *sql.Tx) error {
+			_, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, 1)`, k)
+			return err
+		}
+	}
+	errBody := errors.New("body failed")
+
+	// Hold the writer so that the next bodies queue up into one batch.
+	hold := func(bodies func()) {
+		t.Helper()
+		started, release := make(chan struct{}), make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := s.writeTx(ctx, func(tx *sql.Tx) error { close(started); <-release; return nil }); err != nil {
+				t.Error(err)
+			}
+		})
+		<-started
+		bodies()
+		close(release)
+		wg.Wait()
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	results := make([]error, 40)
+	hold(func() {
+		for i := range results {
+			wg.Go(func() {
+				k := fmt.Sprintf("k%02d", i)
+				switch {
+				case i%10 == 3: // writes, then fails: its row must not stay
+					results[i] = s.writeTx(ctx, func(tx *sql.Tx) error {
+						if err := insert(k)(tx); err != nil {
+							return err
+						}
+						return errBody
+					})
+				case i == 7:
+					results[i] = s.writeTx(cancelled, insert(k))
+				default:
+					results[i] = s.writeTx(ctx, insert(k))
+				}
+			})
+		}
+		// Let the bodies reach the writer's queue before it is released.
+		for s.commits.reqsWaiting() < len(results) {
+			runtime.Gosched()
+		}
+		cancel()
+	})
+	wg.Wait()
+	for i, err := range results {
+		switch {
+		case i%10 == 3 && !errors.Is(err, errBody):
+			t.Errorf("body %d: err %v, want its own failure", i, err)
+		case i == 7 && !errors.Is(err, context.Canceled):
+			t.Errorf("cancelled body: err %v", err)
+		case i%10 != 3 && i != 7 && err != nil:
+			t.Errorf("body %d: %v", i, err)
+		}
+	}
+	if n := s.commits.shared.Load(); n == 0 {
+		t.Error("no commit carried more than one body")
+	}
+	var rows int
+	if err := s.w.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 40-4-1 {
+		t.Errorf("rows = %d (%v), want %d", rows, err, 40-4-1)
+	}
+
+	// A body that ends the shared transaction: the others still commit,
+	// once each.
+	var wg2 sync.WaitGroup
+	var breakErr error
+	okErrs := make([]error, 5)
+	hold(func() {
+		wg2.Go(func() {
+			breakErr = s.writeTx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.Exec(`ROLLBACK`)
+				return err
+			})
+		})
+		for i := range okErrs {
+			wg2.Go(func() { okErrs[i] = s.writeTx(ctx, insert(fmt.Sprintf("again%d", i))) })
+		}
+		for s.commits.reqsWaiting() < 6 {
+			runtime.Gosched()
+		}
+	})
+	wg2.Wait()
+	if breakErr == nil {
+		t.Error("the body that ended the transaction reported success")
+	}
+	for i, err := range okErrs {
+		if err != nil {
+			t.Errorf("body %d after a broken batch: %v", i, err)
+		}
+	}
+	if err := s.w.QueryRow(`SELECT count(*) FROM kv WHERE k LIKE 'again%'`).Scan(&rows); err != nil || rows != 5 {
+		t.Errorf("rows after a broken batch = %d (%v), want 5", rows, err)
+	}
+}
