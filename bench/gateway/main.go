@@ -109,7 +109,7 @@ func run() error {
 		return err
 	}
 	defer g.stop()
-	fmt.Printf("RSS after ready:              %.1f MB\n", g.rssMB())
+	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", g.rssMB(), g.rssParts())
 
 	// The gateway generated its token in the state dir, as on a fresh host.
 	tok, err := config.ReadGatewayToken(mainDir)
@@ -183,7 +183,7 @@ func run() error {
 	}
 	fmt.Printf("%d sessions created:        %v (%.0f turns/s)\n", *nSessions, round(time.Since(t0)),
 		float64(*nSessions)/time.Since(t0).Seconds())
-	fmt.Printf("RSS after %d sessions:     %.1f MB\n", *nSessions, g.rssMB())
+	fmt.Printf("RSS after %d sessions:     %.1f MB (%s)\n", *nSessions, g.rssMB(), g.rssParts())
 	return nil
 }
 
@@ -316,6 +316,25 @@ func (g *gateway) rssMB() float64 {
 		}
 	}
 	return -1
+}
+
+// rssParts splits the resident set as /proc/<pid>/smaps_rollup does: file
+// pages (mostly the executable's own text and data, clean and shared) and
+// anonymous pages (heap, stacks).
+func (g *gateway) rssParts() string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", g.cmd.Process.Pid))
+	if err != nil {
+		return "no smaps_rollup"
+	}
+	kb := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb[name], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+	}
+	return fmt.Sprintf("file-backed %.1f MB, anonymous %.1f MB", kb["Pss_File"]/1024, kb["Pss_Anon"]/1024)
 }
 
 func (g *gateway) stop() {
