@@ -24,6 +24,9 @@ type Config struct {
 	Storage Storage `json:"storage,omitzero"`
 	// MCP is the "mcp" section (MCP servers whose tools agents get).
 	MCP MCP `json:"mcp,omitzero"`
+	// Memory is the "memory" section; Switchboard reads the embedding
+	// provider of memory.search (for /v1/embeddings).
+	Memory Memory `json:"memory,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code
@@ -32,6 +35,42 @@ type Config struct {
 	// origins maps a key path to where its value came from when that was
 	// not the file (e.g. "flags").
 	origins map[string]string
+}
+
+// Memory is the "memory" section.
+type Memory struct {
+	Search MemorySearch `json:"search,omitzero"`
+}
+
+// MemorySearch is memory.search: which embedding provider and model serve
+// the agents (default provider "openai", model DefaultEmbeddingModel).
+type MemorySearch struct {
+	Enabled  *bool  `json:"enabled,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// OutputDimensionality is the vector size asked for; 0 leaves it to
+	// the model.
+	OutputDimensionality int `json:"outputDimensionality,omitempty"`
+}
+
+// DefaultEmbeddingModel is memory.search.model's default for the openai
+// provider.
+const DefaultEmbeddingModel = "text-embedding-3-small"
+
+// EmbeddingRef returns the embedding provider and model of memory.search,
+// with the reference's defaults ("openai", and DefaultEmbeddingModel for
+// it; "auto" is the legacy spelling of "openai").
+func (c *Config) EmbeddingRef() (providerID, model string) {
+	ms := c.Memory.Search
+	providerID = strings.ToLower(strings.TrimSpace(ms.Provider))
+	if providerID == "" || providerID == "auto" {
+		providerID = "openai"
+	}
+	model = strings.TrimSpace(ms.Model)
+	if model == "" && providerID == "openai" {
+		model = DefaultEmbeddingModel
+	}
+	return providerID, model
 }
 
 // Session is the "session" section.

@@ -46,14 +46,14 @@ func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces
 
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
-func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods agent.ModelResolver, gw *gateway.Server,
+func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *models, gw *gateway.Server,
 	box *toolbox, ws *workspaces, log *slog.Logger) (*httpapi.Server, error) {
 	inv, err := newInvoker(cfg, st, box, ws, log, true)
 	if err != nil {
 		return nil, err
 	}
 	return httpapi.New(httpapi.Config{
-		Runner: runner, Store: st, Config: cfg, Tools: inv, Models: mods, Logger: log,
+		Runner: runner, Store: st, Config: cfg, Tools: inv, Models: mods, Embeddings: mods, Logger: log,
 		SendRules: settings.SendRules(cfg),
 		Auth: func(r *http.Request) httpapi.Auth {
 			a := gw.AuthorizeHTTP(r)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
 	"github.com/switchboardhq/switchboard/internal/provider/openai"
@@ -173,4 +175,42 @@ func (m *models) Catalog() []gateway.CatalogModel {
 			Default: def == scripted.Model, Available: true})
 	}
 	return out
+}
+
+// Embed implements httpapi.Embeddings: the model of override
+// ("<provider>/<model>") or else memory.search's provider and model, on a
+// configured provider whose API serves embeddings (OpenAI-compatible).
+func (m *models) Embed(ctx context.Context, agentID, override string, input []string, dims int) (*provider.EmbedResult, string, error) {
+	ms := m.cfg.Memory.Search
+	provID, model := m.cfg.EmbeddingRef()
+	if override != "" {
+		provID, model = config.SplitModelRef(override)
+		provID = strings.ToLower(provID)
+	} else if ms.Enabled != nil && !*ms.Enabled {
+		return nil, "", fmt.Errorf("%w: memory.search.enabled is false (send x-openclaw-model: <provider>/<model> to pick one)", httpapi.ErrNoEmbeddings)
+	}
+	if dims == 0 {
+		dims = ms.OutputDimensionality
+	}
+	used := provID + "/" + model
+	if model == "" {
+		return nil, used, fmt.Errorf("%w: set memory.search.model for provider %s", httpapi.ErrNoEmbeddings, provID)
+	}
+	pc, ok := m.cfg.Provider(provID)
+	if !ok {
+		if provID == "openai" {
+			return nil, used, fmt.Errorf("%w: no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey", httpapi.ErrNoEmbeddings)
+		}
+		return nil, used, fmt.Errorf("%w: provider %q is not configured under models.providers", httpapi.ErrNoEmbeddings, provID)
+	}
+	p, err := m.adapter(provID, pc)
+	if err != nil {
+		return nil, used, fmt.Errorf("%w: %v", httpapi.ErrNoEmbeddings, err)
+	}
+	e, ok := p.(provider.Embedder)
+	if !ok {
+		return nil, used, fmt.Errorf("%w: provider %s (api %s) serves no embeddings; use an OpenAI-compatible provider", httpapi.ErrNoEmbeddings, provID, pc.API)
+	}
+	res, err := e.Embed(ctx, &provider.EmbedRequest{Model: model, Input: input, Dimensions: dims})
+	return res, used, err
 }

@@ -309,6 +309,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveModel(w, r, d)
+	case pathEmbeddings:
+		s.serveEmbeddings(w, r)
 	case pathModels:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", http.MethodGet)

@@ -327,11 +327,19 @@ func TestWire(t *testing.T) {
 		},
 		{
 			name:   "unknown path",
-			path:   "/v1/embeddings",
+			path:   "/v1/audio/speech",
 			body:   `{}`,
 			status: 404,
 			ctype:  appJSON,
-			want:   `{"error":{"message":"unknown path /v1/embeddings","type":"invalid_request_error","param":null,"code":"not_found"}}` + "\n",
+			want:   `{"error":{"message":"unknown path /v1/audio/speech","type":"invalid_request_error","param":null,"code":"not_found"}}` + "\n",
+		},
+		{
+			name:   "embeddings without model",
+			path:   "/v1/embeddings",
+			body:   `{"input":"x"}`,
+			status: 400,
+			ctype:  appJSON,
+			want:   `{"error":{"message":"invalid embeddings request","type":"invalid_request_error","param":null,"code":null}}` + "\n",
 		},
 		{
 			name:   "wrong method",

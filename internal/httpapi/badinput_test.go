@@ -54,7 +54,8 @@ func TestOpenAICompatBadInput(t *testing.T) {
 		{"responses bad role", "POST", "/v1/responses", `{"model":"openclaw","input":[{"type":"message","role":"robot","content":"x"}]}`, nil, 400, "invalid_request_error", ""},
 		{"responses empty input", "POST", "/v1/responses", `{"model":"openclaw","input":[]}`, nil, 400, "invalid_request_error", "Missing user message in `input`."},
 		{"responses bad tools", "POST", "/v1/responses", `{"model":"openclaw","input":"x","tools":[{"type":"function"}]}`, nil, 400, "invalid_request_error", "invalid tool configuration"},
-		{"embeddings no provider", "POST", "/v1/embeddings", `{"model":"openclaw/ops","input":["a","b"]}`, nil, 400, "invalid_request_error", "No embedding provider is configured for agent 'ops': Switchboard's providers serve chat models only, so /v1/embeddings has nothing to pass the request to."},
+		{"embeddings no provider", "POST", "/v1/embeddings", `{"model":"openclaw/ops","input":["a","b"]}`, nil, 400, "invalid_request_error", "No embedding provider is configured for agent 'ops': no embedding provider: no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey"},
+		{"embeddings bad dimensions", "POST", "/v1/embeddings", `{"model":"openclaw","input":"a","dimensions":0}`, nil, 400, "invalid_request_error", "`dimensions` must be a positive integer."},
 		{"embeddings bad input", "POST", "/v1/embeddings", `{"model":"openclaw","input":[1]}`, nil, 400, "invalid_request_error", "`input` must be a string or an array of strings."},
 		{"embeddings no model", "POST", "/v1/embeddings", `{"input":"a"}`, nil, 400, "invalid_request_error", "Missing `model`."},
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 )
@@ -57,6 +58,18 @@ var _ Runner = (*agent.Runner)(nil)
 type Store interface {
 	GetSession(ctx context.Context, key string) (*store.Session, error)
 }
+
+// Embeddings resolves and calls an agent's embedding model: override is
+// x-openclaw-model ("<provider>/<model>", "" for the agent's memory.search
+// set-up), dims the requested vector size (0: the configured one). It
+// returns the vectors and the "<provider>/<model>" that made them. An error
+// wrapping ErrNoEmbeddings means nothing serves embeddings for the agent.
+type Embeddings interface {
+	Embed(ctx context.Context, agentID, override string, input []string, dims int) (*provider.EmbedResult, string, error)
+}
+
+// ErrNoEmbeddings marks an agent without a usable embedding provider.
+var ErrNoEmbeddings = errors.New("no embedding provider")
 
 // ToolInvoker runs POST /tools/invoke; *toolinvoke.Invoker configured for
 // the HTTP surface implements it.
@@ -91,6 +104,9 @@ type Config struct {
 	Tools ToolInvoker
 	// Models, when set, checks x-openclaw-model overrides.
 	Models agent.ModelResolver
+	// Embeddings serves /v1/embeddings; nil answers that no embedding
+	// provider is configured.
+	Embeddings Embeddings
 	// SendRules is session.sendPolicy as the policy package reads it; nil
 	// allows every send (a session's own override still applies).
 	SendRules *policy.SendPolicyConfig

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -127,7 +128,64 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		invalidRequest(w, err.Error())
 		return
 	}
-	invalidRequest(w, fmt.Sprintf("No embedding provider is configured for agent '%s': Switchboard's providers serve chat models only, so /v1/embeddings has nothing to pass the request to.", agentID))
+	dims := 0
+	if raw, ok := obj["dimensions"]; ok && jsonKind(raw) != "null" {
+		var n int
+		if json.Unmarshal(raw, &n) != nil || n <= 0 {
+			invalidRequest(w, "`dimensions` must be a positive integer.")
+			return
+		}
+		dims = n
+	}
+	override := strings.TrimSpace(r.Header.Get("X-Openclaw-Model"))
+	if override != "" && (strings.ContainsAny(override, " \t") || !strings.Contains(strings.Trim(override, "/"), "/")) {
+		invalidRequest(w, "Invalid `x-openclaw-model`.")
+		return
+	}
+	if s.cfg.Embeddings == nil {
+		invalidRequest(w, fmt.Sprintf("No embedding provider is configured for agent '%s'.", agentID))
+		return
+	}
+	var input []string
+	if jsonKind(obj["input"]) == "string" {
+		input = make([]string, 1)
+		_ = json.Unmarshal(obj["input"], &input[0])
+	} else {
+		_ = json.Unmarshal(obj["input"], &input)
+	}
+	if len(input) == 0 {
+		invalidRequest(w, "`input` must be a string or an array of strings.")
+		return
+	}
+	res, used, err := s.cfg.Embeddings.Embed(r.Context(), agentID, override, input, dims)
+	switch {
+	case errors.Is(err, ErrNoEmbeddings):
+		invalidRequest(w, fmt.Sprintf("No embedding provider is configured for agent '%s': %v", agentID, err))
+		return
+	case err != nil:
+		s.log.Warn("embeddings failed", "agentId", agentID, "model", used, "err", err)
+		writeError(w, http.StatusBadGateway, "api_error", "upstream provider error")
+		return
+	}
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	}
+	out := struct {
+		Object string `json:"object"`
+		Data   []item `json:"data"`
+		Model  string `json:"model"`
+		Usage  struct {
+			PromptTokens int64 `json:"prompt_tokens"`
+			TotalTokens  int64 `json:"total_tokens"`
+		} `json:"usage"`
+	}{Object: "list", Data: make([]item, len(res.Vectors)), Model: model}
+	for i, v := range res.Vectors {
+		out.Data[i] = item{Object: "embedding", Index: i, Embedding: v}
+	}
+	out.Usage.PromptTokens, out.Usage.TotalTokens = res.PromptTokens, max(res.TotalTokens, res.PromptTokens)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // embeddingInputOK reports whether input is a string or an array of

@@ -204,3 +204,24 @@ func Collect(seq iter.Seq2[*Event, error]) (text string, calls []ToolCall, usage
 	}
 	return string(buf), calls, usage, done, nil
 }
+
+// EmbedRequest asks for one embedding vector per input text.
+type EmbedRequest struct {
+	// Model is the provider's embedding model id.
+	Model string
+	Input []string
+	// Dimensions asks for vectors of this size; 0 leaves it to the model.
+	Dimensions int
+}
+
+// EmbedResult is the vectors, in input order, and the tokens counted.
+type EmbedResult struct {
+	Vectors      [][]float64
+	PromptTokens int64
+	TotalTokens  int64
+}
+
+// Embedder is a provider that also serves embeddings.
+type Embedder interface {
+	Embed(ctx context.Context, req *EmbedRequest) (*EmbedResult, error)
+}

@@ -60,11 +60,15 @@ type Config struct {
 // Provider streams model turns from a Chat Completions endpoint. It is safe
 // for concurrent use.
 type Provider struct {
-	name string
-	chat openai.ChatCompletionService
+	name  string
+	chat  openai.ChatCompletionService
+	embed openai.EmbeddingService
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Embedder = (*Provider)(nil)
+)
 
 // New returns a Provider for cfg. It reports an invalid BaseURL or a
 // negative MaxRetries.
@@ -97,7 +101,7 @@ func New(cfg Config) (*Provider, error) {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &Provider{name: name, chat: openai.NewChatCompletionService(opts...)}, nil
+	return &Provider{name: name, chat: openai.NewChatCompletionService(opts...), embed: openai.NewEmbeddingService(opts...)}, nil
 }
 
 // Name returns the provider id used in errors.
