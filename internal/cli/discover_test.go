@@ -180,4 +180,16 @@ func TestSendWaitProgress(t *testing.T) {
 	if piped.err != nil || piped.stderr != "" {
 		t.Errorf("piped: err %v, stderr %q", piped.err, piped.stderr)
 	}
+
+	// Behind a busy run (followup mode queues instead of steering), the
+	// stage line says where the message waits.
+	g.mustRun("sessions", "send", "agent:main:busy", "/queue followup", "--wait")
+	g.mustRun("sessions", "send", "agent:main:busy", "/sleep 1500ms\nslow")
+	r = runWith(t, tty, "--url", g.url, "sessions", "send", "agent:main:busy", "behind it", "--wait")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(r.stderr, "(position 1: waiting for the session's current run)") || !strings.Contains(r.stderr, "· running\n") {
+		t.Errorf("queued send's stderr:\n%s", r.stderr)
+	}
 }

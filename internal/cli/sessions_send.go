@@ -90,7 +90,11 @@ With --wait it streams the reply to stdout as the model writes it and exits
 			w := &runWaiter{g: g, key: args[0], runID: res.RunID, out: out, stdout: out}
 			if errOut := cmd.ErrOrStderr(); g.isTerminal(errOut) {
 				w.prog = &progress{w: errOut, start: time.Now(), now: time.Now}
-				w.prog.line("queued as run %s", res.RunID)
+				if pos := queuePosition(ctx, c, args[0], res.RunID); pos > 0 {
+					w.prog.line("queued as run %s (position %d: waiting for the session's current run)", res.RunID, pos)
+				} else {
+					w.prog.line("queued as run %s", res.RunID)
+				}
 			}
 			if g.json {
 				w.out = io.Discard
@@ -411,4 +415,26 @@ func (w *runWaiter) endLine() {
 		io.WriteString(w.out, "\n")
 		w.lastNL = true
 	}
+}
+
+// queuePosition returns where runID waits in its session's queue (1 for
+// next), or 0 when it is not waiting (already running, or unknown).
+func queuePosition(ctx context.Context, c caller, key, runID string) int {
+	limit := 1
+	var res wire.ChatHistoryResult
+	raw, err := c.CallRaw(ctx, wire.MethodChatHistory, wire.ChatHistoryParams{SessionKey: key, Limit: &limit})
+	if err != nil || json.Unmarshal(raw, &res) != nil || res.PendingInputs == nil {
+		return 0
+	}
+	pos := 0
+	for _, it := range res.PendingInputs.Items {
+		if it.State != "queued" {
+			continue
+		}
+		pos++
+		if it.RunID == runID {
+			return pos
+		}
+	}
+	return 0
 }
