@@ -229,6 +229,9 @@ type Runner struct {
 	prunes       pruneStates
 	warned       sync.Map // model refs warned about a small window
 
+	stampMu   sync.Mutex // guards lastStamp
+	lastStamp time.Time  // creation time of the latest run this runner made
+
 	// mu guards the fields that follow. Never held across store or
 	// provider calls.
 	mu      sync.Mutex
@@ -374,7 +377,7 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		Lane:       in.Lane,
 		Status:     store.RunQueued,
 		Input:      raw,
-		CreatedAt:  r.now(),
+		CreatedAt:  r.runCreatedAt(),
 	}
 	if err := r.admit(ctx, &in); err != nil {
 		return nil, false, err
@@ -394,6 +397,22 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	}
 	r.afterEnqueue(ctx, &in)
 	return run.Clone(), true, nil
+}
+
+// runCreatedAt returns the creation time of a new run: now, or 1 ms after
+// the previous run's when the clock has not moved on since. The store keeps
+// milliseconds and lists runs by creation time (then by id), which is the
+// order queued runs resume in after a restart; runs accepted within one
+// millisecond must still differ to keep their arrival order.
+func (r *Runner) runCreatedAt() time.Time {
+	r.stampMu.Lock()
+	defer r.stampMu.Unlock()
+	t := r.now().Truncate(time.Millisecond)
+	if !t.After(r.lastStamp) {
+		t = r.lastStamp.Add(time.Millisecond)
+	}
+	r.lastStamp = t
+	return t
 }
 
 // enqueue appends runID to the session's lane, starting the lane worker when
