@@ -55,9 +55,14 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 	if !r.calib.Known(key) {
 		r.seedCalibration(key, req, v)
 	}
-	if !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= b.threshold {
+	overBytes := r.cfg.Compaction.MaxActiveBytes > 0 && messageBytes(req.Messages) >= r.cfg.Compaction.MaxActiveBytes
+	if !r.cfg.Compaction.Disabled && (r.calib.Scale(key, est) >= b.threshold || overBytes) {
 		fixed := r.calib.Scale(key, est) - r.viewTokens(m, req.Messages)
-		res, cerr := r.compact(ctx, sess, m, compactOpts{ifAbove: b.threshold - fixed, maxTail: r.tailRoom(b, fixed)})
+		opts := compactOpts{ifAbove: b.threshold - fixed, maxTail: r.tailRoom(b, fixed)}
+		if overBytes {
+			opts.ifAbove = 0 // the byte guard, not the token estimate, asks for it
+		}
+		res, cerr := r.compact(ctx, sess, m, opts)
 		switch {
 		case cerr != nil:
 			r.log.Warn("auto-compaction failed; sending the turn as it is", "sessionKey", sess.Key, "err", cerr)
@@ -83,6 +88,23 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 		}
 	}
 	return est, nil
+}
+
+// messageBytes is the size of what the model sees of the transcript: the
+// text, tool arguments and image data of its messages.
+func messageBytes(msgs []provider.Message) int64 {
+	var n int64
+	for i := range msgs {
+		m := &msgs[i]
+		n += int64(len(m.Text))
+		for _, c := range m.ToolCalls {
+			n += int64(len(c.Arguments))
+		}
+		for _, img := range m.Images {
+			n += int64(len(img.Data))
+		}
+	}
+	return n
 }
 
 // tailRoom is the most the verbatim tail may weigh beside the fixed part

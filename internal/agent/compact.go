@@ -32,6 +32,13 @@ type CompactionConfig struct {
 	Timeout time.Duration
 	// KeepRecentTokens is the tail kept verbatim (default 20000).
 	KeepRecentTokens int
+	// RecentTurnsPreserve is how many of the last user turns stay verbatim
+	// whatever their size, as long as the tail still fits (0: none).
+	RecentTurnsPreserve int
+	// MaxActiveBytes, when > 0, compacts before a run whose model-visible
+	// transcript (since the last compaction or reset) reaches this many
+	// bytes, whatever its token estimate.
+	MaxActiveBytes int64
 	// ReserveTokens is kept free below the window (default 20000, capped
 	// at a quarter of the window).
 	ReserveTokens int
@@ -221,6 +228,9 @@ func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, 
 		cut = truncateCut(items, o.maxLines)
 	default:
 		cut = compaction.Cut(items, unscale(cmp.Or(o.keepRecent, cc.keepRecent())), unscale(o.maxTail))
+		if !o.force {
+			cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, unscale(o.maxTail))
+		}
 	}
 	if cut == 0 || (cut == len(items) && !o.force && !o.truncate) {
 		res.Reason = "nothing to compact"

@@ -250,3 +250,67 @@ func TestManySessionsPastTheirWindow(t *testing.T) {
 		t.Errorf("peak concurrent summary calls = %d, limit %d", peak, limit)
 	}
 }
+
+// TestCompactPreservesRecentTurns: with RecentTurnsPreserve, the last turns
+// stay verbatim even when KeepRecentTokens alone would summarise them, and
+// MaxActiveBytes compacts before a run whose visible transcript is large
+// although its token estimate is far from the window.
+func TestCompactPreservesRecentTurns(t *testing.T) {
+	for _, turns := range []int{0, 2} {
+		t.Run(fmt.Sprintf("preserve %d", turns), func(t *testing.T) {
+			h := newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+				return textReply(strings.Repeat("a", 4000)), nil
+			}), func(c *Config) {
+				c.Models = windowModels{c.Models.(staticModels).p, 100000}
+				c.Compaction = CompactionConfig{KeepRecentTokens: 100, RecentTurnsPreserve: turns}
+			})
+			for i := range 4 {
+				id := fmt.Sprintf("run-%d", i)
+				h.submit(Input{RunID: id, Message: fmt.Sprintf("ask %d", i)})
+				if got := h.wait(id); got.Status != store.RunOK {
+					t.Fatalf("%s = %+v", id, got)
+				}
+			}
+			res, err := h.runner.Compact(context.Background(), "agent:main:main", "")
+			if err != nil || !res.Compacted {
+				t.Fatalf("Compact = %+v, %v", res, err)
+			}
+			// Each turn is a user message and a reply; KeepRecentTokens
+			// alone keeps only the last reply.
+			want := map[int]int{0: 1, 2: 4}[turns]
+			if res.Kept != want {
+				t.Errorf("kept %d entries, want %d", res.Kept, want)
+			}
+		})
+	}
+
+	t.Run("max active bytes", func(t *testing.T) {
+		summaries := 0
+		var mu sync.Mutex
+		h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+			if req.System == compaction.SystemPrompt {
+				mu.Lock()
+				summaries++
+				mu.Unlock()
+			}
+			return summariser(func(context.Context, *provider.Request) ([]provider.Event, error) {
+				return textReply(strings.Repeat("b", 3000)), nil
+			})(ctx, req)
+		}, func(c *Config) {
+			c.Models = windowModels{c.Models.(staticModels).p, 1000000}
+			c.Compaction = CompactionConfig{KeepRecentTokens: 100, MaxActiveBytes: 10000}
+		})
+		for i := range 5 {
+			id := fmt.Sprintf("run-%d", i)
+			h.submit(Input{RunID: id, Message: fmt.Sprintf("ask %d", i)})
+			if got := h.wait(id); got.Status != store.RunOK {
+				t.Fatalf("%s = %+v", id, got)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if summaries == 0 {
+			t.Error("a 15 kB transcript over MaxActiveBytes 10000 was never compacted")
+		}
+	})
+}

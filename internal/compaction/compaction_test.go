@@ -397,3 +397,26 @@ func TestPrune(t *testing.T) {
 		t.Errorf("hard clear: %+v, first %q", st, out[2].Text)
 	}
 }
+
+func TestPreserveTurns(t *testing.T) {
+	u := Item{Kind: KindUser, Tokens: 10}
+	a := Item{Kind: KindAssistant, Tokens: 10}
+	items := []Item{u, a, u, a, u, a, u, a} // four turns: users at 0, 2, 4, 6
+	tests := []struct {
+		name                   string
+		cut, turns, maxTail, w int
+	}{
+		{"keeps the last three turns", 6, 3, 0, 2},
+		{"cut already earlier", 1, 3, 0, 1},
+		{"off", 6, 0, 0, 6},
+		{"fewer turns than asked: everything verbatim", 6, 9, 0, 0},
+		{"tail bound wins", 6, 3, 45, 6},
+		{"tail bound allows it", 6, 3, 60, 2},
+		{"nothing to summarise", 0, 3, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := PreserveTurns(items, tt.cut, tt.turns, tt.maxTail); got != tt.w {
+			t.Errorf("%s: PreserveTurns(cut %d, turns %d, maxTail %d) = %d, want %d", tt.name, tt.cut, tt.turns, tt.maxTail, got, tt.w)
+		}
+	}
+}

@@ -78,3 +78,29 @@ func Cut(items []Item, keepRecent, maxTail int) int {
 	}
 	return cut
 }
+
+// PreserveTurns moves a cut earlier so that the last turns user turns (a
+// user message and everything after it) stay verbatim, as
+// recentTurnsPreserve asks (all of them, when there are fewer). The tail may not grow past maxTail tokens (> 0):
+// fitting the window wins over preserving turns. It returns cut unchanged
+// when turns <= 0 or the cut already keeps them.
+func PreserveTurns(items []Item, cut, turns, maxTail int) int {
+	if turns <= 0 || cut <= 0 {
+		return cut
+	}
+	seen := 0
+	tail := 0
+	for i := len(items) - 1; i >= 0; i-- {
+		tail += items[i].Tokens
+		if i < cut && maxTail > 0 && tail > maxTail {
+			return cut
+		}
+		if items[i].Kind != KindUser {
+			continue
+		}
+		if seen++; seen == turns {
+			return min(cut, i)
+		}
+	}
+	return 0 // fewer turns than asked: all of them stay
+}

@@ -24,6 +24,10 @@ func compactionConfig(cfg *config.Config) agent.CompactionConfig {
 		IdentifierPolicy:  c.IdentifierPolicy,
 		QualityGuard:      c.QualityGuard,
 		QualityMaxRetries: c.QualityMaxRetries,
+		// midTurnPrecheck needs no switch: the budget is checked before
+		// every model call, after tool results too.
+		RecentTurnsPreserve: c.RecentTurnsPreserve,
+		MaxActiveBytes:      c.MaxActiveBytes,
 	}
 }
 
