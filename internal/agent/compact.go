@@ -341,16 +341,30 @@ var errAudit = errors.New("summary failed the safeguard quality audit")
 // summarise writes the summary of msgs on top of previous. History larger
 // than half the window is summarised in chunks, each re-distilling the
 // summary so far.
+//
+// With a compaction model configured, a call that fails on it (the model
+// cannot be resolved, the provider errs or times out) is redone with the
+// session's own model, so a cheap summariser being down never blocks a
+// session; a summary that fails the audit is not retried elsewhere.
 func (r *Runner) summarise(ctx context.Context, sess *store.Session, model Model, previous string, msgs []provider.Message, latest, instructions string) (string, error) {
-	cc := &r.cfg.Compaction
-	sm := model
-	if cc.Model != "" {
-		m, err := r.cfg.Models.ResolveModel(sess.AgentID, cc.Model)
-		if err != nil {
-			return "", fmt.Errorf("compaction model: %w", err)
+	if ref := r.cfg.Compaction.Model; ref != "" {
+		sm, err := r.cfg.Models.ResolveModel(sess.AgentID, ref)
+		if err == nil {
+			var summary string
+			summary, err = r.summariseWith(ctx, sm, previous, msgs, latest, instructions)
+			if err == nil || errors.Is(err, errAudit) || ctx.Err() != nil {
+				return summary, err
+			}
 		}
-		sm = m
+		r.log.Warn("compaction model failed; summarising with the session's model", "sessionKey", sess.Key,
+			"compactionModel", ref, "err", err)
 	}
+	return r.summariseWith(ctx, model, previous, msgs, latest, instructions)
+}
+
+// summariseWith is summarise on one summariser model.
+func (r *Runner) summariseWith(ctx context.Context, sm Model, previous string, msgs []provider.Message, latest, instructions string) (string, error) {
+	cc := &r.cfg.Compaction
 	win := modelWindow(sm).Tokens
 	reserve := compaction.Reserve(win, cc.ReserveTokens)
 	maxOut := reserve * 4 / 5

@@ -314,3 +314,54 @@ func TestCompactPreservesRecentTurns(t *testing.T) {
 		}
 	})
 }
+
+// refModels resolves "broken/…" to a provider that always fails and any
+// other ref to the harness provider.
+type refModels struct {
+	p, broken provider.Provider
+	window    int
+}
+
+func (m refModels) ResolveModel(agentID, ref string) (Model, error) {
+	if strings.HasPrefix(ref, "broken/") {
+		return Model{Provider: m.broken, ProviderID: "broken", ModelID: "x", ContextWindow: m.window}, nil
+	}
+	if strings.HasPrefix(ref, "ghost/") {
+		return Model{}, fmt.Errorf("unknown model %q: %w", ref, provider.ErrUnknownModel)
+	}
+	return Model{Provider: m.p, ProviderID: "fake", ModelID: "fake-1", ContextWindow: m.window}, nil
+}
+
+// TestCompactionModelFallsBack: a compaction model that fails (or does not
+// resolve) hands the summary to the session's own model.
+func TestCompactionModelFallsBack(t *testing.T) {
+	for _, ref := range []string{"broken/x", "ghost/x"} {
+		t.Run(ref, func(t *testing.T) {
+			brokenCalls := 0
+			h := newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+				return textReply(strings.Repeat("a", 4000)), nil
+			}), func(c *Config) {
+				broken := &fakeProvider{fn: func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+					brokenCalls++
+					return nil, &provider.Error{Provider: "broken", StatusCode: 503, Message: "overloaded"}
+				}}
+				c.Models = refModels{p: c.Models.(staticModels).p, broken: broken, window: 100000}
+				c.Compaction = CompactionConfig{KeepRecentTokens: 100, Model: ref}
+			})
+			for i := range 3 {
+				id := fmt.Sprintf("run-%d", i)
+				h.submit(Input{RunID: id, Message: fmt.Sprintf("ask %d", i)})
+				if got := h.wait(id); got.Status != store.RunOK {
+					t.Fatalf("%s = %+v", id, got)
+				}
+			}
+			res, err := h.runner.Compact(context.Background(), "agent:main:main", "")
+			if err != nil || !res.Compacted {
+				t.Fatalf("Compact = %+v, %v", res, err)
+			}
+			if ref == "broken/x" && brokenCalls == 0 {
+				t.Error("the compaction model was never tried")
+			}
+		})
+	}
+}
