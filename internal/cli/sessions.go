@@ -19,6 +19,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		newSessionsCompactCmd(g),
 		newSessionsExportCmd(g),
 		newSessionsQueueCmd(g),
+		newSessionsSearchCmd(g),
 	)
 	return cmd
 }

@@ -193,7 +193,7 @@ func (s *Server) handleChatHistory(ctx context.Context, cl *call) (any, error) {
 	if p.Limit != nil {
 		limit = *p.Limit
 	}
-	hist, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: limit})
+	hist, err := s.historyPage(ctx, sess, &p, limit, &res)
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ type Store interface {
 	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error
 	AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error)
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+	CountMessages(ctx context.Context, sessionID string) (int64, error)
 	GetRun(ctx context.Context, runID string) (*store.Run, error)
 }
 

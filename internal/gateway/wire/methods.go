@@ -28,6 +28,9 @@ const (
 	// MethodSessionsExport writes a session's transcript as JSONL on the
 	// gateway host (Switchboard's method).
 	MethodSessionsExport = "sessions.export"
+	// MethodSessionsSearch searches a session's transcripts, the archived
+	// ones too (Switchboard's method).
+	MethodSessionsSearch = "sessions.search"
 	MethodAgent          = "agent"
 	MethodAgentWait      = "agent.wait"
 	MethodAgentsList     = "agents.list"
@@ -187,13 +190,62 @@ type ChatSendParams struct {
 	QueueMode      string            `json:"queueMode,omitempty"`
 }
 
+// SessionsSearchParams are the params of sessions.search.
+type SessionsSearchParams struct {
+	Key     string `json:"key"`
+	Query   string `json:"query"`
+	AgentID string `json:"agentId,omitempty"`
+	// Limit is 1..500; 0 means 50.
+	Limit int `json:"limit,omitempty"`
+}
+
+// SessionsSearchResult is the result of sessions.search: matches newest
+// first, across the session's current and archived transcripts.
+type SessionsSearchResult struct {
+	Key     string          `json:"key"`
+	Matches []SessionsMatch `json:"matches"`
+	// Truncated is set when the scan stopped at its bound before the oldest
+	// entry.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// SessionsMatch is one transcript message that contains the query.
+type SessionsMatch struct {
+	SessionID string `json:"sessionId"`
+	Seq       int64  `json:"seq"`
+	ID        string `json:"id"`
+	Role      string `json:"role"`
+	Timestamp int64  `json:"timestamp,omitempty"`
+	// Current is set for the session's current transcript.
+	Current bool `json:"current,omitempty"`
+	// Text is the message text around the first match.
+	Text string `json:"text"`
+}
+
 // ChatHistoryParams are the params of chat.history.
 type ChatHistoryParams struct {
 	SessionKey string `json:"sessionKey"`
 	AgentID    string `json:"agentId,omitempty"`
-	SessionID  string `json:"sessionId,omitempty"`
+	// SessionID reads that transcript of the key: the current one or one
+	// it continues after a reset (an archived one).
+	SessionID string `json:"sessionId,omitempty"`
 	// Limit is 1..1000; nil means 200.
 	Limit *int `json:"limit,omitempty"`
+	// Offset pages backward: the newest Offset entries of the transcript
+	// are skipped (the reference's numeric paging; see NextOffset).
+	Offset *int `json:"offset,omitempty"`
+	// MessageID anchors the page: it ends at that entry (of SessionID's
+	// transcript, or the current one).
+	MessageID string `json:"messageId,omitempty"`
+	// HistoryCursor continues a page from NextHistoryCursor, across resets
+	// (Switchboard's).
+	HistoryCursor string `json:"historyCursor,omitempty"`
+	// Accepted for the reference's clients and not used.
+	Cursor        string          `json:"cursor,omitempty"`
+	PendingBefore json.RawMessage `json:"pendingBefore,omitempty"`
+	InputRunIDs   []string        `json:"inputRunIds,omitempty"`
+	MaxChars      *int            `json:"maxChars,omitempty"`
+	MaxBytes      *int            `json:"maxBytes,omitempty"`
 }
 
 // ChatAbortParams are the params of chat.abort.
@@ -409,6 +461,7 @@ var methodSchemas = map[string]*Schema{
 		P("messageId", Str()),
 		P("pendingBefore", Any()),
 		P("inputRunIds", StrArray()),
+		P("historyCursor", Str()),
 	),
 	MethodChatAbort: Object([]string{"sessionKey"},
 		P("sessionKey", NonEmptyStr()),
@@ -425,6 +478,12 @@ var methodSchemas = map[string]*Schema{
 	MethodSessionsExport: Object([]string{"key"},
 		P("key", NonEmptyStr()),
 		P("agentId", Str()),
+	),
+	MethodSessionsSearch: Object([]string{"key", "query"},
+		P("key", NonEmptyStr()),
+		P("query", NonEmptyStr()),
+		P("agentId", Str()),
+		P("limit", &Schema{Type: JSONInteger, HasMin: true, Min: 1, HasMax: true, Max: 500}),
 	),
 	MethodToolsInvoke: Object(nil,
 		P("tool", Str()),

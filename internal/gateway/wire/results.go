@@ -146,6 +146,16 @@ type ChatHistoryResult struct {
 	VerboseLevel  string            `json:"verboseLevel,omitempty"`
 	// PendingInputs are accepted messages that have not run yet.
 	PendingInputs *PendingInputs `json:"pendingInputs,omitempty"`
+	// Paging (not for anchored reads): Offset echoes the request,
+	// TotalMessages counts the transcript's entries, HasMore says older
+	// entries exist in it, and NextOffset asks for them.
+	Offset        *int  `json:"offset,omitempty"`
+	NextOffset    int   `json:"nextOffset,omitempty"`
+	HasMore       *bool `json:"hasMore,omitempty"`
+	TotalMessages *int  `json:"totalMessages,omitempty"`
+	// NextHistoryCursor continues with older entries, in this transcript
+	// or the one it continues after a reset ("" when there are none).
+	NextHistoryCursor string `json:"nextHistoryCursor,omitempty"`
 }
 
 // PendingInputs lists a session's accepted input that is not in its

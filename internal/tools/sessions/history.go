@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -32,7 +33,8 @@ var historySchema = json.RawMessage(`{
   "properties": {
     "sessionKey": {"type": "string"},
     "limit": {"type": "number", "minimum": 1},
-    "includeTools": {"type": "boolean"}
+    "includeTools": {"type": "boolean"},
+    "query": {"type": "string", "description": "Return only messages containing this text (case-insensitive), searched across the session's current and earlier (reset or compacted) history."}
   },
   "required": ["sessionKey"]
 }`)
@@ -106,7 +108,12 @@ func (t *Tools) history(ctx context.Context, caller tools.Caller, p tools.Params
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	msgs, err := t.chatHistory(ctx, sess, limit)
+	var msgs []map[string]any
+	if q := p.String("query"); strings.TrimSpace(q) != "" {
+		msgs, err = t.searchHistory(ctx, sess, strings.ToLower(strings.TrimSpace(q)), limit)
+	} else {
+		msgs, err = t.chatHistory(ctx, sess, limit)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +161,60 @@ func (t *Tools) chatHistory(ctx context.Context, sess *store.Session, limit int)
 		}
 		out = append(out, raw)
 	}
+	return out, nil
+}
+
+// Bounds of a sessions_history query.
+const (
+	searchPage    = 500
+	maxSearchScan = 200000
+)
+
+// searchHistory returns the last limit messages of sess that contain
+// query (lower case), from its current transcript and the ones it had
+// before resets, oldest first; each carries its transcript's sessionId in
+// "__openclaw".
+func (t *Tools) searchHistory(ctx context.Context, sess *store.Session, query string, limit int) ([]map[string]any, error) {
+	out := []map[string]any{}
+	if sess == nil || sess.SessionID == "" {
+		return out, nil
+	}
+	scanned := 0
+	for sid := sess.SessionID; sid != "" && len(out) < limit && scanned < maxSearchScan; {
+		before := int64(0)
+		for len(out) < limit && scanned < maxSearchScan {
+			page, err := t.d.Store.History(ctx, sid, store.HistoryOptions{Limit: searchPage, BeforeSeq: before})
+			if err != nil {
+				return nil, err
+			}
+			for i := len(page) - 1; i >= 0 && len(out) < limit; i-- {
+				m := page[i]
+				msg := m.Entry.Message
+				if m.Entry.Type != transcript.TypeMessage || msg == nil || !strings.Contains(strings.ToLower(msg.Content.Text()), query) {
+					continue
+				}
+				raw, err := rawHistoryMessage(m)
+				if err != nil {
+					return nil, err
+				}
+				if meta, ok := raw["__openclaw"].(map[string]any); ok {
+					meta["sessionId"] = sid
+				}
+				out = append(out, raw)
+			}
+			scanned += len(page)
+			if len(page) < searchPage || page[0].Seq <= 1 {
+				break
+			}
+			before = page[0].Seq
+		}
+		prev, err := store.PreviousSessionID(ctx, t.d.Store, sid)
+		if err != nil {
+			return nil, err
+		}
+		sid = prev
+	}
+	slices.Reverse(out)
 	return out, nil
 }
 

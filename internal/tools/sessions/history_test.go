@@ -461,3 +461,37 @@ func TestHistoryRedactsGatewaySecrets(t *testing.T) {
 		t.Errorf("contentRedacted = %v", d["contentRedacted"])
 	}
 }
+
+// TestHistoryQuery searches the current transcript and the one before a
+// reset, oldest first, within the limit.
+func TestHistoryQuery(t *testing.T) {
+	e := newEnv(t, "")
+	e.msgs("old-transcript", userMsg("the heron lands"), assistantMsg("a grey heron"), userMsg("unrelated"))
+	s := e.sess(store.Session{Key: "agent:main:main"})
+	reset := transcript.Entry{Type: transcript.TypeReset, Timestamp: transcript.FormatTime(testNow),
+		Extra: map[string]json.RawMessage{"previousSessionId": json.RawMessage(`"old-transcript"`)}}
+	if _, err := e.st.AppendMessages(t.Context(), s.SessionID, []store.Message{{Entry: reset}}); err != nil {
+		t.Fatal(err)
+	}
+	e.msgs(s.SessionID, userMsg("HERON again"), assistantMsg("fine"))
+	tests := []struct {
+		args map[string]any
+		want []string
+	}{
+		{map[string]any{"query": "heron"}, []string{"the heron lands", "a grey heron", "HERON again"}},
+		{map[string]any{"query": "heron", "limit": 2}, []string{"a grey heron", "HERON again"}},
+		{map[string]any{"query": "zebra"}, []string{}},
+		{map[string]any{"query": "  "}, []string{"HERON again", "fine"}}, // blank: plain history
+	}
+	for _, tt := range tests {
+		tt.args["sessionKey"] = "main"
+		d := e.mustCall(mainCaller, HistoryToolName, tt.args)
+		if diff := cmp.Diff(tt.want, texts(d["messages"])); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", tt.args, diff)
+		}
+	}
+	d := e.mustCall(mainCaller, HistoryToolName, map[string]any{"sessionKey": "main", "query": "lands"})
+	if meta := d["messages"].([]any)[0].(map[string]any)["__openclaw"].(map[string]any); meta["sessionId"] != "old-transcript" {
+		t.Errorf("archived match meta = %v", meta)
+	}
+}

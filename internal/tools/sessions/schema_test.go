@@ -16,7 +16,7 @@ func TestSchemas(t *testing.T) {
 	e := newEnv(t, "")
 	wantTypes := map[string]map[string]string{
 		"sessions_list":    {"kinds": "array", "limit": "number", "activeMinutes": "number", "messageLimit": "number"},
-		"sessions_history": {"sessionKey": "string", "limit": "number", "includeTools": "boolean"},
+		"sessions_history": {"sessionKey": "string", "limit": "number", "includeTools": "boolean", "query": "string"},
 		"sessions_send":    {"sessionKey": "string", "message": "string", "timeoutSeconds": "number"},
 		"agents_list":      {},
 	}
