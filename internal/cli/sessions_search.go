@@ -11,20 +11,26 @@ import (
 )
 
 func newSessionsSearchCmd(g *globalFlags) *cobra.Command {
-	var limit int
+	var (
+		limit int
+		keys  []string
+		agent string
+	)
 	cmd := &cobra.Command{
-		Use:   "search KEY QUERY",
-		Short: "Search a session's history, reset and compacted history included",
-		Long: `Search prints the messages of the session that contain QUERY (case
-insensitive), newest first: those of its current transcript and of the
-transcripts it had before each reset, one line each with the time, the
-role and the text around the match. Archived transcripts are marked with
-their session id; read one with "switchboard call chat.history" and its
-sessionId, or page back to it with historyCursor.`,
-		Args: cobra.ExactArgs(2),
+		Use:   "search QUERY",
+		Short: "Search sessions' history, reset history included",
+		Long: `Search prints the user and assistant messages that contain QUERY (case
+insensitive), newest first: of the sessions named with --key, else of the
+most recently updated ones (of --agent). Each session's current transcript
+is searched and then the ones it had before each reset. One line per hit:
+time, session key, role, and the text around the match; hits from before a
+reset name their transcript's session id. Read around a hit with
+"switchboard call chat.history" and its sessionId and messageId.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
-				raw, err := g.callRaw(ctx, c, wire.MethodSessionsSearch, wire.SessionsSearchParams{Key: args[0], Query: args[1], Limit: limit})
+				p := wire.SessionsSearchParams{Query: args[0], SessionKeys: keys, AgentID: agent, Limit: limit}
+				raw, err := g.callRaw(ctx, c, wire.MethodSessionsSearch, p)
 				if err != nil {
 					return err
 				}
@@ -36,31 +42,50 @@ sessionId, or page back to it with historyCursor.`,
 				if err := decodeResult(wire.MethodSessionsSearch, raw, &res); err != nil {
 					return err
 				}
-				if len(res.Matches) == 0 {
-					_, err := fmt.Fprintf(out, "no message in %s contains %q\n", res.Key, args[1])
+				if len(res.Results) == 0 {
+					_, err := fmt.Fprintf(out, "no message contains %q\n", args[0])
 					return err
 				}
-				for _, m := range res.Matches {
-					at := "-"
-					if m.Timestamp > 0 {
-						at = time.UnixMilli(m.Timestamp).UTC().Format(time.RFC3339)
+				current := map[string]string{}
+				for _, h := range res.Results {
+					if _, ok := current[h.SessionKey]; !ok {
+						current[h.SessionKey] = g.currentSessionID(ctx, c, h.SessionKey)
 					}
+					at := time.UnixMilli(h.Timestamp).UTC().Format(time.RFC3339)
 					where := ""
-					if !m.Current {
-						where = " [before reset, " + m.SessionID + "]"
+					if cur := current[h.SessionKey]; cur != "" && h.SessionID != cur {
+						where = " [before reset, " + h.SessionID + "]"
 					}
-					if _, err := fmt.Fprintf(out, "%s  %-10s #%d%s  %s\n", at, m.Role, m.Seq, where, oneLine(m.Text)); err != nil {
+					if _, err := fmt.Fprintf(out, "%s  %s  %-9s%s  %s\n", at, h.SessionKey, h.Role, where, oneLine(h.Snippet)); err != nil {
 						return err
 					}
 				}
 				if res.Truncated {
-					_, err := fmt.Fprintln(out, "(search stopped at its scan bound; older history was not searched)")
+					_, err := fmt.Fprintln(out, "(the search stopped at its scan bound; older history was not searched)")
 					return err
 				}
 				return nil
 			})
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many matches (default 50, at most 500)")
+	f := cmd.Flags()
+	f.IntVar(&limit, "limit", 0, "at most this many hits (default 10, at most 25)")
+	f.StringArrayVar(&keys, "key", nil, "search this session (repeatable; default: the most recently updated ones)")
+	f.StringVar(&agent, "agent", "", "search this agent's sessions")
 	return cmd
+}
+
+// currentSessionID returns the session id a key has now ("" when it
+// cannot be read).
+func (g *globalFlags) currentSessionID(ctx context.Context, c *conn, key string) string {
+	limit := 1
+	raw, err := c.CallRaw(ctx, wire.MethodChatHistory, wire.ChatHistoryParams{SessionKey: key, Limit: &limit})
+	if err != nil {
+		return ""
+	}
+	var res wire.ChatHistoryResult
+	if decodeResult(wire.MethodChatHistory, raw, &res) != nil {
+		return ""
+	}
+	return res.SessionID
 }

@@ -90,6 +90,45 @@ func (s *Server) handleChatSend(ctx context.Context, cl *call) (any, error) {
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
+	return s.chatSend(ctx, cl, p)
+}
+
+// handleSessionsSteer is sessions.steer, the reference's deprecated alias
+// of chat.send with queueMode "interrupt".
+func (s *Server) handleSessionsSteer(ctx context.Context, cl *call) (any, error) {
+	var p wire.ChatSendParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	p.QueueMode = string(policy.QueueInterrupt)
+	return s.chatSend(ctx, cl, p)
+}
+
+// handleSessionsSend is sessions.send: chat.send into a session that
+// exists (an operator's "send into this session"), the idempotency key
+// optional.
+func (s *Server) handleSessionsSend(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsSendParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
+	if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+		return nil, invalid("No session found: " + p.Key)
+	} else if err != nil {
+		return nil, err
+	}
+	idem := p.IdempotencyKey
+	if idem == "" {
+		idem = s.newID()
+	}
+	return s.chatSend(ctx, cl, wire.ChatSendParams{SessionKey: key, Message: p.Message, IdempotencyKey: idem,
+		AgentID: p.AgentID, Thinking: p.Thinking, Attachments: p.Attachments, TimeoutMs: p.TimeoutMs})
+}
+
+// chatSend accepts one message for a session: gateway commands, the send
+// policy, the queue mode, then the run.
+func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) (any, error) {
 	images, err := attachmentImages(p.Attachments)
 	if err != nil {
 		return nil, err

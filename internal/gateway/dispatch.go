@@ -69,6 +69,8 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodToolsInvoke, scope: wire.ScopeWrite, handle: s.handleToolsInvoke},
 		{name: wire.MethodSessionsExport, scope: wire.ScopeAdmin, handle: s.handleSessionsExport},
 		{name: wire.MethodSessionsSearch, scope: wire.ScopeRead, handle: s.handleSessionsSearch},
+		{name: wire.MethodSessionsSend, scope: wire.ScopeWrite, handle: s.handleSessionsSend},
+		{name: wire.MethodSessionsSteer, scope: wire.ScopeWrite, handle: s.handleSessionsSteer},
 		{name: wire.MethodSubagentsList, scope: wire.ScopeRead, handle: s.handleSubagentsList},
 		{name: wire.MethodSubagentsKill, scope: wire.ScopeWrite, handle: s.handleSubagentsKill},
 		{name: wire.MethodAnnouncesList, scope: wire.ScopeRead, handle: s.handleAnnouncesList},

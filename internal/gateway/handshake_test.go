@@ -39,7 +39,7 @@ func TestHandshakeOK(t *testing.T) {
 	wantMethods := []string{"health", "logs.tail", "status", "system-presence", "last-heartbeat", "usage.status",
 		"usage.cost", "sessions.usage", "models.list", "config.get", "sessions.messages.subscribe", "sessions.messages.unsubscribe", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset", "sessions.compact",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "sessions.abort", "chat.inject",
-		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export", "sessions.search",
+		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export", "sessions.search", "sessions.send", "sessions.steer",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)

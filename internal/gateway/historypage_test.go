@@ -98,19 +98,24 @@ func TestChatHistoryPaging(t *testing.T) {
 	}
 
 	// sessions.search finds text in the current and the archived
-	// transcripts, newest first.
+	// transcripts, newest first, in the reference's shape.
 	var found wire.SessionsSearchResult
-	c.ok(wire.MethodSessionsSearch, map[string]any{"key": "main", "query": "OLD 1"}, &found)
-	if len(found.Matches) != 2 || found.Matches[0].Role != "assistant" || found.Matches[1].Role != "user" ||
-		found.Matches[1].SessionID != oldID || found.Matches[1].Current || found.Matches[1].Text != "old 1" {
+	c.ok(wire.MethodSessionsSearch, map[string]any{"query": "OLD 1", "sessionKeys": []string{"main"}}, &found)
+	if len(found.Results) != 2 || found.Results[0].Role != "assistant" || found.Results[1].Role != "user" ||
+		found.Results[1].SessionID != oldID || found.Results[1].SessionKey != "agent:main:main" || found.Results[1].Snippet != "old 1" ||
+		found.Results[1].Score != 1 || found.Results[1].MessageID == "" || found.Results[1].Timestamp == 0 {
 		t.Errorf("search old 1 = %+v", found)
 	}
-	c.ok(wire.MethodSessionsSearch, map[string]any{"key": "main", "query": "new 0", "limit": 1}, &found)
-	if len(found.Matches) != 1 || !found.Matches[0].Current || found.Matches[0].Role != "assistant" {
+	c.ok(wire.MethodSessionsSearch, map[string]any{"query": "new 0", "limit": 1}, &found)
+	if len(found.Results) != 1 || found.Results[0].SessionID == oldID || found.Results[0].Role != "assistant" {
 		t.Errorf("search new 0 = %+v", found)
 	}
-	if err := c.fail(wire.MethodSessionsSearch, map[string]any{"key": "nobody", "query": "x"}); err.Message != "No session found: nobody" {
-		t.Errorf("search of a missing session: %+v", err)
+	c.ok(wire.MethodSessionsSearch, map[string]any{"query": "old", "sessionKeys": []string{"nobody"}}, &found)
+	if len(found.Results) != 0 {
+		t.Errorf("search of a missing session = %+v", found)
+	}
+	if err := c.fail(wire.MethodSessionsSearch, map[string]any{"query": "x", "limit": 26}); err.Code != wire.CodeInvalidRequest {
+		t.Errorf("limit 26: %+v", err)
 	}
 	if long := excerptAround(strings.Repeat("a", 300)+"needle"+strings.Repeat("b", 300), 300, 6); !strings.Contains(long, "needle") || len(long) > searchExcerpt+8 {
 		t.Errorf("excerpt %q", long)

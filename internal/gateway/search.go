@@ -14,87 +14,124 @@ import (
 
 // Bounds of sessions.search.
 const (
-	defaultSearchLimit = 50
-	// maxSearchScan bounds the entries one search reads, over all of the
-	// session's transcripts.
+	defaultSearchLimit = 10
+	maxSearchKeys      = 200
+	// maxSearchScan bounds the entries one search reads, over all of its
+	// sessions' transcripts.
 	maxSearchScan = 200000
 	searchPage    = 500
-	// searchExcerpt is how much text around the match a result carries.
+	// searchExcerpt is how much text around the match a hit carries.
 	searchExcerpt = 200
 )
 
+// handleSessionsSearch is sessions.search: the user and assistant messages
+// of the given sessions (or the most recently updated ones) that contain
+// the query, case-insensitively, newest first within each session, from
+// its current transcript and the ones it had before resets.
 func (s *Server) handleSessionsSearch(ctx context.Context, cl *call) (any, error) {
 	var p wire.SessionsSearchParams
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
-	res := wire.SessionsSearchResult{Key: key, Matches: []wire.SessionsMatch{}}
-	sess, err := s.cfg.Store.GetSession(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, invalid("No session found: " + p.Key)
+	if len(p.SessionKeys) > maxSearchKeys {
+		return nil, invalid("invalid sessions.search params: at /sessionKeys: must have at most 200 items")
 	}
-	if err != nil {
-		return nil, err
+	query := strings.ToLower(strings.TrimSpace(p.Query))
+	if query == "" {
+		return nil, invalid("invalid sessions.search params: query is empty")
 	}
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultSearchLimit
 	}
-	query := strings.ToLower(strings.TrimSpace(p.Query))
+	res := wire.SessionsSearchResult{Results: []wire.SessionsSearchHit{}}
+	sessions, err := s.searchSessions(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
 	scanned := 0
-	for sid := sess.SessionID; sid != ""; {
-		before := int64(0)
-		for {
-			page, err := s.cfg.Store.History(ctx, sid, store.HistoryOptions{Limit: searchPage, BeforeSeq: before})
+	for _, sess := range sessions {
+		for sid := sess.SessionID; sid != ""; {
+			before := int64(0)
+			for {
+				page, err := s.cfg.Store.History(ctx, sid, store.HistoryOptions{Limit: searchPage, BeforeSeq: before})
+				if err != nil {
+					return nil, err
+				}
+				for i := len(page) - 1; i >= 0; i-- {
+					if hit, ok := matchEntry(page[i], query); ok {
+						hit.SessionKey = sess.Key
+						res.Results = append(res.Results, hit)
+						if len(res.Results) == limit {
+							return res, nil
+						}
+					}
+				}
+				if scanned += len(page); scanned >= maxSearchScan {
+					res.Truncated = true
+					return res, nil
+				}
+				if len(page) < searchPage || page[0].Seq <= 1 {
+					break
+				}
+				before = page[0].Seq
+			}
+			prev, err := store.PreviousSessionID(ctx, s.cfg.Store, sid)
 			if err != nil {
 				return nil, err
 			}
-			for i := len(page) - 1; i >= 0; i-- {
-				if m, ok := matchEntry(page[i], query); ok {
-					m.Current = sid == sess.SessionID
-					res.Matches = append(res.Matches, m)
-					if len(res.Matches) == limit {
-						return res, nil
-					}
-				}
-			}
-			scanned += len(page)
-			if scanned >= maxSearchScan {
-				res.Truncated = true
-				return res, nil
-			}
-			if len(page) < searchPage || page[0].Seq <= 1 {
-				break
-			}
-			before = page[0].Seq
+			sid = prev
 		}
-		prev, err := store.PreviousSessionID(ctx, s.cfg.Store, sid)
-		if err != nil {
-			return nil, err
-		}
-		sid = prev
 	}
 	return res, nil
 }
 
-// matchEntry reports whether a transcript message contains query (lower
-// case) and returns it as a match with the text around the first hit.
-func matchEntry(m store.Message, query string) (wire.SessionsMatch, bool) {
+// searchSessions returns the sessions a search reads: the named ones that
+// exist, or the most recently updated ones (of the agent, when named).
+func (s *Server) searchSessions(ctx context.Context, p *wire.SessionsSearchParams) ([]*store.Session, error) {
+	if len(p.SessionKeys) == 0 {
+		opts := store.ListOptions{Limit: maxSearchKeys}
+		if p.AgentID != "" {
+			opts.AgentID = s.agentID(p.AgentID)
+		}
+		return s.cfg.Store.ListSessions(ctx, opts)
+	}
+	var out []*store.Session
+	for _, k := range p.SessionKeys {
+		sess, err := s.cfg.Store.GetSession(ctx, s.canonicalKey(k, s.agentID(p.AgentID)))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	return out, nil
+}
+
+// matchEntry reports whether a user or assistant message contains query
+// (lower case) and returns it as a hit with the text around the first
+// occurrence and the number of occurrences as its score.
+func matchEntry(m store.Message, query string) (wire.SessionsSearchHit, bool) {
 	msg := m.Entry.Message
-	if m.Entry.Type != transcript.TypeMessage || msg == nil {
-		return wire.SessionsMatch{}, false
+	if m.Entry.Type != transcript.TypeMessage || msg == nil || (msg.Role != transcript.RoleUser && msg.Role != transcript.RoleAssistant) {
+		return wire.SessionsSearchHit{}, false
 	}
 	text := msg.Content.Text()
-	i := strings.Index(strings.ToLower(text), query)
+	lower := strings.ToLower(text)
+	i := strings.Index(lower, query)
 	if i < 0 {
-		return wire.SessionsMatch{}, false
+		return wire.SessionsSearchHit{}, false
 	}
-	out := wire.SessionsMatch{SessionID: m.SessionID, Seq: m.Seq, ID: m.Entry.ID, Role: msg.Role, Text: excerptAround(text, i, len(query))}
+	hit := wire.SessionsSearchHit{SessionID: m.SessionID, MessageID: m.Entry.ID, Role: msg.Role,
+		Snippet: excerptAround(text, min(i, len(text)), len(query)), Score: float64(strings.Count(lower, query))}
 	if ts, err := time.Parse(time.RFC3339Nano, m.Entry.Timestamp); err == nil {
-		out.Timestamp = ts.UnixMilli()
+		hit.Timestamp = ts.UnixMilli()
+	} else if msg.Timestamp > 0 {
+		hit.Timestamp = msg.Timestamp
 	}
-	return out, true
+	return hit, true
 }
 
 // excerptAround returns at most about searchExcerpt bytes of text around

@@ -28,9 +28,14 @@ const (
 	// MethodSessionsExport writes a session's transcript as JSONL on the
 	// gateway host (Switchboard's method).
 	MethodSessionsExport = "sessions.export"
-	// MethodSessionsSearch searches a session's transcripts, the archived
-	// ones too (Switchboard's method).
+	// MethodSessionsSearch searches sessions' transcripts, the ones
+	// before resets too.
 	MethodSessionsSearch = "sessions.search"
+	// MethodSessionsSend sends into an existing session; MethodSessionsSteer
+	// is the reference's deprecated alias of chat.send with queueMode
+	// "interrupt".
+	MethodSessionsSend  = "sessions.send"
+	MethodSessionsSteer = "sessions.steer"
 	MethodAgent          = "agent"
 	MethodAgentWait      = "agent.wait"
 	MethodAgentsList     = "agents.list"
@@ -190,36 +195,50 @@ type ChatSendParams struct {
 	QueueMode      string            `json:"queueMode,omitempty"`
 }
 
-// SessionsSearchParams are the params of sessions.search.
+// SessionsSearchParams are the params of sessions.search (the
+// reference's shape).
 type SessionsSearchParams struct {
-	Key     string `json:"key"`
 	Query   string `json:"query"`
 	AgentID string `json:"agentId,omitempty"`
-	// Limit is 1..500; 0 means 50.
+	// SessionKeys limits the search to these sessions (1..200); empty
+	// searches the most recently updated sessions (of AgentID, if set).
+	SessionKeys []string `json:"sessionKeys,omitempty"`
+	// Limit is 1..25; 0 means 10.
 	Limit int `json:"limit,omitempty"`
 }
 
-// SessionsSearchResult is the result of sessions.search: matches newest
-// first, across the session's current and archived transcripts.
+// SessionsSearchResult is the result of sessions.search: hits newest
+// first, from the sessions' current transcripts and the ones they had
+// before resets.
 type SessionsSearchResult struct {
-	Key     string          `json:"key"`
-	Matches []SessionsMatch `json:"matches"`
-	// Truncated is set when the scan stopped at its bound before the oldest
-	// entry.
+	Results []SessionsSearchHit `json:"results"`
+	// Truncated is set when the scan stopped at its bound before the
+	// oldest entry.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// SessionsMatch is one transcript message that contains the query.
-type SessionsMatch struct {
-	SessionID string `json:"sessionId"`
-	Seq       int64  `json:"seq"`
-	ID        string `json:"id"`
-	Role      string `json:"role"`
-	Timestamp int64  `json:"timestamp,omitempty"`
-	// Current is set for the session's current transcript.
-	Current bool `json:"current,omitempty"`
-	// Text is the message text around the first match.
-	Text string `json:"text"`
+// SessionsSearchHit is one user or assistant message containing the query.
+type SessionsSearchHit struct {
+	SessionKey string `json:"sessionKey"`
+	SessionID  string `json:"sessionId"`
+	MessageID  string `json:"messageId"`
+	Role       string `json:"role"`
+	Timestamp  int64  `json:"timestamp"`
+	// Snippet is the text around the first match.
+	Snippet string `json:"snippet"`
+	// Score is how many times the query occurs in the message.
+	Score float64 `json:"score"`
+}
+
+// SessionsSendParams are the params of sessions.send.
+type SessionsSendParams struct {
+	Key            string            `json:"key"`
+	Message        string            `json:"message"`
+	AgentID        string            `json:"agentId,omitempty"`
+	Thinking       string            `json:"thinking,omitempty"`
+	Attachments    []json.RawMessage `json:"attachments,omitempty"`
+	TimeoutMs      *int64            `json:"timeoutMs,omitempty"`
+	IdempotencyKey string            `json:"idempotencyKey,omitempty"`
 }
 
 // ChatHistoryParams are the params of chat.history.
@@ -349,6 +368,9 @@ type LogsTailParams struct {
 type AgentsListParams struct{}
 
 // methodSchemas maps each method to its params schema. All are closed.
+// sessions.steer takes chat.send's params.
+func init() { methodSchemas[MethodSessionsSteer] = methodSchemas[MethodChatSend] }
+
 var methodSchemas = map[string]*Schema{
 	MethodConnect:        ConnectSchema,
 	MethodHealth:         Object(nil, P("probe", Bool())),
@@ -479,11 +501,20 @@ var methodSchemas = map[string]*Schema{
 		P("key", NonEmptyStr()),
 		P("agentId", Str()),
 	),
-	MethodSessionsSearch: Object([]string{"key", "query"},
+	MethodSessionsSearch: Object([]string{"query"},
+		P("query", &Schema{Type: JSONString, MinLength: 1, MaxLength: 4096}),
+		P("agentId", NonEmptyStr()),
+		P("sessionKeys", &Schema{Type: JSONArray, Items: NonEmptyStr()}),
+		P("limit", &Schema{Type: JSONInteger, HasMin: true, Min: 1, HasMax: true, Max: 25}),
+	),
+	MethodSessionsSend: Object([]string{"key", "message"},
 		P("key", NonEmptyStr()),
-		P("query", NonEmptyStr()),
-		P("agentId", Str()),
-		P("limit", &Schema{Type: JSONInteger, HasMin: true, Min: 1, HasMax: true, Max: 500}),
+		P("agentId", NonEmptyStr()),
+		P("message", Str()),
+		P("thinking", Str()),
+		P("attachments", Array()),
+		P("timeoutMs", Int(0)),
+		P("idempotencyKey", NonEmptyStr()),
 	),
 	MethodToolsInvoke: Object(nil,
 		P("tool", Str()),
