@@ -36,9 +36,9 @@ const (
 	// "interrupt".
 	MethodSessionsSend  = "sessions.send"
 	MethodSessionsSteer = "sessions.steer"
-	MethodAgent          = "agent"
-	MethodAgentWait      = "agent.wait"
-	MethodAgentsList     = "agents.list"
+	MethodAgent         = "agent"
+	MethodAgentWait     = "agent.wait"
+	MethodAgentsList    = "agents.list"
 	// MethodLogsTail reads the gateway's log file from a cursor.
 	MethodLogsTail = "logs.tail"
 	// Operator methods of the OpenClaw CLI's status, usage, presence and
