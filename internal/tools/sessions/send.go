@@ -84,6 +84,25 @@ type sendResult struct {
 type sendDelivery struct {
 	Status string `json:"status"`
 	Mode   string `json:"mode"`
+	// Position is how many runs are ahead of a queued message on the
+	// target's lane (1: the run in progress only).
+	Position int `json:"position,omitempty"`
+}
+
+// queuePosition returns how many runs are ahead of run runID on the
+// target's lane (the one in progress and those queued before it), or 0
+// when none is: it runs or is about to, or it ended.
+func (t *Tools) queuePosition(ctx context.Context, targetKey, runID string) int {
+	runs, err := t.d.Store.ListRuns(ctx, store.RunFilter{SessionKey: targetKey, Statuses: []store.RunStatus{store.RunRunning, store.RunQueued}})
+	if err != nil {
+		return 0
+	}
+	for i, r := range runs {
+		if r.RunID == runID {
+			return i
+		}
+	}
+	return 0
 }
 
 // send implements sessions_send (reference behaviour §6).
@@ -156,8 +175,12 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 
 	if timeoutSeconds == 0 {
 		t.follow(ctx, flow)
-		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display,
-			Delivery: &sendDelivery{Status: DeliveryPending, Mode: "announce"}}, nil
+		d := &sendDelivery{Status: DeliveryPending, Mode: "announce"}
+		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
+			// The target is busy: say so, and where the message waits.
+			d.Status, d.Position = DeliveryQueued, pos
+		}
+		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display, Delivery: d}, nil
 	}
 
 	done, ok, err := t.d.Messenger.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
@@ -167,15 +190,15 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	if !ok {
 		// The run goes on; its reply is never lost: agent.wait on runId,
 		// or sessions_history on the target, returns it later.
-		st := DeliveryQueued
-		if r, err := t.d.Store.GetRun(context.WithoutCancel(ctx), runID); err == nil && r.Status != store.RunQueued {
-			st = DeliveryDelivered
+		d := &sendDelivery{Status: DeliveryDelivered, Mode: "announce"}
+		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
+			d.Status, d.Position = DeliveryQueued, pos
 		}
 		t.follow(ctx, flow) // announce once the run ends, as fire-and-forget does
 		return &sendResult{
 			RunID: runID, Status: "timeout", SessionKey: target.Display,
 			Error:    fmt.Sprintf("no reply within %ds; the run continues. Fetch the reply later with agent.wait {runId:%q} or sessions_history.", timeoutSeconds, runID),
-			Delivery: &sendDelivery{Status: st, Mode: "announce"},
+			Delivery: d,
 		}, nil
 	}
 	switch done.Status {

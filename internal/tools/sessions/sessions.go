@@ -34,6 +34,7 @@ type Store interface {
 	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error)
 }
 
 // Messenger carries sessions_send's messages: it queues a message as a
