@@ -379,6 +379,7 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 	usage := transcript.Usage{
 		Input: pu.Input, Output: pu.Output, CacheRead: pu.CacheRead, CacheWrite: pu.CacheWrite, TotalTokens: pu.Total(),
 	}
+	usage.Cost = model.Price.Cost(usage)
 	var blocks []transcript.Block
 	if thinking.Len() > 0 {
 		s := thinking.String()

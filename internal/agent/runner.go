@@ -77,6 +77,29 @@ type Model struct {
 	// unset); see compaction.ResolveWindow.
 	ContextTokens int
 	ContextWindow int
+	// Price is what the model costs (models.providers.<p>.models[].cost);
+	// nil when not configured, and the usage then carries no cost.
+	Price *Price
+}
+
+// Price is a model's price per million tokens of each kind.
+type Price struct {
+	Input, Output, CacheRead, CacheWrite float64
+}
+
+// Cost is the cost of usage u at price p.
+func (p *Price) Cost(u transcript.Usage) *transcript.Cost {
+	if p == nil {
+		return nil
+	}
+	c := &transcript.Cost{
+		Input:      float64(u.Input) * p.Input / 1e6,
+		Output:     float64(u.Output) * p.Output / 1e6,
+		CacheRead:  float64(u.CacheRead) * p.CacheRead / 1e6,
+		CacheWrite: float64(u.CacheWrite) * p.CacheWrite / 1e6,
+	}
+	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
+	return c
 }
 
 // ModelResolver finds the model for a run.
@@ -490,6 +513,19 @@ func (r *Runner) queueLength(sessionKey string) int {
 		return len(l.queue)
 	}
 	return 0
+}
+
+// LaneStats returns how many sessions have a run in progress or queued,
+// how many runs wait behind them in all, and the longest single queue.
+func (r *Runner) LaneStats() (busy, queued, longest int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.lanes {
+		busy++
+		queued += len(l.queue)
+		longest = max(longest, len(l.queue))
+	}
+	return busy, queued, longest
 }
 
 // Busy reports whether the session has a run in progress or queued.

@@ -112,8 +112,14 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 	}
 	model := agent.Model{Provider: p, ProviderID: provID, ModelID: modelID, API: pc.API}
 	for _, def := range pc.Models {
-		if def.ID == modelID && def.MaxTokens != nil {
+		if def.ID != modelID {
+			continue
+		}
+		if def.MaxTokens != nil {
 			model.MaxTokens = *def.MaxTokens
+		}
+		if c := def.Cost; c != nil {
+			model.Price = &agent.Price{Input: c.Input, Output: c.Output, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite}
 		}
 	}
 	model.ContextTokens, model.ContextWindow = m.cfg.ModelWindow(provID, modelID)

@@ -283,6 +283,7 @@ func (c *conn) dropSlowLocked() {
 		return
 	}
 	c.closing = true
+	c.s.slowDropped.Add(1)
 	c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued, "gatewayQueuedBytes", c.s.queuedTotal.Load())
 	c.cancel(errSlowConsumer)
 }

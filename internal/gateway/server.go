@@ -205,6 +205,7 @@ type Server struct {
 
 	presenceVersion atomic.Int64 // stateVersion.presence
 	queuedTotal     atomic.Int64 // bytes queued on every connection
+	slowDropped     atomic.Int64 // connections closed as slow consumers
 
 	methods     map[string]*method
 	methodNames []string
@@ -486,4 +487,23 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.wg.Wait()
 	return nil
+}
+
+// Stats are the gateway's live counters, for metrics.
+type Stats struct {
+	// Connections is the number of open WebSocket connections.
+	Connections int
+	// QueuedBytes is what waits to be written to them.
+	QueuedBytes int64
+	// SlowConsumers counts connections closed for not reading.
+	SlowConsumers int64
+}
+
+// Stats returns the gateway's live counters.
+func (s *Server) Stats() Stats {
+	n := 0
+	if l := s.connList.Load(); l != nil {
+		n = len(*l)
+	}
+	return Stats{Connections: n, QueuedBytes: s.queuedTotal.Load(), SlowConsumers: s.slowDropped.Load()}
 }
