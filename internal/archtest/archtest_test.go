@@ -397,6 +397,14 @@ var importAllowLists = map[string][]string{
 		"internal/toolinvoke",
 		"internal/transcript",
 	},
+	// metrics: Prometheus over the runner's events; live readings come
+	// through funcs, so no gateway or store import.
+	"internal/metrics": {
+		"github.com/prometheus/client_golang/prometheus",
+		"github.com/prometheus/client_golang/prometheus/collectors",
+		"github.com/prometheus/client_golang/prometheus/promhttp",
+		"internal/agent",
+	},
 	// toolinvoke: direct tool invocation over the tools contract and the
 	// pure policy; no runner, store or transport.
 	"internal/toolinvoke": {

@@ -117,12 +117,14 @@ type Daemon struct {
 	lock      *statedir.Lock
 	readiness *readiness
 	stop      context.CancelFunc // ends the daemon's own loops
-	logs      *logSetup          // nil when Options.Logger was given
-	closeOnce sync.Once
-	closeErr  error
-	started   time.Time
-	api       *httpFront // /tools/invoke and the OpenAI-compatible paths
-	mods      *models
+	// stopMetrics ends the metrics' subscription to run events.
+	stopMetrics func()
+	logs        *logSetup // nil when Options.Logger was given
+	closeOnce   sync.Once
+	closeErr    error
+	started     time.Time
+	api         *httpFront // /tools/invoke and the OpenAI-compatible paths
+	mods        *models
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -408,6 +410,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
+	mets, stopMetrics := newMetrics(runner, gw, st)
+	d.stopMetrics = stopMetrics
+	mux.Handle("GET /metrics", gw.RequireBearer(mets.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
@@ -516,6 +521,9 @@ func (d *Daemon) Close() error {
 		// WebSocket connections.
 		// MCP sessions hold open event streams: end them before Shutdown.
 		errs := []error{d.gw.Close(), d.mcp.Close(), d.shutdownHTTP(ctx)}
+		if d.stopMetrics != nil {
+			d.stopMetrics()
+		}
 		d.stop()
 		d.wg.Wait()
 		// Deliveries and flows stop before the runner; what is cut short

@@ -1,0 +1,184 @@
+// Package metrics owns Switchboard's Prometheus metrics: it follows the
+// runner's event stream (runs, model calls, tokens, cost, tool calls) and
+// reads live gauges (lanes, connections, outbox) when scraped, and serves
+// them in the Prometheus text format.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+)
+
+// Sources are the live readings taken at each scrape; a nil func leaves
+// its gauges out.
+type Sources struct {
+	// Lanes returns sessions with work, runs waiting, and the longest
+	// queue (agent.Runner.LaneStats).
+	Lanes func() (busy, queued, longest int)
+	// Gateway returns open connections, bytes waiting to be written and
+	// connections dropped as slow consumers so far.
+	Gateway func() (connections int, queuedBytes, slowConsumers int64)
+	// Outbox counts outbox items by status ("pending", "dead").
+	Outbox func(ctx context.Context) (map[string]int, error)
+}
+
+// Metrics is the registry and the event follower. Safe for concurrent
+// use.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	runs       *prometheus.CounterVec
+	runSeconds *prometheus.HistogramVec
+	modelCalls *prometheus.HistogramVec
+	tokens     *prometheus.CounterVec
+	cost       *prometheus.CounterVec
+	toolCalls  *prometheus.CounterVec
+
+	mu    sync.Mutex               // guards calls
+	calls map[string]modelCallInfo // run id → the model call in progress
+}
+
+// modelCallInfo is the model call a run has in flight.
+type modelCallInfo struct {
+	start        time.Time
+	agent, model string
+}
+
+// Buckets of the latency histograms, in seconds: runs last from
+// milliseconds (the offline model) to many minutes (tool loops).
+var (
+	runBuckets   = []float64{0.005, 0.025, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600}
+	modelBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+)
+
+// New builds the metrics over src.
+func New(src Sources) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), calls: make(map[string]modelCallInfo)}
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_runs_total", Help: "Agent runs that ended, by final status.",
+	}, []string{"status"})
+	m.runSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "switchboard_run_duration_seconds", Help: "Run duration from start to end, by final status.", Buckets: runBuckets,
+	}, []string{"status"})
+	m.modelCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "switchboard_model_call_duration_seconds", Help: "Model call latency (request to the turn's end), by model.", Buckets: modelBuckets,
+	}, []string{"model"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_tokens_total", Help: "Model tokens, by agent, model and kind (input, output, cache_read, cache_write).",
+	}, []string{"agent", "model", "kind"})
+	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_cost_total", Help: "Model cost in the configured price's currency, by agent and model.",
+	}, []string{"agent", "model"})
+	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
+	}, []string{"tool", "outcome"})
+	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if src.Lanes != nil {
+		gauge := func(name, help string, pick func(busy, queued, longest int) int) {
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+				b, q, l := src.Lanes()
+				return float64(pick(b, q, l))
+			}))
+		}
+		gauge("switchboard_lanes_busy", "Sessions with a run in progress or queued.", func(b, _, _ int) int { return b })
+		gauge("switchboard_lane_queued_runs", "Runs waiting behind another run of their session, in all.", func(_, q, _ int) int { return q })
+		gauge("switchboard_lane_queue_longest", "The longest single session queue.", func(_, _, l int) int { return l })
+	}
+	if src.Gateway != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "switchboard_connections", Help: "Open gateway WebSocket connections.",
+		}, func() float64 { c, _, _ := src.Gateway(); return float64(c) }))
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "switchboard_outbound_queued_bytes", Help: "Bytes waiting to be written to gateway connections.",
+		}, func() float64 { _, b, _ := src.Gateway(); return float64(b) }))
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "switchboard_slow_consumers_total", Help: "Connections closed because they did not read their events.",
+		}, func() float64 { _, _, n := src.Gateway(); return float64(n) }))
+	}
+	if src.Outbox != nil {
+		m.reg.MustRegister(&outboxCollector{count: src.Outbox, desc: prometheus.NewDesc(
+			"switchboard_outbox_items", "Outbox items (announces, agent-to-agent steps) by status.", []string{"status"}, nil)})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Observe follows one runner event; it never blocks (agent.Runner calls
+// it on its own goroutines).
+func (m *Metrics) Observe(ev agent.Event) {
+	switch {
+	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseModel:
+		m.mu.Lock()
+		m.calls[ev.RunID] = modelCallInfo{start: ev.Time, agent: ev.AgentID, model: ev.ProviderID + "/" + ev.ModelID}
+		m.mu.Unlock()
+	case ev.Stream == agent.StreamUsage && ev.Usage != nil:
+		m.mu.Lock()
+		call, ok := m.calls[ev.RunID]
+		delete(m.calls, ev.RunID)
+		m.mu.Unlock()
+		if !ok {
+			return
+		}
+		if !call.start.IsZero() && !ev.Time.IsZero() {
+			m.modelCalls.WithLabelValues(call.model).Observe(ev.Time.Sub(call.start).Seconds())
+		}
+		u := ev.Usage
+		for kind, n := range map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_write": u.CacheWrite} {
+			if n > 0 {
+				m.tokens.WithLabelValues(call.agent, call.model, kind).Add(float64(n))
+			}
+		}
+		if u.Cost != nil && u.Cost.Total > 0 {
+			m.cost.WithLabelValues(call.agent, call.model).Add(u.Cost.Total)
+		}
+	case ev.Stream == agent.StreamTool && ev.Phase == agent.PhaseResult && ev.Tool != nil:
+		outcome := "ok"
+		if ev.Tool.Result == nil || ev.Tool.Result.IsError {
+			outcome = "error"
+		}
+		m.toolCalls.WithLabelValues(ev.Tool.Name, outcome).Inc()
+	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
+		m.mu.Lock()
+		delete(m.calls, ev.RunID)
+		m.mu.Unlock()
+		status := string(ev.Run.Status)
+		m.runs.WithLabelValues(status).Inc()
+		if !ev.Run.StartedAt.IsZero() && !ev.Run.EndedAt.IsZero() {
+			m.runSeconds.WithLabelValues(status).Observe(ev.Run.EndedAt.Sub(ev.Run.StartedAt).Seconds())
+		}
+	}
+}
+
+// outboxCollector reads outbox counts at scrape time.
+type outboxCollector struct {
+	count func(context.Context) (map[string]int, error)
+	desc  *prometheus.Desc
+}
+
+func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for status, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), status)
+	}
+}
