@@ -31,4 +31,15 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   fi
 fi
 
+# Chromium for internal/webui/browsertest: installed with apt-get on Debian
+# when running as root; otherwise that test skips (and fails under CI=true).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
+  && [ -z "${SWITCHBOARD_CHROMIUM:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  else
+    echo "test.sh: chromium missing (apt-get install chromium); the browser tests will skip" >&2
+  fi
+fi
+
 go test -race -shuffle=on -count=1 -timeout 20m "$@" ./...

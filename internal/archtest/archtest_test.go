@@ -397,6 +397,9 @@ var importAllowLists = map[string][]string{
 		"internal/toolinvoke",
 		"internal/transcript",
 	},
+	// webui: static assets and their handler; the page talks to the
+	// gateway over its public protocol only.
+	"internal/webui": nil,
 	// metrics: Prometheus over the runner's events; live readings come
 	// through funcs, so no gateway or store import.
 	"internal/metrics": {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/webui"
 )
 
 // DBFile is the SQLite database file name inside the state dir.
@@ -405,8 +407,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", gw) // the WebSocket protocol at "/"
-	api.Register(mux)          // /tools/invoke and the OpenAI-compatible /v1 paths
+	ui := webui.Handler()
+	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
+	mux.Handle("GET "+webui.Prefix, ui)
+	api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
@@ -580,4 +584,17 @@ func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
 		out.ExemptLoopback = *rl.ExemptLoopback
 	}
 	return &out
+}
+
+// upgradeOr sends WebSocket upgrades to ws and every other request to
+// page: one path serves both the protocol and the browser UI, as the
+// reference's gateway does.
+func upgradeOr(ws, page http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			ws.ServeHTTP(w, r)
+			return
+		}
+		page.ServeHTTP(w, r)
+	})
 }

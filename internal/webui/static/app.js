@@ -1,0 +1,414 @@
+// Switchboard's browser UI: one WebSocket to the gateway, speaking its
+// protocol as a control UI. No framework, no build step; model output is
+// only ever placed in the page as text nodes (see render.js).
+import { renderMarkdown, el, fmtTime, fmtTokens } from "/ui/render.js";
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  token: "",
+  ws: null,
+  nextId: 1,
+  pending: new Map(), // request id → {resolve, reject}
+  hello: null,
+  connectedAt: 0,
+  retry: 0,
+  key: "main", // the chat view's session (as typed)
+  canonical: "", // its canonical key once known
+  runs: new Map(), // runId → bubble element of a streaming reply
+  activeRun: "",
+  waits: new Set(), // runIds to re-attach agent.wait to after a reconnect
+  sessionsOffset: 0,
+  treeTimer: 0,
+};
+const PAGE = 50;
+
+// ---- auth --------------------------------------------------------------
+
+function loadToken() {
+  const m = /(?:^|[#&])token=([^&]+)/.exec(location.hash);
+  if (m) {
+    const t = decodeURIComponent(m[1]);
+    history.replaceState(null, "", location.pathname + location.search); // keep it out of the address bar
+    sessionStorage.setItem("switchboard.token", t);
+    return t;
+  }
+  return sessionStorage.getItem("switchboard.token") || localStorage.getItem("switchboard.token") || "";
+}
+
+function showLogin(message) {
+  $("app").hidden = true;
+  $("login").hidden = false;
+  $("login-error").textContent = message || "";
+}
+
+$("login-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const t = $("login-token").value.trim();
+  if (!t) return;
+  sessionStorage.setItem("switchboard.token", t);
+  if ($("login-remember").checked) localStorage.setItem("switchboard.token", t);
+  else localStorage.removeItem("switchboard.token");
+  state.token = t;
+  connect();
+});
+
+// ---- protocol ------------------------------------------------------------
+
+function setStatus(text, cls) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = "status " + cls;
+}
+
+function connect() {
+  if (state.ws) state.ws.close();
+  setStatus("connecting…", "wait");
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/");
+  state.ws = ws;
+  ws.onmessage = (m) => onFrame(ws, JSON.parse(m.data));
+  ws.onclose = (e) => {
+    if (state.ws !== ws) return;
+    for (const p of state.pending.values()) p.reject(new Error("connection closed"));
+    state.pending.clear();
+    if (e.code === 4001 || e.code === 1008) {
+      setStatus("unauthorized", "off");
+      return showLogin("The gateway refused the token.");
+    }
+    const delay = Math.min(10000, 250 * 2 ** state.retry++);
+    setStatus(`disconnected — retrying in ${Math.round(delay / 1000)}s`, "off");
+    setTimeout(() => { if (state.ws === ws) connect(); }, delay);
+  };
+}
+
+function onFrame(ws, f) {
+  if (f.type === "event" && f.event === "connect.challenge") {
+    request("connect", {
+      minProtocol: 3, maxProtocol: 4,
+      client: { id: "webchat-ui", version: "switchboard-ui", platform: "web", mode: "ui" },
+      role: "operator",
+      scopes: ["operator.read", "operator.write", "operator.admin"],
+      caps: [],
+      auth: { token: state.token },
+    }, ws).then(onHello, (err) => {
+      setStatus("refused", "off");
+      ws.close();
+      showLogin(err.message);
+    });
+    return;
+  }
+  if (f.type === "res") {
+    const p = state.pending.get(f.id);
+    if (!p) return;
+    state.pending.delete(f.id);
+    if (f.ok) p.resolve(f.payload);
+    else p.reject(Object.assign(new Error(f.error?.message || "request failed"), { code: f.error?.code }));
+    return;
+  }
+  if (f.type === "event") onEvent(f.event, f.payload || {});
+}
+
+function request(method, params, ws = state.ws) {
+  return new Promise((resolve, reject) => {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return reject(new Error("not connected"));
+    const id = "ui-" + state.nextId++;
+    state.pending.set(id, { resolve, reject });
+    ws.send(JSON.stringify({ type: "req", id, method, params }));
+  });
+}
+
+function onHello(hello) {
+  state.hello = hello;
+  state.retry = 0;
+  state.connectedAt = Date.now() - (hello.snapshot?.uptimeMs || 0);
+  setStatus("connected", "on");
+  $("login").hidden = true;
+  $("app").hidden = false;
+  $("version").textContent = "gateway " + (hello.server?.version || "?");
+  openChat(state.key);
+  refreshSessions();
+  // Re-attach waits on runs that were streaming when the link dropped.
+  for (const runId of state.waits) waitRun(runId);
+}
+
+setInterval(() => {
+  if (!state.connectedAt) return;
+  const s = Math.floor((Date.now() - state.connectedAt) / 1000);
+  $("uptime").textContent = `up ${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}, 1000);
+
+// ---- events --------------------------------------------------------------
+
+function onEvent(name, p) {
+  if (name === "chat") return onChat(p);
+  if (name === "agent") {
+    if (p.stream === "tool" && (p.sessionKey === state.canonical)) onTool(p);
+    if (p.stream === "lifecycle" && !$("view-tree").hidden) scheduleTree();
+  }
+}
+
+function onChat(p) {
+  if (p.sessionKey !== state.canonical) {
+    if (!$("view-tree").hidden) scheduleTree();
+    return;
+  }
+  let bubble = state.runs.get(p.runId);
+  if (!bubble) {
+    bubble = addMessage("assistant", "");
+    state.runs.set(p.runId, bubble);
+  }
+  const text = messageText(p.message) || (p.state === "delta" ? (bubble.dataset.raw || "") + (p.deltaText || "") : "");
+  bubble.dataset.raw = text;
+  setBody(bubble, text);
+  if (p.state === "delta") {
+    state.activeRun = p.runId;
+    $("chat-run").textContent = "replying…";
+    return;
+  }
+  bubble.classList.remove("streaming");
+  if (p.state === "error") {
+    bubble.classList.add("error");
+    setBody(bubble, (text ? text + "\n\n" : "") + "⚠ " + (p.errorMessage || p.errorKind || "run failed"));
+  }
+  if (p.state === "aborted") bubble.classList.add("aborted");
+  state.runs.delete(p.runId);
+  state.waits.delete(p.runId);
+  if (state.activeRun === p.runId) { state.activeRun = ""; $("chat-run").textContent = ""; }
+}
+
+function onTool(p) {
+  const d = p.data || {};
+  if (d.phase !== "start") return;
+  const box = el("details", { className: "tool" }, el("summary", {}, "tool " + (d.name || "")));
+  box.append(el("pre", {}, JSON.stringify(d.args ?? {}, null, 2)));
+  $("messages").append(box);
+  scrollDown();
+}
+
+// ---- chat ----------------------------------------------------------------
+
+function messageText(msg) {
+  if (!msg) return "";
+  if (typeof msg.content === "string") return msg.content;
+  return (msg.content || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
+}
+
+function setBody(bubble, text) {
+  const body = bubble.querySelector(".body");
+  body.replaceChildren(renderMarkdown(text));
+}
+
+function addMessage(role, text, meta) {
+  const bubble = el("div", { className: "msg " + role + (role === "assistant" && !text ? " streaming" : "") });
+  bubble.append(el("div", { className: "who" }, role + (meta ? " · " + meta : "")), el("div", { className: "body" }));
+  bubble.dataset.raw = text;
+  setBody(bubble, text);
+  $("messages").append(bubble);
+  scrollDown();
+  return bubble;
+}
+
+function scrollDown() {
+  const m = $("messages");
+  m.scrollTop = m.scrollHeight;
+}
+
+async function openChat(key) {
+  state.key = key.trim() || "main";
+  $("chat-key").value = state.key;
+  $("messages").replaceChildren();
+  state.runs.clear();
+  try {
+    const h = await request("chat.history", { sessionKey: state.key, limit: 200 });
+    state.canonical = h.sessionKey;
+    $("tree-root").textContent = h.sessionKey;
+    for (const m of h.messages || []) {
+      const kind = m.__openclaw?.kind;
+      if (kind) { $("messages").append(el("div", { className: "boundary" }, "— " + messageText(m) + " —")); continue; }
+      if (m.role === "user" || m.role === "assistant") addMessage(m.role, messageText(m), fmtTime(m.timestamp));
+    }
+    const pend = h.pendingInputs?.items || [];
+    for (const it of pend) addMessage("user", typeof it.message === "string" ? it.message : JSON.stringify(it.message), it.state);
+    request("sessions.messages.subscribe", { key: state.canonical }).catch(() => {});
+  } catch (err) {
+    addMessage("system", "Cannot read the session: " + err.message);
+  }
+}
+
+function waitRun(runId) {
+  state.waits.add(runId);
+  request("agent.wait", { runId, timeoutMs: 600000 }).then(() => state.waits.delete(runId), () => {});
+}
+
+async function send() {
+  const text = $("input").value;
+  if (!text.trim()) return;
+  $("input").value = "";
+  addMessage("user", text);
+  const runId = crypto.randomUUID();
+  try {
+    const ack = await request("chat.send", { sessionKey: state.key, message: text, idempotencyKey: runId });
+    if (!state.canonical) state.canonical = state.key;
+    waitRun(ack.runId || runId);
+  } catch (err) {
+    addMessage("system", "Not sent: " + err.message);
+  }
+}
+
+async function abort() {
+  try {
+    await request("chat.abort", { sessionKey: state.key });
+  } catch (err) {
+    addMessage("system", "Abort failed: " + err.message);
+  }
+}
+
+$("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+$("input").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
+});
+document.addEventListener("keydown", (e) => { if (e.key === "Escape") abort(); });
+$("abort").addEventListener("click", abort);
+$("inject").addEventListener("click", async () => {
+  const text = $("input").value.trim();
+  if (!text) return;
+  $("input").value = "";
+  try {
+    await request("chat.inject", { sessionKey: state.key, message: text, label: "note" });
+    addMessage("assistant", text, "note");
+  } catch (err) {
+    addMessage("system", "Note not added: " + err.message);
+  }
+});
+$("chat-open").addEventListener("click", () => openChat($("chat-key").value));
+$("chat-key").addEventListener("keydown", (e) => { if (e.key === "Enter") openChat($("chat-key").value); });
+
+// ---- sessions --------------------------------------------------------------
+
+async function refreshSessions() {
+  const params = { limit: PAGE, offset: state.sessionsOffset };
+  const q = $("sessions-search").value.trim();
+  if (q) params.search = q;
+  let res;
+  try {
+    res = await request("sessions.list", params);
+  } catch (err) {
+    $("sessions-page").textContent = err.message;
+    return;
+  }
+  const kind = $("sessions-kind").value;
+  const body = $("sessions-table").tBodies[0];
+  body.replaceChildren();
+  const keys = $("session-keys");
+  keys.replaceChildren();
+  for (const s of res.sessions || []) {
+    keys.append(el("option", { value: s.key }));
+    if (kind && s.kind !== kind) continue;
+    const open = el("button", {}, "Open");
+    open.addEventListener("click", () => { showView("chat"); openChat(s.key); });
+    const reset = el("button", {}, "Reset");
+    reset.addEventListener("click", async () => { await request("sessions.reset", { key: s.key }); refreshSessions(); });
+    const del = el("button", {}, "Delete");
+    del.addEventListener("click", async () => {
+      if (confirm("Delete " + s.key + "?")) { await request("sessions.delete", { key: s.key }); refreshSessions(); }
+    });
+    body.append(el("tr", {},
+      el("td", {}, el("code", {}, s.key), s.label ? el("span", { className: "label" }, s.label) : ""),
+      el("td", {}, s.agentId || ""), el("td", {}, s.kind || ""), el("td", {}, s.model || ""),
+      el("td", {}, fmtTokens(s.totalTokens)), el("td", {}, fmtTime(s.updatedAt)),
+      el("td", { className: "row-actions" }, open, reset, del)));
+  }
+  const shown = (res.sessions || []).length;
+  $("sessions-page").textContent = `${state.sessionsOffset + 1}–${state.sessionsOffset + shown}${res.count ? " of " + res.count : ""}`;
+  $("sessions-next").disabled = !res.hasMore && shown < PAGE;
+  $("sessions-prev").disabled = state.sessionsOffset === 0;
+}
+$("sessions-refresh").addEventListener("click", refreshSessions);
+$("sessions-search").addEventListener("input", () => { state.sessionsOffset = 0; refreshSessions(); });
+$("sessions-kind").addEventListener("change", refreshSessions);
+$("sessions-next").addEventListener("click", () => { state.sessionsOffset += PAGE; refreshSessions(); });
+$("sessions-prev").addEventListener("click", () => { state.sessionsOffset = Math.max(0, state.sessionsOffset - PAGE); refreshSessions(); });
+
+// ---- the switchboard view: a session's family --------------------------------
+
+function scheduleTree() {
+  clearTimeout(state.treeTimer);
+  state.treeTimer = setTimeout(refreshTree, 150); // coalesce bursts of events
+}
+
+async function refreshTree() {
+  const root = state.canonical || "agent:main:main";
+  $("tree-root").textContent = root;
+  let subs = [], anns = [];
+  try {
+    [subs, anns] = await Promise.all([
+      request("subagents.list", { limit: 1000 }).then((r) => r.subagents || []),
+      request("announces.list", { status: "all", limit: 200 }).then((r) => r.announces || []),
+    ]);
+  } catch (err) {
+    $("tree").replaceChildren(el("li", { className: "error" }, err.message));
+    return;
+  }
+  const children = new Map();
+  for (const s of subs) {
+    if (!children.has(s.requesterKey)) children.set(s.requesterKey, []);
+    children.get(s.requesterKey).push(s);
+  }
+  const node = (key, info) => {
+    const status = info ? (info.archived ? "archived" : info.runStatus || "queued") : "root";
+    const li = el("li", { className: "node " + status, dataset: { key } });
+    const link = el("a", { href: "#" }, key);
+    link.addEventListener("click", (e) => { e.preventDefault(); showView("chat"); openChat(key); });
+    li.append(el("span", { className: "badge " + status }, status), " ", link);
+    if (info?.label) li.append(" ", el("span", { className: "label" }, info.label));
+    if (info?.task) li.append(el("div", { className: "task" }, info.task));
+    if (info?.announceStatus) li.append(el("div", { className: "announce " + info.announceStatus }, "announce " + info.announceStatus));
+    const kids = children.get(key) || [];
+    if (kids.length) {
+      const ul = el("ul");
+      for (const k of kids) ul.append(node(k.childSessionKey, k));
+      li.append(ul);
+    }
+    return li;
+  };
+  $("tree").replaceChildren(node(root, null));
+  const body = $("announces").tBodies[0];
+  body.replaceChildren();
+  for (const a of anns) {
+    const redo = el("button", {}, "Redeliver");
+    redo.disabled = a.status !== "dead";
+    redo.addEventListener("click", async () => { await request("announces.redeliver", { id: a.id }); refreshTree(); });
+    body.append(el("tr", {}, el("td", {}, el("span", { className: "badge " + a.status }, a.status)),
+      el("td", {}, el("code", {}, a.sessionKey)), el("td", {}, el("code", {}, a.runId)),
+      el("td", {}, String(a.attempts)), el("td", {}, a.lastError || ""), el("td", {}, redo)));
+  }
+}
+$("tree-refresh").addEventListener("click", refreshTree);
+
+// ---- agents ----------------------------------------------------------------
+
+async function refreshAgents() {
+  try {
+    const res = await request("agents.list", {});
+    $("agents").replaceChildren(...(res.agents || []).map((a) => el("li", { className: "card" },
+      el("h3", {}, a.id + (a.id === res.defaultId ? " (default)" : "")),
+      el("div", {}, "model: ", el("code", {}, a.model?.primary || "—")),
+      el("div", {}, "workspace: ", el("code", {}, a.workspace || "—")))));
+  } catch (err) {
+    $("agents").replaceChildren(el("li", { className: "error" }, err.message));
+  }
+}
+
+// ---- views -----------------------------------------------------------------
+
+function showView(name) {
+  for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.view === name);
+  for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + name;
+  if (name === "sessions") refreshSessions();
+  if (name === "tree") refreshTree();
+  if (name === "agents") refreshAgents();
+}
+for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => showView(b.dataset.view));
+
+state.token = loadToken();
+if (state.token) connect();
+else showLogin("");

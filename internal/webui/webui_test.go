@@ -1,0 +1,73 @@
+package webui
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestHandler(t *testing.T) {
+	h := Handler()
+	get := func(path string) *http.Response {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Result()
+	}
+	tests := []struct {
+		path, ctype, contains string
+		status               int
+	}{
+		{"/", "text/html", `<script type="module" src="/ui/app.js">`, 200},
+		{"/ui/app.js", "text/javascript", "chat.send", 200},
+		{"/ui/render.js", "text/javascript", "export function renderMarkdown", 200},
+		{"/ui/style.css", "text/css", "--accent", 200},
+		{"/ui/nope.js", "", "", 404},
+		{"/ui/../webui.go", "", "", 404},
+		{"/elsewhere", "", "", 404},
+	}
+	for _, tt := range tests {
+		resp := get(tt.path)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s: status %d", tt.path, resp.StatusCode)
+			continue
+		}
+		if tt.status != 200 {
+			continue
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tt.ctype) {
+			t.Errorf("%s: Content-Type %q", tt.path, ct)
+		}
+		if !strings.Contains(string(body), tt.contains) {
+			t.Errorf("%s: body lacks %q", tt.path, tt.contains)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", tt.path, csp)
+		}
+	}
+}
+
+// The page never builds HTML from strings: model text must stay text.
+func TestNoHTMLSinks(t *testing.T) {
+	for _, name := range []string{"static/app.js", "static/render.js"} {
+		b, err := static.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+			if strings.Contains(string(b), sink) {
+				t.Errorf("%s uses %s", name, sink)
+			}
+		}
+	}
+}
+
+func BenchmarkIndex(b *testing.B) {
+	h := Handler()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	}
+}
