@@ -17,7 +17,7 @@ func TestHandler(t *testing.T) {
 	}
 	tests := []struct {
 		path, ctype, contains string
-		status               int
+		status                int
 	}{
 		{"/", "text/html", `<script type="module" src="/ui/app.js">`, 200},
 		{"/ui/app.js", "text/javascript", "chat.send", 200},
