@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -410,6 +411,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	ui := webui.Handler()
 	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
 	mux.Handle("GET "+webui.Prefix, ui)
+	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
+	for _, p := range webui.ControlUIConfigPaths {
+		mux.Handle("GET "+p, uiConfig)
+	}
 	api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)

@@ -7,6 +7,7 @@ package webui
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -53,5 +54,46 @@ func Handler() http.Handler {
 		r2 := r.Clone(r.Context())
 		r2.URL.Path = "/" + name
 		files.ServeHTTP(w, r2)
+	})
+}
+
+// ControlUIConfig is what the reference's Control UI (npm openclaw,
+// dist/control-ui) loads from /control-ui-config.json before it connects;
+// Switchboard serves the members it has a value for, so that UI can be
+// pointed at this gateway. No secret is in it.
+type ControlUIConfig struct {
+	BasePath                   string   `json:"basePath"`
+	AssistantName              string   `json:"assistantName"`
+	AssistantAvatar            *string  `json:"assistantAvatar"`
+	ServerVersion              string   `json:"serverVersion"`
+	EmbedSandbox               string   `json:"embedSandbox"`
+	AllowExternalEmbedUrls     bool     `json:"allowExternalEmbedUrls"`
+	AutomaticallyFetchFavicons bool     `json:"automaticallyFetchFavicons"`
+	CommunityInvite            bool     `json:"communityInvite"`
+	TerminalEnabled            bool     `json:"terminalEnabled"`
+	CLIAgentsEnabled           bool     `json:"cliAgentsEnabled"`
+	PluginAssetsRequireAuth    bool     `json:"pluginAssetsRequireAuth"`
+	PluginFrameGrants          []string `json:"pluginFrameGrants"`
+}
+
+// ControlUIConfigPaths are where the reference's Control UI looks for it.
+var ControlUIConfigPaths = []string{"/control-ui-config.json", "/__openclaw/control-ui-config.json", "/__openclaw__/control-ui-config.json"}
+
+// ConfigHandler serves ControlUIConfig for a gateway of this version;
+// authRequired says whether the gateway asks for a token or password.
+func ConfigHandler(version string, authRequired bool) http.Handler {
+	cfg := ControlUIConfig{
+		AssistantName: "Switchboard", ServerVersion: version, EmbedSandbox: "scripts",
+		AutomaticallyFetchFavicons: true, PluginAssetsRequireAuth: authRequired, PluginFrameGrants: []string{},
+	}
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		panic(err) // a fixed struct
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(body)
 	})
 }

@@ -71,3 +71,17 @@ func BenchmarkIndex(b *testing.B) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	}
 }
+
+func TestConfigHandler(t *testing.T) {
+	rec := httptest.NewRecorder()
+	ConfigHandler("1.2.3", true).ServeHTTP(rec, httptest.NewRequest("GET", "/control-ui-config.json", nil))
+	body := rec.Body.String()
+	for _, want := range []string{`"basePath":""`, `"serverVersion":"1.2.3"`, `"pluginAssetsRequireAuth":true`, `"pluginFrameGrants":[]`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("config lacks %s: %s", want, body)
+		}
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type %q", ct)
+	}
+}
