@@ -457,6 +457,7 @@ var importAllowLists = map[string][]string{
 	// The workspace tools build on the tool contract alone.
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
+	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/tools/sessions", "internal/transcript",

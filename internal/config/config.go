@@ -133,6 +133,37 @@ type Tools struct {
 	AgentToAgent  ToolsAgentToAgent  `json:"agentToAgent,omitzero"`
 	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
 	SessionsSpawn ToolsSessionsSpawn `json:"sessions_spawn,omitzero"`
+	Web           ToolsWeb           `json:"web,omitzero"`
+}
+
+// ToolsWeb is "tools.web".
+type ToolsWeb struct {
+	Fetch ToolsWebFetch `json:"fetch,omitzero"`
+}
+
+// ToolsWebFetch is "tools.web.fetch" (the web_fetch tool). Provider,
+// CacheTTLMinutes, Readability, UseTrustedEnvProxy and Headers are the
+// reference's and accepted; Switchboard fetches directly, uncached, with
+// its own extractor.
+type ToolsWebFetch struct {
+	Enabled            *bool             `json:"enabled,omitempty"`
+	Provider           string            `json:"provider,omitempty"`
+	MaxChars           *int              `json:"maxChars,omitempty"`
+	MaxCharsCap        *int              `json:"maxCharsCap,omitempty"`
+	MaxResponseBytes   *int64            `json:"maxResponseBytes,omitempty"`
+	TimeoutSeconds     *int              `json:"timeoutSeconds,omitempty"`
+	CacheTTLMinutes    *int              `json:"cacheTtlMinutes,omitempty"`
+	MaxRedirects       *int              `json:"maxRedirects,omitempty"`
+	UseTrustedEnvProxy *bool             `json:"useTrustedEnvProxy,omitempty"`
+	Readability        *bool             `json:"readability,omitempty"`
+	UserAgent          string            `json:"userAgent,omitempty"`
+	Headers            map[string]string `json:"headers,omitempty"`
+	SSRFPolicy         struct {
+		DangerouslyAllowPrivateNetwork *bool    `json:"dangerouslyAllowPrivateNetwork,omitempty"`
+		AllowedHostnames               []string `json:"allowedHostnames,omitempty"`
+		AllowRfc2544BenchmarkRange     *bool    `json:"allowRfc2544BenchmarkRange,omitempty"`
+		AllowIpv6UniqueLocalRange      *bool    `json:"allowIpv6UniqueLocalRange,omitempty"`
+	} `json:"ssrfPolicy,omitzero"`
 }
 
 // ToolsSessions is "tools.sessions".

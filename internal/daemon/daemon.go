@@ -319,7 +319,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 	execCfg := cfg.Exec()
 	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes})
-	box.set(append(append(sessTools.All(), subs.Tool(), execTool), files.All()...)...)
+	builtin := append(append(sessTools.All(), subs.Tool(), execTool), files.All()...)
+	if fetch := webFetchTool(cfg); fetch != nil {
+		builtin = append(builtin, fetch)
+	}
+	box.set(builtin...)
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -14,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
+	"github.com/switchboardhq/switchboard/internal/tools/web"
 )
 
 // toolbox holds every tool and decides which a run gets.
@@ -106,4 +108,39 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 		}
 	}
 	return dir
+}
+
+// webFetchTool is the web_fetch tool as tools.web.fetch configures it, or
+// nil when it is disabled.
+func webFetchTool(cfg *config.Config) tools.Tool {
+	f := cfg.Tools.Web.Fetch
+	if f.Enabled != nil && !*f.Enabled {
+		return nil
+	}
+	deref := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	c := web.Config{
+		MaxChars: deref(f.MaxChars), MaxCharsCap: deref(f.MaxCharsCap), UserAgent: f.UserAgent,
+		AllowedHostnames: f.SSRFPolicy.AllowedHostnames,
+	}
+	if f.MaxResponseBytes != nil {
+		c.MaxResponseBytes = *f.MaxResponseBytes
+	}
+	if f.TimeoutSeconds != nil {
+		c.Timeout = time.Duration(*f.TimeoutSeconds) * time.Second
+	}
+	if f.MaxRedirects != nil {
+		c.MaxRedirects = *f.MaxRedirects
+		if c.MaxRedirects == 0 {
+			c.MaxRedirects = -1 // 0 configured: follow none
+		}
+	}
+	if p := f.SSRFPolicy.DangerouslyAllowPrivateNetwork; p != nil {
+		c.AllowPrivateNetwork = *p
+	}
+	return web.New(c)
 }
