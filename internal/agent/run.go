@@ -252,6 +252,10 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	caller := tools.Caller{
 		SessionKey: info.SessionKey, AgentID: info.AgentID, RunID: info.RunID,
 		Channel: in.Channel, AccountID: in.AccountID, To: in.To, ThreadID: in.ThreadID,
+		Chain: tools.Chain{ID: info.RunID, Path: []string{info.SessionKey}},
+	}
+	if in.Chain != nil && in.Chain.ID != "" {
+		caller.Chain = *in.Chain
 	}
 	if r.cfg.Workspace != nil {
 		caller.Workspace = r.cfg.Workspace(info)

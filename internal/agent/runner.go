@@ -177,6 +177,9 @@ type Input struct {
 
 	// Provenance marks input that did not come from a person.
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Chain is the chain of causes this input continues (sessions_send,
+	// spawns, their flows); nil starts a new chain at this run.
+	Chain *tools.Chain `json:"chain,omitempty"`
 	// IdempotencyKey recorded on the stored user message.
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 

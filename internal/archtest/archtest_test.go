@@ -460,7 +460,7 @@ var importAllowLists = map[string][]string{
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
-		"internal/store", "internal/tools/sessions", "internal/transcript",
+		"internal/store", "internal/tools", "internal/tools/sessions", "internal/transcript",
 	},
 	"internal/subagent": {
 		"github.com/google/uuid",

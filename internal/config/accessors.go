@@ -608,3 +608,16 @@ func (c *Config) RedactSensitive() string {
 
 // RedactPatterns returns a copy of logging.redactPatterns.
 func (c *Config) RedactPatterns() []string { return slices.Clone(c.Logging.RedactPatterns) }
+
+// Default chain limits (tools.agentToAgent.maxChainHops, maxChainVisits).
+const (
+	DefaultMaxChainHops   = 8
+	DefaultMaxChainVisits = 3
+)
+
+// ChainLimits returns tools.agentToAgent.{maxChainHops, maxChainVisits}
+// with their defaults; 0 turns a limit off.
+func (c *Config) ChainLimits() (maxHops, maxVisits int) {
+	a := c.Tools.AgentToAgent
+	return max(intOr(a.MaxChainHops, DefaultMaxChainHops), 0), max(intOr(a.MaxChainVisits, DefaultMaxChainVisits), 0)
+}

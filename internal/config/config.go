@@ -177,6 +177,10 @@ type ToolsAgentToAgent struct {
 	Enabled *bool `json:"enabled,omitempty"`
 	// Allow lists agent-id patterns; empty allows every agent.
 	Allow []string `json:"allow,omitempty"`
+	// MaxChainHops and MaxChainVisits bound a chain of agent-to-agent
+	// messages and spawns (Switchboard's; see config.ChainLimits).
+	MaxChainHops   *int `json:"maxChainHops,omitempty"`
+	MaxChainVisits *int `json:"maxChainVisits,omitempty"`
 }
 
 // ToolsSubagents is "tools.subagents".

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -60,7 +61,9 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 	if s.MaxTurns > 0 && s.RequesterKey != "" && s.RequesterKey != s.TargetKey {
 		current, next := s.RequesterKey, s.TargetKey
 		incoming := latest
+		chain := s.Chain
 		for turn := 1; turn <= s.MaxTurns; turn++ {
+			chain = chain.Next(current)
 			currentIsRequester := current == s.RequesterKey
 			srcChannel := targetChannel
 			if next == s.RequesterKey {
@@ -68,7 +71,7 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 			}
 			reply, err := r.agentStep(ctx, StepRunID(s.WaitRunID, "turn"+strconv.Itoa(turn)), current, incoming,
 				replyContext(turn, s.MaxTurns, currentIsRequester, s, requesterChannel, targetChannel),
-				next, srcChannel, stepWait)
+				next, srcChannel, stepWait, chain)
 			if err != nil {
 				return err
 			}
@@ -82,7 +85,7 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 
 	announce, err := r.agentStep(ctx, StepRunID(s.WaitRunID, "announce"), s.TargetKey, AnnounceStepMessage,
 		announceContext(s, requesterChannel, targetChannel, roundOne, latest),
-		s.RequesterKey, requesterChannel, stepWait)
+		s.RequesterKey, requesterChannel, stepWait, s.Chain.Next(s.TargetKey))
 	if err != nil {
 		return err
 	}
@@ -100,7 +103,10 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 // agentStep runs one turn on key as its own queued run and returns that
 // run's reply ("" when it did not end ok). runID makes the step idempotent:
 // a resumed flow gets the existing run back.
-func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourceKey, sourceChannel string, wait time.Duration) (string, error) {
+//
+// chain is the step's place in the chain of causes (a flow recorded before
+// chains existed has none, and its steps start new ones).
+func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourceKey, sourceChannel string, wait time.Duration, chain tools.Chain) (string, error) {
 	in := agent.Input{
 		RunID:             runID,
 		SessionKey:        key,
@@ -113,6 +119,9 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 			Kind: transcript.ProvenanceInterSession, SourceSessionKey: sourceKey,
 			SourceChannel: sourceChannel, SourceTool: sessions.SendToolName,
 		},
+	}
+	if chain.ID != "" {
+		in.Chain = &chain
 	}
 	in.IdempotencyKey = in.RunID + ":user"
 	run, _, err := r.cfg.Runner.Submit(ctx, in)

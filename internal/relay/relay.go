@@ -128,6 +128,10 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 			SourceChannel: m.SourceChannel, SourceTool: sessions.SendToolName,
 		},
 	}
+	if m.Chain.ID != "" {
+		chain := m.Chain
+		in.Chain = &chain
+	}
 	in.IdempotencyKey = in.RunID + ":user"
 	run, _, err := r.cfg.Runner.Submit(ctx, in)
 	return run, err

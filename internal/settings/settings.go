@@ -60,6 +60,9 @@ type Sessions struct {
 	A2A policy.A2A
 	// MaxPingPongTurns is session.agentToAgent.maxPingPongTurns, 0..5.
 	MaxPingPongTurns int
+	// MaxChainHops and MaxChainVisits are tools.agentToAgent's chain
+	// limits (0: off).
+	MaxChainHops, MaxChainVisits int
 	// RedactMode and RedactPatterns are logging.redactSensitive and
 	// logging.redactPatterns.
 	RedactMode     string
@@ -112,6 +115,7 @@ type Entry struct{ ID, Name string }
 // Resolve resolves cfg.
 func Resolve(cfg *config.Config) *Settings {
 	auth := cfg.GatewayAuth()
+	maxHops, maxVisits := cfg.ChainLimits()
 	s := &Settings{
 		Scope: cfg.Scope(), MainKey: cfg.MainKey(), DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
 		StateDir: cfg.Paths().StateDir, SendRules: SendRules(cfg), Queue: Queue(cfg), Auth: auth,
@@ -121,6 +125,8 @@ func Resolve(cfg *config.Config) *Settings {
 			VisibilityClamp:  cfg.SessionToolsVisibility(),
 			A2A:              policy.A2A{Enabled: cfg.AgentToAgentEnabled(), Allow: cfg.AgentToAgentAllow()},
 			MaxPingPongTurns: cfg.MaxPingPongTurns(),
+			MaxChainHops:     maxHops,
+			MaxChainVisits:   maxVisits,
 			RedactMode:       cfg.RedactSensitive(),
 			RedactPatterns:   cfg.RedactPatterns(),
 			Secrets:          secrets(cfg, auth),

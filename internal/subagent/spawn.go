@@ -230,6 +230,13 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		return &SpawnResult{Status: "error", Error: "thread=true is unavailable because no channel plugin registered subagent_spawning hooks.",
 			ChildSessionKey: childKey}, nil
 	}
+	// Loop protection: the child's run continues the caller's chain.
+	lim := tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}
+	if why := caller.Chain.CheckNext(childKey, lim); why != "" {
+		m.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "spawn", childKey)
+		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
+	}
+	chain := caller.Chain.Next(childKey)
 	// 13. The child session.
 	now := m.cfg.Now()
 	if _, err := m.cfg.Store.UpdateSession(ctx, childKey, true, func(s *store.Session) error {
@@ -320,7 +327,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		RunID: runID, SessionKey: childKey, AgentID: targetAgent, Message: message, Lane: LaneSubagent,
 		ExtraSystemPrompt: system, Thinking: runThinking, Timeout: timeout,
 		Model: model, Label: label, SpawnedBy: requester, Channel: caller.Channel,
-		IdempotencyKey: runID + ":user",
+		IdempotencyKey: runID + ":user", Chain: &chain,
 	}); err != nil {
 		m.dropActive(requester, runID)
 		if rerr := m.setRetired(context.WithoutCancel(ctx), runID); rerr != nil {

@@ -88,6 +88,8 @@ type Caller struct {
 	Sandboxed bool
 	// Workspace is the caller's workspace directory.
 	Workspace string
+	// Chain is the chain of causes of the calling run.
+	Chain Chain
 }
 
 type callerKey struct{}

@@ -157,11 +157,18 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: policy.SendBlockedMessage, SessionKey: target.Display}, nil
 	}
 
+	// Loop protection: the message continues its sender's chain of causes.
+	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
+	if why := caller.Chain.CheckNext(target.Key, lim); why != "" {
+		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", target.Key)
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
+	}
 	// The primary run on the target's lane.
 	run, err := t.d.Messenger.Send(ctx, Message{
 		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,
 		ExtraSystemPrompt: A2AMessageContext(caller.SessionKey, caller.Channel, target.Display),
 		SourceSessionKey:  caller.SessionKey, SourceChannel: caller.Channel,
+		Chain: caller.Chain.Next(target.Key),
 	})
 	if err != nil {
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
@@ -171,6 +178,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
 		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Settings.Sessions.MaxPingPongTurns,
 		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
+		Chain: caller.Chain.Next(target.Key),
 	}
 
 	if timeoutSeconds == 0 {

@@ -63,6 +63,8 @@ type Message struct {
 	ExtraSystemPrompt string
 	SourceSessionKey  string
 	SourceChannel     string
+	// Chain is the chain of causes the message continues.
+	Chain tools.Chain
 }
 
 // Flow is everything the agent-to-agent flow of §6.4 needs; it is stored
@@ -76,6 +78,9 @@ type Flow struct {
 	RequesterKey     string        `json:"requesterKey,omitempty"`
 	RequesterChannel string        `json:"requesterChannel,omitempty"`
 	RoundOneReply    string        `json:"roundOneReply,omitempty"`
+	// Chain is the chain of causes of the sent message; each step of the
+	// flow is a hop further.
+	Chain tools.Chain `json:"chain,omitzero"`
 	WaitRunID        string        `json:"waitRunId,omitempty"`
 }
 
