@@ -80,8 +80,8 @@ type Flow struct {
 	RoundOneReply    string        `json:"roundOneReply,omitempty"`
 	// Chain is the chain of causes of the sent message; each step of the
 	// flow is a hop further.
-	Chain tools.Chain `json:"chain,omitzero"`
-	WaitRunID        string        `json:"waitRunId,omitempty"`
+	Chain     tools.Chain `json:"chain,omitzero"`
+	WaitRunID string      `json:"waitRunId,omitempty"`
 }
 
 // Deps are the session tools' collaborators. Store, Messenger and Settings
