@@ -113,9 +113,7 @@ func (s *Server) handleSessionsSend(ctx context.Context, cl *call) (any, error) 
 		return nil, err
 	}
 	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
-	if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return nil, invalid("No session found: " + p.Key)
-	} else if err != nil {
+	if err := s.requireSession(ctx, key, p.Key); err != nil {
 		return nil, err
 	}
 	idem := p.IdempotencyKey

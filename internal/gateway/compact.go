@@ -31,9 +31,7 @@ func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, erro
 		return nil, err
 	}
 	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
-	if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return nil, invalid("No session found: " + p.Key)
-	} else if err != nil {
+	if err := s.requireSession(ctx, key, p.Key); err != nil {
 		return nil, err
 	}
 	out := wire.SessionsCompactResult{OK: true, Key: key}
@@ -282,4 +280,15 @@ func commas(n int) string {
 		return "-" + s
 	}
 	return s
+}
+
+// requireSession answers the reference's "No session found: <key as
+// typed>" when key has no session.
+func (s *Server) requireSession(ctx context.Context, key, asTyped string) error {
+	if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
+		return invalid("No session found: " + asTyped)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }

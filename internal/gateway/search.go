@@ -49,38 +49,24 @@ func (s *Server) handleSessionsSearch(ctx context.Context, cl *call) (any, error
 	if err != nil {
 		return nil, err
 	}
-	scanned := 0
+	budget := maxSearchScan
 	for _, sess := range sessions {
-		for sid := sess.SessionID; sid != ""; {
-			before := int64(0)
-			for {
-				page, err := s.cfg.Store.History(ctx, sid, store.HistoryOptions{Limit: searchPage, BeforeSeq: before})
-				if err != nil {
-					return nil, err
-				}
-				for i := len(page) - 1; i >= 0; i-- {
-					if hit, ok := matchEntry(page[i], query); ok {
-						hit.SessionKey = sess.Key
-						res.Results = append(res.Results, hit)
-						if len(res.Results) == limit {
-							return res, nil
-						}
-					}
-				}
-				if scanned += len(page); scanned >= maxSearchScan {
-					res.Truncated = true
-					return res, nil
-				}
-				if len(page) < searchPage || page[0].Seq <= 1 {
-					break
-				}
-				before = page[0].Seq
+		read, _, err := store.WalkTranscripts(ctx, s.cfg.Store, sess.SessionID, searchPage, budget, func(_ string, m store.Message) bool {
+			if hit, ok := matchEntry(m, query); ok {
+				hit.SessionKey = sess.Key
+				res.Results = append(res.Results, hit)
 			}
-			prev, err := store.PreviousSessionID(ctx, s.cfg.Store, sid)
-			if err != nil {
-				return nil, err
-			}
-			sid = prev
+			return len(res.Results) < limit
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Results) == limit {
+			return res, nil
+		}
+		if budget -= read; budget <= 0 {
+			res.Truncated = true
+			return res, nil
 		}
 	}
 	return res, nil

@@ -54,3 +54,39 @@ func TranscriptChain(ctx context.Context, h HistoryReader, sessionID string) ([]
 	}
 	return chain, nil
 }
+
+// WalkTranscripts calls fn with the entries of sessionID's transcript and
+// then of the transcripts it continues after resets, newest first, reading
+// pageSize entries at a time. It stops when fn returns false or once budget
+// entries have been read (budget <= 0: no bound) and returns how many it
+// read and whether fn stopped it.
+func WalkTranscripts(ctx context.Context, h HistoryReader, sessionID string, pageSize, budget int, fn func(sid string, m Message) bool) (read int, stopped bool, err error) {
+	for sid := sessionID; sid != ""; {
+		before := int64(0)
+		for {
+			page, err := h.History(ctx, sid, HistoryOptions{Limit: pageSize, BeforeSeq: before})
+			if err != nil {
+				return read, false, fmt.Errorf("store.WalkTranscripts: %w", err)
+			}
+			for i := len(page) - 1; i >= 0; i-- {
+				if !fn(sid, page[i]) {
+					return read + len(page) - i, true, nil
+				}
+			}
+			read += len(page)
+			if budget > 0 && read >= budget {
+				return read, false, nil
+			}
+			if len(page) < pageSize || page[0].Seq <= 1 {
+				break
+			}
+			before = page[0].Seq
+		}
+		prev, err := PreviousSessionID(ctx, h, sid)
+		if err != nil {
+			return read, false, err
+		}
+		sid = prev
+	}
+	return read, false, nil
+}

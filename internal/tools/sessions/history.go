@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,40 +180,25 @@ func (t *Tools) searchHistory(ctx context.Context, sess *store.Session, query st
 	if sess == nil || sess.SessionID == "" {
 		return out, nil
 	}
-	scanned := 0
-	for sid := sess.SessionID; sid != "" && len(out) < limit && scanned < maxSearchScan; {
-		before := int64(0)
-		for len(out) < limit && scanned < maxSearchScan {
-			page, err := t.d.Store.History(ctx, sid, store.HistoryOptions{Limit: searchPage, BeforeSeq: before})
-			if err != nil {
-				return nil, err
-			}
-			for i := len(page) - 1; i >= 0 && len(out) < limit; i-- {
-				m := page[i]
-				msg := m.Entry.Message
-				if m.Entry.Type != transcript.TypeMessage || msg == nil || !strings.Contains(strings.ToLower(msg.Content.Text()), query) {
-					continue
-				}
-				raw, err := rawHistoryMessage(m)
-				if err != nil {
-					return nil, err
-				}
-				if meta, ok := raw["__openclaw"].(map[string]any); ok {
-					meta["sessionId"] = sid
-				}
-				out = append(out, raw)
-			}
-			scanned += len(page)
-			if len(page) < searchPage || page[0].Seq <= 1 {
-				break
-			}
-			before = page[0].Seq
+	var raw error
+	_, _, err := store.WalkTranscripts(ctx, t.d.Store, sess.SessionID, searchPage, maxSearchScan, func(sid string, m store.Message) bool {
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil || !strings.Contains(strings.ToLower(msg.Content.Text()), query) {
+			return true
 		}
-		prev, err := store.PreviousSessionID(ctx, t.d.Store, sid)
+		row, err := rawHistoryMessage(m)
 		if err != nil {
-			return nil, err
+			raw = err
+			return false
 		}
-		sid = prev
+		if meta, ok := row["__openclaw"].(map[string]any); ok {
+			meta["sessionId"] = sid
+		}
+		out = append(out, row)
+		return len(out) < limit
+	})
+	if err = cmp.Or(raw, err); err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
