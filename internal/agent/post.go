@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -36,6 +37,11 @@ type Post struct {
 	// RunID, when set, is the run id the message is filed under (its
 	// __openclaw.runId); default a fresh "inject-<id>".
 	RunID string
+	// AfterRun makes Post wait while the session has a run in progress,
+	// so that the message does not land between that run's input and its
+	// reply (an announce arriving mid-turn would otherwise sit inside the
+	// turn the model is answering). ctx bounds the wait.
+	AfterRun bool
 }
 
 // Post appends p to its session's transcript as an assistant message and
@@ -44,6 +50,11 @@ type Post struct {
 // so a repeated or concurrent post with the same key stores one message;
 // a repeat emits nothing. It returns the message's entry id.
 func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error) {
+	if p.AfterRun {
+		if err := r.waitIdle(ctx, p.SessionKey); err != nil {
+			return "", fmt.Errorf("agent.Post: %w", err)
+		}
+	}
 	sess, err := r.cfg.Store.GetSession(ctx, p.SessionKey)
 	if errors.Is(err, store.ErrNotFound) || err == nil && sess.SessionID == "" {
 		return "", fmt.Errorf("%w: %s", ErrNoSession, p.SessionKey)
@@ -84,4 +95,31 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 	st := &runState{run: &store.Run{RunID: postID, SessionKey: p.SessionKey, SessionID: sess.SessionID, AgentID: sess.AgentID}, spawnedBy: sess.SpawnedBy}
 	r.emit(st, Event{Stream: StreamPost, Message: msg, Time: now})
 	return stored.Entry.ID, nil
+}
+
+// waitIdle waits until the session has no run in progress. A run that
+// starts right after it returns sees what the caller appends next before
+// its own input, which keeps turns whole.
+func (r *Runner) waitIdle(ctx context.Context, sessionKey string) error {
+	for {
+		r.mu.Lock()
+		active := ""
+		if l := r.lanes[sessionKey]; l != nil {
+			active = l.active
+		}
+		r.mu.Unlock()
+		if active == "" {
+			return nil
+		}
+		if _, _, err := r.Wait(ctx, active, -1); err != nil {
+			return err
+		}
+		// The lane lets go of an ended run a moment after its waiters
+		// wake; do not spin on it.
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

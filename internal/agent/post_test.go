@@ -3,9 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -68,5 +71,47 @@ func TestPost(t *testing.T) {
 	}
 	if n := len(h.transcript("agent:main:main")); n != 4 {
 		t.Errorf("%d entries after a keyless post, want 4", n)
+	}
+}
+
+// TestPostAfterRun: a post with AfterRun waits for the run in progress, so
+// it never lands between that run's input and its reply.
+func TestPostAfterRun(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textReply("answer"), nil
+	}, nil)
+	h.submit(Input{RunID: "busy", Message: "question"})
+	deadline := time.Now().Add(5 * time.Second)
+	for !h.runner.Busy("agent:main:main") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	posted := make(chan error, 1)
+	go func() {
+		_, err := h.runner.Post(context.Background(), Post{SessionKey: "agent:main:main", Text: "an announce", AfterRun: true})
+		posted <- err
+	}()
+	select {
+	case err := <-posted:
+		t.Fatalf("the post did not wait for the run: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-posted; err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range h.transcript("agent:main:main") {
+		if m.Entry.Message != nil {
+			texts = append(texts, m.Entry.Message.Content.Text())
+		}
+	}
+	if strings.Join(texts, "|") != "question|answer|an announce" {
+		t.Errorf("transcript %q", texts)
 	}
 }

@@ -176,6 +176,7 @@ func (r *Relay) deliver(ctx context.Context, p agent.Post) error {
 		r.log.Info("announce suppressed by send policy", "session", p.SessionKey)
 		return nil
 	}
+	p.AfterRun = true // never inside a turn the target is answering
 	_, err = r.cfg.Runner.Post(ctx, p)
 	return err
 }
