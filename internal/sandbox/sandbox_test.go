@@ -131,3 +131,31 @@ func TestCheckMissingBwrap(t *testing.T) {
 		t.Fatal("PATH not cleared")
 	}
 }
+
+// A memory hog stops at the address-space limit.
+func TestMemoryLimit(t *testing.T) {
+	requireBwrap(t)
+	spec := Spec{WorkspaceAccess: AccessNone, Limits: Limits{MemoryBytes: 64 << 20}}
+	cmd, err := spec.Command(context.Background(), "", "", []string{"/bin/sh", "-c", `awk 'BEGIN { s = "xxxxxxxxxxxxxxxx"; while (1) s = s s }'; echo "exit $?"`}, Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "exit 0") || !strings.Contains(string(out), "exit ") {
+		t.Fatalf("memory hog = %q", out)
+	}
+}
+
+// A file bigger than the size limit cannot be written.
+func TestFileSizeLimit(t *testing.T) {
+	requireBwrap(t)
+	spec := Spec{WorkspaceAccess: AccessNone, Limits: Limits{FileBytes: 1 << 20}}
+	cmd, err := spec.Command(context.Background(), "", "", []string{"/bin/sh", "-c", `head -c 4000000 /dev/zero > /tmp/big; wc -c < /tmp/big`}, Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "1048576") {
+		t.Fatalf("file size limit: %q", out)
+	}
+}
