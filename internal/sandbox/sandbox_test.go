@@ -159,3 +159,32 @@ func TestFileSizeLimit(t *testing.T) {
 		t.Fatalf("file size limit: %q", out)
 	}
 }
+
+// Args never lets a workdir outside the workspace through and never
+// panics, whatever the paths.
+func FuzzArgs(f *testing.F) {
+	f.Add("/w", "/w/a", "rw")
+	f.Add("/w", "/w/../etc", "ro")
+	f.Add("/w/", "/w2", "none")
+	f.Fuzz(func(t *testing.T, ws, cwd, access string) {
+		a, err := Spec{WorkspaceAccess: access}.Args(ws, cwd, []string{"/bin/true"})
+		if err != nil {
+			return
+		}
+		i := slices.Index(a, "--chdir")
+		if i < 0 || i+1 >= len(a) {
+			t.Fatalf("no --chdir in %v", a)
+		}
+		dir := a[i+1]
+		if access == AccessNone {
+			if dir != "/tmp" {
+				t.Fatalf("access none starts in %q", dir)
+			}
+			return
+		}
+		root := filepath.Clean(ws)
+		if dir != root && !strings.HasPrefix(dir, root+"/") {
+			t.Fatalf("workdir %q outside workspace %q", dir, root)
+		}
+	})
+}
