@@ -188,3 +188,26 @@ func FuzzArgs(f *testing.F) {
 		}
 	})
 }
+
+// The seccomp filter denies namespace and mount syscalls inside.
+func TestSeccompDenies(t *testing.T) {
+	requireBwrap(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare(1) missing")
+	}
+	cmd, err := Spec{WorkspaceAccess: AccessNone}.Command(context.Background(), "", "", []string{"/bin/sh", "-c", "grep Seccomp: /proc/self/status; unshare --mount true; echo rc=$?; unshare --user true; echo rc=$?"}, Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "Seccomp:\t2") || strings.Count(string(out), "rc=1") != 2 || !strings.Contains(string(out), "Operation not permitted") {
+		t.Fatalf("unshare inside the sandbox: %q", out)
+	}
+}
+
+func TestSeccompProgram(t *testing.T) {
+	prog, err := seccompProgram()
+	if err != nil || len(prog) == 0 || len(prog)%8 != 0 {
+		t.Fatalf("program %d bytes, %v", len(prog), err)
+	}
+}

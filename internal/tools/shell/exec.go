@@ -155,7 +155,13 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 	setGroup(cmd)
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its copies of the extra descriptors (the sandbox's
+	// seccomp filter) now.
+	for _, f := range cmd.ExtraFiles {
+		_ = f.Close()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("exec: start %s: %w", t.cfg.Shell, err)
 	}
 	waited := make(chan error, 1)
