@@ -442,8 +442,9 @@ var importAllowLists = map[string][]string{
 	// The workspace tools build on the tool contract alone.
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
-	// The sandbox backend is a leaf: bwrap and the standard library.
-	"internal/sandbox": {},
+	// The sandbox backend is a leaf: bwrap, and the seccomp filter
+	// assembler with its BPF instruction encoder.
+	"internal/sandbox": {"github.com/elastic/go-seccomp-bpf", "golang.org/x/net/bpf"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/tools/sessions", "internal/transcript",
