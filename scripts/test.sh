@@ -42,4 +42,15 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   fi
 fi
 
+# bubblewrap for the sandbox backend's tests (internal/sandbox/...):
+# installed with apt-get when running as root; otherwise they skip (and
+# fail under CI=true).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap
+  else
+    echo "test.sh: bwrap missing (apt-get install bubblewrap); the sandbox tests will skip" >&2
+  fi
+fi
+
 go test -race -shuffle=on -count=1 -timeout 20m "$@" ./...

@@ -97,28 +97,42 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 	return stored.Entry.ID, nil
 }
 
-// waitIdle waits until the session has no run in progress. A run that
-// starts right after it returns sees what the caller appends next before
-// its own input, which keeps turns whole.
-func (r *Runner) waitIdle(ctx context.Context, sessionKey string) error {
+// maxPostWait bounds how long a post waits for a busy session: under
+// steady traffic a lane may never empty, and the post must still land.
+const maxPostWait = 2 * time.Minute
+
+// waitIdle waits until the session has no run in progress or queued (a
+// queued run's input is already in the transcript, so a post landing then
+// would sit between that input and its reply), for at most maxPostWait. A
+// run that starts right after it returns sees what the caller appends next
+// before its own input, which keeps turns whole.
+func (r *Runner) waitIdle(outer context.Context, sessionKey string) error {
+	ctx, cancel := context.WithTimeout(outer, maxPostWait)
+	defer cancel()
 	for {
 		r.mu.Lock()
-		active := ""
+		next := ""
 		if l := r.lanes[sessionKey]; l != nil {
-			active = l.active
+			next = l.active
+			if next == "" && len(l.queue) > 0 {
+				next = l.queue[0]
+			}
 		}
 		r.mu.Unlock()
-		if active == "" {
+		if next == "" {
 			return nil
 		}
-		if _, _, err := r.Wait(ctx, active, -1); err != nil {
-			return err
+		if _, _, err := r.Wait(ctx, next, -1); err != nil {
+			if outer.Err() != nil {
+				return err // the caller gave up (shutdown): the post is not made
+			}
+			return nil // waited maxPostWait: post anyway
 		}
 		// The lane lets go of an ended run a moment after its waiters
 		// wake; do not spin on it.
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return outer.Err()
 		case <-time.After(time.Millisecond):
 		}
 	}

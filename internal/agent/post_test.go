@@ -77,8 +77,12 @@ func TestPost(t *testing.T) {
 // TestPostAfterRun: a post with AfterRun waits for the run in progress, so
 // it never lands between that run's input and its reply.
 func TestPostAfterRun(t *testing.T) {
-	release := make(chan struct{})
+	release, entered := make(chan struct{}), make(chan struct{}, 1)
 	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -87,10 +91,7 @@ func TestPostAfterRun(t *testing.T) {
 		return textReply("answer"), nil
 	}, nil)
 	h.submit(Input{RunID: "busy", Message: "question"})
-	deadline := time.Now().Add(5 * time.Second)
-	for !h.runner.Busy("agent:main:main") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	<-entered // the run is in its model call
 	posted := make(chan error, 1)
 	go func() {
 		_, err := h.runner.Post(context.Background(), Post{SessionKey: "agent:main:main", Text: "an announce", AfterRun: true})

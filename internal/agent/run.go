@@ -225,6 +225,11 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	if err != nil {
 		return nil, usage, "", err
 	}
+	if r.cfg.Preflight != nil {
+		if err := r.cfg.Preflight(ctx, info); err != nil {
+			return nil, usage, "", err
+		}
+	}
 	var toolSet *tools.Set
 	if r.cfg.Tools != nil {
 		toolSet = r.cfg.Tools(info)

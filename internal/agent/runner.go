@@ -125,6 +125,10 @@ type Config struct {
 	Models ModelResolver
 	// Tools returns the tools offered to a run; nil means none.
 	Tools func(RunInfo) *tools.Set
+	// Preflight, when set, runs before the first model call; an error ends
+	// the run with that error and the model is never called (the sandbox
+	// fails closed this way when its backend is unavailable).
+	Preflight func(context.Context, RunInfo) error
 	// Workspace returns the directory a run's file tools work in (handed to
 	// tools as the caller's Workspace). Optional.
 	Workspace func(RunInfo) string

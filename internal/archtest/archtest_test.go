@@ -458,6 +458,9 @@ var importAllowLists = map[string][]string{
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
+	// The sandbox backend is a leaf: bwrap, and the seccomp filter
+	// assembler with its BPF instruction encoder.
+	"internal/sandbox": {"github.com/elastic/go-seccomp-bpf", "golang.org/x/net/bpf"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/tools", "internal/tools/sessions", "internal/transcript",

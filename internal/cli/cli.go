@@ -140,6 +140,7 @@ func newRoot(opts Options) *cobra.Command {
 		newAnnouncesCmd(g),
 		newMCPCmd(g),
 		newDashboardCmd(g),
+		newSandboxCmd(opts),
 	)
 	return root
 }

@@ -364,6 +364,26 @@ func (c *Config) SandboxMode(id string) string {
 	return oneOf(c.Agents.Defaults.Sandbox.Mode, DefaultSandboxMode, valid...)
 }
 
+// SandboxWorkspaceAccess returns how agent id's workspace is mounted in its
+// sandbox: agents.list[id].sandbox.workspaceAccess, else
+// agents.defaults.sandbox.workspaceAccess, else "none" (as the reference).
+func (c *Config) SandboxWorkspaceAccess(id string) string {
+	valid := []string{"none", "ro", "rw"}
+	if a := c.agent(id); a != nil && strings.TrimSpace(a.Sandbox.WorkspaceAccess) != "" {
+		return oneOf(a.Sandbox.WorkspaceAccess, "none", valid...)
+	}
+	return oneOf(c.Agents.Defaults.Sandbox.WorkspaceAccess, "none", valid...)
+}
+
+// SandboxNetwork returns agent id's sandbox network: agents.list[id].
+// sandbox.network, else agents.defaults.sandbox.network, else "none".
+func (c *Config) SandboxNetwork(id string) string {
+	if a := c.agent(id); a != nil && strings.TrimSpace(a.Sandbox.Network) != "" {
+		return oneOf(a.Sandbox.Network, "none", "none", "host")
+	}
+	return oneOf(c.Agents.Defaults.Sandbox.Network, "none", "none", "host")
+}
+
 // SplitModelRef splits "<provider>/<model>" at the first slash, so the model
 // part may contain more slashes. Without a slash the provider is "".
 func SplitModelRef(ref string) (provider, model string) {

@@ -252,6 +252,12 @@ type SandboxDefaults struct {
 	Mode string `json:"mode,omitempty"`
 	// SessionToolsVisibility is "spawned" (default) or "all".
 	SessionToolsVisibility string `json:"sessionToolsVisibility,omitempty"`
+	// WorkspaceAccess is "none" (default), "ro" or "rw": how the agent
+	// workspace is mounted in the sandbox.
+	WorkspaceAccess string `json:"workspaceAccess,omitempty"`
+	// Network is "none" (default) or "host" (Switchboard's bubblewrap
+	// backend; the reference's sandbox.docker.network).
+	Network string `json:"network,omitempty"`
 }
 
 // AgentEntry is one element of "agents.list".
@@ -280,6 +286,10 @@ type AgentSubagents struct {
 type AgentSandbox struct {
 	// Mode overrides agents.defaults.sandbox.mode when set.
 	Mode string `json:"mode,omitempty"`
+	// WorkspaceAccess overrides agents.defaults.sandbox.workspaceAccess.
+	WorkspaceAccess string `json:"workspaceAccess,omitempty"`
+	// Network overrides agents.defaults.sandbox.network.
+	Network string `json:"network,omitempty"`
 }
 
 // ModelRef is a model selection. The file may write it as a plain

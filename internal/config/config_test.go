@@ -188,6 +188,12 @@ func TestAccessors(t *testing.T) {
 			func(c *Config) any { return []any{c.AllowAgents("a"), c.AllowAgents("b") == nil} }, []any{[]string{"*"}, true}},
 		{"sandbox mode", `{agents:{defaults:{sandbox:{mode:"non-main"}}, list:[{id:"a", sandbox:{mode:"ALL"}},{id:"b"}]}}`, nil,
 			func(c *Config) any { return []string{c.SandboxMode("a"), c.SandboxMode("b")} }, []string{"all", "non-main"}},
+		{"sandbox access and network", `{agents:{defaults:{sandbox:{workspaceAccess:"ro", network:"host"}}, list:[{id:"a", sandbox:{workspaceAccess:"rw"}},{id:"b"}]}}`, nil,
+			func(c *Config) any {
+				return []string{c.SandboxWorkspaceAccess("a"), c.SandboxWorkspaceAccess("b"), c.SandboxNetwork("a"), c.SandboxNetwork("b")}
+			}, []string{"rw", "ro", "host", "host"}},
+		{"sandbox access default", `{}`, nil,
+			func(c *Config) any { return []string{c.SandboxWorkspaceAccess("main"), c.SandboxNetwork("main")} }, []string{"none", "none"}},
 		{"models replace", `{models:{mode:"replace"}}`, map[string]string{EnvOpenAIKey: "k"},
 			func(c *Config) any { _, ok := c.Provider("openai"); return []any{c.ModelsMode(), ok} }, []any{"replace", false}},
 		{"gateway", `{gateway:{mode:"Local", port:1234, bind:"10.1.2.3", auth:{token:"t"}}}`, nil,

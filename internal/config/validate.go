@@ -186,6 +186,8 @@ func (k *checker) agents() {
 	k.modelRef(sp.key("model"), s.Model)
 	k.enum(dp.key("sandbox").key("mode"), d.Sandbox.Mode, "off", "non-main", "all")
 	k.enum(dp.key("sandbox").key("sessionToolsVisibility"), d.Sandbox.SessionToolsVisibility, "spawned", "all")
+	k.enum(dp.key("sandbox").key("workspaceAccess"), d.Sandbox.WorkspaceAccess, "none", "ro", "rw")
+	k.enum(dp.key("sandbox").key("network"), d.Sandbox.Network, "none", "host")
 	k.compaction(dp.key("compaction"), &d.Compaction)
 	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
 
@@ -216,6 +218,8 @@ func (k *checker) agents() {
 		k.modelRef(p.key("model"), a.Model)
 		k.modelRef(p.key("subagents").key("model"), a.Subagents.Model)
 		k.enum(p.key("sandbox").key("mode"), a.Sandbox.Mode, "off", "non-main", "all")
+		k.enum(p.key("sandbox").key("workspaceAccess"), a.Sandbox.WorkspaceAccess, "none", "ro", "rw")
+		k.enum(p.key("sandbox").key("network"), a.Sandbox.Network, "none", "host")
 		if a.Tools != nil {
 			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
 		}

@@ -255,6 +255,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Store:     st,
 		Models:    mods,
 		Tools:     box.forRun,
+		Preflight: box.preflight,
 		Workspace: ws.forRun,
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {

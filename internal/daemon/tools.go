@@ -3,6 +3,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -49,17 +51,17 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	}
 	ag := b.conf.Agent(info.AgentID)
 	global, own := b.conf.Tools, ag.Tools
-	// No sandbox backend exists yet: a session its sandbox mode marks as
-	// sandboxed does not get exec, rather than running commands on the
-	// host it believes isolated (fail closed).
 	sandboxed := policy.ChildSandboxed(ag.SandboxMode, info.SessionKey,
 		sessionkey.MainKey(ag.ID, b.conf.MainKey))
 	all = all.Filter(func(t tools.Tool) bool {
-		if sandboxed && t.Name() == shell.ToolName {
+		if sandboxed && !sandboxKeeps(t.Name(), ag.SandboxWorkspaceAccess) {
 			return false
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
+	if sandboxed {
+		all = sandboxTools(all, sandboxSpec(ag))
+	}
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth
@@ -72,6 +74,52 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	return all.Filter(func(t tools.Tool) bool {
 		return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
 	})
+}
+
+// preflight fails a sandboxed session's run before the model is called
+// when the sandbox backend is unavailable, naming the missing piece and
+// the fix: nothing of the run executes on the host.
+func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
+	ag := b.conf.Agent(info.AgentID)
+	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
+		return nil
+	}
+	if _, err := sandbox.Check(ctx); err != nil {
+		return fmt.Errorf("agent failed before reply: %w", err)
+	}
+	return nil
+}
+
+// sandboxSpec is the bubblewrap sandbox of agent ag's sandboxed sessions.
+func sandboxSpec(ag settings.Agent) sandbox.Spec {
+	return sandbox.Spec{WorkspaceAccess: ag.SandboxWorkspaceAccess, Network: ag.SandboxNetwork}
+}
+
+// sandboxKeeps reports whether a sandboxed session whose workspace is
+// mounted per access keeps the in-process file tool name: with no
+// workspace in the sandbox none of them, read-only only read and list, so
+// that the file tools see no more than the session's exec does.
+func sandboxKeeps(name, access string) bool {
+	switch name {
+	case "read", "list", "ls":
+		return access != sandbox.AccessNone
+	case "write", "edit", "apply_patch":
+		return access == sandbox.AccessRW || access == ""
+	}
+	return true
+}
+
+// sandboxTools replaces exec in set with an exec confined by spec. The
+// sandbox fails closed: without a working backend each command's result
+// is an error naming the missing piece, and nothing runs on the host.
+func sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
+	out := set.All()
+	for i, t := range out {
+		if ex, ok := t.(*shell.Tool); ok {
+			out[i] = ex.WithSandbox(spec)
+		}
+	}
+	return tools.NewSet(out...)
 }
 
 // workspaces resolves the directory a run works in: its agent's workspace,

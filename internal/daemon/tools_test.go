@@ -80,3 +80,21 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 		t.Errorf("sessions_list = %#v, want the built-in one", tl)
 	}
 }
+
+// sandboxKeeps gives a sandboxed session only the file tools its
+// workspace mount allows.
+func TestSandboxKeeps(t *testing.T) {
+	tests := []struct {
+		name, access string
+		want         bool
+	}{
+		{"read", "none", false}, {"list", "none", false}, {"write", "none", false}, {"exec", "none", true},
+		{"read", "ro", true}, {"list", "ro", true}, {"write", "ro", false}, {"edit", "ro", false}, {"apply_patch", "ro", false},
+		{"write", "rw", true}, {"edit", "rw", true}, {"apply_patch", "rw", true}, {"sessions_list", "none", true},
+	}
+	for _, tt := range tests {
+		if got := sandboxKeeps(tt.name, tt.access); got != tt.want {
+			t.Errorf("sandboxKeeps(%q, %q) = %v, want %v", tt.name, tt.access, got, tt.want)
+		}
+	}
+}

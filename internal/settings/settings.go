@@ -104,6 +104,10 @@ type Agent struct {
 	AllowAgents []string
 	// SandboxMode is "off", "non-main" or "all".
 	SandboxMode string
+	// SandboxWorkspaceAccess is "none", "ro" or "rw".
+	SandboxWorkspaceAccess string
+	// SandboxNetwork is "none" or "host".
+	SandboxNetwork string
 	// Tools is agents.list[].tools, the agent's own tool selection (zero
 	// when it has none).
 	Tools policy.ToolSelection
@@ -160,6 +164,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		ID: id, Workspace: cfg.AgentWorkspace(id), Model: cfg.AgentModel(id), ModelFallbacks: cfg.AgentModelFallbacks(id),
 		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
+		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
 		Tools: toolSelection(cfg.AgentToolSelection(id)),
 	}
 	if e, ok := cfg.Agent(id); ok {

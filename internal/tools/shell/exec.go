@@ -43,6 +43,15 @@ type Config struct {
 	PathPrepend []string
 	// Shell is the shell run with -c; "" means DefaultShell.
 	Shell string
+	// Sandbox, when set, confines every command: it returns the command
+	// that runs argv inside the sandbox, or an error (the backend is
+	// unavailable, the workdir is outside its view) and nothing runs.
+	Sandbox Confiner
+}
+
+// Confiner wraps a command in a sandbox (internal/sandbox's Spec).
+type Confiner interface {
+	Command(ctx context.Context, workspace, cwd string, argv []string, env []string) (*exec.Cmd, error)
 }
 
 // Tool is the exec tool. Safe for concurrent use.
@@ -130,15 +139,29 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		}
 	}
 	out := newCapBuffer(t.cfg.MaxOutputBytes)
-	cmd := exec.Command(t.cfg.Shell, "-c", req.Command)
-	cmd.Dir = cwd
-	cmd.Env = t.environ(req.Env)
+	var cmd *exec.Cmd
+	if t.cfg.Sandbox != nil {
+		cmd, err = t.sandboxed(ctx, cwd, req)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		cmd = exec.Command(t.cfg.Shell, "-c", req.Command)
+		cmd.Dir = cwd
+		cmd.Env = t.environ(req.Env)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = pipeGrace
 	setGroup(cmd)
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child has its copies of the extra descriptors (the sandbox's
+	// seccomp filter) now.
+	for _, f := range cmd.ExtraFiles {
+		_ = f.Close()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("exec: start %s: %w", t.cfg.Shell, err)
 	}
 	waited := make(chan error, 1)
@@ -202,6 +225,36 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		return &tools.Result{Details: d, Text: fmt.Sprintf("%s\n\n(Command exited with code %d)", orNoOutput(text), code)}, nil
 	}
 	return &tools.Result{Details: d, Text: orNoOutput(text)}, nil
+}
+
+// sandboxed returns the command confined by t.cfg.Sandbox. Its
+// environment holds none of the gateway's variables (its token and keys
+// stay outside), only a fixed PATH, HOME=/tmp and the call's overrides.
+func (t *Tool) sandboxed(ctx context.Context, cwd string, req request) (*exec.Cmd, error) {
+	ws := tools.CallerFrom(ctx).Workspace
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		ws = real
+	}
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+		"HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
+		"SWITCHBOARD_SHELL=exec", "OPENCLAW_SHELL=exec",
+	}
+	for k, v := range req.Env {
+		env = append(env, k+"="+v)
+	}
+	cmd, err := t.cfg.Sandbox.Command(ctx, ws, cwd, []string{t.cfg.Shell, "-c", req.Command}, env)
+	if err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
+	return cmd, nil
+}
+
+// WithSandbox returns a copy of t whose commands c confines.
+func (t *Tool) WithSandbox(c Confiner) *Tool {
+	cfg := t.cfg
+	cfg.Sandbox = c
+	return &Tool{cfg: cfg}
 }
 
 // environ is the command's environment: the gateway's, PATH with

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
+)
+
+func newSandboxCmd(opts Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Inspect the sandbox of agents and sessions",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newSandboxExplainCmd(opts))
+	return cmd
+}
+
+func newSandboxExplainCmd(opts Options) *cobra.Command {
+	var agentID, sessionKey string
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Print the effective sandbox (backend, mounts, network, limits, tools) of an agent or session",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			paths, err := config.ResolvePaths(opts.Env)
+			if err != nil {
+				return fmt.Errorf("sandbox explain: %w", err)
+			}
+			cfg, _, err := config.LoadEnv(paths.ConfigPath, opts.Env)
+			if err != nil {
+				return fmt.Errorf("sandbox explain: %w", err)
+			}
+			return explainSandbox(cmd.OutOrStdout(), settings.Resolve(cfg), agentID, sessionKey)
+		},
+	}
+	cmd.Flags().StringVar(&agentID, "agent", "", "agent id (default: the session's agent, else the default agent)")
+	cmd.Flags().StringVar(&sessionKey, "session", "", "session key (default: the agent's main session)")
+	return cmd
+}
+
+// explainSandbox writes the sandbox that session key of agent id gets.
+func explainSandbox(w io.Writer, set *settings.Settings, agentID, key string) error {
+	if agentID == "" && key != "" {
+		agentID = sessionkey.AgentID(key)
+	}
+	if agentID == "" {
+		agentID = set.DefaultAgent
+	}
+	ag := set.Agent(agentID)
+	main := sessionkey.MainKey(ag.ID, set.MainKey)
+	if key == "" {
+		key = main
+	}
+	fmt.Fprintf(w, "agent: %s\nsession: %s\nmode: %s\n", ag.ID, key, ag.SandboxMode)
+	if !policy.ChildSandboxed(ag.SandboxMode, key, main) {
+		fmt.Fprintf(w, "sandboxed: no (tools run on the gateway host)\n")
+		return nil
+	}
+	fmt.Fprintf(w, "sandboxed: yes\n")
+	spec := sandbox.Spec{WorkspaceAccess: ag.SandboxWorkspaceAccess, Network: ag.SandboxNetwork}
+	_, err := io.WriteString(w, spec.Explain(ag.Workspace))
+	switch spec.Normalized().WorkspaceAccess {
+	case sandbox.AccessNone:
+		fmt.Fprintf(w, "file tools: none (read, write, edit, apply_patch, list removed: no workspace in the sandbox)\n")
+	case sandbox.AccessRO:
+		fmt.Fprintf(w, "file tools: read, list (write, edit, apply_patch removed: read-only workspace)\n")
+	default:
+		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, list (confined to the workspace)\n")
+	}
+	return err
+}

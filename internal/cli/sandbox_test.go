@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+)
+
+func TestSandboxExplain(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{ agents: { defaults: { sandbox: { mode: "non-main", workspaceAccess: "ro" } },
+	  list: [{ id: "main", default: true }, { id: "box", sandbox: { mode: "all", workspaceAccess: "rw", network: "host" } }] } }`
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{config.EnvStateDir: dir}
+	tests := []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"sandbox", "explain"}, []string{"agent: main", "session: agent:main:main", "sandboxed: no"}, []string{"backend"}},
+		{[]string{"sandbox", "explain", "--session", "agent:main:side"}, []string{"sandboxed: yes", "backend: bubblewrap", "read-only", "network: none", "file tools: read, list"}, nil},
+		{[]string{"sandbox", "explain", "--agent", "box"}, []string{"agent: box", "sandboxed: yes", "read-write", "network: host", "limits: cpu 600s"}, []string{", net namespaces"}},
+	}
+	for _, tc := range tests {
+		r := runCLI(t, env, tc.args...)
+		if r.err != nil {
+			t.Fatalf("%v: %v", tc.args, r.err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, r.stdout)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(r.stdout, w) {
+				t.Errorf("%v: output has %q:\n%s", tc.args, w, r.stdout)
+			}
+		}
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "switchboard.json5"), []byte(`{ agents: { defaults: { sandbox: { workspaceAccess: "full" } } } }`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, map[string]string{config.EnvStateDir: bad}, "sandbox", "explain"); r.err == nil || !strings.Contains(r.err.Error(), "workspaceAccess") {
+		t.Errorf("bad config: err = %v", r.err)
+	}
+}

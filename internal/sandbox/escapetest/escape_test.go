@@ -1,0 +1,183 @@
+package escapetest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sandboxedAgent = `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "rw" } }`
+
+// Every escape attempt is a sandboxed exec the fake model asks for; none
+// may change the host outside the workspace or see the gateway's secrets.
+func TestEscapes(t *testing.T) {
+	requireBwrap(t)
+	g := start(t, sandboxedAgent, `tools: { exec: { timeoutSeconds: 20 } },`)
+	const key = "agent:main:main"
+	ws := strings.TrimSpace(g.tool(t, key, "pwd", "exec", map[string]any{"command": "echo hi; pwd"}))
+	if !strings.HasPrefix(ws, "hi\n") {
+		t.Fatalf("pwd = %q", ws)
+	}
+	ws = strings.TrimPrefix(ws, "hi\n")
+	if ws != filepath.Join(g.dir, "workspace") {
+		t.Fatalf("sandboxed exec runs in %q, want the workspace under %s", ws, g.dir)
+	}
+	outside := filepath.Join(filepath.Dir(g.dir), "outside-"+filepath.Base(g.dir))
+	if err := os.MkdirAll(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	// A symlink planted in the workspace pointing out.
+	if err := os.Symlink(outside, filepath.Join(ws, "out-link")); err != nil {
+		t.Fatal(err)
+	}
+
+	writes := []struct{ name, cmd, hostPath string }{
+		{"absolute path", "echo x > " + outside + "/abs", filepath.Join(outside, "abs")},
+		{"state dir", "echo x > " + g.dir + "/planted", filepath.Join(g.dir, "planted")},
+		{"dotdot", "echo x > ../dotdot", filepath.Join(g.dir, "dotdot")},
+		{"planted symlink", "echo x > out-link/via-link", filepath.Join(outside, "via-link")},
+		{"proc self root", "echo x > /proc/self/root" + outside + "/proc-root", filepath.Join(outside, "proc-root")},
+		{"proc 1 root", "echo x > /proc/1/root" + outside + "/proc1-root", filepath.Join(outside, "proc1-root")},
+		{"new symlink", "ln -s " + outside + " l2; echo x > l2/new-link", filepath.Join(outside, "new-link")},
+	}
+	for i, w := range writes {
+		got := g.tool(t, key, fmt.Sprintf("w%d", i), "exec", map[string]any{"command": w.cmd})
+		if _, err := os.Stat(w.hostPath); err == nil {
+			t.Errorf("%s: %s was written on the host (result %q)", w.name, w.hostPath, got)
+		}
+	}
+	// Hard link to the gateway config: the file is not in the sandbox's view.
+	got := g.tool(t, key, "hl", "exec", map[string]any{"command": "ln " + g.dir + "/switchboard.json5 hard; cat hard"})
+	if strings.Contains(got, token) {
+		t.Errorf("hard link read the token: %q", got)
+	}
+	// Reading the config, the state dir and the environment.
+	got = g.tool(t, key, "rd", "exec", map[string]any{"command": "cat " + g.dir + "/switchboard.json5; ls -la " + g.dir +
+		"; env; cat /proc/1/environ; cat /proc/*/cmdline | tr '\\0' ' '; grep -r " + token[:10] + " / 2>/dev/null | head -3"})
+	if strings.Contains(got, token) || strings.Contains(got, "llm-key") {
+		t.Errorf("sandbox read the gateway's secrets: %q", got)
+	}
+	// The gateway's own loopback port and another loopback listener.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	_, gwPort, _ := net.SplitHostPort(g.addr)
+	_, otherPort, _ := net.SplitHostPort(ln.Addr().String())
+	for _, port := range []string{gwPort, otherPort} {
+		got = g.tool(t, key, "net"+port, "exec", map[string]any{"command": "bash -c 'echo > /dev/tcp/127.0.0.1/" + port + "' && echo CONNECTED || echo REFUSED"})
+		if !strings.Contains(got, "REFUSED") || strings.Contains(got, "CONNECTED") {
+			t.Errorf("loopback port %s reachable from the sandbox: %q", port, got)
+		}
+	}
+	select {
+	case <-accepted:
+		t.Error("the loopback listener accepted a connection from the sandbox")
+	default:
+	}
+	// Seeing or signalling the gateway process.
+	got = g.tool(t, key, "kill", "exec", map[string]any{"command": fmt.Sprintf("kill -0 %d && echo VISIBLE || echo HIDDEN; kill -9 %d", g.pid, g.pid)})
+	if !strings.Contains(got, "HIDDEN") {
+		t.Errorf("gateway pid visible from the sandbox: %q", got)
+	}
+	// Surviving the timeout by setsid and a double fork.
+	start := time.Now()
+	got = g.tool(t, key, "fork", "exec", map[string]any{"timeoutSeconds": 1, "command": "(setsid sh -c 'sleep 2; echo x > late-setsid' &); " +
+		"(sh -c '(sleep 2; echo x > late-fork) &' &); nohup sh -c 'sleep 2; echo x > late-nohup' >/dev/null 2>&1 & sleep 30"})
+	if !strings.Contains(got, "Command timed out after 1 seconds.") {
+		t.Errorf("timeout result = %q", got)
+	}
+	t.Logf("sandboxed timeout returned after %v", time.Since(start))
+	time.Sleep(3 * time.Second)
+	for _, f := range []string{"late-setsid", "late-fork", "late-nohup"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s: a process outlived the timeout", f)
+		}
+	}
+	// A fork bomb is bounded by the process limit (the kernel exempts a
+	// gateway running as root from RLIMIT_NPROC: there the PID namespace
+	// and the timeout bound it) and the gateway survives.
+	got = g.tool(t, key, "bomb", "exec", map[string]any{"timeoutSeconds": 5, "command": "i=0; while [ $i -lt 2000 ]; do sleep 3 & i=$((i+1)); done; echo spawned"})
+	if os.Geteuid() != 0 && strings.Contains(got, "spawned") && !strings.Contains(strings.ToLower(got), "fork") {
+		t.Errorf("2000 processes started in the sandbox: %q", got)
+	}
+	got = g.tool(t, key, "bomb2", "exec", map[string]any{"timeoutSeconds": 2, "command": "b() { b & b & wait; }; b"})
+	if !strings.Contains(got, "Command timed out after 2 seconds.") && !strings.Contains(strings.ToLower(got), "fork") {
+		t.Errorf("recursive fork bomb result = %q", got)
+	}
+	if got := g.tool(t, key, "after", "exec", map[string]any{"command": "echo alive"}); got != "alive\n" {
+		t.Errorf("after the escapes exec = %q", got)
+	}
+}
+
+// The file tools of a sandboxed session see no more than its exec: with
+// the workspace read-only only read and list are offered, with none no
+// file tool at all.
+func TestFileToolsFollowWorkspaceAccess(t *testing.T) {
+	requireBwrap(t)
+	for _, tc := range []struct{ access, want string }{
+		{"ro", "agents_list exec list read sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
+		{"none", "agents_list exec sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
+		{"rw", "agents_list apply_patch edit exec list read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
+	} {
+		t.Run(tc.access, func(t *testing.T) {
+			g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "`+tc.access+`" } }`, ``)
+			got := g.tool(t, "agent:main:main", "e", "exec", map[string]any{"command": "echo x > f && echo WROTE; pwd"})
+			reqs := g.llm.Requests()
+			var names []string
+			for _, d := range reqs[len(reqs)-1].Request.Tools {
+				names = append(names, d.Name)
+			}
+			if s := sortedJoin(names); s != tc.want {
+				t.Errorf("offered %q, want %q", s, tc.want)
+			}
+			wrote := strings.Contains(got, "WROTE")
+			// With none the command writes in its private /tmp.
+			if wrote != (tc.access != "ro") {
+				t.Errorf("access %s: write result %q", tc.access, got)
+			}
+			if tc.access == "none" && !strings.Contains(got, "/tmp") {
+				t.Errorf("access none runs in %q, want /tmp", got)
+			}
+		})
+	}
+}
+
+// Without bwrap the sandboxed run fails before the model is called,
+// naming the missing piece and the fix; nothing runs on the host.
+func TestFailClosedWithoutBwrap(t *testing.T) {
+	g := start(t, sandboxedAgent, ``, "PATH="+t.TempDir())
+	w := g.send(t, "agent:main:main", "fc", "exec", map[string]any{"command": "touch ran"})
+	if w["status"] != "error" || !strings.Contains(fmt.Sprint(w["error"]), "bwrap not found") ||
+		!strings.Contains(fmt.Sprint(w["error"]), "apt-get install bubblewrap") {
+		t.Fatalf("run = %v", w)
+	}
+	if n := len(g.llm.Requests()); n != 0 {
+		t.Errorf("model called %d times", n)
+	}
+	if _, err := os.Stat(filepath.Join(g.dir, "workspace", "ran")); err == nil {
+		t.Error("command ran on the host")
+	}
+}
+
+func sortedJoin(s []string) string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,266 @@
+// Package sandbox confines the commands of sandboxed sessions with
+// bubblewrap (bwrap): user, mount, PID, IPC, UTS and network namespaces, a
+// seccomp filter denying namespace, mount, ptrace and keyring syscalls,
+// system directories read-only, a private /tmp, the workspace bound per
+// workspaceAccess, and rlimits set by prlimit inside the sandbox. When bwrap
+// or user namespaces are unavailable it fails closed: Check and Command
+// return an error naming the missing piece and the fix, and nothing runs.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Workspace access levels (agents.defaults.sandbox.workspaceAccess).
+const (
+	AccessNone = "none"
+	AccessRO   = "ro"
+	AccessRW   = "rw"
+)
+
+// Network modes (agents.defaults.sandbox.network).
+const (
+	NetworkNone = "none"
+	NetworkHost = "host"
+)
+
+// Default limits applied inside the sandbox.
+const (
+	DefaultCPUSeconds  = 600
+	DefaultMemoryBytes = 2 << 30
+	DefaultProcs       = 256
+	DefaultFileBytes   = 1 << 30
+)
+
+// sandboxUID is the unprivileged identity commands run as inside.
+const sandboxUID = "65534"
+
+// Limits are the rlimits of a sandboxed command; zero fields take the
+// defaults.
+type Limits struct {
+	CPUSeconds  int64 // RLIMIT_CPU
+	MemoryBytes int64 // RLIMIT_AS
+	Procs       int64 // RLIMIT_NPROC (counted in the sandbox's user namespace)
+	FileBytes   int64 // RLIMIT_FSIZE
+}
+
+// Spec describes one sandbox. The zero value is a read-write workspace
+// with no network and the default limits.
+type Spec struct {
+	// WorkspaceAccess is "none", "ro" or "rw" ("" means rw).
+	WorkspaceAccess string
+	// Network is "none" (default) or "host".
+	Network string
+	Limits  Limits
+}
+
+// Normalized returns s with its defaults filled in.
+func (s Spec) Normalized() Spec {
+	if s.WorkspaceAccess == "" {
+		s.WorkspaceAccess = AccessRW
+	}
+	if s.Network == "" {
+		s.Network = NetworkNone
+	}
+	def := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&s.Limits.CPUSeconds, DefaultCPUSeconds)
+	def(&s.Limits.MemoryBytes, DefaultMemoryBytes)
+	def(&s.Limits.Procs, DefaultProcs)
+	def(&s.Limits.FileBytes, DefaultFileBytes)
+	return s
+}
+
+// Validate reports a spec with an unknown access level or network mode.
+func (s Spec) Validate() error {
+	n := s.Normalized()
+	switch n.WorkspaceAccess {
+	case AccessNone, AccessRO, AccessRW:
+	default:
+		return fmt.Errorf("sandbox: workspaceAccess %q: want none, ro or rw", s.WorkspaceAccess)
+	}
+	switch n.Network {
+	case NetworkNone, NetworkHost:
+	default:
+		return fmt.Errorf("sandbox: network %q: want none or host", s.Network)
+	}
+	return nil
+}
+
+// systemDirs are bound read-only when they exist.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// Args returns bwrap's arguments (without the program name) that run argv
+// inside the sandbox, in directory cwd, with workspace bound per the spec.
+// cwd must be the workspace or under it unless access is none, in which
+// case the command starts in /tmp.
+func (s Spec) Args(workspace, cwd string, argv []string) ([]string, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	s = s.Normalized()
+	a := []string{
+		"--unshare-all", "--unshare-user",
+		"--die-with-parent", "--new-session",
+		"--uid", sandboxUID, "--gid", sandboxUID,
+		"--cap-drop", "ALL",
+		"--disable-userns",
+		"--clearenv",
+	}
+	if s.Network == NetworkHost {
+		a = append(a, "--share-net")
+	}
+	for _, d := range systemDirs {
+		a = append(a, "--ro-bind-try", d, d)
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp")
+	dir := "/tmp"
+	if s.WorkspaceAccess != AccessNone {
+		if workspace == "" || !filepath.IsAbs(workspace) {
+			return nil, fmt.Errorf("sandbox: workspace %q must be an absolute path", workspace)
+		}
+		ws := filepath.Clean(workspace)
+		bind := "--bind"
+		if s.WorkspaceAccess == AccessRO {
+			bind = "--ro-bind"
+		}
+		a = append(a, bind, ws, ws)
+		dir = ws
+		if cwd != "" {
+			c := filepath.Clean(cwd)
+			if c != ws && !strings.HasPrefix(c, ws+string(filepath.Separator)) {
+				return nil, fmt.Errorf("sandbox: workdir %s is outside the workspace %s", cwd, ws)
+			}
+			dir = c
+		}
+	}
+	a = append(a, "--chdir", dir, "--")
+	a = append(a, prlimitPath,
+		"--cpu="+strconv.FormatInt(s.Limits.CPUSeconds, 10),
+		"--as="+strconv.FormatInt(s.Limits.MemoryBytes, 10),
+		"--nproc="+strconv.FormatInt(s.Limits.Procs, 10),
+		"--fsize="+strconv.FormatInt(s.Limits.FileBytes, 10),
+		"--")
+	return append(a, argv...), nil
+}
+
+// prlimitPath sets the rlimits inside the sandbox (util-linux).
+const prlimitPath = "/usr/bin/prlimit"
+
+// Env is the environment of a sandboxed command: nothing of the gateway's
+// (its token and keys stay out), only a fixed PATH, HOME=/tmp, LANG and
+// the given extras ("K=V").
+func Env(extra ...string) []string {
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+		"HOME=/tmp",
+		"TMPDIR=/tmp",
+		"LANG=C.UTF-8",
+	}
+	return append(env, extra...)
+}
+
+// Command returns the bwrap command that runs argv confined by s, with the
+// seccomp filter (see deniedSyscalls) passed in cmd.ExtraFiles: close
+// those after starting it. It fails closed when the backend is
+// unavailable (see Check).
+func (s Spec) Command(ctx context.Context, workspace, cwd string, argv []string, env []string) (*exec.Cmd, error) {
+	bwrap, err := Check(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args, err := s.Args(workspace, cwd, argv)
+	if err != nil {
+		return nil, err
+	}
+	f, err := seccompFile()
+	if err != nil {
+		return nil, err
+	}
+	// The filter reaches bwrap as fd 3; the caller closes its copy in
+	// cmd.ExtraFiles once the command started.
+	cmd := exec.Command(bwrap, append([]string{"--seccomp", "3"}, args...)...)
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Env = env
+	return cmd, nil
+}
+
+var probe struct {
+	mu   sync.Mutex
+	path string
+	err  error
+	done bool
+}
+
+// Check reports whether the bubblewrap backend works here: bwrap on PATH,
+// prlimit present, and a trial sandbox with every namespace unshared
+// starting. It returns bwrap's path. A success is remembered; a failure is
+// retried on the next call (the operator may fix it without a restart).
+func Check(ctx context.Context) (string, error) {
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	if probe.done {
+		return probe.path, nil
+	}
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", errors.New("sandbox unavailable: bwrap not found on PATH; install bubblewrap (apt-get install bubblewrap) or set sandbox.mode to \"off\"")
+	}
+	if _, err := os.Stat(prlimitPath); err != nil {
+		return "", fmt.Errorf("sandbox unavailable: %s not found; install util-linux", prlimitPath)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	args, _ := Spec{WorkspaceAccess: AccessNone}.Args("", "", []string{"/bin/true"})
+	out, err := exec.CommandContext(tctx, path, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("sandbox unavailable: bwrap cannot create namespaces (%s: %w); enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0) or set sandbox.mode to \"off\"",
+			strings.TrimSpace(string(out)), err)
+	}
+	probe.path, probe.done = path, true
+	return path, nil
+}
+
+// Explain describes the sandbox a session gets, for `switchboard sandbox
+// explain`.
+func (s Spec) Explain(workspace string) string {
+	n := s.Normalized()
+	var b strings.Builder
+	fmt.Fprintf(&b, "backend: bubblewrap (user, mount, pid, ipc, uts, cgroup%s namespaces)\n", map[bool]string{true: ", net", false: ""}[n.Network == NetworkNone])
+	switch n.WorkspaceAccess {
+	case AccessNone:
+		fmt.Fprintf(&b, "workspace: not mounted (workspaceAccess none); commands start in a private /tmp\n")
+	case AccessRO:
+		fmt.Fprintf(&b, "workspace: %s read-only\n", workspace)
+	default:
+		fmt.Fprintf(&b, "workspace: %s read-write\n", workspace)
+	}
+	fmt.Fprintf(&b, "system dirs: %s read-only (when present)\n", strings.Join(systemDirs, " "))
+	fmt.Fprintf(&b, "private: /tmp /run /var/tmp (tmpfs), /proc of the sandbox, minimal /dev\n")
+	fmt.Fprintf(&b, "network: %s\n", n.Network)
+	fmt.Fprintf(&b, "user: uid %s, no capabilities, no nested user namespaces\n", sandboxUID)
+	fmt.Fprintf(&b, "limits: cpu %ds, memory %d bytes, processes %d, file size %d bytes\n",
+		n.Limits.CPUSeconds, n.Limits.MemoryBytes, n.Limits.Procs, n.Limits.FileBytes)
+	fmt.Fprintf(&b, "seccomp: EPERM for %s\n", strings.Join(deniedSyscalls, " "))
+	if _, err := Check(context.Background()); err != nil {
+		fmt.Fprintf(&b, "status: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "status: available\n")
+	}
+	return b.String()
+}
