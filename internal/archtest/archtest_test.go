@@ -363,6 +363,7 @@ var leaves = map[string][]string{
 	"internal/provider":     nil,
 	"internal/tools":        nil,
 	"internal/gateway/wire": {"internal/jsonenc"},
+	"internal/a2a/wire":     nil,
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
 	"internal/compaction":   {"internal/provider"},

@@ -283,6 +283,7 @@ type Error struct {
 	Message string `json:"message"`
 }
 
+// Error formats the code and message.
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
 
 // Errorf builds an *Error.
