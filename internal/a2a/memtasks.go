@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
@@ -34,4 +35,18 @@ func (m *MemTasks) Get(_ context.Context, peer, id string) (*wire.Task, error) {
 		return nil, nil
 	}
 	return &t, nil
+}
+
+// List returns peer's tasks (of contextID when set), newest status first.
+func (m *MemTasks) List(_ context.Context, peer, contextID string) ([]wire.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []wire.Task
+	for k, t := range m.m {
+		if k[0] == peer && (contextID == "" || t.ContextID == contextID) {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Status.Timestamp > out[j].Status.Timestamp })
+	return out, nil
 }

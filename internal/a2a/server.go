@@ -33,6 +33,8 @@ type Runner interface {
 type Tasks interface {
 	Put(ctx context.Context, peer string, t wire.Task) error
 	Get(ctx context.Context, peer, id string) (*wire.Task, error)
+	// List returns peer's tasks, newest first, optionally of one context.
+	List(ctx context.Context, peer, contextID string) ([]wire.Task, error)
 }
 
 // Peer is one configured peer: its name and the token it presents.
@@ -68,12 +70,14 @@ type Server struct {
 
 	mu   sync.Mutex
 	hits map[string][]time.Time
+	// running holds the cancel of each live run by (peer, task id).
+	running map[[2]string]context.CancelFunc
 }
 
 // New builds a Server. It fails when a peer has no token.
 func New(cfg Config, run Runner, tasks Tasks) (*Server, error) {
 	s := &Server{cfg: cfg, run: run, tasks: tasks, now: time.Now, digest: map[[32]byte]string{},
-		hits: map[string][]time.Time{}}
+		hits: map[string][]time.Time{}, running: map[[2]string]context.CancelFunc{}}
 	for _, p := range cfg.Peers {
 		if p.Token == "" {
 			return nil, fmt.Errorf("a2a: peer %q has no token", p.Name)
@@ -284,6 +288,25 @@ func (s *Server) call(ctx context.Context, peer string, req wire.Request) (any, 
 			return nil, wire.Errorf(wire.CodeTaskNotFound, "Task not found")
 		}
 		return t, nil
+	case wire.MethodCancelTask:
+		p, err := wire.DecodeTask(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return s.cancelTask(ctx, peer, p.ID)
+	case wire.MethodListTasks:
+		var p wire.ListParams
+		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
+			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params")
+		}
+		ts, err := s.tasks.List(ctx, peer, p.ContextID)
+		if err != nil {
+			return nil, fmt.Errorf("a2a: list tasks: %w", err)
+		}
+		if ts == nil {
+			ts = []wire.Task{}
+		}
+		return wire.ListResult{Tasks: ts, PageSize: len(ts), TotalSize: len(ts)}, nil
 	}
 	return nil, wire.Errorf(wire.CodeUnsupportedOp, "Unsupported operation: %s", req.Name)
 }
@@ -309,11 +332,21 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 		return nil, fmt.Errorf("a2a: store task: %w", err)
 	}
 	done := make(chan struct{})
+	runCtx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.running[[2]string{peer, t.ID}] = cancel
+	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(done)
-		s.execute(peer, t, text)
+		defer func() {
+			s.mu.Lock()
+			delete(s.running, [2]string{peer, t.ID})
+			s.mu.Unlock()
+			cancel()
+		}()
+		s.execute(runCtx, peer, t, text)
 	}()
 	if !p.Immediate() {
 		timer := time.NewTimer(s.cfg.ReplyTimeout)
@@ -331,13 +364,48 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 	return &wire.SendResult{Task: cur}, nil
 }
 
+// cancelTask aborts a live run and waits for its final state; a finished
+// task cannot be canceled.
+func (s *Server) cancelTask(ctx context.Context, peer, id string) (*wire.Task, error) {
+	t, err := s.tasks.Get(ctx, peer, id)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: get task %s: %w", id, err)
+	}
+	if t == nil {
+		return nil, wire.Errorf(wire.CodeTaskNotFound, "Task not found")
+	}
+	if wire.Terminal(t.Status.State) {
+		return nil, wire.Errorf(wire.CodeTaskNotCancel, "Task cannot be canceled: it is %s", t.Status.State)
+	}
+	s.mu.Lock()
+	cancel := s.running[[2]string{peer, id}]
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil, wire.Errorf(wire.CodeTaskNotCancel, "Task cannot be canceled: its run is not live")
+	}
+	cancel()
+	for i := 0; i < 500; i++ { // the run's goroutine writes the final state
+		if t, err = s.tasks.Get(ctx, peer, id); err == nil && t != nil && wire.Terminal(t.Status.State) {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return t, nil
+}
+
 // execute runs the turn and stores the outcome as the task's final state.
-func (s *Server) execute(peer string, t wire.Task, text string) {
+func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text string) {
 	key := SessionKey(s.cfg.Agents[0], peer, t.ContextID)
-	reply, err := s.run.Run(s.ctx, key, text)
+	reply, err := s.run.Run(ctx, key, text)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		t.Status = s.status(wire.StateCanceled, "gateway shutting down")
+	case err != nil && ctx.Err() != nil:
+		t.Status = s.status(wire.StateCanceled, "canceled by the peer")
 	case err != nil:
 		t.Status = s.status(wire.StateFailed, "A2A reply failed: "+err.Error())
 	default:

@@ -248,3 +248,36 @@ func TestNewRejectsEmptyToken(t *testing.T) {
 		t.Fatal("want error")
 	}
 }
+
+func TestCancelAndList(t *testing.T) {
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{}, run)
+	_, body := post(t, hs, "tok-a", sendBody("long", `,"configuration":{"returnImmediately":true}`))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	cancel := `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"` + res.Task.ID + `"}}`
+	if _, b := post(t, hs, "tok-b", cancel); decode(t, b).Error.Code != wire.CodeTaskNotFound {
+		t.Fatalf("other peer canceled: %s", b)
+	}
+	_, b := post(t, hs, "tok-a", cancel)
+	var task wire.Task
+	_ = json.Unmarshal(decode(t, b).Result, &task)
+	if task.Status.State != wire.StateCanceled {
+		t.Fatalf("cancel: %s", b)
+	}
+	if _, b := post(t, hs, "tok-a", cancel); decode(t, b).Error.Code != wire.CodeTaskNotCancel {
+		t.Fatalf("second cancel: %s", b)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{}}`
+	var lr wire.ListResult
+	_, b = post(t, hs, "tok-a", list)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 1 || lr.Tasks[0].ID != res.Task.ID {
+		t.Fatalf("list a: %s", b)
+	}
+	_, b = post(t, hs, "tok-b", list)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 0 {
+		t.Fatalf("list b: %s", b)
+	}
+}
