@@ -132,6 +132,7 @@ func (s *Server) card(r *http.Request) wire.AgentCard {
 			URL: strings.TrimRight(base, "/") + "/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0",
 		}},
 		Version:            s.cfg.Version,
+		Capabilities:       wire.Capabilities{Streaming: true},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
 	}
@@ -213,6 +214,12 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusOK, wire.Fail(nil, wire.Errorf(wire.CodeServerError, "%s", msg)))
 		return
+	}
+	if !b.Batch {
+		if req, rerr := wire.DecodeRequest(b.Entries[0]); rerr == nil && req.HasID && req.Method == wire.MethodSendStreamingMessage {
+			s.stream(w, r, peer, req)
+			return
+		}
 	}
 	out := make([]*wire.Response, len(b.Entries))
 	var wg sync.WaitGroup
@@ -331,6 +338,26 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 	if err := s.tasks.Put(ctx, peer, t); err != nil {
 		return nil, fmt.Errorf("a2a: store task: %w", err)
 	}
+	done := s.startRun(peer, t, text)
+	if !p.Immediate() {
+		timer := time.NewTimer(s.cfg.ReplyTimeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+	}
+	cur, err := s.tasks.Get(context.WithoutCancel(ctx), peer, t.ID)
+	if err != nil || cur == nil {
+		return &wire.SendResult{Task: &t}, nil
+	}
+	return &wire.SendResult{Task: cur}, nil
+}
+
+// startRun runs the task's turn in the background; the channel closes
+// when its final state is stored.
+func (s *Server) startRun(peer string, t wire.Task, text string) <-chan struct{} {
 	done := make(chan struct{})
 	runCtx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
@@ -348,20 +375,7 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 		}()
 		s.execute(runCtx, peer, t, text)
 	}()
-	if !p.Immediate() {
-		timer := time.NewTimer(s.cfg.ReplyTimeout)
-		defer timer.Stop()
-		select {
-		case <-done:
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-	}
-	cur, err := s.tasks.Get(context.WithoutCancel(ctx), peer, t.ID)
-	if err != nil || cur == nil {
-		return &wire.SendResult{Task: &t}, nil
-	}
-	return &wire.SendResult{Task: cur}, nil
+	return done
 }
 
 // cancelTask aborts a live run and waits for its final state; a finished
@@ -446,4 +460,69 @@ func writeBounded(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b)
+}
+
+// stream answers SendStreamingMessage with server-sent events: the task,
+// then the reply as an artifact and the final status. A client that goes
+// away does not stop the run; the task stays readable with GetTask.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req wire.Request) {
+	if s.limited(peer) {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeServerError, "Peer is rate limited")))
+		return
+	}
+	p, perr := wire.DecodeSend(req.Params)
+	if perr != nil {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, perr))
+		return
+	}
+	p.Configuration = &wire.SendConfiguration{ReturnImmediately: true}
+	res, err := s.send(r.Context(), peer, p)
+	if err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			we = wire.Errorf(wire.CodeServerError, "A2A request could not be processed")
+		}
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, we))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	fl, _ := w.(http.Flusher)
+	emit := func(ev wire.StreamResponse) bool {
+		b, err := json.Marshal(wire.Result(req.ID, ev))
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	t := res.Task
+	if !emit(wire.StreamResponse{Task: t}) || wire.Terminal(t.Status.State) {
+		return
+	}
+	for !wire.Terminal(t.Status.State) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+		cur, err := s.tasks.Get(context.WithoutCancel(r.Context()), peer, t.ID)
+		if err != nil || cur == nil {
+			return
+		}
+		t = cur
+	}
+	for _, a := range t.Artifacts {
+		if !emit(wire.StreamResponse{ArtifactUpdate: &wire.ArtifactUpdate{TaskID: t.ID, ContextID: t.ContextID, Artifact: a, LastChunk: true}}) {
+			return
+		}
+	}
+	emit(wire.StreamResponse{StatusUpdate: &wire.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}})
 }

@@ -281,3 +281,28 @@ func TestCancelAndList(t *testing.T) {
 		t.Fatalf("list b: %s", b)
 	}
 }
+
+func TestStreamingSend(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"message/stream"`, 1)
+	status, out := post(t, hs, "tok-a", body)
+	var events []wire.StreamResponse
+	for _, line := range strings.Split(out, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var r struct {
+			Result wire.StreamResponse `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(data), &r); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, r.Result)
+	}
+	if status != 200 || len(events) != 3 || events[0].Task == nil || events[1].ArtifactUpdate == nil ||
+		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
+		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
+		t.Fatalf("%d %s", status, out)
+	}
+}
