@@ -80,3 +80,30 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestA2ACancel cancels a stalled peer run through the real gateway: the
+// task ends TASK_STATE_CANCELED and the run is aborted.
+func TestA2ACancel(t *testing.T) {
+	g := startWith(t, "", nil, "", `channels: { a2a: { peers: { alpha: { token: "s1" } } } },`)
+	base := "http://" + strings.TrimPrefix(g.url, "ws://")
+	post := func(body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer s1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return m
+	}
+	m := post(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"message":{"messageId":"m1","role":"ROLE_USER","contextId":"c9","parts":[{"text":"think long\n/stall"}]}}}`)
+	task := m["result"].(map[string]any)["task"].(map[string]any)
+	c := post(`{"jsonrpc":"2.0","id":2,"method":"CancelTask","params":{"id":"` + task["id"].(string) + `"}}`)
+	res, _ := c["result"].(map[string]any)
+	if res == nil || res["status"].(map[string]any)["state"] != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel = %v", c)
+	}
+}
