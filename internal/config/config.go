@@ -27,6 +27,8 @@ type Config struct {
 	// Memory is the "memory" section; Switchboard reads the embedding
 	// provider of memory.search (for /v1/embeddings).
 	Memory Memory `json:"memory,omitzero"`
+	// Channels is the "channels" section (only channels.a2a is read).
+	Channels Channels `json:"channels,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code

@@ -102,6 +102,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.messages()
 	k.storage()
 	k.mcp()
+	k.a2a()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings

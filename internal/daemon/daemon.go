@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -108,6 +109,7 @@ type Daemon struct {
 	// Addrs are the addresses the gateway listens on.
 	Addrs []net.Addr
 
+	a2a       *a2a.Server // nil when channels.a2a is off
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
@@ -405,8 +407,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.api = api
+	if d.a2a, err = newA2A(cfg, runner, opts.Version); err != nil {
+		api.Close()
+		gw.Close()
+		d.mcp.Close()
+		return nil, err
+	}
 	lns, err := listen(cfg, opts.Port)
 	if err != nil {
+		if d.a2a != nil {
+			d.a2a.Close()
+		}
 		api.Close()
 		gw.Close()
 		d.mcp.Close()
@@ -428,6 +439,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	d.stopMetrics = stopMetrics
 	mux.Handle("GET /metrics", gw.RequireBearer(mets.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
+	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
+		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
+		mux.Handle("GET /.well-known/agent.json", d.a2a)
+		mux.Handle("POST /a2a/v1", d.a2a)
+	}
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
 		Handler:           mux,
@@ -537,6 +553,9 @@ func (d *Daemon) Close() error {
 		errs := []error{d.gw.Close(), d.mcp.Close(), d.shutdownHTTP(ctx)}
 		if d.stopMetrics != nil {
 			d.stopMetrics()
+		}
+		if d.a2a != nil {
+			d.a2a.Close() // its runs end before the runner stops
 		}
 		d.stop()
 		d.wg.Wait()

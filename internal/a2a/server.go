@@ -1,0 +1,528 @@
+// Package a2a is Switchboard's A2A channel server: the public agent card,
+// the JSON-RPC endpoint at /a2a/v1 with per-peer bearer tokens and rate
+// limits, and the task life cycle (blocking or immediate sends, reply
+// timeout, slash-command rejection). It runs agent turns through a Runner
+// and keeps tasks in a Tasks store, both interfaces its caller supplies.
+package a2a
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/a2a/wire"
+)
+
+// Runner runs one agent turn in a session and returns the reply text. It
+// must stop when ctx is done.
+type Runner interface {
+	Run(ctx context.Context, sessionKey, text string) (string, error)
+}
+
+// Tasks keeps tasks. Get returns nil, nil when the peer has no such task.
+type Tasks interface {
+	Put(ctx context.Context, peer string, t wire.Task) error
+	Get(ctx context.Context, peer, id string) (*wire.Task, error)
+	// List returns peer's tasks, newest first, optionally of one context.
+	List(ctx context.Context, peer, contextID string) ([]wire.Task, error)
+}
+
+// Peer is one configured peer: its name and the token it presents.
+type Peer struct {
+	Name  string
+	Token string
+}
+
+// Config is what the server needs from channels.a2a.
+type Config struct {
+	AdvertisedURL      string
+	ReplyTimeout       time.Duration
+	RateLimitPerMinute int
+	Agents             []string // exposed agent ids; the first one answers
+	Peers              []Peer
+	Version            string
+}
+
+// SlashRejection is the reason a slash message is rejected with.
+const SlashRejection = "A2A peers cannot execute slash commands. Send a task in plain text; only users can issue commands."
+
+// Server serves the A2A channel. Close stops its runs.
+type Server struct {
+	cfg    Config
+	run    Runner
+	tasks  Tasks
+	now    func() time.Time
+	digest map[[32]byte]string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	hits map[string][]time.Time
+	// running holds the cancel of each live run by (peer, task id).
+	running map[[2]string]context.CancelFunc
+}
+
+// New builds a Server. It fails when a peer has no token.
+func New(cfg Config, run Runner, tasks Tasks) (*Server, error) {
+	s := &Server{cfg: cfg, run: run, tasks: tasks, now: time.Now, digest: map[[32]byte]string{},
+		hits: map[string][]time.Time{}, running: map[[2]string]context.CancelFunc{}}
+	for _, p := range cfg.Peers {
+		if p.Token == "" {
+			return nil, fmt.Errorf("a2a: peer %q has no token", p.Name)
+		}
+		s.digest[sha256.Sum256([]byte(p.Token))] = p.Name
+	}
+	if len(cfg.Agents) == 0 {
+		s.cfg.Agents = []string{"main"}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Close cancels the runs still going and waits for them.
+func (s *Server) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// SessionKey is the isolated session of one (peer, contextId) pair, the key
+// the reference derives for a direct peer with dmScope
+// per-account-channel-peer.
+func SessionKey(agent, peer, contextID string) string {
+	return strings.ToLower(fmt.Sprintf("agent:%s:a2a:default:direct:%s:%s", agent, peer, contextID))
+}
+
+// ServeHTTP routes the card and the JSON-RPC endpoint.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && (r.URL.Path == "/.well-known/agent-card.json" || r.URL.Path == "/.well-known/agent.json"):
+		writeJSON(w, http.StatusOK, s.card(r))
+	case r.Method == http.MethodPost && r.URL.Path == "/a2a/v1":
+		s.serveRPC(w, r)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Not found"})
+	}
+}
+
+func (s *Server) card(r *http.Request) wire.AgentCard {
+	base := s.cfg.AdvertisedURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	c := wire.AgentCard{
+		Name:        s.cfg.Agents[0],
+		Description: "Switchboard agent gateway using the Agent2Agent protocol.",
+		SupportedInterfaces: []wire.AgentInterface{{
+			URL: strings.TrimRight(base, "/") + "/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0",
+		}},
+		Version:            s.cfg.Version,
+		Capabilities:       wire.Capabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+	}
+	for _, a := range s.cfg.Agents {
+		c.Skills = append(c.Skills, wire.Skill{ID: a, Name: a, Description: "Switchboard agent " + a + ".", Tags: []string{"switchboard"}})
+	}
+	return c
+}
+
+// peer returns the peer whose token the request bears ("" for none). The
+// digests compare in constant time.
+func (s *Server) peer(r *http.Request) string {
+	auth := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
+		return ""
+	}
+	got := sha256.Sum256([]byte(tok))
+	name := ""
+	for d, n := range s.digest {
+		if subtle.ConstantTimeCompare(got[:], d[:]) == 1 {
+			name = n
+		}
+	}
+	return name
+}
+
+func (s *Server) limited(peer string) bool {
+	max := s.cfg.RateLimitPerMinute
+	if max <= 0 {
+		return false
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.hits[peer][:0]
+	for _, t := range s.hits[peer] {
+		if now.Sub(t) < time.Minute {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) >= max {
+		s.hits[peer] = kept
+		return true
+	}
+	s.hits[peer] = append(kept, now)
+	return false
+}
+
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	peer := s.peer(r)
+	if peer == "" {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized; configure channels.a2a.peers with a matching Bearer token"})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, wire.MaxRequestBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "Request body exceeds the 1 MiB limit"})
+			return
+		}
+		writeJSON(w, http.StatusOK, wire.Fail(nil, wire.Errorf(wire.CodeServerError, "Request body could not be read")))
+		return
+	}
+	b, err := wire.DecodeBody(body)
+	var we *wire.Error
+	switch {
+	case errors.As(err, &we):
+		writeJSON(w, http.StatusOK, wire.Fail(nil, we))
+		return
+	case errors.Is(err, wire.ErrEmptyBatch):
+		writeJSON(w, http.StatusOK, wire.Fail(nil, wire.Errorf(wire.CodeInvalidRequest, "Invalid JSON-RPC request")))
+		return
+	case errors.Is(err, wire.ErrBatchTooLarge):
+		msg := err.Error()
+		if s.limited(peer) {
+			msg = "Peer is rate limited"
+		}
+		writeJSON(w, http.StatusOK, wire.Fail(nil, wire.Errorf(wire.CodeServerError, "%s", msg)))
+		return
+	}
+	if !b.Batch {
+		if req, rerr := wire.DecodeRequest(b.Entries[0]); rerr == nil && req.HasID && req.Method == wire.MethodSendStreamingMessage {
+			s.stream(w, r, peer, req)
+			return
+		}
+	}
+	out := make([]*wire.Response, len(b.Entries))
+	var wg sync.WaitGroup
+	for i, e := range b.Entries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = s.handle(r.Context(), peer, e)
+		}()
+	}
+	wg.Wait()
+	var resps []*wire.Response
+	for _, o := range out {
+		if o != nil {
+			resps = append(resps, o)
+		}
+	}
+	switch {
+	case len(resps) == 0:
+		w.WriteHeader(http.StatusOK)
+	case b.Batch:
+		writeBounded(w, resps)
+	default:
+		writeBounded(w, resps[0])
+	}
+}
+
+// handle answers one entry; nil for a notification.
+func (s *Server) handle(ctx context.Context, peer string, raw json.RawMessage) *wire.Response {
+	req, rerr := wire.DecodeRequest(raw)
+	notification := rerr == nil && !req.HasID
+	reply := func(r wire.Response) *wire.Response {
+		if notification {
+			return nil
+		}
+		return &r
+	}
+	if s.limited(peer) {
+		return reply(wire.Fail(req.ID, wire.Errorf(wire.CodeServerError, "Peer is rate limited")))
+	}
+	if rerr != nil {
+		return reply(wire.Fail(req.ID, rerr))
+	}
+	result, err := s.call(ctx, peer, req)
+	if err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			we = wire.Errorf(wire.CodeServerError, "A2A request could not be processed")
+		}
+		return reply(wire.Fail(req.ID, we))
+	}
+	return reply(wire.Result(req.ID, result))
+}
+
+func (s *Server) call(ctx context.Context, peer string, req wire.Request) (any, error) {
+	switch req.Method {
+	case wire.MethodSendMessage:
+		p, err := wire.DecodeSend(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return s.send(ctx, peer, p)
+	case wire.MethodGetTask:
+		p, err := wire.DecodeTask(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		t, gerr := s.tasks.Get(ctx, peer, p.ID)
+		if gerr != nil {
+			return nil, fmt.Errorf("a2a: get task %s: %w", p.ID, gerr)
+		}
+		if t == nil {
+			return nil, wire.Errorf(wire.CodeTaskNotFound, "Task not found")
+		}
+		return t, nil
+	case wire.MethodCancelTask:
+		p, err := wire.DecodeTask(req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return s.cancelTask(ctx, peer, p.ID)
+	case wire.MethodListTasks:
+		var p wire.ListParams
+		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
+			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params")
+		}
+		ts, err := s.tasks.List(ctx, peer, p.ContextID)
+		if err != nil {
+			return nil, fmt.Errorf("a2a: list tasks: %w", err)
+		}
+		if ts == nil {
+			ts = []wire.Task{}
+		}
+		return wire.ListResult{Tasks: ts, PageSize: len(ts), TotalSize: len(ts)}, nil
+	}
+	return nil, wire.Errorf(wire.CodeUnsupportedOp, "Unsupported operation: %s", req.Name)
+}
+
+func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wire.SendResult, error) {
+	text := wire.MessageText(p.Message.Parts)
+	if text == "" {
+		return nil, wire.Errorf(wire.CodeInvalidParams, "Message must contain at least one usable text part")
+	}
+	contextID := p.Message.ContextID
+	if contextID == "" {
+		contextID = "ctx-" + uuid.NewString()
+	}
+	t := wire.Task{ID: uuid.NewString(), ContextID: contextID, Status: s.status(wire.StateWorking, "")}
+	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "/") {
+		t.Status = s.status(wire.StateRejected, SlashRejection)
+		if err := s.tasks.Put(ctx, peer, t); err != nil {
+			return nil, fmt.Errorf("a2a: store task: %w", err)
+		}
+		return &wire.SendResult{Task: &t}, nil
+	}
+	if err := s.tasks.Put(ctx, peer, t); err != nil {
+		return nil, fmt.Errorf("a2a: store task: %w", err)
+	}
+	done := s.startRun(peer, t, text)
+	if !p.Immediate() {
+		timer := time.NewTimer(s.cfg.ReplyTimeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+	}
+	cur, err := s.tasks.Get(context.WithoutCancel(ctx), peer, t.ID)
+	if err != nil || cur == nil {
+		return &wire.SendResult{Task: &t}, nil
+	}
+	return &wire.SendResult{Task: cur}, nil
+}
+
+// startRun runs the task's turn in the background; the channel closes
+// when its final state is stored.
+func (s *Server) startRun(peer string, t wire.Task, text string) <-chan struct{} {
+	done := make(chan struct{})
+	runCtx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.running[[2]string{peer, t.ID}] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(done)
+		defer func() {
+			s.mu.Lock()
+			delete(s.running, [2]string{peer, t.ID})
+			s.mu.Unlock()
+			cancel()
+		}()
+		s.execute(runCtx, peer, t, text)
+	}()
+	return done
+}
+
+// cancelTask aborts a live run and waits for its final state; a finished
+// task cannot be canceled.
+func (s *Server) cancelTask(ctx context.Context, peer, id string) (*wire.Task, error) {
+	t, err := s.tasks.Get(ctx, peer, id)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: get task %s: %w", id, err)
+	}
+	if t == nil {
+		return nil, wire.Errorf(wire.CodeTaskNotFound, "Task not found")
+	}
+	if wire.Terminal(t.Status.State) {
+		return nil, wire.Errorf(wire.CodeTaskNotCancel, "Task cannot be canceled: it is %s", t.Status.State)
+	}
+	s.mu.Lock()
+	cancel := s.running[[2]string{peer, id}]
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil, wire.Errorf(wire.CodeTaskNotCancel, "Task cannot be canceled: its run is not live")
+	}
+	cancel()
+	for i := 0; i < 500; i++ { // the run's goroutine writes the final state
+		if t, err = s.tasks.Get(ctx, peer, id); err == nil && t != nil && wire.Terminal(t.Status.State) {
+			return t, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return t, nil
+}
+
+// execute runs the turn and stores the outcome as the task's final state.
+func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text string) {
+	key := SessionKey(s.cfg.Agents[0], peer, t.ContextID)
+	reply, err := s.run.Run(ctx, key, text)
+	switch {
+	case err != nil && s.ctx.Err() != nil:
+		t.Status = s.status(wire.StateCanceled, "gateway shutting down")
+	case err != nil && ctx.Err() != nil:
+		t.Status = s.status(wire.StateCanceled, "canceled by the peer")
+	case err != nil:
+		t.Status = s.status(wire.StateFailed, "A2A reply failed: "+err.Error())
+	default:
+		t.Status = s.status(wire.StateCompleted, "")
+		t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
+	}
+	// The final write must land even when the server is closing.
+	_ = s.tasks.Put(context.Background(), peer, t)
+}
+
+func (s *Server) status(state, msg string) wire.TaskStatus {
+	st := wire.TaskStatus{State: state, Timestamp: s.now().UTC().Format(time.RFC3339Nano)}
+	if msg != "" {
+		st.Message = &wire.Message{MessageID: uuid.NewString(), Role: wire.RoleAgent, Parts: []wire.Part{wire.TextPart(msg)}}
+	}
+	return st
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// writeBounded writes a JSON-RPC response, replacing it with an error when
+// it would exceed the response limit.
+func writeBounded(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > wire.MaxResponseBytes {
+		writeJSON(w, http.StatusOK, wire.Fail(nil, wire.Errorf(wire.CodeServerError, "A2A response exceeds the 1 MiB limit")))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b)
+}
+
+// stream answers SendStreamingMessage with server-sent events: the task,
+// then the reply as an artifact and the final status. A client that goes
+// away does not stop the run; the task stays readable with GetTask.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req wire.Request) {
+	if s.limited(peer) {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeServerError, "Peer is rate limited")))
+		return
+	}
+	p, perr := wire.DecodeSend(req.Params)
+	if perr != nil {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, perr))
+		return
+	}
+	p.Configuration = &wire.SendConfiguration{ReturnImmediately: true}
+	res, err := s.send(r.Context(), peer, p)
+	if err != nil {
+		var we *wire.Error
+		if !errors.As(err, &we) {
+			we = wire.Errorf(wire.CodeServerError, "A2A request could not be processed")
+		}
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, we))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	fl, _ := w.(http.Flusher)
+	emit := func(ev wire.StreamResponse) bool {
+		b, err := json.Marshal(wire.Result(req.ID, ev))
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+	t := res.Task
+	if !emit(wire.StreamResponse{Task: t}) || wire.Terminal(t.Status.State) {
+		return
+	}
+	for !wire.Terminal(t.Status.State) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+		cur, err := s.tasks.Get(context.WithoutCancel(r.Context()), peer, t.ID)
+		if err != nil || cur == nil {
+			return
+		}
+		t = cur
+	}
+	for _, a := range t.Artifacts {
+		if !emit(wire.StreamResponse{ArtifactUpdate: &wire.ArtifactUpdate{TaskID: t.ID, ContextID: t.ContextID, Artifact: a, LastChunk: true}}) {
+			return
+		}
+	}
+	emit(wire.StreamResponse{StatusUpdate: &wire.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}})
+}

@@ -1,0 +1,308 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/a2a/wire"
+)
+
+// echo replies "echo: <text>"; block makes it wait until released or ctx ends.
+type echo struct {
+	mu    sync.Mutex
+	keys  []string
+	block chan struct{}
+	fail  error
+}
+
+func (e *echo) Run(ctx context.Context, key, text string) (string, error) {
+	e.mu.Lock()
+	e.keys = append(e.keys, key)
+	e.mu.Unlock()
+	if e.block != nil {
+		select {
+		case <-e.block:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if e.fail != nil {
+		return "", e.fail
+	}
+	return "echo: " + text, nil
+}
+
+func start(t *testing.T, cfg Config, run Runner) (*httptest.Server, *Server) {
+	t.Helper()
+	if cfg.ReplyTimeout == 0 {
+		cfg.ReplyTimeout = 5 * time.Second
+	}
+	if cfg.Peers == nil {
+		cfg.Peers = []Peer{{Name: "alpha", Token: "tok-a"}, {Name: "beta", Token: "tok-b"}}
+	}
+	s, err := New(cfg, run, NewMemTasks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	return hs, s
+}
+
+func post(t *testing.T, hs *httptest.Server, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type rpcResp struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *wire.Error     `json:"error"`
+}
+
+func decode(t *testing.T, s string) rpcResp {
+	t.Helper()
+	var r rpcResp
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	return r
+}
+
+func sendBody(text, extra string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","contextId":"c1","parts":[{"text":` +
+		mustJSON(text) + `}]}` + extra + `}}`
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestCard(t *testing.T) {
+	hs, _ := start(t, Config{Agents: []string{"main", "ops"}, AdvertisedURL: "https://gw.example/", Version: "1.2"}, &echo{})
+	for _, p := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		resp, err := hs.Client().Get(hs.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c wire.AgentCard
+		_ = json.NewDecoder(resp.Body).Decode(&c)
+		resp.Body.Close()
+		if c.SupportedInterfaces[0].URL != "https://gw.example/a2a/v1" || len(c.Skills) != 2 || c.SupportedInterfaces[0].ProtocolVersion != "1.0" {
+			t.Fatalf("card = %+v", c)
+		}
+	}
+}
+
+func TestSendAndGet(t *testing.T) {
+	run := &echo{}
+	hs, _ := start(t, Config{}, run)
+	code, body := post(t, hs, "tok-a", sendBody("hello", ""))
+	r := decode(t, body)
+	var res wire.SendResult
+	_ = json.Unmarshal(r.Result, &res)
+	if code != 200 || res.Task == nil || res.Task.Status.State != wire.StateCompleted ||
+		*res.Task.Artifacts[0].Parts[0].Text != "echo: hello" || res.Task.ContextID != "c1" {
+		t.Fatalf("%d %s", code, body)
+	}
+	if run.keys[0] != "agent:main:a2a:default:direct:alpha:c1" {
+		t.Fatalf("session key %q", run.keys[0])
+	}
+	// 0.3 alias reads it back; another peer cannot.
+	get := `{"jsonrpc":"2.0","id":"g","method":"tasks/get","params":{"id":"` + res.Task.ID + `"}}`
+	if r := decode(t, func() string { _, b := post(t, hs, "tok-a", get); return b }()); r.Error != nil {
+		t.Fatalf("get: %+v", r.Error)
+	}
+	if _, b := post(t, hs, "tok-b", get); decode(t, b).Error.Code != wire.CodeTaskNotFound {
+		t.Fatalf("other peer read the task: %s", b)
+	}
+}
+
+func TestImmediateAndTimeout(t *testing.T) {
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{ReplyTimeout: 50 * time.Millisecond}, run)
+	for _, extra := range []string{`,"configuration":{"returnImmediately":true}`, ``} {
+		_, body := post(t, hs, "tok-a", sendBody("wait", extra))
+		var res wire.SendResult
+		_ = json.Unmarshal(decode(t, body).Result, &res)
+		if res.Task == nil || res.Task.Status.State != wire.StateWorking {
+			t.Fatalf("%s: %s", extra, body)
+		}
+	}
+	close(run.block)
+}
+
+func TestFailedRun(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{fail: errors.New("model down")})
+	_, body := post(t, hs, "tok-a", sendBody("hi", ""))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	if res.Task.Status.State != wire.StateFailed {
+		t.Fatalf("%s", body)
+	}
+}
+
+func TestRejections(t *testing.T) {
+	run := &echo{}
+	hs, _ := start(t, Config{RateLimitPerMinute: 0}, run)
+	cases := []struct {
+		name, token, body string
+		status, code      int
+		contains          string
+	}{
+		{"no token", "", sendBody("x", ""), 401, 0, "Unauthorized"},
+		{"wrong token", "nope", sendBody("x", ""), 401, 0, "Unauthorized"},
+		{"parse", "tok-a", `{`, 200, wire.CodeParseError, ""},
+		{"empty batch", "tok-a", `[]`, 200, wire.CodeInvalidRequest, ""},
+		{"unknown method", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"Nope"}`, 200, wire.CodeMethodNotFound, ""},
+		{"unsupported", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{}}`, 200, wire.CodeUnsupportedOp, ""},
+		{"no text", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"user","parts":[{"url":"x"}]}}}`, 200, wire.CodeInvalidParams, ""},
+		{"unknown task", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`, 200, wire.CodeTaskNotFound, ""},
+		{"slash", "tok-a", sendBody("/reset", ""), 200, 0, wire.StateRejected},
+		{"oversize", "tok-a", sendBody(strings.Repeat("a", wire.MaxRequestBytes), ""), 413, 0, "1 MiB"},
+		{"batch too large", "tok-a", "[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}},`, 31), ",") + "]", 200, wire.CodeServerError, "30 request limit"},
+		{"notification", "tok-a", `{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}`, 200, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := post(t, hs, c.token, c.body)
+			if status != c.status || !strings.Contains(body, c.contains) {
+				t.Fatalf("%d %s", status, body)
+			}
+			if c.code != 0 {
+				if r := decode(t, body); r.Error == nil || r.Error.Code != c.code {
+					t.Fatalf("%s", body)
+				}
+			}
+		})
+	}
+	if len(run.keys) != 0 {
+		t.Fatalf("runs started by rejected input: %v", run.keys)
+	}
+}
+
+func TestBatch(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	_, body := post(t, hs, "tok-a", "["+sendBody("a", "")+`,{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"x"}},{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}]`)
+	var rs []rpcResp
+	if err := json.Unmarshal([]byte(body), &rs); err != nil || len(rs) != 2 || rs[1].Error.Code != wire.CodeTaskNotFound {
+		t.Fatalf("%s", body)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	run := &echo{}
+	hs, _ := start(t, Config{RateLimitPerMinute: 2}, run)
+	get := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`
+	for i := 0; i < 2; i++ {
+		if _, b := post(t, hs, "tok-a", get); decode(t, b).Error.Code != wire.CodeTaskNotFound {
+			t.Fatal(b)
+		}
+	}
+	status, b := post(t, hs, "tok-a", get)
+	if r := decode(t, b); status != 200 || r.Error.Code != wire.CodeServerError || r.Error.Message != "Peer is rate limited" {
+		t.Fatalf("%d %s", status, b)
+	}
+	if _, b := post(t, hs, "tok-b", get); decode(t, b).Error.Code != wire.CodeTaskNotFound {
+		t.Fatal("limit is per peer:", b)
+	}
+}
+
+func TestCloseCancelsRuns(t *testing.T) {
+	run := &echo{block: make(chan struct{})}
+	tasks := NewMemTasks()
+	s, err := New(Config{ReplyTimeout: time.Second, Peers: []Peer{{Name: "alpha", Token: "t"}}}, run, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	_, body := post(t, hs, "t", sendBody("x", `,"configuration":{"returnImmediately":true}`))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	s.Close()
+	got, _ := tasks.Get(context.Background(), "alpha", res.Task.ID)
+	if got.Status.State != wire.StateCanceled {
+		t.Fatalf("after close: %+v", got.Status)
+	}
+}
+
+func TestNewRejectsEmptyToken(t *testing.T) {
+	if _, err := New(Config{Peers: []Peer{{Name: "x"}}}, &echo{}, NewMemTasks()); err == nil {
+		t.Fatal("want error")
+	}
+}
+
+func TestCancelAndList(t *testing.T) {
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{}, run)
+	_, body := post(t, hs, "tok-a", sendBody("long", `,"configuration":{"returnImmediately":true}`))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	cancel := `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"` + res.Task.ID + `"}}`
+	if _, b := post(t, hs, "tok-b", cancel); decode(t, b).Error.Code != wire.CodeTaskNotFound {
+		t.Fatalf("other peer canceled: %s", b)
+	}
+	_, b := post(t, hs, "tok-a", cancel)
+	var task wire.Task
+	_ = json.Unmarshal(decode(t, b).Result, &task)
+	if task.Status.State != wire.StateCanceled {
+		t.Fatalf("cancel: %s", b)
+	}
+	if _, b := post(t, hs, "tok-a", cancel); decode(t, b).Error.Code != wire.CodeTaskNotCancel {
+		t.Fatalf("second cancel: %s", b)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{}}`
+	var lr wire.ListResult
+	_, b = post(t, hs, "tok-a", list)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 1 || lr.Tasks[0].ID != res.Task.ID {
+		t.Fatalf("list a: %s", b)
+	}
+	_, b = post(t, hs, "tok-b", list)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 0 {
+		t.Fatalf("list b: %s", b)
+	}
+}
+
+func TestStreamingSend(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"message/stream"`, 1)
+	status, out := post(t, hs, "tok-a", body)
+	var events []wire.StreamResponse
+	for _, line := range strings.Split(out, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var r struct {
+			Result wire.StreamResponse `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(data), &r); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, r.Result)
+	}
+	if status != 200 || len(events) != 3 || events[0].Task == nil || events[1].ArtifactUpdate == nil ||
+		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
+		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
+		t.Fatalf("%d %s", status, out)
+	}
+}
