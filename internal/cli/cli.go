@@ -139,6 +139,7 @@ func newRoot(opts Options) *cobra.Command {
 		newSubagentsCmd(g),
 		newAnnouncesCmd(g),
 		newMCPCmd(g),
+		newCronCmd(g),
 	)
 	return root
 }
