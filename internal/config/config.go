@@ -24,6 +24,8 @@ type Config struct {
 	Storage Storage `json:"storage,omitzero"`
 	// MCP is the "mcp" section (MCP servers whose tools agents get).
 	MCP MCP `json:"mcp,omitzero"`
+	// Hooks is the "hooks" section (webhook ingress).
+	Hooks Hooks `json:"hooks,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code

@@ -421,6 +421,19 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
 	mux.HandleFunc("GET /readyz", d.ready)
+	if cfg.Hooks.Enabled {
+		h, err := newHooks(cfg, runner)
+		if err != nil {
+			api.Close()
+			gw.Close()
+			d.mcp.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		mux.Handle(h.Pattern(), h)
+	}
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
 		Handler:           mux,
