@@ -358,6 +358,7 @@ var leaves = map[string][]string{
 	"internal/sessionkey":   nil,
 	"internal/transcript":   {"internal/jsonenc"},
 	"internal/jsonenc":      nil,
+	"internal/cronsched":    {"github.com/netresearch/go-cron"},
 	"internal/logfile":      nil,
 	"internal/statedir":     {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/provider":     nil,

@@ -141,6 +141,7 @@ func newRoot(opts Options) *cobra.Command {
 		newMCPCmd(g),
 		newDashboardCmd(g),
 		newSandboxCmd(opts),
+		newCronCmd(g),
 	)
 	return root
 }

@@ -29,6 +29,8 @@ type Config struct {
 	Memory Memory `json:"memory,omitzero"`
 	// Channels is the "channels" section (only channels.a2a is read).
 	Channels Channels `json:"channels,omitzero"`
+	// Hooks is the "hooks" section (webhook ingress).
+	Hooks Hooks `json:"hooks,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
@@ -106,6 +107,8 @@ type Daemon struct {
 	Config *config.Config
 	Store  store.Store
 	Runner *agent.Runner
+	// cron schedules the stored cron jobs; nil when the store keeps none.
+	cron *cron.Scheduler
 	// Addrs are the addresses the gateway listens on.
 	Addrs []net.Addr
 
@@ -368,8 +371,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var cronSvc gateway.CronService
+	if cs, ok := st.Store.(store.CronStore); ok {
+		sched, err := newCron(cs, runner, alias, cfg.DefaultAgentID())
+		if err != nil {
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		d.cron, cronSvc = sched, sched
+	}
 	gw, err := gateway.New(gateway.Config{
 		Runner:                runner,
+		Cron:                  cronSvc,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -444,6 +456,23 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle("GET /.well-known/agent.json", d.a2a)
 		mux.Handle("POST /a2a/v1", d.a2a)
 	}
+	if cfg.Hooks.Enabled {
+		h, err := newHooks(cfg, runner)
+		if err != nil {
+			stopMetrics()
+			if d.a2a != nil {
+				d.a2a.Close()
+			}
+			api.Close()
+			gw.Close()
+			d.mcp.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		mux.Handle(h.Pattern(), h)
+	}
 	mux.HandleFunc("GET /ready", d.ready)
 	d.srv = &http.Server{
 		Handler:           mux,
@@ -453,6 +482,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.wg.Go(func() { d.readinessLoop(loops) })
+	if d.cron != nil {
+		d.wg.Go(func() {
+			if err := d.cron.Run(loops); err != nil {
+				d.log.Error("cron scheduler stopped", "err", err)
+			}
+		})
+	}
 	for _, ln := range lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
 		d.wg.Go(func() {

@@ -77,6 +77,9 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodAnnouncesRedeliver, scope: wire.ScopeAdmin, handle: s.handleAnnouncesRedeliver},
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 	}
+	for _, name := range cronMethods {
+		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})
+	}
 	s.methods = make(map[string]*method, len(ms))
 	for _, m := range ms {
 		s.methods[m.name] = m

@@ -120,6 +120,9 @@ type Config struct {
 	// Version is hello-ok server.version; empty means "dev".
 	Version string
 
+	// Cron serves the cron.* methods; nil answers them UNAVAILABLE.
+	Cron CronService
+
 	// StorePath is reported as "path" by the sessions methods (the
 	// reference reports its store file).
 	StorePath string

@@ -31,3 +31,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceTwoConns(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{MaxConns: 2}) })
 }
+
+func TestCronConformance(t *testing.T) {
+	storetest.RunCron(t, func(t *testing.T) store.CronStore { return openTest(t, Options{}) })
+}

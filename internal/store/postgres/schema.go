@@ -143,6 +143,29 @@ INSERT INTO subagent_runs
 	ON CONFLICT (child_run_id) DO NOTHING;
 DELETE FROM outbox WHERE kind = 'subagent';
 `,
+	// 3: cron jobs and their run history (as SQLite's migration 9).
+	`
+CREATE TABLE cron_jobs (
+	id          text    COLLATE "C" NOT NULL PRIMARY KEY,
+	enabled     boolean NOT NULL,
+	next_run_at bigint  NOT NULL DEFAULT 0,
+	last_tick   bigint  NOT NULL DEFAULT 0,
+	spec        text    NOT NULL,
+	created_at  bigint  NOT NULL,
+	updated_at  bigint  NOT NULL
+);
+CREATE INDEX cron_jobs_due ON cron_jobs (next_run_at) WHERE enabled AND next_run_at > 0;
+CREATE TABLE cron_runs (
+	job_id     text   COLLATE "C" NOT NULL REFERENCES cron_jobs (id) ON DELETE CASCADE,
+	tick       bigint NOT NULL,
+	run_id     text   NOT NULL DEFAULT '',
+	status     text   NOT NULL,
+	error      text   NOT NULL DEFAULT '',
+	started_at bigint NOT NULL,
+	ended_at   bigint NOT NULL DEFAULT 0,
+	PRIMARY KEY (job_id, tick)
+);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

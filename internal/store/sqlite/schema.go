@@ -145,6 +145,30 @@ INSERT OR IGNORE INTO subagent_runs
 	FROM outbox WHERE kind = 'subagent' AND run_id != '';
 DELETE FROM outbox WHERE kind = 'subagent';
 `,
+	// 9: cron jobs and their run history. next_run_at 0 = no further run;
+	// (job_id, tick) is unique so a tick is claimed once.
+	`
+CREATE TABLE cron_jobs (
+	id          TEXT    NOT NULL PRIMARY KEY,
+	enabled     INTEGER NOT NULL,
+	next_run_at INTEGER NOT NULL DEFAULT 0, -- unix ms
+	last_tick   INTEGER NOT NULL DEFAULT 0, -- unix ms
+	spec        TEXT    NOT NULL,           -- JSON
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX cron_jobs_due ON cron_jobs (next_run_at) WHERE enabled = 1 AND next_run_at > 0;
+CREATE TABLE cron_runs (
+	job_id     TEXT    NOT NULL REFERENCES cron_jobs (id) ON DELETE CASCADE,
+	tick       INTEGER NOT NULL,
+	run_id     TEXT    NOT NULL DEFAULT '',
+	status     TEXT    NOT NULL,
+	error      TEXT    NOT NULL DEFAULT '',
+	started_at INTEGER NOT NULL,
+	ended_at   INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (job_id, tick)
+);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -322,3 +322,7 @@ func TestMigrateSubagentRegistry(t *testing.T) {
 		t.Errorf("announce lost by the migration: %v", err)
 	}
 }
+
+func TestCronConformance(t *testing.T) {
+	storetest.RunCron(t, func(t *testing.T) store.CronStore { return openTest(t, Options{}) })
+}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newCronCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cron",
+		Short: "Manage scheduled jobs (cron.* methods)",
+		Long: `Cron jobs run an agent turn (or a system event) on a schedule: once at a
+time (--at), every interval (--every) or by cron expression (--cron, with
+--tz). Each run uses the session cron:<jobId>, or main with --session main.`,
+		Args: cobra.NoArgs,
+	}
+	simple := func(use, short, method string, build func(args []string) any) *cobra.Command {
+		return &cobra.Command{
+			Use: use, Short: short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return g.cronCall(cmd, method, build(args))
+			},
+		}
+	}
+	byID := func(args []string) any { return map[string]any{"id": args[0]} }
+	var force bool
+	run := simple("run ID", "Run a job now", "cron.run", nil)
+	run.RunE = func(cmd *cobra.Command, args []string) error {
+		mode := "due"
+		if force {
+			mode = "force"
+		}
+		return g.cronCall(cmd, "cron.run", map[string]any{"id": args[0], "mode": mode})
+	}
+	run.Flags().BoolVar(&force, "force", true, "run even when the job is not due")
+	status := &cobra.Command{Use: "status", Short: "Show scheduler status", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return g.cronCall(cmd, "cron.status", map[string]any{}) }}
+	cmd.AddCommand(newCronListCmd(g), newCronAddCmd(g), status, run,
+		simple("get ID", "Show a job", "cron.get", byID),
+		simple("runs ID", "Show a job's run history", "cron.runs", byID),
+		simple("rm ID", "Remove a job", "cron.remove", byID),
+		simple("enable ID", "Enable a job", "cron.enable", byID),
+		simple("disable ID", "Disable a job", "cron.disable", byID),
+	)
+	return cmd
+}
+
+// cronCall calls method and prints its result as JSON.
+func (g *globalFlags) cronCall(cmd *cobra.Command, method string, params any) error {
+	return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+		raw, err := g.callRaw(ctx, c, method, params)
+		if err != nil {
+			return err
+		}
+		return writeJSON(cmd.OutOrStdout(), raw)
+	})
+}
+
+func newCronListCmd(g *globalFlags) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use: "list", Short: "List jobs", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+				raw, err := g.callRaw(ctx, c, "cron.list", map[string]any{"includeDisabled": all})
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return writeJSON(cmd.OutOrStdout(), raw)
+				}
+				var res struct{ Jobs []cronRow }
+				if err := json.Unmarshal(raw, &res); err != nil {
+					return fmt.Errorf("cron.list: %w", err)
+				}
+				return printCronJobs(cmd.OutOrStdout(), res.Jobs)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include disabled jobs")
+	return cmd
+}
+
+// cronRow is the part of a cron.list job the table shows.
+type cronRow struct {
+	ID, Name string
+	Enabled  bool
+	Schedule struct {
+		Kind, At, Expr, Tz string
+		EveryMs            int64
+	}
+	State struct{ NextRunAtMs int64 }
+}
+
+func printCronJobs(w io.Writer, jobs []cronRow) error {
+	if len(jobs) == 0 {
+		_, err := fmt.Fprintln(w, "No cron jobs.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tENABLED\tSCHEDULE\tNEXT")
+	for _, v := range jobs {
+		sched := v.Schedule.Kind
+		switch v.Schedule.Kind {
+		case "at":
+			sched += " " + v.Schedule.At
+		case "every":
+			sched += " " + (time.Duration(v.Schedule.EveryMs) * time.Millisecond).String()
+		case "cron":
+			sched += " " + v.Schedule.Expr + " " + v.Schedule.Tz
+		}
+		next := "-"
+		if v.State.NextRunAtMs > 0 {
+			next = time.UnixMilli(v.State.NextRunAtMs).UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", v.ID, v.Name, v.Enabled, sched, next)
+	}
+	return tw.Flush()
+}
+
+func newCronAddCmd(g *globalFlags) *cobra.Command {
+	var (
+		name, at, expr, tz, message, event, session string
+		every                                       time.Duration
+		deleteAfter, disabled                       bool
+	)
+	cmd := &cobra.Command{
+		Use: "add", Short: "Add a job", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sched := map[string]any{}
+			n := 0
+			if at != "" {
+				n++
+				sched = map[string]any{"kind": "at", "at": at}
+			}
+			if every > 0 {
+				n++
+				sched = map[string]any{"kind": "every", "everyMs": every.Milliseconds()}
+			}
+			if expr != "" {
+				n++
+				sched = map[string]any{"kind": "cron", "expr": expr, "tz": tz}
+			}
+			if n != 1 {
+				return errors.New("give exactly one of --at, --every, --cron")
+			}
+			payload := map[string]any{"kind": "agentTurn", "message": message}
+			if event != "" {
+				payload = map[string]any{"kind": "systemEvent", "text": event}
+			}
+			return g.cronCall(cmd, "cron.add", map[string]any{"name": name, "schedule": sched, "payload": payload,
+				"sessionTarget": session, "deleteAfterRun": deleteAfter, "enabled": !disabled})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&name, "name", "", "job name (required)")
+	f.StringVar(&at, "at", "", "run once at this RFC 3339 time")
+	f.DurationVar(&every, "every", 0, "run every interval (e.g. 10m)")
+	f.StringVar(&expr, "cron", "", "cron expression (5 fields)")
+	f.StringVar(&tz, "tz", "", "time zone of --cron (IANA name)")
+	f.StringVar(&message, "message", "", "agent turn message")
+	f.StringVar(&event, "system-event", "", "system event text instead of a message")
+	f.StringVar(&session, "session", "isolated", "isolated (cron:<jobId>) or main")
+	f.BoolVar(&deleteAfter, "delete-after-run", false, "delete a one-shot job after it ran")
+	f.BoolVar(&disabled, "disabled", false, "add the job disabled")
+	return cmd
+}

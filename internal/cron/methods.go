@@ -1,0 +1,245 @@
+package cron
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// badRequest is an error in the caller's params; the gateway answers it
+// as INVALID_REQUEST with its message.
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string    { return e.msg }
+func (e *badRequest) BadRequest() bool { return true }
+
+func bad(format string, a ...any) error { return &badRequest{fmt.Sprintf(format, a...)} }
+
+func decodeStrict(params json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = []byte("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return bad("invalid params: %v", err)
+	}
+	return nil
+}
+
+type idParams struct {
+	ID    string `json:"id"`
+	JobID string `json:"jobId"`
+}
+
+func (p idParams) id() (string, error) {
+	id := strings.TrimSpace(p.ID)
+	if id == "" {
+		id = strings.TrimSpace(p.JobID)
+	}
+	if id == "" {
+		return "", bad("id required")
+	}
+	return id, nil
+}
+
+// Call serves one cron.* gateway method (list, status, get, add, update,
+// remove, run, runs, enable, disable) with the reference's params.
+func (s *Scheduler) Call(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	res, err := s.call(ctx, method, params)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, bad("unknown cron job id")
+	}
+	var br *badRequest
+	if err != nil && !errors.As(err, &br) && isValidation(method) {
+		return nil, &badRequest{err.Error()}
+	}
+	return res, err
+}
+
+func isValidation(method string) bool { return method == "cron.add" || method == "cron.update" }
+
+func (s *Scheduler) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "cron.list":
+		var p struct {
+			IncludeDisabled *bool `json:"includeDisabled"`
+			Limit           int   `json:"limit"`
+			Offset          int   `json:"offset"`
+		}
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		if p.Limit < 0 || p.Offset < 0 {
+			return nil, bad("limit and offset must not be negative")
+		}
+		all, err := s.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		jobs := make([]*Job, 0, len(all))
+		for _, j := range all {
+			if j.Enabled || p.IncludeDisabled == nil || *p.IncludeDisabled {
+				jobs = append(jobs, j)
+			}
+		}
+		total := len(jobs)
+		jobs = jobs[min(p.Offset, total):]
+		if p.Limit > 0 && len(jobs) > p.Limit {
+			jobs = jobs[:p.Limit]
+		}
+		return map[string]any{"jobs": jobs, "total": total, "offset": p.Offset}, nil
+	case "cron.status":
+		all, err := s.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var next int64
+		for _, j := range all {
+			if j.Enabled && j.State.NextRunAtMs > 0 && (next == 0 || j.State.NextRunAtMs < next) {
+				next = j.State.NextRunAtMs
+			}
+		}
+		out := map[string]any{"enabled": true, "jobs": len(all)}
+		if next > 0 {
+			out["nextWakeAtMs"] = next
+		}
+		return out, nil
+	case "cron.get":
+		var p idParams
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		return s.Get(ctx, id)
+	case "cron.add":
+		var j Job
+		if err := decodeStrict(params, &j); err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(params, []byte(`"enabled"`)) {
+			j.Enabled = true
+		}
+		return s.Add(ctx, j)
+	case "cron.update":
+		var p struct {
+			idParams
+			Patch json.RawMessage `json:"patch"`
+		}
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Patch) == 0 {
+			return nil, bad("patch required")
+		}
+		cur, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		// The patch merges over the current job: fields it names replace.
+		if err := json.Unmarshal(p.Patch, cur); err != nil {
+			return nil, bad("invalid patch: %v", err)
+		}
+		return s.Update(ctx, id, *cur)
+	case "cron.remove":
+		var p idParams
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Remove(ctx, id); err != nil {
+			return nil, err
+		}
+		return map[string]any{"ok": true, "removed": true}, nil
+	case "cron.enable", "cron.disable":
+		var p idParams
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		return s.SetEnabled(ctx, id, method == "cron.enable")
+	case "cron.run":
+		var p struct {
+			idParams
+			Mode string `json:"mode"`
+		}
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		switch p.Mode {
+		case "", "force":
+		case "due":
+			j, err := s.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if !j.Enabled || j.State.NextRunAtMs == 0 || j.State.NextRunAtMs > s.cfg.Now().UnixMilli() {
+				return map[string]any{"ok": true, "ran": false, "reason": "not-due"}, nil
+			}
+		default:
+			return nil, bad("mode %q is not one of due, force", p.Mode)
+		}
+		runID, err := s.RunNow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"ok": true, "ran": true, "runId": runID}, nil
+	case "cron.runs":
+		var p struct {
+			idParams
+			Limit int `json:"limit"`
+		}
+		if err := decodeStrict(params, &p); err != nil {
+			return nil, err
+		}
+		id, err := p.id()
+		if err != nil {
+			return nil, err
+		}
+		if p.Limit < 0 {
+			return nil, bad("limit must not be negative")
+		}
+		runs, err := s.Runs(ctx, id, p.Limit)
+		if err != nil {
+			return nil, err
+		}
+		entries := make([]map[string]any, 0, len(runs))
+		for _, r := range runs {
+			e := map[string]any{"jobId": r.JobID, "runId": r.RunID, "status": r.Status,
+				"ts": r.Tick.UnixMilli(), "runAtMs": r.StartedAt.UnixMilli()}
+			if r.Error != "" {
+				e["error"] = r.Error
+			}
+			if !r.EndedAt.IsZero() {
+				e["durationMs"] = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+			}
+			entries = append(entries, e)
+		}
+		return map[string]any{"entries": entries}, nil
+	}
+	return nil, bad("unknown method %s", method)
+}
+
+// Methods lists the gateway methods Call serves.
+var Methods = []string{"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove",
+	"cron.run", "cron.runs", "cron.enable", "cron.disable"}
