@@ -114,9 +114,16 @@ func TestEscapes(t *testing.T) {
 	if os.Geteuid() != 0 && strings.Contains(got, "spawned") && !strings.Contains(strings.ToLower(got), "fork") {
 		t.Errorf("2000 processes started in the sandbox: %q", got)
 	}
-	got = g.tool(t, key, "bomb2", "exec", map[string]any{"timeoutSeconds": 2, "command": "b() { b & b & wait; }; b"})
-	if !strings.Contains(got, "Command timed out after 2 seconds.") && !strings.Contains(strings.ToLower(got), "fork") {
-		t.Errorf("recursive fork bomb result = %q", got)
+	// The recursive bomb runs only where RLIMIT_NPROC binds (not as
+	// root): unbounded, it exhausts the host's PID space for the whole
+	// machine within its timeout, failing every test running beside it.
+	if os.Geteuid() != 0 {
+		got = g.tool(t, key, "bomb2", "exec", map[string]any{"timeoutSeconds": 2, "command": "b() { b & b & wait; }; b"})
+		if !strings.Contains(got, "Command timed out after 2 seconds.") && !strings.Contains(strings.ToLower(got), "fork") {
+			t.Errorf("recursive fork bomb result = %q", got)
+		}
+	} else {
+		t.Log("recursive fork bomb not run: the gateway runs as root, which RLIMIT_NPROC does not bind (README: sandbox limits)")
 	}
 	if got := g.tool(t, key, "after", "exec", map[string]any{"command": "echo alive"}); got != "alive\n" {
 		t.Errorf("after the escapes exec = %q", got)
