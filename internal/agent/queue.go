@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -60,11 +61,22 @@ func (r *Runner) admit(ctx context.Context, in *Input) error {
 		r.mu.Unlock()
 		return fmt.Errorf("agent.Submit: %w: %s", ErrQueueFull, policy.QueueFullError(in.QueueCap))
 	}
-	n := min(d.DropOldest, len(l.queue))
-	victims := append([]string(nil), l.queue[:n]...)
-	l.queue = l.queue[n:]
+	// The oldest droppable runs go; kept ones (announced results) stay
+	// in place however full the queue is.
+	var victims []string
+	kept := l.queue[:0:0]
+	for _, id := range l.queue {
+		if len(victims) < d.DropOldest && !l.keep[id] {
+			victims = append(victims, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	if victims != nil {
+		l.queue = kept
+	}
 	for _, id := range victims {
-		delete(l.modes, id)
+		l.forget(id)
 	}
 	r.mu.Unlock()
 	for _, id := range victims {
@@ -134,13 +146,19 @@ func (l *lane) takeCollectLocked(head string) []string {
 	for _, id := range l.queue {
 		if id != head && l.modes[id] == ModeCollect {
 			ids = append(ids, id)
-			delete(l.modes, id)
+			l.forget(id)
 			continue
 		}
 		kept = append(kept, id)
 	}
 	l.queue = kept
 	return ids
+}
+
+// forget drops what the lane knows of a run that left its queue.
+func (l *lane) forget(id string) {
+	delete(l.modes, id)
+	delete(l.keep, id)
 }
 
 // takeOverflow returns and clears the lane's overflow summary text.
@@ -172,7 +190,7 @@ func (r *Runner) takeSteers(st *runState, sessionID string) int {
 	for _, id := range l.queue {
 		if l.modes[id] == ModeSteer {
 			ids = append(ids, id)
-			delete(l.modes, id)
+			l.forget(id)
 			continue
 		}
 		kept = append(kept, id)
@@ -371,4 +389,88 @@ func (r *Runner) AbortActive(ctx context.Context, sessionKey string) (string, er
 		}
 	}
 	return id, nil
+}
+
+// sessionQueue is a session's stored /queue override, kept in the session
+// entry's extra fields under the reference's SessionEntry names.
+type sessionQueue struct {
+	QueueMode       string `json:"queueMode,omitempty"`
+	QueueDebounceMs *int   `json:"queueDebounceMs,omitempty"`
+	QueueCap        *int   `json:"queueCap,omitempty"`
+	QueueDrop       string `json:"queueDrop,omitempty"`
+}
+
+// SessionQueueOverride returns the /queue override stored on sess (zero
+// when none or sess is nil).
+func SessionQueueOverride(sess *store.Session) policy.QueueOverride {
+	var q sessionQueue
+	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &q) != nil {
+		return policy.QueueOverride{}
+	}
+	o := policy.QueueOverride{DebounceMs: q.QueueDebounceMs, Cap: q.QueueCap}
+	o.Mode, _ = policy.NormalizeQueueMode(q.QueueMode)
+	o.Drop, _ = policy.NormalizeQueueDrop(q.QueueDrop)
+	return o
+}
+
+// SetSessionQueueOverride writes o into sess's extra fields, replacing the
+// previous override and keeping every other field.
+func SetSessionQueueOverride(sess *store.Session, o policy.QueueOverride) error {
+	m := map[string]json.RawMessage{}
+	if len(sess.Extra) > 0 {
+		if err := json.Unmarshal(sess.Extra, &m); err != nil {
+			return fmt.Errorf("session extra fields: %w", err)
+		}
+	}
+	for _, k := range []string{"queueMode", "queueDebounceMs", "queueCap", "queueDrop"} {
+		delete(m, k)
+	}
+	b, err := json.Marshal(sessionQueue{QueueMode: string(o.Mode), QueueDebounceMs: o.DebounceMs, QueueCap: o.Cap, QueueDrop: string(o.Drop)})
+	if err != nil {
+		return err
+	}
+	var add map[string]json.RawMessage
+	if err := json.Unmarshal(b, &add); err != nil {
+		return err
+	}
+	maps.Copy(m, add)
+	if len(m) == 0 {
+		sess.Extra = nil
+		return nil
+	}
+	sess.Extra, err = json.Marshal(m)
+	return err
+}
+
+// QueueSettings resolves what a message to sessionKey does while the
+// session is busy: requestMode, the session's /queue override, the
+// channel's and the configured messages.queue, the defaults.
+func (r *Runner) QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error) {
+	sess, err := r.cfg.Store.GetSession(ctx, sessionKey)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return policy.QueueSettings{}, fmt.Errorf("agent.QueueSettings: %w", err)
+	}
+	return policy.ResolveQueue(policy.QueueInput{
+		Request: requestMode, Session: SessionQueueOverride(sess), Channel: channel, Config: r.cfg.Queue,
+	}), nil
+}
+
+// ApplyQueue stores resolved queue settings on the input.
+func (in *Input) ApplyQueue(q policy.QueueSettings) {
+	in.QueueMode, in.QueueCap, in.QueueDrop, in.QueueDebounceMs = string(q.Mode), q.Cap, string(q.Drop), q.DebounceMs
+}
+
+// ApplyInterSessionQueue stores the settings for a message from another
+// session (an agent-to-agent send, an announced result): it follows the
+// receiving session's mode, except that it never interrupts that
+// session's run (interrupt queues it as a followup, as the reference does
+// for announces), and with keep it is never dropped at the cap either.
+func (in *Input) ApplyInterSessionQueue(q policy.QueueSettings, keep bool) {
+	if q.Mode == policy.QueueInterrupt {
+		q.Mode = policy.QueueFollowup
+	}
+	in.ApplyQueue(q)
+	if keep {
+		in.QueueCap, in.QueueDrop, in.QueueKeep = 0, "", true
+	}
 }

@@ -83,7 +83,15 @@ func (r *Runner) execute(runID string, collected []string) {
 	// The run starts and its input enters the transcript in one
 	// transaction: whatever happens next (a model that cannot run, a crash),
 	// the accepted message is in the session's history exactly once.
-	msgs = append(msgs, r.inputMessage(&in, runID))
+	um := r.inputMessage(&in, runID)
+	if len(collected) > 0 {
+		// The collected runs are answered by this one: the message says
+		// so, for whoever looks for their reply (a waiting sessions_send).
+		if ids, err := json.Marshal(collected); err == nil {
+			um.Entry.Message.Meta.Extra = map[string]json.RawMessage{transcript.MetaCarries: ids}
+		}
+	}
+	msgs = append(msgs, um)
 	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, msgs)
 	if errors.Is(err, store.ErrConflict) {
 		return // aborted or started meanwhile

@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -162,6 +163,9 @@ type Config struct {
 	// ResetRule returns a session's automatic reset (session.reset);
 	// nil means none.
 	ResetRule func(*store.Session) compaction.ResetRule
+	// Queue is messages.queue: how messages to a busy session are queued,
+	// for callers that resolve it through QueueSettings.
+	Queue policy.QueueConfig
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -223,6 +227,9 @@ type Input struct {
 	QueueDrop string `json:"queueDrop,omitempty"`
 	// QueueDebounceMs is the quiet window before a collected turn runs.
 	QueueDebounceMs int `json:"queueDebounceMs,omitempty"`
+	// QueueKeep exempts the input from being dropped at another input's
+	// cap: a sub-agent's result announced to its requester is never lost.
+	QueueKeep bool `json:"queueKeep,omitempty"`
 
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
@@ -285,6 +292,8 @@ type lane struct {
 	queue []string // runIDs, in submission order
 	// modes holds the queue mode of each queued run (absent: followup).
 	modes map[string]string
+	// keep holds the queued runs that are never dropped at the cap.
+	keep map[string]bool
 	// active is the run executing now ("" between runs).
 	active string
 	// lastArrival is when the newest run joined; the collect quiet window
@@ -362,7 +371,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 	for _, run := range queued {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in) // a bad input fails when the run starts
-		if err := r.enqueue(run.SessionKey, run.RunID, in.QueueMode, in.QueueDebounceMs); err != nil {
+		if err := r.enqueue(run.SessionKey, run.RunID, &in); err != nil {
 			return aborted, err
 		}
 	}
@@ -422,7 +431,7 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		}
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
-	if err := r.enqueue(in.SessionKey, in.RunID, in.QueueMode, in.QueueDebounceMs); err != nil {
+	if err := r.enqueue(in.SessionKey, in.RunID, &in); err != nil {
 		return nil, false, err
 	}
 	r.afterEnqueue(ctx, &in)
@@ -447,7 +456,8 @@ func (r *Runner) runCreatedAt() time.Time {
 
 // enqueue appends runID to the session's lane, starting the lane worker when
 // the lane is idle.
-func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
+func (r *Runner) enqueue(sessionKey, runID string, in *Input) error {
+	mode, debounceMs := in.QueueMode, in.QueueDebounceMs
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
@@ -455,7 +465,7 @@ func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string)}
+		l = &lane{modes: make(map[string]string), keep: make(map[string]bool)}
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {
@@ -466,6 +476,9 @@ func (r *Runner) enqueue(sessionKey, runID, mode string, debounceMs int) error {
 	}
 	if mode != "" {
 		l.modes[runID] = mode
+	}
+	if in.QueueKeep {
+		l.keep[runID] = true
 	}
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond
@@ -501,7 +514,7 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 			collected = l.takeCollectLocked(runID)
 		}
 		l.queue = l.queue[1:]
-		delete(l.modes, runID)
+		l.forget(runID)
 		l.active = runID
 		r.mu.Unlock()
 		r.execute(runID, collected)

@@ -285,6 +285,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Compaction: compactionConfig(cfg),
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
+		Queue:      set.Queue,
 	})
 	if err != nil {
 		return nil, err

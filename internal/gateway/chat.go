@@ -174,7 +174,7 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	if err != nil {
 		return nil, err
 	}
-	applyQueue(&in, q)
+	in.ApplyQueue(q)
 	run, err := s.submitHeld(ctx, cl, in)
 	if errors.Is(err, agent.ErrQueueFull) {
 		return nil, invalid(policy.QueueFullError(q.Cap))

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"maps"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -15,54 +13,6 @@ import (
 // cancelledShown bounds the cancelled inputs chat.history lists.
 const cancelledShown = 20
 
-// sessionQueue is a session's stored /queue override, kept in the session
-// entry under the reference's SessionEntry names.
-type sessionQueue struct {
-	QueueMode       string `json:"queueMode,omitempty"`
-	QueueDebounceMs *int   `json:"queueDebounceMs,omitempty"`
-	QueueCap        *int   `json:"queueCap,omitempty"`
-	QueueDrop       string `json:"queueDrop,omitempty"`
-}
-
-func queueOverride(sess *store.Session) policy.QueueOverride {
-	var q sessionQueue
-	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &q) != nil {
-		return policy.QueueOverride{}
-	}
-	o := policy.QueueOverride{DebounceMs: q.QueueDebounceMs, Cap: q.QueueCap}
-	o.Mode, _ = policy.NormalizeQueueMode(q.QueueMode)
-	o.Drop, _ = policy.NormalizeQueueDrop(q.QueueDrop)
-	return o
-}
-
-// setQueueOverride writes o into the session entry's extra fields.
-func setQueueOverride(sess *store.Session, o policy.QueueOverride) error {
-	m := map[string]json.RawMessage{}
-	if len(sess.Extra) > 0 {
-		if err := json.Unmarshal(sess.Extra, &m); err != nil {
-			return err
-		}
-	}
-	for _, k := range []string{"queueMode", "queueDebounceMs", "queueCap", "queueDrop"} {
-		delete(m, k)
-	}
-	b, err := json.Marshal(sessionQueue{QueueMode: string(o.Mode), QueueDebounceMs: o.DebounceMs, QueueCap: o.Cap, QueueDrop: string(o.Drop)})
-	if err != nil {
-		return err
-	}
-	var add map[string]json.RawMessage
-	if err := json.Unmarshal(b, &add); err != nil {
-		return err
-	}
-	maps.Copy(m, add)
-	if len(m) == 0 {
-		sess.Extra = nil
-		return nil
-	}
-	sess.Extra, err = json.Marshal(m)
-	return err
-}
-
 // queueSettings resolves what a message to key does when the session is
 // busy: the request's queueMode, the session's /queue override, the
 // channel's and the configured messages.queue, the defaults.
@@ -72,13 +22,8 @@ func (s *Server) queueSettings(ctx context.Context, key, requestMode, channel st
 		return policy.QueueSettings{}, err
 	}
 	return policy.ResolveQueue(policy.QueueInput{
-		Request: requestMode, Session: queueOverride(sess), Channel: channel, Config: s.conf.Queue,
+		Request: requestMode, Session: agent.SessionQueueOverride(sess), Channel: channel, Config: s.conf.Queue,
 	}), nil
-}
-
-// applyQueue stores the resolved settings on the input.
-func applyQueue(in *agent.Input, q policy.QueueSettings) {
-	in.QueueMode, in.QueueCap, in.QueueDrop, in.QueueDebounceMs = string(q.Mode), q.Cap, string(q.Drop), q.DebounceMs
 }
 
 // queueCommand handles a standalone "/queue ..." message: it shows,
@@ -95,7 +40,7 @@ func (s *Server) queueCommand(ctx context.Context, key, agentID, runID string, c
 				s.initSession(x, agentOfKey(key, agentID))
 			}
 			x.UpdatedAt = s.now()
-			return setQueueOverride(x, cmd.Apply(queueOverride(x)))
+			return agent.SetSessionQueueOverride(x, cmd.Apply(agent.SessionQueueOverride(x)))
 		}); err != nil {
 			return nil, err
 		}

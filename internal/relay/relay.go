@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -60,6 +61,7 @@ type Runner interface {
 	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
 	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
 	Post(ctx context.Context, p agent.Post) (string, error)
+	QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error)
 }
 
 // Kicker wakes the outbox dispatcher that runs the flows, for the items of
@@ -133,6 +135,13 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 		in.Chain = &chain
 	}
 	in.IdempotencyKey = in.RunID + ":user"
+	// A busy target takes the message as its own messages are queued
+	// (steered into the active run by default), never interrupting it.
+	q, err := r.cfg.Runner.QueueSettings(ctx, m.TargetKey, "", sessionkey.InternalChannel)
+	if err != nil {
+		return nil, fmt.Errorf("relay: send to %s: %w", m.TargetKey, err)
+	}
+	in.ApplyInterSessionQueue(q, false)
 	run, _, err := r.cfg.Runner.Submit(ctx, in)
 	return run, err
 }
@@ -215,11 +224,28 @@ func (r *Relay) runReply(ctx context.Context, key, runID string, lastOnly bool) 
 	if err != nil {
 		return "", err
 	}
-	var msgs []map[string]any
+	own := hist[:0:0]
+	answered := false
 	for _, m := range hist {
-		if m.RunID != runID || m.Entry.Message == nil {
-			continue
+		if m.RunID == runID && m.Entry.Message != nil {
+			own = append(own, m)
+			answered = answered || m.Role != transcript.RoleUser
 		}
+	}
+	if !answered {
+		// A message steered into another run, or collected into one turn,
+		// is answered by that run: its reply is what the carrier wrote
+		// after the message.
+		carried, err := r.carrierMessages(ctx, sess.SessionID, runID)
+		if err != nil {
+			return "", err
+		}
+		if carried != nil {
+			own = carried
+		}
+	}
+	msgs := make([]map[string]any, 0, len(own))
+	for _, m := range own {
 		raw, err := json.Marshal(m.Entry.Message)
 		if err != nil {
 			return "", fmt.Errorf("relay: encode message of run %s: %w", runID, err)
@@ -234,4 +260,72 @@ func (r *Relay) runReply(ctx context.Context, key, runID string, lastOnly bool) 
 		return sanitize.LastMessageReply(msgs), nil
 	}
 	return sanitize.LatestReply(msgs), nil
+}
+
+// carrierScan bounds how far back carrierMessages looks for a carried
+// message: a carried run has just ended when its reply is read.
+const carrierScan = 400
+
+// carrierMessages returns the messages that answered runID when another
+// run carried it: after runID's own input message (steered), or after the
+// collected turn's message that names runID, the messages of the run that
+// wrote them. nil when runID was not carried.
+func (r *Relay) carrierMessages(ctx context.Context, sessionID, runID string) ([]store.Message, error) {
+	hist, err := r.cfg.Store.History(ctx, sessionID, store.HistoryOptions{Limit: carrierScan})
+	if err != nil {
+		return nil, err
+	}
+	start, carrier := -1, ""
+	for i, m := range hist {
+		if m.Entry.Message == nil || m.Role != transcript.RoleUser {
+			continue
+		}
+		if m.RunID == runID {
+			start = i // steered: the carrier is whoever writes next
+			break
+		}
+		if carries(m.Entry.Message, runID) {
+			start, carrier = i, m.RunID
+			break
+		}
+	}
+	if start < 0 {
+		return nil, nil
+	}
+	steered := carrier == ""
+	var out []store.Message
+	for _, m := range hist[start+1:] {
+		if m.Entry.Message == nil || m.RunID == "" || m.RunID == runID {
+			continue
+		}
+		if carrier == "" {
+			carrier = m.RunID
+		}
+		if m.RunID == carrier {
+			out = append(out, m)
+		}
+	}
+	// A steered message joined a run already under way: one that wrote
+	// before it too. Anything else is a later run, not its carrier.
+	if steered && !slices.ContainsFunc(hist[:start], func(m store.Message) bool { return m.RunID == carrier }) {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// carries reports whether msg is a collected turn's input that carries
+// runID.
+func carries(msg *transcript.Message, runID string) bool {
+	if msg.Meta == nil {
+		return false
+	}
+	raw, ok := msg.Meta.Extra[transcript.MetaCarries]
+	if !ok {
+		return false
+	}
+	var ids []string
+	if json.Unmarshal(raw, &ids) != nil {
+		return false
+	}
+	return slices.Contains(ids, runID)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -29,11 +30,26 @@ func (m *Manager) AnnounceHandler() outbox.Handler {
 // lane is idle, everything pending for it becomes one turn (like the
 // reference's "collect" queue mode), so a requester that was busy while its
 // children finished gets their results in its next turn, not one turn
-// each. A busy requester's announces are deferred without further I/O.
+// each. A busy requester whose queue mode is steer (the default) takes them
+// into its active run, before its next model call; other busy requesters'
+// announces are deferred until the lane is idle.
 func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxItem) map[string]error {
 	out := make(map[string]error, len(items))
 	var order []string
 	groups := map[string][]pending{}
+	steers := map[string]bool{}
+	waits := func(key string) bool {
+		if !m.cfg.Runner.Busy(key) {
+			return false
+		}
+		s, ok := steers[key]
+		if !ok {
+			q, err := m.cfg.Runner.QueueSettings(ctx, key, "", sessionkey.InternalChannel)
+			s = err == nil && q.Mode == policy.QueueSteer
+			steers[key] = s
+		}
+		return !s
+	}
 	for _, it := range items {
 		if ctx.Err() != nil {
 			return out
@@ -43,7 +59,7 @@ func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxIte
 			out[it.ID] = outbox.Permanent(fmt.Errorf("bad announce payload: %w", err))
 			continue
 		}
-		if !a.Skip && m.cfg.Runner.Busy(it.SessionKey) {
+		if !a.Skip && waits(it.SessionKey) {
 			out[it.ID] = outbox.ErrDefer
 			continue
 		}
@@ -72,7 +88,7 @@ func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxIte
 		groups[target] = append(groups[target], pending{it, a, rec})
 	}
 	for _, target := range order {
-		if m.cfg.Runner.Busy(target) {
+		if waits(target) {
 			for _, p := range groups[target] {
 				out[p.item.ID] = outbox.ErrDefer // delivered once the lane is idle
 			}
@@ -158,6 +174,15 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		},
 	}
 	in.IdempotencyKey = in.RunID
+	// A requester that is mid-run takes the results as its own messages
+	// are queued (by default steered into the active run, so it sees them
+	// before its next model call); a result never interrupts that run and
+	// is never dropped at the queue's cap.
+	q, err := m.cfg.Runner.QueueSettings(ctx, target, "", sessionkey.InternalChannel)
+	if err != nil {
+		return nil, err
+	}
+	in.ApplyInterSessionQueue(q, true)
 	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {
 		return nil, err
 	}

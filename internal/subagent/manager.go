@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
@@ -75,6 +76,7 @@ type Runner interface {
 	Abort(ctx context.Context, runID string) (bool, error)
 	Busy(sessionKey string) bool
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error)
 }
 
 // Config configures a Manager. Store, Runner and Settings are required.

@@ -162,6 +162,11 @@ type Meta struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// MetaCarries is the Meta extra field of a collected turn's input message:
+// the ids of the queued runs whose messages it collected (a JSON array),
+// which end with the run that wrote it.
+const MetaCarries = "carries"
+
 // Usage is token usage as recorded on an assistant message.
 type Usage struct {
 	Input       int64 `json:"input"`
