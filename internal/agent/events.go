@@ -23,9 +23,13 @@ const (
 
 // Phases of lifecycle and tool events.
 const (
-	PhaseStart  = "start"  // lifecycle and tool
-	PhaseModel  = "model"  // lifecycle: a model turn begins
-	PhaseEnd    = "end"    // lifecycle: the run ended (any terminal status)
+	PhaseStart = "start" // lifecycle and tool
+	PhaseModel = "model" // lifecycle: a model turn begins
+	PhaseEnd   = "end"   // lifecycle: the run ended (any terminal status)
+	// PhaseQueued (lifecycle) is an accepted run waiting behind its
+	// session's active run; Queue says where. Its Seq is 0: the run's own
+	// events count from 1 when it starts.
+	PhaseQueued = "queued"
 	PhaseResult = "result" // tool: the tool returned
 )
 
@@ -57,6 +61,9 @@ type Event struct {
 	// Tool events.
 	Tool *ToolEvent
 
+	// Lifecycle queued: where the run waits.
+	Queue *QueueEvent
+
 	// Usage events: the usage of the model turn that just ended.
 	Usage *transcript.Usage
 
@@ -64,6 +71,16 @@ type Event struct {
 	// of the run (nil when it produced none).
 	Run     *store.Run
 	Message *transcript.Message
+}
+
+// QueueEvent describes an accepted message waiting for its session.
+type QueueEvent struct {
+	// Position counts the runs ahead of it, the active one included.
+	Position int
+	// Mode is the queue mode it was accepted with.
+	Mode string
+	// Message is its text.
+	Message string
 }
 
 // ToolEvent describes a tool call (phase start) or its result (phase

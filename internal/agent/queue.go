@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,6 +99,23 @@ func (r *Runner) admit(ctx context.Context, in *Input) error {
 		}
 	}
 	return nil
+}
+
+// emitQueued tells subscribers that run waits at position behind its
+// session's active run.
+func (r *Runner) emitQueued(run *store.Run, in *Input, position int) {
+	subs := r.subList.Load()
+	if subs == nil {
+		return
+	}
+	ev := Event{
+		RunID: run.RunID, SessionKey: run.SessionKey, SessionID: run.SessionID, AgentID: run.AgentID, Lane: run.Lane,
+		SpawnedBy: in.SpawnedBy, Time: r.now(), Stream: StreamLifecycle, Phase: PhaseQueued,
+		Queue: &QueueEvent{Position: position, Mode: cmp.Or(in.QueueMode, ModeFollowup), Message: in.Message},
+	}
+	for _, sub := range *subs {
+		sub.fn(ev)
+	}
 }
 
 // afterEnqueue carries out the mode of a freshly queued input: interrupt

@@ -371,7 +371,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 	for _, run := range queued {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in) // a bad input fails when the run starts
-		if err := r.enqueue(run.SessionKey, run.RunID, &in); err != nil {
+		if _, err := r.enqueue(run.SessionKey, run.RunID, &in); err != nil {
 			return aborted, err
 		}
 	}
@@ -431,8 +431,12 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		}
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
-	if err := r.enqueue(in.SessionKey, in.RunID, &in); err != nil {
+	pos, err := r.enqueue(in.SessionKey, in.RunID, &in)
+	if err != nil {
 		return nil, false, err
+	}
+	if pos > 0 {
+		r.emitQueued(run, &in, pos)
 	}
 	r.afterEnqueue(ctx, &in)
 	return run.Clone(), true, nil
@@ -456,12 +460,12 @@ func (r *Runner) runCreatedAt() time.Time {
 
 // enqueue appends runID to the session's lane, starting the lane worker when
 // the lane is idle.
-func (r *Runner) enqueue(sessionKey, runID string, in *Input) error {
+func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err error) {
 	mode, debounceMs := in.QueueMode, in.QueueDebounceMs
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
@@ -471,8 +475,15 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) error {
 	if mode == ModeInterrupt && busy {
 		// The newest message runs next, right after the aborted run.
 		l.queue = append([]string{runID}, l.queue...)
+		position = 1
 	} else {
 		l.queue = append(l.queue, runID)
+		if busy {
+			position = len(l.queue)
+			if l.active == "" {
+				position-- // the lane is between runs: nothing runs ahead but the queue
+			}
+		}
 	}
 	if mode != "" {
 		l.modes[runID] = mode
@@ -487,7 +498,7 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) error {
 	if !busy {
 		r.wg.Go(func() { r.drain(sessionKey, l) })
 	}
-	return nil
+	return position, nil
 }
 
 // drain runs the lane's queue one run at a time until it is empty.

@@ -46,6 +46,18 @@ type runStream struct {
 const MaxLiveText = 500_000
 
 // liveText returns the last MaxLiveText bytes of text, cut at a rune start.
+// headText is text cut to at most n bytes at a rune boundary, from its
+// start (a preview, where liveText keeps the newest end).
+func headText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
+}
+
 func liveText(text string) string {
 	if len(text) <= MaxLiveText {
 		return text
@@ -173,6 +185,13 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	switch ev.Stream {
 	case agent.StreamLifecycle:
 		switch ev.Phase {
+		case agent.PhaseQueued:
+			// Accepted input waiting for the session: every client of the
+			// session sees it (chat.history lists it in pendingInputs).
+			if q := ev.Queue; q != nil {
+				agentEv(map[string]any{"phase": "queued", "position": q.Position, "queueMode": q.Mode,
+					"message": headText(q.Message, MaxLiveText), "acceptedAt": ts})
+			}
 		case agent.PhaseStart:
 			agentEv(map[string]any{"phase": "start", "startedAt": ts})
 		case agent.PhaseModel:

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -34,10 +35,27 @@ func pendingStates(p *wire.PendingInputs) []string {
 func TestPendingInputsAndSessionsAbortClearQueued(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
+	watcher := e.operator()
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "/reply partial\n/stall", "idempotencyKey": "stall-1"}, nil)
 	c.waitStreaming(t, "stall-1")
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "first", "idempotencyKey": "q1", "queueMode": "followup"}, nil)
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "second", "idempotencyKey": "q2", "queueMode": "collect"}, nil)
+
+	// A client watching the session sees each input as it is accepted:
+	// a lifecycle "queued" event (seq 0) with its place and mode.
+	var queued []string
+	for len(queued) < 2 {
+		a := decodeAs[agentEv](t, watcher.expectEvent(wire.EventAgent))
+		if a.Stream == "lifecycle" && a.Data["phase"] == "queued" {
+			if a.Seq != 0 || a.SessionKey != "agent:main:main" {
+				t.Errorf("queued event = %+v", a)
+			}
+			queued = append(queued, fmt.Sprintf("%s:%v:%v:%v", a.RunID, a.Data["position"], a.Data["queueMode"], a.Data["message"]))
+		}
+	}
+	if diff := cmp.Diff([]string{"q1:1:followup:first", "q2:2:collect:second"}, queued); diff != "" {
+		t.Errorf("queued events (-want +got):\n%s", diff)
+	}
 
 	// A second client sees the accepted input while it waits.
 	other := e.operator()

@@ -169,6 +169,17 @@ func TestWebUI(t *testing.T) {
 		t.Error("Markdown bold not rendered")
 	}
 
+	// A message sent while the session is busy shows as queued, with its
+	// place, until its run starts; then it is answered.
+	do(chromedp.SetValue(chromedp.CSS("#input"), "/sleep 2s\nslow one"), chromedp.Click(chromedp.CSS("#send")))
+	do(chromedp.SetValue(chromedp.CSS("#input"), "queued behind"), chromedp.Click(chromedp.CSS("#send")))
+	waitText("#messages .msg.queued", "queued #1")
+	shot("queued.png")
+	waitText("#messages", "echo: queued behind")
+	if n := eval(`document.querySelectorAll("#messages .msg.queued").length`); n != 0 {
+		t.Errorf("%d messages still marked queued after they ran", n)
+	}
+
 	// The sessions view lists the session; the switchboard view shows the
 	// session's family rooted at it.
 	do(chromedp.Click(chromedp.CSS(`button[data-view="sessions"]`)))

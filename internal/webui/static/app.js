@@ -17,6 +17,7 @@ const state = {
   runs: new Map(), // runId → bubble element of a streaming reply
   activeRun: "",
   waits: new Set(), // runIds to re-attach agent.wait to after a reconnect
+  inputs: new Map(), // runId → user bubble of input not yet running (queued)
   sessionsOffset: 0,
   treeTimer: 0,
 };
@@ -142,6 +143,7 @@ function onEvent(name, p) {
   if (name === "chat") return onChat(p);
   if (name === "agent") {
     if (p.stream === "tool" && (p.sessionKey === state.canonical)) onTool(p);
+    if (p.stream === "lifecycle" && (p.sessionKey === state.canonical)) onLifecycle(p);
     if (p.stream === "lifecycle" && !$("view-tree").hidden) scheduleTree();
   }
 }
@@ -173,6 +175,34 @@ function onChat(p) {
   state.runs.delete(p.runId);
   state.waits.delete(p.runId);
   if (state.activeRun === p.runId) { state.activeRun = ""; $("chat-run").textContent = ""; }
+}
+
+// onLifecycle tracks input waiting for the session: a "queued" event (from
+// this page or any other client) shows it as pending with its place in the
+// queue; once its run starts it is an ordinary message; a run that ends
+// without having started was cancelled.
+function onLifecycle(p) {
+  const d = p.data || {};
+  let bubble = state.inputs.get(p.runId);
+  if (d.phase === "queued") {
+    if (!bubble) {
+      bubble = addMessage("user", d.message || "");
+      state.inputs.set(p.runId, bubble);
+    }
+    markInput(bubble, "queued", `queued #${d.position} · ${d.queueMode}`);
+    return;
+  }
+  if (!bubble) return;
+  if (d.phase === "start") markInput(bubble, "", "");
+  else if (d.phase === "end") markInput(bubble, "cancelled", "cancelled");
+  else return;
+  state.inputs.delete(p.runId);
+}
+
+function markInput(bubble, cls, note) {
+  bubble.classList.remove("queued", "cancelled");
+  if (cls) bubble.classList.add(cls);
+  bubble.querySelector(".who").textContent = "user" + (note ? " · " + note : "");
 }
 
 function onTool(p) {
@@ -217,6 +247,7 @@ async function openChat(key) {
   $("chat-key").value = state.key;
   $("messages").replaceChildren();
   state.runs.clear();
+  state.inputs.clear();
   try {
     const h = await request("chat.history", { sessionKey: state.key, limit: 200 });
     state.canonical = h.sessionKey;
@@ -227,7 +258,11 @@ async function openChat(key) {
       if (m.role === "user" || m.role === "assistant") addMessage(m.role, messageText(m), fmtTime(m.timestamp));
     }
     const pend = h.pendingInputs?.items || [];
-    for (const it of pend) addMessage("user", typeof it.message === "string" ? it.message : JSON.stringify(it.message), it.state);
+    for (const it of pend) {
+      const b = addMessage("user", typeof it.message === "string" ? it.message : JSON.stringify(it.message));
+      markInput(b, it.state, it.state);
+      if (it.state === "queued") state.inputs.set(it.runId, b);
+    }
     request("sessions.messages.subscribe", { key: state.canonical }).catch(() => {});
   } catch (err) {
     addMessage("system", "Cannot read the session: " + err.message);
@@ -243,13 +278,15 @@ async function send() {
   const text = $("input").value;
   if (!text.trim()) return;
   $("input").value = "";
-  addMessage("user", text);
+  const bubble = addMessage("user", text);
   const runId = crypto.randomUUID();
+  state.inputs.set(runId, bubble); // until its run starts (or it waits: queued)
   try {
     const ack = await request("chat.send", { sessionKey: state.key, message: text, idempotencyKey: runId });
     if (!state.canonical) state.canonical = state.key;
     waitRun(ack.runId || runId);
   } catch (err) {
+    state.inputs.delete(runId);
     addMessage("system", "Not sent: " + err.message);
   }
 }
