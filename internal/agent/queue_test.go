@@ -352,3 +352,45 @@ func TestQueuedMessagesSurviveRestart(t *testing.T) {
 		t.Errorf("user messages (-want +got):\n%s", diff)
 	}
 }
+
+// TestKeptInputSurvivesCap: an input marked QueueKeep (an announced
+// sub-agent result) is never the one dropped when another input hits the
+// cap; the oldest droppable input goes instead. DeepestQueues reports the
+// queue.
+func TestKeptInputSurvivesCap(t *testing.T) {
+	inModel := make(chan struct{}, 8)
+	release := make(chan struct{})
+	var calls reqLog
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if calls.add(req) == 1 {
+			inModel <- struct{}{}
+			<-release
+		}
+		return textReply("ok"), nil
+	}, nil)
+	h.submit(Input{RunID: "a1", Message: "busy"})
+	<-inModel
+	kept := Input{RunID: "k1", SessionKey: "agent:main:main", AgentID: "main", Message: "child result", Lane: "announce"}
+	kept.ApplyInterSessionQueue(policy.QueueSettings{Mode: policy.QueueInterrupt, Cap: 2, Drop: policy.DropOld}, true)
+	if kept.QueueMode != ModeFollowup || kept.QueueCap != 0 || !kept.QueueKeep {
+		t.Fatalf("inter-session settings = %+v", kept)
+	}
+	h.submit(kept)
+	in := func(id string) Input {
+		return Input{RunID: id, SessionKey: "agent:main:main", AgentID: "main", Message: id, QueueMode: ModeFollowup, QueueCap: 2, QueueDrop: string(policy.DropOld)}
+	}
+	h.submit(in("q1"))
+	if got := h.runner.DeepestQueues(5); len(got) != 1 || got[0] != (QueueDepth{"agent:main:main", 2}) {
+		t.Errorf("DeepestQueues = %+v", got)
+	}
+	h.submit(in("q2")) // at the cap: q1 goes, k1 stays
+	if k1, _ := h.store.GetRun(context.Background(), "k1"); k1.Status != store.RunQueued {
+		t.Errorf("kept input = %s %q, want queued", k1.Status, k1.Error)
+	}
+	if q1, _ := h.store.GetRun(context.Background(), "q1"); q1.Status != store.RunAborted || q1.Error != droppedByCap {
+		t.Errorf("oldest droppable = %s %q, want aborted %q", q1.Status, q1.Error, droppedByCap)
+	}
+	close(release)
+	h.wait("k1")
+	h.wait("q2")
+}

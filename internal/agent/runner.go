@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -557,6 +559,29 @@ func (r *Runner) LaneStats() (busy, queued, longest int) {
 		longest = max(longest, len(l.queue))
 	}
 	return busy, queued, longest
+}
+
+// QueueDepth is one session's count of runs waiting behind its active run.
+type QueueDepth struct {
+	SessionKey string
+	Queued     int
+}
+
+// DeepestQueues returns up to n sessions with queued runs, deepest first
+// (ties by key).
+func (r *Runner) DeepestQueues(n int) []QueueDepth {
+	r.mu.Lock()
+	var out []QueueDepth
+	for key, l := range r.lanes {
+		if len(l.queue) > 0 {
+			out = append(out, QueueDepth{key, len(l.queue)})
+		}
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b QueueDepth) int {
+		return cmp.Or(b.Queued-a.Queued, strings.Compare(a.SessionKey, b.SessionKey))
+	})
+	return out[:min(n, len(out))]
 }
 
 // Busy reports whether the session has a run in progress or queued.

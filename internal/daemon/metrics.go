@@ -16,7 +16,8 @@ const maxOutboxCount = 100000
 // the gateway's and store's live state; stop ends the event subscription.
 func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store) (m *metrics.Metrics, stop func()) {
 	m = metrics.New(metrics.Sources{
-		Lanes: runner.LaneStats,
+		Lanes:  runner.LaneStats,
+		Queues: runner.DeepestQueues,
 		Gateway: func() (int, int64, int64) {
 			s := gw.Stats()
 			return s.Connections, s.QueuedBytes, s.SlowConsumers

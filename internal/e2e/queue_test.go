@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 )
@@ -76,5 +77,56 @@ func TestInterruptClosesUpstreamRequest(t *testing.T) {
 	reqs := llm.Requests()
 	if n := len(reqs); n != 2 {
 		t.Fatalf("model requests = %d, want 2", n)
+	}
+}
+
+// TestQueuedMessagesSurviveKill9: three messages queued behind a running
+// turn (one followup, two collect) are stored before their acks; the
+// gateway process is killed with SIGKILL, and the restarted gateway runs
+// each once, in order, under the mode it was accepted with: the followup
+// as its own turn, the two collected ones as one turn.
+func TestQueuedMessagesSurviveKill9(t *testing.T) {
+	dir := t.TempDir()
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := start(t, dir, llm)
+	c := g.dial(t)
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/sleep 60s\nlong", "idempotencyKey": "a1"})
+	eventually(t, "the long turn to start", func() bool {
+		r := call(t, c, "agent.wait", map[string]any{"runId": "a1", "timeoutMs": 1})
+		return r["startedAt"] != nil && r["startedAt"] != 0.0
+	})
+	for _, m := range []struct{ id, text, mode string }{{"f1", "one", "followup"}, {"c1", "two", "collect"}, {"c2", "three", "collect"}} {
+		call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": m.text, "idempotencyKey": m.id, "queueMode": m.mode})
+	}
+	g.kill()
+	before := len(llm.Requests())
+
+	g2 := start(t, dir, llm)
+	c2 := g2.dial(t)
+	for _, id := range []string{"f1", "c1", "c2"} {
+		if w := call(t, c2, "agent.wait", map[string]any{"runId": id, "timeoutMs": 30000}); w["status"] != "ok" {
+			t.Fatalf("%s after the restart = %v", id, w)
+		}
+	}
+	var lasts []string
+	for _, r := range llm.Requests()[before:] {
+		if r.Request != nil {
+			lasts = append(lasts, lastUser(r.Request))
+		}
+	}
+	collected := policy.CollectPrompt("", []string{"two", "three"})
+	if len(lasts) != 2 || lasts[0] != "one" || lasts[1] != collected {
+		t.Fatalf("model turns after the restart end with %q, want [one, <two+three collected>]", lasts)
+	}
+	// Each accepted text is in the transcript once, in order.
+	var users []string
+	for _, s := range texts(history(t, c2, "agent:main:main")) {
+		if strings.HasPrefix(s, "user: ") {
+			users = append(users, strings.TrimPrefix(s, "user: "))
+		}
+	}
+	want := []string{"/sleep 60s\nlong", "one", collected}
+	if strings.Join(users, "|") != strings.Join(want, "|") {
+		t.Fatalf("user messages = %q, want %q", users, want)
 	}
 }

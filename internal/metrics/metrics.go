@@ -23,6 +23,9 @@ type Sources struct {
 	// Lanes returns sessions with work, runs waiting, and the longest
 	// queue (agent.Runner.LaneStats).
 	Lanes func() (busy, queued, longest int)
+	// Queues returns up to n sessions with queued runs, deepest first
+	// (agent.Runner.DeepestQueues).
+	Queues func(n int) []agent.QueueDepth
 	// Gateway returns open connections, bytes waiting to be written and
 	// connections dropped as slow consumers so far.
 	Gateway func() (connections int, queuedBytes, slowConsumers int64)
@@ -92,6 +95,9 @@ func New(src Sources) *Metrics {
 		gauge("switchboard_lanes_busy", "Sessions with a run in progress or queued.", func(b, _, _ int) int { return b })
 		gauge("switchboard_lane_queued_runs", "Runs waiting behind another run of their session, in all.", func(_, q, _ int) int { return q })
 		gauge("switchboard_lane_queue_longest", "The longest single session queue.", func(_, _, l int) int { return l })
+	}
+	if src.Queues != nil {
+		m.reg.MustRegister(queueDepths{src.Queues})
 	}
 	if src.Gateway != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -180,5 +186,25 @@ func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for status, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), status)
+	}
+}
+
+// MaxQueueSeries bounds the per-session queue depth series of one scrape:
+// the deepest queues are the ones worth seeing, and a session label on
+// every session would grow without bound.
+const MaxQueueSeries = 20
+
+var queueDepthDesc = prometheus.NewDesc("switchboard_session_queue_depth",
+	"Runs waiting behind the active run, for the sessions with the deepest queues (at most 20).",
+	[]string{"session"}, nil)
+
+// queueDepths collects switchboard_session_queue_depth at each scrape.
+type queueDepths struct{ read func(n int) []agent.QueueDepth }
+
+func (q queueDepths) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
+
+func (q queueDepths) Collect(ch chan<- prometheus.Metric) {
+	for _, d := range q.read(MaxQueueSeries) {
+		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(d.Queued), d.SessionKey)
 	}
 }

@@ -19,7 +19,13 @@ import (
 
 func TestObserve(t *testing.T) {
 	m := New(Sources{
-		Lanes:   func() (int, int, int) { return 2, 5, 4 },
+		Lanes: func() (int, int, int) { return 2, 5, 4 },
+		Queues: func(n int) []agent.QueueDepth {
+			if n != MaxQueueSeries {
+				t.Errorf("queue series asked for %d", n)
+			}
+			return []agent.QueueDepth{{SessionKey: "agent:main:a", Queued: 4}, {SessionKey: "agent:main:b", Queued: 1}}
+		},
 		Gateway: func() (int, int64, int64) { return 3, 100, 1 },
 		Outbox: func(context.Context) (map[string]int, error) {
 			return map[string]int{"pending": 2, "dead": 1}, nil
@@ -63,6 +69,7 @@ func TestObserve(t *testing.T) {
 		`switchboard_model_call_duration_seconds_sum{model="openai/gpt"} 2`,
 		`switchboard_run_duration_seconds_sum{status="ok"} 3`,
 		"switchboard_lanes_busy 2", "switchboard_lane_queued_runs 5", "switchboard_lane_queue_longest 4",
+		`switchboard_session_queue_depth{session="agent:main:a"} 4`, `switchboard_session_queue_depth{session="agent:main:b"} 1`,
 		"switchboard_connections 3", "switchboard_outbound_queued_bytes 100", "switchboard_slow_consumers_total 1",
 		`switchboard_outbox_items{status="dead"} 1`, `switchboard_outbox_items{status="pending"} 2`,
 	} {
