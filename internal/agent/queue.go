@@ -175,6 +175,9 @@ func (l *lane) takeCollectLocked(head string) []string {
 
 // forget drops what the lane knows of a run that left its queue.
 func (l *lane) forget(id string) {
+	if l.modes[id] == ModeSteer {
+		l.steers--
+	}
 	delete(l.modes, id)
 	delete(l.keep, id)
 }
@@ -199,7 +202,7 @@ func (r *Runner) takeOverflow(sessionKey string) string {
 func (r *Runner) takeSteers(st *runState, sessionID string) int {
 	r.mu.Lock()
 	l, ok := r.lanes[st.run.SessionKey]
-	if !ok || l.active != st.run.RunID {
+	if !ok || l.active != st.run.RunID || l.steers == 0 {
 		r.mu.Unlock()
 		return 0
 	}
@@ -231,7 +234,7 @@ func (r *Runner) steerWaiting(st *runState) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l, ok := r.lanes[st.run.SessionKey]
-	if !ok || l.active != st.run.RunID {
+	if !ok || l.active != st.run.RunID || l.steers == 0 {
 		return false
 	}
 	for _, id := range l.queue {

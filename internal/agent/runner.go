@@ -296,6 +296,9 @@ type lane struct {
 	modes map[string]string
 	// keep holds the queued runs that are never dropped at the cap.
 	keep map[string]bool
+	// steers counts the steer-mode runs in queue, so that a run's steps
+	// look for steered input only when there is some.
+	steers int
 	// active is the run executing now ("" between runs).
 	active string
 	// lastArrival is when the newest run joined; the collect quiet window
@@ -490,6 +493,9 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	if mode != "" {
 		l.modes[runID] = mode
 	}
+	if mode == ModeSteer {
+		l.steers++
+	}
 	if in.QueueKeep {
 		l.keep[runID] = true
 	}
@@ -674,6 +680,7 @@ func (r *Runner) Abort(ctx context.Context, runID string) (bool, error) {
 		for i, id := range l.queue {
 			if id == runID {
 				l.queue = append(l.queue[:i], l.queue[i+1:]...)
+				l.forget(runID)
 				removed = true
 				break
 			}
