@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
@@ -29,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -299,12 +301,19 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	// Guardrail refusals are counted on /metrics, which is built later.
+	var mets atomic.Pointer[metrics.Metrics]
+	refused := func(kind string) {
+		if m := mets.Load(); m != nil {
+			m.Refused(kind)
+		}
+	}
 	sessTools := sessions.New(sessions.Deps{
-		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir,
+		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
-		AnnounceExpiry: announceExpiry(env),
+		AnnounceExpiry: announceExpiry(env), OnRefusal: refused,
 	})
 	if err != nil {
 		return nil, err
@@ -448,9 +457,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
-	mets, stopMetrics := newMetrics(runner, gw, st)
+	m, stopMetrics := newMetrics(runner, gw, st)
+	mets.Store(m)
 	d.stopMetrics = stopMetrics
-	mux.Handle("GET /metrics", gw.RequireBearer(mets.Handler())) // Prometheus text format
+	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)

@@ -44,6 +44,7 @@ type Metrics struct {
 	tokens     *prometheus.CounterVec
 	cost       *prometheus.CounterVec
 	toolCalls  *prometheus.CounterVec
+	refusals   *prometheus.CounterVec
 
 	mu    sync.Mutex               // guards calls
 	calls map[string]modelCallInfo // run id → the model call in progress
@@ -83,7 +84,13 @@ func New(src Sources) *Metrics {
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
 	}, []string{"tool", "outcome"})
-	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls,
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget).",
+	}, []string{"kind"})
+	for _, k := range []string{"loop", "deadlock", "budget"} {
+		m.refusals.WithLabelValues(k) // present at 0 from the start
+	}
+	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Lanes != nil {
 		gauge := func(name, help string, pick func(busy, queued, longest int) int) {
@@ -189,6 +196,9 @@ func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Refused counts one call a guardrail refused.
+func (m *Metrics) Refused(kind string) { m.refusals.WithLabelValues(kind).Inc() }
+
 // MaxQueueSeries bounds the per-session queue depth series of one scrape:
 // the deepest queues are the ones worth seeing, and a session label on
 // every session would grow without bound.
@@ -199,7 +209,9 @@ var queueDepthDesc = prometheus.NewDesc("switchboard_session_queue_depth",
 	[]string{"session"}, nil)
 
 // queueDepths collects switchboard_session_queue_depth at each scrape.
-type queueDepths struct{ read func(n int) []agent.QueueDepth }
+type queueDepths struct {
+	read func(n int) []agent.QueueDepth
+}
 
 func (q queueDepths) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
 

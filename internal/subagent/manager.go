@@ -91,9 +91,12 @@ type Config struct {
 	AnnounceExpiry time.Duration
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
-	Logger        *slog.Logger
-	Now           func() time.Time
-	NewID         func() string
+	// OnRefusal, when set, is told of each spawn a guardrail refused
+	// ("loop"), for counting.
+	OnRefusal func(kind string)
+	Logger    *slog.Logger
+	Now       func() time.Time
+	NewID     func() string
 }
 
 // Manager spawns sub-agent runs, turns their completions into durable

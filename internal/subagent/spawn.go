@@ -234,6 +234,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	lim := tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}
 	if why := caller.Chain.CheckNext(childKey, lim); why != "" {
 		m.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "spawn", childKey)
+		if m.cfg.OnRefusal != nil {
+			m.cfg.OnRefusal("loop")
+		}
 		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
 	}
 	chain := caller.Chain.Next(childKey)

@@ -161,7 +161,19 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
 	if why := caller.Chain.CheckNext(target.Key, lim); why != "" {
 		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", target.Key)
+		t.refused(RefusalLoop)
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
+	}
+	// Deadlock: a wait on a session that already waits (through any
+	// number of others) on the caller could only time out.
+	if timeoutSeconds > 0 && caller.SessionKey != "" {
+		release, cycle := t.waits.acquire(caller.SessionKey, target.Key)
+		if cycle != nil {
+			t.log.Warn("sessions_send wait refused: deadlock", "chain", caller.Chain.ID, "cycle", strings.Join(cycle, " → "))
+			t.refused(RefusalDeadlock)
+			return &sendResult{RunID: t.d.NewID(), Status: "error", Error: deadlockError(cycle), SessionKey: target.Display}, nil
+		}
+		defer release()
 	}
 	// The primary run on the target's lane.
 	run, err := t.d.Messenger.Send(ctx, Message{

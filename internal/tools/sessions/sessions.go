@@ -95,6 +95,22 @@ type Deps struct {
 	NewID     func() string
 	// StateDir is used for transcriptPath.
 	StateDir string
+	// OnRefusal, when set, is told of each call a guardrail refused
+	// (RefusalLoop, RefusalDeadlock), for counting.
+	OnRefusal func(kind string)
+}
+
+// Guardrail refusals reported to Deps.OnRefusal.
+const (
+	RefusalLoop     = "loop"
+	RefusalDeadlock = "deadlock"
+)
+
+// refused reports a guardrail refusal.
+func (t *Tools) refused(kind string) {
+	if t.d.OnRefusal != nil {
+		t.d.OnRefusal(kind)
+	}
 }
 
 // Tools is the session tool set. Create with New.
@@ -103,6 +119,7 @@ type Tools struct {
 	log      *slog.Logger
 	alias    sessionkey.MainAlias
 	redactor *sanitize.Redactor
+	waits    waitGraph // sessions blocked in a sessions_send wait
 }
 
 // New returns the session tools.
