@@ -158,6 +158,16 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
 
+	// The run counts against its session tree's budgets (and its spawn
+	// ancestors'); they are checked before each model call.
+	path, err := r.budgetPath(runCtx, sess, runID)
+	if err != nil {
+		r.finish(st, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
+		return
+	}
+	r.budgetStart(path)
+	st.budget = path
+
 	info := RunInfo{RunID: runID, SessionKey: run.SessionKey, AgentID: sess.AgentID, Lane: run.Lane, Session: sess, Input: in}
 	last, usage, stop, err := r.loop(runCtx, st, info)
 	status, errText := store.RunOK, ""
@@ -291,6 +301,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			Thinking:  cmp.Or(in.Thinking, info.Session.ThinkingLevel),
 			Sampling:  in.Sampling,
 		}
+		if err := r.budgetCheck(st.budget); err != nil {
+			return last, usage, StopBudget, err
+		}
 		est, err := r.prepare(ctx, info.Session, model, budget, req)
 		if err != nil {
 			return last, usage, stop, err
@@ -299,6 +312,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		reqStart := r.now()
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
 		usage.Add(turnUsage)
+		r.budgetCharge(st.budget, turnUsage)
 		if terr == nil && r.cfg.Pruning.Enabled {
 			r.prunes.record(sessionID, reqStart, budget.pruned)
 		}

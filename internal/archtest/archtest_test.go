@@ -370,6 +370,7 @@ var leaves = map[string][]string{
 	"internal/compaction":   {"internal/provider"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
+	"internal/spend":        nil,
 	"internal/media":        {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
@@ -451,12 +452,12 @@ var importAllowLists = map[string][]string{
 	// which implements the tools' Messenger.
 	"internal/agent": {
 		"github.com/google/uuid",
-		"internal/compaction", "internal/policy", "internal/provider", "internal/store", "internal/tools", "internal/transcript",
+		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/tools", "internal/transcript",
 	},
-	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey"},
+	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey", "internal/spend"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
-		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings",
+		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend",
 		"internal/store", "internal/tools", "internal/transcript",
 	},
 	// The workspace tools build on the tool contract alone.
@@ -473,7 +474,7 @@ var importAllowLists = map[string][]string{
 	"internal/subagent": {
 		"github.com/google/uuid",
 		"internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
-		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/store", "internal/tools",
+		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/tools",
 		"internal/transcript",
 	},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.

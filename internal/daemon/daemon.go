@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/subagent"
@@ -288,6 +289,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,
+		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
 	})
 	if err != nil {
 		return nil, err
@@ -310,6 +312,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	sessTools := sessions.New(sessions.Deps{
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
+		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
+			return budgetView(ctx, runner, subs, set, s)
+		},
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
@@ -673,4 +678,30 @@ func upgradeOr(ws, page http.Handler) http.Handler {
 		}
 		page.ServeHTTP(w, r)
 	})
+}
+
+// budgetView is the sessions_list budget of s when s roots a budgeted
+// session tree (its own limits, or its agent's for a root session).
+func budgetView(ctx context.Context, runner *agent.Runner, subs *subagent.Manager, set *settings.Settings, s *store.Session) (*sessions.BudgetView, error) {
+	if spend.FromExtra(s.Extra).IsZero() && (s.SpawnedBy != "" || set.Agent(s.AgentID).Budget.IsZero()) {
+		return nil, nil
+	}
+	trees, err := runner.Budgets(ctx, s.Key)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range trees {
+		if t.Key != s.Key {
+			continue
+		}
+		v := &sessions.BudgetView{Limits: t.Limits, Used: sessions.BudgetUsed{Runs: t.Used.Runs, Tokens: t.Used.Tokens, Cost: t.Used.Cost}}
+		if subs != nil {
+			v.Used.Children = subs.ActiveDescendants(s.Key)
+		}
+		next := t.Used
+		next.Runs++ // would another run have room?
+		v.Exhausted = spend.Exhausted(t.Limits, next, time.Now())
+		return v, nil
+	}
+	return nil, nil
 }

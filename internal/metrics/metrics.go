@@ -169,6 +169,9 @@ func (m *Metrics) Observe(ev agent.Event) {
 		m.mu.Unlock()
 		status := string(ev.Run.Status)
 		m.runs.WithLabelValues(status).Inc()
+		if ev.Run.StopReason == agent.StopBudget {
+			m.refusals.WithLabelValues("budget").Inc() // ended by its tree's budget
+		}
 		if !ev.Run.StartedAt.IsZero() && !ev.Run.EndedAt.IsZero() {
 			m.runSeconds.WithLabelValues(status).Observe(ev.Run.EndedAt.Sub(ev.Run.StartedAt).Seconds())
 		}

@@ -77,6 +77,7 @@ type Runner interface {
 	Busy(sessionKey string) bool
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 	QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error)
+	Budgets(ctx context.Context, sessionKey string) ([]agent.BudgetNode, error)
 }
 
 // Config configures a Manager. Store, Runner and Settings are required.
@@ -92,7 +93,7 @@ type Config struct {
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
 	// OnRefusal, when set, is told of each spawn a guardrail refused
-	// ("loop"), for counting.
+	// ("loop", "budget"), for counting.
 	OnRefusal func(kind string)
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -116,7 +117,7 @@ type Manager struct {
 
 	// mu guards the fields that follow.
 	mu     sync.Mutex
-	active map[string]map[string]bool // live children: requester → child run ids
+	active map[string]map[string]string // live children: requester → child run id → child key
 	closed bool
 }
 
@@ -181,7 +182,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "subagent"),
 		alias:  sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
-		active: make(map[string]map[string]bool),
+		active: make(map[string]map[string]string),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
@@ -267,7 +268,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			return fmt.Errorf("subagent: recover: %w", err)
 		}
 		if !run.Status.Terminal() {
-			m.addActive(rec.RequesterKey, rec.ChildRunID)
+			m.addActive(rec.RequesterKey, rec.ChildRunID, rec.ChildSessionKey)
 			continue
 		}
 		target := rec.RequesterKey
@@ -288,15 +289,15 @@ func (m *Manager) recover(ctx context.Context) error {
 	return nil
 }
 
-func (m *Manager) addActive(requester, runID string) {
+func (m *Manager) addActive(requester, runID, childKey string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := m.active[requester]
 	if set == nil {
-		set = make(map[string]bool)
+		set = make(map[string]string)
 		m.active[requester] = set
 	}
-	set[runID] = true
+	set[runID] = childKey
 }
 
 func (m *Manager) dropActive(requester, runID string) {
@@ -308,6 +309,28 @@ func (m *Manager) dropActive(requester, runID string) {
 			delete(m.active, requester)
 		}
 	}
+}
+
+// ActiveDescendants returns how many sub-agents below key (its children,
+// theirs, and so on) are still running.
+func (m *Manager) ActiveDescendants(key string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	seen := map[string]bool{key: true}
+	queue := []string{key}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, child := range m.active[cur] {
+			n++
+			if !seen[child] {
+				seen[child] = true
+				queue = append(queue, child)
+			}
+		}
+	}
+	return n
 }
 
 // ActiveChildren returns how many children of requester are still running.

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -98,6 +99,26 @@ type Deps struct {
 	// OnRefusal, when set, is told of each call a guardrail refused
 	// (RefusalLoop, RefusalDeadlock), for counting.
 	OnRefusal func(kind string)
+	// Budget, when set, returns the budget of the session tree rooted at
+	// a session, for its sessions_list row (nil: none).
+	Budget func(ctx context.Context, s *store.Session) (*BudgetView, error)
+}
+
+// BudgetView is a budgeted session tree as sessions_list shows it on the
+// tree's root: its limits, what it used, and why it is spent, if it is.
+type BudgetView struct {
+	Limits    spend.Limits `json:"limits"`
+	Used      BudgetUsed   `json:"used"`
+	Exhausted string       `json:"exhausted,omitempty"`
+}
+
+// BudgetUsed is what a session tree used of its budget.
+type BudgetUsed struct {
+	Runs   int64   `json:"runs"`
+	Tokens int64   `json:"tokens"`
+	Cost   float64 `json:"cost"`
+	// Children is the tree's sub-agents running now.
+	Children int `json:"children"`
 }
 
 // Guardrail refusals reported to Deps.OnRefusal.
