@@ -123,6 +123,9 @@ func (r *Runner) inputMessage(in *Input, runID string) store.Message {
 	user.IdempotencyKey = in.IdempotencyKey
 	if p := in.Provenance; p != nil {
 		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}
+		if c := in.Chain; c != nil {
+			user.Provenance.ChainID, user.Provenance.ChainHops = c.ID, c.Hops
+		}
 	}
 	user.Meta = &transcript.Meta{RunID: runID}
 	return store.Message{Entry: transcript.MessageEntry(user, now), Role: user.Role, RunID: runID}

@@ -417,6 +417,11 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
+	if in.Chain == nil || in.Chain.ID == "" {
+		// A run nothing else caused starts a chain of its own, named
+		// after it; it is stored with the run like any other chain.
+		in.Chain = &tools.Chain{ID: in.RunID, Path: []string{in.SessionKey}}
+	}
 	raw, err := json.Marshal(&in)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)

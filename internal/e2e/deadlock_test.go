@@ -83,3 +83,28 @@ func TestWaitCycleFailsFast(t *testing.T) {
 		})
 	}
 }
+
+// TestChainInProvenance: a message another session sent carries its chain
+// of causes in its provenance: the chain is named after the run that
+// started it, and each hop counts.
+func TestChainInProvenance(t *testing.T) {
+	g := startWith(t, "", nil, "", `tools: { sessions: { visibility: "all" } }, session: { agentToAgent: { maxPingPongTurns: 0 } },`)
+	c := g.dial(t)
+	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:a", "idempotencyKey": "root-run",
+		"message": waitingSend("agent:main:b", waitingSend("agent:main:c", "deep"))})
+	if w := call(t, c, "agent.wait", map[string]any{"runId": "root-run", "timeoutMs": 30000}); w["status"] != "ok" {
+		t.Fatalf("root run = %v", w)
+	}
+	for key, hops := range map[string]float64{"agent:main:b": 1, "agent:main:c": 2} {
+		var prov map[string]any
+		for _, m := range history(t, c, key) {
+			if p, ok := m["provenance"].(map[string]any); ok && m["role"] == "user" && p["sourceTool"] == "sessions_send" {
+				prov = p
+				break
+			}
+		}
+		if prov == nil || prov["chainId"] != "root-run" || prov["chainHops"] != hops {
+			t.Errorf("%s's message provenance = %v, want chain root-run hop %v", key, prov, hops)
+		}
+	}
+}

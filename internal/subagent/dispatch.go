@@ -174,6 +174,15 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		},
 	}
 	in.IdempotencyKey = in.RunID
+	// The announce continues the chain of causes of the (first) child's
+	// run: whatever the requester does with it is part of the same chain.
+	if child, err := m.cfg.Store.GetRun(ctx, claimed[0].a.ChildRunID); err == nil {
+		var cin agent.Input
+		if json.Unmarshal(child.Input, &cin) == nil && cin.Chain != nil && cin.Chain.ID != "" {
+			next := cin.Chain.Next(target)
+			in.Chain = &next
+		}
+	}
 	// A requester that is mid-run takes the results as its own messages
 	// are queued (by default steered into the active run, so it sees them
 	// before its next model call); a result never interrupts that run and
