@@ -225,7 +225,9 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
-		attrs = append(attrs, "durationMs", fin.EndedAt.Sub(fin.StartedAt).Milliseconds())
+		d := fin.EndedAt.Sub(fin.StartedAt)
+		attrs = append(attrs, "durationMs", d.Milliseconds())
+		r.durations.observe(fin.SessionKey, d)
 	}
 	if fin.Error != "" {
 		attrs = append(attrs, "error", fin.Error)

@@ -271,6 +271,7 @@ type Runner struct {
 	// calib scales token estimates by providers' reported usage.
 	calib        compaction.Calibrator
 	budgets      treeBudgets
+	durations    runDurations
 	compactLocks sessionLocks
 	summarySem   chan struct{} // bounds summary calls
 	prunes       pruneStates

@@ -312,6 +312,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	sessTools := sessions.New(sessions.Deps{
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
+		ExpectedWait: runner.ExpectedWait,
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
 			return budgetView(ctx, runner, subs, set, s)
 		},

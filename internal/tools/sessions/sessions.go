@@ -99,6 +99,9 @@ type Deps struct {
 	// OnRefusal, when set, is told of each call a guardrail refused
 	// (RefusalLoop, RefusalDeadlock), for counting.
 	OnRefusal func(kind string)
+	// ExpectedWait, when set, estimates how long a message queued at
+	// position on a session's lane waits before its run starts.
+	ExpectedWait func(sessionKey string, position int) time.Duration
 	// Budget, when set, returns the budget of the session tree rooted at
 	// a session, for its sessions_list row (nil: none).
 	Budget func(ctx context.Context, s *store.Session) (*BudgetView, error)
