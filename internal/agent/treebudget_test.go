@@ -10,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // TestBudgetRunsSurviveRestart: a tree's maxRuns counts the runs it made
@@ -96,5 +97,41 @@ func TestBudgetWallTime(t *testing.T) {
 	h.submit(Input{RunID: "w2", Message: "later"})
 	if got := h.wait("w2"); got.StopReason != StopBudget || !strings.Contains(got.Error, "maxWallTimeSeconds 60 reached") {
 		t.Fatalf("run after the wall time = %s %q", got.Status, got.Error)
+	}
+}
+
+// BenchmarkBudgetPerRun is the budget bookkeeping one run of a spawned
+// session adds: its tree path (its own and its parent's budget, both
+// seeded), the start count, a check before a model call and the charge
+// after it.
+func BenchmarkBudgetPerRun(b *testing.B) {
+	h := newHarness(b, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("ok"), nil
+	}, func(c *Config) {
+		c.RootBudget = func(string) spend.Limits { return spend.Limits{Tokens: 1 << 40, Runs: 1 << 40} }
+	})
+	h.submit(Input{RunID: "root", Message: "hi"})
+	h.wait("root")
+	ctx := context.Background()
+	child, err := h.store.UpdateSession(ctx, "agent:main:subagent:x", true, func(s *store.Session) error {
+		s.SessionID, s.AgentID, s.SpawnedBy = "child-sid", "main", "agent:main:main"
+		s.Extra = []byte(`{"budget":{"maxTokens":1000000000}}`)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		path, err := h.runner.budgetPath(ctx, child, "")
+		if err != nil || len(path) != 2 {
+			b.Fatalf("path %d, %v", len(path), err)
+		}
+		h.runner.budgetStart(path)
+		if err := h.runner.budgetCheck(path); err != nil {
+			b.Fatal(err)
+		}
+		h.runner.budgetCharge(path, transcript.Usage{Input: 10, Output: 5})
 	}
 }

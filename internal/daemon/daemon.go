@@ -232,6 +232,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every component reaches the store through its timer (/metrics);
+	// rawStore is the backend itself, for its optional interfaces.
+	rawStore := st.Store
+	storeTimer := metrics.NewStoreTimer()
+	st.Store = timedStore{Store: rawStore, t: storeTimer}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -388,7 +393,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	var cronSvc gateway.CronService
-	if cs, ok := st.Store.(store.CronStore); ok {
+	if cs, ok := rawStore.(store.CronStore); ok {
 		sched, err := newCron(cs, runner, alias, cfg.DefaultAgentID())
 		if err != nil {
 			return nil, fmt.Errorf("daemon: %w", err)
@@ -463,7 +468,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
-	m, stopMetrics := newMetrics(runner, gw, st)
+	m, stopMetrics := newMetrics(runner, gw, st, storeTimer)
 	mets.Store(m)
 	d.stopMetrics = stopMetrics
 	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format

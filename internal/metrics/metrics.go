@@ -23,6 +23,8 @@ type Sources struct {
 	// Lanes returns sessions with work, runs waiting, and the longest
 	// queue (agent.Runner.LaneStats).
 	Lanes func() (busy, queued, longest int)
+	// Store times store calls (nil: no store latency metric).
+	Store *StoreTimer
 	// Queues returns up to n sessions with queued runs, deepest first
 	// (agent.Runner.DeepestQueues).
 	Queues func(n int) []agent.QueueDepth
@@ -102,6 +104,9 @@ func New(src Sources) *Metrics {
 		gauge("switchboard_lanes_busy", "Sessions with a run in progress or queued.", func(b, _, _ int) int { return b })
 		gauge("switchboard_lane_queued_runs", "Runs waiting behind another run of their session, in all.", func(_, q, _ int) int { return q })
 		gauge("switchboard_lane_queue_longest", "The longest single session queue.", func(_, _, l int) int { return l })
+	}
+	if src.Store != nil {
+		m.reg.MustRegister(src.Store.h)
 	}
 	if src.Queues != nil {
 		m.reg.MustRegister(queueDepths{src.Queues})
@@ -223,3 +228,19 @@ func (q queueDepths) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(d.Queued), d.SessionKey)
 	}
 }
+
+// StoreTimer times store calls by operation, for /metrics (pass it in
+// Sources.Store). Safe for concurrent use.
+type StoreTimer struct{ h *prometheus.HistogramVec }
+
+// NewStoreTimer returns an empty timer.
+func NewStoreTimer() *StoreTimer {
+	return &StoreTimer{h: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "switchboard_store_operation_seconds",
+		Help:    "Latency of store calls on the hot paths of a turn, by operation.",
+		Buckets: []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2},
+	}, []string{"op"})}
+}
+
+// Observe records one call of op that took d.
+func (t *StoreTimer) Observe(op string, d time.Duration) { t.h.WithLabelValues(op).Observe(d.Seconds()) }
