@@ -243,4 +243,6 @@ func NewStoreTimer() *StoreTimer {
 }
 
 // Observe records one call of op that took d.
-func (t *StoreTimer) Observe(op string, d time.Duration) { t.h.WithLabelValues(op).Observe(d.Seconds()) }
+func (t *StoreTimer) Observe(op string, d time.Duration) {
+	t.h.WithLabelValues(op).Observe(d.Seconds())
+}
