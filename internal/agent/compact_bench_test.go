@@ -85,7 +85,7 @@ func BenchmarkBudgetCheck(b *testing.B) {
 	})
 	b.Run("prepare", func(b *testing.B) {
 		run(b, func() error {
-			_, err := h.runner.prepare(ctx, sess, m, bud, &provider.Request{Model: "fake-1", System: "system prompt"})
+			_, err := h.runner.prepare(ctx, nil, sess, m, bud, &provider.Request{Model: "fake-1", System: "system prompt"}, nil)
 			return err
 		})
 	})

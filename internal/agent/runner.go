@@ -256,6 +256,11 @@ type Runner struct {
 	calib        compaction.Calibrator
 	compactLocks sessionLocks
 	summarySem   chan struct{} // bounds summary calls
+	bg           backgroundState
+	// bgCtx bounds background summaries and flushes; cancelled when
+	// shutdown begins.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
 	prunes       pruneStates
 	warned       sync.Map // model refs warned about a small window
 
@@ -336,6 +341,7 @@ func New(cfg Config) (*Runner, error) {
 		r.newID = uuid.NewString
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.bgCtx, r.bgCancel = context.WithCancel(r.ctx)
 	return r, nil
 }
 
@@ -729,6 +735,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
+	r.bgCancel() // optional background work does not hold shutdown up
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {

@@ -28,6 +28,13 @@ func compactionConfig(cfg *config.Config) agent.CompactionConfig {
 		// every model call, after tool results too.
 		RecentTurnsPreserve: c.RecentTurnsPreserve,
 		MaxActiveBytes:      c.MaxActiveBytes,
+		NotifyUser:          c.NotifyUser,
+		MaxConcurrent:       c.MaxConcurrentSummaries,
+		MemoryFlush: agent.MemoryFlushConfig{
+			Enabled: c.MemoryFlush.Enabled, SoftThresholdTokens: c.MemoryFlush.SoftThresholdTokens,
+			Prompt: c.MemoryFlush.Prompt, SystemPrompt: c.MemoryFlush.SystemPrompt, Model: c.MemoryFlush.Model,
+		},
+		Background: agent.BackgroundConfig{Enabled: c.Background, SoftThresholdTokens: c.BackgroundSoftTokens},
 	}
 }
 
