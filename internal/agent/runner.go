@@ -261,8 +261,8 @@ type Runner struct {
 	// shutdown begins.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
-	prunes       pruneStates
-	warned       sync.Map // model refs warned about a small window
+	prunes   pruneStates
+	warned   sync.Map // model refs warned about a small window
 
 	stampMu   sync.Mutex // guards lastStamp
 	lastStamp time.Time  // creation time of the latest run this runner made
