@@ -31,8 +31,9 @@ type bgTrigger struct {
 	model  Model
 	budget *budget
 	flush  *flushTurn
-	// est is the calibrated size of the run's last request.
-	est int
+	// est is the calibrated size of the run's last request; fixed that of
+	// its system prompt and tools.
+	est, fixed int
 }
 
 // readySummary is a summary written in the background, waiting for the
@@ -146,8 +147,11 @@ func (r *Runner) backgroundSummary(ctx context.Context, t *bgTrigger) *readySumm
 	}
 	cc := &r.cfg.Compaction
 	unscale := func(n int) int { return int(float64(n) / r.calib.Ratio(modelKey(m))) }
-	cut := compaction.Cut(items, unscale(cc.keepRecent()), 0)
-	cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, 0)
+	// The tail kept must leave the session below the soft threshold, or
+	// the next turn would start another summary at once.
+	maxTail := unscale(max(r.bgThreshold(t.budget)-t.fixed-summaryAllowance, 1000))
+	cut := compaction.Cut(items, unscale(cc.keepRecent()), maxTail)
+	cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, maxTail)
 	if cut == 0 || cut >= len(items) {
 		return nil
 	}
