@@ -86,8 +86,8 @@ func (r *Runner) memoryFlush(ctx context.Context, st *runState, ft *flushTurn, m
 	now := r.now()
 	_, err = r.cfg.Store.UpdateSession(context.WithoutCancel(ctx), ft.info.SessionKey, false, func(s *store.Session) error {
 		count, _ := extraInt(s.Extra, "compactionCount")
-		s.Extra = setExtra(s.Extra, "memoryFlushCompactionCount", count)
-		s.Extra = setExtra(s.Extra, "memoryFlushAt", now.UnixMilli())
+		s.Extra = setMember(s.Extra, "memoryFlushCompactionCount", count)
+		s.Extra = setMember(s.Extra, "memoryFlushAt", now.UnixMilli())
 		return nil
 	})
 	if err != nil {
@@ -179,15 +179,4 @@ func extraInt(raw json.RawMessage, name string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// setExtra sets member name of a JSON object.
-func setExtra(raw json.RawMessage, name string, v any) json.RawMessage {
-	m := map[string]json.RawMessage{}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &m)
-	}
-	m[name], _ = json.Marshal(v)
-	out, _ := json.Marshal(m)
-	return out
 }

@@ -319,3 +319,38 @@ func TestBackgroundSummary(t *testing.T) {
 		t.Errorf("history lost turn 3")
 	}
 }
+
+// TestMemoryFlushFailureNotice: a flush the model fails leaves the session
+// as it was, the turn still compacts and answers, and with notifyUser the
+// user gets the reference's degraded notice first.
+func TestMemoryFlushFailureNotice(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", ContextWindow: 100000, OnRequest: func(_ *http.Request, req *provider.Request) {
+		if isFlushRequest(req) {
+			req.Messages[len(req.Messages)-1].Text = "/error 400 flush refused"
+		}
+	}})
+	g := startDefaults(t, "", llm, windowModel(100000), `compaction: { notifyUser: true },`, "", "")
+	c := g.dial(t)
+	for i := 1; i <= 2; i++ {
+		if w := runTurn(t, c, "main", fmt.Sprintf("ff-%d", i), bigTurn(i, 90)); w["status"] != "ok" {
+			t.Fatalf("turn %d: %v", i, w)
+		}
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": bigTurn(3, 90), "idempotencyKey": "ff-3"})
+	var seq []string
+	for _, e := range collectRun(t, c, "main", "ff-3") {
+		if e.kind == "notice" {
+			seq = append(seq, e.text)
+		}
+	}
+	want := []string{compaction.NoticeFlushDegraded, compaction.NoticeStart, compaction.NoticeEnd}
+	if strings.Join(seq, "|") != strings.Join(want, "|") {
+		t.Errorf("notices = %q, want %q", seq, want)
+	}
+	if w := call(t, c, "agent.wait", map[string]any{"runId": "ff-3", "timeoutMs": 10000}); w["status"] != "ok" {
+		t.Errorf("turn 3 = %v", w)
+	}
+	if !strings.Contains(strings.Join(requestKinds(llm), ","), "flush") {
+		t.Error("no flush was tried")
+	}
+}

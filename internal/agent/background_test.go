@@ -1,0 +1,120 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+func TestBackgroundStateOnePerSession(t *testing.T) {
+	var b backgroundState
+	if !b.start("s1") || b.start("s1") {
+		t.Fatal("a second summary of one session started while one is in flight")
+	}
+	if !b.start("s2") {
+		t.Fatal("another session's summary was refused")
+	}
+	b.done("s1", nil) // failed: nothing waits
+	if b.has("s1") || !b.start("s1") {
+		t.Fatal("a failed summary blocks the next one")
+	}
+	b.done("s1", &readySummary{})
+	if !b.has("s1") || b.start("s1") {
+		t.Fatal("a ready summary must be applied before the next starts")
+	}
+	if b.take("s1") == nil || b.has("s1") || b.take("s1") != nil {
+		t.Fatal("take must hand the summary out once")
+	}
+}
+
+// bgHarness is a runner with background summaries over a transcript of
+// about 200,000 estimated tokens.
+func bgHarness(t *testing.T) (*harness, *store.Session, Model, *budget) {
+	t.Helper()
+	h := newHarness(t, summariser(echo), func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 1 << 20}
+		c.HistoryLimit = 1000
+		c.Compaction.Background.Enabled = true
+	})
+	sess := fillTranscript(t, h, "agent:main:main", 800, 1000)
+	m, _ := h.runner.cfg.Models.ResolveModel("main", "")
+	bud, _ := h.runner.newBudget(m)
+	return h, sess, m, bud
+}
+
+// TestBackgroundSummaryKeepsLaterMessages: messages appended while the
+// summary was written stay in the view after it is applied, and the
+// compaction is one entry.
+func TestBackgroundSummaryKeepsLaterMessages(t *testing.T) {
+	h, sess, m, bud := bgHarness(t)
+	ctx := context.Background()
+	ready := h.runner.backgroundSummary(ctx, &bgTrigger{sess: sess, model: m, budget: bud})
+	if ready == nil {
+		t.Fatal("no summary")
+	}
+	before, _ := h.store.CountMessages(ctx, sess.SessionID)
+	now := time.Now()
+	late := transcript.NewUserMessage("LATE-7 arrived while the summary was written", now)
+	if _, err := h.store.AppendMessages(ctx, sess.SessionID, []store.Message{{SessionID: sess.SessionID, Entry: transcript.MessageEntry(late, now), Role: late.Role}}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.bg.start(sess.SessionID)
+	h.runner.bg.done(sess.SessionID, ready)
+	h.runner.applyReady(ctx, nil, sess, m)
+	after, _ := h.store.CountMessages(ctx, sess.SessionID)
+	if after != before+2 {
+		t.Errorf("entries %d → %d, want the late message and one compaction entry", before, after)
+	}
+	v, err := h.runner.view(ctx, sess.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := v.messages()
+	if !v.compacted || !strings.HasPrefix(msgs[0].Text, compaction.SummaryPrefix) || msgs[len(msgs)-1].Text != late.Content.Text() {
+		t.Errorf("view after apply: compacted=%v first=%.60q last=%.60q", v.compacted, msgs[0].Text, msgs[len(msgs)-1].Text)
+	}
+	if n := h.runner.viewTokens(m, msgs); n > 40000 {
+		t.Errorf("view after apply = %d tokens", n)
+	}
+}
+
+// TestBackgroundSummaryDiscardedAfterReset: a summary written before the
+// session was reset (or compacted otherwise) is never applied.
+func TestBackgroundSummaryDiscardedAfterReset(t *testing.T) {
+	h, sess, m, bud := bgHarness(t)
+	ctx := context.Background()
+	ready := h.runner.backgroundSummary(ctx, &bgTrigger{sess: sess, model: m, budget: bud})
+	if ready == nil {
+		t.Fatal("no summary")
+	}
+	reset := transcript.Entry{Type: transcript.TypeReset, Timestamp: transcript.FormatTime(time.Now())}
+	if _, err := h.store.AppendMessages(ctx, sess.SessionID, []store.Message{{SessionID: sess.SessionID, Entry: reset}}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := h.store.CountMessages(ctx, sess.SessionID)
+	h.runner.bg.start(sess.SessionID)
+	h.runner.bg.done(sess.SessionID, ready)
+	h.runner.applyReady(ctx, nil, sess, m)
+	if after, _ := h.store.CountMessages(ctx, sess.SessionID); after != before || h.runner.bg.has(sess.SessionID) {
+		t.Errorf("a stale summary was applied (entries %d → %d)", before, after)
+	}
+}
+
+func TestWithoutPendingInput(t *testing.T) {
+	u := provider.Message{Role: provider.RoleUser, Text: "u"}
+	a := provider.Message{Role: provider.RoleAssistant, Text: "a"}
+	for _, tc := range []struct {
+		in   []provider.Message
+		want int
+	}{{nil, 0}, {[]provider.Message{u}, 0}, {[]provider.Message{u, a}, 2}, {[]provider.Message{u, a, u, u}, 2}} {
+		if got := withoutPendingInput(tc.in); len(got) != tc.want {
+			t.Errorf("withoutPendingInput(%d msgs) = %d msgs, want %d", len(tc.in), len(got), tc.want)
+		}
+	}
+}
