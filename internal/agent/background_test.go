@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,4 +119,95 @@ func TestWithoutPendingInput(t *testing.T) {
 			t.Errorf("withoutPendingInput(%d msgs) = %d msgs, want %d", len(tc.in), len(got), tc.want)
 		}
 	}
+}
+
+// TestManySessionsBackgroundSummaries: many sessions past the soft
+// threshold at once each get exactly one background summary, at most
+// MaxConcurrent run at the same time, no turn waits for one, and each
+// session's next turn applies its own.
+func TestManySessionsBackgroundSummaries(t *testing.T) {
+	const sessions, limit = 40, 3
+	var mu sync.Mutex
+	active, peak, calls := 0, 0, 0
+	h := newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("ok"), nil
+	}), func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 100000}
+		c.Compaction = CompactionConfig{MaxConcurrent: limit, Background: BackgroundConfig{Enabled: true, SoftThresholdTokens: 70000}}
+	})
+	inner := h.prov.fn
+	h.prov.fn = func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if req.System == compaction.SystemPrompt {
+			mu.Lock()
+			active++
+			calls++
+			peak = max(peak, active)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			defer func() { mu.Lock(); active--; mu.Unlock() }()
+		}
+		return inner(ctx, req)
+	}
+	keys := make([]string, sessions)
+	for i := range keys {
+		keys[i] = fmt.Sprint("agent:main:bg", i)
+		// About 40k estimated tokens: past the 10k soft threshold, below
+		// the 80k compaction threshold whatever the calibration.
+		fillTranscript(t, h, keys[i], 40, 4000)
+	}
+	ctx := context.Background()
+	round := func(r int) {
+		for i, k := range keys {
+			if _, _, err := h.runner.Submit(ctx, Input{RunID: fmt.Sprint("r", r, "-", i), SessionKey: k, AgentID: "main", Message: "go"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, k := range keys {
+			if got := h.wait(fmt.Sprint("r", r, "-", i)); got.Status != store.RunOK {
+				t.Fatalf("%s: %+v", k, got)
+			}
+		}
+	}
+	idle := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			h.runner.bg.mu.Lock()
+			n := len(h.runner.bg.inflight)
+			h.runner.bg.mu.Unlock()
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d background summaries still running", n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	round(1)
+	idle()
+	mu.Lock()
+	if calls != sessions || peak > limit || peak == 0 {
+		t.Errorf("summary calls = %d (want %d), peak concurrent = %d (limit %d)", calls, sessions, peak, limit)
+	}
+	mu.Unlock()
+	for _, k := range keys {
+		for _, m := range h.transcript(k) {
+			if m.Entry.Type == transcript.TypeCompaction {
+				t.Fatalf("%s: compacted inline or before its next turn", k)
+			}
+		}
+	}
+	round(2)
+	for _, k := range keys {
+		n := 0
+		for _, m := range h.transcript(k) {
+			if m.Entry.Type == transcript.TypeCompaction {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d compactions after the next turn, want 1", k, n)
+		}
+	}
+	idle()
 }
