@@ -138,7 +138,7 @@ func (r *Runner) backgroundSummary(ctx context.Context, t *bgTrigger) *readySumm
 		r.log.Warn("background summary: read transcript failed", "sessionKey", sess.Key, "err", err)
 		return nil
 	}
-	if t.flush != nil && r.flushDue(ctx, sess.Key) {
+	if t.flush != nil && r.flushDue(ctx, t.flush) {
 		r.memoryFlush(ctx, nil, t.flush, m, v.messages())
 	}
 	items := make([]compaction.Item, len(v.entries))

@@ -62,7 +62,7 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 	if !r.calib.Known(key) {
 		r.seedCalibration(key, req, v)
 	}
-	if ft != nil && !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= r.flushThreshold(m) && r.flushDue(ctx, sess.Key) {
+	if ft != nil && !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= r.flushThreshold(m) && r.flushDue(ctx, ft) {
 		r.memoryFlush(ctx, st, ft, m, withoutPendingInput(req.Messages))
 	}
 	overBytes := r.cfg.Compaction.MaxActiveBytes > 0 && messageBytes(req.Messages) >= r.cfg.Compaction.MaxActiveBytes

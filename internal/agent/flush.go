@@ -27,6 +27,10 @@ type MemoryFlushConfig struct {
 	Prompt, SystemPrompt string
 	// Model is an exact "<provider>/<model>" for the flush turn only.
 	Model string
+	// Writable, when set, reports whether a run may write its workspace;
+	// the flush is skipped for runs that may not (a sandbox mounting the
+	// workspace read-only or not at all).
+	Writable func(RunInfo) bool
 }
 
 // maxFlushSteps bounds the model calls of one memory flush.
@@ -45,11 +49,12 @@ type flushTurn struct {
 // flushDue reports whether the session's memory flush of this compaction
 // cycle has not run yet (the session row's memoryFlushCompactionCount
 // trails its compactionCount).
-func (r *Runner) flushDue(ctx context.Context, key string) bool {
-	if !r.cfg.Compaction.MemoryFlush.Enabled {
+func (r *Runner) flushDue(ctx context.Context, ft *flushTurn) bool {
+	mf := &r.cfg.Compaction.MemoryFlush
+	if !mf.Enabled || (mf.Writable != nil && !mf.Writable(ft.info)) {
 		return false
 	}
-	sess, err := r.cfg.Store.GetSession(ctx, key)
+	sess, err := r.cfg.Store.GetSession(ctx, ft.info.SessionKey)
 	if err != nil {
 		return false
 	}
