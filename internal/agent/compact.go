@@ -212,7 +212,7 @@ func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, 
 	defer unlock()
 	// A background summary finished while this waited: apply it first;
 	// ifAbove then tells whether more is needed.
-	r.applyReadyLocked(ctx, nil, sess, model)
+	applied := r.applyReadyLocked(ctx, nil, sess, model)
 	cc := &r.cfg.Compaction
 	win := modelWindow(model).Tokens
 	res := &CompactResult{Window: win}
@@ -223,6 +223,9 @@ func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, 
 	before := r.viewTokens(model, v.messages())
 	res.TokensBefore, res.TokensAfter = before, before
 	if o.ifAbove > 0 && before < o.ifAbove {
+		if applied != nil {
+			return applied, nil // the background summary was enough
+		}
 		res.Reason = "below threshold"
 		return res, nil
 	}
