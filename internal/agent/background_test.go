@@ -211,3 +211,69 @@ func TestManySessionsBackgroundSummaries(t *testing.T) {
 	}
 	idle()
 }
+
+// TestFullWindowWaitsForBackgroundSummary: a turn that reaches the
+// compaction threshold while the session's background summary is being
+// written waits for it and uses it, instead of writing a second one.
+func TestFullWindowWaitsForBackgroundSummary(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	summaries, atTurn := 0, 0
+	var lastReq *provider.Request
+	sum := summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		mu.Lock()
+		lastReq, atTurn = req, summaries
+		mu.Unlock()
+		return textReply("ok"), nil
+	})
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if req.System == compaction.SystemPrompt {
+			mu.Lock()
+			summaries++
+			first := summaries == 1
+			mu.Unlock()
+			if first {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		return sum(ctx, req)
+	}, func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 100000}
+		c.Compaction = CompactionConfig{Background: BackgroundConfig{Enabled: true, SoftThresholdTokens: 70000}}
+	})
+	sess := fillTranscript(t, h, "agent:main:main", 40, 4000) // ≈ 40k tokens
+	m, _ := h.runner.cfg.Models.ResolveModel("main", "")
+	bud, _ := h.runner.newBudget(m)
+	st := &runState{run: &store.Run{RunID: "prev", SessionKey: sess.Key, SessionID: sess.SessionID}, bg: &bgTrigger{sess: sess, model: m, budget: bud, est: 40000}}
+	h.runner.maybeBackground(st)
+	ctx := context.Background()
+	big := strings.Repeat("a large pasted document line ", 6000) // ≈ 45k tokens: past 80k with the history
+	if _, _, err := h.runner.Submit(ctx, Input{RunID: "full", SessionKey: sess.Key, AgentID: "main", Message: big}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the run is now waiting for the summary
+	close(release)
+	if got := h.wait("full"); got.Status != store.RunOK {
+		t.Fatalf("run: %+v", got)
+	}
+	n := 0
+	for _, e := range h.transcript(sess.Key) {
+		if e.Entry.Type == transcript.TypeCompaction {
+			n++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// (The turn ends past the soft threshold again, so a new background
+	// summary may start after it; it is not applied before a next turn.)
+	if atTurn != 1 || n != 1 {
+		t.Errorf("summary calls before the turn's model call = %d, compactions = %d; want 1 and 1", atTurn, n)
+	}
+	if lastReq == nil || !strings.HasPrefix(lastReq.Messages[0].Text, compaction.SummaryPrefix) || lastUser(lastReq) != big {
+		t.Error("the turn's request does not carry the background summary and its input")
+	}
+}
