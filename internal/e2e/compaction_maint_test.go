@@ -354,3 +354,51 @@ func TestMemoryFlushFailureNotice(t *testing.T) {
 		t.Error("no flush was tried")
 	}
 }
+
+// TestManualCompactionEvents: /compact and sessions.compact are bracketed
+// by "compaction" agent events (trigger "manual") that every client of the
+// session sees.
+func TestManualCompactionEvents(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := startModel(t, "", llm, windowModel(100000), "", "")
+	c, other := g.dial(t), g.dial(t)
+	for i := 1; i <= 6; i++ {
+		if w := runTurn(t, c, "main", fmt.Sprintf("mc-%d", i), bigTurn(i, 24)); w["status"] != "ok" {
+			t.Fatalf("turn %d: %v", i, w)
+		}
+	}
+	compactEvents := func(want int) []map[string]any {
+		var out []map[string]any
+		deadline := time.After(30 * time.Second)
+		for len(out) < want {
+			select {
+			case ev := <-other.Events():
+				var p map[string]any
+				json.Unmarshal(ev.Payload, &p)
+				if ev.Event == "agent" && p["stream"] == "compaction" {
+					out = append(out, p)
+				}
+			case <-deadline:
+				t.Fatalf("compaction events: got %v", out)
+			}
+		}
+		return out
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/compact", "idempotencyKey": "mc-cmd"})
+	evs := compactEvents(2)
+	start, _ := evs[0]["data"].(map[string]any)
+	end, _ := evs[1]["data"].(map[string]any)
+	if evs[0]["runId"] != "mc-cmd" || start["phase"] != "start" || start["trigger"] != "manual" ||
+		end["phase"] != "end" || end["completed"] != true || end["outcome"] != "completed" {
+		t.Errorf("/compact events = %v", evs)
+	}
+	for i := 7; i <= 10; i++ {
+		runTurn(t, c, "main", fmt.Sprintf("mc-%d", i), bigTurn(i, 24))
+	}
+	call(t, c, "sessions.compact", map[string]any{"key": "main"})
+	evs = compactEvents(2)
+	if id, _ := evs[0]["runId"].(string); !strings.HasPrefix(id, "compact-") || evs[1]["runId"] != id ||
+		evs[1]["data"].(map[string]any)["completed"] != true {
+		t.Errorf("sessions.compact events = %v", evs)
+	}
+}
