@@ -71,3 +71,23 @@ func TestIsSilent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFlushPrompts: whatever prompt and system prompt the config holds, the
+// flush prompts keep the safety hints and the silent token, and name no
+// undated file.
+func FuzzFlushPrompts(f *testing.F) {
+	f.Add("", "")
+	f.Add("Save notes to YYYY-MM-DD.md", "NO_REPLY")
+	f.Add("Current time: x", "\n\n")
+	now := time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, prompt, system string) {
+		user, sys := FlushPrompts(prompt, system, now, nil)
+		for _, out := range []string{user, sys} {
+			if !strings.Contains(out, SilentToken) || strings.Contains(out, "YYYY-MM-DD") ||
+				!strings.Contains(out, "memory/2026-03-04.md already exists, APPEND new content only") ||
+				!strings.Contains(out, "read-only during this flush") {
+				t.Fatalf("FlushPrompts(%q, %q) = %q / %q", prompt, system, user, sys)
+			}
+		}
+	})
+}
