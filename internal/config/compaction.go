@@ -128,7 +128,7 @@ type Compaction struct {
 	NotifyUser          bool
 	MaxActiveBytes      int64
 	MemoryFlush         MemoryFlush
-	// Background summaries (off by default); BackgroundSoftTokens 0 means
+	// Background summaries (on by default); BackgroundSoftTokens 0 means
 	// the runner's default gap.
 	Background           bool
 	BackgroundSoftTokens int
@@ -148,7 +148,7 @@ type MemoryFlush struct {
 // defaults: enabled, mode safeguard (forced when a provider is set),
 // timeout 180 s, keepRecentTokens 20000, reserve 20000, recentTurnsPreserve
 // 3, identifierPolicy strict, quality guard on with 1 retry, memory flush on
-// 4000 tokens below the threshold; background summaries off, 4 summary
+// 4000 tokens below the threshold; background summaries on, 4 summary
 // calls at a time.
 func (c *Config) Compaction() Compaction {
 	cc := c.Agents.Defaults.Compaction
@@ -173,7 +173,7 @@ func (c *Config) Compaction() Compaction {
 			SystemPrompt:        cc.MemoryFlush.SystemPrompt,
 			Model:               strings.TrimSpace(cc.MemoryFlush.Model),
 		},
-		Background:             boolOr(cc.Background.Enabled, false),
+		Background:             boolOr(cc.Background.Enabled, true),
 		BackgroundSoftTokens:   intOr(cc.Background.SoftThresholdTokens, 0),
 		MaxConcurrentSummaries: intOr(cc.Background.MaxConcurrent, 4),
 	}

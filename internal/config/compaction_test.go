@@ -11,7 +11,7 @@ func TestCompactionDefaults(t *testing.T) {
 	got := c.Compaction()
 	want := Compaction{Enabled: true, Mode: "safeguard", TimeoutSeconds: 180, KeepRecentTokens: 20000, ReserveTokens: 20000,
 		RecentTurnsPreserve: 3, IdentifierPolicy: "strict", QualityGuard: true, QualityMaxRetries: 1,
-		MemoryFlush: MemoryFlush{Enabled: true, SoftThresholdTokens: 4000}, MaxConcurrentSummaries: 4}
+		MemoryFlush: MemoryFlush{Enabled: true, SoftThresholdTokens: 4000}, Background: true, MaxConcurrentSummaries: 4}
 	if got != want {
 		t.Errorf("defaults = %+v\nwant %+v", got, want)
 	}
@@ -45,11 +45,11 @@ func TestCompactionKeys(t *testing.T) {
 		models: { providers: { local: { baseUrl: "http://x/v1", apiKey: "k", api: "openai-completions", models: [{ id: "m" }] } } },
 		agents: { defaults: { compaction: {
 			memoryFlush: { enabled: false, softThresholdTokens: 6000, prompt: "Write notes.", systemPrompt: "Flush now.", model: "local/m" },
-			background: { enabled: true, softThresholdTokens: 15000, maxConcurrent: 2 } } } },
+			background: { enabled: false, softThresholdTokens: 15000, maxConcurrent: 2 } } } },
 	}`, nil)
 	fc := f.Compaction()
 	if want := (MemoryFlush{SoftThresholdTokens: 6000, Prompt: "Write notes.", SystemPrompt: "Flush now.", Model: "local/m"}); fc.MemoryFlush != want ||
-		!fc.Background || fc.BackgroundSoftTokens != 15000 || fc.MaxConcurrentSummaries != 2 {
+		fc.Background || fc.BackgroundSoftTokens != 15000 || fc.MaxConcurrentSummaries != 2 {
 		t.Errorf("memoryFlush/background = %+v", fc)
 	}
 	p := mustParse(t, `{agents: {defaults: {compaction: {mode: "default", provider: "plug"}}}}`, nil)

@@ -201,7 +201,7 @@ func TestCompactionNoticesAndEvents(t *testing.T) {
 		t.Run(fmt.Sprint("notifyUser=", notify), func(t *testing.T) {
 			llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", ContextWindow: 100000})
 			g := startDefaults(t, "", llm, windowModel(100000),
-				fmt.Sprintf(`compaction: { notifyUser: %v, memoryFlush: { enabled: false } },`, notify), "", "")
+				fmt.Sprintf(`compaction: { notifyUser: %v, memoryFlush: { enabled: false }, background: { enabled: false } },`, notify), "", "")
 			c := g.dial(t)
 			// Two turns fill about 61k of the 80k threshold; the third,
 			// as big, compacts before it is sent.
