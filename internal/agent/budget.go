@@ -44,7 +44,14 @@ func (r *Runner) newBudget(m Model) (*budget, error) {
 // prepare fills req.Messages from the session's context view, compacting
 // first when the projected prompt reaches the window minus the reserve. It
 // returns the raw (uncalibrated) estimate of the request it built.
-func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *budget, req *provider.Request) (int, error) {
+//
+// At a turn start (ft set) it first applies a background summary that is
+// ready, and runs the memory flush when the prompt passed the flush
+// threshold. st receives the compaction events and notices.
+func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session, m Model, b *budget, req *provider.Request, ft *flushTurn) (int, error) {
+	if ft != nil {
+		r.applyReady(ctx, st, sess, m)
+	}
 	v, err := r.view(ctx, sess.SessionID)
 	if err != nil {
 		return 0, err
@@ -55,6 +62,9 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 	if !r.calib.Known(key) {
 		r.seedCalibration(key, req, v)
 	}
+	if ft != nil && !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= r.flushThreshold(m) && r.flushDue(ctx, ft) {
+		r.memoryFlush(ctx, st, ft, m, withoutPendingInput(req.Messages))
+	}
 	overBytes := r.cfg.Compaction.MaxActiveBytes > 0 && messageBytes(req.Messages) >= r.cfg.Compaction.MaxActiveBytes
 	if !r.cfg.Compaction.Disabled && (r.calib.Scale(key, est) >= b.threshold || overBytes) {
 		fixed := r.calib.Scale(key, est) - r.viewTokens(m, req.Messages)
@@ -62,12 +72,18 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 		if overBytes {
 			opts.ifAbove = 0 // the byte guard, not the token estimate, asks for it
 		}
+		r.compactionStart(st, "threshold")
 		res, cerr := r.compact(ctx, sess, m, opts)
+		r.compactionEnd(st, "threshold", res, cerr, false)
 		switch {
 		case cerr != nil:
 			r.log.Warn("auto-compaction failed; sending the turn as it is", "sessionKey", sess.Key, "err", cerr)
 		case res.Compacted:
 			r.log.Info("embedded run auto-compaction complete", "sessionKey", sess.Key, "tokensBefore", res.TokensBefore, "tokensAfter", res.TokensAfter)
+		}
+		if cerr == nil {
+			// Re-read even when this call skipped: a background summary
+			// may have been applied while it waited.
 			if v, err = r.view(ctx, sess.SessionID); err != nil {
 				return 0, err
 			}
@@ -88,6 +104,56 @@ func (r *Runner) prepare(ctx context.Context, sess *store.Session, m Model, b *b
 		}
 	}
 	return est, nil
+}
+
+// withoutPendingInput is msgs without the user input at its end (the
+// turn's own message, which the flush does not answer).
+func withoutPendingInput(msgs []provider.Message) []provider.Message {
+	n := len(msgs)
+	for n > 0 && msgs[n-1].Role == provider.RoleUser {
+		n--
+	}
+	return msgs[:n:n]
+}
+
+// compactionStart emits the compaction start event (and, with notifyUser,
+// the reference's notice).
+func (r *Runner) compactionStart(st *runState, reason string) {
+	if st == nil {
+		return
+	}
+	r.emit(st, Event{Stream: StreamCompaction, Phase: PhaseStart, Compaction: &CompactionEvent{Reason: reason}})
+	if r.cfg.Compaction.NotifyUser {
+		r.notice(st, compaction.NoticeStart)
+	}
+}
+
+// compactionEnd emits the compaction end event with its outcome (and the
+// notice).
+func (r *Runner) compactionEnd(st *runState, reason string, res *CompactResult, err error, willRetry bool) {
+	if st == nil {
+		return
+	}
+	ev := &CompactionEvent{Reason: reason, Outcome: "failed"}
+	switch {
+	case err != nil:
+		ev.Error = err.Error()
+	case res.Compacted:
+		ev.Completed, ev.Outcome, ev.WillRetry = true, "completed", willRetry
+	default:
+		ev.Outcome, ev.Error = "skipped", res.Reason
+	}
+	if res != nil {
+		ev.TokensBefore, ev.TokensAfter = res.TokensBefore, res.TokensAfter
+	}
+	r.emit(st, Event{Stream: StreamCompaction, Phase: PhaseEnd, Compaction: ev})
+	if r.cfg.Compaction.NotifyUser {
+		text := compaction.NoticeEnd
+		if !ev.Completed {
+			text = compaction.NoticeIncomplete
+		}
+		r.notice(st, text)
+	}
 }
 
 // messageBytes is the size of what the model sees of the transcript: the
@@ -116,7 +182,7 @@ func (r *Runner) tailRoom(b *budget, fixed int) int {
 // recoverOverflow compacts after the provider refused a request for its
 // size, keeping less verbatim on every attempt. It returns the run's error
 // when the turn cannot be recovered.
-func (r *Runner) recoverOverflow(ctx context.Context, sess *store.Session, m Model, b *budget, refusal error) error {
+func (r *Runner) recoverOverflow(ctx context.Context, st *runState, sess *store.Session, m Model, b *budget, refusal error) error {
 	b.lastErr = refusal
 	if b.overflows >= maxOverflowRetries {
 		return unrecoverable(fmt.Sprintf("the provider refused the turn again after %d compactions: %v", b.overflows, refusal))
@@ -125,7 +191,9 @@ func (r *Runner) recoverOverflow(ctx context.Context, sess *store.Session, m Mod
 	r.log.Warn("context overflow; compacting and retrying", "sessionKey", sess.Key, "attempt", b.overflows, "err", refusal)
 	keep := r.cfg.Compaction.keepRecent() >> b.overflows
 	// The refused request was too big: its size bounds the tail.
+	r.compactionStart(st, "overflow")
 	res, err := r.compact(ctx, sess, m, compactOpts{force: true, keepRecent: keep, maxTail: max(b.threshold/(1<<b.overflows)-summaryAllowance, 500)})
+	r.compactionEnd(st, "overflow", res, err, err == nil && res.Compacted)
 	if err != nil {
 		return unrecoverable(fmt.Sprintf("compaction failed: %v (provider: %v)", err, refusal))
 	}

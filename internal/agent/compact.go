@@ -50,6 +50,13 @@ type CompactionConfig struct {
 	QualityMaxRetries int
 	// MaxConcurrent bounds summary calls across sessions (default 4).
 	MaxConcurrent int
+	// MemoryFlush is the silent turn before a compaction.
+	MemoryFlush MemoryFlushConfig
+	// NotifyUser shows the reference's compaction notices in the session.
+	NotifyUser bool
+	// Background writes summaries after a turn once the session passes a
+	// soft threshold, to be applied at the next turn start.
+	Background BackgroundConfig
 }
 
 // maxOverflowRetries is how often one model call is compacted and retried
@@ -203,6 +210,9 @@ func (r *Runner) sessionModel(ctx context.Context, key string) (*store.Session, 
 func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, o compactOpts) (*CompactResult, error) {
 	unlock := r.compactLocks.lock(sess.SessionID)
 	defer unlock()
+	// A background summary finished while this waited: apply it first;
+	// ifAbove then tells whether more is needed.
+	applied := r.applyReadyLocked(ctx, nil, sess, model)
 	cc := &r.cfg.Compaction
 	win := modelWindow(model).Tokens
 	res := &CompactResult{Window: win}
@@ -213,6 +223,9 @@ func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, 
 	before := r.viewTokens(model, v.messages())
 	res.TokensBefore, res.TokensAfter = before, before
 	if o.ifAbove > 0 && before < o.ifAbove {
+		if applied != nil {
+			return applied, nil // the background summary was enough
+		}
 		res.Reason = "below threshold"
 		return res, nil
 	}

@@ -54,7 +54,11 @@ func fillTranscript(tb testing.TB, h *harness, key string, n, size int) *store.S
 // window as model messages), "prepare" adds the view (finding the last
 // boundary) and the budget check against the window.
 func BenchmarkBudgetCheck(b *testing.B) {
-	h := newHarness(b, echo, func(c *Config) { c.Models = windowModels{c.Models.(staticModels).p, 1 << 30} })
+	h := newHarness(b, echo, func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 1 << 30}
+		c.Compaction.MemoryFlush.Enabled = true
+		c.Compaction.Background.Enabled = true
+	})
 	sess := fillTranscript(b, h, "agent:main:main", 10000, 200)
 	m, _ := h.runner.cfg.Models.ResolveModel("main", "")
 	bud, _ := h.runner.newBudget(m)
@@ -85,10 +89,72 @@ func BenchmarkBudgetCheck(b *testing.B) {
 	})
 	b.Run("prepare", func(b *testing.B) {
 		run(b, func() error {
-			_, err := h.runner.prepare(ctx, sess, m, bud, &provider.Request{Model: "fake-1", System: "system prompt"})
+			_, err := h.runner.prepare(ctx, nil, sess, m, bud, &provider.Request{Model: "fake-1", System: "system prompt"}, nil)
 			return err
 		})
 	})
+	// turn-start is the first model call of a turn: it also looks for a
+	// ready background summary and checks the memory-flush threshold.
+	ft := &flushTurn{info: RunInfo{SessionKey: sess.Key, AgentID: "main"}}
+	b.Run("turn-start", func(b *testing.B) {
+		run(b, func() error {
+			_, err := h.runner.prepare(ctx, nil, sess, m, bud, &provider.Request{Model: "fake-1", System: "system prompt"}, ft)
+			return err
+		})
+	})
+}
+
+// BenchmarkBackground200k writes the background summary of a transcript
+// of about 200,000 estimated tokens with an instant summariser (so the
+// model call is left out), then applies it as the next turn start does;
+// it reports the p99 of each step and the heap after against before.
+func BenchmarkBackground200k(b *testing.B) {
+	h := newHarness(b, summariser(echo), func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 1 << 20}
+		c.HistoryLimit = 1000
+		c.Compaction.Background.Enabled = true
+	})
+	ctx := context.Background()
+	m, _ := h.runner.cfg.Models.ResolveModel("main", "")
+	bud, _ := h.runner.newBudget(m)
+	var sessions []*store.Session
+	for i := range b.N {
+		sessions = append(sessions, fillTranscript(b, h, fmt.Sprint("agent:main:bg", i), 800, 1000))
+	}
+	for _, sess := range sessions {
+		if _, err := h.runner.view(ctx, sess.SessionID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	write := make([]time.Duration, 0, b.N)
+	apply := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		sess := sessions[i]
+		t0 := time.Now()
+		ready := h.runner.backgroundSummary(ctx, &bgTrigger{sess: sess, model: m, budget: bud})
+		if ready == nil {
+			b.Fatal("no background summary")
+		}
+		h.runner.bg.start(sess.SessionID)
+		h.runner.bg.done(sess.SessionID, ready)
+		t1 := time.Now()
+		h.runner.applyReady(ctx, nil, sess, m)
+		apply = append(apply, time.Since(t1))
+		write = append(write, t1.Sub(t0))
+		if h.runner.bg.has(sess.SessionID) {
+			b.Fatal("summary not applied")
+		}
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(p99(write).Microseconds())/1000, "write-p99-ms")
+	b.ReportMetric(float64(p99(apply).Microseconds())/1000, "apply-p99-ms")
+	b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap-growth-MB")
 }
 
 // BenchmarkCompact200k compacts a transcript of about 200,000 estimated

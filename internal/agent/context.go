@@ -20,6 +20,9 @@ type contextView struct {
 	summary string
 	// compacted is true when a compaction entry bounds the view.
 	compacted bool
+	// boundaryID is the id of the compaction or reset entry that bounds
+	// the view ("" when none is in the history read).
+	boundaryID string
 	// entries are the transcript entries after the boundary (compaction
 	// and reset entries left out).
 	entries []store.Message
@@ -110,6 +113,7 @@ func (r *Runner) view(ctx context.Context, sessionID string) (*contextView, erro
 		v.entries = hist
 		return v, nil
 	}
+	v.boundaryID = hist[b].Entry.ID
 	if hist[b].Entry.Type == transcript.TypeReset {
 		v.entries = withoutBoundaries(hist[b+1:])
 		return v, nil

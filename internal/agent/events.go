@@ -19,6 +19,10 @@ const (
 	// StreamPost is a message posted into a session without a model turn
 	// (Runner.Post); Message holds it and RunID is the post's own id.
 	StreamPost = "post"
+	// StreamCompaction marks a compaction of the run's session: phase
+	// start, then phase end with Compaction set (the reference's
+	// "compaction" agent stream).
+	StreamCompaction = "compaction"
 )
 
 // Phases of lifecycle and tool events.
@@ -67,6 +71,9 @@ type Event struct {
 	// Usage events: the usage of the model turn that just ended.
 	Usage *transcript.Usage
 
+	// Compaction end: the outcome.
+	Compaction *CompactionEvent
+
 	// Lifecycle end: the final run record, and the last assistant message
 	// of the run (nil when it produced none).
 	Run     *store.Run
@@ -93,6 +100,22 @@ type ToolEvent struct {
 	Result *tools.Result
 }
 
+// CompactionEvent is the outcome of a compaction (phase end).
+type CompactionEvent struct {
+	// Reason is "threshold", "overflow" or "background" (a summary
+	// written after an earlier turn, applied now).
+	Reason    string
+	Completed bool
+	// WillRetry is set when the refused model call is retried after it.
+	WillRetry bool
+	// Outcome is "completed", "skipped" or "failed"; Error says why it
+	// did not complete.
+	Outcome      string
+	Error        string
+	TokensBefore int
+	TokensAfter  int
+}
+
 // runState is the per-run state the emitter needs.
 type runState struct {
 	run       *store.Run
@@ -105,6 +128,8 @@ type runState struct {
 	carried []*runState
 	// budget are the budgeted session trees the run counts against.
 	budget []*budgetNode
+	// bg is what a background summary after the run needs (nil: none).
+	bg *bgTrigger
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

@@ -184,6 +184,7 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 		}
 	}
 	r.finish(st, last, status, errText, stop, usage)
+	r.maybeBackground(st)
 }
 
 type errTimedOut struct{ d time.Duration }
@@ -292,6 +293,11 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	if err != nil {
 		return nil, usage, "", err
 	}
+	// The memory flush and a background summary act with the agent's own
+	// tools (never the caller's) and the run's system prompt.
+	ft := &flushTurn{info: info, system: system, defs: defs[:len(defs)-len(clientTools)], tools: toolSet, caller: caller}
+	st.bg = &bgTrigger{sess: info.Session, model: model, budget: budget, flush: ft,
+		fixed: r.calib.Scale(modelKey(model), compaction.RequestTokens(&provider.Request{System: system, Tools: defs}))}
 	for step := 0; ; step++ {
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
@@ -309,10 +315,15 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if err := r.budgetCheck(st.budget); err != nil {
 			return last, usage, StopBudget, err
 		}
-		est, err := r.prepare(ctx, info.Session, model, budget, req)
+		turnStart := ft
+		if step > 0 {
+			turnStart = nil
+		}
+		est, err := r.prepare(ctx, st, info.Session, model, budget, req, turnStart)
 		if err != nil {
 			return last, usage, stop, err
 		}
+		st.bg.est = r.calib.Scale(modelKey(model), est)
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
 		reqStart := r.now()
 		msg, turnUsage, terr := r.turn(ctx, st, model, req)
@@ -325,7 +336,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			r.calib.Observe(modelKey(model), int64(est), turnUsage.Input+turnUsage.CacheRead+turnUsage.CacheWrite)
 		}
 		if terr != nil && msg == nil && ctx.Err() == nil && compaction.IsOverflow(terr.Error()) {
-			if rerr := r.recoverOverflow(ctx, info.Session, model, budget, terr); rerr != nil {
+			if rerr := r.recoverOverflow(ctx, st, info.Session, model, budget, terr); rerr != nil {
 				return last, usage, stop, rerr
 			}
 			step-- // the retried call is the same model turn

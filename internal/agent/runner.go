@@ -274,8 +274,13 @@ type Runner struct {
 	durations    runDurations
 	compactLocks sessionLocks
 	summarySem   chan struct{} // bounds summary calls
-	prunes       pruneStates
-	warned       sync.Map // model refs warned about a small window
+	bg           backgroundState
+	// bgCtx bounds background summaries and flushes; cancelled when
+	// shutdown begins.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	prunes   pruneStates
+	warned   sync.Map // model refs warned about a small window
 
 	stampMu   sync.Mutex // guards lastStamp
 	lastStamp time.Time  // creation time of the latest run this runner made
@@ -359,6 +364,7 @@ func New(cfg Config) (*Runner, error) {
 		r.newID = uuid.NewString
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.bgCtx, r.bgCancel = context.WithCancel(r.ctx)
 	return r, nil
 }
 
@@ -799,6 +805,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
+	r.bgCancel() // optional background work does not hold shutdown up
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {

@@ -29,6 +29,9 @@ type CompactionConfig struct {
 	NotifyUser          *bool                  `json:"notifyUser,omitempty"`
 	MemoryFlush         CompactionMemoryFlush  `json:"memoryFlush,omitzero"`
 	PostCompaction      []string               `json:"postCompactionSections,omitempty"`
+	// Background is Switchboard's background summaries (not a reference
+	// key).
+	Background CompactionBackground `json:"background,omitzero"`
 	// MaxActiveTranscriptBytes is a byte count or a size string ("20mb").
 	MaxActiveTranscriptBytes *ByteSize `json:"maxActiveTranscriptBytes,omitempty"`
 }
@@ -51,6 +54,17 @@ type CompactionMemoryFlush struct {
 	SoftThresholdTokens *int   `json:"softThresholdTokens,omitempty"`
 	Prompt              string `json:"prompt,omitempty"`
 	SystemPrompt        string `json:"systemPrompt,omitempty"`
+}
+
+// CompactionBackground is "agents.defaults.compaction.background":
+// summaries written after a turn once the session passes a soft threshold
+// below the compaction threshold, applied at the next turn start.
+type CompactionBackground struct {
+	Enabled *bool `json:"enabled,omitempty"`
+	// SoftThresholdTokens is the gap below the compaction threshold.
+	SoftThresholdTokens *int `json:"softThresholdTokens,omitempty"`
+	// MaxConcurrent bounds summary calls across all sessions.
+	MaxConcurrent *int `json:"maxConcurrent,omitempty"`
 }
 
 // ByteSize is a byte count written as a number or a size string such as
@@ -113,12 +127,29 @@ type Compaction struct {
 	MidTurnPrecheck     bool
 	NotifyUser          bool
 	MaxActiveBytes      int64
+	MemoryFlush         MemoryFlush
+	// Background summaries (on by default); BackgroundSoftTokens 0 means
+	// the runner's default gap.
+	Background           bool
+	BackgroundSoftTokens int
+	// MaxConcurrentSummaries bounds summary calls (default 4).
+	MaxConcurrentSummaries int
+}
+
+// MemoryFlush is the effective "agents.defaults.compaction.memoryFlush".
+type MemoryFlush struct {
+	Enabled              bool // default true
+	SoftThresholdTokens  int  // default 4000
+	Prompt, SystemPrompt string
+	Model                string
 }
 
 // Compaction returns "agents.defaults.compaction" with the reference's
 // defaults: enabled, mode safeguard (forced when a provider is set),
 // timeout 180 s, keepRecentTokens 20000, reserve 20000, recentTurnsPreserve
-// 3, identifierPolicy strict, quality guard on with 1 retry.
+// 3, identifierPolicy strict, quality guard on with 1 retry, memory flush on
+// 4000 tokens below the threshold; background summaries on, 4 summary
+// calls at a time.
 func (c *Config) Compaction() Compaction {
 	cc := c.Agents.Defaults.Compaction
 	out := Compaction{
@@ -135,6 +166,16 @@ func (c *Config) Compaction() Compaction {
 		QualityMaxRetries:   intOr(cc.QualityGuard.MaxRetries, 1),
 		MidTurnPrecheck:     boolOr(cc.MidTurnPrecheck.Enabled, false),
 		NotifyUser:          boolOr(cc.NotifyUser, false),
+		MemoryFlush: MemoryFlush{
+			Enabled:             boolOr(cc.MemoryFlush.Enabled, true),
+			SoftThresholdTokens: intOr(cc.MemoryFlush.SoftThresholdTokens, 4000),
+			Prompt:              cc.MemoryFlush.Prompt,
+			SystemPrompt:        cc.MemoryFlush.SystemPrompt,
+			Model:               strings.TrimSpace(cc.MemoryFlush.Model),
+		},
+		Background:             boolOr(cc.Background.Enabled, true),
+		BackgroundSoftTokens:   intOr(cc.Background.SoftThresholdTokens, 0),
+		MaxConcurrentSummaries: intOr(cc.Background.MaxConcurrent, 4),
 	}
 	if out.Mode != "default" || cc.Provider != "" {
 		out.Mode = "safeguard"
@@ -181,6 +222,14 @@ func (k *checker) compaction(p keyPath, c *CompactionConfig) {
 	if c.Model != "" {
 		k.oneModelRef(p.key("model"), c.Model)
 	}
+	mf := p.key("memoryFlush")
+	k.intMin(mf.key("softThresholdTokens"), c.MemoryFlush.SoftThresholdTokens, 0)
+	if c.MemoryFlush.Model != "" {
+		k.oneModelRef(mf.key("model"), c.MemoryFlush.Model)
+	}
+	bg := p.key("background")
+	k.intMin(bg.key("softThresholdTokens"), c.Background.SoftThresholdTokens, 1)
+	k.intMin(bg.key("maxConcurrent"), c.Background.MaxConcurrent, 1)
 }
 
 // SessionReset is "session.reset" (and each resetByType / resetByChannel

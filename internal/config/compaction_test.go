@@ -10,7 +10,8 @@ func TestCompactionDefaults(t *testing.T) {
 	c := mustParse(t, `{}`, nil)
 	got := c.Compaction()
 	want := Compaction{Enabled: true, Mode: "safeguard", TimeoutSeconds: 180, KeepRecentTokens: 20000, ReserveTokens: 20000,
-		RecentTurnsPreserve: 3, IdentifierPolicy: "strict", QualityGuard: true, QualityMaxRetries: 1}
+		RecentTurnsPreserve: 3, IdentifierPolicy: "strict", QualityGuard: true, QualityMaxRetries: 1,
+		MemoryFlush: MemoryFlush{Enabled: true, SoftThresholdTokens: 4000}, Background: true, MaxConcurrentSummaries: 4}
 	if got != want {
 		t.Errorf("defaults = %+v\nwant %+v", got, want)
 	}
@@ -40,6 +41,17 @@ func TestCompactionKeys(t *testing.T) {
 	if ct, cw := c.ModelWindow("nope", "n"); ct != 0 || cw != 0 {
 		t.Errorf("ModelWindow(unknown) = %d, %d", ct, cw)
 	}
+	f := mustParse(t, `{
+		models: { providers: { local: { baseUrl: "http://x/v1", apiKey: "k", api: "openai-completions", models: [{ id: "m" }] } } },
+		agents: { defaults: { compaction: {
+			memoryFlush: { enabled: false, softThresholdTokens: 6000, prompt: "Write notes.", systemPrompt: "Flush now.", model: "local/m" },
+			background: { enabled: false, softThresholdTokens: 15000, maxConcurrent: 2 } } } },
+	}`, nil)
+	fc := f.Compaction()
+	if want := (MemoryFlush{SoftThresholdTokens: 6000, Prompt: "Write notes.", SystemPrompt: "Flush now.", Model: "local/m"}); fc.MemoryFlush != want ||
+		fc.Background || fc.BackgroundSoftTokens != 15000 || fc.MaxConcurrentSummaries != 2 {
+		t.Errorf("memoryFlush/background = %+v", fc)
+	}
 	p := mustParse(t, `{agents: {defaults: {compaction: {mode: "default", provider: "plug"}}}}`, nil)
 	if p.Compaction().Mode != "safeguard" {
 		t.Error("a compaction provider must force safeguard mode")
@@ -51,6 +63,9 @@ func TestCompactionInvalid(t *testing.T) {
 		`{agents: {defaults: {compaction: {mode: "aggressive"}}}}`,
 		`{agents: {defaults: {compaction: {maxActiveTranscriptBytes: "lots"}}}}`,
 		`{agents: {defaults: {compaction: {keepRecentTokens: -1}}}}`,
+		`{agents: {defaults: {compaction: {memoryFlush: {softThresholdTokens: -5}}}}}`,
+		`{agents: {defaults: {compaction: {background: {maxConcurrent: 0}}}}}`,
+		`{agents: {defaults: {compaction: {background: {enabled: "yes"}}}}}`,
 		`{models: {providers: {p: {baseUrl: "http://x", api: "openai-completions", models: [{id: "m", contextTokens: 0}]}}}}`,
 	} {
 		_, _, err := Parse("test.json5", []byte(src), nil)

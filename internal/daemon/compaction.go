@@ -11,8 +11,9 @@ import (
 )
 
 // compactionConfig maps agents.defaults.compaction onto the runner's
-// settings.
-func compactionConfig(cfg *config.Config) agent.CompactionConfig {
+// settings; writable says whether a run may write its workspace (the
+// memory flush is skipped otherwise).
+func compactionConfig(cfg *config.Config, writable func(agent.RunInfo) bool) agent.CompactionConfig {
 	c := cfg.Compaction()
 	return agent.CompactionConfig{
 		Disabled:          !c.Enabled,
@@ -28,6 +29,14 @@ func compactionConfig(cfg *config.Config) agent.CompactionConfig {
 		// every model call, after tool results too.
 		RecentTurnsPreserve: c.RecentTurnsPreserve,
 		MaxActiveBytes:      c.MaxActiveBytes,
+		NotifyUser:          c.NotifyUser,
+		MaxConcurrent:       c.MaxConcurrentSummaries,
+		MemoryFlush: agent.MemoryFlushConfig{
+			Enabled: c.MemoryFlush.Enabled, SoftThresholdTokens: c.MemoryFlush.SoftThresholdTokens,
+			Prompt: c.MemoryFlush.Prompt, SystemPrompt: c.MemoryFlush.SystemPrompt, Model: c.MemoryFlush.Model,
+			Writable: writable,
+		},
+		Background: agent.BackgroundConfig{Enabled: c.Background, SoftThresholdTokens: c.BackgroundSoftTokens},
 	}
 }
 

@@ -290,7 +290,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			return 0
 		}(),
-		Compaction: compactionConfig(cfg),
+		Compaction: compactionConfig(cfg, box.workspaceWritable),
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,

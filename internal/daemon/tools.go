@@ -76,6 +76,16 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	})
 }
 
+// workspaceWritable reports whether a run may write its workspace: always
+// outside a sandbox, inside one only when the workspace is mounted rw.
+func (b *toolbox) workspaceWritable(info agent.RunInfo) bool {
+	ag := b.conf.Agent(info.AgentID)
+	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
+		return true
+	}
+	return ag.SandboxWorkspaceAccess == sandbox.AccessRW
+}
+
 // preflight fails a sandboxed session's run before the model is called
 // when the sandbox backend is unavailable, naming the missing piece and
 // the fix: nothing of the run executes on the host.

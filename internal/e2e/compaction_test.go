@@ -42,8 +42,8 @@ func runTurn(t *testing.T, c *client.Client, key, id, message string) map[string
 	return call(t, c, "agent.wait", map[string]any{"runId": id, "timeoutMs": 60000})
 }
 
-// modelRequests returns the non-summary model requests of llm, and how
-// many summary requests it got.
+// modelRequests returns the model requests of llm that are turns (not
+// summaries, not memory flushes), and how many summary requests it got.
 func modelRequests(llm *fakellm.Server) (turns []*provider.Request, summaries int) {
 	for _, r := range llm.Requests() {
 		if r.Request == nil {
@@ -51,6 +51,9 @@ func modelRequests(llm *fakellm.Server) (turns []*provider.Request, summaries in
 		}
 		if fakellm.IsSummaryRequest(r.Request) {
 			summaries++
+			continue
+		}
+		if isFlushRequest(r.Request) {
 			continue
 		}
 		turns = append(turns, r.Request)

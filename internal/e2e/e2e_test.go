@@ -83,6 +83,13 @@ func startWith(t *testing.T, dir string, llm *fakellm.Server, agentsList, extraC
 // startModel is startWith with the fake-1 model's catalogue entry (JSON5).
 func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsList, extraConfig string, extraEnv ...string) *gateway {
 	t.Helper()
+	return startDefaults(t, dir, llm, modelDef, "", agentsList, extraConfig, extraEnv...)
+}
+
+// startDefaults is startModel with extra members of agents.defaults
+// (JSON5, e.g. `compaction: {...},`).
+func startDefaults(t *testing.T, dir string, llm *fakellm.Server, modelDef, defaults, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -92,9 +99,9 @@ func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsL
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [%s] } } },
-  agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 } }, list: [%s] },
+  agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 }, %s }, list: [%s] },
   %s
-}`, token, llm.URL(), modelDef, agentsList, extraConfig)
+}`, token, llm.URL(), modelDef, defaults, agentsList, extraConfig)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

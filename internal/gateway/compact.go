@@ -43,7 +43,7 @@ func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, erro
 		out.Compacted, out.Kept, out.Reason = res.Compacted, &res.Kept, res.Reason
 		return out, nil
 	}
-	res, err := s.cfg.Runner.Compact(ctx, key, "")
+	res, err := s.manualCompact(ctx, key, "compact-"+s.newID(), "")
 	if err != nil {
 		return nil, wire.NewError(wire.CodeUnavailable, "compaction failed: "+err.Error())
 	}
@@ -55,6 +55,36 @@ func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, erro
 			Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, Details: details}
 	}
 	return out, nil
+}
+
+// manualCompact runs a /compact or sessions.compact compaction, bracketed
+// by "compaction" agent events under runID (trigger "manual") so that
+// every client of the session can show it, as the runner does for
+// automatic ones.
+func (s *Server) manualCompact(ctx context.Context, key, runID, instructions string) (*agent.CompactResult, error) {
+	emit := func(seq int64, data map[string]any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(wire.AgentEvent{RunID: runID, Seq: seq, Stream: wire.StreamCompaction, TS: s.now().UnixMilli(), Data: raw, SessionKey: key})
+		if err == nil {
+			s.broadcastSession(wire.EventAgent, key, b, false)
+		}
+	}
+	emit(1, map[string]any{"phase": agent.PhaseStart, "trigger": "manual"})
+	res, err := s.cfg.Runner.Compact(ctx, key, instructions)
+	end := map[string]any{"phase": agent.PhaseEnd, "trigger": "manual", "completed": false, "willRetry": false, "outcome": "failed"}
+	switch {
+	case err != nil:
+		end["reason"] = err.Error()
+	case res.Compacted:
+		end["completed"], end["outcome"], end["tokensBefore"], end["tokensAfter"] = true, "completed", res.TokensBefore, res.TokensAfter
+	default:
+		end["outcome"], end["reason"] = "skipped", res.Reason
+	}
+	emit(2, end)
+	return res, err
 }
 
 // sessionCommand handles a /compact, /new or /reset chat message without
@@ -81,7 +111,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			return ok, "", nil // nothing to compact, nowhere to reply
 		}
 		reply := ""
-		r, err := s.cfg.Runner.Compact(ctx, key, cmd.Rest)
+		r, err := s.manualCompact(ctx, key, runID, cmd.Rest)
 		if err != nil {
 			s.log.Warn("compaction failed", "sessionKey", key, "err", err)
 			reply = "⚙️ Compaction failed: " + err.Error()

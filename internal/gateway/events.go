@@ -234,6 +234,10 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			}
 		}
 		agentEv(data)
+	case agent.StreamCompaction:
+		s.flushAgentTextLocked(st, agentEv)
+		s.flushDeltaLocked(st, ev)
+		agentEv(compactionData(ev))
 	case agent.StreamUsage:
 		s.flushAgentTextLocked(st, agentEv)
 		if u := ev.Usage; u != nil {
@@ -247,6 +251,30 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			agentEv(data)
 		}
 	}
+}
+
+// compactionData is the data of a "compaction" agent event, as the
+// reference sends it: {phase: "start"}, then {phase: "end", completed,
+// willRetry, outcome, reason?} (plus Switchboard's trigger and token
+// counts).
+func compactionData(ev agent.Event) map[string]any {
+	data := map[string]any{"phase": ev.Phase}
+	c := ev.Compaction
+	if c == nil {
+		return data
+	}
+	data["trigger"] = c.Reason
+	if ev.Phase != agent.PhaseEnd {
+		return data
+	}
+	data["completed"], data["willRetry"], data["outcome"] = c.Completed, c.WillRetry, c.Outcome
+	if c.Error != "" {
+		data["reason"] = c.Error
+	}
+	if c.Completed {
+		data["tokensBefore"], data["tokensAfter"] = c.TokensBefore, c.TokensAfter
+	}
+	return data
 }
 
 // flushAgentTextLocked sends the newest held assistant event with the text

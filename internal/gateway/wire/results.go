@@ -337,6 +337,8 @@ const (
 	StreamAssistant = "assistant"
 	StreamTool      = "tool"
 	StreamUsage     = "usage"
+	// StreamCompaction: {phase: "start"|"end", ...} around a compaction.
+	StreamCompaction = "compaction"
 )
 
 // AgentEvent is the payload of the agent event: the low-level stream of a
