@@ -29,7 +29,9 @@ func Split(text string, maxBytes int) []string {
 					cut--
 				}
 			}
-			out = append(out, strings.TrimRight(line[:cut], " "))
+			if piece := strings.TrimRight(line[:cut], " "); piece != "" {
+				out = append(out, piece)
+			}
 			line = strings.TrimLeft(line[cut:], " ")
 		}
 	}
