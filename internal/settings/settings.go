@@ -41,6 +41,10 @@ type Settings struct {
 
 	Sessions  Sessions
 	Subagents Subagents
+	// DMScope is session.dmScope: how channel DMs map to sessions.
+	DMScope string
+	// IRC is channels.irc.
+	IRC config.IRCSettings
 
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
@@ -141,6 +145,8 @@ func Resolve(cfg *config.Config) *Settings {
 			RunTimeoutSeconds: cfg.RunTimeoutSeconds(), AnnounceTimeoutMs: cfg.AnnounceTimeoutMs(),
 			Attachments: cfg.Attachments(), Tools: cfg.SubagentTools(),
 		},
+		DMScope:  cfg.DMScope(),
+		IRC:      cfg.IRC(),
 		agentIDs: cfg.AgentIDs(),
 		agents:   map[string]Agent{},
 		cfg:      cfg,

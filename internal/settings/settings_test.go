@@ -151,3 +151,13 @@ func TestResolve(t *testing.T) {
 		t.Errorf("unconfigured agent = %+v (known %v)", other, s.Known("ghost"))
 	}
 }
+
+func TestResolveChannels(t *testing.T) {
+	s := Resolve(parse(t, `{session: {dmScope: "per-peer"}, channels: {irc: {host: "irc.test", nick: "bot", tls: false, channels: ["#room"]}}}`))
+	if s.DMScope != "per-peer" || !s.IRC.Enabled || s.IRC.Host != "irc.test" || s.IRC.Port != 6667 || s.IRC.Channels[0] != "#room" {
+		t.Errorf("channels = %q %+v", s.DMScope, s.IRC)
+	}
+	if d := Resolve(parse(t, `{}`)); d.DMScope != "main" || d.IRC.Enabled {
+		t.Errorf("defaults = %q %+v", d.DMScope, d.IRC)
+	}
+}

@@ -1,0 +1,241 @@
+package config
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// IRCChannel is "channels.irc", with the reference's keys (one account).
+type IRCChannel struct {
+	Enabled      *bool    `json:"enabled,omitempty"`
+	Host         string   `json:"host,omitempty"`
+	Port         *int     `json:"port,omitempty"`
+	TLS          *bool    `json:"tls,omitempty"`
+	Nick         string   `json:"nick,omitempty"`
+	Username     string   `json:"username,omitempty"`
+	Realname     string   `json:"realname,omitempty"`
+	Password     string   `json:"password,omitempty"`
+	PasswordFile string   `json:"passwordFile,omitempty"`
+	Channels     []string `json:"channels,omitempty"`
+
+	DMPolicy                     string              `json:"dmPolicy,omitempty"`
+	AllowFrom                    []string            `json:"allowFrom,omitempty"`
+	GroupPolicy                  string              `json:"groupPolicy,omitempty"`
+	GroupAllowFrom               []string            `json:"groupAllowFrom,omitempty"`
+	Groups                       map[string]IRCGroup `json:"groups,omitempty"`
+	DangerouslyAllowNameMatching *bool               `json:"dangerouslyAllowNameMatching,omitempty"`
+	MentionPatterns              []string            `json:"mentionPatterns,omitempty"`
+	TextChunkLimit               *int                `json:"textChunkLimit,omitempty"`
+	NickServ                     *IRCNickServ        `json:"nickserv,omitempty"`
+}
+
+// IRCGroup is "channels.irc.groups.<room>".
+type IRCGroup struct {
+	Enabled        *bool    `json:"enabled,omitempty"`
+	RequireMention *bool    `json:"requireMention,omitempty"`
+	AllowFrom      []string `json:"allowFrom,omitempty"`
+	SystemPrompt   string   `json:"systemPrompt,omitempty"`
+}
+
+// IRCNickServ is "channels.irc.nickserv".
+type IRCNickServ struct {
+	Enabled       *bool  `json:"enabled,omitempty"`
+	Service       string `json:"service,omitempty"`
+	Password      string `json:"password,omitempty"`
+	PasswordFile  string `json:"passwordFile,omitempty"`
+	Register      *bool  `json:"register,omitempty"`
+	RegisterEmail string `json:"registerEmail,omitempty"`
+}
+
+// IRC defaults, as the reference has them.
+const (
+	DefaultIRCPortTLS        = 6697
+	DefaultIRCPortPlain      = 6667
+	DefaultIRCRealname       = "OpenClaw"
+	DefaultIRCUsername       = "openclaw"
+	DefaultIRCNickServ       = "NickServ"
+	DefaultIRCTextChunkLimit = 350
+	ircChunkLimitMax         = 4000
+)
+
+// IRCGroupSettings is one room's settings.
+type IRCGroupSettings struct {
+	Enabled        *bool
+	RequireMention *bool
+	AllowFrom      []string
+	SystemPrompt   string
+}
+
+// IRCSettings is "channels.irc" with defaults applied and "${ENV}"
+// references expanded.
+type IRCSettings struct {
+	// Enabled is true when the section is present with a host and nick
+	// and enabled is not false.
+	Enabled                   bool
+	Host                      string
+	Port                      int
+	TLS                       bool
+	Nick, Username, Realname  string
+	Password, PasswordFile    string
+	Channels                  []string
+	DMPolicy, GroupPolicy     string
+	AllowFrom, GroupAllowFrom []string
+	Groups                    map[string]IRCGroupSettings // by lower-cased room
+	AllowNameMatching         bool
+	MentionPatterns           []string
+	TextChunkLimit            int
+	NickServEnabled           bool
+	NickServService           string
+	NickServPassword          string
+	NickServPasswordFile      string
+	NickServRegister          bool
+	NickServRegisterEmail     string
+}
+
+// IRC returns the effective IRC channel settings.
+func (c *Config) IRC() IRCSettings {
+	r := c.Channels.IRC
+	if r == nil {
+		return IRCSettings{}
+	}
+	x := func(s string) string { v, _ := expandVars(strings.TrimSpace(s), c.env); return v }
+	s := IRCSettings{
+		Host: x(r.Host), Nick: x(r.Nick), Username: x(r.Username), Realname: x(r.Realname),
+		Password: x(r.Password), PasswordFile: x(r.PasswordFile),
+		TLS: r.TLS == nil || *r.TLS, DMPolicy: norm(r.DMPolicy), GroupPolicy: norm(r.GroupPolicy),
+		AllowFrom: slices.Clone(r.AllowFrom), GroupAllowFrom: slices.Clone(r.GroupAllowFrom),
+		AllowNameMatching: r.DangerouslyAllowNameMatching != nil && *r.DangerouslyAllowNameMatching,
+		MentionPatterns:   slices.Clone(r.MentionPatterns), TextChunkLimit: DefaultIRCTextChunkLimit,
+		Groups: map[string]IRCGroupSettings{},
+	}
+	s.Enabled = (r.Enabled == nil || *r.Enabled) && s.Host != "" && s.Nick != ""
+	if s.DMPolicy == "" {
+		s.DMPolicy = "pairing"
+	}
+	if s.GroupPolicy == "" {
+		s.GroupPolicy = "allowlist"
+	}
+	s.Port = DefaultIRCPortPlain
+	if s.TLS {
+		s.Port = DefaultIRCPortTLS
+	}
+	if r.Port != nil {
+		s.Port = *r.Port
+	}
+	if s.Username == "" {
+		s.Username = s.Nick
+	}
+	if s.Username == "" {
+		s.Username = DefaultIRCUsername
+	}
+	if s.Realname == "" {
+		s.Realname = DefaultIRCRealname
+	}
+	if r.TextChunkLimit != nil {
+		s.TextChunkLimit = *r.TextChunkLimit
+	}
+	for _, ch := range r.Channels {
+		if ch = strings.TrimSpace(ch); ch != "" {
+			s.Channels = append(s.Channels, ch)
+		}
+	}
+	for _, room := range slices.Sorted(maps.Keys(r.Groups)) {
+		g := r.Groups[room]
+		s.Groups[strings.ToLower(strings.TrimSpace(room))] = IRCGroupSettings{
+			Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: slices.Clone(g.AllowFrom), SystemPrompt: g.SystemPrompt,
+		}
+	}
+	if n := r.NickServ; n != nil {
+		s.NickServService = x(n.Service)
+		s.NickServPassword, s.NickServPasswordFile = x(n.Password), x(n.PasswordFile)
+		s.NickServEnabled = (n.Enabled == nil || *n.Enabled) && (s.NickServPassword != "" || s.NickServPasswordFile != "")
+		s.NickServRegister = n.Register != nil && *n.Register
+		s.NickServRegisterEmail = x(n.RegisterEmail)
+	}
+	if s.NickServService == "" {
+		s.NickServService = DefaultIRCNickServ
+	}
+	return s
+}
+
+// ircNickPattern is a conservative RFC 2812 nick.
+var ircNickPattern = regexp.MustCompile("^[A-Za-z\\[\\]\\\\`_^{|}][A-Za-z0-9\\[\\]\\\\`_^{|}-]{0,29}$")
+
+// irc checks "channels.irc".
+func (k *checker) irc() {
+	r := k.c.Channels.IRC
+	if r == nil {
+		return
+	}
+	p := path("channels", "irc")
+	on := r.Enabled == nil || *r.Enabled
+	if on && strings.TrimSpace(r.Host) == "" {
+		k.fail(p.key("host"), "is required when the IRC channel is enabled")
+	}
+	if strings.ContainsAny(r.Host, " \r\n/") {
+		k.fail(p.key("host"), "must be a host name, got %q", r.Host)
+	}
+	k.vars(p.key("host"), r.Host)
+	k.intRange(p.key("port"), r.Port, 1, 65535)
+	if on && strings.TrimSpace(r.Nick) == "" {
+		k.fail(p.key("nick"), "is required when the IRC channel is enabled")
+	}
+	k.vars(p.key("nick"), r.Nick)
+	if nick, _ := expandVars(strings.TrimSpace(r.Nick), k.c.env); nick != "" && !ircNickPattern.MatchString(nick) {
+		k.fail(p.key("nick"), "must be an IRC nick (a letter or one of []\\`_^{|} then letters, digits or those, at most 30), got %q", nick)
+	}
+	for _, f := range []struct{ key, v string }{{"username", r.Username}, {"realname", r.Realname}} {
+		k.vars(p.key(f.key), f.v)
+		if strings.ContainsAny(f.v, "\r\n\x00") {
+			k.fail(p.key(f.key), "must not contain line breaks")
+		}
+	}
+	if strings.ContainsAny(r.Username, " @") {
+		k.fail(p.key("username"), "must not contain spaces or '@', got %q", r.Username)
+	}
+	k.vars(p.key("password"), r.Password)
+	k.vars(p.key("passwordFile"), r.PasswordFile)
+	if r.Password != "" && r.PasswordFile != "" {
+		k.fail(p.key("passwordFile"), "set password or passwordFile, not both")
+	}
+	for i, ch := range r.Channels {
+		if !validIRCRoom(strings.TrimSpace(ch)) {
+			k.fail(p.key("channels").index(i), "must be an IRC channel name such as \"#room\", got %q", ch)
+		}
+	}
+	k.enum(p.key("dmPolicy"), r.DMPolicy, "pairing", "allowlist", "open", "disabled")
+	k.enum(p.key("groupPolicy"), r.GroupPolicy, "allowlist", "open", "disabled")
+	for _, room := range slices.Sorted(maps.Keys(r.Groups)) {
+		if room != "*" && !validIRCRoom(room) {
+			k.fail(p.key("groups").key(room), "must be an IRC channel name such as \"#room\" or \"*\"")
+		}
+	}
+	for i, pat := range r.MentionPatterns {
+		if _, err := regexp.Compile("(?i)" + pat); err != nil {
+			k.fail(p.key("mentionPatterns").index(i), "is not a valid regular expression: %v", err)
+		}
+	}
+	k.intRange(p.key("textChunkLimit"), r.TextChunkLimit, 1, ircChunkLimitMax)
+	if n := r.NickServ; n != nil {
+		np := p.key("nickserv")
+		k.vars(np.key("password"), n.Password)
+		k.vars(np.key("passwordFile"), n.PasswordFile)
+		if n.Password != "" && n.PasswordFile != "" {
+			k.fail(np.key("passwordFile"), "set password or passwordFile, not both")
+		}
+		if n.Register != nil && *n.Register && strings.TrimSpace(n.RegisterEmail) == "" {
+			k.fail(np.key("registerEmail"), "is required when register is true")
+		}
+		if strings.ContainsAny(n.Service, " \r\n") {
+			k.fail(np.key("service"), "must be a nick, got %q", n.Service)
+		}
+	}
+}
+
+// validIRCRoom reports whether s is a channel name: a '#', '&', '+' or
+// '!' prefix and no space, comma, colon, BEL, CR, LF or NUL.
+func validIRCRoom(s string) bool {
+	return len(s) > 1 && len(s) <= 200 && strings.IndexByte("#&+!", s[0]) >= 0 && !strings.ContainsAny(s, " ,:\a\r\n\x00")
+}
