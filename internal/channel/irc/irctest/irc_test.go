@@ -1,0 +1,185 @@
+package irctest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/channel/irc"
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+)
+
+// status calls channels.status and returns the IRC account.
+func status(t *testing.T, c *client.Client) (wire.ChannelsStatusResult, wire.ChannelAccount) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var res wire.ChannelsStatusResult
+	if err := c.Call(ctx, "channels.status", map[string]any{"probe": true}, &res); err != nil {
+		t.Fatalf("channels.status: %v", err)
+	}
+	accts := res.ChannelAccounts["irc"]
+	if len(accts) != 1 {
+		t.Fatalf("channels.status = %+v", res)
+	}
+	return res, accts[0]
+}
+
+// waitJoined waits until channels.status shows the bot connected and in
+// every room of rooms, and returns that account.
+func waitJoined(t *testing.T, c *client.Client, rooms ...string) wire.ChannelAccount {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, a := status(t, c)
+		ok := a.Connected
+		for _, r := range rooms {
+			ok = ok && slices.Contains(a.Rooms, r)
+		}
+		if ok {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bot not connected and joined to %v: %+v", rooms, a)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestRoomMentionDMAndLongReply(t *testing.T) {
+	srv := startServer(t)
+	long := strings.TrimSpace(strings.Repeat("the quick brown fox jumps over the lazy dog ", 30)) // ~1300 bytes
+	_, c := startGateway(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#room", "#long"],
+    dmPolicy: "open",
+    groups: {
+      "#room": { allowFrom: ["*"] },
+      "#long": { allowFrom: ["*"], requireMention: false, systemPrompt: %q },
+    },`, srv.port, scripted.WhenRule("long please", scripted.ReplyDirective(long))))
+	res, a := status(t, c)
+	if !slices.Equal(res.ChannelOrder, []string{"irc"}) || !res.Channels["irc"].Configured {
+		t.Errorf("channels.status = %+v", res)
+	}
+	a = waitJoined(t, c, "#room", "#long")
+	if a.Nick != "sbbot" || a.Server != srv.addr() || a.State != "connected" {
+		t.Errorf("account = %+v", a)
+	}
+
+	alice := connectUser(t, srv, "alice")
+	alice.send("JOIN #room")
+	alice.expect(5*time.Second, func(m irc.Message) bool { return m.Command == "JOIN" && m.Nick() == "alice" })
+
+	// Mention gating: a message without the bot's nick gets no reply; the
+	// next, mentioning it, does (and is the first reply we see).
+	alice.send("PRIVMSG #room :just chatting here")
+	sent := time.Now()
+	alice.send("PRIVMSG #room :sbbot: ping one")
+	m := alice.expect(20*time.Second, privmsgFrom("sbbot", "#room"))
+	t.Logf("room: inbound -> reply %s (fake model, no delay)", time.Since(sent))
+	if got := m.Param(1); got != "echo: alice: sbbot: ping one" {
+		t.Fatalf("room reply = %q", got)
+	}
+
+	// A DM comes back as a DM.
+	sent = time.Now()
+	alice.send("PRIVMSG sbbot :hello in private")
+	m = alice.expect(20*time.Second, privmsgFrom("sbbot", "alice"))
+	t.Logf("dm: inbound -> reply %s", time.Since(sent))
+	if got := m.Param(1); got != "echo: hello in private" {
+		t.Fatalf("dm reply = %q", got)
+	}
+
+	// A long reply is split into lines that fit IRC's 512-byte limit and
+	// together carry the whole text.
+	alice.send("JOIN #long")
+	alice.expect(5*time.Second, func(m irc.Message) bool { return m.Command == "JOIN" && m.Param(0) == "#long" })
+	alice.send("PRIVMSG #long :long please")
+	var parts []string
+	for n := 0; strings.Join(parts, " ") != long; n++ {
+		if n > 20 {
+			t.Fatalf("long reply parts = %q", parts)
+		}
+		m := alice.expect(20*time.Second, privmsgFrom("sbbot", "#long"))
+		line := m.Param(1)
+		if len(":sbbot!sbbot@127.0.0.1 PRIVMSG #long :"+line+"\r\n") > 512 || len(line) > 350 {
+			t.Fatalf("line of %d bytes exceeds the limit", len(line))
+		}
+		parts = append(parts, line)
+	}
+	if len(parts) < 4 {
+		t.Errorf("long reply came in %d lines, want at least 4 at 350 bytes", len(parts))
+	}
+
+	_, a = status(t, c)
+	if a.Inbound != 3 || a.Outbound < 6 {
+		t.Errorf("counts = in %d out %d, want 3 admitted and >= 6 lines sent", a.Inbound, a.Outbound)
+	}
+}
+
+func TestReconnectAfterServerRestart(t *testing.T) {
+	srv := startServer(t)
+	_, c := startGateway(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#room"],
+    groups: { "#room": { allowFrom: ["*"], requireMention: false } },`, srv.port))
+	waitJoined(t, c, "#room")
+
+	srv.stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, a := status(t, c); !a.Connected && a.State != "connected" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("bot still connected after the server died")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.start()
+	a := waitJoined(t, c, "#room")
+	if a.Reconnects < 1 {
+		t.Errorf("reconnects = %d, want >= 1", a.Reconnects)
+	}
+
+	bob := connectUser(t, srv, "bob")
+	bob.send("JOIN #room")
+	bob.expect(5*time.Second, func(m irc.Message) bool { return m.Command == "JOIN" && m.Nick() == "bob" })
+	bob.send("PRIVMSG #room :are you back")
+	if m := bob.expect(20*time.Second, privmsgFrom("sbbot", "#room")); m.Param(1) != "echo: bob: are you back" {
+		t.Fatalf("reply after reconnect = %q", m.Param(1))
+	}
+}
+
+func TestGatesDropUnlistedSendersAndRooms(t *testing.T) {
+	srv := startServer(t)
+	_, c := startGateway(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#room", "#closed"],
+    allowFrom: ["carol!*@*"],
+    groups: { "#room": { allowFrom: ["carol!*@*"], requireMention: false } },`, srv.port))
+	waitJoined(t, c, "#room", "#closed")
+	dave := connectUser(t, srv, "dave")
+	carol := connectUser(t, srv, "carol")
+	for _, u := range []*user{dave, carol} {
+		u.send("JOIN #room")
+		u.send("JOIN #closed")
+	}
+	dave.send("PRIVMSG #room :dave is not listed")
+	dave.send("PRIVMSG #closed :sbbot: the room is not listed")
+	dave.send("PRIVMSG sbbot :dm from dave")
+	carol.send("PRIVMSG #closed :sbbot: still not listed")
+	carol.send("PRIVMSG sbbot :dm from carol")
+	if m := carol.expect(20*time.Second, privmsgFrom("sbbot", "carol")); m.Param(1) != "echo: dm from carol" {
+		t.Fatalf("carol's dm reply = %q", m.Param(1))
+	}
+	carol.send("PRIVMSG #room :carol is listed")
+	if m := carol.expect(20*time.Second, privmsgFrom("sbbot", "#room")); m.Param(1) != "echo: carol: carol is listed" {
+		t.Fatalf("room reply = %q (an earlier, dropped message got answered?)", m.Param(1))
+	}
+	if _, a := status(t, c); a.Inbound != 2 {
+		t.Errorf("admitted = %d, want 2", a.Inbound)
+	}
+}
