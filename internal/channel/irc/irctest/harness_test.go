@@ -231,6 +231,12 @@ func privmsgFrom(nick, target string) func(irc.Message) bool {
 // channels.irc body (JSON5 members), and returns a connected client.
 func startGateway(t *testing.T, ircConfig string) (*daemon.Daemon, *client.Client) {
 	t.Helper()
+	return startGatewayWith(t, ircConfig, "")
+}
+
+// startGatewayWith is startGateway with extra top-level config members.
+func startGatewayWith(t *testing.T, ircConfig, extra string) (*daemon.Daemon, *client.Client) {
+	t.Helper()
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{
@@ -238,7 +244,8 @@ func startGateway(t *testing.T, ircConfig string) (*daemon.Daemon, *client.Clien
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" } } },
   channels: { irc: { %s } },
-}`, token, llm.URL(), ircConfig)
+  %s
+}`, token, llm.URL(), ircConfig, extra)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

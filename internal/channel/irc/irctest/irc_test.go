@@ -183,3 +183,43 @@ func TestGatesDropUnlistedSendersAndRooms(t *testing.T) {
 		t.Errorf("admitted = %d, want 2", a.Inbound)
 	}
 }
+
+// TestAnnouncesReachTheRoom: a sub-agent spawned from the room's session
+// announces its result there, and an agent-to-agent send into the room's
+// session answers in the room; both reach the IRC room.
+func TestAnnouncesReachTheRoom(t *testing.T) {
+	srv := startServer(t)
+	_, c := startGatewayWith(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#room"],
+    groups: { "#room": { allowFrom: ["*"], requireMention: false } },`, srv.port),
+		`tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } },`)
+	waitJoined(t, c, "#room")
+	erin := connectUser(t, srv, "erin")
+	erin.send("JOIN #room")
+	erin.send("PRIVMSG #room :hello bot")
+	erin.expect(20*time.Second, privmsgFrom("sbbot", "#room"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const room = "agent:main:irc:group:#room"
+	var res struct {
+		OK      bool           `json:"ok"`
+		Details map[string]any `json:"details"`
+	}
+	if err := c.Call(ctx, "tools.invoke", map[string]any{"tool": "sessions_spawn", "sessionKey": room,
+		"args": map[string]any{"task": "research\n/reply child found 42"}}, &res); err != nil || res.Details["status"] != "accepted" {
+		t.Fatalf("spawn = %v %+v", err, res)
+	}
+	m := erin.expect(30*time.Second, func(m irc.Message) bool {
+		return privmsgFrom("sbbot", "#room")(m) && strings.Contains(m.Param(1), "child found 42")
+	})
+	t.Logf("announce in the room: %q", m.Param(1))
+
+	if err := c.Call(ctx, "tools.invoke", map[string]any{"tool": "sessions_send", "sessionKey": "agent:main:ops",
+		"args": map[string]any{"sessionKey": room, "message": "/reply deploy is green", "timeoutSeconds": 0}}, &res); err != nil || res.Details["status"] != "accepted" {
+		t.Fatalf("sessions_send = %v %+v", err, res)
+	}
+	erin.expect(30*time.Second, func(m irc.Message) bool {
+		return privmsgFrom("sbbot", "#room")(m) && m.Param(1) == "deploy is green"
+	})
+}
