@@ -171,10 +171,10 @@ func TestLoopGuard(t *testing.T) {
 		{0, "a", "b", true},
 		{1, "b", "a", true}, // same pair, other direction
 		{2, "a", "b", true},
-		{2, "a", "c", true}, // other pair unaffected
-		{3, "b", "a", false}, // fourth in window: suppressed
+		{2, "a", "c", true},   // other pair unaffected
+		{3, "b", "a", false},  // fourth in window: suppressed
 		{20, "a", "b", false}, // cooldown
-		{33, "a", "b", true}, // cooldown over
+		{33, "a", "b", true},  // cooldown over
 		{34, "a", "b", true},
 		{45, "a", "b", true}, // window slid: 33,34 gone? (34 > 35-10 no) -> events 45 only... still allowed
 	}

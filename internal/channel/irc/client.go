@@ -68,6 +68,7 @@ type Config struct {
 	ChunkLimit int
 	// Deliver receives admitted messages, one at a time.
 	Deliver channel.Deliverer
+	// Logger receives the connector's logs; nil discards them.
 	Logger *slog.Logger
 	// FloodRate and FloodBurst are the outbound token bucket.
 	FloodRate  rate.Limit

@@ -1,0 +1,205 @@
+package irc
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/channel"
+)
+
+// fakeServer accepts connections and records the lines each one sends;
+// script answers lines (return the lines to write back).
+type fakeServer struct {
+	t      *testing.T
+	ln     net.Listener
+	script func(line string) []string
+	mu     sync.Mutex
+	lines  []string
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newFakeServer(t *testing.T, script func(line string) []string) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeServer{t: t, ln: ln, script: script}
+	s.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Go(func() {
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					line = strings.TrimRight(line, "\r\n")
+					s.mu.Lock()
+					s.lines = append(s.lines, line)
+					s.mu.Unlock()
+					for _, out := range s.script(line) {
+						_, _ = c.Write([]byte(out + "\r\n"))
+					}
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *fakeServer) sent() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.lines...)
+}
+
+func (s *fakeServer) waitFor(t *testing.T, pred func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !pred(s.sent()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out; server saw %q", s.sent())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.sent()
+}
+
+type nopDeliver struct{}
+
+func (nopDeliver) Deliver(context.Context, channel.Inbound) error { return nil }
+
+// welcomer registers any NICK except the taken ones.
+func welcomer(taken ...string) func(string) []string {
+	return func(line string) []string {
+		m, _ := Parse(line)
+		if m.Command == "NICK" {
+			for _, n := range taken {
+				if m.Param(0) == n {
+					return []string{":srv 433 * " + n + " :Nickname is already in use"}
+				}
+			}
+			return []string{":srv 001 " + m.Param(0) + " :Welcome"}
+		}
+		return nil
+	}
+}
+
+func startClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	if cfg.Deliver == nil {
+		cfg.Deliver = nopDeliver{}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestNickInUseFallsBackAndJoins(t *testing.T) {
+	srv := newFakeServer(t, welcomer("bot"))
+	c := startClient(t, Config{Addr: srv.ln.Addr().String(), Nick: "bot", Channels: []string{"#a", "#b"},
+		Password: "srvpass", NickServ: NickServ{Password: "nspass"}})
+	got := srv.waitFor(t, func(l []string) bool { return len(l) >= 7 })
+	want := []string{"PASS :srvpass", "NICK :bot", "USER bot 0 * :bot", "NICK :bot_",
+		"PRIVMSG NickServ :IDENTIFY nspass", "JOIN :#a", "JOIN :#b"}
+	if strings.Join(got[:7], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("lines = %q, want %q", got, want)
+	}
+	if s := c.Status(); s.Nick != "bot_" || !s.Connected {
+		t.Errorf("status = %+v", s)
+	}
+}
+
+func TestSendSplitsAndRespectsFloodLimit(t *testing.T) {
+	srv := newFakeServer(t, welcomer())
+	c := startClient(t, Config{Addr: srv.ln.Addr().String(), Nick: "bot", FloodRate: 20, FloodBurst: 2, ChunkLimit: 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	// 6 lines of at most 10 bytes; burst 2 then 20/s: >= 4 waits of 50ms.
+	if err := c.Send(ctx, "#room", "aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll"); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 180*time.Millisecond {
+		t.Errorf("6 lines took %s; the flood limit was not applied", el)
+	}
+	var msgs []string
+	for _, l := range srv.waitFor(t, func(l []string) bool { return len(l) >= 8 }) {
+		if strings.HasPrefix(l, "PRIVMSG #room :") {
+			msgs = append(msgs, strings.TrimPrefix(l, "PRIVMSG #room :"))
+		}
+	}
+	if strings.Join(msgs, "|") != "aaaa bbbb|cccc dddd|eeee ffff|gggg hhhh|iiii jjjj|kkkk llll" {
+		t.Errorf("lines = %q", msgs)
+	}
+	for _, bad := range []string{"", "#a b", "x\r\nQUIT"} {
+		if err := c.Send(ctx, bad, "hi"); err == nil {
+			t.Errorf("Send to %q succeeded", bad)
+		}
+	}
+	if err := c.Send(ctx, "#room", "\x00\x01 \r\n"); err == nil {
+		t.Error("empty after sanitising succeeded")
+	}
+}
+
+func TestSendWaitsForConnection(t *testing.T) {
+	c, err := New(Config{Addr: "127.0.0.1:1", Nick: "bot", Deliver: nopDeliver{}, MinBackoff: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Send(ctx, "#room", "hi"); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("Send while down = %v", err)
+	}
+	if s := c.Status(); s.Connected || s.LastError == "" {
+		t.Errorf("status = %+v", s)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, cfg := range []Config{{}, {Addr: "nohost", Nick: "n", Deliver: nopDeliver{}}, {Addr: "h:1", Deliver: nopDeliver{}}, {Addr: "h:1", Nick: "n"}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestLineBudget(t *testing.T) {
+	c, _ := New(Config{Addr: "h:1", Nick: "n", Deliver: nopDeliver{}})
+	l := &link{nick: strings.Repeat("n", 30), user: strings.Repeat("u", 10)}
+	target := "#" + strings.Repeat("r", 49)
+	b := c.lineBudget(l, target)
+	if full := len(":"+l.nick+"!"+l.user+"@"+strings.Repeat("h", hostReserve)+" PRIVMSG "+target+" :") + b + 2; full > maxLine {
+		t.Errorf("budget %d gives a %d-byte relayed line", b, full)
+	}
+}
