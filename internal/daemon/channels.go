@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/channel/irc"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -47,6 +48,7 @@ type channelHub struct {
 	mainKey  string
 	dmScope  string
 	prompts  map[string]string // per-room extra system prompt, by lower-cased room
+	queue    policy.QueueConfig
 	log      *slog.Logger
 	conns    map[string]connector
 	ctx      context.Context
@@ -67,7 +69,7 @@ func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, l
 	}
 	h := &channelHub{
 		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
-		prompts: map[string]string{}, log: log, conns: map[string]connector{},
+		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
 		routes: map[string]channel.Route{}, inflight: map[string]bool{},
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -198,16 +200,26 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	h.routes[key] = route
 	h.inflight[runID] = true
 	h.mu.Unlock()
-	_, _, err := h.runner.Submit(ctx, agent.Input{
+	q := policy.ResolveQueue(policy.QueueInput{Channel: in.Channel, Config: h.queue})
+	run, _, err := h.runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
 		ExtraSystemPrompt: h.prompts[channel.NormalizeRoom(in.Room)],
+		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
 	})
 	if err != nil {
 		h.mu.Lock()
 		delete(h.inflight, runID)
 		h.mu.Unlock()
 		return fmt.Errorf("%s inbound: %w", in.Channel, err)
+	}
+	if run != nil && run.RunID != runID { // steered into (or merged with) a run already there
+		h.mu.Lock()
+		delete(h.inflight, runID)
+		if !run.Status.Terminal() {
+			h.inflight[run.RunID] = true
+		}
+		h.mu.Unlock()
 	}
 	if _, err := h.store.UpdateSession(ctx, key, false, func(s *store.Session) error {
 		s.LastChannel, s.LastTo, s.LastAccountID = route.Channel, route.To, route.AccountID
