@@ -45,6 +45,9 @@ func NewLoopGuard(cfg LoopConfig) *LoopGuard {
 	return &LoopGuard{cfg: cfg, pairs: map[string]*pairState{}}
 }
 
+// Enabled reports whether the guard limits anything.
+func (g *LoopGuard) Enabled() bool { return g.cfg.Enabled && g.cfg.MaxEvents > 0 }
+
 // Allow records one message from bot a to bot b in scope (account and
 // conversation) at now and reports whether it may be dispatched.
 func (g *LoopGuard) Allow(scope, a, b string, now time.Time) bool {

@@ -14,6 +14,8 @@ import (
 type Channels struct {
 	A2A *A2AChannel `json:"a2a,omitempty"`
 	IRC *IRCChannel `json:"irc,omitempty"`
+	// Defaults holds what several channels share.
+	Defaults *ChannelDefaults `json:"defaults,omitempty"`
 }
 
 // A2AChannel is "channels.a2a", with the reference's keys.

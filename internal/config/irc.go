@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // IRCChannel is "channels.irc", with the reference's keys (one account).
@@ -29,6 +30,65 @@ type IRCChannel struct {
 	MentionPatterns              []string            `json:"mentionPatterns,omitempty"`
 	TextChunkLimit               *int                `json:"textChunkLimit,omitempty"`
 	NickServ                     *IRCNickServ        `json:"nickserv,omitempty"`
+	BotLoopProtection            *BotLoopProtection  `json:"botLoopProtection,omitempty"`
+}
+
+// ChannelDefaults is "channels.defaults".
+type ChannelDefaults struct {
+	BotLoopProtection *BotLoopProtection `json:"botLoopProtection,omitempty"`
+}
+
+// BotLoopProtection is a "botLoopProtection" block; unset keys inherit
+// from the wider block.
+type BotLoopProtection struct {
+	Enabled            *bool `json:"enabled,omitempty"`
+	MaxEventsPerWindow *int  `json:"maxEventsPerWindow,omitempty"`
+	WindowSeconds      *int  `json:"windowSeconds,omitempty"`
+	CooldownSeconds    *int  `json:"cooldownSeconds,omitempty"`
+}
+
+// BotLoopSettings is a resolved bot-pair loop guard.
+type BotLoopSettings struct {
+	Enabled          bool
+	MaxEvents        int
+	Window, Cooldown time.Duration
+}
+
+// Bot-loop protection defaults, as the reference has them.
+const (
+	DefaultBotLoopMaxEvents = 20
+	DefaultBotLoopWindow    = 60 * time.Second
+	DefaultBotLoopCooldown  = 60 * time.Second
+)
+
+// layer applies b's set keys over s.
+func (s BotLoopSettings) layer(b *BotLoopProtection) BotLoopSettings {
+	if b == nil {
+		return s
+	}
+	if b.Enabled != nil {
+		s.Enabled = *b.Enabled
+	}
+	if b.MaxEventsPerWindow != nil {
+		s.MaxEvents = *b.MaxEventsPerWindow
+	}
+	if b.WindowSeconds != nil {
+		s.Window = time.Duration(*b.WindowSeconds) * time.Second
+	}
+	if b.CooldownSeconds != nil {
+		s.Cooldown = time.Duration(*b.CooldownSeconds) * time.Second
+	}
+	return s
+}
+
+// botLoop checks one botLoopProtection block.
+func (k *checker) botLoop(p keyPath, b *BotLoopProtection) {
+	if b == nil {
+		return
+	}
+	k.intMin(p.key("maxEventsPerWindow"), b.MaxEventsPerWindow, 1)
+	k.intMin(p.key("windowSeconds"), b.WindowSeconds, 1)
+	k.intMin(p.key("cooldownSeconds"), b.CooldownSeconds, 0)
 }
 
 // IRCGroup is "channels.irc.groups.<room>".
@@ -37,6 +97,8 @@ type IRCGroup struct {
 	RequireMention *bool    `json:"requireMention,omitempty"`
 	AllowFrom      []string `json:"allowFrom,omitempty"`
 	SystemPrompt   string   `json:"systemPrompt,omitempty"`
+	// BotLoopProtection overrides the channel's for this room.
+	BotLoopProtection *BotLoopProtection `json:"botLoopProtection,omitempty"`
 }
 
 // IRCNickServ is "channels.irc.nickserv".
@@ -66,6 +128,8 @@ type IRCGroupSettings struct {
 	RequireMention *bool
 	AllowFrom      []string
 	SystemPrompt   string
+	// BotLoop is the room's guard, layered over the channel's.
+	BotLoop BotLoopSettings
 }
 
 // IRCSettings is "channels.irc" with defaults applied and "${ENV}"
@@ -92,13 +156,20 @@ type IRCSettings struct {
 	NickServPasswordFile      string
 	NickServRegister          bool
 	NickServRegisterEmail     string
+	// BotLoop is the channel's guard: built-in defaults, then
+	// channels.defaults.botLoopProtection, then channels.irc's.
+	BotLoop BotLoopSettings
 }
 
 // IRC returns the effective IRC channel settings.
 func (c *Config) IRC() IRCSettings {
 	r := c.Channels.IRC
+	loop := BotLoopSettings{Enabled: true, MaxEvents: DefaultBotLoopMaxEvents, Window: DefaultBotLoopWindow, Cooldown: DefaultBotLoopCooldown}
+	if d := c.Channels.Defaults; d != nil {
+		loop = loop.layer(d.BotLoopProtection)
+	}
 	if r == nil {
-		return IRCSettings{}
+		return IRCSettings{BotLoop: loop}
 	}
 	x := func(s string) string { v, _ := expandVars(strings.TrimSpace(s), c.env); return v }
 	s := IRCSettings{
@@ -108,7 +179,7 @@ func (c *Config) IRC() IRCSettings {
 		AllowFrom: slices.Clone(r.AllowFrom), GroupAllowFrom: slices.Clone(r.GroupAllowFrom),
 		AllowNameMatching: r.DangerouslyAllowNameMatching != nil && *r.DangerouslyAllowNameMatching,
 		MentionPatterns:   slices.Clone(r.MentionPatterns), TextChunkLimit: DefaultIRCTextChunkLimit,
-		Groups: map[string]IRCGroupSettings{},
+		Groups: map[string]IRCGroupSettings{}, BotLoop: loop.layer(r.BotLoopProtection),
 	}
 	s.Enabled = (r.Enabled == nil || *r.Enabled) && s.Host != "" && s.Nick != ""
 	if s.DMPolicy == "" {
@@ -145,6 +216,7 @@ func (c *Config) IRC() IRCSettings {
 		g := r.Groups[room]
 		s.Groups[strings.ToLower(strings.TrimSpace(room))] = IRCGroupSettings{
 			Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: slices.Clone(g.AllowFrom), SystemPrompt: g.SystemPrompt,
+			BotLoop: s.BotLoop.layer(g.BotLoopProtection),
 		}
 	}
 	if n := r.NickServ; n != nil {
@@ -163,13 +235,17 @@ func (c *Config) IRC() IRCSettings {
 // ircNickPattern is a conservative RFC 2812 nick.
 var ircNickPattern = regexp.MustCompile("^[A-Za-z\\[\\]\\\\`_^{|}][A-Za-z0-9\\[\\]\\\\`_^{|}-]{0,29}$")
 
-// irc checks "channels.irc".
+// irc checks "channels.irc" and "channels.defaults".
 func (k *checker) irc() {
+	if d := k.c.Channels.Defaults; d != nil {
+		k.botLoop(path("channels", "defaults", "botLoopProtection"), d.BotLoopProtection)
+	}
 	r := k.c.Channels.IRC
 	if r == nil {
 		return
 	}
 	p := path("channels", "irc")
+	k.botLoop(p.key("botLoopProtection"), r.BotLoopProtection)
 	on := r.Enabled == nil || *r.Enabled
 	if on && strings.TrimSpace(r.Host) == "" {
 		k.fail(p.key("host"), "is required when the IRC channel is enabled")
@@ -211,6 +287,7 @@ func (k *checker) irc() {
 		if room != "*" && !validIRCRoom(room) {
 			k.fail(p.key("groups").key(room), "must be an IRC channel name such as \"#room\" or \"*\"")
 		}
+		k.botLoop(p.key("groups").key(room).key("botLoopProtection"), r.Groups[room].BotLoopProtection)
 	}
 	for i, pat := range r.MentionPatterns {
 		if _, err := regexp.Compile("(?i)" + pat); err != nil {

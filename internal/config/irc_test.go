@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIRCSettings(t *testing.T) {
@@ -92,6 +93,39 @@ func TestIRCUnknownKeysWarn(t *testing.T) {
 		}
 		if j := strings.Join(all, "\n"); !strings.Contains(j, tc.want) || !strings.Contains(j, "unknown key") {
 			t.Errorf("%s: warnings = %q, want %q", tc.src, j, tc.want)
+		}
+	}
+}
+
+func TestIRCBotLoopLayers(t *testing.T) {
+	env := MapEnv(map[string]string{"HOME": t.TempDir()})
+	s := mustParse(t, `{channels: {
+  defaults: { botLoopProtection: { maxEventsPerWindow: 10, windowSeconds: 30 } },
+  irc: { host: "h", nick: "n", botLoopProtection: { maxEventsPerWindow: 8 },
+    groups: { "#r": { botLoopProtection: { cooldownSeconds: 90 } }, "#off": { botLoopProtection: { enabled: false } } } },
+}}`, env).IRC()
+	want := BotLoopSettings{Enabled: true, MaxEvents: 8, Window: 30 * time.Second, Cooldown: DefaultBotLoopCooldown}
+	if s.BotLoop != want {
+		t.Errorf("channel = %+v, want %+v", s.BotLoop, want)
+	}
+	want.Cooldown = 90 * time.Second
+	if g := s.Groups["#r"].BotLoop; g != want {
+		t.Errorf("room = %+v, want %+v", g, want)
+	}
+	if g := s.Groups["#off"].BotLoop; g.Enabled {
+		t.Errorf("disabled room = %+v", g)
+	}
+	d := mustParse(t, `{}`, env).IRC().BotLoop
+	if !d.Enabled || d.MaxEvents != 20 || d.Window != time.Minute || d.Cooldown != time.Minute {
+		t.Errorf("built-in = %+v", d)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{`{channels: {defaults: {botLoopProtection: {maxEventsPerWindow: 0}}}}`, "channels.defaults.botLoopProtection.maxEventsPerWindow: must be a positive integer"},
+		{`{channels: {irc: {host: "h", nick: "n", botLoopProtection: {windowSeconds: -1}}}}`, "windowSeconds: must be a positive integer"},
+		{`{channels: {irc: {host: "h", nick: "n", groups: {"#r": {botLoopProtection: {cooldownSeconds: -1}}}}}}`, "cooldownSeconds: must be at least 0"},
+	} {
+		if _, _, err := Parse("test.json5", []byte(tc.src), env); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.src, err, tc.want)
 		}
 	}
 }

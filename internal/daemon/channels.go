@@ -109,13 +109,19 @@ func newIRC(s config.IRCSettings, h *channelHub, log *slog.Logger) (*irc.Client,
 		DMPolicy: s.DMPolicy, AllowFrom: s.AllowFrom, GroupPolicy: s.GroupPolicy, GroupAllowFrom: s.GroupAllowFrom,
 		Groups: map[string]channel.Group{}, AllowNameMatching: s.AllowNameMatching,
 	}
+	loop := func(b config.BotLoopSettings) channel.LoopConfig {
+		return channel.LoopConfig{Enabled: b.Enabled, MaxEvents: b.MaxEvents, Window: b.Window, Cooldown: b.Cooldown}
+	}
+	rooms := map[string]channel.LoopConfig{}
 	for room, g := range s.Groups {
 		pol.Groups[room] = channel.Group{Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: g.AllowFrom}
+		rooms[room] = loop(g.BotLoop)
 	}
 	cfg := irc.Config{
 		Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), TLS: s.TLS,
 		Nick: s.Nick, Username: s.Username, Realname: s.Realname, Password: password, Channels: s.Channels,
 		Policy: pol, MentionPatterns: pats, ChunkLimit: s.TextChunkLimit, Deliver: h, Logger: log,
+		BotLoop: loop(s.BotLoop), RoomBotLoop: rooms,
 	}
 	if s.NickServEnabled {
 		cfg.NickServ = irc.NickServ{Service: s.NickServService, Password: nsPass, Register: s.NickServRegister, RegisterEmail: s.NickServRegisterEmail}

@@ -78,6 +78,12 @@ type Config struct {
 	// Keepalive is how long a silent link lasts before a PING; twice
 	// that without a reply drops it.
 	Keepalive time.Duration
+	// BotLoop is the bot-pair loop guard for messages from senders the
+	// server flags as bots (user mode +B, WHOIS 335): a bot over the
+	// budget is dropped until the cooldown ends. RoomBotLoop
+	// overrides it per normalised room ("*" for rooms without their own).
+	BotLoop     channel.LoopConfig
+	RoomBotLoop map[string]channel.LoopConfig
 }
 
 // NickServ is the NickServ identification.
@@ -96,10 +102,13 @@ type Client struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	inbound chan channel.Inbound
+	guards  map[string]*channel.LoopGuard // by room; "" is the channel's
 
 	mu    sync.Mutex
-	conn  *link         // the registered link, nil when down
-	ready chan struct{} // closed when a link registers; replaced when it drops
+	bots  map[string]botEntry      // WHOIS results by lower-cased nick
+	whois map[string]chan struct{} // WHOIS lookups in flight
+	conn  *link                    // the registered link, nil when down
+	ready chan struct{}            // closed when a link registers; replaced when it drops
 	st    channel.Status
 }
 
@@ -168,11 +177,17 @@ func New(cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{
+	c := &Client{
 		cfg: cfg, log: log.With("channel", Name), limiter: rate.NewLimiter(cfg.FloodRate, cfg.FloodBurst),
 		ctx: ctx, cancel: cancel, inbound: make(chan channel.Inbound, inboundQueue), ready: make(chan struct{}),
-		st: channel.Status{Channel: Name, AccountID: "default", State: "stopped", Server: cfg.Addr, Nick: cfg.Nick},
-	}, nil
+		st:     channel.Status{Channel: Name, AccountID: "default", State: "stopped", Server: cfg.Addr, Nick: cfg.Nick},
+		guards: map[string]*channel.LoopGuard{"": channel.NewLoopGuard(cfg.BotLoop)},
+		bots:   map[string]botEntry{}, whois: map[string]chan struct{}{},
+	}
+	for room, lc := range cfg.RoomBotLoop {
+		c.guards[channel.NormalizeRoom(room)] = channel.NewLoopGuard(lc)
+	}
+	return c, nil
 }
 
 // Start connects in the background; the client keeps reconnecting until
@@ -418,6 +433,10 @@ func (c *Client) session() error {
 			}
 		case "ERROR":
 			return fmt.Errorf("irc: server closed the link: %s", m.Param(0))
+		case "335": // RPL_WHOISBOT: <me> <nick> :is a bot
+			c.whoisResult(m.Param(1), true, false)
+		case "318", "401": // end of WHOIS, no such nick
+			c.whoisResult(m.Param(1), false, true)
 		case "PRIVMSG":
 			c.onPrivmsg(l, m)
 		}
@@ -452,6 +471,9 @@ func (c *Client) onRegistered(l *link) {
 		}
 		_ = l.send("PRIVMSG", ns.Service, "IDENTIFY "+ns.Password)
 	}
+	// Flag ourselves as a bot (user mode +B), so that other bots' loop
+	// guards can tell; servers without the mode refuse it harmlessly.
+	_ = l.send("MODE", l.nick, "+B")
 	for _, room := range c.cfg.Channels {
 		if err := l.send("JOIN", room); err != nil {
 			c.log.Warn("irc: join failed", "room", room, "err", err)
@@ -502,10 +524,115 @@ func (c *Client) deliverLoop() {
 			return
 		case in := <-c.inbound:
 			ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+			if c.loopSuppressed(ctx, in) {
+				c.log.Info("irc: drop", "from", in.Sender, "room", in.Room, "reason", "bot-loop")
+				cancel()
+				continue
+			}
 			if err := c.cfg.Deliver.Deliver(ctx, in); err != nil {
 				c.log.Error("irc: inbound message not accepted", "from", in.Sender, "room", in.Room, "err", err)
 			}
 			cancel()
 		}
 	}
+}
+
+// botEntry is a cached WHOIS answer.
+type botEntry struct {
+	bot bool
+	at  time.Time
+}
+
+// botTTL is how long a WHOIS answer is trusted.
+const botTTL = 10 * time.Minute
+
+// whoisTimeout bounds one WHOIS lookup.
+const whoisTimeout = 3 * time.Second
+
+// whoisResult records a WHOIS answer: bot marks the nick a bot; done
+// ends the lookup (a nick without a 335 line is not a bot).
+func (c *Client) whoisResult(nick string, bot, done bool) {
+	key := strings.ToLower(nick)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.bots[key]
+	if bot {
+		e.bot = true
+	}
+	e.at = time.Now()
+	c.bots[key] = e
+	if ch := c.whois[key]; done && ch != nil {
+		close(ch)
+		delete(c.whois, key)
+	}
+}
+
+// isBot reports whether the server flags nick as a bot, asking WHOIS
+// when the cached answer is missing or stale. A failed lookup counts as
+// not a bot.
+func (c *Client) isBot(ctx context.Context, nick string) bool {
+	key := strings.ToLower(nick)
+	c.mu.Lock()
+	if e, ok := c.bots[key]; ok && time.Since(e.at) < botTTL && c.whois[key] == nil {
+		c.mu.Unlock()
+		return e.bot
+	}
+	ch := c.whois[key]
+	l := c.conn
+	if ch == nil {
+		ch = make(chan struct{})
+		c.whois[key] = ch
+		delete(c.bots, key)
+		if l == nil || l.send("WHOIS", nick) != nil {
+			delete(c.whois, key)
+			c.mu.Unlock()
+			return false
+		}
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, whoisTimeout)
+	defer cancel()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		c.mu.Lock()
+		if c.whois[key] == ch {
+			delete(c.whois, key)
+		}
+		c.mu.Unlock()
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bots[key].bot
+}
+
+// loopSuppressed applies the bot-pair loop guard: every admitted message
+// counts against the pair (sender, us) in its conversation, and only a
+// pair over budget asks whether the sender is a bot (WHOIS, cached), so
+// a person is never suppressed and the lookup costs nothing in ordinary
+// traffic.
+func (c *Client) loopSuppressed(ctx context.Context, in channel.Inbound) bool {
+	room := channel.NormalizeRoom(in.Room)
+	g, ok := c.guards[room]
+	if !ok && room != "" {
+		g, ok = c.guards["*"]
+	}
+	if !ok {
+		g = c.guards[""]
+	}
+	if !g.Enabled() {
+		return false
+	}
+	c.mu.Lock()
+	me := c.st.Nick
+	c.mu.Unlock()
+	scope := "dm:" + strings.ToLower(in.SenderName)
+	if room != "" {
+		scope = "room:" + room
+	}
+	if g.Allow(scope, strings.ToLower(in.SenderName), strings.ToLower(me), time.Now()) {
+		return false
+	}
+	return c.isBot(ctx, in.SenderName)
 }

@@ -126,10 +126,10 @@ func TestNickInUseFallsBackAndJoins(t *testing.T) {
 	srv := newFakeServer(t, welcomer("bot"))
 	c := startClient(t, Config{Addr: srv.ln.Addr().String(), Nick: "bot", Channels: []string{"#a", "#b"},
 		Password: "srvpass", NickServ: NickServ{Password: "nspass"}})
-	got := srv.waitFor(t, func(l []string) bool { return len(l) >= 7 })
+	got := srv.waitFor(t, func(l []string) bool { return len(l) >= 8 })
 	want := []string{"PASS :srvpass", "NICK :bot", "USER bot 0 * :bot", "NICK :bot_",
-		"PRIVMSG NickServ :IDENTIFY nspass", "JOIN :#a", "JOIN :#b"}
-	if strings.Join(got[:7], "\n") != strings.Join(want, "\n") {
+		"PRIVMSG NickServ :IDENTIFY nspass", "MODE bot_ :+B", "JOIN :#a", "JOIN :#b"}
+	if strings.Join(got[:8], "\n") != strings.Join(want, "\n") {
 		t.Fatalf("lines = %q, want %q", got, want)
 	}
 	if s := c.Status(); s.Nick != "bot_" || !s.Connected {
@@ -151,7 +151,7 @@ func TestSendSplitsAndRespectsFloodLimit(t *testing.T) {
 		t.Errorf("6 lines took %s; the flood limit was not applied", el)
 	}
 	var msgs []string
-	for _, l := range srv.waitFor(t, func(l []string) bool { return len(l) >= 8 }) {
+	for _, l := range srv.waitFor(t, func(l []string) bool { return len(l) >= 9 }) {
 		if strings.HasPrefix(l, "PRIVMSG #room :") {
 			msgs = append(msgs, strings.TrimPrefix(l, "PRIVMSG #room :"))
 		}
@@ -201,5 +201,51 @@ func TestLineBudget(t *testing.T) {
 	b := c.lineBudget(l, target)
 	if full := len(":"+l.nick+"!"+l.user+"@"+strings.Repeat("h", hostReserve)+" PRIVMSG "+target+" :") + b + 2; full > maxLine {
 		t.Errorf("budget %d gives a %d-byte relayed line", b, full)
+	}
+}
+
+func TestLoopGuardAsksWhoisOnlyOverBudget(t *testing.T) {
+	welcome := welcomer()
+	srv := newFakeServer(t, func(line string) []string {
+		m, _ := Parse(line)
+		if m.Command == "WHOIS" {
+			out := []string{}
+			if m.Param(0) == "otherbot" {
+				out = append(out, ":srv 335 bot otherbot :is an IRC Bot")
+			}
+			return append(out, ":srv 318 bot "+m.Param(0)+" :End of WHOIS list")
+		}
+		return welcome(line)
+	})
+	lc := channel.LoopConfig{Enabled: true, MaxEvents: 2, Window: time.Minute, Cooldown: time.Minute}
+	c := startClient(t, Config{Addr: srv.ln.Addr().String(), Nick: "bot", BotLoop: lc,
+		RoomBotLoop: map[string]channel.LoopConfig{"#free": {Enabled: false}}})
+	srv.waitFor(t, func(l []string) bool { return len(l) >= 3 }) // registered and flagged +B
+	for !c.Status().Connected {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx := context.Background()
+	msg := func(nick, room string) channel.Inbound {
+		return channel.Inbound{Channel: Name, Kind: channel.KindGroup, Room: room, SenderName: nick, Sender: nick + "!u@h"}
+	}
+	var got []bool
+	for range 4 {
+		got = append(got, c.loopSuppressed(ctx, msg("otherbot", "#room")), c.loopSuppressed(ctx, msg("person", "#room")),
+			c.loopSuppressed(ctx, msg("otherbot", "#free")))
+	}
+	want := []bool{false, false, false, false, false, false, true, false, false, true, false, false}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("suppressed = %v, want %v", got, want)
+		}
+	}
+	whois := 0
+	for _, l := range srv.sent() {
+		if strings.HasPrefix(l, "WHOIS") {
+			whois++
+		}
+	}
+	if whois != 2 { // once per nick over budget, then cached
+		t.Errorf("WHOIS sent %d times, want 2: %q", whois, srv.sent())
 	}
 }
