@@ -42,22 +42,21 @@ type connector interface {
 // of runs in sessions routed to a channel (and announces posted there)
 // go back out through it.
 type channelHub struct {
-	runner   *agent.Runner
-	store    store.Store
-	agentID  string
-	mainKey  string
-	dmScope  string
-	prompts  map[string]string // per-room extra system prompt, by lower-cased room
-	queue    policy.QueueConfig
-	log      *slog.Logger
-	conns    map[string]connector
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	unsub    func()
-	mu       sync.Mutex
-	routes   map[string]channel.Route // by session key, learned from inbound messages
-	inflight map[string]bool          // run ids submitted from a channel, until their end
+	runner  *agent.Runner
+	store   store.Store
+	agentID string
+	mainKey string
+	dmScope string
+	prompts map[string]string // per-room extra system prompt, by lower-cased room
+	queue   policy.QueueConfig
+	log     *slog.Logger
+	conns   map[string]connector
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	unsub   func()
+	mu      sync.Mutex
+	routes  map[string]channel.Route // by session key, learned from inbound messages
 }
 
 // newChannels builds the configured connectors (not started); nil when
@@ -70,7 +69,7 @@ func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, l
 	h := &channelHub{
 		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
 		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
-		routes: map[string]channel.Route{}, inflight: map[string]bool{},
+		routes: map[string]channel.Route{},
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	c, err := newIRC(s, h, log)
@@ -84,6 +83,7 @@ func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, l
 		}
 	}
 	h.conns[irc.Name] = c
+	h.unsub = runner.Subscribe(h.onEvent)
 	return h, nil
 }
 
@@ -154,9 +154,9 @@ func secretOrFile(inline, file, key string) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// start subscribes to run events and starts the connectors.
+// start starts the connectors (run events are followed from newChannels
+// on).
 func (h *channelHub) start() {
-	h.unsub = h.runner.Subscribe(h.onEvent)
 	for _, c := range h.conns {
 		c.Start()
 	}
@@ -204,28 +204,16 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	runID := uuid.NewString()
 	h.mu.Lock()
 	h.routes[key] = route
-	h.inflight[runID] = true
 	h.mu.Unlock()
 	q := policy.ResolveQueue(policy.QueueInput{Channel: in.Channel, Config: h.queue})
-	run, _, err := h.runner.Submit(ctx, agent.Input{
+	_, _, err := h.runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
 		ExtraSystemPrompt: h.prompts[channel.NormalizeRoom(in.Room)],
 		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
 	})
 	if err != nil {
-		h.mu.Lock()
-		delete(h.inflight, runID)
-		h.mu.Unlock()
 		return fmt.Errorf("%s inbound: %w", in.Channel, err)
-	}
-	if run != nil && run.RunID != runID { // steered into (or merged with) a run already there
-		h.mu.Lock()
-		delete(h.inflight, runID)
-		if !run.Status.Terminal() {
-			h.inflight[run.RunID] = true
-		}
-		h.mu.Unlock()
 	}
 	if _, err := h.store.UpdateSession(ctx, key, false, func(s *store.Session) error {
 		s.LastChannel, s.LastTo, s.LastAccountID = route.Channel, route.To, route.AccountID
@@ -248,11 +236,7 @@ func (h *channelHub) onEvent(ev agent.Event) {
 	var text string
 	switch {
 	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
-		h.mu.Lock()
-		fromChannel := h.inflight[ev.RunID]
-		delete(h.inflight, ev.RunID)
-		h.mu.Unlock()
-		if ev.Message == nil || ev.Run.Status != store.RunOK || !fromChannel && !internalRun(ev.Run) {
+		if ev.Message == nil || ev.Run.Status != store.RunOK || !h.replies(ev.Run) {
 			return
 		}
 		text = ev.Message.Text()
@@ -282,13 +266,20 @@ func (h *channelHub) onEvent(ev agent.Event) {
 	})
 }
 
-// internalRun reports whether a run's input came from another session
-// (an announce or an agent-to-agent turn) rather than from a person.
-func internalRun(run *store.Run) bool {
+// replies reports whether a run's reply goes out to a channel: its
+// stored input came in on one of the hub's channels, or from another
+// session (an announce or an agent-to-agent turn) rather than a person
+// at the Control UI. It reads the run's durable input, so a run resumed
+// after a restart answers too.
+func (h *channelHub) replies(run *store.Run) bool {
 	var in struct {
+		Channel    string            `json:"channel"`
 		Provenance *agent.Provenance `json:"provenance"`
 	}
-	return json.Unmarshal(run.Input, &in) == nil && in.Provenance != nil
+	if json.Unmarshal(run.Input, &in) != nil {
+		return false
+	}
+	return h.conns[in.Channel] != nil || in.Provenance != nil
 }
 
 // route finds where a session's replies go: the route an inbound message

@@ -331,6 +331,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		builtin = append(builtin, fetch)
 	}
 	box.set(builtin...)
+	// The chat channels listen for run ends before Recover resumes queued
+	// runs, so a message accepted before a restart still gets its reply.
+	chans, err := newChannels(set, st, runner, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && chans != nil {
+			chans.close()
+		}
+	}()
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -372,15 +383,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	chans, err := newChannels(set, st, runner, log)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil && chans != nil {
-			chans.close()
-		}
-	}()
 	d.chans = chans
 	var cronSvc gateway.CronService
 	if cs, ok := st.Store.(store.CronStore); ok {

@@ -238,7 +238,13 @@ func startGateway(t *testing.T, ircConfig string) (*daemon.Daemon, *client.Clien
 func startGatewayWith(t *testing.T, ircConfig, extra string) (*daemon.Daemon, *client.Client) {
 	t.Helper()
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
-	dir := t.TempDir()
+	return startGatewayIn(t, t.TempDir(), llm, ircConfig, extra, 0)
+}
+
+// startGatewayIn runs the daemon in-process on state directory dir (a
+// second call on the same dir is a restart).
+func startGatewayIn(t *testing.T, dir string, llm *fakellm.Server, ircConfig, extra string, grace time.Duration) (*daemon.Daemon, *client.Client) {
+	t.Helper()
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
@@ -252,10 +258,11 @@ func startGatewayWith(t *testing.T, ircConfig, extra string) (*daemon.Daemon, *c
 	port := 0
 	var out bytes.Buffer
 	d, err := daemon.Start(context.Background(), daemon.Options{
-		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
-		Port:   &port,
-		Stdout: &out,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Env:           config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:          &port,
+		Stdout:        &out,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ShutdownGrace: grace,
 	})
 	if err != nil {
 		t.Fatalf("daemon.Start: %v", err)

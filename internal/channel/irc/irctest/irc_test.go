@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/channel/irc"
 	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 )
@@ -222,4 +223,50 @@ func TestAnnouncesReachTheRoom(t *testing.T) {
 	erin.expect(30*time.Second, func(m irc.Message) bool {
 		return privmsgFrom("sbbot", "#room")(m) && m.Param(1) == "deploy is green"
 	})
+}
+
+// TestAcceptedMessageAnsweredAfterRestart: a room message accepted while
+// the session is busy is stored as a queued run; the gateway stops before
+// it runs, and after the restart the run resumes and its reply still
+// reaches the room.
+func TestAcceptedMessageAnsweredAfterRestart(t *testing.T) {
+	srv := startServer(t)
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	dir := t.TempDir()
+	ircConf := fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#room"],
+    groups: { "#room": { allowFrom: ["*"], requireMention: false, systemPrompt: %q } },`,
+		srv.port, scripted.WhenRule("slow please", "/sleep 30s"))
+	extra := `messages: { queue: { mode: "followup" } },`
+	d1, c1 := startGatewayIn(t, dir, llm, ircConf, extra, 100*time.Millisecond)
+	waitJoined(t, c1, "#room")
+	hum := connectUser(t, srv, "hum")
+	hum.send("JOIN #room")
+	hum.send("PRIVMSG #room :slow please")
+	hum.send("PRIVMSG #room :second message")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var hist map[string]any
+		err := c1.Call(ctx, "chat.history", map[string]any{"sessionKey": "agent:main:irc:group:#room"}, &hist)
+		cancel()
+		if err == nil && strings.Contains(fmt.Sprint(hist), "second message") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("second message not stored: %v %v", err, hist)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := d1.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	_, c2 := startGatewayIn(t, dir, llm, ircConf, extra, 0)
+	m := hum.expect(30*time.Second, func(m irc.Message) bool {
+		return m.Command == "PRIVMSG" && strings.HasPrefix(m.Nick(), "sbbot") && m.Param(0) == "#room"
+	})
+	if m.Param(1) != "echo: hum: second message" {
+		t.Fatalf("reply after restart = %q", m.Param(1))
+	}
+	waitJoined(t, c2, "#room")
 }
