@@ -227,8 +227,9 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 
 // onEvent sends a run's final reply, or a posted announce, to the channel
 // its session is routed to. Runs count when a channel started them or
-// they carry provenance (announces, agent-to-agent turns); a person's
-// turn from the Control UI stays there.
+// they deliver a sub-agent's announce; posts count when they come from
+// another session (the agent-to-agent announce step). A person's turn
+// from the Control UI stays there.
 func (h *channelHub) onEvent(ev agent.Event) {
 	if h.ctx.Err() != nil {
 		return
@@ -266,11 +267,16 @@ func (h *channelHub) onEvent(ev agent.Event) {
 	})
 }
 
+// subagentAnnounceTool is the provenance source tool of a sub-agent
+// announce run (package subagent's).
+const subagentAnnounceTool = "subagent_announce"
+
 // replies reports whether a run's reply goes out to a channel: its
-// stored input came in on one of the hub's channels, or from another
-// session (an announce or an agent-to-agent turn) rather than a person
-// at the Control UI. It reads the run's durable input, so a run resumed
-// after a restart answers too.
+// stored input came in on one of the hub's channels, or it is a
+// sub-agent announce turn. Agent-to-agent steps (sessions_send) reply to
+// the sender, not the channel; their announce step arrives as a post.
+// It reads the run's durable input, so a run resumed after a restart
+// answers too.
 func (h *channelHub) replies(run *store.Run) bool {
 	var in struct {
 		Channel    string            `json:"channel"`
@@ -279,7 +285,7 @@ func (h *channelHub) replies(run *store.Run) bool {
 	if json.Unmarshal(run.Input, &in) != nil {
 		return false
 	}
-	return h.conns[in.Channel] != nil || in.Provenance != nil
+	return h.conns[in.Channel] != nil || in.Provenance != nil && in.Provenance.SourceTool == subagentAnnounceTool
 }
 
 // route finds where a session's replies go: the route an inbound message

@@ -187,7 +187,8 @@ func TestGatesDropUnlistedSendersAndRooms(t *testing.T) {
 
 // TestAnnouncesReachTheRoom: a sub-agent spawned from the room's session
 // announces its result there, and an agent-to-agent send into the room's
-// session answers in the room; both reach the IRC room.
+// session ends with its announce step there; both reach the IRC room, and
+// nothing else of the flow does.
 func TestAnnouncesReachTheRoom(t *testing.T) {
 	srv := startServer(t)
 	_, c := startGatewayWith(t, fmt.Sprintf(`
@@ -216,13 +217,28 @@ func TestAnnouncesReachTheRoom(t *testing.T) {
 	})
 	t.Logf("announce in the room: %q", m.Param(1))
 
+	// An agent-to-agent send into the room's session: its turns answer the
+	// sender; the room gets only the flow's announce step.
 	if err := c.Call(ctx, "tools.invoke", map[string]any{"tool": "sessions_send", "sessionKey": "agent:main:ops",
 		"args": map[string]any{"sessionKey": room, "message": "/reply deploy is green", "timeoutSeconds": 0}}, &res); err != nil || res.Details["status"] != "accepted" {
 		t.Fatalf("sessions_send = %v %+v", err, res)
 	}
-	erin.expect(30*time.Second, func(m irc.Message) bool {
-		return privmsgFrom("sbbot", "#room")(m) && m.Param(1) == "deploy is green"
-	})
+	m = erin.expect(30*time.Second, privmsgFrom("sbbot", "#room"))
+	if !strings.Contains(m.Param(1), "Agent-to-agent announce step") {
+		t.Fatalf("room got %q, want the flow's announce step (the fake model echoes its prompt)", m.Param(1))
+	}
+	// Nothing more arrives: no ping-pong turn, no second copy.
+	quiet := time.After(2 * time.Second)
+	for {
+		select {
+		case m := <-erin.msgs:
+			if privmsgFrom("sbbot", "#room")(m) {
+				t.Errorf("extra message in the room: %q", m.Param(1))
+			}
+		case <-quiet:
+			return
+		}
+	}
 }
 
 // TestAcceptedMessageAnsweredAfterRestart: a room message accepted while
