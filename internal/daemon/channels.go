@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,8 +182,8 @@ func (h *channelHub) status() []wire.ChannelStatus {
 		return nil
 	}
 	var out []wire.ChannelStatus
-	for name, c := range h.conns {
-		s := c.Status()
+	for _, name := range slices.Sorted(maps.Keys(h.conns)) {
+		s := h.conns[name].Status()
 		out = append(out, wire.ChannelStatus{Channel: name, Accounts: []wire.ChannelAccount{{
 			AccountID: s.AccountID, State: s.State, Connected: s.Connected, Running: s.State != "stopped",
 			Server: s.Server, Nick: s.Nick, Rooms: s.Rooms, LastError: s.LastError, Reconnects: s.Reconnects,

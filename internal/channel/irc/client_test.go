@@ -3,6 +3,13 @@ package irc
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -30,6 +37,11 @@ func newFakeServer(t *testing.T, script func(line string) []string) *fakeServer 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveFake(t, ln, script)
+}
+
+func serveFake(t *testing.T, ln net.Listener, script func(line string) []string) *fakeServer {
+	t.Helper()
 	s := &fakeServer{t: t, ln: ln, script: script}
 	s.wg.Go(func() {
 		for {
@@ -247,5 +259,61 @@ func TestLoopGuardAsksWhoisOnlyOverBudget(t *testing.T) {
 	}
 	if whois != 2 { // once per nick over budget, then cached
 		t.Errorf("WHOIS sent %d times, want 2: %q", whois, srv.sent())
+	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and a pool trusting it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "irc.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+}
+
+func TestTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serveFake(t, ln, welcomer())
+	c := startClient(t, Config{Addr: ln.Addr().String(), Nick: "bot", TLS: true,
+		TLSConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}})
+	srv.waitFor(t, func(l []string) bool { return len(l) >= 2 && l[0] == "NICK :bot" })
+	for deadline := time.Now().Add(5 * time.Second); !c.Status().Connected; {
+		if time.Now().After(deadline) {
+			t.Fatalf("not connected over TLS: %+v", c.Status())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// A server the client does not trust is refused.
+	untrusted := startClient(t, Config{Addr: ln.Addr().String(), Nick: "bot2", TLS: true, MinBackoff: time.Hour})
+	for deadline := time.Now().Add(5 * time.Second); untrusted.Status().LastError == ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("no error from an untrusted server")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := untrusted.Status(); s.Connected || !strings.Contains(s.LastError, "certificate") {
+		t.Errorf("untrusted = %+v", s)
 	}
 }
