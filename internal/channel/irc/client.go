@@ -194,8 +194,12 @@ func New(cfg Config) (*Client, error) {
 // Close.
 func (c *Client) Start() {
 	c.setState(func(s *channel.Status) { s.State = "connecting" })
-	c.wg.Go(c.connectLoop)
-	c.wg.Go(c.deliverLoop)
+	connDone := make(chan struct{})
+	c.wg.Go(func() {
+		defer close(connDone)
+		c.connectLoop()
+	})
+	c.wg.Go(func() { c.deliverLoop(connDone) })
 }
 
 // Close disconnects (with QUIT) and waits for the client's goroutines.
@@ -517,23 +521,40 @@ func (c *Client) onPrivmsg(l *link, m Message) {
 }
 
 // deliverLoop hands admitted messages to the Deliverer in arrival order.
-func (c *Client) deliverLoop() {
+// On Close it waits for the connection to end, then delivers what is
+// still queued, so a message the connector accepted is not dropped by a
+// restart of the connector.
+func (c *Client) deliverLoop(connDone <-chan struct{}) {
 	for {
 		select {
 		case <-c.ctx.Done():
-			return
+			<-connDone
+			for {
+				select {
+				case in := <-c.inbound:
+					c.deliver(in, false)
+				default:
+					return
+				}
+			}
 		case in := <-c.inbound:
-			ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
-			if c.loopSuppressed(ctx, in) {
-				c.log.Info("irc: drop", "from", in.Sender, "room", in.Room, "reason", "bot-loop")
-				cancel()
-				continue
-			}
-			if err := c.cfg.Deliver.Deliver(ctx, in); err != nil {
-				c.log.Error("irc: inbound message not accepted", "from", in.Sender, "room", in.Room, "err", err)
-			}
-			cancel()
+			c.deliver(in, true)
 		}
+	}
+}
+
+// deliver passes one message to the Deliverer; a delivery already begun
+// is not cut short by Close. guard applies the bot-loop guard (skipped
+// while draining: the lookup needs the link).
+func (c *Client) deliver(in channel.Inbound, guard bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 30*time.Second)
+	defer cancel()
+	if guard && c.loopSuppressed(ctx, in) {
+		c.log.Info("irc: drop", "from", in.Sender, "room", in.Room, "reason", "bot-loop")
+		return
+	}
+	if err := c.cfg.Deliver.Deliver(ctx, in); err != nil {
+		c.log.Error("irc: inbound message not accepted", "from", in.Sender, "room", in.Room, "err", err)
 	}
 }
 

@@ -317,3 +317,61 @@ func TestTLS(t *testing.T) {
 		t.Errorf("untrusted = %+v", s)
 	}
 }
+
+// gatedDeliver records deliveries; the first blocks until release closes.
+type gatedDeliver struct {
+	mu      sync.Mutex
+	got     []string
+	first   chan struct{}
+	release chan struct{}
+}
+
+func (d *gatedDeliver) Deliver(ctx context.Context, in channel.Inbound) error {
+	d.mu.Lock()
+	n := len(d.got)
+	d.got = append(d.got, in.Text)
+	d.mu.Unlock()
+	if n == 0 {
+		close(d.first)
+		<-d.release
+	}
+	return nil
+}
+
+func TestCloseDeliversWhatWasAccepted(t *testing.T) {
+	srv := newFakeServer(t, func(line string) []string {
+		m, _ := Parse(line)
+		if m.Command != "NICK" {
+			return nil
+		}
+		out := []string{":srv 001 bot :Welcome"}
+		for i := range 5 {
+			out = append(out, ":alice!a@h PRIVMSG bot :msg "+string(rune('0'+i)))
+		}
+		return out
+	})
+	d := &gatedDeliver{first: make(chan struct{}), release: make(chan struct{})}
+	c, err := New(Config{Addr: srv.ln.Addr().String(), Nick: "bot", Deliver: d, Policy: channel.Policy{DMPolicy: channel.DMPolicyOpen}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	<-d.first
+	for c.Status().Inbound < 5 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closed := make(chan struct{})
+	go func() { _ = c.Close(); close(closed) }()
+	time.Sleep(50 * time.Millisecond)
+	close(d.release)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if strings.Join(d.got, ",") != "msg 0,msg 1,msg 2,msg 3,msg 4" {
+		t.Errorf("delivered = %q, want all five in order", d.got)
+	}
+}
