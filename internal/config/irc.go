@@ -1,9 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -111,6 +113,32 @@ type IRCNickServ struct {
 	RegisterEmail string `json:"registerEmail,omitempty"`
 }
 
+// Environment variables that fill channels.irc keys left unset, as the
+// reference's default account reads them.
+const (
+	EnvIRCHost                  = "IRC_HOST"
+	EnvIRCPort                  = "IRC_PORT"
+	EnvIRCTLS                   = "IRC_TLS"
+	EnvIRCNick                  = "IRC_NICK"
+	EnvIRCUsername              = "IRC_USERNAME"
+	EnvIRCRealname              = "IRC_REALNAME"
+	EnvIRCPassword              = "IRC_PASSWORD"
+	EnvIRCChannels              = "IRC_CHANNELS"
+	EnvIRCNickServPassword      = "IRC_NICKSERV_PASSWORD"
+	EnvIRCNickServRegisterEmail = "IRC_NICKSERV_REGISTER_EMAIL"
+)
+
+// parseEnvBool reads an environment flag (true/false, 1/0, yes/no, on/off).
+func parseEnvBool(v string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on":
+		return true, true
+	case "false", "0", "no", "off":
+		return false, true
+	}
+	return false, false
+}
+
 // IRC defaults, as the reference has them.
 const (
 	DefaultIRCPortTLS        = 6697
@@ -172,14 +200,22 @@ func (c *Config) IRC() IRCSettings {
 		return IRCSettings{BotLoop: loop}
 	}
 	x := func(s string) string { v, _ := expandVars(strings.TrimSpace(s), c.env); return v }
+	e := func(name string) string { return strings.TrimSpace(c.env.get(name)) }
 	s := IRCSettings{
-		Host: x(r.Host), Nick: x(r.Nick), Username: x(r.Username), Realname: x(r.Realname),
+		Host: cmp.Or(x(r.Host), e(EnvIRCHost)), Nick: cmp.Or(x(r.Nick), e(EnvIRCNick)),
+		Username: cmp.Or(x(r.Username), e(EnvIRCUsername)), Realname: cmp.Or(x(r.Realname), e(EnvIRCRealname)),
 		Password: x(r.Password), PasswordFile: x(r.PasswordFile),
 		TLS: r.TLS == nil || *r.TLS, DMPolicy: norm(r.DMPolicy), GroupPolicy: norm(r.GroupPolicy),
 		AllowFrom: slices.Clone(r.AllowFrom), GroupAllowFrom: slices.Clone(r.GroupAllowFrom),
 		AllowNameMatching: r.DangerouslyAllowNameMatching != nil && *r.DangerouslyAllowNameMatching,
 		MentionPatterns:   slices.Clone(r.MentionPatterns), TextChunkLimit: DefaultIRCTextChunkLimit,
 		Groups: map[string]IRCGroupSettings{}, BotLoop: loop.layer(r.BotLoopProtection),
+	}
+	if s.Password == "" && s.PasswordFile == "" {
+		s.Password = c.env.get(EnvIRCPassword)
+	}
+	if v, ok := parseEnvBool(e(EnvIRCTLS)); ok && r.TLS == nil {
+		s.TLS = v
 	}
 	s.Enabled = (r.Enabled == nil || *r.Enabled) && s.Host != "" && s.Nick != ""
 	if s.DMPolicy == "" {
@@ -194,6 +230,8 @@ func (c *Config) IRC() IRCSettings {
 	}
 	if r.Port != nil {
 		s.Port = *r.Port
+	} else if n, err := strconv.Atoi(e(EnvIRCPort)); err == nil && n >= 1 && n <= 65535 {
+		s.Port = n
 	}
 	if s.Username == "" {
 		s.Username = s.Nick
@@ -207,7 +245,11 @@ func (c *Config) IRC() IRCSettings {
 	if r.TextChunkLimit != nil {
 		s.TextChunkLimit = *r.TextChunkLimit
 	}
-	for _, ch := range r.Channels {
+	chans := r.Channels
+	if len(chans) == 0 {
+		chans = strings.Split(e(EnvIRCChannels), ",")
+	}
+	for _, ch := range chans {
 		if ch = strings.TrimSpace(ch); ch != "" {
 			s.Channels = append(s.Channels, ch)
 		}
@@ -219,13 +261,18 @@ func (c *Config) IRC() IRCSettings {
 			BotLoop: s.BotLoop.layer(g.BotLoopProtection),
 		}
 	}
-	if n := r.NickServ; n != nil {
-		s.NickServService = x(n.Service)
-		s.NickServPassword, s.NickServPasswordFile = x(n.Password), x(n.PasswordFile)
-		s.NickServEnabled = (n.Enabled == nil || *n.Enabled) && (s.NickServPassword != "" || s.NickServPasswordFile != "")
-		s.NickServRegister = n.Register != nil && *n.Register
-		s.NickServRegisterEmail = x(n.RegisterEmail)
+	n := r.NickServ
+	if n == nil {
+		n = &IRCNickServ{}
 	}
+	s.NickServService = x(n.Service)
+	s.NickServPassword, s.NickServPasswordFile = x(n.Password), x(n.PasswordFile)
+	if s.NickServPassword == "" && s.NickServPasswordFile == "" {
+		s.NickServPassword = c.env.get(EnvIRCNickServPassword)
+	}
+	s.NickServEnabled = (n.Enabled == nil || *n.Enabled) && (s.NickServPassword != "" || s.NickServPasswordFile != "")
+	s.NickServRegister = n.Register != nil && *n.Register
+	s.NickServRegisterEmail = cmp.Or(x(n.RegisterEmail), e(EnvIRCNickServRegisterEmail))
 	if s.NickServService == "" {
 		s.NickServService = DefaultIRCNickServ
 	}
@@ -247,19 +294,38 @@ func (k *checker) irc() {
 	p := path("channels", "irc")
 	k.botLoop(p.key("botLoopProtection"), r.BotLoopProtection)
 	on := r.Enabled == nil || *r.Enabled
-	if on && strings.TrimSpace(r.Host) == "" {
-		k.fail(p.key("host"), "is required when the IRC channel is enabled")
+	env := func(name string) string { return strings.TrimSpace(k.c.env.get(name)) }
+	if on && strings.TrimSpace(r.Host) == "" && env(EnvIRCHost) == "" {
+		k.fail(p.key("host"), "is required when the IRC channel is enabled (or set %s)", EnvIRCHost)
+	}
+	if v := env(EnvIRCPort); v != "" && r.Port == nil {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 65535 {
+			k.fail(p.key("port"), "%s=%q: must be between 1 and 65535", EnvIRCPort, v)
+		}
+	}
+	if v := env(EnvIRCTLS); v != "" && r.TLS == nil {
+		if _, ok := parseEnvBool(v); !ok {
+			k.fail(p.key("tls"), "%s=%q: must be true or false", EnvIRCTLS, v)
+		}
+	}
+	if len(r.Channels) == 0 {
+		for ch := range strings.SplitSeq(env(EnvIRCChannels), ",") {
+			if ch = strings.TrimSpace(ch); ch != "" && !validIRCRoom(ch) {
+				k.fail(p.key("channels"), "%s: %q is not an IRC channel name such as \"#room\"", EnvIRCChannels, ch)
+			}
+		}
 	}
 	if strings.ContainsAny(r.Host, " \r\n/") {
 		k.fail(p.key("host"), "must be a host name, got %q", r.Host)
 	}
 	k.vars(p.key("host"), r.Host)
 	k.intRange(p.key("port"), r.Port, 1, 65535)
-	if on && strings.TrimSpace(r.Nick) == "" {
-		k.fail(p.key("nick"), "is required when the IRC channel is enabled")
+	if on && strings.TrimSpace(r.Nick) == "" && env(EnvIRCNick) == "" {
+		k.fail(p.key("nick"), "is required when the IRC channel is enabled (or set %s)", EnvIRCNick)
 	}
 	k.vars(p.key("nick"), r.Nick)
-	if nick, _ := expandVars(strings.TrimSpace(r.Nick), k.c.env); nick != "" && !ircNickPattern.MatchString(nick) {
+	nick, _ := expandVars(strings.TrimSpace(r.Nick), k.c.env)
+	if nick = cmp.Or(nick, env(EnvIRCNick)); nick != "" && !ircNickPattern.MatchString(nick) {
 		k.fail(p.key("nick"), "must be an IRC nick (a letter or one of []\\`_^{|} then letters, digits or those, at most 30), got %q", nick)
 	}
 	for _, f := range []struct{ key, v string }{{"username", r.Username}, {"realname", r.Realname}} {

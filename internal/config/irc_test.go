@@ -129,3 +129,35 @@ func TestIRCBotLoopLayers(t *testing.T) {
 		}
 	}
 }
+
+func TestIRCEnvFillsUnsetKeys(t *testing.T) {
+	env := MapEnv(map[string]string{"HOME": t.TempDir(), "IRC_HOST": "irc.env.test", "IRC_PORT": "7000", "IRC_TLS": "false",
+		"IRC_NICK": "envbot", "IRC_USERNAME": "envuser", "IRC_REALNAME": "Env Bot", "IRC_PASSWORD": "pw",
+		"IRC_CHANNELS": "#a, #b,", "IRC_NICKSERV_PASSWORD": "nspw", "IRC_NICKSERV_REGISTER_EMAIL": "bot@example.com"})
+	s := mustParse(t, `{channels: {irc: {}}}`, env).IRC()
+	if !s.Enabled || s.Host != "irc.env.test" || s.Port != 7000 || s.TLS || s.Nick != "envbot" || s.Username != "envuser" ||
+		s.Realname != "Env Bot" || s.Password != "pw" || len(s.Channels) != 2 || s.Channels[1] != "#b" ||
+		!s.NickServEnabled || s.NickServPassword != "nspw" || s.NickServRegisterEmail != "bot@example.com" {
+		t.Errorf("env settings = %+v", s)
+	}
+	// Config keys win over the environment.
+	s = mustParse(t, `{channels: {irc: {host: "cfg.test", nick: "cfgbot", port: 6697, tls: true, channels: ["#c"], password: "cfgpw"}}}`, env).IRC()
+	if s.Host != "cfg.test" || s.Nick != "cfgbot" || s.Port != 6697 || !s.TLS || len(s.Channels) != 1 || s.Password != "cfgpw" {
+		t.Errorf("config over env = %+v", s)
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"IRC_HOST": "h", "IRC_NICK": "n", "IRC_PORT": "0"}, "IRC_PORT=\"0\": must be between 1 and 65535"},
+		{map[string]string{"IRC_HOST": "h", "IRC_NICK": "n", "IRC_TLS": "maybe"}, "IRC_TLS=\"maybe\": must be true or false"},
+		{map[string]string{"IRC_HOST": "h", "IRC_NICK": "9n"}, "must be an IRC nick"},
+		{map[string]string{"IRC_HOST": "h", "IRC_NICK": "n", "IRC_CHANNELS": "#ok,bad"}, `IRC_CHANNELS: "bad" is not an IRC channel name`},
+		{map[string]string{"IRC_NICK": "n"}, "host: is required when the IRC channel is enabled (or set IRC_HOST)"},
+	} {
+		tc.vars["HOME"] = t.TempDir()
+		if _, _, err := Parse("t.json5", []byte(`{channels: {irc: {}}}`), MapEnv(tc.vars)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.vars, err, tc.want)
+		}
+	}
+}

@@ -247,7 +247,8 @@ func toolSelection(s config.ToolSelection) policy.ToolSelection {
 
 // secrets lists the configured secret values.
 func secrets(cfg *config.Config, auth config.GatewayAuth) []string {
-	out := []string{auth.Token, auth.Password}
+	irc := cfg.IRC()
+	out := []string{auth.Token, auth.Password, irc.Password, irc.NickServPassword}
 	providers := cfg.Providers()
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
 		out = append(out, providers[id].APIKey)
