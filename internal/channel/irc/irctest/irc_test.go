@@ -286,3 +286,32 @@ func TestAcceptedMessageAnsweredAfterRestart(t *testing.T) {
 	}
 	waitJoined(t, c2, "#room")
 }
+
+// TestDMScopePerChannelPeer: with session.dmScope per-channel-peer each
+// IRC DM sender gets a session of its own, and replies still go to the
+// sender.
+func TestDMScopePerChannelPeer(t *testing.T) {
+	srv := startServer(t)
+	_, c := startGatewayWith(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", dmPolicy: "open",`, srv.port),
+		`session: { dmScope: "per-channel-peer" },`)
+	waitJoined(t, c)
+	for _, nick := range []string{"Fay", "gus"} {
+		u := connectUser(t, srv, nick)
+		u.send("PRIVMSG sbbot :I am " + nick)
+		if m := u.expect(20*time.Second, privmsgFrom("sbbot", nick)); m.Param(1) != "echo: I am "+nick {
+			t.Fatalf("%s: reply = %q", nick, m.Param(1))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for nick, other := range map[string]string{"fay": "gus", "gus": "Fay"} {
+		var hist map[string]any
+		if err := c.Call(ctx, "chat.history", map[string]any{"sessionKey": "agent:main:irc:direct:" + nick}, &hist); err != nil {
+			t.Fatal(err)
+		}
+		if h := fmt.Sprint(hist); !strings.Contains(h, "I am") || strings.Contains(h, "I am "+other) {
+			t.Errorf("%s's session history = %s", nick, h)
+		}
+	}
+}
