@@ -59,6 +59,7 @@ type channelHub struct {
 	unsub   func()
 	mu      sync.Mutex
 	routes  map[string]channel.Route // by session key, learned from inbound messages
+	closed  bool
 }
 
 // newChannels builds the configured connectors (not started); nil when
@@ -172,6 +173,9 @@ func (h *channelHub) close() {
 	if h.unsub != nil {
 		h.unsub()
 	}
+	h.mu.Lock()
+	h.closed = true // no delivery starts after this
+	h.mu.Unlock()
 	h.cancel()
 	h.wg.Wait()
 }
@@ -252,6 +256,11 @@ func (h *channelHub) onEvent(ev agent.Event) {
 		return
 	}
 	key := ev.SessionKey
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
 	h.wg.Go(func() {
 		ctx, cancel := context.WithTimeout(h.ctx, sendTimeout)
 		defer cancel()
