@@ -193,3 +193,23 @@ func TestLoopGuard(t *testing.T) {
 		}
 	}
 }
+
+func FuzzInbound(f *testing.F) {
+	f.Add("#Room", "alice!~a@h", "alice", "sbbot: hi", true)
+	f.Add("", "x", "x", "", false)
+	f.Fuzz(func(t *testing.T, room, sender, name, text string, group bool) {
+		in := Inbound{Channel: "irc", Kind: KindDirect, Room: room, Sender: sender, SenderName: name, Text: text}
+		if group {
+			in.Kind = KindGroup
+		}
+		in.Mentioned = Mentioned(text, name, nil)
+		p := Policy{AllowFrom: []string{sender, "*!*@*"}, Groups: map[string]Group{NormalizeRoom(room): {AllowFrom: []string{name}}}, AllowNameMatching: true}
+		if d := Admit(p, in); !d.Allow && d.Reason == "" {
+			t.Fatalf("dropped without a reason: %+v", in)
+		}
+		key := SessionKey("main", "main", DMScopePerChannelPeer, in)
+		if !strings.HasPrefix(key, "agent:main:") {
+			t.Fatalf("key %q", key)
+		}
+	})
+}
