@@ -315,3 +315,32 @@ func TestDMScopePerChannelPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyLatency measures IRC in -> IRC out through the gateway with a
+// model that answers at once (the fake LLM, no delay): the gateway's own
+// overhead per message. Messages are spaced to stay inside the flood
+// limit, which would otherwise be what is measured.
+func TestReplyLatency(t *testing.T) {
+	srv := startServer(t)
+	_, c := startGateway(t, fmt.Sprintf(`host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", dmPolicy: "open",`, srv.port))
+	waitJoined(t, c)
+	u := connectUser(t, srv, "lat")
+	// Warm-up: ngircd holds a new client's first commands for about 2s
+	// (its flood penalty after registration), which is not ours to measure.
+	u.send("PRIVMSG sbbot :warm up")
+	u.expect(20*time.Second, privmsgFrom("sbbot", "lat"))
+	time.Sleep(550 * time.Millisecond)
+	var ds []time.Duration
+	for i := range 10 {
+		sent := time.Now()
+		u.send(fmt.Sprintf("PRIVMSG sbbot :ping %d", i))
+		u.expect(20*time.Second, privmsgFrom("sbbot", "lat"))
+		ds = append(ds, time.Since(sent))
+		time.Sleep(550 * time.Millisecond)
+	}
+	slices.Sort(ds)
+	t.Logf("IRC DM in -> reply out, 10 messages, model time ~0: min %s, median %s, max %s", ds[0], ds[len(ds)/2], ds[len(ds)-1])
+	if ds[len(ds)/2] > 2*time.Second {
+		t.Errorf("median %s: far too slow", ds[len(ds)/2])
+	}
+}
