@@ -213,3 +213,28 @@ func FuzzInbound(f *testing.F) {
 		}
 	})
 }
+
+func TestPlainText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain text", "plain text"},
+		{"**bold** and *em* and __strong__ and ~~gone~~", "bold and em and strong and gone"},
+		{"see [the docs](https://example.com/a_b) now", "see the docs (https://example.com/a_b) now"},
+		{"[https://x.test](https://x.test)", "https://x.test"},
+		{"use `**not bold**` here", "use **not bold** here"},
+		{"# Title\n> quoted", "Title\nquoted"},
+		{"```go\nx := a*b*c\n**y**\n```\nafter", "x := a*b*c\n**y**\nafter"},
+		{"2 * 3 * 4", "2 * 3 * 4"},
+		{"snake_case_name", "snake_case_name"},
+	} {
+		if got := PlainText(tc.in); got != tc.want {
+			t.Errorf("PlainText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzPlainText(f *testing.F) {
+	f.Add("**a** `b` [c](d)\n```\ne\n```")
+	f.Fuzz(func(t *testing.T, s string) {
+		_ = PlainText(s)
+	})
+}

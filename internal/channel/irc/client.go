@@ -234,8 +234,8 @@ func (c *Client) setState(fn func(*channel.Status)) {
 	c.mu.Unlock()
 }
 
-// Send implements channel.Channel: text goes to target as PRIVMSG lines,
-// split to the line limit, each line waiting for the flood limiter. When
+// Send implements channel.Channel: text (Markdown) goes to target as
+// plain-text PRIVMSG lines, split to the line limit, each line waiting for the flood limiter. When
 // the client is between connections it waits for the next one until ctx
 // ends. It fails when text has nothing left to send after sanitising.
 func (c *Client) Send(ctx context.Context, target, text string) error {
@@ -257,7 +257,7 @@ func (c *Client) Send(ctx context.Context, target, text string) error {
 				return errors.New("irc: closed")
 			}
 		}
-		lines := channel.Split(text, c.lineBudget(l, target))
+		lines := channel.Split(channel.PlainText(text), c.lineBudget(l, target))
 		if len(lines) == 0 {
 			return errors.New("irc: message is empty after sanitising")
 		}

@@ -375,3 +375,22 @@ func TestCloseDeliversWhatWasAccepted(t *testing.T) {
 		t.Errorf("delivered = %q, want all five in order", d.got)
 	}
 }
+
+func TestSendRendersMarkdownAsPlainText(t *testing.T) {
+	srv := newFakeServer(t, welcomer())
+	c := startClient(t, Config{Addr: srv.ln.Addr().String(), Nick: "bot"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Send(ctx, "#md", "**done**: see [docs](https://x.test)\n```\ncode *here*\n```"); err != nil {
+		t.Fatal(err)
+	}
+	var md []string
+	for _, l := range srv.waitFor(t, func(l []string) bool { return len(l) >= 5 }) {
+		if strings.HasPrefix(l, "PRIVMSG #md :") {
+			md = append(md, strings.TrimPrefix(l, "PRIVMSG #md :"))
+		}
+	}
+	if strings.Join(md, "|") != "done: see docs (https://x.test)|code *here*" {
+		t.Errorf("lines = %q", md)
+	}
+}
