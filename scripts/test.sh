@@ -53,4 +53,15 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# ngircd for the IRC connector's tests (internal/channel/irc/irctest):
+# installed with apt-get when running as root; otherwise they skip (and
+# fail under CI=true).
+if ! command -v ngircd >/dev/null 2>&1 && [ ! -x /usr/sbin/ngircd ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd
+  else
+    echo "test.sh: ngircd missing (apt-get install ngircd); the IRC tests will skip" >&2
+  fi
+fi
+
 go test -race -shuffle=on -count=1 -timeout 20m "$@" ./...

@@ -375,6 +375,8 @@ var leaves = map[string][]string{
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
 	"internal/outbox": {"internal/safeerr", "internal/store"},
+	// channel: routing, access gates and splitting for chat channels, pure.
+	"internal/channel": nil,
 	// Test support: nothing from Switchboard, so any package's tests may use it.
 	"internal/interop": {"github.com/dlclark/regexp2", "github.com/santhosh-tekuri/jsonschema/v6"},
 }
@@ -403,6 +405,9 @@ var importAllowLists = map[string][]string{
 		"internal/toolinvoke",
 		"internal/transcript",
 	},
+	// channel/irc: the IRC connector; the gateway is reached through
+	// channel.Deliverer, never imported.
+	"internal/channel/irc": {"golang.org/x/time/rate", "internal/channel"},
 	// webui: static assets and their handler; the page talks to the
 	// gateway over its public protocol only.
 	"internal/webui": nil,

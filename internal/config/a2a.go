@@ -9,10 +9,13 @@ import (
 	"time"
 )
 
-// Channels is the "channels" section. Switchboard reads only the A2A
-// channel; other channels' keys are reported as unknown.
+// Channels is the "channels" section. Switchboard reads the A2A and IRC
+// channels; other channels' keys are reported as unknown.
 type Channels struct {
 	A2A *A2AChannel `json:"a2a,omitempty"`
+	IRC *IRCChannel `json:"irc,omitempty"`
+	// Defaults holds what several channels share.
+	Defaults *ChannelDefaults `json:"defaults,omitempty"`
 }
 
 // A2AChannel is "channels.a2a", with the reference's keys.

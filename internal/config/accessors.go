@@ -109,6 +109,14 @@ func (c *Config) MainKey() string {
 	return DefaultMainKey
 }
 
+// DMScope returns session.dmScope, default "main".
+func (c *Config) DMScope() string {
+	if s := norm(c.Session.DMScope); s != "" {
+		return s
+	}
+	return "main"
+}
+
 // SendPolicy returns a copy of session.sendPolicy, or nil when it is unset
 // (every send is allowed).
 func (c *Config) SendPolicy() *SendPolicy {

@@ -27,7 +27,7 @@ type Config struct {
 	// Memory is the "memory" section; Switchboard reads the embedding
 	// provider of memory.search (for /v1/embeddings).
 	Memory Memory `json:"memory,omitzero"`
-	// Channels is the "channels" section (only channels.a2a is read).
+	// Channels is the "channels" section (channels.a2a and channels.irc).
 	Channels Channels `json:"channels,omitzero"`
 	// Hooks is the "hooks" section (webhook ingress).
 	Hooks Hooks `json:"hooks,omitzero"`
@@ -83,6 +83,10 @@ type Session struct {
 	Scope string `json:"scope,omitempty"`
 	// MainKey is the main-session suffix (default "main").
 	MainKey string `json:"mainKey,omitempty"`
+	// DMScope is how channel direct messages map to sessions: "main"
+	// (default), "per-peer", "per-channel-peer" or
+	// "per-account-channel-peer".
+	DMScope string `json:"dmScope,omitempty"`
 	// SendPolicy is nil when unset, which allows every send.
 	SendPolicy   *SendPolicy         `json:"sendPolicy,omitempty"`
 	AgentToAgent SessionAgentToAgent `json:"agentToAgent,omitzero"`

@@ -72,6 +72,12 @@ func (c *Config) Redacted() *Config {
 	out.Gateway.Auth.Token = hide(out.Gateway.Auth.Token)
 	out.Gateway.Auth.Password = hide(out.Gateway.Auth.Password)
 	out.Storage.URL = hide(out.Storage.URL)
+	if r := out.Channels.IRC; r != nil {
+		r.Password = hide(r.Password)
+		if r.NickServ != nil {
+			r.NickServ.Password = hide(r.NickServ.Password)
+		}
+	}
 	env := c.env
 	out.env = func(name string) string {
 		switch name {

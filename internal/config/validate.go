@@ -103,6 +103,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.storage()
 	k.mcp()
 	k.a2a()
+	k.irc()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings
@@ -115,6 +116,7 @@ func sortByLine[T any](s []T, line func(T) int) {
 func (k *checker) session() {
 	s := k.c.Session
 	k.enum(path("session", "scope"), s.Scope, "per-sender", "global")
+	k.enum(path("session", "dmScope"), s.DMScope, "main", "per-peer", "per-channel-peer", "per-account-channel-peer")
 	if s.SendPolicy != nil {
 		sp := path("session", "sendPolicy")
 		k.enum(sp.key("default"), s.SendPolicy.Default, "allow", "deny")

@@ -116,6 +116,7 @@ type Daemon struct {
 	Addrs []net.Addr
 
 	a2a       *a2a.Server // nil when channels.a2a is off
+	chans     *channelHub // nil when no chat channel is enabled
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
@@ -351,6 +352,17 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		builtin = append(builtin, fetch)
 	}
 	box.set(builtin...)
+	// The chat channels listen for run ends before Recover resumes queued
+	// runs, so a message accepted before a restart still gets its reply.
+	chans, err := newChannels(set, st, runner, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && chans != nil {
+			chans.close()
+		}
+	}()
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -392,6 +404,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	d.chans = chans
 	var cronSvc gateway.CronService
 	if cs, ok := rawStore.(store.CronStore); ok {
 		sched, err := newCron(cs, runner, alias, cfg.DefaultAgentID())
@@ -418,6 +431,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Invoker:               rpcTools,
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(mcpc) },
+		ChannelStatus:         chans.status,
 		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
 	})
 	if err != nil {
@@ -519,6 +533,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 		})
 	}
+	if d.chans != nil {
+		d.chans.start()
+	}
 	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: started.UTC()}
 	for _, a := range d.Addrs {
 		rec.Addrs = append(rec.Addrs, a.String())
@@ -614,6 +631,9 @@ func (d *Daemon) Close() error {
 		}
 		if d.a2a != nil {
 			d.a2a.Close() // its runs end before the runner stops
+		}
+		if d.chans != nil {
+			d.chans.close() // no new inbound runs; replies in flight end
 		}
 		d.stop()
 		d.wg.Wait()

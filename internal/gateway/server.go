@@ -141,6 +141,9 @@ type Config struct {
 	// MCPServers reports the configured MCP servers for mcp.list; nil
 	// means none.
 	MCPServers func() []wire.MCPServer
+	// ChannelStatus reports the chat channel connectors for
+	// channels.status; nil means none.
+	ChannelStatus func() []wire.ChannelStatus
 	// Invoker runs tools.invoke; nil makes it answer UNAVAILABLE.
 	Invoker ToolInvoker
 	// Subagents serves subagents.list/kill and announces.list/redeliver;

@@ -42,6 +42,10 @@ type Settings struct {
 
 	Sessions  Sessions
 	Subagents Subagents
+	// DMScope is session.dmScope: how channel DMs map to sessions.
+	DMScope string
+	// IRC is channels.irc.
+	IRC config.IRCSettings
 
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
@@ -145,6 +149,8 @@ func Resolve(cfg *config.Config) *Settings {
 			RunTimeoutSeconds: cfg.RunTimeoutSeconds(), AnnounceTimeoutMs: cfg.AnnounceTimeoutMs(),
 			Attachments: cfg.Attachments(), Tools: cfg.SubagentTools(),
 		},
+		DMScope:  cfg.DMScope(),
+		IRC:      cfg.IRC(),
 		agentIDs: cfg.AgentIDs(),
 		agents:   map[string]Agent{},
 		cfg:      cfg,
@@ -246,7 +252,8 @@ func toolSelection(s config.ToolSelection) policy.ToolSelection {
 
 // secrets lists the configured secret values.
 func secrets(cfg *config.Config, auth config.GatewayAuth) []string {
-	out := []string{auth.Token, auth.Password}
+	irc := cfg.IRC()
+	out := []string{auth.Token, auth.Password, irc.Password, irc.NickServPassword}
 	providers := cfg.Providers()
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
 		out = append(out, providers[id].APIKey)

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +150,19 @@ func TestResolve(t *testing.T) {
 	}
 	if other.Configured || other.Model != "openai/gpt-x" || other.ID != "ghost" || s.Known("ghost") || !s.Known("ops") {
 		t.Errorf("unconfigured agent = %+v (known %v)", other, s.Known("ghost"))
+	}
+}
+
+func TestResolveChannels(t *testing.T) {
+	s := Resolve(parse(t, `{session: {dmScope: "per-peer"}, channels: {irc: {host: "irc.test", nick: "bot", tls: false, channels: ["#room"]}}}`))
+	if s.DMScope != "per-peer" || !s.IRC.Enabled || s.IRC.Host != "irc.test" || s.IRC.Port != 6667 || s.IRC.Channels[0] != "#room" {
+		t.Errorf("channels = %q %+v", s.DMScope, s.IRC)
+	}
+	sec := Resolve(parse(t, `{channels: {irc: {host: "h", nick: "n", password: "srv-secret", nickserv: {password: "ns-secret"}}}}`)).Sessions.Secrets
+	if !slices.Contains(sec, "srv-secret") || !slices.Contains(sec, "ns-secret") {
+		t.Errorf("secrets = %q, want the IRC passwords", sec)
+	}
+	if d := Resolve(parse(t, `{}`)); d.DMScope != "main" || d.IRC.Enabled {
+		t.Errorf("defaults = %q %+v", d.DMScope, d.IRC)
 	}
 }

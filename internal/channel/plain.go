@@ -1,0 +1,64 @@
+package channel
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	mdLink     = regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\s]+)\)`)
+	mdStrong   = regexp.MustCompile(`(\*\*|__)([^*_\n]+?)(\*\*|__)`)
+	mdEmph     = regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*`)
+	mdStrike   = regexp.MustCompile(`~~([^~\n]+?)~~`)
+	mdCode     = regexp.MustCompile("`([^`\n]+)`")
+	mdHeading  = regexp.MustCompile(`^#{1,6}\s+`)
+	mdQuoteRaw = regexp.MustCompile(`^>\s?`)
+)
+
+// PlainText renders Markdown as plain text for a channel without
+// formatting (IRC): code fences go and their contents stay verbatim;
+// outside them inline code, emphasis, strike-through and headings lose
+// their markers, quotes their '>', and links become "text (url)" (or the
+// bare url when the text is the url).
+func PlainText(md string) string {
+	var b strings.Builder
+	inFence := false
+	for line := range strings.Lines(md) {
+		body := strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(strings.TrimSpace(body), "```") {
+			inFence = !inFence
+			continue
+		}
+		if !inFence {
+			body = plainLine(body)
+		}
+		b.WriteString(body)
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func plainLine(s string) string {
+	s = mdHeading.ReplaceAllString(s, "")
+	s = mdQuoteRaw.ReplaceAllString(s, "")
+	// Inline code first, so that what it holds keeps its markers.
+	var codes []string
+	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+		codes = append(codes, m[1:len(m)-1])
+		return "\x00" + string(rune('0'+len(codes)-1)) + "\x00"
+	})
+	s = mdLink.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdLink.FindStringSubmatch(m)
+		if sub[1] == "" || sub[1] == sub[2] {
+			return sub[2]
+		}
+		return sub[1] + " (" + sub[2] + ")"
+	})
+	s = mdStrong.ReplaceAllString(s, "$2")
+	s = mdEmph.ReplaceAllString(s, "$1$2")
+	s = mdStrike.ReplaceAllString(s, "$1")
+	for i, c := range codes {
+		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", c, 1)
+	}
+	return s
+}

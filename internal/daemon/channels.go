@@ -1,0 +1,321 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/channel"
+	"github.com/switchboardhq/switchboard/internal/channel/irc"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// sendTimeout bounds one outbound delivery to a channel (waiting for a
+// reconnect included).
+const sendTimeout = 2 * time.Minute
+
+// connector is a chat channel connector the hub runs.
+type connector interface {
+	channel.Channel
+	Start()
+	Close() error
+}
+
+// channelHub joins the chat channel connectors to the runner: admitted
+// inbound messages become runs in their routed sessions, and the replies
+// of runs in sessions routed to a channel (and announces posted there)
+// go back out through it.
+type channelHub struct {
+	runner  *agent.Runner
+	store   store.Store
+	agentID string
+	mainKey string
+	dmScope string
+	prompts map[string]string // per-room extra system prompt, by lower-cased room
+	queue   policy.QueueConfig
+	log     *slog.Logger
+	conns   map[string]connector
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	unsub   func()
+	mu      sync.Mutex
+	routes  map[string]channel.Route // by session key, learned from inbound messages
+	closed  bool
+}
+
+// newChannels builds the configured connectors (not started); nil when
+// no channel is enabled.
+func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, log *slog.Logger) (*channelHub, error) {
+	s := set.IRC
+	if !s.Enabled {
+		return nil, nil
+	}
+	h := &channelHub{
+		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
+		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
+		routes: map[string]channel.Route{},
+	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	c, err := newIRC(s, h, log)
+	if err != nil {
+		h.cancel()
+		return nil, err
+	}
+	for room, g := range s.Groups {
+		if g.SystemPrompt != "" {
+			h.prompts[room] = g.SystemPrompt
+		}
+	}
+	h.conns[irc.Name] = c
+	h.unsub = runner.Subscribe(h.onEvent)
+	return h, nil
+}
+
+// newIRC builds the IRC connector from channels.irc.
+func newIRC(s config.IRCSettings, h *channelHub, log *slog.Logger) (*irc.Client, error) {
+	password, err := secretOrFile(s.Password, s.PasswordFile, "channels.irc.passwordFile")
+	if err != nil {
+		return nil, err
+	}
+	nsPass, err := secretOrFile(s.NickServPassword, s.NickServPasswordFile, "channels.irc.nickserv.passwordFile")
+	if err != nil {
+		return nil, err
+	}
+	var pats []*regexp.Regexp
+	for _, p := range s.MentionPatterns {
+		re, err := regexp.Compile("(?i)" + p)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: channels.irc.mentionPatterns: %w", err)
+		}
+		pats = append(pats, re)
+	}
+	pol := channel.Policy{
+		DMPolicy: s.DMPolicy, AllowFrom: s.AllowFrom, GroupPolicy: s.GroupPolicy, GroupAllowFrom: s.GroupAllowFrom,
+		Groups: map[string]channel.Group{}, AllowNameMatching: s.AllowNameMatching,
+	}
+	loop := func(b config.BotLoopSettings) channel.LoopConfig {
+		return channel.LoopConfig{Enabled: b.Enabled, MaxEvents: b.MaxEvents, Window: b.Window, Cooldown: b.Cooldown}
+	}
+	rooms := map[string]channel.LoopConfig{}
+	for room, g := range s.Groups {
+		pol.Groups[room] = channel.Group{Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: g.AllowFrom}
+		rooms[room] = loop(g.BotLoop)
+	}
+	cfg := irc.Config{
+		Addr: net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), TLS: s.TLS,
+		Nick: s.Nick, Username: s.Username, Realname: s.Realname, Password: password, Channels: s.Channels,
+		Policy: pol, MentionPatterns: pats, ChunkLimit: s.TextChunkLimit, Deliver: h, Logger: log,
+		BotLoop: loop(s.BotLoop), RoomBotLoop: rooms,
+	}
+	if s.NickServEnabled {
+		cfg.NickServ = irc.NickServ{Service: s.NickServService, Password: nsPass, Register: s.NickServRegister, RegisterEmail: s.NickServRegisterEmail}
+	}
+	c, err := irc.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	return c, nil
+}
+
+// secretOrFile returns the inline secret, or the first line of file
+// (which must be a regular file).
+func secretOrFile(inline, file, key string) (string, error) {
+	if file == "" {
+		return inline, nil
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return "", fmt.Errorf("daemon: %s: %w", key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("daemon: %s: %s is not a regular file", key, file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("daemon: %s: %w", key, err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
+}
+
+// start starts the connectors (run events are followed from newChannels
+// on).
+func (h *channelHub) start() {
+	for _, c := range h.conns {
+		c.Start()
+	}
+}
+
+// close stops the connectors, then the outbound deliveries in flight.
+func (h *channelHub) close() {
+	for _, c := range h.conns {
+		_ = c.Close()
+	}
+	if h.unsub != nil {
+		h.unsub()
+	}
+	h.mu.Lock()
+	h.closed = true // no delivery starts after this
+	h.mu.Unlock()
+	h.cancel()
+	h.wg.Wait()
+}
+
+// status reports the connectors for channels.status.
+func (h *channelHub) status() []wire.ChannelStatus {
+	if h == nil {
+		return nil
+	}
+	var out []wire.ChannelStatus
+	for _, name := range slices.Sorted(maps.Keys(h.conns)) {
+		s := h.conns[name].Status()
+		out = append(out, wire.ChannelStatus{Channel: name, Accounts: []wire.ChannelAccount{{
+			AccountID: s.AccountID, State: s.State, Connected: s.Connected, Running: s.State != "stopped",
+			Server: s.Server, Nick: s.Nick, Rooms: s.Rooms, LastError: s.LastError, Reconnects: s.Reconnects,
+			ConnectedAtMs: s.ConnectedAtMs, Inbound: s.Inbound, Outbound: s.Outbound,
+		}}})
+	}
+	return out
+}
+
+// Deliver implements channel.Deliverer: the message becomes a run in its
+// routed session. Submit stores the run with its input before it
+// returns, so an accepted message survives a restart.
+func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
+	key := channel.SessionKey(h.agentID, h.mainKey, h.dmScope, in)
+	route := channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.ReplyTo()}
+	text := in.Text
+	if in.Kind == channel.KindGroup {
+		text = in.SenderName + ": " + in.Text
+	}
+	runID := uuid.NewString()
+	h.mu.Lock()
+	h.routes[key] = route
+	h.mu.Unlock()
+	q := policy.ResolveQueue(policy.QueueInput{Channel: in.Channel, Config: h.queue})
+	_, _, err := h.runner.Submit(ctx, agent.Input{
+		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
+		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
+		ExtraSystemPrompt: h.prompts[channel.NormalizeRoom(in.Room)],
+		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
+	})
+	if err != nil {
+		return fmt.Errorf("%s inbound: %w", in.Channel, err)
+	}
+	if _, err := h.store.UpdateSession(ctx, key, false, func(s *store.Session) error {
+		s.LastChannel, s.LastTo, s.LastAccountID = route.Channel, route.To, route.AccountID
+		s.DeliveryContext = &store.DeliveryContext{Channel: route.Channel, To: route.To, AccountID: route.AccountID}
+		return nil
+	}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		h.log.Warn("channel: could not record the session's route", "session", key, "err", err)
+	}
+	return nil
+}
+
+// onEvent sends a run's final reply, or a posted announce, to the channel
+// its session is routed to. Runs count when a channel started them or
+// they deliver a sub-agent's announce; posts count when they come from
+// another session (the agent-to-agent announce step). A person's turn
+// from the Control UI stays there.
+func (h *channelHub) onEvent(ev agent.Event) {
+	if h.ctx.Err() != nil {
+		return
+	}
+	var text string
+	switch {
+	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
+		if ev.Message == nil || ev.Run.Status != store.RunOK || !h.replies(ev.Run) {
+			return
+		}
+		text = ev.Message.Text()
+	case ev.Stream == agent.StreamPost && ev.Message != nil && ev.Message.Provenance != nil:
+		text = ev.Message.Text()
+	default:
+		return
+	}
+	if strings.TrimSpace(text) == "" || strings.TrimSpace(text) == "NO_REPLY" {
+		return
+	}
+	key := ev.SessionKey
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(h.ctx, sendTimeout)
+		defer cancel()
+		r, ok := h.route(ctx, key)
+		if !ok {
+			return
+		}
+		c := h.conns[r.Channel]
+		if c == nil {
+			return
+		}
+		if err := c.Send(ctx, r.To, text); err != nil {
+			h.log.Warn("channel: reply not delivered", "channel", r.Channel, "to", r.To, "session", key, "err", err)
+		}
+	})
+}
+
+// subagentAnnounceTool is the provenance source tool of a sub-agent
+// announce run (package subagent's).
+const subagentAnnounceTool = "subagent_announce"
+
+// replies reports whether a run's reply goes out to a channel: its
+// stored input came in on one of the hub's channels, or it is a
+// sub-agent announce turn. Agent-to-agent steps (sessions_send) reply to
+// the sender, not the channel; their announce step arrives as a post.
+// It reads the run's durable input, so a run resumed after a restart
+// answers too.
+func (h *channelHub) replies(run *store.Run) bool {
+	var in struct {
+		Channel    string            `json:"channel"`
+		Provenance *agent.Provenance `json:"provenance"`
+	}
+	if json.Unmarshal(run.Input, &in) != nil {
+		return false
+	}
+	return h.conns[in.Channel] != nil || in.Provenance != nil && in.Provenance.SourceTool == subagentAnnounceTool
+}
+
+// route finds where a session's replies go: the route an inbound message
+// set, the one its key names, or the one stored on the session.
+func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool) {
+	h.mu.Lock()
+	r, ok := h.routes[key]
+	h.mu.Unlock()
+	if ok {
+		return r, true
+	}
+	for name := range h.conns {
+		if r, ok := channel.RouteFromKey(name, key); ok {
+			return r, true
+		}
+	}
+	s, err := h.store.GetSession(ctx, key)
+	if err != nil || s.DeliveryContext == nil || h.conns[s.DeliveryContext.Channel] == nil || s.DeliveryContext.To == "" {
+		return channel.Route{}, false
+	}
+	return channel.Route{Channel: s.DeliveryContext.Channel, AccountID: s.DeliveryContext.AccountID, To: s.DeliveryContext.To}, true
+}
