@@ -14,6 +14,12 @@ type ToolsExec struct {
 	// MaxOutputBytes caps the output exec returns (head and tail kept);
 	// nil when unset (200000).
 	MaxOutputBytes *int `json:"maxOutputBytes,omitempty"`
+	// BackgroundMs is how long exec waits before moving a running command
+	// to the background (nil: 10000).
+	BackgroundMs *int `json:"backgroundMs,omitempty"`
+	// CleanupMs is how long a finished background command is kept for the
+	// process tool (nil: 1800000).
+	CleanupMs *int `json:"cleanupMs,omitempty"`
 }
 
 // AgentTools is "agents.list[].tools": the agent's own tool selection,
@@ -29,6 +35,8 @@ type AgentTools struct {
 const (
 	DefaultExecTimeoutSeconds = 1800
 	DefaultExecMaxOutputBytes = 200_000
+	DefaultExecBackgroundMs   = 10_000
+	DefaultExecCleanupMs      = 1_800_000
 )
 
 // ToolSelection is a scope's {profile, allow, alsoAllow, deny} as written
@@ -63,6 +71,8 @@ type ExecSettings struct {
 	Timeout        time.Duration
 	PathPrepend    []string
 	MaxOutputBytes int
+	// Yield and Cleanup are backgroundMs and cleanupMs.
+	Yield, Cleanup time.Duration
 }
 
 // Exec returns tools.exec with defaults applied.
@@ -77,6 +87,8 @@ func (c *Config) Exec() ExecSettings {
 		Timeout:        timeout,
 		PathPrepend:    slices.Clone(e.PathPrepend),
 		MaxOutputBytes: positiveOr(e.MaxOutputBytes, DefaultExecMaxOutputBytes),
+		Yield:          time.Duration(positiveOr(e.BackgroundMs, DefaultExecBackgroundMs)) * time.Millisecond,
+		Cleanup:        time.Duration(positiveOr(e.CleanupMs, DefaultExecCleanupMs)) * time.Millisecond,
 	}
 }
 
@@ -98,4 +110,7 @@ func (k *checker) toolsExec() {
 	e := k.c.Tools.Exec
 	k.intRange(p.key("timeoutSeconds"), e.TimeoutSeconds, 0, 7*24*3600)
 	k.intMin(p.key("maxOutputBytes"), e.MaxOutputBytes, 1000)
+	// The reference clamps these to 10 ms–2 min and 1 min–3 h.
+	k.intRange(p.key("backgroundMs"), e.BackgroundMs, 10, 120_000)
+	k.intRange(p.key("cleanupMs"), e.CleanupMs, 60_000, 3*3600_000)
 }

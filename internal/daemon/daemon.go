@@ -135,7 +135,8 @@ type Daemon struct {
 	closeOnce   sync.Once
 	closeErr    error
 	started     time.Time
-	api         *httpFront // /tools/invoke and the OpenAI-compatible paths
+	api         *httpFront  // /tools/invoke and the OpenAI-compatible paths
+	jobs        *shell.Jobs // exec's background commands
 	mods        *models
 }
 
@@ -346,8 +347,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}()
 	execCfg := cfg.Exec()
-	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes})
-	builtin := append(append(sessTools.All(), subs.Tool(), execTool), files.All()...)
+	// Commands exec moves to the background live here until the process
+	// tool clears them or the gateway stops (which kills the rest).
+	jobs := shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
+	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: jobs})
+	builtin := append(append(sessTools.All(), subs.Tool(), execTool, shell.NewProcessTool(jobs)), files.All()...)
 	if fetch := webFetchTool(cfg); fetch != nil {
 		builtin = append(builtin, fetch)
 	}
@@ -376,6 +380,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 
 	d := &Daemon{
+		jobs:      jobs,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
 		logs:      logs,
@@ -637,6 +642,7 @@ func (d *Daemon) Close() error {
 		}
 		d.stop()
 		d.wg.Wait()
+		d.jobs.Close() // background commands die with the gateway
 		// Deliveries and flows stop before the runner; what is cut short
 		// stays pending for the next start.
 		if err := d.outbox.Close(); err != nil {

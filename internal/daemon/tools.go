@@ -66,14 +66,38 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth
 	}
-	if depth == 0 {
-		return all
+	if depth > 0 {
+		tp := b.conf.Subagents.Tools
+		maxDepth := b.conf.Subagents.MaxSpawnDepth
+		all = all.Filter(func(t tools.Tool) bool {
+			return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
+		})
 	}
-	tp := b.conf.Subagents.Tools
-	maxDepth := b.conf.Subagents.MaxSpawnDepth
-	return all.Filter(func(t tools.Tool) bool {
-		return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
-	})
+	return foregroundUnlessProcess(all)
+}
+
+// foregroundUnlessProcess makes exec run every command in the foreground
+// when the run is not offered the process tool (nothing could follow a
+// backgrounded command), as the reference does.
+func foregroundUnlessProcess(set *tools.Set) *tools.Set {
+	out := set.All()
+	has := false
+	for _, t := range out {
+		has = has || t.Name() == shell.ProcessToolName
+	}
+	if has {
+		return set
+	}
+	changed := false
+	for i, t := range out {
+		if ex, ok := t.(*shell.Tool); ok {
+			out[i], changed = ex.Foreground(), true
+		}
+	}
+	if !changed {
+		return set
+	}
+	return tools.NewSet(out...)
 }
 
 // workspaceWritable reports whether a run may write its workspace: always

@@ -124,7 +124,7 @@ func TestExecThroughGateway(t *testing.T) {
 // tools.profile, allow/deny and agents.list[].tools decide which tool
 // schemas the model receives, and a removed tool cannot be called.
 func TestToolProfilesThroughGateway(t *testing.T) {
-	all := []string{"agents_list", "apply_patch", "edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
+	all := []string{"agents_list", "apply_patch", "edit", "exec", "list", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
 	tests := []struct {
 		name, tools, agents string
 		key                 string
@@ -134,7 +134,7 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 		{"full", `tools: { profile: "full" },`, ``, "agent:main:main", all},
 		{"minimal", `tools: { profile: "minimal" },`, ``, "agent:main:main", nil},
 		{"coding", `tools: { profile: "coding" },`, ``, "agent:main:main",
-			[]string{"apply_patch", "edit", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
+			[]string{"apply_patch", "edit", "exec", "list", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
 		{"messaging", `tools: { profile: "messaging" },`, ``, "agent:main:main",
 			[]string{"sessions_history", "sessions_list", "sessions_send", "sessions_spawn"}},
 		{"deny group and glob", `tools: { deny: ["group:runtime", "sessions_*"] },`, ``, "agent:main:main",
@@ -142,10 +142,10 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 		{"profile plus alsoAllow", `tools: { profile: "minimal", alsoAllow: ["group:fs"] },`, ``, "agent:main:main",
 			[]string{"apply_patch", "edit", "list", "read", "write"}},
 		{"sandboxed agent: exec in the sandbox, no workspace file tools (workspaceAccess none)", ``, `{ id: "main", default: true, sandbox: { mode: "all" } }`, "agent:main:main",
-			[]string{"agents_list", "exec", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch"}},
+			[]string{"agents_list", "exec", "process", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch"}},
 		{"non-main sandbox keeps exec in main", ``, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, "agent:main:main", all},
 		{"non-main sandbox confines elsewhere", ``, `{ id: "main", default: true, sandbox: { mode: "non-main", workspaceAccess: "ro" } }`, "agent:main:side",
-			[]string{"agents_list", "exec", "list", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch"}},
+			[]string{"agents_list", "exec", "list", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch"}},
 		{"per agent", `tools: { profile: "coding" },`, `{ id: "main", default: true }, { id: "ops", tools: { profile: "minimal", alsoAllow: ["exec"] } }`, "agent:ops:main",
 			[]string{"exec"}},
 	}

@@ -21,6 +21,11 @@ type request struct {
 	// Timeout is the per-call limit when HasTimeout; 0 disables it.
 	Timeout    time.Duration
 	HasTimeout bool
+	// Yield is how long to wait before backgrounding, when HasYield.
+	Yield    time.Duration
+	HasYield bool
+	// Background starts the command in the background at once.
+	Background bool
 }
 
 // maxTimeoutSeconds bounds timeoutSeconds (one week), keeping the
@@ -42,9 +47,9 @@ func blockedEnvKey(key string) bool {
 }
 
 // parseArgs validates exec's arguments: {command, workdir?, env?,
-// timeoutSeconds?, host?} plus the reference's yieldMs, background, pty,
+// timeoutSeconds?, yieldMs?, background?, host?} plus the reference's pty,
 // ask and elevated, which are accepted and do not change how the command
-// runs here (it always runs in the foreground on the gateway host).
+// runs here.
 func parseArgs(raw json.RawMessage) (request, error) {
 	var in struct {
 		Command        *string         `json:"command"`
@@ -52,6 +57,8 @@ func parseArgs(raw json.RawMessage) (request, error) {
 		Env            json.RawMessage `json:"env"`
 		TimeoutSeconds json.RawMessage `json:"timeoutSeconds"`
 		Host           *string         `json:"host"`
+		YieldMs        json.RawMessage `json:"yieldMs"`
+		Background     json.RawMessage `json:"background"`
 	}
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
@@ -93,6 +100,18 @@ func parseArgs(raw json.RawMessage) (request, error) {
 		r.Timeout, r.HasTimeout = time.Duration(secs*float64(time.Second)), true
 		if secs > 0 && r.Timeout < time.Millisecond {
 			r.Timeout = time.Millisecond
+		}
+	}
+	if len(in.YieldMs) > 0 && string(in.YieldMs) != "null" {
+		var ms float64
+		if err := json.Unmarshal(in.YieldMs, &ms); err != nil || math.IsNaN(ms) || ms < 0 {
+			return r, fmt.Errorf("yieldMs must be a non-negative number of milliseconds, got %s", in.YieldMs)
+		}
+		r.Yield, r.HasYield = time.Duration(min(ms, maxTimeoutSeconds*1000)*float64(time.Millisecond)), true
+	}
+	if len(in.Background) > 0 && string(in.Background) != "null" {
+		if err := json.Unmarshal(in.Background, &r.Background); err != nil {
+			return r, fmt.Errorf("background must be true or false, got %s", in.Background)
 		}
 	}
 	if len(in.Env) > 0 && string(in.Env) != "null" {

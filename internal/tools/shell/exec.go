@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,10 @@ type Config struct {
 	// that runs argv inside the sandbox, or an error (the backend is
 	// unavailable, the workdir is outside its view) and nothing runs.
 	Sandbox Confiner
+	// Jobs, when set, lets commands go to the background (yieldMs,
+	// background) for the process tool to follow; nil runs every command
+	// in the foreground, ignoring those arguments.
+	Jobs *Jobs
 }
 
 // Confiner wraps a command in a sandbox (internal/sandbox's Spec).
@@ -82,8 +87,8 @@ var schema = json.RawMessage(`{
     "workdir": {"type": "string", "description": "Working directory; relative paths start at the workspace (the default)."},
     "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment overrides on top of the inherited environment (PATH and loader variables cannot be set)."},
     "timeoutSeconds": {"type": "number", "minimum": 0, "description": "Kill the command and its children after this many seconds; 0 disables the limit."},
-    "yieldMs": {"type": "number", "description": "Accepted for compatibility; commands run in the foreground."},
-    "background": {"type": "boolean", "description": "Accepted for compatibility; commands run in the foreground."},
+    "yieldMs": {"type": "number", "minimum": 0, "description": "Move the command to the background after this many milliseconds (default 10000); follow it with the process tool."},
+    "background": {"type": "boolean", "description": "Start the command in the background at once; follow it with the process tool."},
     "pty": {"type": "boolean", "description": "Accepted for compatibility; no terminal is allocated."},
     "host": {"type": "string", "enum": ["auto", "sandbox", "gateway", "node"], "description": "Where to run; only the gateway host is available."},
     "ask": {"type": "string", "enum": ["off", "on-miss", "always"]},
@@ -109,7 +114,8 @@ func (*Tool) Schema() json.RawMessage { return schema }
 
 // Details is exec's structured result.
 type Details struct {
-	// Status is "completed" (the shell exited by itself) or "failed".
+	// Status is "completed" (the shell exited by itself), "failed", or
+	// "running" (moved to the background).
 	Status   string `json:"status"`
 	ExitCode *int   `json:"exitCode"`
 	// ExitSignal names the signal that ended the shell, if one did.
@@ -119,6 +125,10 @@ type Details struct {
 	// Truncated is set when output was left out of the middle.
 	Truncated bool   `json:"truncated,omitempty"`
 	Cwd       string `json:"cwd"`
+	// SessionID and PID name a command moved to the background (status
+	// "running"), for the process tool.
+	SessionID string `json:"sessionId,omitempty"`
+	PID       int    `json:"pid,omitempty"`
 }
 
 // Call runs the command and waits for it.
@@ -150,11 +160,24 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		cmd.Dir = cwd
 		cmd.Env = t.environ(req.Env)
 	}
-	cmd.Stdout, cmd.Stderr = out, out
+	caller := tools.CallerFrom(ctx)
+	j := &job{
+		id: newJobID(), agent: caller.AgentID, command: req.Command, cmd: cmd, out: out,
+		pending: newPendingBuffer(pendingMax), timeout: timeout, done: make(chan struct{}),
+	}
+	cmd.Stdout = io.MultiWriter(out, j.pending)
+	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = pipeGrace
 	setGroup(cmd)
+	background := t.cfg.Jobs != nil
+	if background {
+		// A backgrounded command can be written to (process write).
+		if j.stdin, err = cmd.StdinPipe(); err != nil {
+			return nil, fmt.Errorf("exec: stdin: %w", err)
+		}
+	}
 
-	start := time.Now()
+	j.start = time.Now()
 	err = cmd.Start()
 	// The child has its copies of the extra descriptors (the sandbox's
 	// seccomp filter) now.
@@ -166,36 +189,79 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var timer <-chan time.Time
-	if timeout > 0 {
-		tm := time.NewTimer(timeout)
+	go j.watch(cwd, waited)
+
+	var yield <-chan time.Time
+	if background {
+		d := t.cfg.Jobs.cfg.Yield
+		if req.HasYield {
+			d = req.Yield
+		}
+		if req.Background {
+			d = 0
+		}
+		tm := time.NewTimer(d)
 		defer tm.Stop()
-		timer = tm.C
+		yield = tm.C
 	}
-	var werr error
-	timedOut, canceled := false, false
 	select {
-	case werr = <-waited:
-	case <-timer:
-		timedOut = true
-		killGroup(cmd)
-		werr = <-waited
+	case <-j.done:
+	case <-yield:
+		select {
+		case <-j.done: // ended just now: answer in the foreground
+		default:
+			if err := t.cfg.Jobs.add(j); err != nil {
+				j.kill()
+				<-j.done
+				return nil, err
+			}
+			return j.runningResult(cwd), nil
+		}
 	case <-ctx.Done():
-		canceled = true
-		killGroup(cmd)
-		werr = <-waited
-	}
-	// Whatever the shell left running in its group goes with it.
-	killGroup(cmd)
-	d := &Details{DurationMs: time.Since(start).Milliseconds(), Cwd: cwd, TimedOut: timedOut}
-	text, truncated := out.String()
-	d.Truncated = truncated
-	if canceled {
+		j.kill()
+		<-j.done
 		return nil, fmt.Errorf("exec: command was canceled: %w", context.Cause(ctx))
 	}
+	if j.stdin != nil {
+		_ = j.stdin.Close()
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.result == nil {
+		return nil, errors.New("exec: the command ended without a result")
+	}
+	return j.result, nil
+}
+
+// runningResult is exec's answer for a command moved to the background:
+// its session id for the process tool, and the output so far.
+func (j *job) runningResult(cwd string) *tools.Result {
+	tail, _ := j.out.String()
+	if len(tail) > 2000 {
+		tail = "…" + string(trimPartialRuneStart([]byte(tail[len(tail)-2000:])))
+	}
+	pid := 0
+	if j.cmd.Process != nil {
+		pid = j.cmd.Process.Pid
+	}
+	text := fmt.Sprintf("Command still running (session %s, pid %d). Use process (poll, log, write, send-keys, kill) with sessionId %q to follow it.", j.id, pid, j.id)
+	if tail != "" {
+		text += "\n\n" + tail
+	}
+	return &tools.Result{Text: text, Details: &Details{Status: "running", SessionID: j.id, PID: pid, Cwd: cwd,
+		DurationMs: time.Since(j.start).Milliseconds()}}
+}
+
+// finalResult is exec's answer for a command that ended: its output and
+// exit status in the reference's words.
+func finalResult(cmd *exec.Cmd, out *capBuffer, werr error, took time.Duration, cwd string, timedOut bool, timeout time.Duration) *tools.Result {
+	d := &Details{DurationMs: took.Milliseconds(), Cwd: cwd, TimedOut: timedOut}
+	text, truncated := out.String()
+	d.Truncated = truncated
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
-		return nil, fmt.Errorf("exec: wait: %w", werr)
+		d.Status = "failed"
+		return &tools.Result{Details: d, IsError: true, Text: joinOutput(text, "exec: wait: "+werr.Error())}
 	}
 	code, sig := exitStatus(cmd.ProcessState)
 	if sig == "" {
@@ -209,22 +275,22 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		secs := formatSeconds(timeout)
 		return &tools.Result{Details: d, Text: joinOutput(text, fmt.Sprintf(
 			"Command timed out after %s seconds.\n\nThe command and the processes it started were killed; "+
-				"anything it did before that may have taken effect, so check the state before running it again.", secs))}, nil
+				"anything it did before that may have taken effect, so check the state before running it again.", secs))}
 	case sig != "":
 		d.Status = "failed"
-		return &tools.Result{Details: d, Text: joinOutput(text, "Command aborted by signal "+sig)}, nil
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command aborted by signal "+sig)}
 	case code == 127:
 		d.Status = "failed"
-		return &tools.Result{Details: d, Text: joinOutput(text, "Command not found")}, nil
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command not found")}
 	case code == 126:
 		d.Status = "failed"
-		return &tools.Result{Details: d, Text: joinOutput(text, "Command not executable (permission denied)")}, nil
+		return &tools.Result{Details: d, Text: joinOutput(text, "Command not executable (permission denied)")}
 	}
 	d.Status = "completed"
 	if code != 0 {
-		return &tools.Result{Details: d, Text: fmt.Sprintf("%s\n\n(Command exited with code %d)", orNoOutput(text), code)}, nil
+		return &tools.Result{Details: d, Text: fmt.Sprintf("%s\n\n(Command exited with code %d)", orNoOutput(text), code)}
 	}
-	return &tools.Result{Details: d, Text: orNoOutput(text)}, nil
+	return &tools.Result{Details: d, Text: orNoOutput(text)}
 }
 
 // sandboxed returns the command confined by t.cfg.Sandbox. Its
@@ -248,6 +314,14 @@ func (t *Tool) sandboxed(ctx context.Context, cwd string, req request) (*exec.Cm
 		return nil, fmt.Errorf("exec: %w", err)
 	}
 	return cmd, nil
+}
+
+// Foreground returns a copy of t that runs every command in the
+// foreground (for runs that are not offered the process tool).
+func (t *Tool) Foreground() *Tool {
+	cfg := t.cfg
+	cfg.Jobs = nil
+	return &Tool{cfg: cfg}
 }
 
 // WithSandbox returns a copy of t whose commands c confines.
