@@ -101,6 +101,16 @@ type IRCGroup struct {
 	SystemPrompt   string   `json:"systemPrompt,omitempty"`
 	// BotLoopProtection overrides the channel's for this room.
 	BotLoopProtection *BotLoopProtection `json:"botLoopProtection,omitempty"`
+	// Tools narrows the tools of the room's session.
+	Tools *GroupTools `json:"tools,omitempty"`
+}
+
+// GroupTools is a room's "tools": tool names, "group:…" groups or globs
+// its session may (allow; empty allows all) and may not (deny) use, on
+// top of the agent's own policy.
+type GroupTools struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // IRCNickServ is "channels.irc.nickserv".
@@ -158,6 +168,8 @@ type IRCGroupSettings struct {
 	SystemPrompt   string
 	// BotLoop is the room's guard, layered over the channel's.
 	BotLoop BotLoopSettings
+	// Tools is nil when the room does not narrow the tools.
+	Tools *GroupTools
 }
 
 // IRCSettings is "channels.irc" with defaults applied and "${ENV}"
@@ -258,7 +270,7 @@ func (c *Config) IRC() IRCSettings {
 		g := r.Groups[room]
 		s.Groups[strings.ToLower(strings.TrimSpace(room))] = IRCGroupSettings{
 			Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: slices.Clone(g.AllowFrom), SystemPrompt: g.SystemPrompt,
-			BotLoop: s.BotLoop.layer(g.BotLoopProtection),
+			BotLoop: s.BotLoop.layer(g.BotLoopProtection), Tools: cloneGroupTools(g.Tools),
 		}
 	}
 	n := r.NickServ
@@ -277,6 +289,13 @@ func (c *Config) IRC() IRCSettings {
 		s.NickServService = DefaultIRCNickServ
 	}
 	return s
+}
+
+func cloneGroupTools(t *GroupTools) *GroupTools {
+	if t == nil {
+		return nil
+	}
+	return &GroupTools{Allow: slices.Clone(t.Allow), Deny: slices.Clone(t.Deny)}
 }
 
 // ircNickPattern is a conservative RFC 2812 nick.

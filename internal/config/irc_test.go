@@ -14,7 +14,7 @@ func TestIRCSettings(t *testing.T) {
     host: "irc.example.com", nick: "sbbot", password: "${IRC_PASS}",
     channels: ["#room", " #two "], dmPolicy: "open", groupPolicy: "open",
     groupAllowFrom: ["*"], allowFrom: ["alice!*@*"], dangerouslyAllowNameMatching: true,
-    groups: { "#Room": { requireMention: false, allowFrom: ["*"], systemPrompt: "be brief" } },
+    groups: { "#Room": { requireMention: false, allowFrom: ["*"], systemPrompt: "be brief", tools: { deny: ["group:fs"] } } },
     mentionPatterns: ["\\bbot\\b"], textChunkLimit: 200,
     nickserv: { password: "ns" },
   } },
@@ -25,7 +25,7 @@ func TestIRCSettings(t *testing.T) {
 		s.GroupPolicy != "open" || !s.AllowNameMatching || s.TextChunkLimit != 200 || len(s.Channels) != 2 || s.Channels[1] != "#two" {
 		t.Fatalf("settings = %+v", s)
 	}
-	if g := s.Groups["#room"]; g.RequireMention == nil || *g.RequireMention || g.SystemPrompt != "be brief" {
+	if g := s.Groups["#room"]; g.RequireMention == nil || *g.RequireMention || g.SystemPrompt != "be brief" || g.Tools == nil || g.Tools.Deny[0] != "group:fs" {
 		t.Errorf("group = %+v", g)
 	}
 	if !s.NickServEnabled || s.NickServService != "NickServ" || s.NickServPassword != "ns" {
@@ -81,7 +81,7 @@ func TestIRCInvalid(t *testing.T) {
 func TestIRCUnknownKeysWarn(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`{channels: {irc: {host: "h", nick: "n", bogus: 1}}}`, "channels.irc.bogus"},
-		{`{channels: {irc: {host: "h", nick: "n", groups: {"#r": {tools: {}}}}}}`, `channels.irc.groups["#r"].tools`},
+		{`{channels: {irc: {host: "h", nick: "n", groups: {"#r": {skills: []}}}}}`, `channels.irc.groups["#r"].skills`},
 	} {
 		_, warns, err := Parse("test.json5", []byte(tc.src), MapEnv(map[string]string{"HOME": t.TempDir()}))
 		if err != nil {

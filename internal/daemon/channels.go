@@ -319,3 +319,21 @@ func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool
 	}
 	return channel.Route{Channel: s.DeliveryContext.Channel, AccountID: s.DeliveryContext.AccountID, To: s.DeliveryContext.To}, true
 }
+
+// roomTools returns the tool narrowing of the IRC room a session key
+// names (channels.irc.groups.<room>.tools, else the "*" entry's), as a
+// policy layer; ok is false for other sessions and rooms without one.
+func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok bool) {
+	r, ok := channel.RouteFromKey(irc.Name, key)
+	if !ok || !strings.Contains(key, ":"+irc.Name+":group:") {
+		return policy.ToolSelection{}, false
+	}
+	g, ok := set.IRC.Groups[channel.NormalizeRoom(r.To)]
+	if !ok || g.Tools == nil {
+		g, ok = set.IRC.Groups["*"]
+	}
+	if !ok || g.Tools == nil {
+		return policy.ToolSelection{}, false
+	}
+	return policy.ToolSelection{Allow: g.Tools.Allow, Deny: g.Tools.Deny}, true
+}

@@ -59,6 +59,9 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
+	if room, ok := roomTools(b.conf, info.SessionKey); ok { // an IRC room's tools
+		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
+	}
 	if sandboxed {
 		all = sandboxTools(all, sandboxSpec(ag))
 	}

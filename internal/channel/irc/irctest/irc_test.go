@@ -344,3 +344,30 @@ func TestReplyLatency(t *testing.T) {
 		t.Errorf("median %s: far too slow", ds[len(ds)/2])
 	}
 }
+
+// TestRoomToolsNarrowTheSession: a room's tools.deny takes the tool away
+// from its session's runs; the same request in another room runs it.
+func TestRoomToolsNarrowTheSession(t *testing.T) {
+	srv := startServer(t)
+	rule := scripted.WhenRule("list please", scripted.ToolDirective("sessions_list", nil))
+	_, c := startGateway(t, fmt.Sprintf(`
+    host: "127.0.0.1", port: %d, tls: false, nick: "sbbot", channels: ["#open", "#locked"],
+    groups: {
+      "#open": { allowFrom: ["*"], requireMention: false, systemPrompt: %q },
+      "#locked": { allowFrom: ["*"], requireMention: false, systemPrompt: %q, tools: { deny: ["group:sessions"] } },
+    },`, srv.port, rule, rule))
+	waitJoined(t, c, "#open", "#locked")
+	u := connectUser(t, srv, "ida")
+	got := map[string]string{}
+	for _, room := range []string{"#open", "#locked"} {
+		u.send("JOIN " + room)
+		u.send("PRIVMSG " + room + " :list please")
+		got[room] = u.expect(20*time.Second, privmsgFrom("sbbot", room)).Param(1)
+	}
+	if !strings.HasPrefix(got["#open"], "tool sessions_list returned") || strings.Contains(got["#open"], "not found") {
+		t.Errorf("#open reply = %q, want the tool's result", got["#open"])
+	}
+	if !strings.Contains(got["#locked"], "Tool sessions_list not found") {
+		t.Errorf("#locked reply = %q, want the tool refused", got["#locked"])
+	}
+}
