@@ -27,7 +27,7 @@ func TestCronCommands(t *testing.T) {
 		t.Fatalf("list without disabled = %q", list)
 	}
 	g.mustRun("cron", "rm", id)
-	if r := g.run("cron", "get", id); !strings.Contains(r.errText(), "unknown cron job id") {
+	if r := g.run("cron", "get", id); !strings.Contains(r.errText(), "cron job not found: "+id) {
 		t.Fatalf("get removed = %q", r.errText())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/cronsched"
@@ -26,6 +27,7 @@ type Store interface {
 	DeleteCronJob(ctx context.Context, id string) error
 	DueCronJobs(ctx context.Context, now time.Time, limit int) ([]*store.CronJob, error)
 	ClaimCronTick(ctx context.Context, id string, due, next time.Time, runID string) (bool, error)
+	StartCronRun(ctx context.Context, id string, tick time.Time, runID string) error
 	FinishCronRun(ctx context.Context, id string, tick time.Time, status, errText string) error
 	CronRuns(ctx context.Context, id string, limit int) ([]*store.CronRun, error)
 }
@@ -60,6 +62,14 @@ type Job struct {
 type JobState struct {
 	NextRunAtMs int64 `json:"nextRunAtMs,omitempty"`
 	LastRunAtMs int64 `json:"lastRunAtMs,omitempty"`
+	// RunningAtMs is set while a run of the job is in flight.
+	RunningAtMs int64 `json:"runningAtMs,omitempty"`
+	// LastRunStatus, LastStatus (the reference's older name),
+	// LastDurationMs and LastError describe the newest finished run.
+	LastRunStatus  string `json:"lastRunStatus,omitempty"`
+	LastStatus     string `json:"lastStatus,omitempty"`
+	LastDurationMs int64  `json:"lastDurationMs,omitempty"`
+	LastError      string `json:"lastError,omitempty"`
 }
 
 // SessionKey is the session the job's runs use: "main" or cron:<id>.
@@ -106,6 +116,11 @@ type Submit func(ctx context.Context, job *Job, runID string) error
 type Config struct {
 	Store  Store
 	Submit Submit
+	// Wait, when set, waits for a submitted run to end and returns its
+	// outcome ("ok", "error", "timeout", "aborted") for the job's run
+	// history; the history then says how the run went, not only that it
+	// started. It returns ctx's error when ctx ends first.
+	Wait func(ctx context.Context, runID string) (status, errText string, err error)
 	// Poll is the longest sleep between due scans; zero means 1s.
 	Poll time.Duration
 	// Batch is how many due jobs one scan takes; zero means 1000.
@@ -119,6 +134,12 @@ type Config struct {
 type Scheduler struct {
 	cfg  Config
 	wake chan struct{}
+
+	// Watchers of runs in flight, for their history rows; Run's end stops
+	// them (an unfinished row is resumed at the next start).
+	watchCtx  context.Context
+	stopWatch context.CancelFunc
+	watchers  sync.WaitGroup
 }
 
 // New returns a Scheduler; Store, Submit and NewID are required.
@@ -138,7 +159,63 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Scheduler{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Scheduler{cfg: cfg, wake: make(chan struct{}, 1), watchCtx: ctx, stopWatch: cancel}, nil
+}
+
+// finishWhenDone records the outcome of run runID of job id (claimed for
+// tick) once it ends: at once with status when Wait is not configured,
+// else from a watcher the scheduler owns.
+//
+// deleteOnOK removes the job once the run ended ok (a one-shot job with
+// deleteAfterRun).
+func (s *Scheduler) finishWhenDone(id string, tick time.Time, runID string, deleteOnOK bool) {
+	finish := func(ctx context.Context, status, errText string) {
+		if err := s.cfg.Store.FinishCronRun(ctx, id, tick, status, errText); err != nil {
+			s.cfg.Log.Warn("cron run history not recorded", "job", id, "runId", runID, "err", err)
+		}
+		if deleteOnOK && status == "ok" {
+			if err := s.cfg.Store.DeleteCronJob(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+				s.cfg.Log.Warn("one-shot cron job not deleted", "job", id, "err", err)
+			}
+		}
+	}
+	if s.cfg.Wait == nil {
+		finish(context.Background(), "ok", "")
+		return
+	}
+	s.watchers.Go(func() {
+		status, errText, err := s.cfg.Wait(s.watchCtx, runID)
+		if err != nil {
+			return // shutting down: the next start resumes the watch
+		}
+		finish(context.WithoutCancel(s.watchCtx), status, errText)
+	})
+}
+
+// resumeWatches picks up the history rows a previous gateway left
+// "running": each is finished from its run's outcome once that run ends.
+func (s *Scheduler) resumeWatches(ctx context.Context) {
+	if s.cfg.Wait == nil {
+		return
+	}
+	jobs, err := s.cfg.Store.ListCronJobs(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("cron history not resumed", "err", err)
+		return
+	}
+	for _, j := range jobs {
+		runs, err := s.cfg.Store.CronRuns(ctx, j.ID, 20)
+		if err != nil {
+			s.cfg.Log.Warn("cron history not resumed", "job", j.ID, "err", err)
+			continue
+		}
+		for _, r := range runs {
+			if r.Status == "running" && r.RunID != "" {
+				s.finishWhenDone(j.ID, r.Tick, r.RunID, false)
+			}
+		}
+	}
 }
 
 func decode(r *store.CronJob) (*Job, error) {
@@ -236,7 +313,35 @@ func (s *Scheduler) Get(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode(r)
+	j, err := decode(r)
+	if err != nil {
+		return nil, err
+	}
+	return j, s.withRuns(ctx, j)
+}
+
+// withRuns fills j's state from its run history: a run in flight, and
+// how the newest finished one went.
+func (s *Scheduler) withRuns(ctx context.Context, j *Job) error {
+	runs, err := s.cfg.Store.CronRuns(ctx, j.ID, 5)
+	if err != nil {
+		return fmt.Errorf("cron: history of %q: %w", j.ID, err)
+	}
+	for _, r := range runs {
+		if r.Status == "running" {
+			if j.State.RunningAtMs == 0 {
+				j.State.RunningAtMs = r.StartedAt.UnixMilli()
+			}
+			continue
+		}
+		j.State.LastRunAtMs = r.StartedAt.UnixMilli()
+		j.State.LastRunStatus, j.State.LastStatus, j.State.LastError = r.Status, r.Status, r.Error
+		if !r.EndedAt.IsZero() {
+			j.State.LastDurationMs = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+		}
+		break
+	}
+	return nil
 }
 
 // List returns every job.
@@ -249,6 +354,9 @@ func (s *Scheduler) List(ctx context.Context) ([]*Job, error) {
 	for _, r := range rows {
 		j, err := decode(r)
 		if err != nil {
+			return nil, err
+		}
+		if err := s.withRuns(ctx, j); err != nil {
 			return nil, err
 		}
 		out = append(out, j)
@@ -277,15 +385,28 @@ func (s *Scheduler) RunNow(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	runID := s.cfg.NewID()
-	if err := s.cfg.Submit(ctx, j, runID); err != nil {
+	tick := s.cfg.Now()
+	if err := s.cfg.Store.StartCronRun(ctx, id, tick, runID); err != nil {
 		return "", fmt.Errorf("cron: run %q: %w", id, err)
 	}
+	if err := s.cfg.Submit(ctx, j, runID); err != nil {
+		if ferr := s.cfg.Store.FinishCronRun(context.WithoutCancel(ctx), id, tick, "error", err.Error()); ferr != nil {
+			s.cfg.Log.Warn("cron run history not recorded", "job", id, "err", ferr)
+		}
+		return "", fmt.Errorf("cron: run %q: %w", id, err)
+	}
+	s.finishWhenDone(id, tick, runID, false)
 	return runID, nil
 }
 
 // Run scans for due jobs until ctx ends. A job due before Run starts (its
 // ticks passed while the gateway was down) runs once.
 func (s *Scheduler) Run(ctx context.Context) error {
+	defer func() {
+		s.stopWatch()
+		s.watchers.Wait()
+	}()
+	s.resumeWatches(ctx)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -351,14 +472,11 @@ func (s *Scheduler) fire(ctx context.Context, r *store.CronJob, now time.Time) (
 	status, errText := "ok", ""
 	if err := s.cfg.Submit(ctx, j, runID); err != nil {
 		status, errText = "error", err.Error()
-	}
-	if err := s.cfg.Store.FinishCronRun(ctx, r.ID, r.NextRunAt, status, errText); err != nil {
-		return true, err
-	}
-	if j.DeleteAfterRun && status == "ok" && next.IsZero() {
-		if err := s.cfg.Store.DeleteCronJob(ctx, r.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.cfg.Store.FinishCronRun(ctx, r.ID, r.NextRunAt, status, errText); err != nil {
 			return true, err
 		}
+	} else {
+		s.finishWhenDone(r.ID, r.NextRunAt, runID, j.DeleteAfterRun && next.IsZero())
 	}
 	return true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -51,7 +52,12 @@ func (p idParams) id() (string, error) {
 func (s *Scheduler) Call(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	res, err := s.call(ctx, method, params)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, bad("unknown cron job id")
+		// The reference's wording, which its CLI matches to tell a
+		// missing job from a failure.
+		var p idParams
+		_ = json.Unmarshal(params, &p)
+		id, _ := p.id()
+		return nil, bad("cron job not found: %s", id)
 	}
 	var br *badRequest
 	if err != nil && !errors.As(err, &br) && isValidation(method) {
@@ -66,9 +72,10 @@ func (s *Scheduler) call(ctx context.Context, method string, params json.RawMess
 	switch method {
 	case "cron.list":
 		var p struct {
-			IncludeDisabled *bool `json:"includeDisabled"`
-			Limit           int   `json:"limit"`
-			Offset          int   `json:"offset"`
+			IncludeDisabled *bool  `json:"includeDisabled"`
+			Query           string `json:"query"`
+			Limit           int    `json:"limit"`
+			Offset          int    `json:"offset"`
 		}
 		if err := decodeStrict(params, &p); err != nil {
 			return nil, err
@@ -80,18 +87,7 @@ func (s *Scheduler) call(ctx context.Context, method string, params json.RawMess
 		if err != nil {
 			return nil, err
 		}
-		jobs := make([]*Job, 0, len(all))
-		for _, j := range all {
-			if j.Enabled || p.IncludeDisabled == nil || *p.IncludeDisabled {
-				jobs = append(jobs, j)
-			}
-		}
-		total := len(jobs)
-		jobs = jobs[min(p.Offset, total):]
-		if p.Limit > 0 && len(jobs) > p.Limit {
-			jobs = jobs[:p.Limit]
-		}
-		return map[string]any{"jobs": jobs, "total": total, "offset": p.Offset}, nil
+		return listPage(all, p.IncludeDisabled == nil || *p.IncludeDisabled, p.Query, p.Offset, p.Limit), nil
 	case "cron.status":
 		all, err := s.List(ctx)
 		if err != nil {
@@ -243,3 +239,47 @@ func (s *Scheduler) call(ctx context.Context, method string, params json.RawMess
 // Methods lists the gateway methods Call serves.
 var Methods = []string{"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove",
 	"cron.run", "cron.runs", "cron.enable", "cron.disable"}
+
+// defaultListLimit is cron.list's page size when the caller names none
+// (the reference CLI's page size).
+const defaultListLimit = 200
+
+// listPage is one cron.list page in the reference's canonical inventory
+// form: the jobs at offset, and the metadata a paging client checks —
+// snapshotRevision (changes whenever any job does), total, offset, limit,
+// hasMore and nextOffset (null on the last page).
+func listPage(all []*Job, includeDisabled bool, query string, offset, limit int) map[string]any {
+	h := fnv.New64a()
+	var jobs []*Job
+	q := strings.ToLower(strings.TrimSpace(query))
+	for _, j := range all {
+		fmt.Fprintf(h, "%s\x00%d\x00%t\x00", j.ID, j.UpdatedAtMs, j.Enabled)
+		if !j.Enabled && !includeDisabled {
+			continue
+		}
+		if q != "" && !strings.Contains(strings.ToLower(j.ID), q) && !strings.Contains(strings.ToLower(j.Name), q) {
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	if limit == 0 {
+		limit = defaultListLimit
+	}
+	total := len(jobs)
+	page := jobs[min(offset, total):]
+	if len(page) > limit {
+		page = page[:limit]
+	}
+	if page == nil {
+		page = []*Job{}
+	}
+	out := map[string]any{
+		"jobs": page, "total": total, "offset": offset, "limit": limit,
+		"snapshotRevision": fmt.Sprintf("%d-%016x", len(all), h.Sum64()),
+		"hasMore":          offset+len(page) < total, "nextOffset": nil,
+	}
+	if offset+len(page) < total {
+		out["nextOffset"] = offset + len(page)
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -42,5 +43,21 @@ func newCron(st store.CronStore, runner *agent.Runner, alias sessionkey.MainAlia
 		}
 		return nil
 	}
-	return cron.New(cron.Config{Store: st, Submit: submit, NewID: uuid.NewString})
+	// A run's history row says how it ended, not only that it started.
+	wait := func(ctx context.Context, runID string) (string, string, error) {
+		run, done, err := runner.Wait(ctx, runID, -1)
+		if err != nil {
+			return "", "", err
+		}
+		if !done {
+			return "", "", ctx.Err()
+		}
+		if run.Status == store.RunOK {
+			return "ok", "", nil
+		}
+		// The reference's run history knows ok, error and skipped: a
+		// timeout or an abort is an error, and says which.
+		return "error", cmp.Or(run.Error, string(run.Status)), nil
+	}
+	return cron.New(cron.Config{Store: st, Submit: submit, Wait: wait, NewID: uuid.NewString})
 }

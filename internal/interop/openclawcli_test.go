@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOpenClawCLIOperatorCommands runs the reference's own CLI (npm
@@ -72,5 +73,82 @@ func TestOpenClawCLIOperatorCommands(t *testing.T) {
 	e, _ := unknown["error"].(map[string]any)
 	if unknown["ok"] != false || e["code"] != "INVALID_REQUEST" || e["message"] != "unknown method: no.such.method" {
 		t.Errorf("gateway call no.such.method: %v", unknown)
+	}
+}
+
+// TestOpenClawCLICron drives Switchboard's cron jobs with the reference's
+// own `openclaw cron` commands, unchanged: add, list, get, show, edit,
+// disable and enable, run (and its history: how the run ended), rm.
+func TestOpenClawCLICron(t *testing.T) {
+	url := startSwitchboard(t)
+	cli := NewOpenClawCLI(t, url, testToken)
+	ok := func(args ...string) CLIResult {
+		t.Helper()
+		r := cli.Run(t, args...)
+		if r.ExitCode != 0 {
+			t.Fatalf("openclaw %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		return r
+	}
+	job := ok("cron", "add", "--name", "nightly", "--every", "1h", "--message", "summarize the day", "--agent", "main", "--json").JSON(t)
+	id, _ := job["id"].(string)
+	if id == "" || job["name"] != "nightly" || job["enabled"] != true {
+		t.Fatalf("cron add: %v", job)
+	}
+	list := ok("cron", "list", "--json").JSON(t)
+	jobs, _ := list["jobs"].([]any)
+	if len(jobs) != 1 || jobs[0].(map[string]any)["id"] != id || list["total"] != 1.0 {
+		t.Fatalf("cron list: %v", list)
+	}
+	if table := ok("cron", "list").Stdout; !strings.Contains(table, id) || !strings.Contains(table, "every 1h") {
+		t.Errorf("cron list table:\n%s", table)
+	}
+	if got := ok("cron", "get", id, "--json").JSON(t); got["id"] != id {
+		t.Errorf("cron get: %v", got)
+	}
+	if show := ok("cron", "show", id).Stdout; !strings.Contains(show, "status: idle") {
+		t.Errorf("cron show before a run:\n%s", show)
+	}
+	edited := ok("cron", "edit", id, "--message", "changed", "--json").JSON(t)
+	if p, _ := edited["payload"].(map[string]any); p["message"] != "changed" {
+		t.Errorf("cron edit: %v", edited)
+	}
+	if d := ok("cron", "disable", id, "--json").JSON(t); d["enabled"] != false {
+		t.Errorf("cron disable: %v", d)
+	}
+	if e := ok("cron", "enable", id, "--json").JSON(t); e["enabled"] != true {
+		t.Errorf("cron enable: %v", e)
+	}
+	ran := ok("cron", "run", id, "--json").JSON(t)
+	runID, _ := ran["runId"].(string)
+	if ran["ran"] != true || runID == "" {
+		t.Fatalf("cron run: %v", ran)
+	}
+	// The history says how the run ended (the offline model answers at
+	// once; the history is written when the run ends).
+	deadline := time.Now().Add(20 * time.Second)
+	var entry map[string]any
+	for entry == nil || entry["status"] == "running" {
+		runs := ok("cron", "runs", "--id", id, "--json").JSON(t)
+		if es, _ := runs["entries"].([]any); len(es) == 1 {
+			entry, _ = es[0].(map[string]any)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cron runs never showed the finished run: %v", runs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if entry["runId"] != runID || entry["status"] != "ok" {
+		t.Errorf("cron runs: %v", entry)
+	}
+	if show := ok("cron", "show", id).Stdout; !strings.Contains(show, "status: ok") {
+		t.Errorf("cron show after the run:\n%s", show)
+	}
+	ok("cron", "rm", id)
+	if list := ok("cron", "list", "--json").JSON(t); list["total"] != 0.0 {
+		t.Errorf("cron list after rm: %v", list)
+	}
+	if r := cli.Run(t, "cron", "get", id); r.ExitCode == 0 {
+		t.Errorf("cron get of a removed job exited 0:\n%s", r.Stdout)
 	}
 }

@@ -51,6 +51,10 @@ type CronStore interface {
 	// the job is enabled and its NextRunAt still equals due. It reports
 	// whether this caller won the tick; a loser must not run the job.
 	ClaimCronTick(ctx context.Context, id string, due, next time.Time, runID string) (bool, error)
+	// StartCronRun records a "running" CronRun of job id for a run started
+	// outside its schedule (forced with cron.run), at tick; ErrNotFound
+	// when the job does not exist. A second call for (id, tick) is a no-op.
+	StartCronRun(ctx context.Context, id string, tick time.Time, runID string) error
 	// FinishCronRun records the outcome of the run claimed for (id, tick).
 	FinishCronRun(ctx context.Context, id string, tick time.Time, status, errText string) error
 	// CronRuns returns up to limit history rows of job id, newest first.

@@ -160,6 +160,25 @@ func (s *Store) ClaimCronTick(ctx context.Context, id string, due, next time.Tim
 	return won, nil
 }
 
+// StartCronRun implements store.CronStore.
+func (s *Store) StartCronRun(ctx context.Context, id string, tick time.Time, runID string) error {
+	if err := s.checkOpen("StartCronRun"); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO cron_runs (job_id, tick, run_id, status, started_at)
+		SELECT id, $2, $3, 'running', $4 FROM cron_jobs WHERE id = $1
+		ON CONFLICT (job_id, tick) DO NOTHING`, id, toMs(tick), runID, toMs(s.nowTime()))
+	if err != nil {
+		return fmt.Errorf("postgres.StartCronRun %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		if _, err := s.GetCronJob(ctx, id); err != nil {
+			return fmt.Errorf("postgres.StartCronRun: %w", err)
+		}
+	}
+	return nil
+}
+
 // FinishCronRun implements store.CronStore.
 func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, status, errText string) error {
 	if err := s.checkOpen("FinishCronRun"); err != nil {

@@ -175,6 +175,28 @@ func (s *Store) ClaimCronTick(ctx context.Context, id string, due, next time.Tim
 	return won, nil
 }
 
+// StartCronRun implements store.CronStore.
+func (s *Store) StartCronRun(ctx context.Context, id string, tick time.Time, runID string) error {
+	if err := s.checkOpen("StartCronRun"); err != nil {
+		return err
+	}
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM cron_jobs WHERE id = ?`, id).Scan(&one); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			}
+			return err
+		}
+		_, err := tx.ExecContext(ctx, qInsertCronRun, id, toMs(tick), runID, toMs(s.nowTime()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite.StartCronRun %q: %w", id, err)
+	}
+	return nil
+}
+
 // FinishCronRun implements store.CronStore.
 func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, status, errText string) error {
 	if err := s.checkOpen("FinishCronRun"); err != nil {

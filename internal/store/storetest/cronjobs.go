@@ -204,4 +204,22 @@ func testCronHistory(t *testing.T, s store.CronStore) {
 	if runs, err := s.CronRuns(ctx, "a", 1); err != nil || len(runs) != 1 {
 		t.Fatalf("CronRuns limit 1 = %d, %v", len(runs), err)
 	}
+	// A forced run outside the schedule gets its own history row.
+	forced := t1.Add(30 * time.Second)
+	if err := s.StartCronRun(ctx, "a", forced, "r3"); err != nil {
+		t.Fatalf("StartCronRun: %v", err)
+	}
+	if err := s.StartCronRun(ctx, "a", forced, "r3"); err != nil {
+		t.Fatalf("StartCronRun again: %v", err)
+	}
+	if err := s.StartCronRun(ctx, "nope", forced, "r4"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("StartCronRun of an unknown job = %v, want ErrNotFound", err)
+	}
+	runs, err = s.CronRuns(ctx, "a", 10)
+	if err != nil || len(runs) != 3 || runs[0].RunID != "r3" || runs[0].Status != "running" || !runs[0].EndedAt.IsZero() {
+		t.Fatalf("after a forced run: %+v, %v", runs, err)
+	}
+	if err := s.FinishCronRun(ctx, "a", forced, "ok", ""); err != nil {
+		t.Fatalf("FinishCronRun of the forced run: %v", err)
+	}
 }
