@@ -152,6 +152,7 @@ func (k *checker) tools() {
 	k.intMin(ap.key("maxFileBytes"), a.MaxFileBytes, 1)
 	k.toolSelection(path("tools"), t.Profile, t.Allow, t.AlsoAllow, "tools policy")
 	k.toolsExec()
+	k.hooks()
 }
 
 // validAgentID reports whether a normalised agent id is usable inside

@@ -3,6 +3,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -16,7 +17,7 @@ import (
 // newCron builds the cron scheduler over the store's job tables; each run
 // is submitted to the agent runner in the job's session (cron:<jobId>, or
 // the agent's main session).
-func newCron(st store.CronStore, runner *agent.Runner, alias sessionkey.MainAlias, defaultAgent string) (*cron.Scheduler, error) {
+func newCron(st store.CronStore, sessions store.Store, runner *agent.Runner, alias sessionkey.MainAlias, defaultAgent string) (*cron.Scheduler, error) {
 	submit := func(ctx context.Context, j *cron.Job, runID string) error {
 		agentID := j.AgentID
 		if agentID == "" {
@@ -33,11 +34,26 @@ func newCron(st store.CronStore, runner *agent.Runner, alias sessionkey.MainAlia
 		if j.Payload.Kind == "systemEvent" {
 			msg = j.Payload.Text
 		}
-		_, _, err := runner.Submit(ctx, agent.Input{
+		in := agent.Input{
 			RunID: runID, SessionKey: key, AgentID: agentID, Message: msg,
 			IdempotencyKey: runID + ":user", Channel: "cron",
 			Provenance: &agent.Provenance{Kind: "cron"},
-		})
+		}
+		// delivery {mode: "announce", channel, to}: an isolated job's reply
+		// goes to that chat ("last": where the main session last talked).
+		var d struct{ Mode, Channel, To, AccountID string }
+		if len(j.Delivery) > 0 && json.Unmarshal(j.Delivery, &d) == nil && d.Mode == "announce" && j.SessionTarget != "main" {
+			dc, err := deliveryTarget(ctx, sessions, sessionkey.MainKey(agentID, alias.MainKey), cmp.Or(d.Channel, "last"), d.To, d.AccountID)
+			if err != nil {
+				return fmt.Errorf("cron job %s: %w", j.ID, err)
+			}
+			if dc != nil {
+				if err := deliverTo(ctx, sessions, key, dc, &in); err != nil {
+					return fmt.Errorf("cron job %s: %w", j.ID, err)
+				}
+			}
+		}
+		_, _, err := runner.Submit(ctx, in)
 		if err != nil {
 			return fmt.Errorf("cron job %s: %w", j.ID, err)
 		}

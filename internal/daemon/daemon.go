@@ -412,7 +412,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	d.chans = chans
 	var cronSvc gateway.CronService
 	if cs, ok := rawStore.(store.CronStore); ok {
-		sched, err := newCron(cs, runner, alias, cfg.DefaultAgentID())
+		sched, err := newCron(cs, st, runner, alias, cfg.DefaultAgentID())
 		if err != nil {
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
@@ -498,7 +498,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle("POST /a2a/v1", d.a2a)
 	}
 	if cfg.Hooks.Enabled {
-		h, err := newHooks(cfg, runner)
+		h, err := newHooks(cfg, runner, st)
 		if err != nil {
 			stopMetrics()
 			if d.a2a != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestHookAgentRunsInHookSession(t *testing.T) {
-	g := startWith(t, "", nil, "", `hooks: { enabled: true, token: "hook-secret" },`)
+	g := startWith(t, "", nil, "", `hooks: { enabled: true, token: "hook-secret", allowRequestSessionKey: true, allowedSessionKeyPrefixes: ["hook:"] },`)
 	c := g.dial(t)
 	base := strings.Replace(g.url, "ws://", "http://", 1)
 	post := func(path, tok, body string) (int, map[string]any) {
@@ -28,9 +28,13 @@ func TestHookAgentRunsInHookSession(t *testing.T) {
 	if code, _ := post("/hooks/agent", "wrong", `{"message":"x"}`); code != 401 {
 		t.Fatalf("wrong token = %d", code)
 	}
-	code, out := post("/hooks/agent", "hook-secret", `{"message":"deploy finished","sessionKey":"hook:ci"}`)
-	if code != 202 || out["runId"] == nil {
+	code, out := post("/hooks/agent", "hook-secret", `{"message":"deploy finished","sessionKey":"hook:ci","waitForCompletion":true}`)
+	comp, _ := out["completion"].(map[string]any)
+	if code != 200 || out["runId"] == nil || comp["status"] != "ok" || comp["replyDisposition"] != "visible" {
 		t.Fatalf("hook = %d %v", code, out)
+	}
+	if code, out := post("/hooks/agent", "hook-secret", `{"message":"x","sessionKey":"agent:main:main"}`); code != 400 {
+		t.Fatalf("a key outside the prefixes = %d %v", code, out)
 	}
 	call(t, c, "agent.wait", map[string]any{"runId": out["runId"], "timeoutMs": 15000})
 	hist := call(t, c, "chat.history", map[string]any{"sessionKey": "hook:ci"})
