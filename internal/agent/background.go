@@ -215,6 +215,9 @@ func (r *Runner) applyReadyLocked(ctx context.Context, st *runState, sess *store
 		return nil
 	}
 	r.compactionStart(st, "background")
+	if hook := r.cfg.OnCompact; hook != nil {
+		hook(ctx, CompactBefore, sess, nil)
+	}
 	f := rs.fields
 	f.TokensBefore = r.viewTokens(m, v.messages())
 	after := &contextView{summary: f.Summary, compacted: true, entries: v.entries[from:]}
@@ -228,6 +231,9 @@ func (r *Runner) applyReadyLocked(ctx context.Context, st *runState, sess *store
 	res.Compacted, res.TokensAfter, res.Summary, res.FirstKeptEntryID, res.Details, res.Kept =
 		true, f.TokensAfter, f.Summary, f.FirstKeptEntryID, f.Details, len(v.entries)-from
 	r.compactionEnd(st, "background", res, nil, false)
+	if hook := r.cfg.OnCompact; hook != nil {
+		hook(ctx, CompactAfter, sess, res)
+	}
 	r.log.Info("background compaction applied", "sessionKey", sess.Key, "tokensBefore", f.TokensBefore, "tokensAfter", f.TokensAfter)
 	return res
 }

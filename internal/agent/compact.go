@@ -78,6 +78,12 @@ type CompactResult struct {
 	Window int
 }
 
+// Phases of Config.OnCompact.
+const (
+	CompactBefore = "before"
+	CompactAfter  = "after"
+)
+
 // compactOpts shape one compaction.
 type compactOpts struct {
 	instructions string
@@ -208,6 +214,20 @@ func (r *Runner) sessionModel(ctx context.Context, key string) (*store.Session, 
 
 // compact runs one compaction of sess's transcript.
 func (r *Runner) compact(ctx context.Context, sess *store.Session, model Model, o compactOpts) (*CompactResult, error) {
+	hook := r.cfg.OnCompact
+	if hook == nil {
+		return r.compactLocked(ctx, sess, model, o)
+	}
+	hook(ctx, CompactBefore, sess, nil)
+	res, err := r.compactLocked(ctx, sess, model, o)
+	if err == nil && res != nil && res.Compacted {
+		hook(ctx, CompactAfter, sess, res)
+	}
+	return res, err
+}
+
+// compactLocked is compact under the session's compaction lock.
+func (r *Runner) compactLocked(ctx context.Context, sess *store.Session, model Model, o compactOpts) (*CompactResult, error) {
 	unlock := r.compactLocks.lock(sess.SessionID)
 	defer unlock()
 	// A background summary finished while this waited: apply it first;

@@ -167,6 +167,10 @@ type Config struct {
 	// ResetRule returns a session's automatic reset (session.reset);
 	// nil means none.
 	ResetRule func(*store.Session) compaction.ResetRule
+	// OnCompact, when set, is called (and awaited) before every compaction
+	// of a session (phase CompactBefore, res nil) and after each one that
+	// compacted (CompactAfter): the session:compact:before|after hooks.
+	OnCompact func(ctx context.Context, phase string, sess *store.Session, res *CompactResult)
 	// RootBudget returns the spending limits of a session tree rooted at a
 	// session of agentID (agents.defaults.budget, agents.list[].budget);
 	// nil or zero limits: none. A spawned session's own limits are stored

@@ -371,6 +371,7 @@ var leaves = map[string][]string{
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
 	"internal/spend":        nil,
+	"internal/eventhooks":   nil,
 	"internal/media":        {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},

@@ -29,6 +29,33 @@ type Hooks struct {
 	// Presets names built-in mappings ("gmail"); accepted, none are built
 	// in yet.
 	Presets []string `json:"presets,omitempty"`
+	// Internal is hooks.internal: commands run on lifecycle events.
+	Internal HooksInternal `json:"internal,omitzero"`
+}
+
+// HooksInternal is "hooks.internal": event hooks. The reference's
+// handlers are JavaScript modules; Switchboard's are shell commands
+// (entries.<name>.command) run on the events they name.
+type HooksInternal struct {
+	// Enabled turns them on (default: on when any entry is configured).
+	Enabled *bool `json:"enabled,omitempty"`
+	// Entries are the hooks by name.
+	Entries map[string]InternalHook `json:"entries,omitempty"`
+}
+
+// InternalHook is one hooks.internal.entries.<name>.
+type InternalHook struct {
+	// Enabled (nil: true) turns the hook on.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Events it runs on ("session:compact:before", "command:new", a whole
+	// family such as "session").
+	Events []string `json:"events,omitempty"`
+	// Command runs with /bin/sh -c, the event JSON on stdin.
+	Command string `json:"command,omitempty"`
+	// TimeoutSeconds bounds one run (default 10).
+	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
+	// Env adds variables to the command's environment.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // HookMapping is one hooks.mappings entry.
@@ -69,6 +96,18 @@ type HookMappingWhen struct {
 func (k *checker) hooks() {
 	h := k.c.Hooks
 	p := path("hooks")
+	for name, e := range h.Internal.Entries {
+		ep := p.key("internal").key("entries").key(name)
+		k.intRange(ep.key("timeoutSeconds"), e.TimeoutSeconds, 1, 600)
+		if e.Enabled == nil || *e.Enabled {
+			if e.Command == "" {
+				k.fail(ep.key("command"), "an enabled event hook needs a command")
+			}
+			if len(e.Events) == 0 {
+				k.fail(ep.key("events"), "an enabled event hook needs at least one event")
+			}
+		}
+	}
 	for i, m := range h.Mappings {
 		mp := p.key("mappings").index(i)
 		k.enum(mp.key("action"), m.Action, "agent", "wake")

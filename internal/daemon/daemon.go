@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
+	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
@@ -266,6 +267,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	box := &toolbox{conf: set, mcp: mcpc}
 	ws := &workspaces{cfg: cfg, store: st}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
+	evHooks, err := newEventHooks(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	runner, err := agent.New(agent.Config{
 		Store:     st,
 		Models:    mods,
@@ -297,6 +302,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,
 		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
+		OnCompact:  compactHook(evHooks),
 	})
 	if err != nil {
 		return nil, err
@@ -419,6 +425,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		d.cron, cronSvc = sched, sched
 	}
 	gw, err := gateway.New(gateway.Config{
+		EventHook:             evHooks.Fire,
 		Runner:                runner,
 		Cron:                  cronSvc,
 		Store:                 st,
@@ -547,6 +554,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	if werr := lock.Write(rec); werr != nil {
 		d.log.Warn("cannot record the gateway's address in the state dir", "err", werr)
+	}
+	if evHooks != nil {
+		d.wg.Go(func() {
+			evHooks.Fire(loops, eventhooks.Startup, map[string]any{"url": rec.URL, "pid": rec.PID})
+		})
 	}
 	fmt.Fprintf(stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
 		d.Addrs[0], paths.StateDir, mods.DefaultModelRef(cfg.DefaultAgentID()))

@@ -135,6 +135,9 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 	if cmd.Kind == compaction.CmdNew {
 		reply = replyNew
 	}
+	if h := s.cfg.EventHook; h != nil {
+		h(ctx, "command:"+cmd.Kind, map[string]any{"sessionKey": key, "agentId": agentID, "soft": cmd.Soft})
+	}
 	if !cmd.Soft {
 		if _, err := s.resetSession(ctx, key, agentID, cmd.Kind, "", model); err != nil {
 			return nil, "", err

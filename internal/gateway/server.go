@@ -192,6 +192,9 @@ type Config struct {
 	// header even for a public name
 	// (gateway.controlUi.dangerouslyAllowHostHeaderOriginFallback).
 	AllowHostHeaderOrigin bool
+	// EventHook, when set, is told of session commands (/new, /reset:
+	// "command:new", "command:reset") and awaited.
+	EventHook func(ctx context.Context, event string, data map[string]any)
 }
 
 // Server is the WebSocket protocol server. Create with New, mount as an
