@@ -19,9 +19,9 @@ func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer 
 		Store:  timer,
 		Lanes:  runner.LaneStats,
 		Queues: runner.DeepestQueues,
-		Gateway: func() (int, int64, int64) {
+		Gateway: func() (int, int64, int64, int64) {
 			s := gw.Stats()
-			return s.Connections, s.QueuedBytes, s.SlowConsumers
+			return s.Connections, s.QueuedBytes, s.SlowConsumers, s.EventsDropped
 		},
 		Outbox: func(ctx context.Context) (map[string]int, error) {
 			out := make(map[string]int, 2)

@@ -260,6 +260,7 @@ func (c *conn) enqueueLocked(f outFrame, dropIfSlow bool) bool {
 	// backlog gives way; one that keeps up is never blamed.
 	overAll := c.s.queuedTotal.Load() > c.s.cfg.MaxQueuedBytes && c.stalled()
 	if overOwn || overAll {
+		c.s.eventsDropped.Add(1)
 		if dropIfSlow {
 			return false
 		}
@@ -284,6 +285,7 @@ func (c *conn) dropSlowLocked() {
 	}
 	c.closing = true
 	c.s.slowDropped.Add(1)
+	c.s.eventsDropped.Add(int64(len(c.queue))) // never written now
 	c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued, "gatewayQueuedBytes", c.s.queuedTotal.Load())
 	c.cancel(errSlowConsumer)
 }

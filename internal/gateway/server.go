@@ -215,6 +215,7 @@ type Server struct {
 	presenceVersion atomic.Int64 // stateVersion.presence
 	queuedTotal     atomic.Int64 // bytes queued on every connection
 	slowDropped     atomic.Int64 // connections closed as slow consumers
+	eventsDropped   atomic.Int64 // frames never delivered (see Stats)
 
 	methods     map[string]*method
 	methodNames []string
@@ -506,6 +507,10 @@ type Stats struct {
 	QueuedBytes int64
 	// SlowConsumers counts connections closed for not reading.
 	SlowConsumers int64
+	// EventsDropped counts event frames never delivered: droppable ones
+	// (ticks, presence) a backed-up connection skipped, and the frames
+	// still queued on connections closed as slow consumers.
+	EventsDropped int64
 }
 
 // Stats returns the gateway's live counters.
@@ -514,5 +519,5 @@ func (s *Server) Stats() Stats {
 	if l := s.connList.Load(); l != nil {
 		n = len(*l)
 	}
-	return Stats{Connections: n, QueuedBytes: s.queuedTotal.Load(), SlowConsumers: s.slowDropped.Load()}
+	return Stats{Connections: n, QueuedBytes: s.queuedTotal.Load(), SlowConsumers: s.slowDropped.Load(), EventsDropped: s.eventsDropped.Load()}
 }

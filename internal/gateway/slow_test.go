@@ -86,6 +86,11 @@ func TestEnqueueBound(t *testing.T) {
 	if c.enqueue([]byte("x"), false) {
 		t.Fatal("frame queued after the disconnect")
 	}
+	// The skipped frame, the refused one and the one still queued when
+	// the connection closed never reached the client.
+	if st := e.gw.Stats(); st.EventsDropped != 3 || st.SlowConsumers != 1 {
+		t.Fatalf("stats = %+v, want 3 events dropped and 1 slow consumer", st)
+	}
 	// Events before hello-ok are dropped.
 	c2 := newConn(e.gw, nil, "test", nil)
 	defer c2.cancel(nil)

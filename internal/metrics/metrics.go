@@ -30,7 +30,7 @@ type Sources struct {
 	Queues func(n int) []agent.QueueDepth
 	// Gateway returns open connections, bytes waiting to be written and
 	// connections dropped as slow consumers so far.
-	Gateway func() (connections int, queuedBytes, slowConsumers int64)
+	Gateway func() (connections int, queuedBytes, slowConsumers, eventsDropped int64)
 	// Outbox counts outbox items by status ("pending", "dead").
 	Outbox func(ctx context.Context) (map[string]int, error)
 }
@@ -114,13 +114,16 @@ func New(src Sources) *Metrics {
 	if src.Gateway != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "switchboard_connections", Help: "Open gateway WebSocket connections.",
-		}, func() float64 { c, _, _ := src.Gateway(); return float64(c) }))
+		}, func() float64 { c, _, _, _ := src.Gateway(); return float64(c) }))
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "switchboard_outbound_queued_bytes", Help: "Bytes waiting to be written to gateway connections.",
-		}, func() float64 { _, b, _ := src.Gateway(); return float64(b) }))
+		}, func() float64 { _, b, _, _ := src.Gateway(); return float64(b) }))
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "switchboard_slow_consumers_total", Help: "Connections closed because they did not read their events.",
-		}, func() float64 { _, _, n := src.Gateway(); return float64(n) }))
+		}, func() float64 { _, _, n, _ := src.Gateway(); return float64(n) }))
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "switchboard_events_dropped_total", Help: "Event frames never delivered to a connection (skipped while it was backed up, or queued when it was closed as a slow consumer).",
+		}, func() float64 { _, _, _, n := src.Gateway(); return float64(n) }))
 	}
 	if src.Outbox != nil {
 		m.reg.MustRegister(&outboxCollector{count: src.Outbox, desc: prometheus.NewDesc(

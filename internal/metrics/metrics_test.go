@@ -26,7 +26,7 @@ func TestObserve(t *testing.T) {
 			}
 			return []agent.QueueDepth{{SessionKey: "agent:main:a", Queued: 4}, {SessionKey: "agent:main:b", Queued: 1}}
 		},
-		Gateway: func() (int, int64, int64) { return 3, 100, 1 },
+		Gateway: func() (int, int64, int64, int64) { return 3, 100, 1, 7 },
 		Outbox: func(context.Context) (map[string]int, error) {
 			return map[string]int{"pending": 2, "dead": 1}, nil
 		},
@@ -70,7 +70,7 @@ func TestObserve(t *testing.T) {
 		`switchboard_run_duration_seconds_sum{status="ok"} 3`,
 		"switchboard_lanes_busy 2", "switchboard_lane_queued_runs 5", "switchboard_lane_queue_longest 4",
 		`switchboard_session_queue_depth{session="agent:main:a"} 4`, `switchboard_session_queue_depth{session="agent:main:b"} 1`,
-		"switchboard_connections 3", "switchboard_outbound_queued_bytes 100", "switchboard_slow_consumers_total 1",
+		"switchboard_connections 3", "switchboard_outbound_queued_bytes 100", "switchboard_events_dropped_total 7", "switchboard_slow_consumers_total 1",
 		`switchboard_outbox_items{status="dead"} 1`, `switchboard_outbox_items{status="pending"} 2`,
 	} {
 		if !strings.Contains(string(body), want) {
@@ -93,7 +93,7 @@ func TestOutboxError(t *testing.T) {
 func BenchmarkScrape(b *testing.B) {
 	m := New(Sources{
 		Lanes:   func() (int, int, int) { return 100, 1000, 20 },
-		Gateway: func() (int, int64, int64) { return 1000, 0, 0 },
+		Gateway: func() (int, int64, int64, int64) { return 1000, 0, 0, 0 },
 		Outbox:  func(context.Context) (map[string]int, error) { return map[string]int{"pending": 5, "dead": 0}, nil },
 	})
 	for i := range 1000 {
