@@ -77,12 +77,19 @@ func TestCronJobRunsInItsSessionOnceAcrossRestart(t *testing.T) {
 	if run["ran"] != true {
 		t.Fatalf("cron.run = %v", run)
 	}
+	// The forced run has its own history row, finished when it ends.
+	call(t, c, "agent.wait", map[string]any{"runId": run["runId"], "timeoutMs": 15000})
 	g.kill()
 	g = start(t, dir, llm)
 	c = g.dial(t)
 	time.Sleep(1500 * time.Millisecond) // one scheduler poll after start
-	if n := len(waitCronRuns(t, c, id, 1)); n != 1 {
-		t.Fatalf("%d scheduled runs after restart, want 1", n)
+	entries = waitCronRuns(t, c, id, 2)
+	if len(entries) != 2 {
+		t.Fatalf("%d runs after restart, want the scheduled one and the forced one", len(entries))
+	}
+	forced, _ := entries[0].(map[string]any)
+	if forced["runId"] != run["runId"] || forced["status"] != "ok" {
+		t.Fatalf("newest history row = %v, want the forced run, ok", forced)
 	}
 	if st := call(t, c, "cron.status", map[string]any{}); st["jobs"].(float64) != 1 {
 		t.Fatalf("cron.status = %v", st)
@@ -92,7 +99,7 @@ func TestCronJobRunsInItsSessionOnceAcrossRestart(t *testing.T) {
 		t.Fatalf("cron.disable = %v", dis)
 	}
 	call(t, c, "cron.remove", map[string]any{"id": id})
-	if err := c.Call(ctx, "cron.get", map[string]any{"id": id}, nil); err == nil || !strings.Contains(err.Error(), "unknown cron job id") {
+	if err := c.Call(ctx, "cron.get", map[string]any{"id": id}, nil); err == nil || !strings.Contains(err.Error(), "cron job not found: "+id) {
 		t.Fatalf("cron.get removed = %v", err)
 	}
 }
