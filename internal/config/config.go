@@ -142,6 +142,18 @@ type Tools struct {
 	Subagents     ToolsSubagents     `json:"subagents,omitzero"`
 	SessionsSpawn ToolsSessionsSpawn `json:"sessions_spawn,omitzero"`
 	Web           ToolsWeb           `json:"web,omitzero"`
+	// Untrusted is "tools.untrusted": what sessions driven from outside
+	// the operator may use on the host (Switchboard's key).
+	Untrusted ToolsUntrusted `json:"untrusted,omitzero"`
+}
+
+// ToolsUntrusted is "tools.untrusted" (and agents.list[].tools.untrusted):
+// sessions whose input comes from outside the operator — webhooks, A2A
+// peers, chat rooms — get no exec, process or file writes on the host
+// unless Allow names them (tool names or groups; "*" allows all). A
+// sandboxed session keeps them: they run in the sandbox.
+type ToolsUntrusted struct {
+	Allow []string `json:"allow,omitempty"`
 }
 
 // ToolsWeb is "tools.web".

@@ -29,6 +29,19 @@ type AgentTools struct {
 	Allow     []string `json:"allow,omitempty"`
 	AlsoAllow []string `json:"alsoAllow,omitempty"`
 	Deny      []string `json:"deny,omitempty"`
+	// Untrusted widens tools.untrusted.allow for this agent.
+	Untrusted ToolsUntrusted `json:"untrusted,omitzero"`
+}
+
+// UntrustedAllow returns what sessions of agent id driven from outside
+// the operator may still use on the host: tools.untrusted.allow plus the
+// agent's own.
+func (c *Config) UntrustedAllow(id string) []string {
+	out := slices.Clone(c.Tools.Untrusted.Allow)
+	if e := c.agent(id); e != nil && e.Tools != nil {
+		out = append(out, e.Tools.Untrusted.Allow...)
+	}
+	return out
 }
 
 // Defaults of tools.exec.

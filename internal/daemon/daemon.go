@@ -264,7 +264,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			mcpc.Close()
 		}
 	}()
-	box := &toolbox{conf: set, mcp: mcpc}
+	box := &toolbox{conf: set, mcp: mcpc, log: log}
 	ws := &workspaces{cfg: cfg, store: st}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	evHooks, err := newEventHooks(cfg, log)
@@ -323,6 +323,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			m.Refused(kind)
 		}
 	}
+	box.refused = refused
 	sessTools := sessions.New(sessions.Deps{
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
 		ExpectedWait: runner.ExpectedWait,

@@ -3,8 +3,11 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +27,9 @@ import (
 type toolbox struct {
 	conf *settings.Settings
 	all  atomic.Pointer[tools.Set]
+	// refused, when set, counts a guardrail refusal (kind "untrusted").
+	refused func(kind string)
+	log     *slog.Logger
 	// mcp supplies the tools of the configured MCP servers (nil: none).
 	mcp interface {
 		Tools(ctx context.Context) []tools.Tool
@@ -64,6 +70,8 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	}
 	if sandboxed {
 		all = sandboxTools(all, sandboxSpec(ag))
+	} else if who := untrustedSource(info); who != "" {
+		all = b.guardUntrusted(all, who, ag.UntrustedAllow, info.SessionKey)
 	}
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
@@ -228,4 +236,53 @@ func webFetchTool(cfg *config.Config) tools.Tool {
 		c.AllowPrivateNetwork = *p
 	}
 	return web.New(c)
+}
+
+// untrustedSource says where a run's input comes from when that is outside
+// the operator ("" when it is not).
+func untrustedSource(info agent.RunInfo) string {
+	if info.Input == nil {
+		return ""
+	}
+	prov := ""
+	if info.Input.Provenance != nil {
+		prov = info.Input.Provenance.Kind
+	}
+	return policy.Untrusted(info.Input.Channel, prov, info.SessionKey)
+}
+
+// guardUntrusted replaces the host-acting tools the operator did not grant
+// to sessions driven from outside it with a refusal the model reads; the
+// refusal is logged and counted.
+func (b *toolbox) guardUntrusted(set *tools.Set, who string, allow []string, key string) *tools.Set {
+	out := set.All()
+	changed := false
+	for i, t := range out {
+		if !slices.Contains(policy.HostActingTools, t.Name()) || policy.UntrustedGrant(t.Name(), allow) {
+			continue
+		}
+		out[i], changed = refusedTool{Tool: t, who: who, key: key, box: b}, true
+	}
+	if !changed {
+		return set
+	}
+	return tools.NewSet(out...)
+}
+
+// refusedTool keeps a tool's name and schema but refuses every call.
+type refusedTool struct {
+	tools.Tool
+	who, key string
+	box      *toolbox
+}
+
+func (r refusedTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
+	if r.box.log != nil {
+		r.box.log.Warn("tool refused to a session driven from outside the operator", "tool", r.Name(), "source", r.who, "session", r.key)
+	}
+	if r.box.refused != nil {
+		r.box.refused("untrusted")
+	}
+	return nil, fmt.Errorf("%s is not available in this session: its input comes from outside the operator (%s), "+
+		"so it may not run commands or write files on the gateway host. The operator can grant it with tools.untrusted.allow, or run this agent in a sandbox.", r.Name(), r.who)
 }

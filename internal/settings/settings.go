@@ -119,6 +119,9 @@ type Agent struct {
 	// Budget is the spending limits of a session tree rooted at one of its
 	// sessions (zero: none).
 	Budget spend.Limits
+	// UntrustedAllow is what its sessions driven from outside the operator
+	// may still use on the host (tools.untrusted.allow and its own).
+	UntrustedAllow []string
 }
 
 // Entry is one agents.list entry as written: id normalised, name trimmed.
@@ -176,7 +179,8 @@ func agentOf(cfg *config.Config, id string) Agent {
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
 		Tools:  toolSelection(cfg.AgentToolSelection(id)),
-		Budget: budgetOf(cfg.BudgetOf(id)),
+		Budget:         budgetOf(cfg.BudgetOf(id)),
+		UntrustedAllow: cfg.UntrustedAllow(id),
 	}
 	if e, ok := cfg.Agent(id); ok {
 		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
