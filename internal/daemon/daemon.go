@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
@@ -89,6 +91,10 @@ type Options struct {
 	LogLevel, LogFormat string
 	// Version is reported to clients; empty means "dev".
 	Version string
+	// TracerProvider, when set, receives the daemon's spans (tests inject
+	// one built with telemetry.NewProvider); nil means the provider the
+	// OTEL_* environment asks for, or none. The caller owns it.
+	TracerProvider trace.TracerProvider
 }
 
 // Serve runs the gateway until ctx ends, then shuts down gracefully. It
@@ -133,6 +139,7 @@ type Daemon struct {
 	started     time.Time
 	api         *httpFront // /tools/invoke and the OpenAI-compatible paths
 	mods        *models
+	tracing     *tracing
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -255,6 +262,15 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 	box := &toolbox{conf: set, mcp: mcpc}
 	ws := &workspaces{cfg: cfg, store: st}
+	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tr.close()
+		}
+	}()
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{
 		Store:     st,
@@ -286,6 +302,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,
+		Tracer:     tr.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -295,7 +312,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log})
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: tr.tracer})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -305,6 +322,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
 		AnnounceExpiry: announceExpiry(env),
+		Tracer:         tr.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -344,6 +362,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 
 	d := &Daemon{
+		tracing:   tr,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
 		logs:      logs,
@@ -604,7 +623,7 @@ func (d *Daemon) Close() error {
 		if err := d.subs.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, d.Runner.Shutdown(ctx), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.closeIdle()
 		d.closeErr = errors.Join(errs...)
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -183,6 +184,16 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		return nil, err
 	}
 	in.ApplyInterSessionQueue(q, true)
+	if c := claimed[0].a.Chain; c != nil {
+		_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
+			RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
+		defer span.End(nil)
+		next := c.Next(target)
+		if id := span.ID(); id != "" {
+			next.Span = id
+		}
+		in.Chain = &next
+	}
 	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -92,8 +94,10 @@ type Config struct {
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
 	Logger        *slog.Logger
-	Now           func() time.Time
-	NewID         func() string
+	// Tracer records spawn and announce spans; nil is tracing off.
+	Tracer *telemetry.Tracer
+	Now    func() time.Time
+	NewID  func() string
 }
 
 // Manager spawns sub-agent runs, turns their completions into durable
@@ -152,6 +156,9 @@ type Announce struct {
 	// BatchRunID is the requester run this announce was claimed for; set
 	// just before that run is submitted.
 	BatchRunID string `json:"batchRunId,omitempty"`
+	// Chain is the child run's chain: the announce run continues it (one
+	// trace per chain).
+	Chain *tools.Chain `json:"chain,omitempty"`
 }
 
 // New returns a manager.
@@ -348,6 +355,10 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		result = m.childResult(ctx, rec.ChildSessionKey, run.RunID)
 	}
 	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
+	var in agent.Input
+	if json.Unmarshal(run.Input, &in) == nil && in.Chain != nil && in.Chain.ID != "" {
+		a.Chain = in.Chain
+	}
 	outcome := Outcome{Status: "ok"}
 	switch res.Status {
 	case store.RunOK:
