@@ -1,0 +1,166 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
+)
+
+// TestOneTracePerChain drives a model-driven sessions_send and a
+// sessions_spawn through the real gateway protocol and checks that every
+// run they lead to, with its model and tool calls, lands in one trace whose
+// id is derived from the chain's id.
+func TestOneTracePerChain(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "test-key"})
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } } },
+  tools: { sessions: { visibility: "all" } },
+  session: { agentToAgent: { maxPingPongTurns: 1 } },
+}`, llm.URL())
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exp := tracetest.NewInMemoryExporter()
+	tp := telemetry.NewProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:            config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:           &port,
+		Stdout:         io.Discard,
+		Logger:         slog.New(slog.DiscardHandler),
+		TracerProvider: tp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	tok, _, err := config.LoadOrCreateGatewayToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	msg := scripted.ToolDirective("sessions_send", map[string]any{"sessionKey": "agent:main:worker", "message": "hello worker", "timeoutSeconds": 20}) + "\n" +
+		scripted.ToolDirective("sessions_spawn", map[string]any{"task": "child task"}) + "\n" +
+		scripted.ThenDirective("all done")
+	var sent map[string]any
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": msg, "idempotencyKey": "root-1"}, &sent); err != nil {
+		t.Fatal(err)
+	}
+	rootRun, _ := sent["runId"].(string)
+	if rootRun == "" {
+		t.Fatalf("chat.send = %v", sent)
+	}
+	want := telemetry.TraceID(rootRun)
+
+	// The spans of every run the chain led to, by name.
+	type seen struct{ runs, names map[string]bool }
+	collect := func() (seen, []string) {
+		s := seen{runs: map[string]bool{}, names: map[string]bool{}}
+		var other []string
+		for _, sp := range exp.GetSpans() {
+			if sp.SpanContext.TraceID() != want {
+				other = append(other, sp.Name)
+				continue
+			}
+			s.names[sp.Name] = true
+			if strings.HasPrefix(sp.Name, "invoke_agent") {
+				for _, a := range sp.Attributes {
+					if string(a.Key) == telemetry.AttrSessionKey {
+						s.runs[a.Value.AsString()] = true
+					}
+				}
+			}
+		}
+		return s, other
+	}
+	var s seen
+	var other []string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, other = collect()
+		child := false
+		for k := range s.runs {
+			child = child || strings.Contains(k, ":subagent:")
+		}
+		if s.runs["agent:main:main"] && s.runs["agent:main:worker"] && child &&
+			s.names["subagent.announce"] && s.names["sessions_send.announce"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chain trace incomplete: runs %v, spans %v; spans in other traces: %v", s.runs, s.names, other)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, name := range []string{"chat fake-1", "execute_tool sessions_send", "execute_tool sessions_spawn", "sessions_spawn", "sessions_send.step"} {
+		if !s.names[name] {
+			t.Errorf("trace lacks span %q (has %v)", name, s.names)
+		}
+	}
+	if len(other) > 0 {
+		t.Errorf("spans outside the chain's trace: %v", other)
+	}
+
+	// Parentage: the worker's first run sits under the sessions_send call,
+	// the child's run under the spawn step, the root run is the root.
+	spans := exp.GetSpans()
+	byID := map[string]tracetest.SpanStub{}
+	for _, sp := range spans {
+		byID[sp.SpanContext.SpanID().String()] = sp
+	}
+	attr := func(sp tracetest.SpanStub, key string) string {
+		for _, a := range sp.Attributes {
+			if string(a.Key) == key {
+				return a.Value.Emit()
+			}
+		}
+		return ""
+	}
+	for _, sp := range spans {
+		if !strings.HasPrefix(sp.Name, "invoke_agent") {
+			continue
+		}
+		parent := byID[sp.Parent.SpanID().String()]
+		switch key := attr(sp, telemetry.AttrSessionKey); {
+		case attr(sp, telemetry.AttrRunID) == rootRun:
+			if sp.Parent.IsValid() {
+				t.Errorf("root run has parent %v", sp.Parent)
+			}
+			if attr(sp, telemetry.AttrStatus) != "ok" || attr(sp, telemetry.AttrChainHops) != "0" {
+				t.Errorf("root run attributes %v", sp.Attributes)
+			}
+		case key == "agent:main:worker" && attr(sp, telemetry.AttrChainHops) == "1" && !strings.Contains(attr(sp, telemetry.AttrRunID), ":"):
+			if parent.Name != "execute_tool sessions_send" {
+				t.Errorf("worker run's parent = %q", parent.Name)
+			}
+		case strings.Contains(key, ":subagent:"):
+			if parent.Name != "sessions_spawn" {
+				t.Errorf("child run's parent = %q", parent.Name)
+			}
+		}
+	}
+}
