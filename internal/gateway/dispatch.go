@@ -76,6 +76,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodAnnouncesList, scope: wire.ScopeRead, handle: s.handleAnnouncesList},
 		{name: wire.MethodAnnouncesRedeliver, scope: wire.ScopeAdmin, handle: s.handleAnnouncesRedeliver},
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
+		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})
