@@ -142,6 +142,7 @@ func newRoot(opts Options) *cobra.Command {
 		newDashboardCmd(g),
 		newSandboxCmd(opts),
 		newCronCmd(g),
+		newTopCmd(g),
 	)
 	return root
 }

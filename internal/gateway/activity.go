@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,7 @@ func (s *Server) handleRunsActive(ctx context.Context, cl *call) (any, error) {
 	}
 	out := wire.RunsActiveResult{TS: s.now().UnixMilli(), Runs: []wire.ActiveRun{}, Sessions: []wire.ActivitySession{}}
 	for _, r := range runs {
-		ar := wire.ActiveRun{RunID: r.RunID, SessionKey: r.SessionKey, AgentID: r.AgentID, Lane: r.Lane,
+		ar := wire.ActiveRun{RunID: r.RunID, SessionKey: r.SessionKey, AgentID: r.AgentID, Lane: cmp.Or(r.Lane, wire.LaneMain),
 			Status: string(r.Status), CreatedAt: r.CreatedAt.UnixMilli()}
 		if !r.StartedAt.IsZero() {
 			ar.StartedAt = r.StartedAt.UnixMilli()

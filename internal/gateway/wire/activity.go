@@ -9,6 +9,10 @@ func init() {
 	methodSchemas[MethodRunsActive] = Object(nil, P("limit", IntRange(1, 1000)))
 }
 
+// LaneMain is the lane runs.active reports for a run in its session's own
+// lane (a run submitted with no lane).
+const LaneMain = "main"
+
 // ActiveRun is one running or queued run of runs.active.
 type ActiveRun struct {
 	RunID      string `json:"runId"`
