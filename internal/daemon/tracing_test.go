@@ -37,32 +37,9 @@ func TestOneTracePerChain(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	exp := tracetest.NewInMemoryExporter()
-	tp := telemetry.NewProvider(sdktrace.WithSyncer(exp))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	port := 0
-	d, err := Start(context.Background(), Options{
-		Env:            config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
-		Port:           &port,
-		Stdout:         io.Discard,
-		Logger:         slog.New(slog.DiscardHandler),
-		TracerProvider: tp,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	tok, _, err := config.LoadOrCreateGatewayToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, exp, c := startTraced(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 
 	msg := scripted.ToolDirective("sessions_send", map[string]any{"sessionKey": "agent:main:worker", "message": "hello worker", "timeoutSeconds": 20}) + "\n" +
 		scripted.ToolDirective("sessions_spawn", map[string]any{"task": "child task"}) + "\n" +
@@ -162,5 +139,110 @@ func TestOneTracePerChain(t *testing.T) {
 				t.Errorf("child run's parent = %q", parent.Name)
 			}
 		}
+	}
+}
+
+// startTraced starts a daemon on dir whose spans go to a fresh in-memory
+// exporter.
+func startTraced(t *testing.T, dir string) (*Daemon, *tracetest.InMemoryExporter, *client.Client) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := telemetry.NewProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:            config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:           &port,
+		Stdout:         io.Discard,
+		Logger:         slog.New(slog.DiscardHandler),
+		ShutdownGrace:  200 * time.Millisecond,
+		TracerProvider: tp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	tok, _, err := config.LoadOrCreateGatewayToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return d, exp, c
+}
+
+// TestChainTraceSurvivesRestart: a run of a chain still queued when the
+// gateway stops runs after the restart in the chain's trace, under the
+// sessions_send call that queued it before the restart.
+func TestChainTraceSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{
+  agents: { defaults: { model: { primary: "scripted/echo-1" } } },
+  tools: { sessions: { visibility: "all" } },
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
+}`
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, exp, c := startTraced(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	send := func(key, msg, idem string) string {
+		t.Helper()
+		var res map[string]any
+		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": key, "message": msg, "idempotencyKey": idem}, &res); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res["runId"].(string)
+		return id
+	}
+	// The worker is busy with a stalled run; messages wait behind it.
+	send("agent:main:worker", "/queue followup", "q")
+	send("agent:main:worker", "hold\n/stall", "stall")
+	root := send("agent:main:main", scripted.ToolDirective("sessions_send",
+		map[string]any{"sessionKey": "agent:main:worker", "message": "after the restart", "timeoutSeconds": 0})+"\n"+scripted.ThenDirective("sent"), "root")
+	var sendSpan string
+	deadline := time.Now().Add(20 * time.Second)
+	for sendSpan == "" {
+		for _, sp := range exp.GetSpans() {
+			if sp.Name == "execute_tool sessions_send" && sp.SpanContext.TraceID() == telemetry.TraceID(root) {
+				sendSpan = sp.SpanContext.SpanID().String()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sessions_send span; spans: %d", len(exp.GetSpans()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, exp2, _ := startTraced(t, dir)
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		for _, sp := range exp2.GetSpans() {
+			if !strings.HasPrefix(sp.Name, "invoke_agent") {
+				continue
+			}
+			for _, a := range sp.Attributes {
+				if string(a.Key) == telemetry.AttrSessionKey && a.Value.AsString() == "agent:main:worker" {
+					if sp.SpanContext.TraceID() != telemetry.TraceID(root) || sp.Parent.SpanID().String() != sendSpan {
+						t.Fatalf("resumed run: trace %s parent %s; want trace %s parent %s",
+							sp.SpanContext.TraceID(), sp.Parent.SpanID(), telemetry.TraceID(root), sendSpan)
+					}
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued run did not run after the restart; spans: %d", len(exp2.GetSpans()))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
