@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -178,4 +179,18 @@ func BenchmarkRunSpansOn(b *testing.B) {
 		run.SetString(AttrStatus, "ok")
 		run.End(nil)
 	}
+}
+
+// FuzzParseSpanID: a carried span id comes from stored run input; whatever
+// it holds, parsing never panics and accepts only what Span.ID writes.
+func FuzzParseSpanID(f *testing.F) {
+	for _, s := range []string{"", "00f067aa0ba902b7", "0000000000000000", "zz", "00F067AA0BA902B7", "00f067aa0ba902b7ff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, ok := parseSpanID(s)
+		if ok && (!id.IsValid() || !strings.EqualFold(id.String(), s)) {
+			t.Errorf("parseSpanID(%q) = %v", s, id)
+		}
+	})
 }
