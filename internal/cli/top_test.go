@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +147,25 @@ func slicesEqualPrefix(got, prefix []string) bool {
 		}
 	}
 	return true
+}
+
+// TestTopLive: without --once, top redraws (clear screen, frame) at each
+// interval until interrupted, and an interrupt is a clean exit.
+func TestTopLive(t *testing.T) {
+	g := startGateway(t, "")
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+	defer cancel()
+	err := Run(ctx, []string{"--url", g.url, "top", "--interval", "200ms"},
+		Options{Env: g.env(), Stdout: &out, Stderr: io.Discard, Stdin: strings.NewReader("")})
+	if err != nil {
+		t.Fatalf("top: %v", err)
+	}
+	frames := strings.Count(out.String(), ansiClear)
+	if frames < 2 || strings.Count(out.String(), "switchboard top  ") != frames {
+		t.Errorf("%d frames in:\n%q", frames, out.String())
+	}
+	if r := g.run("top", "--interval", "1ms"); r.err == nil || !strings.Contains(r.errText(), "too short") {
+		t.Errorf("top --interval 1ms = %v", r.err)
+	}
 }
