@@ -271,6 +271,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			tr.close()
 		}
 	}()
+	if tr.shutdown != nil {
+		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
+	}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	runner, err := agent.New(agent.Config{
 		Store:     st,
