@@ -5,19 +5,26 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 )
 
@@ -244,5 +251,88 @@ func TestChainTraceSurvivesRestart(t *testing.T) {
 			t.Fatalf("the queued run did not run after the restart; spans: %d", len(exp2.GetSpans()))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestTracesExportedOverOTLP: with the standard OTEL_* environment the
+// daemon builds its own provider, and the spans buffered when it shuts down
+// reach the collector over OTLP/HTTP, under service.name switchboard.
+func TestTracesExportedOverOTLP(t *testing.T) {
+	var mu sync.Mutex
+	var got []*coltrace.ExportTraceServiceRequest
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+			http.Error(w, "bad export", http.StatusBadRequest)
+			return
+		}
+		var req coltrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got = append(got, &req)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		b, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+		w.Write(b)
+	}))
+	defer collector.Close()
+	// The exporter reads its settings from the process environment.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "600000") // nothing leaves before shutdown
+
+	dir := t.TempDir()
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env: config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir,
+			"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := d.Runner.Submit(ctx, agent.Input{RunID: "otlp-1", SessionKey: "agent:main:main", AgentID: "main", Message: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if run, done, err := d.Runner.Wait(ctx, "otlp-1", 20*time.Second); err != nil || !done || run.Status != store.RunOK {
+		t.Fatalf("run = %+v, %v, %v", run, done, err)
+	}
+	mu.Lock()
+	early := len(got)
+	mu.Unlock()
+	if early != 0 {
+		t.Errorf("%d exports before shutdown", early)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	names := map[string]bool{}
+	service := ""
+	for _, req := range got {
+		for _, rs := range req.ResourceSpans {
+			for _, a := range rs.Resource.Attributes {
+				if a.Key == "service.name" {
+					service = a.Value.GetStringValue()
+				}
+			}
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					if [16]byte(sp.TraceId) != telemetry.TraceID("otlp-1") {
+						t.Errorf("span %s in trace %x", sp.Name, sp.TraceId)
+					}
+					names[sp.Name] = true
+				}
+			}
+		}
+	}
+	if service != telemetry.DefaultServiceName || !names["invoke_agent main"] || !names["chat echo-1"] {
+		t.Errorf("exported: service %q, spans %v", service, names)
 	}
 }
