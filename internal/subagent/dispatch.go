@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -188,10 +189,11 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
 			RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
 		defer span.End(nil)
-		next := c.Next(target)
-		if id := span.ID(); id != "" {
-			next.Span = id
-		}
+		// The announce run stays in the chain's trace, but its loop
+		// accounting starts afresh (as a run a person started): a
+		// requester spawning again after each result must not run into
+		// the hop limit.
+		next := tools.Chain{ID: c.ID, Path: []string{target}, Span: span.ID()}
 		in.Chain = &next
 	}
 	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {

@@ -355,9 +355,12 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		result = m.childResult(ctx, rec.ChildSessionKey, run.RunID)
 	}
 	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
+	// The chain the child ran in: the one it was given, else its own.
 	var in agent.Input
 	if json.Unmarshal(run.Input, &in) == nil && in.Chain != nil && in.Chain.ID != "" {
 		a.Chain = in.Chain
+	} else {
+		a.Chain = &tools.Chain{ID: run.RunID}
 	}
 	outcome := Outcome{Status: "ok"}
 	switch res.Status {

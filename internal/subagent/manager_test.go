@@ -459,3 +459,51 @@ func TestCloseOnce(t *testing.T) {
 		t.Errorf("second Close = %v, want net.ErrClosed", err)
 	}
 }
+
+// The announce run continues the child's chain (one trace per chain) with
+// its loop accounting started afresh: a requester spawning again after each
+// result never reaches the hop limit through announces.
+func TestAnnounceRunContinuesTheChain(t *testing.T) {
+	e := newEnv(t, `{}`)
+	out := e.mustSpawn("agent:main:main", map[string]any{"task": "answer\n/reply 42"})
+	e.eventually("the announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	ctx := context.Background()
+	chainOf := func(r *store.Run) *tools.Chain {
+		var in agent.Input
+		if err := json.Unmarshal(r.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		return in.Chain
+	}
+	child, err := e.store.GetRun(ctx, out["runId"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Spawned outside a run (no chain given): the child's run is its own
+	// chain's start.
+	cc := chainOf(child)
+	if cc == nil || cc.Hops != 1 {
+		t.Fatalf("child chain = %+v", cc)
+	}
+	if cc.ID == "" {
+		cc.ID = child.RunID
+	}
+	runs, err := e.store.ListRuns(ctx, store.RunFilter{SessionKey: "agent:main:main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range runs {
+		if r.Lane != LaneAnnounce {
+			continue
+		}
+		found = true
+		ac := chainOf(r)
+		if ac == nil || ac.ID != cc.ID || ac.Hops != 0 || len(ac.Path) != 1 || ac.Path[0] != "agent:main:main" {
+			t.Errorf("announce chain = %+v, child chain %+v", ac, cc)
+		}
+	}
+	if !found {
+		t.Fatal("no announce run")
+	}
+}
