@@ -103,6 +103,8 @@ type runState struct {
 	// carried are queued runs whose input this run took (steered in or
 	// collected); they end with it.
 	carried []*runState
+	// budget are the budgeted session trees the run counts against.
+	budget []*budgetNode
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

@@ -124,6 +124,9 @@ func (r *Runner) inputMessage(in *Input, runID string) store.Message {
 	user.IdempotencyKey = in.IdempotencyKey
 	if p := in.Provenance; p != nil {
 		user.Provenance = &transcript.Provenance{Kind: p.Kind, SourceSessionKey: p.SourceSessionKey, SourceChannel: p.SourceChannel, SourceTool: p.SourceTool}
+		if c := in.Chain; c != nil {
+			user.Provenance.ChainID, user.Provenance.ChainHops = c.ID, c.Hops
+		}
 	}
 	user.Meta = &transcript.Meta{RunID: runID}
 	return store.Message{Entry: transcript.MessageEntry(user, now), Role: user.Role, RunID: runID}
@@ -171,6 +174,16 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 	}()
 
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
+
+	// The run counts against its session tree's budgets (and its spawn
+	// ancestors'); they are checked before each model call.
+	path, err := r.budgetPath(runCtx, sess, runID)
+	if err != nil {
+		r.finish(st, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
+		return
+	}
+	r.budgetStart(path)
+	st.budget = path
 
 	info := RunInfo{RunID: runID, SessionKey: run.SessionKey, AgentID: sess.AgentID, Lane: run.Lane, Session: sess, Input: in}
 	last, usage, stop, err := r.loop(runCtx, st, info)
@@ -226,7 +239,9 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
-		attrs = append(attrs, "durationMs", fin.EndedAt.Sub(fin.StartedAt).Milliseconds())
+		d := fin.EndedAt.Sub(fin.StartedAt)
+		attrs = append(attrs, "durationMs", d.Milliseconds())
+		r.durations.observe(fin.SessionKey, d)
 	}
 	if fin.Error != "" {
 		attrs = append(attrs, "error", fin.Error)
@@ -305,6 +320,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			Thinking:  cmp.Or(in.Thinking, info.Session.ThinkingLevel),
 			Sampling:  in.Sampling,
 		}
+		if err := r.budgetCheck(st.budget); err != nil {
+			return last, usage, StopBudget, err
+		}
 		est, err := r.prepare(ctx, info.Session, model, budget, req)
 		if err != nil {
 			return last, usage, stop, err
@@ -316,6 +334,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		mspan.Usage(turnUsage.Input, turnUsage.Output)
 		mspan.End(terr)
 		usage.Add(turnUsage)
+		r.budgetCharge(st.budget, turnUsage)
 		if terr == nil && r.cfg.Pruning.Enabled {
 			r.prunes.record(sessionID, reqStart, budget.pruned)
 		}

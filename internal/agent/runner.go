@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -53,6 +54,7 @@ var (
 // Store is the subset of store.Store the runner needs.
 type Store interface {
 	GetSession(ctx context.Context, key string) (*store.Session, error)
+	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
 	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
 	AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error)
 	PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error)
@@ -169,6 +171,11 @@ type Config struct {
 	// ResetRule returns a session's automatic reset (session.reset);
 	// nil means none.
 	ResetRule func(*store.Session) compaction.ResetRule
+	// RootBudget returns the spending limits of a session tree rooted at a
+	// session of agentID (agents.defaults.budget, agents.list[].budget);
+	// nil or zero limits: none. A spawned session's own limits are stored
+	// on it at spawn.
+	RootBudget func(agentID string) spend.Limits
 	// Queue is messages.queue: how messages to a busy session are queued,
 	// for callers that resolve it through QueueSettings.
 	Queue policy.QueueConfig
@@ -267,6 +274,8 @@ type Runner struct {
 
 	// calib scales token estimates by providers' reported usage.
 	calib        compaction.Calibrator
+	budgets      treeBudgets
+	durations    runDurations
 	compactLocks sessionLocks
 	summarySem   chan struct{} // bounds summary calls
 	prunes       pruneStates
@@ -412,6 +421,11 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	sess, err := r.ensureSession(ctx, &in)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+	}
+	if in.Chain == nil || in.Chain.ID == "" {
+		// A run nothing else caused starts a chain of its own, named
+		// after it; it is stored with the run like any other chain.
+		in.Chain = &tools.Chain{ID: in.RunID, Path: []string{in.SessionKey}}
 	}
 	raw, err := json.Marshal(&in)
 	if err != nil {

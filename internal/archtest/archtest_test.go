@@ -379,6 +379,7 @@ var leaves = map[string][]string{
 		"go.opentelemetry.io/otel/sdk/trace",
 		"go.opentelemetry.io/otel/trace",
 	},
+	"internal/spend": nil,
 	"internal/media": {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
@@ -460,12 +461,12 @@ var importAllowLists = map[string][]string{
 	// which implements the tools' Messenger.
 	"internal/agent": {
 		"github.com/google/uuid",
-		"internal/compaction", "internal/policy", "internal/provider", "internal/store", "internal/telemetry", "internal/tools", "internal/transcript",
+		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tools", "internal/transcript",
 	},
-	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey"},
+	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey", "internal/spend"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
-		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings",
+		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend",
 		"internal/store", "internal/tools", "internal/transcript",
 	},
 	// The workspace tools build on the tool contract alone.
@@ -482,7 +483,7 @@ var importAllowLists = map[string][]string{
 	"internal/subagent": {
 		"github.com/google/uuid",
 		"internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
-		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/store", "internal/telemetry", "internal/tools",
+		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/telemetry", "internal/tools",
 		"internal/transcript",
 	},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.

@@ -63,6 +63,39 @@ type chatMessage struct {
 	Meta         struct {
 		RunID string `json:"runId"`
 	} `json:"__openclaw"`
+	Provenance *struct {
+		Kind             string `json:"kind"`
+		SourceSessionKey string `json:"sourceSessionKey"`
+		SourceTool       string `json:"sourceTool"`
+		ChainID          string `json:"chainId"`
+		ChainHops        int    `json:"chainHops"`
+	} `json:"provenance"`
+}
+
+// origin describes where a message from another session came from, with
+// its place in the chain of causes: "from agent:main:a via sessions_send,
+// chain 1f2e3d4c hop 2" ("" for a person's message).
+func (m chatMessage) origin() string {
+	p := m.Provenance
+	if p == nil || (p.SourceSessionKey == "" && p.ChainID == "") {
+		return ""
+	}
+	var parts []string
+	if p.SourceSessionKey != "" {
+		from := "from " + p.SourceSessionKey
+		if p.SourceTool != "" {
+			from += " via " + p.SourceTool
+		}
+		parts = append(parts, from)
+	}
+	if p.ChainID != "" {
+		id := p.ChainID
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		parts = append(parts, fmt.Sprintf("chain %s hop %d", id, p.ChainHops))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // contentBlock is one block of a message's content.

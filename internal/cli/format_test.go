@@ -184,3 +184,28 @@ func TestRunWaiterText(t *testing.T) {
 		})
 	}
 }
+
+func TestMessageOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want string
+	}{
+		{`{"role":"user","content":"hi"}`, ""},
+		{`{"role":"user","content":"hi","provenance":{"kind":"inter_session","sourceSessionKey":"agent:main:a","sourceTool":"sessions_send","chainId":"0123456789abcdef","chainHops":2}}`,
+			"from agent:main:a via sessions_send, chain 01234567 hop 2"},
+		{`{"role":"user","content":"hi","provenance":{"kind":"inter_session","sourceSessionKey":"agent:main:c"}}`, "from agent:main:c"},
+	} {
+		m, err := decodeMessage(json.RawMessage(tc.raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.origin(); got != tc.want {
+			t.Errorf("origin(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+	var b strings.Builder
+	m, _ := decodeMessage(json.RawMessage(`{"role":"user","content":"ping","provenance":{"kind":"inter_session","sourceSessionKey":"agent:main:a","sourceTool":"sessions_send","chainId":"abc","chainHops":1}}`))
+	if err := printMessage(&b, m, false); err != nil || b.String() != "user (from agent:main:a via sessions_send, chain abc hop 1): ping\n" {
+		t.Errorf("printMessage = %q, %v", b.String(), err)
+	}
+}

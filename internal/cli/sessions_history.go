@@ -101,7 +101,11 @@ func printMessage(w io.Writer, m chatMessage, tools bool) error {
 	}
 	if len(text) > 0 {
 		body := strings.Join(text, "\n")
-		b.WriteString(m.Role + ": " + strings.ReplaceAll(body, "\n", "\n  ") + "\n")
+		who := m.Role
+		if o := m.origin(); o != "" {
+			who += " (" + o + ")"
+		}
+		b.WriteString(who + ": " + strings.ReplaceAll(body, "\n", "\n  ") + "\n")
 	}
 	if tools {
 		for _, c := range calls {

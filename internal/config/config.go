@@ -236,6 +236,8 @@ type AgentDefaults struct {
 	// ContextPruning is "agents.defaults.contextPruning"; see
 	// Config.ContextPruning.
 	ContextPruning ContextPruningConfig `json:"contextPruning,omitzero"`
+	// Budget is "agents.defaults.budget": see Budget.
+	Budget Budget `json:"budget,omitzero"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.
@@ -276,6 +278,8 @@ type AgentEntry struct {
 	Sandbox   AgentSandbox   `json:"sandbox,omitzero"`
 	// Tools is nil when the agent has no tool selection of its own.
 	Tools *AgentTools `json:"tools,omitempty"`
+	// Budget overrides agents.defaults.budget field by field.
+	Budget Budget `json:"budget,omitzero"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

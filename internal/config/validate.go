@@ -191,6 +191,7 @@ func (k *checker) agents() {
 	k.enum(dp.key("sandbox").key("network"), d.Sandbox.Network, "none", "host")
 	k.compaction(dp.key("compaction"), &d.Compaction)
 	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
+	k.budget(dp.key("budget"), d.Budget)
 
 	seen := make(map[string]int)
 	firstDefault := -1
@@ -224,6 +225,7 @@ func (k *checker) agents() {
 		if a.Tools != nil {
 			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
 		}
+		k.budget(p.key("budget"), a.Budget)
 	}
 }
 

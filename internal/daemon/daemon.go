@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -31,10 +32,12 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/subagent"
@@ -236,6 +239,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every component reaches the store through its timer (/metrics);
+	// rawStore is the backend itself, for its optional interfaces.
+	rawStore := st.Store
+	storeTimer := metrics.NewStoreTimer()
+	st.Store = timedStore{Store: rawStore, t: storeTimer}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -305,6 +313,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,
+		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
 		Tracer:     tr.tracer,
 	})
 	if err != nil {
@@ -319,13 +328,24 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	// Guardrail refusals are counted on /metrics, which is built later.
+	var mets atomic.Pointer[metrics.Metrics]
+	refused := func(kind string) {
+		if m := mets.Load(); m != nil {
+			m.Refused(kind)
+		}
+	}
 	sessTools := sessions.New(sessions.Deps{
-		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir,
+		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
+		ExpectedWait: runner.ExpectedWait,
+		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
+			return budgetView(ctx, runner, subs, set, s)
+		},
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
-		AnnounceExpiry: announceExpiry(env),
-		Tracer:         tr.tracer,
+		AnnounceExpiry: announceExpiry(env), OnRefusal: refused,
+		Tracer: tr.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -395,7 +415,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	var cronSvc gateway.CronService
-	if cs, ok := st.Store.(store.CronStore); ok {
+	if cs, ok := rawStore.(store.CronStore); ok {
 		sched, err := newCron(cs, runner, alias, cfg.DefaultAgentID())
 		if err != nil {
 			return nil, fmt.Errorf("daemon: %w", err)
@@ -470,9 +490,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
-	mets, stopMetrics := newMetrics(runner, gw, st)
+	m, stopMetrics := newMetrics(runner, gw, st, storeTimer)
+	mets.Store(m)
 	d.stopMetrics = stopMetrics
-	mux.Handle("GET /metrics", gw.RequireBearer(mets.Handler())) // Prometheus text format
+	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
@@ -685,4 +706,30 @@ func upgradeOr(ws, page http.Handler) http.Handler {
 		}
 		page.ServeHTTP(w, r)
 	})
+}
+
+// budgetView is the sessions_list budget of s when s roots a budgeted
+// session tree (its own limits, or its agent's for a root session).
+func budgetView(ctx context.Context, runner *agent.Runner, subs *subagent.Manager, set *settings.Settings, s *store.Session) (*sessions.BudgetView, error) {
+	if spend.FromExtra(s.Extra).IsZero() && (s.SpawnedBy != "" || set.Agent(s.AgentID).Budget.IsZero()) {
+		return nil, nil
+	}
+	trees, err := runner.Budgets(ctx, s.Key)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range trees {
+		if t.Key != s.Key {
+			continue
+		}
+		v := &sessions.BudgetView{Limits: t.Limits, Used: sessions.BudgetUsed{Runs: t.Used.Runs, Tokens: t.Used.Tokens, Cost: t.Used.Cost}}
+		if subs != nil {
+			v.Used.Children = subs.ActiveDescendants(s.Key)
+		}
+		next := t.Used
+		next.Runs++ // would another run have room?
+		v.Exhausted = spend.Exhausted(t.Limits, next, time.Now())
+		return v, nil
+	}
+	return nil, nil
 }

@@ -14,8 +14,9 @@ const maxOutboxCount = 100000
 
 // newMetrics builds the /metrics registry over the runner's events and
 // the gateway's and store's live state; stop ends the event subscription.
-func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store) (m *metrics.Metrics, stop func()) {
+func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer *metrics.StoreTimer) (m *metrics.Metrics, stop func()) {
 	m = metrics.New(metrics.Sources{
+		Store:  timer,
 		Lanes:  runner.LaneStats,
 		Queues: runner.DeepestQueues,
 		Gateway: func() (int, int64, int64) {

@@ -14,6 +14,9 @@ func TestSendToBusyTargetReportsQueue(t *testing.T) {
 	// followup: the default steer would fold the message into the
 	// running turn instead of queueing it.
 	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:busy", "message": "/queue followup", "idempotencyKey": "q"})
+	// A first run shows how long the session's runs take.
+	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:busy", "message": "/sleep 300ms\nwarm up", "idempotencyKey": "warm"})
+	call(t, c, "agent.wait", map[string]any{"runId": "warm", "timeoutMs": 20000})
 	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:busy", "message": "/sleep 3s\nslow", "idempotencyKey": "slow"})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -28,6 +31,10 @@ func TestSendToBusyTargetReportsQueue(t *testing.T) {
 	delivery, _ := d["delivery"].(map[string]any)
 	if d["status"] != "accepted" || delivery["status"] != "queued" || delivery["position"] != 1.0 {
 		t.Fatalf("sessions_send to a busy target = %v", d)
+	}
+	// Expected wait: one run ahead, and this session's runs take ~300 ms.
+	if ms, _ := delivery["expectedWaitMs"].(float64); ms < 250 || ms > 5000 {
+		t.Errorf("expectedWaitMs = %v, want about 300", delivery["expectedWaitMs"])
 	}
 	runID, _ := d["runId"].(string)
 	if w := call(t, c, "agent.wait", map[string]any{"runId": runID, "timeoutMs": 30000}); w["status"] != "ok" {

@@ -41,6 +41,9 @@ func TestAgentRingStops(t *testing.T) {
 	if !strings.Contains(refused, "has already reached agent:main:a 2 times") {
 		t.Fatalf("the ring was not stopped at a's third visit; c's tool results: %s", refused)
 	}
+	if m := scrape(t, g); !strings.Contains(m, `switchboard_guardrail_refusals_total{kind="loop"} 1`) {
+		t.Errorf("the loop refusal is not counted on /metrics")
+	}
 	// a was reached twice by the ring: the first message and one forward;
 	// b twice (the announce steps of the flows are other turns).
 	time.Sleep(300 * time.Millisecond)

@@ -23,6 +23,8 @@ type Sources struct {
 	// Lanes returns sessions with work, runs waiting, and the longest
 	// queue (agent.Runner.LaneStats).
 	Lanes func() (busy, queued, longest int)
+	// Store times store calls (nil: no store latency metric).
+	Store *StoreTimer
 	// Queues returns up to n sessions with queued runs, deepest first
 	// (agent.Runner.DeepestQueues).
 	Queues func(n int) []agent.QueueDepth
@@ -44,6 +46,7 @@ type Metrics struct {
 	tokens     *prometheus.CounterVec
 	cost       *prometheus.CounterVec
 	toolCalls  *prometheus.CounterVec
+	refusals   *prometheus.CounterVec
 
 	mu    sync.Mutex               // guards calls
 	calls map[string]modelCallInfo // run id → the model call in progress
@@ -83,7 +86,13 @@ func New(src Sources) *Metrics {
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
 	}, []string{"tool", "outcome"})
-	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls,
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget).",
+	}, []string{"kind"})
+	for _, k := range []string{"loop", "deadlock", "budget"} {
+		m.refusals.WithLabelValues(k) // present at 0 from the start
+	}
+	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Lanes != nil {
 		gauge := func(name, help string, pick func(busy, queued, longest int) int) {
@@ -95,6 +104,9 @@ func New(src Sources) *Metrics {
 		gauge("switchboard_lanes_busy", "Sessions with a run in progress or queued.", func(b, _, _ int) int { return b })
 		gauge("switchboard_lane_queued_runs", "Runs waiting behind another run of their session, in all.", func(_, q, _ int) int { return q })
 		gauge("switchboard_lane_queue_longest", "The longest single session queue.", func(_, _, l int) int { return l })
+	}
+	if src.Store != nil {
+		m.reg.MustRegister(src.Store.h)
 	}
 	if src.Queues != nil {
 		m.reg.MustRegister(queueDepths{src.Queues})
@@ -162,6 +174,9 @@ func (m *Metrics) Observe(ev agent.Event) {
 		m.mu.Unlock()
 		status := string(ev.Run.Status)
 		m.runs.WithLabelValues(status).Inc()
+		if ev.Run.StopReason == agent.StopBudget {
+			m.refusals.WithLabelValues("budget").Inc() // ended by its tree's budget
+		}
 		if !ev.Run.StartedAt.IsZero() && !ev.Run.EndedAt.IsZero() {
 			m.runSeconds.WithLabelValues(status).Observe(ev.Run.EndedAt.Sub(ev.Run.StartedAt).Seconds())
 		}
@@ -189,6 +204,9 @@ func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// Refused counts one call a guardrail refused.
+func (m *Metrics) Refused(kind string) { m.refusals.WithLabelValues(kind).Inc() }
+
 // MaxQueueSeries bounds the per-session queue depth series of one scrape:
 // the deepest queues are the ones worth seeing, and a session label on
 // every session would grow without bound.
@@ -199,7 +217,9 @@ var queueDepthDesc = prometheus.NewDesc("switchboard_session_queue_depth",
 	[]string{"session"}, nil)
 
 // queueDepths collects switchboard_session_queue_depth at each scrape.
-type queueDepths struct{ read func(n int) []agent.QueueDepth }
+type queueDepths struct {
+	read func(n int) []agent.QueueDepth
+}
 
 func (q queueDepths) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
 
@@ -207,4 +227,22 @@ func (q queueDepths) Collect(ch chan<- prometheus.Metric) {
 	for _, d := range q.read(MaxQueueSeries) {
 		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(d.Queued), d.SessionKey)
 	}
+}
+
+// StoreTimer times store calls by operation, for /metrics (pass it in
+// Sources.Store). Safe for concurrent use.
+type StoreTimer struct{ h *prometheus.HistogramVec }
+
+// NewStoreTimer returns an empty timer.
+func NewStoreTimer() *StoreTimer {
+	return &StoreTimer{h: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "switchboard_store_operation_seconds",
+		Help:    "Latency of store calls on the hot paths of a turn, by operation.",
+		Buckets: []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2},
+	}, []string{"op"})}
+}
+
+// Observe records one call of op that took d.
+func (t *StoreTimer) Observe(op string, d time.Duration) {
+	t.h.WithLabelValues(op).Observe(d.Seconds())
 }

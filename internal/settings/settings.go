@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/spend"
 )
 
 // Settings is a configuration resolved for the run-time components.
@@ -111,6 +112,9 @@ type Agent struct {
 	// Tools is agents.list[].tools, the agent's own tool selection (zero
 	// when it has none).
 	Tools policy.ToolSelection
+	// Budget is the spending limits of a session tree rooted at one of its
+	// sessions (zero: none).
+	Budget spend.Limits
 }
 
 // Entry is one agents.list entry as written: id normalised, name trimmed.
@@ -165,7 +169,8 @@ func agentOf(cfg *config.Config, id string) Agent {
 		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
-		Tools: toolSelection(cfg.AgentToolSelection(id)),
+		Tools:  toolSelection(cfg.AgentToolSelection(id)),
+		Budget: budgetOf(cfg.BudgetOf(id)),
 	}
 	if e, ok := cfg.Agent(id); ok {
 		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
@@ -247,4 +252,25 @@ func secrets(cfg *config.Config, auth config.GatewayAuth) []string {
 		out = append(out, providers[id].APIKey)
 	}
 	return slices.DeleteFunc(out, func(v string) bool { return v == "" })
+}
+
+// budgetOf converts a configured budget to limits (unset fields: none).
+func budgetOf(b config.Budget) spend.Limits {
+	var l spend.Limits
+	if b.MaxRuns != nil {
+		l.Runs = int64(*b.MaxRuns)
+	}
+	if b.MaxTokens != nil {
+		l.Tokens = int64(*b.MaxTokens)
+	}
+	if b.MaxCost != nil {
+		l.Cost = *b.MaxCost
+	}
+	if b.MaxWallTimeSeconds != nil {
+		l.WallTimeSeconds = int64(*b.MaxWallTimeSeconds)
+	}
+	if b.MaxConcurrentChildren != nil {
+		l.ConcurrentChildren = *b.MaxConcurrentChildren
+	}
+	return l
 }

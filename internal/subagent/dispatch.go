@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
-	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -176,6 +175,22 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		},
 	}
 	in.IdempotencyKey = in.RunID
+	// The announce continues the chain of causes of the (first) child's
+	// run: whatever the requester does with it is part of the same chain.
+	if child, err := m.cfg.Store.GetRun(ctx, claimed[0].a.ChildRunID); err == nil {
+		var cin agent.Input
+		if json.Unmarshal(child.Input, &cin) == nil && cin.Chain != nil && cin.Chain.ID != "" {
+			c := cin.Chain
+			_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
+				RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
+			defer span.End(nil)
+			next := c.Next(target)
+			if id := span.ID(); id != "" {
+				next.Span = id // the announce run continues under the announce span
+			}
+			in.Chain = &next
+		}
+	}
 	// A requester that is mid-run takes the results as its own messages
 	// are queued (by default steered into the active run, so it sees them
 	// before its next model call); a result never interrupts that run and
@@ -185,17 +200,6 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		return nil, err
 	}
 	in.ApplyInterSessionQueue(q, true)
-	if c := claimed[0].a.Chain; c != nil {
-		_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
-			RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
-		defer span.End(nil)
-		// The announce run stays in the chain's trace, but its loop
-		// accounting starts afresh (as a run a person started): a
-		// requester spawning again after each result must not run into
-		// the hop limit.
-		next := tools.Chain{ID: c.ID, Path: []string{target}, Span: span.ID()}
-		in.Chain = &next
-	}
 	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {
 		return nil, err
 	}

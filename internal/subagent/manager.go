@@ -20,7 +20,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
-	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -79,6 +78,7 @@ type Runner interface {
 	Busy(sessionKey string) bool
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 	QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error)
+	Budgets(ctx context.Context, sessionKey string) ([]agent.BudgetNode, error)
 }
 
 // Config configures a Manager. Store, Runner and Settings are required.
@@ -93,7 +93,10 @@ type Config struct {
 	AnnounceExpiry time.Duration
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
-	Logger        *slog.Logger
+	// OnRefusal, when set, is told of each spawn a guardrail refused
+	// ("loop", "budget"), for counting.
+	OnRefusal func(kind string)
+	Logger    *slog.Logger
 	// Tracer records spawn and announce spans; nil is tracing off.
 	Tracer *telemetry.Tracer
 	Now    func() time.Time
@@ -117,7 +120,7 @@ type Manager struct {
 
 	// mu guards the fields that follow.
 	mu     sync.Mutex
-	active map[string]map[string]bool // live children: requester → child run ids
+	active map[string]map[string]string // live children: requester → child run id → child key
 	closed bool
 }
 
@@ -156,9 +159,6 @@ type Announce struct {
 	// BatchRunID is the requester run this announce was claimed for; set
 	// just before that run is submitted.
 	BatchRunID string `json:"batchRunId,omitempty"`
-	// Chain is the child run's chain: the announce run continues it (one
-	// trace per chain).
-	Chain *tools.Chain `json:"chain,omitempty"`
 }
 
 // New returns a manager.
@@ -185,7 +185,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "subagent"),
 		alias:  sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
-		active: make(map[string]map[string]bool),
+		active: make(map[string]map[string]string),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
@@ -271,7 +271,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			return fmt.Errorf("subagent: recover: %w", err)
 		}
 		if !run.Status.Terminal() {
-			m.addActive(rec.RequesterKey, rec.ChildRunID)
+			m.addActive(rec.RequesterKey, rec.ChildRunID, rec.ChildSessionKey)
 			continue
 		}
 		target := rec.RequesterKey
@@ -292,15 +292,15 @@ func (m *Manager) recover(ctx context.Context) error {
 	return nil
 }
 
-func (m *Manager) addActive(requester, runID string) {
+func (m *Manager) addActive(requester, runID, childKey string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	set := m.active[requester]
 	if set == nil {
-		set = make(map[string]bool)
+		set = make(map[string]string)
 		m.active[requester] = set
 	}
-	set[runID] = true
+	set[runID] = childKey
 }
 
 func (m *Manager) dropActive(requester, runID string) {
@@ -312,6 +312,28 @@ func (m *Manager) dropActive(requester, runID string) {
 			delete(m.active, requester)
 		}
 	}
+}
+
+// ActiveDescendants returns how many sub-agents below key (its children,
+// theirs, and so on) are still running.
+func (m *Manager) ActiveDescendants(key string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	seen := map[string]bool{key: true}
+	queue := []string{key}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, child := range m.active[cur] {
+			n++
+			if !seen[child] {
+				seen[child] = true
+				queue = append(queue, child)
+			}
+		}
+	}
+	return n
 }
 
 // ActiveChildren returns how many children of requester are still running.
@@ -355,13 +377,6 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		result = m.childResult(ctx, rec.ChildSessionKey, run.RunID)
 	}
 	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
-	// The chain the child ran in: the one it was given, else its own.
-	var in agent.Input
-	if json.Unmarshal(run.Input, &in) == nil && in.Chain != nil && in.Chain.ID != "" {
-		a.Chain = in.Chain
-	} else {
-		a.Chain = &tools.Chain{ID: run.RunID}
-	}
 	outcome := Outcome{Status: "ok"}
 	switch res.Status {
 	case store.RunOK:

@@ -45,7 +45,11 @@ var spawnSchema = json.RawMessage(`{
       "name": {"type": "string"}, "content": {"type": "string"},
       "encoding": {"type": "string", "enum": ["utf8", "base64"]}, "mimeType": {"type": "string"}},
       "required": ["name", "content"]}},
-    "attachAs": {"type": "object", "properties": {"mountPath": {"type": "string"}}}
+    "attachAs": {"type": "object", "properties": {"mountPath": {"type": "string"}}},
+    "budget": {"type": "object", "additionalProperties": false, "properties": {
+      "maxRuns": {"type": "integer", "minimum": 0}, "maxTokens": {"type": "integer", "minimum": 0},
+      "maxCost": {"type": "number", "minimum": 0}, "maxWallTimeSeconds": {"type": "integer", "minimum": 0},
+      "maxConcurrentChildren": {"type": "integer", "minimum": 0}}}
   },
   "required": ["task"]
 }`)
@@ -235,9 +239,24 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	lim := tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}
 	if why := caller.Chain.CheckNext(childKey, lim); why != "" {
 		m.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "spawn", childKey)
+		if m.cfg.OnRefusal != nil {
+			m.cfg.OnRefusal("loop")
+		}
 		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
 	}
 	chain := caller.Chain.Next(childKey)
+	// Budgets: the requester's trees must have room for another child,
+	// and the child's own limits are cut from what they have left.
+	childBudget, why, err := m.childBudget(ctx, requester, targetAgent, p["budget"])
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		if m.cfg.OnRefusal != nil {
+			m.cfg.OnRefusal("budget")
+		}
+		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
+	}
 	// 13. The child session.
 	now := m.cfg.Now()
 	if _, err := m.cfg.Store.UpdateSession(ctx, childKey, true, func(s *store.Session) error {
@@ -253,6 +272,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		}
 		s.Label = label
 		s.CreatedAt, s.UpdatedAt = now, now
+		if !childBudget.IsZero() {
+			return setBudget(s, childBudget)
+		}
 		return nil
 	}); err != nil {
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
@@ -306,7 +328,7 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		m.undoSpawn(ctx, childKey, workspace, attDir)
 		return nil, fmt.Errorf("subagent: encode record: %w", err)
 	}
-	m.addActive(requester, runID)
+	m.addActive(requester, runID, childKey)
 	row := &store.SubagentRun{
 		ChildRunID: runID, ChildSessionKey: childKey, RequesterKey: requester, Payload: payload,
 		CreatedAt: now, // the record's own CreatedAt: subagents.list pages by it

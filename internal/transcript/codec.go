@@ -522,6 +522,8 @@ var provenanceCodec = newCodec[Provenance](nil,
 	stringField("sourceSessionKey", false, func(p *Provenance) *string { return &p.SourceSessionKey }),
 	stringField("sourceChannel", false, func(p *Provenance) *string { return &p.SourceChannel }),
 	stringField("sourceTool", false, func(p *Provenance) *string { return &p.SourceTool }),
+	stringField("chainId", false, func(p *Provenance) *string { return &p.ChainID }),
+	intField("chainHops", false, func(p *Provenance) *int { return &p.ChainHops }),
 )
 
 var usageCodec = newCodec[Usage](nil,

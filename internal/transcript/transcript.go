@@ -153,6 +153,11 @@ type Provenance struct {
 	SourceSessionKey string `json:"sourceSessionKey,omitempty"`
 	SourceChannel    string `json:"sourceChannel,omitempty"`
 	SourceTool       string `json:"sourceTool,omitempty"`
+	// ChainID and ChainHops place the message in its chain of causes
+	// (user message → run → sessions_send → … ): Switchboard's loop
+	// protection and tracing follow them.
+	ChainID   string `json:"chainId,omitempty"`
+	ChainHops int    `json:"chainHops,omitempty"`
 }
 
 // Meta is the reference's "__openclaw" block on a message.

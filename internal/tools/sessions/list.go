@@ -91,6 +91,8 @@ type listRow struct {
 	TranscriptPath  string        `json:"transcriptPath,omitempty"`
 	// Messages is set (possibly empty) only when messageLimit > 0.
 	Messages []map[string]any `json:"messages,omitzero"`
+	// Budget is set on the root of a budgeted session tree.
+	Budget *BudgetView `json:"budget,omitempty"`
 }
 
 // listDelivery is a row's deliveryContext: the fields the session entry's
@@ -145,6 +147,13 @@ func (t *Tools) list(ctx context.Context, caller tools.Caller, p tools.Params) (
 			continue
 		}
 		row := t.listRow(e, kind)
+		if t.d.Budget != nil {
+			b, err := t.d.Budget(ctx, e)
+			if err != nil {
+				return nil, err
+			}
+			row.Budget = b
+		}
 		rows = append(rows, row)
 		if messageLimit > 0 {
 			withMessages = append(withMessages, e)

@@ -87,6 +87,18 @@ type sendDelivery struct {
 	// Position is how many runs are ahead of a queued message on the
 	// target's lane (1: the run in progress only).
 	Position int `json:"position,omitempty"`
+	// ExpectedWaitMs estimates how long it waits before its run starts,
+	// from how long the target's runs take (absent when unknown).
+	ExpectedWaitMs int64 `json:"expectedWaitMs,omitempty"`
+}
+
+// queued marks d as waiting at pos on target's lane, with its expected
+// wait when one can be told.
+func (t *Tools) queued(d *sendDelivery, target string, pos int) {
+	d.Status, d.Position = DeliveryQueued, pos
+	if t.d.ExpectedWait != nil {
+		d.ExpectedWaitMs = t.d.ExpectedWait(target, pos).Milliseconds()
+	}
 }
 
 // queuePosition returns how many runs are ahead of run runID on the
@@ -161,7 +173,19 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
 	if why := caller.Chain.CheckNext(target.Key, lim); why != "" {
 		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", target.Key)
+		t.refused(RefusalLoop)
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
+	}
+	// Deadlock: a wait on a session that already waits (through any
+	// number of others) on the caller could only time out.
+	if timeoutSeconds > 0 && caller.SessionKey != "" {
+		release, cycle := t.waits.acquire(caller.SessionKey, target.Key)
+		if cycle != nil {
+			t.log.Warn("sessions_send wait refused: deadlock", "chain", caller.Chain.ID, "cycle", strings.Join(cycle, " → "))
+			t.refused(RefusalDeadlock)
+			return &sendResult{RunID: t.d.NewID(), Status: "error", Error: deadlockError(cycle), SessionKey: target.Display}, nil
+		}
+		defer release()
 	}
 	// The primary run on the target's lane.
 	run, err := t.d.Messenger.Send(ctx, Message{
@@ -185,8 +209,9 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		t.follow(ctx, flow)
 		d := &sendDelivery{Status: DeliveryPending, Mode: "announce"}
 		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
-			// The target is busy: say so, and where the message waits.
-			d.Status, d.Position = DeliveryQueued, pos
+			// The target is busy: say so, where the message waits, and for
+			// about how long.
+			t.queued(d, target.Key, pos)
 		}
 		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display, Delivery: d}, nil
 	}
@@ -200,7 +225,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		// or sessions_history on the target, returns it later.
 		d := &sendDelivery{Status: DeliveryDelivered, Mode: "announce"}
 		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
-			d.Status, d.Position = DeliveryQueued, pos
+			t.queued(d, target.Key, pos)
 		}
 		t.follow(ctx, flow) // announce once the run ends, as fire-and-forget does
 		return &sendResult{

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -95,6 +96,45 @@ type Deps struct {
 	NewID     func() string
 	// StateDir is used for transcriptPath.
 	StateDir string
+	// OnRefusal, when set, is told of each call a guardrail refused
+	// (RefusalLoop, RefusalDeadlock), for counting.
+	OnRefusal func(kind string)
+	// ExpectedWait, when set, estimates how long a message queued at
+	// position on a session's lane waits before its run starts.
+	ExpectedWait func(sessionKey string, position int) time.Duration
+	// Budget, when set, returns the budget of the session tree rooted at
+	// a session, for its sessions_list row (nil: none).
+	Budget func(ctx context.Context, s *store.Session) (*BudgetView, error)
+}
+
+// BudgetView is a budgeted session tree as sessions_list shows it on the
+// tree's root: its limits, what it used, and why it is spent, if it is.
+type BudgetView struct {
+	Limits    spend.Limits `json:"limits"`
+	Used      BudgetUsed   `json:"used"`
+	Exhausted string       `json:"exhausted,omitempty"`
+}
+
+// BudgetUsed is what a session tree used of its budget.
+type BudgetUsed struct {
+	Runs   int64   `json:"runs"`
+	Tokens int64   `json:"tokens"`
+	Cost   float64 `json:"cost"`
+	// Children is the tree's sub-agents running now.
+	Children int `json:"children"`
+}
+
+// Guardrail refusals reported to Deps.OnRefusal.
+const (
+	RefusalLoop     = "loop"
+	RefusalDeadlock = "deadlock"
+)
+
+// refused reports a guardrail refusal.
+func (t *Tools) refused(kind string) {
+	if t.d.OnRefusal != nil {
+		t.d.OnRefusal(kind)
+	}
 }
 
 // Tools is the session tool set. Create with New.
@@ -103,6 +143,7 @@ type Tools struct {
 	log      *slog.Logger
 	alias    sessionkey.MainAlias
 	redactor *sanitize.Redactor
+	waits    waitGraph // sessions blocked in a sessions_send wait
 }
 
 // New returns the session tools.
