@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -158,6 +159,19 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 		runCtx, cancelT = context.WithTimeoutCause(runCtx, timeout, errTimedOut{timeout})
 		defer cancelT()
 	}
+
+	link := telemetry.Link{ChainID: runID}
+	if c := in.Chain; c != nil && c.ID != "" {
+		link = telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}
+	}
+	runCtx, span := r.cfg.Tracer.StartRun(runCtx, telemetry.Run{Link: link, SessionKey: run.SessionKey, AgentID: sess.AgentID, RunID: runID, Lane: run.Lane})
+	defer func() {
+		span.SetString(telemetry.AttrStatus, string(st.run.Status))
+		if st.run.Status != store.RunOK {
+			span.Fail(st.run.Error)
+		}
+		span.End(nil)
+	}()
 
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
 
@@ -326,7 +340,10 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		st.bg.est = r.calib.Scale(modelKey(model), est)
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
 		reqStart := r.now()
-		msg, turnUsage, terr := r.turn(ctx, st, model, req)
+		mctx, mspan := r.cfg.Tracer.StartModel(ctx, model.ProviderID, model.ModelID)
+		msg, turnUsage, terr := r.turn(mctx, st, model, req)
+		mspan.Usage(turnUsage.Input, turnUsage.Output)
+		mspan.End(terr)
 		usage.Add(turnUsage)
 		r.budgetCharge(st.budget, turnUsage)
 		if terr == nil && r.cfg.Pruning.Enabled {
@@ -501,6 +518,11 @@ func (r *Runner) redactCalls(msg *transcript.Message) *transcript.Message {
 // callTool runs one tool call and stores its result.
 func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, caller tools.Caller, sessionID string, call transcript.Block) error {
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseStart, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments}})
+	ctx, span := r.cfg.Tracer.StartTool(ctx, call.Name, call.ID)
+	defer span.End(nil)
+	if id := span.ID(); id != "" {
+		caller.Chain.Span = id // messages and spawns this call makes continue under it
+	}
 	var res *tools.Result
 	t, ok := set.Get(call.Name)
 	if !ok {
@@ -511,6 +533,9 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 		if err != nil {
 			res = tools.ErrorResult(call.Name, err)
 		}
+	}
+	if res.IsError {
+		span.Fail(res.Text)
 	}
 	details, err := json.Marshal(res.Details)
 	if err != nil {

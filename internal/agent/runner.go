@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -147,6 +148,9 @@ type Config struct {
 	// stored transcript and events (the tool still gets the original), e.g.
 	// to keep attachment contents out of persisted sessions_spawn calls.
 	RedactToolCall func(name string, args json.RawMessage) json.RawMessage
+	// Tracer, when set, records spans of runs, model calls and tool calls
+	// in their chain's trace; nil is tracing off.
+	Tracer *telemetry.Tracer
 	// OnFinish is called just before a run is recorded terminal; items it
 	// appends to res.Outbox are stored in the same transaction (how a
 	// sub-agent's completion announce can never be lost). last is the run's

@@ -370,9 +370,18 @@ var leaves = map[string][]string{
 	"internal/compaction":   {"internal/provider"},
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
-	"internal/spend":        nil,
-	"internal/eventhooks":   nil,
-	"internal/media":        {"internal/provider"},
+	// telemetry: the OpenTelemetry SDK and OTLP exporter, nothing of ours.
+	"internal/telemetry": {
+		"go.opentelemetry.io/otel/attribute",
+		"go.opentelemetry.io/otel/codes",
+		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
+		"go.opentelemetry.io/otel/sdk/resource",
+		"go.opentelemetry.io/otel/sdk/trace",
+		"go.opentelemetry.io/otel/trace",
+	},
+	"internal/spend":      nil,
+	"internal/eventhooks": nil,
+	"internal/media":      {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
 	"internal/outbox": {"internal/safeerr", "internal/store"},
@@ -458,7 +467,7 @@ var importAllowLists = map[string][]string{
 	// which implements the tools' Messenger.
 	"internal/agent": {
 		"github.com/google/uuid",
-		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/tools", "internal/transcript",
+		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tools", "internal/transcript",
 	},
 	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey", "internal/spend"},
 	"internal/tools/sessions": {
@@ -475,12 +484,12 @@ var importAllowLists = map[string][]string{
 	"internal/sandbox": {"github.com/elastic/go-seccomp-bpf", "golang.org/x/net/bpf"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
-		"internal/store", "internal/tools", "internal/tools/sessions", "internal/transcript",
+		"internal/store", "internal/telemetry", "internal/tools", "internal/tools/sessions", "internal/transcript",
 	},
 	"internal/subagent": {
 		"github.com/google/uuid",
 		"internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
-		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/tools",
+		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/telemetry", "internal/tools",
 		"internal/transcript",
 	},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.

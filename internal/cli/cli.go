@@ -143,6 +143,7 @@ func newRoot(opts Options) *cobra.Command {
 		newSandboxCmd(opts),
 		newCronCmd(g),
 		newChannelsCmd(g),
+		newTopCmd(g),
 	)
 	return root
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
@@ -93,6 +95,10 @@ type Options struct {
 	LogLevel, LogFormat string
 	// Version is reported to clients; empty means "dev".
 	Version string
+	// TracerProvider, when set, receives the daemon's spans (tests inject
+	// one built with telemetry.NewProvider); nil means the provider the
+	// OTEL_* environment asks for, or none. The caller owns it.
+	TracerProvider trace.TracerProvider
 }
 
 // Serve runs the gateway until ctx ends, then shuts down gracefully. It
@@ -139,6 +145,7 @@ type Daemon struct {
 	api         *httpFront  // /tools/invoke and the OpenAI-compatible paths
 	jobs        *shell.Jobs // exec's background commands
 	mods        *models
+	tracing     *tracing
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -266,6 +273,18 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 	box := &toolbox{conf: set, mcp: mcpc, log: log}
 	ws := &workspaces{cfg: cfg, store: st}
+	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tr.close()
+		}
+	}()
+	if tr.shutdown != nil {
+		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
+	}
 	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	evHooks, err := newEventHooks(cfg, log)
 	if err != nil {
@@ -303,6 +322,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Queue:      set.Queue,
 		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
 		OnCompact:  compactHook(evHooks),
+		Tracer:     tr.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -312,7 +332,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log})
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: tr.tracer})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -334,6 +354,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
 		AnnounceExpiry: announceExpiry(env), OnRefusal: refused,
+		Tracer: tr.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -388,6 +409,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		jobs:      jobs,
+		tracing:   tr,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
 		logs:      logs,
@@ -664,7 +686,7 @@ func (d *Daemon) Close() error {
 		if err := d.subs.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, d.Runner.Shutdown(ctx), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		errs = append(errs, d.Runner.Shutdown(ctx), d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.closeIdle()
 		d.closeErr = errors.Join(errs...)
 	})

@@ -77,6 +77,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodAnnouncesRedeliver, scope: wire.ScopeAdmin, handle: s.handleAnnouncesRedeliver},
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
+		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

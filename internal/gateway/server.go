@@ -88,6 +88,7 @@ type Store interface {
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 	CountMessages(ctx context.Context, sessionID string) (int64, error)
 	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error)
 }
 
 var _ Store = store.Store(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -119,6 +120,16 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 			Kind: transcript.ProvenanceInterSession, SourceSessionKey: sourceKey,
 			SourceChannel: sourceChannel, SourceTool: sessions.SendToolName,
 		},
+	}
+	name := "sessions_send.step"
+	if strings.HasSuffix(runID, ":announce") {
+		name = "sessions_send.announce"
+	}
+	ctx, span := r.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: name, From: sourceKey, To: key, RunID: runID,
+		Link: telemetry.Link{ChainID: chain.ID, Parent: chain.Span, Hops: chain.Hops}})
+	defer span.End(nil)
+	if id := span.ID(); id != "" {
+		chain.Span = id
 	}
 	if chain.ID != "" {
 		in.Chain = &chain

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sanitize"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -78,6 +79,8 @@ type Config struct {
 	MaxAttempts int
 	Logger      *slog.Logger
 	Now         func() time.Time
+	// Tracer records reply-back and announce step spans; nil is off.
+	Tracer *telemetry.Tracer
 }
 
 // Relay implements sessions.Messenger. Create with New; register Handler

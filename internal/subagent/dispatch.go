@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -179,7 +180,14 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	if child, err := m.cfg.Store.GetRun(ctx, claimed[0].a.ChildRunID); err == nil {
 		var cin agent.Input
 		if json.Unmarshal(child.Input, &cin) == nil && cin.Chain != nil && cin.Chain.ID != "" {
-			next := cin.Chain.Next(target)
+			c := cin.Chain
+			_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
+				RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
+			defer span.End(nil)
+			next := c.Next(target)
+			if id := span.ID(); id != "" {
+				next.Span = id // the announce run continues under the announce span
+			}
 			in.Chain = &next
 		}
 	}

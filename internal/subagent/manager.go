@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -96,8 +97,10 @@ type Config struct {
 	// ("loop", "budget"), for counting.
 	OnRefusal func(kind string)
 	Logger    *slog.Logger
-	Now       func() time.Time
-	NewID     func() string
+	// Tracer records spawn and announce spans; nil is tracing off.
+	Tracer *telemetry.Tracer
+	Now    func() time.Time
+	NewID  func() string
 }
 
 // Manager spawns sub-agent runs, turns their completions into durable

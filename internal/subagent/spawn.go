@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -344,6 +345,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	timeout := time.Duration(runTimeout) * time.Second
 	if runTimeout == 0 {
 		timeout = -1 // no timeout
+	}
+	_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "sessions_spawn", From: requester, To: childKey, RunID: runID,
+		Link: telemetry.Link{ChainID: chain.ID, Parent: chain.Span, Hops: caller.Chain.Hops}})
+	defer span.End(nil)
+	if id := span.ID(); id != "" {
+		chain.Span = id
 	}
 	if _, _, err := m.cfg.Runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: childKey, AgentID: targetAgent, Message: message, Lane: LaneSubagent,

@@ -11,6 +11,9 @@ type Chain struct {
 	ID   string   `json:"id"`
 	Hops int      `json:"hops"`
 	Path []string `json:"path,omitempty"`
+	// Span is the trace span (hex id) the chain's next step continues
+	// under: the tool call that sent the message or spawned the run.
+	Span string `json:"span,omitempty"`
 }
 
 // Chain limits: a chain may grow to MaxHops hops and reach one session at
@@ -31,7 +34,7 @@ func (c Chain) Next(target string) Chain {
 	if len(path) > maxPath {
 		path = path[len(path)-maxPath:]
 	}
-	return Chain{ID: c.ID, Hops: c.Hops + 1, Path: path}
+	return Chain{ID: c.ID, Hops: c.Hops + 1, Path: path, Span: c.Span}
 }
 
 // CheckNext returns why a message from c to target must not be sent ("":
