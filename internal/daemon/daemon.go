@@ -448,7 +448,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		d.cron, cronSvc = sched, sched
 	}
 	gw, err := gateway.New(gateway.Config{
-		EventHook:             evHooks.Fire,
+		EventHook: evHooks.Fire,
+		Budget: func(ctx context.Context, s *store.Session) (any, error) {
+			v, err := budgetView(ctx, runner, subs, set, s)
+			if v == nil || err != nil {
+				return nil, err // a nil *BudgetView must not become a non-nil any
+			}
+			return v, nil
+		},
 		Runner:                runner,
 		Cron:                  cronSvc,
 		Store:                 st,

@@ -100,4 +100,21 @@ func TestBudgetEndsRunsOfASpentTree(t *testing.T) {
 	if cb := budgets[child]; cb == nil || cb["limits"].(map[string]any)["maxTokens"] != 10.0 {
 		t.Errorf("child budget = %v", cb)
 	}
+	// The gateway's sessions.list (the web UI's list) shows it too.
+	list := call(t, c, "sessions.list", map[string]any{"search": "agent:main:main"})
+	found := false
+	for _, r := range list["sessions"].([]any) {
+		row := r.(map[string]any)
+		if row["key"] != "agent:main:main" {
+			continue
+		}
+		found = true
+		b, _ := row["budget"].(map[string]any)
+		if ex, _ := b["exhausted"].(string); !strings.HasPrefix(ex, "maxTokens 5000 reached") {
+			t.Errorf("sessions.list budget of main = %v", row["budget"])
+		}
+	}
+	if !found {
+		t.Errorf("sessions.list has no agent:main:main row: %v", list)
+	}
 }

@@ -196,6 +196,9 @@ type Config struct {
 	// EventHook, when set, is told of session commands (/new, /reset:
 	// "command:new", "command:reset") and awaited.
 	EventHook func(ctx context.Context, event string, data map[string]any)
+	// Budget, when set, returns the budget of the session tree rooted at
+	// a session, for its sessions.list row (nil: none).
+	Budget func(ctx context.Context, s *store.Session) (any, error)
 }
 
 // Server is the WebSocket protocol server. Create with New, mount as an

@@ -213,7 +213,17 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 	}
 	rows := make([]wire.SessionRow, 0, len(page))
 	for _, sess := range page {
-		rows = append(rows, row(sess))
+		r := row(sess)
+		if s.cfg.Budget != nil {
+			b, err := s.cfg.Budget(ctx, sess)
+			if err != nil {
+				return nil, err
+			}
+			if b != nil {
+				r.Budget = b
+			}
+		}
+		rows = append(rows, r)
 	}
 	res.Sessions = rows
 	res.Count = len(rows)

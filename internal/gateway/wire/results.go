@@ -36,6 +36,9 @@ type SessionRow struct {
 	Delivery       *DeliveryContext `json:"deliveryContext,omitempty"`
 	CreatedAt      int64            `json:"createdAt,omitempty"` // ms
 	UpdatedAt      int64            `json:"updatedAt"`           // ms
+	// Budget is set on the root of a budgeted session tree (sessions.list):
+	// its limits, what it used, and why it is spent.
+	Budget any `json:"budget,omitempty"`
 
 	// Extra holds other entry fields (kept from imported entries); they are
 	// written after the known ones, which win on a name clash.

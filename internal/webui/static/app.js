@@ -321,6 +321,20 @@ $("chat-key").addEventListener("keydown", (e) => { if (e.key === "Enter") openCh
 
 // ---- sessions --------------------------------------------------------------
 
+// budgetBadge shows a budgeted tree's use against its limits (red when
+// spent; the reason in the tooltip).
+function budgetBadge(b) {
+  if (!b || !b.limits) return "";
+  const l = b.limits, u = b.used || {};
+  const parts = [];
+  if (l.maxTokens) parts.push(`${fmtTokens(u.tokens || 0)}/${fmtTokens(l.maxTokens)} tok`);
+  if (l.maxCost) parts.push(`$${(u.cost || 0).toFixed(2)}/$${l.maxCost}`);
+  if (l.maxRuns) parts.push(`${u.runs || 0}/${l.maxRuns} runs`);
+  if (!parts.length) parts.push("budget");
+  const badge = el("span", { className: "badge " + (b.exhausted ? "error" : "pending"), title: b.exhausted || "budget" }, parts.join(" · "));
+  return badge;
+}
+
 async function refreshSessions() {
   const params = { limit: PAGE, offset: state.sessionsOffset };
   const q = $("sessions-search").value.trim();
@@ -351,7 +365,7 @@ async function refreshSessions() {
     body.append(el("tr", {},
       el("td", {}, el("code", {}, s.key), s.label ? el("span", { className: "label" }, s.label) : ""),
       el("td", {}, s.agentId || ""), el("td", {}, s.kind || ""), el("td", {}, s.model || ""),
-      el("td", {}, fmtTokens(s.totalTokens)), el("td", {}, fmtTime(s.updatedAt)),
+      el("td", {}, fmtTokens(s.totalTokens), budgetBadge(s.budget)), el("td", {}, fmtTime(s.updatedAt)),
       el("td", { className: "row-actions" }, open, reset, del)));
   }
   const shown = (res.sessions || []).length;
