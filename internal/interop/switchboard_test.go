@@ -35,8 +35,15 @@ func startSwitchboard(t *testing.T) string {
 // (what logs.tail reads) and a console log that is discarded here.
 func startSwitchboardLogging(t *testing.T, logger *slog.Logger) string {
 	t.Helper()
+	return startSwitchboardConfig(t, logger, "")
+}
+
+// startSwitchboardConfig is startSwitchboardLogging with extra top-level
+// config members (JSON5).
+func startSwitchboardConfig(t *testing.T, logger *slog.Logger, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
-	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q } } }`, testToken)
+	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q } }, %s }`, testToken, extra)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
