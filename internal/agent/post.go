@@ -37,6 +37,9 @@ type Post struct {
 	// RunID, when set, is the run id the message is filed under (its
 	// __openclaw.runId); default a fresh "inject-<id>".
 	RunID string
+	// Images are added after the text (image blocks: base64 data and a
+	// MIME type), e.g. the /context map picture.
+	Images []transcript.Block
 	// AfterRun makes Post wait while the session has a run in progress,
 	// so that the message does not land between that run's input and its
 	// reply (an announce arriving mid-turn would otherwise sit inside the
@@ -63,7 +66,7 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 		return "", fmt.Errorf("agent.Post: %w", err)
 	}
 	now := r.now()
-	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock(p.Text)}, now)
+	msg := transcript.NewAssistantMessage(append([]transcript.Block{transcript.TextBlock(p.Text)}, p.Images...), now)
 	msg.Provider, msg.Model, msg.StopReason = PostProvider, PostModel, "stop"
 	msg.IdempotencyKey = p.IdempotencyKey
 	msg.Provenance = p.Provenance

@@ -381,6 +381,7 @@ var leaves = map[string][]string{
 	},
 	"internal/spend":      nil,
 	"internal/eventhooks": nil,
+	"internal/ctxmap":     {"golang.org/x/image/font", "golang.org/x/image/font/basicfont", "golang.org/x/image/math/fixed"},
 	"internal/media":      {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
@@ -445,6 +446,7 @@ var importAllowLists = map[string][]string{
 		"internal/agent",
 		"internal/compaction",
 		"internal/config",
+		"internal/ctxmap",
 		"internal/gateway/wire",
 		"internal/jsonenc",
 		"internal/logfile",

@@ -10,7 +10,7 @@ const (
 	CmdCompact = "compact"
 	CmdNew     = "new"
 	CmdReset   = "reset"
-	// CmdContext is "/context [list|detail|json]".
+	// CmdContext is "/context [list|detail|map|json]".
 	CmdContext = "context"
 )
 
@@ -27,7 +27,7 @@ type Command struct {
 
 // ParseCommand recognises a chat message that is one of the session
 // commands: "/compact [instructions]", "/new [model|message]",
-// "/reset [soft [message]]" and "/context [list|detail|json]". The command name is case-insensitive and must
+// "/reset [soft [message]]" and "/context [list|detail|map|json]". The command name is case-insensitive and must
 // be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)

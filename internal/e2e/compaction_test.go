@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,6 +232,25 @@ func TestCompactCommandAndMethod(t *testing.T) {
 	var rep map[string]any
 	if err := json.Unmarshal([]byte(js), &rep); err != nil || rep["window"] != 100000.0 || rep["summaryChars"].(float64) == 0 {
 		t.Errorf("/context json = %v (%v)", js, err)
+	}
+	// /context map answers with a PNG treemap of the same contributors.
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/context map", "idempotencyKey": "ctx-3"})
+	if llm.Count() != n {
+		t.Errorf("/context map reached the model")
+	}
+	msgs := history(t, c, "main")
+	last := msgs[len(msgs)-1]
+	var img map[string]any
+	for _, b := range last["content"].([]any) {
+		if bm, _ := b.(map[string]any); bm["type"] == "image" {
+			img = bm
+		}
+	}
+	if img == nil || img["mimeType"] != "image/png" {
+		t.Fatalf("/context map reply = %v", last)
+	}
+	if raw, derr := base64.StdEncoding.DecodeString(img["data"].(string)); derr != nil || !bytes.HasPrefix(raw, []byte("\x89PNG")) {
+		t.Errorf("/context map image: %v, %d bytes", derr, len(raw))
 	}
 
 	// sessions.compact on another session.

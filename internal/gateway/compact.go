@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/ctxmap"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -101,7 +103,16 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
+		in := Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply", RunID: runID}
+		if strings.EqualFold(strings.TrimSpace(cmd.Rest), "map") {
+			img, err := contextMap(key, rep)
+			if err != nil {
+				return nil, "", err
+			}
+			in.Text = "🗺️ Context map (area ∝ characters)\n" + compaction.ContextLine(rep.Total, rep.Window)
+			in.Images = []transcript.Block{img}
+		}
+		if _, err := s.Inject(ctx, in); err != nil {
 			return nil, "", err
 		}
 		return ok, "", nil
@@ -299,6 +310,22 @@ func contextText(r *agent.ContextReport, mode string) string {
 	}
 	b.WriteString("\n" + compaction.ContextLine(r.Total, r.Window))
 	return b.String()
+}
+
+// contextMap draws the /context map picture: a treemap of the report's
+// contributors, by characters.
+func contextMap(key string, r *agent.ContextReport) (transcript.Block, error) {
+	note := func(chars, tok int) string { return commas(chars) + " chars (~" + commas(tok) + " tok)" }
+	b, err := ctxmap.PNG("Context of "+key+" - "+r.Model, []ctxmap.Tile{
+		{Label: fmt.Sprintf("History (%d messages)", r.Messages), Size: r.HistoryChars, Note: note(r.HistoryChars, r.HistoryTokens)},
+		{Label: "Tool schemas", Size: r.ToolChars, Note: note(r.ToolChars, r.ToolTokens)},
+		{Label: "System prompt", Size: r.SystemChars, Note: note(r.SystemChars, r.SystemTokens)},
+		{Label: "Compaction summary", Size: r.SummaryChars, Note: note(r.SummaryChars, r.SummaryTokens)},
+	})
+	if err != nil {
+		return transcript.Block{}, err
+	}
+	return transcript.Block{Type: transcript.BlockImage, Data: base64.StdEncoding.EncodeToString(b), MimeType: "image/png"}, nil
 }
 
 // commas formats n with thousands separators.

@@ -84,6 +84,8 @@ type Injection struct {
 	// reply under the chat.send that carried the command), so a client
 	// that waits on the send finds it.
 	RunID string
+	// Images follow the text (image blocks).
+	Images []transcript.Block
 }
 
 // ErrNoSession is returned by Inject for a session that does not exist.
@@ -96,6 +98,6 @@ var ErrNoSession = agent.ErrNoSession
 func (s *Server) Inject(ctx context.Context, in Injection) (messageID string, err error) {
 	return s.cfg.Runner.Post(ctx, agent.Post{
 		SessionKey: in.SessionKey, Text: in.Text, Label: in.Label,
-		Provenance: in.Provenance, IdempotencyKey: in.IdempotencyKey, RunID: in.RunID,
+		Provenance: in.Provenance, IdempotencyKey: in.IdempotencyKey, RunID: in.RunID, Images: in.Images,
 	})
 }
