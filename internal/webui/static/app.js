@@ -18,6 +18,9 @@ const state = {
   activeRun: "",
   waits: new Set(), // runIds to re-attach agent.wait to after a reconnect
   inputs: new Map(), // runId → user bubble of input not yet running (queued)
+  chatGen: 0, // openChat calls, newest wins
+  chatLoading: false, // chat.history on its way
+  chatStale: false, // a run started or ended meanwhile
   sessionsOffset: 0,
   treeTimer: 0,
 };
@@ -149,6 +152,7 @@ function onEvent(name, p) {
 }
 
 function onChat(p) {
+  if (state.chatLoading && p.state !== "delta") state.chatStale = true;
   if (p.sessionKey !== state.canonical) {
     if (!$("view-tree").hidden) scheduleTree();
     return;
@@ -183,6 +187,7 @@ function onChat(p) {
 // without having started was cancelled.
 function onLifecycle(p) {
   const d = p.data || {};
+  if (state.chatLoading && (d.phase === "start" || d.phase === "end")) state.chatStale = true;
   let bubble = state.inputs.get(p.runId);
   if (d.phase === "queued") {
     if (!bubble) {
@@ -243,29 +248,57 @@ function scrollDown() {
 }
 
 async function openChat(key) {
-  state.key = key.trim() || "main";
+  const next = key.trim() || "main";
+  if (next !== state.key) {
+    // Another session: nothing of this one's live state carries over.
+    $("messages").replaceChildren();
+    state.runs.clear();
+    state.inputs.clear();
+  }
+  state.key = next;
   $("chat-key").value = state.key;
-  $("messages").replaceChildren();
-  state.runs.clear();
-  state.inputs.clear();
+  const gen = ++state.chatGen;
+  state.chatLoading = true;
+  state.chatStale = false;
+  let h;
   try {
-    const h = await request("chat.history", { sessionKey: state.key, limit: 200 });
-    state.canonical = h.sessionKey;
-    $("tree-root").textContent = h.sessionKey;
-    for (const m of h.messages || []) {
-      const kind = m.__openclaw?.kind;
-      if (kind) { $("messages").append(el("div", { className: "boundary" }, "— " + messageText(m) + " —")); continue; }
-      if (m.role === "user" || m.role === "assistant") addMessage(m.role, messageText(m), fmtTime(m.timestamp));
-    }
-    const pend = h.pendingInputs?.items || [];
-    for (const it of pend) {
-      const b = addMessage("user", typeof it.message === "string" ? it.message : JSON.stringify(it.message));
-      markInput(b, it.state, it.state);
-      if (it.state === "queued") state.inputs.set(it.runId, b);
-    }
-    request("sessions.messages.subscribe", { key: state.canonical }).catch(() => {});
+    h = await request("chat.history", { sessionKey: state.key, limit: 200 });
   } catch (err) {
-    addMessage("system", "Cannot read the session: " + err.message);
+    if (gen === state.chatGen) {
+      state.chatLoading = false;
+      addMessage("system", "Cannot read the session: " + err.message);
+    }
+    return;
+  }
+  if (gen !== state.chatGen) return; // a newer openChat owns the view
+  // What this page shows live (a message not yet running, a reply
+  // streaming) stays after the history it is not part of yet.
+  const live = new Set([...state.runs.values(), ...state.inputs.values()]);
+  const keep = [...$("messages").children].filter((n) => live.has(n));
+  $("messages").replaceChildren();
+  state.canonical = h.sessionKey;
+  $("tree-root").textContent = h.sessionKey;
+  for (const m of h.messages || []) {
+    const kind = m.__openclaw?.kind;
+    if (kind) { $("messages").append(el("div", { className: "boundary" }, "— " + messageText(m) + " —")); continue; }
+    if (m.role === "user" || m.role === "assistant") addMessage(m.role, messageText(m), fmtTime(m.timestamp));
+  }
+  const pend = h.pendingInputs?.items || [];
+  for (const it of pend) {
+    if (state.inputs.has(it.runId)) continue; // shown live already
+    const b = addMessage("user", typeof it.message === "string" ? it.message : JSON.stringify(it.message));
+    markInput(b, it.state, it.state);
+    if (it.state === "queued") state.inputs.set(it.runId, b);
+  }
+  for (const n of keep) $("messages").append(n);
+  scrollDown();
+  state.chatLoading = false;
+  request("sessions.messages.subscribe", { key: state.canonical }).catch(() => {});
+  // A run started or ended while the history was on its way: read it
+  // again, so that nothing in between is missing.
+  if (state.chatStale) {
+    state.chatStale = false;
+    openChat(state.key);
   }
 }
 
