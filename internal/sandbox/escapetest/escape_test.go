@@ -136,9 +136,9 @@ func TestEscapes(t *testing.T) {
 func TestFileToolsFollowWorkspaceAccess(t *testing.T) {
 	requireBwrap(t)
 	for _, tc := range []struct{ access, want string }{
-		{"ro", "agents_list exec list read sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
-		{"none", "agents_list exec sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
-		{"rw", "agents_list apply_patch edit exec list read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
+		{"ro", "agents_list exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
+		{"none", "agents_list exec process sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
+		{"rw", "agents_list apply_patch edit exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
 	} {
 		t.Run(tc.access, func(t *testing.T) {
 			g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "`+tc.access+`" } }`, ``)
