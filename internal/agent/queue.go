@@ -65,16 +65,18 @@ func (r *Runner) admit(ctx context.Context, in *Input) error {
 	// The oldest droppable runs go; kept ones (announced results) stay
 	// in place however full the queue is.
 	var victims []string
-	kept := l.queue[:0:0]
-	for _, id := range l.queue {
-		if len(victims) < d.DropOldest && !l.keep[id] {
-			victims = append(victims, id)
-			continue
+	if d.DropOldest > 0 {
+		kept := l.queue[:0:0]
+		for _, id := range l.queue {
+			if len(victims) < d.DropOldest && !l.keep[id] {
+				victims = append(victims, id)
+				continue
+			}
+			kept = append(kept, id)
 		}
-		kept = append(kept, id)
-	}
-	if victims != nil {
-		l.queue = kept
+		if victims != nil {
+			l.queue = kept
+		}
 	}
 	for _, id := range victims {
 		l.forget(id)
