@@ -23,19 +23,45 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 )
 
-// Runner runs one agent turn in a session and returns the reply text. It
-// must stop when ctx is done.
+// Runner runs agent turns. The server uses the task id as the run id, so a
+// restart can ask how the run of a task it cut ended.
 type Runner interface {
-	Run(ctx context.Context, sessionKey, text string) (string, error)
+	// Run runs one turn with run id runID in a session and returns the
+	// reply text. It must stop when ctx is done.
+	Run(ctx context.Context, runID, sessionKey, text string) (string, error)
+	// Outcome reports how run runID ended: ok with its reply when it
+	// completed, not ok when it failed, was cut or never ran. A run still
+	// queued is stopped first.
+	Outcome(ctx context.Context, runID string) (reply string, ok bool, err error)
 }
 
-// Tasks keeps tasks. Get returns nil, nil when the peer has no such task.
+// Tasks keeps tasks durably. Get returns nil, nil when the peer has no such
+// task.
 type Tasks interface {
 	Put(ctx context.Context, peer string, t wire.Task) error
 	Get(ctx context.Context, peer, id string) (*wire.Task, error)
-	// List returns peer's tasks, newest first, optionally of one context.
-	List(ctx context.Context, peer, contextID string) ([]wire.Task, error)
+	// List returns up to limit of peer's tasks, newest first, optionally
+	// of one context.
+	List(ctx context.Context, peer, contextID string, limit int) ([]wire.Task, error)
+	// Open returns the tasks of any peer not yet in a terminal state.
+	Open(ctx context.Context) ([]PeerTask, error)
 }
+
+// PeerTask is a task with the peer that owns it.
+type PeerTask struct {
+	Peer string
+	Task wire.Task
+}
+
+// DefaultListSize and MaxListSize bound one ListTasks answer.
+const (
+	DefaultListSize = 50
+	MaxListSize     = 100
+)
+
+// InterruptedReason is the status message of a task whose run a crash or
+// restart cut.
+const InterruptedReason = "A2A task interrupted by gateway restart"
 
 // Peer is one configured peer: its name and the token it presents.
 type Peer struct {
@@ -89,6 +115,38 @@ func New(cfg Config, run Runner, tasks Tasks) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// Recover makes final every task a crash or restart left unfinished:
+// completed with the reply when its run ended ok, failed otherwise. Call it
+// once, before serving.
+func (s *Server) Recover(ctx context.Context) (int, error) {
+	n := 0
+	for { // Open may answer a page at a time; each pass makes its page final
+		open, err := s.tasks.Open(ctx)
+		if err != nil {
+			return n, fmt.Errorf("a2a: recover: %w", err)
+		}
+		if len(open) == 0 {
+			return n, nil
+		}
+		for _, pt := range open {
+			t := pt.Task
+			reply, ok, err := s.run.Outcome(ctx, t.ID)
+			if err != nil {
+				return n, fmt.Errorf("a2a: recover task %s: %w", t.ID, err)
+			}
+			if ok {
+				s.complete(&t, reply)
+			} else {
+				t.Status = s.status(wire.StateFailed, InterruptedReason)
+			}
+			if err := s.tasks.Put(ctx, pt.Peer, t); err != nil {
+				return n, fmt.Errorf("a2a: recover task %s: %w", t.ID, err)
+			}
+			n++
+		}
+	}
 }
 
 // Close cancels the runs still going and waits for them.
@@ -306,7 +364,16 @@ func (s *Server) call(ctx context.Context, peer string, req wire.Request) (any, 
 		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
 			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params")
 		}
-		ts, err := s.tasks.List(ctx, peer, p.ContextID)
+		size := p.PageSize
+		switch {
+		case size < 0:
+			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params: pageSize must not be negative")
+		case size == 0:
+			size = DefaultListSize
+		case size > MaxListSize:
+			size = MaxListSize
+		}
+		ts, err := s.tasks.List(ctx, peer, p.ContextID, size)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: list tasks: %w", err)
 		}
@@ -414,7 +481,7 @@ func (s *Server) cancelTask(ctx context.Context, peer, id string) (*wire.Task, e
 // execute runs the turn and stores the outcome as the task's final state.
 func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text string) {
 	key := SessionKey(s.cfg.Agents[0], peer, t.ContextID)
-	reply, err := s.run.Run(ctx, key, text)
+	reply, err := s.run.Run(ctx, t.ID, key, text)
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		t.Status = s.status(wire.StateCanceled, "gateway shutting down")
@@ -423,11 +490,16 @@ func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text str
 	case err != nil:
 		t.Status = s.status(wire.StateFailed, "A2A reply failed: "+err.Error())
 	default:
-		t.Status = s.status(wire.StateCompleted, "")
-		t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
+		s.complete(&t, reply)
 	}
 	// The final write must land even when the server is closing.
 	_ = s.tasks.Put(context.Background(), peer, t)
+}
+
+// complete marks t completed with reply as its artifact.
+func (s *Server) complete(t *wire.Task, reply string) {
+	t.Status = s.status(wire.StateCompleted, "")
+	t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
 }
 
 func (s *Server) status(state, msg string) wire.TaskStatus {

@@ -21,9 +21,19 @@ type echo struct {
 	keys  []string
 	block chan struct{}
 	fail  error
+	// outcomes answers Outcome by run id: the reply, or a missing entry
+	// for a run that did not end ok.
+	outcomes map[string]string
 }
 
-func (e *echo) Run(ctx context.Context, key, text string) (string, error) {
+func (e *echo) Outcome(_ context.Context, runID string) (string, bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.outcomes[runID]
+	return r, ok, nil
+}
+
+func (e *echo) Run(ctx context.Context, _, key, text string) (string, error) {
 	e.mu.Lock()
 	e.keys = append(e.keys, key)
 	e.mu.Unlock()
@@ -304,5 +314,58 @@ func TestStreamingSend(t *testing.T) {
 		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
 		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
 		t.Fatalf("%d %s", status, out)
+	}
+}
+
+// TestRecover: tasks a crash left working become final on start, completed
+// with the run's reply when it ended ok, failed otherwise; final tasks stay.
+func TestRecover(t *testing.T) {
+	ctx := context.Background()
+	tasks := NewMemTasks()
+	working := wire.TaskStatus{State: wire.StateWorking, Timestamp: "2026-01-01T00:00:00Z"}
+	_ = tasks.Put(ctx, "alpha", wire.Task{ID: "ok-run", ContextID: "c", Status: working})
+	_ = tasks.Put(ctx, "beta", wire.Task{ID: "cut-run", ContextID: "c", Status: working})
+	done := wire.Task{ID: "done", ContextID: "c", Status: wire.TaskStatus{State: wire.StateCanceled, Timestamp: "2026-01-01T00:00:00Z"}}
+	_ = tasks.Put(ctx, "alpha", done)
+	run := &echo{outcomes: map[string]string{"ok-run": "the reply"}}
+	s, err := New(Config{Peers: []Peer{{Name: "alpha", Token: "t"}}}, run, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n, err := s.Recover(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("Recover = %d, %v", n, err)
+	}
+	ok, _ := tasks.Get(ctx, "alpha", "ok-run")
+	if ok.Status.State != wire.StateCompleted || len(ok.Artifacts) != 1 || *ok.Artifacts[0].Parts[0].Text != "the reply" {
+		t.Fatalf("ok-run = %+v", ok)
+	}
+	cut, _ := tasks.Get(ctx, "beta", "cut-run")
+	if cut.Status.State != wire.StateFailed || wire.MessageText(cut.Status.Message.Parts) != InterruptedReason {
+		t.Fatalf("cut-run = %+v", cut)
+	}
+	if got, _ := tasks.Get(ctx, "alpha", "done"); got.Status != done.Status {
+		t.Fatalf("final task changed: %+v", got)
+	}
+	if open, _ := tasks.Open(ctx); len(open) != 0 {
+		t.Fatalf("still open: %+v", open)
+	}
+}
+
+func TestListPageSize(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	for range 3 {
+		post(t, hs, "tok-a", sendBody("x", ""))
+	}
+	var lr wire.ListResult
+	_, b := post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"pageSize":2}}`)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 2 {
+		t.Fatalf("pageSize 2: %s", b)
+	}
+	_, b = post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"pageSize":-1}}`)
+	if decode(t, b).Error == nil || decode(t, b).Error.Code != wire.CodeInvalidParams {
+		t.Fatalf("pageSize -1: %s", b)
 	}
 }
