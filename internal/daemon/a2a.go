@@ -71,12 +71,15 @@ func (r *a2aRunner) Outcome(ctx context.Context, runID string) (string, bool, er
 
 // Run submits text to key as run id and waits for the run's end; when ctx
 // ends first the run is aborted.
-func (r *a2aRunner) Run(ctx context.Context, id, key, text string) (string, error) {
+func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(string)) (string, error) {
 	if id == "" {
 		id = uuid.NewString()
 	}
 	ended := make(chan agent.Event, 1)
 	unsub := r.runner.Subscribe(func(ev agent.Event) {
+		if ev.RunID == id && ev.Stream == agent.StreamAssistant && onText != nil {
+			onText(ev.Delta)
+		}
 		if ev.RunID == id && ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil {
 			select {
 			case ended <- ev:

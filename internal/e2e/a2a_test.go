@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
@@ -181,5 +183,55 @@ func TestA2ATasksSurviveRestart(t *testing.T) {
 	}
 	if e, _ := a2aPost(t, g2, "s2", `{"jsonrpc":"2.0","id":5,"method":"GetTask","params":{"id":"`+done["id"].(string)+`"}}`)["error"].(map[string]any); e == nil {
 		t.Fatal("another peer read the task")
+	}
+}
+
+// TestA2ASubscribeToTask follows a running task on the real gateway over
+// SSE: the task, the reply's text chunks as the slow model streams them,
+// the final artifact and status; a final task cannot be subscribed to.
+func TestA2ASubscribeToTask(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", Delay: 40 * time.Millisecond})
+	g := startWith(t, "", llm, "", `channels: { a2a: { peers: { alpha: { token: "s1" } } } },`)
+	m := a2aPost(t, g, "s1", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"message":{"messageId":"m1","role":"ROLE_USER","contextId":"sub","parts":[{"text":"one two three four five six"}]}}}`)
+	task := m["result"].(map[string]any)["task"].(map[string]any)
+	id := task["id"].(string)
+	base := "http://" + strings.TrimPrefix(g.url, "ws://")
+	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`))
+	req.Header.Set("Authorization", "Bearer s1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var events []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev["result"].(map[string]any))
+	}
+	if len(events) < 3 || events[0]["task"] == nil {
+		t.Fatalf("events = %v", events)
+	}
+	chunks := 0
+	for _, ev := range events[1 : len(events)-2] {
+		if a, _ := ev["artifactUpdate"].(map[string]any); a != nil && a["lastChunk"] == nil {
+			chunks++
+		}
+	}
+	last, final := events[len(events)-2]["artifactUpdate"].(map[string]any), events[len(events)-1]["statusUpdate"].(map[string]any)
+	if chunks == 0 || last == nil || last["lastChunk"] != true || !strings.Contains(string(must(json.Marshal(last))), "echo: one two three four five six") ||
+		final == nil || final["status"].(map[string]any)["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("chunks %d, events = %v", chunks, events)
+	}
+	again := a2aPost(t, g, "s1", `{"jsonrpc":"2.0","id":3,"method":"tasks/resubscribe","params":{"id":"`+id+`"}}`)
+	if e, _ := again["error"].(map[string]any); e == nil || e["code"] != float64(-32004) {
+		t.Fatalf("subscribe to a final task = %v", again)
 	}
 }
