@@ -11,7 +11,9 @@ import (
 
 type instant struct{}
 
-func (instant) Run(context.Context, string, string, string, func(string)) (string, error) { return "ok", nil }
+func (instant) Run(context.Context, string, string, string, func(string)) (string, error) {
+	return "ok", nil
+}
 
 func (instant) Outcome(context.Context, string) (string, bool, error) { return "", false, nil }
 
