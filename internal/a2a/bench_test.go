@@ -11,7 +11,11 @@ import (
 
 type instant struct{}
 
-func (instant) Run(context.Context, string, string) (string, error) { return "ok", nil }
+func (instant) Run(context.Context, string, string, string, func(string)) (string, error) {
+	return "ok", nil
+}
+
+func (instant) Outcome(context.Context, string) (string, bool, error) { return "", false, nil }
 
 // BenchmarkSendMessage is one blocking SendMessage round trip over HTTP
 // with a run that answers at once: the channel's own overhead.

@@ -23,19 +23,46 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 )
 
-// Runner runs one agent turn in a session and returns the reply text. It
-// must stop when ctx is done.
+// Runner runs agent turns. The server uses the task id as the run id, so a
+// restart can ask how the run of a task it cut ended.
 type Runner interface {
-	Run(ctx context.Context, sessionKey, text string) (string, error)
+	// Run runs one turn with run id runID in a session and returns the
+	// reply text, calling onText (when not nil) with each increment of the
+	// assistant's text as it streams. It must stop when ctx is done.
+	Run(ctx context.Context, runID, sessionKey, text string, onText func(delta string)) (string, error)
+	// Outcome reports how run runID ended: ok with its reply when it
+	// completed, not ok when it failed, was cut or never ran. A run still
+	// queued is stopped first.
+	Outcome(ctx context.Context, runID string) (reply string, ok bool, err error)
 }
 
-// Tasks keeps tasks. Get returns nil, nil when the peer has no such task.
+// Tasks keeps tasks durably. Get returns nil, nil when the peer has no such
+// task.
 type Tasks interface {
 	Put(ctx context.Context, peer string, t wire.Task) error
 	Get(ctx context.Context, peer, id string) (*wire.Task, error)
-	// List returns peer's tasks, newest first, optionally of one context.
-	List(ctx context.Context, peer, contextID string) ([]wire.Task, error)
+	// List returns up to limit of peer's tasks, newest first, optionally
+	// of one context.
+	List(ctx context.Context, peer, contextID string, limit int) ([]wire.Task, error)
+	// Open returns the tasks of any peer not yet in a terminal state.
+	Open(ctx context.Context) ([]PeerTask, error)
 }
+
+// PeerTask is a task with the peer that owns it.
+type PeerTask struct {
+	Peer string
+	Task wire.Task
+}
+
+// DefaultListSize and MaxListSize bound one ListTasks answer.
+const (
+	DefaultListSize = 50
+	MaxListSize     = 100
+)
+
+// InterruptedReason is the status message of a task whose run a crash or
+// restart cut.
+const InterruptedReason = "A2A task interrupted by gateway restart"
 
 // Peer is one configured peer: its name and the token it presents.
 type Peer struct {
@@ -72,12 +99,18 @@ type Server struct {
 	hits map[string][]time.Time
 	// running holds the cancel of each live run by (peer, task id).
 	running map[[2]string]context.CancelFunc
+	// deltas holds the streamed reply text of each live run, for
+	// subscribers; wake holds a channel closed at the next change of a
+	// task (a stored state or a delta).
+	deltas map[[2]string][]string
+	wake   map[[2]string]chan struct{}
 }
 
 // New builds a Server. It fails when a peer has no token.
 func New(cfg Config, run Runner, tasks Tasks) (*Server, error) {
 	s := &Server{cfg: cfg, run: run, tasks: tasks, now: time.Now, digest: map[[32]byte]string{},
-		hits: map[string][]time.Time{}, running: map[[2]string]context.CancelFunc{}}
+		hits: map[string][]time.Time{}, running: map[[2]string]context.CancelFunc{},
+		deltas: map[[2]string][]string{}, wake: map[[2]string]chan struct{}{}}
 	for _, p := range cfg.Peers {
 		if p.Token == "" {
 			return nil, fmt.Errorf("a2a: peer %q has no token", p.Name)
@@ -89,6 +122,38 @@ func New(cfg Config, run Runner, tasks Tasks) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// Recover makes final every task a crash or restart left unfinished:
+// completed with the reply when its run ended ok, failed otherwise. Call it
+// once, before serving.
+func (s *Server) Recover(ctx context.Context) (int, error) {
+	n := 0
+	for { // Open may answer a page at a time; each pass makes its page final
+		open, err := s.tasks.Open(ctx)
+		if err != nil {
+			return n, fmt.Errorf("a2a: recover: %w", err)
+		}
+		if len(open) == 0 {
+			return n, nil
+		}
+		for _, pt := range open {
+			t := pt.Task
+			reply, ok, err := s.run.Outcome(ctx, t.ID)
+			if err != nil {
+				return n, fmt.Errorf("a2a: recover task %s: %w", t.ID, err)
+			}
+			if ok {
+				s.complete(&t, reply)
+			} else {
+				t.Status = s.status(wire.StateFailed, InterruptedReason)
+			}
+			if err := s.save(ctx, pt.Peer, t); err != nil {
+				return n, fmt.Errorf("a2a: recover task %s: %w", t.ID, err)
+			}
+			n++
+		}
+	}
 }
 
 // Close cancels the runs still going and waits for them.
@@ -216,9 +281,15 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !b.Batch {
-		if req, rerr := wire.DecodeRequest(b.Entries[0]); rerr == nil && req.HasID && req.Method == wire.MethodSendStreamingMessage {
-			s.stream(w, r, peer, req)
-			return
+		if req, rerr := wire.DecodeRequest(b.Entries[0]); rerr == nil && req.HasID {
+			switch req.Method {
+			case wire.MethodSendStreamingMessage:
+				s.stream(w, r, peer, req)
+				return
+			case wire.MethodSubscribeToTask:
+				s.subscribe(w, r, peer, req)
+				return
+			}
 		}
 	}
 	out := make([]*wire.Response, len(b.Entries))
@@ -306,7 +377,16 @@ func (s *Server) call(ctx context.Context, peer string, req wire.Request) (any, 
 		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
 			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params")
 		}
-		ts, err := s.tasks.List(ctx, peer, p.ContextID)
+		size := p.PageSize
+		switch {
+		case size < 0:
+			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid ListTasks params: pageSize must not be negative")
+		case size == 0:
+			size = DefaultListSize
+		case size > MaxListSize:
+			size = MaxListSize
+		}
+		ts, err := s.tasks.List(ctx, peer, p.ContextID, size)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: list tasks: %w", err)
 		}
@@ -330,12 +410,12 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 	t := wire.Task{ID: uuid.NewString(), ContextID: contextID, Status: s.status(wire.StateWorking, "")}
 	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "/") {
 		t.Status = s.status(wire.StateRejected, SlashRejection)
-		if err := s.tasks.Put(ctx, peer, t); err != nil {
+		if err := s.save(ctx, peer, t); err != nil {
 			return nil, fmt.Errorf("a2a: store task: %w", err)
 		}
 		return &wire.SendResult{Task: &t}, nil
 	}
-	if err := s.tasks.Put(ctx, peer, t); err != nil {
+	if err := s.save(ctx, peer, t); err != nil {
 		return nil, fmt.Errorf("a2a: store task: %w", err)
 	}
 	done := s.startRun(peer, t, text)
@@ -414,7 +494,21 @@ func (s *Server) cancelTask(ctx context.Context, peer, id string) (*wire.Task, e
 // execute runs the turn and stores the outcome as the task's final state.
 func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text string) {
 	key := SessionKey(s.cfg.Agents[0], peer, t.ContextID)
-	reply, err := s.run.Run(ctx, key, text)
+	k := [2]string{peer, t.ID}
+	reply, err := s.run.Run(ctx, t.ID, key, text, func(delta string) {
+		if delta == "" {
+			return
+		}
+		s.mu.Lock()
+		s.deltas[k] = append(s.deltas[k], delta)
+		s.mu.Unlock()
+		s.notify(k)
+	})
+	defer func() {
+		s.mu.Lock()
+		delete(s.deltas, k)
+		s.mu.Unlock()
+	}()
 	switch {
 	case err != nil && s.ctx.Err() != nil:
 		t.Status = s.status(wire.StateCanceled, "gateway shutting down")
@@ -423,11 +517,45 @@ func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text str
 	case err != nil:
 		t.Status = s.status(wire.StateFailed, "A2A reply failed: "+err.Error())
 	default:
-		t.Status = s.status(wire.StateCompleted, "")
-		t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
+		s.complete(&t, reply)
 	}
 	// The final write must land even when the server is closing.
-	_ = s.tasks.Put(context.Background(), peer, t)
+	_ = s.save(context.Background(), peer, t)
+}
+
+// save stores t and wakes the task's subscribers.
+func (s *Server) save(ctx context.Context, peer string, t wire.Task) error {
+	err := s.tasks.Put(ctx, peer, t)
+	s.notify([2]string{peer, t.ID})
+	return err
+}
+
+// notify wakes the waiters on task k.
+func (s *Server) notify(k [2]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch := s.wake[k]; ch != nil {
+		close(ch)
+		delete(s.wake, k)
+	}
+}
+
+// waiter returns a channel closed at task k's next change.
+func (s *Server) waiter(k [2]string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.wake[k]
+	if ch == nil {
+		ch = make(chan struct{})
+		s.wake[k] = ch
+	}
+	return ch
+}
+
+// complete marks t completed with reply as its artifact.
+func (s *Server) complete(t *wire.Task, reply string) {
+	t.Status = s.status(wire.StateCompleted, "")
+	t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
 }
 
 func (s *Server) status(state, msg string) wire.TaskStatus {
@@ -485,11 +613,51 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req
 		writeJSON(w, http.StatusOK, wire.Fail(req.ID, we))
 		return
 	}
+	s.follow(w, r, peer, req.ID, res.Task)
+}
+
+// subscribe answers SubscribeToTask (0.3: tasks/resubscribe) with
+// server-sent events for a task still running: the task, its status
+// updates and reply chunks, the final artifact and status. An unknown task
+// is TaskNotFound; a task already final cannot be subscribed to
+// (UnsupportedOperation), as the A2A specification says.
+func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, peer string, req wire.Request) {
+	if s.limited(peer) {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeServerError, "Peer is rate limited")))
+		return
+	}
+	p, perr := wire.DecodeTask(req.Params)
+	if perr != nil {
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, perr))
+		return
+	}
+	t, err := s.tasks.Get(r.Context(), peer, p.ID)
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeServerError, "A2A request could not be processed")))
+		return
+	case t == nil:
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeTaskNotFound, "Task not found")))
+		return
+	case wire.Terminal(t.Status.State):
+		writeJSON(w, http.StatusOK, wire.Fail(req.ID, wire.Errorf(wire.CodeUnsupportedOp,
+			"Task is in a terminal state (%s) and cannot be subscribed to", t.Status.State)))
+		return
+	}
+	s.follow(w, r, peer, req.ID, t)
+}
+
+// follow streams task t as server-sent events until it is final: the task,
+// a status update for each state change, the reply's text chunks as they
+// come (appended to the "reply" artifact), then the final artifacts
+// (replacing the chunks, lastChunk) and the final status. A client that
+// goes away does not stop the run.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, peer string, id json.RawMessage, t *wire.Task) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	fl, _ := w.(http.Flusher)
 	emit := func(ev wire.StreamResponse) bool {
-		b, err := json.Marshal(wire.Result(req.ID, ev))
+		b, err := json.Marshal(wire.Result(id, ev))
 		if err != nil {
 			return false
 		}
@@ -501,23 +669,45 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req
 		}
 		return true
 	}
-	t := res.Task
 	if !emit(wire.StreamResponse{Task: t}) || wire.Terminal(t.Status.State) {
 		return
 	}
-	for !wire.Terminal(t.Status.State) {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-s.ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
+	k := [2]string{peer, t.ID}
+	state, sent := t.Status.State, 0
+	for {
+		wake := s.waiter(k) // taken before reading, so no change is missed
+		s.mu.Lock()
+		fresh := append([]string(nil), s.deltas[k][min(sent, len(s.deltas[k])):]...)
+		s.mu.Unlock()
+		for _, d := range fresh {
+			chunk := wire.Artifact{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(d)}}
+			if !emit(wire.StreamResponse{ArtifactUpdate: &wire.ArtifactUpdate{TaskID: t.ID, ContextID: t.ContextID, Artifact: chunk, Append: sent > 0}}) {
+				return
+			}
+			sent++
 		}
 		cur, err := s.tasks.Get(context.WithoutCancel(r.Context()), peer, t.ID)
 		if err != nil || cur == nil {
 			return
 		}
 		t = cur
+		if wire.Terminal(t.Status.State) {
+			break
+		}
+		if t.Status.State != state {
+			state = t.Status.State
+			if !emit(wire.StreamResponse{StatusUpdate: &wire.StatusUpdate{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}) {
+				return
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-wake:
+		case <-time.After(time.Second): // a change another gateway stored
+		}
 	}
 	for _, a := range t.Artifacts {
 		if !emit(wire.StreamResponse{ArtifactUpdate: &wire.ArtifactUpdate{TaskID: t.ID, ContextID: t.ContextID, Artifact: a, LastChunk: true}}) {

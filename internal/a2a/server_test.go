@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,12 +22,29 @@ type echo struct {
 	keys  []string
 	block chan struct{}
 	fail  error
+	// outcomes answers Outcome by run id: the reply, or a missing entry
+	// for a run that did not end ok.
+	outcomes map[string]string
+	// deltas are streamed before the run blocks.
+	deltas []string
 }
 
-func (e *echo) Run(ctx context.Context, key, text string) (string, error) {
+func (e *echo) Outcome(_ context.Context, runID string) (string, bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.outcomes[runID]
+	return r, ok, nil
+}
+
+func (e *echo) Run(ctx context.Context, _, key, text string, onText func(string)) (string, error) {
 	e.mu.Lock()
 	e.keys = append(e.keys, key)
 	e.mu.Unlock()
+	if onText != nil {
+		for _, d := range e.deltas {
+			onText(d)
+		}
+	}
 	if e.block != nil {
 		select {
 		case <-e.block:
@@ -304,5 +322,145 @@ func TestStreamingSend(t *testing.T) {
 		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
 		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
 		t.Fatalf("%d %s", status, out)
+	}
+}
+
+// TestRecover: tasks a crash left working become final on start, completed
+// with the run's reply when it ended ok, failed otherwise; final tasks stay.
+func TestRecover(t *testing.T) {
+	ctx := context.Background()
+	tasks := NewMemTasks()
+	working := wire.TaskStatus{State: wire.StateWorking, Timestamp: "2026-01-01T00:00:00Z"}
+	_ = tasks.Put(ctx, "alpha", wire.Task{ID: "ok-run", ContextID: "c", Status: working})
+	_ = tasks.Put(ctx, "beta", wire.Task{ID: "cut-run", ContextID: "c", Status: working})
+	done := wire.Task{ID: "done", ContextID: "c", Status: wire.TaskStatus{State: wire.StateCanceled, Timestamp: "2026-01-01T00:00:00Z"}}
+	_ = tasks.Put(ctx, "alpha", done)
+	run := &echo{outcomes: map[string]string{"ok-run": "the reply"}}
+	s, err := New(Config{Peers: []Peer{{Name: "alpha", Token: "t"}}}, run, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n, err := s.Recover(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("Recover = %d, %v", n, err)
+	}
+	ok, _ := tasks.Get(ctx, "alpha", "ok-run")
+	if ok.Status.State != wire.StateCompleted || len(ok.Artifacts) != 1 || *ok.Artifacts[0].Parts[0].Text != "the reply" {
+		t.Fatalf("ok-run = %+v", ok)
+	}
+	cut, _ := tasks.Get(ctx, "beta", "cut-run")
+	if cut.Status.State != wire.StateFailed || wire.MessageText(cut.Status.Message.Parts) != InterruptedReason {
+		t.Fatalf("cut-run = %+v", cut)
+	}
+	if got, _ := tasks.Get(ctx, "alpha", "done"); got.Status != done.Status {
+		t.Fatalf("final task changed: %+v", got)
+	}
+	if open, _ := tasks.Open(ctx); len(open) != 0 {
+		t.Fatalf("still open: %+v", open)
+	}
+}
+
+func TestListPageSize(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	for range 3 {
+		post(t, hs, "tok-a", sendBody("x", ""))
+	}
+	var lr wire.ListResult
+	_, b := post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"pageSize":2}}`)
+	_ = json.Unmarshal(decode(t, b).Result, &lr)
+	if len(lr.Tasks) != 2 {
+		t.Fatalf("pageSize 2: %s", b)
+	}
+	_, b = post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"pageSize":-1}}`)
+	if decode(t, b).Error == nil || decode(t, b).Error.Code != wire.CodeInvalidParams {
+		t.Fatalf("pageSize -1: %s", b)
+	}
+}
+
+// readEvents reads n SSE events from sc.
+func readEvents(t *testing.T, sc *bufio.Scanner, n int) []wire.StreamResponse {
+	t.Helper()
+	var out []wire.StreamResponse
+	for len(out) < n && sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var r struct {
+			Result wire.StreamResponse `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(data), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r.Result)
+	}
+	if len(out) != n {
+		t.Fatalf("got %d events, want %d: %v", len(out), n, sc.Err())
+	}
+	return out
+}
+
+// TestSubscribeToTask follows a running task over SSE (by the 0.3 alias):
+// the task, the reply's chunks, then the final artifact and status.
+func TestSubscribeToTask(t *testing.T) {
+	run := &echo{block: make(chan struct{}), deltas: []string{"ec", "ho"}}
+	hs, _ := start(t, Config{}, run)
+	_, body := post(t, hs, "tok-a", sendBody("sub", `,"configuration":{"returnImmediately":true}`))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1",
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tasks/resubscribe","params":{"id":"`+res.Task.ID+`"}}`))
+	req.Header.Set("Authorization", "Bearer tok-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	first := readEvents(t, sc, 3)
+	if first[0].Task == nil || first[0].Task.Status.State != wire.StateWorking ||
+		first[1].ArtifactUpdate == nil || *first[1].ArtifactUpdate.Artifact.Parts[0].Text != "ec" || first[1].ArtifactUpdate.Append ||
+		first[2].ArtifactUpdate == nil || *first[2].ArtifactUpdate.Artifact.Parts[0].Text != "ho" || !first[2].ArtifactUpdate.Append {
+		t.Fatalf("first events = %+v", first)
+	}
+	close(run.block)
+	rest := readEvents(t, sc, 2)
+	if a := rest[0].ArtifactUpdate; a == nil || !a.LastChunk || a.Append || *a.Artifact.Parts[0].Text != "echo: sub" {
+		t.Fatalf("final artifact = %+v", rest[0])
+	}
+	if st := rest[1].StatusUpdate; st == nil || st.Status.State != wire.StateCompleted {
+		t.Fatalf("final status = %+v", rest[1])
+	}
+	for sc.Scan() {
+		if sc.Text() != "" {
+			t.Fatalf("event after the final status: %q", sc.Text())
+		}
+	}
+}
+
+func TestSubscribeErrors(t *testing.T) {
+	hs, _ := start(t, Config{}, &echo{})
+	_, body := post(t, hs, "tok-a", sendBody("done", ""))
+	var res wire.SendResult
+	_ = json.Unmarshal(decode(t, body).Result, &res)
+	sub := func(token, id string) *wire.Error {
+		_, b := post(t, hs, token, `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`)
+		return decode(t, b).Error
+	}
+	if e := sub("tok-a", res.Task.ID); e == nil || e.Code != wire.CodeUnsupportedOp {
+		t.Fatalf("final task: %+v", e)
+	}
+	if e := sub("tok-a", "nope"); e == nil || e.Code != wire.CodeTaskNotFound {
+		t.Fatalf("unknown task: %+v", e)
+	}
+	if e := sub("tok-b", res.Task.ID); e == nil || e.Code != wire.CodeTaskNotFound {
+		t.Fatalf("other peer's task: %+v", e)
+	}
+	if e := sub("tok-a", ""); e == nil || e.Code != wire.CodeInvalidParams {
+		t.Fatalf("no id: %+v", e)
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,25 +10,76 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
+// a2aRuns is what the A2A channel reads of past runs: a run and the
+// transcript entries it wrote.
+type a2aRuns interface {
+	GetRun(ctx context.Context, runID string) (*store.Run, error)
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+}
+
 // a2aRunner runs an A2A peer's turn on the agent runner and returns the
 // final assistant text.
 type a2aRunner struct {
 	runner *agent.Runner
+	runs   a2aRuns
 	agent  string
 }
 
-// Run submits text to key and waits for the run's end; when ctx ends first
-// the run is aborted.
-func (r *a2aRunner) Run(ctx context.Context, key, text string) (string, error) {
-	id := uuid.NewString()
+// Outcome implements a2a.Runner: a run that ended ok answers with its last
+// assistant text from the transcript; a run still queued after the
+// restart is aborted (its task is reported failed, so the reply must not
+// land later).
+func (r *a2aRunner) Outcome(ctx context.Context, runID string) (string, bool, error) {
+	run, err := r.runs.GetRun(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("a2a outcome: %w", err)
+	}
+	switch run.Status {
+	case store.RunOK:
+	case store.RunQueued, store.RunRunning:
+		if _, err := r.runner.Abort(ctx, runID); err != nil {
+			return "", false, fmt.Errorf("a2a outcome: abort %s: %w", runID, err)
+		}
+		return "", false, nil
+	default:
+		return "", false, nil
+	}
+	if run.SessionID == "" {
+		return "", true, nil
+	}
+	msgs, err := r.runs.History(ctx, run.SessionID, store.HistoryOptions{RunID: runID})
+	if err != nil {
+		return "", false, fmt.Errorf("a2a outcome: history of %s: %w", runID, err)
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i].Entry.Message; msgs[i].Role == "assistant" && m != nil {
+			return m.Text(), true, nil
+		}
+	}
+	return "", true, nil
+}
+
+// Run submits text to key as run id and waits for the run's end; when ctx
+// ends first the run is aborted.
+func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(string)) (string, error) {
+	if id == "" {
+		id = uuid.NewString()
+	}
 	ended := make(chan agent.Event, 1)
 	unsub := r.runner.Subscribe(func(ev agent.Event) {
+		if ev.RunID == id && ev.Stream == agent.StreamAssistant && onText != nil {
+			onText(ev.Delta)
+		}
 		if ev.RunID == id && ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil {
 			select {
 			case ended <- ev:
@@ -57,7 +109,7 @@ func (r *a2aRunner) Run(ctx context.Context, key, text string) (string, error) {
 
 // newA2A builds the A2A channel server when channels.a2a is enabled and
 // has peers; nil otherwise.
-func newA2A(cfg *config.Config, runner *agent.Runner, version string) (*a2a.Server, error) {
+func newA2A(ctx context.Context, cfg *config.Config, st store.Store, runner *agent.Runner, version string) (*a2a.Server, error) {
 	s := cfg.A2A()
 	if !s.Enabled || len(s.Peers) == 0 {
 		return nil, nil
@@ -75,9 +127,85 @@ func newA2A(cfg *config.Config, runner *agent.Runner, version string) (*a2a.Serv
 	for _, p := range s.Peers {
 		c.Peers = append(c.Peers, a2a.Peer{Name: p.Name, Token: p.Token})
 	}
-	srv, err := a2a.New(c, &a2aRunner{runner: runner, agent: agents[0]}, a2a.NewMemTasks())
+	ts, ok := st.(store.A2ATaskStore)
+	if !ok {
+		return nil, errors.New("daemon: a2a channel: the store cannot keep A2A tasks")
+	}
+	srv, err := a2a.New(c, &a2aRunner{runner: runner, runs: st, agent: agents[0]}, storeTasks{ts})
 	if err != nil {
 		return nil, errors.Join(errors.New("daemon: a2a channel"), err)
 	}
+	if _, err := srv.Recover(ctx); err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("daemon: a2a channel: %w", err)
+	}
 	return srv, nil
+}
+
+// storeTasks keeps the A2A channel's tasks in the store. The task id is
+// also the id of the run that answers it.
+type storeTasks struct{ st store.A2ATaskStore }
+
+// Put implements a2a.Tasks.
+func (s storeTasks) Put(ctx context.Context, peer string, t wire.Task) error {
+	body, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("a2a task %s: %w", t.ID, err)
+	}
+	return s.st.PutA2ATask(ctx, &store.A2ATask{Peer: peer, ID: t.ID, ContextID: t.ContextID, State: t.Status.State,
+		Final: wire.Terminal(t.Status.State), RunID: t.ID, Task: body})
+}
+
+// Get implements a2a.Tasks.
+func (s storeTasks) Get(ctx context.Context, peer, id string) (*wire.Task, error) {
+	row, err := s.st.GetA2ATask(ctx, peer, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeA2ATask(row)
+}
+
+// List implements a2a.Tasks.
+func (s storeTasks) List(ctx context.Context, peer, contextID string, limit int) ([]wire.Task, error) {
+	rows, err := s.st.ListA2ATasks(ctx, peer, contextID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]wire.Task, 0, len(rows))
+	for _, row := range rows {
+		t, err := decodeA2ATask(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, nil
+}
+
+// Open implements a2a.Tasks: one bounded page, oldest first.
+func (s storeTasks) Open(ctx context.Context) ([]a2a.PeerTask, error) {
+	rows, err := s.st.OpenA2ATasks(ctx, store.MaxA2ATaskList)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]a2a.PeerTask, 0, len(rows))
+	for _, row := range rows {
+		t, err := decodeA2ATask(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a2a.PeerTask{Peer: row.Peer, Task: *t})
+	}
+	return out, nil
+}
+
+func decodeA2ATask(row *store.A2ATask) (*wire.Task, error) {
+	var t wire.Task
+	if err := json.Unmarshal(row.Task, &t); err != nil {
+		return nil, fmt.Errorf("a2a task %s/%s: stored JSON: %w", row.Peer, row.ID, err)
+	}
+	return &t, nil
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
@@ -34,4 +35,10 @@ func TestConformanceTwoConns(t *testing.T) {
 
 func TestCronConformance(t *testing.T) {
 	storetest.RunCron(t, func(t *testing.T) store.CronStore { return openTest(t, Options{}) })
+}
+
+func TestA2ATaskConformance(t *testing.T) {
+	storetest.RunA2ATasks(t, func(t *testing.T, now func() time.Time) store.A2ATaskStore {
+		return openTest(t, Options{Now: now})
+	})
 }

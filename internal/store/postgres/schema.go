@@ -166,6 +166,24 @@ CREATE TABLE cron_runs (
 	PRIMARY KEY (job_id, tick)
 );
 `,
+	// 4: A2A tasks (as SQLite's migration 10).
+	`
+CREATE TABLE a2a_tasks (
+	peer       text    COLLATE "C" NOT NULL,
+	id         text    COLLATE "C" NOT NULL,
+	context_id text    COLLATE "C" NOT NULL DEFAULT '',
+	state      text    NOT NULL,
+	final      boolean NOT NULL,
+	run_id     text    NOT NULL DEFAULT '',
+	task       text    NOT NULL,
+	created_at bigint  NOT NULL,
+	updated_at bigint  NOT NULL,
+	PRIMARY KEY (peer, id)
+);
+CREATE INDEX a2a_tasks_peer    ON a2a_tasks (peer, updated_at DESC, id DESC);
+CREATE INDEX a2a_tasks_context ON a2a_tasks (peer, context_id, updated_at DESC, id DESC);
+CREATE INDEX a2a_tasks_open    ON a2a_tasks (created_at) WHERE NOT final;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

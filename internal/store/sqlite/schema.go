@@ -169,6 +169,25 @@ CREATE TABLE cron_runs (
 	PRIMARY KEY (job_id, tick)
 );
 `,
+	// 10: A2A tasks, keyed by (peer, id); final = 0 marks a task a restart
+	// may have cut.
+	`
+CREATE TABLE a2a_tasks (
+	peer       TEXT    NOT NULL,
+	id         TEXT    NOT NULL,
+	context_id TEXT    NOT NULL DEFAULT '',
+	state      TEXT    NOT NULL,
+	final      INTEGER NOT NULL,
+	run_id     TEXT    NOT NULL DEFAULT '',
+	task       TEXT    NOT NULL, -- JSON
+	created_at INTEGER NOT NULL, -- unix ms
+	updated_at INTEGER NOT NULL, -- unix ms
+	PRIMARY KEY (peer, id)
+);
+CREATE INDEX a2a_tasks_peer    ON a2a_tasks (peer, updated_at DESC, id DESC);
+CREATE INDEX a2a_tasks_context ON a2a_tasks (peer, context_id, updated_at DESC, id DESC);
+CREATE INDEX a2a_tasks_open    ON a2a_tasks (created_at) WHERE final = 0;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -326,3 +326,9 @@ func TestMigrateSubagentRegistry(t *testing.T) {
 func TestCronConformance(t *testing.T) {
 	storetest.RunCron(t, func(t *testing.T) store.CronStore { return openTest(t, Options{}) })
 }
+
+func TestA2ATaskConformance(t *testing.T) {
+	storetest.RunA2ATasks(t, func(t *testing.T, now func() time.Time) store.A2ATaskStore {
+		return openTest(t, Options{Now: now})
+	})
+}

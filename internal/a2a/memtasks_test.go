@@ -8,8 +8,9 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 )
 
-// MemTasks is a Tasks store in memory, keyed by peer so one peer never
-// reads another's task.
+// MemTasks is a Tasks store in memory for the unit tests (the daemon keeps
+// tasks in the durable store), keyed by peer so one peer never reads
+// another's task.
 type MemTasks struct {
 	mu sync.Mutex
 	m  map[[2]string]wire.Task
@@ -38,7 +39,7 @@ func (m *MemTasks) Get(_ context.Context, peer, id string) (*wire.Task, error) {
 }
 
 // List returns peer's tasks (of contextID when set), newest status first.
-func (m *MemTasks) List(_ context.Context, peer, contextID string) ([]wire.Task, error) {
+func (m *MemTasks) List(_ context.Context, peer, contextID string, limit int) ([]wire.Task, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []wire.Task
@@ -48,5 +49,22 @@ func (m *MemTasks) List(_ context.Context, peer, contextID string) ([]wire.Task,
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Status.Timestamp > out[j].Status.Timestamp })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Open returns the tasks not yet terminal.
+func (m *MemTasks) Open(context.Context) ([]PeerTask, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []PeerTask
+	for k, t := range m.m {
+		if !wire.Terminal(t.Status.State) {
+			out = append(out, PeerTask{Peer: k[0], Task: t})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Task.ID < out[j].Task.ID })
 	return out, nil
 }
