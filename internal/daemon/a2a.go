@@ -108,8 +108,9 @@ func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(s
 }
 
 // newA2A builds the A2A channel server when channels.a2a is enabled and
-// has peers; nil otherwise.
-func newA2A(ctx context.Context, cfg *config.Config, st store.Store, runner *agent.Runner, version string) (*a2a.Server, error) {
+// has peers; nil otherwise. raw is the backend under st's wrappers, which
+// keeps the tasks (store.A2ATaskStore).
+func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner *agent.Runner, version string) (*a2a.Server, error) {
 	s := cfg.A2A()
 	if !s.Enabled || len(s.Peers) == 0 {
 		return nil, nil
@@ -127,7 +128,7 @@ func newA2A(ctx context.Context, cfg *config.Config, st store.Store, runner *age
 	for _, p := range s.Peers {
 		c.Peers = append(c.Peers, a2a.Peer{Name: p.Name, Token: p.Token})
 	}
-	ts, ok := st.(store.A2ATaskStore)
+	ts, ok := raw.(store.A2ATaskStore)
 	if !ok {
 		return nil, errors.New("daemon: a2a channel: the store cannot keep A2A tasks")
 	}

@@ -496,7 +496,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.api = api
-	if d.a2a, err = newA2A(ctx, cfg, st.Store, runner, opts.Version); err != nil {
+	if d.a2a, err = newA2A(ctx, cfg, st.Store, rawStore, runner, opts.Version); err != nil {
 		api.Close()
 		gw.Close()
 		d.mcp.Close()
