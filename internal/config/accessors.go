@@ -649,3 +649,18 @@ func (c *Config) ChainLimits() (maxHops, maxVisits int) {
 	a := c.Tools.AgentToAgent
 	return max(intOr(a.MaxChainHops, DefaultMaxChainHops), 0), max(intOr(a.MaxChainVisits, DefaultMaxChainVisits), 0)
 }
+
+// Reload modes of gateway.reload.mode.
+const (
+	ReloadHybrid = "hybrid"
+	ReloadOff    = "off"
+)
+
+// ReloadMode returns gateway.reload.mode: ReloadOff when written "off",
+// else ReloadHybrid.
+func (c *Config) ReloadMode() string {
+	if norm(c.Gateway.Reload.Mode) == ReloadOff {
+		return ReloadOff
+	}
+	return ReloadHybrid
+}

@@ -390,6 +390,17 @@ type Gateway struct {
 	// Tools is "gateway.tools": adjustments to the default deny list of
 	// POST /tools/invoke.
 	Tools GatewayTools `json:"tools,omitzero"`
+	// Reload is "gateway.reload": what serve does when the config file
+	// changes.
+	Reload GatewayReload `json:"reload,omitzero"`
+}
+
+// GatewayReload is "gateway.reload". Mode is "hybrid" (default: a valid
+// edit is applied by restarting the gateway in place once its running
+// runs end) or "off" (edits are validated and logged, applied at the next
+// start). The reference's retired "hot" and "restart" mean "hybrid".
+type GatewayReload struct {
+	Mode string `json:"mode,omitempty"`
 }
 
 // GatewayHTTP is "gateway.http".

@@ -336,6 +336,7 @@ func TestStructuralErrors(t *testing.T) {
 		{"password missing", "{gateway:{auth:{\nmode:'password'}}}", `t.json5:2: gateway.auth.mode: auth mode "password" needs gateway.auth.password or SWITCHBOARD_GATEWAY_PASSWORD`},
 		{"leading dash id", "{agents:{list:[\n{id:'-ops'}]}}", `t.json5:2: agents.list[0].id: invalid agent id "-ops": use a letter or digit, then letters, digits, '_' and '-' (at most 64)`},
 		{"bad bind", "{gateway:{\nbind:'wan'}}", `t.json5:2: gateway.bind: must be "loopback", "lan" or an IP address, got "wan"`},
+		{"bad reload mode", "{gateway:{reload:{\nmode:'sometimes'}}}", `t.json5:2: gateway.reload.mode: must be one of "hybrid", "off", got "sometimes"`},
 		{"bad base url", "{models:{providers:{x:{\nbaseUrl:'ftp://h'}}}}", `t.json5:2: models.providers.x.baseUrl: must be an http or https URL, got "ftp://h"`},
 		{"provider id", "{models:{providers:{\n'a/b':{baseUrl:'http://h'}}}}", `t.json5:2: models.providers["a/b"]: invalid provider id "a/b": it must be non-empty without '/' or spaces`},
 		{"huge int", "{gateway:{\nport: 1e300}}", `t.json5:2: gateway.port: integer 1e+300 is out of range`},
@@ -358,6 +359,31 @@ func TestStructuralErrors(t *testing.T) {
 				t.Errorf("error:\n%s\nwant:\n%s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestReloadMode(t *testing.T) {
+	for _, tt := range []struct{ src, want, warning string }{
+		{`{}`, ReloadHybrid, ""},
+		{`{gateway:{reload:{mode:"off"}}}`, ReloadOff, ""},
+		{`{gateway:{reload:{mode:"Hybrid"}}}`, ReloadHybrid, ""},
+		{`{gateway:{reload:{mode:"hot"}}}`, ReloadHybrid, `"hot" is retired; treated as "hybrid"`},
+		{`{gateway:{reload:{mode:"restart"}}}`, ReloadHybrid, `"restart" is retired; treated as "hybrid"`},
+	} {
+		c, warnings, err := Parse("r.json5", []byte(tt.src), testEnv(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.src, err)
+		}
+		if got := c.ReloadMode(); got != tt.want {
+			t.Errorf("%s: ReloadMode = %q, want %q", tt.src, got, tt.want)
+		}
+		var msgs []string
+		for _, w := range warnings {
+			msgs = append(msgs, w.Message)
+		}
+		if got := strings.Join(msgs, "; "); got != tt.warning {
+			t.Errorf("%s: warnings %q, want %q", tt.src, got, tt.warning)
+		}
 	}
 }
 

@@ -370,6 +370,13 @@ func (k *checker) gateway() {
 		}
 	}
 	k.enum(gp.key("mode"), g.Mode, "local", "remote")
+	switch m := norm(g.Reload.Mode); m {
+	case "", ReloadHybrid, ReloadOff:
+	case "hot", "restart":
+		k.warn(gp.key("reload").key("mode"), "%q is retired; treated as %q", m, ReloadHybrid)
+	default:
+		k.fail(gp.key("reload").key("mode"), "must be one of %s, got %q", quoteList([]string{ReloadHybrid, ReloadOff}), g.Reload.Mode)
+	}
 	k.intRange(gp.key("port"), g.Port, 1, 65535)
 	bind, alias := parseBind(g.Bind)
 	switch alias {

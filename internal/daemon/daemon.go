@@ -99,17 +99,9 @@ type Options struct {
 	// one built with telemetry.NewProvider); nil means the provider the
 	// OTEL_* environment asks for, or none. The caller owns it.
 	TracerProvider trace.TracerProvider
-}
-
-// Serve runs the gateway until ctx ends, then shuts down gracefully. It
-// returns nil on a clean shutdown.
-func Serve(ctx context.Context, opts Options) error {
-	d, err := Start(ctx, opts)
-	if err != nil {
-		return err
-	}
-	<-ctx.Done()
-	return d.Close()
+	// ReloadPoll is how often Serve looks at the config file; 0 means
+	// DefaultReloadPoll.
+	ReloadPoll time.Duration
 }
 
 // Daemon is a running gateway. Create with Start; stop with Close.

@@ -1,0 +1,202 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/statedir"
+)
+
+// syncBuffer is a log sink the test reads while the gateway writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServeAppliesConfigEdits edits the config file of a running gateway
+// the way a newcomer does: a valid edit takes effect without a manual
+// restart (on the same port), an invalid one is logged and changes
+// nothing, a running run is not cut by the reload, and with
+// gateway.reload.mode "off" edits wait for the next start.
+func TestServeAppliesConfigEdits(t *testing.T) {
+	gate := make(chan struct{})
+	var gated sync.Once
+	held := make(chan struct{})
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "test-key", OnRequest: func(r *http.Request, req *provider.Request) {
+		for _, m := range req.Messages {
+			if m.Role == provider.RoleUser && strings.Contains(m.Text, "slow") {
+				gated.Do(func() { close(held) })
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+				}
+				return
+			}
+		}
+	}})
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "switchboard.json5")
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	port := 0
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, Options{
+			Env:        config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+			Port:       &port,
+			Stdout:     &syncBuffer{},
+			Logger:     slog.New(slog.NewTextHandler(logs, nil)),
+			ReloadPoll: 20 * time.Millisecond,
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+
+	running := func() statedir.Record {
+		rec, ok, err := statedir.Running(dir)
+		if err != nil || !ok {
+			return statedir.Record{}
+		}
+		return rec
+	}
+	waitFor(t, "the gateway to start", func() bool { return running().URL != "" })
+	first := running()
+	token, err := os.ReadFile(filepath.Join(dir, config.GatewayTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *client.Client {
+		t.Helper()
+		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer dcancel()
+		c, err := client.Dial(dctx, client.Options{URL: running().URL, Token: strings.TrimSpace(string(token))})
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		return c
+	}
+	turn := func(c *client.Client, id, msg string) string {
+		t.Helper()
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		if err := c.Call(cctx, "chat.send", map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": id}, nil); err != nil {
+			t.Fatalf("chat.send %s: %v", id, err)
+		}
+		var w struct{ Status string }
+		if err := c.Call(cctx, "agent.wait", map[string]any{"runId": id, "timeoutMs": 30000}, &w); err != nil {
+			t.Fatalf("agent.wait %s: %v", id, err)
+		}
+		return w.Status
+	}
+
+	// No config: the offline model answers, the fake LLM sees nothing.
+	c := dial()
+	if s := turn(c, "r1", "hello"); s != "ok" || llm.Count() != 0 {
+		t.Fatalf("before the edit: status %s, LLM requests %d", s, llm.Count())
+	}
+	c.Close()
+
+	// A valid edit: the gateway restarts in place, on the same address,
+	// and the next turn goes to the configured provider.
+	writeConfig(t, dir, llm.URL())
+	waitFor(t, "the reload", func() bool { r := running(); return r.URL != "" && !r.StartedAt.Equal(first.StartedAt) })
+	second := running()
+	if second.URL != first.URL {
+		t.Errorf("address after reload = %s, want %s", second.URL, first.URL)
+	}
+	c = dial()
+	defer func() { c.Close() }()
+	if s := turn(c, "r2", "hello again"); s != "ok" || llm.Count() != 1 {
+		t.Fatalf("after the edit: status %s, LLM requests %d", s, llm.Count())
+	}
+
+	// An invalid edit is skipped: logged, no restart, same model.
+	if err := os.WriteFile(cfgPath, []byte("{ agents: { defaults: "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the skipped reload", func() bool { return strings.Contains(logs.String(), "config reload skipped (invalid config)") })
+	if s := turn(c, "r3", "still there?"); s != "ok" || llm.Count() != 2 {
+		t.Fatalf("after the invalid edit: status %s, LLM requests %d", s, llm.Count())
+	}
+	if r := running(); !r.StartedAt.Equal(second.StartedAt) {
+		t.Fatal("an invalid edit restarted the gateway")
+	}
+
+	// A valid edit while a run is running: the restart waits for the
+	// run, which ends ok rather than aborted.
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "main", "message": "slow one", "idempotencyKey": "r4"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	writeConfig(t, dir, llm.URL())
+	waitFor(t, "the deferred reload notice", func() bool { return strings.Contains(logs.String(), "when its running runs end") })
+	time.Sleep(100 * time.Millisecond)
+	if r := running(); !r.StartedAt.Equal(second.StartedAt) {
+		t.Fatal("the gateway restarted under a running run")
+	}
+	var w struct{ Status string }
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- c.Call(ctx, "agent.wait", map[string]any{"runId": "r4", "timeoutMs": 30000}, &w) }()
+	close(gate)
+	if err := <-waitDone; err != nil || w.Status != "ok" {
+		t.Fatalf("run under the reload: %v %q", err, w.Status)
+	}
+	waitFor(t, "the deferred reload", func() bool { r := running(); return r.URL != "" && !r.StartedAt.Equal(second.StartedAt) })
+	third := running()
+
+	// gateway.reload.mode "off": the edit is noted, not applied.
+	off := fmt.Sprintf(`{
+  gateway: { reload: { mode: "off" } },
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } } },
+}`, llm.URL())
+	if err := os.WriteFile(cfgPath, []byte(off), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reload notice", func() bool { return strings.Contains(logs.String(), `gateway.reload.mode is \"off\"`) })
+	time.Sleep(100 * time.Millisecond)
+	if r := running(); !r.StartedAt.Equal(third.StartedAt) {
+		t.Fatal(`gateway.reload.mode "off" restarted the gateway`)
+	}
+}
