@@ -57,10 +57,11 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 		return 0, err
 	}
 	req.Messages = v.messages()
-	est := compaction.RequestTokens(req)
+	cnt := r.counter(m)
+	est := cnt.Request(req)
 	key := modelKey(m)
 	if !r.calib.Known(key) {
-		r.seedCalibration(key, req, v)
+		r.seedCalibration(key, cnt, req, v)
 	}
 	if ft != nil && !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= r.flushThreshold(m) && r.flushDue(ctx, ft) {
 		r.memoryFlush(ctx, st, ft, m, withoutPendingInput(req.Messages))
@@ -88,11 +89,11 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 				return 0, err
 			}
 			req.Messages = v.messages()
-			est = compaction.RequestTokens(req)
+			est = cnt.Request(req)
 		}
 	}
 	if b.pruned = r.prune(sess.SessionID, m, b, req); b.pruned {
-		est = compaction.RequestTokens(req)
+		est = cnt.Request(req)
 	}
 	if b.overflows > 0 && v.compacted {
 		// After a recovery compaction, a view that no longer ends with
@@ -100,7 +101,7 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 		if n := len(req.Messages); n == 0 || req.Messages[n-1].Role == provider.RoleAssistant ||
 			(n == 1 && req.Messages[0].Role == provider.RoleUser) {
 			req.Messages = append(req.Messages, provider.Message{Role: provider.RoleUser, Text: compaction.ContinuationPrompt})
-			est = compaction.RequestTokens(req)
+			est = cnt.Request(req)
 		}
 	}
 	return est, nil
@@ -212,7 +213,7 @@ func unrecoverable(why string) error {
 // from the usage recorded on the view's last assistant message: the
 // prompt tokens its provider counted against the estimate of what that
 // request held.
-func (r *Runner) seedCalibration(key string, req *provider.Request, v *contextView) {
+func (r *Runner) seedCalibration(key string, cnt compaction.Counter, req *provider.Request, v *contextView) {
 	for j := len(v.entries) - 1; j >= 0; j-- {
 		msg := v.entries[j].Entry.Message
 		if msg == nil || msg.Role != transcript.RoleAssistant || msg.Usage == nil || msg.Usage.Input <= 0 ||
@@ -222,7 +223,7 @@ func (r *Runner) seedCalibration(key string, req *provider.Request, v *contextVi
 		before := &contextView{summary: v.summary, entries: v.entries[:j]}
 		prev := &provider.Request{System: req.System, Tools: req.Tools, Messages: before.messages()}
 		u := msg.Usage
-		r.calib.Observe(key, int64(compaction.RequestTokens(prev)), u.Input+u.CacheRead+u.CacheWrite)
+		r.calib.Observe(key, int64(cnt.Request(prev)), u.Input+u.CacheRead+u.CacheWrite)
 		return
 	}
 }

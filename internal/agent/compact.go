@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tokenize"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -146,6 +147,15 @@ func (l *sessionLocks) lock(id string) func() {
 	}
 }
 
+// counter counts tokens for m: with its own tokenizer when it is public
+// (package tokenize), else with the estimate that calibration corrects.
+func (r *Runner) counter(m Model) compaction.Counter {
+	if c := tokenize.ForModel(m.ModelID); c != nil {
+		return compaction.Counter{Text: c.Count}
+	}
+	return compaction.Counter{}
+}
+
 // modelKey names a model for calibration.
 func modelKey(m Model) string { return m.ProviderID + "/" + m.ModelID }
 
@@ -157,9 +167,9 @@ func modelWindow(m Model) compaction.Window {
 // viewTokens estimates the prompt tokens of a view's messages, calibrated
 // for model.
 func (r *Runner) viewTokens(m Model, msgs []provider.Message) int {
-	n := 0
+	n, cnt := 0, r.counter(m)
 	for i := range msgs {
-		n += compaction.MessageTokens(&msgs[i])
+		n += cnt.Message(&msgs[i])
 	}
 	return r.calib.Scale(modelKey(m), n)
 }

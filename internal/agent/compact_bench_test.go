@@ -93,6 +93,17 @@ func BenchmarkBudgetCheck(b *testing.B) {
 			return err
 		})
 	})
+	// prepare-o200k counts with OpenAI's tokenizer, as for a gpt-4o
+	// model: each message is tokenized once, then its count is found by
+	// its hash.
+	mo := m
+	mo.ModelID = "gpt-4o"
+	b.Run("prepare-o200k", func(b *testing.B) {
+		run(b, func() error {
+			_, err := h.runner.prepare(ctx, nil, sess, mo, bud, &provider.Request{Model: "gpt-4o", System: "system prompt"}, nil)
+			return err
+		})
+	})
 	// turn-start is the first model call of a turn: it also looks for a
 	// ready background summary and checks the memory-flush threshold.
 	ft := &flushTurn{info: RunInfo{SessionKey: sess.Key, AgentID: "main"}}

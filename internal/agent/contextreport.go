@@ -52,22 +52,22 @@ func (r *Runner) ContextReport(ctx context.Context, sessionKey string) (*Context
 	if err != nil {
 		return nil, err
 	}
-	key := modelKey(model)
-	rep.SystemChars, rep.SystemTokens = len(req.System), r.calib.Scale(key, compaction.TextTokens(req.System))
-	rep.ToolTokens = r.calib.Scale(key, (rep.ToolChars+3)/4)
+	key, cnt := modelKey(model), r.counter(model)
+	rep.SystemChars, rep.SystemTokens = len(req.System), r.calib.Scale(key, cnt.String(req.System))
+	rep.ToolTokens = r.calib.Scale(key, cnt.Request(&provider.Request{Tools: req.Tools}))
 	msgs := v.messages()
 	start := 0
 	if v.summary != "" {
 		start = 1
-		rep.SummaryChars, rep.SummaryTokens = len(msgs[0].Text), r.calib.Scale(key, compaction.MessageTokens(&msgs[0]))
+		rep.SummaryChars, rep.SummaryTokens = len(msgs[0].Text), r.calib.Scale(key, cnt.Message(&msgs[0]))
 	}
 	hist := 0
 	for i := start; i < len(msgs); i++ {
 		rep.HistoryChars += len(msgs[i].Text)
-		hist += compaction.MessageTokens(&msgs[i])
+		hist += cnt.Message(&msgs[i])
 	}
 	rep.Messages, rep.HistoryTokens = len(msgs)-start, r.calib.Scale(key, hist)
 	req.Messages = msgs
-	rep.Total = r.calib.Scale(key, compaction.RequestTokens(req))
+	rep.Total = r.calib.Scale(key, cnt.Request(req))
 	return rep, nil
 }

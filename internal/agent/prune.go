@@ -75,13 +75,13 @@ func (r *Runner) prune(sessionID string, m Model, b *budget, req *provider.Reque
 	if !pc.Enabled || !r.prunes.due(sessionID, r.now(), pruneTTL(pc)) {
 		return false
 	}
-	key := modelKey(m)
+	key, cnt := modelKey(m), r.counter(m)
 	out, st := compaction.Prune(req.Messages, compaction.PruneOptions{
 		Window: b.window,
 		Tokens: func(msgs []provider.Message) int {
-			n := compaction.TextTokens(req.System)
+			n := cnt.String(req.System)
 			for i := range msgs {
-				n += compaction.MessageTokens(&msgs[i])
+				n += cnt.Message(&msgs[i])
 			}
 			return r.calib.Scale(key, n)
 		},

@@ -311,7 +311,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	// tools (never the caller's) and the run's system prompt.
 	ft := &flushTurn{info: info, system: system, defs: defs[:len(defs)-len(clientTools)], tools: toolSet, caller: caller}
 	st.bg = &bgTrigger{sess: info.Session, model: model, budget: budget, flush: ft,
-		fixed: r.calib.Scale(modelKey(model), compaction.RequestTokens(&provider.Request{System: system, Tools: defs}))}
+		fixed: r.calib.Scale(modelKey(model), r.counter(model).Request(&provider.Request{System: system, Tools: defs}))}
 	for step := 0; ; step++ {
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)

@@ -18,25 +18,59 @@ const (
 func TextTokens(s string) int { return (len(s) + bytesPerToken - 1) / bytesPerToken }
 
 // MessageTokens estimates the tokens of one model message.
-func MessageTokens(m *provider.Message) int {
-	n := len(m.Text)
-	for _, c := range m.ToolCalls {
-		n += len(c.ID) + len(c.Name) + len(c.Arguments)
-	}
-	n += len(m.ToolCallID)
-	return (n+bytesPerToken-1)/bytesPerToken + messageOverhead
-}
+func MessageTokens(m *provider.Message) int { return Counter{}.Message(m) }
 
 // RequestTokens estimates the prompt tokens of a request: the system prompt,
 // the tool schemas and every message.
-func RequestTokens(req *provider.Request) int {
-	n := TextTokens(req.System)
+func RequestTokens(req *provider.Request) int { return Counter{}.Request(req) }
+
+// Counter counts tokens for one model: with the model's own tokenizer when
+// Text is set (package tokenize), else with the bytes/4 estimate. The
+// zero value estimates. Either way a message adds a small overhead for its
+// role framing.
+type Counter struct {
+	// Text counts the tokens of a string; nil means TextTokens.
+	Text func(string) int
+}
+
+// Exact reports whether c counts with a tokenizer.
+func (c Counter) Exact() bool { return c.Text != nil }
+
+// String counts the tokens of s.
+func (c Counter) String(s string) int {
+	if c.Text == nil {
+		return TextTokens(s)
+	}
+	return c.Text(s)
+}
+
+// Message counts the tokens of one model message.
+func (c Counter) Message(m *provider.Message) int {
+	if c.Text == nil {
+		n := len(m.Text)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		}
+		n += len(m.ToolCallID)
+		return (n+bytesPerToken-1)/bytesPerToken + messageOverhead
+	}
+	n := c.Text(m.Text)
+	for _, tc := range m.ToolCalls {
+		n += c.Text(tc.ID) + c.Text(tc.Name) + c.Text(string(tc.Arguments))
+	}
+	return n + c.Text(m.ToolCallID) + messageOverhead
+}
+
+// Request counts the prompt tokens of a request: the system prompt, the
+// tool schemas and every message.
+func (c Counter) Request(req *provider.Request) int {
+	n := c.String(req.System)
 	for i := range req.Tools {
 		t := &req.Tools[i]
-		n += TextTokens(t.Name) + TextTokens(t.Description) + TextTokens(string(t.Parameters))
+		n += c.String(t.Name) + c.String(t.Description) + c.String(string(t.Parameters))
 	}
 	for i := range req.Messages {
-		n += MessageTokens(&req.Messages[i])
+		n += c.Message(&req.Messages[i])
 	}
 	return n
 }
