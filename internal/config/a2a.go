@@ -14,6 +14,8 @@ import (
 type Channels struct {
 	A2A *A2AChannel `json:"a2a,omitempty"`
 	IRC *IRCChannel `json:"irc,omitempty"`
+	// Telegram is "channels.telegram".
+	Telegram *TelegramChannel `json:"telegram,omitempty"`
 	// Defaults holds what several channels share.
 	Defaults *ChannelDefaults `json:"defaults,omitempty"`
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,7 +206,7 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	route := channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.ReplyTo()}
 	text := in.Text
 	if in.Kind == channel.KindGroup {
-		text = in.SenderName + ": " + in.Text
+		text = in.Label() + ": " + in.Text
 	}
 	runID := uuid.NewString()
 	h.mu.Lock()
@@ -215,7 +216,7 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	_, _, err := h.runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
-		ExtraSystemPrompt: h.prompts[channel.NormalizeRoom(in.Room)],
+		ExtraSystemPrompt: cmp.Or(in.SystemPrompt, h.prompts[channel.NormalizeRoom(in.Room)]),
 		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
 	})
 	if err != nil {
