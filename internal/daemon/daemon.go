@@ -552,6 +552,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle(h.Pattern(), h)
 	}
 	mux.HandleFunc("GET /ready", d.ready)
+	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
+		mux.Handle("POST "+path, h)
+	}
 	d.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
