@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Channels is the "channels" section. Switchboard reads the A2A and IRC
-// channels; other channels' keys are reported as unknown.
+// Channels is the "channels" section. Switchboard reads the A2A, IRC and
+// Telegram channels; other channels' keys are reported as unknown.
 type Channels struct {
 	A2A *A2AChannel `json:"a2a,omitempty"`
 	IRC *IRCChannel `json:"irc,omitempty"`

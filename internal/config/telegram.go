@@ -53,6 +53,8 @@ type TelegramGroup struct {
 	// GroupPolicy overrides the channel's groupPolicy for this group.
 	GroupPolicy  string `json:"groupPolicy,omitempty"`
 	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// Tools narrows the tools of the group's (or topic's) session.
+	Tools *GroupTools `json:"tools,omitempty"`
 	// Topics are the forum topics' settings by thread id ("*" for the
 	// topics without their own); they inherit the group's.
 	Topics map[string]TelegramGroup `json:"topics,omitempty"`
@@ -75,6 +77,8 @@ type TelegramGroupSettings struct {
 	AllowFrom      []string
 	GroupPolicy    string
 	SystemPrompt   string
+	// Tools is nil when the group (or topic) does not narrow the tools.
+	Tools *GroupTools
 	// Topics are by thread id or "*"; nil for a topic.
 	Topics map[string]TelegramGroupSettings
 }
@@ -150,7 +154,7 @@ func (c *Config) Telegram() TelegramSettings {
 func telegramGroup(g TelegramGroup, topics bool) TelegramGroupSettings {
 	out := TelegramGroupSettings{
 		Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: slices.Clone(g.AllowFrom),
-		GroupPolicy: norm(g.GroupPolicy), SystemPrompt: g.SystemPrompt,
+		GroupPolicy: norm(g.GroupPolicy), SystemPrompt: g.SystemPrompt, Tools: cloneGroupTools(g.Tools),
 	}
 	if topics && len(g.Topics) > 0 {
 		out.Topics = map[string]TelegramGroupSettings{}

@@ -397,10 +397,16 @@ func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool
 	return channel.Route{Channel: s.DeliveryContext.Channel, AccountID: s.DeliveryContext.AccountID, To: s.DeliveryContext.To}, true
 }
 
-// roomTools returns the tool narrowing of the IRC room a session key
-// names (channels.irc.groups.<room>.tools, else the "*" entry's), as a
-// policy layer; ok is false for other sessions and rooms without one.
+// roomTools returns the tool narrowing of the chat room a session key
+// names, as a policy layer: an IRC room's channels.irc.groups.<room>.tools
+// (else the "*" entry's), or a Telegram group's or forum topic's
+// channels.telegram.groups.<chatId>[.topics.<threadId>].tools (a topic
+// without its own takes its group's; "*" entries stand in for missing
+// ones). ok is false for other sessions and rooms without one.
 func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok bool) {
+	if r, ok := channel.RouteFromKey(telegram.Name, key); ok && strings.Contains(key, ":"+telegram.Name+":group:") {
+		return telegramTools(set.Telegram, r.To)
+	}
 	r, ok := channel.RouteFromKey(irc.Name, key)
 	if !ok || !strings.Contains(key, ":"+irc.Name+":group:") {
 		return policy.ToolSelection{}, false
@@ -413,4 +419,31 @@ func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok
 		return policy.ToolSelection{}, false
 	}
 	return policy.ToolSelection{Allow: g.Tools.Allow, Deny: g.Tools.Deny}, true
+}
+
+// telegramTools resolves the tools of a Telegram room ("<chatId>" or
+// "<chatId>:topic:<threadId>").
+func telegramTools(s config.TelegramSettings, room string) (policy.ToolSelection, bool) {
+	chat, thread, topic := strings.Cut(room, ":topic:")
+	g, ok := s.Groups[chat]
+	if !ok {
+		g, ok = s.Groups["*"]
+	}
+	if !ok {
+		return policy.ToolSelection{}, false
+	}
+	tools := g.Tools
+	if topic {
+		t, ok := g.Topics[thread]
+		if !ok || t.Tools == nil {
+			t, ok = g.Topics["*"]
+		}
+		if ok && t.Tools != nil {
+			tools = t.Tools
+		}
+	}
+	if tools == nil {
+		return policy.ToolSelection{}, false
+	}
+	return policy.ToolSelection{Allow: tools.Allow, Deny: tools.Deny}, true
 }

@@ -231,3 +231,24 @@ func TestDMScopePerChannelPeer(t *testing.T) {
 		t.Errorf("fay's session = %s", h)
 	}
 }
+
+// TestTopicToolsNarrowTheSession: a forum topic's tools.deny takes the
+// tool away from its session's runs; another topic of the same group,
+// without its own, runs it.
+func TestTopicToolsNarrowTheSession(t *testing.T) {
+	fake := tgfake.Start(t, botToken)
+	rule := scripted.WhenRule("list please", scripted.ToolDirective("sessions_list", nil))
+	_, c, _ := startGateway(t, fake, fmt.Sprintf(`groups: { "-400": { allowFrom: ["*"], requireMention: false, systemPrompt: %q,
+      topics: { "5": { tools: { deny: ["group:sessions"] } } } } },`, rule), "")
+	waitConnected(t, c)
+	fake.Push(tgfake.Topic(-400, 4, 8, "Bob", "list please"))
+	open := fake.WaitSent(t, 1, 20*time.Second)[0]
+	fake.Push(tgfake.Topic(-400, 5, 8, "Bob", "list please"))
+	locked := fake.WaitSent(t, 2, 20*time.Second)[1]
+	if open.ThreadID != "4" || !strings.HasPrefix(open.Text, "tool sessions_list returned") || strings.Contains(open.Text, "not found") {
+		t.Errorf("topic 4 reply = %+v, want the tool's result", open)
+	}
+	if locked.ThreadID != "5" || !strings.Contains(locked.Text, "Tool sessions_list not found") {
+		t.Errorf("topic 5 reply = %+v, want the tool refused", locked)
+	}
+}
