@@ -237,14 +237,33 @@ func (k *checker) telegram() {
 	if sec, err := expandVars(strings.TrimSpace(r.WebhookSecret), k.c.env); err == nil && sec != "" && !telegramSecret.MatchString(sec) {
 		k.fail(p.key("webhookSecret"), "must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
 	}
-	if wp := strings.TrimSpace(r.WebhookPath); wp != "" {
-		switch {
-		case !strings.HasPrefix(wp, "/") || strings.ContainsAny(wp, " {}?#"):
-			k.fail(p.key("webhookPath"), "must be a URL path such as %q", DefaultTelegramWebhookPath)
-		case slices.Contains([]string{"/", "/healthz", "/health", "/readyz", "/ready", "/metrics", "/mcp"}, wp) ||
-			strings.HasPrefix(wp, "/v1/") || strings.HasPrefix(wp, "/tools/") || strings.HasPrefix(wp, "/a2a/"):
-			k.fail(p.key("webhookPath"), "%q is one of the gateway's own paths", wp)
+	k.webhookPath(p, r)
+	k.intRange(p.key("webhookPort"), r.WebhookPort, 1, 65535)
+}
+
+// webhookPath checks the path the webhook is served on (webhookPath, else
+// webhookUrl's path): a plain URL path that is none of the gateway's own.
+func (k *checker) webhookPath(p keyPath, r *TelegramChannel) {
+	key, wp := p.key("webhookPath"), strings.TrimSpace(r.WebhookPath)
+	if wp == "" {
+		u, err := url.Parse(strings.TrimSpace(r.WebhookURL))
+		if err != nil || u.Path == "" || u.Path == "/" {
+			return
+		}
+		key, wp = p.key("webhookUrl"), u.Path
+	}
+	if !strings.HasPrefix(wp, "/") || strings.ContainsAny(wp, " {}?#\t\r\n") || strings.HasSuffix(wp, "/") {
+		k.fail(key, "must be a URL path such as %q, got %q", DefaultTelegramWebhookPath, wp)
+		return
+	}
+	hooks := cmp.Or(strings.TrimRight(strings.TrimSpace(k.c.Hooks.Path), "/"), "/hooks")
+	own := []string{"/healthz", "/health", "/readyz", "/ready", "/metrics", "/mcp", "/tools/invoke"}
+	for _, prefix := range []string{"/v1/", "/a2a/", "/ui/", "/.well-known/", hooks + "/"} {
+		if strings.HasPrefix(wp+"/", prefix) {
+			own = append(own, wp)
 		}
 	}
-	k.intRange(p.key("webhookPort"), r.WebhookPort, 1, 65535)
+	if slices.Contains(own, wp) {
+		k.fail(key, "%q is one of the gateway's own paths; choose another webhook path", wp)
+	}
 }

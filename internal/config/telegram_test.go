@@ -15,13 +15,13 @@ func TestTelegramSettings(t *testing.T) {
         topics: { "3": { requireMention: true, allowFrom: ["9"] }, "*": { enabled: false } } },
       "*": { groupPolicy: "open" },
     },
-    textChunkLimit: 1000, webhookUrl: "https://bot.example.com/hooks/tg", webhookSecret: "${TG_SECRET}",
+    textChunkLimit: 1000, webhookUrl: "https://bot.example.com/tg/updates", webhookSecret: "${TG_SECRET}",
     webhookHost: "0.0.0.0", webhookPort: 8787,
   } },
 }`, env)
 	s := c.Telegram()
 	if !s.Enabled || s.BotToken != "123:abc" || s.APIRoot != "http://127.0.0.1:9" || s.DMPolicy != "allowlist" ||
-		s.GroupPolicy != "allowlist" || s.TextChunkLimit != 1000 || s.WebhookSecret != "s3cret_x" || s.WebhookPath != "/hooks/tg" {
+		s.GroupPolicy != "allowlist" || s.TextChunkLimit != 1000 || s.WebhookSecret != "s3cret_x" || s.WebhookPath != "/tg/updates" {
 		t.Fatalf("settings = %+v", s)
 	}
 	if strings.Join(s.GroupAllowFrom, ",") != "tg:42,7" {
@@ -69,6 +69,10 @@ func TestTelegramInvalid(t *testing.T) {
 		{`{channels: {telegram: {botToken: "a", webhookSecret: "has space"}}}`, "must be 1-256 characters"},
 		{`{channels: {telegram: {botToken: "a", webhookPath: "/healthz"}}}`, "is one of the gateway's own paths"},
 		{`{channels: {telegram: {botToken: "a", webhookPath: "nope"}}}`, "must be a URL path"},
+		{`{channels: {telegram: {botToken: "a", webhookUrl: "https://x.example/v1/chat/completions", webhookSecret: "s"}}}`, "channels.telegram.webhookUrl: \"/v1/chat/completions\" is one of the gateway's own paths"},
+		{`{channels: {telegram: {botToken: "a", webhookPath: "/hooks/tg"}}}`, "is one of the gateway's own paths"},
+		{`{hooks: {path: "/in"}, channels: {telegram: {botToken: "a", webhookPath: "/in/tg"}}}`, "is one of the gateway's own paths"},
+		{`{channels: {telegram: {botToken: "a", webhookPath: "/a/{x}"}}}`, "must be a URL path"},
 		{`{channels: {telegram: {botToken: "a", apiRoot: "https://api.telegram.org/bot1:x"}}}`, "leave out /bot<TOKEN>"},
 		{`{channels: {telegram: {botToken: "${NOPE_UNSET}"}}}`, "environment variable NOPE_UNSET is not set"},
 	} {

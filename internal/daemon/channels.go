@@ -158,6 +158,18 @@ func newTelegram(s config.TelegramSettings, h *channelHub, log *slog.Logger) (*t
 	return c, nil
 }
 
+// mountWebhook serves h for POSTs to path on mux; a path that conflicts
+// with one of the gateway's own patterns is an error, not the mux's panic.
+func mountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
+		}
+	}()
+	mux.Handle("POST "+path, h)
+	return nil
+}
+
 // webhookHandlers returns the connectors' webhook endpoints by URL path,
 // for the gateway's HTTP listener; nil when none.
 func (h *channelHub) webhookHandlers() map[string]http.Handler {

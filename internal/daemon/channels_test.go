@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -82,5 +83,16 @@ func TestTelegramRoomTools(t *testing.T) {
 		if exec != tc.exec || read != tc.read {
 			t.Errorf("%s: exec %v read %v, want %v %v", tc.key, exec, read, tc.exec, tc.read)
 		}
+	}
+}
+
+func TestMountWebhookConflict(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/responses", func(http.ResponseWriter, *http.Request) {})
+	if err := mountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
+		t.Fatal(err)
+	}
+	if err := mountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
+		t.Error("conflicting webhook path mounted")
 	}
 }

@@ -211,7 +211,9 @@ func (c *Client) Start() {
 
 // Close stops polling (an in-flight getUpdates is cancelled) and waits
 // for the connector's goroutines; a delivery already begun completes. A
-// second call returns net.ErrClosed-like errClosed.
+// webhook registration is left in place, so Telegram keeps the updates
+// that arrive while the gateway is down and resends them. A second call
+// returns an error.
 func (c *Client) Close() error {
 	err := errClosed
 	c.once.Do(func() {

@@ -129,12 +129,12 @@ func TestDMGroupTopicAndLongReply(t *testing.T) {
 func TestWebhookMode(t *testing.T) {
 	fake := tgfake.Start(t, botToken)
 	d, c, logs := startGateway(t, fake, `
-    dmPolicy: "open", webhookUrl: "https://bot.example.com/hooks/tg", webhookSecret: "hook-s3cret",`, "")
+    dmPolicy: "open", webhookUrl: "https://bot.example.com/tg/updates", webhookSecret: "hook-s3cret",`, "")
 	waitConnected(t, c)
-	if h := fake.Webhook(); h.URL != "https://bot.example.com/hooks/tg" || h.Secret != "hook-s3cret" {
+	if h := fake.Webhook(); h.URL != "https://bot.example.com/tg/updates" || h.Secret != "hook-s3cret" {
 		t.Fatalf("setWebhook = %+v", h)
 	}
-	url := "http://" + d.Addrs[0].String() + "/hooks/tg"
+	url := "http://" + d.Addrs[0].String() + "/tg/updates"
 	post := func(secret string, body []byte) int {
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
