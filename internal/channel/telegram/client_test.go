@@ -450,3 +450,74 @@ func FuzzToInbound(f *testing.F) {
 		}
 	})
 }
+
+// TestBackoffAndPromptClose: a failing getUpdates is retried with a
+// growing delay, not in a busy loop; the connector recovers, counts the
+// reconnect, and Close cancels an in-flight long poll at once.
+func TestBackoffAndPromptClose(t *testing.T) {
+	fake := tgfake.Start(t, token)
+	var fails []tgfake.Failure
+	for range 6 {
+		fails = append(fails, tgfake.Failure{Code: 409, Description: "Conflict: terminated by other getUpdates request"})
+	}
+	rec := newRecorder()
+	c, err := New(Config{Token: token, APIRoot: fake.URL(), Deliver: rec, Policy: channel.Policy{DMPolicy: channel.DMPolicyOpen},
+		PollTimeout: 30 * time.Second, MinBackoff: 40 * time.Millisecond, MaxBackoff: 160 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	defer c.Close()
+	waitConnected(t, c)
+	fake.Fail("getUpdates", fails...)
+	fake.Push(tgfake.DM(7, "Ann", "one")) // wakes the first long poll
+	rec.next(t)
+	began := time.Now()
+	fake.Push(tgfake.DM(7, "Ann", "two"))
+	rec.next(t)
+	// Six failures at 40, 80, 160, 160, 160, 160 ms (each halved at
+	// worst by jitter): at least ~380 ms, and only seven polls.
+	if d := time.Since(began); d < 350*time.Millisecond {
+		t.Errorf("recovered after %s: no backoff", d)
+	}
+	if n := fake.Calls("getUpdates"); n > 10 {
+		t.Errorf("%d getUpdates calls: busy loop", n)
+	}
+	s := c.Status()
+	if !s.Connected || s.Reconnects != 1 || s.LastError != "" {
+		t.Errorf("status = %+v", s)
+	}
+	time.Sleep(50 * time.Millisecond) // the next long poll is in flight
+	began = time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("Close took %s: the long poll was not cancelled", d)
+	}
+}
+
+// TestWebhookNotReady: before getMe answers, webhook updates get 503 (which
+// Telegram retries) rather than being dropped.
+func TestWebhookNotReady(t *testing.T) {
+	fake := tgfake.Start(t, token)
+	var fails []tgfake.Failure
+	for range 1000 {
+		fails = append(fails, tgfake.Failure{Code: 502, Description: "Bad Gateway"})
+	}
+	fake.Fail("getMe", fails...)
+	c := start(t, Config{APIRoot: fake.URL(), Deliver: newRecorder(), WebhookURL: "https://x.example/tg", WebhookSecret: "s"})
+	req := httptest.NewRequest(http.MethodPost, "/tg", bytes.NewReader(fake.Update(tgfake.DM(7, "Ann", "early"))))
+	req.Header.Set(SecretHeader, "s")
+	w := httptest.NewRecorder()
+	c.ServeHTTP(w, req)
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503", w.Code)
+	}
+	req = httptest.NewRequest(http.MethodGet, "/tg", nil)
+	w = httptest.NewRecorder()
+	c.ServeHTTP(w, req)
+	if w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET: status %d, want 405", w.Code)
+	}
+}
