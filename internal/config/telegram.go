@@ -234,7 +234,7 @@ func (k *checker) telegram() {
 			k.fail(p.key("webhookSecret"), "is required when webhookUrl is set")
 		}
 	}
-	if sec, err := expandVars(strings.TrimSpace(r.WebhookSecret), k.c.env); err == nil && sec != "" && !telegramSecret.MatchString(sec) {
+	if sec, err := expandVars(strings.TrimSpace(r.WebhookSecret), k.c.env); err == nil && sec != "" && sec != redacted && !telegramSecret.MatchString(sec) {
 		k.fail(p.key("webhookSecret"), "must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	k.webhookPath(p, r)

@@ -35,8 +35,12 @@ func TestTelegramSettings(t *testing.T) {
 	if r := c.Redacted().Channels.Telegram; r.BotToken != "${TG_TOKEN}" || r.WebhookSecret != "${TG_SECRET}" {
 		t.Errorf("redacted = %+v", r)
 	}
-	if r := mustParse(t, `{channels: {telegram: {botToken: "1:x", webhookSecret: "abc"}}}`, env).Redacted().Channels.Telegram; r.BotToken != "***" || r.WebhookSecret != "***" {
+	red := mustParse(t, `{channels: {telegram: {botToken: "1:x", webhookUrl: "https://h/tg", webhookSecret: "abc"}}}`, env).Redacted()
+	if r := red.Channels.Telegram; r.BotToken != "***" || r.WebhookSecret != "***" {
 		t.Errorf("redacted = %+v", r)
+	}
+	if err := red.Validate(); err != nil {
+		t.Errorf("redacted config does not validate: %v", err)
 	}
 
 	d := mustParse(t, `{channels: {telegram: {}}}`, MapEnv(map[string]string{"HOME": t.TempDir(), "TELEGRAM_BOT_TOKEN": "9:env"})).Telegram()
