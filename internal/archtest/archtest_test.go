@@ -421,6 +421,11 @@ var importAllowLists = map[string][]string{
 	// channel/irc: the IRC connector; the gateway is reached through
 	// channel.Deliverer, never imported.
 	"internal/channel/irc": {"golang.org/x/time/rate", "internal/channel"},
+	// channel/telegram: the Telegram connector, over the Bot API library;
+	// the gateway is reached through channel.Deliverer, never imported.
+	"internal/channel/telegram": {"github.com/go-telegram-bot-api/telegram-bot-api/v5", "internal/channel"},
+	// channel/telegram/tgfake: the fake Bot API server, test support.
+	"internal/channel/telegram/tgfake": nil,
 	// webui: static assets and their handler; the page talks to the
 	// gateway over its public protocol only.
 	"internal/webui": nil,
@@ -590,8 +595,9 @@ func TestForbiddenStdImports(t *testing.T) {
 var forbidden = []struct{ from, to string }{
 	{"internal/", "internal/daemon"}, // only cmd wires the daemon
 	{"internal/", "internal/cli"},
-	{"internal/", "internal/fakellm"}, // test support only
-	{"internal/", "internal/interop"}, // test support only
+	{"internal/", "internal/fakellm"},                 // test support only
+	{"internal/", "internal/interop"},                 // test support only
+	{"internal/", "internal/channel/telegram/tgfake"}, // test support only
 	{"internal/agent", "internal/gateway"},
 	{"internal/store", "internal/agent"},
 

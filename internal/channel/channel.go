@@ -1,10 +1,10 @@
 // Package channel holds what every chat channel connector shares: the
 // inbound message a connector hands to the gateway, the routing of that
 // message to a session key (the reference's session.dmScope and per-group
-// sessions), the access gates (dmPolicy/allowFrom, groupPolicy/groups/
+// sessions, Telegram's forum topics), the access gates (dmPolicy/allowFrom, groupPolicy/groups/
 // groupAllowFrom, mention gating), reply splitting, and the bot-pair loop
 // guard. Everything here is pure and safe to call from any goroutine;
-// connectors live in sub-packages (channel/irc).
+// connectors live in sub-packages (channel/irc, channel/telegram).
 package channel
 
 import (
@@ -35,6 +35,21 @@ type Inbound struct {
 	Text string
 	// Mentioned reports whether the connector saw its own name in Text.
 	Mentioned bool
+	// DisplayName, when set, is how the sender is named in a group
+	// session's transcript instead of SenderName (Telegram: the user's
+	// name, while SenderName is the numeric user id).
+	DisplayName string
+	// SystemPrompt is the room's extra system prompt when the connector
+	// resolves it itself (Telegram's per-group and per-topic settings).
+	SystemPrompt string
+}
+
+// Label is how the sender is named in a group session's transcript.
+func (in Inbound) Label() string {
+	if in.DisplayName != "" {
+		return in.DisplayName
+	}
+	return in.SenderName
 }
 
 // ReplyTo returns where replies to in go: the room for a group message,

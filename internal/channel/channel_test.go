@@ -45,8 +45,28 @@ func TestRouteFromKey(t *testing.T) {
 		{"agent:main:telegram:group:1", Route{}, false},
 		{"agent:main:irc:group:", Route{}, false},
 		{"irc:group:#x", Route{}, false},
+		{"agent:main:irc:group:#x:topic:", Route{}, false},
 	} {
 		got, ok := RouteFromKey("irc", tc.key)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("RouteFromKey(%q) = %+v %v, want %+v %v", tc.key, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestRouteFromKeyTopic(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want Route
+		ok   bool
+	}{
+		{"agent:main:telegram:group:-1001234567890:topic:42", Route{Channel: "telegram", To: "-1001234567890:topic:42"}, true},
+		{"agent:main:telegram:group:-42", Route{Channel: "telegram", To: "-42"}, true},
+		{"agent:main:telegram:direct:777", Route{Channel: "telegram", To: "777"}, true},
+		{"agent:main:telegram:group:-1:thread:42", Route{}, false},
+		{"agent:main:telegram:group::topic:42", Route{}, false},
+	} {
+		got, ok := RouteFromKey("telegram", tc.key)
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("RouteFromKey(%q) = %+v %v, want %+v %v", tc.key, got, ok, tc.want, tc.ok)
 		}
@@ -143,6 +163,46 @@ func TestSplit(t *testing.T) {
 			t.Errorf("Split(%q, %d) = %q, want %q", tc.text, tc.max, got, tc.want)
 		}
 	}
+}
+
+func TestChunk(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		max  int
+		want []string
+	}{
+		{"hello", 10, []string{"hello"}},
+		{"one\ntwo\r\nthree", 20, []string{"one\ntwo\nthree"}},
+		{"one two\nthree four", 12, []string{"one two", "three four"}},
+		{"aaaa bbbb cccc", 9, []string{"aaaa bbbb", "cccc"}},
+		{"abcdefghijkl", 8, []string{"abcdefgh", "ijkl"}},
+		{"  \n \n", 10, nil},
+		{"ééééé", 8, []string{"éééé", "é"}},
+	} {
+		got := Chunk(tc.text, tc.max)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("Chunk(%q, %d) = %q, want %q", tc.text, tc.max, got, tc.want)
+		}
+	}
+}
+
+func FuzzChunk(f *testing.F) {
+	f.Add("hello world\nsecond line", 10)
+	f.Add("ééé\x00\r\n", 3)
+	f.Fuzz(func(t *testing.T, text string, n int) {
+		n = n%5000 + 1
+		limit := max(n, 8)
+		var total int
+		for _, c := range Chunk(text, n) {
+			if len(c) > limit || strings.TrimSpace(c) == "" || !utf8.ValidString(c) {
+				t.Fatalf("bad chunk %q (limit %d)", c, limit)
+			}
+			total += len(strings.Fields(c))
+		}
+		if want := len(strings.Fields(strings.ToValidUTF8(text, "\uFFFD"))); total < want {
+			t.Fatalf("chunks lost words: %d < %d", total, want)
+		}
+	})
 }
 
 func FuzzSplit(f *testing.F) {

@@ -23,6 +23,9 @@ var DMScopes = []string{DMScopeMain, DMScopePerPeer, DMScopePerChannelPeer, DMSc
 //	DM, per-channel-peer:              agent:<agent>:<channel>:direct:<peer>
 //	DM, per-account-channel-peer:      agent:<agent>:<channel>:<account>:direct:<peer>
 //	group or room:                     agent:<agent>:<channel>:group:<room>
+//	forum topic (Telegram):            agent:<agent>:<channel>:group:<chat>:topic:<thread>
+//
+// (a connector puts a topic into Room as "<chat>:topic:<thread>").
 //
 // Peers (the sender's name) and rooms are lower-cased: IRC nicks and
 // channel names compare case-insensitively.
@@ -54,7 +57,7 @@ func SessionKey(agentID, mainKey, dmScope string, in Inbound) string {
 
 // RouteFromKey derives the reply route a session key itself names, for
 // keys SessionKey builds for channel (group keys name their room, peer-
-// scoped DM keys their peer). ok is false for keys that do not name one
+// scoped DM keys their peer, topic keys "<chat>:topic:<thread>"). ok is false for keys that do not name one
 // (the main session, other channels' keys).
 func RouteFromKey(channel, key string) (r Route, ok bool) {
 	parts := strings.Split(key, ":")
@@ -68,6 +71,8 @@ func RouteFromKey(channel, key string) (r Route, ok bool) {
 	switch {
 	case len(rest) == 3 && (rest[1] == "group" || rest[1] == "direct") && rest[2] != "":
 		return Route{Channel: channel, To: rest[2]}, true
+	case len(rest) == 5 && rest[1] == "group" && rest[2] != "" && rest[3] == "topic" && rest[4] != "":
+		return Route{Channel: channel, To: rest[2] + ":topic:" + rest[4]}, true
 	case len(rest) == 4 && rest[2] == "direct" && rest[3] != "":
 		return Route{Channel: channel, AccountID: rest[1], To: rest[3]}, true
 	}

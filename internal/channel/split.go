@@ -51,3 +51,37 @@ func clean(s string) string {
 		return r
 	}, s)
 }
+
+// Chunk breaks text into messages of at most maxBytes bytes for a channel
+// that keeps line breaks inside one message (Telegram): at the last line
+// break that fits first, then at the last space, else at a rune boundary.
+// CRLF becomes LF, pieces are trimmed of surrounding white space, empty
+// pieces are dropped, and invalid UTF-8 becomes U+FFFD. maxBytes below 8
+// is treated as 8. A byte limit is also a limit in UTF-16 code units
+// (Telegram counts those), as no rune takes more units than bytes.
+func Chunk(text string, maxBytes int) []string {
+	maxBytes = max(maxBytes, 8)
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
+	var out []string
+	for len(text) > maxBytes {
+		cut := strings.LastIndexByte(text[:maxBytes+1], '\n')
+		if cut <= 0 {
+			cut = strings.LastIndexByte(text[:maxBytes+1], ' ')
+		}
+		if cut <= 0 {
+			cut = maxBytes
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+		}
+		if piece := strings.TrimSpace(text[:cut]); piece != "" {
+			out = append(out, piece)
+		}
+		text = strings.TrimSpace(text[cut:])
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}

@@ -17,7 +17,7 @@ import (
 func newChannelsCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "channels",
-		Short: "Chat channel connectors (channels.irc)",
+		Short: "Chat channel connectors (channels.irc, channels.telegram)",
 		Args:  cobra.NoArgs,
 	}
 	var probe bool
@@ -52,7 +52,7 @@ func newChannelsCmd(g *globalFlags) *cobra.Command {
 // writeChannels renders channels.status as a table.
 func writeChannels(out io.Writer, res wire.ChannelsStatusResult) error {
 	if len(res.ChannelOrder) == 0 {
-		_, err := fmt.Fprintln(out, "No chat channels configured (channels.irc).")
+		_, err := fmt.Fprintln(out, "No chat channels configured (channels.irc, channels.telegram).")
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

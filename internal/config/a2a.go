@@ -9,11 +9,13 @@ import (
 	"time"
 )
 
-// Channels is the "channels" section. Switchboard reads the A2A and IRC
-// channels; other channels' keys are reported as unknown.
+// Channels is the "channels" section. Switchboard reads the A2A, IRC and
+// Telegram channels; other channels' keys are reported as unknown.
 type Channels struct {
 	A2A *A2AChannel `json:"a2a,omitempty"`
 	IRC *IRCChannel `json:"irc,omitempty"`
+	// Telegram is "channels.telegram".
+	Telegram *TelegramChannel `json:"telegram,omitempty"`
 	// Defaults holds what several channels share.
 	Defaults *ChannelDefaults `json:"defaults,omitempty"`
 }

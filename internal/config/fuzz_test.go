@@ -50,7 +50,7 @@ func FuzzParse(f *testing.F) {
 			c.Attachments(), c.MaxSpawnDepth(), c.MaxChildrenPerAgent(), c.MaxConcurrent(),
 			c.ArchiveAfterMinutes(), c.RunTimeoutSeconds(), c.AnnounceTimeoutMs(), c.AgentTimeoutSeconds(),
 			c.DefaultAgentID(), c.ModelsMode(), c.Providers(), c.gatewayMode(), c.GatewayPort(),
-			c.GatewayBind(), c.GatewayListenAddrs(), c.GatewayAuth(), c.RedactSensitive(), c.RedactPatterns())
+			c.GatewayBind(), c.GatewayListenAddrs(), c.GatewayAuth(), c.RedactSensitive(), c.RedactPatterns(), c.Telegram())
 		if c.GatewayPort() < 1 || c.GatewayPort() > 65535 {
 			t.Fatalf("GatewayPort %d", c.GatewayPort())
 		}

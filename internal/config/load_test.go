@@ -63,7 +63,6 @@ func TestLoadOpenClaw(t *testing.T) {
 	wantWarnings := []string{
 		"testdata/openclaw.json5:6: meta: unknown key (ignored)",
 		"testdata/openclaw.json5:59: agents.defaults.thinkingDefault: unknown key (ignored)",
-		"testdata/openclaw.json5:87: channels.telegram: unknown key (ignored)",
 	}
 	if diff := cmp.Diff(wantWarnings, gotWarnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)

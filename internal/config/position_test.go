@@ -179,6 +179,7 @@ func fuzzSeeds(f *testing.F) {
 		"{agents:{list:[{id:'a'},{id:'A'}]}}", "{models:{mode:'replace', providers:{f:{baseUrl:'http://x'}}}}",
 		"{mcp:{servers:{a:{command:'x',args:['1'],env:{K:'${X}'}},b:{url:'http://h/mcp',transport:'sse',headers:{A:'b'},toolFilter:{include:['*']}}}}}",
 		"{tools:{deny:['a__*']},agents:{list:[{id:'a',tools:{allow:['x']}}]}}",
+		"{channels:{telegram:{botToken:'1:x',webhookUrl:'https://h/tg',webhookSecret:'s_1',groups:{'-100':{topics:{'3':{requireMention:false}}},'*':{tools:{deny:['x']}}}}}}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -78,6 +78,10 @@ func (c *Config) Redacted() *Config {
 			r.NickServ.Password = hide(r.NickServ.Password)
 		}
 	}
+	if r := out.Channels.Telegram; r != nil {
+		r.BotToken = hide(r.BotToken)
+		r.WebhookSecret = hide(r.WebhookSecret)
+	}
 	env := c.env
 	out.env = func(name string) string {
 		switch name {

@@ -104,6 +104,7 @@ func (c *Config) check() ([]Problem, []Warning) {
 	k.mcp()
 	k.a2a()
 	k.irc()
+	k.telegram()
 	sortByLine(k.problems, func(p Problem) int { return p.Line })
 	sortByLine(k.warnings, func(w Warning) int { return w.Line })
 	return k.problems, k.warnings

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -21,6 +23,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/channel"
 	"github.com/switchboardhq/switchboard/internal/channel/irc"
+	"github.com/switchboardhq/switchboard/internal/channel/telegram"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -53,41 +56,127 @@ type channelHub struct {
 	queue   policy.QueueConfig
 	log     *slog.Logger
 	conns   map[string]connector
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	unsub   func()
-	mu      sync.Mutex
-	routes  map[string]channel.Route // by session key, learned from inbound messages
-	closed  bool
+	// webhooks are the connectors' webhook endpoints by URL path.
+	webhooks map[string]http.Handler
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	unsub    func()
+	mu       sync.Mutex
+	routes   map[string]channel.Route // by session key, learned from inbound messages
+	closed   bool
 }
 
 // newChannels builds the configured connectors (not started); nil when
 // no channel is enabled.
 func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, log *slog.Logger) (*channelHub, error) {
-	s := set.IRC
-	if !s.Enabled {
+	if !set.IRC.Enabled && !set.Telegram.Enabled {
 		return nil, nil
 	}
 	h := &channelHub{
 		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
 		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
-		routes: map[string]channel.Route{},
+		routes: map[string]channel.Route{}, webhooks: map[string]http.Handler{},
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	c, err := newIRC(s, h, log)
-	if err != nil {
-		h.cancel()
-		return nil, err
+	if s := set.IRC; s.Enabled {
+		c, err := newIRC(s, h, log)
+		if err != nil {
+			h.cancel()
+			return nil, err
+		}
+		for room, g := range s.Groups {
+			if g.SystemPrompt != "" {
+				h.prompts[room] = g.SystemPrompt
+			}
+		}
+		h.conns[irc.Name] = c
 	}
-	for room, g := range s.Groups {
-		if g.SystemPrompt != "" {
-			h.prompts[room] = g.SystemPrompt
+	if s := set.Telegram; s.Enabled {
+		c, err := newTelegram(s, h, log)
+		if err != nil {
+			h.cancel()
+			return nil, err
+		}
+		h.conns[telegram.Name] = c
+		if c.Webhook() {
+			h.webhooks[s.WebhookPath] = c
 		}
 	}
-	h.conns[irc.Name] = c
 	h.unsub = runner.Subscribe(h.onEvent)
 	return h, nil
+}
+
+// newTelegram builds the Telegram connector from channels.telegram.
+func newTelegram(s config.TelegramSettings, h *channelHub, log *slog.Logger) (*telegram.Client, error) {
+	token := s.BotToken
+	if s.TokenFile != "" {
+		fi, err := os.Lstat(s.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: channels.telegram.tokenFile: %w", err)
+		}
+		if !fi.Mode().IsRegular() { // the reference rejects symlinks too
+			return nil, fmt.Errorf("daemon: channels.telegram.tokenFile: %s is not a regular file", s.TokenFile)
+		}
+		if token, err = secretOrFile("", s.TokenFile, "channels.telegram.tokenFile"); err != nil {
+			return nil, err
+		}
+	}
+	var pats []*regexp.Regexp
+	for _, p := range s.MentionPatterns {
+		re, err := regexp.Compile("(?i)" + p)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: channels.telegram.mentionPatterns: %w", err)
+		}
+		pats = append(pats, re)
+	}
+	var group func(g config.TelegramGroupSettings) telegram.Group
+	group = func(g config.TelegramGroupSettings) telegram.Group {
+		out := telegram.Group{Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: g.AllowFrom, GroupPolicy: g.GroupPolicy, SystemPrompt: g.SystemPrompt}
+		if len(g.Topics) > 0 {
+			out.Topics = map[string]telegram.Group{}
+			for id, t := range g.Topics {
+				out.Topics[id] = group(t)
+			}
+		}
+		return out
+	}
+	groups := map[string]telegram.Group{}
+	for id, g := range s.Groups {
+		groups[id] = group(g)
+	}
+	c, err := telegram.New(telegram.Config{
+		Token: token, APIRoot: s.APIRoot,
+		Policy: channel.Policy{DMPolicy: s.DMPolicy, AllowFrom: s.AllowFrom, GroupPolicy: s.GroupPolicy, GroupAllowFrom: s.GroupAllowFrom},
+		Groups: groups, MentionPatterns: pats, ChunkLimit: s.TextChunkLimit,
+		WebhookURL: s.WebhookURL, WebhookSecret: s.WebhookSecret, Deliver: h, Logger: log,
+		BotLoop: channel.LoopConfig{Enabled: s.BotLoop.Enabled, MaxEvents: s.BotLoop.MaxEvents, Window: s.BotLoop.Window, Cooldown: s.BotLoop.Cooldown},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	return c, nil
+}
+
+// mountWebhook serves h for POSTs to path on mux; a path that conflicts
+// with one of the gateway's own patterns is an error, not the mux's panic.
+func mountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
+		}
+	}()
+	mux.Handle("POST "+path, h)
+	return nil
+}
+
+// webhookHandlers returns the connectors' webhook endpoints by URL path,
+// for the gateway's HTTP listener; nil when none.
+func (h *channelHub) webhookHandlers() map[string]http.Handler {
+	if h == nil {
+		return nil
+	}
+	return h.webhooks
 }
 
 // newIRC builds the IRC connector from channels.irc.
@@ -205,7 +294,7 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	route := channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.ReplyTo()}
 	text := in.Text
 	if in.Kind == channel.KindGroup {
-		text = in.SenderName + ": " + in.Text
+		text = in.Label() + ": " + in.Text
 	}
 	runID := uuid.NewString()
 	h.mu.Lock()
@@ -215,7 +304,7 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	_, _, err := h.runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
-		ExtraSystemPrompt: h.prompts[channel.NormalizeRoom(in.Room)],
+		ExtraSystemPrompt: cmp.Or(in.SystemPrompt, h.prompts[channel.NormalizeRoom(in.Room)]),
 		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
 	})
 	if err != nil {
@@ -320,10 +409,16 @@ func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool
 	return channel.Route{Channel: s.DeliveryContext.Channel, AccountID: s.DeliveryContext.AccountID, To: s.DeliveryContext.To}, true
 }
 
-// roomTools returns the tool narrowing of the IRC room a session key
-// names (channels.irc.groups.<room>.tools, else the "*" entry's), as a
-// policy layer; ok is false for other sessions and rooms without one.
+// roomTools returns the tool narrowing of the chat room a session key
+// names, as a policy layer: an IRC room's channels.irc.groups.<room>.tools
+// (else the "*" entry's), or a Telegram group's or forum topic's
+// channels.telegram.groups.<chatId>[.topics.<threadId>].tools (a topic
+// without its own takes its group's; "*" entries stand in for missing
+// ones). ok is false for other sessions and rooms without one.
 func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok bool) {
+	if r, ok := channel.RouteFromKey(telegram.Name, key); ok && strings.Contains(key, ":"+telegram.Name+":group:") {
+		return telegramTools(set.Telegram, r.To)
+	}
 	r, ok := channel.RouteFromKey(irc.Name, key)
 	if !ok || !strings.Contains(key, ":"+irc.Name+":group:") {
 		return policy.ToolSelection{}, false
@@ -336,4 +431,31 @@ func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok
 		return policy.ToolSelection{}, false
 	}
 	return policy.ToolSelection{Allow: g.Tools.Allow, Deny: g.Tools.Deny}, true
+}
+
+// telegramTools resolves the tools of a Telegram room ("<chatId>" or
+// "<chatId>:topic:<threadId>").
+func telegramTools(s config.TelegramSettings, room string) (policy.ToolSelection, bool) {
+	chat, thread, topic := strings.Cut(room, ":topic:")
+	g, ok := s.Groups[chat]
+	if !ok {
+		g, ok = s.Groups["*"]
+	}
+	if !ok {
+		return policy.ToolSelection{}, false
+	}
+	tools := g.Tools
+	if topic {
+		t, ok := g.Topics[thread]
+		if !ok || t.Tools == nil {
+			t, ok = g.Topics["*"]
+		}
+		if ok && t.Tools != nil {
+			tools = t.Tools
+		}
+	}
+	if tools == nil {
+		return policy.ToolSelection{}, false
+	}
+	return policy.ToolSelection{Allow: tools.Allow, Deny: tools.Deny}, true
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -43,5 +44,55 @@ func TestRoomTools(t *testing.T) {
 		if exec != tc.exec || read != tc.read {
 			t.Errorf("%s: exec %v read %v, want %v %v", tc.key, exec, read, tc.exec, tc.read)
 		}
+	}
+}
+
+func TestTelegramRoomTools(t *testing.T) {
+	cfg, _, err := config.Parse("t.json5", []byte(`{channels: {telegram: {botToken: "1:x", groups: {
+  "-100": { tools: { deny: ["group:runtime"] }, topics: { "7": { tools: { allow: ["exec"] } }, "8": { requireMention: false } } },
+  "-200": { topics: { "*": { tools: { deny: ["read"] } } } },
+  "*": { tools: { allow: ["read"] } },
+}}}}`), config.MapEnv(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := settings.Resolve(cfg)
+	for _, tc := range []struct {
+		key        string
+		ok         bool
+		exec, read bool
+	}{
+		{"agent:main:telegram:group:-100", true, false, true},
+		{"agent:main:telegram:group:-100:topic:7", true, true, false}, // the topic's own
+		{"agent:main:telegram:group:-100:topic:8", true, false, true}, // inherits the group's
+		{"agent:main:telegram:group:-200", false, true, true},         // its own entry has no tools
+		{"agent:main:telegram:group:-200:topic:3", true, true, false}, // the topics' "*"
+		{"agent:main:telegram:group:-300", true, false, true},         // the "*" group
+		{"agent:main:telegram:direct:7", false, true, true},
+	} {
+		sel, ok := roomTools(set, tc.key)
+		if ok != tc.ok {
+			t.Errorf("%s: ok = %v", tc.key, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		exec := policy.ToolOffered("exec", sel, policy.ToolSelection{})
+		read := policy.ToolOffered("read", sel, policy.ToolSelection{})
+		if exec != tc.exec || read != tc.read {
+			t.Errorf("%s: exec %v read %v, want %v %v", tc.key, exec, read, tc.exec, tc.read)
+		}
+	}
+}
+
+func TestMountWebhookConflict(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/responses", func(http.ResponseWriter, *http.Request) {})
+	if err := mountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
+		t.Fatal(err)
+	}
+	if err := mountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
+		t.Error("conflicting webhook path mounted")
 	}
 }

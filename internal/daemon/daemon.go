@@ -544,6 +544,21 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle(h.Pattern(), h)
 	}
 	mux.HandleFunc("GET /ready", d.ready)
+	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
+		if err := mountWebhook(mux, path, h); err != nil {
+			stopMetrics()
+			if d.a2a != nil {
+				d.a2a.Close()
+			}
+			api.Close()
+			gw.Close()
+			d.mcp.Close()
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return nil, err
+		}
+	}
 	d.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

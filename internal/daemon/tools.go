@@ -65,7 +65,7 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
-	if room, ok := roomTools(b.conf, info.SessionKey); ok { // an IRC room's tools
+	if room, ok := roomTools(b.conf, info.SessionKey); ok { // a chat room's tools (IRC room, Telegram group or topic)
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
 	if sandboxed {

@@ -46,6 +46,8 @@ type Settings struct {
 	DMScope string
 	// IRC is channels.irc.
 	IRC config.IRCSettings
+	// Telegram is channels.telegram.
+	Telegram config.TelegramSettings
 
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
@@ -154,6 +156,7 @@ func Resolve(cfg *config.Config) *Settings {
 		},
 		DMScope:  cfg.DMScope(),
 		IRC:      cfg.IRC(),
+		Telegram: cfg.Telegram(),
 		agentIDs: cfg.AgentIDs(),
 		agents:   map[string]Agent{},
 		cfg:      cfg,
@@ -257,7 +260,8 @@ func toolSelection(s config.ToolSelection) policy.ToolSelection {
 // secrets lists the configured secret values.
 func secrets(cfg *config.Config, auth config.GatewayAuth) []string {
 	irc := cfg.IRC()
-	out := []string{auth.Token, auth.Password, irc.Password, irc.NickServPassword}
+	tg := cfg.Telegram()
+	out := []string{auth.Token, auth.Password, irc.Password, irc.NickServPassword, tg.BotToken, tg.WebhookSecret}
 	providers := cfg.Providers()
 	for _, id := range slices.Sorted(maps.Keys(providers)) {
 		out = append(out, providers[id].APIKey)
