@@ -26,7 +26,7 @@ const token = "browser-test-token"
 
 // chromium finds the browser; without one the test skips locally and
 // fails under CI=true (the test script installs Debian's chromium).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{os.Getenv("SWITCHBOARD_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
 		if name == "" {
