@@ -271,7 +271,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			mcpc.Close()
 		}
 	}()
-	box := &toolbox{conf: set, mcp: mcpc, log: log}
+	appr, err := newApprovals(cfg, paths.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	box := &toolbox{conf: set, mcp: mcpc, log: log, gate: appr.gate}
 	ws := &workspaces{cfg: cfg, store: st}
 	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
 	if err != nil {
@@ -398,6 +402,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
+	if err := appr.recoverPending(ctx, st.Store, log); err != nil {
+		return nil, err
+	}
 	if err := subs.Start(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -458,6 +465,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		},
 		Runner:                runner,
 		Cron:                  cronSvc,
+		Approvals:             appr.broker,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -480,6 +488,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.gw = gw
+	appr.gw.Store(gw)
 	// Deliveries (and flows a restart cut) resume once the gateway is
 	// there to show what they post.
 	if err := disp.Start(); err != nil {

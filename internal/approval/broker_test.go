@@ -1,0 +1,189 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+type recNotifier struct {
+	mu        sync.Mutex
+	requested []Record
+	resolved  []Resolved
+	ch        chan Record
+}
+
+func (n *recNotifier) ApprovalRequested(r Record) {
+	n.mu.Lock()
+	n.requested = append(n.requested, r)
+	n.mu.Unlock()
+	if n.ch != nil {
+		n.ch <- r
+	}
+}
+
+func (n *recNotifier) ApprovalResolved(r Resolved) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.resolved = append(n.resolved, r)
+}
+
+func TestBrokerResolve(t *testing.T) {
+	dir := t.TempDir()
+	j := FileJournal{Path: filepath.Join(dir, PendingFile)}
+	n := &recNotifier{}
+	b := NewBroker(BrokerConfig{Notifier: n, Journal: j})
+	rec, err := b.Open(Request{Command: "ls", AllowedDecisions: AllowedDecisions(AskAlways)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := j.Load(); len(got) != 1 || got[0].ID != rec.ID {
+		t.Fatalf("journal = %+v", got)
+	}
+	if _, err := b.Resolve(rec.ID, AllowAlways, "op"); !errors.As(err, new(*DecisionNotAllowedError)) {
+		t.Fatalf("allow-always under ask always: %v", err)
+	}
+	waited := make(chan string, 1)
+	go func() {
+		d, _, _ := b.Wait(context.Background(), rec.ID)
+		waited <- d
+	}()
+	done := make(chan string, 1)
+	go func() {
+		d, _ := b.Await(context.Background(), rec.ID)
+		done <- d
+	}()
+	if _, err := b.Resolve(rec.ID, Deny, "op"); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-done; d != Deny {
+		t.Fatalf("Await = %q", d)
+	}
+	if d := <-waited; d != Deny {
+		t.Fatalf("Wait = %q", d)
+	}
+	if _, err := b.Resolve(rec.ID, Deny, "op"); err != nil {
+		t.Errorf("repeated decision: %v", err)
+	}
+	if _, err := b.Resolve(rec.ID, AllowOnce, "op"); !errors.Is(err, ErrAlreadyResolved) {
+		t.Errorf("other decision after the first: %v", err)
+	}
+	if _, err := b.Resolve("nope", Deny, "op"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if len(b.Pending()) != 0 {
+		t.Errorf("still pending: %+v", b.Pending())
+	}
+	if got, _ := j.Load(); len(got) != 0 {
+		t.Errorf("journal after decision = %+v", got)
+	}
+	if len(n.requested) != 1 || len(n.resolved) != 1 || n.resolved[0].Decision != Deny || n.resolved[0].ResolvedBy != "op" {
+		t.Errorf("notified %+v %+v", n.requested, n.resolved)
+	}
+}
+
+func TestBrokerExpiryAndCancel(t *testing.T) {
+	b := NewBroker(BrokerConfig{Timeout: 20 * time.Millisecond})
+	rec, _ := b.Open(Request{Command: "ls", AllowedDecisions: AllowedDecisions(AskOnMiss)})
+	if d, err := b.Await(context.Background(), rec.ID); d != "" || err != nil {
+		t.Fatalf("expired Await = %q %v", d, err)
+	}
+	if d, _, err := b.Wait(context.Background(), rec.ID); d != "" || err != nil {
+		t.Fatalf("Wait after expiry = %q %v", d, err)
+	}
+	b = NewBroker(BrokerConfig{})
+	rec, _ = b.Open(Request{Command: "ls", AllowedDecisions: AllowedDecisions(AskOnMiss)})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.Await(ctx, rec.ID); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Await: %v", err)
+	}
+	if _, err := b.Resolve(rec.ID, AllowOnce, ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("resolve after cancel: %v", err)
+	}
+}
+
+type fakeExec struct{ ran []string }
+
+func (*fakeExec) Name() string            { return "exec" }
+func (*fakeExec) Description() string     { return "" }
+func (*fakeExec) Schema() json.RawMessage { return json.RawMessage(`{}`) }
+func (f *fakeExec) Call(_ context.Context, args json.RawMessage) (*tools.Result, error) {
+	var a struct{ Command string }
+	_ = json.Unmarshal(args, &a)
+	f.ran = append(f.ran, a.Command)
+	return &tools.Result{Text: "ran " + a.Command}, nil
+}
+
+func TestGate(t *testing.T) {
+	dir := t.TempDir()
+	al, err := OpenAllowlists(filepath.Join(dir, AllowlistFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &recNotifier{ch: make(chan Record, 1)}
+	b := NewBroker(BrokerConfig{Notifier: n, Timeout: time.Minute})
+	clients := true
+	pol := Policy{Security: "allowlist", Ask: "on-miss"}
+	cfg := &GateConfig{Broker: b, Allowlists: al, Policy: func(string) Policy { return pol }, Clients: func() bool { return clients }}
+	inner := &fakeExec{}
+	g := cfg.Wrap(inner)
+	ctx := tools.WithCaller(context.Background(), tools.Caller{AgentID: "main", SessionKey: "agent:main:main", Workspace: dir})
+	call := func(cmd string) string {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		res, err := g.Call(ctx, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Text
+	}
+	resolveNext := func(decision string) {
+		go func() {
+			rec := <-n.ch
+			if _, err := b.Resolve(rec.ID, decision, "t"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+
+	resolveNext(Deny)
+	if got := call("rm -rf x"); !strings.HasPrefix(got, "Exec denied (gateway id=") || !strings.HasSuffix(got, ", user-denied): rm -rf x") {
+		t.Errorf("deny: %q", got)
+	}
+	resolveNext(AllowOnce)
+	if got := call("rm -rf x"); got != "ran rm -rf x" {
+		t.Errorf("allow-once: %q", got)
+	}
+	resolveNext(AllowAlways)
+	if got := call("touch y"); got != "ran touch y" {
+		t.Errorf("allow-always: %q", got)
+	}
+	if got := call("touch z"); got != "ran touch z" { // allowlisted now: no prompt
+		t.Errorf("after allow-always: %q", got)
+	}
+	reopened, _ := OpenAllowlists(filepath.Join(dir, AllowlistFile))
+	if !reopened.Matches("main", "touch") || reopened.Matches("other", "touch") {
+		t.Errorf("allowlist file = %+v", reopened.List("main"))
+	}
+	if got := call("echo $(id)"); got != UnbindableText("echo $(id)") {
+		t.Errorf("unbindable: %q", got)
+	}
+	clients = false
+	if got := call("rm q"); !strings.HasPrefix(got, "exec denied: Headless runs cannot wait for interactive exec approval.") {
+		t.Errorf("headless: %q", got)
+	}
+	pol.AskFallback = "full"
+	if got := call("rm q"); got != "ran rm q" {
+		t.Errorf("headless with askFallback full: %q", got)
+	}
+	if len(inner.ran) != 4 {
+		t.Errorf("ran %q", inner.ran)
+	}
+}

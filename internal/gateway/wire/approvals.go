@@ -1,0 +1,50 @@
+package wire
+
+// Exec approval methods and events (the reference's names).
+const (
+	MethodExecApprovalList         = "exec.approval.list"
+	MethodExecApprovalGet          = "exec.approval.get"
+	MethodExecApprovalResolve      = "exec.approval.resolve"
+	MethodExecApprovalWaitDecision = "exec.approval.waitDecision"
+
+	// EventExecApprovalRequested carries {id, request, createdAtMs,
+	// expiresAtMs} to the operator clients that can answer approvals.
+	EventExecApprovalRequested = "exec.approval.requested"
+	// EventExecApprovalResolved carries {id, decision, resolvedBy, ts,
+	// request}.
+	EventExecApprovalResolved = "exec.approval.resolved"
+)
+
+// Client capabilities (connect caps) that declare an exec approval client:
+// it receives exec.approval.requested and can answer it.
+const (
+	CapApprovals     = "approvals"
+	CapExecApprovals = "exec-approvals"
+)
+
+// ApprovalClientIDs are the client ids that answer approvals without
+// declaring the capability (the reference's Control UI and apps).
+var ApprovalClientIDs = []string{"openclaw-control-ui", "openclaw-macos", "openclaw-ios", "openclaw-android"}
+
+// ExecApprovalResolveParams are the params of exec.approval.resolve.
+type ExecApprovalResolveParams struct {
+	ID       string `json:"id"`
+	Decision string `json:"decision"`
+}
+
+// ExecApprovalIDParams are the params of exec.approval.get and
+// exec.approval.waitDecision.
+type ExecApprovalIDParams struct {
+	ID string `json:"id"`
+	// TimeoutMs bounds waitDecision's wait; on timeout the decision is
+	// null. Zero waits until the approval ends.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+func init() {
+	methodSchemas[MethodExecApprovalList] = Object(nil)
+	methodSchemas[MethodExecApprovalGet] = Object([]string{"id"}, P("id", NonEmptyStr()))
+	methodSchemas[MethodExecApprovalResolve] = Object([]string{"id", "decision"},
+		P("id", NonEmptyStr()), P("decision", NonEmptyStr()), P("reviewer", Any()), P("grantExpiresInDays", IntRange(1, 3650)))
+	methodSchemas[MethodExecApprovalWaitDecision] = Object([]string{"id"}, P("id", NonEmptyStr()), P("timeoutMs", Int(1)))
+}
