@@ -48,3 +48,29 @@ func init() {
 		P("id", NonEmptyStr()), P("decision", NonEmptyStr()), P("reviewer", Any()), P("grantExpiresInDays", IntRange(1, 3650)))
 	methodSchemas[MethodExecApprovalWaitDecision] = Object([]string{"id"}, P("id", NonEmptyStr()), P("timeoutMs", Int(1)))
 }
+
+// ExecApprovalRequest is the request of an exec approval as clients read
+// it (the fields Switchboard's CLI and UI use; the gateway sends more).
+type ExecApprovalRequest struct {
+	Command          string   `json:"command"`
+	Cwd              string   `json:"cwd,omitempty"`
+	Host             string   `json:"host,omitempty"`
+	Security         string   `json:"security,omitempty"`
+	Ask              string   `json:"ask,omitempty"`
+	AgentID          string   `json:"agentId,omitempty"`
+	SessionKey       string   `json:"sessionKey,omitempty"`
+	AllowedDecisions []string `json:"allowedDecisions"`
+}
+
+// ExecApproval is one pending exec approval.
+type ExecApproval struct {
+	ID          string              `json:"id"`
+	Request     ExecApprovalRequest `json:"request"`
+	CreatedAtMs int64               `json:"createdAtMs"`
+	ExpiresAtMs int64               `json:"expiresAtMs"`
+}
+
+// ExecApprovalListResult is exec.approval.list's result.
+type ExecApprovalListResult struct {
+	Approvals []ExecApproval `json:"approvals"`
+}

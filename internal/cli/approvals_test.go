@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+)
+
+func TestPrintApprovals(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	var b bytes.Buffer
+	err := printApprovals(&b, []wire.ExecApproval{{
+		ID: "a1", CreatedAtMs: 990_000, ExpiresAtMs: 1_090_000,
+		Request: wire.ExecApprovalRequest{Command: "rm -rf\nbuild", SessionKey: "agent:main:main", AllowedDecisions: []string{"allow-once", "allow-always", "deny"}},
+	}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ID  SESSION          COMMAND       EXPIRES IN  DECISIONS
+a1  agent:main:main  rm -rf build  1m30s       allow-once|allow-always|deny
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	b.Reset()
+	printApprovals(&b, nil, now)
+	if b.String() != "No pending approvals.\n" {
+		t.Errorf("empty = %q", b.String())
+	}
+}
+
+// TestApprovalsCommands: a command waiting for approval shows in
+// "approvals list" and "approvals resolve" lets it run.
+func TestApprovalsCommands(t *testing.T) {
+	g := startGateway(t, `{tools: {exec: {security: "allowlist", ask: "on-miss"}}}`)
+	tok, _, err := config.LoadOrCreateGatewayToken(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	approver, err := client.Dial(ctx, client.Options{URL: g.url, Token: tok, Caps: []string{wire.CapExecApprovals}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer approver.Close()
+	args, _ := json.Marshal(map[string]string{"command": "echo cli-approved"})
+	if err := approver.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main",
+		"message": "/tool exec " + string(args) + "\n/then done", "idempotencyKey": "r1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var list wire.ExecApprovalListResult
+	for deadline := time.Now().Add(10 * time.Second); len(list.Approvals) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pending approval")
+		}
+		if err := json.Unmarshal([]byte(g.mustRun("approvals", "list", "--json")), &list); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := list.Approvals[0].ID
+	if out := g.mustRun("approvals", "list"); !strings.Contains(out, id) || !strings.Contains(out, "echo cli-approved") {
+		t.Errorf("approvals list:\n%s", out)
+	}
+	if r := g.run("approvals", "resolve", id, "maybe"); r.err == nil || !strings.Contains(r.errText(), "INVALID_REQUEST") {
+		t.Errorf("bad decision: %v", r.err)
+	}
+	if out := g.mustRun("approvals", "resolve", id, "allow-once"); out != "Approval "+id+": allow-once.\n" {
+		t.Errorf("resolve = %q", out)
+	}
+	var w map[string]any
+	if err := approver.Call(ctx, "agent.wait", map[string]any{"runId": "r1", "timeoutMs": 20000}, &w); err != nil || w["status"] != "ok" {
+		t.Fatalf("agent.wait = %v %v", w, err)
+	}
+	if out := g.mustRun("sessions", "history", "main"); !strings.Contains(out, "cli-approved") {
+		t.Errorf("history lacks the command's output:\n%s", out)
+	}
+	if out := g.mustRun("approvals", "list"); out != "No pending approvals.\n" {
+		t.Errorf("after resolve: %q", out)
+	}
+}
