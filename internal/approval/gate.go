@@ -21,7 +21,10 @@ type GateConfig struct {
 	// approvals; nil means none can.
 	Clients func() bool
 	// Decided, when set, hears each outcome that involved the policy:
-	// "allowed", "denied", "refused", "expired", "headless".
+	// "allowed" (an operator allowed it), and the refusals "denied" (an
+	// operator denied it), "refused" (policy or unbindable), "expired"
+	// (unanswered, askFallback refused) and "headless" (no approval client,
+	// askFallback refused).
 	Decided func(outcome string)
 }
 
@@ -124,11 +127,11 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 		g.decided("denied")
 		return deniedResult(DeniedText(rec.ID, "user-denied", req.Command), cwd, false), nil
 	}
-	g.decided("expired")
 	run, reason := Fallback(p, d)
 	if run {
 		return g.Tool.Call(ctx, args)
 	}
+	g.decided("expired")
 	return deniedResult(DeniedText(rec.ID, reason, req.Command), cwd, true), nil
 }
 

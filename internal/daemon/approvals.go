@@ -26,7 +26,7 @@ type approvals struct {
 	gw      atomic.Pointer[gateway.Server]
 }
 
-func newApprovals(cfg *config.Config, stateDir string) (*approvals, error) {
+func newApprovals(cfg *config.Config, stateDir string, refused func(kind string)) (*approvals, error) {
 	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
@@ -42,6 +42,11 @@ func newApprovals(cfg *config.Config, stateDir string) (*approvals, error) {
 		Clients: func() bool {
 			gw := a.gw.Load()
 			return gw != nil && gw.HasApprovalClients()
+		},
+		Decided: func(outcome string) {
+			if outcome != "allowed" && refused != nil {
+				refused("exec-approval")
+			}
 		},
 	}
 	return a, nil

@@ -271,11 +271,16 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			mcpc.Close()
 		}
 	}()
-	appr, err := newApprovals(cfg, paths.StateDir)
+	box := &toolbox{conf: set, mcp: mcpc, log: log}
+	appr, err := newApprovals(cfg, paths.StateDir, func(kind string) {
+		if box.refused != nil {
+			box.refused(kind)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	box := &toolbox{conf: set, mcp: mcpc, log: log, gate: appr.gate}
+	box.gate = appr.gate
 	ws := &workspaces{cfg: cfg, store: st}
 	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
 	if err != nil {

@@ -248,6 +248,9 @@ func TestExecApprovalHeadlessAndUnbindable(t *testing.T) {
 	if got, want := lastToolText(t, c, "agent:main:main", "exec"), "Exec denied (SYSTEM_RUN_DENIED: approval cannot safely bind this command): "+cmd; got != want {
 		t.Fatalf("unbindable result = %q", got)
 	}
+	if m := scrape(t, g); !strings.Contains(m, `switchboard_guardrail_refusals_total{kind="exec-approval"} 2`) {
+		t.Errorf("/metrics does not count the two refusals")
+	}
 }
 
 // TestExecApprovalSurvivesKill: a gateway killed with SIGKILL while an
