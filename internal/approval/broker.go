@@ -58,10 +58,12 @@ type Request struct {
 
 // Record is one approval: the exec.approval.requested payload.
 type Record struct {
-	ID          string  `json:"id"`
-	Request     Request `json:"request"`
-	CreatedAtMs int64   `json:"createdAtMs"`
-	ExpiresAtMs int64   `json:"expiresAtMs"`
+	// ApprovalKind is "exec".
+	ApprovalKind string  `json:"approvalKind,omitempty"`
+	ID           string  `json:"id"`
+	Request      Request `json:"request"`
+	CreatedAtMs  int64   `json:"createdAtMs"`
+	ExpiresAtMs  int64   `json:"expiresAtMs"`
 }
 
 // Resolved is the exec.approval.resolved payload.
@@ -151,7 +153,7 @@ func (b *Broker) Timeout() time.Duration { return b.cfg.Timeout }
 // Await it (which also forgets it).
 func (b *Broker) Open(req Request) (Record, error) {
 	now := b.cfg.Now()
-	rec := Record{ID: b.cfg.NewID(), Request: req, CreatedAtMs: now.UnixMilli(), ExpiresAtMs: now.Add(b.cfg.Timeout).UnixMilli()}
+	rec := Record{ApprovalKind: "exec", ID: b.cfg.NewID(), Request: req, CreatedAtMs: now.UnixMilli(), ExpiresAtMs: now.Add(b.cfg.Timeout).UnixMilli()}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()

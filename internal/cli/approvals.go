@@ -51,7 +51,7 @@ func newApprovalsListCmd(g *globalFlags) *cobra.Command {
 				if err := decodeResult(wire.MethodExecApprovalList, raw, &res); err != nil {
 					return err
 				}
-				return printApprovals(out, res.Approvals, time.Now())
+				return printApprovals(out, res, time.Now())
 			})
 		},
 	}

@@ -59,7 +59,7 @@ func TestApprovalsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list wire.ExecApprovalListResult
-	for deadline := time.Now().Add(10 * time.Second); len(list.Approvals) == 0; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(list) == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no pending approval")
 		}
@@ -67,7 +67,7 @@ func TestApprovalsCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := list.Approvals[0].ID
+	id := list[0].ID
 	if out := g.mustRun("approvals", "list"); !strings.Contains(out, id) || !strings.Contains(out, "echo cli-approved") {
 		t.Errorf("approvals list:\n%s", out)
 	}

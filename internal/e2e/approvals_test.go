@@ -105,9 +105,15 @@ func TestExecApprovalAllowAndDeny(t *testing.T) {
 	if ds, _ := r["allowedDecisions"].([]any); len(ds) != 3 {
 		t.Errorf("allowedDecisions = %v", r["allowedDecisions"])
 	}
-	list := call(t, sender, "exec.approval.list", map[string]any{})
-	if l, _ := list["approvals"].([]any); len(l) != 1 {
-		t.Errorf("exec.approval.list = %v", list)
+	var list []map[string]any
+	ctxL, cancelL := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelL()
+	if err := sender.Call(ctxL, "exec.approval.list", map[string]any{}, &list); err != nil || len(list) != 1 || list[0]["id"] != id || list[0]["approvalKind"] != "exec" {
+		t.Errorf("exec.approval.list = %v, %v", list, err)
+	}
+	var got map[string]any
+	if err := sender.Call(ctxL, "exec.approval.get", map[string]any{"id": id}, &got); err != nil || got["commandText"] != "echo approved-ran" {
+		t.Errorf("exec.approval.get = %v, %v", got, err)
 	}
 	waited := make(chan map[string]any, 1)
 	go func() {
@@ -276,8 +282,11 @@ func TestExecApprovalSurvivesKill(t *testing.T) {
 	if got := lastToolText(t, c, "agent:main:main", "exec"); got != want {
 		t.Fatalf("after restart: %q, want %q", got, want)
 	}
-	if l := call(t, c, "exec.approval.list", map[string]any{}); len(l["approvals"].([]any)) != 0 {
-		t.Errorf("still pending after restart: %v", l)
+	var l []any
+	ctxL, cancelL := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelL()
+	if err := c.Call(ctxL, "exec.approval.list", map[string]any{}, &l); err != nil || len(l) != 0 {
+		t.Errorf("still pending after restart: %v %v", l, err)
 	}
 	// The next turn hands the model the expired result.
 	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": "what happened?", "idempotencyKey": "k2"})

@@ -88,7 +88,8 @@ func approvalError(err error) error {
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		return wire.NewError(wire.CodeInvalidRequest, "unknown or expired approval id").
-			WithDetails(map[string]any{"reason": "APPROVAL_NOT_FOUND"})
+			WithDetails(map[string]any{"reason": wire.CodeApprovalNotFound,
+				"remediation": "Re-request the action; pending approvals are cleared after expiry or restart."})
 	case errors.Is(err, approval.ErrAlreadyResolved):
 		return wire.NewError(wire.CodeInvalidRequest, "approval already resolved").
 			WithDetails(map[string]any{"reason": "APPROVAL_ALREADY_RESOLVED"})
@@ -101,12 +102,19 @@ func approvalError(err error) error {
 	return err
 }
 
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 func (s *Server) handleExecApprovalList(ctx context.Context, cl *call) (any, error) {
 	a, err := s.approvals()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"approvals": a.Pending()}, nil
+	return a.Pending(), nil // an array, as the reference answers
 }
 
 func (s *Server) handleExecApprovalGet(ctx context.Context, cl *call) (any, error) {
@@ -122,7 +130,10 @@ func (s *Server) handleExecApprovalGet(ctx context.Context, cl *call) (any, erro
 	if !ok {
 		return nil, approvalError(approval.ErrNotFound)
 	}
-	return rec, nil
+	r := rec.Request
+	return map[string]any{"id": rec.ID, "commandText": r.Command, "commandPreview": nil,
+		"allowedDecisions": r.AllowedDecisions, "host": r.Host, "nodeId": nil, "agentId": orNull(r.AgentID),
+		"expiresAtMs": rec.ExpiresAtMs}, nil
 }
 
 func (s *Server) handleExecApprovalResolve(ctx context.Context, cl *call) (any, error) {

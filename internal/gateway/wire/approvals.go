@@ -70,7 +70,5 @@ type ExecApproval struct {
 	ExpiresAtMs int64               `json:"expiresAtMs"`
 }
 
-// ExecApprovalListResult is exec.approval.list's result.
-type ExecApprovalListResult struct {
-	Approvals []ExecApproval `json:"approvals"`
-}
+// ExecApprovalListResult is exec.approval.list's result: an array.
+type ExecApprovalListResult []ExecApproval

@@ -478,7 +478,7 @@ $("tree-refresh").addEventListener("click", refreshTree);
 async function refreshApprovals() {
   try {
     const res = await request("exec.approval.list", {});
-    state.approvals = new Map((res.approvals || []).map((a) => [a.id, a]));
+    state.approvals = new Map((Array.isArray(res) ? res : []).map((a) => [a.id, a]));
   } catch {
     state.approvals = new Map();
   }
