@@ -208,6 +208,9 @@ func (b *Broker) Resolve(id, decision, by string) (Resolved, error) {
 	}
 	b.mu.Lock()
 	e := b.pending[id]
+	if e != nil && isDone(e) {
+		e = nil // ended, not yet forgotten: answer from its outcome
+	}
 	if e == nil {
 		r, ok := b.resolved[id]
 		b.mu.Unlock()
@@ -226,9 +229,21 @@ func (b *Broker) Resolve(id, decision, by string) (Resolved, error) {
 	b.mu.Unlock()
 	res, ok := b.finish(id, decision, by)
 	if !ok {
-		return b.Resolve(id, decision, by) // raced with expiry or another decision
+		// Raced with expiry or another decision, which finish has
+		// recorded: answer from it (this cannot loop).
+		return b.Resolve(id, decision, by)
 	}
 	return res, nil
+}
+
+// isDone reports whether e has ended. b.mu is held.
+func isDone(e *entry) bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // finish ends approval id with decision ("" expires it) and announces a

@@ -110,6 +110,42 @@ func TestBrokerExpiryAndCancel(t *testing.T) {
 	}
 }
 
+func TestBrokerConcurrentDecisions(t *testing.T) {
+	b := NewBroker(BrokerConfig{})
+	rec, _ := b.Open(Request{Command: "ls", AllowedDecisions: AllowedDecisions(AskOnMiss)})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := AllowOnce
+			if i%2 == 1 {
+				d = Deny
+			}
+			_, err := b.Resolve(rec.ID, d, "")
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	failed := 0
+	for err := range errs {
+		if err != nil {
+			if !errors.Is(err, ErrAlreadyResolved) {
+				t.Errorf("Resolve: %v", err)
+			}
+			failed++
+		}
+	}
+	if failed != 4 {
+		t.Errorf("%d decisions failed, want the 4 that differ from the first", failed)
+	}
+	if _, err := b.Await(context.Background(), rec.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type fakeExec struct{ ran []string }
 
 func (*fakeExec) Name() string            { return "exec" }
@@ -185,5 +221,24 @@ func TestGate(t *testing.T) {
 	}
 	if len(inner.ran) != 4 {
 		t.Errorf("ran %q", inner.ran)
+	}
+}
+
+// TestGateCallAsk: a call's ask may harden on-miss to always, but is
+// ignored when the operator turned asking off.
+func TestGateCallAsk(t *testing.T) {
+	al, _ := OpenAllowlists(filepath.Join(t.TempDir(), AllowlistFile))
+	pol := Policy{}
+	cfg := &GateConfig{Broker: NewBroker(BrokerConfig{}), Allowlists: al, Policy: func(string) Policy { return pol }}
+	inner := &fakeExec{}
+	g := cfg.Wrap(inner)
+	ctx := tools.WithCaller(context.Background(), tools.Caller{AgentID: "main"})
+	args := json.RawMessage(`{"command":"ls","ask":"always"}`)
+	if res, err := g.Call(ctx, args); err != nil || res.Text != "ran ls" {
+		t.Fatalf("ask off: %+v %v", res, err)
+	}
+	pol = Policy{Security: "full", Ask: "on-miss"}
+	if res, err := g.Call(ctx, args); err != nil || !strings.HasPrefix(res.Text, "exec denied: Headless runs") {
+		t.Fatalf("hardened to always without clients: %+v %v", res, err)
 	}
 }

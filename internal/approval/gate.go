@@ -59,8 +59,10 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 	}
 	caller := tools.CallerFrom(ctx)
 	p := g.cfg.Policy(caller.AgentID).Normalized()
-	if askRank[req.Ask] > askRank[p.Ask] {
-		p.Ask = req.Ask // a call may only harden the ask mode
+	if p.Ask != AskOff && askRank[req.Ask] > askRank[p.Ask] {
+		// A call may only harden the ask mode, and not when the operator
+		// turned asking off (the reference ignores it then).
+		p.Ask = req.Ask
 	}
 	if p.Security == SecurityFull && p.Ask == AskOff {
 		return g.Tool.Call(ctx, args)
