@@ -88,3 +88,28 @@ func TestApprovalsCommands(t *testing.T) {
 		t.Errorf("after resolve: %q", out)
 	}
 }
+
+func TestPrintApprovalEvent(t *testing.T) {
+	var b bytes.Buffer
+	req := json.RawMessage(`{"approvalKind":"exec","id":"a1","request":{"command":"rm -rf x","sessionKey":"agent:main:main","allowedDecisions":["allow-once","deny"]},"createdAtMs":1,"expiresAtMs":2}`)
+	if err := printApprovalEvent(&b, wire.EventExecApprovalRequested, req, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := printApprovalEvent(&b, wire.EventExecApprovalResolved, json.RawMessage(`{"id":"a1","decision":"deny","ts":3,"request":{}}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := printApprovalEvent(&b, "tick", json.RawMessage(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	want := "requested a1  agent:main:main  rm -rf x  (allow-once|deny)\nresolved  a1  deny\n"
+	if b.String() != want {
+		t.Errorf("watch output = %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	if err := printApprovalEvent(&b, wire.EventExecApprovalRequested, req, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), `{"event":"exec.approval.requested","payload":{"approvalKind":"exec","id":"a1"`) {
+		t.Errorf("--json line = %s", b.String())
+	}
+}
