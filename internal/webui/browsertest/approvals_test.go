@@ -95,15 +95,25 @@ func TestWebUIApprovals(t *testing.T) {
 	waitText("#approvals", "rm -rf nothing-here")
 	do(chromedp.Click(chromedp.CSS(`#approvals button[data-decision="deny"]`)))
 	waitExec(t, base, "user-denied): rm -rf nothing-here")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("approvals").hidden`))
-		if err == nil && hidden {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the approvals panel is still shown after the decisions (%v)", err)
+	waitHidden := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("approvals").hidden`))
+			if err == nil && hidden {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the approvals panel is still shown %s (%v)", what, err)
+			}
 		}
 	}
+	waitHidden("after the decisions")
+
+	// Aborting the waiting run takes its approval off the panel.
+	do(chromedp.SetValue(chromedp.CSS("#input"), "/tool exec {\"command\":\"rm -rf abandoned\"}\n/then never"), chromedp.Click(chromedp.CSS("#send")))
+	waitText("#approvals", "rm -rf abandoned")
+	do(chromedp.Click(chromedp.CSS("#abort")))
+	waitHidden("after the run was aborted")
 }
 
 // waitExec waits for the main session's last exec result to contain want.

@@ -153,6 +153,8 @@ function onEvent(name, p) {
     if (p.stream === "tool" && (p.sessionKey === state.canonical)) onTool(p);
     if (p.stream === "lifecycle" && (p.sessionKey === state.canonical)) onLifecycle(p);
     if (p.stream === "lifecycle" && !$("view-tree").hidden) scheduleTree();
+    // A run that ended (aborted, timed out) no longer waits on its approvals.
+    if (p.stream === "lifecycle" && ["end", "error"].includes(p.data?.phase)) dropRunApprovals(p.runId);
   }
 }
 
@@ -483,6 +485,14 @@ async function refreshApprovals() {
     state.approvals = new Map();
   }
   renderApprovals();
+}
+
+function dropRunApprovals(runId) {
+  let changed = false;
+  for (const [id, a] of state.approvals) {
+    if (runId && a.request?.runId === runId) { state.approvals.delete(id); changed = true; }
+  }
+  if (changed) renderApprovals();
 }
 
 const decisionLabels = { "allow-once": "Allow once", "allow-always": "Allow always", "deny": "Deny" };
