@@ -295,3 +295,26 @@ func TestExecApprovalSurvivesKill(t *testing.T) {
 		t.Errorf("the model was not told the approval expired")
 	}
 }
+
+// TestExecApprovalAbortWhileWaiting: aborting a run that waits for an
+// approval ends the wait; the approval is gone and the command never runs.
+func TestExecApprovalAbortWhileWaiting(t *testing.T) {
+	g := startWith(t, "", nil, "", approvalsConfig(""))
+	sender := g.dial(t)
+	approver := g.dialApprover(t)
+	marker := filepath.Join(t.TempDir(), "aborted-marker")
+	call(t, sender, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": toolTurn("exec", map[string]any{"command": "touch " + marker}), "idempotencyKey": "ab1"})
+	id, _ := waitEvent(t, approver, "exec.approval.requested")["id"].(string)
+	call(t, sender, "chat.abort", map[string]any{"sessionKey": "agent:main:main", "runId": "ab1"})
+	if w := call(t, sender, "agent.wait", map[string]any{"runId": "ab1", "timeoutMs": 20000}); w["status"] == "ok" || w["status"] == "timeout" {
+		t.Fatalf("aborted run = %v", w)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := approver.Call(ctx, "exec.approval.resolve", map[string]any{"id": id, "decision": "allow-once"}, nil); err == nil || !strings.Contains(err.Error(), "unknown or expired approval id") {
+		t.Errorf("resolving an abandoned approval: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command of an aborted run ran")
+	}
+}
