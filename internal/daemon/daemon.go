@@ -404,11 +404,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			chans.close()
 		}
 	}()
-	if _, err := runner.Recover(ctx); err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
+	// Approvals a crash cut get their expired results before queued runs
+	// resume, so that a resumed run of the session already sees them.
 	if err := appr.recoverPending(ctx, st.Store, log); err != nil {
 		return nil, err
+	}
+	if _, err := runner.Recover(ctx); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	if err := subs.Start(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
