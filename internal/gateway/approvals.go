@@ -97,7 +97,7 @@ func approvalError(err error) error {
 		if !approval.ValidDecision(na.Decision) {
 			return invalid("invalid decision")
 		}
-		return invalid(err.Error())
+		return invalid(na.Decision + " is unavailable for this command")
 	}
 	return err
 }
@@ -180,6 +180,8 @@ func (s *Server) handleExecApprovalWaitDecision(ctx context.Context, cl *call) (
 		rec = r
 	case errors.Is(err, context.DeadlineExceeded) && pending && ctx.Err() == nil:
 		decision = ""
+	case errors.Is(err, approval.ErrNotFound):
+		return nil, invalid("approval expired or not found")
 	default:
 		return nil, approvalError(err)
 	}
