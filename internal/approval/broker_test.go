@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -205,7 +206,7 @@ func TestGate(t *testing.T) {
 		t.Errorf("after allow-always: %q", got)
 	}
 	reopened, _ := OpenAllowlists(filepath.Join(dir, AllowlistFile))
-	if !reopened.Matches("main", "touch") || reopened.Matches("other", "touch") {
+	if !reopened.Matches("main", "touch", dir) || reopened.Matches("other", "touch", dir) {
 		t.Errorf("allowlist file = %+v", reopened.List("main"))
 	}
 	if got := call("echo $(id)"); got != UnbindableText("echo $(id)") {
@@ -240,5 +241,36 @@ func TestGateCallAsk(t *testing.T) {
 	pol = Policy{Security: "full", Ask: "on-miss"}
 	if res, err := g.Call(ctx, args); err != nil || !strings.HasPrefix(res.Text, "exec denied: Headless runs") {
 		t.Fatalf("hardened to always without clients: %+v %v", res, err)
+	}
+}
+
+// TestAllowlistPaths: a script approved by relative path is bound to that
+// file, not to the same name in another directory; bare names match only
+// PATH lookups.
+func TestAllowlistPaths(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := os.WriteFile(filepath.Join(d, "build.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	al, _ := OpenAllowlists(filepath.Join(t.TempDir(), AllowlistFile))
+	if err := al.Add("main", []string{"./build.sh", "git"}, "./build.sh && git status", a); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bin, cwd string
+		want     bool
+	}{
+		{"./build.sh", a, true},
+		{filepath.Join(a, "build.sh"), b, true},
+		{"./build.sh", b, false},
+		{"git", b, true},
+		{"./git", a, false},
+		{"/opt/elsewhere/git", a, false},
+	} {
+		if got := al.Matches("main", tc.bin, tc.cwd); got != tc.want {
+			t.Errorf("Matches(%q in %s) = %v, want %v", tc.bin, tc.cwd, got, tc.want)
+		}
 	}
 }

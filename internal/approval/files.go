@@ -149,11 +149,11 @@ func (a *Allowlists) List(agent string) []AllowEntry {
 	return slices.Clone(a.doc.Agents[agent].Allowlist)
 }
 
-// Matches reports whether bin (an executable as written in a command) is
-// on agent's allowlist. A pattern with a slash is a path glob matched
-// against the resolved executable; a bare pattern is a name glob matched
-// only by commands invoked through PATH.
-func (a *Allowlists) Matches(agent, bin string) bool {
+// Matches reports whether bin (an executable as written in a command run
+// in cwd) is on agent's allowlist. A pattern with a slash is a path glob
+// matched against the resolved executable; a bare pattern is a name glob
+// matched only by commands invoked through PATH.
+func (a *Allowlists) Matches(agent, bin, cwd string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	resolved := ""
@@ -166,7 +166,7 @@ func (a *Allowlists) Matches(agent, bin string) bool {
 			continue
 		}
 		if resolved == "" {
-			resolved = ResolvePath(bin)
+			resolved = ResolvePath(bin, cwd)
 		}
 		if globMatch(expandHome(pat), strings.ToLower(resolved)) {
 			return true
@@ -195,9 +195,13 @@ func expandHome(p string) string {
 	return p
 }
 
-// ResolvePath returns the executable bin runs (PATH lookup for a bare
-// name), or bin itself when it cannot be found.
-func ResolvePath(bin string) string {
+// ResolvePath returns the executable bin runs in cwd (PATH lookup for a
+// bare name, relative to cwd for a relative path), or bin itself when it
+// cannot be found.
+func ResolvePath(bin, cwd string) string {
+	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) && cwd != "" {
+		bin = filepath.Join(cwd, bin)
+	}
 	p, err := exec.LookPath(bin)
 	if err != nil {
 		return bin
@@ -208,20 +212,31 @@ func ResolvePath(bin string) string {
 	return p
 }
 
-// Add adds bins to agent's allowlist as allow-always entries (those
-// already present are kept) and saves the document.
-func (a *Allowlists) Add(agent string, bins []string, command string) error {
+// Add adds bins (executables as written in command, run in cwd) to agent's
+// allowlist as allow-always entries and saves the document. A bare name is
+// kept as a name pattern; a path becomes the absolute path of the
+// executable, so that "./build.sh" approved in one directory does not
+// allow another directory's. Entries already present are kept.
+func (a *Allowlists) Add(agent string, bins []string, command, cwd string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	l := a.doc.Agents[agent]
 	now := a.now().UnixMilli()
 	changed := false
 	for _, bin := range bins {
-		if bin == "" || slices.ContainsFunc(l.Allowlist, func(e AllowEntry) bool { return strings.EqualFold(e.Pattern, bin) }) {
+		resolved := ResolvePath(bin, cwd)
+		pattern := bin
+		if strings.Contains(bin, "/") {
+			pattern = resolved
+			if !filepath.IsAbs(pattern) {
+				continue // not found: nothing to bind an entry to
+			}
+		}
+		if bin == "" || slices.ContainsFunc(l.Allowlist, func(e AllowEntry) bool { return strings.EqualFold(e.Pattern, pattern) }) {
 			continue
 		}
-		l.Allowlist = append(l.Allowlist, AllowEntry{ID: uuid.NewString(), Pattern: bin, Source: AllowAlways,
-			LastUsedAt: now, LastUsedCommand: command, LastResolvedPath: ResolvePath(bin)})
+		l.Allowlist = append(l.Allowlist, AllowEntry{ID: uuid.NewString(), Pattern: pattern, Source: AllowAlways,
+			LastUsedAt: now, LastUsedCommand: command, LastResolvedPath: resolved})
 		changed = true
 	}
 	if !changed {

@@ -75,7 +75,7 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 		}
 	}
 	a := Analyze(req.Command)
-	d := Decide(p, a, func(bin string) bool { return g.cfg.Allowlists.Matches(caller.AgentID, bin) })
+	d := Decide(p, a, func(bin string) bool { return g.cfg.Allowlists.Matches(caller.AgentID, bin, cwd) })
 	switch d.Verdict {
 	case Run:
 		return g.Tool.Call(ctx, args)
@@ -100,7 +100,7 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 	bins := a.Bins()
 	resolved := ""
 	if len(bins) > 0 {
-		resolved = ResolvePath(bins[0])
+		resolved = ResolvePath(bins[0], cwd)
 	}
 	rec, err := g.cfg.Broker.Open(Request{
 		Command: req.Command, CommandArgv: argv, Cwd: cwd, Host: "gateway",
@@ -121,7 +121,7 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 		return g.Tool.Call(ctx, args)
 	case AllowAlways:
 		g.decided("allowed")
-		if err := g.cfg.Allowlists.Add(caller.AgentID, bins, req.Command); err != nil {
+		if err := g.cfg.Allowlists.Add(caller.AgentID, bins, req.Command, cwd); err != nil {
 			return nil, fmt.Errorf("exec: allow-always: %w", err)
 		}
 		return g.Tool.Call(ctx, args)
