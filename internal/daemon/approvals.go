@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -76,8 +77,18 @@ const ExpiredReason = "approval-expired: gateway restarted"
 // broker takes new approvals.
 func (a *approvals) recoverPending(ctx context.Context, st store.Store, log *slog.Logger) error {
 	recs, err := a.journal.Load()
-	if err != nil || len(recs) == 0 {
-		return err
+	if err != nil {
+		// Unreadable (it is written atomically, so this is damage from
+		// outside): keep it for inspection and start without it.
+		aside := a.journal.Path + ".corrupt"
+		log.Error("exec approval journal unreadable; moved aside, its approvals cannot be reported", "err", err, "file", aside)
+		if rerr := os.Rename(a.journal.Path, aside); rerr != nil {
+			return fmt.Errorf("daemon: %w (and moving it aside: %v)", err, rerr)
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		return nil
 	}
 	for _, r := range recs {
 		text := approval.DeniedText(r.ID, ExpiredReason, r.Request.Command)
