@@ -252,3 +252,19 @@ func (a *Allowlists) Add(agent string, bins []string, command, cwd string) error
 	}
 	return nil
 }
+
+// Document returns the approvals document's path, whether the file
+// exists, and its content (the empty document when it does not).
+func (a *Allowlists) Document() (path string, exists bool, raw []byte, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b, err := os.ReadFile(a.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b, err = json.Marshal(a.doc)
+		return a.path, false, b, err
+	case err != nil:
+		return a.path, false, nil, fmt.Errorf("approval.Allowlists.Document: %w", err)
+	}
+	return a.path, true, b, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,7 +29,7 @@ an approval client is connected (the web UI, or "approvals watch");
 otherwise tools.exec.askFallback decides at once.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newApprovalsListCmd(g), newApprovalsResolveCmd(g), newApprovalsWatchCmd(g))
+	cmd.AddCommand(newApprovalsListCmd(g), newApprovalsResolveCmd(g), newApprovalsWatchCmd(g), newApprovalsAllowlistCmd(g))
 	return cmd
 }
 
@@ -161,4 +162,64 @@ func printApprovalEvent(w io.Writer, event string, payload json.RawMessage, asJS
 	}
 	_, err := fmt.Fprintf(w, "resolved  %s  %s\n", p.ID, p.Decision)
 	return err
+}
+
+func newApprovalsAllowlistCmd(g *globalFlags) *cobra.Command {
+	var agent string
+	cmd := &cobra.Command{
+		Use:   "allowlist",
+		Short: "Show the effective exec policy and the agents' allowlists",
+		Long: `Allowlist prints the default agent's effective tools.exec policy and the
+allowlist entries of the approvals document (allow-always adds to it), for
+every agent or the one --agent names.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+				raw, err := g.callRaw(ctx, c, wire.MethodExecApprovalsGet, map[string]any{})
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if g.json {
+					return writeJSON(out, raw)
+				}
+				var res wire.ExecApprovalsGetResult
+				if err := decodeResult(wire.MethodExecApprovalsGet, raw, &res); err != nil {
+					return err
+				}
+				return printAllowlists(out, &res, agent)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "only this agent's allowlist")
+	return cmd
+}
+
+// printAllowlists writes the policy line and the allowlist table.
+func printAllowlists(w io.Writer, res *wire.ExecApprovalsGetResult, agent string) error {
+	d := res.ResolvedDefaults
+	fmt.Fprintf(w, "Policy: security=%s ask=%s askFallback=%s\nFile: %s\n", d.Security, d.Ask, d.AskFallback, res.Path)
+	ids := make([]string, 0, len(res.File.Agents))
+	for id := range res.File.Agents {
+		if agent == "" || id == agent {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	rows := 0
+	for _, id := range ids {
+		for _, e := range res.File.Agents[id].Allowlist {
+			if rows == 0 {
+				fmt.Fprintln(tw, "AGENT\tPATTERN\tSOURCE\tLAST COMMAND")
+			}
+			rows++
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, e.Pattern, orDash(e.Source), orDash(excerpt(oneLine(e.LastUsedCommand), commandExcerpt)))
+		}
+	}
+	if rows == 0 {
+		_, err := fmt.Fprintln(w, "No allowlist entries.")
+		return err
+	}
+	return tw.Flush()
 }

@@ -87,6 +87,10 @@ func TestApprovalsCommands(t *testing.T) {
 	if out := g.mustRun("approvals", "list"); out != "No pending approvals.\n" {
 		t.Errorf("after resolve: %q", out)
 	}
+	if out := g.mustRun("approvals", "allowlist"); !strings.HasPrefix(out, "Policy: security=allowlist ask=on-miss askFallback=deny\n") ||
+		!strings.HasSuffix(out, "No allowlist entries.\n") {
+		t.Errorf("approvals allowlist:\n%s", out)
+	}
 }
 
 func TestPrintApprovalEvent(t *testing.T) {
@@ -111,5 +115,32 @@ func TestPrintApprovalEvent(t *testing.T) {
 	}
 	if !strings.HasPrefix(b.String(), `{"event":"exec.approval.requested","payload":{"approvalKind":"exec","id":"a1"`) {
 		t.Errorf("--json line = %s", b.String())
+	}
+}
+
+func TestPrintAllowlists(t *testing.T) {
+	res := &wire.ExecApprovalsGetResult{Path: "/s/exec-approvals.json",
+		ResolvedDefaults: wire.ExecApprovalDefaults{Security: "allowlist", Ask: "on-miss", AskFallback: "deny"},
+		File: wire.ExecApprovalsFile{Version: 1, Agents: map[string]wire.ExecApprovalsAgent{
+			"ops":  {Allowlist: []wire.ExecAllowEntry{{Pattern: "kubectl", Source: "allow-always", LastUsedCommand: "kubectl get pods"}}},
+			"main": {Allowlist: []wire.ExecAllowEntry{{Pattern: "/usr/bin/git"}}},
+		}}}
+	var b bytes.Buffer
+	if err := printAllowlists(&b, res, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := `Policy: security=allowlist ask=on-miss askFallback=deny
+File: /s/exec-approvals.json
+AGENT  PATTERN       SOURCE        LAST COMMAND
+main   /usr/bin/git  -             -
+ops    kubectl       allow-always  kubectl get pods
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	b.Reset()
+	printAllowlists(&b, res, "nobody")
+	if !strings.HasSuffix(b.String(), "No allowlist entries.\n") {
+		t.Errorf("filtered: %q", b.String())
 	}
 }

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -13,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -21,6 +24,8 @@ import (
 // files in the state directory, and the gate exec runs behind. The
 // gateway, created later, is reached through gw.
 type approvals struct {
+	cfg     *config.Config
+	lists   *approval.Allowlists
 	broker  *approval.Broker
 	journal approval.FileJournal
 	gate    *approval.GateConfig
@@ -32,7 +37,7 @@ func newApprovals(cfg *config.Config, stateDir string, refused func(kind string)
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	a := &approvals{journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
+	a := &approvals{cfg: cfg, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
 	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: cfg.ExecApprovalTimeout(), Notifier: a, Journal: a.journal})
 	a.gate = &approval.GateConfig{
 		Broker: a.broker, Allowlists: lists,
@@ -116,4 +121,26 @@ func (a *approvals) recoverPending(ctx context.Context, st store.Store, log *slo
 		return fmt.Errorf("daemon: clear approval journal: %w", err)
 	}
 	return nil
+}
+
+// document answers exec.approvals.get: the approvals document and the
+// default agent's effective policy.
+func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
+	path, exists, raw, err := a.lists.Document()
+	if err != nil {
+		return nil, err
+	}
+	res := &wire.ExecApprovalsGetResult{Path: path, Exists: exists}
+	if err := json.Unmarshal(raw, &res.File); err != nil {
+		return nil, fmt.Errorf("approvals document %s: %w", path, err)
+	}
+	if res.File.Agents == nil {
+		res.File.Agents = map[string]wire.ExecApprovalsAgent{}
+	}
+	sum := sha256.Sum256(raw)
+	res.Hash = hex.EncodeToString(sum[:])
+	p := a.cfg.ExecApprovals(a.cfg.DefaultAgentID())
+	n := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback}.Normalized()
+	res.ResolvedDefaults = wire.ExecApprovalDefaults{Security: n.Security, Ask: n.Ask, AskFallback: n.AskFallback}
+	return res, nil
 }

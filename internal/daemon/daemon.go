@@ -473,6 +473,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Runner:                runner,
 		Cron:                  cronSvc,
 		Approvals:             appr.broker,
+		ApprovalsDocument:     appr.document,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,

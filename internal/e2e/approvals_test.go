@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,6 +180,11 @@ func TestExecApprovalAllowAndDeny(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(g.dir, "exec-approvals.json"))
 	if err != nil || !strings.Contains(string(b), `"pattern": "printf"`) {
 		t.Errorf("approvals document = %s, %v", b, err)
+	}
+	doc := call(t, sender, "exec.approvals.get", map[string]any{})
+	if file, _ := doc["file"].(map[string]any); doc["exists"] != true || len(doc["hash"].(string)) != 64 ||
+		!strings.Contains(fmt.Sprint(file["agents"]), "pattern:printf") {
+		t.Errorf("exec.approvals.get = %v", doc)
 	}
 	// A resolved id cannot be decided differently.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

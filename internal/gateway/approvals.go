@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -190,4 +191,18 @@ func (s *Server) handleExecApprovalWaitDecision(ctx context.Context, cl *call) (
 		d = decision
 	}
 	return map[string]any{"id": p.ID, "decision": d, "createdAtMs": rec.CreatedAtMs, "expiresAtMs": rec.ExpiresAtMs}, nil
+}
+
+func (s *Server) handleExecApprovalsGet(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(&struct{}{}); err != nil {
+		return nil, err
+	}
+	if s.cfg.ApprovalsDocument == nil {
+		return nil, wire.NewError(wire.CodeUnavailable, "exec approvals are not enabled")
+	}
+	doc, err := s.cfg.ApprovalsDocument()
+	if err != nil {
+		return nil, fmt.Errorf("exec.approvals.get: %w", err)
+	}
+	return doc, nil
 }

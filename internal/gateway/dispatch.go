@@ -82,6 +82,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodExecApprovalGet, scope: wire.ScopeApprovals, handle: s.handleExecApprovalGet},
 		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},
 		{name: wire.MethodExecApprovalWaitDecision, scope: wire.ScopeApprovals, handle: s.handleExecApprovalWaitDecision},
+		{name: wire.MethodExecApprovalsGet, scope: wire.ScopeAdmin, handle: s.handleExecApprovalsGet},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

@@ -126,6 +126,9 @@ type Config struct {
 	// Approvals serves the exec.approval.* methods; nil answers them
 	// UNAVAILABLE.
 	Approvals Approvals
+	// ApprovalsDocument answers exec.approvals.get; nil answers it
+	// UNAVAILABLE.
+	ApprovalsDocument func() (*wire.ExecApprovalsGetResult, error)
 
 	// StorePath is reported as "path" by the sessions methods (the
 	// reference reports its store file).

@@ -6,6 +6,10 @@ const (
 	MethodExecApprovalGet          = "exec.approval.get"
 	MethodExecApprovalResolve      = "exec.approval.resolve"
 	MethodExecApprovalWaitDecision = "exec.approval.waitDecision"
+	// MethodExecApprovalsGet reads the approvals document (allowlists)
+	// and the effective defaults: {path, exists, hash, file,
+	// resolvedDefaults}. exec.approvals.* needs operator.admin.
+	MethodExecApprovalsGet = "exec.approvals.get"
 
 	// EventExecApprovalRequested carries {id, request, createdAtMs,
 	// expiresAtMs} to the operator clients that can answer approvals.
@@ -43,6 +47,7 @@ type ExecApprovalIDParams struct {
 
 func init() {
 	methodSchemas[MethodExecApprovalList] = Object(nil)
+	methodSchemas[MethodExecApprovalsGet] = Object(nil)
 	methodSchemas[MethodExecApprovalGet] = Object([]string{"id"}, P("id", NonEmptyStr()))
 	methodSchemas[MethodExecApprovalResolve] = Object([]string{"id", "decision"},
 		P("id", NonEmptyStr()), P("decision", NonEmptyStr()), P("reviewer", Any()), P("grantExpiresInDays", IntRange(1, 3650)))
@@ -68,6 +73,44 @@ type ExecApproval struct {
 	Request     ExecApprovalRequest `json:"request"`
 	CreatedAtMs int64               `json:"createdAtMs"`
 	ExpiresAtMs int64               `json:"expiresAtMs"`
+}
+
+// ExecApprovalsGetResult is exec.approvals.get's result.
+type ExecApprovalsGetResult struct {
+	Path             string               `json:"path"`
+	Exists           bool                 `json:"exists"`
+	Hash             string               `json:"hash"`
+	File             ExecApprovalsFile    `json:"file"`
+	ResolvedDefaults ExecApprovalDefaults `json:"resolvedDefaults"`
+}
+
+// ExecApprovalsFile is the approvals document.
+type ExecApprovalsFile struct {
+	Version int                           `json:"version"`
+	Agents  map[string]ExecApprovalsAgent `json:"agents"`
+}
+
+// ExecApprovalsAgent is one agent's part of the approvals document.
+type ExecApprovalsAgent struct {
+	Allowlist []ExecAllowEntry `json:"allowlist"`
+}
+
+// ExecAllowEntry is one allowlist entry.
+type ExecAllowEntry struct {
+	ID               string `json:"id,omitempty"`
+	Pattern          string `json:"pattern"`
+	Source           string `json:"source,omitempty"`
+	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
+	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
+	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
+}
+
+// ExecApprovalDefaults is the effective exec approval policy.
+type ExecApprovalDefaults struct {
+	Security        string `json:"security"`
+	Ask             string `json:"ask"`
+	AskFallback     string `json:"askFallback"`
+	AutoAllowSkills bool   `json:"autoAllowSkills"`
 }
 
 // ExecApprovalListResult is exec.approval.list's result: an array.
