@@ -529,6 +529,7 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
 	} else {
 		var err error
+		caller.ToolCallID = call.ID
 		res, err = callSafely(tools.WithCaller(ctx, caller), t, call.Arguments)
 		if err != nil {
 			res = tools.ErrorResult(call.Name, err)

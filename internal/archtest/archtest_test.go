@@ -451,6 +451,7 @@ var importAllowLists = map[string][]string{
 		"github.com/coder/websocket",
 		"github.com/google/uuid",
 		"internal/agent",
+		"internal/approval",
 		"internal/compaction",
 		"internal/config",
 		"internal/ctxmap",
@@ -519,6 +520,9 @@ var importAllowLists = map[string][]string{
 		"internal/store/sqlite",
 		"modernc.org/sqlite",
 	},
+	// approval: exec approval policy, broker, files and the exec gate, on
+	// the tools contract.
+	"internal/approval": {"github.com/google/uuid", "internal/tools"},
 	// mcp: the MCP server and stdio proxy, on the tools contract.
 	"internal/mcp": {
 		"github.com/modelcontextprotocol/go-sdk/mcp",

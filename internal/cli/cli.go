@@ -138,6 +138,7 @@ func newRoot(opts Options) *cobra.Command {
 		newAgentsCmd(g),
 		newSubagentsCmd(g),
 		newAnnouncesCmd(g),
+		newApprovalsCmd(g),
 		newMCPCmd(g),
 		newDashboardCmd(g),
 		newSandboxCmd(opts),

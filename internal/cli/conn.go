@@ -135,12 +135,13 @@ func (c *conn) Close() error {
 }
 
 // dial connects to the gateway. drain says whether events are discarded.
-func (g *globalFlags) dial(ctx context.Context, drain bool) (*conn, error) {
+func (g *globalFlags) dial(ctx context.Context, drain bool, caps ...string) (*conn, error) {
 	cl, err := client.Dial(ctx, client.Options{
 		URL:      g.url,
 		Token:    g.token,
 		Password: g.password,
 		Version:  Version,
+		Caps:     caps,
 	})
 	if err != nil {
 		return nil, g.dialError(ctx, err)

@@ -49,6 +49,9 @@ type Options struct {
 	// client sends to or subscribes to (sessions.messages.subscribe),
 	// instead of every session's.
 	SessionScoped bool
+	// Caps are further client capabilities declared in connect, such as
+	// "exec-approvals" (receive and answer exec approvals).
+	Caps []string
 }
 
 // Event is one event frame from the gateway.
@@ -142,11 +145,12 @@ func (c *Client) handshake(ctx context.Context, opts Options) error {
 		},
 		"role":   "operator",
 		"scopes": opts.Scopes,
-		"caps":   []string{},
 	}
+	caps := append([]string{}, opts.Caps...)
 	if opts.SessionScoped {
-		params["caps"] = []string{wire.CapSessionScopedEvents}
+		caps = append(caps, wire.CapSessionScopedEvents)
 	}
+	params["caps"] = caps
 	auth := map[string]any{}
 	if opts.Token != "" {
 		auth["token"] = opts.Token

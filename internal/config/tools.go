@@ -20,6 +20,60 @@ type ToolsExec struct {
 	// CleanupMs is how long a finished background command is kept for the
 	// process tool (nil: 1800000).
 	CleanupMs *int `json:"cleanupMs,omitempty"`
+	// Security, Ask, AskFallback and SafeBins are the exec approval policy
+	// (see ExecApprovalPolicy).
+	Security    string   `json:"security,omitempty"`
+	Ask         string   `json:"ask,omitempty"`
+	AskFallback string   `json:"askFallback,omitempty"`
+	SafeBins    []string `json:"safeBins,omitempty"`
+	// ApprovalTimeoutSeconds is how long an exec approval waits for an
+	// operator's decision before askFallback applies (nil: 1800).
+	ApprovalTimeoutSeconds *int `json:"approvalTimeoutSeconds,omitempty"`
+}
+
+// ExecApprovalPolicy is the exec approval policy of tools.exec and
+// agents.list[].tools.exec (reference semantics; "" is unset).
+type ExecApprovalPolicy struct {
+	// Security is deny, allowlist or full.
+	Security string `json:"security,omitempty"`
+	// Ask is off, on-miss or always.
+	Ask string `json:"ask,omitempty"`
+	// AskFallback is deny, allowlist or full.
+	AskFallback string `json:"askFallback,omitempty"`
+	// SafeBins are stdin-only binaries that satisfy the allowlist (nil:
+	// the reference's defaults).
+	SafeBins []string `json:"safeBins,omitempty"`
+}
+
+// ExecApprovals returns agent id's exec approval policy: the agent's
+// agents.list[].tools.exec values over tools.exec's, as written.
+func (c *Config) ExecApprovals(id string) ExecApprovalPolicy {
+	g := c.Tools.Exec
+	p := ExecApprovalPolicy{Security: g.Security, Ask: g.Ask, AskFallback: g.AskFallback, SafeBins: slices.Clone(g.SafeBins)}
+	if e := c.agent(id); e != nil && e.Tools != nil && e.Tools.Exec != nil {
+		a := e.Tools.Exec
+		p.Security = cmpOr(norm(a.Security), norm(p.Security))
+		p.Ask = cmpOr(norm(a.Ask), norm(p.Ask))
+		p.AskFallback = cmpOr(norm(a.AskFallback), norm(p.AskFallback))
+		if a.SafeBins != nil {
+			p.SafeBins = slices.Clone(a.SafeBins)
+		}
+	}
+	p.Security, p.Ask, p.AskFallback = norm(p.Security), norm(p.Ask), norm(p.AskFallback)
+	return p
+}
+
+// ExecApprovalTimeout is tools.exec.approvalTimeoutSeconds with its
+// default.
+func (c *Config) ExecApprovalTimeout() time.Duration {
+	return time.Duration(positiveOr(c.Tools.Exec.ApprovalTimeoutSeconds, 1800)) * time.Second
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // AgentTools is "agents.list[].tools": the agent's own tool selection,
@@ -31,6 +85,8 @@ type AgentTools struct {
 	Deny      []string `json:"deny,omitempty"`
 	// Untrusted widens tools.untrusted.allow for this agent.
 	Untrusted ToolsUntrusted `json:"untrusted,omitzero"`
+	// Exec overrides tools.exec's approval policy for this agent.
+	Exec *ExecApprovalPolicy `json:"exec,omitempty"`
 }
 
 // UntrustedAllow returns what sessions of agent id driven from outside
@@ -126,4 +182,13 @@ func (k *checker) toolsExec() {
 	// The reference clamps these to 10 ms–2 min and 1 min–3 h.
 	k.intRange(p.key("backgroundMs"), e.BackgroundMs, 10, 120_000)
 	k.intRange(p.key("cleanupMs"), e.CleanupMs, 60_000, 3*3600_000)
+	k.intRange(p.key("approvalTimeoutSeconds"), e.ApprovalTimeoutSeconds, 1, 7*24*3600)
+	k.execApprovals(p, ExecApprovalPolicy{Security: e.Security, Ask: e.Ask, AskFallback: e.AskFallback})
+}
+
+// execApprovals checks one scope's exec approval policy.
+func (k *checker) execApprovals(p keyPath, e ExecApprovalPolicy) {
+	k.enum(p.key("security"), e.Security, "deny", "allowlist", "full")
+	k.enum(p.key("ask"), e.Ask, "off", "on-miss", "always")
+	k.enum(p.key("askFallback"), e.AskFallback, "deny", "allowlist", "full")
 }

@@ -228,6 +228,9 @@ func (k *checker) agents() {
 		k.enum(p.key("sandbox").key("network"), a.Sandbox.Network, "none", "host")
 		if a.Tools != nil {
 			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
+			if a.Tools.Exec != nil {
+				k.execApprovals(p.key("tools").key("exec"), *a.Tools.Exec)
+			}
 		}
 		k.budget(p.key("budget"), a.Budget)
 	}

@@ -264,6 +264,15 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}()
 	box := &toolbox{conf: set, mcp: mcpc, log: log}
+	appr, err := newApprovals(cfg, paths.StateDir, func(kind string) {
+		if box.refused != nil {
+			box.refused(kind)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	box.gate = appr.gate
 	ws := &workspaces{cfg: cfg, store: st}
 	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
 	if err != nil {
@@ -387,6 +396,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			chans.close()
 		}
 	}()
+	// Approvals a crash cut get their expired results before queued runs
+	// resume, so that a resumed run of the session already sees them.
+	if err := appr.recoverPending(ctx, st.Store, log); err != nil {
+		return nil, err
+	}
 	if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -450,6 +464,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		},
 		Runner:                runner,
 		Cron:                  cronSvc,
+		Approvals:             appr.broker,
+		ApprovalsDocument:     appr.document,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -472,6 +488,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.gw = gw
+	appr.gw.Store(gw)
 	// Deliveries (and flows a restart cut) resume once the gateway is
 	// there to show what they post.
 	if err := disp.Start(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
@@ -34,6 +35,9 @@ type toolbox struct {
 	mcp interface {
 		Tools(ctx context.Context) []tools.Tool
 	}
+	// gate, when set, puts exec on the gateway host behind exec approvals
+	// (tools.exec.security, ask, askFallback).
+	gate *approval.GateConfig
 }
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
@@ -84,7 +88,26 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 			return policy.SubagentToolAllowed(t.Name(), depth, maxDepth, tp.Allow, tp.AlsoAllow, tp.Deny)
 		})
 	}
-	return foregroundUnlessProcess(all)
+	all = foregroundUnlessProcess(all)
+	if b.gate != nil && !sandboxed {
+		all = gateExec(all, b.gate)
+	}
+	return all
+}
+
+// gateExec puts the host exec tool in set behind the approval gate.
+func gateExec(set *tools.Set, gate *approval.GateConfig) *tools.Set {
+	out := set.All()
+	changed := false
+	for i, t := range out {
+		if ex, ok := t.(*shell.Tool); ok {
+			out[i], changed = gate.Wrap(ex), true
+		}
+	}
+	if !changed {
+		return set
+	}
+	return tools.NewSet(out...)
 }
 
 // foregroundUnlessProcess makes exec run every command in the foreground

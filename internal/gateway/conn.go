@@ -57,6 +57,7 @@ type conn struct {
 	client      wire.ClientInfo
 	connectedAt time.Time
 	scoped      bool // session-scoped events (set with ready, under mu)
+	approvals   bool // answers exec approvals (set with ready, under mu)
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex

@@ -78,6 +78,11 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
 		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
+		{name: wire.MethodExecApprovalList, scope: wire.ScopeApprovals, handle: s.handleExecApprovalList},
+		{name: wire.MethodExecApprovalGet, scope: wire.ScopeApprovals, handle: s.handleExecApprovalGet},
+		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},
+		{name: wire.MethodExecApprovalWaitDecision, scope: wire.ScopeApprovals, handle: s.handleExecApprovalWaitDecision},
+		{name: wire.MethodExecApprovalsGet, scope: wire.ScopeAdmin, handle: s.handleExecApprovalsGet},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

@@ -163,6 +163,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	if ok {
 		c.ready = true
 		c.scoped = scopedCaps(p.Caps) // read by broadcasts under c.mu
+		c.approvals = approvalClient(role, scopes, p.Caps, p.Client.ID)
 	}
 	c.mu.Unlock()
 	c.signal()

@@ -123,6 +123,12 @@ type Config struct {
 
 	// Cron serves the cron.* methods; nil answers them UNAVAILABLE.
 	Cron CronService
+	// Approvals serves the exec.approval.* methods; nil answers them
+	// UNAVAILABLE.
+	Approvals Approvals
+	// ApprovalsDocument answers exec.approvals.get; nil answers it
+	// UNAVAILABLE.
+	ApprovalsDocument func() (*wire.ExecApprovalsGetResult, error)
 
 	// StorePath is reported as "path" by the sessions methods (the
 	// reference reports its store file).
@@ -328,7 +334,8 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // Events returns the names of the events the server emits, as hello-ok
 // features.events lists them.
 func (s *Server) Events() []string {
-	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown}
+	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

@@ -87,7 +87,7 @@ func New(src Sources) *Metrics {
 		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
 	}, []string{"tool", "outcome"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted).",
+		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted, exec-approval).",
 	}, []string{"kind"})
 	for _, k := range []string{"loop", "deadlock", "budget", "untrusted"} {
 		m.refusals.WithLabelValues(k) // present at 0 from the start

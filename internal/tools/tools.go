@@ -79,6 +79,9 @@ type Caller struct {
 	SessionKey string
 	AgentID    string
 	RunID      string
+	// ToolCallID is the model's id of the tool call being run ("" outside
+	// a run).
+	ToolCallID string
 	// Channel is the caller's message channel ("webchat" for internal runs).
 	Channel   string
 	AccountID string

@@ -23,6 +23,7 @@ const state = {
   chatStale: false, // a run started or ended meanwhile
   sessionsOffset: 0,
   treeTimer: 0,
+  approvals: new Map(), // approval id → exec.approval.requested payload
 };
 const PAGE = 50;
 
@@ -91,7 +92,8 @@ function onFrame(ws, f) {
       client: { id: "webchat-ui", version: "switchboard-ui", platform: "web", mode: "ui" },
       role: "operator",
       scopes: ["operator.read", "operator.write", "operator.admin"],
-      caps: [],
+      // The UI answers exec approvals: runs wait for it to decide.
+      caps: ["exec-approvals"],
       auth: { token: state.token },
     }, ws).then(onHello, (err) => {
       setStatus("refused", "off");
@@ -130,6 +132,7 @@ function onHello(hello) {
   $("version").textContent = "gateway " + (hello.server?.version || "?");
   openChat(state.key);
   refreshSessions();
+  refreshApprovals();
   // Re-attach waits on runs that were streaming when the link dropped.
   for (const runId of state.waits) waitRun(runId);
 }
@@ -144,10 +147,14 @@ setInterval(() => {
 
 function onEvent(name, p) {
   if (name === "chat") return onChat(p);
+  if (name === "exec.approval.requested") { state.approvals.set(p.id, p); return renderApprovals(); }
+  if (name === "exec.approval.resolved") { state.approvals.delete(p.id); return renderApprovals(); }
   if (name === "agent") {
     if (p.stream === "tool" && (p.sessionKey === state.canonical)) onTool(p);
     if (p.stream === "lifecycle" && (p.sessionKey === state.canonical)) onLifecycle(p);
     if (p.stream === "lifecycle" && !$("view-tree").hidden) scheduleTree();
+    // A run that ended (aborted, timed out) no longer waits on its approvals.
+    if (p.stream === "lifecycle" && ["end", "error"].includes(p.data?.phase)) dropRunApprovals(p.runId);
   }
 }
 
@@ -467,6 +474,76 @@ async function refreshTree() {
   }
 }
 $("tree-refresh").addEventListener("click", refreshTree);
+
+// ---- exec approvals -----------------------------------------------------------
+
+async function refreshApprovals() {
+  try {
+    const res = await request("exec.approval.list", {});
+    state.approvals = new Map((Array.isArray(res) ? res : []).map((a) => [a.id, a]));
+  } catch {
+    state.approvals = new Map();
+  }
+  renderApprovals();
+}
+
+function dropRunApprovals(runId) {
+  let changed = false;
+  for (const [id, a] of state.approvals) {
+    if (runId && a.request?.runId === runId) { state.approvals.delete(id); changed = true; }
+  }
+  if (changed) renderApprovals();
+}
+
+const decisionLabels = { "allow-once": "Allow once", "allow-always": "Allow always", "deny": "Deny" };
+
+function renderApprovals() {
+  const now = Date.now();
+  for (const [id, a] of state.approvals) if (a.expiresAtMs && a.expiresAtMs <= now) state.approvals.delete(id);
+  const items = [...state.approvals.values()].map((a) => {
+    const r = a.request || {};
+    const li = el("li", { className: "approval", dataset: { id: a.id } });
+    const left = Math.max(0, Math.round(((a.expiresAtMs || now) - now) / 1000));
+    li.append(el("pre", { className: "command" }, r.command || ""),
+      el("div", { className: "muted" }, (r.sessionKey || r.agentId || "") + (r.cwd ? " · " + r.cwd : ""),
+        el("span", { className: "expires" }, ` · expires in ${Math.floor(left / 60)}m ${left % 60}s`)));
+    const buttons = el("div", { className: "actions" });
+    for (const d of r.allowedDecisions || ["allow-once", "deny"]) {
+      const b = el("button", { className: "decision " + d, dataset: { decision: d } }, decisionLabels[d] || d);
+      b.addEventListener("click", async () => {
+        for (const x of buttons.children) x.disabled = true;
+        try {
+          await request("exec.approval.resolve", { id: a.id, decision: d });
+          state.approvals.delete(a.id);
+        } catch (err) {
+          li.append(el("div", { className: "error" }, err.message));
+          state.approvals.delete(a.id);
+          setTimeout(renderApprovals, 3000);
+          return;
+        }
+        renderApprovals();
+      });
+      buttons.append(b);
+    }
+    li.append(buttons);
+    return li;
+  });
+  $("approvals-list").replaceChildren(...items);
+  $("approvals").hidden = items.length === 0;
+}
+// Tick the countdowns in place (rebuilding would swap buttons under a
+// click); expired approvals are dropped.
+setInterval(() => {
+  if (!state.approvals.size) return;
+  const now = Date.now();
+  if ([...state.approvals.values()].some((a) => a.expiresAtMs && a.expiresAtMs <= now)) return renderApprovals();
+  for (const li of document.querySelectorAll("#approvals-list .approval")) {
+    const a = state.approvals.get(li.dataset.id);
+    const left = Math.max(0, Math.round(((a?.expiresAtMs || now) - now) / 1000));
+    const span = li.querySelector(".expires");
+    if (span) span.textContent = ` · expires in ${Math.floor(left / 60)}m ${left % 60}s`;
+  }
+}, 1000);
 
 // ---- agents ----------------------------------------------------------------
 

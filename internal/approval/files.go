@@ -1,0 +1,270 @@
+package approval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// File names in the state directory.
+const (
+	// PendingFile journals the pending approvals.
+	PendingFile = "exec-approvals-pending.json"
+	// AllowlistFile is the approvals document with the per-agent
+	// allowlists (the reference's exec-approvals.json shape).
+	AllowlistFile = "exec-approvals.json"
+)
+
+// writeFileAtomic writes b to path through a synced temporary file and a
+// rename, so that a crash leaves the old or the new content.
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// FileJournal is a Journal in one JSON file.
+type FileJournal struct{ Path string }
+
+var _ Journal = FileJournal{}
+
+// Save implements Journal.
+func (j FileJournal) Save(pending []Record) error {
+	if pending == nil {
+		pending = []Record{}
+	}
+	b, err := json.MarshalIndent(map[string]any{"version": 1, "pending": pending}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(j.Path, b)
+}
+
+// Load returns the approvals the file holds (none when it is absent).
+func (j FileJournal) Load() ([]Record, error) {
+	b, err := os.ReadFile(j.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approval.FileJournal.Load: %w", err)
+	}
+	var doc struct {
+		Pending []Record `json:"pending"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("approval.FileJournal.Load: %s: %w", j.Path, err)
+	}
+	return doc.Pending, nil
+}
+
+// AllowEntry is one allowlist entry.
+type AllowEntry struct {
+	ID      string `json:"id,omitempty"`
+	Pattern string `json:"pattern"`
+	// Source is "allow-always" for entries an approval added.
+	Source           string `json:"source,omitempty"`
+	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
+	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
+	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
+}
+
+type allowDoc struct {
+	Version int                  `json:"version"`
+	Agents  map[string]agentList `json:"agents"`
+}
+
+type agentList struct {
+	Allowlist []AllowEntry `json:"allowlist"`
+}
+
+// Allowlists are the per-agent allowlists, kept in the approvals document
+// file. Safe for concurrent use.
+type Allowlists struct {
+	path string
+	now  func() time.Time
+
+	// mu guards doc.
+	mu  sync.Mutex
+	doc allowDoc
+}
+
+// OpenAllowlists reads the approvals document at path (absent: empty).
+func OpenAllowlists(path string) (*Allowlists, error) {
+	a := &Allowlists{path: path, now: time.Now, doc: allowDoc{Version: 1, Agents: map[string]agentList{}}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approval.OpenAllowlists: %w", err)
+	}
+	if err := json.Unmarshal(b, &a.doc); err != nil {
+		return nil, fmt.Errorf("approval.OpenAllowlists: %s: %w", path, err)
+	}
+	if a.doc.Agents == nil {
+		a.doc.Agents = map[string]agentList{}
+	}
+	return a, nil
+}
+
+// List returns agent's allowlist.
+func (a *Allowlists) List(agent string) []AllowEntry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.doc.Agents[agent].Allowlist)
+}
+
+// Matches reports whether bin (an executable as written in a command run
+// in cwd) is on agent's allowlist. A pattern with a slash is a path glob
+// matched against the resolved executable; a bare pattern is a name glob
+// matched only by commands invoked through PATH.
+func (a *Allowlists) Matches(agent, bin, cwd string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	resolved := ""
+	for _, e := range a.doc.Agents[agent].Allowlist {
+		pat := strings.ToLower(strings.TrimSpace(e.Pattern))
+		if !strings.Contains(pat, "/") {
+			if !strings.Contains(bin, "/") && globMatch(pat, strings.ToLower(bin)) {
+				return true
+			}
+			continue
+		}
+		if resolved == "" {
+			resolved = ResolvePath(bin, cwd)
+		}
+		if globMatch(expandHome(pat), strings.ToLower(resolved)) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch matches name against pattern, where ** also crosses slashes.
+func globMatch(pattern, name string) bool {
+	if strings.Contains(pattern, "**") {
+		pattern = strings.ReplaceAll(pattern, "**", "*")
+		ok, _ := filepath.Match(strings.ReplaceAll(pattern, "/", "\x00"), strings.ReplaceAll(name, "/", "\x00"))
+		return ok
+	}
+	ok, _ := filepath.Match(pattern, name)
+	return ok
+}
+
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, rest)
+		}
+	}
+	return p
+}
+
+// ResolvePath returns the executable bin runs in cwd (PATH lookup for a
+// bare name, relative to cwd for a relative path), or bin itself when it
+// cannot be found.
+func ResolvePath(bin, cwd string) string {
+	if strings.Contains(bin, "/") && !filepath.IsAbs(bin) && cwd != "" {
+		bin = filepath.Join(cwd, bin)
+	}
+	p, err := exec.LookPath(bin)
+	if err != nil {
+		return bin
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
+}
+
+// Add adds bins (executables as written in command, run in cwd) to agent's
+// allowlist as allow-always entries and saves the document. A bare name is
+// kept as a name pattern; a path becomes the absolute path of the
+// executable, so that "./build.sh" approved in one directory does not
+// allow another directory's. Entries already present are kept.
+func (a *Allowlists) Add(agent string, bins []string, command, cwd string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.doc.Agents[agent]
+	now := a.now().UnixMilli()
+	changed := false
+	for _, bin := range bins {
+		resolved := ResolvePath(bin, cwd)
+		pattern := bin
+		if strings.Contains(bin, "/") {
+			pattern = resolved
+			if !filepath.IsAbs(pattern) {
+				continue // not found: nothing to bind an entry to
+			}
+		}
+		if bin == "" || slices.ContainsFunc(l.Allowlist, func(e AllowEntry) bool { return strings.EqualFold(e.Pattern, pattern) }) {
+			continue
+		}
+		l.Allowlist = append(l.Allowlist, AllowEntry{ID: uuid.NewString(), Pattern: pattern, Source: AllowAlways,
+			LastUsedAt: now, LastUsedCommand: command, LastResolvedPath: resolved})
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	a.doc.Agents[agent] = l
+	b, err := json.MarshalIndent(a.doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(a.path, b); err != nil {
+		return fmt.Errorf("approval.Allowlists.Add: %w", err)
+	}
+	return nil
+}
+
+// Document returns the approvals document's path, whether the file
+// exists, and its content (the empty document when it does not).
+func (a *Allowlists) Document() (path string, exists bool, raw []byte, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b, err := os.ReadFile(a.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b, err = json.Marshal(a.doc)
+		return a.path, false, b, err
+	case err != nil:
+		return a.path, false, nil, fmt.Errorf("approval.Allowlists.Document: %w", err)
+	}
+	return a.path, true, b, nil
+}

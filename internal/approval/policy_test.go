@@ -1,0 +1,117 @@
+package approval
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestAnalyze(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		ok   bool
+		bins []string
+	}{
+		{"ls -la", true, []string{"ls"}},
+		{"echo hi && pwd", true, []string{"echo", "pwd"}},
+		{"cat a.txt | wc -l; date", true, []string{"cat", "wc", "date"}},
+		{"FOO=1 BAR=2 env", false, nil},
+		{"FOO=1 git status", true, []string{"git"}},
+		{`echo "a;b" 'c|d'`, true, []string{"echo"}},
+		{"echo hi > out.txt 2>&1", true, []string{"echo"}},
+		{"echo $(id)", false, nil},
+		{"echo `id`", false, nil},
+		{`echo "$(id)"`, false, nil},
+		{"(cd /tmp && ls)", false, nil},
+		{"cat <<EOF\nx\nEOF", false, nil},
+		{"$CMD arg", false, nil},
+		{"eval ls", false, nil},
+		{"if true; then ls; fi", false, nil},
+		{"sh -c 'ls'", true, []string{"sh"}},
+		{"/usr/bin/git log", true, []string{"/usr/bin/git"}},
+		{"", false, nil},
+		{"echo 'unterminated", false, nil},
+	} {
+		a := Analyze(tc.cmd)
+		if a.OK != tc.ok {
+			t.Errorf("Analyze(%q).OK = %v, want %v", tc.cmd, a.OK, tc.ok)
+			continue
+		}
+		if tc.ok && !slices.Equal(a.Bins(), tc.bins) {
+			t.Errorf("Analyze(%q).Bins() = %q, want %q", tc.cmd, a.Bins(), tc.bins)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	allow := func(names ...string) func(string) bool {
+		return func(bin string) bool { return slices.Contains(names, bin) }
+	}
+	for _, tc := range []struct {
+		name    string
+		p       Policy
+		cmd     string
+		allowed func(string) bool
+		want    Verdict
+		reason  string
+		satisf  bool
+	}{
+		{"defaults run everything", Policy{}, "rm -rf x", nil, Run, "", false},
+		{"defaults run unanalysable", Policy{}, "echo $(id)", nil, Run, "", false},
+		{"deny", Policy{Security: "deny"}, "ls", allow("ls"), Refuse, "security-deny", false},
+		{"deny beats ask", Policy{Security: "deny", Ask: "always"}, "ls", nil, Refuse, "security-deny", false},
+		{"allowlist hit", Policy{Security: "allowlist"}, "ls -l", allow("ls"), Run, "", true},
+		{"allowlist miss, ask off", Policy{Security: "allowlist"}, "ls", nil, Refuse, "allowlist-miss", false},
+		{"allowlist miss in chain", Policy{Security: "allowlist"}, "ls && rm x", allow("ls"), Refuse, "allowlist-miss", false},
+		{"allowlist miss, on-miss", Policy{Security: "allowlist", Ask: "on-miss"}, "rm x", allow("ls"), AskOperator, "", false},
+		{"allowlist hit, on-miss", Policy{Security: "allowlist", Ask: "on-miss"}, "ls | wc -l", allow("ls"), Run, "", true},
+		{"safe bin alone", Policy{Security: "allowlist", Ask: "on-miss"}, "wc -l", nil, Run, "", true},
+		{"safe bin with file", Policy{Security: "allowlist", Ask: "on-miss"}, "wc -l /etc/passwd", nil, AskOperator, "", false},
+		{"safe bin positional", Policy{Security: "allowlist", Ask: "on-miss"}, "head secrets.txt", nil, AskOperator, "", false},
+		{"safe bin redirect", Policy{Security: "allowlist", Ask: "on-miss"}, "head -n1 < secrets.txt", nil, AskOperator, "", false},
+		{"tr sets", Policy{Security: "allowlist"}, "tr a-z A-Z", nil, Run, "", true},
+		{"custom safe bins", Policy{Security: "allowlist", SafeBins: []string{"jq"}}, "wc -l", nil, Refuse, "allowlist-miss", false},
+		{"path is not a safe bin", Policy{Security: "allowlist"}, "/usr/bin/wc -l", nil, Refuse, "allowlist-miss", false},
+		{"full on-miss never asks", Policy{Security: "full", Ask: "on-miss"}, "rm x", nil, Run, "", false},
+		{"always asks even allowlisted", Policy{Security: "allowlist", Ask: "always"}, "ls", allow("ls"), AskOperator, "", true},
+		{"always with full", Policy{Ask: "always"}, "ls", nil, AskOperator, "", false},
+		{"unbindable on-miss", Policy{Security: "allowlist", Ask: "on-miss"}, "echo $(id)", allow("echo"), Unbindable, "", false},
+		{"unbindable always", Policy{Ask: "always"}, "eval ls", nil, Unbindable, "", false},
+		{"unbindable allowlist, ask off", Policy{Security: "allowlist"}, "echo $(id)", allow("echo"), Refuse, "allowlist-miss", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.p, Analyze(tc.cmd), tc.allowed)
+			if d.Verdict != tc.want || d.Reason != tc.reason || d.AllowlistSatisfied != tc.satisf {
+				t.Errorf("Decide = %+v, want verdict %d reason %q satisfied %v", d, tc.want, tc.reason, tc.satisf)
+			}
+		})
+	}
+}
+
+func TestFallback(t *testing.T) {
+	for _, tc := range []struct {
+		fallback  string
+		satisfied bool
+		run       bool
+		reason    string
+	}{
+		{"", false, false, "approval-timeout"},
+		{"deny", true, false, "approval-timeout"},
+		{"full", false, true, ""},
+		{"allowlist", true, true, ""},
+		{"allowlist", false, false, "approval-timeout: allowlist-miss"},
+	} {
+		run, reason := Fallback(Policy{AskFallback: tc.fallback}, Decision{AllowlistSatisfied: tc.satisfied})
+		if run != tc.run || reason != tc.reason {
+			t.Errorf("Fallback(%q, %v) = %v %q, want %v %q", tc.fallback, tc.satisfied, run, reason, tc.run, tc.reason)
+		}
+	}
+}
+
+func TestAllowedDecisions(t *testing.T) {
+	if got := AllowedDecisions("always"); !slices.Equal(got, []string{"allow-once", "deny"}) {
+		t.Errorf("always: %v", got)
+	}
+	if got := AllowedDecisions("on-miss"); !slices.Equal(got, []string{"allow-once", "allow-always", "deny"}) {
+		t.Errorf("on-miss: %v", got)
+	}
+}

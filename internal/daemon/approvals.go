@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/approval"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// approvals wires exec approvals: the broker, its journal and allowlist
+// files in the state directory, and the gate exec runs behind. The
+// gateway, created later, is reached through gw.
+type approvals struct {
+	cfg     *config.Config
+	lists   *approval.Allowlists
+	broker  *approval.Broker
+	journal approval.FileJournal
+	gate    *approval.GateConfig
+	gw      atomic.Pointer[gateway.Server]
+}
+
+func newApprovals(cfg *config.Config, stateDir string, refused func(kind string)) (*approvals, error) {
+	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	a := &approvals{cfg: cfg, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
+	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: cfg.ExecApprovalTimeout(), Notifier: a, Journal: a.journal})
+	a.gate = &approval.GateConfig{
+		Broker: a.broker, Allowlists: lists,
+		Policy: func(agentID string) approval.Policy {
+			p := cfg.ExecApprovals(agentID)
+			return approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins}
+		},
+		Clients: func() bool {
+			gw := a.gw.Load()
+			return gw != nil && gw.HasApprovalClients()
+		},
+		Decided: func(outcome string) {
+			if outcome != "allowed" && refused != nil {
+				refused("exec-approval")
+			}
+		},
+	}
+	return a, nil
+}
+
+// ApprovalRequested implements approval.Notifier.
+func (a *approvals) ApprovalRequested(r approval.Record) {
+	if gw := a.gw.Load(); gw != nil {
+		gw.ApprovalRequested(r)
+	}
+}
+
+// ApprovalResolved implements approval.Notifier.
+func (a *approvals) ApprovalResolved(r approval.Resolved) {
+	if gw := a.gw.Load(); gw != nil {
+		gw.ApprovalResolved(r)
+	}
+}
+
+// ExpiredReason is the denial reason of an approval a restart cut.
+const ExpiredReason = "approval-expired: gateway restarted"
+
+// recoverPending reports the approvals a crash left pending to their
+// sessions: each waiting exec call gets its result, a denial saying the
+// approval expired, so the model sees what happened to the command (it
+// did not run). The journal is emptied afterwards. Call it before the
+// broker takes new approvals.
+func (a *approvals) recoverPending(ctx context.Context, st store.Store, log *slog.Logger) error {
+	recs, err := a.journal.Load()
+	if err != nil {
+		// Unreadable (it is written atomically, so this is damage from
+		// outside): keep it for inspection and start without it.
+		aside := a.journal.Path + ".corrupt"
+		log.Error("exec approval journal unreadable; moved aside, its approvals cannot be reported", "err", err, "file", aside)
+		if rerr := os.Rename(a.journal.Path, aside); rerr != nil {
+			return fmt.Errorf("daemon: %w (and moving it aside: %v)", err, rerr)
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	for _, r := range recs {
+		text := approval.DeniedText(r.ID, ExpiredReason, r.Request.Command)
+		log.Warn("exec approval cut by a restart reported expired", "id", r.ID, "session", r.Request.SessionKey, "command", r.Request.Command)
+		if r.Request.SessionKey == "" || r.Request.ToolCallID == "" {
+			continue
+		}
+		sess, err := st.GetSession(ctx, r.Request.SessionKey)
+		if err != nil {
+			log.Warn("exec approval's session is gone", "id", r.ID, "session", r.Request.SessionKey, "err", err)
+			continue
+		}
+		details, _ := json.Marshal(map[string]any{"status": "failed", "exitCode": nil, "durationMs": 0,
+			"aggregated": text, "timedOut": true, "cwd": r.Request.Cwd, "approvalId": r.ID})
+		now := time.Now()
+		msg := transcript.NewToolResult(r.Request.ToolCallID, "exec", text, details, false, now)
+		msg.Meta = &transcript.Meta{RunID: r.Request.RunID}
+		if _, err := st.AppendMessages(ctx, sess.SessionID, []store.Message{{
+			SessionID: sess.SessionID, Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: r.Request.RunID,
+		}}); err != nil {
+			return fmt.Errorf("daemon: report expired approval %s: %w", r.ID, err)
+		}
+	}
+	if err := a.journal.Save(nil); err != nil {
+		return fmt.Errorf("daemon: clear approval journal: %w", err)
+	}
+	return nil
+}
+
+// document answers exec.approvals.get: the approvals document and the
+// default agent's effective policy.
+func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
+	path, exists, raw, err := a.lists.Document()
+	if err != nil {
+		return nil, err
+	}
+	res := &wire.ExecApprovalsGetResult{Path: path, Exists: exists}
+	if err := json.Unmarshal(raw, &res.File); err != nil {
+		return nil, fmt.Errorf("approvals document %s: %w", path, err)
+	}
+	if res.File.Agents == nil {
+		res.File.Agents = map[string]wire.ExecApprovalsAgent{}
+	}
+	sum := sha256.Sum256(raw)
+	res.Hash = hex.EncodeToString(sum[:])
+	p := a.cfg.ExecApprovals(a.cfg.DefaultAgentID())
+	n := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback}.Normalized()
+	res.ResolvedDefaults = wire.ExecApprovalDefaults{Security: n.Security, Ask: n.Ask, AskFallback: n.AskFallback}
+	return res, nil
+}
