@@ -53,6 +53,9 @@ func TestPendingInputsAndSessionsAbortClearQueued(t *testing.T) {
 			queued = append(queued, fmt.Sprintf("%s:%v:%v:%v", a.RunID, a.Data["position"], a.Data["queueMode"], a.Data["message"]))
 		}
 	}
+	// Two runs' events are not ordered with each other (each run's stream
+	// is held until its chat.send answer is written): compare as a set.
+	slices.Sort(queued)
 	if diff := cmp.Diff([]string{"q1:1:followup:first", "q2:2:collect:second"}, queued); diff != "" {
 		t.Errorf("queued events (-want +got):\n%s", diff)
 	}
