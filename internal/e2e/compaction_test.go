@@ -416,7 +416,12 @@ func TestKillDuringCompaction(t *testing.T) {
 	dir := t.TempDir()
 	opts, started, _ := blockSummaries(100000)
 	llm := fakellm.Start(t, opts)
-	g := startModel(t, dir, llm, windowModel(100000), "", "")
+	// Background summaries off: the summary the test kills must be turn
+	// 4's own, not one started in the background after turn 2 (then turn
+	// 4 could still be queued at the kill, and would rightly run after
+	// the restart).
+	noBackground := `compaction: { background: { enabled: false } },`
+	g := startDefaults(t, dir, llm, windowModel(100000), noBackground, "", "")
 	c := g.dial(t)
 	// Two turns fill about 61k of the 80k threshold; the third, as big,
 	// compacts before it is sent.
@@ -435,7 +440,7 @@ func TestKillDuringCompaction(t *testing.T) {
 	g.kill()
 
 	llm2 := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", ContextWindow: 100000})
-	g2 := startModel(t, dir, llm2, windowModel(100000), "", "")
+	g2 := startDefaults(t, dir, llm2, windowModel(100000), noBackground, "", "")
 	c2 := g2.dial(t)
 	msgs := history(t, c2, "main")
 	if n := len(boundaryRows(msgs, "compaction")); n != 0 {
