@@ -74,7 +74,7 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	models := scriptedModels{scripted.New(scripted.Options{})}
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
-		Store: st, Models: models,
+		Store: st, Models: models, Queue: settings.Resolve(cfg).Queue,
 		Tools: func(agent.RunInfo) *tools.Set { return set },
 		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 			e.m.OnFinish(ctx, run, res, last)
@@ -239,9 +239,11 @@ func TestListPages(t *testing.T) {
 }
 
 // TestBusyRequesterGetsEveryAnnounce: children finish while the requester
-// is busy; every announce arrives after it goes idle, each exactly once.
+// is busy; with the followup queue mode every announce arrives after it
+// goes idle, each exactly once. (In the default steer mode an announce
+// joins the busy run instead: TestAnnounceSteersIntoBusyRequester.)
 func TestBusyRequesterGetsEveryAnnounce(t *testing.T) {
-	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 20 } } } }`)
+	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 20 } } }, messages: { queue: { mode: "followup" } } }`)
 	ctx := context.Background()
 	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "busy", SessionKey: "agent:main:boss", AgentID: "main", Message: "/sleep 700ms\n/reply busy done"}); err != nil {
 		t.Fatal(err)
