@@ -35,7 +35,7 @@ func Serve(ctx context.Context, opts Options) error {
 	if env == nil {
 		env = config.OSEnv
 	}
-	for {
+	for restarting := false; ; restarting = true {
 		path, err := configPath(opts, env)
 		if err != nil {
 			return err
@@ -43,6 +43,9 @@ func Serve(ctx context.Context, opts Options) error {
 		base := readConfigSum(path)
 		d, err := Start(ctx, opts)
 		if err != nil {
+			if restarting && ctx.Err() != nil {
+				return nil // stopped while restarting: a clean shutdown
+			}
 			return err
 		}
 		restart := d.watchConfig(ctx, opts, env, path, base)
