@@ -280,7 +280,7 @@ func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {
 	for _, id := range ids {
 		a := wire.AgentSummary{ID: id}
 		ag := s.conf.Agent(id)
-		a.Name = ag.Name
+		a.Name, a.Workspace = ag.Name, ag.Workspace
 		if ref := ag.Model; ref != "" {
 			a.Model = &wire.ModelRef{Primary: ref}
 		}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -254,6 +255,16 @@ func TestAgentsListAndHealth(t *testing.T) {
 	c := e.operator()
 	var agents wire.AgentsListResult
 	c.ok(wire.MethodAgentsList, nil, &agents)
+	// Each agent's workspace, as the reference lists it: the default
+	// agent's is the state dir's workspace, another's is named after it.
+	for i, suffix := range []string{"/workspace", "/workspace-research"} {
+		if i < len(agents.Agents) {
+			if w := agents.Agents[i].Workspace; !strings.HasSuffix(w, suffix) || !filepath.IsAbs(w) {
+				t.Errorf("agents[%d].workspace = %q, want an absolute path ending %s", i, w, suffix)
+			}
+			agents.Agents[i].Workspace = ""
+		}
+	}
 	want := wire.AgentsListResult{DefaultID: "ops", MainKey: "primary", Scope: "per-sender", Ownership: "sole",
 		Agents: []wire.AgentSummary{{ID: "ops", Name: "Ops", Model: &wire.ModelRef{Primary: "scripted/echo-1"}}, {ID: "research"}}}
 	if diff := cmp.Diff(want, agents); diff != "" {

@@ -294,9 +294,11 @@ type AgentsListResult struct {
 
 // AgentSummary is one agents.list row.
 type AgentSummary struct {
-	ID    string    `json:"id"`
-	Name  string    `json:"name,omitempty"`
-	Model *ModelRef `json:"model,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Workspace is the directory the agent's runs work in.
+	Workspace string    `json:"workspace,omitempty"`
+	Model     *ModelRef `json:"model,omitempty"`
 }
 
 // ModelRef is a model selection.

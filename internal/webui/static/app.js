@@ -133,6 +133,7 @@ function onHello(hello) {
   openChat(state.key);
   refreshSessions();
   refreshApprovals();
+  request("agents.list", {}).then((r) => fillAgentFilter(r.agents || [])).catch(() => {});
   // Re-attach waits on runs that were streaming when the link dropped.
   for (const runId of state.waits) waitRun(runId);
 }
@@ -379,6 +380,10 @@ async function refreshSessions() {
   const params = { limit: PAGE, offset: state.sessionsOffset };
   const q = $("sessions-search").value.trim();
   if (q) params.search = q;
+  const agentId = $("sessions-agent").value;
+  if (agentId) params.agentId = agentId;
+  const label = $("sessions-label").value.trim();
+  if (label) params.label = label;
   let res;
   try {
     res = await request("sessions.list", params);
@@ -398,6 +403,17 @@ async function refreshSessions() {
     open.addEventListener("click", () => { showView("chat"); openChat(s.key); });
     const reset = el("button", {}, "Reset");
     reset.addEventListener("click", async () => { await request("sessions.reset", { key: s.key }); refreshSessions(); });
+    const edit = el("button", { className: "edit" }, "Edit");
+    edit.addEventListener("click", () => editSession(s));
+    const exp = el("button", { className: "export" }, "Export");
+    exp.addEventListener("click", async () => {
+      try {
+        const r = await request("sessions.export", { key: s.key });
+        $("sessions-note").textContent = `${s.key} exported to ${r.path}`;
+      } catch (err) {
+        $("sessions-note").textContent = `Export of ${s.key} failed: ${err.message}`;
+      }
+    });
     const del = el("button", {}, "Delete");
     del.addEventListener("click", async () => {
       if (confirm("Delete " + s.key + "?")) { await request("sessions.delete", { key: s.key }); refreshSessions(); }
@@ -406,7 +422,7 @@ async function refreshSessions() {
       el("td", {}, el("code", {}, s.key), s.label ? el("span", { className: "label" }, s.label) : ""),
       el("td", {}, s.agentId || ""), el("td", {}, s.kind || ""), el("td", {}, s.model || ""),
       el("td", {}, fmtTokens(s.totalTokens), budgetBadge(s.budget)), el("td", {}, fmtTime(s.updatedAt)),
-      el("td", { className: "row-actions" }, open, reset, del)));
+      el("td", { className: "row-actions" }, open, edit, exp, reset, del)));
   }
   const shown = (res.sessions || []).length;
   $("sessions-page").textContent = `${state.sessionsOffset + 1}–${state.sessionsOffset + shown}${res.count ? " of " + res.count : ""}`;
@@ -414,6 +430,37 @@ async function refreshSessions() {
   $("sessions-prev").disabled = state.sessionsOffset === 0;
 }
 $("sessions-refresh").addEventListener("click", refreshSessions);
+$("sessions-agent").addEventListener("change", () => { state.sessionsOffset = 0; refreshSessions(); });
+$("sessions-label").addEventListener("change", () => { state.sessionsOffset = 0; refreshSessions(); });
+
+// editSession opens the editor of one session's label, model and send
+// policy (sessions.patch; an empty field clears the override).
+function editSession(s) {
+  state.editing = s.key;
+  $("edit-key").textContent = s.key;
+  $("edit-label").value = s.label || "";
+  $("edit-model").value = s.model || "";
+  $("edit-send").value = s.sendPolicy || "";
+  $("edit-status").textContent = "";
+  $("session-edit").hidden = false;
+  $("edit-label").focus();
+}
+$("edit-cancel").addEventListener("click", () => { $("session-edit").hidden = true; });
+$("session-edit").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const orNull = (v) => (v.trim() === "" ? null : v.trim());
+  try {
+    await request("sessions.patch", {
+      key: state.editing, label: orNull($("edit-label").value), model: orNull($("edit-model").value),
+      sendPolicy: orNull($("edit-send").value),
+    });
+    $("session-edit").hidden = true;
+    $("sessions-note").textContent = `${state.editing} saved`;
+    refreshSessions();
+  } catch (err) {
+    $("edit-status").textContent = err.message; // the gateway's reason; nothing changed
+  }
+});
 $("sessions-search").addEventListener("input", () => { state.sessionsOffset = 0; refreshSessions(); });
 $("sessions-kind").addEventListener("change", refreshSessions);
 $("sessions-next").addEventListener("click", () => { state.sessionsOffset += PAGE; refreshSessions(); });
@@ -550,13 +597,40 @@ setInterval(() => {
 async function refreshAgents() {
   try {
     const res = await request("agents.list", {});
-    $("agents").replaceChildren(...(res.agents || []).map((a) => el("li", { className: "card" },
-      el("h3", {}, a.id + (a.id === res.defaultId ? " (default)" : "")),
-      el("div", {}, "model: ", el("code", {}, a.model?.primary || "—")),
-      el("div", {}, "workspace: ", el("code", {}, a.workspace || "—")))));
+    const agents = res.agents || [];
+    fillAgentFilter(agents);
+    const cards = agents.map((a) => {
+      const recent = el("ul", { className: "recent" });
+      const card = el("li", { className: "card", dataset: { agent: a.id } },
+        el("h3", {}, a.id + (a.id === res.defaultId ? " (default)" : "")),
+        el("div", {}, "model: ", el("code", {}, a.model?.primary || "—")),
+        el("div", {}, "workspace: ", el("code", {}, a.workspace || "—")),
+        el("div", {}, "recent sessions:"), recent);
+      // Each agent's five most recently updated sessions, opened on click.
+      request("sessions.list", { agentId: a.id, limit: 5 }).then((r) => {
+        const rows = r.sessions || [];
+        if (!rows.length) recent.append(el("li", {}, "none yet"));
+        for (const s of rows) {
+          const link = el("a", { href: "#" }, s.key);
+          link.addEventListener("click", (e) => { e.preventDefault(); showView("chat"); openChat(s.key); });
+          recent.append(el("li", {}, link, " ", el("span", { className: "muted" }, fmtTime(s.updatedAt))));
+        }
+      }).catch((err) => recent.append(el("li", { className: "error" }, err.message)));
+      return card;
+    });
+    $("agents").replaceChildren(...cards);
   } catch (err) {
     $("agents").replaceChildren(el("li", { className: "error" }, err.message));
   }
+}
+
+// fillAgentFilter lists the agents in the sessions view's agent filter,
+// keeping the current choice.
+function fillAgentFilter(agents) {
+  const sel = $("sessions-agent");
+  const cur = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "all agents"), ...agents.map((a) => el("option", { value: a.id }, a.id)));
+  sel.value = agents.some((a) => a.id === cur) ? cur : "";
 }
 
 // ---- views -----------------------------------------------------------------
