@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -186,6 +187,20 @@ func BenchmarkWebUI(b *testing.B) {
 		}
 		time.Sleep(500 * time.Millisecond) // the view's own first load
 		measure(b, nil, untilFrame("sessions-refresh", "sessions-table", "tbody tr", 50))
+	})
+	// What the switchboard view asks for, without the browser.
+	b.Run("subagents-list-1000", func(b *testing.B) {
+		var ms []float64
+		for b.Loop() {
+			t0 := time.Now()
+			var res struct{ Subagents []json.RawMessage }
+			if err := c.Call(ctx, "subagents.list", map[string]any{"limit": 1000}, &res); err != nil || len(res.Subagents) < 1000 {
+				b.Fatalf("subagents.list: %d rows, %v", len(res.Subagents), err)
+			}
+			ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+		}
+		slices.Sort(ms)
+		b.ReportMetric(ms[len(ms)/2], "p50-ms")
 	})
 	b.Run("tree-1000-children", func(b *testing.B) {
 		if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`button[data-view="tree"]`))); err != nil {
