@@ -78,6 +78,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
 		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
+		{name: wire.MethodSessionsEdges, scope: wire.ScopeRead, handle: s.handleSessionsEdges},
 		{name: wire.MethodExecApprovalList, scope: wire.ScopeApprovals, handle: s.handleExecApprovalList},
 		{name: wire.MethodExecApprovalGet, scope: wire.ScopeApprovals, handle: s.handleExecApprovalGet},
 		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},

@@ -192,11 +192,17 @@ type HistoryOptions struct {
 }
 
 // RunFilter selects runs for ListRuns. Zero fields do not filter.
-// Results are ordered by CreatedAt ascending, then RunID.
+// Results are ordered by CreatedAt ascending, then RunID (descending, both,
+// with Newest).
 type RunFilter struct {
 	SessionKey string
-	Statuses   []RunStatus
-	Limit      int
+	// SessionKeys, when set, selects the runs of any of these sessions
+	// (with SessionKey, of both).
+	SessionKeys []string
+	Statuses    []RunStatus
+	Limit       int
+	// Newest orders newest first, so Limit keeps the latest runs.
+	Newest bool
 }
 
 // UsageDay is the usage of the runs that ended on one day.

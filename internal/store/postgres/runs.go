@@ -240,7 +240,15 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 		args = append(args, st)
 		q.WriteString(` AND status = ANY($` + strconv.Itoa(len(args)) + `)`)
 	}
-	q.WriteString(` ORDER BY created_at, run_id`)
+	if len(f.SessionKeys) > 0 {
+		args = append(args, f.SessionKeys)
+		q.WriteString(` AND session_key = ANY($` + strconv.Itoa(len(args)) + `)`)
+	}
+	if f.Newest {
+		q.WriteString(` ORDER BY created_at DESC, run_id DESC`)
+	} else {
+		q.WriteString(` ORDER BY created_at, run_id`)
+	}
 	if f.Limit > 0 {
 		args = append(args, f.Limit)
 		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))

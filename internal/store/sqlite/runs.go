@@ -247,7 +247,19 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 		q.WriteString(` AND status IN (SELECT value FROM json_each(?))`)
 		args = append(args, string(b))
 	}
-	q.WriteString(` ORDER BY created_at, run_id`)
+	if len(f.SessionKeys) > 0 {
+		b, err := json.Marshal(f.SessionKeys)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
+		}
+		q.WriteString(` AND session_key IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(b))
+	}
+	if f.Newest {
+		q.WriteString(` ORDER BY created_at DESC, run_id DESC`)
+	} else {
+		q.WriteString(` ORDER BY created_at, run_id`)
+	}
 	if f.Limit > 0 {
 		q.WriteString(` LIMIT ?`)
 		args = append(args, f.Limit)

@@ -155,6 +155,10 @@ func testListRuns(t *testing.T, s store.Store) {
 		{"one status", store.RunFilter{Statuses: []store.RunStatus{store.RunError}}, []string{"r-e"}},
 		{"session and status", store.RunFilter{SessionKey: "agent:main:other", Statuses: []store.RunStatus{store.RunQueued}}, []string{"r-c"}},
 		{"limit", store.RunFilter{Limit: 2}, []string{"r-e", "r-a"}},
+		{"newest", store.RunFilter{Newest: true, Limit: 3}, []string{"r-d", "r-c", "r-b"}},
+		{"keys", store.RunFilter{SessionKeys: []string{"agent:main:other", "agent:main:nobody"}}, []string{"r-e", "r-c"}},
+		{"keys newest", store.RunFilter{SessionKeys: []string{"agent:main:other", "agent:main:main"}, Newest: true, Limit: 2}, []string{"r-d", "r-c"}},
+		{"keys and key", store.RunFilter{SessionKey: "agent:main:main", SessionKeys: []string{"agent:main:other"}}, nil},
 		{"none", store.RunFilter{SessionKey: "agent:main:nobody"}, nil},
 	}
 	for _, tt := range tests {

@@ -204,5 +204,15 @@ func TestWebUI(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The announces are edges between the sessions, answered.
+	deadline = time.Now().Add(20 * time.Second)
+	for eval(`[...document.querySelectorAll("#edges tbody tr")].filter((r) => r.textContent.includes("replied") && r.textContent.includes("agent:main:main")).length`) < 2 {
+		if time.Now().After(deadline) {
+			html, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#edges")))
+			t.Fatalf("the announces never showed as replied edges:\n%s", html)
+		}
+		do(chromedp.Click(chromedp.CSS("#tree-refresh")))
+		time.Sleep(200 * time.Millisecond)
+	}
 	shot("switchboard.png")
 }

@@ -509,6 +509,7 @@ async function refreshTree() {
     return li;
   };
   $("tree").replaceChildren(node(root, null));
+  refreshEdges([root, ...subs.map((s) => s.childSessionKey)]);
   const body = $("announces").tBodies[0];
   body.replaceChildren();
   for (const a of anns) {
@@ -521,6 +522,24 @@ async function refreshTree() {
   }
 }
 $("tree-refresh").addEventListener("click", refreshTree);
+
+// refreshEdges lists the messages that reached the family's sessions from
+// other sessions (sessions_send, reply-back steps, announces) with their
+// delivery status: queued, delivered, replied or failed.
+async function refreshEdges(keys) {
+  const body = $("edges").tBodies[0];
+  let edges;
+  try {
+    edges = (await request("sessions.edges", { keys: keys.slice(0, 2000), limit: 200 })).edges || [];
+  } catch (err) {
+    body.replaceChildren(el("tr", {}, el("td", { colSpan: 5, className: "error" }, err.message)));
+    return;
+  }
+  body.replaceChildren(...edges.map((e) => el("tr", { dataset: { run: e.runId } },
+    el("td", {}, el("span", { className: "badge " + e.status, title: e.error || "" }, e.status)),
+    el("td", {}, el("code", {}, e.from)), el("td", {}, el("code", {}, e.to)),
+    el("td", {}, e.via || ""), el("td", {}, fmtTime(e.createdAt)))));
+}
 
 // ---- exec approvals -----------------------------------------------------------
 
