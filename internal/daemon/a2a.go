@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/a2a/outbound"
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
 // a2aRuns is what the A2A channel reads of past runs: a run and the
@@ -209,4 +213,55 @@ func decodeA2ATask(row *store.A2ATask) (*wire.Task, error) {
 		return nil, fmt.Errorf("a2a task %s/%s: stored JSON: %w", row.Peer, row.ID, err)
 	}
 	return &t, nil
+}
+
+// a2aRemote is sessions_send's way to remote A2A peers.
+type a2aRemote struct{ c *outbound.Client }
+
+// newA2ARemote returns the remote sender for the peers with an outbound
+// url, or nil when the channel is off or none has one.
+func newA2ARemote(cfg *config.Config) sessions.Remote {
+	s := cfg.A2A()
+	if !s.Enabled {
+		return nil
+	}
+	var peers []outbound.Peer
+	for _, p := range s.Peers {
+		if p.URL != "" {
+			peers = append(peers, outbound.Peer{Name: p.Name, URL: p.URL, Token: p.OutboundToken})
+		}
+	}
+	if len(peers) == 0 {
+		return nil
+	}
+	return a2aRemote{outbound.New(peers, nil)}
+}
+
+// HasPeer implements sessions.Remote.
+func (r a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
+
+// SendRemote implements sessions.Remote.
+func (r a2aRemote) SendRemote(ctx context.Context, peer, sourceKey, text string, wait time.Duration) (sessions.RemoteResult, error) {
+	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: sourceKey, Text: text, Wait: wait})
+	if t == nil {
+		return sessions.RemoteResult{}, err
+	}
+	res := sessions.RemoteResult{TaskID: t.ID, Final: wire.Terminal(t.Status.State), OK: t.Status.State == wire.StateCompleted}
+	if res.OK {
+		var parts []string
+		for _, a := range t.Artifacts {
+			if s := wire.MessageText(a.Parts); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		res.Reply = strings.Join(parts, "\n")
+	} else if res.Final {
+		res.Error = "A2A peer " + peer + ": task " + strings.ToLower(strings.TrimPrefix(t.Status.State, "TASK_STATE_"))
+		if t.Status.Message != nil {
+			if s := wire.MessageText(t.Status.Message.Parts); s != "" {
+				res.Error += ": " + s
+			}
+		}
+	}
+	return res, err
 }

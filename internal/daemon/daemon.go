@@ -350,6 +350,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
 			return budgetView(ctx, runner, subs, set, s)
 		},
+		Remote: newA2ARemote(cfg),
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,

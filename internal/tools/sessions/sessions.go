@@ -105,6 +105,9 @@ type Deps struct {
 	// Budget, when set, returns the budget of the session tree rooted at
 	// a session, for its sessions_list row (nil: none).
 	Budget func(ctx context.Context, s *store.Session) (*BudgetView, error)
+	// Remote, when set, carries sessions_send to "a2a:<peer>" targets to
+	// remote A2A peers.
+	Remote Remote
 }
 
 // BudgetView is a budgeted session tree as sessions_list shows it on the
@@ -135,6 +138,28 @@ func (t *Tools) refused(kind string) {
 	if t.d.OnRefusal != nil {
 		t.d.OnRefusal(kind)
 	}
+}
+
+// RemotePrefix starts the sessionKey of a remote A2A peer: "a2a:<peer>".
+const RemotePrefix = "a2a:"
+
+// Remote sends to remote A2A peers.
+type Remote interface {
+	// HasPeer reports whether peer has an outbound URL.
+	HasPeer(peer string) bool
+	// SendRemote sends text to peer on behalf of session sourceKey and
+	// waits up to wait (0: not at all) for the remote task to end.
+	SendRemote(ctx context.Context, peer, sourceKey, text string, wait time.Duration) (RemoteResult, error)
+}
+
+// RemoteResult is a remote task as last seen.
+type RemoteResult struct {
+	TaskID string
+	// Final: the task ended; OK: it completed, with Reply.
+	Final, OK bool
+	Reply     string
+	// Error is the remote's reason when it ended without completing.
+	Error string
 }
 
 // Tools is the session tool set. Create with New.
