@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
@@ -73,9 +73,12 @@ func (r *a2aRunner) Outcome(ctx context.Context, runID string) (string, bool, er
 	return "", true, nil
 }
 
-// Run submits text to key as run id and waits for the run's end; when ctx
-// ends first the run is aborted.
-func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(string)) (string, error) {
+// Run submits the turn's text to its session and waits for the run's end;
+// when ctx ends first the run is aborted. A turn with a chain (from another
+// Switchboard gateway) continues it one hop further, so the loop guard
+// stops a ring of agents spanning gateways.
+func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string)) (string, error) {
+	id, key, text := turn.RunID, turn.SessionKey, turn.Text
 	if id == "" {
 		id = uuid.NewString()
 	}
@@ -93,6 +96,10 @@ func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(s
 	})
 	defer unsub()
 	in := agent.Input{RunID: id, SessionKey: key, AgentID: r.agent, Message: text, Channel: "a2a"}
+	if turn.ChainID != "" {
+		in.Chain = &tools.Chain{ID: turn.ChainID, Hops: turn.ChainHops, Path: []string{key}}
+		in.Provenance = &agent.Provenance{Kind: "a2a", SourceChannel: "a2a"}
+	}
 	if _, _, err := r.runner.Submit(ctx, in); err != nil {
 		return "", fmt.Errorf("a2a: submit: %w", err)
 	}
@@ -240,9 +247,15 @@ func newA2ARemote(cfg *config.Config) sessions.Remote {
 // HasPeer implements sessions.Remote.
 func (r a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
 
-// SendRemote implements sessions.Remote.
-func (r a2aRemote) SendRemote(ctx context.Context, peer, sourceKey, text string, wait time.Duration) (sessions.RemoteResult, error) {
-	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: sourceKey, Text: text, Wait: wait})
+// SendRemote implements sessions.Remote. The message's chain travels in
+// its metadata.
+func (r a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
+	peer := m.Peer
+	var meta map[string]any
+	if m.Chain.ID != "" {
+		meta = wire.ChainMetadata(m.Chain.ID, m.Chain.Hops)
+	}
+	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: m.SourceKey, Text: m.Text, Metadata: meta, Wait: m.Wait})
 	if t == nil {
 		return sessions.RemoteResult{}, err
 	}

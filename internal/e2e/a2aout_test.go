@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
 )
 
 // freePort returns a loopback port free a moment ago, for two gateways
@@ -18,6 +22,9 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// a2aOpen lets agents send to every peer.
+const a2aOpen = `tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } },`
 
 // startPair starts gateways a and b, each the other's A2A peer (named
 // "a" and "b"), with extra config members for both.
@@ -38,7 +45,7 @@ func startPair(t *testing.T, extraConfig string) (a, b *gateway) {
 // a wait, timeout when the peer does not answer in time; one remote
 // session per sender session.
 func TestA2AOutbound(t *testing.T) {
-	a, b := startPair(t, "")
+	a, b := startPair(t, a2aOpen)
 	ca, cb := a.dial(t), b.dial(t)
 
 	r := toolResult(t, ca, "agent:main:main", "ok1", "sessions_send", map[string]any{"sessionKey": "a2a:b", "message": "hello from a", "timeoutSeconds": 20})
@@ -90,4 +97,84 @@ func TestA2AOutbound(t *testing.T) {
 		}
 		return (users[0] == 2 && users[1] == 1) || (users[0] == 1 && users[1] == 2)
 	})
+}
+
+// TestA2AOutboundPolicy: tools.agentToAgent (enabled, allow) and the send
+// policy apply to a remote peer by its name, before anything is sent.
+func TestA2AOutboundPolicy(t *testing.T) {
+	dead := freePort(t)
+	for _, tc := range []struct{ name, config, status, want string }{
+		{"agent-to-agent disabled", `tools: { sessions: { visibility: "all" } },`, "forbidden", "tools.agentToAgent.enabled=true"},
+		{"visibility below all", `tools: { agentToAgent: { enabled: true } },`, "forbidden", "tools.sessions.visibility=all"},
+		{"peer not in allow", `tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true, allow: ["main", "c"] } },`, "forbidden", "tools.agentToAgent.allow"},
+		{"send policy deny", a2aOpen + `session: { sendPolicy: { rules: [{ action: "deny", match: { keyPrefix: "a2a:b" } }] } },`, "error", "blocked by session policy"},
+		{"send policy deny channel", a2aOpen + `session: { sendPolicy: { rules: [{ action: "deny", match: { channel: "a2a" } }] } },`, "error", "blocked by session policy"},
+		{"allowed (peer down)", `tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true, allow: ["main", "b"] } },`, "error", "connect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startWith(t, "", nil, "", fmt.Sprintf(`channels: { a2a: { peers: { b: { token: "x", url: "http://127.0.0.1:%d/a2a/v1", outboundToken: "y" } } } },`, dead)+tc.config)
+			r := toolResult(t, g.dial(t), "agent:main:main", "p", "sessions_send", map[string]any{"sessionKey": "a2a:b", "message": "hi", "timeoutSeconds": 5})
+			if r["status"] != tc.status || !strings.Contains(strings.ToLower(fmt.Sprint(r["error"])), strings.ToLower(tc.want)) {
+				t.Fatalf("sessions_send = %v; want %s with %q", r, tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// TestA2ARingAcrossGateways: a message forwarded round a ring spanning two
+// gateways (a → b → a → b → …) keeps its chain id and hop count across the
+// A2A hops, and the loop guard stops it at the hop limit like a ring
+// inside one gateway.
+func TestA2ARingAcrossGateways(t *testing.T) {
+	limits := `tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true, maxChainHops: 3 } },`
+	a, b := startPair(t, limits)
+	ca, cb := a.dial(t), b.dial(t)
+	ring := []string{"a2a:b", "a2a:a", "a2a:b", "a2a:a", "a2a:b"}
+	msg := "the end of the ring"
+	for i := len(ring) - 1; i >= 0; i-- {
+		j, _ := json.Marshal(map[string]any{"sessionKey": ring[i], "message": msg, "timeoutSeconds": 0})
+		msg = fmt.Sprintf("hop %d\n/tool sessions_send %s", i+1, j) // a peer's message may not start with a slash
+	}
+	call(t, ca, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": msg, "idempotencyKey": "ring-1"})
+
+	// The fourth hop (b → a) is refused in b, in chain ring-1.
+	peerSessions := func(c *client.Client, peer string) []string {
+		var keys []string
+		for _, s := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
+			if k := s.(map[string]any)["key"].(string); strings.Contains(k, ":a2a:default:direct:"+peer+":") {
+				keys = append(keys, k)
+			}
+		}
+		return keys
+	}
+	var refused string
+	eventually(t, "b refuses the fourth hop", func() bool {
+		for _, k := range peerSessions(cb, "a") {
+			for _, m := range history(t, cb, k) {
+				if b, _ := json.Marshal(m["content"]); m["role"] == "toolResult" && strings.Contains(string(b), "Loop protection") {
+					refused = string(b)
+				}
+			}
+		}
+		return refused != ""
+	})
+	if !strings.Contains(refused, "hop 4 of agent chain ring-1") {
+		t.Fatalf("refusal = %s", refused)
+	}
+	// a ran exactly one turn from b (hop 2), and nothing more came back.
+	time.Sleep(300 * time.Millisecond)
+	var fromB []map[string]any
+	for _, k := range peerSessions(ca, "b") {
+		for _, m := range history(t, ca, k) {
+			if m["role"] == "user" {
+				fromB = append(fromB, m)
+			}
+		}
+	}
+	if len(fromB) != 1 {
+		t.Fatalf("a's turns from b: %d, want 1", len(fromB))
+	}
+	if p, _ := fromB[0]["provenance"].(map[string]any); p == nil || p["chainId"] != "ring-1" || p["chainHops"] != 2.0 {
+		t.Fatalf("provenance of a's turn from b = %v", fromB[0]["provenance"])
+	}
 }

@@ -24,7 +24,8 @@ type runner struct {
 	release chan struct{}
 }
 
-func (r *runner) Run(ctx context.Context, _, key, text string, _ func(string)) (string, error) {
+func (r *runner) Run(ctx context.Context, turn a2a.Turn, _ func(string)) (string, error) {
+	key, text := turn.SessionKey, turn.Text
 	r.mu.Lock()
 	r.keys = append(r.keys, key)
 	r.mu.Unlock()

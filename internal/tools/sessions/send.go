@@ -136,7 +136,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		if n, ok := p.Int("timeoutSeconds", 0); ok {
 			timeoutSeconds = n
 		}
-		return t.sendRemote(ctx, caller, peer, message, timeoutSeconds), nil
+		return t.sendRemote(ctx, c, peer, message, timeoutSeconds), nil
 	}
 	var target refResult
 	switch {
@@ -353,10 +353,25 @@ func A2AMessageContext(requesterKey, requesterChannel, targetDisplay string) str
 // sendRemote is sessions_send to a remote A2A peer: the same statuses as a
 // local send (accepted, ok with the reply, timeout, error); runId is the
 // remote task id.
-func (t *Tools) sendRemote(ctx context.Context, caller tools.Caller, peer, message string, timeoutSeconds int) *sendResult {
+func (t *Tools) sendRemote(ctx context.Context, c *callCtx, peer, message string, timeoutSeconds int) *sendResult {
 	key := RemotePrefix + peer
+	caller := c.caller
+	// The checks of a local send, with the peer as another agent.
+	if ok, status, msg := c.guard.CheckRemote(policy.ActionSend, peer); !ok {
+		return &sendResult{RunID: t.d.NewID(), Status: status, Error: msg, SessionKey: key}
+	}
+	if SendPolicyOf(t.d.Settings.SendRules, nil, key, RemoteChannel) == policy.DecisionDeny {
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: policy.SendBlockedMessage, SessionKey: key}
+	}
+	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
+	if why := caller.Chain.CheckNext(key, lim); why != "" {
+		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", key)
+		t.refused(RefusalLoop)
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: key}
+	}
 	wait := time.Duration(timeoutSeconds) * time.Second
-	r, err := t.d.Remote.SendRemote(ctx, peer, caller.SessionKey, message, wait)
+	r, err := t.d.Remote.SendRemote(ctx, RemoteMessage{Peer: peer, SourceKey: caller.SessionKey, Text: message,
+		Chain: caller.Chain.Next(key), Wait: wait})
 	runID := r.TaskID
 	if runID == "" {
 		runID = t.d.NewID()

@@ -143,13 +143,28 @@ func (t *Tools) refused(kind string) {
 // RemotePrefix starts the sessionKey of a remote A2A peer: "a2a:<peer>".
 const RemotePrefix = "a2a:"
 
-// Remote sends to remote A2A peers.
+// RemoteChannel is the channel send policy rules see for a remote peer.
+const RemoteChannel = "a2a"
+
+// Remote sends to remote A2A peers. It is safe for concurrent use.
 type Remote interface {
 	// HasPeer reports whether peer has an outbound URL.
 	HasPeer(peer string) bool
-	// SendRemote sends text to peer on behalf of session sourceKey and
-	// waits up to wait (0: not at all) for the remote task to end.
-	SendRemote(ctx context.Context, peer, sourceKey, text string, wait time.Duration) (RemoteResult, error)
+	// SendRemote sends m and waits up to m.Wait (0: not at all) for the
+	// remote task to end. An error is a transport or protocol failure.
+	SendRemote(ctx context.Context, m RemoteMessage) (RemoteResult, error)
+}
+
+// RemoteMessage is one sessions_send to a remote peer.
+type RemoteMessage struct {
+	Peer string
+	// SourceKey is the sender session: one remote conversation each.
+	SourceKey string
+	Text      string
+	// Chain is the message's chain of causes, carried to the peer so a
+	// ring spanning gateways stops like one inside a gateway.
+	Chain tools.Chain
+	Wait  time.Duration
 }
 
 // RemoteResult is a remote task as last seen.
