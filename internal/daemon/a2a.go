@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -222,12 +223,21 @@ func decodeA2ATask(row *store.A2ATask) (*wire.Task, error) {
 	return &t, nil
 }
 
-// a2aRemote is sessions_send's way to remote A2A peers.
-type a2aRemote struct{ c *outbound.Client }
+// a2aRemote is sessions_send's way to remote A2A peers. A send that does
+// not wait goes through the outbox (kind a2aSendKind), so it survives a
+// restart and is retried on transport errors; see a2aout.go.
+type a2aRemote struct {
+	c   *outbound.Client
+	st  a2aOutboxStore
+	log *slog.Logger
+	// kick asks the outbox dispatcher for a pass; set once at wiring,
+	// before any tool call.
+	kick func()
+}
 
 // newA2ARemote returns the remote sender for the peers with an outbound
 // url, or nil when the channel is off or none has one.
-func newA2ARemote(cfg *config.Config) sessions.Remote {
+func newA2ARemote(cfg *config.Config, st a2aOutboxStore, log *slog.Logger) *a2aRemote {
 	s := cfg.A2A()
 	if !s.Enabled {
 		return nil
@@ -241,15 +251,18 @@ func newA2ARemote(cfg *config.Config) sessions.Remote {
 	if len(peers) == 0 {
 		return nil
 	}
-	return a2aRemote{outbound.New(peers, nil)}
+	return &a2aRemote{c: outbound.New(peers, nil), st: st, log: log.With("component", "a2a-outbound"), kick: func() {}}
 }
 
 // HasPeer implements sessions.Remote.
-func (r a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
+func (r *a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
 
 // SendRemote implements sessions.Remote. The message's chain travels in
 // its metadata.
-func (r a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
+func (r *a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
+	if m.Wait <= 0 {
+		return r.enqueue(ctx, m)
+	}
 	peer := m.Peer
 	var meta map[string]any
 	if m.Chain.ID != "" {
@@ -259,6 +272,11 @@ func (r a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (se
 	if t == nil {
 		return sessions.RemoteResult{}, err
 	}
+	return remoteResult(peer, t), err
+}
+
+// remoteResult is sessions_send's view of peer's task t.
+func remoteResult(peer string, t *wire.Task) sessions.RemoteResult {
 	res := sessions.RemoteResult{TaskID: t.ID, Final: wire.Terminal(t.Status.State), OK: t.Status.State == wire.StateCompleted}
 	if res.OK {
 		var parts []string
@@ -276,5 +294,5 @@ func (r a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (se
 			}
 		}
 	}
-	return res, err
+	return res
 }

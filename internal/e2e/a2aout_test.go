@@ -178,3 +178,51 @@ func TestA2ARingAcrossGateways(t *testing.T) {
 		t.Fatalf("provenance of a's turn from b = %v", fromB[0]["provenance"])
 	}
 }
+
+// TestA2AOutboundDurable: a fire-and-forget send to a peer that is down is
+// kept in the outbox and retried with backoff until the peer is up; the
+// late reply is recorded. A send the peer refuses (a wrong token) is dead
+// at once.
+func TestA2AOutboundDurable(t *testing.T) {
+	pa, pb := freePort(t), freePort(t)
+	a := startOn(t, pa, "", nil, `{ id: "fake-1" }`, "", "", fmt.Sprintf(`channels: { a2a: { peers: {
+    b: { token: "b-to-a", url: "http://127.0.0.1:%d/a2a/v1", outboundToken: "a-to-b" },
+    bad: { token: "bad-to-a", url: "http://127.0.0.1:%d/a2a/v1", outboundToken: "wrong" } } } },`, pb, pb)+a2aOpen)
+	ca := a.dial(t)
+	r := toolResult(t, ca, "agent:main:main", "ff1", "sessions_send", map[string]any{"sessionKey": "a2a:b", "message": "while you were down", "timeoutSeconds": 0})
+	if r["status"] != "accepted" || !strings.HasPrefix(fmt.Sprint(r["runId"]), "a2a-send:") {
+		t.Fatalf("fire-and-forget to a peer that is down = %v", r)
+	}
+	eventually(t, "a retries the send", func() bool {
+		return strings.Contains(a.stdio.String(), "will retry") && strings.Contains(a.stdio.String(), "kind=a2a_send")
+	})
+	b := startOn(t, pb, "", nil, `{ id: "fake-1" }`, "", "", fmt.Sprintf(`channels: { a2a: { peers: {
+    a: { token: "a-to-b", url: "http://127.0.0.1:%d/a2a/v1", outboundToken: "b-to-a" } } } },`, pa)+a2aOpen)
+	cb := b.dial(t)
+	eventually(t, "a records b's late reply", func() bool {
+		logs := a.stdio.String()
+		return strings.Contains(logs, "a2a late reply recorded") && strings.Contains(logs, "state=TASK_STATE_COMPLETED")
+	})
+	var got bool
+	for _, s := range call(t, cb, "sessions.list", map[string]any{})["sessions"].([]any) {
+		if k := s.(map[string]any)["key"].(string); strings.Contains(k, ":a2a:default:direct:a:") {
+			for _, m := range history(t, cb, k) {
+				if b, _ := json.Marshal(m["content"]); m["role"] == "user" && strings.Contains(string(b), "while you were down") {
+					got = true
+				}
+			}
+		}
+	}
+	if !got {
+		t.Fatal("b never ran the message sent while it was down")
+	}
+
+	r = toolResult(t, ca, "agent:main:main", "ff2", "sessions_send", map[string]any{"sessionKey": "a2a:bad", "message": "refused", "timeoutSeconds": 0})
+	if r["status"] != "accepted" {
+		t.Fatalf("fire-and-forget = %v", r)
+	}
+	eventually(t, "the refused send is dead", func() bool {
+		logs := a.stdio.String()
+		return strings.Contains(logs, "outbox: item is dead") && strings.Contains(logs, "HTTP 401")
+	})
+}

@@ -7,6 +7,7 @@ package outbound
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -75,6 +76,9 @@ type Request struct {
 	Text      string
 	// Metadata goes out as the message's metadata (nil: none).
 	Metadata map[string]any
+	// MessageID is the message's id ("": a new one); a retried send
+	// reuses it.
+	MessageID string
 	// Wait is how long Send waits for the task to become final (0: not
 	// at all).
 	Wait time.Duration
@@ -90,7 +94,7 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 		return nil, fmt.Errorf("a2a peer %q: %w", peer, ErrUnknownPeer)
 	}
 	params := wire.SendParams{
-		Message: wire.Message{MessageID: uuid.NewString(), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
+		Message: wire.Message{MessageID: cmp.Or(r.MessageID, uuid.NewString()), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
 			Parts: []wire.Part{wire.TextPart(r.Text)}, Metadata: r.Metadata},
 		Configuration: &wire.SendConfiguration{ReturnImmediately: true},
 	}
@@ -105,7 +109,16 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 		}
 		return nil, fmt.Errorf("a2a peer %q: SendMessage answered without a task", peer)
 	}
-	t := res.Task
+	return c.Wait(ctx, peer, res.Task, wait)
+}
+
+// Wait polls peer's task t with GetTask until it is final or wait ends,
+// and returns it as last seen.
+func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.Duration) (*wire.Task, error) {
+	p, ok := c.peers[peer]
+	if !ok {
+		return t, fmt.Errorf("a2a peer %q: %w", peer, ErrUnknownPeer)
+	}
 	if wait <= 0 || wire.Terminal(t.Status.State) {
 		return t, nil
 	}
@@ -132,6 +145,21 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 	}
 }
 
+// transportError is a failure to reach the peer or a server-side HTTP
+// error (5xx, 408, 429): retrying later may succeed.
+type transportError struct{ err error }
+
+func (e transportError) Error() string { return e.err.Error() }
+func (e transportError) Unwrap() error { return e.err }
+
+// Transient reports whether err (from Send or Wait) is a transport error
+// that a later retry may overcome, rather than a refusal (a wrong token,
+// a JSON-RPC error, an unknown peer) that retrying cannot fix.
+func Transient(err error) bool {
+	var t transportError
+	return errors.As(err, &t)
+}
+
 // call makes one JSON-RPC call to p and decodes its result into out.
 func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": method, "params": params})
@@ -148,18 +176,22 @@ func (c *Client) call(ctx context.Context, p Peer, method string, params, out an
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxResponseBytes+1))
 	if err != nil {
-		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
 	}
 	if len(b) > wire.MaxResponseBytes {
 		return fmt.Errorf("a2a peer %q: %s: response exceeds 1 MiB", p.Name, method)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("a2a peer %q: %s: HTTP %d", p.Name, method, resp.StatusCode)
+		err := fmt.Errorf("a2a peer %q: %s: HTTP %d", p.Name, method, resp.StatusCode)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
+			return transportError{err}
+		}
+		return err
 	}
 	var r struct {
 		Result json.RawMessage `json:"result"`

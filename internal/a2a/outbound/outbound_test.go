@@ -121,6 +121,9 @@ func TestSendErrors(t *testing.T) {
 			if err == nil || task != nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Send = %+v, %v; want error with %q", task, err, tt.want)
 			}
+			if got := outbound.Transient(err); got != (tt.peer == "down") {
+				t.Fatalf("Transient(%v) = %v", err, got)
+			}
 		})
 	}
 	if c.Has("nourl") || c.Has("nobody") || !c.Has("down") {

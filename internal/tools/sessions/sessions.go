@@ -150,8 +150,10 @@ const RemoteChannel = "a2a"
 type Remote interface {
 	// HasPeer reports whether peer has an outbound URL.
 	HasPeer(peer string) bool
-	// SendRemote sends m and waits up to m.Wait (0: not at all) for the
-	// remote task to end. An error is a transport or protocol failure.
+	// SendRemote sends m and waits up to m.Wait for the remote task to
+	// end. With m.Wait 0 it may queue the send durably instead and return
+	// the queue item's id as TaskID. An error is a transport or protocol
+	// failure.
 	SendRemote(ctx context.Context, m RemoteMessage) (RemoteResult, error)
 }
 
