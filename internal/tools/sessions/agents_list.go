@@ -73,9 +73,11 @@ func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
 	for i, id := range ids {
 		res.Agents[i] = agentsListItem{ID: id, Name: names[id], Configured: slices.Contains(configured, id)}
 	}
-	if t.d.Remote != nil {
+	// The remote peers the caller may send to (the policy's checks of
+	// sessions_send to a peer, but visibility: agents_list lists ids).
+	if a2a := t.d.Settings.Sessions.A2A; t.d.Remote != nil && a2a.Enabled && a2a.MatchesAllow(requester) {
 		for _, p := range t.d.Settings.RemotePeers {
-			if t.d.Remote.HasPeer(p) {
+			if t.d.Remote.HasPeer(p) && a2a.MatchesAllow(p) {
 				res.Agents = append(res.Agents, agentsListItem{ID: RemotePrefix + p, Name: p, Configured: true, Remote: true, SessionKey: RemotePrefix + p})
 			}
 		}
