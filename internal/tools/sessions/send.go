@@ -369,8 +369,11 @@ func (t *Tools) sendRemote(ctx context.Context, c *callCtx, peer, message string
 		t.refused(RefusalLoop)
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: key}
 	}
+	timeoutSeconds = max(timeoutSeconds, 0)
 	wait := time.Duration(timeoutSeconds) * time.Second
-	r, err := t.d.Remote.SendRemote(ctx, RemoteMessage{Peer: peer, SourceKey: caller.SessionKey, Text: message,
+	// The requester key (the main alias for a call without a session)
+	// picks the remote conversation.
+	r, err := t.d.Remote.SendRemote(ctx, RemoteMessage{Peer: peer, SourceKey: c.requester, Text: message,
 		Chain: caller.Chain.Next(key), Wait: wait})
 	runID := r.TaskID
 	if runID == "" {
