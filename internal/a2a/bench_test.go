@@ -11,7 +11,7 @@ import (
 
 type instant struct{}
 
-func (instant) Run(context.Context, string, string, string, func(string)) (string, error) {
+func (instant) Run(context.Context, Turn, func(string)) (string, error) {
 	return "ok", nil
 }
 

@@ -26,14 +26,25 @@ import (
 // Runner runs agent turns. The server uses the task id as the run id, so a
 // restart can ask how the run of a task it cut ended.
 type Runner interface {
-	// Run runs one turn with run id runID in a session and returns the
-	// reply text, calling onText (when not nil) with each increment of the
-	// assistant's text as it streams. It must stop when ctx is done.
-	Run(ctx context.Context, runID, sessionKey, text string, onText func(delta string)) (string, error)
+	// Run runs one turn and returns the reply text, calling onText (when
+	// not nil) with each increment of the assistant's text as it streams.
+	// It must stop when ctx is done.
+	Run(ctx context.Context, turn Turn, onText func(delta string)) (string, error)
 	// Outcome reports how run runID ended: ok with its reply when it
 	// completed, not ok when it failed, was cut or never ran. A run still
 	// queued is stopped first.
 	Outcome(ctx context.Context, runID string) (reply string, ok bool, err error)
+}
+
+// Turn is one peer message to run.
+type Turn struct {
+	// RunID is the task id.
+	RunID, SessionKey, Text string
+	// ChainID and ChainHops are the chain of causes the message continues,
+	// from its metadata (wire.ChainOf) when the peer is a gateway that
+	// sends them; ChainID "" when it does not.
+	ChainID   string
+	ChainHops int
 }
 
 // Tasks keeps tasks durably. Get returns nil, nil when the peer has no such
@@ -418,7 +429,11 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 	if err := s.save(ctx, peer, t); err != nil {
 		return nil, fmt.Errorf("a2a: store task: %w", err)
 	}
-	done := s.startRun(peer, t, text)
+	turn := Turn{RunID: t.ID, Text: text}
+	if id, hops, ok := wire.ChainOf(p.Message.Metadata); ok {
+		turn.ChainID, turn.ChainHops = id, hops
+	}
+	done := s.startRun(peer, t, turn)
 	if !p.Immediate() {
 		timer := time.NewTimer(s.cfg.ReplyTimeout)
 		defer timer.Stop()
@@ -437,7 +452,7 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 
 // startRun runs the task's turn in the background; the channel closes
 // when its final state is stored.
-func (s *Server) startRun(peer string, t wire.Task, text string) <-chan struct{} {
+func (s *Server) startRun(peer string, t wire.Task, turn Turn) <-chan struct{} {
 	done := make(chan struct{})
 	runCtx, cancel := context.WithCancel(s.ctx)
 	s.mu.Lock()
@@ -453,7 +468,7 @@ func (s *Server) startRun(peer string, t wire.Task, text string) <-chan struct{}
 			s.mu.Unlock()
 			cancel()
 		}()
-		s.execute(runCtx, peer, t, text)
+		s.execute(runCtx, peer, t, turn)
 	}()
 	return done
 }
@@ -492,10 +507,10 @@ func (s *Server) cancelTask(ctx context.Context, peer, id string) (*wire.Task, e
 }
 
 // execute runs the turn and stores the outcome as the task's final state.
-func (s *Server) execute(ctx context.Context, peer string, t wire.Task, text string) {
-	key := SessionKey(s.cfg.Agents[0], peer, t.ContextID)
+func (s *Server) execute(ctx context.Context, peer string, t wire.Task, turn Turn) {
+	turn.SessionKey = SessionKey(s.cfg.Agents[0], peer, t.ContextID)
 	k := [2]string{peer, t.ID}
-	reply, err := s.run.Run(ctx, t.ID, key, text, func(delta string) {
+	reply, err := s.run.Run(ctx, turn, func(delta string) {
 		if delta == "" {
 			return
 		}

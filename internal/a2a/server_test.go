@@ -36,7 +36,8 @@ func (e *echo) Outcome(_ context.Context, runID string) (string, bool, error) {
 	return r, ok, nil
 }
 
-func (e *echo) Run(ctx context.Context, _, key, text string, onText func(string)) (string, error) {
+func (e *echo) Run(ctx context.Context, turn Turn, onText func(string)) (string, error) {
+	key, text := turn.SessionKey, turn.Text
 	e.mu.Lock()
 	e.keys = append(e.keys, key)
 	e.mu.Unlock()

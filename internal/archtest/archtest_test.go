@@ -404,6 +404,8 @@ var importAllowLists = map[string][]string{
 	// a2a: the A2A channel server; runs and task storage come through its
 	// own interfaces.
 	"internal/a2a": {"github.com/google/uuid", "internal/a2a/wire"},
+	// a2a/outbound: the A2A client sessions_send uses for remote peers.
+	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
 	// httpapi: the HTTP front doors. Contracts and leaves only; the gateway
 	// is reached through its own small interfaces, never imported.
 	"internal/httpapi": {

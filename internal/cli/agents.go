@@ -47,7 +47,7 @@ func newAgentsListCmd(g *globalFlags) *cobra.Command {
 					defaultModel = joinModel(list.Defaults.ModelProvider, list.Defaults.Model)
 				}
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tMODEL\tDEFAULT")
+				fmt.Fprintln(tw, "ID\tNAME\tMODEL\tDEFAULT\tREMOTE")
 				for _, a := range res.Agents {
 					model := defaultModel
 					if a.Model != nil && a.Model.Primary != "" {
@@ -57,7 +57,11 @@ func newAgentsListCmd(g *globalFlags) *cobra.Command {
 					if a.ID == res.DefaultID {
 						def = "yes"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.ID, orDash(a.Name), orDash(model), def)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", a.ID, orDash(a.Name), orDash(model), def)
+				}
+				// Remote A2A peers, reached with sessions_send to a2a:<peer>.
+				for _, p := range res.RemotePeers {
+					fmt.Fprintf(tw, "%s\t%s\t-\t\tyes\n", p.SessionKey, p.Name)
 				}
 				return tw.Flush()
 			})

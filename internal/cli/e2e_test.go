@@ -547,12 +547,14 @@ func TestAgentsList(t *testing.T) {
     { id: "main", name: "Main", default: true },
     { id: "ops", name: "Ops", model: "scripted/ops-1" },
   ] },
+  channels: { a2a: { peers: { far: { token: "t", url: "http://127.0.0.1:9/a2a/v1" }, inbound: { token: "u" } } } },
 }`)
 	out := g.mustRun("agents", "list")
 	want := [][]string{
-		{"ID", "NAME", "MODEL", "DEFAULT"},
+		{"ID", "NAME", "MODEL", "DEFAULT", "REMOTE"},
 		{"main", "Main", "scripted/echo-1", "yes"},
 		{"ops", "Ops", "scripted/ops-1"},
+		{"a2a:far", "far", "-", "yes"}, // a peer we can send to
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != len(want) {
@@ -564,7 +566,7 @@ func TestAgentsList(t *testing.T) {
 		}
 	}
 	m := decodeJSON(t, g.mustRun("agents", "list", "--json"))
-	if m["defaultId"] != "main" || len(m["agents"].([]any)) != 2 {
+	if m["defaultId"] != "main" || len(m["agents"].([]any)) != 2 || len(m["remotePeers"].([]any)) != 1 {
 		t.Errorf("agents.list = %v", m)
 	}
 }

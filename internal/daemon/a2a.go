@@ -5,16 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/a2a/outbound"
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
 // a2aRuns is what the A2A channel reads of past runs: a run and the
@@ -69,9 +74,12 @@ func (r *a2aRunner) Outcome(ctx context.Context, runID string) (string, bool, er
 	return "", true, nil
 }
 
-// Run submits text to key as run id and waits for the run's end; when ctx
-// ends first the run is aborted.
-func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(string)) (string, error) {
+// Run submits the turn's text to its session and waits for the run's end;
+// when ctx ends first the run is aborted. A turn with a chain (from another
+// Switchboard gateway) continues it one hop further, so the loop guard
+// stops a ring of agents spanning gateways.
+func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string)) (string, error) {
+	id, key, text := turn.RunID, turn.SessionKey, turn.Text
 	if id == "" {
 		id = uuid.NewString()
 	}
@@ -89,6 +97,10 @@ func (r *a2aRunner) Run(ctx context.Context, id, key, text string, onText func(s
 	})
 	defer unsub()
 	in := agent.Input{RunID: id, SessionKey: key, AgentID: r.agent, Message: text, Channel: "a2a"}
+	if turn.ChainID != "" {
+		in.Chain = &tools.Chain{ID: turn.ChainID, Hops: turn.ChainHops, Path: []string{key}}
+		in.Provenance = &agent.Provenance{Kind: "a2a", SourceChannel: "a2a"}
+	}
 	if _, _, err := r.runner.Submit(ctx, in); err != nil {
 		return "", fmt.Errorf("a2a: submit: %w", err)
 	}
@@ -209,4 +221,78 @@ func decodeA2ATask(row *store.A2ATask) (*wire.Task, error) {
 		return nil, fmt.Errorf("a2a task %s/%s: stored JSON: %w", row.Peer, row.ID, err)
 	}
 	return &t, nil
+}
+
+// a2aRemote is sessions_send's way to remote A2A peers. A send that does
+// not wait goes through the outbox (kind a2aSendKind), so it survives a
+// restart and is retried on transport errors; see a2aout.go.
+type a2aRemote struct {
+	c   *outbound.Client
+	st  a2aOutboxStore
+	log *slog.Logger
+	// kick asks the outbox dispatcher for a pass; set once at wiring,
+	// before any tool call.
+	kick func()
+}
+
+// newA2ARemote returns the remote sender for the peers with an outbound
+// url, or nil when the channel is off or none has one.
+func newA2ARemote(cfg *config.Config, st a2aOutboxStore, log *slog.Logger) *a2aRemote {
+	s := cfg.A2A()
+	if !s.Enabled {
+		return nil
+	}
+	var peers []outbound.Peer
+	for _, p := range s.Peers {
+		if p.URL != "" {
+			peers = append(peers, outbound.Peer{Name: p.Name, URL: p.URL, Token: p.OutboundToken})
+		}
+	}
+	if len(peers) == 0 {
+		return nil
+	}
+	return &a2aRemote{c: outbound.New(peers, nil), st: st, log: log.With("component", "a2a-outbound"), kick: func() {}}
+}
+
+// HasPeer implements sessions.Remote.
+func (r *a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
+
+// SendRemote implements sessions.Remote. The message's chain travels in
+// its metadata.
+func (r *a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
+	if m.Wait <= 0 {
+		return r.enqueue(ctx, m)
+	}
+	peer := m.Peer
+	var meta map[string]any
+	if m.Chain.ID != "" {
+		meta = wire.ChainMetadata(m.Chain.ID, m.Chain.Hops)
+	}
+	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: m.SourceKey, Text: m.Text, Metadata: meta, Wait: m.Wait})
+	if t == nil {
+		return sessions.RemoteResult{}, err
+	}
+	return remoteResult(peer, t), err
+}
+
+// remoteResult is sessions_send's view of peer's task t.
+func remoteResult(peer string, t *wire.Task) sessions.RemoteResult {
+	res := sessions.RemoteResult{TaskID: t.ID, Final: wire.Terminal(t.Status.State), OK: t.Status.State == wire.StateCompleted}
+	if res.OK {
+		var parts []string
+		for _, a := range t.Artifacts {
+			if s := wire.MessageText(a.Parts); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		res.Reply = strings.Join(parts, "\n")
+	} else if res.Final {
+		res.Error = "A2A peer " + peer + ": task " + strings.ToLower(strings.TrimPrefix(t.Status.State, "TASK_STATE_"))
+		if t.Status.Message != nil {
+			if s := wire.MessageText(t.Status.Message.Parts); s != "" {
+				res.Error += ": " + s
+			}
+		}
+	}
+	return res
 }

@@ -345,12 +345,18 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	box.refused = refused
+	remote := newA2ARemote(cfg, st, log)
+	var remoteDep sessions.Remote
+	if remote != nil {
+		remoteDep = remote
+	}
 	sessTools := sessions.New(sessions.Deps{
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
 		ExpectedWait: runner.ExpectedWait,
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
 			return budgetView(ctx, runner, subs, set, s)
 		},
+		Remote: remoteDep,
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
@@ -362,11 +368,16 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	// One dispatcher delivers every outbox item: sub-agent announces and
 	// agent-to-agent flows.
-	disp, err := outbox.New(outbox.Config{
-		Store: st, Handlers: []outbox.Handler{subs.AnnounceHandler(), rel.Handler()}, Logger: log,
-	})
+	handlers := []outbox.Handler{subs.AnnounceHandler(), rel.Handler()}
+	if remote != nil {
+		handlers = append(handlers, remote.handler())
+	}
+	disp, err := outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	if remote != nil {
+		remote.kick = disp.Kick
 	}
 	rel.SetKicker(disp)
 	subs.SetOutbox(disp)

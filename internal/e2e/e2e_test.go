@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,6 +91,12 @@ func startModel(t *testing.T, dir string, llm *fakellm.Server, modelDef, agentsL
 // (JSON5, e.g. `compaction: {...},`).
 func startDefaults(t *testing.T, dir string, llm *fakellm.Server, modelDef, defaults, agentsList, extraConfig string, extraEnv ...string) *gateway {
 	t.Helper()
+	return startOn(t, 0, dir, llm, modelDef, defaults, agentsList, extraConfig, extraEnv...)
+}
+
+// startOn is startDefaults listening on port (0: any free one).
+func startOn(t *testing.T, port int, dir string, llm *fakellm.Server, modelDef, defaults, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -105,7 +112,7 @@ func startDefaults(t *testing.T, dir string, llm *fakellm.Server, modelDef, defa
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binPath, "serve", "--port", "0")
+	cmd := exec.Command(binPath, "serve", "--port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GATEWAY_TOKEN=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "SWITCHBOARD_DATABASE_URL=")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stdout, err := cmd.StdoutPipe()

@@ -286,5 +286,8 @@ func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {
 		}
 		res.Agents = append(res.Agents, a)
 	}
+	for _, p := range s.conf.RemotePeers {
+		res.RemotePeers = append(res.RemotePeers, wire.RemotePeer{Name: p, SessionKey: "a2a:" + p, Remote: true})
+	}
 	return res, nil
 }

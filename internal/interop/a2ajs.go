@@ -1,12 +1,17 @@
 package interop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -73,4 +78,120 @@ func (c A2AJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "A2A_PEER_TOKEN="+c.Token)
 	return cmd, nil
+}
+
+// A2AJSEchoAgent is testdata/a2a_js_echo_agent.mjs running: an A2A agent
+// written with the official A2A JS SDK that echoes ("js echo: <text>"),
+// for Switchboard to send to as a remote peer.
+type A2AJSEchoAgent struct {
+	// URL is the agent's base URL; its JSON-RPC endpoint is URL+"/a2a/v1".
+	URL string
+
+	mu       sync.Mutex
+	received []map[string]any
+	stderr   bytes.Buffer
+}
+
+// StartA2AJSEchoAgent starts the echo agent, accepting bearer token, and
+// stops it when the test ends. It skips the test when the npm cache or
+// node is missing (fails it under CI=true).
+func StartA2AJSEchoAgent(t testing.TB, token string) *A2AJSEchoAgent {
+	t.Helper()
+	if _, err := installedPackage(a2aSDKPackage, a2aSDKVersion); err != nil {
+		if errors.Is(err, errNoCache) {
+			skipOrFatal(t, err)
+		}
+		t.Fatal(err)
+	}
+	cache, err := NPMCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, _, err := nodeBinary()
+	if errors.Is(err, errNoCache) {
+		skipOrFatal(t, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(root, "internal", "interop", "testdata", "a2a_js_echo_agent.mjs")
+	cmd := exec.Command(node, script, "--npm-cache", cache)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "A2A_AGENT_TOKEN="+token)
+	a := &A2AJSEchoAgent{}
+	cmd.Stderr = lockedBuffer{&a.mu, &a.stderr}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+	})
+	listening := make(chan string, 1)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var line struct {
+				Listening string         `json:"listening"`
+				Received  map[string]any `json:"received"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			if line.Listening != "" {
+				listening <- line.Listening
+			}
+			if line.Received != nil {
+				a.mu.Lock()
+				a.received = append(a.received, line.Received)
+				a.mu.Unlock()
+			}
+		}
+	}()
+	select {
+	case a.URL = <-listening:
+	case <-done:
+		t.Fatalf("a2a_js_echo_agent.mjs exited: %s", a.Stderr())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("a2a_js_echo_agent.mjs did not start: %s", a.Stderr())
+	}
+	return a
+}
+
+// Received returns the messages the agent has received: text, contextId,
+// metadata.
+func (a *A2AJSEchoAgent) Received() []map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.received)
+}
+
+// Stderr returns what the agent wrote to stderr.
+func (a *A2AJSEchoAgent) Stderr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stderr.String()
+}
+
+// lockedBuffer writes to b under mu.
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

@@ -1,11 +1,17 @@
 package interop
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
 )
 
 // TestA2AJSSDKAgainstSwitchboard drives Switchboard's A2A channel with the
@@ -41,5 +47,63 @@ func TestA2AJSSDKAgainstSwitchboard(t *testing.T) {
 	}
 	if w := r.Step("wrong-token"); w["refused"] != true {
 		t.Errorf("wrong token: %v", w)
+	}
+}
+
+// TestSwitchboardSendsToA2AJSAgent: an echo agent written with the A2A JS
+// SDK is a remote peer of the gateway; the agent's sessions_send to
+// "a2a:js" gets the SDK agent's reply, the message carries the chain in
+// its metadata, and one sender session keeps one remote contextId.
+func TestSwitchboardSendsToA2AJSAgent(t *testing.T) {
+	agent := StartA2AJSEchoAgent(t, "to-js-token")
+	ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)), fmt.Sprintf(`
+  channels: { a2a: { peers: { js: { token: "from-js-token", url: %q, outboundToken: "to-js-token" } } } },
+  tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } }`, agent.URL+"/a2a/v1"))
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: ws, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	send := func(runID string, args map[string]any) map[string]any {
+		t.Helper()
+		b, _ := json.Marshal(args)
+		var out map[string]any
+		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main", "idempotencyKey": runID,
+			"message": "/tool sessions_send " + string(b) + "\n/then done"}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Call(ctx, "agent.wait", map[string]any{"runId": runID, "timeoutMs": 30000}, &out); err != nil || out["status"] != "ok" {
+			t.Fatalf("agent.wait %s = %v, %v", runID, out, err)
+		}
+		var hist struct{ Messages []map[string]any }
+		if err := c.Call(ctx, "chat.history", map[string]any{"sessionKey": "agent:main:main", "limit": 1000}, &hist); err != nil {
+			t.Fatal(err)
+		}
+		for i := len(hist.Messages) - 1; i >= 0; i-- {
+			if m := hist.Messages[i]; m["role"] == "toolResult" && m["toolName"] == "sessions_send" {
+				d, _ := m["details"].(map[string]any)
+				return d
+			}
+		}
+		t.Fatalf("no sessions_send result")
+		return nil
+	}
+	r := send("js-1", map[string]any{"sessionKey": "a2a:js", "message": "hello js", "timeoutSeconds": 20})
+	if r["status"] != "ok" || r["reply"] != "js echo: hello js" {
+		t.Fatalf("sessions_send to the JS agent = %v\nagent stderr: %s", r, agent.Stderr())
+	}
+	r = send("js-2", map[string]any{"sessionKey": "a2a:js", "message": "slow one", "timeoutSeconds": 1})
+	if r["status"] != "timeout" {
+		t.Fatalf("sessions_send to a working JS task = %v", r)
+	}
+	got := agent.Received()
+	if len(got) != 2 || got[0]["contextId"] != got[1]["contextId"] || got[0]["contextId"] == "" {
+		t.Fatalf("the JS agent received %v; want two messages in one context", got)
+	}
+	meta, _ := got[0]["metadata"].(map[string]any)
+	if meta["switchboard.chainId"] != "js-1" || meta["switchboard.chainHops"] != 1.0 {
+		t.Fatalf("metadata = %v", got[0]["metadata"])
 	}
 }

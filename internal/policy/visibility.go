@@ -167,6 +167,22 @@ func (g Guard) Check(action Action, target string) (allowed bool, status string,
 	return true, "", ""
 }
 
+// CheckRemote is Check for a remote A2A peer (sessions_send to
+// "a2a:<peer>"): a peer is another agent, so it needs VisibilityAll, an
+// enabled A2A policy, and both the requester's agent and the peer name
+// matching the allow list, checked in that order.
+func (g Guard) CheckRemote(action Action, peer string) (allowed bool, status string, message string) {
+	switch {
+	case g.Visibility.orTree() != VisibilityAll:
+		return false, StatusForbidden, crossVisibilityMessage(action)
+	case !g.A2A.Enabled:
+		return false, StatusForbidden, a2aDisabledMessage(action)
+	case !g.A2A.MatchesAllow(sessionkey.AgentID(g.Requester)) || !g.A2A.MatchesAllow(peer):
+		return false, StatusForbidden, a2aDeniedMessage(action)
+	}
+	return true, "", ""
+}
+
 // actionPrefix is the subject of the self and tree messages.
 func actionPrefix(a Action) string {
 	switch a {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -453,5 +454,35 @@ func TestCheckLabelSend(t *testing.T) {
 	}
 	if SandboxLabelMessage != "Sandboxed sessions_send label lookup is limited to this agent" {
 		t.Errorf("SandboxLabelMessage = %q", SandboxLabelMessage)
+	}
+}
+
+func TestGuardCheckRemote(t *testing.T) {
+	on := A2A{Enabled: true}
+	for _, tt := range []struct {
+		name string
+		g    Guard
+		peer string
+		want string // "" allowed
+	}{
+		{"allowed", Guard{Requester: "agent:main:main", Visibility: VisibilityAll, A2A: on}, "b", ""},
+		{"tree visibility", Guard{Requester: "agent:main:main", Visibility: VisibilityTree, A2A: on}, "b", "tools.sessions.visibility=all"},
+		{"disabled", Guard{Requester: "agent:main:main", Visibility: VisibilityAll}, "b", "tools.agentToAgent.enabled=true"},
+		{"peer allowed", Guard{Requester: "agent:main:main", Visibility: VisibilityAll, A2A: A2A{Enabled: true, Allow: []string{"main", "peer-*"}}}, "peer-b", ""},
+		{"peer not allowed", Guard{Requester: "agent:main:main", Visibility: VisibilityAll, A2A: A2A{Enabled: true, Allow: []string{"main", "peer-*"}}}, "b", "tools.agentToAgent.allow"},
+		{"agent not allowed", Guard{Requester: "agent:guest:main", Visibility: VisibilityAll, A2A: A2A{Enabled: true, Allow: []string{"main", "b"}}}, "b", "tools.agentToAgent.allow"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, status, msg := tt.g.CheckRemote(ActionSend, tt.peer)
+			if tt.want == "" {
+				if !ok {
+					t.Fatalf("denied: %s %s", status, msg)
+				}
+				return
+			}
+			if ok || status != StatusForbidden || !strings.Contains(msg, tt.want) {
+				t.Fatalf("CheckRemote = %v %q %q, want a denial with %q", ok, status, msg, tt.want)
+			}
+		})
 	}
 }

@@ -48,6 +48,10 @@ type Settings struct {
 	IRC config.IRCSettings
 	// Telegram is channels.telegram.
 	Telegram config.TelegramSettings
+	// RemotePeers are the channels.a2a peers with an outbound url (when
+	// the channel is enabled): sessions_send reaches them as
+	// "a2a:<peer>". Sorted.
+	RemotePeers []string
 
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
@@ -160,6 +164,14 @@ func Resolve(cfg *config.Config) *Settings {
 		agentIDs: cfg.AgentIDs(),
 		agents:   map[string]Agent{},
 		cfg:      cfg,
+	}
+	if a := cfg.A2A(); a.Enabled {
+		for _, p := range a.Peers {
+			if p.URL != "" {
+				s.RemotePeers = append(s.RemotePeers, p.Name)
+			}
+		}
+		slices.Sort(s.RemotePeers)
 	}
 	s.provider = map[string]bool{}
 	for id := range cfg.Providers() {

@@ -290,6 +290,16 @@ type AgentsListResult struct {
 	Ownership         string         `json:"ownership"`
 	SelectionRequired bool           `json:"selectionRequired"`
 	Agents            []AgentSummary `json:"agents"`
+	// RemotePeers are the remote A2A peers sessions_send reaches as
+	// "a2a:<peer>" (Switchboard's own member; none: omitted).
+	RemotePeers []RemotePeer `json:"remotePeers,omitempty"`
+}
+
+// RemotePeer is a remote A2A peer in agents.list.
+type RemotePeer struct {
+	Name       string `json:"name"`
+	SessionKey string `json:"sessionKey"`
+	Remote     bool   `json:"remote"`
 }
 
 // AgentSummary is one agents.list row.

@@ -44,6 +44,10 @@ type agentsListItem struct {
 	ID         string `json:"id"`
 	Name       string `json:"name,omitempty"`
 	Configured bool   `json:"configured"`
+	// Remote marks a remote A2A peer: not a sessions_spawn target, but
+	// sessions_send reaches it at SessionKey ("a2a:<peer>").
+	Remote     bool   `json:"remote,omitempty"`
+	SessionKey string `json:"sessionKey,omitempty"`
 }
 
 // agentsList implements agents_list (reference behaviour §11): the agent
@@ -68,6 +72,15 @@ func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
 	res := &agentsListResult{Requester: requester, AllowAny: allowAny, Agents: make([]agentsListItem, len(ids))}
 	for i, id := range ids {
 		res.Agents[i] = agentsListItem{ID: id, Name: names[id], Configured: slices.Contains(configured, id)}
+	}
+	// The remote peers the caller may send to (the policy's checks of
+	// sessions_send to a peer, but visibility: agents_list lists ids).
+	if a2a := t.d.Settings.Sessions.A2A; t.d.Remote != nil && a2a.Enabled && a2a.MatchesAllow(requester) {
+		for _, p := range t.d.Settings.RemotePeers {
+			if t.d.Remote.HasPeer(p) && a2a.MatchesAllow(p) {
+				res.Agents = append(res.Agents, agentsListItem{ID: RemotePrefix + p, Name: p, Configured: true, Remote: true, SessionKey: RemotePrefix + p})
+			}
+		}
 	}
 	return res
 }

@@ -131,6 +131,13 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	if keyParam != "" && label != "" {
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: "Provide either sessionKey or label (not both)."}, nil
 	}
+	if peer, ok := strings.CutPrefix(keyParam, RemotePrefix); ok && t.d.Remote != nil && t.d.Remote.HasPeer(peer) {
+		timeoutSeconds := defaultSendTimeoutSeconds
+		if n, ok := p.Int("timeoutSeconds", 0); ok {
+			timeoutSeconds = n
+		}
+		return t.sendRemote(ctx, c, peer, message, timeoutSeconds), nil
+	}
 	var target refResult
 	switch {
 	case label != "":
@@ -341,4 +348,58 @@ func A2AMessageContext(requesterKey, requesterChannel, targetDisplay string) str
 	}
 	lines = append(lines, "Agent 2 (target) session: "+targetDisplay+".")
 	return strings.Join(lines, "\n")
+}
+
+// sendRemote is sessions_send to a remote A2A peer: the same statuses as a
+// local send (accepted, ok with the reply, timeout, error); runId is the
+// remote task id.
+func (t *Tools) sendRemote(ctx context.Context, c *callCtx, peer, message string, timeoutSeconds int) *sendResult {
+	key := RemotePrefix + peer
+	caller := c.caller
+	// The checks of a local send, with the peer as another agent.
+	if ok, status, msg := c.guard.CheckRemote(policy.ActionSend, peer); !ok {
+		return &sendResult{RunID: t.d.NewID(), Status: status, Error: msg, SessionKey: key}
+	}
+	if SendPolicyOf(t.d.Settings.SendRules, nil, key, RemoteChannel) == policy.DecisionDeny {
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: policy.SendBlockedMessage, SessionKey: key}
+	}
+	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
+	if why := caller.Chain.CheckNext(key, lim); why != "" {
+		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", key)
+		t.refused(RefusalLoop)
+		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: key}
+	}
+	timeoutSeconds = max(timeoutSeconds, 0)
+	wait := time.Duration(timeoutSeconds) * time.Second
+	// The requester key (the main alias for a call without a session)
+	// picks the remote conversation.
+	r, err := t.d.Remote.SendRemote(ctx, RemoteMessage{Peer: peer, SourceKey: c.requester, Text: message,
+		Chain: caller.Chain.Next(key), Wait: wait})
+	runID := r.TaskID
+	if runID == "" {
+		runID = t.d.NewID()
+	}
+	switch {
+	case err != nil:
+		return &sendResult{RunID: runID, Status: "error", Error: err.Error(), SessionKey: key}
+	case timeoutSeconds == 0:
+		return &sendResult{RunID: runID, Status: "accepted", SessionKey: key,
+			Delivery: &sendDelivery{Status: DeliveryPending, Mode: "a2a"}}
+	case !r.Final:
+		return &sendResult{RunID: runID, Status: "timeout", SessionKey: key,
+			Error:    fmt.Sprintf("no reply within %ds; the remote task %s continues on A2A peer %s.", timeoutSeconds, runID, peer),
+			Delivery: &sendDelivery{Status: DeliveryDelivered, Mode: "a2a"}}
+	case !r.OK:
+		msg := r.Error
+		if msg == "" {
+			msg = "remote agent error"
+		}
+		return &sendResult{RunID: runID, Status: "error", Error: msg, SessionKey: key,
+			Delivery: &sendDelivery{Status: DeliveryFailed, Mode: "a2a"}}
+	}
+	res := &sendResult{RunID: runID, Status: "ok", SessionKey: key, Delivery: &sendDelivery{Status: DeliveryReplied, Mode: "a2a"}}
+	if r.Reply != "" {
+		res.Reply = &r.Reply
+	}
+	return res
 }

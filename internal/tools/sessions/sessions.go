@@ -105,6 +105,9 @@ type Deps struct {
 	// Budget, when set, returns the budget of the session tree rooted at
 	// a session, for its sessions_list row (nil: none).
 	Budget func(ctx context.Context, s *store.Session) (*BudgetView, error)
+	// Remote, when set, carries sessions_send to "a2a:<peer>" targets to
+	// remote A2A peers.
+	Remote Remote
 }
 
 // BudgetView is a budgeted session tree as sessions_list shows it on the
@@ -135,6 +138,45 @@ func (t *Tools) refused(kind string) {
 	if t.d.OnRefusal != nil {
 		t.d.OnRefusal(kind)
 	}
+}
+
+// RemotePrefix starts the sessionKey of a remote A2A peer: "a2a:<peer>".
+const RemotePrefix = "a2a:"
+
+// RemoteChannel is the channel send policy rules see for a remote peer.
+const RemoteChannel = "a2a"
+
+// Remote sends to remote A2A peers. It is safe for concurrent use.
+type Remote interface {
+	// HasPeer reports whether peer has an outbound URL.
+	HasPeer(peer string) bool
+	// SendRemote sends m and waits up to m.Wait for the remote task to
+	// end. With m.Wait 0 it may queue the send durably instead and return
+	// the queue item's id as TaskID. An error is a transport or protocol
+	// failure.
+	SendRemote(ctx context.Context, m RemoteMessage) (RemoteResult, error)
+}
+
+// RemoteMessage is one sessions_send to a remote peer.
+type RemoteMessage struct {
+	Peer string
+	// SourceKey is the sender session: one remote conversation each.
+	SourceKey string
+	Text      string
+	// Chain is the message's chain of causes, carried to the peer so a
+	// ring spanning gateways stops like one inside a gateway.
+	Chain tools.Chain
+	Wait  time.Duration
+}
+
+// RemoteResult is a remote task as last seen.
+type RemoteResult struct {
+	TaskID string
+	// Final: the task ended; OK: it completed, with Reply.
+	Final, OK bool
+	Reply     string
+	// Error is the remote's reason when it ended without completing.
+	Error string
 }
 
 // Tools is the session tool set. Create with New.

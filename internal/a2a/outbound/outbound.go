@@ -1,0 +1,210 @@
+// Package outbound sends messages to remote A2A peers: a SendMessage to the
+// peer's configured JSON-RPC URL with its outbound token, then GetTask
+// until the task is final or the caller's wait ends. One remote contextId
+// is derived per (peer, sender session), so a sender's turns form one
+// conversation on the remote side.
+package outbound
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/a2a/wire"
+)
+
+// Peer is a remote peer we can send to.
+type Peer struct {
+	Name  string
+	URL   string // the peer's JSON-RPC endpoint
+	Token string // bearer token we present; "" for none
+}
+
+// Client sends to the configured peers. It is safe for concurrent use.
+type Client struct {
+	peers map[string]Peer
+	http  *http.Client
+	seq   atomic.Int64
+	// poll is the first GetTask interval; it doubles up to a second.
+	poll time.Duration
+}
+
+// New returns a client for peers (those without a URL are left out).
+// httpClient nil means a client with a 30 s per-request timeout.
+func New(peers []Peer, httpClient *http.Client) *Client {
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	c := &Client{peers: map[string]Peer{}, http: httpClient, poll: 50 * time.Millisecond}
+	for _, p := range peers {
+		if p.URL != "" {
+			c.peers[p.Name] = p
+		}
+	}
+	return c
+}
+
+// ErrUnknownPeer is the error for a peer without an outbound URL.
+var ErrUnknownPeer = errors.New("no A2A peer with an outbound url")
+
+// Has reports whether peer can be sent to.
+func (c *Client) Has(peer string) bool { _, ok := c.peers[peer]; return ok }
+
+// ContextID is the remote contextId of sender session sourceKey's
+// conversation with peer: stable, and revealing nothing of the key.
+func ContextID(peer, sourceKey string) string {
+	sum := sha256.Sum256([]byte(peer + "\x00" + sourceKey))
+	return "sb-" + hex.EncodeToString(sum[:16])
+}
+
+// Request is one message to a peer.
+type Request struct {
+	Peer string
+	// SourceKey is the sender session; it picks the remote contextId.
+	SourceKey string
+	Text      string
+	// Metadata goes out as the message's metadata (nil: none).
+	Metadata map[string]any
+	// MessageID is the message's id ("": a new one); a retried send
+	// reuses it.
+	MessageID string
+	// Wait is how long Send waits for the task to become final (0: not
+	// at all).
+	Wait time.Duration
+}
+
+// Send sends r.Text to r.Peer as sender session r.SourceKey and waits up
+// to r.Wait for the task to become final. It returns the task as last
+// seen: final, or still working when the wait ended.
+func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
+	peer, wait := r.Peer, r.Wait
+	p, ok := c.peers[peer]
+	if !ok {
+		return nil, fmt.Errorf("a2a peer %q: %w", peer, ErrUnknownPeer)
+	}
+	params := wire.SendParams{
+		Message: wire.Message{MessageID: cmp.Or(r.MessageID, uuid.NewString()), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
+			Parts: []wire.Part{wire.TextPart(r.Text)}, Metadata: r.Metadata},
+		Configuration: &wire.SendConfiguration{ReturnImmediately: true},
+	}
+	var res wire.SendResult
+	if err := c.call(ctx, p, "SendMessage", params, &res); err != nil {
+		return nil, err
+	}
+	if res.Task == nil {
+		if res.Message != nil { // a peer may answer with a message and no task
+			return &wire.Task{ContextID: res.Message.ContextID, Status: wire.TaskStatus{State: wire.StateCompleted},
+				Artifacts: []wire.Artifact{{ArtifactID: "reply", Parts: res.Message.Parts}}}, nil
+		}
+		return nil, fmt.Errorf("a2a peer %q: SendMessage answered without a task", peer)
+	}
+	return c.Wait(ctx, peer, res.Task, wait)
+}
+
+// Wait polls peer's task t with GetTask until it is final or wait ends,
+// and returns it as last seen.
+func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.Duration) (*wire.Task, error) {
+	p, ok := c.peers[peer]
+	if !ok {
+		return t, fmt.Errorf("a2a peer %q: %w", peer, ErrUnknownPeer)
+	}
+	if wait <= 0 || wire.Terminal(t.Status.State) {
+		return t, nil
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	interval := c.poll
+	for {
+		select {
+		case <-ctx.Done():
+			return t, ctx.Err()
+		case <-deadline.C:
+			return t, nil
+		case <-time.After(interval):
+		}
+		interval = min(2*interval, time.Second)
+		var cur wire.Task
+		if err := c.call(ctx, p, "GetTask", wire.TaskParams{ID: t.ID}, &cur); err != nil {
+			return t, err
+		}
+		t = &cur
+		if wire.Terminal(t.Status.State) {
+			return t, nil
+		}
+	}
+}
+
+// transportError is a failure to reach the peer or a server-side HTTP
+// error (5xx, 408, 429): retrying later may succeed.
+type transportError struct{ err error }
+
+func (e transportError) Error() string { return e.err.Error() }
+func (e transportError) Unwrap() error { return e.err }
+
+// Transient reports whether err (from Send or Wait) is a transport error
+// that a later retry may overcome, rather than a refusal (a wrong token,
+// a JSON-RPC error, an unknown peer) that retrying cannot fix.
+func Transient(err error) bool {
+	var t transportError
+	return errors.As(err, &t)
+}
+
+// call makes one JSON-RPC call to p and decodes its result into out.
+func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if p.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxResponseBytes+1))
+	if err != nil {
+		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
+	}
+	if len(b) > wire.MaxResponseBytes {
+		return fmt.Errorf("a2a peer %q: %s: response exceeds 1 MiB", p.Name, method)
+	}
+	if resp.StatusCode != http.StatusOK {
+		err := fmt.Errorf("a2a peer %q: %s: HTTP %d", p.Name, method, resp.StatusCode)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
+			return transportError{err}
+		}
+		return err
+	}
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *wire.Error     `json:"error"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("a2a peer %q: %s: bad JSON-RPC response: %w", p.Name, method, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("a2a peer %q: %s: %d %s", p.Name, method, r.Error.Code, r.Error.Message)
+	}
+	if err := json.Unmarshal(r.Result, out); err != nil {
+		return fmt.Errorf("a2a peer %q: %s: bad result: %w", p.Name, method, err)
+	}
+	return nil
+}

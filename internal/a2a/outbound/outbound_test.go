@@ -1,0 +1,224 @@
+package outbound_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/a2a/outbound"
+	"github.com/switchboardhq/switchboard/internal/a2a/wire"
+)
+
+// runner is the remote gateway's agent: it echoes, fails on "fail", and
+// blocks on "slow" until released or canceled.
+type runner struct {
+	mu      sync.Mutex
+	keys    []string
+	release chan struct{}
+}
+
+func (r *runner) Run(ctx context.Context, turn a2a.Turn, _ func(string)) (string, error) {
+	key, text := turn.SessionKey, turn.Text
+	r.mu.Lock()
+	r.keys = append(r.keys, key)
+	r.mu.Unlock()
+	switch {
+	case strings.Contains(text, "fail"):
+		return "", errors.New("model down")
+	case strings.Contains(text, "slow"):
+		select {
+		case <-r.release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return "echo: " + text, nil
+}
+
+func (r *runner) Outcome(context.Context, string) (string, bool, error) { return "", false, nil }
+
+func (r *runner) sessionKeys() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.keys...)
+}
+
+// remote starts a real A2A server whose peer "gw" presents token "tok".
+func remote(t *testing.T) (*runner, string) {
+	t.Helper()
+	run := &runner{release: make(chan struct{})}
+	s, err := a2a.New(a2a.Config{ReplyTimeout: 5 * time.Second, Peers: []a2a.Peer{{Name: "gw", Token: "tok"}}},
+		run, &memTasks{m: map[string]wire.Task{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { close(run.release); hs.Close(); s.Close() })
+	return run, hs.URL + "/a2a/v1"
+}
+
+func TestSend(t *testing.T) {
+	_, url := remote(t)
+	c := outbound.New([]outbound.Peer{{Name: "b", URL: url, Token: "tok"}}, nil)
+	ctx := context.Background()
+	tests := []struct {
+		name, text string
+		wait       time.Duration
+		state      string
+		reply      string
+	}{
+		{"completed", "hello", 5 * time.Second, wire.StateCompleted, "echo: hello"},
+		{"wait ends while working", "slow", 200 * time.Millisecond, wire.StateWorking, ""},
+		{"no wait", "slow again", 0, wire.StateWorking, ""},
+		{"failed", "fail please", 5 * time.Second, wire.StateFailed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			task, err := c.Send(ctx, outbound.Request{Peer: "b", SourceKey: "agent:main:main", Text: tt.text, Wait: tt.wait})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.ID == "" || task.Status.State != tt.state {
+				t.Fatalf("task = %+v, want state %s", task, tt.state)
+			}
+			if tt.reply != "" && (len(task.Artifacts) == 0 || wire.MessageText(task.Artifacts[0].Parts) != tt.reply) {
+				t.Fatalf("artifacts = %+v, want %q", task.Artifacts, tt.reply)
+			}
+			if tt.state == wire.StateFailed && (task.Status.Message == nil || !strings.Contains(wire.MessageText(task.Status.Message.Parts), "model down")) {
+				t.Fatalf("status = %+v", task.Status)
+			}
+		})
+	}
+}
+
+func TestSendErrors(t *testing.T) {
+	_, url := remote(t)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	c := outbound.New([]outbound.Peer{
+		{Name: "wrongtoken", URL: url, Token: "nope"},
+		{Name: "notoken", URL: url},
+		{Name: "down", URL: deadURL},
+		{Name: "nourl"},
+	}, nil)
+	for _, tt := range []struct{ peer, want string }{
+		{"wrongtoken", "HTTP 401"},
+		{"notoken", "HTTP 401"},
+		{"down", "connect"},
+		{"nourl", outbound.ErrUnknownPeer.Error()},
+		{"nobody", outbound.ErrUnknownPeer.Error()},
+	} {
+		t.Run(tt.peer, func(t *testing.T) {
+			task, err := c.Send(context.Background(), outbound.Request{Peer: tt.peer, SourceKey: "k", Text: "hi", Wait: time.Second})
+			if err == nil || task != nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Send = %+v, %v; want error with %q", task, err, tt.want)
+			}
+			if got := outbound.Transient(err); got != (tt.peer == "down") {
+				t.Fatalf("Transient(%v) = %v", err, got)
+			}
+		})
+	}
+	if c.Has("nourl") || c.Has("nobody") || !c.Has("down") {
+		t.Fatal("Has")
+	}
+}
+
+func TestContextPerSender(t *testing.T) {
+	run, url := remote(t)
+	c := outbound.New([]outbound.Peer{{Name: "b", URL: url, Token: "tok"}, {Name: "c", URL: url, Token: "tok"}}, nil)
+	var ctxs []string
+	for _, r := range []outbound.Request{
+		{Peer: "b", SourceKey: "agent:main:one", Text: "1"},
+		{Peer: "b", SourceKey: "agent:main:one", Text: "2"},
+		{Peer: "b", SourceKey: "agent:main:two", Text: "3"},
+		{Peer: "c", SourceKey: "agent:main:one", Text: "4"},
+	} {
+		r.Wait = 5 * time.Second
+		task, err := c.Send(context.Background(), r)
+		if err != nil || task.Status.State != wire.StateCompleted {
+			t.Fatalf("Send(%+v) = %+v, %v", r, task, err)
+		}
+		if task.ContextID != outbound.ContextID(r.Peer, r.SourceKey) {
+			t.Fatalf("contextId %q, want %q", task.ContextID, outbound.ContextID(r.Peer, r.SourceKey))
+		}
+		ctxs = append(ctxs, task.ContextID)
+	}
+	if ctxs[0] != ctxs[1] || ctxs[0] == ctxs[2] || ctxs[0] == ctxs[3] || ctxs[2] == ctxs[3] {
+		t.Fatalf("contextIds %v: want one per (peer, sender)", ctxs)
+	}
+	if strings.Contains(ctxs[0], "agent") {
+		t.Fatalf("contextId %q reveals the sender key", ctxs[0])
+	}
+	// The remote runs the first sender's turns in one session.
+	keys := run.sessionKeys()
+	if keys[0] != keys[1] || keys[0] == keys[2] {
+		t.Fatalf("remote session keys %v", keys)
+	}
+}
+
+func TestSendMetadata(t *testing.T) {
+	var got wire.SendParams
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Params wire.SendParams `json:"params"`
+		}
+		if err := jsonDecode(r, &req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		got = req.Params
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"r","role":"ROLE_AGENT","parts":[{"text":"hi back"}]}}}`))
+	}))
+	defer hs.Close()
+	c := outbound.New([]outbound.Peer{{Name: "b", URL: hs.URL}}, nil)
+	task, err := c.Send(context.Background(), outbound.Request{Peer: "b", SourceKey: "k", Text: "hi",
+		Metadata: map[string]any{"switchboard.chainId": "c1"}, Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A peer answering with a message and no task counts as completed.
+	if task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "hi back" {
+		t.Fatalf("task = %+v", task)
+	}
+	if got.Message.Metadata["switchboard.chainId"] != "c1" || got.Configuration == nil || !got.Configuration.ReturnImmediately {
+		t.Fatalf("params = %+v", got)
+	}
+}
+
+func jsonDecode(r *http.Request, v any) error { return json.NewDecoder(r.Body).Decode(v) }
+
+// memTasks is the remote server's task store.
+type memTasks struct {
+	mu sync.Mutex
+	m  map[string]wire.Task
+}
+
+func (m *memTasks) Put(_ context.Context, peer string, t wire.Task) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[peer+"\x00"+t.ID] = t
+	return nil
+}
+
+func (m *memTasks) Get(_ context.Context, peer, id string) (*wire.Task, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.m[peer+"\x00"+id]
+	if !ok {
+		return nil, nil
+	}
+	return &t, nil
+}
+
+func (m *memTasks) List(context.Context, string, string, int) ([]wire.Task, error) { return nil, nil }
+
+func (m *memTasks) Open(context.Context) ([]a2a.PeerTask, error) { return nil, nil }
