@@ -78,6 +78,12 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodMCPList, scope: wire.ScopeRead, handle: s.handleMCPList},
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
 		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
+		{name: wire.MethodChatStartup, scope: wire.ScopeRead, handle: s.handleChatHistory},
+		{name: wire.MethodSessionsDescribe, scope: wire.ScopeRead, handle: s.handleSessionsDescribe},
+		{name: wire.MethodSessionsSubscribe, scope: wire.ScopeRead, handle: s.handleSessionsSubscribe},
+		{name: wire.MethodSessionsUnsubscribe, scope: wire.ScopeRead, handle: s.handleSessionsUnsubscribe},
+		{name: wire.MethodAgentIdentityGet, scope: wire.ScopeRead, handle: s.handleAgentIdentityGet},
+		{name: wire.MethodModelsAuthStatus, scope: wire.ScopeRead, handle: s.handleModelsAuthStatus},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

@@ -41,11 +41,12 @@ func TestHandshakeOK(t *testing.T) {
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "sessions.abort", "chat.inject",
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export", "sessions.search", "sessions.send", "sessions.steer",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active",
+		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
 		"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "cron.enable", "cron.disable"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown"}, hello.Features.Events); diff != "" {
+	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown", "sessions.changed"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

@@ -328,7 +328,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // Events returns the names of the events the server emits, as hello-ok
 // features.events lists them.
 func (s *Server) Events() []string {
-	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown}
+	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown, wire.EventSessionsChanged}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

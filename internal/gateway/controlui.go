@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// The methods below are what the reference's Control UI (npm openclaw,
+// dist/control-ui, 2026.9.6) calls besides Switchboard's own: with them
+// its chat, sessions and agents views work against this gateway. What
+// else it calls gets the "unknown method" error, as from the reference
+// for a method it lacks, and the UI degrades.
+
+func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		Key     string `json:"key"`
+		AgentID string `json:"agentId"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	agentFilter := ""
+	if strings.TrimSpace(p.AgentID) != "" {
+		agentFilter = sessionkey.NormalizeAgentID(p.AgentID)
+	}
+	key := s.canonicalKey(p.Key, agentFilter)
+	sess, err := s.cfg.Store.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.SessionsDescribeResult{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := row(sess)
+	if s.cfg.Budget != nil {
+		b, err := s.cfg.Budget(ctx, sess)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			r.Budget = b
+		}
+	}
+	return wire.SessionsDescribeResult{Session: &r}, nil
+}
+
+// handleSessionsSubscribe turns on sessions.changed events for the
+// connection until it closes. Non-empty params are sessions.list's and
+// the list comes back in the same response.
+func (s *Server) handleSessionsSubscribe(ctx context.Context, cl *call) (any, error) {
+	var p map[string]json.RawMessage
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	// Subscribed before the list is read: a change meanwhile is not lost.
+	cl.c.mu.Lock()
+	cl.c.sessionsSub = true
+	cl.c.mu.Unlock()
+	res := wire.SessionsSubscribeResult{Subscribed: true}
+	if len(p) == 0 {
+		return res, nil
+	}
+	list, err := s.handleSessionsList(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	l := list.(wire.SessionsListResult)
+	res.List = &l
+	return res, nil
+}
+
+func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	cl.c.mu.Lock()
+	cl.c.sessionsSub = false
+	cl.c.mu.Unlock()
+	return wire.SessionsSubscribeResult{}, nil
+}
+
+// sessionsChanged tells sessions.subscribe connections that the row of
+// key changed: a run started (reason "agent.run.started", as the
+// reference's, which makes its Control UI reload the open chat) or ended
+// (reason "lifecycle", phase "end"). The event is a receipt without the
+// row: clients read it with sessions.describe or sessions.list.
+func (s *Server) sessionsChanged(key, reason, phase string) {
+	if key == "" {
+		return
+	}
+	b, err := json.Marshal(map[string]any{"sessionKey": key, "reason": reason, "phase": phase, "ts": s.now().UnixMilli()})
+	if err != nil {
+		return
+	}
+	for _, c := range *s.connList.Load() {
+		c.mu.Lock()
+		want := c.ready && c.sessionsSub
+		c.mu.Unlock()
+		if want {
+			c.sendEvent(wire.EventSessionsChanged, b, true)
+		}
+	}
+}
+
+func (s *Server) handleAgentIdentityGet(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		AgentID    string `json:"agentId"`
+		SessionKey string `json:"sessionKey"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	id := s.defaultAgent
+	switch {
+	case strings.TrimSpace(p.AgentID) != "":
+		id = sessionkey.NormalizeAgentID(p.AgentID)
+	case strings.TrimSpace(p.SessionKey) != "":
+		if a := sessionkey.AgentID(s.canonicalKey(p.SessionKey, "")); a != "" {
+			id = a
+		}
+	}
+	if ids := s.conf.AgentIDs(); len(ids) > 0 && !slices.Contains(ids, id) {
+		return nil, invalid("unknown agent id \"" + id + "\"")
+	}
+	res := wire.AgentIdentityResult{AgentID: id, Name: s.conf.Agent(id).Name, NameSource: "config", AvatarStatus: "none"}
+	if res.Name == "" {
+		res.Name, res.NameSource = "Switchboard", "default"
+	}
+	return res, nil
+}
+
+func (s *Server) handleModelsAuthStatus(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	res := wire.ModelsAuthStatusResult{TS: s.now().UnixMilli(), Providers: []wire.ProviderAuthStatus{}}
+	if s.cfg.Catalog == nil {
+		return res, nil
+	}
+	seen := map[string]int{}
+	for _, m := range s.cfg.Catalog() {
+		status := "missing"
+		if m.Available {
+			status = "static"
+		}
+		if i, ok := seen[m.Provider]; ok {
+			if status == "static" {
+				res.Providers[i].Status = status
+			}
+			continue
+		}
+		seen[m.Provider] = len(res.Providers)
+		res.Providers = append(res.Providers, wire.ProviderAuthStatus{Provider: m.Provider, Status: status, Profiles: []any{}})
+	}
+	return res, nil
+}
