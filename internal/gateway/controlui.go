@@ -10,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // The methods below are what the reference's Control UI (npm openclaw,
@@ -20,8 +21,9 @@ import (
 
 func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, error) {
 	var p struct {
-		Key     string `json:"key"`
-		AgentID string `json:"agentId"`
+		Key                string `json:"key"`
+		AgentID            string `json:"agentId"`
+		IncludeLastMessage bool   `json:"includeLastMessage"`
 	}
 	if err := cl.decode(&p); err != nil {
 		return nil, err
@@ -48,7 +50,47 @@ func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, err
 			r.Budget = b
 		}
 	}
+	if p.IncludeLastMessage {
+		if r.LastMessagePreview, err = s.lastMessagePreview(ctx, sess); err != nil {
+			return nil, err
+		}
+	}
 	return wire.SessionsDescribeResult{Session: &r}, nil
+}
+
+// previewRunes caps lastMessagePreview.
+const previewRunes = 200
+
+// previewScan is how many of the newest transcript entries
+// lastMessagePreview looks through for one with text.
+const previewScan = 8
+
+// lastMessagePreview is the start of the newest user or assistant message
+// with text in sess's transcript, "" when there is none.
+func (s *Server) lastMessagePreview(ctx context.Context, sess *store.Session) (string, error) {
+	if sess.SessionID == "" {
+		return "", nil
+	}
+	msgs, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: previewScan})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range slices.Backward(msgs) {
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil ||
+			msg.Role != transcript.RoleUser && msg.Role != transcript.RoleAssistant {
+			continue
+		}
+		text := strings.Join(strings.Fields(msg.Content.Text()), " ")
+		if text == "" || text == silentReply {
+			continue
+		}
+		if r := []rune(text); len(r) > previewRunes {
+			text = string(r[:previewRunes-1]) + "…"
+		}
+		return text, nil
+	}
+	return "", nil
 }
 
 // handleSessionsSubscribe turns on sessions.changed events for the

@@ -49,6 +49,15 @@ func TestControlUIMethods(t *testing.T) {
 	if desc.Session == nil || desc.Session.Key != "agent:main:main" || desc.Session.SessionID == "" {
 		t.Errorf("sessions.describe main = %+v", desc.Session)
 	}
+	c.ok(wire.MethodSessionsDescribe, map[string]any{"key": "main", "includeLastMessage": true}, &desc)
+	if desc.Session == nil || desc.Session.LastMessagePreview == "" {
+		t.Errorf("sessions.describe includeLastMessage = %+v", desc.Session)
+	}
+	var list wire.SessionsListResult
+	c.ok(wire.MethodSessionsList, map[string]any{"includeLastMessage": true}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].LastMessagePreview != desc.Session.LastMessagePreview {
+		t.Errorf("sessions.list includeLastMessage = %+v, want the preview %q", list.Sessions, desc.Session.LastMessagePreview)
+	}
 	c.ok(wire.MethodChatStartup, map[string]any{"sessionKey": "agent:main:main", "limit": 80}, &hist)
 	if len(hist.Messages) != 2 || hist.SessionID != desc.Session.SessionID {
 		t.Errorf("chat.startup: %d messages, sessionId %q (want 2, %q)", len(hist.Messages), hist.SessionID, desc.Session.SessionID)

@@ -223,6 +223,11 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 				r.Budget = b
 			}
 		}
+		if p.IncludeLastMessage {
+			if r.LastMessagePreview, err = s.lastMessagePreview(ctx, sess); err != nil {
+				return nil, err
+			}
+		}
 		rows = append(rows, r)
 	}
 	res.Sessions = rows

@@ -218,6 +218,13 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("hello from the control ui")
 	waitPage("echo: hello from the control ui")
 	shot("controlui-reload.png")
+
+	// The agents view lists the agent with its model and its main chat's
+	// last message.
+	clickText(t, ctx, "a", "Agents")
+	waitPage("fake/fake-1")
+	waitPage("echo: hello from the control ui")
+	shot("controlui-agents.png")
 }
 
 // deepQuery is JS defining find(sel, pred): the first element matching sel,
