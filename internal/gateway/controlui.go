@@ -128,16 +128,72 @@ func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, 
 	return wire.SessionsSubscribeResult{}, nil
 }
 
+// sessionChange is one sessions.changed event waiting for its row.
+type sessionChange struct {
+	key, reason, phase string
+	ts                 int64
+}
+
+// sessionChangesQueue bounds the changes waiting for their rows; past it
+// the event goes out at once without the row.
+const sessionChangesQueue = 256
+
 // sessionsChanged tells sessions.subscribe connections that the row of
 // key changed: a run started (reason "agent.run.started", as the
 // reference's, which makes its Control UI reload the open chat) or ended
-// (reason "lifecycle", phase "end"). The event is a receipt without the
-// row: clients read it with sessions.describe or sessions.list.
+// (reason "lifecycle", phase "end"). The event carries the row in
+// "session" as sessions.describe returns it; sessionsChangedLoop reads it,
+// so the caller (a run's event callback) never waits for the store.
 func (s *Server) sessionsChanged(key, reason, phase string) {
-	if key == "" {
+	if key == "" || !s.anySessionsSub() {
 		return
 	}
-	b, err := json.Marshal(map[string]any{"sessionKey": key, "reason": reason, "phase": phase, "ts": s.now().UnixMilli()})
+	ch := sessionChange{key: key, reason: reason, phase: phase, ts: s.now().UnixMilli()}
+	select {
+	case s.sessionChanges <- ch:
+	default:
+		s.sendSessionsChanged(ch, nil)
+	}
+}
+
+func (s *Server) anySessionsSub() bool {
+	for _, c := range *s.connList.Load() {
+		c.mu.Lock()
+		want := c.ready && c.sessionsSub
+		c.mu.Unlock()
+		if want {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionsChangedLoop sends the queued sessions.changed events in order,
+// each with its session's row as it is when the event is sent.
+func (s *Server) sessionsChangedLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case ch := <-s.sessionChanges:
+			var r *wire.SessionRow
+			if sess, err := s.cfg.Store.GetSession(s.ctx, ch.key); err == nil {
+				row := row(sess)
+				r = &row
+			} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
+				s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
+			}
+			s.sendSessionsChanged(ch, r)
+		}
+	}
+}
+
+func (s *Server) sendSessionsChanged(ch sessionChange, r *wire.SessionRow) {
+	ev := map[string]any{"sessionKey": ch.key, "reason": ch.reason, "phase": ch.phase, "ts": ch.ts}
+	if r != nil {
+		ev["session"] = r
+	}
+	b, err := json.Marshal(ev)
 	if err != nil {
 		return
 	}

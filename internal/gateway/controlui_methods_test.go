@@ -37,12 +37,15 @@ func TestControlUIMethods(t *testing.T) {
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": "cu-m1"}, nil)
 	for _, reason := range []string{"agent.run.started", "lifecycle"} {
 		ev := c.expectEvent(wire.EventSessionsChanged)
-		var p struct{ SessionKey, Reason string }
+		var p struct {
+			SessionKey, Reason string
+			Session            *wire.SessionRow
+		}
 		if err := json.Unmarshal(ev.Payload, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.SessionKey != "agent:main:main" || p.Reason != reason {
-			t.Errorf("sessions.changed = %+v, want %s of agent:main:main", p, reason)
+		if p.SessionKey != "agent:main:main" || p.Reason != reason || p.Session == nil || p.Session.Key != p.SessionKey {
+			t.Errorf("sessions.changed = %s, want %s of agent:main:main with its row", ev.Payload, reason)
 		}
 	}
 	c.ok(wire.MethodSessionsDescribe, map[string]any{"key": "main"}, &desc)

@@ -228,6 +228,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the tick loop and every connection
 	unsub  func()
+	// sessionChanges feeds sessionsChangedLoop (see sessionsChanged).
+	sessionChanges chan sessionChange
 
 	closeOnce sync.Once
 
@@ -315,9 +317,11 @@ func New(cfg Config) (*Server, error) {
 	s.registerMethods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.connList.Store(&[]*conn{})
+	s.sessionChanges = make(chan sessionChange, sessionChangesQueue)
 	s.unsub = cfg.Runner.Subscribe(s.onRunEvent)
 	s.wg.Go(s.tickLoop)
 	s.wg.Go(s.budgetLoop)
+	s.wg.Go(s.sessionsChangedLoop)
 	return s, nil
 }
 
