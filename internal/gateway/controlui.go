@@ -139,9 +139,10 @@ type sessionChange struct {
 const sessionChangesQueue = 256
 
 // sessionsChanged tells sessions.subscribe connections that the row of
-// key changed: a run started (reason "agent.run.started", as the
-// reference's, which makes its Control UI reload the open chat) or ended
-// (reason "lifecycle", phase "end"). The event carries the row in
+// key changed, with the reference's reasons: a run started
+// ("agent.run.started", which makes its Control UI reload the open chat)
+// or ended ("lifecycle", phase "end"); sessions.patch ("patch"), reset
+// ("reset"), delete ("delete") and create ("new"). The event carries the row in
 // "session" as sessions.describe returns it; sessionsChangedLoop reads it,
 // so the caller (a run's event callback) never waits for the store.
 func (s *Server) sessionsChanged(key, reason, phase string) {
@@ -189,7 +190,10 @@ func (s *Server) sessionsChangedLoop() {
 }
 
 func (s *Server) sendSessionsChanged(ch sessionChange, r *wire.SessionRow) {
-	ev := map[string]any{"sessionKey": ch.key, "reason": ch.reason, "phase": ch.phase, "ts": ch.ts}
+	ev := map[string]any{"sessionKey": ch.key, "reason": ch.reason, "ts": ch.ts}
+	if ch.phase != "" {
+		ev["phase"] = ch.phase
+	}
 	if r != nil {
 		ev["session"] = r
 	}

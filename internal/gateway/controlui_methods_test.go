@@ -70,6 +70,20 @@ func TestControlUIMethods(t *testing.T) {
 		t.Errorf("sessions.subscribe with list params = %v", sub)
 	}
 
+	// Session edits are announced too.
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "main", "label": "renamed"}, nil)
+	ev := c.expectEvent(wire.EventSessionsChanged)
+	var changed struct {
+		Reason  string
+		Session *wire.SessionRow
+	}
+	if err := json.Unmarshal(ev.Payload, &changed); err != nil {
+		t.Fatal(err)
+	}
+	if changed.Reason != "patch" || changed.Session == nil || changed.Session.Label != "renamed" {
+		t.Errorf("sessions.changed after sessions.patch = %s", ev.Payload)
+	}
+
 	var id wire.AgentIdentityResult
 	c.ok(wire.MethodAgentIdentityGet, map[string]any{"agentId": "main"}, &id)
 	if id.AgentID != "main" || id.Name == "" {
