@@ -150,7 +150,8 @@ fi
 smoke "$NODE" || die "openclaw-node@$CLIENT_VERSION does not run under $NODE ($("$NODE" --version))"
 
 # 4. The reference's own CLI (npm openclaw), run with node 24 against Switchboard by
-# the operator-command interop tests. Its own prefix: its dependency tree is large
+# the operator-command interop tests; its dist/control-ui is the Control UI that
+# internal/webui/browsertest points at Switchboard. Its own prefix: its dependency tree is large
 # and must not disturb the pinned clients above.
 if [ "$(installed_version "$CACHE/node24" "$NODE_PKG")" != "$NODE_PKG_VERSION" ]; then
   log "installing $NODE_PKG@$NODE_PKG_VERSION into $CACHE/node24 (for $OPENCLAW_PKG)"
@@ -170,6 +171,8 @@ else
   (cd "$CACHE/openclaw/node_modules/$OPENCLAW_PKG" && "$NODE24" scripts/postinstall-bundled-plugins.mjs >/dev/null 2>&1) || true
 fi
 "$NODE24" "$OPENCLAW_MJS" --version >/dev/null || die "$OPENCLAW_PKG@$OPENCLAW_VERSION does not run under $NODE24"
+[ -f "$CACHE/openclaw/node_modules/$OPENCLAW_PKG/dist/control-ui/index.html" ] ||
+  die "$OPENCLAW_PKG@$OPENCLAW_VERSION has no dist/control-ui/index.html"
 
 log "schema:  $SCHEMA"
 log "client:  $CACHE/node_modules/$CLIENT_PKG ($CLIENT_VERSION)"

@@ -84,6 +84,12 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},
 		{name: wire.MethodExecApprovalWaitDecision, scope: wire.ScopeApprovals, handle: s.handleExecApprovalWaitDecision},
 		{name: wire.MethodExecApprovalsGet, scope: wire.ScopeAdmin, handle: s.handleExecApprovalsGet},
+		{name: wire.MethodChatStartup, scope: wire.ScopeRead, handle: s.handleChatHistory},
+		{name: wire.MethodSessionsDescribe, scope: wire.ScopeRead, handle: s.handleSessionsDescribe},
+		{name: wire.MethodSessionsSubscribe, scope: wire.ScopeRead, handle: s.handleSessionsSubscribe},
+		{name: wire.MethodSessionsUnsubscribe, scope: wire.ScopeRead, handle: s.handleSessionsUnsubscribe},
+		{name: wire.MethodAgentIdentityGet, scope: wire.ScopeRead, handle: s.handleAgentIdentityGet},
+		{name: wire.MethodModelsAuthStatus, scope: wire.ScopeRead, handle: s.handleModelsAuthStatus},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

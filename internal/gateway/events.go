@@ -194,6 +194,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			}
 		case agent.PhaseStart:
 			agentEv(map[string]any{"phase": "start", "startedAt": ts})
+			s.sessionsChanged(ev.SessionKey, "agent.run.started", "start")
 		case agent.PhaseModel:
 			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
@@ -376,6 +377,7 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 		}
 	}
 	s.emitLocked(st, wire.EventChat, chat)
+	s.sessionsChanged(ev.SessionKey, "lifecycle", "end")
 }
 
 func rawOrEmpty(b json.RawMessage) json.RawMessage {

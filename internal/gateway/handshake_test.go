@@ -42,12 +42,13 @@ func TestHandshakeOK(t *testing.T) {
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export", "sessions.search", "sessions.send", "sessions.steer",
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active", "sessions.edges",
 		"exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision", "exec.approvals.get",
+		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
 		"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "cron.enable", "cron.disable"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

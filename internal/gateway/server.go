@@ -234,6 +234,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the tick loop and every connection
 	unsub  func()
+	// sessionChanges feeds sessionsChangedLoop (see sessionsChanged).
+	sessionChanges chan sessionChange
 
 	closeOnce sync.Once
 
@@ -321,9 +323,11 @@ func New(cfg Config) (*Server, error) {
 	s.registerMethods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.connList.Store(&[]*conn{})
+	s.sessionChanges = make(chan sessionChange, sessionChangesQueue)
 	s.unsub = cfg.Runner.Subscribe(s.onRunEvent)
 	s.wg.Go(s.tickLoop)
 	s.wg.Go(s.budgetLoop)
+	s.wg.Go(s.sessionsChangedLoop)
 	return s, nil
 }
 
@@ -335,7 +339,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

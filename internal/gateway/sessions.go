@@ -223,6 +223,11 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 				r.Budget = b
 			}
 		}
+		if p.IncludeLastMessage {
+			if r.LastMessagePreview, err = s.lastMessagePreview(ctx, sess); err != nil {
+				return nil, err
+			}
+		}
 		rows = append(rows, r)
 	}
 	res.Sessions = rows
@@ -434,6 +439,7 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	s.sessionsChanged(sess.Key, "patch", "")
 	return wire.SessionsPatchResult{OK: true, Path: s.cfg.StorePath, Key: sess.Key, Entry: row(sess)}, nil
 }
 
@@ -448,6 +454,7 @@ func (s *Server) handleSessionsReset(ctx context.Context, cl *call) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	s.sessionsChanged(sess.Key, "reset", "")
 	return wire.SessionsEntryResult{OK: true, Key: sess.Key, Entry: row(sess)}, nil
 }
 
@@ -481,6 +488,7 @@ func (s *Server) handleSessionsDelete(ctx context.Context, cl *call) (any, error
 	if err != nil {
 		return nil, err
 	}
+	s.sessionsChanged(key, "delete", "")
 	return wire.SessionsDeleteResult{OK: true, Key: key, Deleted: true, Archived: []string{}}, nil
 }
 
@@ -514,6 +522,7 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 		}
 		return nil, err
 	}
+	s.sessionsChanged(key, "new", "")
 	return wire.SessionsEntryResult{OK: true, Key: key, Entry: row(sess)}, nil
 }
 

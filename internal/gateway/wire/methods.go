@@ -127,6 +127,8 @@ type SessionsListParams struct {
 	Label            string `json:"label,omitempty"`
 	AgentID          string `json:"agentId,omitempty"`
 	Search           string `json:"search,omitempty"`
+	// IncludeLastMessage fills each row's LastMessagePreview.
+	IncludeLastMessage bool `json:"includeLastMessage,omitempty"`
 }
 
 // SessionsResolveParams are the params of sessions.resolve: exactly one of

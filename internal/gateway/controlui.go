@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// The methods below are what the reference's Control UI (npm openclaw,
+// dist/control-ui, 2026.9.6) calls besides Switchboard's own: with them
+// its chat, sessions and agents views work against this gateway. What
+// else it calls gets the "unknown method" error, as from the reference
+// for a method it lacks, and the UI degrades.
+
+func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		Key                string `json:"key"`
+		AgentID            string `json:"agentId"`
+		IncludeLastMessage bool   `json:"includeLastMessage"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	agentFilter := ""
+	if strings.TrimSpace(p.AgentID) != "" {
+		agentFilter = sessionkey.NormalizeAgentID(p.AgentID)
+	}
+	key := s.canonicalKey(p.Key, agentFilter)
+	sess, err := s.cfg.Store.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return wire.SessionsDescribeResult{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := row(sess)
+	if s.cfg.Budget != nil {
+		b, err := s.cfg.Budget(ctx, sess)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			r.Budget = b
+		}
+	}
+	if p.IncludeLastMessage {
+		if r.LastMessagePreview, err = s.lastMessagePreview(ctx, sess); err != nil {
+			return nil, err
+		}
+	}
+	return wire.SessionsDescribeResult{Session: &r}, nil
+}
+
+// previewRunes caps lastMessagePreview.
+const previewRunes = 200
+
+// previewScan is how many of the newest transcript entries
+// lastMessagePreview looks through for one with text.
+const previewScan = 8
+
+// lastMessagePreview is the start of the newest user or assistant message
+// with text in sess's transcript, "" when there is none.
+func (s *Server) lastMessagePreview(ctx context.Context, sess *store.Session) (string, error) {
+	if sess.SessionID == "" {
+		return "", nil
+	}
+	msgs, err := s.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{Limit: previewScan})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range slices.Backward(msgs) {
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil ||
+			msg.Role != transcript.RoleUser && msg.Role != transcript.RoleAssistant {
+			continue
+		}
+		text := strings.Join(strings.Fields(msg.Content.Text()), " ")
+		if text == "" || text == silentReply {
+			continue
+		}
+		if r := []rune(text); len(r) > previewRunes {
+			text = string(r[:previewRunes-1]) + "…"
+		}
+		return text, nil
+	}
+	return "", nil
+}
+
+// handleSessionsSubscribe turns on sessions.changed events for the
+// connection until it closes. Non-empty params are sessions.list's and
+// the list comes back in the same response.
+func (s *Server) handleSessionsSubscribe(ctx context.Context, cl *call) (any, error) {
+	var p map[string]json.RawMessage
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	// Subscribed before the list is read: a change meanwhile is not lost.
+	cl.c.mu.Lock()
+	cl.c.sessionsSub = true
+	cl.c.mu.Unlock()
+	res := wire.SessionsSubscribeResult{Subscribed: true}
+	if len(p) == 0 {
+		return res, nil
+	}
+	list, err := s.handleSessionsList(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	l := list.(wire.SessionsListResult)
+	res.List = &l
+	return res, nil
+}
+
+func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	cl.c.mu.Lock()
+	cl.c.sessionsSub = false
+	cl.c.mu.Unlock()
+	return wire.SessionsSubscribeResult{}, nil
+}
+
+// sessionChange is one sessions.changed event waiting for its row.
+type sessionChange struct {
+	key, reason, phase string
+	ts                 int64
+}
+
+// sessionChangesQueue bounds the changes waiting for their rows; past it
+// the event goes out at once without the row.
+const sessionChangesQueue = 256
+
+// sessionsChanged tells sessions.subscribe connections that the row of
+// key changed, with the reference's reasons: a run started
+// ("agent.run.started", which makes its Control UI reload the open chat)
+// or ended ("lifecycle", phase "end"); sessions.patch ("patch"), reset
+// ("reset"), delete ("delete") and create ("new"). The event carries the row in
+// "session" as sessions.describe returns it; sessionsChangedLoop reads it,
+// so the caller (a run's event callback) never waits for the store.
+func (s *Server) sessionsChanged(key, reason, phase string) {
+	if key == "" || !s.anySessionsSub() {
+		return
+	}
+	ch := sessionChange{key: key, reason: reason, phase: phase, ts: s.now().UnixMilli()}
+	select {
+	case s.sessionChanges <- ch:
+	default:
+		s.sendSessionsChanged(ch, nil)
+	}
+}
+
+func (s *Server) anySessionsSub() bool {
+	for _, c := range *s.connList.Load() {
+		c.mu.Lock()
+		want := c.ready && c.sessionsSub
+		c.mu.Unlock()
+		if want {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionsChangedLoop sends the queued sessions.changed events in order,
+// each with its session's row as it is when the event is sent.
+func (s *Server) sessionsChangedLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case ch := <-s.sessionChanges:
+			var r *wire.SessionRow
+			if sess, err := s.cfg.Store.GetSession(s.ctx, ch.key); err == nil {
+				row := row(sess)
+				r = &row
+			} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
+				s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
+			}
+			s.sendSessionsChanged(ch, r)
+		}
+	}
+}
+
+func (s *Server) sendSessionsChanged(ch sessionChange, r *wire.SessionRow) {
+	ev := map[string]any{"sessionKey": ch.key, "reason": ch.reason, "ts": ch.ts}
+	if ch.phase != "" {
+		ev["phase"] = ch.phase
+	}
+	if r != nil {
+		ev["session"] = r
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	for _, c := range *s.connList.Load() {
+		c.mu.Lock()
+		want := c.ready && c.sessionsSub
+		c.mu.Unlock()
+		if want {
+			c.sendEvent(wire.EventSessionsChanged, b, true)
+		}
+	}
+}
+
+func (s *Server) handleAgentIdentityGet(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		AgentID    string `json:"agentId"`
+		SessionKey string `json:"sessionKey"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	id := s.defaultAgent
+	switch {
+	case strings.TrimSpace(p.AgentID) != "":
+		id = sessionkey.NormalizeAgentID(p.AgentID)
+	case strings.TrimSpace(p.SessionKey) != "":
+		if a := sessionkey.AgentID(s.canonicalKey(p.SessionKey, "")); a != "" {
+			id = a
+		}
+	}
+	if ids := s.conf.AgentIDs(); len(ids) > 0 && !slices.Contains(ids, id) {
+		return nil, invalid("unknown agent id \"" + id + "\"")
+	}
+	res := wire.AgentIdentityResult{AgentID: id, Name: s.conf.Agent(id).Name, NameSource: "config", AvatarStatus: "none"}
+	if res.Name == "" {
+		res.Name, res.NameSource = "Switchboard", "default"
+	}
+	return res, nil
+}
+
+func (s *Server) handleModelsAuthStatus(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	res := wire.ModelsAuthStatusResult{TS: s.now().UnixMilli(), Providers: []wire.ProviderAuthStatus{}}
+	if s.cfg.Catalog == nil {
+		return res, nil
+	}
+	seen := map[string]int{}
+	for _, m := range s.cfg.Catalog() {
+		status := "missing"
+		if m.Available {
+			status = "static"
+		}
+		if i, ok := seen[m.Provider]; ok {
+			if status == "static" {
+				res.Providers[i].Status = status
+			}
+			continue
+		}
+		seen[m.Provider] = len(res.Providers)
+		res.Providers = append(res.Providers, wire.ProviderAuthStatus{Provider: m.Provider, Status: status, Profiles: []any{}})
+	}
+	return res, nil
+}

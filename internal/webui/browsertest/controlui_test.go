@@ -1,0 +1,257 @@
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/interop"
+)
+
+// serveControlUI serves the reference's Control UI build as its own
+// gateway does: files by path, index.html for app routes, and
+// control-ui-config.json taken from the gateway.
+func serveControlUI(t *testing.T, dir string, gateway *atomic.Pointer[string]) *httptest.Server {
+	t.Helper()
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/control-ui-config.json") {
+			resp, err := http.Get(*gateway.Load() + "/control-ui-config.json")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+			w.WriteHeader(resp.StatusCode)
+			io.Copy(w, resp.Body)
+			return
+		}
+		// index.html names its assets relative ("./assets/…"): under an app
+		// route such as /agents/main/chat they are asked for below it.
+		segs := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		for i := range segs {
+			name := filepath.Join(dir, filepath.FromSlash(strings.Join(segs[i:], "/")))
+			if st, err := os.Stat(name); err == nil && !st.IsDir() {
+				http.ServeFile(w, r, name)
+				return
+			}
+		}
+		if r.URL.Path == "/" {
+			files.ServeHTTP(w, r)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(dir, "index.html"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// startGatewayFor runs the daemon as startGateway does, admitting the
+// browser origin origin.
+func startGatewayFor(t *testing.T, origin string) string {
+	t.Helper()
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{
+  gateway: { auth: { mode: "token", token: %q }, controlUi: { allowedOrigins: [%q] } },
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [{ id: "main", default: true }] },
+}`, token, origin, llm.URL())
+	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return "http://" + d.Addrs[0].String()
+}
+
+// frameLog keeps the WebSocket frames the page sent and received.
+type frameLog struct {
+	mu     sync.Mutex
+	frames []string
+}
+
+func (l *frameLog) add(ev any) {
+	var line string
+	switch e := ev.(type) {
+	case *network.EventWebSocketFrameSent:
+		line = "> " + string(e.Response.PayloadData)
+	case *network.EventWebSocketFrameReceived:
+		line = "< " + string(e.Response.PayloadData)
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.frames = append(l.frames, line)
+	l.mu.Unlock()
+}
+
+func (l *frameLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.frames, "\n")
+}
+
+// TestReferenceControlUI loads the reference's Control UI (npm openclaw)
+// from its own origin, points it at Switchboard with the token, sends a
+// chat message and sees the model's reply.
+func TestReferenceControlUI(t *testing.T) {
+	bin := chromium(t)
+	uiDir := interop.ControlUIDir(t)
+	// The UI's origin must be known before the gateway's config is
+	// written, and the UI server asks the gateway for its config.
+	var gwp atomic.Pointer[string]
+	ui := serveControlUI(t, uiDir, &gwp)
+	gw := startGatewayFor(t, ui.URL)
+	gwp.Store(&gw)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
+		chromedp.WindowSize(1400, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var frames frameLog
+	if err := chromedp.Listen(ctx, frames.add); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	defer cancelT()
+	defer func() {
+		if t.Failed() {
+			t.Logf("WebSocket frames:\n%s", frames.String())
+		}
+	}()
+	shots := artifacts(t)
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wsURL := "ws" + strings.TrimPrefix(gw, "http")
+	if err := chromedp.Do(ctx, chromedp.Navigate(ui.URL+"/chat?gatewayUrl="+wsURL+"#token="+token)); err != nil {
+		t.Fatal(err)
+	}
+	// The link names another gateway than the UI's own origin: the UI asks
+	// before switching.
+	clickText(t, ctx, "button", "Switch to ")
+	pageText := func() string {
+		txt, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		return txt
+	}
+	waitPage := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(pageText(), want) {
+			if time.Now().After(deadline) {
+				shot("controlui-failed.png")
+				t.Fatalf("the page never showed %q; it shows:\n%s", want, pageText())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitPage("Connected")
+	// The composer takes the message; Enter sends it.
+	composer := fmt.Sprintf(`(() => { %s; return find("textarea", e => e.getClientRects().length > 0); })()`, deepQuery)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](composer+` != null`))
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			shot("controlui-failed.png")
+			t.Fatalf("no chat composer (%v); the page shows:\n%s", err, pageText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS("textarea")), chromedp.SendKeys(chromedp.CSS("textarea"), "hello from the control ui"), chromedp.SendKeys(chromedp.CSS("textarea"), "\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("echo: hello from the control ui")
+	shot("controlui-chat.png")
+
+	// Reloaded (on the app route it moved to), the page keeps its login
+	// for the tab and shows the transcript again (chat.startup).
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("Connected")
+	waitPage("hello from the control ui")
+	waitPage("echo: hello from the control ui")
+	shot("controlui-reload.png")
+
+	// The agents view lists the agent with its model and its main chat's
+	// last message.
+	clickText(t, ctx, "a", "Agents")
+	waitPage("fake/fake-1")
+	waitPage("echo: hello from the control ui")
+	shot("controlui-agents.png")
+}
+
+// deepQuery is JS defining find(sel, pred): the first element matching sel,
+// searching open shadow roots too, for which pred is true.
+const deepQuery = `function find(sel, pred) {
+  const walk = (root) => {
+    for (const el of root.querySelectorAll(sel)) if (pred(el)) return el;
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) { const f = walk(el.shadowRoot); if (f) return f; }
+    return null;
+  };
+  return walk(document);
+}`
+
+// clickText clicks the first sel element whose text starts with prefix,
+// waiting up to 20s for it.
+func clickText(t *testing.T, ctx context.Context, sel, prefix string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { %s; const el = find(%q, e => e.innerText.trim().startsWith(%q)); if (!el) return false; el.click(); return true; })()`, deepQuery, sel, prefix)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s starting with %q (%v)", sel, prefix, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
