@@ -23,7 +23,9 @@ if [ -z "$bin" ]; then
   go build -o "$work/bin/switchboard" ./cmd/switchboard
   bin=$work/bin/switchboard
 fi
-"$bin" --version | grep -q '^switchboard ' || fail "--version printed no version"
+# Output is captured first: with pipefail, grep -q stopping early would
+# fail the writer on a closed pipe.
+"$bin" --version >"$work/version.out" && grep -q '^switchboard ' "$work/version.out" || fail "--version printed no version"
 
 export HOME=$work/home SWITCHBOARD_STATE_DIR=$work/home/.switchboard
 unset SWITCHBOARD_CONFIG SWITCHBOARD_URL SWITCHBOARD_GATEWAY_TOKEN OPENAI_API_KEY ANTHROPIC_API_KEY || true
@@ -49,7 +51,7 @@ grep -q "pid $!" "$work/second.out" || { cat "$work/second.out"; fail "the secon
 "$bin" status >"$work/status.out" || { cat "$work/status.out"; fail "status could not reach the gateway on its own port"; }
 out=$("$bin" sessions send main "hello newcomer" --wait)
 [ "$out" = "echo: hello newcomer" ] || fail "sessions send --wait printed '$out'"
-"$bin" sessions history main | grep -q "hello newcomer" || fail "the message is not in the history"
+"$bin" sessions history main >"$work/history.out" && grep -q "hello newcomer" "$work/history.out" || fail "the message is not in the history"
 if "$bin" sessions history agent:main:nosuch 2>"$work/nosuch.err"; then fail "history of a missing session exited 0"; fi
 grep -q "no such session" "$work/nosuch.err" || fail "history of a missing session did not say so"
 "$bin" doctor >"$work/doctor2.out" || { cat "$work/doctor2.out"; fail "doctor failed with the gateway running"; }
