@@ -105,6 +105,7 @@ func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, 
 	defer t.Stop()
 	seen := base
 	var pendingSince time.Time // set while a valid change waits for runs to end
+	deferNoted := false        // the wait has been logged
 	for {
 		select {
 		case <-ctx.Done():
@@ -117,7 +118,7 @@ func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, 
 			continue
 		}
 		if cur != base {
-			base, pendingSince = cur, time.Time{}
+			base, pendingSince, deferNoted = cur, time.Time{}, false
 			cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
 			if err != nil {
 				d.log.Warn("config reload skipped (invalid config); the gateway keeps its current config", "file", path, "err", err)
@@ -131,13 +132,17 @@ func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, 
 				continue
 			}
 			pendingSince = time.Now()
-			if !d.idle(ctx) {
-				d.log.Info("config changed: the gateway restarts to apply it when its running runs end", "file", path)
-			}
 		}
-		if !pendingSince.IsZero() && (d.idle(ctx) || time.Since(pendingSince) > reloadMaxDefer) {
+		if pendingSince.IsZero() {
+			continue
+		}
+		if d.idle(ctx) || time.Since(pendingSince) > reloadMaxDefer {
 			d.log.Info("config changed: restarting the gateway to apply it", "file", path)
 			return true
+		}
+		if !deferNoted {
+			deferNoted = true
+			d.log.Info("config changed: the gateway restarts to apply it when its running runs end", "file", path)
 		}
 	}
 }
