@@ -110,16 +110,7 @@ func BenchmarkWebUI(b *testing.B) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(bctx); err != nil {
-		b.Fatal(err)
-	}
+	bctx := startBrowser(b, bin, 1280, 860)
 	// measure runs js, a promise of milliseconds, b.N times and reports
 	// the median and the p99.
 	measure := func(b *testing.B, before func(), js string) {

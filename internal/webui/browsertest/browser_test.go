@@ -83,19 +83,31 @@ func artifacts(t *testing.T) string {
 	return t.TempDir()
 }
 
+// startBrowser starts headless Chromium (bin) with a window of w×h (0:
+// the browser's default) and returns its context, the browser already
+// running; it stops when the test ends.
+func startBrowser(tb testing.TB, bin string, w, h int) context.Context {
+	tb.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true))
+	if w > 0 && h > 0 {
+		opts = append(opts, chromedp.WindowSize(w, h))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	tb.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	tb.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil { // start the browser (no timeout on this first call)
+		tb.Fatal(err)
+	}
+	return ctx
+}
+
 func TestWebUI(t *testing.T) {
 	bin := chromium(t)
 	base := startGateway(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil { // start the browser (no timeout on this first call)
-		t.Fatal(err)
-	}
+	ctx := startBrowser(t, bin, 1280, 860)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelT()
 	shots := artifacts(t)

@@ -131,16 +131,7 @@ func TestReferenceControlUI(t *testing.T) {
 	gw := startGatewayFor(t, ui.URL)
 	gwp.Store(&gw)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.WindowSize(1400, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := startBrowser(t, bin, 1400, 900)
 	var frames frameLog
 	if err := chromedp.Listen(ctx, frames.add); err != nil {
 		t.Fatal(err)

@@ -18,16 +18,7 @@ import (
 func TestWebUISessionsEditExportAgents(t *testing.T) {
 	bin := chromium(t)
 	base := startGateway(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := startBrowser(t, bin, 1280, 860)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelT()
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
