@@ -3,13 +3,10 @@ package interop
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -35,35 +32,14 @@ type A2AJSClient struct {
 func (c A2AJSClient) Run(t testing.TB) NodeClientResult {
 	t.Helper()
 	cmd, err := c.command(t)
-	if errors.Is(err, errNoCache) {
-		skipOrFatal(t, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runScript(cmd)
+	return runOrSkip(t, cmd, err)
 }
 
 func (c A2AJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if c.URL == "" {
 		return nil, errors.New("interop.A2AJSClient: URL is required")
 	}
-	if _, err := installedPackage(a2aSDKPackage, a2aSDKVersion); err != nil {
-		return nil, err
-	}
-	cache, err := NPMCache()
-	if err != nil {
-		return nil, err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	script := filepath.Join(root, "internal", "interop", "testdata", "a2a_js_client.mjs")
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("interop.A2AJSClient: %w", err)
-	}
-	node, _, err := nodeBinary()
+	s, err := findNodeScript("interop.A2AJSClient", a2aSDKPackage, a2aSDKVersion, "a2a_js_client.mjs")
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +47,8 @@ func (c A2AJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if timeout <= 0 {
 		timeout = 90 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, node, script, "--url", c.URL, "--npm-cache", cache)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "A2A_PEER_TOKEN="+c.Token)
-	return cmd, nil
+	args := []string{s.script, "--url", c.URL, "--npm-cache", s.cache}
+	return s.command(t, timeout, args, "A2A_PEER_TOKEN="+c.Token), nil
 }
 
 // A2AJSEchoAgent is testdata/a2a_js_echo_agent.mjs running: an A2A agent
@@ -97,30 +68,15 @@ type A2AJSEchoAgent struct {
 // node is missing (fails it under CI=true).
 func StartA2AJSEchoAgent(t testing.TB, token string) *A2AJSEchoAgent {
 	t.Helper()
-	if _, err := installedPackage(a2aSDKPackage, a2aSDKVersion); err != nil {
-		if errors.Is(err, errNoCache) {
-			skipOrFatal(t, err)
-		}
-		t.Fatal(err)
-	}
-	cache, err := NPMCache()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, _, err := nodeBinary()
+	s, err := findNodeScript("interop.StartA2AJSEchoAgent", a2aSDKPackage, a2aSDKVersion, "a2a_js_echo_agent.mjs")
 	if errors.Is(err, errNoCache) {
 		skipOrFatal(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(root, "internal", "interop", "testdata", "a2a_js_echo_agent.mjs")
-	cmd := exec.Command(node, script, "--npm-cache", cache)
-	cmd.Dir = root
+	cmd := exec.Command(s.node, s.script, "--npm-cache", s.cache)
+	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "A2A_AGENT_TOKEN="+token)
 	a := &A2AJSEchoAgent{}
 	cmd.Stderr = lockedBuffer{&a.mu, &a.stderr}

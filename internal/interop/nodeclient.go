@@ -3,13 +3,10 @@ package interop
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -71,13 +68,7 @@ func RunNodeClient(t testing.TB, gatewayURL, token string) []map[string]any {
 func (c NodeClient) Run(t testing.TB) NodeClientResult {
 	t.Helper()
 	cmd, err := c.command(t)
-	if errors.Is(err, errNoCache) {
-		skipOrFatal(t, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runScript(cmd)
+	return runOrSkip(t, cmd, err)
 }
 
 // command builds the node command; the returned error wraps errNoCache when the
@@ -86,22 +77,7 @@ func (c NodeClient) command(t testing.TB) (*exec.Cmd, error) {
 	if c.URL == "" {
 		return nil, errors.New("interop.NodeClient: URL is required")
 	}
-	if _, err := installedPackage(clientPackage, clientVersion); err != nil {
-		return nil, err
-	}
-	cache, err := NPMCache()
-	if err != nil {
-		return nil, err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	script := filepath.Join(root, "internal", "interop", "testdata", "openclaw_node_client.mjs")
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("interop.NodeClient: %w", err)
-	}
-	node, flags, err := nodeBinary()
+	s, err := findNodeScript("interop.NodeClient", clientPackage, clientVersion, "openclaw_node_client.mjs")
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +85,11 @@ func (c NodeClient) command(t testing.TB) (*exec.Cmd, error) {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	args := append(flags, script,
+	args := append(s.flags, s.script,
 		"--url", c.URL,
 		"--timeout-ms", strconv.FormatInt(timeout.Milliseconds(), 10),
 		"--identity-dir", t.TempDir(),
-		"--npm-cache", cache,
+		"--npm-cache", s.cache,
 	)
 	if c.SessionKey != "" {
 		args = append(args, "--session", c.SessionKey)
@@ -125,14 +101,7 @@ func (c NodeClient) command(t testing.TB) (*exec.Cmd, error) {
 		args = append(args, "--history-limit", strconv.Itoa(c.HistoryLimit))
 	}
 	// The script enforces timeout itself; the context is a backstop.
-	ctx, cancel := context.WithTimeout(t.Context(), timeout+15*time.Second)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Dir = root
-	// The token goes through the environment, not argv.
-	cmd.Env = append(os.Environ(), "OPENCLAW_GATEWAY_TOKEN="+c.Token)
-	return cmd, nil
+	return s.command(t, timeout+15*time.Second, args, "OPENCLAW_GATEWAY_TOKEN="+c.Token), nil
 }
 
 func runScript(cmd *exec.Cmd) NodeClientResult {

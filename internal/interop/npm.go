@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Pinned npm packages; keep in sync with scripts/npm-setup.sh.
@@ -145,4 +147,67 @@ func skipOrFatal(t testing.TB, err error) {
 		t.Fatalf("%v; run scripts/npm-setup.sh (CI=true: not skipping)", err)
 	}
 	t.Skipf("%v; run scripts/npm-setup.sh to enable this test", err)
+}
+
+// nodeScript is what running one of testdata's node scripts needs: the
+// node binary (and its flags), the script's path, the npm cache and the
+// repository root to run in.
+type nodeScript struct {
+	node   string
+	flags  []string
+	script string
+	cache  string
+	root   string
+}
+
+// findNodeScript checks that pkg@version is installed and resolves
+// testdata/<name> and node; who names the caller in errors. The error
+// wraps errNoCache when the npm set-up is missing.
+func findNodeScript(who, pkg, version, name string) (nodeScript, error) {
+	var s nodeScript
+	if _, err := installedPackage(pkg, version); err != nil {
+		return s, err
+	}
+	var err error
+	if s.cache, err = NPMCache(); err != nil {
+		return s, err
+	}
+	if s.root, err = RepoRoot(); err != nil {
+		return s, err
+	}
+	s.script = filepath.Join(s.root, "internal", "interop", "testdata", name)
+	if _, err := os.Stat(s.script); err != nil {
+		return s, fmt.Errorf("%s: %w", who, err)
+	}
+	if s.node, s.flags, err = nodeBinary(); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// command runs node with args in the repository root, killed after
+// timeout or when the test ends; env adds to the process environment
+// (secrets go there, not in argv).
+func (s nodeScript) command(t testing.TB, timeout time.Duration, args []string, env ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, s.node, args...)
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Dir = s.root
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
+
+// runOrSkip runs the command cmdErr built: it skips the test when the npm
+// set-up is missing (fails it under CI=true), and otherwise reports the
+// script's failures in the result.
+func runOrSkip(t testing.TB, cmd *exec.Cmd, err error) NodeClientResult {
+	t.Helper()
+	if errors.Is(err, errNoCache) {
+		skipOrFatal(t, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runScript(cmd)
 }

@@ -1,12 +1,8 @@
 package interop
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -28,35 +24,14 @@ type OpenAIJSClient struct {
 func (c OpenAIJSClient) Run(t testing.TB) NodeClientResult {
 	t.Helper()
 	cmd, err := c.command(t)
-	if errors.Is(err, errNoCache) {
-		skipOrFatal(t, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runScript(cmd)
+	return runOrSkip(t, cmd, err)
 }
 
 func (c OpenAIJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if c.BaseURL == "" {
 		return nil, errors.New("interop.OpenAIJSClient: BaseURL is required")
 	}
-	if _, err := installedPackage(openaiPackage, openaiVersion); err != nil {
-		return nil, err
-	}
-	cache, err := NPMCache()
-	if err != nil {
-		return nil, err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	script := filepath.Join(root, "internal", "interop", "testdata", "openai_js_client.mjs")
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("interop.OpenAIJSClient: %w", err)
-	}
-	node, _, err := nodeBinary()
+	s, err := findNodeScript("interop.OpenAIJSClient", openaiPackage, openaiVersion, "openai_js_client.mjs")
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +39,6 @@ func (c OpenAIJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, node, script, "--base-url", c.BaseURL, "--npm-cache", cache)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "OPENCLAW_GATEWAY_TOKEN="+c.Token)
-	return cmd, nil
+	args := []string{s.script, "--base-url", c.BaseURL, "--npm-cache", s.cache}
+	return s.command(t, timeout, args, "OPENCLAW_GATEWAY_TOKEN="+c.Token), nil
 }
