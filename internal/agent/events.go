@@ -78,6 +78,9 @@ type Event struct {
 	// of the run (nil when it produced none).
 	Run     *store.Run
 	Message *transcript.Message
+
+	// remote marks an event relayed from another node (see IsRemote).
+	remote bool
 }
 
 // QueueEvent describes an accepted message waiting for its session.

@@ -216,6 +216,8 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 		return store.RunAborted, "aborted"
 	case errors.Is(cause, errShutdown):
 		return store.RunAborted, errShutdown.Error()
+	case errors.Is(cause, errFenced):
+		return store.RunAborted, InterruptedError
 	}
 	return store.RunError, err.Error()
 }

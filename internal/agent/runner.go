@@ -183,6 +183,9 @@ type Config struct {
 	// Queue is messages.queue: how messages to a busy session are queued,
 	// for callers that resolve it through QueueSettings.
 	Queue policy.QueueConfig
+	// Lanes, when set, shares session lanes with other gateway nodes on
+	// the same store (see Lanes); nil: this runner owns every lane.
+	Lanes Lanes
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -376,6 +379,9 @@ func New(cfg Config) (*Runner, error) {
 	return r, nil
 }
 
+// waitPoll is how often a wait on a node of several re-reads its run.
+const waitPoll = time.Second
+
 // InterruptedError is the error of a run that a crash or restart cut:
 // Recover marks such runs aborted with it.
 const InterruptedError = "run interrupted by gateway restart"
@@ -384,7 +390,13 @@ const InterruptedError = "run interrupted by gateway restart"
 // running are marked aborted (their sessions get abortedLastRun), and runs
 // still queued are put back on their lanes in submission order. It returns
 // the runs it aborted.
+//
+// With Lanes set, other nodes may be running runs of the same store: the
+// cluster adopts the work of dead nodes instead, and Recover does nothing.
 func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
+	if r.cfg.Lanes != nil {
+		return nil, nil
+	}
 	aborted, err := r.cfg.Store.AbortInterrupted(ctx, r.now(), InterruptedError)
 	if err != nil {
 		return nil, fmt.Errorf("agent.Recover: %w", err)
@@ -537,10 +549,21 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	return position, nil
 }
 
-// drain runs the lane's queue one run at a time until it is empty.
+// drain runs the lane's queue one run at a time until it is empty. With
+// Lanes, it claims the lane first and gives it up at the end.
 func (r *Runner) drain(sessionKey string, l *lane) {
+	if r.cfg.Lanes != nil && !r.claimLane(sessionKey, l) {
+		return
+	}
 	for {
 		r.mu.Lock()
+		if len(l.queue) == 0 && !r.closing && r.cfg.Lanes != nil {
+			r.mu.Unlock()
+			if r.releaseLane(sessionKey, l) {
+				continue
+			}
+			return
+		}
 		if len(l.queue) == 0 || r.closing {
 			delete(r.lanes, sessionKey)
 			r.mu.Unlock()
@@ -650,18 +673,46 @@ func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) 
 		defer t.Stop()
 		timer = t.C
 	}
-	select {
-	case <-ch:
-		run, err = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
-		if err != nil {
-			return nil, false, fmt.Errorf("agent.Wait: %w", err)
-		}
-		return run, run.Status.Terminal(), nil
-	case <-timer:
-	case <-ctx.Done():
+	// With other nodes, a run's end is relayed from the node that ran it;
+	// the store is also looked at now and then, in case a relay is lost.
+	var poll <-chan time.Time
+	if r.cfg.Lanes != nil {
+		t := time.NewTicker(waitPoll)
+		defer t.Stop()
+		poll = t.C
 	}
-	if run == nil {
-		run, _ = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
+	for {
+		select {
+		case <-poll:
+			if cur, err := r.cfg.Store.GetRun(ctx, runID); err == nil && cur.Status.Terminal() {
+				return cur, true, nil
+			}
+			continue
+		case <-ch:
+			run, err = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, false, fmt.Errorf("agent.Wait: %w", err)
+			}
+			if err == nil && run.Status.Terminal() {
+				return run, true, nil
+			}
+			// Woken to look again (WakeAll) before the run ended: wait on.
+			ch = make(chan struct{})
+			r.mu.Lock()
+			r.waiters[runID] = append(r.waiters[runID], ch)
+			r.mu.Unlock()
+			defer r.dropWaiter(runID, ch)
+			continue
+		case <-timer:
+		case <-ctx.Done():
+		}
+		break
+	}
+	if cur, err := r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID); err == nil {
+		run = cur
+		if cur.Status.Terminal() {
+			return cur, true, nil // it ended as the wait did
+		}
 	}
 	return run, false, nil
 }
@@ -733,6 +784,13 @@ func (r *Runner) Abort(ctx context.Context, runID string) (bool, error) {
 		r.mu.Unlock()
 		if ok {
 			cancel(errAborted)
+			return true, nil
+		}
+		if r.cfg.Lanes != nil {
+			// It runs on another node.
+			if err := r.cfg.Lanes.AbortRemote(ctx, runID); err != nil {
+				return false, fmt.Errorf("agent.Abort: %w", err)
+			}
 			return true, nil
 		}
 	}

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Storage is the "storage" section, Switchboard's own (the reference keeps
@@ -16,7 +18,24 @@ type Storage struct {
 	// or key=value pairs); ${NAME} references are expanded from the
 	// environment. SWITCHBOARD_DATABASE_URL overrides it.
 	URL string `json:"url,omitempty"`
+	// NodeID names this gateway among the nodes sharing a PostgreSQL
+	// database; unique per node. Default: <hostname>:<port>.
+	// SWITCHBOARD_NODE_ID overrides it.
+	NodeID string `json:"nodeId,omitempty"`
+	// LeaseMs is how long a node's lease lasts without a heartbeat before
+	// other nodes adopt its runs (default 10000; 1000 to 300000).
+	LeaseMs int `json:"leaseMs,omitempty"`
 }
+
+// EnvNodeID overrides storage.nodeId.
+const EnvNodeID = "SWITCHBOARD_NODE_ID"
+
+// Node lease bounds and default (storage.leaseMs).
+const (
+	DefaultLeaseMs = 10000
+	minLeaseMs     = 1000
+	maxLeaseMs     = 300000
+)
 
 // EnvDatabaseURL selects the PostgreSQL backend with this connection URL,
 // unless storage.backend is "sqlite".
@@ -37,6 +56,10 @@ type StorageSettings struct {
 	URL string
 	// Display names the database without secrets, for logs and replies.
 	Display string
+	// NodeID is the configured node id ("" means derive one); Lease the
+	// node lease length. PostgreSQL only.
+	NodeID string
+	Lease  time.Duration
 }
 
 // StorageSettings returns the effective storage: SWITCHBOARD_DATABASE_URL,
@@ -51,7 +74,9 @@ func (c *Config) StorageSettings() StorageSettings {
 	if backend == BackendSQLite || (backend == "" && u == "") {
 		return StorageSettings{Backend: BackendSQLite}
 	}
-	return StorageSettings{Backend: BackendPostgres, URL: u, Display: DisplayDatabaseURL(u)}
+	lease := time.Duration(cmp.Or(c.Storage.LeaseMs, DefaultLeaseMs)) * time.Millisecond
+	node := cmp.Or(c.env.get(EnvNodeID), strings.TrimSpace(c.Storage.NodeID))
+	return StorageSettings{Backend: BackendPostgres, URL: u, Display: DisplayDatabaseURL(u), NodeID: node, Lease: lease}
 }
 
 // DisplayDatabaseURL returns a PostgreSQL URL without its password and
@@ -102,5 +127,11 @@ func (k *checker) storage() {
 	if u := strings.TrimSpace(s.URL); u != "" && !strings.HasPrefix(u, "${") &&
 		!strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") && !strings.Contains(u, "=") {
 		k.fail(sp.key("url"), "must be a postgres:// URL or key=value connection string")
+	}
+	if s.LeaseMs != 0 && (s.LeaseMs < minLeaseMs || s.LeaseMs > maxLeaseMs) {
+		k.fail(sp.key("leaseMs"), "must be between %d and %d", minLeaseMs, maxLeaseMs)
+	}
+	if id := s.NodeID; id != "" && (len(id) > 128 || strings.ContainsAny(id, " \t\r\n")) {
+		k.fail(sp.key("nodeId"), "must be at most 128 characters without spaces")
 	}
 }

@@ -326,7 +326,8 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 // another session (the agent-to-agent announce step). A person's turn
 // from the Control UI stays there.
 func (h *channelHub) onEvent(ev agent.Event) {
-	if h.ctx.Err() != nil {
+	// The node that ran the run delivers its reply.
+	if h.ctx.Err() != nil || ev.IsRemote() {
 		return
 	}
 	var text string

@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
@@ -41,6 +42,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
@@ -114,8 +116,9 @@ type Daemon struct {
 	// Addrs are the addresses the gateway listens on.
 	Addrs []net.Addr
 
-	a2a       *a2a.Server // nil when channels.a2a is off
-	chans     *channelHub // nil when no chat channel is enabled
+	a2a       *a2a.Server   // nil when channels.a2a is off
+	node      *cluster.Node // nil on SQLite
+	chans     *channelHub   // nil when no chat channel is enabled
 	log       *slog.Logger
 	grace     time.Duration
 	gw        *gateway.Server
@@ -244,6 +247,44 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			st.Close()
 		}
 	}()
+	// The listeners are bound before any run can start: a node's id is
+	// its host and port, which only this process can hold.
+	lns, err := listen(cfg, opts.Port)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}
+	}()
+	// On PostgreSQL this gateway is one node of those sharing the
+	// database; subs is set before the node starts adopting.
+	var (
+		node  *cluster.Node
+		lanes agent.Lanes
+		subs  *subagent.Manager
+	)
+	if pg, ok := rawStore.(*postgres.Store); ok {
+		onAdopt := func(ctx context.Context, _ []*store.Run) {
+			if subs != nil {
+				if err := subs.Reconcile(ctx); err != nil {
+					log.Warn("sub-agent announces after an adoption failed", "err", err)
+				}
+			}
+		}
+		if node, err = newNode(cfg.StorageSettings(), pg, lns[0].Addr(), ephemeralPort(cfg, opts.Port), opts.Version, onAdopt, log); err != nil {
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		lanes = node
+		defer func() {
+			if err != nil {
+				node.Close()
+			}
+		}()
+	}
 
 	// The configuration is resolved once into the components' settings.
 	set := settings.Resolve(cfg)
@@ -286,7 +327,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if tr.shutdown != nil {
 		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
 	}
-	var subs *subagent.Manager // set below; the runner's finish hook needs it
 	evHooks, err := newEventHooks(cfg, log)
 	if err != nil {
 		return nil, err
@@ -321,6 +361,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		ResetRule:  resetRule(cfg),
 		Pruning:    pruningConfig(cfg),
 		Queue:      set.Queue,
+		Lanes:      lanes,
 		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
 		OnCompact:  compactHook(evHooks),
 		Tracer:     tr.tracer,
@@ -412,7 +453,12 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err := appr.recoverPending(ctx, st.Store, log); err != nil {
 		return nil, err
 	}
-	if _, err := runner.Recover(ctx); err != nil {
+	if node != nil {
+		if err := node.Start(ctx, runner); err != nil {
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		log.Info("joined the gateway cluster", "node", node.ID(), "lease", node.Lease())
+	} else if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	if err := subs.Start(ctx); err != nil {
@@ -426,6 +472,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		jobs:      jobs,
+		node:      node,
 		tracing:   tr,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
@@ -464,7 +511,12 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 		d.cron, cronSvc = sched, sched
 	}
+	var nodesFn func(context.Context) (*wire.NodesList, error)
+	if node != nil {
+		nodesFn = func(ctx context.Context) (*wire.NodesList, error) { return nodesView(ctx, node) }
+	}
 	gw, err := gateway.New(gateway.Config{
+		Nodes:     nodesFn,
 		EventHook: evHooks.Fire,
 		Budget: func(ctx context.Context, s *store.Session) (any, error) {
 			v, err := budgetView(ctx, runner, subs, set, s)
@@ -517,16 +569,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	d.api = api
 	if d.a2a, err = newA2A(ctx, cfg, st.Store, rawStore, runner, opts.Version); err != nil {
-		api.Close()
-		gw.Close()
-		d.mcp.Close()
-		return nil, err
-	}
-	lns, err := listen(cfg, opts.Port)
-	if err != nil {
-		if d.a2a != nil {
-			d.a2a.Close()
-		}
 		api.Close()
 		gw.Close()
 		d.mcp.Close()
@@ -682,6 +724,20 @@ func listen(cfg *config.Config, port *int) ([]net.Listener, error) {
 	return lns, nil
 }
 
+// ephemeralPort reports whether the gateway listens on a port the system
+// chooses (port 0).
+func ephemeralPort(cfg *config.Config, port *int) bool {
+	if port != nil {
+		return *port == 0
+	}
+	addrs := cfg.GatewayListenAddrs()
+	if len(addrs) == 0 {
+		return false
+	}
+	_, p, _ := net.SplitHostPort(addrs[0])
+	return p == "0"
+}
+
 func isIPv6(addr string) bool {
 	host, _, _ := net.SplitHostPort(addr)
 	ip := net.ParseIP(host)
@@ -728,7 +784,16 @@ func (d *Daemon) Close() error {
 		if err := d.subs.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, d.Runner.Shutdown(ctx), d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		if d.node != nil {
+			d.node.Leave(ctx) // no more lanes taken; runs under way end
+		}
+		errs = append(errs, d.Runner.Shutdown(ctx))
+		if d.node != nil {
+			// The node's lanes go back: their queued runs move to the
+			// other nodes.
+			errs = append(errs, d.node.Close())
+		}
+		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.closeIdle()
 		d.closeErr = errors.Join(errs...)
 	})

@@ -26,7 +26,7 @@ type openedStore struct {
 }
 
 // openStore opens the configured backend: SQLite in the state dir, or
-// PostgreSQL, which this gateway then holds alone.
+// PostgreSQL, which this gateway may share with other gateway nodes.
 func openStore(ctx context.Context, cfg *config.Config, stateDir string) (*openedStore, error) {
 	ss := cfg.StorageSettings()
 	if ss.Backend != config.BackendPostgres {
@@ -40,10 +40,6 @@ func openStore(ctx context.Context, cfg *config.Config, stateDir string) (*opene
 	st, err := postgres.Open(ctx, ss.URL, postgres.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %s: %w", ss.Display, err)
-	}
-	if err := st.LockGateway(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("daemon: %s: %w (one gateway per database)", ss.Display, err)
 	}
 	return &openedStore{Store: st, name: ss.Display, ping: st.Ping}, nil
 }

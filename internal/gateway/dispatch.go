@@ -79,6 +79,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
 		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
 		{name: wire.MethodSessionsEdges, scope: wire.ScopeRead, handle: s.handleSessionsEdges},
+		{name: wire.MethodNodesList, scope: wire.ScopeRead, handle: s.handleNodesList},
 		{name: wire.MethodExecApprovalList, scope: wire.ScopeApprovals, handle: s.handleExecApprovalList},
 		{name: wire.MethodExecApprovalGet, scope: wire.ScopeApprovals, handle: s.handleExecApprovalGet},
 		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},

@@ -472,12 +472,38 @@ func (s *Server) fullHealth(ctx context.Context) (map[string]any, error) {
 		}
 		agents = append(agents, map[string]any{"agentId": id, "isDefault": id == s.defaultAgent, "sessions": sum})
 	}
+	nodes, err := s.nodesList(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]any{
 		"ok": h.OK, "ts": h.TS, "durationMs": s.now().Sub(start).Milliseconds(),
 		"channels": map[string]any{}, "channelOrder": []string{}, "channelLabels": map[string]any{},
 		"heartbeatSeconds": 0, "defaultAgentId": s.defaultAgent,
-		"agents": agents, "sessions": all,
+		"agents": agents, "sessions": all, "nodes": nodes,
 	}, nil
+}
+
+func (s *Server) handleNodesList(ctx context.Context, cl *call) (any, error) {
+	var p struct{}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	return s.nodesList(ctx)
+}
+
+// nodesList is the cluster's nodes, or this gateway as the only one.
+func (s *Server) nodesList(ctx context.Context) (*wire.NodesList, error) {
+	if s.cfg.Nodes != nil {
+		return s.cfg.Nodes(ctx)
+	}
+	n := wire.Node{NodeID: "local", State: "active", Alive: true, Self: true, StartedAtMs: s.started.UnixMilli()}
+	if l, ok := s.cfg.Runner.(interface {
+		Load() (active, queued, lanes int)
+	}); ok {
+		n.ActiveRuns, n.QueuedRuns, n.Lanes = l.Load()
+	}
+	return &wire.NodesList{NodeID: "local", Backend: "sqlite", Nodes: []wire.Node{n}}, nil
 }
 
 // agentIDs lists the configured agents, or the default agent alone.

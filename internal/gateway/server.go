@@ -205,6 +205,9 @@ type Config struct {
 	// Budget, when set, returns the budget of the session tree rooted at
 	// a session, for its sessions.list row (nil: none).
 	Budget func(ctx context.Context, s *store.Session) (any, error)
+	// Nodes, when set, lists the gateway nodes sharing the database
+	// (nodes.list, and health's "nodes"); nil: this gateway alone.
+	Nodes func(ctx context.Context) (*wire.NodesList, error)
 }
 
 // Server is the WebSocket protocol server. Create with New, mount as an

@@ -140,6 +140,9 @@ func (m *Metrics) Handler() http.Handler {
 // Observe follows one runner event; it never blocks (agent.Runner calls
 // it on its own goroutines).
 func (m *Metrics) Observe(ev agent.Event) {
+	if ev.IsRemote() {
+		return // counted by the node that ran the run
+	}
 	switch {
 	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseModel:
 		m.mu.Lock()

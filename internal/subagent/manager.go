@@ -249,6 +249,11 @@ func (m *Manager) Close() error {
 	return nil
 }
 
+// Reconcile writes the announces of children that ended outside the
+// runner's finish path since Start: runs aborted when the gateway node
+// running them died and another node adopted its work.
+func (m *Manager) Reconcile(ctx context.Context) error { return m.recover(ctx) }
+
 // recover rebuilds the live-children index and writes the announce of every
 // child that ended while no announce could be written (a run aborted by a
 // restart ends outside the runner's finish path).

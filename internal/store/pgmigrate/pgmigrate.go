@@ -172,7 +172,7 @@ func Copy(ctx context.Context, from, toURL string) (Report, error) {
 		return Report{}, fmt.Errorf("pgmigrate: destination: %w", err)
 	}
 	defer dst.Close()
-	if err := dst.LockGateway(ctx); err != nil {
+	if err := dst.CheckIdle(ctx); err != nil {
 		return Report{}, fmt.Errorf("pgmigrate: destination: %w (stop the gateway that uses it)", err)
 	}
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: from}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(5000)")

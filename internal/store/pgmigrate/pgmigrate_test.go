@@ -236,7 +236,7 @@ func TestCopyRefusesBusyDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close()
-	if err := gw.LockGateway(ctx); err != nil {
+	if err := gw.RegisterNode(ctx, postgres.NodeInfo{ID: "n1"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Copy(ctx, path, dsn); !errors.Is(err, postgres.ErrInUse) {

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,8 +58,7 @@ type Store struct {
 	newID  func() string
 	closed atomic.Bool
 
-	lockMu   sync.Mutex    // guards lockConn
-	lockConn *pgxpool.Conn // holds the gateway lock; nil when not held
+	node atomic.Pointer[string] // the gateway node this store acts for (SetNode)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -116,25 +114,16 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the gateway lock and closes the pool. A second call
-// returns net.ErrClosed.
+// Close closes the pool. A second call returns net.ErrClosed.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return net.ErrClosed
 	}
-	s.lockMu.Lock()
-	if s.lockConn != nil {
-		unlock(s.lockConn)
-		s.lockConn = nil
-	}
-	s.lockMu.Unlock()
 	s.pool.Close()
 	return nil
 }
 
-// Ping checks that the database answers (readiness), and that this
-// process still holds the gateway lock when it took it: a lock whose
-// connection was cut is taken again, unless another gateway has it now.
+// Ping checks that the database answers (readiness).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen("Ping"); err != nil {
 		return err
@@ -146,9 +135,6 @@ func (s *Store) Ping(ctx context.Context) error {
 		err = s.pool.Ping(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres.Ping: %w", err)
-	}
-	if err := s.relockGateway(ctx); err != nil {
 		return fmt.Errorf("postgres.Ping: %w", err)
 	}
 	return nil

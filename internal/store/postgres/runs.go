@@ -52,8 +52,16 @@ const (
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
 
-	qStartRun = `UPDATE runs SET status = 'running', started_at = $2, session_id = $3
-		WHERE run_id = $1 AND status = 'queued' RETURNING ` + runCols
+	// qStartRun starts a queued run. With a node ($4 not empty) it also
+	// records the node and fences: the node must hold the run's session
+	// lane under a live lease, so a node whose lease ended (cut off from
+	// the database, then adopted) can never start a run another node now
+	// owns.
+	qStartRun = `UPDATE runs SET status = 'running', started_at = $2, session_id = $3, node_id = $4
+		WHERE run_id = $1 AND status = 'queued' AND ($4 = '' OR EXISTS (
+			SELECT 1 FROM lanes l JOIN nodes n ON n.node_id = l.node_id
+			WHERE l.session_key = runs.session_key AND l.node_id = $4 AND n.lease_until > now()))
+		RETURNING ` + runCols
 )
 
 // scanRun reads one row of runCols.
@@ -415,13 +423,17 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
 		// Queued to running in one statement; when it matches nothing,
 		// find out why.
-		r, err := scanRun(tx.QueryRow(ctx, qStartRun, runID, toMs(startedAt), sessionID))
+		node := s.nodeID()
+		r, err := scanRun(tx.QueryRow(ctx, qStartRun, runID, toMs(startedAt), sessionID, node))
 		if errors.Is(err, pgx.ErrNoRows) {
 			var status string
 			if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 			} else if err != nil {
 				return err
+			}
+			if status == string(store.RunQueued) {
+				return fmt.Errorf("run %q: node %s does not hold its session's lane: %w", runID, node, store.ErrConflict)
 			}
 			return fmt.Errorf("run %q is %s, not queued: %w", runID, status, store.ErrConflict)
 		}

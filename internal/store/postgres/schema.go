@@ -184,6 +184,41 @@ CREATE INDEX a2a_tasks_peer    ON a2a_tasks (peer, updated_at DESC, id DESC);
 CREATE INDEX a2a_tasks_context ON a2a_tasks (peer, context_id, updated_at DESC, id DESC);
 CREATE INDEX a2a_tasks_open    ON a2a_tasks (created_at) WHERE NOT final;
 `,
+	// 5: several gateway nodes on one database: the nodes and their
+	// leases, which node runs each session's lane, which node a running
+	// run executes on, and run events relayed between nodes. Lease times
+	// are the database's clock (timestamptz), so nodes on machines whose
+	// clocks differ agree on when a lease ends.
+	`
+CREATE TABLE nodes (
+	node_id      text        COLLATE "C" NOT NULL PRIMARY KEY,
+	address      text        NOT NULL DEFAULT '',
+	version      text        NOT NULL DEFAULT '',
+	state        text        NOT NULL DEFAULT 'active',
+	started_at   timestamptz NOT NULL DEFAULT now(),
+	heartbeat_at timestamptz NOT NULL DEFAULT now(),
+	lease_until  timestamptz NOT NULL,
+	active_runs  integer     NOT NULL DEFAULT 0,
+	queued_runs  integer     NOT NULL DEFAULT 0,
+	lanes        integer     NOT NULL DEFAULT 0
+);
+CREATE TABLE lanes (
+	session_key text        COLLATE "C" NOT NULL PRIMARY KEY,
+	node_id     text        COLLATE "C" NOT NULL,
+	claimed_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX lanes_node ON lanes (node_id);
+ALTER TABLE runs ADD COLUMN node_id text NOT NULL DEFAULT '';
+CREATE INDEX runs_running_node ON runs (node_id) WHERE status = 'running';
+CREATE INDEX runs_queued_session ON runs (session_key) WHERE status = 'queued';
+CREATE TABLE cluster_events (
+	id         bigserial   PRIMARY KEY,
+	origin     text        NOT NULL,
+	body       text        NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX cluster_events_created ON cluster_events (created_at);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -1,0 +1,631 @@
+// Package cluster makes a gateway one node of several that share a
+// PostgreSQL database and act as one gateway. It owns the node's lease (a
+// heartbeat renews it; a node that cannot renew stops executing before the
+// lease ends), the session lanes (a lane runs on the one node that claimed
+// it), the adoption of dead nodes' work (their running runs aborted as a
+// restart aborts them, their queued runs claimed with SKIP LOCKED), and the
+// relay of run events and wake-ups between nodes over LISTEN/NOTIFY, whose
+// payloads are only ids: the data is read from tables.
+//
+// The runner (package agent) consumes it as its agent.Lanes; the daemon
+// starts it in place of the runner's single-node Recover.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+)
+
+// Store is what a node needs of the database (implemented by
+// *postgres.Store).
+type Store interface {
+	SetNode(id string)
+	RegisterNode(ctx context.Context, n postgres.NodeInfo, lease time.Duration) error
+	RenewNode(ctx context.Context, id string, lease time.Duration, load postgres.NodeLoad) (peers int, err error)
+	SetNodeState(ctx context.Context, id, state string) error
+	LeaveNode(ctx context.Context, id string) error
+	ListNodes(ctx context.Context) ([]postgres.NodeInfo, error)
+	ClaimLane(ctx context.Context, node, sessionKey string) (string, error)
+	ReleaseLane(ctx context.Context, node, sessionKey string) (bool, error)
+	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
+	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
+	Notify(ctx context.Context, channel, payload string) error
+	Listen(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error
+	PublishEvents(ctx context.Context, origin string, body []byte) (int64, error)
+	ReadEvents(ctx context.Context, id int64) ([]byte, error)
+	PruneEvents(ctx context.Context, age time.Duration) (int64, error)
+}
+
+var _ Store = (*postgres.Store)(nil)
+
+// Runner is what a node needs of the local runner (*agent.Runner).
+type Runner interface {
+	Pull(ctx context.Context, sessionKey string) (int, error)
+	Relay(ev agent.Event)
+	Ended(runs []*store.Run)
+	WakeAll()
+	AbortLocal(runID string) bool
+	Fence()
+	Load() (active, queued, lanes int)
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
+}
+
+var _ Runner = (*agent.Runner)(nil)
+
+// Defaults.
+const (
+	// DefaultLease is how long a node's lease lasts without a heartbeat.
+	DefaultLease = 10 * time.Second
+	// sweepEvery is how often a node looks for dead nodes and orphaned
+	// queued runs: adoption follows a lease's end within it.
+	sweepEvery = time.Second
+	// eventRetention is how long relayed events stay in the table.
+	eventRetention = time.Minute
+	// maxRelayBacklog bounds events waiting to be relayed; beyond it
+	// streaming deltas are dropped (a run's start, end, tool and post
+	// events never are).
+	maxRelayBacklog = 20000
+	// orphanBatch bounds the lanes one sweep claims.
+	orphanBatch = 200
+)
+
+// Config configures a Node.
+type Config struct {
+	Store Store
+	// ID is the node's id, unique among the nodes of the database; a
+	// node restarted with the same id adopts its previous incarnation's
+	// work at once, without waiting for its lease to end.
+	ID      string
+	Address string
+	Version string
+	// Lease is the lease length; 0 means DefaultLease.
+	Lease time.Duration
+	// OnAdopt, when set, is called with the runs of dead nodes that an
+	// adoption aborted (after their end was announced to the runner's
+	// subscribers), e.g. to write sub-agent announces for them.
+	OnAdopt func(ctx context.Context, aborted []*store.Run)
+	Logger  *slog.Logger
+}
+
+// Node is this gateway as one node of the cluster. It implements
+// agent.Lanes. Create with New, Start once the runner exists, Leave on a
+// graceful stop, Close last.
+type Node struct {
+	cfg   Config
+	st    Store
+	log   *slog.Logger
+	lease time.Duration
+
+	runner Runner
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	unsub  func()
+
+	peers   atomic.Int32 // live nodes other than this one, as last seen
+	leaving atomic.Bool
+	sweepCh chan struct{}
+
+	// validUntil is when this node must stop executing unless a renewal
+	// succeeds (unix nanoseconds on the local clock).
+	validUntil atomic.Int64
+	fenced     atomic.Bool
+
+	relayMu  sync.Mutex
+	relayBuf []agent.Event
+	relayCh  chan struct{}
+	dropped  atomic.Int64
+
+	pullCh  chan string
+	eventCh chan int64
+}
+
+var _ agent.Lanes = (*Node)(nil)
+
+// New returns a node; it does nothing until Start.
+func New(cfg Config) (*Node, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("cluster.New: Store is required")
+	}
+	if cfg.ID == "" {
+		return nil, errors.New("cluster.New: ID is required")
+	}
+	n := &Node{
+		cfg:     cfg,
+		st:      cfg.Store,
+		log:     cfg.Logger,
+		lease:   cfg.Lease,
+		sweepCh: make(chan struct{}, 1),
+		relayCh: make(chan struct{}, 1),
+		pullCh:  make(chan string, 1024),
+		eventCh: make(chan int64, 1024),
+	}
+	if n.lease <= 0 {
+		n.lease = DefaultLease
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	n.log = n.log.With("component", "cluster", "node", cfg.ID)
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	cfg.Store.SetNode(cfg.ID)
+	return n, nil
+}
+
+// ID is the node's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Lease is the node's lease length.
+func (n *Node) Lease() time.Duration { return n.lease }
+
+// Start joins the cluster: it adopts the work of this node's previous
+// incarnation and of dead nodes, registers the node, starts listening to
+// the others, and claims the queued runs no live node holds. runner must
+// have been built with this node as its Lanes.
+func (n *Node) Start(ctx context.Context, runner Runner) error {
+	n.runner = runner
+	// A previous incarnation with this id is dead: this process holds its
+	// id (and address). Its runs are aborted now, as a restart does.
+	if err := n.adopt(ctx, n.cfg.ID); err != nil {
+		return fmt.Errorf("cluster.Start: %w", err)
+	}
+	if err := n.register(ctx); err != nil {
+		return fmt.Errorf("cluster.Start: %w", err)
+	}
+	ready := make(chan struct{})
+	n.wg.Go(func() { n.listen(ready) })
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		n.Close()
+		return fmt.Errorf("cluster.Start: %w", ctx.Err())
+	}
+	n.unsub = runner.Subscribe(n.onEvent)
+	n.wg.Go(n.heartbeat)
+	n.wg.Go(n.sweeper)
+	n.wg.Go(n.publisher)
+	n.wg.Go(n.puller)
+	n.wg.Go(n.reader)
+	if err := n.sweep(ctx); err != nil {
+		n.log.Warn("first sweep failed", "err", err)
+	}
+	return nil
+}
+
+// register (re)creates the node's row with a fresh lease and announces it.
+func (n *Node) register(ctx context.Context) error {
+	start := time.Now()
+	if err := n.st.RegisterNode(ctx, postgres.NodeInfo{ID: n.cfg.ID, Address: n.cfg.Address, Version: n.cfg.Version}, n.lease); err != nil {
+		return err
+	}
+	n.renewed(start)
+	// Learn the peers now: events are relayed only when there are some.
+	if peers, err := n.st.RenewNode(ctx, n.cfg.ID, n.lease, postgres.NodeLoad{}); err == nil {
+		n.peers.Store(int32(peers))
+	}
+	if err := n.st.Notify(ctx, postgres.ChanNodes, "join "+n.cfg.ID); err != nil {
+		n.log.Warn("join notify failed", "err", err)
+	}
+	return nil
+}
+
+// renewed records a lease renewal sent at start: the node may execute until
+// a fifth of the lease before the lease, counted from then, ends.
+func (n *Node) renewed(start time.Time) {
+	n.validUntil.Store(start.Add(n.lease - n.lease/5).UnixNano())
+	n.fenced.Store(false)
+}
+
+// adopt takes over the work of dead nodes (and of the ids in also), and
+// tells the runner's subscribers how the aborted runs ended.
+func (n *Node) adopt(ctx context.Context, also ...string) error {
+	a, err := n.st.AdoptDead(ctx, agent.InterruptedError, also...)
+	if err != nil {
+		return err
+	}
+	if len(a.Nodes) == 0 {
+		return nil
+	}
+	for _, id := range a.Nodes {
+		if id != n.cfg.ID || len(also) == 0 {
+			n.log.Warn("adopted the work of a dead node", "dead", id, "abortedRuns", len(a.Aborted), "lanes", a.Lanes)
+		}
+	}
+	for _, r := range a.Aborted {
+		n.log.Warn("run interrupted by node loss marked aborted", "runId", r.RunID, "sessionKey", r.SessionKey)
+	}
+	if len(a.Aborted) > 0 {
+		if n.runner != nil {
+			n.runner.Ended(a.Aborted)
+		}
+		if n.cfg.OnAdopt != nil {
+			n.cfg.OnAdopt(ctx, a.Aborted)
+		}
+	}
+	return nil
+}
+
+// sweep adopts dead nodes' work, then claims the lanes of queued runs no
+// live node holds (and re-reads the queues of lanes this node holds, in case
+// a hand-over notification was missed).
+func (n *Node) sweep(ctx context.Context) error {
+	if n.leaving.Load() || n.fenced.Load() {
+		return nil
+	}
+	if err := n.adopt(ctx); err != nil {
+		return err
+	}
+	keys, err := n.st.ClaimOrphans(ctx, n.cfg.ID, orphanBatch)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if _, err := n.runner.Pull(ctx, key); err != nil {
+			n.log.Warn("pull of claimed lane failed", "sessionKey", key, "err", err)
+		}
+	}
+	return nil
+}
+
+// sweeper sweeps every sweepEvery, and at once when asked (a node left).
+func (n *Node) sweeper() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	prune := time.Now()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		case <-n.sweepCh:
+		}
+		if err := n.sweep(n.ctx); err != nil && n.ctx.Err() == nil {
+			n.log.Warn("sweep failed", "err", err)
+		}
+		if time.Since(prune) > eventRetention/2 {
+			prune = time.Now()
+			if _, err := n.st.PruneEvents(n.ctx, eventRetention); err != nil && n.ctx.Err() == nil {
+				n.log.Warn("event prune failed", "err", err)
+			}
+		}
+	}
+}
+
+func (n *Node) kickSweep() {
+	select {
+	case n.sweepCh <- struct{}{}:
+	default:
+	}
+}
+
+// heartbeat renews the lease every third of it, and fences the node (stops
+// every run it executes) when the lease is about to end unrenewed. A node
+// whose lease ended and whose work was adopted re-registers as new.
+func (n *Node) heartbeat() {
+	t := time.NewTicker(n.lease / 10)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Now().UnixNano() > n.validUntil.Load() && n.fenced.CompareAndSwap(false, true) {
+			n.log.Error("node lease about to end unrenewed: stopping its runs", "lease", n.lease)
+			n.runner.Fence()
+		}
+		if time.Since(last) < n.lease/3 {
+			continue
+		}
+		start := time.Now()
+		last = start
+		active, queued, lanes := n.runner.Load()
+		ctx, cancel := context.WithTimeout(n.ctx, n.lease/3)
+		peers, err := n.st.RenewNode(ctx, n.cfg.ID, n.lease, postgres.NodeLoad{ActiveRuns: active, QueuedRuns: queued, Lanes: lanes})
+		cancel()
+		switch {
+		case err == nil:
+			if !n.fenced.Load() {
+				n.renewed(start)
+			}
+			n.peers.Store(int32(peers))
+			if n.fenced.Load() {
+				n.rejoin()
+			}
+		case errors.Is(err, postgres.ErrLeaseLost):
+			if n.leaving.Load() {
+				continue
+			}
+			n.log.Error("node lease lost: stopping its runs and joining again")
+			if n.fenced.CompareAndSwap(false, true) {
+				n.runner.Fence()
+			}
+			n.rejoin()
+		default:
+			if n.ctx.Err() == nil {
+				n.log.Warn("lease renewal failed", "err", err)
+			}
+		}
+	}
+}
+
+// rejoin brings a fenced node back: what it ran is adopted (by itself, if
+// no other node did already), then it registers with a new lease.
+func (n *Node) rejoin() {
+	ctx, cancel := context.WithTimeout(n.ctx, n.lease)
+	defer cancel()
+	if err := n.adopt(ctx, n.cfg.ID); err != nil {
+		n.log.Warn("rejoin: adoption failed", "err", err)
+		return
+	}
+	if err := n.register(ctx); err != nil {
+		n.log.Warn("rejoin: register failed", "err", err)
+		return
+	}
+	n.log.Info("node joined again")
+	n.kickSweep()
+}
+
+// listen keeps a LISTEN connection open, reconnecting after failures; ready
+// is closed after the first connection listens.
+func (n *Node) listen(ready chan struct{}) {
+	var once sync.Once
+	backoff := 50 * time.Millisecond
+	for n.ctx.Err() == nil {
+		err := n.st.Listen(n.ctx, []string{postgres.ChanLane, postgres.ChanAbort, postgres.ChanEvents, postgres.ChanNodes}, func() {
+			once.Do(func() { close(ready) })
+			backoff = 50 * time.Millisecond
+			// Notifications sent while no connection listened are lost:
+			// waiters look at their runs again, and the sweep re-reads
+			// this node's lanes.
+			n.runner.WakeAll()
+			n.kickSweep()
+		}, n.notified)
+		if n.ctx.Err() != nil {
+			return
+		}
+		n.log.Warn("cluster listener lost its connection", "err", err)
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// notified handles one notification on the listener's goroutine: anything
+// that reads the database is handed to a worker.
+func (n *Node) notified(channel, payload string) {
+	switch channel {
+	case postgres.ChanLane:
+		node, key, ok := strings.Cut(payload, " ")
+		if ok && node == n.cfg.ID {
+			select {
+			case n.pullCh <- key:
+			default:
+				n.kickSweep() // the sweep re-reads every lane of this node
+			}
+		}
+	case postgres.ChanAbort:
+		n.runner.AbortLocal(payload)
+	case postgres.ChanEvents:
+		origin, idText, ok := strings.Cut(payload, " ")
+		if !ok || origin == n.cfg.ID {
+			return
+		}
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil {
+			return
+		}
+		select {
+		case n.eventCh <- id:
+		default:
+			n.log.Warn("relayed events dropped: reader backlog full")
+			n.runner.WakeAll()
+		}
+	case postgres.ChanNodes:
+		op, id, _ := strings.Cut(payload, " ")
+		if id == n.cfg.ID {
+			return
+		}
+		switch op {
+		case "join":
+			n.peers.Store(max(n.peers.Load(), 1))
+		case "leave":
+			n.kickSweep()
+		}
+	}
+}
+
+// puller pulls the lanes other nodes handed over.
+func (n *Node) puller() {
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case key := <-n.pullCh:
+			if n.leaving.Load() || n.fenced.Load() {
+				continue
+			}
+			if _, err := n.runner.Pull(n.ctx, key); err != nil && n.ctx.Err() == nil {
+				n.log.Warn("pull failed", "sessionKey", key, "err", err)
+			}
+		}
+	}
+}
+
+// reader reads relayed event batches in notification order and hands
+// their events to the runner.
+func (n *Node) reader() {
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case id := <-n.eventCh:
+			body, err := n.st.ReadEvents(n.ctx, id)
+			if err != nil {
+				if n.ctx.Err() == nil {
+					n.log.Warn("relayed events unreadable", "id", id, "err", err)
+					n.runner.WakeAll()
+				}
+				continue
+			}
+			var evs []agent.Event
+			if err := json.Unmarshal(body, &evs); err != nil {
+				n.log.Warn("relayed events undecodable", "id", id, "err", err)
+				continue
+			}
+			for _, ev := range evs {
+				n.runner.Relay(ev)
+			}
+		}
+	}
+}
+
+// onEvent queues this node's run events for the other nodes, when there
+// are any. It runs on the run's goroutine and never blocks.
+func (n *Node) onEvent(ev agent.Event) {
+	if ev.IsRemote() || n.peers.Load() == 0 {
+		return
+	}
+	n.relayMu.Lock()
+	if len(n.relayBuf) >= maxRelayBacklog && ev.Stream == agent.StreamAssistant {
+		n.relayMu.Unlock()
+		if n.dropped.Add(1) == 1 {
+			n.log.Warn("relay backlog full: streaming deltas dropped for other nodes")
+		}
+		return
+	}
+	n.relayBuf = append(n.relayBuf, ev)
+	n.relayMu.Unlock()
+	select {
+	case n.relayCh <- struct{}{}:
+	default:
+	}
+}
+
+// publisher writes queued events as one batch per round trip: events that
+// arrive while a batch is written go out together in the next.
+func (n *Node) publisher() {
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-n.relayCh:
+		}
+		n.relayMu.Lock()
+		batch := n.relayBuf
+		n.relayBuf = nil
+		n.relayMu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		body, err := json.Marshal(batch)
+		if err != nil {
+			n.log.Error("relay encode failed", "err", err)
+			continue
+		}
+		if _, err := n.st.PublishEvents(n.ctx, n.cfg.ID, body); err != nil && n.ctx.Err() == nil {
+			n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+		}
+	}
+}
+
+// Claim implements agent.Lanes.
+func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
+	if n.fenced.Load() {
+		return "", errors.New("node is fenced (lease lost)")
+	}
+	owner, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
+	if err != nil {
+		return "", err
+	}
+	if owner == n.cfg.ID {
+		return "", nil
+	}
+	return owner, nil
+}
+
+// Release implements agent.Lanes.
+func (n *Node) Release(ctx context.Context, sessionKey string) (bool, error) {
+	if n.fenced.Load() {
+		// The lane stays recorded as this node's until the node rejoins
+		// (which frees it) or is adopted: a fenced node runs nothing.
+		return false, nil
+	}
+	return n.st.ReleaseLane(ctx, n.cfg.ID, sessionKey)
+}
+
+// Forward implements agent.Lanes.
+func (n *Node) Forward(ctx context.Context, owner, sessionKey string) {
+	if err := n.st.Notify(ctx, postgres.ChanLane, owner+" "+sessionKey); err != nil {
+		n.log.Warn("lane hand-over notify failed; the owner's sweep finds the runs", "owner", owner, "err", err)
+	}
+}
+
+// AbortRemote implements agent.Lanes.
+func (n *Node) AbortRemote(ctx context.Context, runID string) error {
+	return n.st.Notify(ctx, postgres.ChanAbort, runID)
+}
+
+// Nodes lists the cluster's nodes.
+func (n *Node) Nodes(ctx context.Context) ([]postgres.NodeInfo, error) {
+	return n.st.ListNodes(ctx)
+}
+
+// Leave begins a graceful leave: the node stops claiming lanes and runs.
+// Call it before the runner's shutdown; then Close, which hands the node's
+// lanes back (their queued runs to the other nodes).
+func (n *Node) Leave(ctx context.Context) {
+	if !n.leaving.CompareAndSwap(false, true) {
+		return
+	}
+	if err := n.st.SetNodeState(ctx, n.cfg.ID, postgres.NodeLeaving); err != nil {
+		n.log.Warn("leave: state not recorded", "err", err)
+	}
+}
+
+// Close stops the node's work and, when its runs are done (after the
+// runner's shutdown), removes it from the cluster: its lanes are freed
+// and the other nodes told. A second call does nothing.
+func (n *Node) Close() error {
+	if n.ctx.Err() != nil {
+		return nil
+	}
+	n.leaving.Store(true)
+	if n.unsub != nil {
+		n.unsub()
+	}
+	// The last events (the ends of runs the shutdown cut) go out first.
+	n.relayMu.Lock()
+	batch := n.relayBuf
+	n.relayBuf = nil
+	n.relayMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if len(batch) > 0 {
+		if body, err := json.Marshal(batch); err == nil {
+			n.st.PublishEvents(ctx, n.cfg.ID, body)
+		}
+	}
+	n.cancel()
+	n.wg.Wait()
+	if err := n.st.LeaveNode(ctx, n.cfg.ID); err != nil {
+		return fmt.Errorf("cluster.Close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/switchboardhq/switchboard/internal/cluster"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+)
+
+// newNode makes this gateway a node of the cluster on its PostgreSQL
+// database. The node id is storage.nodeId (SWITCHBOARD_NODE_ID), or
+// <hostname>:<port>: a node restarted on the same host and port is the
+// same node, and adopts its own unfinished runs at once. With port 0 (an
+// ephemeral port) the id gets a random part.
+func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephemeral bool, version string, onAdopt func(context.Context, []*store.Run), log *slog.Logger) (*cluster.Node, error) {
+	id := ss.NodeID
+	if id == "" {
+		host, _ := os.Hostname()
+		host = strings.ReplaceAll(strings.TrimSpace(host), " ", "-")
+		if host == "" {
+			host = "node"
+		}
+		id = ephemeralNodeID()
+		if a, ok := addr.(*net.TCPAddr); ok && !ephemeral {
+			id = host + ":" + strconv.Itoa(a.Port)
+		}
+	}
+	return cluster.New(cluster.Config{
+		Store: pg, ID: id, Address: addr.String(), Version: version, Lease: ss.Lease,
+		OnAdopt: onAdopt, Logger: log,
+	})
+}
+
+// ephemeralNodeID is the id of a node listening on a port the system
+// chose: unique, since the port may be reused by another node later.
+func ephemeralNodeID() string {
+	host, _ := os.Hostname()
+	return strings.ReplaceAll(host, " ", "-") + ":" + uuid.NewString()[:8]
+}
+
+// nodesView is nodes.list's answer on a cluster.
+func nodesView(ctx context.Context, n *cluster.Node) (*wire.NodesList, error) {
+	rows, err := n.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.NodesList{NodeID: n.ID(), Backend: config.BackendPostgres, LeaseMs: n.Lease().Milliseconds(), Nodes: []wire.Node{}}
+	for _, r := range rows {
+		out.Nodes = append(out.Nodes, wire.Node{
+			NodeID: r.ID, Address: r.Address, Version: r.Version, State: r.State, Alive: r.Alive, Self: r.ID == n.ID(),
+			StartedAtMs: r.StartedAt.UnixMilli(), HeartbeatAtMs: r.HeartbeatAt.UnixMilli(), LeaseExpiresAtMs: r.LeaseUntil.UnixMilli(),
+			ActiveRuns: r.ActiveRuns, QueuedRuns: r.QueuedRuns, Lanes: r.Lanes,
+		})
+	}
+	return out, nil
+}
