@@ -401,7 +401,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	})
 	subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
-		AnnounceExpiry: announceExpiry(env), OnRefusal: refused,
+		AnnounceExpiry: announceExpiry(env), OnRefusal: refused, Shared: node != nil,
 		Tracer: tr.tracer,
 	})
 	if err != nil {
@@ -413,7 +413,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if remote != nil {
 		handlers = append(handlers, remote.handler())
 	}
-	disp, err := outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log})
+	disp, err := outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log, Shared: node != nil})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}

@@ -23,7 +23,7 @@ func TestPostgresSessionTools(t *testing.T) {
 	dir := t.TempDir()
 	writeAgents(t, dir, "workspace", `/when "Agent-to-agent announce step." /reply ANNOUNCE_SKIP`)
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
-	g := startWith(t, dir, llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env)
+	g := startWith(t, dir, llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env, "SWITCHBOARD_NODE_ID=n1")
 	c := g.dial(t)
 
 	// The sessions methods name the database, without its password.
@@ -41,14 +41,13 @@ func TestPostgresSessionTools(t *testing.T) {
 	}
 	eventually(t, "the flow's turns", func() bool { return interSession(history(t, c, "agent:main:tgt")) == 3 })
 
-	// A second gateway on the same database is refused: runs would be
-	// aborted under the first one's feet.
-	other := exec.Command(binPath, "serve", "--port", "0")
-	other.Env = append(g.cmd.Env, "SWITCHBOARD_STATE_DIR="+t.TempDir())
-	out, err := other.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "another gateway is using this database") {
-		t.Errorf("second gateway on one database: %v\n%s", err, out)
+	// A second gateway on the same database joins it as another node.
+	other := startWith(t, t.TempDir(), llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env, "SWITCHBOARD_NODE_ID=n2")
+	nodes := call(t, other.dial(t), "nodes.list", map[string]any{})
+	if rows, _ := nodes["nodes"].([]any); nodes["nodeId"] != "n2" || nodes["backend"] != "postgres" || len(rows) != 2 {
+		t.Errorf("nodes.list on the second node = %v", nodes)
 	}
+	other.kill()
 
 	const children = 20
 	call(t, c, "sessions.create", map[string]any{"key": "agent:main:boss"})
@@ -69,7 +68,8 @@ func TestPostgresSessionTools(t *testing.T) {
 	g.kill()
 
 	// A new state dir: everything the gateway knows comes from PostgreSQL.
-	g2 := startWith(t, t.TempDir(), llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env)
+	// The same node id: the restarted node adopts its own runs at once.
+	g2 := startWith(t, t.TempDir(), llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env, "SWITCHBOARD_NODE_ID=n1")
 	c2 := g2.dial(t)
 	tgt := texts(history(t, c2, "agent:main:tgt"))
 	if len(tgt) < 4 || tgt[0] != "user: /reply /reply /reply REPLY_SKIP" || tgt[1] != "assistant: /reply /reply REPLY_SKIP" {

@@ -87,6 +87,10 @@ type Config struct {
 	MinBackoff, MaxBackoff time.Duration
 	// PruneInterval is how often delivered items are pruned (default 1h).
 	PruneInterval time.Duration
+	// Shared says that dispatchers of other gateway nodes work on the
+	// same store: an Each item is then claimed before it runs (and the
+	// claim renewed while it does), so it runs on one node at a time.
+	Shared bool
 	Logger        *slog.Logger
 	Now           func() time.Time
 }
@@ -306,6 +310,16 @@ func (d *Dispatcher) dispatch(ctx context.Context, h *Handler, items []*store.Ou
 	return n
 }
 
+// eachClaim is how long a claim on an Each item lasts (Config.Shared); the
+// dispatcher running the item renews it every third of that. A claimed
+// item is not due for the other nodes' dispatchers, and the item of a node
+// that died is due again when its claim runs out.
+const eachClaim = 30 * time.Second
+
+// errClaimed stops a claim on an item that is not due any more (another
+// dispatcher claimed or settled it).
+var errClaimed = errors.New("outbox: claimed elsewhere")
+
 // runEach starts item's goroutine unless it is already running.
 func (d *Dispatcher) runEach(h *Handler, it *store.OutboxItem) {
 	d.mu.Lock()
@@ -320,11 +334,71 @@ func (d *Dispatcher) runEach(h *Handler, it *store.OutboxItem) {
 			delete(d.inFlight, it.ID)
 			d.mu.Unlock()
 		}()
+		shared := d.cfg.Shared
+		if shared && !d.claim(it.ID, true) {
+			return
+		}
+		ctx, stop := context.WithCancel(d.ctx)
+		var renew sync.WaitGroup
+		if shared {
+			renew.Go(func() {
+				t := time.NewTicker(eachClaim / 3)
+				defer t.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-t.C:
+						d.claim(it.ID, false)
+					}
+				}
+			})
+		}
 		err := h.Each(d.ctx, it)
+		stop()
+		renew.Wait()
 		if d.ctx.Err() != nil {
-			return // shutting down: the item stays pending for the next start
+			// Shutting down: the item stays pending, due at once for the
+			// next start (or another node).
+			if shared {
+				d.release(it.ID)
+			}
+			return
+		}
+		if shared && errors.Is(err, ErrDefer) {
+			d.release(it.ID)
 		}
 		d.settle(h, it, err)
+	})
+}
+
+// claim makes a pending item not due for eachClaim from now. The first
+// claim requires it to be due (no other dispatcher holds it); a renewal
+// only that it is still pending. It reports whether the claim holds.
+func (d *Dispatcher) claim(id string, first bool) bool {
+	now := d.cfg.Now()
+	_, err := d.cfg.Store.UpdateOutbox(context.WithoutCancel(d.ctx), id, func(x *store.OutboxItem) error {
+		if x.Status != store.OutboxPending || (first && x.NextAttemptAt.After(now)) {
+			return errClaimed
+		}
+		x.NextAttemptAt = now.Add(eachClaim)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errClaimed) && !errors.Is(err, store.ErrNotFound) {
+		d.log.Warn("outbox: claim failed", "id", id, "err", err)
+	}
+	return err == nil
+}
+
+// release makes a claimed item due again at once.
+func (d *Dispatcher) release(id string) {
+	now := d.cfg.Now()
+	d.cfg.Store.UpdateOutbox(context.WithoutCancel(d.ctx), id, func(x *store.OutboxItem) error {
+		if x.Status != store.OutboxPending {
+			return errClaimed
+		}
+		x.NextAttemptAt = now
+		return nil
 	})
 }
 

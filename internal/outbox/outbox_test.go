@@ -317,3 +317,60 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met in 10s")
 }
+
+// TestSharedEachRunsOnOneDispatcher runs two dispatchers on one store, as
+// two gateway nodes do: an Each item runs on one of them only, and a
+// dispatcher that stops hands it back at once to the other.
+func TestSharedEachRunsOnOneDispatcher(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	put(t, st, "flow", "a2a", t0)
+	var runs atomic.Int32
+	release := make(chan struct{})
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		runs.Add(1)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var ds []*Dispatcher
+	for range 2 {
+		d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: each}}, Now: c.Now, Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	for range 3 {
+		for _, d := range ds {
+			d.Pass(t.Context())
+		}
+	}
+	waitFor(t, func() bool { return runs.Load() == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the item ran %d times on two dispatchers", n)
+	}
+	if it := get(t, st, "flow"); !it.NextAttemptAt.After(t0) {
+		t.Errorf("running item not claimed: due %v", it.NextAttemptAt)
+	}
+	// Whichever runs it stops: the item is due again at once.
+	ds[0].Close()
+	ds[1].Close()
+	if it := get(t, st, "flow"); it.Status != store.OutboxPending || it.NextAttemptAt.After(t0) {
+		t.Errorf("item after its dispatcher stopped = %+v, want pending and due", it)
+	}
+	close(release)
+	d3, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: each}}, Now: c.Now, Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d3.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer d3.Close()
+	waitFor(t, func() bool { return get(t, st, "flow").Status == store.OutboxDelivered })
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/outbox"
@@ -116,6 +118,14 @@ func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxIte
 	return out
 }
 
+// staleClaim is how old a batch claim without its run must be before a
+// dispatcher of another node takes it over (its own dispatcher stopped
+// between the claim and the run).
+const staleClaim = 30 * time.Second
+
+// errBatchClaimed: the announce was claimed for another batch's run.
+var errBatchClaimed = errors.New("subagent: announce claimed by another batch")
+
 // pending is one announce ready for delivery.
 type pending struct {
 	item *store.OutboxItem
@@ -128,31 +138,73 @@ type pending struct {
 // payload), and Submit with a known run id returns the existing run — so a
 // crash at any point neither loses a result nor posts it twice.
 func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pending) (map[string]bool, error) {
-	runID := batch[0].a.BatchRunID
+	// A batch claimed before (by a dispatcher that stopped before it
+	// settled) is delivered again under its run id, with the items
+	// claimed for it and no others: its run may exist already.
+	reuse := batch[0].a.BatchRunID
+	var stale string // a claim taken over from a dispatcher that stopped
+	if reuse != "" {
+		switch _, err := m.cfg.Store.GetRun(ctx, reuse); {
+		case err == nil:
+			// Its run exists, and carries every item claimed for it
+			// (items are claimed before the run is made): settle them.
+			ids := map[string]bool{}
+			for _, p := range batch {
+				if p.a.BatchRunID == reuse {
+					ids[p.item.ID] = true
+				}
+			}
+			return ids, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		case m.cfg.Shared && time.Since(batch[0].item.UpdatedAt) < staleClaim:
+			// Another node's dispatcher may be claiming for it now.
+			return nil, nil
+		}
+		if m.cfg.Shared {
+			stale, reuse = reuse, ""
+		}
+	}
+	runID := reuse
 	if runID == "" {
 		if len(batch) == 1 {
 			runID = announceRunID(batch[0].a.ChildSessionKey, batch[0].a.ChildRunID)
 		} else {
-			runID = fmt.Sprintf("announce:v1:batch:%s:%d", batch[0].a.ChildRunID, len(batch))
+			// A new name for every batch: two dispatchers (on two gateway
+			// nodes) that batch different sets never share a run.
+			runID = "announce:v1:batch:" + batch[0].a.ChildRunID + ":" + uuid.NewString()
 		}
 	}
 	var texts []string
 	var claimed []pending
 	for _, p := range batch {
-		if p.a.BatchRunID != "" && p.a.BatchRunID != runID {
+		if p.a.BatchRunID != "" && p.a.BatchRunID != runID && p.a.BatchRunID != stale {
 			continue // claimed by another batch: delivered with that one
 		}
-		if p.a.BatchRunID == "" || p.item.SessionKey != target {
+		if reuse != "" && p.a.BatchRunID == "" {
+			continue // goes with a new batch
+		}
+		if p.a.BatchRunID != runID || p.item.SessionKey != target {
 			a := p.a
 			a.BatchRunID = runID
 			payload, err := json.Marshal(a)
 			if err != nil {
 				return nil, err
 			}
-			if _, err := m.cfg.Store.UpdateOutbox(ctx, p.item.ID, func(x *store.OutboxItem) error {
+			// A compare-and-set: another dispatcher (another gateway node)
+			// may have claimed the item for its own batch meanwhile.
+			_, err = m.cfg.Store.UpdateOutbox(ctx, p.item.ID, func(x *store.OutboxItem) error {
+				var cur Announce
+				if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID && cur.BatchRunID != stale) {
+					return errBatchClaimed
+				}
 				x.Payload, x.SessionKey = payload, target
 				return nil
-			}); err != nil {
+			})
+			if errors.Is(err, errBatchClaimed) {
+				continue // delivered with the other batch
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -91,6 +91,10 @@ type Config struct {
 	// AnnounceExpiry is how long an announce is retried before it becomes
 	// a dead letter; zero means DefaultAnnounceExpiry.
 	AnnounceExpiry time.Duration
+	// Shared says that other gateway nodes deliver announces from the
+	// same store: a batch another dispatcher claimed is left to it while
+	// it may still be at work (see staleClaim).
+	Shared bool
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
 	// OnRefusal, when set, is told of each spawn a guardrail refused

@@ -1,0 +1,292 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/jackc/pgx/v5"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
+)
+
+// clusterConfig is the config of the nodes of a test cluster: the session
+// tools open, and a short lease so that a killed node is adopted quickly.
+const clusterConfig = sessionsConfig + `
+  storage: { leaseMs: 2000 },`
+
+// startCluster starts n nodes on one fresh database, each with its own
+// state dir and node id n0, n1, ….
+func startCluster(t *testing.T, n int, llm *fakellm.Server, extraConfig string) (string, []*gateway) {
+	t.Helper()
+	dsn := pgtest.DB(t)
+	dir := t.TempDir()
+	writeAgents(t, dir, "workspace", `/when "Agent-to-agent announce step." /reply ANNOUNCE_SKIP`)
+	nodes := make([]*gateway, n)
+	for i := range nodes {
+		d := dir
+		if i > 0 {
+			d = t.TempDir()
+			writeAgents(t, d, "workspace", `/when "Agent-to-agent announce step." /reply ANNOUNCE_SKIP`)
+		}
+		nodes[i] = startWith(t, d, llm, `{ id: "main", default: true }, { id: "ops" }`, clusterConfig+extraConfig,
+			"SWITCHBOARD_DATABASE_URL="+dsn, fmt.Sprintf("SWITCHBOARD_NODE_ID=n%d", i))
+	}
+	return dsn, nodes
+}
+
+// TestClusterSessionTools runs the session tools with the requester and
+// the target on different nodes of three: a sessions_send that waits for
+// the reply (the target's lane held by another node), the agent-to-agent
+// flow, spawned children announcing back to a requester on a third node,
+// chat events and agent.wait for a run on another node, an abort sent to
+// the wrong node, and nodes.list.
+func TestClusterSessionTools(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	// Followup: a message to a busy session waits for its own turn (not
+	// steered into the active one), so the reply is the target's answer
+	// to it whatever the timing.
+	dsn, nodes := startCluster(t, 3, llm, `messages: { queue: { mode: "followup" } },`)
+	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t), nodes[2].dial(t)}
+
+	list := call(t, c[1], "nodes.list", map[string]any{})
+	if rows, _ := list["nodes"].([]any); list["nodeId"] != "n1" || len(rows) != 3 {
+		t.Fatalf("nodes.list = %v", list)
+	}
+	health := call(t, c[2], "health", map[string]any{})
+	if h, _ := health["nodes"].(map[string]any); h["nodeId"] != "n2" {
+		t.Errorf("health nodes = %v", health["nodes"])
+	}
+
+	// The target's lane is busy on node 1 while node 0's requester sends.
+	call(t, c[1], "chat.send", map[string]any{"sessionKey": "agent:main:tgt", "message": "/sleep 300ms\n/reply warm", "idempotencyKey": "warm"})
+	res := toolResult(t, c[0], "agent:main:req", "s1", "sessions_send", map[string]any{
+		"sessionKey": "agent:main:tgt", "message": "/reply /reply /reply REPLY_SKIP", "timeoutSeconds": 20,
+	})
+	if res["status"] != "ok" || res["reply"] != "/reply /reply REPLY_SKIP" {
+		t.Fatalf("sessions_send across nodes = %v", res)
+	}
+	eventually(t, "the flow's turns", func() bool { return interSession(history(t, c[2], "agent:main:tgt")) == 3 })
+
+	// agent.wait and chat events on node 2 for a run node 0 executes.
+	events := c[2].Events()
+	call(t, c[0], "chat.send", map[string]any{"sessionKey": "agent:main:watch", "message": "/sleep 200ms\n/reply watched", "idempotencyKey": "w1"})
+	if w := call(t, c[2], "agent.wait", map[string]any{"runId": "w1", "timeoutMs": 20000}); w["status"] != "ok" {
+		t.Fatalf("agent.wait on another node = %v", w)
+	}
+	final := false
+	for deadline := time.After(10 * time.Second); !final; {
+		select {
+		case ev := <-events:
+			if ev.Event == "chat" && strings.Contains(string(ev.Payload), `"state":"final"`) && strings.Contains(string(ev.Payload), "w1") {
+				final = true
+			}
+		case <-deadline:
+			t.Fatal("node 2's client got no final chat event for node 0's run")
+		}
+	}
+
+	// An abort sent to a node that does not run the turn stops it.
+	call(t, c[0], "chat.send", map[string]any{"sessionKey": "agent:main:long", "message": "/sleep 30s\n/reply never", "idempotencyKey": "long"})
+	time.Sleep(300 * time.Millisecond)
+	call(t, c[1], "chat.abort", map[string]any{"sessionKey": "agent:main:long", "runId": "long"})
+	if w := call(t, c[2], "agent.wait", map[string]any{"runId": "long", "timeoutMs": 20000}); w["status"] != "aborted" && w["status"] != "error" {
+		t.Fatalf("run after an abort on another node = %v", w)
+	}
+
+	// Children spawned on node 2 announce to their requester exactly once,
+	// whichever node runs them and delivers the announce.
+	const children = 12
+	call(t, c[2], "sessions.create", map[string]any{"key": "agent:main:boss"})
+	keys := map[string]bool{}
+	for i := range children {
+		res := call(t, c[i%3], "tools.invoke", map[string]any{"tool": "sessions_spawn", "sessionKey": "agent:main:boss",
+			"args": map[string]any{"task": fmt.Sprintf("child %d\n/sleep 50ms\n/reply result %d", i, i)}})
+		d, _ := res["details"].(map[string]any)
+		if d["status"] != "accepted" {
+			t.Fatalf("spawn %d = %v", i, d)
+		}
+		keys[d["childSessionKey"].(string)] = true
+	}
+	var counts map[string]int
+	defer func() {
+		if t.Failed() {
+			logFailure(t, nodes, counts, keys)
+			b, _ := json.Marshal(call(t, c[0], "announces.list", map[string]any{"status": "all"}))
+			t.Logf("announces: %s", b)
+			conn, err := pgx.Connect(context.Background(), dsn)
+			if err == nil {
+				rows, _ := conn.Query(context.Background(), `SELECT run_id, status, error, node_id, length(input::text), input::json->>'message' FROM runs WHERE session_key = 'agent:main:boss' ORDER BY created_at`)
+				for rows.Next() {
+					var id, st, e, node string
+					var n int
+					var msg *string
+					rows.Scan(&id, &st, &e, &node, &n, &msg)
+					m := -1
+					if msg != nil {
+						m = strings.Count(*msg, "\n---\n")
+					}
+					t.Logf("run %s %s %q node=%s inputLen=%d parts=%v", id, st, e, node, n, m)
+				}
+				conn.Close(context.Background())
+			}
+		}
+	}()
+	eventually(t, "every child's announce", func() bool {
+		counts, _ = announcesBySource(t, c[0], "agent:main:boss")
+		return len(counts) >= children
+	})
+	time.Sleep(time.Second) // a late duplicate would show now
+	counts, _ = announcesBySource(t, c[1], "agent:main:boss")
+	for k := range keys {
+		if counts[k] != 1 {
+			t.Errorf("child %s announced %d times, want once", k, counts[k])
+		}
+	}
+}
+
+// TestClusterNodeKilled runs 100 messages to 20 sessions and 50 spawned
+// children over three nodes, kills one node with SIGKILL while they are in
+// flight, and checks on the survivors: every acknowledged message is in
+// its session's history once, every run has a final status (agent.wait
+// answers), and every child's outcome reached its requester exactly once.
+func TestClusterNodeKilled(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	_, nodes := startCluster(t, 3, llm, "")
+	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t), nodes[2].dial(t)}
+	const (
+		messages = 100
+		sessions = 20
+		children = 50
+	)
+	var (
+		mu  sync.Mutex
+		got []acked
+		wg  sync.WaitGroup
+	)
+	for i := range messages {
+		wg.Go(func() {
+			key := fmt.Sprintf("agent:main:s%02d", i%sessions)
+			id := fmt.Sprintf("m%03d", i)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if a, ok := send(ctx, c[i%3], i%4 == 3, key, id, fmt.Sprintf("/sleep %dms\nmessage %s", 50+i%7*40, id)); ok {
+				mu.Lock()
+				got = append(got, a)
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range 5 {
+		call(t, c[i%3], "sessions.create", map[string]any{"key": fmt.Sprintf("agent:main:boss%d", i)})
+	}
+	spawned := map[string]string{} // child key → requester
+	for i := range children {
+		boss := fmt.Sprintf("agent:main:boss%d", i%5)
+		res := call(t, c[i%3], "tools.invoke", map[string]any{"tool": "sessions_spawn", "sessionKey": boss,
+			"args": map[string]any{"task": fmt.Sprintf("child %d\n/sleep %dms\n/reply result %d", i, 100+i%5*200, i)}})
+		d, _ := res["details"].(map[string]any)
+		if d["status"] != "accepted" {
+			t.Fatalf("spawn %d = %v", i, d)
+		}
+		spawned[d["childSessionKey"].(string)] = boss
+	}
+	wg.Wait()
+	if len(got) < messages {
+		t.Fatalf("%d of %d messages acknowledged with every node up", len(got), messages)
+	}
+	// Node 1 dies with work running and queued on its lanes.
+	time.Sleep(150 * time.Millisecond)
+	nodes[1].kill()
+	live := []*client.Client{c[0], c[2]}
+
+	for i, a := range got {
+		w := call(t, live[i%2], "agent.wait", map[string]any{"runId": a.runID, "timeoutMs": 60000})
+		switch w["status"] {
+		case "ok", "error", "aborted":
+		default:
+			t.Errorf("run %s after the kill = %v, want a final status", a.runID, w)
+		}
+	}
+	byKey := map[string][]string{}
+	for _, a := range got {
+		byKey[a.key] = append(byKey[a.key], a.text)
+	}
+	for key, want := range byKey {
+		hist := texts(history(t, c[0], key))
+		for _, text := range want {
+			n := 0
+			for _, line := range hist {
+				if line == "user: "+text {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%s: acknowledged message %q stored %d times", key, text, n)
+			}
+		}
+	}
+	bosses := map[string]bool{}
+	for _, b := range spawned {
+		bosses[b] = true
+	}
+	counts := map[string]int{}
+	defer func() {
+		if t.Failed() {
+			keys := map[string]bool{}
+			for k := range spawned {
+				keys[k] = true
+			}
+			logFailure(t, nodes, counts, keys)
+		}
+	}()
+	eventually(t, "every child's announce", func() bool {
+		clear(counts)
+		for b := range bosses {
+			got, _ := announcesBySource(t, c[2], b)
+			for k, n := range got {
+				counts[k] += n
+			}
+		}
+		return len(counts) >= children
+	})
+	time.Sleep(time.Second) // a late duplicate would show now
+	clear(counts)
+	for b := range bosses {
+		got, _ := announcesBySource(t, c[0], b)
+		for k, n := range got {
+			counts[k] += n
+		}
+	}
+	for k := range spawned {
+		if counts[k] != 1 {
+			t.Errorf("child %s announced %d times, want once", k, counts[k])
+		}
+	}
+	list := call(t, c[0], "nodes.list", map[string]any{})
+	if rows, _ := list["nodes"].([]any); len(rows) != 2 {
+		t.Errorf("nodes after the kill = %v, want the dead one adopted and gone", list)
+	}
+}
+
+// logFailure logs what a failed cluster test needs to be understood: the
+// children without exactly one announce, and the nodes' warnings.
+func logFailure(t *testing.T, nodes []*gateway, counts map[string]int, children map[string]bool) {
+	for k := range children {
+		if counts[k] != 1 {
+			t.Logf("child %s: %d announces", k, counts[k])
+		}
+	}
+	for i, g := range nodes {
+		for _, line := range strings.Split(g.stdio.String(), "\n") {
+			if strings.Contains(line, "WARN") || strings.Contains(line, "ERROR") {
+				t.Logf("n%d: %s", i, line)
+			}
+		}
+	}
+}
