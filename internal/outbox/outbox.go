@@ -91,8 +91,8 @@ type Config struct {
 	// same store: an Each item is then claimed before it runs (and the
 	// claim renewed while it does), so it runs on one node at a time.
 	Shared bool
-	Logger        *slog.Logger
-	Now           func() time.Time
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Dispatcher runs the delivery loop. Create with New, then Start; Close
