@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -79,6 +80,45 @@ func (g *globalFlags) status(ctx context.Context, cmd *cobra.Command, c *conn) e
 		state = "NOT OK"
 	}
 	row("Health:", fmt.Sprintf("%s (%dms)", state, health.DurationMs))
+	var nodes struct {
+		Nodes *wire.NodesList `json:"nodes"`
+	}
+	if json.Unmarshal(raw, &nodes) == nil && nodes.Nodes != nil && nodes.Nodes.Backend == "postgres" {
+		row("Node:", nodes.Nodes.NodeID)
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
+		return writeNodes(out, nodes.Nodes, time.Now())
+	}
+	return tw.Flush()
+}
+
+// writeNodes prints the gateway nodes sharing the database: their state,
+// when their lease ends, and their load. The answering node is marked *.
+func writeNodes(out io.Writer, l *wire.NodesList, now time.Time) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tSTATE\tLEASE\tRUNNING\tQUEUED\tLANES\tVERSION")
+	for _, n := range l.Nodes {
+		id := n.NodeID
+		if n.Self {
+			id += " *"
+		}
+		state := n.State
+		if !n.Alive {
+			state = "dead (lease ended)"
+		}
+		lease := "-"
+		if n.LeaseExpiresAtMs > 0 {
+			left := time.UnixMilli(n.LeaseExpiresAtMs).Sub(now).Round(100 * time.Millisecond)
+			if left >= 0 {
+				lease = "ends in " + left.String()
+			} else {
+				lease = "ended " + (-left).String() + " ago"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", id, orDash(n.Address), state, lease, n.ActiveRuns, n.QueuedRuns, n.Lanes, orDash(n.Version))
+	}
 	return tw.Flush()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/jackc/pgx/v5"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,11 @@ func TestClusterSessionTools(t *testing.T) {
 	list := call(t, c[1], "nodes.list", map[string]any{})
 	if rows, _ := list["nodes"].([]any); list["nodeId"] != "n1" || len(rows) != 3 {
 		t.Fatalf("nodes.list = %v", list)
+	}
+	// switchboard status lists the nodes, the answering one marked.
+	out, err := exec.Command(binPath, "status", "--url", nodes[2].url, "--token", token).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "n2 *") || !strings.Contains(string(out), "n0 ") || !strings.Contains(string(out), "ends in") {
+		t.Errorf("switchboard status on a cluster: %v\n%s", err, out)
 	}
 	health := call(t, c[2], "health", map[string]any{})
 	if h, _ := health["nodes"].(map[string]any); h["nodeId"] != "n2" {
