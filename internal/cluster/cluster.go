@@ -38,7 +38,7 @@ type Store interface {
 	LeaveNode(ctx context.Context, id string) error
 	ListNodes(ctx context.Context) ([]postgres.NodeInfo, error)
 	ClaimLane(ctx context.Context, node, sessionKey string) (string, error)
-	ReleaseLane(ctx context.Context, node, sessionKey string) (bool, error)
+	ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error)
 	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
 	Notify(ctx context.Context, channel, payload string) error
@@ -79,6 +79,9 @@ const (
 	maxRelayBacklog = 20000
 	// orphanBatch bounds the lanes one sweep claims.
 	orphanBatch = 200
+	// laneIdle is how long a node keeps an idle session's lane before it
+	// gives it up.
+	laneIdle = 2 * time.Second
 )
 
 // Config configures a Node.
@@ -130,6 +133,14 @@ type Node struct {
 
 	pullCh  chan string
 	eventCh chan int64
+
+	// laneMu guards lanes, the lanes this node holds in the store: a lane
+	// stays held while its session is idle for a while (a warm session's
+	// next turn claims nothing), and is released when idle for laneIdle.
+	// A release holds laneMu across the store call, so a claim never
+	// races the release of the same lane.
+	laneMu sync.Mutex
+	lanes  map[string]time.Time // idle since; zero while running
 }
 
 var _ agent.Lanes = (*Node)(nil)
@@ -151,6 +162,7 @@ func New(cfg Config) (*Node, error) {
 		relayCh: make(chan struct{}, 1),
 		pullCh:  make(chan string, 1024),
 		eventCh: make(chan int64, 1024),
+		lanes:   make(map[string]time.Time),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -294,6 +306,9 @@ func (n *Node) sweeper() {
 		if err := n.sweep(n.ctx); err != nil && n.ctx.Err() == nil {
 			n.log.Warn("sweep failed", "err", err)
 		}
+		if !n.fenced.Load() {
+			n.releaseIdle(n.ctx)
+		}
 		if time.Since(prune) > eventRetention/2 {
 			prune = time.Now()
 			if _, err := n.st.PruneEvents(n.ctx, eventRetention); err != nil && n.ctx.Err() == nil {
@@ -326,6 +341,7 @@ func (n *Node) heartbeat() {
 		if time.Now().UnixNano() > n.validUntil.Load() && n.fenced.CompareAndSwap(false, true) {
 			n.log.Error("node lease about to end unrenewed: stopping its runs", "lease", n.lease)
 			n.runner.Fence()
+			n.forgetLanes()
 		}
 		if time.Since(last) < n.lease/3 {
 			continue
@@ -353,6 +369,7 @@ func (n *Node) heartbeat() {
 			if n.fenced.CompareAndSwap(false, true) {
 				n.runner.Fence()
 			}
+			n.forgetLanes()
 			n.rejoin()
 		default:
 			if n.ctx.Err() == nil {
@@ -545,29 +562,90 @@ func (n *Node) publisher() {
 	}
 }
 
-// Claim implements agent.Lanes.
+// Claim implements agent.Lanes. A lane this node still holds from an
+// earlier turn is claimed without a round trip.
 func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	if n.fenced.Load() {
 		return "", errors.New("node is fenced (lease lost)")
+	}
+	n.laneMu.Lock()
+	defer n.laneMu.Unlock()
+	if _, ok := n.lanes[sessionKey]; ok {
+		n.lanes[sessionKey] = time.Time{}
+		return "", nil
 	}
 	owner, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
 	if err != nil {
 		return "", err
 	}
-	if owner == n.cfg.ID {
-		return "", nil
+	if owner != n.cfg.ID {
+		return owner, nil
 	}
-	return owner, nil
+	n.lanes[sessionKey] = time.Time{}
+	return "", nil
 }
 
-// Release implements agent.Lanes.
+// Release implements agent.Lanes. The lane is kept (idle) for laneIdle,
+// so that the session's next turn needs no claim; input other nodes take
+// for it meanwhile is handed over here.
 func (n *Node) Release(ctx context.Context, sessionKey string) (bool, error) {
-	if n.fenced.Load() {
-		// The lane stays recorded as this node's until the node rejoins
-		// (which frees it) or is adopted: a fenced node runs nothing.
-		return false, nil
+	n.laneMu.Lock()
+	defer n.laneMu.Unlock()
+	if _, ok := n.lanes[sessionKey]; ok {
+		n.lanes[sessionKey] = time.Now()
 	}
-	return n.st.ReleaseLane(ctx, n.cfg.ID, sessionKey)
+	return false, nil
+}
+
+// releaseIdle gives up the lanes idle for laneIdle, in one statement; a
+// lane whose session has queued runs meanwhile is kept, and the runs
+// pulled.
+func (n *Node) releaseIdle(ctx context.Context) {
+	n.laneMu.Lock()
+	var idle []string
+	for key, since := range n.lanes {
+		if !since.IsZero() && time.Since(since) >= laneIdle {
+			idle = append(idle, key)
+		}
+	}
+	if len(idle) == 0 {
+		n.laneMu.Unlock()
+		return
+	}
+	released, err := n.st.ReleaseLanes(ctx, n.cfg.ID, idle)
+	if err != nil {
+		n.laneMu.Unlock()
+		if ctx.Err() == nil {
+			n.log.Warn("lane release failed", "lanes", len(idle), "err", err)
+		}
+		return
+	}
+	for _, key := range released {
+		delete(n.lanes, key)
+	}
+	n.laneMu.Unlock()
+	if len(released) == len(idle) {
+		return
+	}
+	gone := make(map[string]bool, len(released))
+	for _, key := range released {
+		gone[key] = true
+	}
+	for _, key := range idle {
+		if !gone[key] {
+			if _, err := n.runner.Pull(ctx, key); err != nil && ctx.Err() == nil {
+				n.log.Warn("pull failed", "sessionKey", key, "err", err)
+			}
+		}
+	}
+}
+
+// forgetLanes drops the record of held lanes (the store's were freed by
+// an adoption, or are about to be).
+func (n *Node) forgetLanes() {
+	n.laneMu.Lock()
+	clear(n.lanes)
+	n.laneMu.Unlock()
 }
 
 // Forward implements agent.Lanes.

@@ -212,37 +212,24 @@ func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner s
 	return owner, nil
 }
 
-// ReleaseLane gives node's lane of the session up unless runs are queued
-// for the session. held reports that the lane is still node's because
-// queued runs wait: the caller must run them. A lane node does not own is
-// left alone (held false).
-func (s *Store) ReleaseLane(ctx context.Context, node, sessionKey string) (held bool, err error) {
-	if err := s.checkOpen("ReleaseLane"); err != nil {
-		return false, err
+// ReleaseLanes gives up node's lanes of the sessions in keys that have no
+// queued runs, in one statement, and returns those it released; the
+// others stay node's (their queued runs are for it to run).
+func (s *Store) ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error) {
+	if err := s.checkOpen("ReleaseLanes"); err != nil {
+		return nil, err
 	}
-	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		var mine bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM lanes WHERE session_key = $1 AND node_id = $2 FOR UPDATE)`,
-			sessionKey, node).Scan(&mine); err != nil {
-			return err
-		}
-		if !mine {
-			return nil
-		}
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE session_key = $1 AND status = 'queued')`,
-			sessionKey).Scan(&held); err != nil {
-			return err
-		}
-		if held {
-			return nil
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM lanes WHERE session_key = $1 AND node_id = $2`, sessionKey, node)
-		return err
-	})
+	rows, err := s.pool.Query(ctx, `DELETE FROM lanes l WHERE l.node_id = $1 AND l.session_key = ANY($2)
+		AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_key = l.session_key AND r.status = 'queued')
+		RETURNING l.session_key`, node, keys)
 	if err != nil {
-		return false, fmt.Errorf("postgres.ReleaseLane: %w", err)
+		return nil, fmt.Errorf("postgres.ReleaseLanes: %w", err)
 	}
-	return held, nil
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres.ReleaseLanes: %w", err)
+	}
+	return out, nil
 }
 
 // LaneOwner returns the live node that owns the session's lane, "" when

@@ -55,12 +55,12 @@ func TestClaimLaneOneOwner(t *testing.T) {
 	w := int(winner[1] - '0')
 	// Queued runs keep the lane; without them it is released.
 	queue(t, nodes[0], "q1", "agent:main:a")
-	if held, err := nodes[w].ReleaseLane(ctx, winner, "agent:main:a"); err != nil || !held {
-		t.Fatalf("ReleaseLane with a queued run = %v, %v; want held", held, err)
+	if rel, err := nodes[w].ReleaseLanes(ctx, winner, []string{"agent:main:a"}); err != nil || len(rel) != 0 {
+		t.Fatalf("ReleaseLanes with a queued run = %v, %v; want it kept", rel, err)
 	}
 	other := (w + 1) % 3
-	if held, err := nodes[other].ReleaseLane(ctx, fmt.Sprintf("n%d", other), "agent:main:a"); err != nil || held {
-		t.Fatalf("ReleaseLane by a non-owner = %v, %v", held, err)
+	if rel, err := nodes[other].ReleaseLanes(ctx, fmt.Sprintf("n%d", other), []string{"agent:main:a"}); err != nil || len(rel) != 0 {
+		t.Fatalf("ReleaseLanes by a non-owner = %v, %v", rel, err)
 	}
 	if o, _ := nodes[other].LaneOwner(ctx, "agent:main:a"); o != winner {
 		t.Fatalf("owner after a non-owner's release = %q, want %q", o, winner)
@@ -68,8 +68,8 @@ func TestClaimLaneOneOwner(t *testing.T) {
 	if _, err := nodes[0].FinishRun(ctx, "q1", store.RunResult{Status: store.RunAborted}); err != nil {
 		t.Fatal(err)
 	}
-	if held, err := nodes[w].ReleaseLane(ctx, winner, "agent:main:a"); err != nil || held {
-		t.Fatalf("ReleaseLane with nothing queued = %v, %v", held, err)
+	if rel, err := nodes[w].ReleaseLanes(ctx, winner, []string{"agent:main:a", "agent:main:none"}); err != nil || len(rel) != 1 || rel[0] != "agent:main:a" {
+		t.Fatalf("ReleaseLanes with nothing queued = %v, %v", rel, err)
 	}
 	if o, _ := nodes[0].LaneOwner(ctx, "agent:main:a"); o != "" {
 		t.Fatalf("owner after release = %q", o)

@@ -1,0 +1,378 @@
+// Command cluster is a benchmark harness for Switchboard on PostgreSQL with
+// one or several gateway nodes. It starts real switchboard processes on
+// free loopback ports, each with its own state dir, all on one database
+// (a throwaway PostgreSQL cluster made with initdb, or -db), with the
+// built-in instant offline model, and prints:
+//
+//   - warm chat.send → chat final latency on one node (p50/p99);
+//   - cross-node agent.wait: how long after the run's final event on the
+//     node that ran it the agent.wait on another node answers (p50/p99);
+//   - throughput (turns/s) with 1, 2 and 3 nodes, clients spread evenly.
+//
+// Usage: go run ./bench/cluster [-db postgres://…] [-turns 300] [-duration 5s] [-clients 60]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
+)
+
+const token = "bench-cluster-token"
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	bin := flag.String("bin", "", "switchboard binary (default: build ./cmd/switchboard into a temp dir)")
+	db := flag.String("db", "", "PostgreSQL URL of an empty database (default: a throwaway cluster)")
+	nTurns := flag.Int("turns", 300, "turns to time for the latency figures")
+	nClients := flag.Int("clients", 60, "clients sending turns in the throughput runs")
+	duration := flag.Duration("duration", 5*time.Second, "how long each throughput run lasts")
+	maxNodes := flag.Int("nodes", 3, "throughput runs with 1 to this many nodes")
+	skipLat := flag.Bool("no-latency", false, "skip the latency figures")
+	flag.Parse()
+
+	tmp, err := os.MkdirTemp("", "sb-bench-cluster-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "switchboard")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/switchboard")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
+	newDB := func() (string, func(), error) {
+		if *db != "" {
+			return *db, func() {}, nil
+		}
+		c, err := pgtest.Start()
+		if err != nil {
+			return "", nil, err
+		}
+		return c.URL, func() { c.Stop() }, nil
+	}
+
+	// Latencies: a warm turn on one node, then the cross-node wait on
+	// a second node joining it.
+	if !*skipLat {
+		url, stop, err := newDB()
+		if err != nil {
+			return err
+		}
+		nodes, err := startNodes(*bin, tmp, url, 2)
+		if err != nil {
+			stop()
+			return err
+		}
+		lat := latencies(nodes, *nTurns)
+		for _, n := range nodes {
+			n.stop()
+		}
+		stop()
+		if lat != nil {
+			return lat
+		}
+	}
+
+	// Throughput with 1, 2 and 3 nodes, each on a fresh database.
+	for n := 1; n <= *maxNodes; n++ {
+		url, stop, err := newDB()
+		if err != nil {
+			return err
+		}
+		nodes, err := startNodes(*bin, filepath.Join(tmp, fmt.Sprint("t", n)), url, n)
+		if err != nil {
+			stop()
+			return err
+		}
+		err = throughput(nodes, *nClients, *duration)
+		for _, g := range nodes {
+			g.stop()
+		}
+		stop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latencies prints the warm turn and the cross-node wait figures.
+func latencies(nodes []*node, turns int) error {
+	ctx := context.Background()
+	a, err := dial(ctx, nodes[0])
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := dial(ctx, nodes[1])
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	fa := newFinals(a)
+	// Warm up the session and the connection pools.
+	for i := range 20 {
+		id := fmt.Sprintf("warm-%d", i)
+		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
+			return err
+		}
+		<-fa.expect(id)
+	}
+	var warm, cross []time.Duration
+	for i := range turns {
+		id := fmt.Sprintf("t-%d", i)
+		t0 := time.Now()
+		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
+			return err
+		}
+		<-fa.expect(id)
+		warm = append(warm, time.Since(t0))
+	}
+	for i := range turns {
+		id := fmt.Sprintf("x-%d", i)
+		// The wait is registered on node b before the run starts on a.
+		waited := make(chan time.Time, 1)
+		go func() {
+			var res map[string]any
+			b.Call(ctx, "agent.wait", map[string]any{"runId": id, "timeoutMs": 30000}, &res)
+			waited <- time.Now()
+		}()
+		time.Sleep(2 * time.Millisecond)
+		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:cross", "message": "hi", "idempotencyKey": id}, nil); err != nil {
+			return err
+		}
+		<-fa.expect(id)
+		ended := time.Now()
+		cross = append(cross, (<-waited).Sub(ended))
+	}
+	p50, p99 := percentiles(warm)
+	fmt.Printf("warm chat.send→final on PostgreSQL:    p50 %v, p99 %v (%d turns, instant model)\n", round(p50), round(p99), len(warm))
+	p50, p99 = percentiles(cross)
+	fmt.Printf("cross-node agent.wait after run's end: p50 %v, p99 %v (%d runs)\n", round(p50), round(p99), len(cross))
+	return nil
+}
+
+// throughput runs clients spread over the nodes, each sending turns on its
+// own session back to back, and prints turns/s.
+func throughput(nodes []*node, clients int, d time.Duration) error {
+	ctx := context.Background()
+	var (
+		done  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	conns := make([]*client.Client, clients)
+	for i := range conns {
+		c, err := dial(ctx, nodes[i%len(nodes)])
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	deadline := time.Now().Add(d)
+	t0 := time.Now()
+	for i, c := range conns {
+		f := newFinals(c)
+		wg.Go(func() {
+			for j := 0; time.Now().Before(deadline); j++ {
+				id := fmt.Sprintf("c%d-%d", i, j)
+				if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": fmt.Sprintf("agent:main:c%d", i), "message": "hi", "idempotencyKey": id}, nil); err != nil {
+					mu.Lock()
+					first = cmpErr(first, err)
+					mu.Unlock()
+					return
+				}
+				<-f.expect(id)
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	if first != nil {
+		return first
+	}
+	fmt.Printf("throughput, %d node(s), %d clients:    %.0f turns/s\n", len(nodes), clients, float64(done.Load())/el.Seconds())
+	return nil
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func dial(ctx context.Context, n *node) (*client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return client.Dial(ctx, client.Options{URL: n.wsURL, Token: token})
+}
+
+// finals routes chat final/error/aborted events to waiters by runId.
+type finals struct {
+	mu      sync.Mutex
+	waiting map[string]chan struct{}
+	ended   map[string]bool
+}
+
+func newFinals(c *client.Client) *finals {
+	f := &finals{waiting: map[string]chan struct{}{}, ended: map[string]bool{}}
+	go func() {
+		for ev := range c.Events() {
+			if ev.Event != "chat" {
+				continue
+			}
+			var p struct {
+				RunID string `json:"runId"`
+				State string `json:"state"`
+			}
+			if json.Unmarshal(ev.Payload, &p) != nil || (p.State != "final" && p.State != "error" && p.State != "aborted") {
+				continue
+			}
+			f.mu.Lock()
+			if ch, ok := f.waiting[p.RunID]; ok {
+				close(ch)
+				delete(f.waiting, p.RunID)
+			} else {
+				f.ended[p.RunID] = true
+			}
+			f.mu.Unlock()
+		}
+	}()
+	return f
+}
+
+func (f *finals) expect(runID string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan struct{})
+	if f.ended[runID] {
+		delete(f.ended, runID)
+		close(ch)
+		return ch
+	}
+	f.waiting[runID] = ch
+	return ch
+}
+
+type node struct {
+	cmd   *exec.Cmd
+	wsURL string
+}
+
+var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
+
+// startNodes starts n nodes on the database, one after the other.
+func startNodes(bin, dir, url string, n int) ([]*node, error) {
+	var out []*node
+	for i := range n {
+		g, err := startNode(bin, filepath.Join(dir, fmt.Sprint("n", i)), url, fmt.Sprint("bench-n", i))
+		if err != nil {
+			for _, g := range out {
+				g.stop()
+			}
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func startNode(bin, stateDir, url, id string) (*node, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--port", "0")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+stateDir, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
+		"SWITCHBOARD_GATEWAY_TOKEN="+token, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_DATABASE_URL="+url, "SWITCHBOARD_NODE_ID="+id)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &node{cmd: cmd}
+	sc := bufio.NewScanner(out)
+	addr := ""
+	for sc.Scan() {
+		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	go func() { // keep draining stdout
+		for sc.Scan() {
+		}
+	}()
+	if addr == "" {
+		g.stop()
+		return nil, errors.New("gateway printed no listen address")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				g.wsURL = "ws://" + addr
+				return g, nil
+			}
+		}
+	}
+	g.stop()
+	return nil, errors.New("gateway never became ready")
+}
+
+func (g *node) stop() {
+	g.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { g.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		g.cmd.Process.Kill()
+		<-done
+	}
+}
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
