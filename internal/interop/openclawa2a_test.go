@@ -22,7 +22,7 @@ import (
 // by the reference's agent, and the reference's outbound message to
 // "a2a:sb" (its gateway's send method, which its A2A channel delivers)
 // reaches a Switchboard agent, whose reply is the task's artifact for the
-// reference to read.
+// reference to read; so does the reference agent's message tool.
 func TestOpenClawA2APeers(t *testing.T) {
 	const sbToRef, refToSB = "sb-to-ref-token", "ref-to-sb-token"
 	ref := NewOpenClawGateway(t)
@@ -91,6 +91,42 @@ func TestOpenClawA2APeers(t *testing.T) {
 		if len(hist.Messages) != 2 || hist.Messages[1]["role"] != "assistant" {
 			t.Fatalf("history of %s: %v", key, hist.Messages)
 		}
+	})
+
+	t.Run("ReferenceAgentToSwitchboard", func(t *testing.T) {
+		// The reference's agent sends with its message tool, which its A2A
+		// channel delivers the same way.
+		cli := NewOpenClawCLI(t, ref.WSURL(), ref.Token)
+		cli.Timeout = 120 * time.Second
+		tool, _ := json.Marshal(map[string]any{"action": "send", "channel": "a2a", "target": "a2a:sb", "message": "from the reference agent"})
+		params, _ := json.Marshal(map[string]any{"sessionKey": "main", "message": "TOOL:message " + string(tool), "idempotencyKey": "ref-agent-1"})
+		for _, args := range [][]string{
+			{"gateway", "call", "chat.send", "--params", string(params), "--json"},
+			{"gateway", "call", "agent.wait", "--params", `{"runId":"ref-agent-1","timeoutMs":90000}`, "--json"},
+		} {
+			if out := cli.Run(t, args...); out.ExitCode != 0 || args[2] == "agent.wait" && out.JSON(t)["status"] != "ok" {
+				t.Fatalf("openclaw %q: exit %d\nstdout:\n%s\nstderr:\n%s\nreference output:\n%s",
+					args, out.ExitCode, out.Stdout, out.Stderr, ref.Output())
+			}
+		}
+		// The reference keeps one context per peer: "ctx-oc-<peer>".
+		key := "agent:main:a2a:default:direct:ref:ctx-oc-sb"
+		var got []string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			var hist struct{ Messages []map[string]any }
+			if err := c.Call(ctx, "chat.history", map[string]any{"sessionKey": key, "limit": 20}, &hist); err != nil {
+				t.Fatal(err)
+			}
+			got = got[:0]
+			for _, m := range hist.Messages {
+				b, _ := json.Marshal(m["content"])
+				got = append(got, fmt.Sprint(m["role"], ": ", string(b)))
+			}
+			if n := len(got); n >= 2 && strings.Contains(got[n-2], "from the reference agent") && strings.Contains(got[n-1], "echo: from the reference agent") {
+				return
+			}
+		}
+		t.Fatalf("history of %s: %q\nthe reference's model saw %q", key, got, ref.ModelInputs())
 	})
 }
 

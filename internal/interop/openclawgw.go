@@ -231,8 +231,10 @@ func httpStatus(url string) int {
 // fakeLLM is an OpenAI-compatible chat-completions server for the
 // reference's agent. Its reply names what it was asked: the text between
 // « and » in the last user message ("reference heard «x»"), or
-// "reference here" when there is none. The reference's trailing internal
-// context messages are not the user's.
+// "reference here" when there is none. A user message holding
+// "TOOL:<name> <json>" makes it call that tool once instead, and answer
+// "tool result: <text>" when the result is back. The reference's trailing
+// internal context messages are not the user's.
 type fakeLLM struct {
 	url string
 
@@ -269,27 +271,46 @@ func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var last string
+	var last, result string
 	for _, m := range body.Messages {
-		if s := contentText(m.Content); m.Role == "user" && !strings.Contains(s, openclawInternalMarker) {
-			last = s
+		switch s := contentText(m.Content); {
+		case m.Role == "user" && !strings.Contains(s, openclawInternalMarker):
+			last, result = s, ""
+		case m.Role == "tool":
+			result = s
 		}
 	}
 	f.mu.Lock()
 	f.seen = append(f.seen, last)
 	f.mu.Unlock()
-	reply := "reference here"
-	if _, rest, ok := strings.Cut(last, "«"); ok {
-		if heard, _, ok := strings.Cut(rest, "»"); ok {
-			reply = "reference heard «" + heard + "»"
+	reply, tool, args := "reference here", "", ""
+	_, call, isCall := strings.Cut(last, "TOOL:")
+	switch {
+	case isCall && result != "":
+		reply = "tool result: " + result
+	case isCall:
+		tool, args, _ = strings.Cut(strings.TrimSpace(call), " ")
+		args, _, _ = strings.Cut(strings.TrimSpace(args), "\n")
+		if !json.Valid([]byte(args)) {
+			args = "{}"
 		}
+	default:
+		if _, rest, ok := strings.Cut(last, "«"); ok {
+			if heard, _, ok := strings.Cut(rest, "»"); ok {
+				reply = "reference heard «" + heard + "»"
+			}
+		}
+	}
+	msg, delta, finish := map[string]any{"role": "assistant", "content": reply}, map[string]any{"content": reply}, "stop"
+	if tool != "" {
+		calls := []any{map[string]any{"index": 0, "id": "call_1", "type": "function", "function": map[string]any{"name": tool, "arguments": args}}}
+		msg, delta, finish = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}, map[string]any{"tool_calls": calls}, "tool_calls"
 	}
 	id, model := "chatcmpl-fake", body.Model
 	usage := map[string]int{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 	if !body.Stream {
 		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": time.Now().Unix(), "model": model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": reply}, "finish_reason": "stop"}},
-			"usage":   usage})
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -304,8 +325,8 @@ func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
-	chunk(map[string]any{"content": reply}, nil, nil)
-	chunk(map[string]any{}, "stop", usage)
+	chunk(delta, nil, nil)
+	chunk(map[string]any{}, finish, usage)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
