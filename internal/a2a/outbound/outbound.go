@@ -39,7 +39,10 @@ type Peer struct {
 type Client struct {
 	peers map[string]Peer
 	http  *http.Client
-	seq   atomic.Int64
+	// streams is http without its overall timeout: a stream lasts as long
+	// as the caller's wait.
+	streams *http.Client
+	seq     atomic.Int64
 	// poll is the first GetTask interval; it doubles up to a second.
 	poll time.Duration
 	// noStream holds the names of the peers that refused
@@ -48,12 +51,15 @@ type Client struct {
 }
 
 // New returns a client for peers (those without a URL are left out).
-// httpClient nil means a client with a 30 s per-request timeout.
+// httpClient nil means a client with a 30 s per-request timeout; streams
+// use it without that timeout, bounded by the caller's wait instead.
 func New(peers []Peer, httpClient *http.Client) *Client {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	c := &Client{peers: map[string]Peer{}, http: httpClient, poll: 50 * time.Millisecond}
+	streams := *httpClient
+	streams.Timeout = 0
+	c := &Client{peers: map[string]Peer{}, http: httpClient, streams: &streams, poll: 50 * time.Millisecond}
 	for _, p := range peers {
 		if p.URL != "" {
 			c.peers[p.Name] = p
@@ -174,9 +180,9 @@ func Transient(err error) bool {
 	return errors.As(err, &t)
 }
 
-// post sends one JSON-RPC request to p. A response other than HTTP 200 is
-// closed and returned as an error.
-func (c *Client) post(ctx context.Context, p Peer, method string, params any) (*http.Response, error) {
+// post sends one JSON-RPC request to p with hc. A response other than
+// HTTP 200 is closed and returned as an error.
+func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, method string, params any) (*http.Response, error) {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": method, "params": params})
 	if err != nil {
 		return nil, fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
@@ -189,7 +195,7 @@ func (c *Client) post(ctx context.Context, p Peer, method string, params any) (*
 	if p.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.Token)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
 	}
@@ -212,7 +218,7 @@ type rpcResponse struct {
 
 // call makes one JSON-RPC call to p and decodes its result into out.
 func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
-	resp, err := c.post(ctx, p, method, params)
+	resp, err := c.post(ctx, c.http, p, method, params)
 	if err != nil {
 		return err
 	}

@@ -274,6 +274,33 @@ func TestSendWithoutStreaming(t *testing.T) {
 	}
 }
 
+// TestStreamOutlivesClientTimeout: a stream lasts as long as the caller's
+// wait, past the HTTP client's per-request timeout.
+func TestStreamOutlivesClientTimeout(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = jsonDecode(r, &req)
+		if req.Method != "SendStreamingMessage" {
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}` + "\n\n"))
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+		_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"t1","contextId":"c","artifact":{"artifactId":"reply","parts":[{"text":"late"}]},"lastChunk":true}}}` + "\n\n" +
+			`data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}` + "\n\n"))
+	}))
+	defer hs.Close()
+	c := outbound.New([]outbound.Peer{{Name: "b", URL: hs.URL}}, &http.Client{Timeout: 100 * time.Millisecond})
+	task, err := c.Send(context.Background(), outbound.Request{Peer: "b", SourceKey: "k", Text: "hi", Wait: 5 * time.Second})
+	if err != nil || task.ID != "t1" || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "late" {
+		t.Fatalf("Send = %+v, %v", task, err)
+	}
+}
+
 func jsonDecode(r *http.Request, v any) error { return json.NewDecoder(r.Body).Decode(v) }
 
 // memTasks is the remote server's task store.

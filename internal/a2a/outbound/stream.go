@@ -28,7 +28,7 @@ func (c *Client) stream(ctx context.Context, p Peer, params wire.SendParams, wai
 	deadline := time.Now().Add(wait)
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	resp, err := c.post(sctx, p, method, params)
+	resp, err := c.post(sctx, c.streams, p, method, params)
 	if err != nil {
 		if ctx.Err() == nil && sctx.Err() != nil {
 			return nil, transportError{fmt.Errorf("a2a peer %q: %s: no answer within %v", p.Name, method, wait)}
