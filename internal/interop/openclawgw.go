@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -199,8 +200,11 @@ func openclawEnv(env []string) []string {
 }
 
 // stopGroup stops process group pgid (SIGTERM, then SIGKILL after 20 s)
-// and waits for its leader to exit.
+// and waits for its leader to exit. Descendants that moved to a group of
+// their own (the reference's spawn broker does) are found first and
+// killed if they outlive the leader.
 func stopGroup(pgid int, exited <-chan struct{}) {
+	desc := descendants(pgid)
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -208,8 +212,44 @@ func stopGroup(pgid int, exited <-chan struct{}) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-exited
 	}
-	// Helpers that outlived the leader go with it.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for _, pid := range desc {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// descendants lists the processes below pid, from /proc (none where
+// there is no /proc).
+func descendants(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if f := strings.Fields(string(b[i+1:])); i >= 0 && len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				parent[p] = pp
+			}
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q, depth := parent[p], 0; q > 1 && depth < 64; q, depth = parent[q], depth+1 { // bounded: pids are reused
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // httpStatus is GET url's status code, 0 when it cannot be reached.
