@@ -116,8 +116,8 @@ func (g *OpenClawGateway) Start(t testing.TB, a2a map[string]any) {
 		"OPENCLAW_EXEC_SHELL_SNAPSHOT=0", "OPENCLAW_NO_AUTO_UPDATE=1", "NO_COLOR=1")
 	cmd.Stdout = lockedBuffer{&g.mu, &g.output}
 	cmd.Stderr = cmd.Stdout
-	// Its own process group: the gateway starts helpers (a spawn broker),
-	// and stopping it must stop them too.
+	// Its own process group, so that stopping it stops the helpers it
+	// starts (see stopGroup).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
