@@ -123,7 +123,8 @@ func TestCard(t *testing.T) {
 		var c wire.AgentCard
 		_ = json.NewDecoder(resp.Body).Decode(&c)
 		resp.Body.Close()
-		if c.SupportedInterfaces[0].URL != "https://gw.example/a2a/v1" || len(c.Skills) != 2 || c.SupportedInterfaces[0].ProtocolVersion != "1.0" {
+		if c.SupportedInterfaces[0].URL != "https://gw.example/a2a/v1" || len(c.Skills) != 2 || c.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
+			!c.Capabilities.Streaming || c.Capabilities.PushNotifications {
 			t.Fatalf("card = %+v", c)
 		}
 	}
@@ -191,6 +192,9 @@ func TestRejections(t *testing.T) {
 		{"empty batch", "tok-a", `[]`, 200, wire.CodeInvalidRequest, ""},
 		{"unknown method", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"Nope"}`, 200, wire.CodeMethodNotFound, ""},
 		{"unsupported", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/set","params":{}}`, 200, wire.CodeUnsupportedOp, ""},
+		{"push config", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"t"}}`, 200, wire.CodeUnsupportedOp, ""},
+		{"push config list", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"ListTaskPushNotificationConfigs","params":{"id":"t"}}`, 200, wire.CodeUnsupportedOp, ""},
+		{"extended card", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}`, 200, wire.CodeUnsupportedOp, ""},
 		{"no text", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"user","parts":[{"url":"x"}]}}}`, 200, wire.CodeInvalidParams, ""},
 		{"unknown task", "tok-a", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`, 200, wire.CodeTaskNotFound, ""},
 		{"slash", "tok-a", sendBody("/reset", ""), 200, 0, wire.StateRejected},

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -230,6 +231,10 @@ type a2aRemote struct {
 	c   *outbound.Client
 	st  a2aOutboxStore
 	log *slog.Logger
+	// poster posts late replies into sender sessions; sendRules is
+	// session.sendPolicy (nil: allow), which may suppress them.
+	poster    a2aPoster
+	sendRules *policy.SendPolicyConfig
 	// kick asks the outbox dispatcher for a pass; set once at wiring,
 	// before any tool call.
 	kick func()
@@ -237,7 +242,7 @@ type a2aRemote struct {
 
 // newA2ARemote returns the remote sender for the peers with an outbound
 // url, or nil when the channel is off or none has one.
-func newA2ARemote(cfg *config.Config, st a2aOutboxStore, log *slog.Logger) *a2aRemote {
+func newA2ARemote(cfg *config.Config, st a2aOutboxStore, poster a2aPoster, sendRules *policy.SendPolicyConfig, log *slog.Logger) *a2aRemote {
 	s := cfg.A2A()
 	if !s.Enabled {
 		return nil
@@ -251,14 +256,16 @@ func newA2ARemote(cfg *config.Config, st a2aOutboxStore, log *slog.Logger) *a2aR
 	if len(peers) == 0 {
 		return nil
 	}
-	return &a2aRemote{c: outbound.New(peers, nil), st: st, log: log.With("component", "a2a-outbound"), kick: func() {}}
+	return &a2aRemote{c: outbound.New(peers, nil), st: st, log: log.With("component", "a2a-outbound"),
+		poster: poster, sendRules: sendRules, kick: func() {}}
 }
 
 // HasPeer implements sessions.Remote.
 func (r *a2aRemote) HasPeer(peer string) bool { return r.c.Has(peer) }
 
 // SendRemote implements sessions.Remote. The message's chain travels in
-// its metadata.
+// its metadata. A task still working when the wait ends is followed by
+// the outbox (see a2aout.go), so its late reply reaches the sender.
 func (r *a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
 	if m.Wait <= 0 {
 		return r.enqueue(ctx, m)
@@ -268,11 +275,19 @@ func (r *a2aRemote) SendRemote(ctx context.Context, m sessions.RemoteMessage) (s
 	if m.Chain.ID != "" {
 		meta = wire.ChainMetadata(m.Chain.ID, m.Chain.Hops)
 	}
-	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: m.SourceKey, Text: m.Text, Metadata: meta, Wait: m.Wait})
+	msgID := uuid.NewString()
+	t, err := r.c.Send(ctx, outbound.Request{Peer: peer, SourceKey: m.SourceKey, Text: m.Text, MessageID: msgID, Metadata: meta, Wait: m.Wait})
 	if t == nil {
 		return sessions.RemoteResult{}, err
 	}
-	return remoteResult(peer, t), err
+	res := remoteResult(peer, t)
+	if err == nil && !res.Final && t.ID != "" {
+		if perr := r.put(context.WithoutCancel(ctx), newSendItemID(), a2aSendItem{Peer: peer, SourceKey: m.SourceKey, Text: m.Text,
+			MessageID: msgID, ChainID: m.Chain.ID, ChainHops: m.Chain.Hops, RunID: t.ID, TaskID: t.ID, State: t.Status.State}); perr != nil {
+			r.log.Error("a2a: the timed-out task will not be followed", "peer", peer, "task", t.ID, "err", perr)
+		}
+	}
+	return res, err
 }
 
 // remoteResult is sessions_send's view of peer's task t.

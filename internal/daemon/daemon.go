@@ -386,7 +386,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}
 	box.refused = refused
-	remote := newA2ARemote(cfg, st, log)
+	remote := newA2ARemote(cfg, st, runner, set.SendRules, log)
 	var remoteDep sessions.Remote
 	if remote != nil {
 		remoteDep = remote

@@ -226,3 +226,42 @@ func TestA2AOutboundDurable(t *testing.T) {
 		return strings.Contains(logs, "outbox: item is dead") && strings.Contains(logs, "HTTP 401")
 	})
 }
+
+// TestA2AOutboundLateReply: the reply to a fire-and-forget send and the
+// late reply to a send that timed out are each posted once into the
+// sender's session, as inter-session messages from "a2a:<peer>".
+func TestA2AOutboundLateReply(t *testing.T) {
+	a, _ := startPair(t, a2aOpen)
+	ca := a.dial(t)
+	r := toolResult(t, ca, "agent:main:main", "ff", "sessions_send", map[string]any{"sessionKey": "a2a:b", "message": "fire and forget", "timeoutSeconds": 0})
+	if r["status"] != "accepted" {
+		t.Fatalf("fire-and-forget = %v", r)
+	}
+	r = toolResult(t, ca, "agent:main:main", "slow", "sessions_send", map[string]any{"sessionKey": "a2a:b",
+		"message": "slow one\n/sleep 2s\n/reply the late answer", "timeoutSeconds": 1})
+	if r["status"] != "timeout" || !strings.Contains(fmt.Sprint(r["error"]), "will be posted into this session") {
+		t.Fatalf("slow send = %v", r)
+	}
+	taskID := fmt.Sprint(r["runId"])
+	late := func() []string {
+		var out []string
+		for _, m := range history(t, ca, "agent:main:main") {
+			p, _ := m["provenance"].(map[string]any)
+			if m["role"] == "assistant" && p["kind"] == "inter_session" && p["sourceSessionKey"] == "a2a:b" && p["sourceTool"] == "sessions_send" {
+				out = append(out, texts([]map[string]any{m})[0])
+			}
+		}
+		return out
+	}
+	eventually(t, "both late replies are posted", func() bool { return len(late()) == 2 })
+	// The dispatcher has settled both items; nothing is posted again.
+	eventually(t, "both items are delivered", func() bool {
+		return strings.Count(a.stdio.String(), "a2a late reply recorded") == 2
+	})
+	time.Sleep(500 * time.Millisecond)
+	got := late()
+	if len(got) != 2 || !strings.Contains(got[0]+got[1], "echo: fire and forget") ||
+		!strings.Contains(got[0]+got[1], "Reply from a2a:b to sessions_send (runId "+taskID+"):\nthe late answer") {
+		t.Fatalf("late replies in the sender's session: %q", got)
+	}
+}

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,27 +67,7 @@ func TestSwitchboardSendsToA2AJSAgent(t *testing.T) {
 	defer c.Close()
 	send := func(runID string, args map[string]any) map[string]any {
 		t.Helper()
-		b, _ := json.Marshal(args)
-		var out map[string]any
-		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main", "idempotencyKey": runID,
-			"message": "/tool sessions_send " + string(b) + "\n/then done"}, &out); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Call(ctx, "agent.wait", map[string]any{"runId": runID, "timeoutMs": 30000}, &out); err != nil || out["status"] != "ok" {
-			t.Fatalf("agent.wait %s = %v, %v", runID, out, err)
-		}
-		var hist struct{ Messages []map[string]any }
-		if err := c.Call(ctx, "chat.history", map[string]any{"sessionKey": "agent:main:main", "limit": 1000}, &hist); err != nil {
-			t.Fatal(err)
-		}
-		for i := len(hist.Messages) - 1; i >= 0; i-- {
-			if m := hist.Messages[i]; m["role"] == "toolResult" && m["toolName"] == "sessions_send" {
-				d, _ := m["details"].(map[string]any)
-				return d
-			}
-		}
-		t.Fatalf("no sessions_send result")
-		return nil
+		return sessionsSend(ctx, t, c, "agent:main:main", runID, args)
 	}
 	r := send("js-1", map[string]any{"sessionKey": "a2a:js", "message": "hello js", "timeoutSeconds": 20})
 	if r["status"] != "ok" || r["reply"] != "js echo: hello js" {

@@ -9,6 +9,8 @@
 //   - [MCPClient] drives an MCP server with the reference client @modelcontextprotocol/sdk
 //     (testdata/mcp_sdk_client.mjs); [MCPServerCommand] starts the reference servers
 //     server-everything and server-filesystem.
+//   - [NewOpenClawGateway] runs the reference gateway itself, channels on and its
+//     model an offline fake, as a peer (its A2A channel) of a Switchboard gateway.
 //
 // The npm packages are installed by scripts/npm-setup.sh into $SWITCHBOARD_NPM_CACHE
 // (default <repo>/.cache/npm); nothing here touches the network. When the cache is

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,33 +62,9 @@ func NewOpenClawCLI(t testing.TB, url, token string) *OpenClawCLI {
 	return c
 }
 
-func (c *OpenClawCLI) locate() error {
-	cache, err := NPMCache()
-	if err != nil {
-		return err
-	}
-	prefix := filepath.Join(cache, "openclaw")
-	dir := filepath.Join(prefix, "node_modules", openclawPackage)
-	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%s@%s not found in %s: %w", openclawPackage, openclawVersion, prefix, errNoCache)
-	}
-	if err != nil {
-		return err
-	}
-	var meta struct{ Version string }
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return fmt.Errorf("%s/package.json: %w", dir, err)
-	}
-	if meta.Version != openclawVersion {
-		return fmt.Errorf("%s in %s is %s, want %s: %w", openclawPackage, prefix, meta.Version, openclawVersion, errNoCache)
-	}
-	c.mjs = filepath.Join(dir, "openclaw.mjs")
-	c.node = filepath.Join(cache, "node24", "node_modules", nodePackage, "bin", "node")
-	if _, err := os.Stat(c.node); err != nil {
-		return fmt.Errorf("node 24 for %s: %v: %w", openclawPackage, err, errNoCache)
-	}
-	return nil
+func (c *OpenClawCLI) locate() (err error) {
+	c.node, c.mjs, err = locateOpenClaw()
+	return err
 }
 
 // Run runs `openclaw args...` and returns what it printed and its exit code.

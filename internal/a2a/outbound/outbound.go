@@ -1,5 +1,8 @@
-// Package outbound sends messages to remote A2A peers: a SendMessage to the
-// peer's configured JSON-RPC URL with its outbound token, then GetTask
+// Package outbound sends messages to remote A2A peers at their configured
+// JSON-RPC URL with their outbound token. A send that waits for the reply
+// uses SendStreamingMessage, so the final task arrives as soon as the peer
+// has it; a peer that does not stream (the reference refuses the method)
+// is remembered and gets SendMessage with returnImmediately, then GetTask
 // until the task is final or the caller's wait ends. One remote contextId
 // is derived per (peer, sender session), so a sender's turns form one
 // conversation on the remote side.
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,18 +39,27 @@ type Peer struct {
 type Client struct {
 	peers map[string]Peer
 	http  *http.Client
-	seq   atomic.Int64
+	// streams is http without its overall timeout: a stream lasts as long
+	// as the caller's wait.
+	streams *http.Client
+	seq     atomic.Int64
 	// poll is the first GetTask interval; it doubles up to a second.
 	poll time.Duration
+	// noStream holds the names of the peers that refused
+	// SendStreamingMessage.
+	noStream sync.Map
 }
 
 // New returns a client for peers (those without a URL are left out).
-// httpClient nil means a client with a 30 s per-request timeout.
+// httpClient nil means a client with a 30 s per-request timeout; streams
+// use it without that timeout, bounded by the caller's wait instead.
 func New(peers []Peer, httpClient *http.Client) *Client {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	c := &Client{peers: map[string]Peer{}, http: httpClient, poll: 50 * time.Millisecond}
+	streams := *httpClient
+	streams.Timeout = 0
+	c := &Client{peers: map[string]Peer{}, http: httpClient, streams: &streams, poll: 50 * time.Millisecond}
 	for _, p := range peers {
 		if p.URL != "" {
 			c.peers[p.Name] = p
@@ -96,8 +109,15 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 	params := wire.SendParams{
 		Message: wire.Message{MessageID: cmp.Or(r.MessageID, uuid.NewString()), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
 			Parts: []wire.Part{wire.TextPart(r.Text)}, Metadata: r.Metadata},
-		Configuration: &wire.SendConfiguration{ReturnImmediately: true},
 	}
+	if _, refused := c.noStream.Load(peer); wait > 0 && !refused {
+		t, err := c.stream(ctx, p, params, wait)
+		if !errors.Is(err, errNoStreaming) {
+			return t, err
+		}
+		c.noStream.Store(peer, true)
+	}
+	params.Configuration = &wire.SendConfiguration{ReturnImmediately: true}
 	var res wire.SendResult
 	if err := c.call(ctx, p, "SendMessage", params, &res); err != nil {
 		return nil, err
@@ -160,23 +180,47 @@ func Transient(err error) bool {
 	return errors.As(err, &t)
 }
 
-// call makes one JSON-RPC call to p and decodes its result into out.
-func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
+// post sends one JSON-RPC request to p with hc. A response other than
+// HTTP 200 is closed and returned as an error.
+func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, method string, params any) (*http.Response, error) {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": method, "params": params})
 	if err != nil {
-		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+		return nil, fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
+		return nil, fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if p.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.Token)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
-		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
+		return nil, transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		err := fmt.Errorf("a2a peer %q: %s: HTTP %d", p.Name, method, resp.StatusCode)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
+			return nil, transportError{err}
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
+// rpcResponse is a JSON-RPC response as read.
+type rpcResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  *wire.Error     `json:"error"`
+}
+
+// call makes one JSON-RPC call to p and decodes its result into out.
+func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
+	resp, err := c.post(ctx, c.http, p, method, params)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxResponseBytes+1))
@@ -186,17 +230,7 @@ func (c *Client) call(ctx context.Context, p Peer, method string, params, out an
 	if len(b) > wire.MaxResponseBytes {
 		return fmt.Errorf("a2a peer %q: %s: response exceeds 1 MiB", p.Name, method)
 	}
-	if resp.StatusCode != http.StatusOK {
-		err := fmt.Errorf("a2a peer %q: %s: HTTP %d", p.Name, method, resp.StatusCode)
-		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests {
-			return transportError{err}
-		}
-		return err
-	}
-	var r struct {
-		Result json.RawMessage `json:"result"`
-		Error  *wire.Error     `json:"error"`
-	}
+	var r rpcResponse
 	if err := json.Unmarshal(b, &r); err != nil {
 		return fmt.Errorf("a2a peer %q: %s: bad JSON-RPC response: %w", p.Name, method, err)
 	}

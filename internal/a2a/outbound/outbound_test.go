@@ -166,15 +166,17 @@ func TestContextPerSender(t *testing.T) {
 
 func TestSendMetadata(t *testing.T) {
 	var got wire.SendParams
+	var methods []string
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
+			Method string          `json:"method"`
 			Params wire.SendParams `json:"params"`
 		}
 		if err := jsonDecode(r, &req); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
 		}
-		got = req.Params
+		got, methods = req.Params, append(methods, req.Method)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"r","role":"ROLE_AGENT","parts":[{"text":"hi back"}]}}}`))
 	}))
@@ -185,12 +187,117 @@ func TestSendMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A peer answering with a message and no task counts as completed.
+	// A peer answering with a message and no task counts as completed;
+	// one that answers the streaming method as SendMessage took the
+	// message, which is not sent again.
 	if task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "hi back" {
 		t.Fatalf("task = %+v", task)
 	}
-	if got.Message.Metadata["switchboard.chainId"] != "c1" || got.Configuration == nil || !got.Configuration.ReturnImmediately {
-		t.Fatalf("params = %+v", got)
+	if got.Message.Metadata["switchboard.chainId"] != "c1" || strings.Join(methods, ",") != "SendStreamingMessage" {
+		t.Fatalf("methods %q, params = %+v", methods, got)
+	}
+	// Without a wait the message is sent with returnImmediately.
+	if _, err := c.Send(context.Background(), outbound.Request{Peer: "b", SourceKey: "k", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if methods[1] != "SendMessage" || got.Configuration == nil || !got.Configuration.ReturnImmediately {
+		t.Fatalf("methods %q, params = %+v", methods, got)
+	}
+}
+
+// refPeer answers SendMessage with a working task and GetTask with it
+// completed. SendStreamingMessage depends on mode: "refuse" answers -32004
+// as the reference's A2A channel does, "empty" answers "{}" as an A2A JS
+// SDK handler behind a plain JSON writer does, "close" sends the task and
+// ends the stream early.
+func refPeer(t *testing.T, mode string) (*httptest.Server, func() []string) {
+	var mu sync.Mutex
+	var methods []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = jsonDecode(r, &req)
+		mu.Lock()
+		methods = append(methods, req.Method)
+		mu.Unlock()
+		task := `{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`
+		switch req.Method {
+		case "SendStreamingMessage":
+			switch mode {
+			case "close":
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":1,\n" + `data: "result":{"task":` + task + "}}\n\n"))
+			case "empty":
+				_, _ = w.Write([]byte(`{}`))
+			default:
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"Unsupported operation"}}`))
+			}
+		case "SendMessage":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"task":` + task + `}}`))
+		case "GetTask":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},` +
+				`"artifacts":[{"artifactId":"a","parts":[{"text":"done"}]}]}}`))
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), methods...) }
+}
+
+// TestSendWithoutStreaming: a peer that refuses SendStreamingMessage gets
+// SendMessage and GetTask, and is not asked to stream again; a peer that
+// ends its stream before the task is final is polled.
+func TestSendWithoutStreaming(t *testing.T) {
+	for _, tt := range []struct {
+		mode   string
+		first  string
+		second string
+	}{
+		{"refuse", "SendStreamingMessage,SendMessage,GetTask", "SendMessage,GetTask"},
+		{"empty", "SendStreamingMessage,SendMessage,GetTask", "SendMessage,GetTask"},
+		{"close", "SendStreamingMessage,GetTask", "SendStreamingMessage,GetTask"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			hs, methods := refPeer(t, tt.mode)
+			c := outbound.New([]outbound.Peer{{Name: "ref", URL: hs.URL}}, nil)
+			for i, want := range []string{tt.first, tt.second} {
+				n := len(methods())
+				task, err := c.Send(context.Background(), outbound.Request{Peer: "ref", SourceKey: "k", Text: "hi", Wait: 5 * time.Second})
+				if err != nil || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "done" {
+					t.Fatalf("send %d = %+v, %v", i+1, task, err)
+				}
+				if got := strings.Join(methods()[n:], ","); got != want {
+					t.Fatalf("send %d: methods %s, want %s", i+1, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamOutlivesClientTimeout: a stream lasts as long as the caller's
+// wait, past the HTTP client's per-request timeout.
+func TestStreamOutlivesClientTimeout(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = jsonDecode(r, &req)
+		if req.Method != "SendStreamingMessage" {
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}` + "\n\n"))
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond)
+		_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"t1","contextId":"c","artifact":{"artifactId":"reply","parts":[{"text":"late"}]},"lastChunk":true}}}` + "\n\n" +
+			`data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}` + "\n\n"))
+	}))
+	defer hs.Close()
+	c := outbound.New([]outbound.Peer{{Name: "b", URL: hs.URL}}, &http.Client{Timeout: 100 * time.Millisecond})
+	task, err := c.Send(context.Background(), outbound.Request{Peer: "b", SourceKey: "k", Text: "hi", Wait: 5 * time.Second})
+	if err != nil || task.ID != "t1" || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "late" {
+		t.Fatalf("Send = %+v, %v", task, err)
 	}
 }
 

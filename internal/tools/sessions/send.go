@@ -387,7 +387,7 @@ func (t *Tools) sendRemote(ctx context.Context, c *callCtx, peer, message string
 			Delivery: &sendDelivery{Status: DeliveryPending, Mode: "a2a"}}
 	case !r.Final:
 		return &sendResult{RunID: runID, Status: "timeout", SessionKey: key,
-			Error:    fmt.Sprintf("no reply within %ds; the remote task %s continues on A2A peer %s.", timeoutSeconds, runID, peer),
+			Error:    fmt.Sprintf("no reply within %ds; the remote task %s continues on A2A peer %s, and its reply will be posted into this session.", timeoutSeconds, runID, peer),
 			Delivery: &sendDelivery{Status: DeliveryDelivered, Mode: "a2a"}}
 	case !r.OK:
 		msg := r.Error

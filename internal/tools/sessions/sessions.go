@@ -152,8 +152,9 @@ type Remote interface {
 	HasPeer(peer string) bool
 	// SendRemote sends m and waits up to m.Wait for the remote task to
 	// end. With m.Wait 0 it may queue the send durably instead and return
-	// the queue item's id as TaskID. An error is a transport or protocol
-	// failure.
+	// the queue item's id as TaskID. A task that ends after SendRemote
+	// returned has its outcome posted into the sender's session. An error
+	// is a transport or protocol failure.
 	SendRemote(ctx context.Context, m RemoteMessage) (RemoteResult, error)
 }
 
