@@ -233,7 +233,9 @@ func cmpErr(a, b error) error {
 func dial(ctx context.Context, n *node) (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return client.Dial(ctx, client.Options{URL: n.wsURL, Token: token})
+	// Session-scoped: a client receives its own sessions' events only
+	// (and agent.wait answers), not every run's.
+	return client.Dial(ctx, client.Options{URL: n.wsURL, Token: token, SessionScoped: true})
 }
 
 // finals routes chat final/error/aborted events to waiters by runId.

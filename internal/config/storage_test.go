@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStorageSettings(t *testing.T) {
@@ -18,19 +19,25 @@ func TestStorageSettings(t *testing.T) {
 		{name: "default sqlite", want: StorageSettings{Backend: BackendSQLite}},
 		{name: "explicit sqlite", file: `{storage: {backend: "sqlite"}}`, want: StorageSettings{Backend: BackendSQLite}},
 		{name: "postgres from file", file: `{storage: {backend: "postgres", url: "` + pg + `"}}`,
-			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", Lease: 10 * time.Second}},
 		{name: "url alone selects postgres", file: `{storage: {url: "` + pg + `"}}`,
-			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", Lease: 10 * time.Second}},
 		{name: "env selects postgres", env: map[string]string{EnvDatabaseURL: pg},
-			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", Lease: 10 * time.Second}},
 		{name: "env overrides file url", file: `{storage: {backend: "postgres", url: "postgres://other/x"}}`, env: map[string]string{EnvDatabaseURL: pg},
-			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", Lease: 10 * time.Second}},
 		{name: "explicit sqlite wins over env", file: `{storage: {backend: "sqlite"}}`, env: map[string]string{EnvDatabaseURL: pg},
 			want: StorageSettings{Backend: BackendSQLite}},
 		{name: "url from a variable", file: `{storage: {backend: "postgres", url: "${PGURL}"}}`, env: map[string]string{"PGURL": pg},
-			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", Lease: 10 * time.Second}},
 		{name: "key=value", file: `{storage: {backend: "postgres", url: "host=/run/pg dbname=sb password=x"}}`,
-			want: StorageSettings{Backend: BackendPostgres, URL: "host=/run/pg dbname=sb password=x", Display: "postgres host=/run/pg dbname=sb"}},
+			want: StorageSettings{Backend: BackendPostgres, URL: "host=/run/pg dbname=sb password=x", Display: "postgres host=/run/pg dbname=sb", Lease: 10 * time.Second}},
+		{name: "node id and lease", file: `{storage: {url: "` + pg + `", nodeId: "gw-a", leaseMs: 3000}}`,
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", NodeID: "gw-a", Lease: 3 * time.Second}},
+		{name: "node id from env", file: `{storage: {url: "` + pg + `", nodeId: "gw-a"}}`, env: map[string]string{EnvNodeID: "gw-b"},
+			want: StorageSettings{Backend: BackendPostgres, URL: pg, Display: "postgres://sb@db.example:5433/switchboard", NodeID: "gw-b", Lease: 10 * time.Second}},
+		{name: "lease too short", file: `{storage: {url: "` + pg + `", leaseMs: 500}}`, problem: "storage.leaseMs: must be between 1000 and 300000"},
+		{name: "node id with a space", file: `{storage: {url: "` + pg + `", nodeId: "a b"}}`, problem: "storage.nodeId: must be at most 128 characters without spaces"},
 		{name: "postgres without url", file: "{\n storage: {backend: \"postgres\"}}", problem: `storage.url: required when storage.backend is "postgres"`},
 		{name: "unknown backend", file: `{storage: {backend: "mysql"}}`, problem: `storage.backend: must be one of "sqlite", "postgres", got "mysql"`},
 		{name: "not a url", file: `{storage: {url: "db.example"}}`, problem: "storage.url: must be a postgres:// URL"},

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,6 +155,22 @@ func TestClusterSessionTools(t *testing.T) {
 			t.Errorf("child %s announced %d times, want once", k, counts[k])
 		}
 	}
+
+	// A graceful stop (SIGTERM) leaves the cluster at once, its queued
+	// work handed over: a turn queued behind a slow one on node 2's lane
+	// runs on another node.
+	call(t, c[2], "chat.send", map[string]any{"sessionKey": "agent:main:leave", "message": "/sleep 300ms\n/reply first", "idempotencyKey": "leave1"})
+	call(t, c[2], "chat.send", map[string]any{"sessionKey": "agent:main:leave", "message": "/reply second", "idempotencyKey": "leave2"})
+	nodes[2].cmd.Process.Signal(syscall.SIGTERM)
+	<-nodes[2].done
+	if rows, _ := call(t, c[0], "nodes.list", map[string]any{})["nodes"].([]any); len(rows) != 2 {
+		t.Errorf("nodes after a graceful stop = %d, want 2 at once", len(rows))
+	}
+	for _, id := range []string{"leave1", "leave2"} {
+		if w := call(t, c[0], "agent.wait", map[string]any{"runId": id, "timeoutMs": 20000}); w["status"] != "ok" {
+			t.Errorf("run %s across a graceful stop = %v", id, w)
+		}
+	}
 }
 
 // TestClusterNodeKilled runs 100 messages to 20 sessions and 50 spawned
@@ -209,7 +226,19 @@ func TestClusterNodeKilled(t *testing.T) {
 	// Node 1 dies with work running and queued on its lanes.
 	time.Sleep(150 * time.Millisecond)
 	nodes[1].kill()
+	killed := time.Now()
 	live := []*client.Client{c[0], c[2]}
+	// The dead node's lease (2 s) ends, and a survivor adopts its work
+	// within seconds.
+	eventually(t, "the dead node's adoption", func() bool {
+		rows, _ := call(t, c[0], "nodes.list", map[string]any{})["nodes"].([]any)
+		return len(rows) == 2
+	})
+	if took := time.Since(killed); took > 2*time.Second+5*time.Second {
+		t.Errorf("adopted %v after the kill, lease 2s: want at most 5s after the lease ended", took)
+	} else {
+		t.Logf("adopted %v after the kill (lease 2s)", took.Round(time.Millisecond))
+	}
 
 	for i, a := range got {
 		w := call(t, live[i%2], "agent.wait", map[string]any{"runId": a.runID, "timeoutMs": 60000})
