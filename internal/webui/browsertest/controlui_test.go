@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
@@ -200,6 +201,21 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("echo: hello from the control ui")
 	shot("controlui-chat.png")
 
+	// A second session, made by another client, has a row in the
+	// sidebar's session list (the main session has none there).
+	c, err := client.Dial(ctx, client.Options{URL: wsURL, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": sidebarKey, "message": "hello sidebar", "idempotencyKey": "sidebar-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, "agent.wait", map[string]any{"runId": "sidebar-1", "timeoutMs": 30000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSidebarRow(t, ctx, sidebarKey)
+
 	// Reloaded (on the app route it moved to), the page keeps its login
 	// for the tab and shows the transcript again (chat.startup).
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
@@ -208,6 +224,7 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("Connected")
 	waitPage("hello from the control ui")
 	waitPage("echo: hello from the control ui")
+	waitSidebarRow(t, ctx, sidebarKey)
 	shot("controlui-reload.png")
 
 	// The agents view lists the agent with its model and its main chat's
@@ -216,6 +233,28 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("fake/fake-1")
 	waitPage("echo: hello from the control ui")
 	shot("controlui-agents.png")
+}
+
+// sidebarKey is the session TestReferenceControlUI makes besides main.
+const sidebarKey = "agent:main:sidebar-check"
+
+// waitSidebarRow waits up to 20s for the sidebar's session list to show
+// a row for key.
+func waitSidebarRow(t *testing.T, ctx context.Context, key string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { %s; return find(".sidebar-recent-session", e => e.dataset.sessionKey === %q) != null; })()`, deepQuery, key)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			txt, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("the sidebar never listed session %s (%v); the page shows:\n%s", key, err, txt)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // deepQuery is JS defining find(sel, pred): the first element matching sel,
