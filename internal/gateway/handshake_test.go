@@ -43,6 +43,7 @@ func TestHandshakeOK(t *testing.T) {
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active", "sessions.edges",
 		"exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision", "exec.approvals.get",
 		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
+		"chat.metadata", "system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list",
 		"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "cron.enable", "cron.disable"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)

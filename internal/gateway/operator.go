@@ -410,31 +410,36 @@ func (s *Server) handleModelsList(ctx context.Context, cl *call) (any, error) {
 		if p.Provider != "" && !strings.EqualFold(p.Provider, m.Provider) {
 			continue
 		}
-		name := m.Name
-		if name == "" {
-			name = m.ID
-		}
-		row := map[string]any{"id": m.ID, "name": name, "provider": m.Provider, "reasoning": m.Reasoning, "available": m.Available}
-		if m.ContextWindow > 0 {
-			row["contextWindow"] = m.ContextWindow
-		}
-		if m.Default {
-			row["tags"] = []string{"default"}
-		}
-		if !m.Available && m.UnavailableReason != "" {
-			row["unavailableReason"] = m.UnavailableReason
-		}
-		levels := []map[string]string{{"id": "off", "label": "off"}}
-		if m.Reasoning {
-			for _, l := range []string{"minimal", "low", "medium", "high"} {
-				levels = append(levels, map[string]string{"id": l, "label": l})
-			}
-		}
-		row["thinkingLevels"] = levels
-		row["thinkingDefault"] = "off"
-		models = append(models, row)
+		models = append(models, modelRow(m))
 	}
 	return map[string]any{"models": models}, nil
+}
+
+// modelRow is m as models.list and chat.metadata list it.
+func modelRow(m CatalogModel) map[string]any {
+	name := m.Name
+	if name == "" {
+		name = m.ID
+	}
+	row := map[string]any{"id": m.ID, "name": name, "provider": m.Provider, "reasoning": m.Reasoning, "available": m.Available}
+	if m.ContextWindow > 0 {
+		row["contextWindow"] = m.ContextWindow
+	}
+	if m.Default {
+		row["tags"] = []string{"default"}
+	}
+	if !m.Available && m.UnavailableReason != "" {
+		row["unavailableReason"] = m.UnavailableReason
+	}
+	levels := []map[string]string{{"id": "off", "label": "off"}}
+	if m.Reasoning {
+		for _, l := range []string{"minimal", "low", "medium", "high"} {
+			levels = append(levels, map[string]string{"id": l, "label": l})
+		}
+	}
+	row["thinkingLevels"] = levels
+	row["thinkingDefault"] = "off"
+	return row
 }
 
 // sessionSummary is the reference's {path, count, recent} block of status

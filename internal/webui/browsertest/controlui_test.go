@@ -233,6 +233,12 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("fake/fake-1")
 	waitPage("echo: hello from the control ui")
 	shot("controlui-agents.png")
+
+	// The Systems page lists the gateway's host (environments.list,
+	// node.list and system.info).
+	clickText(t, ctx, "a", "Systems")
+	waitPage("Gateway host")
+	shot("controlui-systems.png")
 }
 
 // sidebarKey is the session TestReferenceControlUI makes besides main.
