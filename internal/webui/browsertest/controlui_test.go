@@ -227,11 +227,17 @@ func TestReferenceControlUI(t *testing.T) {
 	waitSidebarRow(t, ctx, sidebarKey)
 	shot("controlui-reload.png")
 
+	// A message another client posts into the open chat shows up live.
+	if err := c.Call(ctx, "chat.inject", map[string]any{"sessionKey": "agent:main:main", "message": "a note from another client"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("a note from another client")
+
 	// The agents view lists the agent with its model and its main chat's
 	// last message.
 	clickText(t, ctx, "a", "Agents")
 	waitPage("fake/fake-1")
-	waitPage("echo: hello from the control ui")
+	waitPage("a note from another client")
 	shot("controlui-agents.png")
 
 	// The Systems page lists the gateway's host (environments.list,
