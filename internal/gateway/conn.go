@@ -70,7 +70,7 @@ type conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	pending     map[string]context.CancelCauseFunc // by request id
-	subs        map[string]struct{}                // session keys subscribed to (scoped clients)
+	subs        map[string]struct{}                // session keys subscribed to (sessions.messages.subscribe; scoped senders)
 	sessionsSub bool                               // sessions.subscribe: receives sessions.changed
 
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
