@@ -145,6 +145,7 @@ func (c *conn) serve() {
 				close(handshakeDone)
 				c.ws.SetReadLimit(c.s.cfg.MaxPayload)
 				c.wg.Go(c.keepalive)
+				c.wg.Go(c.sendHealth)
 			}
 		default:
 			c.handleFrame(data)
@@ -447,4 +448,12 @@ func storageFailure(err error) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sendHealth sends the connection the health snapshot once it is
+// connected, as the reference does, so that a UI has it without asking.
+func (c *conn) sendHealth() {
+	if b, ok := c.s.healthEvent(); ok {
+		c.sendEvent(wire.EventHealth, b, true)
+	}
 }

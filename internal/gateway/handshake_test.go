@@ -49,7 +49,7 @@ func TestHandshakeOK(t *testing.T) {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",
@@ -337,11 +337,12 @@ func TestTickEvents(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
+	c.expectEvent(wire.EventHealth) // seq 1, sent on connect
 	if err := e.gw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f := c.expectEvent(wire.EventShutdown)
-	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || *f.Seq != 1 {
+	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || *f.Seq != 2 {
 		t.Errorf("shutdown event = %s seq %v", f.Payload, f.Seq)
 	}
 	if code, _ := c.closed(); code != websocket.StatusServiceRestart {

@@ -254,7 +254,7 @@ func TestEveryFrameMatchesSchema(t *testing.T) {
 			t.Errorf("%s frame %s:\n%v", f[0], truncate(f[1]), err)
 		}
 	}
-	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent", "event:session.message"} {
+	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent", "event:session.message", "event:health"} {
 		if sent[want] == 0 {
 			t.Errorf("no %s frame was checked (saw %v)", want, sent)
 		}

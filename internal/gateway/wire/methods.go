@@ -66,6 +66,9 @@ const (
 	// EventPresence carries {presence: [...]} when a client connects or
 	// leaves.
 	EventPresence = "presence"
+	// EventHealth carries the health method's snapshot, right after
+	// hello-ok and then periodically.
+	EventHealth = "health"
 )
 
 // Nullable is an optional, nullable param: absent (Set false), null (Set
