@@ -221,6 +221,8 @@ func TestEveryFrameMatchesSchema(t *testing.T) {
 	rc.call("1m", "chat.metadata", map[string]any{"agentId": "main", "sessionKey": "agent:main:main"})
 	rc.call("1t", "tasks.list", map[string]any{"sessionKey": "agent:main:main", "status": []string{"queued", "running"}, "limit": 200})
 	rc.call("2", "sessions.create", map[string]any{"key": "agent:main:schema", "label": "schema-test"})
+	rc.call("2m", "sessions.create", map[string]any{"agentId": "main", "message": "first turn", "idempotencyKey": "run-schema-create"})
+	rc.waitEvent(`"chat"`, `"run-schema-create"`, `"state":"final"`)
 	rc.call("3", "chat.send", map[string]any{"sessionKey": "main", "message": "hello schema", "idempotencyKey": "run-schema-1"})
 	rc.waitEvent(`"chat"`, `"run-schema-1"`, `"state":"final"`)
 	rc.call("4", "agent", map[string]any{"message": "/tool missing_tool {\"a\":1}\n/then done", "sessionKey": "agent:main:schema", "idempotencyKey": "run-schema-2"})

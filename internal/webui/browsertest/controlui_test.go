@@ -245,6 +245,18 @@ func TestReferenceControlUI(t *testing.T) {
 	clickText(t, ctx, "a", "Systems")
 	waitPage("Gateway host")
 	shot("controlui-systems.png")
+
+	// A session started from the UI's own "New conversation" page
+	// (sessions.create with the first message) runs, and the sidebar
+	// lists it.
+	clickLabel(t, ctx, "a", "New conversation")
+	first := "textarea.new-session-page__message"
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(first), chromedp.Focus(first), chromedp.SendKeys(first, "hello from a new session"), chromedp.SendKeys(first, "\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("echo: hello from a new session")
+	waitSidebarRowWhere(t, ctx, "a new agent:main:chat: session", `k.startsWith("agent:main:chat:")`)
+	shot("controlui-new-session.png")
 }
 
 // sidebarKey is the session TestReferenceControlUI makes besides main.
@@ -254,7 +266,15 @@ const sidebarKey = "agent:main:sidebar-check"
 // a row for key.
 func waitSidebarRow(t *testing.T, ctx context.Context, key string) {
 	t.Helper()
-	js := fmt.Sprintf(`(() => { %s; return find(".sidebar-recent-session", e => e.dataset.sessionKey === %q) != null; })()`, deepQuery, key)
+	waitSidebarRowWhere(t, ctx, key, fmt.Sprintf("k === %q", key))
+}
+
+// waitSidebarRowWhere waits up to 20s for a sidebar row whose session key
+// k makes the JS expression cond true; what names the row in failures.
+func waitSidebarRowWhere(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	key := what
+	js := fmt.Sprintf(`(() => { %s; return find(".sidebar-recent-session", e => { const k = e.dataset.sessionKey || ""; return %s; }) != null; })()`, deepQuery, cond)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
@@ -279,6 +299,24 @@ const deepQuery = `function find(sel, pred) {
   };
   return walk(document);
 }`
+
+// clickLabel clicks the first sel element whose aria-label is label,
+// waiting up to 20s for it.
+func clickLabel(t *testing.T, ctx context.Context, sel, label string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { %s; const el = find(%q, e => e.getAttribute("aria-label") === %q); if (!el) return false; el.click(); return true; })()`, deepQuery, sel, label)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s labelled %q (%v)", sel, label, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
 
 // clickText clicks the first sel element whose text starts with prefix,
 // waiting up to 20s for it.
