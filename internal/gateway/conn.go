@@ -145,7 +145,9 @@ func (c *conn) serve() {
 				close(handshakeDone)
 				c.ws.SetReadLimit(c.s.cfg.MaxPayload)
 				c.wg.Go(c.keepalive)
-				c.wg.Go(c.sendHealth)
+				if !ephemeralClient(c.client.Mode) {
+					c.wg.Go(c.sendHealth)
+				}
 			}
 		default:
 			c.handleFrame(data)
@@ -451,7 +453,8 @@ func storageFailure(err error) (string, bool) {
 }
 
 // sendHealth sends the connection the health snapshot once it is
-// connected, as the reference does, so that a UI has it without asking.
+// connected, as the reference does, so that a UI has it without asking;
+// one-shot clients (CLI calls, probes) are spared the store reads.
 func (c *conn) sendHealth() {
 	if b, ok := c.s.healthEvent(); ok {
 		c.sendEvent(wire.EventHealth, b, true)

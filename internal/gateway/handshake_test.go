@@ -337,12 +337,11 @@ func TestTickEvents(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
-	c.expectEvent(wire.EventHealth) // seq 1, sent on connect
 	if err := e.gw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	f := c.expectEvent(wire.EventShutdown)
-	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || *f.Seq != 2 {
+	if p := payload(t, f); p["reason"] == "" || f.Seq == nil || *f.Seq != 1 {
 		t.Errorf("shutdown event = %s seq %v", f.Payload, f.Seq)
 	}
 	if code, _ := c.closed(); code != websocket.StatusServiceRestart {

@@ -8,12 +8,18 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 )
 
-// TestHealthEvents: a connection gets the health snapshot right after
+// TestHealthEvents: a UI connection gets the health snapshot right after
 // hello-ok and then every HealthInterval, the same as the health method
 // answers, so that it follows the gateway without polling.
 func TestHealthEvents(t *testing.T) {
 	e := newEnv(t, envOptions{gateway: func(c *Config) { c.HealthInterval = 50 * time.Millisecond }})
-	c := e.operator()
+	c := e.dial()
+	c.expectEvent(wire.EventConnectChallenge)
+	params := connectParams(testToken, wire.ScopeRead, wire.ScopeWrite)
+	params["client"] = map[string]any{"id": "openclaw-control-ui", "version": "test", "platform": "linux", "mode": "webchat"}
+	if res := c.call(wire.MethodConnect, params); !res.OK {
+		t.Fatalf("connect: %+v", res.Error)
+	}
 
 	type health struct {
 		OK             bool

@@ -256,7 +256,7 @@ func TestEveryFrameMatchesSchema(t *testing.T) {
 			t.Errorf("%s frame %s:\n%v", f[0], truncate(f[1]), err)
 		}
 	}
-	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent", "event:session.message", "event:health"} {
+	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent", "event:session.message"} {
 		if sent[want] == 0 {
 			t.Errorf("no %s frame was checked (saw %v)", want, sent)
 		}
