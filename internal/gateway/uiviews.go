@@ -26,13 +26,16 @@ import (
 // observer, ask-user questions, talk, transcript branches) keeps the
 // "unknown method" answer, which the UI treats as "not available".
 
-// chatCommands are the session commands chat.send understands
-// (compaction.ParseCommand), as chat.metadata lists them.
+// chatCommands are the commands chat.send understands
+// (compaction.ParseCommand, policy.ParseSendCommand,
+// policy.ParseQueueCommand), as chat.metadata lists them.
 var chatCommands = []wire.ChatCommand{
 	{Name: compaction.CmdNew, Description: "Start a new session (optionally with a model or a first message).", Category: "session", AcceptsArgs: true},
 	{Name: compaction.CmdReset, Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session", AcceptsArgs: true},
 	{Name: compaction.CmdCompact, Description: "Compact the session's context (optional instructions).", Category: "session", AcceptsArgs: true},
-	{Name: "context", Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
+	{Name: compaction.CmdContext, Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
+	{Name: "send", Description: "Set this session's send policy: on, off or inherit.", Category: "options", AcceptsArgs: true},
+	{Name: "queue", Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options", AcceptsArgs: true},
 }
 
 func init() {
