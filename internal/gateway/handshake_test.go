@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ func TestHandshakeOK(t *testing.T) {
 		t.Fatalf("first frame = %+v, want connect.challenge without seq", ch)
 	}
 	var chal wire.Challenge
-	if err := json.Unmarshal(ch.Payload, &chal); err != nil || len(chal.Nonce) != 36 || chal.TS == 0 {
+	if err := json.Unmarshal(ch.Payload, &chal); err != nil || len(chal.Nonce) != 36 || chal.TS == 0 ||
+		!slices.Equal(chal.Capabilities, []string{wire.CapModelCatalogSnapshot}) {
 		t.Errorf("challenge = %s", ch.Payload)
 	}
 	params := connectParams(testToken, wire.ScopeRead, wire.ScopeWrite)
@@ -49,7 +51,7 @@ func TestHandshakeOK(t *testing.T) {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

@@ -402,17 +402,23 @@ func (s *Server) handleModelsList(ctx context.Context, cl *call) (any, error) {
 			return nil, invalid("invalid models.list params: " + err.Error())
 		}
 	}
+	return s.modelsList(p.Provider), nil
+}
+
+// modelsList is models.list's answer: the catalogue, of one provider when
+// provider is set.
+func (s *Server) modelsList(provider string) map[string]any {
 	models := []map[string]any{}
 	if s.cfg.Catalog == nil {
-		return map[string]any{"models": models}, nil
+		return map[string]any{"models": models}
 	}
 	for _, m := range s.cfg.Catalog() {
-		if p.Provider != "" && !strings.EqualFold(p.Provider, m.Provider) {
+		if provider != "" && !strings.EqualFold(provider, m.Provider) {
 			continue
 		}
 		models = append(models, modelRow(m))
 	}
-	return map[string]any{"models": models}, nil
+	return map[string]any{"models": models}
 }
 
 // modelRow is m as models.list and chat.metadata list it.

@@ -348,7 +348,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it
