@@ -138,6 +138,8 @@ type sessionChange struct {
 	// sent as session.message; final says the run (or post) is over.
 	runID string
 	final bool
+	// rows says sessions.changed goes out (someone subscribed).
+	rows bool
 }
 
 // sessionChangesQueue bounds the changes waiting for their rows; past it
@@ -170,18 +172,18 @@ func (s *Server) queueChange(ch sessionChange) {
 	if ch.key == "" {
 		return
 	}
-	rows := ch.reason != "" && s.anySessionsSub()
+	ch.rows = ch.reason != "" && s.anySessionsSub()
 	// A final change always goes through: it forgets what was sent of
 	// the run.
 	msgs := ch.runID != "" && (ch.final || s.anyMessagesSub(ch.key))
-	if !rows && !msgs {
+	if !ch.rows && !msgs {
 		return
 	}
 	ch.ts = s.now().UnixMilli()
 	select {
 	case s.sessionChanges <- ch:
 	default:
-		if rows {
+		if ch.rows {
 			s.sendSessionsChanged(ch, nil)
 		}
 	}
@@ -229,27 +231,36 @@ func (s *Server) sessionsChangedLoop() {
 		case <-s.ctx.Done():
 			return
 		case ch := <-s.sessionChanges:
-			var r *wire.SessionRow
-			sess, err := s.cfg.Store.GetSession(s.ctx, ch.key)
-			if err == nil {
-				row := row(sess)
-				r = &row
-			} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
-				s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
-			}
-			if ch.runID != "" && sess != nil && s.anyMessagesSub(ch.key) {
-				if len(sent) >= maxTrackedRuns {
-					clear(sent)
-				}
-				sent[ch.runID] = s.sendRunMessages(sess, r, ch.runID, sent[ch.runID])
-			}
+			s.sendChange(ch, sent)
 			if ch.final {
 				delete(sent, ch.runID)
 			}
-			if ch.reason != "" {
-				s.sendSessionsChanged(ch, r)
-			}
 		}
+	}
+}
+
+// sendChange sends one queued change; sent is sessionsChangedLoop's.
+func (s *Server) sendChange(ch sessionChange, sent map[string]int64) {
+	msgs := ch.runID != "" && s.anyMessagesSub(ch.key)
+	if !msgs && !ch.rows {
+		return // a run's end nobody follows any more
+	}
+	var r *wire.SessionRow
+	sess, err := s.cfg.Store.GetSession(s.ctx, ch.key)
+	if err == nil {
+		row := row(sess)
+		r = &row
+	} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
+		s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
+	}
+	if msgs && sess != nil {
+		if len(sent) >= maxTrackedRuns {
+			clear(sent)
+		}
+		sent[ch.runID] = s.sendRunMessages(sess, r, ch.runID, sent[ch.runID])
+	}
+	if ch.rows {
+		s.sendSessionsChanged(ch, r)
 	}
 }
 
