@@ -58,6 +58,9 @@ type conn struct {
 	connectedAt time.Time
 	scoped      bool // session-scoped events (set with ready, under mu)
 	approvals   bool // answers exec approvals (set with ready, under mu)
+	// catalogTarget is the Control UI's connect modelCatalog when it
+	// asked for a models.snapshot; nil otherwise.
+	catalogTarget json.RawMessage
 
 	// mu guards the fields that follow.
 	mu          sync.Mutex
@@ -70,7 +73,7 @@ type conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	pending     map[string]context.CancelCauseFunc // by request id
-	subs        map[string]struct{}                // session keys subscribed to (scoped clients)
+	subs        map[string]struct{}                // session keys subscribed to (sessions.messages.subscribe; scoped senders)
 	sessionsSub bool                               // sessions.subscribe: receives sessions.changed
 
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
@@ -145,6 +148,12 @@ func (c *conn) serve() {
 				close(handshakeDone)
 				c.ws.SetReadLimit(c.s.cfg.MaxPayload)
 				c.wg.Go(c.keepalive)
+				if !ephemeralClient(c.client.Mode) {
+					c.wg.Go(c.sendHealth)
+				}
+				if c.catalogTarget != nil {
+					c.wg.Go(c.sendModelsSnapshot)
+				}
 			}
 		default:
 			c.handleFrame(data)
@@ -447,4 +456,43 @@ func storageFailure(err error) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// sendHealth sends the connection the health snapshot once it is
+// connected, as the reference does, so that a UI has it without asking;
+// one-shot clients (CLI calls, probes) are spared the store reads.
+func (c *conn) sendHealth() {
+	if b, ok := c.s.healthEvent(); ok {
+		c.sendEvent(wire.EventHealth, b, true)
+	}
+}
+
+// sendModelsSnapshot sends the Control UI the model catalogue it asked
+// for in connect (modelCatalog), as the reference does: the target as
+// asked, the scope it names ({sessionKey}, else {agentId} of a configured
+// agent or the default one), and models.list's answer. A target naming a
+// session by short id is not resolved; the UI then asks models.list.
+func (c *conn) sendModelsSnapshot() {
+	var target struct {
+		SessionKey string `json:"sessionKey"`
+		AgentID    string `json:"agentId"`
+		ShortID    string `json:"shortId"`
+	}
+	if json.Unmarshal(c.catalogTarget, &target) != nil || target.ShortID != "" {
+		return
+	}
+	var scope any
+	switch agent := c.s.agentID(target.AgentID); {
+	case target.SessionKey != "":
+		scope = c.catalogTarget
+	case c.s.knownAgent(agent):
+		scope = map[string]string{"agentId": agent}
+	default:
+		scope = map[string]string{"agentId": c.s.defaultAgent}
+	}
+	b, err := json.Marshal(map[string]any{"target": c.catalogTarget, "scope": scope, "catalog": c.s.modelsList("")})
+	if err != nil {
+		return
+	}
+	c.sendEvent(wire.EventModelsSnapshot, b, true)
 }

@@ -128,32 +128,64 @@ func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, 
 	return wire.SessionsSubscribeResult{}, nil
 }
 
-// sessionChange is one sessions.changed event waiting for its row.
+// sessionChange is one sessions.changed event waiting for its row, or a
+// run's new transcript messages waiting to go out as session.message
+// events, or both.
 type sessionChange struct {
 	key, reason, phase string
 	ts                 int64
+	// runID, when set, asks for the run's transcript messages not yet
+	// sent as session.message; final says the run (or post) is over.
+	runID string
+	final bool
+	// rows says sessions.changed goes out (someone subscribed).
+	rows bool
 }
 
 // sessionChangesQueue bounds the changes waiting for their rows; past it
-// the event goes out at once without the row.
+// the event goes out at once without the row (and a run's messages wait
+// for its next change).
 const sessionChangesQueue = 256
 
 // sessionsChanged tells sessions.subscribe connections that the row of
-// key changed, with the reference's reasons: a run started
-// ("agent.run.started", which makes its Control UI reload the open chat)
-// or ended ("lifecycle", phase "end"); sessions.patch ("patch"), reset
-// ("reset"), delete ("delete") and create ("new"). The event carries the row in
-// "session" as sessions.describe returns it; sessionsChangedLoop reads it,
-// so the caller (a run's event callback) never waits for the store.
+// key changed, with the reference's reasons: sessions.patch ("patch"),
+// reset ("reset"), delete ("delete") and create ("new"); runChanged
+// covers runs. The event carries the row in "session" as
+// sessions.describe returns it; sessionsChangedLoop reads it, so the
+// caller (a run's event callback) never waits for the store.
 func (s *Server) sessionsChanged(key, reason, phase string) {
-	if key == "" || !s.anySessionsSub() {
+	s.queueChange(sessionChange{key: key, reason: reason, phase: phase})
+}
+
+// runChanged is sessionsChanged for a run's progress: a run started
+// ("agent.run.started", which makes the reference's Control UI reload the
+// open chat), began a model turn or finished a tool (no reason: no
+// sessions.changed), ended ("lifecycle", phase "end", final), or a post
+// was written (final). Connections subscribed to the session's messages
+// (sessions.messages.subscribe) get the transcript messages the run wrote
+// since its last change as session.message events.
+func (s *Server) runChanged(key, runID, reason, phase string, final bool) {
+	s.queueChange(sessionChange{key: key, reason: reason, phase: phase, runID: runID, final: final})
+}
+
+func (s *Server) queueChange(ch sessionChange) {
+	if ch.key == "" {
 		return
 	}
-	ch := sessionChange{key: key, reason: reason, phase: phase, ts: s.now().UnixMilli()}
+	ch.rows = ch.reason != "" && s.anySessionsSub()
+	// A final change always goes through: it forgets what was sent of
+	// the run.
+	msgs := ch.runID != "" && (ch.final || s.anyMessagesSub(ch.key))
+	if !ch.rows && !msgs {
+		return
+	}
+	ch.ts = s.now().UnixMilli()
 	select {
 	case s.sessionChanges <- ch:
 	default:
-		s.sendSessionsChanged(ch, nil)
+		if ch.rows {
+			s.sendSessionsChanged(ch, nil)
+		}
 	}
 }
 
@@ -169,24 +201,118 @@ func (s *Server) anySessionsSub() bool {
 	return false
 }
 
-// sessionsChangedLoop sends the queued sessions.changed events in order,
-// each with its session's row as it is when the event is sent.
+// anyMessagesSub reports whether a connection subscribed to the messages
+// of session key.
+func (s *Server) anyMessagesSub(key string) bool {
+	for _, c := range *s.connList.Load() {
+		c.mu.Lock()
+		want := c.wantsMessagesLocked(key)
+		c.mu.Unlock()
+		if want {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTrackedRuns bounds the runs sessionsChangedLoop remembers messages
+// of; past it (final changes lost to a full queue) it starts over.
+const maxTrackedRuns = 4096
+
+// sessionsChangedLoop sends the queued changes in order: a run's new
+// messages (session.message), then sessions.changed, each with the
+// session's row as it is when the event is sent.
 func (s *Server) sessionsChangedLoop() {
+	// sent is the transcript seq of the last message sent per run; only
+	// this goroutine touches it.
+	sent := map[string]int64{}
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case ch := <-s.sessionChanges:
-			var r *wire.SessionRow
-			if sess, err := s.cfg.Store.GetSession(s.ctx, ch.key); err == nil {
-				row := row(sess)
-				r = &row
-			} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
-				s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
+			s.sendChange(ch, sent)
+			if ch.final {
+				delete(sent, ch.runID)
 			}
-			s.sendSessionsChanged(ch, r)
 		}
 	}
+}
+
+// sendChange sends one queued change; sent is sessionsChangedLoop's.
+func (s *Server) sendChange(ch sessionChange, sent map[string]int64) {
+	msgs := ch.runID != "" && s.anyMessagesSub(ch.key)
+	if !msgs && !ch.rows {
+		return // a run's end nobody follows any more
+	}
+	var r *wire.SessionRow
+	sess, err := s.cfg.Store.GetSession(s.ctx, ch.key)
+	if err == nil {
+		row := row(sess)
+		r = &row
+	} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
+		s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)
+	}
+	if msgs && sess != nil {
+		if len(sent) >= maxTrackedRuns {
+			clear(sent)
+		}
+		sent[ch.runID] = s.sendRunMessages(sess, r, ch.runID, sent[ch.runID])
+	}
+	if ch.rows {
+		s.sendSessionsChanged(ch, r)
+	}
+}
+
+// runMessagesPage bounds the messages of a run one change sends.
+const runMessagesPage = 64
+
+// sendRunMessages sends the transcript messages runID wrote after seq
+// after to the connections subscribed to sess's messages, and returns the
+// seq of the last one.
+func (s *Server) sendRunMessages(sess *store.Session, r *wire.SessionRow, runID string, after int64) int64 {
+	if sess.SessionID == "" {
+		return after
+	}
+	msgs, err := s.cfg.Store.History(s.ctx, sess.SessionID, store.HistoryOptions{RunID: runID, Limit: runMessagesPage})
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.log.Debug("session.message: reading the transcript", "key", sess.Key, "runId", runID, "err", err)
+		}
+		return after
+	}
+	last := after
+	for _, m := range msgs {
+		if m.Seq <= after {
+			continue
+		}
+		last = max(last, m.Seq)
+		msg := m.Entry.Message
+		if m.Entry.Type != transcript.TypeMessage || msg == nil ||
+			msg.Role == transcript.RoleAssistant && strings.TrimSpace(msg.Content.Text()) == silentReply {
+			continue
+		}
+		raw, err := historyMessage(m)
+		if err != nil {
+			continue
+		}
+		b, err := json.Marshal(wire.SessionMessageEvent{
+			SessionKey: sess.Key, AgentID: sess.AgentID, Message: raw,
+			MessageID: m.Entry.ID, MessageSeq: m.Seq, Session: r,
+		})
+		if err != nil {
+			continue
+		}
+		for _, c := range *s.connList.Load() {
+			c.mu.Lock()
+			want := c.wantsMessagesLocked(sess.Key)
+			c.mu.Unlock()
+			if want {
+				c.sendEvent(wire.EventSessionMessage, b, true)
+			}
+		}
+	}
+	return last
 }
 
 func (s *Server) sendSessionsChanged(ch sessionChange, r *wire.SessionRow) {

@@ -97,9 +97,9 @@ func TestControlUIMethods(t *testing.T) {
 
 	// What Switchboard lacks is refused as the reference refuses an
 	// unknown method, and the connection stays open.
-	res := c.call("chat.metadata", map[string]any{"sessionKey": "agent:main:main"})
-	if res.OK || res.Error.Code != wire.CodeInvalidRequest || res.Error.Message != "unknown method: chat.metadata" {
-		t.Errorf("chat.metadata = %+v", res)
+	res := c.call("progressCard.get", map[string]any{"sessionKey": "agent:main:main"})
+	if res.OK || res.Error.Code != wire.CodeInvalidRequest || res.Error.Message != "unknown method: progressCard.get" {
+		t.Errorf("progressCard.get = %+v", res)
 	}
 	c.ok(wire.MethodSessionsUnsubscribe, map[string]any{}, nil)
 }

@@ -91,6 +91,13 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodSessionsUnsubscribe, scope: wire.ScopeRead, handle: s.handleSessionsUnsubscribe},
 		{name: wire.MethodAgentIdentityGet, scope: wire.ScopeRead, handle: s.handleAgentIdentityGet},
 		{name: wire.MethodModelsAuthStatus, scope: wire.ScopeRead, handle: s.handleModelsAuthStatus},
+		{name: wire.MethodChatMetadata, scope: wire.ScopeRead, handle: s.handleChatMetadata},
+		{name: wire.MethodSystemInfo, scope: wire.ScopeRead, handle: s.handleSystemInfo},
+		{name: wire.MethodEnvironmentsList, scope: wire.ScopeRead, handle: s.handleEnvironmentsList},
+		{name: wire.MethodNodeList, scope: wire.ScopeRead, handle: s.handleNodeList},
+		{name: wire.MethodSkillsStatus, scope: wire.ScopeRead, handle: s.handleSkillsStatus},
+		{name: wire.MethodUpdateStatus, scope: wire.ScopeAdmin, handle: s.handleUpdateStatus},
+		{name: wire.MethodTasksList, scope: wire.ScopeRead, handle: s.handleTasksList},
 	}
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

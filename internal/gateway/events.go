@@ -194,12 +194,13 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			}
 		case agent.PhaseStart:
 			agentEv(map[string]any{"phase": "start", "startedAt": ts})
-			s.sessionsChanged(ev.SessionKey, "agent.run.started", "start")
+			s.runChanged(ev.SessionKey, ev.RunID, "agent.run.started", "start", false)
 		case agent.PhaseModel:
 			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
 			st.text, st.sent, st.agentSent = "", 0, 0
 			agentEv(map[string]any{"phase": "model", "provider": ev.ProviderID, "model": ev.ModelID})
+			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the previous turn is stored
 		case agent.PhaseEnd:
 			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
@@ -235,6 +236,9 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			}
 		}
 		agentEv(data)
+		if ev.Phase == agent.PhaseResult {
+			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the call and its result are stored
+		}
 	case agent.StreamCompaction:
 		s.flushAgentTextLocked(st, agentEv)
 		s.flushDeltaLocked(st, ev)
@@ -377,7 +381,7 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 		}
 	}
 	s.emitLocked(st, wire.EventChat, chat)
-	s.sessionsChanged(ev.SessionKey, "lifecycle", "end")
+	s.runChanged(ev.SessionKey, ev.RunID, "lifecycle", "end", true)
 }
 
 func rawOrEmpty(b json.RawMessage) json.RawMessage {
@@ -402,4 +406,5 @@ func (s *Server) broadcastPost(ev agent.Event) {
 		return
 	}
 	s.broadcastSession(wire.EventChat, ev.SessionKey, b, false)
+	s.runChanged(ev.SessionKey, ev.RunID, "", "", true)
 }

@@ -31,7 +31,8 @@ const (
 )
 
 func (c *conn) sendChallenge() {
-	b, _ := json.Marshal(wire.Challenge{Nonce: c.s.newID(), TS: c.s.now().UnixMilli()})
+	b, _ := json.Marshal(wire.Challenge{Nonce: c.s.newID(), TS: c.s.now().UnixMilli(),
+		Capabilities: []string{wire.CapModelCatalogSnapshot}})
 	c.enqueue(wire.AppendEvent(nil, wire.EventConnectChallenge, b, -1), false)
 }
 
@@ -117,6 +118,9 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 	}
 	c.protocol, c.role, c.scopes = proto, role, scopes
 	c.client, c.connectedAt = p.Client, s.now()
+	if p.Client.ID == wire.ClientIDControlUI && slices.Contains(p.Caps, wire.CapModelCatalogSnapshot) {
+		c.catalogTarget = p.ModelCatalog
+	}
 
 	now := s.now()
 	conf := s.conf

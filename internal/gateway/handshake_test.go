@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ func TestHandshakeOK(t *testing.T) {
 		t.Fatalf("first frame = %+v, want connect.challenge without seq", ch)
 	}
 	var chal wire.Challenge
-	if err := json.Unmarshal(ch.Payload, &chal); err != nil || len(chal.Nonce) != 36 || chal.TS == 0 {
+	if err := json.Unmarshal(ch.Payload, &chal); err != nil || len(chal.Nonce) != 36 || chal.TS == 0 ||
+		!slices.Equal(chal.Capabilities, []string{wire.CapModelCatalogSnapshot}) {
 		t.Errorf("challenge = %s", ch.Payload)
 	}
 	params := connectParams(testToken, wire.ScopeRead, wire.ScopeWrite)
@@ -43,12 +45,13 @@ func TestHandshakeOK(t *testing.T) {
 		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active", "sessions.edges", "nodes.list",
 		"exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision", "exec.approvals.get",
 		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
+		"chat.metadata", "system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list",
 		"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "cron.enable", "cron.disable"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved", "sessions.changed"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

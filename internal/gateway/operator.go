@@ -402,39 +402,50 @@ func (s *Server) handleModelsList(ctx context.Context, cl *call) (any, error) {
 			return nil, invalid("invalid models.list params: " + err.Error())
 		}
 	}
+	return s.modelsList(p.Provider), nil
+}
+
+// modelsList is models.list's answer: the catalogue, of one provider when
+// provider is set.
+func (s *Server) modelsList(provider string) map[string]any {
 	models := []map[string]any{}
 	if s.cfg.Catalog == nil {
-		return map[string]any{"models": models}, nil
+		return map[string]any{"models": models}
 	}
 	for _, m := range s.cfg.Catalog() {
-		if p.Provider != "" && !strings.EqualFold(p.Provider, m.Provider) {
+		if provider != "" && !strings.EqualFold(provider, m.Provider) {
 			continue
 		}
-		name := m.Name
-		if name == "" {
-			name = m.ID
-		}
-		row := map[string]any{"id": m.ID, "name": name, "provider": m.Provider, "reasoning": m.Reasoning, "available": m.Available}
-		if m.ContextWindow > 0 {
-			row["contextWindow"] = m.ContextWindow
-		}
-		if m.Default {
-			row["tags"] = []string{"default"}
-		}
-		if !m.Available && m.UnavailableReason != "" {
-			row["unavailableReason"] = m.UnavailableReason
-		}
-		levels := []map[string]string{{"id": "off", "label": "off"}}
-		if m.Reasoning {
-			for _, l := range []string{"minimal", "low", "medium", "high"} {
-				levels = append(levels, map[string]string{"id": l, "label": l})
-			}
-		}
-		row["thinkingLevels"] = levels
-		row["thinkingDefault"] = "off"
-		models = append(models, row)
+		models = append(models, modelRow(m))
 	}
-	return map[string]any{"models": models}, nil
+	return map[string]any{"models": models}
+}
+
+// modelRow is m as models.list and chat.metadata list it.
+func modelRow(m CatalogModel) map[string]any {
+	name := m.Name
+	if name == "" {
+		name = m.ID
+	}
+	row := map[string]any{"id": m.ID, "name": name, "provider": m.Provider, "reasoning": m.Reasoning, "available": m.Available}
+	if m.ContextWindow > 0 {
+		row["contextWindow"] = m.ContextWindow
+	}
+	if m.Default {
+		row["tags"] = []string{"default"}
+	}
+	if !m.Available && m.UnavailableReason != "" {
+		row["unavailableReason"] = m.UnavailableReason
+	}
+	levels := []map[string]string{{"id": "off", "label": "off"}}
+	if m.Reasoning {
+		for _, l := range []string{"minimal", "low", "medium", "high"} {
+			levels = append(levels, map[string]string{"id": l, "label": l})
+		}
+	}
+	row["thinkingLevels"] = levels
+	row["thinkingDefault"] = "off"
+	return row
 }
 
 // sessionSummary is the reference's {path, count, recent} block of status

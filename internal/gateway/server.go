@@ -97,6 +97,7 @@ var _ Store = store.Store(nil)
 const (
 	DefaultTickInterval      = wire.DefaultTickIntervalMs * time.Millisecond
 	DefaultHandshakeTimeout  = 10 * time.Second
+	DefaultHealthInterval    = 60 * time.Second
 	DefaultChatDeltaInterval = 100 * time.Millisecond
 	DefaultPongTimeout       = 25 * time.Second
 	DefaultMaxInflight       = 1024
@@ -165,6 +166,10 @@ type Config struct {
 	// TickInterval is the tick event period and policy.tickIntervalMs;
 	// zero means 30s. WebSocket pings use the same period.
 	TickInterval time.Duration
+	// HealthInterval is how often every connection gets a health event
+	// (the health method's snapshot); each also gets one right after
+	// hello-ok. Zero means 60s.
+	HealthInterval time.Duration
 	// HandshakeTimeout bounds the time from accept to a successful
 	// connect; zero means 10s.
 	HandshakeTimeout time.Duration
@@ -270,6 +275,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TickInterval <= 0 {
 		cfg.TickInterval = DefaultTickInterval
 	}
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = DefaultHealthInterval
+	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -331,6 +339,7 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Go(s.tickLoop)
 	s.wg.Go(s.budgetLoop)
 	s.wg.Go(s.sessionsChangedLoop)
+	s.wg.Go(s.healthLoop)
 	return s, nil
 }
 
@@ -342,7 +351,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it
@@ -447,6 +456,40 @@ func (s *Server) broadcast(event string, payload json.RawMessage, dropIfSlow boo
 	for _, c := range conns {
 		c.sendEvent(event, payload, dropIfSlow)
 	}
+}
+
+// healthLoop sends every connection the health snapshot each
+// HealthInterval, as the reference refreshes its own.
+func (s *Server) healthLoop() {
+	t := time.NewTicker(s.cfg.HealthInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			if len(*s.connList.Load()) == 0 {
+				continue
+			}
+			if b, ok := s.healthEvent(); ok {
+				s.broadcast(wire.EventHealth, b, true)
+			}
+		}
+	}
+}
+
+// healthEvent is the payload of a health event: the health method's
+// answer. ok is false when it cannot be read (the store failed).
+func (s *Server) healthEvent() (json.RawMessage, bool) {
+	h, err := s.fullHealth(s.ctx)
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.log.Debug("health event: reading the snapshot", "err", err)
+		}
+		return nil, false
+	}
+	b, err := json.Marshal(h)
+	return b, err == nil
 }
 
 // budgetLoop drops stalled connections while the outbound budget is spent:

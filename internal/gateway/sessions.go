@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -505,13 +506,27 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 	if strings.TrimSpace(p.Key) != "" {
 		key = s.canonicalKey(p.Key, agentID)
 	}
-	sess := &store.Session{Key: key}
+	sess := &store.Session{Key: key, DisplayName: strings.TrimSpace(p.DisplayName)}
 	if p.Label != "" {
 		l, werr := validLabel(p.Label)
 		if werr != nil {
 			return nil, werr
 		}
 		sess.Label = l
+	}
+	if model := strings.TrimSpace(p.Model); model != "" {
+		if s.cfg.Models != nil {
+			if _, err := s.cfg.Models.ResolveModel(agentOfKey(key, agentID), model); err != nil {
+				return nil, invalid("invalid model: " + model)
+			}
+		}
+		sess.Model = model
+	}
+	if p.ThinkingLevel != "" {
+		sess.ThinkingLevel = norm(p.ThinkingLevel)
+		if !slices.Contains(thinkingLevels, sess.ThinkingLevel) {
+			return nil, invalid(`invalid thinkingLevel (use "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"adaptive")`)
+		}
 	}
 	s.initSession(sess, agentID)
 	now := s.now()
@@ -523,7 +538,22 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 		return nil, err
 	}
 	s.sessionsChanged(key, "new", "")
-	return wire.SessionsEntryResult{OK: true, Key: key, Entry: row(sess)}, nil
+	res := wire.SessionsEntryResult{OK: true, Key: key, Entry: row(sess), SessionID: sess.SessionID}
+	if strings.TrimSpace(p.Message) == "" {
+		return res, nil
+	}
+	// The first turn, as chat.send would take it. The session exists
+	// whatever becomes of it: a refusal is reported, not returned.
+	idem := cmp.Or(p.IdempotencyKey, s.newID())
+	sent, err := s.chatSend(ctx, cl, wire.ChatSendParams{SessionKey: key, Message: p.Message, IdempotencyKey: idem, AgentID: agentID})
+	if err != nil {
+		res.RunError = cl.c.wireError(err)
+		return res, nil
+	}
+	if r, ok := sent.(wire.ChatSendResult); ok {
+		res.RunID, res.Status, res.RunStarted = r.RunID, r.Status, r.Status == "started"
+	}
+	return res, nil
 }
 
 // resolved is the sessions.resolve answer for one session.

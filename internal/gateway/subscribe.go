@@ -37,6 +37,14 @@ func (c *conn) wantsLocked(key string) bool {
 	return ok
 }
 
+// wantsMessagesLocked reports whether the connection receives the
+// session.message events of session key: it subscribed to them, or (a
+// scoped client) sent a turn there. c.mu is held.
+func (c *conn) wantsMessagesLocked(key string) bool {
+	_, ok := c.subs[key]
+	return c.ready && ok
+}
+
 // subscribeSender subscribes a scoped client to the session it is sending
 // to, so that it sees its own turn.
 func (cl *call) subscribeSender(key string) {

@@ -214,7 +214,15 @@ func TestEveryFrameMatchesSchema(t *testing.T) {
 		"caps": []string{}, "auth": map[string]any{"token": testToken},
 	})
 	rc.call("1", "health", map[string]any{})
+	rc.call("1a", "sessions.messages.subscribe", map[string]any{"key": "main"})
+	for i, m := range []string{"system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list"} {
+		rc.call(fmt.Sprintf("1v%d", i), m, map[string]any{})
+	}
+	rc.call("1m", "chat.metadata", map[string]any{"agentId": "main", "sessionKey": "agent:main:main"})
+	rc.call("1t", "tasks.list", map[string]any{"sessionKey": "agent:main:main", "status": []string{"queued", "running"}, "limit": 200})
 	rc.call("2", "sessions.create", map[string]any{"key": "agent:main:schema", "label": "schema-test"})
+	rc.call("2m", "sessions.create", map[string]any{"agentId": "main", "message": "first turn", "idempotencyKey": "run-schema-create"})
+	rc.waitEvent(`"chat"`, `"run-schema-create"`, `"state":"final"`)
 	rc.call("3", "chat.send", map[string]any{"sessionKey": "main", "message": "hello schema", "idempotencyKey": "run-schema-1"})
 	rc.waitEvent(`"chat"`, `"run-schema-1"`, `"state":"final"`)
 	rc.call("4", "agent", map[string]any{"message": "/tool missing_tool {\"a\":1}\n/then done", "sessionKey": "agent:main:schema", "idempotencyKey": "run-schema-2"})
@@ -248,7 +256,7 @@ func TestEveryFrameMatchesSchema(t *testing.T) {
 			t.Errorf("%s frame %s:\n%v", f[0], truncate(f[1]), err)
 		}
 	}
-	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent"} {
+	for _, want := range []string{"event:connect.challenge", "res:", "event:chat", "event:agent", "event:session.message"} {
 		if sent[want] == 0 {
 			t.Errorf("no %s frame was checked (saw %v)", want, sent)
 		}

@@ -56,6 +56,9 @@ type ConnectParams struct {
 	Device      *DeviceIdentity `json:"device,omitempty"`
 	Locale      string          `json:"locale,omitempty"`
 	UserAgent   string          `json:"userAgent,omitempty"`
+	// ModelCatalog asks the Control UI's models.snapshot (see
+	// CapModelCatalogSnapshot): {sessionKey} or {agentId}.
+	ModelCatalog json.RawMessage `json:"modelCatalog,omitempty"`
 }
 
 // ClientInfo identifies the connecting client.
@@ -108,10 +111,11 @@ var ConnectSchema = Object([]string{"minProtocol", "maxProtocol", "client"},
 	)),
 	P("caps", StrArray()),
 	P("commands", StrArray()),
-	// Sent by newer reference clients (the Control UI); accepted, unused.
+	// Sent by newer reference clients (the Control UI); accepted, unused
+	// but for modelCatalog.
 	P("computerUse", Any()),
 	P("workerRuns", Any()),
-	P("modelCatalog", Any()),
+	P("modelCatalog", Any()), // {sessionKey} or {agentId}: see CapModelCatalogSnapshot
 	P("permissions", OpenObject()),
 	P("pathEnv", Str()),
 	P("role", Enum(RoleOperator, RoleNode, RoleWorker)),
@@ -149,6 +153,10 @@ func DecodeConnect(params json.RawMessage) (*ConnectParams, error) {
 type Challenge struct {
 	Nonce string `json:"nonce"`
 	TS    int64  `json:"ts"`
+	// Capabilities are what the client may ask for in connect: the
+	// reference's Control UI asks for a models.snapshot only when they
+	// list CapModelCatalogSnapshot.
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // HelloOK is the payload of a successful connect response.
@@ -185,6 +193,19 @@ type Features struct {
 // limits the chat and agent events a connection receives to the sessions it
 // sends to or subscribes to (the reference's "session-scoped-events").
 const CapSessionScopedEvents = "session-scoped-events"
+
+// CapModelCatalogSnapshot is the client capability (connect caps) with
+// which the reference's Control UI, naming a scope in modelCatalog, gets
+// the model catalogue as a models.snapshot event right after hello-ok.
+const CapModelCatalogSnapshot = "model-catalog-snapshot"
+
+// ClientIDControlUI is the reference's Control UI's client.id.
+const ClientIDControlUI = "openclaw-control-ui"
+
+// EventModelsSnapshot carries {target, scope, catalog}: the modelCatalog
+// the client asked for, the scope it resolved to, and models.list's
+// answer for it.
+const EventModelsSnapshot = "models.snapshot"
 
 // CapPublishedModelCatalog says models.list answers from the gateway's
 // model catalogue; the OpenClaw CLI's "models list" requires it.

@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // Methods the reference's Control UI (npm openclaw, dist/control-ui) calls
 // at startup and on its chat view.
 const (
@@ -20,6 +22,23 @@ const (
 // EventSessionsChanged tells sessions.subscribe connections that a
 // session's row changed: {sessionKey, reason, ts}.
 const EventSessionsChanged = "sessions.changed"
+
+// EventSessionMessage carries one transcript message of a session to the
+// connections subscribed to its messages (sessions.messages.subscribe).
+const EventSessionMessage = "session.message"
+
+// SessionMessageEvent is the payload of session.message. Message is the
+// message as chat.history returns it (its "__openclaw" block has the
+// entry id and seq); Session is the session's row as sessions.describe
+// returns it.
+type SessionMessageEvent struct {
+	SessionKey string          `json:"sessionKey"`
+	AgentID    string          `json:"agentId,omitempty"`
+	Message    json.RawMessage `json:"message"`
+	MessageID  string          `json:"messageId"`
+	MessageSeq int64           `json:"messageSeq"`
+	Session    *SessionRow     `json:"session,omitempty"`
+}
 
 func init() {
 	methodSchemas[MethodChatStartup] = methodSchemas[MethodChatHistory]

@@ -66,6 +66,9 @@ const (
 	// EventPresence carries {presence: [...]} when a client connects or
 	// leaves.
 	EventPresence = "presence"
+	// EventHealth carries the health method's snapshot, right after
+	// hello-ok and then periodically.
+	EventHealth = "health"
 )
 
 // Nullable is an optional, nullable param: absent (Set false), null (Set
@@ -178,9 +181,18 @@ type SessionsDeleteParams struct {
 
 // SessionsCreateParams are the params of sessions.create.
 type SessionsCreateParams struct {
-	Key     string `json:"key,omitempty"`
-	AgentID string `json:"agentId,omitempty"`
-	Label   string `json:"label,omitempty"`
+	Key         string `json:"key,omitempty"`
+	AgentID     string `json:"agentId,omitempty"`
+	Label       string `json:"label,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+	Model       string `json:"model,omitempty"`
+	// ThinkingLevel is the session's thinking level, as sessions.patch
+	// sets it.
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// Message, when set, is the session's first turn, sent as chat.send
+	// sends it with IdempotencyKey (generated when empty) as the runId.
+	Message        string `json:"message,omitempty"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 // ChatSendParams are the params of chat.send.
@@ -496,6 +508,21 @@ var methodSchemas = map[string]*Schema{
 		P("key", NonEmptyStr()),
 		P("agentId", Str()),
 		P("label", Str()),
+		P("displayName", &Schema{Type: JSONString, MinLength: 1, MaxLength: 500}),
+		P("model", NonEmptyStr()),
+		P("thinkingLevel", NonEmptyStr()),
+		P("message", Str()),
+		P("idempotencyKey", NonEmptyStr()),
+		// The reference's other create options (its Control UI sends some
+		// of them): accepted, unused.
+		P("category", Str()), P("contextWindow", Str()), P("fastMode", Any()),
+		P("permissionMode", Str()), P("toolOverrides", OpenObject()), P("incognito", Bool()),
+		P("visibility", Str()), P("catalogId", Str()), P("parentSessionKey", Str()),
+		P("spawnDepth", Int(1)), P("fork", Bool()), P("forkFrom", Str()),
+		P("emitCommandHooks", Bool()), P("succeedsParent", Bool()), P("task", Str()),
+		P("attachments", Any()), P("projectId", Str()), P("projectGitUrl", Str()),
+		P("worktree", Any()), P("worktreeBaseRef", Str()), P("worktreeName", Str()),
+		P("execNode", Str()), P("cwd", Str()),
 	),
 	MethodChatSend: Object([]string{"sessionKey", "message", "idempotencyKey"},
 		P("sessionKey", NonEmptyStr()),

@@ -125,6 +125,14 @@ type SessionsEntryResult struct {
 	OK    bool       `json:"ok"`
 	Key   string     `json:"key"`
 	Entry SessionRow `json:"entry"`
+	// Set by sessions.create: the new session's id, and with a message
+	// its first run (RunStarted, RunID, Status as chat.send answers) or
+	// why it did not start (RunError; the session exists all the same).
+	SessionID  string `json:"sessionId,omitempty"`
+	RunStarted bool   `json:"runStarted,omitempty"`
+	RunID      string `json:"runId,omitempty"`
+	Status     string `json:"status,omitempty"`
+	RunError   *Error `json:"runError,omitempty"`
 }
 
 // SessionsDeleteResult is the result of sessions.delete.

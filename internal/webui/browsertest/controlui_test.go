@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
@@ -200,6 +201,21 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("echo: hello from the control ui")
 	shot("controlui-chat.png")
 
+	// A second session, made by another client, has a row in the
+	// sidebar's session list (the main session has none there).
+	c, err := client.Dial(ctx, client.Options{URL: wsURL, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": sidebarKey, "message": "hello sidebar", "idempotencyKey": "sidebar-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Call(ctx, "agent.wait", map[string]any{"runId": "sidebar-1", "timeoutMs": 30000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitSidebarRow(t, ctx, sidebarKey)
+
 	// Reloaded (on the app route it moved to), the page keeps its login
 	// for the tab and shows the transcript again (chat.startup).
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
@@ -208,14 +224,69 @@ func TestReferenceControlUI(t *testing.T) {
 	waitPage("Connected")
 	waitPage("hello from the control ui")
 	waitPage("echo: hello from the control ui")
+	waitSidebarRow(t, ctx, sidebarKey)
 	shot("controlui-reload.png")
+
+	// A message another client posts into the open chat shows up live.
+	if err := c.Call(ctx, "chat.inject", map[string]any{"sessionKey": "agent:main:main", "message": "a note from another client"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("a note from another client")
 
 	// The agents view lists the agent with its model and its main chat's
 	// last message.
 	clickText(t, ctx, "a", "Agents")
 	waitPage("fake/fake-1")
-	waitPage("echo: hello from the control ui")
+	waitPage("a note from another client")
 	shot("controlui-agents.png")
+
+	// The Systems page lists the gateway's host (environments.list,
+	// node.list and system.info).
+	clickText(t, ctx, "a", "Systems")
+	waitPage("Gateway host")
+	shot("controlui-systems.png")
+
+	// A session started from the UI's own "New conversation" page
+	// (sessions.create with the first message) runs, and the sidebar
+	// lists it.
+	clickLabel(t, ctx, "a", "New conversation")
+	first := "textarea.new-session-page__message"
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(first), chromedp.Focus(first), chromedp.SendKeys(first, "hello from a new session"), chromedp.SendKeys(first, "\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage("echo: hello from a new session")
+	waitSidebarRowWhere(t, ctx, "a new agent:main:chat: session", `k.startsWith("agent:main:chat:")`)
+	shot("controlui-new-session.png")
+}
+
+// sidebarKey is the session TestReferenceControlUI makes besides main.
+const sidebarKey = "agent:main:sidebar-check"
+
+// waitSidebarRow waits up to 20s for the sidebar's session list to show
+// a row for key.
+func waitSidebarRow(t *testing.T, ctx context.Context, key string) {
+	t.Helper()
+	waitSidebarRowWhere(t, ctx, key, fmt.Sprintf("k === %q", key))
+}
+
+// waitSidebarRowWhere waits up to 20s for a sidebar row whose session key
+// k makes the JS expression cond true; what names the row in failures.
+func waitSidebarRowWhere(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	key := what
+	js := fmt.Sprintf(`(() => { %s; return find(".sidebar-recent-session", e => { const k = e.dataset.sessionKey || ""; return %s; }) != null; })()`, deepQuery, cond)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			txt, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("the sidebar never listed session %s (%v); the page shows:\n%s", key, err, txt)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // deepQuery is JS defining find(sel, pred): the first element matching sel,
@@ -228,6 +299,24 @@ const deepQuery = `function find(sel, pred) {
   };
   return walk(document);
 }`
+
+// clickLabel clicks the first sel element whose aria-label is label,
+// waiting up to 20s for it.
+func clickLabel(t *testing.T, ctx context.Context, sel, label string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { %s; const el = find(%q, e => e.getAttribute("aria-label") === %q); if (!el) return false; el.click(); return true; })()`, deepQuery, sel, label)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s labelled %q (%v)", sel, label, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
 
 // clickText clicks the first sel element whose text starts with prefix,
 // waiting up to 20s for it.

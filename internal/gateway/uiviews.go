@@ -1,0 +1,343 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/subagent"
+)
+
+// The reference Control UI's read-only views besides chat: the chat
+// header's metadata, the Systems page (environments.list, node.list,
+// system.info), the skills and update checks, and the task drawer. What
+// Switchboard has no notion of (progress cards, the session companion and
+// observer, ask-user questions, talk, transcript branches) keeps the
+// "unknown method" answer, which the UI treats as "not available".
+
+// chatCommands are the commands chat.send understands
+// (compaction.ParseCommand, policy.ParseSendCommand,
+// policy.ParseQueueCommand), as chat.metadata lists them.
+var chatCommands = []wire.ChatCommand{
+	{Name: compaction.CmdNew, Description: "Start a new session (optionally with a model or a first message).", Category: "session", AcceptsArgs: true},
+	{Name: compaction.CmdReset, Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session", AcceptsArgs: true},
+	{Name: compaction.CmdCompact, Description: "Compact the session's context (optional instructions).", Category: "session", AcceptsArgs: true},
+	{Name: compaction.CmdContext, Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
+	{Name: "send", Description: "Set this session's send policy: on, off or inherit.", Category: "options", AcceptsArgs: true},
+	{Name: "queue", Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options", AcceptsArgs: true},
+}
+
+func init() {
+	for i := range chatCommands {
+		c := &chatCommands[i]
+		c.NativeName, c.TextAliases, c.Source, c.Scope = c.Name, []string{"/" + c.Name}, "native", "both"
+	}
+}
+
+func (s *Server) handleChatMetadata(ctx context.Context, cl *call) (any, error) {
+	var p struct{ AgentID, SessionKey string }
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if p.AgentID != "" && !s.knownAgent(s.agentID(p.AgentID)) {
+		return nil, unknownAgent(s.agentID(p.AgentID))
+	}
+	res := wire.ChatMetadataResult{Models: []map[string]any{}, Commands: chatCommands}
+	if s.cfg.Catalog != nil {
+		for _, m := range s.cfg.Catalog() {
+			res.Models = append(res.Models, modelRow(m))
+		}
+	}
+	return res, nil
+}
+
+func (s *Server) handleSystemInfo(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	res := wire.SystemInfoResult{
+		MachineName: host, Hostname: host,
+		Platform: nodePlatform(runtime.GOOS), Arch: nodeArch(runtime.GOARCH),
+		NodeVersion: runtime.Version(), PID: os.Getpid(), ProcessInstanceID: s.instanceID,
+		UptimeMs: s.now().Sub(s.started).Milliseconds(), CPUCount: runtime.NumCPU(),
+		UtilityModel: wire.StatusOnly{Status: "unavailable"},
+	}
+	if a, ok := cl.c.local.(*net.TCPAddr); ok {
+		res.Port = a.Port
+	}
+	res.Release = strings.TrimSpace(readSmall("/proc/sys/kernel/osrelease"))
+	res.OSLabel = strings.TrimSpace(osLabel(runtime.GOOS) + " " + res.Release)
+	res.LoadAverage = loadAverage(readSmall("/proc/loadavg"))
+	res.MemoryTotalBytes, res.MemoryFreeBytes = memInfo(readSmall("/proc/meminfo"))
+	if dir := s.cfg.StateDir; dir != "" {
+		if total, avail, ok := diskSpace(dir); ok {
+			res.DiskTotalBytes, res.DiskAvailableBytes, res.DiskPath = total, avail, dir
+		}
+	}
+	return res, nil
+}
+
+// readSmall returns the file's content, "" when it cannot be read (the
+// /proc files system.info reads exist on Linux only).
+func readSmall(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// loadAverage parses /proc/loadavg's first three fields; nil when absent.
+func loadAverage(s string) []float64 {
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return nil
+	}
+	out := make([]float64, 3)
+	for i := range out {
+		v, err := strconv.ParseFloat(f[i], 64)
+		if err != nil {
+			return nil
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// memInfo returns MemTotal and MemAvailable from /proc/meminfo, in bytes.
+func memInfo(s string) (total, free int64) {
+	sc := bufio.NewScanner(bytes.NewReader([]byte(s)))
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			continue
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "MemTotal":
+			total = kb << 10
+		case "MemAvailable":
+			free = kb << 10
+		}
+	}
+	return total, free
+}
+
+// nodePlatform and nodeArch name the OS and CPU as Node's process.platform
+// and os.arch() do, which the UI shows and matches on.
+func nodePlatform(goos string) string {
+	if goos == "windows" {
+		return "win32"
+	}
+	return goos
+}
+
+func nodeArch(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x64"
+	case "386":
+		return "ia32"
+	}
+	return goarch
+}
+
+func osLabel(goos string) string {
+	switch goos {
+	case "linux":
+		return "Linux"
+	case "darwin":
+		return "macOS"
+	case "windows":
+		return "Windows"
+	}
+	return goos
+}
+
+// handleEnvironmentsList lists the one place Switchboard runs sessions:
+// the gateway's own host.
+func (s *Server) handleEnvironmentsList(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	return wire.EnvironmentsListResult{Environments: []wire.Environment{{
+		ID: "gateway", Type: "local", Label: "Gateway local", Status: "available",
+		Platform: nodePlatform(runtime.GOOS), SessionHost: true, Trust: "persistent",
+		Capabilities: []string{"agent.run", "sessions", "tools", "workspace"},
+	}}}, nil
+}
+
+// handleNodeList: Switchboard pairs no nodes.
+func (s *Server) handleNodeList(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	return wire.NodeListResult{TS: s.now().UnixMilli(), Nodes: []any{}}, nil
+}
+
+// handleSkillsStatus: Switchboard agents have no skills.
+func (s *Server) handleSkillsStatus(ctx context.Context, cl *call) (any, error) {
+	var p struct{ AgentID, SessionKey string }
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	id := s.agentID(p.AgentID)
+	if p.AgentID == "" && p.SessionKey != "" {
+		if a := agentOfKey(s.canonicalKey(p.SessionKey, ""), ""); a != "" {
+			id = a
+		}
+	}
+	if !s.knownAgent(id) {
+		return nil, unknownAgent(id)
+	}
+	return wire.SkillsStatusResult{WorkspaceDir: s.conf.Agent(id).Workspace, AgentID: id, Skills: []any{}}, nil
+}
+
+// handleUpdateStatus: Switchboard does not update itself, so no update is
+// ever staged or known.
+func (s *Server) handleUpdateStatus(ctx context.Context, cl *call) (any, error) {
+	if err := cl.decode(nil); err != nil {
+		return nil, err
+	}
+	return wire.UpdateStatusResult{}, nil
+}
+
+// defaultTasksLimit is tasks.list's limit when none is given.
+const defaultTasksLimit = 100
+
+// handleTasksList lists sub-agent runs as the reference lists its
+// detached tasks: under sessionKey, those it spawned; newest first, or
+// by end time with sortBy "endedAt".
+func (s *Server) handleTasksList(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		Status     json.RawMessage `json:"status"`
+		AgentID    string          `json:"agentId"`
+		SessionKey string          `json:"sessionKey"`
+		Limit      int             `json:"limit"`
+		SortBy     string          `json:"sortBy"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	want, err := taskStatuses(p.Status)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.TasksListResult{Tasks: []wire.Task{}}
+	if s.cfg.Subagents == nil {
+		return res, nil
+	}
+	requester := ""
+	if p.SessionKey != "" {
+		requester = s.canonicalKey(p.SessionKey, "")
+	}
+	agent := ""
+	if p.AgentID != "" && p.SessionKey == "" {
+		agent = s.agentID(p.AgentID)
+	}
+	limit := cmp.Or(p.Limit, defaultTasksLimit)
+	// Only running children asked for: the registry filters them.
+	active := len(want) > 0 && !slices.ContainsFunc(want, func(st string) bool { return st != "queued" && st != "running" })
+	readLimit := 0 // filtered here: read them all
+	if len(want) == 0 && agent == "" && p.SortBy != "endedAt" {
+		readLimit = limit
+	}
+	infos, _, err := s.cfg.Subagents.List(ctx, requester, active, readLimit)
+	if err != nil {
+		return nil, fmt.Errorf("tasks.list: %w", err)
+	}
+	for i := range infos {
+		t := taskOf(&infos[i])
+		if agent != "" && infos[i].AgentID != agent || len(want) > 0 && !slices.Contains(want, t.Status) {
+			continue
+		}
+		res.Tasks = append(res.Tasks, t)
+	}
+	if p.SortBy == "endedAt" {
+		slices.SortStableFunc(res.Tasks, func(a, b wire.Task) int { return cmp.Compare(b.EndedAt, a.EndedAt) })
+	}
+	if len(res.Tasks) > limit {
+		res.Tasks = res.Tasks[:limit]
+	}
+	return res, nil
+}
+
+// taskStatuses reads tasks.list's status: absent, one status or a list.
+func taskStatuses(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return nil, invalid("invalid tasks.list params: status must be a string or an array of strings")
+		}
+		list = []string{one}
+	}
+	for _, st := range list {
+		if !slices.Contains(wire.TaskStatuses, st) {
+			return nil, invalid("invalid tasks.list params: unknown status " + strconv.Quote(st))
+		}
+	}
+	return list, nil
+}
+
+// taskOf is a sub-agent run as a tasks.list row.
+func taskOf(in *subagent.Info) wire.Task {
+	r := &in.Record
+	t := wire.Task{
+		ID: r.ChildRunID, Kind: "subagent", Runtime: "subagent", RunID: r.ChildRunID,
+		Title: cmp.Or(r.Label, firstLine(r.Task)), AgentID: r.AgentID,
+		SessionKey: r.RequesterKey, OwnerKey: r.RequesterKey, ChildSessionKey: r.ChildSessionKey,
+		CreatedAt: r.CreatedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt, Error: in.Error, Prompt: r.Task,
+	}
+	switch in.RunStatus {
+	case "running":
+		t.Status = "running"
+	case "ok":
+		t.Status = "completed"
+	case "error":
+		t.Status = "failed"
+	case "timeout":
+		t.Status = "timed_out"
+	case "aborted":
+		t.Status = "cancelled"
+	default:
+		t.Status = "queued"
+	}
+	switch in.AnnounceStatus {
+	case "pending", "delivered":
+		t.DeliveryStatus = in.AnnounceStatus
+	case "dead":
+		t.DeliveryStatus = "failed"
+	}
+	return t
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(line); len(r) > 120 {
+		line = string(r[:119]) + "…"
+	}
+	return line
+}
