@@ -83,12 +83,23 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		nodes, err := startNodes(*bin, tmp, url, 2)
+		nodes, err := startNodes(*bin, tmp, url, 1)
 		if err != nil {
 			stop()
 			return err
 		}
-		lat := latencies(nodes, *nTurns)
+		lat := warmTurns(nodes[0], *nTurns, "warm chat.send→final, one node:       ")
+		if lat == nil {
+			var second *node
+			if second, err = startNode(*bin, filepath.Join(tmp, "n1"), url, "bench-n1"); err != nil {
+				lat = err
+			} else {
+				nodes = append(nodes, second)
+				if lat = warmTurns(nodes[0], *nTurns, "warm chat.send→final, two nodes:      "); lat == nil {
+					lat = crossWait(nodes, *nTurns)
+				}
+			}
+		}
 		for _, n := range nodes {
 			n.stop()
 		}
@@ -121,8 +132,35 @@ func run() error {
 	return nil
 }
 
-// latencies prints the warm turn and the cross-node wait figures.
-func latencies(nodes []*node, turns int) error {
+// warmTurns prints the latency of warm turns on one session of node n.
+func warmTurns(n *node, turns int, label string) error {
+	ctx := context.Background()
+	a, err := dial(ctx, n)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	fa := newFinals(a)
+	var warm []time.Duration
+	for i := range turns + 20 { // the first 20 warm up the session and the pools
+		id := fmt.Sprintf("warm-%s-%d", label[:10], i)
+		t0 := time.Now()
+		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
+			return err
+		}
+		<-fa.expect(id)
+		if i >= 20 {
+			warm = append(warm, time.Since(t0))
+		}
+	}
+	p50, p99 := percentiles(warm)
+	fmt.Printf("%s p50 %v, p99 %v (%d turns, instant model)\n", label, round(p50), round(p99), len(warm))
+	return nil
+}
+
+// crossWait prints how long after a run's final event on the node that ran
+// it an agent.wait on another node answers.
+func crossWait(nodes []*node, turns int) error {
 	ctx := context.Background()
 	a, err := dial(ctx, nodes[0])
 	if err != nil {
@@ -135,24 +173,7 @@ func latencies(nodes []*node, turns int) error {
 	}
 	defer b.Close()
 	fa := newFinals(a)
-	// Warm up the session and the connection pools.
-	for i := range 20 {
-		id := fmt.Sprintf("warm-%d", i)
-		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
-			return err
-		}
-		<-fa.expect(id)
-	}
-	var warm, cross []time.Duration
-	for i := range turns {
-		id := fmt.Sprintf("t-%d", i)
-		t0 := time.Now()
-		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
-			return err
-		}
-		<-fa.expect(id)
-		warm = append(warm, time.Since(t0))
-	}
+	var cross []time.Duration
 	for i := range turns {
 		id := fmt.Sprintf("x-%d", i)
 		// The wait is registered on node b before the run starts on a.
@@ -170,9 +191,7 @@ func latencies(nodes []*node, turns int) error {
 		ended := time.Now()
 		cross = append(cross, (<-waited).Sub(ended))
 	}
-	p50, p99 := percentiles(warm)
-	fmt.Printf("warm chat.send→final on PostgreSQL:    p50 %v, p99 %v (%d turns, instant model)\n", round(p50), round(p99), len(warm))
-	p50, p99 = percentiles(cross)
+	p50, p99 := percentiles(cross)
 	fmt.Printf("cross-node agent.wait after run's end: p50 %v, p99 %v (%d runs)\n", round(p50), round(p99), len(cross))
 	return nil
 }
