@@ -477,6 +477,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Cron:                  cronSvc,
 		Approvals:             appr.broker,
 		ApprovalsDocument:     appr.document,
+		ApprovalsSet:          appr.setDocument,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
