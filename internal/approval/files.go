@@ -299,6 +299,7 @@ var (
 // InvalidDocumentError reports an approvals document Replace refused.
 type InvalidDocumentError struct{ Reason string }
 
+// Error implements error.
 func (e *InvalidDocumentError) Error() string { return "invalid exec approvals file: " + e.Reason }
 
 // Replace makes raw the approvals document, if baseHash is the hash of
