@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -104,6 +105,11 @@ type AllowEntry struct {
 	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
 	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
 	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
+	// ResolvedSHA256 binds an allow-always entry to the executable it
+	// approved: the entry matches only while the command resolves to
+	// LastResolvedPath and that file still has this content hash, so
+	// replacing the binary (or shadowing it on PATH) asks again.
+	ResolvedSHA256 string `json:"resolvedSha256,omitempty"`
 }
 
 type allowDoc struct {
@@ -132,9 +138,45 @@ type Allowlists struct {
 	path string
 	now  func() time.Time
 
-	// mu guards doc.
+	// mu guards doc and digests.
 	mu  sync.Mutex
 	doc allowDoc
+	// digests caches executables' content hashes by path, valid while
+	// the file's identity, size and modification time stay the same.
+	digests map[string]digest
+}
+
+type digest struct {
+	id  string // device, inode, size and mtime
+	sum string
+}
+
+// digestLocked returns the SHA-256 of the file at path, "" when it cannot
+// be read.
+func (a *Allowlists) digestLocked(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	id := fileIdentity(fi)
+	if d, ok := a.digests[path]; ok && d.id == id {
+		return d.sum
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if a.digests == nil {
+		a.digests = map[string]digest{}
+	}
+	a.digests[path] = digest{id: id, sum: sum}
+	return sum
 }
 
 // OpenAllowlists reads the approvals document at path (absent: empty).
@@ -171,20 +213,25 @@ func (a *Allowlists) Matches(agent, bin, cwd string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	resolved := ""
-	for _, e := range a.doc.Agents[agent].Allowlist {
-		pat := strings.ToLower(strings.TrimSpace(e.Pattern))
-		if !strings.Contains(pat, "/") {
-			if !strings.Contains(bin, "/") && globMatch(pat, strings.ToLower(bin)) {
-				return true
-			}
-			continue
-		}
+	resolve := func() string {
 		if resolved == "" {
 			resolved = ResolvePath(bin, cwd)
 		}
-		if globMatch(expandHome(pat), strings.ToLower(resolved)) {
-			return true
+		return resolved
+	}
+	for _, e := range a.doc.Agents[agent].Allowlist {
+		pat := strings.ToLower(strings.TrimSpace(e.Pattern))
+		if !strings.Contains(pat, "/") {
+			if strings.Contains(bin, "/") || !globMatch(pat, strings.ToLower(bin)) {
+				continue
+			}
+		} else if !globMatch(expandHome(pat), strings.ToLower(resolve())) {
+			continue
 		}
+		if e.ResolvedSHA256 != "" && (resolve() != e.LastResolvedPath || a.digestLocked(resolved) != e.ResolvedSHA256) {
+			continue // approved for another file than the one that would run
+		}
+		return true
 	}
 	return false
 }
@@ -246,11 +293,24 @@ func (a *Allowlists) Add(agent string, bins []string, command, cwd string) error
 				continue // not found: nothing to bind an entry to
 			}
 		}
-		if bin == "" || slices.ContainsFunc(l.Allowlist, func(e AllowEntry) bool { return strings.EqualFold(e.Pattern, pattern) }) {
+		if bin == "" {
+			continue
+		}
+		sum := ""
+		if filepath.IsAbs(resolved) {
+			sum = a.digestLocked(resolved)
+		}
+		if i := slices.IndexFunc(l.Allowlist, func(e AllowEntry) bool { return strings.EqualFold(e.Pattern, pattern) }); i >= 0 {
+			// Approved again: an entry bound to an older binary follows
+			// the one approved now.
+			if e := &l.Allowlist[i]; e.ResolvedSHA256 != "" && (e.ResolvedSHA256 != sum || e.LastResolvedPath != resolved) {
+				e.ResolvedSHA256, e.LastResolvedPath, e.LastUsedAt, e.LastUsedCommand = sum, resolved, now, command
+				changed = true
+			}
 			continue
 		}
 		l.Allowlist = append(l.Allowlist, AllowEntry{ID: uuid.NewString(), Pattern: pattern, Source: AllowAlways,
-			LastUsedAt: now, LastUsedCommand: command, LastResolvedPath: resolved})
+			LastUsedAt: now, LastUsedCommand: command, LastResolvedPath: resolved, ResolvedSHA256: sum})
 		changed = true
 	}
 	if !changed {

@@ -128,6 +128,9 @@ type ExecAllowEntry struct {
 	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
 	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
 	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
+	// ResolvedSHA256 is the content hash an allow-always entry is bound
+	// to (with LastResolvedPath).
+	ResolvedSHA256 string `json:"resolvedSha256,omitempty"`
 }
 
 // ExecApprovalDefaults is the effective exec approval policy.
