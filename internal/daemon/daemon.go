@@ -136,6 +136,7 @@ type Daemon struct {
 	started     time.Time
 	api         *httpFront  // /tools/invoke and the OpenAI-compatible paths
 	jobs        *shell.Jobs // exec's background commands
+	box         *toolbox    // the tools, and the Docker sandbox client
 	mods        *models
 	tracing     *tracing
 }
@@ -426,6 +427,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	d := &Daemon{
 		jobs:      jobs,
+		box:       box,
 		tracing:   tr,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
@@ -721,6 +723,7 @@ func (d *Daemon) Close() error {
 		d.stop()
 		d.wg.Wait()
 		d.jobs.Close() // background commands die with the gateway
+		d.box.closeDocker()
 		// Deliveries and flows stop before the runner; what is cut short
 		// stays pending for the next start.
 		if err := d.outbox.Close(); err != nil {

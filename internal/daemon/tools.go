@@ -53,6 +53,12 @@ func (b *toolbox) dockerBackend() *sandbox.Docker {
 	return b.docker
 }
 
+// closeDocker releases the Docker client's connections, if any. Call it
+// once the commands it ran are gone (after Jobs.Close).
+func (b *toolbox) closeDocker() {
+	_ = b.dockerBackend().Close() // connects lazily: nothing to close when never used
+}
+
 // dockerRunner runs exec's commands in the Docker backend.
 type dockerRunner struct {
 	d    *sandbox.Docker
