@@ -45,6 +45,32 @@ type Policy struct {
 	SafeBins []string
 }
 
+// Stricter returns the stricter of two policies field by field, as the
+// reference combines tools.exec with the approvals document: the lower
+// security, the more asking ask, the lower askFallback. An empty field
+// has no say. SafeBins come from p.
+func (p Policy) Stricter(q Policy) Policy {
+	secRank := map[string]int{SecurityDeny: 0, SecurityAllowlist: 1, SecurityFull: 2}
+	askRank := map[string]int{AskOff: 0, AskOnMiss: 1, AskAlways: 2}
+	pick := func(a, b string, rank map[string]int, lower bool) string {
+		ra, oka := rank[a]
+		rb, okb := rank[b]
+		switch {
+		case !okb:
+			return a
+		case !oka:
+			return b
+		case lower == (rb < ra):
+			return b
+		}
+		return a
+	}
+	p.Security = pick(p.Security, q.Security, secRank, true)
+	p.Ask = pick(p.Ask, q.Ask, askRank, false)
+	p.AskFallback = pick(p.AskFallback, q.AskFallback, secRank, true)
+	return p
+}
+
 // Normalized returns p with its defaults filled in.
 func (p Policy) Normalized() Policy {
 	if p.Security == "" {

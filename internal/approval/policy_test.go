@@ -115,3 +115,20 @@ func TestAllowedDecisions(t *testing.T) {
 		t.Errorf("on-miss: %v", got)
 	}
 }
+
+func TestPolicyStricter(t *testing.T) {
+	for _, tc := range []struct {
+		conf, doc, want Policy
+	}{
+		{Policy{}, Policy{}, Policy{}},
+		{Policy{Security: "full", Ask: "off"}, Policy{Security: "allowlist"}, Policy{Security: "allowlist", Ask: "off"}},
+		{Policy{Security: "allowlist", Ask: "on-miss"}, Policy{Security: "deny", Ask: "off"}, Policy{Security: "deny", Ask: "on-miss"}},
+		{Policy{Ask: "on-miss", AskFallback: "full"}, Policy{Ask: "always", AskFallback: "deny"}, Policy{Ask: "always", AskFallback: "deny"}},
+		{Policy{Security: "deny"}, Policy{Security: "full", Ask: "always"}, Policy{Security: "deny", Ask: "always"}},
+		{Policy{}, Policy{Security: "allowlist"}, Policy{Security: "allowlist"}},
+	} {
+		if got := tc.conf.Stricter(tc.doc); got.Security != tc.want.Security || got.Ask != tc.want.Ask || got.AskFallback != tc.want.AskFallback {
+			t.Errorf("%+v.Stricter(%+v) = %+v, want %+v", tc.conf, tc.doc, got, tc.want)
+		}
+	}
+}

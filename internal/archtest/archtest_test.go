@@ -481,7 +481,7 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 	},
-	"internal/settings": {"internal/config", "internal/policy", "internal/sessionkey", "internal/spend"},
+	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/spend"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
 		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend",
@@ -491,9 +491,16 @@ var importAllowLists = map[string][]string{
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
-	// The sandbox backend is a leaf: bwrap, and the seccomp filter
-	// assembler with its BPF instruction encoder.
-	"internal/sandbox": {"github.com/elastic/go-seccomp-bpf", "golang.org/x/net/bpf"},
+	// The sandbox backends are a leaf: bwrap, the seccomp filter
+	// assembler with its BPF instruction encoder, and the Docker Engine
+	// API client with its types.
+	"internal/sandbox": {
+		"github.com/containerd/errdefs", "github.com/docker/go-units", "github.com/elastic/go-seccomp-bpf",
+		"github.com/moby/moby/api/pkg/stdcopy", "github.com/moby/moby/api/types/container",
+		"github.com/moby/moby/api/types/mount", "github.com/moby/moby/client", "golang.org/x/net/bpf",
+	},
+	// The fake Docker Engine speaks the Engine API's types only.
+	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
 	"internal/relay": {
 		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/telemetry", "internal/tools", "internal/tools/sessions", "internal/transcript",

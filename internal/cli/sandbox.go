@@ -65,7 +65,7 @@ func explainSandbox(w io.Writer, set *settings.Settings, agentID, key string) er
 		return nil
 	}
 	fmt.Fprintf(w, "sandboxed: yes\n")
-	spec := sandbox.Spec{WorkspaceAccess: ag.SandboxWorkspaceAccess, Network: ag.SandboxNetwork}
+	spec := ag.SandboxSpec()
 	_, err := io.WriteString(w, spec.Explain(ag.Workspace))
 	switch spec.Normalized().WorkspaceAccess {
 	case sandbox.AccessNone:

@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -390,6 +391,88 @@ func (c *Config) SandboxNetwork(id string) string {
 		return oneOf(a.Sandbox.Network, "none", "none", "host")
 	}
 	return oneOf(c.Agents.Defaults.Sandbox.Network, "none", "none", "host")
+}
+
+// SandboxBackend returns agent id's sandbox backend: agents.list[id].
+// sandbox.backend, else agents.defaults.sandbox.backend, else
+// "bubblewrap" ("bwrap" is read as "bubblewrap"; an unknown value is
+// returned as is, for the sandbox to refuse).
+func (c *Config) SandboxBackend(id string) string {
+	b := strings.TrimSpace(c.Agents.Defaults.Sandbox.Backend)
+	if a := c.agent(id); a != nil && strings.TrimSpace(a.Sandbox.Backend) != "" {
+		b = strings.TrimSpace(a.Sandbox.Backend)
+	}
+	switch strings.ToLower(b) {
+	case "", "bwrap", "bubblewrap":
+		return "bubblewrap"
+	case "docker":
+		return "docker"
+	}
+	return b
+}
+
+// SandboxDocker returns agent id's Docker settings: agents.defaults.
+// sandbox.docker with agents.list[id].sandbox.docker over it field by
+// field (binds appended, env merged).
+func (c *Config) SandboxDocker(id string) SandboxDocker {
+	var out SandboxDocker
+	if d := c.Agents.Defaults.Sandbox.Docker; d != nil {
+		out = *d
+		out.Env = maps.Clone(d.Env)
+		out.Binds = slices.Clone(d.Binds)
+	}
+	a := c.agent(id)
+	if a == nil || a.Sandbox.Docker == nil {
+		return out
+	}
+	o := a.Sandbox.Docker
+	str := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	str(&out.Image, o.Image)
+	str(&out.ContainerPrefix, o.ContainerPrefix)
+	str(&out.Workdir, o.Workdir)
+	str(&out.Network, o.Network)
+	str(&out.User, o.User)
+	str(&out.SeccompProfile, o.SeccompProfile)
+	str(&out.ApparmorProfile, o.ApparmorProfile)
+	if o.Memory != nil {
+		out.Memory = o.Memory
+	}
+	if o.MemorySwap != nil {
+		out.MemorySwap = o.MemorySwap
+	}
+	if o.ReadOnlyRoot != nil {
+		out.ReadOnlyRoot = o.ReadOnlyRoot
+	}
+	if o.PidsLimit != nil {
+		out.PidsLimit = o.PidsLimit
+	}
+	if o.Cpus != nil {
+		out.Cpus = o.Cpus
+	}
+	if o.Tmpfs != nil {
+		out.Tmpfs = o.Tmpfs
+	}
+	if o.CapDrop != nil {
+		out.CapDrop = o.CapDrop
+	}
+	if o.DNS != nil {
+		out.DNS = o.DNS
+	}
+	if o.ExtraHosts != nil {
+		out.ExtraHosts = o.ExtraHosts
+	}
+	out.Binds = append(out.Binds, o.Binds...)
+	if len(o.Env) > 0 {
+		if out.Env == nil {
+			out.Env = map[string]string{}
+		}
+		maps.Copy(out.Env, o.Env)
+	}
+	return out
 }
 
 // SplitModelRef splits "<provider>/<model>" at the first slash, so the model

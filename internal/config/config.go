@@ -280,6 +280,39 @@ type SandboxDefaults struct {
 	// Network is "none" (default) or "host" (Switchboard's bubblewrap
 	// backend; the reference's sandbox.docker.network).
 	Network string `json:"network,omitempty"`
+	// Backend is "bubblewrap" (default; "bwrap" too) or "docker".
+	Backend string `json:"backend,omitempty"`
+	// Docker configures the docker backend (the reference's keys).
+	Docker *SandboxDocker `json:"docker,omitempty"`
+}
+
+// SandboxDocker is "agents.defaults.sandbox.docker" and
+// "agents.list[].sandbox.docker": the Docker backend's container settings.
+// An agent's fields override the defaults' one by one; binds and env merge.
+type SandboxDocker struct {
+	Image           string   `json:"image,omitempty"`
+	ContainerPrefix string   `json:"containerPrefix,omitempty"`
+	Workdir         string   `json:"workdir,omitempty"`
+	ReadOnlyRoot    *bool    `json:"readOnlyRoot,omitempty"`
+	Tmpfs           []string `json:"tmpfs,omitempty"`
+	// Network is the container's network: "none" (default), "bridge" or
+	// a custom network; "host" and "container:<id>" are refused.
+	Network string            `json:"network,omitempty"`
+	User    string            `json:"user,omitempty"`
+	CapDrop []string          `json:"capDrop,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// PidsLimit bounds the container's processes (default 256).
+	PidsLimit *int `json:"pidsLimit,omitempty"`
+	// Memory and MemorySwap are sizes: "1g", "512m" or a byte count.
+	Memory     *ByteSize `json:"memory,omitempty"`
+	MemorySwap *ByteSize `json:"memorySwap,omitempty"`
+	Cpus       *float64  `json:"cpus,omitempty"`
+	// Binds are extra "host:container[:ro|rw]" mounts.
+	Binds           []string `json:"binds,omitempty"`
+	DNS             []string `json:"dns,omitempty"`
+	ExtraHosts      []string `json:"extraHosts,omitempty"`
+	SeccompProfile  string   `json:"seccompProfile,omitempty"`
+	ApparmorProfile string   `json:"apparmorProfile,omitempty"`
 }
 
 // AgentEntry is one element of "agents.list".
@@ -314,6 +347,10 @@ type AgentSandbox struct {
 	WorkspaceAccess string `json:"workspaceAccess,omitempty"`
 	// Network overrides agents.defaults.sandbox.network.
 	Network string `json:"network,omitempty"`
+	// Backend overrides agents.defaults.sandbox.backend.
+	Backend string `json:"backend,omitempty"`
+	// Docker overrides agents.defaults.sandbox.docker field by field.
+	Docker *SandboxDocker `json:"docker,omitempty"`
 }
 
 // ModelRef is a model selection. The file may write it as a plain

@@ -193,6 +193,8 @@ func (k *checker) agents() {
 	k.enum(dp.key("sandbox").key("sessionToolsVisibility"), d.Sandbox.SessionToolsVisibility, "spawned", "all")
 	k.enum(dp.key("sandbox").key("workspaceAccess"), d.Sandbox.WorkspaceAccess, "none", "ro", "rw")
 	k.enum(dp.key("sandbox").key("network"), d.Sandbox.Network, "none", "host")
+	k.enum(dp.key("sandbox").key("backend"), d.Sandbox.Backend, "bubblewrap", "bwrap", "docker")
+	k.sandboxDocker(dp.key("sandbox").key("docker"), d.Sandbox.Docker)
 	k.compaction(dp.key("compaction"), &d.Compaction)
 	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
 	k.budget(dp.key("budget"), d.Budget)
@@ -226,6 +228,8 @@ func (k *checker) agents() {
 		k.enum(p.key("sandbox").key("mode"), a.Sandbox.Mode, "off", "non-main", "all")
 		k.enum(p.key("sandbox").key("workspaceAccess"), a.Sandbox.WorkspaceAccess, "none", "ro", "rw")
 		k.enum(p.key("sandbox").key("network"), a.Sandbox.Network, "none", "host")
+		k.enum(p.key("sandbox").key("backend"), a.Sandbox.Backend, "bubblewrap", "bwrap", "docker")
+		k.sandboxDocker(p.key("sandbox").key("docker"), a.Sandbox.Docker)
 		if a.Tools != nil {
 			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
 			if a.Tools.Exec != nil {
@@ -233,6 +237,30 @@ func (k *checker) agents() {
 			}
 		}
 		k.budget(p.key("budget"), a.Budget)
+	}
+}
+
+// sandboxDocker checks the Docker settings the sandbox would refuse at
+// run time and can be told now: a network joining the host's or another
+// container's namespaces, and binds that are not absolute.
+func (k *checker) sandboxDocker(p keyPath, d *SandboxDocker) {
+	if d == nil {
+		return
+	}
+	if n := strings.TrimSpace(d.Network); n == "host" || strings.HasPrefix(n, "container:") {
+		k.fail(p.key("network"), "network %q is blocked: use \"none\" (default), \"bridge\" or a custom network", n)
+	}
+	for i, b := range d.Binds {
+		parts := strings.Split(b, ":")
+		if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "/") || !strings.HasPrefix(parts[1], "/") {
+			k.fail(p.key("binds").index(i), "bind %q: want \"/host/path:/container/path[:ro|rw]\"", b)
+		}
+	}
+	if d.PidsLimit != nil && *d.PidsLimit < -1 {
+		k.fail(p.key("pidsLimit"), "must be -1 (unlimited) or more")
+	}
+	if d.Cpus != nil && *d.Cpus < 0 {
+		k.fail(p.key("cpus"), "must not be negative")
 	}
 }
 

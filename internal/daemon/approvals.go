@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -41,10 +39,7 @@ func newApprovals(cfg *config.Config, stateDir string, refused func(kind string)
 	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: cfg.ExecApprovalTimeout(), Notifier: a, Journal: a.journal})
 	a.gate = &approval.GateConfig{
 		Broker: a.broker, Allowlists: lists,
-		Policy: func(agentID string) approval.Policy {
-			p := cfg.ExecApprovals(agentID)
-			return approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins}
-		},
+		Policy: a.policy,
 		Clients: func() bool {
 			gw := a.gw.Load()
 			return gw != nil && gw.HasApprovalClients()
@@ -137,10 +132,27 @@ func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
 	if res.File.Agents == nil {
 		res.File.Agents = map[string]wire.ExecApprovalsAgent{}
 	}
-	sum := sha256.Sum256(raw)
-	res.Hash = hex.EncodeToString(sum[:])
-	p := a.cfg.ExecApprovals(a.cfg.DefaultAgentID())
-	n := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback}.Normalized()
+	res.Hash = approval.Hash(raw)
+	n := a.policy(a.cfg.DefaultAgentID()).Normalized()
 	res.ResolvedDefaults = wire.ExecApprovalDefaults{Security: n.Security, Ask: n.Ask, AskFallback: n.AskFallback}
 	return res, nil
+}
+
+// setDocument answers exec.approvals.set: it replaces the approvals
+// document when baseHash names the current one, and answers as
+// exec.approvals.get.
+func (a *approvals) setDocument(file json.RawMessage, baseHash string) (*wire.ExecApprovalsGetResult, error) {
+	if err := a.lists.Replace(file, baseHash); err != nil {
+		return nil, err
+	}
+	return a.document()
+}
+
+// policy is agent's effective exec approval policy: the stricter of
+// tools.exec (with the agent's own) and the approvals document, as the
+// reference combines them.
+func (a *approvals) policy(agentID string) approval.Policy {
+	p := a.cfg.ExecApprovals(agentID)
+	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins}
+	return conf.Stricter(a.lists.Policy(agentID))
 }

@@ -139,6 +139,7 @@ type Daemon struct {
 	started     time.Time
 	api         *httpFront  // /tools/invoke and the OpenAI-compatible paths
 	jobs        *shell.Jobs // exec's background commands
+	box         *toolbox    // the tools, and the Docker sandbox client
 	mods        *models
 	tracing     *tracing
 }
@@ -473,6 +474,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	d := &Daemon{
 		jobs:      jobs,
 		node:      node,
+		box:       box,
 		tracing:   tr,
 		lock:      lock,
 		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
@@ -529,6 +531,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Cron:                  cronSvc,
 		Approvals:             appr.broker,
 		ApprovalsDocument:     appr.document,
+		ApprovalsSet:          appr.setDocument,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -776,6 +779,7 @@ func (d *Daemon) Close() error {
 		d.stop()
 		d.wg.Wait()
 		d.jobs.Close() // background commands die with the gateway
+		d.box.closeDocker()
 		// Deliveries and flows stop before the runner; what is cut short
 		// stays pending for the next start.
 		if err := d.outbox.Close(); err != nil {

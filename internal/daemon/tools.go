@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,40 @@ type toolbox struct {
 	// gate, when set, puts exec on the gateway host behind exec approvals
 	// (tools.exec.security, ask, askFallback).
 	gate *approval.GateConfig
+
+	// dockerOnce makes docker, the Docker backend shared by every
+	// sandboxed session configured for it, on first use.
+	dockerOnce sync.Once
+	docker     *sandbox.Docker
+}
+
+// dockerBackend returns the shared Docker backend (DOCKER_HOST, else the
+// local socket).
+func (b *toolbox) dockerBackend() *sandbox.Docker {
+	b.dockerOnce.Do(func() { b.docker = sandbox.NewDocker("") })
+	return b.docker
+}
+
+// closeDocker releases the Docker client's connections, if any. Call it
+// once the commands it ran are gone (after Jobs.Close).
+func (b *toolbox) closeDocker() {
+	_ = b.dockerBackend().Close() // connects lazily: nothing to close when never used
+}
+
+// dockerRunner runs exec's commands in the Docker backend.
+type dockerRunner struct {
+	d    *sandbox.Docker
+	spec sandbox.Spec
+}
+
+var _ shell.Runner = dockerRunner{}
+
+func (r dockerRunner) Start(ctx context.Context, c shell.Command) (shell.Process, error) {
+	ct, err := r.d.Start(ctx, r.spec, sandbox.Run(c))
+	if err != nil {
+		return nil, err
+	}
+	return ct, nil
 }
 
 func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
@@ -73,7 +108,7 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
 	if sandboxed {
-		all = sandboxTools(all, sandboxSpec(ag))
+		all = b.sandboxTools(all, ag.SandboxSpec())
 	} else if who := untrustedSource(info); who != "" {
 		all = b.guardUntrusted(all, who, ag.UntrustedAllow, info.SessionKey)
 	}
@@ -152,15 +187,20 @@ func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
 		return nil
 	}
-	if _, err := sandbox.Check(ctx); err != nil {
+	spec := ag.SandboxSpec()
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("agent failed before reply: sandbox unavailable: %w", err)
+	}
+	var err error
+	if spec.Normalized().Backend == sandbox.BackendDocker {
+		err = b.dockerBackend().Check(ctx)
+	} else {
+		_, err = sandbox.Check(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("agent failed before reply: %w", err)
 	}
 	return nil
-}
-
-// sandboxSpec is the bubblewrap sandbox of agent ag's sandboxed sessions.
-func sandboxSpec(ag settings.Agent) sandbox.Spec {
-	return sandbox.Spec{WorkspaceAccess: ag.SandboxWorkspaceAccess, Network: ag.SandboxNetwork}
 }
 
 // sandboxKeeps reports whether a sandboxed session whose workspace is
@@ -177,13 +217,20 @@ func sandboxKeeps(name, access string) bool {
 	return true
 }
 
-// sandboxTools replaces exec in set with an exec confined by spec. The
-// sandbox fails closed: without a working backend each command's result
-// is an error naming the missing piece, and nothing runs on the host.
-func sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
+// sandboxTools replaces exec in set with an exec confined by spec: under
+// bubblewrap, or in a container of the Docker backend. The sandbox fails
+// closed: without a working backend each command's result is an error
+// naming the missing piece, and nothing runs on the host.
+func (b *toolbox) sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
 	out := set.All()
 	for i, t := range out {
-		if ex, ok := t.(*shell.Tool); ok {
+		ex, ok := t.(*shell.Tool)
+		if !ok {
+			continue
+		}
+		if spec.Normalized().Backend == sandbox.BackendDocker {
+			out[i] = ex.WithRunner(dockerRunner{d: b.dockerBackend(), spec: spec})
+		} else {
 			out[i] = ex.WithSandbox(spec)
 		}
 	}

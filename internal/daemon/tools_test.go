@@ -3,14 +3,20 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
+	"github.com/switchboardhq/switchboard/internal/sandbox/dockertest"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
 )
 
 // namedTool is a tool that only has a name (forRun only filters).
@@ -96,5 +102,55 @@ func TestSandboxKeeps(t *testing.T) {
 		if got := sandboxKeeps(tt.name, tt.access); got != tt.want {
 			t.Errorf("sandboxKeeps(%q, %q) = %v, want %v", tt.name, tt.access, got, tt.want)
 		}
+	}
+}
+
+// A session sandboxed on the docker backend runs exec in a container of
+// the configured daemon, and fails closed before the model is called when
+// that daemon cannot be reached.
+func TestToolboxDockerSandbox(t *testing.T) {
+	eng := dockertest.New(t, "team/sbx:1")
+	eng.Run = func(e *dockertest.Exec) int {
+		fmt.Fprintf(e.Stdout, "in %s as %s\n", e.WorkingDir, e.Cmd[len(e.Cmd)-1])
+		return 0
+	}
+	t.Setenv("DOCKER_HOST", eng.Host)
+	ws := t.TempDir()
+	cfg, _, err := config.Parse("t.json5", []byte(`{
+  agents: { defaults: { sandbox: { mode: "all", backend: "docker", workspaceAccess: "rw", docker: { image: "team/sbx:1" } } },
+    list: [{ id: "main" }] },
+}`), config.MapEnv(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &toolbox{conf: settings.Resolve(cfg)}
+	t.Cleanup(func() { _ = b.dockerBackend().Close() })
+	b.set(shell.New(shell.Config{}))
+	info := agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"}
+	if err := b.preflight(context.Background(), info); err != nil {
+		t.Fatalf("preflight: %v", err)
+	}
+	ex, ok := b.forRun(info).Get("exec")
+	if !ok {
+		t.Fatal("no exec")
+	}
+	ctx := tools.WithCaller(context.Background(), tools.Caller{AgentID: "main", SessionKey: info.SessionKey, Workspace: ws})
+	res, err := ex.Call(ctx, json.RawMessage(`{"command":"id -u"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "in /workspace as id -u\n" {
+		t.Errorf("exec = %q", res.Text)
+	}
+	if got := eng.Created(); len(got) != 1 || got[0].Config.Image != "team/sbx:1" || got[0].HostConfig.NetworkMode != "none" {
+		t.Errorf("created %+v", got)
+	}
+
+	down := &toolbox{conf: settings.Resolve(cfg)}
+	down.docker = sandbox.NewDocker("unix://" + filepath.Join(t.TempDir(), "none.sock"))
+	down.dockerOnce.Do(func() {})
+	err = down.preflight(context.Background(), info)
+	if err == nil || !strings.Contains(err.Error(), "agent failed before reply: sandbox unavailable: Docker daemon unreachable") {
+		t.Errorf("preflight without a daemon = %v", err)
 	}
 }

@@ -206,3 +206,25 @@ func (s *Server) handleExecApprovalsGet(ctx context.Context, cl *call) (any, err
 	}
 	return doc, nil
 }
+
+func (s *Server) handleExecApprovalsSet(ctx context.Context, cl *call) (any, error) {
+	var p wire.ExecApprovalsSetParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	if s.cfg.ApprovalsSet == nil {
+		return nil, wire.NewError(wire.CodeUnavailable, "exec approvals are not enabled")
+	}
+	if len(p.File) == 0 || p.File[0] != '{' {
+		return nil, invalid("exec approvals file is required")
+	}
+	doc, err := s.cfg.ApprovalsSet(p.File, p.BaseHash)
+	var bad *approval.InvalidDocumentError
+	switch {
+	case errors.Is(err, approval.ErrBaseHashRequired), errors.Is(err, approval.ErrChanged), errors.As(err, &bad):
+		return nil, invalid(err.Error())
+	case err != nil:
+		return nil, fmt.Errorf("exec.approvals.set: %w", err)
+	}
+	return doc, nil
+}

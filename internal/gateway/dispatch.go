@@ -85,6 +85,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodExecApprovalResolve, scope: wire.ScopeApprovals, handle: s.handleExecApprovalResolve},
 		{name: wire.MethodExecApprovalWaitDecision, scope: wire.ScopeApprovals, handle: s.handleExecApprovalWaitDecision},
 		{name: wire.MethodExecApprovalsGet, scope: wire.ScopeAdmin, handle: s.handleExecApprovalsGet},
+		{name: wire.MethodExecApprovalsSet, scope: wire.ScopeAdmin, handle: s.handleExecApprovalsSet},
 		{name: wire.MethodChatStartup, scope: wire.ScopeRead, handle: s.handleChatHistory},
 		{name: wire.MethodSessionsDescribe, scope: wire.ScopeRead, handle: s.handleSessionsDescribe},
 		{name: wire.MethodSessionsSubscribe, scope: wire.ScopeRead, handle: s.handleSessionsSubscribe},

@@ -130,6 +130,11 @@ type Config struct {
 	// ApprovalsDocument answers exec.approvals.get; nil answers it
 	// UNAVAILABLE.
 	ApprovalsDocument func() (*wire.ExecApprovalsGetResult, error)
+	// ApprovalsSet answers exec.approvals.set: it replaces the document
+	// if baseHash matches (approval.ErrBaseHashRequired, ErrChanged,
+	// *InvalidDocumentError otherwise) and returns the new one; nil
+	// answers it unavailable.
+	ApprovalsSet func(file json.RawMessage, baseHash string) (*wire.ExecApprovalsGetResult, error)
 
 	// StorePath is reported as "path" by the sessions methods (the
 	// reference reports its store file).

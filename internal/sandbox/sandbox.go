@@ -1,10 +1,18 @@
-// Package sandbox confines the commands of sandboxed sessions with
-// bubblewrap (bwrap): user, mount, PID, IPC, UTS and network namespaces, a
-// seccomp filter denying namespace, mount, ptrace and keyring syscalls,
-// system directories read-only, a private /tmp, the workspace bound per
-// workspaceAccess, and rlimits set by prlimit inside the sandbox. When bwrap
-// or user namespaces are unavailable it fails closed: Check and Command
-// return an error naming the missing piece and the fix, and nothing runs.
+// Package sandbox confines the commands of sandboxed sessions, with
+// bubblewrap (the default) or, when sandbox.backend is "docker", in
+// containers of a Docker Engine through its Go SDK (see Docker).
+//
+// The bubblewrap backend (bwrap) gives each command user, mount, PID, IPC,
+// UTS and network namespaces, a seccomp filter denying namespace, mount,
+// ptrace and keyring syscalls, system directories read-only, a private
+// /tmp, the workspace bound per workspaceAccess, and rlimits set by
+// prlimit inside the sandbox.
+//
+// When a backend is unavailable (bwrap missing, user namespaces disabled,
+// the Docker daemon unreachable) the sandbox fails closed: Check, Command
+// and Docker.Start return an error naming the missing piece and the fix,
+// and nothing runs. It imports no other Switchboard package; the daemon,
+// the CLI and tests use it.
 package sandbox
 
 import (
@@ -53,18 +61,27 @@ type Limits struct {
 	FileBytes   int64 // RLIMIT_FSIZE
 }
 
-// Spec describes one sandbox. The zero value is a read-write workspace
-// with no network and the default limits.
+// Spec describes one sandbox. The zero value is a bubblewrap sandbox with
+// a read-write workspace, no network and the default limits.
 type Spec struct {
+	// Backend is "bubblewrap" (default; "bwrap" too) or "docker".
+	Backend string
 	// WorkspaceAccess is "none", "ro" or "rw" ("" means rw).
 	WorkspaceAccess string
-	// Network is "none" (default) or "host".
+	// Network is "none" (default) or "host" (bubblewrap only; Docker's
+	// is Docker.Network).
 	Network string
 	Limits  Limits
+	// Docker configures the docker backend.
+	Docker DockerSpec
 }
 
 // Normalized returns s with its defaults filled in.
 func (s Spec) Normalized() Spec {
+	switch s.Backend {
+	case "", "bwrap":
+		s.Backend = BackendBubblewrap
+	}
 	if s.WorkspaceAccess == "" {
 		s.WorkspaceAccess = AccessRW
 	}
@@ -83,7 +100,8 @@ func (s Spec) Normalized() Spec {
 	return s
 }
 
-// Validate reports a spec with an unknown access level or network mode.
+// Validate reports a spec with an unknown backend, access level or
+// network mode, or Docker settings the backend refuses.
 func (s Spec) Validate() error {
 	n := s.Normalized()
 	switch n.WorkspaceAccess {
@@ -95,6 +113,13 @@ func (s Spec) Validate() error {
 	case NetworkNone, NetworkHost:
 	default:
 		return fmt.Errorf("sandbox: network %q: want none or host", s.Network)
+	}
+	switch n.Backend {
+	case BackendBubblewrap:
+	case BackendDocker:
+		return s.Docker.validate()
+	default:
+		return fmt.Errorf("sandbox: backend %q is not supported: want bubblewrap or docker", s.Backend)
 	}
 	return nil
 }
@@ -109,6 +134,9 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 func (s Spec) Args(workspace, cwd string, argv []string) ([]string, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.Normalized().Backend != BackendBubblewrap {
+		return nil, fmt.Errorf("sandbox: the %s backend does not run bubblewrap", s.Backend)
 	}
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
@@ -241,6 +269,10 @@ func Check(ctx context.Context) (string, error) {
 func (s Spec) Explain(workspace string) string {
 	n := s.Normalized()
 	var b strings.Builder
+	if n.Backend == BackendDocker {
+		n.explainDocker(&b, workspace)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "backend: bubblewrap (user, mount, pid, ipc, uts, cgroup%s namespaces)\n", map[bool]string{true: ", net", false: ""}[n.Network == NetworkNone])
 	switch n.WorkspaceAccess {
 	case AccessNone:

@@ -13,10 +13,12 @@ package settings
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/spend"
 )
@@ -119,6 +121,11 @@ type Agent struct {
 	SandboxWorkspaceAccess string
 	// SandboxNetwork is "none" or "host".
 	SandboxNetwork string
+	// SandboxBackend is "bubblewrap" or "docker" (an unknown value is
+	// kept for the sandbox to refuse).
+	SandboxBackend string
+	// SandboxDocker is the agent's merged sandbox.docker settings.
+	SandboxDocker config.SandboxDocker
 	// Tools is agents.list[].tools, the agent's own tool selection (zero
 	// when it has none).
 	Tools policy.ToolSelection
@@ -193,6 +200,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		SubagentModel: cfg.SubagentModel(id), SubagentThinking: cfg.SubagentThinking(id),
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
+		SandboxBackend: cfg.SandboxBackend(id), SandboxDocker: cfg.SandboxDocker(id),
 		Tools:          toolSelection(cfg.AgentToolSelection(id)),
 		Budget:         budgetOf(cfg.BudgetOf(id)),
 		UntrustedAllow: cfg.UntrustedAllow(id),
@@ -300,4 +308,35 @@ func budgetOf(b config.Budget) spend.Limits {
 		l.ConcurrentChildren = *b.MaxConcurrentChildren
 	}
 	return l
+}
+
+// SandboxSpec is the sandbox of the agent's sandboxed sessions: its
+// backend, workspace access, network and Docker settings.
+func (a Agent) SandboxSpec() sandbox.Spec {
+	d := a.SandboxDocker
+	spec := sandbox.Spec{
+		Backend: a.SandboxBackend, WorkspaceAccess: a.SandboxWorkspaceAccess, Network: a.SandboxNetwork,
+		Docker: sandbox.DockerSpec{
+			Image: d.Image, ContainerPrefix: d.ContainerPrefix, Workdir: d.Workdir, ReadOnlyRoot: d.ReadOnlyRoot,
+			Tmpfs: d.Tmpfs, Network: d.Network, User: d.User, CapDrop: d.CapDrop, Env: d.Env,
+			Binds: d.Binds, DNS: d.DNS, ExtraHosts: d.ExtraHosts,
+			SeccompProfile: d.SeccompProfile, ApparmorProfile: d.ApparmorProfile,
+		},
+	}
+	if d.PidsLimit != nil {
+		spec.Docker.PidsLimit = int64(*d.PidsLimit)
+		if spec.Docker.PidsLimit == 0 {
+			spec.Docker.PidsLimit = -1 // 0 configured: unlimited, as Docker reads it
+		}
+	}
+	if d.Memory != nil {
+		spec.Docker.Memory = strconv.FormatInt(int64(*d.Memory), 10)
+	}
+	if d.MemorySwap != nil {
+		spec.Docker.MemorySwap = strconv.FormatInt(int64(*d.MemorySwap), 10)
+	}
+	if d.Cpus != nil {
+		spec.Docker.CPUs = *d.Cpus
+	}
+	return spec
 }

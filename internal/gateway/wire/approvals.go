@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // Exec approval methods and events (the reference's names).
 const (
 	MethodExecApprovalList         = "exec.approval.list"
@@ -10,6 +12,11 @@ const (
 	// and the effective defaults: {path, exists, hash, file,
 	// resolvedDefaults}. exec.approvals.* needs operator.admin.
 	MethodExecApprovalsGet = "exec.approvals.get"
+	// MethodExecApprovalsSet replaces the approvals document: {file,
+	// baseHash}, baseHash being the hash exec.approvals.get returned
+	// (required once the document exists). It answers as
+	// exec.approvals.get.
+	MethodExecApprovalsSet = "exec.approvals.set"
 
 	// EventExecApprovalRequested carries {id, request, createdAtMs,
 	// expiresAtMs} to the operator clients that can answer approvals.
@@ -48,6 +55,7 @@ type ExecApprovalIDParams struct {
 func init() {
 	methodSchemas[MethodExecApprovalList] = Object(nil)
 	methodSchemas[MethodExecApprovalsGet] = Object(nil)
+	methodSchemas[MethodExecApprovalsSet] = Object([]string{"file"}, P("file", Any()), P("baseHash", Any()))
 	methodSchemas[MethodExecApprovalGet] = Object([]string{"id"}, P("id", NonEmptyStr()))
 	methodSchemas[MethodExecApprovalResolve] = Object([]string{"id", "decision"},
 		P("id", NonEmptyStr()), P("decision", NonEmptyStr()), P("reviewer", Any()), P("grantExpiresInDays", IntRange(1, 3650)))
@@ -84,14 +92,31 @@ type ExecApprovalsGetResult struct {
 	ResolvedDefaults ExecApprovalDefaults `json:"resolvedDefaults"`
 }
 
+// ExecApprovalsSetParams are the params of exec.approvals.set.
+type ExecApprovalsSetParams struct {
+	File     json.RawMessage `json:"file"`
+	BaseHash string          `json:"baseHash,omitempty"`
+}
+
 // ExecApprovalsFile is the approvals document.
 type ExecApprovalsFile struct {
-	Version int                           `json:"version"`
-	Agents  map[string]ExecApprovalsAgent `json:"agents"`
+	Version  int                           `json:"version"`
+	Defaults *ExecApprovalsPolicy          `json:"defaults,omitempty"`
+	Agents   map[string]ExecApprovalsAgent `json:"agents"`
+}
+
+// ExecApprovalsPolicy is a policy in the approvals document (the defaults
+// or an agent's); empty fields leave the decision to the next level.
+type ExecApprovalsPolicy struct {
+	Security        string `json:"security,omitempty"`
+	Ask             string `json:"ask,omitempty"`
+	AskFallback     string `json:"askFallback,omitempty"`
+	AutoAllowSkills *bool  `json:"autoAllowSkills,omitempty"`
 }
 
 // ExecApprovalsAgent is one agent's part of the approvals document.
 type ExecApprovalsAgent struct {
+	ExecApprovalsPolicy
 	Allowlist []ExecAllowEntry `json:"allowlist"`
 }
 
@@ -103,6 +128,9 @@ type ExecAllowEntry struct {
 	LastUsedAt       int64  `json:"lastUsedAt,omitempty"`
 	LastUsedCommand  string `json:"lastUsedCommand,omitempty"`
 	LastResolvedPath string `json:"lastResolvedPath,omitempty"`
+	// ResolvedSHA256 is the content hash an allow-always entry is bound
+	// to (with LastResolvedPath).
+	ResolvedSHA256 string `json:"resolvedSha256,omitempty"`
 }
 
 // ExecApprovalDefaults is the effective exec approval policy.

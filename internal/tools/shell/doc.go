@@ -5,6 +5,10 @@
 // followed by the reference's exit text ("(Command exited with code N)",
 // "Command timed out after N seconds.").
 //
+// A sandbox confines the command either by wrapping it (Confiner, the
+// bubblewrap backend) or by running it itself (Runner, the Docker
+// backend); the output cap, the timeout and background sessions stay here.
+//
 // exec is a mutating shell surface: it is not confined to the workspace.
 // Which runs get it is the daemon's decision (tools.profile, allow/deny).
 // It depends only on the tools package.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +50,9 @@ type Config struct {
 	// that runs argv inside the sandbox, or an error (the backend is
 	// unavailable, the workdir is outside its view) and nothing runs.
 	Sandbox Confiner
+	// Runner, when set, runs every command instead (a container engine);
+	// it takes precedence over Sandbox.
+	Runner Runner
 	// Jobs, when set, lets commands go to the background (yieldMs,
 	// background) for the process tool to follow; nil runs every command
 	// in the foreground, ignoring those arguments.
@@ -149,47 +154,42 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		}
 	}
 	out := newCapBuffer(t.cfg.MaxOutputBytes)
-	var cmd *exec.Cmd
-	if t.cfg.Sandbox != nil {
-		cmd, err = t.sandboxed(ctx, cwd, req)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		cmd = exec.Command(t.cfg.Shell, "-c", req.Command)
-		cmd.Dir = cwd
-		cmd.Env = t.environ(req.Env)
-	}
 	caller := tools.CallerFrom(ctx)
 	j := &job{
-		id: newJobID(), agent: caller.AgentID, command: req.Command, cmd: cmd, out: out,
+		id: newJobID(), agent: caller.AgentID, command: req.Command, out: out,
 		pending: newPendingBuffer(pendingMax), timeout: timeout, done: make(chan struct{}),
 	}
-	cmd.Stdout = io.MultiWriter(out, j.pending)
-	cmd.Stderr = cmd.Stdout
-	cmd.WaitDelay = pipeGrace
-	setGroup(cmd)
+	output := io.MultiWriter(out, j.pending)
+	// A backgrounded command can be written to (process write).
 	background := t.cfg.Jobs != nil
-	if background {
-		// A backgrounded command can be written to (process write).
-		if j.stdin, err = cmd.StdinPipe(); err != nil {
-			return nil, fmt.Errorf("exec: stdin: %w", err)
+	j.start = time.Now()
+	switch {
+	case t.cfg.Runner != nil:
+		j.proc, err = t.cfg.Runner.Start(ctx, Command{
+			Workspace: resolvedWorkspace(caller.Workspace), Dir: cwd,
+			Argv: []string{t.cfg.Shell, "-c", req.Command}, Env: callEnv(req.Env),
+			Output: output, Stdin: background,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+	default:
+		var cmd *exec.Cmd
+		if t.cfg.Sandbox != nil {
+			if cmd, err = t.sandboxed(ctx, cwd, req); err != nil {
+				return nil, err
+			}
+		} else {
+			cmd = exec.Command(t.cfg.Shell, "-c", req.Command)
+			cmd.Dir = cwd
+			cmd.Env = t.environ(req.Env)
+		}
+		if j.proc, err = startCmd(cmd, output, background); err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
 		}
 	}
-
-	j.start = time.Now()
-	err = cmd.Start()
-	// The child has its copies of the extra descriptors (the sandbox's
-	// seccomp filter) now.
-	for _, f := range cmd.ExtraFiles {
-		_ = f.Close()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("exec: start %s: %w", t.cfg.Shell, err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	go j.watch(cwd, waited)
+	j.stdin = j.proc.Stdin()
+	go j.watch(cwd)
 
 	var yield <-chan time.Time
 	if background {
@@ -240,10 +240,7 @@ func (j *job) runningResult(cwd string) *tools.Result {
 	if len(tail) > 2000 {
 		tail = "…" + string(trimPartialRuneStart([]byte(tail[len(tail)-2000:])))
 	}
-	pid := 0
-	if j.cmd.Process != nil {
-		pid = j.cmd.Process.Pid
-	}
+	pid := j.proc.PID()
 	text := fmt.Sprintf("Command still running (session %s, pid %d). Use process (poll, log, write, send-keys, kill) with sessionId %q to follow it.", j.id, pid, j.id)
 	if tail != "" {
 		text += "\n\n" + tail
@@ -254,16 +251,14 @@ func (j *job) runningResult(cwd string) *tools.Result {
 
 // finalResult is exec's answer for a command that ended: its output and
 // exit status in the reference's words.
-func finalResult(cmd *exec.Cmd, out *capBuffer, werr error, took time.Duration, cwd string, timedOut bool, timeout time.Duration) *tools.Result {
+func finalResult(code int, sig string, werr error, out *capBuffer, took time.Duration, cwd string, timedOut bool, timeout time.Duration) *tools.Result {
 	d := &Details{DurationMs: took.Milliseconds(), Cwd: cwd, TimedOut: timedOut}
 	text, truncated := out.String()
 	d.Truncated = truncated
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
+	if werr != nil {
 		d.Status = "failed"
 		return &tools.Result{Details: d, IsError: true, Text: joinOutput(text, "exec: wait: "+werr.Error())}
 	}
-	code, sig := exitStatus(cmd.ProcessState)
 	if sig == "" {
 		d.ExitCode = &code
 	} else {
@@ -297,23 +292,34 @@ func finalResult(cmd *exec.Cmd, out *capBuffer, werr error, took time.Duration, 
 // environment holds none of the gateway's variables (its token and keys
 // stay outside), only a fixed PATH, HOME=/tmp and the call's overrides.
 func (t *Tool) sandboxed(ctx context.Context, cwd string, req request) (*exec.Cmd, error) {
-	ws := tools.CallerFrom(ctx).Workspace
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
-	env := []string{
+	ws := resolvedWorkspace(tools.CallerFrom(ctx).Workspace)
+	env := append([]string{
 		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 		"HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
-		"SWITCHBOARD_SHELL=exec", "OPENCLAW_SHELL=exec",
-	}
-	for k, v := range req.Env {
-		env = append(env, k+"="+v)
-	}
+	}, callEnv(req.Env)...)
 	cmd, err := t.cfg.Sandbox.Command(ctx, ws, cwd, []string{t.cfg.Shell, "-c", req.Command}, env)
 	if err != nil {
 		return nil, fmt.Errorf("exec: %w", err)
 	}
 	return cmd, nil
+}
+
+// resolvedWorkspace is ws with symlinks resolved, as sandboxes mount it.
+func resolvedWorkspace(ws string) string {
+	if real, err := filepath.EvalSymlinks(ws); err == nil {
+		return real
+	}
+	return ws
+}
+
+// callEnv is what a confined command gets of the call: SWITCHBOARD_SHELL
+// and OPENCLAW_SHELL set to "exec", then the call's overrides, sorted.
+func callEnv(over map[string]string) []string {
+	env := []string{"SWITCHBOARD_SHELL=exec", "OPENCLAW_SHELL=exec"}
+	for _, k := range slices.Sorted(maps.Keys(over)) {
+		env = append(env, k+"="+over[k])
+	}
+	return env
 }
 
 // Foreground returns a copy of t that runs every command in the
@@ -327,7 +333,14 @@ func (t *Tool) Foreground() *Tool {
 // WithSandbox returns a copy of t whose commands c confines.
 func (t *Tool) WithSandbox(c Confiner) *Tool {
 	cfg := t.cfg
-	cfg.Sandbox = c
+	cfg.Sandbox, cfg.Runner = c, nil
+	return &Tool{cfg: cfg}
+}
+
+// WithRunner returns a copy of t whose commands r runs.
+func (t *Tool) WithRunner(r Runner) *Tool {
+	cfg := t.cfg
+	cfg.Sandbox, cfg.Runner = nil, r
 	return &Tool{cfg: cfg}
 }
 

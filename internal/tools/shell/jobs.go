@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"sync"
 	"time"
@@ -168,7 +167,7 @@ func (js *Jobs) remove(agent, id string) error {
 // its input.
 type job struct {
 	id, agent, command string
-	cmd                *exec.Cmd
+	proc               Process
 	stdin              io.WriteCloser // nil when not backgroundable
 	out                *capBuffer     // everything, head and tail
 	pending            *pendingBuffer // not yet returned by a poll
@@ -192,8 +191,19 @@ func newJobID() string {
 
 // watch waits for the command (killing its group at the timeout) and
 // records its result; it closes done.
-func (j *job) watch(cwd string, waitErr <-chan error) {
+func (j *job) watch(cwd string) {
 	defer close(j.done)
+	type exit struct {
+		code int
+		sig  string
+		err  error
+	}
+	waitErr := make(chan exit, 1)
+	go func() {
+		var e exit
+		e.code, e.sig, e.err = j.proc.Wait()
+		waitErr <- e
+	}()
 	var timer <-chan time.Time
 	if j.timeout > 0 {
 		tm := time.NewTimer(j.timeout)
@@ -201,17 +211,15 @@ func (j *job) watch(cwd string, waitErr <-chan error) {
 		timer = tm.C
 	}
 	timedOut := false
-	var werr error
+	var e exit
 	select {
-	case werr = <-waitErr:
+	case e = <-waitErr:
 	case <-timer:
 		timedOut = true
-		killGroup(j.cmd)
-		werr = <-waitErr
+		j.proc.Kill()
+		e = <-waitErr
 	}
-	// Whatever the shell left running in its group goes with it.
-	killGroup(j.cmd)
-	res := finalResult(j.cmd, j.out, werr, time.Since(j.start), cwd, timedOut, j.timeout)
+	res := finalResult(e.code, e.sig, e.err, j.out, time.Since(j.start), cwd, timedOut, j.timeout)
 	j.mu.Lock()
 	j.result, j.endedAt = res, time.Now()
 	j.mu.Unlock()
@@ -222,7 +230,7 @@ func (j *job) kill() {
 	j.mu.Lock()
 	j.killed = true
 	j.mu.Unlock()
-	killGroup(j.cmd)
+	j.proc.Kill()
 }
 
 // ended returns when the job ended, if it has.

@@ -214,10 +214,7 @@ func (p *ProcessTool) list(agent string) *tools.Result {
 	d := &ProcessDetails{}
 	for _, j := range jobs {
 		st, code := j.status()
-		pid := 0
-		if j.cmd.Process != nil {
-			pid = j.cmd.Process.Pid
-		}
+		pid := j.proc.PID()
 		cmd := j.command
 		if len(cmd) > 80 {
 			cmd = cmd[:77] + "..."
