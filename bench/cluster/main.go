@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,7 +156,45 @@ func warmTurns(n *node, turns int, label string) error {
 	}
 	p50, p99 := percentiles(warm)
 	fmt.Printf("%s p50 %v, p99 %v (%d turns, instant model)\n", label, round(p50), round(p99), len(warm))
+	if *storeOps {
+		printStoreOps(n, turns+20)
+	}
 	return nil
+}
+
+var storeOps = flag.Bool("storeops", false, "print the store calls (and their mean time) per warm turn, from /metrics")
+
+// printStoreOps prints the store calls per turn and their mean latency,
+// from the node's /metrics.
+func printStoreOps(n *node, turns int) {
+	req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(n.wsURL, "ws")+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Println("metrics:", err)
+		return
+	}
+	defer resp.Body.Close()
+	count, sum := map[string]float64{}, map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	re := regexp.MustCompile(`^switchboard_store_operation_seconds_(count|sum)\{op="([^"]+)"\} (\S+)`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			var v float64
+			fmt.Sscan(m[3], &v)
+			if m[1] == "count" {
+				count[m[2]] = v
+			} else {
+				sum[m[2]] = v
+			}
+		}
+	}
+	var total float64
+	for op, c := range count {
+		fmt.Printf("  %-16s %5.2f calls/turn, mean %v\n", op, c/float64(turns), round(time.Duration(sum[op]/c*float64(time.Second))))
+		total += sum[op]
+	}
+	fmt.Printf("  store time per turn: %v\n", round(time.Duration(total/float64(turns)*float64(time.Second))))
 }
 
 // crossWait prints how long after a run's final event on the node that ran

@@ -30,27 +30,27 @@ func SessionStartedAt(s *store.Session) time.Time {
 // (session.reset: daily or idle) says it expired, before a person's input
 // is queued on it. A busy session is not reset; input from other sessions,
 // announces and tools never resets one.
-func (r *Runner) autoReset(ctx context.Context, in *Input) error {
+func (r *Runner) autoReset(ctx context.Context, in *Input) (*store.Session, error) {
 	if r.cfg.ResetRule == nil || in.Provenance != nil {
-		return nil
+		return nil, nil
 	}
 	sess, err := r.cfg.Store.GetSession(ctx, in.SessionKey)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.SessionID == "") {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := r.now()
 	reason, stale := r.cfg.ResetRule(sess).Stale(SessionStartedAt(sess), sess.UpdatedAt, now)
 	if !stale {
-		return nil
+		return sess, nil
 	}
 	r.mu.Lock()
 	busy := r.lanes[in.SessionKey] != nil
 	r.mu.Unlock()
 	if busy {
-		return nil
+		return sess, nil
 	}
 	old, fresh := sess.SessionID, r.newID()
 	sess, err = r.cfg.Store.UpdateSession(ctx, in.SessionKey, false, func(s *store.Session) error {
@@ -67,19 +67,19 @@ func (r *Runner) autoReset(ctx context.Context, in *Input) error {
 		return nil
 	})
 	if errors.Is(err, errResetRaced) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("automatic reset: %w", err)
+		return nil, fmt.Errorf("automatic reset: %w", err)
 	}
 	e := transcript.Entry{Type: transcript.TypeReset, Timestamp: transcript.FormatTime(now), Extra: map[string]json.RawMessage{}}
 	e.Extra["reason"], _ = json.Marshal(reason)
 	e.Extra["previousSessionId"], _ = json.Marshal(old)
 	if _, err := r.cfg.Store.AppendMessages(ctx, fresh, []store.Message{{SessionID: fresh, Entry: e}}); err != nil {
-		return fmt.Errorf("automatic reset: %w", err)
+		return nil, fmt.Errorf("automatic reset: %w", err)
 	}
 	r.log.Info("session reset", "sessionKey", in.SessionKey, "reason", reason, "previousSessionId", old, "sessionId", sess.SessionID)
-	return nil
+	return sess, nil
 }
 
 // setMember sets (or with a nil v removes) one member of a JSON object.

@@ -437,10 +437,11 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	if closing {
 		return nil, false, ErrClosed
 	}
-	if err := r.autoReset(ctx, &in); err != nil {
+	known, err := r.autoReset(ctx, &in)
+	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
-	sess, err := r.ensureSession(ctx, &in)
+	sess, err := r.ensureSession(ctx, &in, known)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}

@@ -8,10 +8,15 @@ import (
 )
 
 // ensureSession returns the session of in, creating it (with its
-// sessionStartedAt) when it does not exist yet.
-func (r *Runner) ensureSession(ctx context.Context, in *Input) (*store.Session, error) {
+// sessionStartedAt) when it does not exist yet. known, when not nil, is
+// the session as just read.
+func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Session) (*store.Session, error) {
 	// The common case, an existing session, needs no write.
-	if s, err := r.cfg.Store.GetSession(ctx, in.SessionKey); err == nil && s.SessionID != "" && s.AgentID != "" {
+	s, err := known, error(nil)
+	if s == nil {
+		s, err = r.cfg.Store.GetSession(ctx, in.SessionKey)
+	}
+	if err == nil && s.SessionID != "" && s.AgentID != "" {
 		if in.AgentID == "" {
 			in.AgentID = s.AgentID
 		}

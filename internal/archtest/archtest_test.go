@@ -452,6 +452,7 @@ var importAllowLists = map[string][]string{
 	"internal/gateway": {
 		"github.com/coder/websocket",
 		"github.com/google/uuid",
+		"golang.org/x/sys/unix", // system.info's disk figures
 		"internal/agent",
 		"internal/approval",
 		"internal/compaction",
@@ -511,6 +512,9 @@ var importAllowLists = map[string][]string{
 		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/telemetry", "internal/tools",
 		"internal/transcript",
 	},
+	// A node of several on one database: the runner it coordinates and the
+	// PostgreSQL backend it coordinates through, nothing else.
+	"internal/cluster": {"internal/agent", "internal/store", "internal/store/postgres"},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.
 	"internal/store/postgres": {
 		"github.com/google/uuid",
