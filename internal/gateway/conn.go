@@ -73,7 +73,7 @@ type conn struct {
 	closeCode   websocket.StatusCode
 	closeReason string
 	pending     map[string]context.CancelCauseFunc // by request id
-	subs        map[string]struct{}                // session keys subscribed to (sessions.messages.subscribe; scoped senders)
+	subs        map[string]bool                    // session keys subscribed to: true by sessions.messages.subscribe, false as a scoped sender
 	sessionsSub bool                               // sessions.subscribe: receives sessions.changed
 
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle

@@ -78,6 +78,23 @@ func TestSessionMessageEvents(t *testing.T) {
 		}
 	}
 
+	// A session-scoped client sending a turn gets the turn's chat events,
+	// not session.message (it did not subscribe to the messages).
+	sender := e.connectCaps([]string{wire.CapSessionScopedEvents})
+	sender.ok(wire.MethodSessionsSubscribe, map[string]any{}, nil)
+	sender.ok(wire.MethodChatSend, map[string]any{"sessionKey": "agent:main:scoped", "message": "mine", "idempotencyKey": "sm-s"}, nil)
+	for {
+		f := sender.nextEvent(10 * time.Second)
+		if f.Event == wire.EventSessionMessage {
+			t.Fatalf("a scoped sender got session.message %s", f.Payload)
+		}
+		var p struct{ Reason string }
+		json.Unmarshal(f.Payload, &p)
+		if f.Event == wire.EventSessionsChanged && p.Reason == "lifecycle" {
+			break
+		}
+	}
+
 	// Unsubscribed, c gets no more: the next run's end arrives alone.
 	c.ok(wire.MethodSessionsMessagesUnsubscribe, map[string]any{"key": "main"}, nil)
 	c.ok(wire.MethodSessionsSubscribe, map[string]any{}, nil)

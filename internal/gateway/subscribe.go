@@ -15,12 +15,15 @@ import (
 // every session's, as the reference does.
 
 // subscribe adds key to the connection's subscriptions.
-func (c *conn) subscribe(key string) {
+// messages marks an explicit sessions.messages.subscribe, which also
+// receives the session's session.message events; a scoped sender's own
+// subscription does not (and never loses an explicit one).
+func (c *conn) subscribe(key string, messages bool) {
 	c.mu.Lock()
 	if c.subs == nil {
-		c.subs = make(map[string]struct{})
+		c.subs = make(map[string]bool)
 	}
-	c.subs[key] = struct{}{}
+	c.subs[key] = c.subs[key] || messages
 	c.mu.Unlock()
 }
 
@@ -41,8 +44,7 @@ func (c *conn) wantsLocked(key string) bool {
 // session.message events of session key: it subscribed to them, or (a
 // scoped client) sent a turn there. c.mu is held.
 func (c *conn) wantsMessagesLocked(key string) bool {
-	_, ok := c.subs[key]
-	return c.ready && ok
+	return c.ready && c.subs[key]
 }
 
 // subscribeSender subscribes a scoped client to the session it is sending
@@ -52,7 +54,7 @@ func (cl *call) subscribeSender(key string) {
 	scoped := cl.c.scoped
 	cl.c.mu.Unlock()
 	if scoped {
-		cl.c.subscribe(key)
+		cl.c.subscribe(key, false)
 	}
 }
 
@@ -67,7 +69,7 @@ func (s *Server) handleSessionsMessagesSubscribe(ctx context.Context, cl *call) 
 		return nil, err
 	}
 	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
-	cl.c.subscribe(key)
+	cl.c.subscribe(key, true)
 	return map[string]any{"subscribed": true, "key": key}, nil
 }
 
