@@ -133,8 +133,12 @@ func run() error {
 	return nil
 }
 
+// warmRound numbers the warmTurns calls, for fresh run ids.
+var warmRound int
+
 // warmTurns prints the latency of warm turns on one session of node n.
 func warmTurns(n *node, turns int, label string) error {
+	warmRound++
 	ctx := context.Background()
 	a, err := dial(ctx, n)
 	if err != nil {
@@ -144,7 +148,7 @@ func warmTurns(n *node, turns int, label string) error {
 	fa := newFinals(a)
 	var warm []time.Duration
 	for i := range turns + 20 { // the first 20 warm up the session and the pools
-		id := fmt.Sprintf("warm-%s-%d", label[:10], i)
+		id := fmt.Sprintf("warm-%d-%d", warmRound, i)
 		t0 := time.Now()
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
