@@ -79,6 +79,15 @@ func TestClusterSessionTools(t *testing.T) {
 		t.Fatalf("sessions_send across nodes = %v", res)
 	}
 	eventually(t, "the flow's turns", func() bool { return interSession(history(t, c[2], "agent:main:tgt")) == 3 })
+	// sessions_list and sessions_history on a third node see both sides.
+	listed := call(t, c[2], "tools.invoke", map[string]any{"tool": "sessions_list", "sessionKey": "agent:main:req", "args": map[string]any{}})
+	if b, _ := json.Marshal(listed["details"]); !strings.Contains(string(b), "agent:main:tgt") || !strings.Contains(string(b), "agent:main:req") {
+		t.Errorf("sessions_list on node 2 = %s", b)
+	}
+	hist := call(t, c[2], "tools.invoke", map[string]any{"tool": "sessions_history", "sessionKey": "agent:main:req", "args": map[string]any{"sessionKey": "agent:main:tgt"}})
+	if b, _ := json.Marshal(hist["details"]); !strings.Contains(string(b), "/reply /reply REPLY_SKIP") {
+		t.Errorf("sessions_history on node 2 = %s", b)
+	}
 
 	// agent.wait and chat events on node 2 for a run node 0 executes.
 	events := c[2].Events()
