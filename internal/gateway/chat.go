@@ -183,6 +183,7 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 		return nil, err
 	}
 	if run.created {
+		s.trackSendTiming(cl, run.RunID, key, in.AgentID, cl.received)
 		return wire.ChatSendResult{RunID: run.RunID, Status: "started"}, nil
 	}
 	return wire.ChatSendResult{RunID: run.RunID, Status: dedupStatus(run.Run)}, nil

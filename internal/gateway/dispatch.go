@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 )
@@ -22,6 +23,8 @@ type call struct {
 	// releaseAfterResponse, when a handler sets it, runs right after the
 	// first response is queued (it releases a run's held events).
 	releaseAfterResponse func()
+	// received is when the request frame arrived.
+	received time.Time
 }
 
 // handler serves one method. The returned error is a *wire.Error, a
@@ -222,7 +225,7 @@ func (c *conn) dispatch(f *wire.Frame) {
 		return
 	}
 
-	cl := &call{c: c, id: f.ID, method: f.Method, params: f.Params}
+	cl := &call{c: c, id: f.ID, method: f.Method, params: f.Params, received: time.Now()}
 	go func() {
 		defer c.wg.Done()
 		defer func() {

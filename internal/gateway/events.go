@@ -144,6 +144,7 @@ func (s *Server) emitLocked(st *runStream, name string, payload any) {
 // onRunEvent is the runner subscription. It runs on the run's goroutine
 // and never blocks: broadcasting only queues frames.
 func (s *Server) onRunEvent(ev agent.Event) {
+	s.sendTimingEvent(ev)
 	if ev.Stream == agent.StreamPost {
 		s.broadcastPost(ev)
 		return

@@ -51,7 +51,7 @@ func TestHandshakeOK(t *testing.T) {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot", "chat.send_timing"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

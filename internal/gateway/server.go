@@ -249,6 +249,9 @@ type Server struct {
 	unsub  func()
 	// sessionChanges feeds sessionsChangedLoop (see sessionsChanged).
 	sessionChanges chan sessionChange
+	// timings are the chat.sends of operator UIs followed for
+	// chat.send_timing, by run id.
+	timings sync.Map
 
 	closeOnce sync.Once
 
@@ -356,7 +359,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot, wire.EventChatSendTiming}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

@@ -27,6 +27,10 @@ const EventSessionsChanged = "sessions.changed"
 // connections subscribed to its messages (sessions.messages.subscribe).
 const EventSessionMessage = "session.message"
 
+// EventChatSendTiming tells an operator UI how its chat.send went, phase
+// by phase (sent to the sending connection only).
+const EventChatSendTiming = "chat.send_timing"
+
 // SessionMessageEvent is the payload of session.message. Message is the
 // message as chat.history returns it (its "__openclaw" block has the
 // entry id and seq); Session is the session's row as sessions.describe
