@@ -12,17 +12,18 @@ import (
 
 // Lanes coordinates session lanes between gateway nodes that share one
 // store. With it set (Config.Lanes), a session's lane runs on the one node
-// that holds it: a node drains a lane only after claiming it, gives it up
-// when its queue is empty, and hands input for a lane another node holds
-// over to that node through the store. Nil: this runner is the only
-// gateway and owns every lane.
+// that holds it: a node drains a lane only after claiming it, tells the
+// coordinator when its queue is empty, and hands input for a lane another
+// node holds over to that node through the store. Nil: this runner is the
+// only gateway and owns every lane.
 type Lanes interface {
 	// Claim makes this node the owner of the session's lane, or returns
 	// the live node that owns it ("" when this node holds it now).
 	Claim(ctx context.Context, sessionKey string) (other string, err error)
-	// Release gives this node's lane up unless runs are queued for the
-	// session in the store; held reports that they are, and the lane is
-	// still this node's.
+	// Release says the lane's local queue is empty. The coordinator may
+	// give the lane up, now or later, unless runs are queued for the
+	// session in the store; held reports that they are and that the
+	// runner must pull and run them now.
 	Release(ctx context.Context, sessionKey string) (held bool, err error)
 	// Forward tells node owner that the session has new queued runs.
 	Forward(ctx context.Context, owner, sessionKey string)
