@@ -219,8 +219,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	// A secret is required unless auth is explicitly off: with no mode and
 	// no secret configured, the gateway uses a generated token kept in the
 	// state dir (the CLI on this host reads it from there).
+	generatedToken := false
 	if cfg.Gateway.Auth.Mode == "" {
 		if a := cfg.GatewayAuth(); a.Token == "" && a.Password == "" {
+			generatedToken = true
 			tok, created, err := config.LoadOrCreateGatewayToken(paths.StateDir)
 			if err != nil {
 				return nil, err
@@ -280,6 +282,12 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
 		lanes = node
+		if generatedToken {
+			// A token generated in this node's state dir is this node's
+			// alone: a client sent to another node would be refused.
+			log.Warn("gateway token generated in this node's state dir: give every node of the cluster the same token",
+				"fix", "set gateway.auth.token (or "+config.EnvGatewayToken+") to one value on every node")
+		}
 		defer func() {
 			if err != nil {
 				node.Close()

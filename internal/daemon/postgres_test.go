@@ -117,3 +117,39 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 		t.Errorf("readyz after = %d %v", code, m)
 	}
 }
+
+// TestClusterNodeWarnsOfItsOwnToken: a node on PostgreSQL whose gateway
+// token was generated in its own state dir says that the other nodes will
+// refuse its clients' token; a configured token raises no warning.
+func TestClusterNodeWarnsOfItsOwnToken(t *testing.T) {
+	dsn := pgtest.DB(t)
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		warns bool
+	}{
+		{"generated token", map[string]string{}, true},
+		{"shared token", map[string]string{config.EnvGatewayToken: "one-for-all"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := map[string]string{config.EnvStateDir: dir, "HOME": dir, config.EnvDatabaseURL: dsn}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			var logs strings.Builder
+			port := 0
+			d, err := Start(context.Background(), Options{
+				Env: config.MapEnv(env), Port: &port, Stdout: io.Discard,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			if got := strings.Contains(logs.String(), "give every node of the cluster the same token"); got != tc.warns {
+				t.Errorf("warned %v, want %v:\n%s", got, tc.warns, logs.String())
+			}
+		})
+	}
+}
