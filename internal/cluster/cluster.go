@@ -250,10 +250,8 @@ func (n *Node) adopt(ctx context.Context, also ...string) error {
 	if len(a.Nodes) == 0 {
 		return nil
 	}
-	for _, id := range a.Nodes {
-		if id != n.cfg.ID || len(also) == 0 {
-			n.log.Warn("adopted the work of a dead node", "dead", id, "abortedRuns", len(a.Aborted), "lanes", a.Lanes)
-		}
+	if len(a.Aborted) > 0 || a.Lanes > 0 || len(a.Nodes) > 1 || a.Nodes[0] != n.cfg.ID {
+		n.log.Warn("adopted the work of dead nodes", "dead", a.Nodes, "abortedRuns", len(a.Aborted), "lanes", a.Lanes)
 	}
 	for _, r := range a.Aborted {
 		n.log.Warn("run interrupted by node loss marked aborted", "runId", r.RunID, "sessionKey", r.SessionKey)
