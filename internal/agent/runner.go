@@ -263,6 +263,10 @@ type Provenance struct {
 	SourceSessionKey string `json:"sourceSessionKey,omitempty"`
 	SourceChannel    string `json:"sourceChannel,omitempty"`
 	SourceTool       string `json:"sourceTool,omitempty"`
+	// SourceSessionKeys lists every source of an input that carries
+	// several (a batch of sub-agent announces), SourceSessionKey first.
+	// It is kept with the run, not on the transcript's message.
+	SourceSessionKeys []string `json:"sourceSessionKeys,omitempty"`
 }
 
 // Runner executes agent runs. Safe for concurrent use. Create with New, start

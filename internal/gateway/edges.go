@@ -52,26 +52,30 @@ func (s *Server) handleSessionsEdges(ctx context.Context, cl *call) (any, error)
 		if len(out.Edges) == p.Limit {
 			break
 		}
-		e, ok := edgeOf(r)
-		if ok {
+		for _, e := range edgesOf(r) {
+			if len(out.Edges) == p.Limit {
+				break
+			}
 			out.Edges = append(out.Edges, e)
 		}
 	}
 	return out, nil
 }
 
-// edgeOf is run as an edge when its input came from another session.
-func edgeOf(r *store.Run) (wire.SessionEdge, bool) {
+// edgesOf is run as edges when its input came from another session: one,
+// or one per source when the input carries several (a batch of announces).
+func edgesOf(r *store.Run) []wire.SessionEdge {
 	var in struct {
 		Provenance *struct {
-			Kind             string `json:"kind"`
-			SourceSessionKey string `json:"sourceSessionKey"`
-			SourceTool       string `json:"sourceTool"`
+			Kind              string   `json:"kind"`
+			SourceSessionKey  string   `json:"sourceSessionKey"`
+			SourceSessionKeys []string `json:"sourceSessionKeys"`
+			SourceTool        string   `json:"sourceTool"`
 		} `json:"provenance"`
 	}
 	if len(r.Input) == 0 || json.Unmarshal(r.Input, &in) != nil || in.Provenance == nil ||
 		in.Provenance.Kind != transcript.ProvenanceInterSession || in.Provenance.SourceSessionKey == "" {
-		return wire.SessionEdge{}, false
+		return nil
 	}
 	e := wire.SessionEdge{RunID: r.RunID, From: in.Provenance.SourceSessionKey, To: r.SessionKey, Via: in.Provenance.SourceTool,
 		CreatedAt: r.CreatedAt.UnixMilli()}
@@ -88,5 +92,13 @@ func edgeOf(r *store.Run) (wire.SessionEdge, bool) {
 	if !r.EndedAt.IsZero() {
 		e.EndedAt = r.EndedAt.UnixMilli()
 	}
-	return e, true
+	if len(in.Provenance.SourceSessionKeys) < 2 {
+		return []wire.SessionEdge{e}
+	}
+	out := make([]wire.SessionEdge, 0, len(in.Provenance.SourceSessionKeys))
+	for _, from := range in.Provenance.SourceSessionKeys {
+		e.From = from
+		out = append(out, e)
+	}
+	return out
 }

@@ -28,6 +28,8 @@ func TestSessionsEdges(t *testing.T) {
 		{RunID: "announce", SessionKey: "agent:main:a", Status: store.RunQueued, Input: from("agent:main:subagent:c", "subagent_announce")},
 		{RunID: "broken", SessionKey: "agent:main:a", Status: store.RunError, Error: "model down", Input: from("agent:main:b", "sessions_send")},
 		{RunID: "elsewhere", SessionKey: "agent:main:z", Status: store.RunRunning, Input: from("agent:main:a", "sessions_send")},
+		{RunID: "batch", SessionKey: "agent:main:a", Status: store.RunOK, Input: json.RawMessage(`{"message":"m","provenance":{"kind":"inter_session",` +
+			`"sourceSessionKey":"agent:main:subagent:d","sourceSessionKeys":["agent:main:subagent:d","agent:main:subagent:e"],"sourceTool":"subagent_announce"}}`)},
 	} {
 		r.AgentID, r.CreatedAt = "main", now.Add(time.Duration(i)*time.Millisecond)
 		if err := e.store.CreateRun(ctx, r); err != nil {
@@ -42,6 +44,9 @@ func TestSessionsEdges(t *testing.T) {
 		got = append(got, ed.RunID+" "+ed.From+"→"+ed.To+" "+ed.Via+" "+ed.Status+" "+ed.Error)
 	}
 	want := []string{ // newest first; a person's turn and sessions not asked for are left out
+		// A batch of announces is an edge from each child.
+		"batch agent:main:subagent:d→agent:main:a subagent_announce replied ",
+		"batch agent:main:subagent:e→agent:main:a subagent_announce replied ",
 		"broken agent:main:b→agent:main:a sessions_send failed model down",
 		"announce agent:main:subagent:c→agent:main:a subagent_announce queued ",
 		"ask agent:main:a→agent:main:b sessions_send replied ",
@@ -49,11 +54,11 @@ func TestSessionsEdges(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("edges (-want +got):\n%s", diff)
 	}
-	if res.Edges[2].EndedAt != now.Add(time.Second).UnixMilli() || res.Edges[2].CreatedAt != now.UnixMilli() {
-		t.Errorf("edge times = %+v", res.Edges[2])
+	if res.Edges[4].EndedAt != now.Add(time.Second).UnixMilli() || res.Edges[4].CreatedAt != now.UnixMilli() {
+		t.Errorf("edge times = %+v", res.Edges[4])
 	}
 	c.ok(wire.MethodSessionsEdges, map[string]any{"keys": []string{"agent:main:a", "agent:main:b"}, "limit": 1}, &res)
-	if len(res.Edges) != 1 || res.Edges[0].RunID != "broken" {
+	if len(res.Edges) != 1 || res.Edges[0].RunID != "batch" {
 		t.Errorf("limit 1 = %+v", res.Edges)
 	}
 	for _, bad := range []map[string]any{{}, {"keys": "agent:main:a"}, {"keys": []string{"a"}, "limit": 0}, {"keys": []string{"a"}, "extra": 1}} {

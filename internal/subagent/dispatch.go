@@ -227,6 +227,11 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		},
 	}
 	in.IdempotencyKey = in.RunID
+	if len(claimed) > 1 {
+		for _, p := range claimed {
+			in.Provenance.SourceSessionKeys = append(in.Provenance.SourceSessionKeys, p.a.ChildSessionKey)
+		}
+	}
 	// The announce continues the chain of causes of the (first) child's
 	// run: whatever the requester does with it is part of the same chain.
 	if child, err := m.cfg.Store.GetRun(ctx, claimed[0].a.ChildRunID); err == nil {

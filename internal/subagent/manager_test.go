@@ -267,6 +267,41 @@ func TestBusyRequesterGetsEveryAnnounce(t *testing.T) {
 	if n := len(e.announces("agent:main:boss")); n != 5 {
 		t.Errorf("announces = %d, want 5", n)
 	}
+	// Every announce run names each child it carries (a batch names them
+	// all), so the sessions.edges view draws an edge from each.
+	sources := map[string]bool{}
+	seen := map[string]bool{}
+	batched := false
+	for _, m := range msgs {
+		p := m.Entry.Message.Provenance
+		if p == nil || p.SourceTool != announceSource || seen[m.RunID] {
+			continue
+		}
+		seen[m.RunID] = true
+		run, _ := e.store.GetRun(ctx, m.RunID)
+		var in agent.Input
+		if err := json.Unmarshal(run.Input, &in); err != nil || in.Provenance == nil {
+			t.Fatalf("announce run input: %v", err)
+		}
+		parts := len(strings.Split(m.Entry.Message.Content.Text(), "\n\n---\n\n"))
+		keys := in.Provenance.SourceSessionKeys
+		if parts == 1 {
+			keys = []string{in.Provenance.SourceSessionKey}
+		}
+		if len(keys) != parts || keys[0] != in.Provenance.SourceSessionKey {
+			t.Errorf("announce run %s carries %d announces and names %q", m.RunID, parts, keys)
+		}
+		for _, k := range keys {
+			sources[k] = true
+		}
+		batched = batched || parts > 1
+	}
+	if !batched {
+		t.Error("no announce run carried several announces (they all waited for the busy run)")
+	}
+	if len(sources) != 5 {
+		t.Errorf("announce runs name %d children, want 5", len(sources))
+	}
 }
 
 func TestAnnounceSkipAndCleanupDelete(t *testing.T) {
