@@ -15,8 +15,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -24,12 +22,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
@@ -91,7 +89,7 @@ func run() error {
 		}
 		lat := warmTurns(nodes[0], *nTurns, "warm chat.send→final, one node:       ")
 		if lat == nil {
-			var second *node
+			var second *benchgw.Gateway
 			if second, err = startNode(*bin, filepath.Join(tmp, "n1"), url, "bench-n1"); err != nil {
 				lat = err
 			} else {
@@ -102,7 +100,7 @@ func run() error {
 			}
 		}
 		for _, n := range nodes {
-			n.stop()
+			n.Stop()
 		}
 		stop()
 		if lat != nil {
@@ -123,7 +121,7 @@ func run() error {
 		}
 		err = throughput(nodes, *nClients, *duration)
 		for _, g := range nodes {
-			g.stop()
+			g.Stop()
 		}
 		stop()
 		if err != nil {
@@ -137,7 +135,7 @@ func run() error {
 var warmRound int
 
 // warmTurns prints the latency of warm turns on one session of node n.
-func warmTurns(n *node, turns int, label string) error {
+func warmTurns(n *benchgw.Gateway, turns int, label string) error {
 	warmRound++
 	ctx := context.Background()
 	a, err := dial(ctx, n)
@@ -145,7 +143,7 @@ func warmTurns(n *node, turns int, label string) error {
 		return err
 	}
 	defer a.Close()
-	fa := newFinals(a)
+	fa := benchgw.NewFinals(a)
 	var warm []time.Duration
 	for i := range turns + 20 { // the first 20 warm up the session and the pools
 		id := fmt.Sprintf("warm-%d-%d", warmRound, i)
@@ -153,13 +151,13 @@ func warmTurns(n *node, turns int, label string) error {
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
 		}
-		<-fa.expect(id)
+		<-fa.Expect(id)
 		if i >= 20 {
 			warm = append(warm, time.Since(t0))
 		}
 	}
-	p50, p99 := percentiles(warm)
-	fmt.Printf("%s p50 %v, p99 %v (%d turns, instant model)\n", label, round(p50), round(p99), len(warm))
+	p50, p99 := benchgw.Percentiles(warm)
+	fmt.Printf("%s p50 %v, p99 %v (%d turns, instant model)\n", label, benchgw.Round(p50), benchgw.Round(p99), len(warm))
 	if *storeOps {
 		printStoreOps(n, turns+20)
 	}
@@ -170,8 +168,8 @@ var storeOps = flag.Bool("storeops", false, "print the store calls (and their me
 
 // printStoreOps prints the store calls per turn and their mean latency,
 // from the node's /metrics.
-func printStoreOps(n *node, turns int) {
-	req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(n.wsURL, "ws")+"/metrics", nil)
+func printStoreOps(n *benchgw.Gateway, turns int) {
+	req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(n.WSURL, "ws")+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -195,15 +193,15 @@ func printStoreOps(n *node, turns int) {
 	}
 	var total float64
 	for op, c := range count {
-		fmt.Printf("  %-16s %5.2f calls/turn, mean %v\n", op, c/float64(turns), round(time.Duration(sum[op]/c*float64(time.Second))))
+		fmt.Printf("  %-16s %5.2f calls/turn, mean %v\n", op, c/float64(turns), benchgw.Round(time.Duration(sum[op]/c*float64(time.Second))))
 		total += sum[op]
 	}
-	fmt.Printf("  store time per turn: %v\n", round(time.Duration(total/float64(turns)*float64(time.Second))))
+	fmt.Printf("  store time per turn: %v\n", benchgw.Round(time.Duration(total/float64(turns)*float64(time.Second))))
 }
 
 // crossWait prints how long after a run's final event on the node that ran
 // it an agent.wait on another node answers.
-func crossWait(nodes []*node, turns int) error {
+func crossWait(nodes []*benchgw.Gateway, turns int) error {
 	ctx := context.Background()
 	a, err := dial(ctx, nodes[0])
 	if err != nil {
@@ -215,7 +213,7 @@ func crossWait(nodes []*node, turns int) error {
 		return err
 	}
 	defer b.Close()
-	fa := newFinals(a)
+	fa := benchgw.NewFinals(a)
 	var cross []time.Duration
 	for i := range turns {
 		id := fmt.Sprintf("x-%d", i)
@@ -230,18 +228,18 @@ func crossWait(nodes []*node, turns int) error {
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:cross", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
 		}
-		<-fa.expect(id)
+		<-fa.Expect(id)
 		ended := time.Now()
 		cross = append(cross, (<-waited).Sub(ended))
 	}
-	p50, p99 := percentiles(cross)
-	fmt.Printf("cross-node agent.wait after run's end: p50 %v, p99 %v (%d runs)\n", round(p50), round(p99), len(cross))
+	p50, p99 := benchgw.Percentiles(cross)
+	fmt.Printf("cross-node agent.wait after run's end: p50 %v, p99 %v (%d runs)\n", benchgw.Round(p50), benchgw.Round(p99), len(cross))
 	return nil
 }
 
 // throughput runs clients spread over the nodes, each sending turns on its
 // own session back to back, and prints turns/s.
-func throughput(nodes []*node, clients int, d time.Duration) error {
+func throughput(nodes []*benchgw.Gateway, clients int, d time.Duration) error {
 	ctx := context.Background()
 	var (
 		done  atomic.Int64
@@ -261,7 +259,7 @@ func throughput(nodes []*node, clients int, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	t0 := time.Now()
 	for i, c := range conns {
-		f := newFinals(c)
+		f := benchgw.NewFinals(c)
 		wg.Go(func() {
 			for j := 0; time.Now().Before(deadline); j++ {
 				id := fmt.Sprintf("c%d-%d", i, j)
@@ -271,7 +269,7 @@ func throughput(nodes []*node, clients int, d time.Duration) error {
 					mu.Unlock()
 					return
 				}
-				<-f.expect(id)
+				<-f.Expect(id)
 				done.Add(1)
 			}
 		})
@@ -292,76 +290,22 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-func dial(ctx context.Context, n *node) (*client.Client, error) {
+func dial(ctx context.Context, n *benchgw.Gateway) (*client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	// Session-scoped: a client receives its own sessions' events only
 	// (and agent.wait answers), not every run's.
-	return client.Dial(ctx, client.Options{URL: n.wsURL, Token: token, SessionScoped: true})
+	return client.Dial(ctx, client.Options{URL: n.WSURL, Token: token, SessionScoped: true})
 }
-
-// finals routes chat final/error/aborted events to waiters by runId.
-type finals struct {
-	mu      sync.Mutex
-	waiting map[string]chan struct{}
-	ended   map[string]bool
-}
-
-func newFinals(c *client.Client) *finals {
-	f := &finals{waiting: map[string]chan struct{}{}, ended: map[string]bool{}}
-	go func() {
-		for ev := range c.Events() {
-			if ev.Event != "chat" {
-				continue
-			}
-			var p struct {
-				RunID string `json:"runId"`
-				State string `json:"state"`
-			}
-			if json.Unmarshal(ev.Payload, &p) != nil || (p.State != "final" && p.State != "error" && p.State != "aborted") {
-				continue
-			}
-			f.mu.Lock()
-			if ch, ok := f.waiting[p.RunID]; ok {
-				close(ch)
-				delete(f.waiting, p.RunID)
-			} else {
-				f.ended[p.RunID] = true
-			}
-			f.mu.Unlock()
-		}
-	}()
-	return f
-}
-
-func (f *finals) expect(runID string) <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ch := make(chan struct{})
-	if f.ended[runID] {
-		delete(f.ended, runID)
-		close(ch)
-		return ch
-	}
-	f.waiting[runID] = ch
-	return ch
-}
-
-type node struct {
-	cmd   *exec.Cmd
-	wsURL string
-}
-
-var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
 
 // startNodes starts n nodes on the database, one after the other.
-func startNodes(bin, dir, url string, n int) ([]*node, error) {
-	var out []*node
+func startNodes(bin, dir, url string, n int) ([]*benchgw.Gateway, error) {
+	var out []*benchgw.Gateway
 	for i := range n {
 		g, err := startNode(bin, filepath.Join(dir, fmt.Sprint("n", i)), url, fmt.Sprint("bench-n", i))
 		if err != nil {
 			for _, g := range out {
-				g.stop()
+				g.Stop()
 			}
 			return nil, err
 		}
@@ -370,73 +314,6 @@ func startNodes(bin, dir, url string, n int) ([]*node, error) {
 	return out, nil
 }
 
-func startNode(bin, stateDir, url, id string) (*node, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "serve", "--port", "0")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+stateDir, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"SWITCHBOARD_GATEWAY_TOKEN="+token, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_DATABASE_URL="+url, "SWITCHBOARD_NODE_ID="+id)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	g := &node{cmd: cmd}
-	sc := bufio.NewScanner(out)
-	addr := ""
-	for sc.Scan() {
-		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	go func() { // keep draining stdout
-		for sc.Scan() {
-		}
-	}()
-	if addr == "" {
-		g.stop()
-		return nil, errors.New("gateway printed no listen address")
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				g.wsURL = "ws://" + addr
-				return g, nil
-			}
-		}
-	}
-	g.stop()
-	return nil, errors.New("gateway never became ready")
+func startNode(bin, stateDir, url, id string) (*benchgw.Gateway, error) {
+	return benchgw.Start(bin, stateDir, "SWITCHBOARD_GATEWAY_TOKEN="+token, "SWITCHBOARD_DATABASE_URL="+url, "SWITCHBOARD_NODE_ID="+id)
 }
-
-func (g *node) stop() {
-	g.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { g.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		g.cmd.Process.Kill()
-		<-done
-	}
-}
-
-func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func round(d time.Duration) time.Duration {
-	if d > time.Millisecond {
-		return d.Round(10 * time.Microsecond)
-	}
-	return d.Round(time.Microsecond)
-}
-

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 )
@@ -26,11 +27,11 @@ import (
 // receives every run's events, as plain OpenClaw clients do.
 func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) error {
 	dir := filepath.Join(tmp, fmt.Sprintf("clients-%d-%d", n, senders))
-	g, err := startGateway(bin, dir)
+	g, err := benchgw.Start(bin, dir)
 	if err != nil {
 		return err
 	}
-	defer g.stop()
+	defer g.Stop()
 	tok, err := config.ReadGatewayToken(dir)
 	if err != nil {
 		return err
@@ -38,7 +39,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 	ctx := context.Background()
 	clients := make([]*client.Client, n)
 	for i := range clients {
-		c, err := client.Dial(ctx, client.Options{URL: g.wsURL, Token: tok, SessionScoped: scoped})
+		c, err := client.Dial(ctx, client.Options{URL: g.WSURL, Token: tok, SessionScoped: scoped})
 		if err != nil {
 			return fmt.Errorf("client %d: %w", i, err)
 		}
@@ -52,7 +53,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 		wg    sync.WaitGroup
 		fails atomic.Int64
 	)
-	cpu0 := cpuTime(g.cmd.Process.Pid)
+	cpu0 := cpuTime(g.PID())
 	start := time.Now()
 	stop := start.Add(d)
 	for i, c := range clients {
@@ -88,15 +89,15 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := cpuTime(g.cmd.Process.Pid) - cpu0
+	cpu := cpuTime(g.PID()) - cpu0
 	t := turns.Load()
-	p50, p99 := percentiles(lats)
+	p50, p99 := benchgw.Percentiles(lats)
 	mode := "all events"
 	if scoped {
 		mode = "session-scoped"
 	}
 	fmt.Printf("%4d clients, %3d sending, %s:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn (%d turns, %d failed)\n",
-		n, senders, mode, float64(t)/elapsed.Seconds(), round(p50), round(p99), float64(cpu.Microseconds())/1000/float64(max(t, 1)), t, fails.Load())
+		n, senders, mode, float64(t)/elapsed.Seconds(), benchgw.Round(p50), benchgw.Round(p99), float64(cpu.Microseconds())/1000/float64(max(t, 1)), t, fails.Load())
 	return nil
 }
 

@@ -17,22 +17,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 )
@@ -92,24 +88,24 @@ func run() error {
 	// Cold starts, each on a fresh state dir.
 	var coldTimes []time.Duration
 	for i := range *starts {
-		g, err := startGateway(*bin, filepath.Join(tmp, fmt.Sprint("cold", i)))
+		g, err := benchgw.Start(*bin, filepath.Join(tmp, fmt.Sprint("cold", i)))
 		if err != nil {
 			return err
 		}
-		coldTimes = append(coldTimes, g.ready)
-		g.stop()
+		coldTimes = append(coldTimes, g.Ready)
+		g.Stop()
 	}
 	slices.Sort(coldTimes)
 	fmt.Printf("cold start to ready:          best %v, median %v (%d starts)\n",
-		round(coldTimes[0]), round(coldTimes[len(coldTimes)/2]), len(coldTimes))
+		benchgw.Round(coldTimes[0]), benchgw.Round(coldTimes[len(coldTimes)/2]), len(coldTimes))
 
 	mainDir := filepath.Join(tmp, "main")
-	g, err := startGateway(*bin, mainDir)
+	g, err := benchgw.Start(*bin, mainDir)
 	if err != nil {
 		return err
 	}
-	defer g.stop()
-	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", g.rssMB(), g.rssParts())
+	defer g.Stop()
+	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", rssMB(g), rssParts(g))
 
 	// The gateway generated its token in the state dir, as on a fresh host.
 	tok, err := config.ReadGatewayToken(mainDir)
@@ -117,7 +113,7 @@ func run() error {
 		return err
 	}
 	ctx := context.Background()
-	opts := client.Options{URL: g.wsURL, Token: tok}
+	opts := client.Options{URL: g.WSURL, Token: tok}
 
 	// Connect + handshake latency.
 	var dials []time.Duration
@@ -130,20 +126,20 @@ func run() error {
 		dials = append(dials, time.Since(t0))
 		c.Close()
 	}
-	p50, p99 := percentiles(dials)
-	fmt.Printf("connect+handshake:            p50 %v, p99 %v (%d samples)\n", round(p50), round(p99), len(dials))
+	p50, p99 := benchgw.Percentiles(dials)
+	fmt.Printf("connect+handshake:            p50 %v, p99 %v (%d samples)\n", benchgw.Round(p50), benchgw.Round(p99), len(dials))
 
 	c, err := client.Dial(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	waiter := newFinals(c)
+	waiter := benchgw.NewFinals(c)
 
 	// Warm turns on one session.
 	turn := func(key, msg string) (time.Duration, error) {
 		id := "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-		done := waiter.expect(id)
+		done := waiter.Expect(id)
 		t0 := time.Now()
 		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": key, "message": msg, "idempotencyKey": id}, nil); err != nil {
 			return 0, err
@@ -171,8 +167,8 @@ func run() error {
 		}
 		turns = append(turns, d)
 	}
-	p50, p99 = percentiles(turns)
-	fmt.Printf("warm chat.send→final:         p50 %v, p99 %v (%d turns, instant model)\n", round(p50), round(p99), len(turns))
+	p50, p99 = benchgw.Percentiles(turns)
+	fmt.Printf("warm chat.send→final:         p50 %v, p99 %v (%d turns, instant model)\n", benchgw.Round(p50), benchgw.Round(p99), len(turns))
 
 	// Many sessions.
 	t0 := time.Now()
@@ -181,131 +177,15 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("%d sessions created:        %v (%.0f turns/s)\n", *nSessions, round(time.Since(t0)),
+	fmt.Printf("%d sessions created:        %v (%.0f turns/s)\n", *nSessions, benchgw.Round(time.Since(t0)),
 		float64(*nSessions)/time.Since(t0).Seconds())
-	fmt.Printf("RSS after %d sessions:     %.1f MB (%s)\n", *nSessions, g.rssMB(), g.rssParts())
+	fmt.Printf("RSS after %d sessions:     %.1f MB (%s)\n", *nSessions, rssMB(g), rssParts(g))
 	return nil
 }
 
-// finals routes chat final/error/aborted events to waiters by runId.
-type finals struct {
-	ch chan waitReq
-}
-
-type waitReq struct {
-	runID string
-	done  chan string
-}
-
-func newFinals(c *client.Client) *finals {
-	f := &finals{ch: make(chan waitReq)}
-	go func() {
-		waiting := map[string]chan string{}
-		ended := map[string]string{}
-		events := c.Events()
-		for {
-			select {
-			case w := <-f.ch:
-				if st, ok := ended[w.runID]; ok {
-					w.done <- st
-					delete(ended, w.runID)
-					continue
-				}
-				waiting[w.runID] = w.done
-			case ev, ok := <-events:
-				if !ok {
-					return
-				}
-				if ev.Event != "chat" {
-					continue
-				}
-				var p struct {
-					RunID string `json:"runId"`
-					State string `json:"state"`
-				}
-				if json.Unmarshal(ev.Payload, &p) != nil {
-					continue
-				}
-				switch p.State {
-				case "final", "error", "aborted":
-					if d, ok := waiting[p.RunID]; ok {
-						d <- p.State
-						delete(waiting, p.RunID)
-					} else {
-						ended[p.RunID] = p.State
-					}
-				}
-			}
-		}
-	}()
-	return f
-}
-
-func (f *finals) expect(runID string) <-chan string {
-	d := make(chan string, 1)
-	f.ch <- waitReq{runID, d}
-	return d
-}
-
-type gateway struct {
-	cmd   *exec.Cmd
-	wsURL string
-	ready time.Duration
-}
-
-var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
-
-// startGateway starts the binary and waits until /readyz answers.
-func startGateway(bin, stateDir string) (*gateway, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "serve", "--port", "0")
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+stateDir, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"SWITCHBOARD_GATEWAY_TOKEN=", "SWITCHBOARD_CONFIG=")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	g := &gateway{cmd: cmd}
-	sc := bufio.NewScanner(out)
-	addr := ""
-	for sc.Scan() {
-		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-			break
-		}
-	}
-	go func() { // keep draining stdout
-		for sc.Scan() {
-		}
-	}()
-	if addr == "" {
-		g.stop()
-		return nil, errors.New("gateway printed no listen address")
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				g.ready = time.Since(t0)
-				g.wsURL = "ws://" + addr
-				return g, nil
-			}
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
-	g.stop()
-	return nil, errors.New("gateway never became ready")
-}
-
-func (g *gateway) rssMB() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
+// rssMB is the gateway's resident set in MB.
+func rssMB(g *benchgw.Gateway) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.PID()))
 	if err != nil {
 		return -1
 	}
@@ -321,8 +201,8 @@ func (g *gateway) rssMB() float64 {
 // rssParts splits the resident set as /proc/<pid>/smaps_rollup does: file
 // pages (mostly the executable's own text and data, clean and shared) and
 // anonymous pages (heap, stacks).
-func (g *gateway) rssParts() string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", g.cmd.Process.Pid))
+func rssParts(g *benchgw.Gateway) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", g.PID()))
 	if err != nil {
 		return "no smaps_rollup"
 	}
@@ -335,33 +215,4 @@ func (g *gateway) rssParts() string {
 		kb[name], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 	}
 	return fmt.Sprintf("file-backed %.1f MB, anonymous %.1f MB", kb["Pss_File"]/1024, kb["Pss_Anon"]/1024)
-}
-
-func (g *gateway) stop() {
-	g.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { g.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		g.cmd.Process.Kill()
-		<-done
-	}
-}
-
-func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
-}
-
-func round(d time.Duration) time.Duration {
-	switch {
-	case d > time.Second:
-		return d.Round(time.Millisecond)
-	case d > time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	default:
-		return d.Round(time.Microsecond)
-	}
 }

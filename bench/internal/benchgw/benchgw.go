@@ -1,0 +1,180 @@
+// Package benchgw owns what the benchmark harnesses under bench/ share:
+// starting the real switchboard binary on a free loopback port and
+// waiting until it is ready, following chat runs to their end by their
+// events, and latency percentiles. Only the harnesses import it.
+package benchgw
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
+)
+
+// Gateway is a switchboard process started by Start.
+type Gateway struct {
+	Cmd *exec.Cmd
+	// WSURL is the gateway's WebSocket URL.
+	WSURL string
+	// Ready is how long it took from the process start to /readyz.
+	Ready time.Duration
+}
+
+var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
+
+// Start runs `serve --port 0` on stateDir, without provider keys or a
+// config file from the caller's environment, with env added (NAME=value),
+// and waits until /readyz answers.
+func Start(bin, stateDir string, env ...string) (*Gateway, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--port", "0")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+stateDir, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
+		"SWITCHBOARD_GATEWAY_TOKEN=", "SWITCHBOARD_CONFIG=")
+	cmd.Env = append(cmd.Env, env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{Cmd: cmd}
+	sc := bufio.NewScanner(out)
+	addr := ""
+	for sc.Scan() {
+		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+			addr = m[1]
+			break
+		}
+	}
+	go func() { // keep draining stdout
+		for sc.Scan() {
+		}
+	}()
+	if addr == "" {
+		g.Stop()
+		return nil, errors.New("gateway printed no listen address")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				g.Ready = time.Since(t0)
+				g.WSURL = "ws://" + addr
+				return g, nil
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	g.Stop()
+	return nil, errors.New("gateway never became ready")
+}
+
+// PID is the gateway process's id.
+func (g *Gateway) PID() int { return g.Cmd.Process.Pid }
+
+// Stop interrupts the gateway and waits for it (killing it after 10 s).
+func (g *Gateway) Stop() {
+	g.Cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { g.Cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		g.Cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Finals routes chat final/error/aborted events to waiters by runId.
+type Finals struct {
+	ch chan waitReq
+}
+
+type waitReq struct {
+	runID string
+	done  chan string
+}
+
+// NewFinals follows the chat events c receives.
+func NewFinals(c *client.Client) *Finals {
+	f := &Finals{ch: make(chan waitReq)}
+	go func() {
+		waiting := map[string]chan string{}
+		ended := map[string]string{}
+		events := c.Events()
+		for {
+			select {
+			case w := <-f.ch:
+				if st, ok := ended[w.runID]; ok {
+					w.done <- st
+					delete(ended, w.runID)
+					continue
+				}
+				waiting[w.runID] = w.done
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
+				if ev.Event != "chat" {
+					continue
+				}
+				var p struct {
+					RunID string `json:"runId"`
+					State string `json:"state"`
+				}
+				if json.Unmarshal(ev.Payload, &p) != nil {
+					continue
+				}
+				switch p.State {
+				case "final", "error", "aborted":
+					if d, ok := waiting[p.RunID]; ok {
+						d <- p.State
+						delete(waiting, p.RunID)
+					} else {
+						ended[p.RunID] = p.State
+					}
+				}
+			}
+		}
+	}()
+	return f
+}
+
+// Expect returns a channel that gets the run's final chat state.
+func (f *Finals) Expect(runID string) <-chan string {
+	d := make(chan string, 1)
+	f.ch <- waitReq{runID, d}
+	return d
+}
+
+// Percentiles returns the median and the 99th percentile of ds.
+func Percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+// Round rounds d for printing: milliseconds above a second, tens of
+// microseconds above a millisecond, microseconds below.
+func Round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
+}
