@@ -66,48 +66,36 @@ func TestSessionMessageEvents(t *testing.T) {
 
 	// The unsubscribed connection saw the run end (sessions.changed comes
 	// after the run's messages) and no message.
-	for {
-		f := other.nextEvent(10 * time.Second)
-		if f.Event == wire.EventSessionMessage {
-			t.Fatalf("an unsubscribed connection got session.message %s", f.Payload)
-		}
-		var p struct{ Reason string }
-		json.Unmarshal(f.Payload, &p)
-		if f.Event == wire.EventSessionsChanged && p.Reason == "lifecycle" {
-			break
-		}
-	}
+	noMessagesUntilRunEnd(t, other, "an unsubscribed connection got session.message %s")
 
 	// A session-scoped client sending a turn gets the turn's chat events,
 	// not session.message (it did not subscribe to the messages).
 	sender := e.connectCaps([]string{wire.CapSessionScopedEvents})
 	sender.ok(wire.MethodSessionsSubscribe, map[string]any{}, nil)
 	sender.ok(wire.MethodChatSend, map[string]any{"sessionKey": "agent:main:scoped", "message": "mine", "idempotencyKey": "sm-s"}, nil)
-	for {
-		f := sender.nextEvent(10 * time.Second)
-		if f.Event == wire.EventSessionMessage {
-			t.Fatalf("a scoped sender got session.message %s", f.Payload)
-		}
-		var p struct{ Reason string }
-		json.Unmarshal(f.Payload, &p)
-		if f.Event == wire.EventSessionsChanged && p.Reason == "lifecycle" {
-			break
-		}
-	}
+	noMessagesUntilRunEnd(t, sender, "a scoped sender got session.message %s")
 
 	// Unsubscribed, c gets no more: the next run's end arrives alone.
 	c.ok(wire.MethodSessionsMessagesUnsubscribe, map[string]any{"key": "main"}, nil)
 	c.ok(wire.MethodSessionsSubscribe, map[string]any{}, nil)
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": "again", "idempotencyKey": "sm-2"}, nil)
+	noMessagesUntilRunEnd(t, c, "session.message after sessions.messages.unsubscribe: %s")
+}
+
+// noMessagesUntilRunEnd reads c's events up to a run's end (the
+// sessions.changed of reason lifecycle) and fails on a session.message;
+// what names the connection's case in the failure.
+func noMessagesUntilRunEnd(t *testing.T, c *client, what string) {
+	t.Helper()
 	for {
 		f := c.nextEvent(10 * time.Second)
 		if f.Event == wire.EventSessionMessage {
-			t.Fatalf("session.message after sessions.messages.unsubscribe: %s", f.Payload)
+			t.Fatalf(what, f.Payload)
 		}
 		var p struct{ Reason string }
 		json.Unmarshal(f.Payload, &p)
 		if f.Event == wire.EventSessionsChanged && p.Reason == "lifecycle" {
-			break
+			return
 		}
 	}
 }
