@@ -542,21 +542,26 @@ func (n *Node) publisher() {
 			return
 		case <-n.relayCh:
 		}
-		n.relayMu.Lock()
-		batch := n.relayBuf
-		n.relayBuf = nil
-		n.relayMu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
-		body, err := json.Marshal(batch)
-		if err != nil {
-			n.log.Error("relay encode failed", "err", err)
-			continue
-		}
-		if _, err := n.st.PublishEvents(n.ctx, n.cfg.ID, body); err != nil && n.ctx.Err() == nil {
-			n.log.Warn("relay publish failed", "events", len(batch), "err", err)
-		}
+		n.flushRelay(n.ctx)
+	}
+}
+
+// flushRelay publishes the events queued for the other nodes as one batch.
+func (n *Node) flushRelay(ctx context.Context) {
+	n.relayMu.Lock()
+	batch := n.relayBuf
+	n.relayBuf = nil
+	n.relayMu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	body, err := json.Marshal(batch)
+	if err != nil {
+		n.log.Error("relay encode failed", "err", err)
+		return
+	}
+	if _, err := n.st.PublishEvents(ctx, n.cfg.ID, body); err != nil && ctx.Err() == nil {
+		n.log.Warn("relay publish failed", "events", len(batch), "err", err)
 	}
 }
 
@@ -687,17 +692,9 @@ func (n *Node) Close() error {
 		n.unsub()
 	}
 	// The last events (the ends of runs the shutdown cut) go out first.
-	n.relayMu.Lock()
-	batch := n.relayBuf
-	n.relayBuf = nil
-	n.relayMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if len(batch) > 0 {
-		if body, err := json.Marshal(batch); err == nil {
-			n.st.PublishEvents(ctx, n.cfg.ID, body)
-		}
-	}
+	n.flushRelay(ctx)
 	n.cancel()
 	n.wg.Wait()
 	if err := n.st.LeaveNode(ctx, n.cfg.ID); err != nil {

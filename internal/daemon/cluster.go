@@ -30,7 +30,9 @@ func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephem
 		if host == "" {
 			host = "node"
 		}
-		id = ephemeralNodeID()
+		// A port the system chose may be another node's later: the id
+		// then gets a random part instead.
+		id = host + ":" + uuid.NewString()[:8]
 		if a, ok := addr.(*net.TCPAddr); ok && !ephemeral {
 			id = host + ":" + strconv.Itoa(a.Port)
 		}
@@ -39,13 +41,6 @@ func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephem
 		Store: pg, ID: id, Address: addr.String(), Version: version, Lease: ss.Lease,
 		OnAdopt: onAdopt, Logger: log,
 	})
-}
-
-// ephemeralNodeID is the id of a node listening on a port the system
-// chose: unique, since the port may be reused by another node later.
-func ephemeralNodeID() string {
-	host, _ := os.Hostname()
-	return strings.ReplaceAll(host, " ", "-") + ":" + uuid.NewString()[:8]
 }
 
 // nodesView is nodes.list's answer on a cluster.

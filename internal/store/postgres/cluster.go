@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -290,7 +291,7 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 		// An incarnation that left no row (deleted by an earlier adoption
 		// or a graceful leave) may still own running runs.
 		for _, id := range also {
-			if !containsStr(dead, id) {
+			if !slices.Contains(dead, id) {
 				dead = append(dead, id)
 			}
 		}
@@ -345,15 +346,6 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 	return a, nil
 }
 
-func containsStr(ss []string, s string) bool {
-	for _, v := range ss {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // ClaimOrphans finds sessions with queued runs and no live lane owner,
 // claims their lanes for node (rows locked with SKIP LOCKED, so nodes
 // sweeping at once split the work), and returns them together with the
@@ -382,7 +374,7 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 		}
 		var orphans []string
 		for _, key := range keys {
-			if !containsStr(orphans, key) {
+			if !slices.Contains(orphans, key) {
 				orphans = append(orphans, key)
 			}
 		}
@@ -407,7 +399,7 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 			return err
 		}
 		for _, key := range mine {
-			if !containsStr(out, key) {
+			if !slices.Contains(out, key) {
 				out = append(out, key)
 			}
 		}
