@@ -197,8 +197,11 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 			}
 		}
 	}
-	r.finish(st, last, status, errText, stop, usage)
+	// The background summary is marked in flight before the run is final,
+	// so whoever waits for the run sees it (and the session's next turn
+	// finds it) rather than racing its start.
 	r.maybeBackground(st)
+	r.finish(st, last, status, errText, stop, usage)
 }
 
 type errTimedOut struct{ d time.Duration }

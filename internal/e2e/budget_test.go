@@ -30,7 +30,7 @@ func TestBudgetEndsRunsOfASpentTree(t *testing.T) {
 	g := startWith(t, "", nil, `{ id: "main", default: true, budget: { maxTokens: 5000, maxConcurrentChildren: 1 } }`,
 		`tools: { sessions: { visibility: "all" } },`)
 	c := g.dial(t)
-	small, _ := json.Marshal(map[string]any{"task": "/usage 30 20\n/tool agents_list {}\n/then never reached", "budget": map[string]any{"maxTokens": 10}})
+	small, _ := json.Marshal(map[string]any{"task": "/usage 30 20\n/sleep 2s\n/tool agents_list {}\n/then never reached", "budget": map[string]any{"maxTokens": 10}})
 	second, _ := json.Marshal(map[string]any{"task": "second child"})
 	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "idempotencyKey": "boss",
 		"message": "/usage 100 50\n/tool sessions_spawn " + string(small) + "\n/tool sessions_spawn " + string(second) + "\n/then spawned"})

@@ -13,7 +13,11 @@ import (
 // model reads. A delegation below the limits goes through.
 func TestAgentRingStops(t *testing.T) {
 	g := startWith(t, "", nil, "", `tools: { sessions: { visibility: "all" }, agentToAgent: { maxChainHops: 8, maxChainVisits: 2 } },
-  session: { agentToAgent: { maxPingPongTurns: 0 } },`)
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
+  // Each forward is its own turn: under steer (the default) a forward
+  // reaching a session during its announce step joins that step, and the
+  // ring skips a hop, so where it is stopped depends on timing.
+  messages: { queue: { mode: "followup" } },`)
 	c := g.dial(t)
 	// The message a sends carries, nested, every later forward.
 	ring := []string{"agent:main:b", "agent:main:c", "agent:main:a", "agent:main:b", "agent:main:c", "agent:main:a", "agent:main:b"}
@@ -39,6 +43,12 @@ func TestAgentRingStops(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if !strings.Contains(refused, "has already reached agent:main:a 2 times") {
+		for _, k := range []string{"agent:main:a", "agent:main:b", "agent:main:c"} {
+			for _, m := range history(t, c, k) {
+				b, _ := json.Marshal(m)
+				t.Logf("%s: %.400s", k, b)
+			}
+		}
 		t.Fatalf("the ring was not stopped at a's third visit; c's tool results: %s", refused)
 	}
 	if m := scrape(t, g); !strings.Contains(m, `switchboard_guardrail_refusals_total{kind="loop"} 1`) {
