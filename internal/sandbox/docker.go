@@ -88,7 +88,19 @@ type DockerSpec struct {
 	// SeccompProfile is a JSON profile file; ApparmorProfile a loaded
 	// profile's name.
 	SeccompProfile, ApparmorProfile string
+	// SetupCommand runs once, with sh -lc, after the scope's container is
+	// created.
+	SetupCommand string
+	// GPUs is Docker's --gpus value ("all", "2", "device=GPU-uuid"; ""
+	// means none).
+	GPUs string
+	// Ulimits are the container's rlimits by name ("nofile", "nproc",
+	// …).
+	Ulimits map[string]Ulimit
 }
+
+// Ulimit is one docker.ulimits entry.
+type Ulimit struct{ Soft, Hard int64 }
 
 // normalized returns d with its defaults filled in.
 func (d DockerSpec) normalized() DockerSpec {

@@ -72,9 +72,28 @@ type Spec struct {
 	// is Docker.Network).
 	Network string
 	Limits  Limits
+	// Scope is "agent" (default), "session" or "shared": which sessions
+	// share one sandbox (the Docker backend's container, and the private
+	// workspace of access none and ro).
+	Scope string
+	// ScopeKey names the sandbox under Scope: the agent id, the session
+	// key, or "shared". The daemon sets it.
+	ScopeKey string
+	// ScopeDir is the host directory of the scope's private workspace
+	// (under sandbox.workspaceRoot): with workspaceAccess none or ro the
+	// command's writable workspace, kept between commands. "" means a
+	// private workspace that ends with each command.
+	ScopeDir string
 	// Docker configures the docker backend.
 	Docker DockerSpec
 }
+
+// Sandbox scopes (agents.defaults.sandbox.scope).
+const (
+	ScopeAgent   = "agent"
+	ScopeSession = "session"
+	ScopeShared  = "shared"
+)
 
 // Normalized returns s with its defaults filled in.
 func (s Spec) Normalized() Spec {
@@ -87,6 +106,9 @@ func (s Spec) Normalized() Spec {
 	}
 	if s.Network == "" {
 		s.Network = NetworkNone
+	}
+	if s.Scope == "" {
+		s.Scope = ScopeAgent
 	}
 	def := func(v *int64, d int64) {
 		if *v <= 0 {
@@ -113,6 +135,14 @@ func (s Spec) Validate() error {
 	case NetworkNone, NetworkHost:
 	default:
 		return fmt.Errorf("sandbox: network %q: want none or host", s.Network)
+	}
+	switch n.Scope {
+	case ScopeAgent, ScopeSession, ScopeShared:
+	default:
+		return fmt.Errorf("sandbox: scope %q: want agent, session or shared", s.Scope)
+	}
+	if s.ScopeDir != "" && !filepath.IsAbs(s.ScopeDir) {
+		return fmt.Errorf("sandbox: scope workspace %q must be an absolute path", s.ScopeDir)
 	}
 	switch n.Backend {
 	case BackendBubblewrap:
