@@ -65,11 +65,12 @@ func explainSandbox(w io.Writer, set *settings.Settings, agentID, key string) er
 		return nil
 	}
 	fmt.Fprintf(w, "sandboxed: yes\n")
-	spec := ag.SandboxSpec()
+	spec := ag.SandboxSpec(key)
 	_, err := io.WriteString(w, spec.Explain(ag.Workspace))
+	fmt.Fprintf(w, "workspaceRoot: %s\n", ag.SandboxWorkspaceRoot)
 	switch spec.Normalized().WorkspaceAccess {
 	case sandbox.AccessNone:
-		fmt.Fprintf(w, "file tools: none (read, write, edit, apply_patch, list removed: no workspace in the sandbox)\n")
+		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, list (confined to the sandbox workspace %s)\n", spec.ScopeDir)
 	case sandbox.AccessRO:
 		fmt.Fprintf(w, "file tools: read, list (write, edit, apply_patch removed: read-only workspace)\n")
 	default:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults from reference-behaviour §13 and gateway-protocol §1.
@@ -411,18 +412,77 @@ func (c *Config) SandboxBackend(id string) string {
 	return b
 }
 
+// SandboxScope returns which sessions of agent id share a sandbox:
+// agents.list[id].sandbox.scope, else agents.defaults.sandbox.scope, else
+// "agent" (as the reference).
+func (c *Config) SandboxScope(id string) string {
+	valid := []string{"agent", "session", "shared"}
+	if a := c.agent(id); a != nil && strings.TrimSpace(a.Sandbox.Scope) != "" {
+		return oneOf(a.Sandbox.Scope, "agent", valid...)
+	}
+	return oneOf(c.Agents.Defaults.Sandbox.Scope, "agent", valid...)
+}
+
+// SandboxWorkspaceRoot returns where agent id's private sandbox
+// workspaces live: agents.list[id].sandbox.workspaceRoot, else
+// agents.defaults.sandbox.workspaceRoot, else "" (the daemon's
+// <state dir>/sandboxes). A leading "~" is left for the caller to expand.
+func (c *Config) SandboxWorkspaceRoot(id string) string {
+	if a := c.agent(id); a != nil && strings.TrimSpace(a.Sandbox.WorkspaceRoot) != "" {
+		return strings.TrimSpace(a.Sandbox.WorkspaceRoot)
+	}
+	return strings.TrimSpace(c.Agents.Defaults.Sandbox.WorkspaceRoot)
+}
+
+// SandboxRoot is SandboxWorkspaceRoot made absolute: "~" expanded, and
+// <state dir>/sandboxes when unset.
+func (c *Config) SandboxRoot(id string) string {
+	if r := c.SandboxWorkspaceRoot(id); r != "" {
+		r = expandHome(r, c.env)
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(c.paths.StateDir, r)
+		}
+		return filepath.Clean(r)
+	}
+	return filepath.Join(c.paths.StateDir, "sandboxes")
+}
+
+// Default sandbox prune rules (agents.defaults.sandbox.prune).
+const (
+	DefaultSandboxIdleHours  = 24
+	DefaultSandboxMaxAgeDays = 7
+)
+
+// SandboxPrune returns agents.defaults.sandbox.prune: how long a sandbox
+// container may sit idle and how old it may get; 0 turns a rule off.
+func (c *Config) SandboxPrune() (idle, maxAge time.Duration) {
+	idleH, ageD := float64(DefaultSandboxIdleHours), float64(DefaultSandboxMaxAgeDays)
+	if p := c.Agents.Defaults.Sandbox.Prune; p != nil {
+		if p.IdleHours != nil {
+			idleH = max(*p.IdleHours, 0)
+		}
+		if p.MaxAgeDays != nil {
+			ageD = max(*p.MaxAgeDays, 0)
+		}
+	}
+	return time.Duration(idleH * float64(time.Hour)), time.Duration(ageD * 24 * float64(time.Hour))
+}
+
 // SandboxDocker returns agent id's Docker settings: agents.defaults.
 // sandbox.docker with agents.list[id].sandbox.docker over it field by
-// field (binds appended, env merged).
+// field (binds appended, env and ulimits merged). Under scope "shared" the
+// agent's own settings are ignored, as the reference does: all sessions
+// share the defaults' one container.
 func (c *Config) SandboxDocker(id string) SandboxDocker {
 	var out SandboxDocker
 	if d := c.Agents.Defaults.Sandbox.Docker; d != nil {
 		out = *d
 		out.Env = maps.Clone(d.Env)
 		out.Binds = slices.Clone(d.Binds)
+		out.Ulimits = maps.Clone(d.Ulimits)
 	}
 	a := c.agent(id)
-	if a == nil || a.Sandbox.Docker == nil {
+	if a == nil || a.Sandbox.Docker == nil || c.SandboxScope(id) == "shared" {
 		return out
 	}
 	o := a.Sandbox.Docker
@@ -438,6 +498,14 @@ func (c *Config) SandboxDocker(id string) SandboxDocker {
 	str(&out.User, o.User)
 	str(&out.SeccompProfile, o.SeccompProfile)
 	str(&out.ApparmorProfile, o.ApparmorProfile)
+	str(&out.GPUs, o.GPUs)
+	str(&out.SetupCommand, o.SetupCommand)
+	if len(o.Ulimits) > 0 {
+		if out.Ulimits == nil {
+			out.Ulimits = map[string]Ulimit{}
+		}
+		maps.Copy(out.Ulimits, o.Ulimits)
+	}
 	if o.Memory != nil {
 		out.Memory = o.Memory
 	}

@@ -90,6 +90,76 @@ func (b *ByteSize) decodeJSON5(d *decoder, p keyPath, v any) bool {
 	return d.mismatch(p, "a number of bytes or a size string", v)
 }
 
+// SwapSize is a ByteSize that may also be -1 (or "-1"): no swap limit.
+type SwapSize int64
+
+func (b *SwapSize) decodeJSON5(d *decoder, p keyPath, v any) bool {
+	if v == -1.0 || v == "-1" {
+		*b = -1
+		return true
+	}
+	var n ByteSize
+	if !n.decodeJSON5(d, p, v) {
+		return false
+	}
+	*b = SwapSize(n)
+	return true
+}
+
+// Ulimit is one sandbox.docker.ulimits entry: a number (soft and hard
+// alike) or {soft, hard}.
+type Ulimit struct {
+	Soft int64 `json:"soft"`
+	Hard int64 `json:"hard"`
+}
+
+func (u *Ulimit) decodeJSON5(d *decoder, p keyPath, v any) bool {
+	whole := func(p keyPath, v any) (int64, bool) {
+		f, ok := v.(float64)
+		if !ok || f != float64(int64(f)) || f < -1 || f > maxSafeInt {
+			return 0, d.mismatch(p, "a whole number (-1 for unlimited)", v)
+		}
+		return int64(f), true
+	}
+	switch x := v.(type) {
+	case float64:
+		n, ok := whole(p, x)
+		if ok {
+			*u = Ulimit{Soft: n, Hard: n}
+		}
+		return ok
+	case map[string]any:
+		var out Ulimit
+		ok := true
+		for _, k := range sortedKeys(x) {
+			switch k {
+			case "soft":
+				out.Soft, ok = whole(p.key(k), x[k])
+			case "hard":
+				out.Hard, ok = whole(p.key(k), x[k])
+			default:
+				d.warn(p.key(k), "unknown key (ignored)")
+			}
+			if !ok {
+				return false
+			}
+		}
+		_, hasSoft := x["soft"]
+		_, hasHard := x["hard"]
+		switch {
+		case !hasSoft && !hasHard:
+			return d.mismatch(p, "a number or {soft, hard}", v)
+		case !hasHard:
+			out.Hard = out.Soft
+		case !hasSoft:
+			out.Soft = out.Hard
+		}
+		*u = out
+		return true
+	}
+	return d.mismatch(p, "a number or {soft, hard}", v)
+}
+
 // parseByteSize reads "123", "10kb", "20mb", "1gb" (case-insensitive,
 // optional space, "b" optional after the unit letter).
 func parseByteSize(s string) (int64, bool) {

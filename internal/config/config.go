@@ -282,8 +282,25 @@ type SandboxDefaults struct {
 	Network string `json:"network,omitempty"`
 	// Backend is "bubblewrap" (default; "bwrap" too) or "docker".
 	Backend string `json:"backend,omitempty"`
+	// Scope is "agent" (default), "session" or "shared": which sessions
+	// share one sandbox (container and private workspace).
+	Scope string `json:"scope,omitempty"`
+	// WorkspaceRoot is where the private sandbox workspaces of
+	// workspaceAccess none and ro live, one per scope ("" means
+	// <state dir>/sandboxes; "~" is the home directory).
+	WorkspaceRoot string `json:"workspaceRoot,omitempty"`
 	// Docker configures the docker backend (the reference's keys).
 	Docker *SandboxDocker `json:"docker,omitempty"`
+	// Prune removes idle and old sandbox containers.
+	Prune *SandboxPrune `json:"prune,omitempty"`
+}
+
+// SandboxPrune is "agents.defaults.sandbox.prune": sandbox containers idle
+// longer than IdleHours (default 24) or older than MaxAgeDays (default 7)
+// are removed; 0 turns a rule off.
+type SandboxPrune struct {
+	IdleHours  *float64 `json:"idleHours,omitempty"`
+	MaxAgeDays *float64 `json:"maxAgeDays,omitempty"`
 }
 
 // SandboxDocker is "agents.defaults.sandbox.docker" and
@@ -304,9 +321,18 @@ type SandboxDocker struct {
 	// PidsLimit bounds the container's processes (default 256).
 	PidsLimit *int `json:"pidsLimit,omitempty"`
 	// Memory and MemorySwap are sizes: "1g", "512m" or a byte count.
+	// MemorySwap may also be -1 (unlimited swap).
 	Memory     *ByteSize `json:"memory,omitempty"`
-	MemorySwap *ByteSize `json:"memorySwap,omitempty"`
+	MemorySwap *SwapSize `json:"memorySwap,omitempty"`
 	Cpus       *float64  `json:"cpus,omitempty"`
+	// GPUs is Docker's --gpus value: "all", a count, "device=<ids>".
+	GPUs string `json:"gpus,omitempty"`
+	// Ulimits are rlimits by name: a number (soft and hard) or
+	// {soft, hard}.
+	Ulimits map[string]Ulimit `json:"ulimits,omitempty"`
+	// SetupCommand runs once, with sh -lc, after a sandbox container is
+	// created.
+	SetupCommand string `json:"setupCommand,omitempty"`
 	// Binds are extra "host:container[:ro|rw]" mounts.
 	Binds           []string `json:"binds,omitempty"`
 	DNS             []string `json:"dns,omitempty"`
@@ -349,7 +375,13 @@ type AgentSandbox struct {
 	Network string `json:"network,omitempty"`
 	// Backend overrides agents.defaults.sandbox.backend.
 	Backend string `json:"backend,omitempty"`
-	// Docker overrides agents.defaults.sandbox.docker field by field.
+	// Scope overrides agents.defaults.sandbox.scope.
+	Scope string `json:"scope,omitempty"`
+	// WorkspaceRoot overrides agents.defaults.sandbox.workspaceRoot.
+	WorkspaceRoot string `json:"workspaceRoot,omitempty"`
+	// Docker overrides agents.defaults.sandbox.docker field by field
+	// (ignored under scope "shared", whose one container is the
+	// defaults').
 	Docker *SandboxDocker `json:"docker,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -44,6 +45,84 @@ func TestSandboxDockerValidate(t *testing.T) {
 		{`{ agents: { list: [{ id: "x", sandbox: { docker: { network: "container:db" } } }] } }`, "agents.list[0].sandbox.docker.network"},
 		{`{ agents: { defaults: { sandbox: { docker: { binds: ["data:/data"] } } } } }`, "agents.defaults.sandbox.docker.binds[0]"},
 		{`{ agents: { defaults: { sandbox: { docker: { memory: "lots" } } } } }`, "agents.defaults.sandbox.docker.memory"},
+	} {
+		_, _, err := Parse("test.json5", []byte(tc.src), testEnv(nil))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+// The reference's scope, workspaceRoot, prune and docker keys are read,
+// not warned about as unknown.
+func TestSandboxScopeAndDockerKeys(t *testing.T) {
+	src := `{ agents: {
+  defaults: { sandbox: { scope: "session", workspaceRoot: "~/boxes", prune: { idleHours: 2, maxAgeDays: 0 },
+    docker: { setupCommand: "apt-get update", gpus: "all", memorySwap: -1, ulimits: { nofile: { soft: 1024, hard: 2048 }, nproc: 256, core: { hard: 0 } } } } },
+  list: [{ id: "main" }, { id: "ops", sandbox: { scope: "agent", workspaceRoot: "/srv/ops-boxes", docker: { memorySwap: "2g", ulimits: { nproc: 64 } } } },
+    { id: "rel", sandbox: { workspaceRoot: "rel-boxes" } }] } }`
+	c, warnings, err := Parse("test.json5", []byte(src), testEnv(map[string]string{"HOME": "/home/u"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings: %v", warnings)
+	}
+	if c.SandboxScope("main") != "session" || c.SandboxScope("ops") != "agent" {
+		t.Errorf("scopes = %q, %q", c.SandboxScope("main"), c.SandboxScope("ops"))
+	}
+	if got := c.SandboxRoot("main"); got != "/home/u/boxes" {
+		t.Errorf("main root = %q", got)
+	}
+	if got := c.SandboxRoot("ops"); got != "/srv/ops-boxes" {
+		t.Errorf("ops root = %q", got)
+	}
+	if got := c.SandboxRoot("rel"); !strings.HasSuffix(got, "/rel-boxes") || !strings.HasPrefix(got, "/") {
+		t.Errorf("relative root = %q, want under the state dir", got)
+	}
+	if idle, age := c.SandboxPrune(); idle != 2*time.Hour || age != 0 {
+		t.Errorf("prune = %v, %v", idle, age)
+	}
+	main := c.SandboxDocker("main")
+	if main.SetupCommand != "apt-get update" || main.GPUs != "all" || *main.MemorySwap != -1 {
+		t.Errorf("main docker = %+v", main)
+	}
+	want := map[string]Ulimit{"nofile": {1024, 2048}, "nproc": {256, 256}, "core": {0, 0}}
+	if diff := cmp.Diff(want, main.Ulimits); diff != "" {
+		t.Errorf("main ulimits (-want +got):\n%s", diff)
+	}
+	ops := c.SandboxDocker("ops")
+	if *ops.MemorySwap != 2<<30 || ops.Ulimits["nproc"] != (Ulimit{64, 64}) || ops.Ulimits["nofile"] != (Ulimit{1024, 2048}) {
+		t.Errorf("ops docker = %+v", ops)
+	}
+	if c.Agents.Defaults.Sandbox.Docker.Ulimits["nproc"] != (Ulimit{256, 256}) {
+		t.Error("the merge changed the defaults' ulimits")
+	}
+}
+
+// Under scope "shared" every session shares the defaults' one container,
+// so an agent's own docker settings are ignored, as the reference does.
+func TestSandboxSharedScopeIgnoresAgentDocker(t *testing.T) {
+	c := mustParse(t, `{ agents: { defaults: { sandbox: { scope: "shared", docker: { image: "a:1" } } },
+  list: [{ id: "main", sandbox: { docker: { image: "b:2" } } }] } }`, nil)
+	if got := c.SandboxDocker("main").Image; got != "a:1" {
+		t.Errorf("image = %q", got)
+	}
+	if idle, age := c.SandboxPrune(); idle != 24*time.Hour || age != 7*24*time.Hour {
+		t.Errorf("default prune = %v, %v", idle, age)
+	}
+}
+
+func TestSandboxScopeValidate(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`{ agents: { defaults: { sandbox: { scope: "global" } } } }`, "agents.defaults.sandbox.scope"},
+		{`{ agents: { list: [{ id: "x", sandbox: { scope: "host" } }] } }`, "agents.list[0].sandbox.scope"},
+		{`{ agents: { defaults: { sandbox: { prune: { idleHours: -1 } } } } }`, "agents.defaults.sandbox.prune.idleHours"},
+		{`{ agents: { defaults: { sandbox: { docker: { ulimits: { files: 10 } } } } } }`, `unknown ulimit "files"`},
+		{`{ agents: { defaults: { sandbox: { docker: { ulimits: { nofile: { soft: 10, hard: 5 } } } } } } }`, "soft limit 10 is above the hard limit 5"},
+		{`{ agents: { defaults: { sandbox: { docker: { ulimits: { nofile: "many" } } } } } }`, "agents.defaults.sandbox.docker.ulimits.nofile"},
+		{`{ agents: { defaults: { sandbox: { docker: { ulimits: { nofile: {} } } } } } }`, "a number or {soft, hard}"},
+		{`{ agents: { defaults: { sandbox: { docker: { memorySwap: -2 } } } } }`, "agents.defaults.sandbox.docker.memorySwap"},
 	} {
 		_, _, err := Parse("test.json5", []byte(tc.src), testEnv(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

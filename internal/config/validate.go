@@ -194,7 +194,16 @@ func (k *checker) agents() {
 	k.enum(dp.key("sandbox").key("workspaceAccess"), d.Sandbox.WorkspaceAccess, "none", "ro", "rw")
 	k.enum(dp.key("sandbox").key("network"), d.Sandbox.Network, "none", "host")
 	k.enum(dp.key("sandbox").key("backend"), d.Sandbox.Backend, "bubblewrap", "bwrap", "docker")
+	k.enum(dp.key("sandbox").key("scope"), d.Sandbox.Scope, "agent", "session", "shared")
 	k.sandboxDocker(dp.key("sandbox").key("docker"), d.Sandbox.Docker)
+	if pr := d.Sandbox.Prune; pr != nil {
+		if pr.IdleHours != nil && *pr.IdleHours < 0 {
+			k.fail(dp.key("sandbox").key("prune").key("idleHours"), "must not be negative (0 turns the rule off)")
+		}
+		if pr.MaxAgeDays != nil && *pr.MaxAgeDays < 0 {
+			k.fail(dp.key("sandbox").key("prune").key("maxAgeDays"), "must not be negative (0 turns the rule off)")
+		}
+	}
 	k.compaction(dp.key("compaction"), &d.Compaction)
 	k.contextPruning(dp.key("contextPruning"), &d.ContextPruning)
 	k.budget(dp.key("budget"), d.Budget)
@@ -229,6 +238,7 @@ func (k *checker) agents() {
 		k.enum(p.key("sandbox").key("workspaceAccess"), a.Sandbox.WorkspaceAccess, "none", "ro", "rw")
 		k.enum(p.key("sandbox").key("network"), a.Sandbox.Network, "none", "host")
 		k.enum(p.key("sandbox").key("backend"), a.Sandbox.Backend, "bubblewrap", "bwrap", "docker")
+		k.enum(p.key("sandbox").key("scope"), a.Sandbox.Scope, "agent", "session", "shared")
 		k.sandboxDocker(p.key("sandbox").key("docker"), a.Sandbox.Docker)
 		if a.Tools != nil {
 			k.toolSelection(p.key("tools"), a.Tools.Profile, a.Tools.Allow, a.Tools.AlsoAllow, "agent tools")
@@ -262,7 +272,19 @@ func (k *checker) sandboxDocker(p keyPath, d *SandboxDocker) {
 	if d.Cpus != nil && *d.Cpus < 0 {
 		k.fail(p.key("cpus"), "must not be negative")
 	}
+	for _, name := range slices.Sorted(maps.Keys(d.Ulimits)) {
+		u := d.Ulimits[name]
+		switch {
+		case !slices.Contains(ulimitNames, name):
+			k.fail(p.key("ulimits").key(name), "unknown ulimit %q: want one of %s", name, strings.Join(ulimitNames, ", "))
+		case u.Hard != -1 && (u.Soft == -1 || u.Soft > u.Hard):
+			k.fail(p.key("ulimits").key(name), "soft limit %d is above the hard limit %d", u.Soft, u.Hard)
+		}
+	}
 }
+
+// ulimitNames are the rlimits Docker accepts in --ulimit.
+var ulimitNames = []string{"core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack"}
 
 // modelRef checks a model selection. Every ref may be "<provider>/<model>"
 // or, in merge mode, a bare model name; with models.mode "replace" it must

@@ -323,7 +323,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	box.gate = appr.gate
-	ws := &workspaces{cfg: cfg, store: st}
+	ws := &workspaces{cfg: cfg, store: st, sandboxDir: box.sandboxDir}
 	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
 	if err != nil {
 		return nil, err

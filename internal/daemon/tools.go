@@ -108,7 +108,7 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
 	if sandboxed {
-		all = b.sandboxTools(all, ag.SandboxSpec())
+		all = b.sandboxTools(all, ag.SandboxSpec(info.SessionKey))
 	} else if who := untrustedSource(info); who != "" {
 		all = b.guardUntrusted(all, who, ag.UntrustedAllow, info.SessionKey)
 	}
@@ -170,13 +170,32 @@ func foregroundUnlessProcess(set *tools.Set) *tools.Set {
 }
 
 // workspaceWritable reports whether a run may write its workspace: always
-// outside a sandbox, inside one only when the workspace is mounted rw.
+// outside a sandbox, inside one unless the workspace is mounted read-only
+// (with access none the run's workspace is its sandbox's own).
 func (b *toolbox) workspaceWritable(info agent.RunInfo) bool {
 	ag := b.conf.Agent(info.AgentID)
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
 		return true
 	}
-	return ag.SandboxWorkspaceAccess == sandbox.AccessRW
+	return ag.SandboxWorkspaceAccess != sandbox.AccessRO
+}
+
+// sandboxDir returns the private sandbox workspace a run works in instead
+// of its agent's workspace: that of its sandbox's scope when the session
+// is sandboxed with workspaceAccess none (ok true; dir "" when it cannot
+// be made, so that no file tool falls back to the agent's workspace).
+// The directory is made on first use.
+func (b *toolbox) sandboxDir(info agent.RunInfo) (dir string, ok bool) {
+	ag := b.conf.Agent(info.AgentID)
+	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) ||
+		ag.SandboxWorkspaceAccess != sandbox.AccessNone {
+		return "", false
+	}
+	dir = ag.SandboxSpec(info.SessionKey).ScopeDir
+	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return "", true
+	}
+	return dir, true
 }
 
 // preflight fails a sandboxed session's run before the model is called
@@ -187,9 +206,14 @@ func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
 		return nil
 	}
-	spec := ag.SandboxSpec()
+	spec := ag.SandboxSpec(info.SessionKey)
 	if err := spec.Validate(); err != nil {
 		return fmt.Errorf("agent failed before reply: sandbox unavailable: %w", err)
+	}
+	if spec.ScopeDir != "" && spec.Normalized().WorkspaceAccess != sandbox.AccessRW {
+		if err := os.MkdirAll(spec.ScopeDir, 0o700); err != nil {
+			return fmt.Errorf("agent failed before reply: sandbox workspace: %w; check agents.defaults.sandbox.workspaceRoot", err)
+		}
 	}
 	var err error
 	if spec.Normalized().Backend == sandbox.BackendDocker {
@@ -204,15 +228,14 @@ func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
 }
 
 // sandboxKeeps reports whether a sandboxed session whose workspace is
-// mounted per access keeps the in-process file tool name: with no
-// workspace in the sandbox none of them, read-only only read and list, so
-// that the file tools see no more than the session's exec does.
+// mounted per access keeps the in-process file tool name, so that the
+// file tools see no more than the session's exec does: with the
+// workspace read-only only read and list; with none all of them, on the
+// sandbox's private workspace (the run's workspace then).
 func sandboxKeeps(name, access string) bool {
 	switch name {
-	case "read", "list", "ls":
-		return access != sandbox.AccessNone
 	case "write", "edit", "apply_patch":
-		return access == sandbox.AccessRW || access == ""
+		return access != sandbox.AccessRO
 	}
 	return true
 }
@@ -246,9 +269,17 @@ type workspaces struct {
 	store interface {
 		GetSession(ctx context.Context, key string) (*store.Session, error)
 	}
+	// sandboxDir, when set, returns the private sandbox workspace that
+	// replaces the run's workspace (ok false when none does).
+	sandboxDir func(agent.RunInfo) (dir string, ok bool)
 }
 
 func (w *workspaces) forRun(info agent.RunInfo) string {
+	if w.sandboxDir != nil {
+		if dir, ok := w.sandboxDir(info); ok {
+			return dir
+		}
+	}
 	agentID := info.AgentID
 	parent := ""
 	if info.Session != nil {

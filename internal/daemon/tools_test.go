@@ -88,13 +88,14 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 }
 
 // sandboxKeeps gives a sandboxed session only the file tools its
-// workspace mount allows.
+// workspace mount allows (with none they work on the sandbox's private
+// workspace).
 func TestSandboxKeeps(t *testing.T) {
 	tests := []struct {
 		name, access string
 		want         bool
 	}{
-		{"read", "none", false}, {"list", "none", false}, {"write", "none", false}, {"exec", "none", true},
+		{"read", "none", true}, {"list", "none", true}, {"write", "none", true}, {"apply_patch", "none", true}, {"exec", "none", true},
 		{"read", "ro", true}, {"list", "ro", true}, {"write", "ro", false}, {"edit", "ro", false}, {"apply_patch", "ro", false},
 		{"write", "rw", true}, {"edit", "rw", true}, {"apply_patch", "rw", true}, {"sessions_list", "none", true},
 	}

@@ -16,7 +16,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -94,6 +97,50 @@ const (
 	ScopeSession = "session"
 	ScopeShared  = "shared"
 )
+
+// KeyFor returns the key of the sandbox a session of agentID gets under
+// scope: the agent id, the session key, or "shared".
+func KeyFor(scope, agentID, sessionKey string) string {
+	switch scope {
+	case ScopeSession:
+		return sessionKey
+	case ScopeShared:
+		return ScopeShared
+	}
+	return agentID
+}
+
+// DirName is the directory (under sandbox.workspaceRoot) of the sandbox
+// with key under scope: the scope, then a readable slug of the key and,
+// unless the slug is the key itself, a hash that keeps distinct keys
+// apart ("agent-main", "session-agent-main-work-1a2b3c4d", "shared").
+func DirName(scope, key string) string {
+	if scope == ScopeShared {
+		return ScopeShared
+	}
+	return cmp.Or(scope, ScopeAgent) + "-" + keySlug(key)
+}
+
+func keySlug(key string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(key) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	slug := strings.Trim(b.String(), "-")
+	if len(slug) > 48 {
+		slug = slug[:48]
+	}
+	if slug == key && slug != "" {
+		return slug
+	}
+	sum := sha256.Sum256([]byte(key))
+	return cmp.Or(slug, "sandbox") + "-" + hex.EncodeToString(sum[:4])
+}
 
 // Normalized returns s with its defaults filled in.
 func (s Spec) Normalized() Spec {
@@ -188,6 +235,27 @@ func (s Spec) Args(workspace, cwd string, argv []string) ([]string, error) {
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp")
 	dir := "/tmp"
+	// The scope's private workspace (access none and ro) is bound
+	// read-write at its own path, so that the file tools and the command
+	// name the same files; with access none commands start in it.
+	priv := ""
+	if s.WorkspaceAccess != AccessRW && s.ScopeDir != "" {
+		priv = filepath.Clean(s.ScopeDir)
+		if s.WorkspaceAccess == AccessNone {
+			a = append(a, "--bind", priv, priv)
+			dir = priv
+		}
+	}
+	under := func(c, root string) bool {
+		return root != "" && (c == root || strings.HasPrefix(c, root+string(filepath.Separator)))
+	}
+	if s.WorkspaceAccess == AccessNone && priv != "" && cwd != "" {
+		c := filepath.Clean(cwd)
+		if !under(c, priv) {
+			return nil, fmt.Errorf("sandbox: workdir %s is outside the sandbox workspace %s", cwd, priv)
+		}
+		dir = c
+	}
 	if s.WorkspaceAccess != AccessNone {
 		if workspace == "" || !filepath.IsAbs(workspace) {
 			return nil, fmt.Errorf("sandbox: workspace %q must be an absolute path", workspace)
@@ -198,10 +266,13 @@ func (s Spec) Args(workspace, cwd string, argv []string) ([]string, error) {
 			bind = "--ro-bind"
 		}
 		a = append(a, bind, ws, ws)
+		if priv != "" { // after the workspace: it wins should it lie inside
+			a = append(a, "--bind", priv, priv)
+		}
 		dir = ws
 		if cwd != "" {
 			c := filepath.Clean(cwd)
-			if c != ws && !strings.HasPrefix(c, ws+string(filepath.Separator)) {
+			if !under(c, ws) && !under(c, priv) {
 				return nil, fmt.Errorf("sandbox: workdir %s is outside the workspace %s", cwd, ws)
 			}
 			dir = c
@@ -304,13 +375,23 @@ func (s Spec) Explain(workspace string) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "backend: bubblewrap (user, mount, pid, ipc, uts, cgroup%s namespaces)\n", map[bool]string{true: ", net", false: ""}[n.Network == NetworkNone])
-	switch n.WorkspaceAccess {
-	case AccessNone:
+	switch {
+	case n.WorkspaceAccess == AccessNone && n.ScopeDir != "":
+		fmt.Fprintf(&b, "workspace: agent workspace not mounted (workspaceAccess none); sandbox workspace %s read-write, kept between commands\n", n.ScopeDir)
+	case n.WorkspaceAccess == AccessNone:
 		fmt.Fprintf(&b, "workspace: not mounted (workspaceAccess none); commands start in a private /tmp\n")
-	case AccessRO:
+	case n.WorkspaceAccess == AccessRO:
 		fmt.Fprintf(&b, "workspace: %s read-only\n", workspace)
+		if n.ScopeDir != "" {
+			fmt.Fprintf(&b, "sandbox workspace: %s read-write, kept between commands\n", n.ScopeDir)
+		}
 	default:
 		fmt.Fprintf(&b, "workspace: %s read-write\n", workspace)
+	}
+	if n.ScopeKey != "" {
+		fmt.Fprintf(&b, "scope: %s (%s)\n", n.Scope, n.ScopeKey)
+	} else {
+		fmt.Fprintf(&b, "scope: %s\n", n.Scope)
 	}
 	fmt.Fprintf(&b, "system dirs: %s read-only (when present)\n", strings.Join(systemDirs, " "))
 	fmt.Fprintf(&b, "private: /tmp /run /var/tmp (tmpfs), /proc of the sandbox, minimal /dev\n")

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/exec"
@@ -22,6 +23,14 @@ func TestArgs(t *testing.T) {
 		{name: "rw default", ws: "/w", cwd: "/w/sub", want: []string{"--bind /w /w", "--chdir /w/sub", "--unshare-all", "--tmpfs /tmp"}, absent: []string{"--share-net"}},
 		{name: "ro", spec: Spec{WorkspaceAccess: "ro"}, ws: "/w", want: []string{"--ro-bind /w /w", "--chdir /w"}},
 		{name: "none", spec: Spec{WorkspaceAccess: "none"}, ws: "/w", want: []string{"--chdir /tmp"}, absent: []string{"--bind /w /w", "--ro-bind /w /w"}},
+		{name: "none with a scope workspace", spec: Spec{WorkspaceAccess: "none", ScopeDir: "/s/agent-main"}, ws: "/s/agent-main", cwd: "/s/agent-main/x",
+			want: []string{"--bind /s/agent-main /s/agent-main", "--chdir /s/agent-main/x"}, absent: []string{"--bind /w /w"}},
+		{name: "none with a scope workspace, cwd outside", spec: Spec{WorkspaceAccess: "none", ScopeDir: "/s/a"}, ws: "/s/a", cwd: "/w", err: "outside the sandbox workspace"},
+		{name: "ro with a scope workspace", spec: Spec{WorkspaceAccess: "ro", ScopeDir: "/s/a"}, ws: "/w", cwd: "/s/a",
+			want: []string{"--ro-bind /w /w --bind /s/a /s/a", "--chdir /s/a"}},
+		{name: "rw ignores the scope workspace", spec: Spec{ScopeDir: "/s/a"}, ws: "/w", want: []string{"--bind /w /w"}, absent: []string{"--bind /s/a /s/a"}},
+		{name: "relative scope workspace", spec: Spec{WorkspaceAccess: "none", ScopeDir: "s/a"}, ws: "/w", err: "absolute"},
+		{name: "bad scope", spec: Spec{Scope: "global"}, ws: "/w", err: "scope"},
 		{name: "host net", spec: Spec{Network: "host"}, ws: "/w", want: []string{"--share-net"}},
 		{name: "limits", spec: Spec{Limits: Limits{Procs: 7, CPUSeconds: 3}}, ws: "/w", want: []string{"--nproc=7", "--cpu=3"}},
 		{name: "cwd outside", ws: "/w", cwd: "/etc", err: "outside the workspace"},
@@ -57,6 +66,36 @@ func TestArgs(t *testing.T) {
 				t.Errorf("command not last: %v", a)
 			}
 		})
+	}
+}
+
+// KeyFor and DirName name a scope's sandbox and its private workspace;
+// distinct keys never share a directory.
+func TestScopeKeyAndDir(t *testing.T) {
+	for _, tc := range []struct{ scope, agent, session, key, dir string }{
+		{"", "main", "agent:main:x", "main", "agent-main"},
+		{"agent", "ops", "agent:ops:main", "ops", "agent-ops"},
+		{"session", "main", "agent:main:Work", "agent:main:Work", "session-agent-main-work-"},
+		{"shared", "main", "agent:main:x", "shared", "shared"},
+	} {
+		key := KeyFor(tc.scope, tc.agent, tc.session)
+		if key != tc.key {
+			t.Errorf("KeyFor(%q, %q, %q) = %q, want %q", tc.scope, tc.agent, tc.session, key, tc.key)
+		}
+		if d := DirName(cmp.Or(tc.scope, ScopeAgent), key); !strings.HasPrefix(d, tc.dir) || (strings.HasSuffix(tc.dir, "-") && len(d) != len(tc.dir)+8) {
+			t.Errorf("DirName(%q) = %q, want %q…", key, d, tc.dir)
+		}
+	}
+	seen := map[string]string{}
+	for _, k := range []string{"agent:main:a/b", "agent:main:a-b", "agent:main:A:b", "agent:main:a:b", "../x", strings.Repeat("y", 100), strings.Repeat("y", 101), ""} {
+		d := DirName(ScopeSession, k)
+		if o, dup := seen[d]; dup {
+			t.Errorf("keys %q and %q share %q", o, k, d)
+		}
+		seen[d] = k
+		if strings.ContainsAny(d, "/.:") || len(d) > 70 {
+			t.Errorf("DirName(%q) = %q", k, d)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ package settings
 import (
 	"maps"
 	"slices"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -126,6 +127,11 @@ type Agent struct {
 	SandboxBackend string
 	// SandboxDocker is the agent's merged sandbox.docker settings.
 	SandboxDocker config.SandboxDocker
+	// SandboxScope is "agent", "session" or "shared".
+	SandboxScope string
+	// SandboxWorkspaceRoot is where the private sandbox workspaces live
+	// (absolute; <state dir>/sandboxes by default).
+	SandboxWorkspaceRoot string
 	// Tools is agents.list[].tools, the agent's own tool selection (zero
 	// when it has none).
 	Tools policy.ToolSelection
@@ -201,6 +207,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
 		SandboxBackend: cfg.SandboxBackend(id), SandboxDocker: cfg.SandboxDocker(id),
+		SandboxScope: cfg.SandboxScope(id), SandboxWorkspaceRoot: cfg.SandboxRoot(id),
 		Tools:          toolSelection(cfg.AgentToolSelection(id)),
 		Budget:         budgetOf(cfg.BudgetOf(id)),
 		UntrustedAllow: cfg.UntrustedAllow(id),
@@ -310,18 +317,34 @@ func budgetOf(b config.Budget) spend.Limits {
 	return l
 }
 
-// SandboxSpec is the sandbox of the agent's sandboxed sessions: its
-// backend, workspace access, network and Docker settings.
-func (a Agent) SandboxSpec() sandbox.Spec {
+// SandboxSpec is the sandbox of the agent's session sessionKey: its
+// backend, workspace access, network, scope (the sandbox it shares, and
+// that sandbox's private workspace under the workspace root) and Docker
+// settings. An empty sessionKey leaves the scope key and workspace unset.
+func (a Agent) SandboxSpec(sessionKey string) sandbox.Spec {
 	d := a.SandboxDocker
 	spec := sandbox.Spec{
 		Backend: a.SandboxBackend, WorkspaceAccess: a.SandboxWorkspaceAccess, Network: a.SandboxNetwork,
+		Scope: a.SandboxScope,
 		Docker: sandbox.DockerSpec{
 			Image: d.Image, ContainerPrefix: d.ContainerPrefix, Workdir: d.Workdir, ReadOnlyRoot: d.ReadOnlyRoot,
 			Tmpfs: d.Tmpfs, Network: d.Network, User: d.User, CapDrop: d.CapDrop, Env: d.Env,
 			Binds: d.Binds, DNS: d.DNS, ExtraHosts: d.ExtraHosts,
 			SeccompProfile: d.SeccompProfile, ApparmorProfile: d.ApparmorProfile,
+			SetupCommand: d.SetupCommand, GPUs: d.GPUs,
 		},
+	}
+	if sessionKey != "" {
+		spec.ScopeKey = sandbox.KeyFor(spec.Normalized().Scope, a.ID, sessionKey)
+		if a.SandboxWorkspaceRoot != "" {
+			spec.ScopeDir = filepath.Join(a.SandboxWorkspaceRoot, sandbox.DirName(spec.Normalized().Scope, spec.ScopeKey))
+		}
+	}
+	for name, u := range d.Ulimits {
+		if spec.Docker.Ulimits == nil {
+			spec.Docker.Ulimits = map[string]sandbox.Ulimit{}
+		}
+		spec.Docker.Ulimits[name] = sandbox.Ulimit{Soft: u.Soft, Hard: u.Hard}
 	}
 	if d.PidsLimit != nil {
 		spec.Docker.PidsLimit = int64(*d.PidsLimit)

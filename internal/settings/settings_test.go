@@ -166,3 +166,27 @@ func TestResolveChannels(t *testing.T) {
 		t.Errorf("defaults = %q %+v", d.DMScope, d.IRC)
 	}
 }
+
+// SandboxSpec carries the scope: the sandbox key of the session and its
+// private workspace under the workspace root, and the Docker keys.
+func TestSandboxSpecScope(t *testing.T) {
+	c := parse(t, `{ agents: {
+  defaults: { sandbox: { mode: "all", workspaceRoot: "/srv/boxes", docker: { setupCommand: "true", gpus: "2", ulimits: { nofile: 100 } } } },
+  list: [{ id: "main" }, { id: "ops", sandbox: { scope: "session" } }, { id: "all", sandbox: { scope: "shared" } }] } }`)
+	s := Resolve(c)
+	for _, tc := range []struct{ agent, key, wantKey, wantDir string }{
+		{"main", "agent:main:x", "main", "/srv/boxes/agent-main"},
+		{"ops", "agent:ops:x", "agent:ops:x", "/srv/boxes/session-agent-ops-x-"},
+		{"all", "agent:all:x", "shared", "/srv/boxes/shared"},
+		{"main", "", "", ""},
+	} {
+		spec := s.Agent(tc.agent).SandboxSpec(tc.key)
+		if spec.ScopeKey != tc.wantKey || !strings.HasPrefix(spec.ScopeDir, tc.wantDir) || (tc.wantDir == "" && spec.ScopeDir != "") {
+			t.Errorf("%s %q: key %q dir %q, want %q %q…", tc.agent, tc.key, spec.ScopeKey, spec.ScopeDir, tc.wantKey, tc.wantDir)
+		}
+	}
+	d := s.Agent("main").SandboxSpec("agent:main:x").Docker
+	if d.SetupCommand != "true" || d.GPUs != "2" || d.Ulimits["nofile"].Soft != 100 || d.Ulimits["nofile"].Hard != 100 {
+		t.Errorf("docker = %+v", d)
+	}
+}

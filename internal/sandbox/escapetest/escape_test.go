@@ -131,13 +131,14 @@ func TestEscapes(t *testing.T) {
 }
 
 // The file tools of a sandboxed session see no more than its exec: with
-// the workspace read-only only read and list are offered, with none no
-// file tool at all.
+// the workspace read-only only read and list are offered; with none all of
+// them, on the sandbox's private workspace (under
+// <state dir>/sandboxes, one per agent by default) that exec works in too.
 func TestFileToolsFollowWorkspaceAccess(t *testing.T) {
 	requireBwrap(t)
 	for _, tc := range []struct{ access, want string }{
 		{"ro", "agents_list exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
-		{"none", "agents_list exec process sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
+		{"none", "agents_list apply_patch edit exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
 		{"rw", "agents_list apply_patch edit exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
 	} {
 		t.Run(tc.access, func(t *testing.T) {
@@ -152,12 +153,68 @@ func TestFileToolsFollowWorkspaceAccess(t *testing.T) {
 				t.Errorf("offered %q, want %q", s, tc.want)
 			}
 			wrote := strings.Contains(got, "WROTE")
-			// With none the command writes in its private /tmp.
 			if wrote != (tc.access != "ro") {
 				t.Errorf("access %s: write result %q", tc.access, got)
 			}
-			if tc.access == "none" && !strings.Contains(got, "/tmp") {
-				t.Errorf("access none runs in %q, want /tmp", got)
+			if tc.access != "none" {
+				return
+			}
+			// The private workspace: exec starts there, its files stay
+			// for the next command and the file tools, and the agent's
+			// own workspace is untouched.
+			priv := filepath.Join(g.dir, "sandboxes", "agent-main")
+			if !strings.Contains(got, priv) {
+				t.Errorf("access none runs in %q, want %s", got, priv)
+			}
+			if b, err := os.ReadFile(filepath.Join(priv, "f")); err != nil || string(b) != "x\n" {
+				t.Errorf("file written by exec: %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(g.dir, "workspace", "f")); err == nil {
+				t.Error("exec with access none wrote the agent workspace")
+			}
+			if r := g.tool(t, "agent:main:main", "r", "read", map[string]any{"path": "f"}); !strings.Contains(r, "x") {
+				t.Errorf("read of exec's file = %q", r)
+			}
+			g.tool(t, "agent:main:main", "w", "write", map[string]any{"path": "notes.txt", "content": "from write"})
+			if r := g.tool(t, "agent:main:main", "c", "exec", map[string]any{"command": "cat notes.txt"}); r != "from write" {
+				t.Errorf("exec cat of the write tool's file = %q", r)
+			}
+			if _, err := os.Stat(filepath.Join(g.dir, "workspace", "notes.txt")); err == nil {
+				t.Error("the write tool with access none wrote the agent workspace")
+			}
+			// Out of the private workspace: refused, by both.
+			if r := g.tool(t, "agent:main:main", "o", "write", map[string]any{"path": filepath.Join(g.dir, "workspace", "x"), "content": "no"}); !strings.Contains(r, "path escapes the workspace") {
+				t.Errorf("write outside the sandbox workspace = %q", r)
+			}
+			if _, err := os.Stat(filepath.Join(g.dir, "workspace", "x")); err == nil {
+				t.Error("write reached the agent workspace")
+			}
+		})
+	}
+}
+
+// Scope decides which sessions share a private workspace: one per agent
+// by default, one per session under scope "session", one for all under
+// "shared"; sandbox.workspaceRoot moves them.
+func TestSandboxScopeWorkspaces(t *testing.T) {
+	requireBwrap(t)
+	root := t.TempDir()
+	for _, tc := range []struct{ scope, a, b string }{
+		{"agent", "agent-main", "agent-main"},
+		{"session", "session-agent-main-one-", "session-agent-main-two-"},
+		{"shared", "shared", "shared"},
+	} {
+		t.Run(tc.scope, func(t *testing.T) {
+			wr := filepath.Join(root, tc.scope)
+			g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", scope: "`+tc.scope+`", workspaceRoot: "`+wr+`" } }`, ``)
+			pa := g.tool(t, "agent:main:one", "a", "exec", map[string]any{"command": "pwd; echo one > mark"})
+			pb := g.tool(t, "agent:main:two", "b", "exec", map[string]any{"command": "pwd; cat mark 2>/dev/null || echo absent"})
+			if !strings.HasPrefix(pa, filepath.Join(wr, tc.a)) || !strings.HasPrefix(pb, filepath.Join(wr, tc.b)) {
+				t.Fatalf("scope %s: one in %q, two in %q", tc.scope, pa, pb)
+			}
+			shared := tc.scope != "session"
+			if strings.Contains(pb, "absent") == shared {
+				t.Errorf("scope %s: the second session sees the first's file: %q (want shared %v)", tc.scope, pb, shared)
 			}
 		})
 	}
