@@ -12,8 +12,8 @@ package settings
 
 import (
 	"maps"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
