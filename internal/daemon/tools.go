@@ -191,7 +191,7 @@ func (b *toolbox) sandboxDir(info agent.RunInfo) (dir string, ok bool) {
 		ag.SandboxWorkspaceAccess != sandbox.AccessNone {
 		return "", false
 	}
-	dir = ag.SandboxSpec(info.SessionKey).ScopeDir
+	dir = ag.SandboxOwnWorkspace(info.SessionKey)
 	if dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return "", true
 	}

@@ -317,6 +317,16 @@ func budgetOf(b config.Budget) spend.Limits {
 	return l
 }
 
+// SandboxOwnWorkspace is the private workspace of the sandbox a
+// sandboxed session sessionKey of the agent works in instead of the
+// agent's workspace: its scope's, when workspaceAccess is none; else "".
+func (a Agent) SandboxOwnWorkspace(sessionKey string) string {
+	if a.SandboxWorkspaceAccess != sandbox.AccessNone {
+		return ""
+	}
+	return a.SandboxSpec(sessionKey).ScopeDir
+}
+
 // SandboxSpec is the sandbox of the agent's session sessionKey: its
 // backend, workspace access, network, scope (the sandbox it shares, and
 // that sandbox's private workspace under the workspace root) and Docker

@@ -279,8 +279,15 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	}); err != nil {
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
 	}
-	// 15. Attachments, in the workspace the child shares with its parent.
+	// 15. Attachments, in the workspace the child shares with its parent,
+	// or in its sandbox's own workspace when a sandbox with
+	// workspaceAccess none keeps it from the parent's.
 	workspace := cmp.Or(caller.Workspace, set.Agent(requesterAgent).Workspace)
+	if childSandboxed {
+		if dir := set.Agent(targetAgent).SandboxOwnWorkspace(childKey); dir != "" {
+			workspace = dir
+		}
+	}
 	var receipt *attachments.Receipt
 	var attDir string
 	if len(files) > 0 {

@@ -1,6 +1,7 @@
 package escapetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -244,4 +245,43 @@ func sortedJoin(s []string) string {
 		}
 	}
 	return strings.Join(s, " ")
+}
+
+// A child spawned into a sandbox with workspaceAccess none finds its
+// attachments in its own sandbox workspace, where its exec and file tools
+// are, even when the parent is not sandboxed (mode non-main).
+func TestSpawnAttachmentsReachASandboxedChild(t *testing.T) {
+	requireBwrap(t)
+	g := start(t, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, `tools: { sessions_spawn: { attachments: { enabled: true } } },`)
+	task := "read the note\n/tool exec {\"command\":\"cat .switchboard/attachments/*/note.txt; pwd\"}\n/then read it"
+	w := g.send(t, "agent:main:main", "sp", "sessions_spawn", map[string]any{"task": task,
+		"attachments": []map[string]any{{"name": "note.txt", "content": "hello child"}}})
+	if w["status"] != "ok" {
+		t.Fatalf("spawn run = %v", w)
+	}
+	hist := g.call(t, "chat.history", map[string]any{"sessionKey": "agent:main:main", "limit": 100})
+	var child map[string]any
+	for _, m := range hist["messages"].([]any) {
+		if m := m.(map[string]any); m["toolName"] == "sessions_spawn" {
+			child, _ = m["details"].(map[string]any)
+		}
+	}
+	if child == nil || child["status"] != "accepted" {
+		t.Fatalf("spawn result = %v", child)
+	}
+	if w := g.call(t, "agent.wait", map[string]any{"runId": child["runId"], "timeoutMs": 60000}); w["status"] != "ok" {
+		t.Fatalf("child run = %v", w)
+	}
+	ch := g.call(t, "chat.history", map[string]any{"sessionKey": child["childSessionKey"], "limit": 100})
+	got := ""
+	for _, m := range ch["messages"].([]any) {
+		if m := m.(map[string]any); m["toolName"] == "exec" {
+			b, _ := json.Marshal(m["content"])
+			got = string(b)
+		}
+	}
+	if !strings.Contains(got, "hello child") || !strings.Contains(got, filepath.Join(g.dir, "sandboxes", "agent-main")) {
+		b, _ := json.Marshal(ch)
+		t.Errorf("the child's exec = %s\n%.3000s", got, b)
+	}
 }
