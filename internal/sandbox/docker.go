@@ -537,14 +537,14 @@ func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareScopeDir(); err != nil {
-		return nil, err
-	}
 	if err := d.Check(ctx); err != nil {
 		return nil, err
 	}
 	cli, err := d.client()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareScopeDir(); err != nil {
 		return nil, err
 	}
 	if err := d.ensureImage(ctx, cli, cfg.Image); err != nil {

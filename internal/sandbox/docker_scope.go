@@ -130,6 +130,9 @@ type scopeState struct {
 	mu   sync.Mutex
 	id   string // "" until found or created
 	hash string
+	// stale are containers of the scope with an old configuration that
+	// still ran a command when it changed, removed once idle.
+	stale []string
 }
 
 // containerUse counts the commands running in a scope container and
@@ -154,8 +157,8 @@ func (d *Docker) scope(key string) *scopeState {
 	return st
 }
 
-// use returns the use record of container id, making it when make is
-// set (nil otherwise when there is none). d.smu is held.
+// use returns the use record of container id, making it when mk is set
+// (nil otherwise when there is none). d.smu is held.
 func (d *Docker) use(id string, mk bool) *containerUse {
 	if d.uses == nil {
 		d.uses = map[string]*containerUse{}
@@ -233,6 +236,7 @@ func (d *Docker) invalidate(t *scopeTarget, id string) {
 // docker.setupCommand. Containers of the scope with another
 // configuration are removed unless a command still runs in them.
 func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState, t *scopeTarget) (string, error) {
+	d.dropStale(cli, st)
 	if st.id != "" && st.hash == t.hash {
 		return st.id, nil
 	}
@@ -248,6 +252,9 @@ func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState,
 			continue
 		}
 		if busy, _ := d.usage(c.ID); busy > 0 {
+			if !slices.Contains(st.stale, c.ID) {
+				st.stale = append(st.stale, c.ID)
+			}
 			continue
 		}
 		if err := d.removeContainer(cli, c.ID); err != nil {
@@ -274,6 +281,21 @@ func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState,
 	st.id, st.hash = id, t.hash
 	d.touch(id, 0)
 	return id, nil
+}
+
+// dropStale removes the stale containers of st that no longer run a
+// command, st.mu held.
+func (d *Docker) dropStale(cli *client.Client, st *scopeState) {
+	st.stale = slices.DeleteFunc(st.stale, func(id string) bool {
+		if busy, _ := d.usage(id); busy > 0 {
+			return false
+		}
+		if d.removeContainer(cli, id) != nil {
+			return false
+		}
+		d.forget(st, id)
+		return true
+	})
 }
 
 // list returns the scope containers of the daemon (running or not) with
@@ -392,9 +414,6 @@ func (d *Docker) startScoped(ctx context.Context, s Spec, r Run) (*Container, er
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareScopeDir(); err != nil {
-		return nil, err
-	}
 	if err := d.Check(ctx); err != nil {
 		return nil, err
 	}
@@ -402,10 +421,16 @@ func (d *Docker) startScoped(ctx context.Context, s Spec, r Run) (*Container, er
 	if err != nil {
 		return nil, err
 	}
+	if err := s.prepareScopeDir(); err != nil {
+		return nil, err
+	}
 	marker := ExecMarkerVar + "=" + randomID() + randomID()
+	// The command's own value of the marker variable, if any, would hide
+	// it from Kill.
+	env := slices.DeleteFunc(slices.Clone(r.Env), func(kv string) bool { return strings.HasPrefix(kv, ExecMarkerVar+"=") })
 	opts := client.ExecCreateOptions{
 		User: t.user, WorkingDir: dir, Cmd: slices.Clone(r.Argv),
-		Env:          append(slices.Clone(r.Env), marker),
+		Env:          append(env, marker),
 		AttachStdin:  r.Stdin,
 		AttachStdout: true, AttachStderr: true,
 	}

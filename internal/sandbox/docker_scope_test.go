@@ -98,7 +98,7 @@ func TestDockerScopeOneContainerAcrossCommands(t *testing.T) {
 		{map[string]any{"command": "echo hi; pwd"}, "hi\n/workspace\n"},
 		{map[string]any{"command": "echo hi; pwd", "workdir": "sub"}, "hi\n/workspace/sub\n"},
 		{map[string]any{"command": "echo out; echo err >&2; exit 3"}, "out\nerr\n\n\n(Command exited with code 3)"},
-		{map[string]any{"command": "env"}, ""},
+		{map[string]any{"command": "env", "env": map[string]any{sandbox.ExecMarkerVar: "mine"}}, ""},
 	} {
 		res, err := call(t, tool, ws, tc.args)
 		if err != nil {
@@ -112,6 +112,9 @@ func TestDockerScopeOneContainerAcrossCommands(t *testing.T) {
 				if !strings.Contains(res.Text, kv) {
 					t.Errorf("env output %q lacks %s", res.Text, kv)
 				}
+			}
+			if strings.Contains(res.Text, sandbox.ExecMarkerVar+"=mine") {
+				t.Errorf("the call's own %s hides the marker: %q", sandbox.ExecMarkerVar, res.Text)
 			}
 		}
 	}
@@ -709,5 +712,37 @@ func TestDockerScopeExplain(t *testing.T) {
 	}
 	if out := (sandbox.Spec{Backend: "docker"}).Explain("/ws"); !strings.Contains(out, "one container per command") {
 		t.Errorf("explain without a scope key:\n%s", out)
+	}
+}
+
+// A container whose configuration changed while it ran a command stays
+// until the command ends, and goes with the scope's next command.
+func TestDockerScopeConfigChangeWaitsForRunningCommand(t *testing.T) {
+	eng, _ := scopeEngine(t)
+	d := newDocker(t, eng)
+	ws := tempWorkspace(t)
+	spec := sandbox.Spec{Backend: "docker", ScopeKey: "main", Docker: sandbox.DockerSpec{Memory: "512m"}}
+	old, err := d.Start(context.Background(), spec, sandbox.Run{Workspace: ws, Argv: []string{"/bin/sh", "-c", "sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Docker.Memory = "1g"
+	run := func() {
+		t.Helper()
+		if _, err := call(t, shell.New(shell.Config{}).WithRunner(runner{d, spec}), ws, map[string]any{"command": "echo hi; pwd"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if eng.Live() != 2 || len(eng.Removed()) != 0 {
+		t.Fatalf("live %d removed %q: the old container runs a command and must stay", eng.Live(), eng.Removed())
+	}
+	old.Kill()
+	if _, sig, err := old.Wait(); sig != "SIGKILL" || err != nil {
+		t.Errorf("wait = %q, %v", sig, err)
+	}
+	run()
+	if eng.Live() != 1 || !slices.Equal(eng.Removed(), []string{old.ID()}) {
+		t.Errorf("live %d removed %q, want the old container %s removed", eng.Live(), eng.Removed(), old.ID())
 	}
 }
