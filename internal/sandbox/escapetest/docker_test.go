@@ -54,8 +54,8 @@ func TestDockerBackendThroughGateway(t *testing.T) {
 		t.Fatalf("%d containers created, want 1", len(created))
 	}
 	c := created[0]
-	if c.Config.Image != "team/sbx:1" || !slices.Equal(c.Config.Cmd, []string{"/bin/sh", "-c", "echo hi; pwd"}) {
-		t.Errorf("config %+v", c.Config)
+	if c.Config.Image != "team/sbx:1" || !slices.Equal(ranCommand(eng, c), []string{"/bin/sh", "-c", "echo hi; pwd"}) {
+		t.Errorf("config %+v, execs %+v", c.Config, eng.Execs())
 	}
 	h := c.HostConfig
 	if len(h.Mounts) != 1 || h.Mounts[0].Target != "/workspace" || !strings.HasPrefix(h.Mounts[0].Source, g.dir) || h.Mounts[0].ReadOnly {
@@ -69,9 +69,23 @@ func TestDockerBackendThroughGateway(t *testing.T) {
 	if !strings.HasPrefix(got, "Command timed out after 1 seconds.") {
 		t.Errorf("timeout = %q", got)
 	}
-	if len(eng.Killed()) != 1 {
-		t.Errorf("killed %q, want the sleeping container", eng.Killed())
+	if len(eng.Killed())+len(eng.KillMarkers()) != 1 {
+		t.Errorf("killed %q, kill scripts for %q: want the sleeping container or its exec killed", eng.Killed(), eng.KillMarkers())
 	}
+}
+
+// ranCommand returns the first command run for container c: its own
+// command, or with a scope's long-lived container the first exec in it.
+func ranCommand(eng *dockertest.Engine, c dockertest.Created) []string {
+	if c.Config.Labels["dev.switchboard.sandbox"] != "scope" {
+		return c.Config.Cmd
+	}
+	for _, x := range eng.Execs() {
+		if len(x.Cmd) > 1 && x.Cmd[1] == "-c" {
+			return x.Cmd
+		}
+	}
+	return nil
 }
 
 // Without a reachable Docker daemon a sandboxed run fails closed before
