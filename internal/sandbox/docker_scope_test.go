@@ -685,9 +685,11 @@ func TestDockerPruner(t *testing.T) {
 		t.Errorf("reported %q", reported)
 	}
 	mu.Unlock()
-	// Closed: no sweep any more.
-	n := len(eng.Requests())
+	// Closed: no sweep any more (after a request cut short by Close
+	// reached the engine).
 	time.Sleep(50 * time.Millisecond)
+	n := len(eng.Requests())
+	time.Sleep(100 * time.Millisecond)
 	if m := len(eng.Requests()); m != n {
 		t.Errorf("%d requests after Close", m-n)
 	}
