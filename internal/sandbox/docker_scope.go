@@ -493,12 +493,19 @@ func (ex *execution) close() { ex.closeOnce.Do(ex.attach.Close) }
 // while its output stream is open (a process it left may hold it).
 const execPoll = 200 * time.Millisecond
 
+// execStartLimit bounds how long an exec may look not yet started (no
+// process id) while its stream is open.
+const execStartLimit = time.Minute
+
 // wait waits for the exec to end and its output to arrive (within
-// outputGrace), and returns its exit code.
+// outputGrace), and returns its exit code. The daemon answers the attach
+// before it starts the process, so an exec that does not run, has no
+// process id and an open stream has not started yet.
 func (ex *execution) wait(ctx context.Context) (int, error) {
 	copied := ex.copied
 	interval := execPoll
 	failures := 0
+	begun := time.Now()
 	for {
 		t := time.NewTimer(interval)
 		select {
@@ -519,6 +526,8 @@ func (ex *execution) wait(ctx context.Context) (int, error) {
 			return -1, fmt.Errorf("exec %s: %w", shortID(ex.id), err)
 		case err != nil:
 			failures++
+		case !res.Running && res.PID == 0 && copied != nil && time.Since(begun) < execStartLimit:
+			// Not started yet.
 		case !res.Running:
 			g := time.NewTimer(outputGrace)
 			defer g.Stop()
@@ -531,6 +540,24 @@ func (ex *execution) wait(ctx context.Context) (int, error) {
 			if copied == nil {
 				interval = min(2*interval, execPoll)
 			}
+		}
+	}
+}
+
+// waitStarted returns once the exec's process started (or ended, or
+// ctx is done).
+func (ex *execution) waitStarted(ctx context.Context) {
+	for {
+		res, err := ex.cli.ExecInspect(ctx, ex.id, client.ExecInspectOptions{})
+		if err != nil || res.Running || res.PID != 0 {
+			return
+		}
+		select {
+		case <-ex.copied:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
@@ -602,6 +629,8 @@ func (c *Container) killExec() {
 	e := c.exec
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// A process not started yet would escape the scan.
+	e.ex.waitStarted(ctx)
 	k, err := startExec(ctx, c.cli, c.id, client.ExecCreateOptions{
 		User: e.user, Cmd: []string{"/bin/sh", "-c", killScript(e.marker)},
 		AttachStdout: true, AttachStderr: true,

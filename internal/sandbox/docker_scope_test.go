@@ -748,3 +748,39 @@ func TestDockerScopeConfigChangeWaitsForRunningCommand(t *testing.T) {
 		t.Errorf("live %d removed %q, want the old container %s removed", eng.Live(), eng.Removed(), old.ID())
 	}
 }
+
+// The daemon answers an exec's attach before its process runs: an early
+// inspection must not read as the exit, and an early kill must not miss
+// the process.
+func TestDockerScopeSlowExecStart(t *testing.T) {
+	eng, _ := scopeEngine(t)
+	eng.ExecStartDelay = 400 * time.Millisecond
+	d := newDocker(t, eng)
+	ws := tempWorkspace(t)
+	spec := sandbox.Spec{Backend: "docker", ScopeKey: "main"}
+	res, err := call(t, shell.New(shell.Config{}).WithRunner(runner{d, spec}), ws, map[string]any{"command": "echo out; echo err >&2; exit 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "out\nerr\n\n\n(Command exited with code 3)"; res.Text != want {
+		t.Errorf("text = %q, want %q", res.Text, want)
+	}
+	c, err := d.Start(context.Background(), spec, sandbox.Run{Workspace: ws, Argv: []string{"/bin/sh", "-c", "sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill()
+	done := make(chan string, 1)
+	go func() {
+		_, sig, _ := c.Wait()
+		done <- sig
+	}()
+	select {
+	case sig := <-done:
+		if sig != "SIGKILL" {
+			t.Errorf("signal %q", sig)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a command killed before it started kept running")
+	}
+}

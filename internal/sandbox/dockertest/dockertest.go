@@ -83,6 +83,9 @@ type Engine struct {
 	Run func(e *Exec) int
 	// PullError, when set, fails every image pull with it.
 	PullError string
+	// ExecStartDelay is how long an exec other than a kill script takes
+	// to start after its attach was answered (a busy daemon).
+	ExecStartDelay time.Duration
 
 	srv *httptest.Server
 
@@ -125,7 +128,9 @@ type fakeExec struct {
 	c        *fakeContainer
 	req      container.ExecCreateRequest
 	running  bool
-	started  bool
+	started  bool // start was asked for
+	pid      int  // set once the process runs
+	done     bool
 	code     int
 	killC    chan struct{}
 	killOnce sync.Once
@@ -686,7 +691,7 @@ func (e *Engine) startExec(w http.ResponseWriter, r *http.Request, x *fakeExec) 
 		apiError(w, http.StatusConflict, "container "+x.c.id+" is not running")
 		return
 	}
-	x.started, x.running = true, true
+	x.started = true
 	e.mu.Unlock()
 	var conn net.Conn
 	var out io.Writer = io.Discard
@@ -714,6 +719,12 @@ func (e *Engine) startExec(w http.ResponseWriter, r *http.Request, x *fakeExec) 
 		Killed: x.killC,
 	}
 	go func() {
+		if !killMarkerRE.MatchString(strings.Join(ex.Cmd, " ")) {
+			time.Sleep(e.ExecStartDelay)
+		}
+		e.mu.Lock()
+		x.running, x.pid = true, 1000+e.seq
+		e.mu.Unlock()
 		code := e.runExec(ex)
 		select {
 		case <-x.killC:
@@ -721,7 +732,7 @@ func (e *Engine) startExec(w http.ResponseWriter, r *http.Request, x *fakeExec) 
 		default:
 		}
 		e.mu.Lock()
-		x.running, x.code = false, code
+		x.running, x.done, x.code = false, true, code
 		e.mu.Unlock()
 		if conn != nil {
 			_ = conn.Close()
@@ -751,8 +762,10 @@ func (e *Engine) runExec(ex *Exec) int {
 
 func (e *Engine) inspectExec(w http.ResponseWriter, x *fakeExec) {
 	e.mu.Lock()
-	resp := container.ExecInspectResponse{ID: x.id, ContainerID: x.c.id, Running: x.running, Pid: 1000}
-	if x.started && !x.running {
+	// As the daemon: no process id before the exec started, no exit
+	// code before it ended.
+	resp := container.ExecInspectResponse{ID: x.id, ContainerID: x.c.id, Running: x.running, Pid: x.pid}
+	if x.done {
 		code := x.code
 		resp.ExitCode = &code
 	}
