@@ -173,6 +173,14 @@ func (d DockerSpec) validate() error {
 			bad("env key %q is not a valid variable name", k)
 		}
 	}
+	if err := d.checkUlimits(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.GPUs != "" {
+		if _, err := parseGPUs(d.GPUs); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -283,27 +291,19 @@ func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, 
 	}
 	s = s.Normalized()
 	d := s.Docker.normalized()
-	ws := ""
-	if s.WorkspaceAccess != AccessNone {
-		if r.Workspace == "" || !filepath.IsAbs(r.Workspace) {
-			return nil, nil, fmt.Errorf("sandbox: workspace %q must be an absolute path", r.Workspace)
-		}
-		ws = filepath.Clean(r.Workspace)
+	ws, err := s.hostWorkspace(r.Workspace)
+	if err != nil {
+		return nil, nil, err
 	}
 	dir, err := s.containerDir(ws, r.Dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	env := []string{"LANG=C.UTF-8"}
-	for _, k := range slices.Sorted(maps.Keys(d.Env)) {
-		env = append(env, k+"="+d.Env[k])
-	}
-	env = append(env, r.Env...)
 	cfg := &container.Config{
 		Image:        d.Image,
 		Cmd:          slices.Clone(r.Argv),
 		Entrypoint:   []string{},
-		Env:          env,
+		Env:          append(d.baseEnv(), r.Env...),
 		WorkingDir:   dir,
 		User:         d.User,
 		AttachStdout: true,
@@ -311,8 +311,44 @@ func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, 
 		AttachStdin:  r.Stdin,
 		OpenStdin:    r.Stdin,
 		StdinOnce:    r.Stdin,
-		Labels:       map[string]string{"dev.switchboard.sandbox": "exec"},
+		Labels:       map[string]string{labelSandbox: "exec"},
 	}
+	hc, err := s.hostConfig(ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, hc, nil
+}
+
+// hostWorkspace returns the cleaned host workspace, "" under access none
+// (s normalized).
+func (s Spec) hostWorkspace(workspace string) (string, error) {
+	if s.WorkspaceAccess == AccessNone {
+		return "", nil
+	}
+	if workspace == "" || !filepath.IsAbs(workspace) {
+		return "", fmt.Errorf("sandbox: workspace %q must be an absolute path", workspace)
+	}
+	return filepath.Clean(workspace), nil
+}
+
+// baseEnv is the environment every container starts with: LANG and
+// docker.env, sorted by name.
+func (d DockerSpec) baseEnv() []string {
+	env := []string{"LANG=C.UTF-8"}
+	for _, k := range slices.Sorted(maps.Keys(d.Env)) {
+		env = append(env, k+"="+d.Env[k])
+	}
+	return env
+}
+
+// hostConfig returns the confinement of a container of s (normalized)
+// whose host workspace is ws: network, root, capabilities, limits, binds
+// and the workspace mounts per workspaceAccess. With access none or ro
+// and a ScopeDir, that directory is docker.workdir (read-write) instead
+// of a tmpfs.
+func (s Spec) hostConfig(ws string) (*container.HostConfig, error) {
+	d := s.Docker.normalized()
 	mem, swap, _ := d.memory()
 	pids := d.PidsLimit
 	init := true
@@ -330,12 +366,20 @@ func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, 
 			MemorySwap: swap,
 			NanoCPUs:   int64(d.CPUs * 1e9),
 			PidsLimit:  &pids,
+			Ulimits:    d.ulimits(),
 		},
+	}
+	if d.GPUs != "" {
+		req, err := parseGPUs(d.GPUs)
+		if err != nil {
+			return nil, err
+		}
+		hc.DeviceRequests = []container.DeviceRequest{req}
 	}
 	if d.SeccompProfile != "" {
 		b, err := os.ReadFile(d.SeccompProfile)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sandbox: docker.seccompProfile: %w", err)
+			return nil, fmt.Errorf("sandbox: docker.seccompProfile: %w", err)
 		}
 		hc.SecurityOpt = append(hc.SecurityOpt, "seccomp="+string(b))
 	}
@@ -349,29 +393,50 @@ func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, 
 		p, opts, _ := strings.Cut(t, ":")
 		hc.Tmpfs[p] = opts
 	}
-	switch s.WorkspaceAccess {
-	case AccessRW:
+	if s.WorkspaceAccess == AccessRW {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: d.Workdir})
-	case AccessRO:
+		return hc, nil
+	}
+	if s.WorkspaceAccess == AccessRO {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: dockerAgentDir, ReadOnly: true})
-		hc.Tmpfs[d.Workdir] = ""
-	default:
+	}
+	if s.ScopeDir != "" {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(s.ScopeDir), Target: d.Workdir})
+	} else {
 		hc.Tmpfs[d.Workdir] = ""
 	}
-	return cfg, hc, nil
+	return hc, nil
+}
+
+// prepareScopeDir creates the scope's private workspace (0700) when s
+// mounts one.
+func (s Spec) prepareScopeDir() error {
+	n := s.Normalized()
+	if n.ScopeDir == "" || n.WorkspaceAccess == AccessRW {
+		return nil
+	}
+	if err := os.MkdirAll(n.ScopeDir, 0o700); err != nil {
+		return fmt.Errorf("sandbox: scope workspace: %w", err)
+	}
+	return nil
 }
 
 // Docker runs sandboxed commands in containers of a Docker Engine,
-// through its API (DOCKER_HOST, else the local socket). Each command gets
-// a fresh container that is removed when it ends, so killing it at the
-// timeout ends every process it started. A daemon that cannot be reached
-// fails the command closed: nothing runs on the host. Safe for concurrent
-// use.
+// through its API (DOCKER_HOST, else the local socket). A Spec with a
+// ScopeKey runs its commands with docker exec in the scope's long-lived
+// container (see Start); without one each command gets a fresh container
+// that is removed when it ends. A daemon that cannot be reached fails the
+// command closed: nothing runs on the host. Safe for concurrent use.
 type Docker struct {
 	host string
 
-	mu  sync.Mutex
-	cli *client.Client
+	mu     sync.Mutex
+	cli    *client.Client
+	pruner *pruner
+
+	smu    sync.Mutex
+	scopes map[string]*scopeState   // by scope key
+	uses   map[string]*containerUse // by container id
 }
 
 // NewDocker returns a backend talking to the daemon at host ("" means
@@ -405,8 +470,10 @@ func (d *Docker) Host() string {
 	return cmp.Or(os.Getenv("DOCKER_HOST"), client.DefaultDockerHost)
 }
 
-// Close releases the client's connections.
+// Close stops the pruner (see StartPruner) and releases the client's
+// connections. Scope containers stay for the next start to reuse.
 func (d *Docker) Close() error {
+	d.stopPruner()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.cli == nil {
@@ -453,10 +520,19 @@ func (d *Docker) ensureImage(ctx context.Context, cli *client.Client, image stri
 	return nil
 }
 
-// Start runs r in a new container confined by s and returns once it runs.
-// ctx bounds the start only: the container lives until it exits or is
-// killed.
+// Start runs r confined by s and returns once it runs. ctx bounds the
+// start only: the command runs until it exits or is killed.
+//
+// With s.ScopeKey set the command runs with docker exec in the scope's
+// long-lived container, made on first use (and set up with
+// docker.setupCommand), found again by its labels after a restart, and
+// replaced when its configuration changed; concurrent starts of a scope
+// share it. Without a ScopeKey it runs in a new container removed when
+// it ends.
 func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
+	if s.ScopeKey != "" {
+		return d.startScoped(ctx, s, r)
+	}
 	cfg, hc, err := s.ContainerConfig(r)
 	if err != nil {
 		return nil, err
@@ -466,6 +542,9 @@ func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
 	}
 	cli, err := d.client()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareScopeDir(); err != nil {
 		return nil, err
 	}
 	if err := d.ensureImage(ctx, cli, cfg.Image); err != nil {
@@ -509,21 +588,26 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Container is one running command of the Docker backend. Its methods
-// match shell.Process.
+// Container is one running command of the Docker backend: a container of
+// its own, or an exec in a scope's container. Its methods match
+// shell.Process.
 type Container struct {
 	cli    *client.Client
 	id     string
 	attach client.HijackedResponse
 	stdin  io.WriteCloser
-	waited client.ContainerWaitResult
 	copied chan struct{} // closed when the output stream ended
+	killed atomic.Bool
 
-	killed  atomic.Bool
+	// A command in a container of its own.
+	waited  client.ContainerWaitResult
 	removed sync.Once
+
+	// A command exec'd in a scope's container (nil otherwise).
+	exec *execCommand
 }
 
-// ID is the container's id.
+// ID is the id of the container the command runs in.
 func (c *Container) ID() string { return c.id }
 
 // PID is 0: the command has no process id on the gateway host.
@@ -540,9 +624,13 @@ func (c *Container) Stdin() io.WriteCloser {
 // outputGrace bounds the wait for the output stream after the exit.
 const outputGrace = 2 * time.Second
 
-// Wait waits for the container to exit and its output to arrive, removes
-// it, and returns the exit code (or "SIGKILL" when Kill ended it).
+// Wait waits for the command to end and its output to arrive, and
+// returns the exit code (or "SIGKILL" when Kill ended it). A container of
+// its own is removed; a scope's container stays.
 func (c *Container) Wait() (int, string, error) {
+	if c.exec != nil {
+		return c.waitExec()
+	}
 	defer c.remove()
 	var code int64
 	select {
@@ -570,9 +658,15 @@ func (c *Container) Wait() (int, string, error) {
 	return int(code), "", nil
 }
 
-// Kill kills the container, and with it every process of the command.
+// Kill ends every process of the command: its container, or in a scope's
+// container every process with the command's ExecMarkerVar value, also
+// those that left its session.
 func (c *Container) Kill() {
 	c.killed.Store(true)
+	if c.exec != nil {
+		c.killExec()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _ = c.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
@@ -600,13 +694,22 @@ func (w *containerStdin) Close() error                { return w.c.attach.CloseW
 func (s Spec) explainDocker(b *strings.Builder, workspace string) {
 	d := s.Docker.normalized()
 	dk := NewDocker("")
-	fmt.Fprintf(b, "backend: docker (Engine API at %s; one container per command, removed when it ends)\n", dk.Host())
+	if s.ScopeKey == "" {
+		fmt.Fprintf(b, "backend: docker (Engine API at %s; one container per command, removed when it ends)\n", dk.Host())
+	} else {
+		fmt.Fprintf(b, "backend: docker (Engine API at %s; one long-lived container per %s scope, commands run with docker exec)\n", dk.Host(), s.Scope)
+	}
+	s.explainScope(b, workspace)
 	fmt.Fprintf(b, "image: %s\n", d.Image)
+	private := "a private tmpfs"
+	if s.ScopeDir != "" {
+		private = "the scope's private workspace " + s.ScopeDir
+	}
 	switch s.WorkspaceAccess {
 	case AccessNone:
-		fmt.Fprintf(b, "workspace: not mounted (workspaceAccess none); commands start in %s (private tmpfs)\n", d.Workdir)
+		fmt.Fprintf(b, "workspace: not mounted (workspaceAccess none); commands start in %s (%s)\n", d.Workdir, private)
 	case AccessRO:
-		fmt.Fprintf(b, "workspace: %s read-only at %s; commands start there; %s is a private tmpfs\n", workspace, dockerAgentDir, d.Workdir)
+		fmt.Fprintf(b, "workspace: %s read-only at %s; commands start there; %s is %s\n", workspace, dockerAgentDir, d.Workdir, private)
 	default:
 		fmt.Fprintf(b, "workspace: %s read-write at %s\n", workspace, d.Workdir)
 	}
@@ -638,6 +741,12 @@ func (s Spec) explainDocker(b *strings.Builder, workspace string) {
 		}
 		fmt.Fprintf(b, "limits: memory %d bytes, memory+swap %s, cpus %s, pids %d\n", mem, sw, cpus, d.PidsLimit)
 	}
+	for _, u := range d.ulimits() {
+		fmt.Fprintf(b, "ulimit: %s soft %d hard %d\n", u.Name, u.Soft, u.Hard)
+	}
+	if d.GPUs != "" {
+		fmt.Fprintf(b, "gpus: %s\n", d.GPUs)
+	}
 	if len(d.Env) > 0 {
 		fmt.Fprintf(b, "env: %s (values not shown)\n", strings.Join(slices.Sorted(maps.Keys(d.Env)), " "))
 	}
@@ -653,4 +762,20 @@ func (s Spec) explainDocker(b *strings.Builder, workspace string) {
 		fmt.Fprintf(b, "status: available\n")
 	}
 	_ = dk.Close()
+}
+
+// explainScope describes the scope, its container and its setupCommand,
+// for Explain (s normalized).
+func (s Spec) explainScope(b *strings.Builder, workspace string) {
+	d := s.Docker.normalized()
+	if s.ScopeKey == "" {
+		fmt.Fprintf(b, "scope: %s (no scope key given: each command gets its own container)\n", s.Scope)
+	} else if t, err := s.scopeTarget(workspace); err == nil {
+		fmt.Fprintf(b, "scope: %s, key %q; container %s (config %s)\n", s.Scope, s.ScopeKey, t.name, t.hash)
+	} else {
+		fmt.Fprintf(b, "scope: %s, key %q\n", s.Scope, s.ScopeKey)
+	}
+	if d.SetupCommand != "" {
+		fmt.Fprintf(b, "setupCommand (once, sh -lc, after the container is created): %s\n", d.SetupCommand)
+	}
 }

@@ -1,11 +1,21 @@
 package escapetest
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/moby/moby/client"
+
+	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/sandbox/dockertest"
 )
 
@@ -44,8 +54,8 @@ func TestDockerBackendThroughGateway(t *testing.T) {
 		t.Fatalf("%d containers created, want 1", len(created))
 	}
 	c := created[0]
-	if c.Config.Image != "team/sbx:1" || !slices.Equal(c.Config.Cmd, []string{"/bin/sh", "-c", "echo hi; pwd"}) {
-		t.Errorf("config %+v", c.Config)
+	if c.Config.Image != "team/sbx:1" || !slices.Equal(ranCommand(eng, c), []string{"/bin/sh", "-c", "echo hi; pwd"}) {
+		t.Errorf("config %+v, execs %+v", c.Config, eng.Execs())
 	}
 	h := c.HostConfig
 	if len(h.Mounts) != 1 || h.Mounts[0].Target != "/workspace" || !strings.HasPrefix(h.Mounts[0].Source, g.dir) || h.Mounts[0].ReadOnly {
@@ -59,9 +69,23 @@ func TestDockerBackendThroughGateway(t *testing.T) {
 	if !strings.HasPrefix(got, "Command timed out after 1 seconds.") {
 		t.Errorf("timeout = %q", got)
 	}
-	if len(eng.Killed()) != 1 {
-		t.Errorf("killed %q, want the sleeping container", eng.Killed())
+	if len(eng.Killed())+len(eng.KillMarkers()) != 1 {
+		t.Errorf("killed %q, kill scripts for %q: want the sleeping container or its exec killed", eng.Killed(), eng.KillMarkers())
 	}
+}
+
+// ranCommand returns the first command run for container c: its own
+// command, or with a scope's long-lived container the first exec in it.
+func ranCommand(eng *dockertest.Engine, c dockertest.Created) []string {
+	if c.Config.Labels["dev.switchboard.sandbox"] != "scope" {
+		return c.Config.Cmd
+	}
+	for _, x := range eng.Execs() {
+		if len(x.Cmd) > 1 && x.Cmd[1] == "-c" {
+			return x.Cmd
+		}
+	}
+	return nil
 }
 
 // Without a reachable Docker daemon a sandboxed run fails closed before
@@ -77,4 +101,119 @@ func TestDockerBackendUnreachableFailsClosed(t *testing.T) {
 	if n := len(g.llm.Requests()); n != 0 {
 		t.Errorf("the model was called %d times", n)
 	}
+}
+
+// TestRealDockerScope runs commands of one scope through a real Docker
+// daemon: they share one long-lived container (its /tmp survives between
+// commands), setupCommand runs once, Kill ends a process that left the
+// command's session, and a new backend (a gateway restart) reuses the
+// container without setting it up again. It needs SWITCHBOARD_TEST_DOCKER=1
+// and a daemon (DOCKER_HOST or the default socket);
+// SWITCHBOARD_TEST_DOCKER_IMAGE picks the image (alpine:3.20).
+func TestRealDockerScope(t *testing.T) {
+	if os.Getenv("SWITCHBOARD_TEST_DOCKER") != "1" {
+		t.Skip("set SWITCHBOARD_TEST_DOCKER=1 to run against a real Docker daemon")
+	}
+	image := cmp.Or(os.Getenv("SWITCHBOARD_TEST_DOCKER_IMAGE"), "alpine:3.20")
+	d := sandbox.NewDocker("")
+	t.Cleanup(func() { _ = d.Close() })
+	if err := d.Check(context.Background()); err != nil {
+		t.Fatalf("SWITCHBOARD_TEST_DOCKER=1 but: %v", err)
+	}
+	key := fmt.Sprintf("escapetest-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { removeScope(t, key) })
+	spec := sandbox.Spec{
+		Backend: "docker", WorkspaceAccess: "none", ScopeKey: key, ScopeDir: filepath.Join(t.TempDir(), "scope"),
+		Docker: sandbox.DockerSpec{
+			Image: image, User: fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+			SetupCommand: "echo setup >> /workspace/setup.log",
+			Ulimits:      map[string]sandbox.Ulimit{"nofile": {Soft: 512, Hard: 1024}},
+		},
+	}
+	run := func(d *sandbox.Docker, line string) string {
+		t.Helper()
+		var out syncBuffer
+		c, err := d.Start(context.Background(), spec, sandbox.Run{Argv: []string{"/bin/sh", "-c", line}, Output: &out})
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		code, sig, err := c.Wait()
+		if err != nil || code != 0 || sig != "" {
+			t.Fatalf("%s: exit %d %q %v; output %q", line, code, sig, err, out.String())
+		}
+		return out.String()
+	}
+	if got := run(d, "echo state > /tmp/state; cat /workspace/setup.log; ulimit -n"); got != "setup\n512\n" {
+		t.Errorf("first command = %q, want the setup's log and the nofile limit", got)
+	}
+	if got := run(d, "cat /tmp/state /workspace/setup.log"); got != "state\nsetup\n" {
+		t.Errorf("second command = %q, want the first's /tmp and one setup", got)
+	}
+
+	// Kill ends a process that left the command's session.
+	var out syncBuffer
+	c, err := d.Start(context.Background(), spec, sandbox.Run{Argv: []string{"/bin/sh", "-c", "setsid sh -c 'sleep 1001' & sleep 1002"}, Output: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	c.Kill()
+	if _, sig, err := c.Wait(); sig != "SIGKILL" || err != nil {
+		t.Errorf("wait after kill = %q, %v", sig, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("kill and wait took %v", took)
+	}
+	left := run(d, `for p in /proc/[0-9]*; do tr '\0' ' ' < "$p/cmdline" 2>/dev/null; echo; done | grep -c 'sleep 100[12]' || true`)
+	if strings.TrimSpace(left) != "0" {
+		t.Errorf("%s processes of the killed command are left", strings.TrimSpace(left))
+	}
+
+	// A restart finds the container again; setup does not run again.
+	_ = d.Close()
+	d2 := sandbox.NewDocker("")
+	t.Cleanup(func() { _ = d2.Close() })
+	if got := run(d2, "cat /tmp/state /workspace/setup.log"); got != "state\nsetup\n" {
+		t.Errorf("after a restart = %q, want the same container, set up once", got)
+	}
+}
+
+// removeScope removes the test's scope containers, and only them.
+func removeScope(t *testing.T, key string) {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", "dev.switchboard.sandbox.key="+key)})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, c := range res.Items {
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the output copier and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
