@@ -314,6 +314,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		}
 	}()
 	box := &toolbox{conf: set, mcp: mcpc, log: log}
+	box.pruneIdle, box.pruneMaxAge = cfg.SandboxPrune()
 	appr, err := newApprovals(cfg, paths.StateDir, func(kind string) {
 		if box.refused != nil {
 			box.refused(kind)
@@ -680,6 +681,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	fmt.Fprintf(stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
 		d.Addrs[0], paths.StateDir, mods.DefaultModelRef(cfg.DefaultAgentID()))
+	if box.usesDocker() {
+		box.dockerBackend() // its prune sweep runs from now; Close stops it
+	}
 	return d, nil
 }
 

@@ -44,19 +44,49 @@ type toolbox struct {
 	// sandboxed session configured for it, on first use.
 	dockerOnce sync.Once
 	docker     *sandbox.Docker
+	// pruneIdle and pruneMaxAge are agents.defaults.sandbox.prune: the
+	// Docker backend's sweep removes scope containers idle or old past
+	// them (0 turns a rule off).
+	pruneIdle, pruneMaxAge time.Duration
 }
 
 // dockerBackend returns the shared Docker backend (DOCKER_HOST, else the
-// local socket).
+// local socket), starting its prune sweep on first use.
 func (b *toolbox) dockerBackend() *sandbox.Docker {
-	b.dockerOnce.Do(func() { b.docker = sandbox.NewDocker("") })
+	b.dockerOnce.Do(func() {
+		b.docker = sandbox.NewDocker("")
+		b.docker.StartPruner(b.pruneIdle, b.pruneMaxAge, 0, func(removed []string, err error) {
+			if err != nil {
+				b.log.Warn("sandbox prune failed", "err", err)
+			}
+			if len(removed) > 0 {
+				b.log.Info("sandbox containers pruned", "count", len(removed), "ids", removed)
+			}
+		})
+	})
 	return b.docker
 }
 
 // closeDocker releases the Docker client's connections, if any. Call it
 // once the commands it ran are gone (after Jobs.Close).
 func (b *toolbox) closeDocker() {
-	_ = b.dockerBackend().Close() // connects lazily: nothing to close when never used
+	// Never used: an idle backend with no sweep, nothing to close.
+	b.dockerOnce.Do(func() { b.docker = sandbox.NewDocker("") })
+	_ = b.docker.Close()
+}
+
+// usesDocker reports whether an agent of the configuration runs sandboxed
+// sessions on the Docker backend; the daemon then starts the backend (and
+// its prune sweep) at once, so the containers of a previous run are swept
+// even before the first sandboxed command.
+func (b *toolbox) usesDocker() bool {
+	for _, id := range append(b.conf.AgentIDs(), b.conf.DefaultAgent) {
+		ag := b.conf.Agent(id)
+		if ag.SandboxMode != "off" && ag.SandboxBackend == sandbox.BackendDocker {
+			return true
+		}
+	}
+	return false
 }
 
 // dockerRunner runs exec's commands in the Docker backend.

@@ -429,6 +429,10 @@ func (s Spec) prepareScopeDir() error {
 // command closed: nothing runs on the host. Safe for concurrent use.
 type Docker struct {
 	host string
+	// born is when this backend was made: a container it has not used
+	// yet counts as idle from then at the earliest, so that a gateway
+	// restart does not prune the containers it was using.
+	born time.Time
 
 	mu     sync.Mutex
 	cli    *client.Client
@@ -441,7 +445,7 @@ type Docker struct {
 
 // NewDocker returns a backend talking to the daemon at host ("" means
 // DOCKER_HOST, else the platform's default socket). It connects lazily.
-func NewDocker(host string) *Docker { return &Docker{host: host} }
+func NewDocker(host string) *Docker { return &Docker{host: host, born: time.Now()} }
 
 // client returns the API client, making it on first use.
 func (d *Docker) client() (*client.Client, error) {

@@ -14,7 +14,7 @@ const DefaultPruneEvery = 5 * time.Minute
 // any other's, found by label) unused for longer than idle or created
 // longer than maxAge ago; a zero duration disables its rule. The last use
 // of a container is when a command of this process last ran in it, else
-// its creation. A container running a command, or being set up, stays.
+// its creation or this backend's start, whichever is later. A container running a command, or being set up, stays.
 // It returns the ids removed.
 func (d *Docker) Prune(ctx context.Context, idle, maxAge time.Duration) ([]string, error) {
 	if idle <= 0 && maxAge <= 0 {
@@ -41,6 +41,9 @@ func (d *Docker) Prune(ctx context.Context, idle, maxAge time.Duration) ([]strin
 		busy, last := d.usage(c.ID)
 		if last.IsZero() {
 			last = created
+			if d.born.After(last) {
+				last = d.born
+			}
 		}
 		if busy == 0 && ((idle > 0 && now.Sub(last) > idle) || (maxAge > 0 && now.Sub(created) > maxAge)) {
 			if err := d.removeContainer(cli, c.ID); err != nil {

@@ -217,3 +217,53 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Through the gateway, the Docker backend keeps one container per scope:
+// under scope "session" each session gets its own, its later commands
+// run in it, setupCommand runs once per container, the scope's private
+// workspace (workspaceAccess none) is bound at /workspace, and ulimits
+// and gpus reach the Engine.
+func TestDockerScopeThroughGateway(t *testing.T) {
+	eng := dockertest.New(t, "team/sbx:1")
+	var setups sync.Map
+	eng.Run = func(e *dockertest.Exec) int {
+		line := e.Cmd[len(e.Cmd)-1]
+		if len(e.Cmd) == 3 && e.Cmd[1] == "-lc" {
+			n, _ := setups.LoadOrStore(line, new(int))
+			*n.(*int)++
+			return 0
+		}
+		fmt.Fprintf(e.Stdout, "ran %q in %s\n", line, e.WorkingDir)
+		return 0
+	}
+	g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", backend: "docker", scope: "session",
+  docker: { image: "team/sbx:1", setupCommand: "echo setup", gpus: "all", ulimits: { nofile: { soft: 1024, hard: 2048 } } } } }`, ``, "DOCKER_HOST="+eng.Host)
+	for i, key := range []string{"agent:main:one", "agent:main:one", "agent:main:two"} {
+		got := g.tool(t, key, fmt.Sprint("s", i), "exec", map[string]any{"command": fmt.Sprint("echo ", i)})
+		if want := fmt.Sprintf("ran \"echo %d\" in /workspace\n", i); got != want {
+			t.Errorf("%s exec = %q, want %q", key, got, want)
+		}
+	}
+	created := eng.Created()
+	if len(created) != 2 {
+		t.Fatalf("%d containers created for two sessions, want 2", len(created))
+	}
+	for _, c := range created {
+		if c.Config.Labels["dev.switchboard.sandbox"] != "scope" {
+			t.Errorf("container %s labels %v", c.Name, c.Config.Labels)
+		}
+		h := c.HostConfig
+		if len(h.Mounts) != 1 || h.Mounts[0].Target != "/workspace" || !strings.HasPrefix(h.Mounts[0].Source, filepath.Join(g.dir, "sandboxes", "session-agent-main-")) {
+			t.Errorf("mounts %+v, want the session's sandbox workspace at /workspace", h.Mounts)
+		}
+		if len(h.Ulimits) != 1 || h.Ulimits[0].Name != "nofile" || h.Ulimits[0].Soft != 1024 || h.Ulimits[0].Hard != 2048 {
+			t.Errorf("ulimits %+v", h.Ulimits)
+		}
+		if len(h.DeviceRequests) != 1 || h.DeviceRequests[0].Count != -1 {
+			t.Errorf("device requests %+v, want all GPUs", h.DeviceRequests)
+		}
+	}
+	if n, _ := setups.Load("echo setup"); n == nil || *n.(*int) != 2 {
+		t.Errorf("setupCommand ran %v times, want once per container (2)", n)
+	}
+}
