@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,11 +73,51 @@ func explainSandbox(w io.Writer, set *settings.Settings, agentID, key string) er
 	fmt.Fprintf(w, "workspaceRoot: %s\n", ag.SandboxWorkspaceRoot)
 	switch spec.Normalized().WorkspaceAccess {
 	case sandbox.AccessNone:
-		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, list (confined to the sandbox workspace %s)\n", spec.ScopeDir)
+		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, ls (confined to the sandbox workspace %s)\n", spec.ScopeDir)
 	case sandbox.AccessRO:
-		fmt.Fprintf(w, "file tools: read, list (write, edit, apply_patch removed: read-only workspace)\n")
+		fmt.Fprintf(w, "file tools: read, ls (write, edit, apply_patch removed: read-only workspace)\n")
 	default:
-		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, list (confined to the workspace)\n")
+		fmt.Fprintf(w, "file tools: read, write, edit, apply_patch, ls (confined to the workspace)\n")
 	}
+	fmt.Fprintf(w, "sandbox tool policy: %s\n", describeSandboxTools(ag.SandboxTools))
+	fmt.Fprintf(w, "elevated: %s\n", describeElevated(ag))
 	return err
+}
+
+// describeSandboxTools summarises tools.sandbox.tools: each list as
+// configured, or the reference's default.
+func describeSandboxTools(p policy.SandboxToolPolicy) string {
+	list := func(v, def []string) string {
+		switch {
+		case v == nil && def == nil:
+			return "unset"
+		case v == nil:
+			return "default [" + strings.Join(def, " ") + "]"
+		case len(v) == 0:
+			return "[] (every tool)"
+		}
+		return "[" + strings.Join(v, " ") + "]"
+	}
+	return fmt.Sprintf("allow %s; alsoAllow %s; deny %s (tools.sandbox.tools, agents.list[].tools.sandbox.tools)",
+		list(p.Allow, policy.DefaultSandboxToolAllow), list(p.AlsoAllow, nil), list(p.Deny, policy.DefaultSandboxToolDeny))
+}
+
+// describeElevated says whether exec {elevated: true} can leave the
+// sandbox, and for whom.
+func describeElevated(ag settings.Agent) string {
+	if !ag.Elevated {
+		return "off (tools.elevated.enabled or the agent's tools.elevated.enabled is false)"
+	}
+	if len(ag.ElevatedFrom) == 0 {
+		return "nobody (tools.elevated.allowFrom.<channel> lists the senders allowed)"
+	}
+	var parts []string
+	for _, ch := range slices.Sorted(maps.Keys(ag.ElevatedFrom)) {
+		parts = append(parts, ch+": "+strings.Join(ag.ElevatedFrom[ch], " "))
+	}
+	s := "for " + strings.Join(parts, "; ")
+	if ag.ElevatedFromOwn != nil {
+		s += " (and on the agent's own tools.elevated.allowFrom)"
+	}
+	return s
 }

@@ -13,7 +13,10 @@ import (
 func TestSandboxExplain(t *testing.T) {
 	dir := t.TempDir()
 	cfg := `{ agents: { defaults: { sandbox: { mode: "non-main", workspaceAccess: "ro" } },
-	  list: [{ id: "main", default: true }, { id: "box", sandbox: { mode: "all", workspaceAccess: "rw", network: "host" } }] } }`
+	  list: [{ id: "main", default: true }, { id: "box", sandbox: { mode: "all", workspaceAccess: "rw", network: "host" },
+	    tools: { sandbox: { tools: { alsoAllow: ["web_fetch"] } } } },
+	    { id: "priv", sandbox: { mode: "all", scope: "session" } }] },
+	  tools: { elevated: { allowFrom: { webchat: ["*"] } } } }`
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +26,11 @@ func TestSandboxExplain(t *testing.T) {
 		want, not []string
 	}{
 		{[]string{"sandbox", "explain"}, []string{"agent: main", "session: agent:main:main", "sandboxed: no"}, []string{"backend"}},
-		{[]string{"sandbox", "explain", "--session", "agent:main:side"}, []string{"sandboxed: yes", "backend: bubblewrap", "read-only", "network: none", "file tools: read, list"}, nil},
-		{[]string{"sandbox", "explain", "--agent", "box"}, []string{"agent: box", "sandboxed: yes", "read-write", "network: host", "limits: cpu 600s"}, []string{", net namespaces"}},
+		{[]string{"sandbox", "explain", "--session", "agent:main:side"}, []string{"sandboxed: yes", "backend: bubblewrap", "read-only", "network: none", "file tools: read, ls",
+			"scope: agent (main)", "sandbox tool policy: allow default [exec process read ls", "elevated: for webchat: *"}, nil},
+		{[]string{"sandbox", "explain", "--agent", "box"}, []string{"agent: box", "sandboxed: yes", "read-write", "network: host", "limits: cpu 600s", "alsoAllow [web_fetch]"}, []string{", net namespaces"}},
+		{[]string{"sandbox", "explain", "--session", "agent:priv:work"}, []string{"scope: session (agent:priv:work)", "sandbox workspace: " + filepath.Join(dir, "sandboxes", "session-agent-priv-work-"),
+			"workspaceRoot: " + filepath.Join(dir, "sandboxes")}, nil},
 	}
 	for _, tc := range tests {
 		r := runCLI(t, env, tc.args...)

@@ -145,6 +145,10 @@ type Tools struct {
 	// Untrusted is "tools.untrusted": what sessions driven from outside
 	// the operator may use on the host (Switchboard's key).
 	Untrusted ToolsUntrusted `json:"untrusted,omitzero"`
+	// Sandbox is "tools.sandbox": the tool policy of sandboxed sessions.
+	Sandbox ToolsSandbox `json:"sandbox,omitzero"`
+	// Elevated is "tools.elevated": exec on the host from a sandbox.
+	Elevated ToolsElevated `json:"elevated,omitzero"`
 }
 
 // ToolsUntrusted is "tools.untrusted" (and agents.list[].tools.untrusted):

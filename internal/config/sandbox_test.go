@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,27 @@ func TestSandboxScopeValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+// tools.sandbox.tools and tools.elevated, global and per agent.
+func TestSandboxToolPolicyAndElevated(t *testing.T) {
+	c, warnings, err := Parse("test.json5", []byte(`{ tools: { sandbox: { tools: { alsoAllow: ["web_fetch"], deny: ["gateway"] } },
+    elevated: { allowFrom: { webchat: ["*"], telegram: ["123"] } } },
+  agents: { list: [{ id: "main" }, { id: "ops", tools: { sandbox: { tools: { allow: [] } }, elevated: { enabled: false, allowFrom: { telegram: ["9"] } } } }] } }`), testEnv(nil))
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("err %v warnings %v", err, warnings)
+	}
+	if p := c.SandboxToolPolicy("main"); p.Allow != nil || !slices.Equal(p.AlsoAllow, []string{"web_fetch"}) || !slices.Equal(p.Deny, []string{"gateway"}) {
+		t.Errorf("main policy = %+v", p)
+	}
+	if p := c.SandboxToolPolicy("ops"); p.Allow == nil || len(p.Allow) != 0 || !slices.Equal(p.Deny, []string{"gateway"}) {
+		t.Errorf("ops policy = %+v (an empty allow list is set, not unset)", p)
+	}
+	if on, g, a := c.Elevated("main"); !on || g["telegram"][0] != "123" || a != nil {
+		t.Errorf("main elevated = %v %v %v", on, g, a)
+	}
+	if on, _, a := c.Elevated("ops"); on || a["telegram"][0] != "9" {
+		t.Errorf("ops elevated = %v %v", on, a)
 	}
 }

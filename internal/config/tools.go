@@ -87,6 +87,73 @@ type AgentTools struct {
 	Untrusted ToolsUntrusted `json:"untrusted,omitzero"`
 	// Exec overrides tools.exec's approval policy for this agent.
 	Exec *ExecApprovalPolicy `json:"exec,omitempty"`
+	// Sandbox.Tools replaces tools.sandbox.tools list by list for this
+	// agent's sandboxed sessions.
+	Sandbox ToolsSandbox `json:"sandbox,omitzero"`
+	// Elevated further restricts tools.elevated for this agent: both
+	// gates must be on, and a sender must be on both allowlists.
+	Elevated ToolsElevated `json:"elevated,omitzero"`
+}
+
+// ToolsSandbox is "tools.sandbox" (and agents.list[].tools.sandbox).
+type ToolsSandbox struct {
+	Tools SandboxToolPolicy `json:"tools,omitzero"`
+}
+
+// SandboxToolPolicy is "tools.sandbox.tools": which tools sandboxed
+// sessions keep, on top of the other tool policy layers. A nil list is
+// unset (the reference's defaults apply); an empty allow list allows
+// every tool.
+type SandboxToolPolicy struct {
+	Allow     []string `json:"allow,omitempty"`
+	AlsoAllow []string `json:"alsoAllow,omitempty"`
+	Deny      []string `json:"deny,omitempty"`
+}
+
+// ToolsElevated is "tools.elevated": whether a sandboxed session's exec
+// may run on the gateway host (exec elevated: true), and for which
+// senders, by channel. Enabled unset is on; nobody is allowed until
+// AllowFrom names them.
+type ToolsElevated struct {
+	Enabled *bool `json:"enabled,omitempty"`
+	// AllowFrom lists, by channel ("webchat", "telegram", "irc", …),
+	// the senders allowed; "*" allows every sender of that channel.
+	AllowFrom map[string][]string `json:"allowFrom,omitempty"`
+}
+
+// SandboxToolPolicy returns tools.sandbox.tools for agent id with the
+// agent's own lists in place of the global ones where it sets them.
+func (c *Config) SandboxToolPolicy(id string) SandboxToolPolicy {
+	out := c.Tools.Sandbox.Tools
+	if e := c.agent(id); e != nil && e.Tools != nil {
+		a := e.Tools.Sandbox.Tools
+		if a.Allow != nil {
+			out.Allow = a.Allow
+		}
+		if a.AlsoAllow != nil {
+			out.AlsoAllow = a.AlsoAllow
+		}
+		if a.Deny != nil {
+			out.Deny = a.Deny
+		}
+	}
+	return out
+}
+
+// Elevated returns the elevated gates of agent id: enabled unless
+// tools.elevated.enabled or the agent's own gate is false (as the
+// reference: the allowlists are what grant it); the global and the
+// agent's allowlists (nil when the agent has none).
+func (c *Config) Elevated(id string) (enabled bool, global, agent map[string][]string) {
+	enabled = c.Tools.Elevated.Enabled == nil || *c.Tools.Elevated.Enabled
+	global = c.Tools.Elevated.AllowFrom
+	if e := c.agent(id); e != nil && e.Tools != nil {
+		if g := e.Tools.Elevated.Enabled; g != nil && !*g {
+			enabled = false
+		}
+		agent = e.Tools.Elevated.AllowFrom
+	}
+	return enabled, global, agent
 }
 
 // UntrustedAllow returns what sessions of agent id driven from outside

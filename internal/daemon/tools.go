@@ -129,11 +129,12 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	sandboxed := policy.ChildSandboxed(ag.SandboxMode, info.SessionKey,
 		sessionkey.MainKey(ag.ID, b.conf.MainKey))
 	all = all.Filter(func(t tools.Tool) bool {
-		if sandboxed && !sandboxKeeps(t.Name(), ag.SandboxWorkspaceAccess) {
+		if sandboxed && (!sandboxKeeps(t.Name(), ag.SandboxWorkspaceAccess) || !policy.SandboxToolAllowed(t.Name(), ag.SandboxTools)) {
 			return false
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
+	hostExec := findExec(all) // before the sandbox confines it: elevated's way out
 	if room, ok := roomTools(b.conf, info.SessionKey); ok { // a chat room's tools (IRC room, Telegram group or topic)
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
@@ -157,7 +158,50 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	if b.gate != nil && !sandboxed {
 		all = gateExec(all, b.gate)
 	}
-	return all
+	return b.guardElevated(all, info, ag, sandboxed, hostExec)
+}
+
+// findExec returns the host exec tool of set, or nil.
+func findExec(set *tools.Set) *shell.Tool {
+	for _, t := range set.All() {
+		if ex, ok := t.(*shell.Tool); ok {
+			return ex
+		}
+	}
+	return nil
+}
+
+// guardElevated puts the elevated checks in front of the run's exec: a
+// sandboxed run's elevated command runs on the host through hostExec
+// (foreground unless the run has process, behind exec approvals), when
+// the elevated gates pass.
+func (b *toolbox) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agent, sandboxed bool, hostExec *shell.Tool) *tools.Set {
+	out := set.All()
+	i := slices.IndexFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ToolName })
+	if i < 0 {
+		return set
+	}
+	g := &elevatedExec{inner: out[i], sandboxed: sandboxed, failing: elevatedGate(ag, info.Input),
+		channel: sessionkey.InternalChannel, session: info.SessionKey}
+	if info.Input != nil && info.Input.Channel != "" {
+		g.channel = info.Input.Channel
+	}
+	if sandboxed && g.failing == "" {
+		if hostExec == nil {
+			g.failing = gateEnabled
+		} else {
+			var ht tools.Tool = hostExec
+			if !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ProcessToolName }) {
+				ht = hostExec.Foreground()
+			}
+			if b.gate != nil {
+				ht = b.gate.Wrap(ht)
+			}
+			g.host = ht
+		}
+	}
+	out[i] = g
+	return tools.NewSet(out...)
 }
 
 // gateExec puts the host exec tool in set behind the approval gate.

@@ -129,6 +129,14 @@ type Agent struct {
 	SandboxDocker config.SandboxDocker
 	// SandboxScope is "agent", "session" or "shared".
 	SandboxScope string
+	// SandboxTools is tools.sandbox.tools with the agent's lists over the
+	// global ones: what its sandboxed sessions keep.
+	SandboxTools policy.SandboxToolPolicy
+	// Elevated says whether its sandboxed sessions' exec may run on the
+	// host (tools.elevated and the agent's own gate), for the senders of
+	// both allowlists by channel.
+	Elevated                      bool
+	ElevatedFrom, ElevatedFromOwn map[string][]string
 	// SandboxWorkspaceRoot is where the private sandbox workspaces live
 	// (absolute; <state dir>/sandboxes by default).
 	SandboxWorkspaceRoot string
@@ -208,6 +216,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
 		SandboxBackend: cfg.SandboxBackend(id), SandboxDocker: cfg.SandboxDocker(id),
 		SandboxScope: cfg.SandboxScope(id), SandboxWorkspaceRoot: cfg.SandboxRoot(id),
+		SandboxTools:   policy.SandboxToolPolicy(cfg.SandboxToolPolicy(id)),
 		Tools:          toolSelection(cfg.AgentToolSelection(id)),
 		Budget:         budgetOf(cfg.BudgetOf(id)),
 		UntrustedAllow: cfg.UntrustedAllow(id),
@@ -215,6 +224,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 	if e, ok := cfg.Agent(id); ok {
 		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
 	}
+	a.Elevated, a.ElevatedFrom, a.ElevatedFromOwn = cfg.Elevated(id)
 	return a
 }
 

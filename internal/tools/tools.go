@@ -6,10 +6,12 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Tool is one callable tool. Implementations are safe for concurrent use.
@@ -49,11 +51,19 @@ type Block struct {
 // JSONResult returns the reference's "JSON result" for payload: details is
 // the payload and the text is the payload as JSON with two-space indents.
 func JSONResult(payload any) *Result {
-	b, err := json.MarshalIndent(payload, "", "  ")
-	if err != nil {
-		b = []byte(fmt.Sprintf("%q", err.Error()))
+	// As JSON.stringify(payload, null, 2): <, > and & stay as they are
+	// (the model reads them; \u003c would only confuse it).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	text := ""
+	if err := enc.Encode(payload); err != nil {
+		text = fmt.Sprintf("%q", err.Error())
+	} else {
+		text = strings.TrimSuffix(buf.String(), "\n")
 	}
-	return &Result{Details: payload, Text: string(b)}
+	return &Result{Details: payload, Text: text}
 }
 
 // ErrorResult is the reference's conversion of a thrown tool error:

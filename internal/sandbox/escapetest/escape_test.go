@@ -132,15 +132,16 @@ func TestEscapes(t *testing.T) {
 }
 
 // The file tools of a sandboxed session see no more than its exec: with
-// the workspace read-only only read and list are offered; with none all of
-// them, on the sandbox's private workspace (under
+// the workspace read-only only read and ls are offered; with none all of
+// them (the sandbox tool policy's defaults drop agents_list and
+// web_fetch), on the sandbox's private workspace (under
 // <state dir>/sandboxes, one per agent by default) that exec works in too.
 func TestFileToolsFollowWorkspaceAccess(t *testing.T) {
 	requireBwrap(t)
 	for _, tc := range []struct{ access, want string }{
-		{"ro", "agents_list exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch"},
-		{"none", "agents_list apply_patch edit exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
-		{"rw", "agents_list apply_patch edit exec list process read sessions_history sessions_list sessions_send sessions_spawn web_fetch write"},
+		{"ro", "exec ls process read sessions_history sessions_list sessions_send sessions_spawn"},
+		{"none", "apply_patch edit exec ls process read sessions_history sessions_list sessions_send sessions_spawn write"},
+		{"rw", "apply_patch edit exec ls process read sessions_history sessions_list sessions_send sessions_spawn write"},
 	} {
 		t.Run(tc.access, func(t *testing.T) {
 			g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "`+tc.access+`" } }`, ``)
@@ -283,5 +284,44 @@ func TestSpawnAttachmentsReachASandboxedChild(t *testing.T) {
 	if !strings.Contains(got, "hello child") || !strings.Contains(got, filepath.Join(g.dir, "sandboxes", "agent-main")) {
 		b, _ := json.Marshal(ch)
 		t.Errorf("the child's exec = %s\n%.3000s", got, b)
+	}
+}
+
+// tools.elevated is the operator's way out of the sandbox: a sandboxed
+// session's exec {elevated: true} runs on the gateway host only when the
+// sender is on tools.elevated.allowFrom; otherwise the model reads the
+// reference's refusal and nothing runs.
+func TestElevatedExecLeavesTheSandbox(t *testing.T) {
+	requireBwrap(t)
+	probe := func(g *gateway) string {
+		return g.tool(t, "agent:main:main", "el", "exec", map[string]any{"elevated": true, "command": "ls " + g.dir + " && touch " + filepath.Join(g.dir, "elevated-ran")})
+	}
+	g := start(t, sandboxedAgent, ``)
+	got := probe(g)
+	if !strings.Contains(got, "elevated is not available right now (runtime=sandboxed).") || !strings.Contains(got, "tools.elevated.allowFrom.<provider>") {
+		t.Errorf("elevated without allowFrom = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(g.dir, "elevated-ran")); err == nil {
+		t.Error("a refused elevated command ran")
+	}
+	if got := g.tool(t, "agent:main:main", "plain", "exec", map[string]any{"command": "ls " + g.dir}); strings.Contains(got, "switchboard.json5") {
+		t.Errorf("the sandbox sees the state dir: %q", got)
+	}
+
+	g = start(t, sandboxedAgent, `tools: { elevated: { allowFrom: { webchat: ["*"] } } },`)
+	if got := probe(g); !strings.Contains(got, "switchboard.json5") {
+		t.Errorf("elevated exec = %q, want the state dir listed from the host", got)
+	}
+	if _, err := os.Stat(filepath.Join(g.dir, "elevated-ran")); err != nil {
+		t.Errorf("the elevated command did not run on the host: %v", err)
+	}
+	// Without elevated it stays in the sandbox, and host gateway is refused.
+	if got := g.tool(t, "agent:main:main", "gw", "exec", map[string]any{"host": "gateway", "command": "true"}); !strings.Contains(got, "exec host not allowed (requested gateway") {
+		t.Errorf("host gateway from the sandbox = %q", got)
+	}
+	g = start(t, `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "rw" }, tools: { elevated: { enabled: false } } }`,
+		`tools: { elevated: { allowFrom: { webchat: ["*"] } } },`)
+	if got := probe(g); !strings.Contains(got, "Failing gates: enabled (tools.elevated.enabled") {
+		t.Errorf("elevated with the agent's gate off = %q", got)
 	}
 }

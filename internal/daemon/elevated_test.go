@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/tools"
+)
+
+// elevatedGate passes only when the gates are on and the sender is on
+// both allowlists, as the reference resolves them.
+func TestElevatedGate(t *testing.T) {
+	web := &agent.Input{}
+	tg := &agent.Input{Channel: "telegram", To: "12345"}
+	tests := []struct {
+		name string
+		ag   settings.Agent
+		in   *agent.Input
+		want string
+	}{
+		{"disabled", settings.Agent{Elevated: false, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, web, gateEnabled},
+		{"no allowlist", settings.Agent{Elevated: true}, web, gateAllowFrom},
+		{"webchat star", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, web, ""},
+		{"no input is webchat", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, nil, ""},
+		{"other channel's list", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, tg, gateAllowFrom},
+		{"sender listed", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999", "12345"}}}, tg, ""},
+		{"sender not listed", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999"}}}, tg, gateAllowFrom},
+		{"agent list must match too", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
+			ElevatedFromOwn: map[string][]string{"telegram": {"999"}}}, tg, gateAllowFrom},
+		{"both lists match", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
+			ElevatedFromOwn: map[string][]string{"telegram": {"12345"}}}, tg, ""},
+	}
+	for _, tt := range tests {
+		if got := elevatedGate(tt.ag, tt.in); got != tt.want {
+			t.Errorf("%s: gate = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// recordTool records the arguments of its calls.
+type recordTool struct {
+	name string
+	got  []string
+}
+
+func (r *recordTool) Name() string            { return "exec" }
+func (r *recordTool) Description() string     { return r.name }
+func (r *recordTool) Schema() json.RawMessage { return json.RawMessage(`{}`) }
+func (r *recordTool) Call(_ context.Context, args json.RawMessage) (*tools.Result, error) {
+	r.got = append(r.got, string(args))
+	return &tools.Result{Text: r.name}, nil
+}
+
+// The exec a run gets: elevated commands go to the host when the gates
+// pass and are refused with the reference's text otherwise; a sandbox's
+// exec refuses host gateway and node, and runs host sandbox or auto.
+func TestElevatedExec(t *testing.T) {
+	tests := []struct {
+		name      string
+		sandboxed bool
+		failing   string
+		args      string
+		wantTool  string // "sandbox", "host", or "" for an error
+		wantArgs  string
+		wantErr   string
+	}{
+		{"plain sandboxed", true, gateAllowFrom, `{"command":"ls"}`, "inner", `{"command":"ls"}`, ""},
+		{"elevated allowed", true, "", `{"command":"ls","elevated":true,"host":"sandbox"}`, "host", `{"command":"ls","elevated":true}`, ""},
+		{"elevated to a node", true, "", `{"command":"ls","elevated":true,"host":"node"}`, "host", `{"command":"ls","elevated":true,"host":"node"}`, ""},
+		{"elevated refused", true, gateAllowFrom, `{"command":"ls","elevated":true}`, "", "",
+			"elevated is not available right now (runtime=sandboxed).\nFailing gates: allowFrom (tools.elevated.allowFrom.<provider> / agents.entries.*.tools.elevated.allowFrom.<provider>)\nContext: provider=webchat session=agent:main:x\nFix-it keys:\n- tools.elevated.enabled\n"},
+		{"direct elevated refused", false, gateEnabled, `{"command":"ls","elevated":true}`, "", "", "(runtime=direct).\nFailing gates: enabled (tools.elevated.enabled"},
+		{"direct elevated allowed is a no-op", false, "", `{"command":"ls","elevated":true}`, "inner", `{"command":"ls","elevated":true}`, ""},
+		{"host gateway from a sandbox", true, "", `{"command":"ls","host":"gateway"}`, "", "", "exec host not allowed (requested gateway; configured host is auto; set tools.exec.host=gateway to allow this override)."},
+		{"host sandbox in a sandbox", true, "", `{"command":"ls","host":"sandbox"}`, "inner", `{"command":"ls"}`, ""},
+		{"direct host passes through", false, "", `{"command":"ls","host":"gateway"}`, "inner", `{"command":"ls","host":"gateway"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			inner, host := &recordTool{name: "inner"}, &recordTool{name: "host"}
+			e := &elevatedExec{inner: inner, sandboxed: tt.sandboxed, failing: tt.failing, channel: "webchat", session: "agent:main:x"}
+			if tt.sandboxed && tt.failing == "" {
+				e.host = host
+			}
+			res, err := e.Call(context.Background(), json.RawMessage(tt.args))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if len(inner.got)+len(host.got) != 0 {
+					t.Errorf("a refused command ran: inner %q host %q", inner.got, host.got)
+				}
+				return
+			}
+			if err != nil || res.Text != tt.wantTool {
+				t.Fatalf("result %v, %v; want the %s exec", res, err, tt.wantTool)
+			}
+			got := append(inner.got, host.got...)
+			if len(got) != 1 || got[0] != tt.wantArgs {
+				t.Errorf("args = %q, want %q", got, tt.wantArgs)
+			}
+		})
+	}
+}
