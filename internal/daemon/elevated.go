@@ -66,7 +66,7 @@ type elevatedExec struct {
 	host      tools.Tool
 	sandboxed bool
 	// failing is the elevated gate that fails ("" when none does).
-	failing           string
+	failing          string
 	channel, session string
 }
 

@@ -134,7 +134,7 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
-	hostExec := findExec(all) // before the sandbox confines it: elevated's way out
+	hostExec := findExec(all)                               // before the sandbox confines it: elevated's way out
 	if room, ok := roomTools(b.conf, info.SessionKey); ok { // a chat room's tools (IRC room, Telegram group or topic)
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
