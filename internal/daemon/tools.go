@@ -304,7 +304,7 @@ func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
 // sandboxKeeps reports whether a sandboxed session whose workspace is
 // mounted per access keeps the in-process file tool name, so that the
 // file tools see no more than the session's exec does: with the
-// workspace read-only only read and list; with none all of them, on the
+// workspace read-only only read and ls; with none all of them, on the
 // sandbox's private workspace (the run's workspace then).
 func sandboxKeeps(name, access string) bool {
 	switch name {

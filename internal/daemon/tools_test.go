@@ -95,8 +95,8 @@ func TestSandboxKeeps(t *testing.T) {
 		name, access string
 		want         bool
 	}{
-		{"read", "none", true}, {"list", "none", true}, {"write", "none", true}, {"apply_patch", "none", true}, {"exec", "none", true},
-		{"read", "ro", true}, {"list", "ro", true}, {"write", "ro", false}, {"edit", "ro", false}, {"apply_patch", "ro", false},
+		{"read", "none", true}, {"ls", "none", true}, {"write", "none", true}, {"apply_patch", "none", true}, {"exec", "none", true},
+		{"read", "ro", true}, {"ls", "ro", true}, {"write", "ro", false}, {"edit", "ro", false}, {"apply_patch", "ro", false},
 		{"write", "rw", true}, {"edit", "rw", true}, {"apply_patch", "rw", true}, {"sessions_list", "none", true},
 	}
 	for _, tt := range tests {

@@ -124,7 +124,7 @@ func TestExecThroughGateway(t *testing.T) {
 // tools.profile, allow/deny and agents.list[].tools decide which tool
 // schemas the model receives, and a removed tool cannot be called.
 func TestToolProfilesThroughGateway(t *testing.T) {
-	all := []string{"agents_list", "apply_patch", "edit", "exec", "list", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
+	all := []string{"agents_list", "apply_patch", "edit", "exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
 	tests := []struct {
 		name, tools, agents string
 		key                 string
@@ -134,13 +134,13 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 		{"full", `tools: { profile: "full" },`, ``, "agent:main:main", all},
 		{"minimal", `tools: { profile: "minimal" },`, ``, "agent:main:main", nil},
 		{"coding", `tools: { profile: "coding" },`, ``, "agent:main:main",
-			[]string{"apply_patch", "edit", "exec", "list", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
+			[]string{"apply_patch", "edit", "exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
 		{"messaging", `tools: { profile: "messaging" },`, ``, "agent:main:main",
 			[]string{"sessions_history", "sessions_list", "sessions_send", "sessions_spawn"}},
 		{"deny group and glob", `tools: { deny: ["group:runtime", "sessions_*"] },`, ``, "agent:main:main",
-			[]string{"agents_list", "apply_patch", "edit", "list", "read", "web_fetch", "write"}},
+			[]string{"agents_list", "apply_patch", "edit", "ls", "read", "web_fetch", "write"}},
 		{"profile plus alsoAllow", `tools: { profile: "minimal", alsoAllow: ["group:fs"] },`, ``, "agent:main:main",
-			[]string{"apply_patch", "edit", "list", "read", "write"}},
+			[]string{"apply_patch", "edit", "ls", "read", "write"}},
 		{"sandboxed agent: exec and the file tools in the sandbox's own workspace (workspaceAccess none), the sandbox tool policy's defaults", ``, `{ id: "main", default: true, sandbox: { mode: "all" } }`, "agent:main:main",
 			[]string{"apply_patch", "edit", "exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "write"}},
 		{"sandbox tool policy alsoAllow", `tools: { sandbox: { tools: { alsoAllow: ["web_fetch", "agents_*"] } } },`, `{ id: "main", default: true, sandbox: { mode: "all" } }`, "agent:main:main", all},

@@ -62,9 +62,9 @@ func SubagentDeniedTools(depth, maxSpawnDepth int) []string {
 // The effective allow list is allow ∪ alsoAllow when both are set (non-nil,
 // even if empty), else allow; alsoAllow alone re-enables tools but
 // restricts nothing. Tool names and patterns are trimmed and lower-cased,
-// with the aliases bash → exec and apply-patch → apply_patch; a blank
-// pattern is ignored; "*" matches every tool; other patterns with '*' are
-// anchored globs. Tool groups ("group:…") are not expanded here: callers
+// with the aliases bash → exec, apply-patch → apply_patch and list → ls;
+// a blank pattern is ignored; "*" matches every tool; other patterns with
+// '*' are anchored globs. Tool groups ("group:…") are not expanded here: callers
 // that support them expand entries before calling.
 func SubagentToolAllowed(tool string, depth, maxSpawnDepth int, allow, alsoAllow, deny []string) bool {
 	base := SubagentDeniedTools(depth, maxSpawnDepth)
@@ -93,13 +93,19 @@ func SubagentToolAllowed(tool string, depth, maxSpawnDepth int, allow, alsoAllow
 }
 
 // normalizeToolName mirrors normalizeToolName: trimmed, lower-cased, with
-// the aliases bash → exec and apply-patch → apply_patch.
+// the aliases bash → exec and apply-patch → apply_patch, and Switchboard's
+// list → ls.
 func normalizeToolName(name string) string {
 	switch n := lowerTrim(name); n {
 	case "bash":
 		return "exec"
 	case "apply-patch":
 		return "apply_patch"
+	case "list":
+		// Switchboard's directory-listing tool was "list"; it is now the
+		// reference's "ls", and configurations naming "list" keep
+		// selecting it.
+		return "ls"
 	default:
 		return n
 	}

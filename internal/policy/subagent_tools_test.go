@@ -102,6 +102,8 @@ func TestSubagentToolAllowed(t *testing.T) {
 		{"tool name normalized", "  READ ", 1, 1, cfg{allow: []string{"read"}}, true},
 		{"bash is exec", "bash", 1, 1, cfg{allow: []string{"exec"}}, true},
 		{"apply-patch alias", "apply-patch", 1, 1, cfg{allow: []string{"apply_patch"}}, true},
+		{"list allows ls", "ls", 1, 1, cfg{allow: []string{"list"}}, true},
+		{"list denies ls", "ls", 1, 1, cfg{deny: []string{"List"}}, false},
 		{"apply_patch via exec", "apply_patch", 1, 1, cfg{allow: []string{"exec"}}, true},
 		{"apply_patch via bash", "apply_patch", 1, 1, cfg{allow: []string{"bash"}}, true},
 		{"write not via exec", "write", 1, 1, cfg{allow: []string{"exec"}}, false},

@@ -3,11 +3,11 @@ package policy
 import "slices"
 
 // toolGroups are the reference's tool groups for tools.allow, alsoAllow and
-// deny. "list" is Switchboard's directory-listing tool, which the
-// reference calls "ls"; both are in group:fs.
+// deny. "list", the old name of Switchboard's directory-listing tool, is
+// an alias of "ls" (see normalizeToolName).
 var toolGroups = map[string][]string{
 	"group:runtime": {"exec", "process", "code_execution"},
-	"group:fs":      {"ls", "list", "read", "write", "edit", "apply_patch"},
+	"group:fs":      {"ls", "read", "write", "edit", "apply_patch"},
 	"group:sessions": {"sessions", "sessions_list", "sessions_history", "sessions_search", "conversations_list",
 		"conversations_send", "conversations_turn", "sessions_send", "sessions_spawn", "sessions_yield", "subagents",
 		"session_status", "suggest_task", "dismiss_task"},
@@ -78,7 +78,7 @@ func ExpandToolGroups(entries []string) []string {
 //
 // In each layer deny wins, an empty allow list allows everything, entries
 // may be groups, "*" or anchored globs, names compare case-insensitively
-// with the aliases bash → exec and apply-patch → apply_patch, and
+// with the aliases bash → exec, apply-patch → apply_patch and list → ls, and
 // apply_patch is allowed wherever write is (denying write does not deny
 // apply_patch).
 func ToolOffered(tool string, global, agent ToolSelection) bool {

@@ -1,5 +1,5 @@
 // Package files owns the agent's workspace file tools — read, write, edit, apply_patch and
-// list — confined to the calling session's workspace directory
+// ls — confined to the calling session's workspace directory
 // (tools.Caller.Workspace).
 //
 // Paths (the trimmed "path" argument) are relative to the workspace;
@@ -34,23 +34,23 @@ const (
 	MaxReadBytes = 256 << 10
 	// MaxWriteBytes caps the content of one write.
 	MaxWriteBytes = 5 << 20
-	// MaxListEntries caps the entries one list returns.
-	MaxListEntries = 1000
 )
 
 // Wire names of the tools.
 const (
 	ReadToolName  = "read"
 	WriteToolName = "write"
-	ListToolName  = "list"
+	// LsToolName is the directory-listing tool, named as the reference
+	// names it.
+	LsToolName = "ls"
 )
 
 // maxLinkHops bounds how many dangling links resolve follows.
 const maxLinkHops = 40
 
-// All returns the file tools: read, write, edit, apply_patch and list.
+// All returns the file tools: read, write, edit, apply_patch and ls.
 func All() []tools.Tool {
-	return []tools.Tool{readTool{}, writeTool{}, editTool{}, patchTool{}, listTool{}}
+	return []tools.Tool{readTool{}, writeTool{}, editTool{}, patchTool{}, lsTool{}}
 }
 
 // workspace is the caller's workspace directory.

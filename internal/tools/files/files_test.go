@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -141,7 +140,7 @@ func TestSchemas(t *testing.T) {
 	want := map[string]map[string]string{
 		"read":        {"path": "string", "offset": "number", "limit": "number"},
 		"write":       {"path": "string", "content": "string", "append": "boolean"},
-		"list":        {"path": "string", "recursive": "boolean"},
+		"ls":          {"path": "string", "limit": "number", "after": "string"},
 		"edit":        {"path": "string", "oldText": "string", "newText": "string", "edits": "array"},
 		"apply_patch": {"input": "string"},
 	}
@@ -179,7 +178,7 @@ func TestSchemas(t *testing.T) {
 			t.Errorf("%s: %v", tl.Name(), err)
 		}
 	}
-	if diff := cmp.Diff([]string{"read", "write", "edit", "apply_patch", "list"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"read", "write", "edit", "apply_patch", "ls"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 }
@@ -195,11 +194,11 @@ func TestNoWorkspace(t *testing.T) {
 			t.Errorf("%s with a blank workspace: no error", tl.Name())
 		}
 	}
-	// read and list need an existing workspace; write creates it.
+	// read and ls need an existing workspace; write creates it.
 	ws := filepath.Join(t.TempDir(), "new", "ws")
 	ctx := tools.WithCaller(context.Background(), tools.Caller{Workspace: ws})
-	if _, err := call(t, ctx, tool("list"), map[string]any{}); err == nil {
-		t.Error("list of a missing workspace: no error")
+	if _, err := call(t, ctx, tool("ls"), map[string]any{}); err == nil {
+		t.Error("ls of a missing workspace: no error")
 	}
 	if _, err := call(t, ctx, tool("write"), map[string]any{"path": "a.txt", "content": "x"}); err != nil {
 		t.Fatal(err)
@@ -210,7 +209,7 @@ func TestNoWorkspace(t *testing.T) {
 }
 
 // Everything that leads out of the workspace is refused, by read, write
-// and list alike, and changes nothing outside.
+// and ls alike, and changes nothing outside.
 func TestEscapes(t *testing.T) {
 	s := newSandbox(t)
 	paths := []string{
@@ -238,7 +237,7 @@ func TestEscapes(t *testing.T) {
 	}
 	for _, p := range paths {
 		p = strings.NewReplacer("OUT", s.outside, "BASE", s.base, "WS", s.ws).Replace(p)
-		for _, name := range []string{"read", "write", "edit", "list"} {
+		for _, name := range []string{"read", "write", "edit", "ls"} {
 			before := snapshot(t, s.base)
 			res, err := call(t, s.ctx(), tool(name), map[string]any{"path": p, "content": "pwned", "append": true, "oldText": "TOP", "newText": "pwned"})
 			want := "path escapes the workspace: " + p
@@ -382,8 +381,8 @@ func TestRead(t *testing.T) {
 		{map[string]any{"path": "   "}, "path required"},
 		{map[string]any{"path": 5}, "path required"},
 		{map[string]any{"path": "missing.txt"}, "not found: missing.txt"},
-		{map[string]any{"path": "sub"}, "is a directory: sub (use list)"},
-		{map[string]any{"path": "."}, "is a directory: . (use list)"},
+		{map[string]any{"path": "sub"}, "is a directory: sub (use ls)"},
+		{map[string]any{"path": "."}, "is a directory: . (use ls)"},
 		{map[string]any{"path": "dangling-in"}, "not found: dangling-in"},
 		{map[string]any{"path": "notes.txt/x"}, "notes.txt/x: not a directory"},
 		{map[string]any{"path": "a\x00b"}, `invalid path: "a\x00b"`},
@@ -470,105 +469,6 @@ func TestWrite(t *testing.T) {
 	}
 	if _, err := call(t, ctx, tool("write"), map[string]any{"path": "max.txt", "content": strings.Repeat("x", MaxWriteBytes)}); err != nil {
 		t.Errorf("write of exactly the maximum: %v", err)
-	}
-}
-
-func TestList(t *testing.T) {
-	s := newSandbox(t)
-	n := func(v int64) *int64 { return &v }
-	res, err := call(t, s.ctx(), tool("list"), map[string]any{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &listResult{Path: ".", Entries: []listEntry{
-		{Name: "dangling-in", Type: "symlink"},
-		{Name: "dangling-out", Type: "symlink"},
-		{Name: "dangling-out-rel", Type: "symlink"},
-		{Name: "link-in", Type: "symlink"},
-		{Name: "link-in-abs", Type: "symlink"},
-		{Name: "link-out-abs-dir", Type: "symlink"},
-		{Name: "link-out-dir", Type: "symlink"},
-		{Name: "link-out-file", Type: "symlink"},
-		{Name: "notes.txt", Type: "file", Bytes: n(14)},
-		{Name: "sub", Type: "dir"},
-	}}
-	if diff := cmp.Diff(want, res.Details.(*listResult)); diff != "" {
-		t.Errorf("list (-want +got):\n%s", diff)
-	}
-
-	res, err = call(t, s.ctx(), tool("list"), map[string]any{"path": "link-in-abs", "recursive": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = &listResult{Path: "sub", Entries: []listEntry{
-		{Name: "deep", Type: "dir"},
-		{Name: "deep/x.txt", Type: "file", Bytes: n(1)},
-		{Name: "inner.txt", Type: "file", Bytes: n(5)},
-		{Name: "up", Type: "symlink"},
-		{Name: "up2", Type: "symlink"},
-	}}
-	if diff := cmp.Diff(want, res.Details.(*listResult)); diff != "" {
-		t.Errorf("recursive list (-want +got):\n%s", diff)
-	}
-
-	res, err = call(t, s.ctx(), tool("list"), map[string]any{"recursive": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range res.Details.(*listResult).Entries {
-		if strings.Contains(e.Name, "secret") {
-			t.Errorf("recursive list followed a link: %+v", e)
-		}
-	}
-
-	for _, tt := range []struct {
-		path, want string
-	}{
-		{"notes.txt", "not a directory: notes.txt"},
-		{"missing", "not found: missing"},
-		{"link-in", "not a directory: link-in"},
-	} {
-		if _, err := call(t, s.ctx(), tool("list"), map[string]any{"path": tt.path}); err == nil || err.Error() != tt.want {
-			t.Errorf("list %q: %v, want %q", tt.path, err, tt.want)
-		}
-	}
-}
-
-func TestListCap(t *testing.T) {
-	s := newSandbox(t)
-	dir := filepath.Join(s.ws, "many")
-	for i := range MaxListEntries + 5 {
-		p := filepath.Join(dir, fmt.Sprintf("d%02d", i/100), fmt.Sprintf("f%03d", i%100))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := call(t, s.ctx(), tool("list"), map[string]any{"path": "many", "recursive": true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := res.Details.(*listResult)
-	if len(got.Entries) != MaxListEntries || !got.Truncated {
-		t.Errorf("%d entries, truncated %v", len(got.Entries), got.Truncated)
-	}
-	if got.Entries[0].Name != "d00" || got.Entries[1].Name != "d00/f000" {
-		t.Errorf("order: %v", got.Entries[:2])
-	}
-	res, err = call(t, s.ctx(), tool("list"), map[string]any{"path": "many/d00"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Details.(*listResult); len(got.Entries) != 100 || got.Truncated {
-		t.Errorf("%d entries, truncated %v", len(got.Entries), got.Truncated)
-	}
-
-	ctx, cancel := context.WithCancel(s.ctx())
-	cancel()
-	if _, err := call(t, ctx, tool("list"), map[string]any{"recursive": true}); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled list: %v", err)
 	}
 }
 

@@ -85,7 +85,7 @@ func (readTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, 
 	if fi, err := root.Stat(rel); err != nil {
 		return nil, opError(path, err)
 	} else if fi.IsDir() {
-		return nil, fmt.Errorf("is a directory: %s (use list)", path)
+		return nil, fmt.Errorf("is a directory: %s (use ls)", path)
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file: %s", path)
 	}
