@@ -141,6 +141,11 @@ func FuzzLs(f *testing.F) {
 				args["limit"] = limit
 				wantLimit = int(max(1, min(math.Floor(limit), math.MaxInt32)))
 			}
+			// The arguments travel as JSON, which has no invalid UTF-8.
+			b, _ := json.Marshal(after)
+			if err := json.Unmarshal(b, &after); err != nil {
+				t.Fatal(err)
+			}
 			args["after"] = after
 			cursor = &after
 		}
@@ -165,7 +170,11 @@ func checkLsPage(t *testing.T, s *sandbox, p string, got *lsResult, limit int, a
 	if len(got.Content) > MaxLsBytes {
 		t.Errorf("ls %q: %d bytes", p, len(got.Content))
 	}
-	rel, err := (&workspace{real: s.ws}).resolve(p)
+	dirPath := strings.TrimSpace(p) // as pathParam reads it
+	if dirPath == "" {
+		dirPath = "."
+	}
+	rel, err := (&workspace{real: s.ws}).resolve(dirPath)
 	if err != nil || inLink(t, s.ws, filepath.ToSlash(rel)) {
 		t.Fatalf("ls %q listed %q (%v), which is not a workspace directory", p, rel, err)
 	}
