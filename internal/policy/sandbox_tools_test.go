@@ -33,6 +33,8 @@ func TestSandboxToolAllowed(t *testing.T) {
 		{"deny wins over allow", SandboxToolPolicy{Allow: []string{"exec"}, Deny: []string{"group:runtime"}}, "exec", false},
 		{"denying image denies view_image", SandboxToolPolicy{Deny: []string{"image"}}, "view_image", false},
 		{"bash alias", SandboxToolPolicy{Deny: []string{"bash"}}, "exec", false},
+		{"list alias denies ls", SandboxToolPolicy{Deny: []string{"list"}}, "ls", false},
+		{"list alias allows ls", SandboxToolPolicy{Allow: []string{"List"}}, "ls", true},
 		{"case-insensitive", SandboxToolPolicy{Allow: []string{"EXEC"}}, "exec", true},
 	}
 	for _, tt := range tests {
