@@ -43,6 +43,16 @@ func BenchmarkExecEchoSandboxed(b *testing.B) {
 	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessRW}))
 }
 
+// BenchmarkExecEchoSandboxedPrivate is the default access, none: the
+// command runs in its scope's private workspace.
+func BenchmarkExecEchoSandboxedPrivate(b *testing.B) {
+	if _, err := sandbox.Check(context.Background()); err != nil {
+		b.Skip(err)
+	}
+	dir := b.TempDir()
+	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessNone, ScopeKey: "main", ScopeDir: dir}))
+}
+
 // 50 sandboxed execs at once all succeed.
 func TestConcurrentSandboxedExec(t *testing.T) {
 	requireBwrap(t)
