@@ -21,7 +21,12 @@ var (
 // SandboxToolPolicy is tools.sandbox.tools after the agent's lists replaced
 // the global ones: nil lists are unset.
 type SandboxToolPolicy struct {
-	Allow, AlsoAllow, Deny []string
+	// Allow replaces the default allow list (empty: every tool).
+	Allow []string
+	// AlsoAllow adds to Allow, or to the default list when Allow is unset.
+	AlsoAllow []string
+	// Deny replaces the default deny list.
+	Deny []string
 }
 
 // SandboxToolAllowed reports whether a sandboxed session keeps tool under
