@@ -13,9 +13,13 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 )
 
-// benchExec runs exec of echo through tool and reports p50 and p99.
-func benchExec(b *testing.B, tool *shell.Tool) {
-	ctx := tools.WithCaller(context.Background(), tools.Caller{Workspace: b.TempDir()})
+// benchExec runs exec of echo through tool in workspace ("" a new one)
+// and reports p50 and p99.
+func benchExec(b *testing.B, tool *shell.Tool, workspace string) {
+	if workspace == "" {
+		workspace = b.TempDir()
+	}
+	ctx := tools.WithCaller(context.Background(), tools.Caller{Workspace: workspace})
 	args := json.RawMessage(`{"command":"echo hi"}`)
 	var ds []time.Duration
 	for b.Loop() {
@@ -33,14 +37,14 @@ func benchExec(b *testing.B, tool *shell.Tool) {
 }
 
 // BenchmarkExecEchoHost is exec of echo on the host.
-func BenchmarkExecEchoHost(b *testing.B) { benchExec(b, shell.New(shell.Config{})) }
+func BenchmarkExecEchoHost(b *testing.B) { benchExec(b, shell.New(shell.Config{}), "") }
 
 // BenchmarkExecEchoSandboxed is the same inside bubblewrap (rw workspace).
 func BenchmarkExecEchoSandboxed(b *testing.B) {
 	if _, err := sandbox.Check(context.Background()); err != nil {
 		b.Skip(err)
 	}
-	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessRW}))
+	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessRW}), "")
 }
 
 // BenchmarkExecEchoSandboxedPrivate is the default access, none: the
@@ -49,8 +53,9 @@ func BenchmarkExecEchoSandboxedPrivate(b *testing.B) {
 	if _, err := sandbox.Check(context.Background()); err != nil {
 		b.Skip(err)
 	}
+	// As in the gateway, the run's workspace is the private one.
 	dir := b.TempDir()
-	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessNone, ScopeKey: "main", ScopeDir: dir}))
+	benchExec(b, shell.New(shell.Config{}).WithSandbox(sandbox.Spec{WorkspaceAccess: sandbox.AccessNone, ScopeKey: "main", ScopeDir: dir}), dir)
 }
 
 // 50 sandboxed execs at once all succeed.
