@@ -497,3 +497,43 @@ func (in *Input) ApplyInterSessionQueue(q policy.QueueSettings, keep bool) {
 		in.QueueCap, in.QueueDrop, in.QueueKeep = 0, "", true
 	}
 }
+
+// SessionElevatedLevel returns the elevated level stored on sess (the
+// reference's SessionEntry elevatedLevel: "on", "ask", "full", "off"), ""
+// when none is.
+func SessionElevatedLevel(sess *store.Session) string {
+	var x struct {
+		ElevatedLevel string `json:"elevatedLevel"`
+	}
+	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &x) != nil {
+		return ""
+	}
+	l, _ := policy.NormalizeElevatedLevel(x.ElevatedLevel)
+	return l
+}
+
+// SetSessionElevatedLevel stores level on sess ("" clears it), keeping
+// every other extra field.
+func SetSessionElevatedLevel(sess *store.Session, level string) error {
+	m := map[string]json.RawMessage{}
+	if len(sess.Extra) > 0 {
+		if err := json.Unmarshal(sess.Extra, &m); err != nil {
+			return fmt.Errorf("session extra fields: %w", err)
+		}
+	}
+	delete(m, "elevatedLevel")
+	if level != "" {
+		b, err := json.Marshal(level)
+		if err != nil {
+			return err
+		}
+		m["elevatedLevel"] = b
+	}
+	if len(m) == 0 {
+		sess.Extra = nil
+		return nil
+	}
+	var err error
+	sess.Extra, err = json.Marshal(m)
+	return err
+}

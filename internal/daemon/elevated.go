@@ -1,56 +1,14 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
-	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
-
-// Elevated gates, as the reference names them in its refusal.
-const (
-	gateEnabled   = "enabled (tools.elevated.enabled / agents.entries.*.tools.elevated.enabled)"
-	gateAllowFrom = "allowFrom (tools.elevated.allowFrom.<provider> / agents.entries.*.tools.elevated.allowFrom.<provider>)"
-)
-
-// elevatedGate says whether a run may use exec's elevated escape
-// (tools.elevated): "" when it may, else the failing gate. The gates are
-// tools.elevated.enabled and the agent's own (unset means on), then the
-// sender on tools.elevated.allowFrom.<channel> and, when the agent has
-// one, on its own list. A sender is the chat a message came from (the
-// direct peer); "*" allows every sender of the channel. Operator clients
-// are channel "webchat".
-func elevatedGate(ag settings.Agent, in *agent.Input) string {
-	if !ag.Elevated {
-		return gateEnabled
-	}
-	channel, sender := sessionkey.InternalChannel, ""
-	if in != nil {
-		channel, sender = cmp.Or(in.Channel, channel), in.To
-	}
-	if !senderAllowed(ag.ElevatedFrom[channel], sender) ||
-		ag.ElevatedFromOwn != nil && !senderAllowed(ag.ElevatedFromOwn[channel], sender) {
-		return gateAllowFrom
-	}
-	return ""
-}
-
-// senderAllowed reports whether sender is on allow ("*" matches anyone;
-// entries compare case-insensitively).
-func senderAllowed(allow []string, sender string) bool {
-	sender = strings.ToLower(strings.TrimSpace(sender))
-	return slices.ContainsFunc(allow, func(a string) bool {
-		a = strings.ToLower(strings.TrimSpace(a))
-		return a == "*" || a != "" && a == sender
-	})
-}
 
 // elevatedExec is the exec a run is offered: inner (confined to the
 // sandbox, or the host's, approvals applied), with the reference's
@@ -68,6 +26,9 @@ type elevatedExec struct {
 	// failing is the elevated gate that fails ("" when none does).
 	failing          string
 	channel, session string
+	// level is the session's elevated level ("" or "off": elevated only
+	// when a call asks for it).
+	level string
 }
 
 func (e *elevatedExec) Name() string            { return e.inner.Name() }
@@ -85,8 +46,13 @@ func (e *elevatedExec) Call(ctx context.Context, args json.RawMessage) (*tools.R
 	if err := json.Unmarshal(args, &fields); err != nil || fields == nil {
 		return e.inner.Call(ctx, args) // the inner tool reports bad arguments
 	}
-	var elevated bool
-	_ = json.Unmarshal(fields["elevated"], &elevated)
+	// A call's elevated wins; without one the session's level decides,
+	// and only when the gates pass (as the reference).
+	elevated := e.level != "" && e.level != policy.ElevatedOff && e.failing == ""
+	if raw, ok := fields["elevated"]; ok && string(raw) != "null" {
+		elevated = false
+		_ = json.Unmarshal(raw, &elevated)
+	}
 	var host string
 	_ = json.Unmarshal(fields["host"], &host)
 	host = strings.TrimSpace(host)

@@ -6,40 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
-
-// elevatedGate passes only when the gates are on and the sender is on
-// both allowlists, as the reference resolves them.
-func TestElevatedGate(t *testing.T) {
-	web := &agent.Input{}
-	tg := &agent.Input{Channel: "telegram", To: "12345"}
-	tests := []struct {
-		name string
-		ag   settings.Agent
-		in   *agent.Input
-		want string
-	}{
-		{"disabled", settings.Agent{Elevated: false, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, web, gateEnabled},
-		{"no allowlist", settings.Agent{Elevated: true}, web, gateAllowFrom},
-		{"webchat star", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, web, ""},
-		{"no input is webchat", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, nil, ""},
-		{"other channel's list", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, tg, gateAllowFrom},
-		{"sender listed", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999", "12345"}}}, tg, ""},
-		{"sender not listed", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999"}}}, tg, gateAllowFrom},
-		{"agent list must match too", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
-			ElevatedFromOwn: map[string][]string{"telegram": {"999"}}}, tg, gateAllowFrom},
-		{"both lists match", settings.Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
-			ElevatedFromOwn: map[string][]string{"telegram": {"12345"}}}, tg, ""},
-	}
-	for _, tt := range tests {
-		if got := elevatedGate(tt.ag, tt.in); got != tt.want {
-			t.Errorf("%s: gate = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
 
 // recordTool records the arguments of its calls.
 type recordTool struct {
@@ -64,25 +33,30 @@ func TestElevatedExec(t *testing.T) {
 		sandboxed bool
 		failing   string
 		args      string
-		wantTool  string // "sandbox", "host", or "" for an error
+		level     string
+		wantTool  string // "inner", "host", or "" for an error
 		wantArgs  string
 		wantErr   string
 	}{
-		{"plain sandboxed", true, gateAllowFrom, `{"command":"ls"}`, "inner", `{"command":"ls"}`, ""},
-		{"elevated allowed", true, "", `{"command":"ls","elevated":true,"host":"sandbox"}`, "host", `{"command":"ls","elevated":true}`, ""},
-		{"elevated to a node", true, "", `{"command":"ls","elevated":true,"host":"node"}`, "host", `{"command":"ls","elevated":true,"host":"node"}`, ""},
-		{"elevated refused", true, gateAllowFrom, `{"command":"ls","elevated":true}`, "", "",
+		{"plain sandboxed", true, settings.ElevatedGateAllowFrom, `{"command":"ls"}`, "", "inner", `{"command":"ls"}`, ""},
+		{"elevated allowed", true, "", `{"command":"ls","elevated":true,"host":"sandbox"}`, "", "host", `{"command":"ls","elevated":true}`, ""},
+		{"elevated to a node", true, "", `{"command":"ls","elevated":true,"host":"node"}`, "", "host", `{"command":"ls","elevated":true,"host":"node"}`, ""},
+		{"elevated refused", true, settings.ElevatedGateAllowFrom, `{"command":"ls","elevated":true}`, "", "", "",
 			"elevated is not available right now (runtime=sandboxed).\nFailing gates: allowFrom (tools.elevated.allowFrom.<provider> / agents.entries.*.tools.elevated.allowFrom.<provider>)\nContext: provider=webchat session=agent:main:x\nFix-it keys:\n- tools.elevated.enabled\n"},
-		{"direct elevated refused", false, gateEnabled, `{"command":"ls","elevated":true}`, "", "", "(runtime=direct).\nFailing gates: enabled (tools.elevated.enabled"},
-		{"direct elevated allowed is a no-op", false, "", `{"command":"ls","elevated":true}`, "inner", `{"command":"ls","elevated":true}`, ""},
-		{"host gateway from a sandbox", true, "", `{"command":"ls","host":"gateway"}`, "", "", "exec host not allowed (requested gateway; configured host is auto; set tools.exec.host=gateway to allow this override)."},
-		{"host sandbox in a sandbox", true, "", `{"command":"ls","host":"sandbox"}`, "inner", `{"command":"ls"}`, ""},
-		{"direct host passes through", false, "", `{"command":"ls","host":"gateway"}`, "inner", `{"command":"ls","host":"gateway"}`, ""},
+		{"direct elevated refused", false, settings.ElevatedGateEnabled, `{"command":"ls","elevated":true}`, "", "", "", "(runtime=direct).\nFailing gates: enabled (tools.elevated.enabled"},
+		{"direct elevated allowed is a no-op", false, "", `{"command":"ls","elevated":true}`, "", "inner", `{"command":"ls","elevated":true}`, ""},
+		{"host gateway from a sandbox", true, "", `{"command":"ls","host":"gateway"}`, "", "", "", "exec host not allowed (requested gateway; configured host is auto; set tools.exec.host=gateway to allow this override)."},
+		{"host sandbox in a sandbox", true, "", `{"command":"ls","host":"sandbox"}`, "", "inner", `{"command":"ls"}`, ""},
+		{"the session's level sends a plain call to the host", true, "", `{"command":"ls"}`, "on", "host", `{"command":"ls"}`, ""},
+		{"a call's elevated false wins over the level", true, "", `{"command":"ls","elevated":false}`, "full", "inner", `{"command":"ls","elevated":false}`, ""},
+		{"the level without the gates stays in the sandbox", true, settings.ElevatedGateAllowFrom, `{"command":"ls"}`, "on", "inner", `{"command":"ls"}`, ""},
+		{"level off", true, "", `{"command":"ls"}`, "off", "inner", `{"command":"ls"}`, ""},
+		{"direct host passes through", false, "", `{"command":"ls","host":"gateway"}`, "", "inner", `{"command":"ls","host":"gateway"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			inner, host := &recordTool{name: "inner"}, &recordTool{name: "host"}
-			e := &elevatedExec{inner: inner, sandboxed: tt.sandboxed, failing: tt.failing, channel: "webchat", session: "agent:main:x"}
+			e := &elevatedExec{inner: inner, sandboxed: tt.sandboxed, failing: tt.failing, channel: "webchat", session: "agent:main:x", level: tt.level}
 			if tt.sandboxed && tt.failing == "" {
 				e.host = host
 			}

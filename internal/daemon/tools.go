@@ -181,14 +181,15 @@ func (b *toolbox) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.
 	if i < 0 {
 		return set
 	}
-	g := &elevatedExec{inner: out[i], sandboxed: sandboxed, failing: elevatedGate(ag, info.Input),
-		channel: sessionkey.InternalChannel, session: info.SessionKey}
-	if info.Input != nil && info.Input.Channel != "" {
-		g.channel = info.Input.Channel
+	channel, sender := sessionkey.InternalChannel, ""
+	if in := info.Input; in != nil {
+		channel, sender = cmp.Or(in.Channel, channel), in.To
 	}
+	g := &elevatedExec{inner: out[i], sandboxed: sandboxed, failing: ag.ElevatedGate(channel, sender),
+		channel: channel, session: info.SessionKey, level: agent.SessionElevatedLevel(info.Session)}
 	if sandboxed && g.failing == "" {
 		if hostExec == nil {
-			g.failing = gateEnabled
+			g.failing = settings.ElevatedGateEnabled
 		} else {
 			var ht tools.Tool = hostExec
 			if !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ProcessToolName }) {

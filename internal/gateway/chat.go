@@ -142,6 +142,9 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	if cmd, ok := policy.ParseQueueCommand(p.Message); ok {
 		return s.queueCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
 	}
+	if cmd, ok := policy.ParseElevatedCommand(p.Message); ok {
+		return s.elevatedCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
+	}
 	if err := s.checkKeyAgent(key); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -118,7 +119,7 @@ func row(sess *store.Session) wire.SessionRow {
 		Key: sess.Key, Kind: sess.Kind, SessionID: sess.SessionID, AgentID: sess.AgentID,
 		Channel: sess.Channel, ChatType: sess.ChatType, DisplayName: sess.DisplayName, Label: sess.Label,
 		SpawnedBy: sess.SpawnedBy, SpawnDepth: sess.SpawnDepth, Model: sess.Model,
-		ThinkingLevel: sess.ThinkingLevel, VerboseLevel: sess.VerboseLevel,
+		ThinkingLevel: sess.ThinkingLevel, VerboseLevel: sess.VerboseLevel, ElevatedLevel: agent.SessionElevatedLevel(sess),
 		ContextTokens: sess.ContextTokens, InputTokens: sess.InputTokens, OutputTokens: sess.OutputTokens,
 		TotalTokens: sess.TotalTokens, SystemSent: sess.SystemSent, AbortedLastRun: sess.AbortedLastRun,
 		SendPolicy: sess.SendPolicy, LastChannel: sess.LastChannel, LastTo: sess.LastTo,
@@ -394,6 +395,14 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 	if p.VerboseLevel.Set && !p.VerboseLevel.Null {
 		verbose = strings.TrimSpace(p.VerboseLevel.Value)
 	}
+	elevated := ""
+	if p.ElevatedLevel.Set && !p.ElevatedLevel.Null && strings.TrimSpace(p.ElevatedLevel.Value) != "" {
+		l, ok := policy.NormalizeElevatedLevel(p.ElevatedLevel.Value)
+		if !ok {
+			return nil, invalid(`invalid elevatedLevel (use "on"|"off"|"ask"|"full")`)
+		}
+		elevated = l
+	}
 	if p.SendPolicy.Set && !p.SendPolicy.Null {
 		v, err := policy.NormalizeSendPolicyPatch(p.SendPolicy.Value)
 		if err != nil {
@@ -424,6 +433,11 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 		}
 		if p.VerboseLevel.Set {
 			sess.VerboseLevel = verbose
+		}
+		if p.ElevatedLevel.Set {
+			if err := agent.SetSessionElevatedLevel(sess, elevated); err != nil {
+				return err
+			}
 		}
 		if p.SendPolicy.Set {
 			sess.SendPolicy = sendPolicy

@@ -28,7 +28,8 @@ import (
 
 // chatCommands are the commands chat.send understands
 // (compaction.ParseCommand, policy.ParseSendCommand,
-// policy.ParseQueueCommand), as chat.metadata lists them.
+// policy.ParseQueueCommand, policy.ParseElevatedCommand), as chat.metadata
+// lists them.
 var chatCommands = []wire.ChatCommand{
 	{Name: compaction.CmdNew, Description: "Start a new session (optionally with a model or a first message).", Category: "session", AcceptsArgs: true},
 	{Name: compaction.CmdReset, Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session", AcceptsArgs: true},
@@ -36,6 +37,7 @@ var chatCommands = []wire.ChatCommand{
 	{Name: compaction.CmdContext, Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
 	{Name: "send", Description: "Set this session's send policy: on, off or inherit.", Category: "options", AcceptsArgs: true},
 	{Name: "queue", Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options", AcceptsArgs: true},
+	{Name: "elevated", Description: "Let a sandboxed session's exec run on the host: on, off, ask or full (tools.elevated must allow you).", Category: "options", AcceptsArgs: true},
 }
 
 func init() {

@@ -11,6 +11,7 @@
 package settings
 
 import (
+	"cmp"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -382,4 +383,39 @@ func (a Agent) SandboxSpec(sessionKey string) sandbox.Spec {
 		spec.Docker.CPUs = *d.Cpus
 	}
 	return spec
+}
+
+// Elevated gates, as the reference names them in its refusals.
+const (
+	ElevatedGateEnabled   = "enabled (tools.elevated.enabled / agents.entries.*.tools.elevated.enabled)"
+	ElevatedGateAllowFrom = "allowFrom (tools.elevated.allowFrom.<provider> / agents.entries.*.tools.elevated.allowFrom.<provider>)"
+)
+
+// ElevatedGate says whether a message from sender on channel may use
+// exec's elevated escape (tools.elevated): "" when it may, else the
+// failing gate. The gates are tools.elevated.enabled and the agent's own
+// (unset means on), then the sender on tools.elevated.allowFrom.<channel>
+// and, when the agent has one, on its own list. A sender is the chat a
+// message came from (the direct peer); "*" allows every sender of the
+// channel. Operator clients are channel "webchat" ("" is read as it).
+func (a Agent) ElevatedGate(channel, sender string) string {
+	if !a.Elevated {
+		return ElevatedGateEnabled
+	}
+	channel = cmp.Or(channel, sessionkey.InternalChannel)
+	if !senderAllowed(a.ElevatedFrom[channel], sender) ||
+		a.ElevatedFromOwn != nil && !senderAllowed(a.ElevatedFromOwn[channel], sender) {
+		return ElevatedGateAllowFrom
+	}
+	return ""
+}
+
+// senderAllowed reports whether sender is on allow ("*" matches anyone;
+// entries compare case-insensitively).
+func senderAllowed(allow []string, sender string) bool {
+	sender = strings.ToLower(strings.TrimSpace(sender))
+	return slices.ContainsFunc(allow, func(a string) bool {
+		a = strings.ToLower(strings.TrimSpace(a))
+		return a == "*" || a != "" && a == sender
+	})
 }

@@ -190,3 +190,30 @@ func TestSandboxSpecScope(t *testing.T) {
 		t.Errorf("docker = %+v", d)
 	}
 }
+
+// ElevatedGate passes only when the gates are on and the sender is on
+// both allowlists, as the reference resolves them.
+func TestElevatedGate(t *testing.T) {
+	tests := []struct {
+		name, channel, to string
+		ag                Agent
+		want              string
+	}{
+		{"disabled", "", "", Agent{Elevated: false, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, ElevatedGateEnabled},
+		{"no allowlist", "", "", Agent{Elevated: true}, ElevatedGateAllowFrom},
+		{"webchat star", "", "", Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, ""},
+		{"other channel's list", "telegram", "12345", Agent{Elevated: true, ElevatedFrom: map[string][]string{"webchat": {"*"}}}, ElevatedGateAllowFrom},
+		{"sender listed", "telegram", "12345", Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999", " 12345 "}}}, ""},
+		{"sender not listed", "telegram", "12345", Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"999"}}}, ElevatedGateAllowFrom},
+		{"agent list must match too", "telegram", "12345", Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
+			ElevatedFromOwn: map[string][]string{"telegram": {"999"}}}, ElevatedGateAllowFrom},
+		{"both lists match", "telegram", "12345", Agent{Elevated: true, ElevatedFrom: map[string][]string{"telegram": {"*"}},
+			ElevatedFromOwn: map[string][]string{"telegram": {"12345"}}}, ""},
+		{"empty sender matches no id", "irc", "", Agent{Elevated: true, ElevatedFrom: map[string][]string{"irc": {""}}}, ElevatedGateAllowFrom},
+	}
+	for _, tt := range tests {
+		if got := tt.ag.ElevatedGate(tt.channel, tt.to); got != tt.want {
+			t.Errorf("%s: gate = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -156,6 +156,7 @@ type SessionsPatchParams struct {
 	Model             Nullable[string] `json:"model,omitzero"`
 	ThinkingLevel     Nullable[string] `json:"thinkingLevel,omitzero"`
 	VerboseLevel      Nullable[string] `json:"verboseLevel,omitzero"`
+	ElevatedLevel     Nullable[string] `json:"elevatedLevel,omitzero"`
 	SendPolicy        Nullable[any]    `json:"sendPolicy,omitzero"`
 	SpawnedBy         Nullable[string] `json:"spawnedBy,omitzero"`
 	SpawnDepth        Nullable[int]    `json:"spawnDepth,omitzero"`
@@ -478,7 +479,7 @@ var methodSchemas = map[string]*Schema{
 		P("traceLevel", Any()),
 		P("reasoningLevel", Any()),
 		P("responseUsage", Any()),
-		P("elevatedLevel", Any()),
+		P("elevatedLevel", OrNull(Str())),
 		P("execHost", Any()),
 		P("execSecurity", Any()),
 		P("execAsk", Any()),

@@ -20,25 +20,28 @@ type SessionRow struct {
 	Label       string `json:"label,omitempty"`
 	// LastMessagePreview is the start of the newest message with text
 	// (sessions.list and sessions.describe with includeLastMessage).
-	LastMessagePreview string           `json:"lastMessagePreview,omitempty"`
-	SpawnedBy          string           `json:"spawnedBy,omitempty"`
-	SpawnDepth         int              `json:"spawnDepth,omitempty"`
-	Model              string           `json:"model,omitempty"`
-	ThinkingLevel      string           `json:"thinkingLevel,omitempty"`
-	VerboseLevel       string           `json:"verboseLevel,omitempty"`
-	ContextTokens      int64            `json:"contextTokens,omitempty"`
-	InputTokens        int64            `json:"inputTokens"`
-	OutputTokens       int64            `json:"outputTokens"`
-	TotalTokens        int64            `json:"totalTokens"`
-	SystemSent         bool             `json:"systemSent"`
-	AbortedLastRun     bool             `json:"abortedLastRun"`
-	SendPolicy         string           `json:"sendPolicy,omitempty"`
-	LastChannel        string           `json:"lastChannel,omitempty"`
-	LastTo             string           `json:"lastTo,omitempty"`
-	LastAccountID      string           `json:"lastAccountId,omitempty"`
-	Delivery           *DeliveryContext `json:"deliveryContext,omitempty"`
-	CreatedAt          int64            `json:"createdAt,omitempty"` // ms
-	UpdatedAt          int64            `json:"updatedAt"`           // ms
+	LastMessagePreview string `json:"lastMessagePreview,omitempty"`
+	SpawnedBy          string `json:"spawnedBy,omitempty"`
+	SpawnDepth         int    `json:"spawnDepth,omitempty"`
+	Model              string `json:"model,omitempty"`
+	ThinkingLevel      string `json:"thinkingLevel,omitempty"`
+	VerboseLevel       string `json:"verboseLevel,omitempty"`
+	// ElevatedLevel is the session's elevated level (/elevated,
+	// sessions.patch elevatedLevel).
+	ElevatedLevel  string           `json:"elevatedLevel,omitempty"`
+	ContextTokens  int64            `json:"contextTokens,omitempty"`
+	InputTokens    int64            `json:"inputTokens"`
+	OutputTokens   int64            `json:"outputTokens"`
+	TotalTokens    int64            `json:"totalTokens"`
+	SystemSent     bool             `json:"systemSent"`
+	AbortedLastRun bool             `json:"abortedLastRun"`
+	SendPolicy     string           `json:"sendPolicy,omitempty"`
+	LastChannel    string           `json:"lastChannel,omitempty"`
+	LastTo         string           `json:"lastTo,omitempty"`
+	LastAccountID  string           `json:"lastAccountId,omitempty"`
+	Delivery       *DeliveryContext `json:"deliveryContext,omitempty"`
+	CreatedAt      int64            `json:"createdAt,omitempty"` // ms
+	UpdatedAt      int64            `json:"updatedAt"`           // ms
 	// Budget is set on the root of a budgeted session tree (sessions.list):
 	// its limits, what it used, and why it is spent.
 	Budget any `json:"budget,omitempty"`

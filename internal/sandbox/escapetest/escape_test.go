@@ -1,6 +1,7 @@
 package escapetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -319,9 +320,53 @@ func TestElevatedExecLeavesTheSandbox(t *testing.T) {
 	if got := g.tool(t, "agent:main:main", "gw", "exec", map[string]any{"host": "gateway", "command": "true"}); !strings.Contains(got, "exec host not allowed (requested gateway") {
 		t.Errorf("host gateway from the sandbox = %q", got)
 	}
+	// The session's level (/elevated, sessions.patch elevatedLevel) sends
+	// plain exec calls to the host too.
+	lastReply := func(g *gateway, msg, id string) string {
+		g.call(t, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": msg, "idempotencyKey": id})
+		hist := g.call(t, "chat.history", map[string]any{"sessionKey": "agent:main:main", "limit": 1})
+		msgs, _ := hist["messages"].([]any)
+		if len(msgs) == 0 {
+			return ""
+		}
+		b, _ := json.Marshal(msgs[len(msgs)-1].(map[string]any)["content"])
+		var blocks []struct{ Text string }
+		_ = json.Unmarshal(b, &blocks)
+		if len(blocks) == 0 {
+			return ""
+		}
+		return blocks[0].Text
+	}
+	if r := lastReply(g, "/elevated on", "lvl-on"); r != "⚙️ Elevated mode set to ask (approvals may still apply)." {
+		t.Errorf("/elevated on replied %q", r)
+	}
+	if r := lastReply(g, "/elevated", "lvl-show"); r != "Current elevated level: on.\nOptions: on, off, ask, full." {
+		t.Errorf("/elevated replied %q", r)
+	}
+	if got := g.tool(t, "agent:main:main", "lvl-exec", "exec", map[string]any{"command": "ls " + g.dir}); !strings.Contains(got, "switchboard.json5") {
+		t.Errorf("exec at level on = %q, want it on the host", got)
+	}
+	g.call(t, "sessions.patch", map[string]any{"key": "agent:main:main", "elevatedLevel": "off"})
+	if got := g.tool(t, "agent:main:main", "lvl-off", "exec", map[string]any{"command": "ls " + g.dir}); strings.Contains(got, "switchboard.json5") {
+		t.Errorf("exec at level off = %q, want it in the sandbox", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	perr := g.c.Call(ctx, "sessions.patch", map[string]any{"key": "agent:main:main", "elevatedLevel": "sometimes"}, nil)
+	cancel()
+	if perr == nil || !strings.Contains(perr.Error(), `invalid elevatedLevel (use "on"|"off"|"ask"|"full")`) {
+		t.Errorf("sessions.patch with a bad level: %v", perr)
+	}
+
 	g = start(t, `{ id: "main", default: true, sandbox: { mode: "all", workspaceAccess: "rw" }, tools: { elevated: { enabled: false } } }`,
 		`tools: { elevated: { allowFrom: { webchat: ["*"] } } },`)
 	if got := probe(g); !strings.Contains(got, "Failing gates: enabled (tools.elevated.enabled") {
 		t.Errorf("elevated with the agent's gate off = %q", got)
+	}
+	if r := lastReply(g, "/elevated full", "lvl-no"); !strings.HasPrefix(r, "elevated is not available right now (runtime=sandboxed).\nFailing gates: enabled") ||
+		!strings.Contains(r, "switchboard sandbox explain --session agent:main:main") {
+		t.Errorf("/elevated full with the gate off replied %q", r)
+	}
+	if got := g.tool(t, "agent:main:main", "lvl-refused", "exec", map[string]any{"command": "ls " + g.dir}); strings.Contains(got, "switchboard.json5") {
+		t.Errorf("exec after a refused /elevated = %q, want it in the sandbox", got)
 	}
 }
