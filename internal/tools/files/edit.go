@@ -118,15 +118,7 @@ func (editTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, 
 	if err != nil {
 		return nil, err
 	}
-	w, err := callerWorkspace(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := w.resolve(path)
-	if err != nil {
-		return nil, err
-	}
-	root, err := w.openRoot()
+	root, rel, err := openPath(ctx, path)
 	if err != nil {
 		return nil, err
 	}

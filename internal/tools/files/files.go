@@ -170,6 +170,25 @@ func (w *workspace) openRoot() (*os.Root, error) {
 	return r, nil
 }
 
+// openPath opens the caller's workspace (which must exist) and resolves
+// path in it: the root to operate through, to be closed, and the path
+// relative to it.
+func openPath(ctx context.Context, path string) (*os.Root, string, error) {
+	w, err := callerWorkspace(ctx, false)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := w.resolve(path)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := w.openRoot()
+	if err != nil {
+		return nil, "", err
+	}
+	return root, rel, nil
+}
+
 // display is rel as the tools report it: slash-separated.
 func display(rel string) string { return filepath.ToSlash(rel) }
 

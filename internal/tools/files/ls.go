@@ -107,15 +107,7 @@ func lsLimit(p tools.Params) int {
 // (confined like every file tool: a path leading out of the workspace is
 // refused, links inside the directory are listed, not followed).
 func readWorkspaceDir(ctx context.Context, dirPath string) ([]lsEntry, error) {
-	w, err := callerWorkspace(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := w.resolve(dirPath)
-	if err != nil {
-		return nil, err
-	}
-	root, err := w.openRoot()
+	root, rel, err := openPath(ctx, dirPath)
 	if err != nil {
 		return nil, err
 	}

@@ -69,15 +69,7 @@ func (readTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, 
 		offset = 1
 	}
 	limit, _ := p.Int("limit", 1) // 0: no limit
-	w, err := callerWorkspace(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := w.resolve(path)
-	if err != nil {
-		return nil, err
-	}
-	root, err := w.openRoot()
+	root, rel, err := openPath(ctx, path)
 	if err != nil {
 		return nil, err
 	}
