@@ -486,60 +486,27 @@ func (c *Config) SandboxDocker(id string) SandboxDocker {
 		return out
 	}
 	o := a.Sandbox.Docker
-	str := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
-	}
-	str(&out.Image, o.Image)
-	str(&out.ContainerPrefix, o.ContainerPrefix)
-	str(&out.Workdir, o.Workdir)
-	str(&out.Network, o.Network)
-	str(&out.User, o.User)
-	str(&out.SeccompProfile, o.SeccompProfile)
-	str(&out.ApparmorProfile, o.ApparmorProfile)
-	str(&out.GPUs, o.GPUs)
-	str(&out.SetupCommand, o.SetupCommand)
-	if len(o.Ulimits) > 0 {
-		if out.Ulimits == nil {
-			out.Ulimits = map[string]Ulimit{}
-		}
-		maps.Copy(out.Ulimits, o.Ulimits)
-	}
-	if o.Memory != nil {
-		out.Memory = o.Memory
-	}
-	if o.MemorySwap != nil {
-		out.MemorySwap = o.MemorySwap
-	}
-	if o.ReadOnlyRoot != nil {
-		out.ReadOnlyRoot = o.ReadOnlyRoot
-	}
-	if o.PidsLimit != nil {
-		out.PidsLimit = o.PidsLimit
-	}
-	if o.Cpus != nil {
-		out.Cpus = o.Cpus
-	}
-	if o.Tmpfs != nil {
-		out.Tmpfs = o.Tmpfs
-	}
-	if o.CapDrop != nil {
-		out.CapDrop = o.CapDrop
-	}
-	if o.DNS != nil {
-		out.DNS = o.DNS
-	}
-	if o.ExtraHosts != nil {
-		out.ExtraHosts = o.ExtraHosts
-	}
+	overStr(&out.Image, o.Image)
+	overStr(&out.ContainerPrefix, o.ContainerPrefix)
+	overStr(&out.Workdir, o.Workdir)
+	overStr(&out.Network, o.Network)
+	overStr(&out.User, o.User)
+	overStr(&out.SeccompProfile, o.SeccompProfile)
+	overStr(&out.ApparmorProfile, o.ApparmorProfile)
+	overStr(&out.GPUs, o.GPUs)
+	overStr(&out.SetupCommand, o.SetupCommand)
+	overPtr(&out.Memory, o.Memory)
+	overPtr(&out.MemorySwap, o.MemorySwap)
+	overPtr(&out.ReadOnlyRoot, o.ReadOnlyRoot)
+	overPtr(&out.PidsLimit, o.PidsLimit)
+	overPtr(&out.Cpus, o.Cpus)
+	overList(&out.Tmpfs, o.Tmpfs)
+	overList(&out.CapDrop, o.CapDrop)
+	overList(&out.DNS, o.DNS)
+	overList(&out.ExtraHosts, o.ExtraHosts)
 	out.Binds = append(out.Binds, o.Binds...)
-	if len(o.Env) > 0 {
-		if out.Env == nil {
-			out.Env = map[string]string{}
-		}
-		maps.Copy(out.Env, o.Env)
-	}
+	overMap(&out.Env, o.Env)
+	overMap(&out.Ulimits, o.Ulimits)
 	return out
 }
 

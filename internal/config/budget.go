@@ -31,21 +31,11 @@ func (c *Config) BudgetOf(agentID string) Budget {
 			continue
 		}
 		b := a.Budget
-		if b.MaxRuns != nil {
-			out.MaxRuns = b.MaxRuns
-		}
-		if b.MaxTokens != nil {
-			out.MaxTokens = b.MaxTokens
-		}
-		if b.MaxCost != nil {
-			out.MaxCost = b.MaxCost
-		}
-		if b.MaxWallTimeSeconds != nil {
-			out.MaxWallTimeSeconds = b.MaxWallTimeSeconds
-		}
-		if b.MaxConcurrentChildren != nil {
-			out.MaxConcurrentChildren = b.MaxConcurrentChildren
-		}
+		overPtr(&out.MaxRuns, b.MaxRuns)
+		overPtr(&out.MaxTokens, b.MaxTokens)
+		overPtr(&out.MaxCost, b.MaxCost)
+		overPtr(&out.MaxWallTimeSeconds, b.MaxWallTimeSeconds)
+		overPtr(&out.MaxConcurrentChildren, b.MaxConcurrentChildren)
 	}
 	return out
 }

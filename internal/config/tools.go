@@ -127,15 +127,9 @@ func (c *Config) SandboxToolPolicy(id string) SandboxToolPolicy {
 	out := c.Tools.Sandbox.Tools
 	if e := c.agent(id); e != nil && e.Tools != nil {
 		a := e.Tools.Sandbox.Tools
-		if a.Allow != nil {
-			out.Allow = a.Allow
-		}
-		if a.AlsoAllow != nil {
-			out.AlsoAllow = a.AlsoAllow
-		}
-		if a.Deny != nil {
-			out.Deny = a.Deny
-		}
+		overList(&out.Allow, a.Allow)
+		overList(&out.AlsoAllow, a.AlsoAllow)
+		overList(&out.Deny, a.Deny)
 	}
 	return out
 }
