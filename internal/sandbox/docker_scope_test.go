@@ -386,14 +386,7 @@ func TestDockerScopeBackgroundStdinAndKill(t *testing.T) {
 	if _, err := call(t, proc, ws, map[string]any{"action": "write", "sessionId": id, "data": "hello\n", "eof": true}); err != nil {
 		t.Fatal(err)
 	}
-	var text string
-	for i := 0; i < 50 && !strings.Contains(text, "exited"); i++ {
-		r, err := call(t, proc, ws, map[string]any{"action": "poll", "sessionId": id, "timeout": 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		text += r.Text
-	}
+	text := pollUntilExited(t, proc, ws, id)
 	if !strings.Contains(text, "hello") || !strings.Contains(text, "Process exited with code 0.") {
 		t.Errorf("poll = %q", text)
 	}

@@ -284,14 +284,7 @@ func TestDockerBackgroundAndProcess(t *testing.T) {
 	if _, err := call(t, proc, ws, map[string]any{"action": "write", "sessionId": det.SessionID, "data": "hello\n", "eof": true}); err != nil {
 		t.Fatal(err)
 	}
-	var text string
-	for i := 0; i < 50 && !strings.Contains(text, "exited"); i++ {
-		r, err := call(t, proc, ws, map[string]any{"action": "poll", "sessionId": det.SessionID, "timeout": 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		text += r.Text
-	}
+	text := pollUntilExited(t, proc, ws, det.SessionID)
 	if !strings.Contains(text, "hello") || !strings.Contains(text, "Process exited with code 0.") {
 		t.Errorf("poll = %q", text)
 	}
@@ -459,4 +452,20 @@ func TestRealDocker(t *testing.T) {
 	if !strings.Contains(res.Text, "Command timed out after 1 seconds.") {
 		t.Errorf("timeout: %q", res.Text)
 	}
+}
+
+// pollUntilExited polls the background command id through the process
+// tool until it reports its exit (at most 50 polls of 200 ms) and
+// returns everything the polls printed.
+func pollUntilExited(t *testing.T, proc tools.Tool, ws string, id string) string {
+	t.Helper()
+	var text string
+	for i := 0; i < 50 && !strings.Contains(text, "exited"); i++ {
+		r, err := call(t, proc, ws, map[string]any{"action": "poll", "sessionId": id, "timeout": 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text += r.Text
+	}
+	return text
 }
