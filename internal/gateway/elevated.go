@@ -25,6 +25,7 @@ func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID string
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
+	exists := sess != nil
 	var reply string
 	switch gate := ag.ElevatedGate(internalChannel, ""); {
 	case cmd.Raw != "":
@@ -55,9 +56,9 @@ func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID string
 			return nil, err
 		}
 		reply = cmd.Reply(cmd.Level)
-		sess = &store.Session{} // the session exists now
+		exists = true
 	}
-	if sess == nil {
+	if !exists {
 		return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil // nowhere to reply
 	}
 	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
