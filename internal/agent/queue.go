@@ -164,7 +164,7 @@ func (l *lane) takeCollectLocked(head string) []string {
 	var ids []string
 	kept := make([]string, 0, len(l.queue))
 	for _, id := range l.queue {
-		if id != head && l.modes[id] == ModeCollect {
+		if id != head && l.modes[id] == ModeCollect && l.untrusted[id] == l.untrusted[head] {
 			ids = append(ids, id)
 			l.forget(id)
 			continue
@@ -182,6 +182,14 @@ func (l *lane) forget(id string) {
 	}
 	delete(l.modes, id)
 	delete(l.keep, id)
+	delete(l.untrusted, id)
+}
+
+// steersLocked reports whether queued run id steers into the active run:
+// it is in steer mode, and its input is not less trusted than the active
+// run's (outside input waits for a turn of its own). r.mu is held.
+func (l *lane) steersLocked(id string) bool {
+	return l.modes[id] == ModeSteer && (!l.untrusted[id] || l.activeUntrusted)
 }
 
 // takeOverflow returns and clears the lane's overflow summary text.
@@ -211,7 +219,7 @@ func (r *Runner) takeSteers(st *runState, sessionID string) int {
 	var ids []string
 	kept := l.queue[:0:0]
 	for _, id := range l.queue {
-		if l.modes[id] == ModeSteer {
+		if l.steersLocked(id) {
 			ids = append(ids, id)
 			l.forget(id)
 			continue
@@ -240,7 +248,7 @@ func (r *Runner) steerWaiting(st *runState) bool {
 		return false
 	}
 	for _, id := range l.queue {
-		if l.modes[id] == ModeSteer {
+		if l.steersLocked(id) {
 			return true
 		}
 	}

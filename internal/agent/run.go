@@ -127,6 +127,7 @@ func (r *Runner) inputMessage(in *Input, runID string) store.Message {
 		if c := in.Chain; c != nil {
 			user.Provenance.ChainID, user.Provenance.ChainHops = c.ID, c.Hops
 		}
+		user.Provenance.Untrusted = in.Untrusted()
 	}
 	user.Meta = &transcript.Meta{RunID: runID}
 	return store.Message{Entry: transcript.MessageEntry(user, now), Role: user.Role, RunID: runID}
@@ -305,6 +306,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	if in.Chain != nil && in.Chain.ID != "" {
 		caller.Chain = *in.Chain
 	}
+	// Tools read who is speaking from the caller's chain (a run stored
+	// before chains carried it gets its door's origin here).
+	caller.Chain = caller.Chain.Taint(in.Untrusted())
 	if r.cfg.Workspace != nil {
 		caller.Workspace = r.cfg.Workspace(info)
 	}

@@ -256,6 +256,22 @@ type Input struct {
 	SpawnedBy string `json:"spawnedBy,omitempty"`
 }
 
+// Untrusted returns where the input comes from when that is outside the
+// operator ("" when it is not): the origin its chain of causes carries,
+// else the one its own door gives it (channel, provenance kind, session
+// key; see policy.Untrusted). Submit folds it into the stored chain, so
+// everything the run causes inherits it.
+func (in *Input) Untrusted() string {
+	if in.Chain != nil && in.Chain.Untrusted != "" {
+		return in.Chain.Untrusted
+	}
+	prov := ""
+	if in.Provenance != nil {
+		prov = in.Provenance.Kind
+	}
+	return policy.Untrusted(in.Channel, prov, in.SessionKey)
+}
+
 // Provenance is where non-human input came from (stored on the message as
 // provenance, with kind "inter_session" for session-to-session sends).
 type Provenance struct {
@@ -328,8 +344,15 @@ type lane struct {
 	// steers counts the steer-mode runs in queue, so that a run's steps
 	// look for steered input only when there is some.
 	steers int
-	// active is the run executing now ("" between runs).
-	active string
+	// untrusted holds the queued runs whose input comes from outside the
+	// operator (Input.Untrusted). Such input never joins (steers into or is
+	// collected with) a run of more trust: it waits for a turn of its own,
+	// so a turn's tools are always those of every input it carries.
+	untrusted map[string]bool
+	// active is the run executing now ("" between runs);
+	// activeUntrusted says whether its input comes from outside.
+	active          string
+	activeUntrusted bool
 	// lastArrival is when the newest run joined; the collect quiet window
 	// ends debounce after it.
 	lastArrival time.Time
@@ -449,11 +472,16 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
+	origin := in.Untrusted()
 	if in.Chain == nil || in.Chain.ID == "" {
 		// A run nothing else caused starts a chain of its own, named
 		// after it; it is stored with the run like any other chain.
 		in.Chain = &tools.Chain{ID: in.RunID, Path: []string{in.SessionKey}}
 	}
+	// Who is speaking is decided here, once, and stored with the run: the
+	// chain carries the least-trusted origin to everything the run causes.
+	chain := in.Chain.Taint(origin)
+	in.Chain = &chain
 	raw, err := json.Marshal(&in)
 	if err != nil {
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
@@ -519,7 +547,7 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string), keep: make(map[string]bool)}
+		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool)}
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {
@@ -543,6 +571,9 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	if in.QueueKeep {
 		l.keep[runID] = true
+	}
+	if in.Untrusted() != "" {
+		l.untrusted[runID] = true
 	}
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond
@@ -589,8 +620,8 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 			collected = l.takeCollectLocked(runID)
 		}
 		l.queue = l.queue[1:]
+		l.active, l.activeUntrusted = runID, l.untrusted[runID]
 		l.forget(runID)
-		l.active = runID
 		r.mu.Unlock()
 		r.execute(runID, collected)
 		r.mu.Lock()

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -11,12 +12,14 @@ import (
 // sessionStartedAt) when it does not exist yet. known, when not nil, is
 // the session as just read.
 func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Session) (*store.Session, error) {
-	// The common case, an existing session, needs no write.
+	// The common case, an existing session, needs no write (nor does
+	// outside input to a session already marked as driven by it).
+	origin := in.Untrusted()
 	s, err := known, error(nil)
 	if s == nil {
 		s, err = r.cfg.Store.GetSession(ctx, in.SessionKey)
 	}
-	if err == nil && s.SessionID != "" && s.AgentID != "" {
+	if err == nil && s.SessionID != "" && s.AgentID != "" && (origin == "" || SessionUntrusted(s) == origin) {
 		if in.AgentID == "" {
 			in.AgentID = s.AgentID
 		}
@@ -46,7 +49,27 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Sess
 		if in.AgentID == "" {
 			in.AgentID = s.AgentID
 		}
+		if origin != "" {
+			s.Extra = setMember(s.Extra, sessionUntrustedField, origin)
+		}
 		s.UpdatedAt = r.now()
 		return nil
 	})
+}
+
+// sessionUntrustedField is the session's extra field naming the outside
+// origin that last drove it (shown on session rows as "untrusted").
+const sessionUntrustedField = "untrusted"
+
+// SessionUntrusted returns the outside origin that last drove sess
+// ("webhook", "a2a", "<channel> room"; "" when only the operator and its
+// own agents have).
+func SessionUntrusted(sess *store.Session) string {
+	var x struct {
+		Untrusted string `json:"untrusted"`
+	}
+	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &x) != nil {
+		return ""
+	}
+	return x.Untrusted
 }

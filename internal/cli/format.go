@@ -69,6 +69,7 @@ type chatMessage struct {
 		SourceTool       string `json:"sourceTool"`
 		ChainID          string `json:"chainId"`
 		ChainHops        int    `json:"chainHops"`
+		Untrusted        string `json:"untrusted"`
 	} `json:"provenance"`
 }
 
@@ -94,6 +95,9 @@ func (m chatMessage) origin() string {
 			id = id[:8]
 		}
 		parts = append(parts, fmt.Sprintf("chain %s hop %d", id, p.ChainHops))
+	}
+	if p.Untrusted != "" {
+		parts = append(parts, "from outside the operator ("+p.Untrusted+")")
 	}
 	return strings.Join(parts, ", ")
 }

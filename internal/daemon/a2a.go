@@ -97,10 +97,10 @@ func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string))
 		}
 	})
 	defer unsub()
-	in := agent.Input{RunID: id, SessionKey: key, AgentID: r.agent, Message: text, Channel: "a2a"}
+	in := agent.Input{RunID: id, SessionKey: key, AgentID: r.agent, Message: text, Channel: "a2a",
+		Provenance: &agent.Provenance{Kind: "a2a", SourceChannel: "a2a"}}
 	if turn.ChainID != "" {
 		in.Chain = &tools.Chain{ID: turn.ChainID, Hops: turn.ChainHops, Path: []string{key}}
-		in.Provenance = &agent.Provenance{Kind: "a2a", SourceChannel: "a2a"}
 	}
 	if _, _, err := r.runner.Submit(ctx, in); err != nil {
 		return "", fmt.Errorf("a2a: submit: %w", err)

@@ -190,7 +190,8 @@ func (r *a2aRemote) postLate(ctx context.Context, id string, p a2aSendItem) erro
 	_, err = r.poster.Post(ctx, agent.Post{
 		SessionKey: p.SourceKey, Text: lateReplyText(p), IdempotencyKey: "a2a-late:" + id, AfterRun: true,
 		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession, SourceSessionKey: sessions.RemotePrefix + p.Peer,
-			SourceChannel: sessions.RemoteChannel, SourceTool: sessions.SendToolName, ChainID: p.ChainID, ChainHops: p.ChainHops},
+			SourceChannel: sessions.RemoteChannel, SourceTool: sessions.SendToolName, ChainID: p.ChainID, ChainHops: p.ChainHops,
+			Untrusted: "a2a"},
 	})
 	if errors.Is(err, agent.ErrNoSession) {
 		r.log.Info("a2a late reply not posted: no sender session", "item", id, "from", p.SourceKey)

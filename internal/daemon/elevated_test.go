@@ -80,3 +80,43 @@ func TestElevatedExec(t *testing.T) {
 		})
 	}
 }
+
+// TestUntrustedGate: host-acting tools refuse a call whose chain came from
+// outside the operator (read from the caller, however many hops ago),
+// and an elevated command — which leaves the sandbox — is refused the
+// same way; the operator's calls pass.
+func TestUntrustedGate(t *testing.T) {
+	refusals := 0
+	box := &toolbox{refused: func(string) { refusals++ }}
+	for _, tc := range []struct {
+		name, origin string
+		elevated     bool
+		wantRan      bool
+	}{
+		{"operator", "", false, true},
+		{"webhook, three hops on", "webhook", false, false},
+		{"operator, elevated", "", true, true},
+		{"a2a, elevated out of the sandbox", "a2a", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner, host := &recordTool{name: "inner"}, &recordTool{name: "host"}
+			var tool tools.Tool = untrustedGate{Tool: inner, box: box}
+			args := `{"command":"id"}`
+			if tc.elevated {
+				tool = &elevatedExec{inner: inner, host: untrustedGate{Tool: host, box: box}, sandboxed: true, channel: "webchat", session: "agent:main:x"}
+				args = `{"command":"id","elevated":true}`
+			}
+			chain := tools.Chain{ID: "c", Hops: 3}.Taint(tc.origin)
+			ctx := tools.WithCaller(context.Background(), tools.Caller{SessionKey: "agent:main:x", Chain: chain})
+			before := refusals
+			_, err := tool.Call(ctx, json.RawMessage(args))
+			ran := len(inner.got)+len(host.got) > 0
+			if ran != tc.wantRan {
+				t.Fatalf("ran = %v (err %v), want %v", ran, err, tc.wantRan)
+			}
+			if !tc.wantRan && (err == nil || !strings.Contains(err.Error(), "comes from outside the operator ("+tc.origin+")") || refusals != before+1) {
+				t.Fatalf("refusal = %v, counted %d", err, refusals-before)
+			}
+		})
+	}
+}

@@ -140,8 +140,6 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	}
 	if sandboxed {
 		all = b.sandboxTools(all, ag.SandboxSpec(info.SessionKey))
-	} else if who := untrustedSource(info); who != "" {
-		all = b.guardUntrusted(all, who, ag.UntrustedAllow, info.SessionKey)
 	}
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
@@ -157,6 +155,11 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	all = foregroundUnlessProcess(all)
 	if b.gate != nil && !sandboxed {
 		all = gateExec(all, b.gate)
+	}
+	if !sandboxed {
+		// Last, so the gate stands in front of approvals and foreground
+		// (which look for the exec tool itself).
+		all = b.guardUntrusted(all, ag.UntrustedAllow)
 	}
 	return b.guardElevated(all, info, ag, sandboxed, hostExec)
 }
@@ -197,6 +200,9 @@ func (b *toolbox) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.
 			}
 			if b.gate != nil {
 				ht = b.gate.Wrap(ht)
+			}
+			if !policy.UntrustedGrant(shell.ToolName, ag.UntrustedAllow) {
+				ht = untrustedGate{Tool: ht, box: b} // elevated leaves the sandbox: outside input may not
 			}
 			g.host = ht
 		}
@@ -414,30 +420,17 @@ func webFetchTool(cfg *config.Config) tools.Tool {
 	return web.New(c)
 }
 
-// untrustedSource says where a run's input comes from when that is outside
-// the operator ("" when it is not).
-func untrustedSource(info agent.RunInfo) string {
-	if info.Input == nil {
-		return ""
-	}
-	prov := ""
-	if info.Input.Provenance != nil {
-		prov = info.Input.Provenance.Kind
-	}
-	return policy.Untrusted(info.Input.Channel, prov, info.SessionKey)
-}
-
-// guardUntrusted replaces the host-acting tools the operator did not grant
-// to sessions driven from outside it with a refusal the model reads; the
-// refusal is logged and counted.
-func (b *toolbox) guardUntrusted(set *tools.Set, who string, allow []string, key string) *tools.Set {
+// guardUntrusted puts the host-acting tools of set the operator did not
+// grant to outside input (allow: tools.untrusted.allow) behind
+// untrustedGate.
+func (b *toolbox) guardUntrusted(set *tools.Set, allow []string) *tools.Set {
 	out := set.All()
 	changed := false
 	for i, t := range out {
 		if !slices.Contains(policy.HostActingTools, t.Name()) || policy.UntrustedGrant(t.Name(), allow) {
 			continue
 		}
-		out[i], changed = refusedTool{Tool: t, who: who, key: key, box: b}, true
+		out[i], changed = untrustedGate{Tool: t, box: b}, true
 	}
 	if !changed {
 		return set
@@ -445,20 +438,31 @@ func (b *toolbox) guardUntrusted(set *tools.Set, who string, allow []string, key
 	return tools.NewSet(out...)
 }
 
-// refusedTool keeps a tool's name and schema but refuses every call.
-type refusedTool struct {
+// untrustedGate keeps a host-acting tool's name and schema and refuses
+// every call whose chain of causes started outside the operator (the
+// caller's Chain.Untrusted, decided once where the input came in and
+// inherited by every hop since), with a refusal the model reads; the
+// refusal is logged and counted.
+type untrustedGate struct {
 	tools.Tool
-	who, key string
-	box      *toolbox
+	box *toolbox
 }
 
-func (r refusedTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
-	if r.box.log != nil {
-		r.box.log.Warn("tool refused to a session driven from outside the operator", "tool", r.Name(), "source", r.who, "session", r.key)
+// Unwrap returns the tool it guards.
+func (g untrustedGate) Unwrap() tools.Tool { return g.Tool }
+
+func (g untrustedGate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
+	c := tools.CallerFrom(ctx)
+	if c.Chain.Untrusted == "" {
+		return g.Tool.Call(ctx, args)
 	}
-	if r.box.refused != nil {
-		r.box.refused("untrusted")
+	if g.box.log != nil {
+		g.box.log.Warn("tool refused to a session driven from outside the operator", "tool", g.Name(), "source", c.Chain.Untrusted,
+			"session", c.SessionKey, "chain", c.Chain.ID)
+	}
+	if g.box.refused != nil {
+		g.box.refused("untrusted")
 	}
 	return nil, fmt.Errorf("%s is not available in this session: its input comes from outside the operator (%s), "+
-		"so it may not run commands or write files on the gateway host. The operator can grant it with tools.untrusted.allow, or run this agent in a sandbox.", r.Name(), r.who)
+		"so it may not run commands or write files on the gateway host. The operator can grant it with tools.untrusted.allow, or run this agent in a sandbox.", g.Name(), c.Chain.Untrusted)
 }

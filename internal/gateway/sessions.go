@@ -120,6 +120,7 @@ func row(sess *store.Session) wire.SessionRow {
 		Channel: sess.Channel, ChatType: sess.ChatType, DisplayName: sess.DisplayName, Label: sess.Label,
 		SpawnedBy: sess.SpawnedBy, SpawnDepth: sess.SpawnDepth, Model: sess.Model,
 		ThinkingLevel: sess.ThinkingLevel, VerboseLevel: sess.VerboseLevel, ElevatedLevel: agent.SessionElevatedLevel(sess),
+		Untrusted:     agent.SessionUntrusted(sess),
 		ContextTokens: sess.ContextTokens, InputTokens: sess.InputTokens, OutputTokens: sess.OutputTokens,
 		TotalTokens: sess.TotalTokens, SystemSent: sess.SystemSent, AbortedLastRun: sess.AbortedLastRun,
 		SendPolicy: sess.SendPolicy, LastChannel: sess.LastChannel, LastTo: sess.LastTo,

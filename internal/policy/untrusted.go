@@ -17,7 +17,7 @@ func Untrusted(channel, provenance, key string) string {
 	switch {
 	case channel == "webhook" || provenance == "hook":
 		return "webhook"
-	case channel == "a2a":
+	case channel == "a2a" || provenance == "a2a":
 		return "a2a"
 	}
 	// A chat room (anyone in it may prompt the bot); direct messages pass

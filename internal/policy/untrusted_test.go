@@ -7,6 +7,7 @@ func TestUntrusted(t *testing.T) {
 		{"webhook", "hook", "agent:main:hook:1", "webhook"},
 		{"irc", "hook", "agent:main:hook:1", "webhook"}, // a hook delivering to a chat
 		{"a2a", "", "agent:main:a2a:peer:ctx", "a2a"},
+		{"internal", "a2a", "agent:main:a2a:peer:ctx", "a2a"}, // a peer's turn, whatever its channel
 		{"irc", "", "agent:main:irc:group:#ops", "irc room"},
 		{"irc", "", "agent:main:main", ""}, // an allowlisted DM
 		{"webchat", "", "agent:main:main", ""},

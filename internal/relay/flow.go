@@ -131,7 +131,7 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 	if id := span.ID(); id != "" {
 		chain.Span = id
 	}
-	if chain.ID != "" {
+	if chain.ID != "" || chain.Untrusted != "" {
 		in.Chain = &chain
 	}
 	in.IdempotencyKey = in.RunID + ":user"

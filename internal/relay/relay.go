@@ -133,7 +133,7 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 			SourceChannel: m.SourceChannel, SourceTool: sessions.SendToolName,
 		},
 	}
-	if m.Chain.ID != "" {
+	if m.Chain.ID != "" || m.Chain.Untrusted != "" {
 		chain := m.Chain
 		in.Chain = &chain
 	}

@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -233,10 +235,18 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		}
 	}
 	// The announce continues the chain of causes of the (first) child's
-	// run: whatever the requester does with it is part of the same chain.
+	// run: whatever the requester does with it is part of the same chain,
+	// and as untrusted as the least-trusted child it carries.
+	origin := ""
+	for _, p := range claimed {
+		origin = cmp.Or(origin, p.a.Untrusted)
+	}
 	if child, err := m.cfg.Store.GetRun(ctx, claimed[0].a.ChildRunID); err == nil {
 		var cin agent.Input
-		if json.Unmarshal(child.Input, &cin) == nil && cin.Chain != nil && cin.Chain.ID != "" {
+		if json.Unmarshal(child.Input, &cin) == nil {
+			origin = cmp.Or(origin, cin.Untrusted())
+		}
+		if cin.Chain != nil && cin.Chain.ID != "" {
 			c := cin.Chain
 			_, span := m.cfg.Tracer.StartStep(ctx, telemetry.Step{Name: "subagent.announce", From: claimed[0].a.ChildSessionKey, To: target,
 				RunID: runID, Link: telemetry.Link{ChainID: c.ID, Parent: c.Span, Hops: c.Hops}})
@@ -247,6 +257,13 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			}
 			in.Chain = &next
 		}
+	}
+	if origin != "" {
+		if in.Chain == nil {
+			in.Chain = &tools.Chain{ID: runID, Path: []string{target}}
+		}
+		c := in.Chain.Taint(origin)
+		in.Chain = &c
 	}
 	// A requester that is mid-run takes the results as its own messages
 	// are queued (by default steered into the active run, so it sees them

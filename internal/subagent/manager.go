@@ -163,6 +163,10 @@ type Announce struct {
 	// BatchRunID is the requester run this announce was claimed for; set
 	// just before that run is submitted.
 	BatchRunID string `json:"batchRunId,omitempty"`
+	// Untrusted is the outside origin the child's run came from (its
+	// chain's; "" for the operator's): the requester's turn that takes the
+	// result is as untrusted as the child was.
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 // New returns a manager.
@@ -386,6 +390,10 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		result = m.childResult(ctx, rec.ChildSessionKey, run.RunID)
 	}
 	a := Announce{ChildRunID: rec.ChildRunID, ChildSessionKey: rec.ChildSessionKey, RequesterKey: rec.RequesterKey}
+	var cin agent.Input
+	if json.Unmarshal(run.Input, &cin) == nil {
+		a.Untrusted = cin.Untrusted()
+	}
 	outcome := Outcome{Status: "ok"}
 	switch res.Status {
 	case store.RunOK:

@@ -14,6 +14,15 @@ type Chain struct {
 	// Span is the trace span (hex id) the chain's next step continues
 	// under: the tool call that sent the message or spawned the run.
 	Span string `json:"span,omitempty"`
+	// Untrusted names the least-trusted origin the chain passed through
+	// when that is outside the operator ("webhook", "a2a", "<channel>
+	// room"; "" when the operator or its own agents started it). It is set
+	// once, where outside input enters, and every step the chain takes
+	// keeps it: a spawned child, a sent message, a reply-back or announce
+	// step, a completion posted back are all as untrusted as their cause.
+	// Only the operator's grant (tools.untrusted.allow) lifts what it
+	// withholds.
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 // Chain limits: a chain may grow to MaxHops hops and reach one session at
@@ -34,7 +43,16 @@ func (c Chain) Next(target string) Chain {
 	if len(path) > maxPath {
 		path = path[len(path)-maxPath:]
 	}
-	return Chain{ID: c.ID, Hops: c.Hops + 1, Path: path, Span: c.Span}
+	return Chain{ID: c.ID, Hops: c.Hops + 1, Path: path, Span: c.Span, Untrusted: c.Untrusted}
+}
+
+// Taint returns c with origin folded into its Untrusted: the chain keeps
+// the first outside origin it met ("" origin changes nothing).
+func (c Chain) Taint(origin string) Chain {
+	if c.Untrusted == "" {
+		c.Untrusted = origin
+	}
+	return c
 }
 
 // CheckNext returns why a message from c to target must not be sent ("":

@@ -47,3 +47,24 @@ func TestChainCheckNext(t *testing.T) {
 		t.Errorf("Next = %+v (start %+v)", n, start)
 	}
 }
+
+// TestChainCarriesItsOrigin: every hop keeps the chain's outside origin,
+// and tainting keeps the first one met (an origin is never washed out).
+func TestChainCarriesItsOrigin(t *testing.T) {
+	c := Chain{ID: "c", Path: []string{"a"}}.Taint("webhook")
+	for _, target := range []string{"b", "c", "d"} {
+		c = c.Next(target)
+		if c.Untrusted != "webhook" {
+			t.Fatalf("after hop to %s: untrusted = %q", target, c.Untrusted)
+		}
+	}
+	if got := c.Taint("a2a").Untrusted; got != "webhook" {
+		t.Errorf("Taint over an origin = %q, want the first (webhook)", got)
+	}
+	if got := c.Taint("").Untrusted; got != "webhook" {
+		t.Errorf(`Taint("") = %q, want webhook kept`, got)
+	}
+	if got := (Chain{ID: "op"}).Taint("").Untrusted; got != "" {
+		t.Errorf("the operator's chain became %q", got)
+	}
+}

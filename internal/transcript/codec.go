@@ -524,6 +524,7 @@ var provenanceCodec = newCodec[Provenance](nil,
 	stringField("sourceTool", false, func(p *Provenance) *string { return &p.SourceTool }),
 	stringField("chainId", false, func(p *Provenance) *string { return &p.ChainID }),
 	intField("chainHops", false, func(p *Provenance) *int { return &p.ChainHops }),
+	stringField("untrusted", false, func(p *Provenance) *string { return &p.Untrusted }),
 )
 
 var usageCodec = newCodec[Usage](nil,

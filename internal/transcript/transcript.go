@@ -158,6 +158,11 @@ type Provenance struct {
 	// protection and tracing follow them.
 	ChainID   string `json:"chainId,omitempty"`
 	ChainHops int    `json:"chainHops,omitempty"`
+	// Untrusted names the origin outside the operator the message's chain
+	// of causes comes from ("webhook", "a2a", "<channel> room"; see
+	// tools.Chain.Untrusted): the run it started had no host-acting tools
+	// unless the operator granted them.
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 // Meta is the reference's "__openclaw" block on a message.

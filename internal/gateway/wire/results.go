@@ -28,7 +28,11 @@ type SessionRow struct {
 	VerboseLevel       string `json:"verboseLevel,omitempty"`
 	// ElevatedLevel is the session's elevated level (/elevated,
 	// sessions.patch elevatedLevel).
-	ElevatedLevel  string           `json:"elevatedLevel,omitempty"`
+	ElevatedLevel string `json:"elevatedLevel,omitempty"`
+	// Untrusted names the origin outside the operator that last drove the
+	// session ("webhook", "a2a", "<channel> room"): its runs, and all they
+	// cause, get no host-acting tools unless the operator grants them.
+	Untrusted      string           `json:"untrusted,omitempty"`
 	ContextTokens  int64            `json:"contextTokens,omitempty"`
 	InputTokens    int64            `json:"inputTokens"`
 	OutputTokens   int64            `json:"outputTokens"`
