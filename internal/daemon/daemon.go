@@ -37,6 +37,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
+	"github.com/switchboardhq/switchboard/internal/secrets"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/spend"
@@ -206,7 +207,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		if logs, err = newLogSetup(cfg.LogSettings(), opts.LogLevel, opts.LogFormat, stderr); err != nil {
 			return nil, err
 		}
-		log = logs.logger
+		// Secret values are masked in every line, whatever field holds them.
+		log = slog.New(newMaskingHandler(logs.logger.Handler(), secrets.New(cfg.SecretValues()...)))
 		defer func() {
 			if err != nil {
 				logs.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
 	"github.com/switchboardhq/switchboard/internal/provider/openai"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/secrets"
 )
 
 // Default model ids used when an API key is configured but no model is
@@ -30,13 +31,16 @@ const (
 // keeps one adapter per provider id. Safe for concurrent use.
 type models struct {
 	cfg      *config.Config
-	scripted *scripted.Provider
+	scripted provider.Provider // the built-in offline model
 
 	// client sends every provider's requests. The default transport keeps
 	// two idle connections per host, so concurrent runs against one
 	// provider would open and close a connection per model call; this one
 	// keeps enough for the gateway's concurrency.
 	client *http.Client
+
+	// mask masks secret values in the providers' errors.
+	mask *secrets.Masker
 
 	mu       sync.Mutex
 	adapters map[string]provider.Provider // by provider id
@@ -48,9 +52,11 @@ const maxIdlePerProvider = 256
 var _ agent.ModelResolver = (*models)(nil)
 
 func newModels(cfg *config.Config) *models {
+	mask := secrets.New(cfg.SecretValues()...)
 	return &models{
 		cfg:      cfg,
-		scripted: scripted.New(scripted.Options{}),
+		mask:     mask,
+		scripted: maskProvider(scripted.New(scripted.Options{}), mask),
 		adapters: make(map[string]provider.Provider),
 		client:   &http.Client{Transport: providerTransport()},
 	}
@@ -146,6 +152,7 @@ func (m *models) adapter(id string, pc config.Provider) (provider.Provider, erro
 	if err != nil {
 		return nil, err
 	}
+	p = maskProvider(p, m.mask)
 	m.adapters[id] = p
 	return p, nil
 }

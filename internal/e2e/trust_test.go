@@ -250,3 +250,43 @@ func TestUntrustedAcrossEveryHop(t *testing.T) {
 		t.Fatalf("rows' untrusted = %v", rows)
 	}
 }
+
+// TestSecretsNeverLeaveTheGateway: a provider error that echoes a
+// configured secret (here the hooks token, as a key would be: "Invalid API
+// key provided: Bearer …") is masked in the run's error, the events every
+// operator client receives, the stored transcript and run, the console log
+// and the log file.
+func TestSecretsNeverLeaveTheGateway(t *testing.T) {
+	const secret = "hook-secret-0123456789abcdef"
+	dir := t.TempDir()
+	// The model's provider answers the trigger with an error quoting the
+	// secret (a rule, so the operator's own message does not hold it).
+	writeAgents(t, dir, "workspace", `/when "leak" /error 401 Invalid API key provided: Bearer `+secret)
+	g := startWith(t, dir, nil, "", `hooks: { enabled: true, token: "`+secret+`" },`)
+	c := g.dial(t)
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "idempotencyKey": "leak-1", "message": "leak"})
+	chat, agentEvs := runEvents(t, c, "leak-1")
+	w := call(t, c, "agent.wait", map[string]any{"runId": "leak-1", "timeoutMs": 30000})
+	hist := call(t, c, "chat.history", map[string]any{"sessionKey": "main"})
+	seen := toJSON(t, map[string]any{"chat": chat, "agent": agentEvs, "wait": w, "history": hist})
+	if strings.Contains(seen, secret) {
+		t.Fatalf("the secret reached a client: %s", seen)
+	}
+	if !strings.Contains(seen, "Bearer [redacted]") {
+		t.Fatalf("the provider's error did not reach the client masked: %s", seen)
+	}
+	eventually(t, "the run's end in the log", func() bool { return strings.Contains(g.stdio.String(), "leak-1") })
+	if strings.Contains(g.stdio.String(), secret) {
+		t.Errorf("the console log holds the secret:\n%s", g.stdio)
+	}
+	g.kill() // the store and the log file as the gateway left them
+	_ = filepath.WalkDir(g.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "switchboard.json5" || d.Name() == "AGENTS.md" {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the secret", p)
+		}
+		return nil
+	})
+}

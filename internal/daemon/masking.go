@@ -1,0 +1,122 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/secrets"
+)
+
+// maskingHandler masks the configured secret values in every record it
+// passes on: the message and every attribute's text (strings, errors,
+// anything formatted), in groups too. Attribute names that look like a
+// secret are redacted by name besides (redactSecrets); this catches the
+// value wherever it appears, such as a provider's error that echoes a key.
+type maskingHandler struct {
+	next slog.Handler
+	m    *secrets.Masker
+}
+
+func newMaskingHandler(next slog.Handler, m *secrets.Masker) slog.Handler {
+	if m == nil {
+		return next
+	}
+	return &maskingHandler{next: next, m: m}
+}
+
+func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.next.Enabled(ctx, l)
+}
+
+func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.m.String(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h *maskingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	masked := make([]slog.Attr, len(as))
+	for i, a := range as {
+		masked[i] = h.attr(a)
+	}
+	return &maskingHandler{next: h.next.WithAttrs(masked), m: h.m}
+}
+
+func (h *maskingHandler) WithGroup(name string) slog.Handler {
+	return &maskingHandler{next: h.next.WithGroup(name), m: h.m}
+}
+
+// attr masks one attribute's value.
+func (h *maskingHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.m.String(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		masked := make([]any, len(g))
+		for i, x := range g {
+			masked[i] = h.attr(x)
+		}
+		return slog.Group(a.Key, masked...)
+	case slog.KindAny:
+		var text string
+		switch x := v.Any().(type) {
+		case error:
+			text = x.Error()
+		case fmt.Stringer:
+			text = x.String()
+		default:
+			text = fmt.Sprint(x)
+		}
+		if h.m.Contains(text) {
+			return slog.String(a.Key, h.m.String(text))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// maskedProvider masks the configured secret values in p's errors, before
+// they become a run's error, a transcript's error message, an event or a
+// log line. A *provider.Error keeps its type (retries and overflow
+// recovery read it); other errors still unwrap to what they wrap.
+type maskedProvider struct {
+	p provider.Provider
+	m *secrets.Masker
+}
+
+func maskProvider(p provider.Provider, m *secrets.Masker) provider.Provider {
+	if m == nil {
+		return p
+	}
+	return maskedProvider{p: p, m: m}
+}
+
+func (mp maskedProvider) Stream(ctx context.Context, req *provider.Request) iter.Seq2[*provider.Event, error] {
+	return func(yield func(*provider.Event, error) bool) {
+		for ev, err := range mp.p.Stream(ctx, req) {
+			if err != nil {
+				err = mp.maskErr(err)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+func (mp maskedProvider) maskErr(err error) error {
+	if pe, ok := errors.AsType[*provider.Error](err); ok && err == error(pe) && mp.m.Contains(pe.Message) {
+		c := *pe
+		c.Message = mp.m.String(pe.Message)
+		return &c
+	}
+	return mp.m.Error(err)
+}

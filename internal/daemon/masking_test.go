@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"iter"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/secrets"
+)
+
+func TestMaskingHandler(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	var buf bytes.Buffer
+	log := slog.New(newMaskingHandler(slog.NewJSONHandler(&buf, nil), secrets.New(key)))
+	log.With("peer", "tok "+key).WithGroup("g").Error("call failed: "+key,
+		"err", errors.New("401: Bearer "+key), "detail", struct{ K string }{key}, slog.Group("inner", "v", key), "n", 3)
+	out := buf.String()
+	if strings.Contains(out, key) || strings.Count(out, secrets.Mask) != 5 || !strings.Contains(out, `"n":3`) {
+		t.Fatalf("log line = %s", out)
+	}
+}
+
+type errProvider struct{ err error }
+
+func (p errProvider) Stream(context.Context, *provider.Request) iter.Seq2[*provider.Event, error] {
+	return func(yield func(*provider.Event, error) bool) { yield(nil, p.err) }
+}
+
+func TestMaskedProvider(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	m := secrets.New(key)
+	pe := &provider.Error{Provider: "openai", StatusCode: 401, Message: "Invalid API key provided: Bearer " + key}
+	for _, in := range []error{pe, errors.Join(errors.New("wrapped"), pe)} {
+		for _, err := range maskProvider(errProvider{in}, m).Stream(context.Background(), &provider.Request{}) {
+			if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), secrets.Mask) {
+				t.Fatalf("error = %q", err)
+			}
+			if got, ok := errors.AsType[*provider.Error](err); !ok || got.StatusCode != 401 {
+				t.Fatalf("the provider error's type is lost: %#v", err)
+			}
+		}
+	}
+}
