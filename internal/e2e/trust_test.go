@@ -290,3 +290,32 @@ func TestSecretsNeverLeaveTheGateway(t *testing.T) {
 		return nil
 	})
 }
+
+// TestUntrustedA2AOutAndBack: a webhook's session sends to a remote peer
+// over A2A (another gateway): the peer's turn is outside input there, and
+// the reply that comes back is the hook session's tool result; nothing
+// runs on either host.
+func TestUntrustedA2AOutAndBack(t *testing.T) {
+	markers := t.TempDir()
+	a, b := startPair(t, a2aOpen+`hooks: { enabled: true, token: "hook-secret", allowRequestSessionKey: true },`)
+	ca, cb := a.dial(t), b.dial(t)
+	postHook(t, a, map[string]any{"sessionKey": "hook:out", "waitForCompletion": true,
+		"message": toolLine("sessions_send", map[string]any{"sessionKey": "a2a:b", "timeoutSeconds": 30,
+			"message": "x\n" + hostCalls(filepath.Join(markers, "m-a2a-out")) + "\n/then ROW-BACK"}) + "\n/then ok"})
+	var peerKey string
+	for _, s := range call(t, cb, "sessions.list", map[string]any{})["sessions"].([]any) {
+		if k := s.(map[string]any)["key"].(string); strings.Contains(k, ":a2a:default:direct:a:") {
+			peerKey = k
+		}
+	}
+	if peerKey == "" {
+		t.Fatal("no peer session on b")
+	}
+	refusedAll(t, cb, peerKey, 1)
+	back := toolResults(t, ca, "agent:main:hook:out", "sessions_send")
+	if len(back) != 1 || !strings.Contains(back[0], "ROW-BACK") {
+		t.Fatalf("the reply did not come back: %q", back)
+	}
+	noMarkers(t, a, markers)
+	noMarkers(t, b, markers)
+}
