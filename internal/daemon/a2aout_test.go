@@ -160,7 +160,7 @@ func TestA2ALateReplyPostedOnce(t *testing.T) {
 	want := agent.Post{SessionKey: "agent:main:main", Text: "Reply from a2a:b to sessions_send (runId a2a-send:1):\nthe answer",
 		IdempotencyKey: "a2a-late:" + id, AfterRun: true,
 		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession, SourceSessionKey: "a2a:b",
-			SourceChannel: "a2a", SourceTool: "sessions_send", ChainID: "ch", ChainHops: 1}}
+			SourceChannel: "a2a", SourceTool: "sessions_send", ChainID: "ch", ChainHops: 1, Untrusted: "a2a"}}
 	if got.Provenance == nil || *got.Provenance != *want.Provenance {
 		t.Fatalf("provenance = %+v, want %+v", got.Provenance, want.Provenance)
 	}

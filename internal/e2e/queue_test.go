@@ -91,9 +91,16 @@ func TestQueuedMessagesSurviveKill9(t *testing.T) {
 	g := start(t, dir, llm)
 	c := g.dial(t)
 	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/sleep 60s\nlong", "idempotencyKey": "a1"})
-	eventually(t, "the long turn to start", func() bool {
-		r := call(t, c, "agent.wait", map[string]any{"runId": "a1", "timeoutMs": 1})
-		return r["startedAt"] != nil && r["startedAt"] != 0.0
+	// The long turn's model request has reached the model (not only the
+	// run started): a request still in flight at the kill would be
+	// counted after it.
+	eventually(t, "the long turn's model request", func() bool {
+		for _, r := range llm.Requests() {
+			if r.Request != nil && strings.Contains(lastUser(r.Request), "long") {
+				return true
+			}
+		}
+		return false
 	})
 	for _, m := range []struct{ id, text, mode string }{{"f1", "one", "followup"}, {"c1", "two", "collect"}, {"c2", "three", "collect"}} {
 		call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": m.text, "idempotencyKey": m.id, "queueMode": m.mode})
