@@ -62,9 +62,10 @@ type channelHub struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	unsub    func()
-	mu       sync.Mutex
-	routes   map[string]channel.Route // by session key, learned from inbound messages
-	closed   bool
+	// kicker asks the outbox dispatcher to deliver a session's items.
+	kicker outboxKicker
+	mu     sync.Mutex
+	closed bool
 }
 
 // newChannels builds the configured connectors (not started); nil when
@@ -76,7 +77,7 @@ func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, l
 	h := &channelHub{
 		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
 		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
-		routes: map[string]channel.Route{}, webhooks: map[string]http.Handler{},
+		webhooks: map[string]http.Handler{},
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if s := set.IRC; s.Enabled {
@@ -297,9 +298,6 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 		text = in.Label() + ": " + in.Text
 	}
 	runID := uuid.NewString()
-	h.mu.Lock()
-	h.routes[key] = route
-	h.mu.Unlock()
 	q := policy.ResolveQueue(policy.QueueInput{Channel: in.Channel, Config: h.queue})
 	_, _, err := h.runner.Submit(ctx, agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
@@ -320,52 +318,36 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	return nil
 }
 
-// onEvent sends a run's final reply, or a posted announce, to the channel
-// its session is routed to. Runs count when a channel started them or
-// they deliver a sub-agent's announce; posts count when they come from
-// another session (the agent-to-agent announce step). A person's turn
-// from the Control UI stays there.
+// onEvent hands what goes out to a chat channel to the outbox: the end
+// of a run (whose reply item its OnFinish stored, see onFinish) asks for
+// its delivery now; an announce posted into a routed session from another
+// session (the agent-to-agent announce step) is stored as an item. Runs
+// count when a channel started them or they deliver a sub-agent's
+// announce. A person's turn from the Control UI stays there.
 func (h *channelHub) onEvent(ev agent.Event) {
-	// The node that ran the run delivers its reply.
-	if h.ctx.Err() != nil || ev.IsRemote() {
+	if h.ctx.Err() != nil {
 		return
 	}
-	var text string
 	switch {
 	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
-		if ev.Message == nil || ev.Run.Status != store.RunOK || !h.replies(ev.Run) {
+		h.kick(ev.SessionKey) // any node may deliver the stored item
+	case ev.Stream == agent.StreamPost && ev.Message != nil && ev.Message.Provenance != nil && !ev.IsRemote():
+		text := ev.Message.Text()
+		if t := strings.TrimSpace(text); t == "" || t == "NO_REPLY" {
 			return
 		}
-		text = ev.Message.Text()
-	case ev.Stream == agent.StreamPost && ev.Message != nil && ev.Message.Provenance != nil:
-		text = ev.Message.Text()
-	default:
-		return
-	}
-	if strings.TrimSpace(text) == "" || strings.TrimSpace(text) == "NO_REPLY" {
-		return
-	}
-	key := ev.SessionKey
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return
-	}
-	h.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(h.ctx, sendTimeout)
-		defer cancel()
-		r, ok := h.route(ctx, key)
-		if !ok {
+		key, postID := ev.SessionKey, ev.RunID
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.closed {
 			return
 		}
-		c := h.conns[r.Channel]
-		if c == nil {
-			return
-		}
-		if err := c.Send(ctx, r.To, text); err != nil {
-			h.log.Warn("channel: reply not delivered", "channel", r.Channel, "to", r.To, "session", key, "err", err)
-		}
-	})
+		h.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(h.ctx, sendTimeout)
+			defer cancel()
+			h.enqueuePost(ctx, key, postID, text)
+		})
+	}
 }
 
 // subagentAnnounceTool is the provenance source tool of a sub-agent
@@ -389,15 +371,9 @@ func (h *channelHub) replies(run *store.Run) bool {
 	return h.conns[in.Channel] != nil || in.Provenance != nil && in.Provenance.SourceTool == subagentAnnounceTool
 }
 
-// route finds where a session's replies go: the route an inbound message
-// set, the one its key names, or the one stored on the session.
+// route finds where a session's replies go: the route its key names, or
+// the one stored on the session (the last inbound message's).
 func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool) {
-	h.mu.Lock()
-	r, ok := h.routes[key]
-	h.mu.Unlock()
-	if ok {
-		return r, true
-	}
 	for name := range h.conns {
 		if r, ok := channel.RouteFromKey(name, key); ok {
 			return r, true

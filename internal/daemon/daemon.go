@@ -271,6 +271,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		node  *cluster.Node
 		lanes agent.Lanes
 		subs  *subagent.Manager
+		// chans is set before any run starts (nil: no chat channel).
+		chans *channelHub
 	)
 	if pg, ok := rawStore.(*postgres.Store); ok {
 		onAdopt := func(ctx context.Context, _ []*store.Run) {
@@ -359,6 +361,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			if subs != nil {
 				subs.OnFinish(ctx, run, res, last)
 			}
+			chans.onFinish(ctx, run, res, last)
 		},
 		SystemPrompt: systemPrompt(cfg),
 		Logger:       log,
@@ -419,11 +422,25 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// One dispatcher delivers every outbox item: sub-agent announces and
-	// agent-to-agent flows.
+	// The chat channels listen for run ends before Recover resumes queued
+	// runs, so a message accepted before a restart still gets its reply.
+	chans, err = newChannels(set, st, runner, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && chans != nil {
+			chans.close()
+		}
+	}()
+	// One dispatcher delivers every outbox item: sub-agent announces,
+	// agent-to-agent flows, A2A sends and chat channel replies.
 	handlers := []outbox.Handler{subs.AnnounceHandler(), rel.Handler()}
 	if remote != nil {
 		handlers = append(handlers, remote.handler())
+	}
+	if chans != nil {
+		handlers = append(handlers, chans.handler())
 	}
 	disp, err := outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log, Shared: node != nil})
 	if err != nil {
@@ -434,6 +451,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	rel.SetKicker(disp)
 	subs.SetOutbox(disp)
+	if chans != nil {
+		chans.kicker = disp
+	}
 	defer func() {
 		if err != nil {
 			disp.Close()
@@ -449,17 +469,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		builtin = append(builtin, fetch)
 	}
 	box.set(builtin...)
-	// The chat channels listen for run ends before Recover resumes queued
-	// runs, so a message accepted before a restart still gets its reply.
-	chans, err := newChannels(set, st, runner, log)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil && chans != nil {
-			chans.close()
-		}
-	}()
 	// Approvals a crash cut get their expired results before queued runs
 	// resume, so that a resumed run of the session already sees them.
 	if err := appr.recoverPending(ctx, st.Store, log); err != nil {

@@ -148,6 +148,14 @@ func (s *Server) Fail(method string, f ...Failure) {
 	s.fail[method] = append(s.fail[method], f...)
 }
 
+// Heal drops the failures still injected for method: its next calls
+// succeed.
+func (s *Server) Heal(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.fail, method)
+}
+
 // WaitSent waits until at least n messages were sent and returns them,
 // failing t after d.
 func (s *Server) WaitSent(t testing.TB, n int, d time.Duration) []Sent {
