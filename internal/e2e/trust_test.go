@@ -161,6 +161,27 @@ func TestA2ASendToSpawnedChildIsUntrusted(t *testing.T) {
 		}
 		return child != ""
 	})
+	// The child's completion has been announced to the peer's session and
+	// answered (so it does not steer into the next turn).
+	const peerKey = "agent:main:a2a:default:direct:alpha:ctx-kid"
+	eventually(t, "kid1's announce answered", func() bool {
+		h := history(t, c, peerKey)
+		announced := false
+		for _, m := range h {
+			if p, ok := m["provenance"].(map[string]any); ok && p["sourceTool"] == "subagent_announce" {
+				announced = true
+			}
+		}
+		return announced && len(h) > 0 && h[len(h)-1]["role"] == "assistant"
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, k := range []string{child, peerKey} {
+				h := history(t, c, k)
+				t.Logf("history of %s: %s", k, toJSON(t, h[max(0, len(h)-4):]))
+			}
+		}
+	})
 	send("please\n" + toolLine("sessions_send", map[string]any{"label": "kid1", "timeoutSeconds": 30,
 		"message": "x\n" + hostCalls(filepath.Join(markers, "m-a2a-send"))}) + "\n/then sent")
 	refusedAll(t, c, child, 1)
