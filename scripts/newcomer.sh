@@ -100,7 +100,7 @@ grep -q -- "\"--port\" \"$port\"" "$HOME/.config/systemd/user/switchboard.servic
 
 # A run under way when the gateway gets SIGTERM finishes within the grace,
 # and the client waiting on it gets the reply; the gateway exits 0.
-"$bin" sessions send main $'/sleep 1500ms\n/reply finished in the grace' --wait >"$work/drain.out" 2>"$work/drain.err" &
+"$bin" sessions send main $'/sleep 3s\n/reply finished in the grace' --wait >"$work/drain.out" 2>"$work/drain.err" &
 waiter=$!
 for _ in $(seq 1 100); do
   "$bin" --json call runs.active >"$work/active.json" 2>/dev/null && grep -q '"status": *"running"' "$work/active.json" && break
