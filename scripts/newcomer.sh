@@ -35,7 +35,8 @@ mkdir -p "$HOME"
 "$bin" doctor >"$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor failed on a clean state dir"; }
 step "switchboard serve --port 0"
 "$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
-pids+=($!)
+serve_pid=$!
+pids+=($serve_pid)
 for _ in $(seq 1 100); do
   grep -q 'listening on' "$work/serve.out" 2>/dev/null && break
   sleep 0.1
@@ -51,10 +52,73 @@ grep -q "pid $!" "$work/second.out" || { cat "$work/second.out"; fail "the secon
 "$bin" status >"$work/status.out" || { cat "$work/status.out"; fail "status could not reach the gateway on its own port"; }
 out=$("$bin" sessions send main "hello newcomer" --wait)
 [ "$out" = "echo: hello newcomer" ] || fail "sessions send --wait printed '$out'"
+"$bin" sessions list >"$work/list.out" && grep -q "agent:main:main" "$work/list.out" || fail "sessions list does not show the main session"
+"$bin" call health >"$work/health.out" || fail "call health failed"
 "$bin" sessions history main >"$work/history.out" && grep -q "hello newcomer" "$work/history.out" || fail "the message is not in the history"
 if "$bin" sessions history agent:main:nosuch 2>"$work/nosuch.err"; then fail "history of a missing session exited 0"; fi
 grep -q "no such session" "$work/nosuch.err" || fail "history of a missing session did not say so"
 "$bin" doctor >"$work/doctor2.out" || { cat "$work/doctor2.out"; fail "doctor failed with the gateway running"; }
+
+grep -q "gateway serves 127.0.0.1:" "$work/doctor2.out" || { cat "$work/doctor2.out"; fail "doctor did not check the port the gateway serves"; }
+
+# A typo in a subcommand fails with a suggestion.
+if "$bin" sessions lst 2>"$work/lst.err" >/dev/null; then fail "sessions lst exited 0"; fi
+grep -q "Did you mean this?" "$work/lst.err" && grep -q "list" "$work/lst.err" || { cat "$work/lst.err"; fail "sessions lst did not suggest list"; }
+if "$bin" cron remove x 2>"$work/rm.err" >/dev/null; then fail "cron remove exited 0"; fi
+grep -q "rm" "$work/rm.err" || { cat "$work/rm.err"; fail "cron remove did not suggest rm"; }
+
+# Cron: add, run and runs print tables like list (JSON with --json).
+"$bin" cron add --name hourly --message "tick" --every 1h >"$work/cron-add.out"
+head -1 "$work/cron-add.out" | grep -q '^ID ' || { cat "$work/cron-add.out"; fail "cron add printed no table"; }
+job=$(sed -n 2p "$work/cron-add.out" | awk '{print $1}')
+"$bin" cron run "$job" >"$work/cron-run.out"
+head -1 "$work/cron-run.out" | grep -q '^RAN ' || { cat "$work/cron-run.out"; fail "cron run printed no table"; }
+"$bin" cron runs "$job" >"$work/cron-runs.out"
+head -1 "$work/cron-runs.out" | grep -Eq '^(RUN ID|No runs)' || { cat "$work/cron-runs.out"; fail "cron runs printed no table"; }
+"$bin" cron list >"$work/cron-list.out" && grep -q "hourly" "$work/cron-list.out" || fail "cron list does not show the job"
+"$bin" --json cron runs "$job" >"$work/cron-runs.json"
+grep -q '"entries"' "$work/cron-runs.json" || fail "cron runs --json printed no JSON"
+
+# /reset with a message: --wait prints the reply to that message.
+out=$("$bin" sessions send main "/reset hello again" --wait)
+[ "$out" = "echo: hello again" ] || fail "/reset hello again --wait printed '$out'"
+
+# An agent that was never configured is unknown.
+if "$bin" sessions send agent:ghost:main "hi" 2>"$work/ghost.err"; then fail "a send to an unconfigured agent exited 0"; fi
+grep -q "unknown agent id: ghost" "$work/ghost.err" || { cat "$work/ghost.err"; fail "the unconfigured agent was not reported as unknown"; }
+
+# service install keeps the port this gateway serves on.
+mkdir -p "$work/fakebin"
+printf '#!/bin/sh\nexit 0\n' >"$work/fakebin/systemctl"
+chmod +x "$work/fakebin/systemctl"
+port=$(sed -n 's/.*listening on http:\/\/[^ ]*:\([0-9]*\).*/\1/p' "$work/serve.out" | head -1)
+PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service install --no-start >"$work/service.out"
+PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service status >"$work/service-status.out" || true
+grep -q "installed" "$work/service-status.out" || { cat "$work/service-status.out"; fail "service status does not say it is installed"; }
+grep -q -- "\"--port\" \"$port\"" "$HOME/.config/systemd/user/switchboard.service" \
+  || { cat "$HOME/.config/systemd/user/switchboard.service"; fail "service install did not keep port $port"; }
+
+# A run under way when the gateway gets SIGTERM finishes within the grace,
+# and the client waiting on it gets the reply; the gateway exits 0.
+"$bin" sessions send main $'/sleep 3s\n/reply finished in the grace' --wait >"$work/drain.out" 2>"$work/drain.err" &
+waiter=$!
+for _ in $(seq 1 100); do
+  "$bin" --json call runs.active >"$work/active.json" 2>/dev/null && grep -q '"status": *"running"' "$work/active.json" && break
+  sleep 0.1
+done
+kill -TERM "$serve_pid"
+wait "$waiter" || { cat "$work/drain.err"; fail "the client waiting on a run lost it when the gateway drained"; }
+grep -q "finished in the grace" "$work/drain.out" || fail "the drained run's reply did not reach the client: $(cat "$work/drain.out")"
+wait "$serve_pid" || fail "the gateway did not exit 0 after SIGTERM"
+grep -q "shutdown: draining.*runs=1" "$work/serve.err" && grep -q "shutdown: drained.*cutShort=false" "$work/serve.err" \
+  || { tail -5 "$work/serve.err"; fail "the drain was not logged"; }
+"$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
+pids+=($!)
+for _ in $(seq 1 100); do
+  grep -q 'listening on' "$work/serve.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q 'listening on' "$work/serve.out" || { cat "$work/serve.err"; fail "serve did not start again"; }
 
 # A refused send exits non-zero with the reason.
 "$bin" sessions patch main --send-policy deny >/dev/null

@@ -4,11 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# phase says what the script does next, with the time since it started.
+phase() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
+phase "build the switchboard binary and the test summariser"
 # Build the binary once; subprocess tests (crash/restart) use it.
 export SWITCHBOARD_TEST_BIN="${SWITCHBOARD_TEST_BIN:-$PWD/.cache/bin/switchboard}"
 mkdir -p "$(dirname "$SWITCHBOARD_TEST_BIN")"
 go build -o "$SWITCHBOARD_TEST_BIN" ./cmd/switchboard
+SUMMARY_BIN="$(dirname "$SWITCHBOARD_TEST_BIN")/testsummary"
+go build -o "$SUMMARY_BIN" ./scripts/testsummary
 
+phase "set up the pinned npm clients and the system packages the tests use"
 # Pinned npm packages for internal/interop's conformance tests, cached in
 # .cache/npm (or $SWITCHBOARD_NPM_CACHE). SWITCHBOARD_SKIP_NPM=1 skips this for
 # offline local runs (those tests then skip); it is ignored under CI=true.
@@ -64,4 +71,10 @@ if ! command -v ngircd >/dev/null 2>&1 && [ ! -x /usr/sbin/ngircd ]; then
   fi
 fi
 
-go test -race -shuffle=on -count=1 -timeout 20m "$@" ./...
+phase "go test (compiling takes a while before the first package reports)"
+# go test -json through the summariser: go test's own "ok"/"FAIL" lines
+# and failed tests' output as they come, a line per package group, then a
+# summary (packages passed/failed, the slowest ten, the total time). With
+# pipefail the script fails when go test or the summariser does.
+go test -json -race -shuffle=on -count=1 -timeout 20m "$@" ./... | "$SUMMARY_BIN"
+phase "done"

@@ -146,7 +146,47 @@ func newRoot(opts Options) *cobra.Command {
 		newChannelsCmd(g),
 		newTopCmd(g),
 	)
+	for _, c := range root.Commands() {
+		rejectUnknownSubcommands(c)
+	}
 	return root
+}
+
+// rejectUnknownSubcommands makes every command group under c (a command
+// with subcommands and no action of its own) fail on an argument that names
+// no subcommand, with cobra's suggestions, instead of printing its help and
+// succeeding. Cobra checks this only for the root command. The group alone
+// still prints its help.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+}
+
+// unknownSubcommand is the error for "switchboard <group> <name>" when the
+// group has no subcommand name.
+func unknownSubcommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if sugg := cmd.SuggestionsFor(name); len(sugg) > 0 {
+		msg += "\n\nDid you mean this?"
+		for _, s := range sugg {
+			msg += "\n\t" + s
+		}
+	}
+	return fmt.Errorf("%s\nRun '%s --help' for usage", msg, cmd.CommandPath())
 }
 
 func newVersionCmd() *cobra.Command {

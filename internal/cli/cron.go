@@ -37,18 +37,108 @@ time (--at), every interval (--every) or by cron expression (--cron, with
 		if force {
 			mode = "force"
 		}
-		return g.cronCall(cmd, "cron.run", map[string]any{"id": args[0], "mode": mode})
+		return g.cronCallTable(cmd, "cron.run", map[string]any{"id": args[0], "mode": mode}, printCronRun)
 	}
 	run.Flags().BoolVar(&force, "force", true, "run even when the job is not due")
 	status := &cobra.Command{Use: "status", Short: "Show scheduler status", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return g.cronCall(cmd, "cron.status", map[string]any{}) }}
+	rm := simple("rm ID", "Remove a job", "cron.remove", byID)
+	rm.SuggestFor = []string{"remove", "delete", "del"}
 	cmd.AddCommand(newCronListCmd(g), newCronAddCmd(g), status, run,
 		simple("get ID", "Show a job", "cron.get", byID),
-		simple("runs ID", "Show a job's run history", "cron.runs", byID),
-		simple("rm ID", "Remove a job", "cron.remove", byID),
+		newCronRunsCmd(g),
+		rm,
 		simple("enable ID", "Enable a job", "cron.enable", byID),
 		simple("disable ID", "Disable a job", "cron.disable", byID),
 	)
+	return cmd
+}
+
+// cronCallTable calls method and prints its result with print, or as JSON
+// with --json.
+func (g *globalFlags) cronCallTable(cmd *cobra.Command, method string, params any,
+	print func(w io.Writer, raw json.RawMessage) error) error {
+	return g.withConn(cmd, func(ctx context.Context, c *conn) error {
+		raw, err := g.callRaw(ctx, c, method, params)
+		if err != nil {
+			return err
+		}
+		if g.json {
+			return writeJSON(cmd.OutOrStdout(), raw)
+		}
+		if err := print(cmd.OutOrStdout(), raw); err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		return nil
+	})
+}
+
+// printCronJob prints one job (cron.add's result) as a cron list table.
+func printCronJob(w io.Writer, raw json.RawMessage) error {
+	var job cronRow
+	if err := json.Unmarshal(raw, &job); err != nil {
+		return err
+	}
+	return printCronJobs(w, []cronRow{job})
+}
+
+// printCronRun prints cron.run's result: the run started, or why not.
+func printCronRun(w io.Writer, raw json.RawMessage) error {
+	var res struct {
+		Ran           bool
+		RunID, Reason string
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RAN\tRUN ID\tREASON")
+	fmt.Fprintf(tw, "%v\t%s\t%s\n", res.Ran, dash(res.RunID), dash(res.Reason))
+	return tw.Flush()
+}
+
+// printCronRuns prints cron.runs' entries, newest as the gateway orders them.
+func printCronRuns(w io.Writer, raw json.RawMessage) error {
+	var res struct {
+		Entries []struct {
+			RunID, Status, Error string
+			RunAtMs              int64
+			DurationMs           *int64
+		}
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return err
+	}
+	if len(res.Entries) == 0 {
+		_, err := fmt.Fprintln(w, "No runs.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN ID\tSTATUS\tSTARTED\tDURATION\tERROR")
+	for _, e := range res.Entries {
+		dur := "-"
+		if e.DurationMs != nil {
+			dur = (time.Duration(*e.DurationMs) * time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.RunID, e.Status,
+			time.UnixMilli(e.RunAtMs).UTC().Format(time.RFC3339), dur, dash(e.Error))
+	}
+	return tw.Flush()
+}
+
+func newCronRunsCmd(g *globalFlags) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use: "runs ID", Short: "Show a job's run history", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params := map[string]any{"id": args[0]}
+			if limit > 0 {
+				params["limit"] = limit
+			}
+			return g.cronCallTable(cmd, "cron.runs", params, printCronRuns)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many runs (0: the gateway's default)")
 	return cmd
 }
 
@@ -155,8 +245,8 @@ func newCronAddCmd(g *globalFlags) *cobra.Command {
 			if event != "" {
 				payload = map[string]any{"kind": "systemEvent", "text": event}
 			}
-			return g.cronCall(cmd, "cron.add", map[string]any{"name": name, "schedule": sched, "payload": payload,
-				"sessionTarget": session, "deleteAfterRun": deleteAfter, "enabled": !disabled})
+			return g.cronCallTable(cmd, "cron.add", map[string]any{"name": name, "schedule": sched, "payload": payload,
+				"sessionTarget": session, "deleteAfterRun": deleteAfter, "enabled": !disabled}, printCronJob)
 		},
 	}
 	f := cmd.Flags()

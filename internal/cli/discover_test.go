@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -129,7 +130,7 @@ func TestNoSuchSessionAndUnknownAgent(t *testing.T) {
 		t.Error("the refused patch created the session")
 	}
 	r := g.run("sessions", "send", "agent:ghost:main", "hello")
-	if r.err == nil || !strings.Contains(r.errText(), `Agent "ghost" no longer exists in configuration`) {
+	if r.err == nil || !strings.Contains(r.errText(), "unknown agent id: ghost") {
 		t.Errorf("send to an unconfigured agent: %v", r.err)
 	}
 	if _, err := os.Stat(filepath.Join(g.dir, "workspace-ghost")); !os.IsNotExist(err) {
@@ -191,5 +192,49 @@ func TestSendWaitProgress(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "(position 1: waiting for the session's current run)") || !strings.Contains(r.stderr, "· running\n") {
 		t.Errorf("queued send's stderr:\n%s", r.stderr)
+	}
+}
+
+// syncWriter is one terminal that stdout and stderr both write to.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// On a terminal, where stdout and stderr are one screen, the reply ends
+// its line before the "· final in …" stage line.
+func TestSendWaitOnTerminalEndsReplyLine(t *testing.T) {
+	g := startGateway(t, "")
+	var screen syncWriter
+	tty := Options{Env: g.env(), IsTerminal: func(io.Writer) bool { return true }, Stdout: &screen, Stderr: &screen}
+	r := runWith(t, tty, "--url", g.url, "sessions", "send", "main", "/reply no newline here", "--wait")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	out := screen.b.String()
+	if !strings.Contains(out, "no newline here\n· final in ") {
+		t.Errorf("screen:\n%s", out)
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if i := strings.Index(line, "· "); i > 0 {
+			t.Errorf("a stage line runs on from the reply: %q", line)
+		}
+	}
+}
+
+// "/reset hello" with --wait resets the session and prints the reply to
+// "hello", not the reset notice.
+func TestSendResetWithMessageWaitsForTheReply(t *testing.T) {
+	g := startGateway(t, "")
+	g.mustRun("sessions", "send", "main", "/reply first", "--wait")
+	out := g.mustRun("sessions", "send", "main", "/reset /reply hello back", "--wait")
+	if out != "hello back\n" {
+		t.Errorf("stdout = %q, want the reply to the message after /reset", out)
 	}
 }

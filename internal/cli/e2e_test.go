@@ -103,7 +103,9 @@ func runWith(t *testing.T, opts Options, args ...string) result {
 	if opts.Stdout == nil {
 		opts.Stdout = &stdout
 	}
-	opts.Stderr = &stderr
+	if opts.Stderr == nil {
+		opts.Stderr = &stderr
+	}
 	if opts.Stdin == nil {
 		opts.Stdin = strings.NewReader("")
 	}

@@ -157,3 +157,11 @@ func messageText(raw json.RawMessage) string {
 	}
 	return m.text()
 }
+
+// dash is s, or "-" when s is empty (an empty table cell).
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

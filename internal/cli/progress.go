@@ -25,11 +25,18 @@ type progress struct {
 	w     io.Writer // nil: off
 	start time.Time
 	now   func() time.Time
+	// before, when set, runs before each line: the waiter ends its reply
+	// line there, so that a stage line never runs into the reply when
+	// stdout and stderr are the same terminal.
+	before func()
 }
 
 func (p *progress) line(format string, args ...any) {
 	if p == nil || p.w == nil {
 		return
+	}
+	if p.before != nil {
+		p.before()
 	}
 	fmt.Fprintf(p.w, "· "+format+"\n", args...)
 }

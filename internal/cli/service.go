@@ -8,16 +8,19 @@ import (
 	"html"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
 // Service unit names: the systemd user unit and the launchd agent label.
@@ -155,13 +158,33 @@ func pickServiceManager(env config.Env) (*serviceManager, error) {
 	return nil, fmt.Errorf("service: unknown service manager %q (want systemd or launchd)", name)
 }
 
+// servicePort returns the --port the service's serve gets, and where it
+// came from when not from the flag: --port when given; else the port of
+// the gateway running from stateDir (started with serve --port), so that
+// the service comes back where that gateway was; else none (gateway.port).
+func servicePort(cmd *cobra.Command, flag int, stateDir string) (port, from string) {
+	if cmd.Flags().Changed("port") {
+		return strconv.Itoa(flag), ""
+	}
+	rec, ok, err := statedir.Running(stateDir)
+	if err != nil || !ok || len(rec.Addrs) == 0 {
+		return "", ""
+	}
+	_, p, err := net.SplitHostPort(rec.Addrs[0])
+	if err != nil || p == strconv.Itoa(config.DefaultGatewayPort) {
+		return "", ""
+	}
+	return p, "as the gateway running from " + stateDir + " (pid " + strconv.Itoa(rec.PID) + ") does"
+}
+
 func newServiceCmd(opts Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "service",
 		Short: "Keep the gateway running: install, uninstall or inspect a systemd user unit (launchd agent on macOS)",
 	}
 	var noStart bool
-	var configPath string
+	var configPath, svcBind string
+	var svcPort int
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Write the service definition for `switchboard serve` and start it (restarts on failure)",
@@ -199,6 +222,13 @@ func newServiceCmd(opts Options) *cobra.Command {
 			} else if v := strings.TrimSpace(opts.Env(config.EnvConfig)); v != "" {
 				spec.Env[config.EnvConfig] = v
 			}
+			port, from := servicePort(cmd, svcPort, paths.StateDir)
+			if port != "" {
+				spec.Args = append(spec.Args, "--port", port)
+			}
+			if svcBind != "" {
+				spec.Args = append(spec.Args, "--bind", svcBind)
+			}
 			if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
 				return fmt.Errorf("service: state dir: %w", err)
 			}
@@ -210,6 +240,9 @@ func newServiceCmd(opts Options) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "wrote %s (%s)\n", m.path, m.name)
+			if from != "" {
+				fmt.Fprintf(out, "the service serves on port %s, %s\n", port, from)
+			}
 			if noStart {
 				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", strings.Join(m.install[len(m.install)-1], " "))
 				return nil
@@ -223,6 +256,8 @@ func newServiceCmd(opts Options) *cobra.Command {
 	}
 	install.Flags().BoolVar(&noStart, "no-start", false, "only write the definition; do not enable or start it")
 	install.Flags().StringVar(&configPath, "config", "", "config file the service's serve uses")
+	install.Flags().IntVar(&svcPort, "port", 0, "port the service's serve listens on (default: the port of the gateway running from this state dir, else gateway.port)")
+	install.Flags().StringVar(&svcBind, "bind", "", `the service's serve --bind ("loopback", "lan" or an IP address)`)
 
 	uninstall := &cobra.Command{
 		Use:   "uninstall",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
 func TestSystemdUnitText(t *testing.T) {
@@ -120,5 +121,49 @@ func TestServiceInstallRefusesGoRunBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".config")); !os.IsNotExist(err) {
 		t.Errorf("something was written: %v", err)
+	}
+}
+
+// service install keeps the port the gateway runs on: --port when given,
+// else the port of the gateway running from the state dir (started with
+// serve --port), so that the service comes back where it was.
+func TestServiceInstallKeepsPort(t *testing.T) {
+	home := t.TempDir()
+	state := filepath.Join(home, "state")
+	env := map[string]string{"HOME": home, envSvcManager: "systemd", config.EnvStateDir: state, config.EnvConfig: "/etc/sb.json5"}
+	exe := filepath.Join(t.TempDir(), "switchboard")
+	if err := os.WriteFile(exe, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	opts := Options{Env: config.MapEnv(env), Executable: func() (string, error) { return exe, nil }}
+	unit := filepath.Join(home, ".config", "systemd", "user", systemdUnit)
+	install := func(args ...string) string {
+		t.Helper()
+		if r := runWith(t, opts, append([]string{"service", "install", "--no-start"}, args...)...); r.err != nil {
+			t.Fatalf("install %v: %v", args, r.err)
+		}
+		b, err := os.ReadFile(unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if u := install(); !strings.Contains(u, `"serve"`+"\n") || !strings.Contains(u, "SWITCHBOARD_CONFIG=/etc/sb.json5") {
+		t.Errorf("no gateway running, no --port: unit\n%s", u)
+	}
+	if u := install("--port", "30002", "--bind", "lan"); !strings.Contains(u, `"serve" "--port" "30002" "--bind" "lan"`) {
+		t.Errorf("--port 30002 --bind lan: unit\n%s", u)
+	}
+	lock, err := statedir.Acquire(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := lock.Write(statedir.Record{PID: os.Getpid(), URL: "ws://127.0.0.1:30001", Addrs: []string{"127.0.0.1:30001"}}); err != nil {
+		t.Fatal(err)
+	}
+	if u := install(); !strings.Contains(u, `"serve" "--port" "30001"`) || !strings.Contains(u, "SWITCHBOARD_STATE_DIR="+state) {
+		t.Errorf("gateway running on 30001: unit\n%s", u)
 	}
 }

@@ -89,7 +89,7 @@ With --wait it streams the reply to stdout as the model writes it and exits
 			}
 			w := &runWaiter{g: g, key: args[0], runID: res.RunID, out: out, stdout: out}
 			if errOut := cmd.ErrOrStderr(); g.isTerminal(errOut) {
-				w.prog = &progress{w: errOut, start: time.Now(), now: time.Now}
+				w.prog = &progress{w: errOut, start: time.Now(), now: time.Now, before: w.endLine}
 				if pos := queuePosition(ctx, c, args[0], res.RunID); pos > 0 {
 					w.prog.line("queued as run %s (position %d: waiting for the session's current run)", res.RunID, pos)
 				} else {
@@ -162,6 +162,8 @@ type runOutcome struct {
 	errMsg string
 	text   string          // the final assistant text
 	status json.RawMessage // the agent.wait result, when already fetched
+	usage  json.RawMessage // the final chat event's usage, when streamed
+	ended  bool            // whether the run's end was seen (for the stage line)
 }
 
 // errMissed reports that the event stream can no longer be trusted.
@@ -219,6 +221,10 @@ func (w *runWaiter) wait(ctx context.Context, c **conn, sendStatus string) error
 		return err
 	}
 	w.finish(out.text)
+	if out.ended {
+		// After the reply's last line, not inside it.
+		w.prog.done(out.state, out.usage)
+	}
 	if w.g.json {
 		if err := w.printStatus(ctx, *c, out); err != nil {
 			return err
@@ -268,15 +274,14 @@ func (w *runWaiter) stream(ctx context.Context, events <-chan client.Event) (run
 			case wire.ChatStateDelta:
 				w.delta(&ce)
 			case wire.ChatStateFinal, wire.ChatStateAborted:
-				w.prog.done(ce.State, ce.Usage)
-				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: ce.ErrorMessage}, nil
+				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: ce.ErrorMessage,
+					usage: ce.Usage, ended: true}, nil
 			case wire.ChatStateError:
 				msg := ce.ErrorMessage
 				if msg == "" {
 					msg = ce.ErrorKind
 				}
-				w.prog.done(ce.State, nil)
-				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: msg}, nil
+				return runOutcome{state: ce.State, text: messageText(ce.Message), errMsg: msg, ended: true}, nil
 			}
 		}
 	}

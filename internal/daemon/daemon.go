@@ -77,6 +77,9 @@ const DefaultShutdownGrace = 10 * time.Second
 type Options struct {
 	// Env is the environment; nil means the process environment.
 	Env config.Env
+	// counters carry the Prometheus counters across the in-place
+	// restarts of Serve (nil: counting starts at zero).
+	counters *metrics.Counters
 	// ConfigPath overrides SWITCHBOARD_CONFIG.
 	ConfigPath string
 	// Port, when non-nil, overrides gateway.port; 0 picks a free port.
@@ -117,32 +120,37 @@ type Daemon struct {
 	// Addrs are the addresses the gateway listens on.
 	Addrs []net.Addr
 
-	a2a       *a2a.Server   // nil when channels.a2a is off
-	node      *cluster.Node // nil on SQLite
-	chans     *channelHub   // nil when no chat channel is enabled
-	log       *slog.Logger
-	grace     time.Duration
-	gw        *gateway.Server
-	outbox    *outbox.Dispatcher
-	mcp       *mcp.Server
-	mcpc      *mcpclient.Manager
-	subs      *subagent.Manager
-	srv       *http.Server
-	wg        sync.WaitGroup
+	a2a    *a2a.Server   // nil when channels.a2a is off
+	node   *cluster.Node // nil on SQLite
+	chans  *channelHub   // nil when no chat channel is enabled
+	log    *slog.Logger
+	grace  time.Duration
+	gw     *gateway.Server
+	outbox *outbox.Dispatcher
+	mcp    *mcp.Server
+	mcpc   *mcpclient.Manager
+	subs   *subagent.Manager
+	srv    *http.Server
+	wg     sync.WaitGroup
+	// serving are the listeners' Serve loops: they end with the drain.
+	serving   sync.WaitGroup
 	lock      *statedir.Lock
 	readiness *readiness
 	stop      context.CancelFunc // ends the daemon's own loops
 	// stopMetrics ends the metrics' subscription to run events.
 	stopMetrics func()
-	logs        *logSetup // nil when Options.Logger was given
-	closeOnce   sync.Once
-	closeErr    error
-	started     time.Time
-	api         *httpFront  // /tools/invoke and the OpenAI-compatible paths
-	jobs        *shell.Jobs // exec's background commands
-	box         *toolbox    // the tools, and the Docker sandbox client
-	mods        *models
-	tracing     *tracing
+	// retireMetrics hands the closed gateway's own counts to the
+	// counters the next gateway of the process counts on from.
+	retireMetrics func()
+	logs          *logSetup // nil when Options.Logger was given
+	closeOnce     sync.Once
+	closeErr      error
+	started       time.Time
+	api           *httpFront  // /tools/invoke and the OpenAI-compatible paths
+	jobs          *shell.Jobs // exec's background commands
+	box           *toolbox    // the tools, and the Docker sandbox client
+	mods          *models
+	tracing       *tracing
 }
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -601,6 +609,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	ui := webui.Handler()
 	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
 	mux.Handle("GET "+webui.Prefix, ui)
+	mux.Handle("GET /favicon.ico", ui)
 	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
 	for _, p := range webui.ControlUIConfigPaths {
 		mux.Handle("GET "+p, uiConfig)
@@ -609,9 +618,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
-	m, stopMetrics := newMetrics(runner, gw, st, storeTimer)
+	m, stopMetrics := newMetrics(runner, gw, st, storeTimer, opts.counters)
 	mets.Store(m)
 	d.stopMetrics = stopMetrics
+	d.retireMetrics = m.Retire
 	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
@@ -669,7 +679,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	for _, ln := range lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
-		d.wg.Go(func() {
+		d.serving.Go(func() {
 			if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
 			}
@@ -777,19 +787,23 @@ func (d *Daemon) health(w http.ResponseWriter, r *http.Request) {
 
 var jsonMarshal = json.Marshal
 
-// Close stops listening, lets running agent runs finish within the grace
-// period (the rest are recorded as aborted), and closes the store. A second
-// call returns net.ErrClosed.
+// Close drains the gateway: no new runs start, running agent runs may
+// finish within the grace period (the rest are recorded as aborted) while
+// connected clients stay connected, so that a client waiting on a run or
+// streaming it gets its final; then it stops listening, closes the
+// connections and the store. The drain's start and end are logged. A
+// second call returns net.ErrClosed.
 func (d *Daemon) Close() error {
 	first := false
 	d.closeOnce.Do(func() {
 		first = true
+		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), d.grace)
 		defer cancel()
-		// The gateway first: http.Server.Shutdown does not track hijacked
-		// WebSocket connections.
-		// MCP sessions hold open event streams: end them before Shutdown.
-		errs := []error{d.gw.Close(), d.mcp.Close(), d.shutdownHTTP(ctx)}
+		active := len(d.Runner.ActiveRuns())
+		d.log.Info("shutdown: draining", "runs", active, "grace", d.grace)
+		// MCP sessions hold open event streams: end them first.
+		errs := []error{d.mcp.Close()}
 		if d.stopMetrics != nil {
 			d.stopMetrics()
 		}
@@ -814,7 +828,27 @@ func (d *Daemon) Close() error {
 		if d.node != nil {
 			d.node.Leave(ctx) // no more lanes taken; runs under way end
 		}
+		// The runs end here: their final events reach the WebSocket
+		// clients and HTTP streams, which are still connected.
 		errs = append(errs, d.Runner.Shutdown(ctx))
+		d.log.Info("shutdown: drained", "runs", active, "cutShort", ctx.Err() != nil,
+			"took", time.Since(start).Round(time.Millisecond))
+		// Then the gateway (http.Server.Shutdown does not track hijacked
+		// WebSocket connections) and the listener, which lets the HTTP
+		// streams of ended runs write their last bytes.
+		hctx := ctx
+		if ctx.Err() != nil {
+			// Runs were cut short: their streams still get a moment to
+			// write how they ended.
+			var hcancel context.CancelFunc
+			hctx, hcancel = context.WithTimeout(context.Background(), 2*time.Second)
+			defer hcancel()
+		}
+		errs = append(errs, d.gw.Close(), d.shutdownHTTP(hctx))
+		d.serving.Wait()
+		if d.retireMetrics != nil {
+			d.retireMetrics()
+		}
 		if d.node != nil {
 			// The node's lanes go back: their queued runs move to the
 			// other nodes.

@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -162,5 +165,78 @@ func TestAuthExplicitlyOff(t *testing.T) {
 	}
 	if got := d2.Config.GatewayAuth(); got.Mode != "token" || got.Token != tok {
 		t.Errorf("auth = %v, want token mode with the generated token", got)
+	}
+}
+
+// TestCloseDrainsRunsForConnectedClients: a run that ends within the
+// shutdown grace reaches the client waiting on it with its final event
+// before the connection closes, and the drain's start and end are logged.
+func TestCloseDrainsRunsForConnectedClients(t *testing.T) {
+	gate, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "test-key", OnRequest: func(r *http.Request, _ *provider.Request) {
+		once.Do(func() { close(held) })
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+		}
+	}})
+	dir := t.TempDir()
+	writeConfig(t, dir, llm.URL())
+	logs := &syncBuffer{}
+	port := 0
+	d, err := Start(context.Background(), Options{
+		Env:           config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:          &port,
+		Stdout:        io.Discard,
+		Logger:        slog.New(slog.NewTextHandler(logs, nil)),
+		ShutdownGrace: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := os.ReadFile(filepath.Join(dir, config.GatewayTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: strings.TrimSpace(string(token))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "main", "message": "in time", "idempotencyKey": "drain-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-held // the run is under way: shut down under it
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	waitFor(t, "the drain to start", func() bool { return strings.Contains(logs.String(), "shutdown: draining") })
+	close(gate)
+	for final := false; !final; {
+		var ev client.Event
+		select {
+		case ev = <-c.Events():
+		case <-ctx.Done():
+			t.Fatal("no final chat event before the connection closed")
+		}
+		var p struct {
+			RunID, State string
+			Message      json.RawMessage
+		}
+		json.Unmarshal(ev.Payload, &p)
+		if ev.Event == "chat" && p.RunID == "drain-1" && p.State != "delta" {
+			final = true
+			if p.State != "final" || !strings.Contains(string(p.Message), "echo: in time") {
+				t.Errorf("the run ended %s with %s, want final with its reply", p.State, p.Message)
+			}
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if !strings.Contains(logs.String(), "shutdown: drained") || !strings.Contains(logs.String(), "cutShort=false") {
+		t.Errorf("logs lack the drain's end:\n%s", logs.String())
 	}
 }

@@ -66,8 +66,12 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 	paths := cfg.Paths()
 	switch {
 	case len(warnings) > 0:
+		// Each warning names its file and line; the path is said once.
 		msgs := make([]string, 0, len(warnings))
 		for _, w := range warnings {
+			if w.File == paths.ConfigPath {
+				w.File = ""
+			}
 			msgs = append(msgs, w.String())
 		}
 		add("config", CheckWarn, paths.ConfigPath+": "+strings.Join(msgs, "; "), "remove or correct the keys named")
@@ -211,6 +215,13 @@ func portCheck(cfg *config.Config, port *int, rec statedir.Record, running bool)
 			if samePort(a, addr) {
 				return Check{Name: "port", Status: CheckOK, Detail: addr + " is served by this state dir's gateway"}
 			}
+		}
+		if port == nil && len(rec.Addrs) > 0 {
+			// The gateway was started on another port (serve --port):
+			// that is the port it serves, not the configured one.
+			return Check{Name: "port", Status: CheckWarn,
+				Detail: fmt.Sprintf("this state dir's gateway serves %s, not the configured %s (started with serve --port?)", rec.Addrs[0], addr),
+				Fix:    "set gateway.port to the port you use, so that a restart (and `switchboard service install`) keeps it"}
 		}
 	}
 	ln, err := net.Listen("tcp", addr)

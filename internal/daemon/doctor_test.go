@@ -159,6 +159,24 @@ func TestDoctorWithRunningGateway(t *testing.T) {
 	if c := got["state dir"]; c.Status != CheckOK {
 		t.Errorf("state dir = %+v", c)
 	}
+	// Without --port doctor looks at the port the gateway serves (here a
+	// free one, as serve --port 0 picks), not the configured 18789.
+	addr := d.Addrs[0].String()
+	if c := doctorIn(t, dir, nil, nil)["port"]; c.Status != CheckWarn || !strings.Contains(c.Detail, "serves "+addr) ||
+		!strings.Contains(c.Detail, "18789") || !strings.Contains(c.Fix, "gateway.port") {
+		t.Errorf("port without --port = %+v", c)
+	}
+}
+
+// A config warning names the config path once.
+func TestDoctorNamesConfigPathOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeDoctorConfig(t, dir, `{agents: {bogus: 1}}`)
+	c := doctorIn(t, dir, nil, nil)["config"]
+	path := filepath.Join(dir, "switchboard.json5")
+	if c.Status != CheckWarn || strings.Count(c.Detail, path) != 1 || !strings.Contains(c.Detail, "agents.bogus") {
+		t.Errorf("config = %+v, want a warning naming %s once", c, path)
+	}
 }
 
 func TestLoggingSetup(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 const maxOutboxCount = 100000
 
 // newMetrics builds the /metrics registry over the runner's events and
-// the gateway's and store's live state; stop ends the event subscription.
-func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer *metrics.StoreTimer) (m *metrics.Metrics, stop func()) {
+// the gateway's and store's live state, counting on from counters (nil:
+// from zero); stop ends the event subscription.
+func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer *metrics.StoreTimer,
+	counters *metrics.Counters) (m *metrics.Metrics, stop func()) {
 	m = metrics.New(metrics.Sources{
 		Store:  timer,
 		Lanes:  runner.LaneStats,
@@ -34,6 +36,6 @@ func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer 
 			}
 			return out, nil
 		},
-	})
+	}, counters)
 	return m, runner.Subscribe(m.Observe)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -34,6 +35,10 @@ func Serve(ctx context.Context, opts Options) error {
 	env := opts.Env
 	if env == nil {
 		env = config.OSEnv
+	}
+	if opts.counters == nil {
+		// One set for the process: a reload does not reset them.
+		opts.counters = metrics.NewCounters()
 	}
 	for restarting := false; ; restarting = true {
 		path, err := configPath(opts, env)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -150,6 +151,19 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 	if s := turn(c, "r2", "hello again"); s != "ok" || llm.Count() != 1 {
 		t.Fatalf("after the edit: status %s, LLM requests %d", s, llm.Count())
 	}
+	// The Prometheus counters count on across the reload: r1 (before) and
+	// r2 (after) both ended ok.
+	req, _ := http.NewRequest("GET", strings.Replace(second.URL, "ws://", "http://", 1)+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(scrape), `switchboard_runs_total{status="ok"} 2`+"\n") {
+		t.Errorf("runs_total after the reload, want 2 ok:\n%s", grepLines(string(scrape), "switchboard_runs_total"))
+	}
 
 	// An invalid edit is skipped: logged, no restart, same model.
 	if err := os.WriteFile(cfgPath, []byte("{ agents: { defaults: "), 0o600); err != nil {
@@ -201,4 +215,15 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 	if r := running(); !r.StartedAt.Equal(third.StartedAt) {
 		t.Fatal(`gateway.reload.mode "off" restarted the gateway`)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -59,7 +59,7 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 	default:
 		key = s.canonicalKey(sessionkey.DefaultMainKey, agentID)
 	}
-	if err := s.checkKeyAgent(key); err != nil {
+	if err := s.checkKeyAgent(ctx, key); err != nil {
 		return nil, err
 	}
 	if err := s.checkSendPolicy(ctx, key, p.Channel); err != nil {

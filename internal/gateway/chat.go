@@ -145,7 +145,7 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	if cmd, ok := policy.ParseElevatedCommand(p.Message); ok {
 		return s.elevatedCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
 	}
-	if err := s.checkKeyAgent(key); err != nil {
+	if err := s.checkKeyAgent(ctx, key); err != nil {
 		return nil, err
 	}
 	if cmd, ok := compaction.ParseCommand(p.Message); ok {

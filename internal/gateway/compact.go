@@ -158,7 +158,14 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			return nil, "", err
 		}
 	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
+	// With text after the command that text is the run under runID: the
+	// reply then goes under no run id, so that a client waiting on the
+	// send gets the run's answer, not this notice.
+	replyRun := runID
+	if rest != "" {
+		replyRun = ""
+	}
+	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: replyRun}); err != nil {
 		return nil, "", err
 	}
 	if rest == "" {

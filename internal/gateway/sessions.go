@@ -40,13 +40,22 @@ func (s *Server) knownAgent(id string) bool {
 }
 
 // checkKeyAgent refuses a turn in a session whose key names an agent that
-// is not configured, as the reference does (2026.9.6: chat.send and agent
-// answer INVALID_REQUEST `Agent "<id>" no longer exists in configuration`),
-// so that no run and no workspace is made for it.
-func (s *Server) checkKeyAgent(key string) error {
+// is not configured, so that no run and no workspace is made for it. When
+// the session exists the agent was configured once, and the answer is the
+// reference's (2026.9.6: chat.send and agent answer INVALID_REQUEST
+// `Agent "<id>" no longer exists in configuration`); an agent that never
+// had a session is reported as unknown.
+func (s *Server) checkKeyAgent(ctx context.Context, key string) error {
 	id := agentOfKey(key, "")
 	if id == "" || s.knownAgent(id) {
 		return nil
+	}
+	_, err := s.cfg.Store.GetSession(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return unknownAgent(id)
+	case err != nil:
+		return err
 	}
 	return invalid(fmt.Sprintf("Agent %q no longer exists in configuration", id))
 }

@@ -304,3 +304,25 @@ func TestGlobalScopeMainAlias(t *testing.T) {
 		t.Errorf("main under global scope → %+v", res)
 	}
 }
+
+// A turn for an agent that is not configured is refused: as "unknown" when
+// it never had a session, with the reference's "no longer exists" when a
+// session of it is still stored (it was configured once).
+func TestTurnForUnconfiguredAgent(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.operator()
+	if err := e.store.CreateSession(context.Background(), &store.Session{Key: "agent:gone:main", SessionID: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, want string }{
+		{"agent:ghost:main", "unknown agent id: ghost"},
+		{"agent:gone:main", `Agent "gone" no longer exists in configuration`},
+	} {
+		for _, method := range []string{wire.MethodChatSend, wire.MethodAgent} {
+			err := c.fail(method, map[string]any{"sessionKey": tc.key, "message": "hi", "idempotencyKey": "k-" + tc.key})
+			if err.Message != tc.want {
+				t.Errorf("%s in %s: %q, want %q", method, tc.key, err.Message, tc.want)
+			}
+		}
+	}
+}

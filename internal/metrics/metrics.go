@@ -35,11 +35,13 @@ type Sources struct {
 	Outbox func(ctx context.Context) (map[string]int, error)
 }
 
-// Metrics is the registry and the event follower. Safe for concurrent
-// use.
-type Metrics struct {
-	reg *prometheus.Registry
-
+// Counters are the metrics that count from the process's start: the
+// event-driven counters and histograms, and what earlier gateways of the
+// process had counted of the gateway's own counters. A process that
+// restarts its gateway in place (a config reload) hands the same Counters
+// to each Metrics, so that no counter drops while the process start time
+// stays the same. Safe for concurrent use.
+type Counters struct {
 	runs       *prometheus.CounterVec
 	runSeconds *prometheus.HistogramVec
 	modelCalls *prometheus.HistogramVec
@@ -47,6 +49,54 @@ type Metrics struct {
 	cost       *prometheus.CounterVec
 	toolCalls  *prometheus.CounterVec
 	refusals   *prometheus.CounterVec
+
+	mu                         sync.Mutex // guards the two below
+	slowConsumers, eventsDrops int64      // counted by retired gateways
+}
+
+// NewCounters returns counters at zero.
+func NewCounters() *Counters {
+	c := &Counters{}
+	c.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_runs_total", Help: "Agent runs that ended, by final status.",
+	}, []string{"status"})
+	c.runSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "switchboard_run_duration_seconds", Help: "Run duration from start to end, by final status.", Buckets: runBuckets,
+	}, []string{"status"})
+	c.modelCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "switchboard_model_call_duration_seconds", Help: "Model call latency (request to the turn's end), by model.", Buckets: modelBuckets,
+	}, []string{"model"})
+	c.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_tokens_total", Help: "Model tokens, by agent, model and kind (input, output, cache_read, cache_write).",
+	}, []string{"agent", "model", "kind"})
+	c.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_cost_total", Help: "Model cost in the configured price's currency, by agent and model.",
+	}, []string{"agent", "model"})
+	c.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
+	}, []string{"tool", "outcome"})
+	c.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted, exec-approval).",
+	}, []string{"kind"})
+	for _, k := range []string{"loop", "deadlock", "budget", "untrusted"} {
+		c.refusals.WithLabelValues(k) // present at 0 from the start
+	}
+	return c
+}
+
+// gatewayBase returns what retired gateways counted.
+func (c *Counters) gatewayBase() (slow, dropped int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slowConsumers, c.eventsDrops
+}
+
+// Metrics is the registry and the event follower. Safe for concurrent
+// use.
+type Metrics struct {
+	reg *prometheus.Registry
+	*Counters
+	gateway func() (int, int64, int64, int64) // Sources.Gateway
 
 	mu    sync.Mutex               // guards calls
 	calls map[string]modelCallInfo // run id → the model call in progress
@@ -65,33 +115,13 @@ var (
 	modelBuckets = []float64{0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 )
 
-// New builds the metrics over src.
-func New(src Sources) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), calls: make(map[string]modelCallInfo)}
-	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_runs_total", Help: "Agent runs that ended, by final status.",
-	}, []string{"status"})
-	m.runSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "switchboard_run_duration_seconds", Help: "Run duration from start to end, by final status.", Buckets: runBuckets,
-	}, []string{"status"})
-	m.modelCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "switchboard_model_call_duration_seconds", Help: "Model call latency (request to the turn's end), by model.", Buckets: modelBuckets,
-	}, []string{"model"})
-	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_tokens_total", Help: "Model tokens, by agent, model and kind (input, output, cache_read, cache_write).",
-	}, []string{"agent", "model", "kind"})
-	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_cost_total", Help: "Model cost in the configured price's currency, by agent and model.",
-	}, []string{"agent", "model"})
-	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
-	}, []string{"tool", "outcome"})
-	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted, exec-approval).",
-	}, []string{"kind"})
-	for _, k := range []string{"loop", "deadlock", "budget", "untrusted"} {
-		m.refusals.WithLabelValues(k) // present at 0 from the start
+// New builds the metrics over src, counting on from counters (nil: new
+// counters at zero).
+func New(src Sources, counters *Counters) *Metrics {
+	if counters == nil {
+		counters = NewCounters()
 	}
+	m := &Metrics{reg: prometheus.NewRegistry(), Counters: counters, gateway: src.Gateway, calls: make(map[string]modelCallInfo)}
 	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if src.Lanes != nil {
@@ -120,16 +150,30 @@ func New(src Sources) *Metrics {
 		}, func() float64 { _, b, _, _ := src.Gateway(); return float64(b) }))
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "switchboard_slow_consumers_total", Help: "Connections closed because they did not read their events.",
-		}, func() float64 { _, _, n, _ := src.Gateway(); return float64(n) }))
+		}, func() float64 { _, _, n, _ := src.Gateway(); b, _ := m.gatewayBase(); return float64(b + n) }))
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "switchboard_events_dropped_total", Help: "Event frames never delivered to a connection (skipped while it was backed up, or queued when it was closed as a slow consumer).",
-		}, func() float64 { _, _, _, n := src.Gateway(); return float64(n) }))
+		}, func() float64 { _, _, _, n := src.Gateway(); _, b := m.gatewayBase(); return float64(b + n) }))
 	}
 	if src.Outbox != nil {
 		m.reg.MustRegister(&outboxCollector{count: src.Outbox, desc: prometheus.NewDesc(
 			"switchboard_outbox_items", "Outbox items (announces, agent-to-agent steps) by status.", []string{"status"}, nil)})
 	}
 	return m
+}
+
+// Retire adds what this gateway counted of its own counters (slow
+// consumers, dropped events) to the shared Counters, for the next Metrics
+// over them. Call it once, when the gateway has closed.
+func (m *Metrics) Retire() {
+	if m.gateway == nil {
+		return
+	}
+	_, _, slow, dropped := m.gateway()
+	m.Counters.mu.Lock()
+	defer m.Counters.mu.Unlock()
+	m.slowConsumers += slow
+	m.eventsDrops += dropped
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -30,7 +30,7 @@ func TestObserve(t *testing.T) {
 		Outbox: func(context.Context) (map[string]int, error) {
 			return map[string]int{"pending": 2, "dead": 1}, nil
 		},
-	})
+	}, nil)
 	t0 := time.Unix(1000, 0)
 	cost := &transcript.Cost{Total: 0.5}
 	for _, ev := range []agent.Event{
@@ -81,7 +81,7 @@ func TestObserve(t *testing.T) {
 
 // A failing outbox count is reported on that metric; the rest is served.
 func TestOutboxError(t *testing.T) {
-	m := New(Sources{Outbox: func(context.Context) (map[string]int, error) { return nil, errors.New("db down") }})
+	m := New(Sources{Outbox: func(context.Context) (map[string]int, error) { return nil, errors.New("db down") }}, nil)
 	m.Observe(agent.Event{Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{Status: store.RunOK}})
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -95,7 +95,7 @@ func BenchmarkScrape(b *testing.B) {
 		Lanes:   func() (int, int, int) { return 100, 1000, 20 },
 		Gateway: func() (int, int64, int64, int64) { return 1000, 0, 0, 0 },
 		Outbox:  func(context.Context) (map[string]int, error) { return map[string]int{"pending": 5, "dead": 0}, nil },
-	})
+	}, nil)
 	for i := range 1000 {
 		m.Observe(agent.Event{RunID: "r", Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{Status: store.RunStatus([]string{"ok", "error", "aborted"}[i%3])}})
 	}
@@ -103,5 +103,29 @@ func BenchmarkScrape(b *testing.B) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	}
+}
+
+// A gateway restarted in place (a config reload) counts on from the
+// counters of the one before: no counter drops.
+func TestCountersCarryAcrossGateways(t *testing.T) {
+	counters := NewCounters()
+	end := agent.Event{RunID: "r", Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{Status: store.RunOK}}
+	first := New(Sources{Gateway: func() (int, int64, int64, int64) { return 1, 0, 2, 5 }}, counters)
+	first.Observe(end)
+	first.Observe(end)
+	first.Retire()
+	second := New(Sources{Gateway: func() (int, int64, int64, int64) { return 0, 0, 1, 1 }}, counters)
+	second.Observe(end)
+	rec := httptest.NewRecorder()
+	second.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`switchboard_runs_total{status="ok"} 3`,
+		"switchboard_slow_consumers_total 3",
+		"switchboard_events_dropped_total 6",
+	} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("scrape lacks %q", want)
+		}
 	}
 }

@@ -6,8 +6,13 @@
 package webui
 
 import (
+	"bytes"
 	"embed"
+	"encoding/binary"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -42,6 +47,11 @@ func Handler() http.Handler {
 		for k, v := range securityHeaders {
 			w.Header().Set(k, v)
 		}
+		if r.URL.Path == "/favicon.ico" {
+			w.Header().Set("Content-Type", "image/x-icon")
+			w.Write(favicon)
+			return
+		}
 		if r.URL.Path == "/" || r.URL.Path == "/index.html" {
 			http.ServeFileFS(w, r, sub, "index.html")
 			return
@@ -55,6 +65,42 @@ func Handler() http.Handler {
 		r2.URL.Path = "/" + name
 		files.ServeHTTP(w, r2)
 	})
+}
+
+// favicon is the page's icon (what browsers ask /favicon.ico for): an ICO
+// file holding one 32×32 PNG, the UI's accent colour with a light bar
+// across, like a switchboard's plug row.
+var favicon = makeFavicon()
+
+func makeFavicon() []byte {
+	const n = 32
+	img := image.NewNRGBA(image.Rect(0, 0, n, n))
+	accent, light := color.NRGBA{0x5b, 0x9d, 0xff, 0xff}, color.NRGBA{0xe6, 0xe8, 0xee, 0xff}
+	for y := range n {
+		for x := range n {
+			corner := (x < 3 || x > n-4) && (y < 3 || y > n-4) // rounded-ish corners stay clear
+			switch {
+			case corner:
+			case y >= 14 && y < 18 && x >= 6 && x < n-6:
+				img.SetNRGBA(x, y, light)
+			default:
+				img.SetNRGBA(x, y, accent)
+			}
+		}
+	}
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, img); err != nil {
+		panic(err) // an in-memory image of fixed size
+	}
+	var b bytes.Buffer
+	// ICONDIR: reserved, type 1 (icon), one image; then its ICONDIRENTRY:
+	// 32×32, no palette, 1 plane, 32 bits, the PNG's size and offset (22).
+	binary.Write(&b, binary.LittleEndian, [3]uint16{0, 1, 1})
+	b.Write([]byte{n, n, 0, 0})
+	binary.Write(&b, binary.LittleEndian, [2]uint16{1, 32})
+	binary.Write(&b, binary.LittleEndian, [2]uint32{uint32(pngData.Len()), 22})
+	b.Write(pngData.Bytes())
+	return b.Bytes()
 }
 
 // ControlUIConfig is what the reference's Control UI (npm openclaw,

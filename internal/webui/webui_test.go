@@ -1,6 +1,8 @@
 package webui
 
 import (
+	"bytes"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -46,6 +48,23 @@ func TestHandler(t *testing.T) {
 		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", tt.path, csp)
 		}
+	}
+}
+
+// /favicon.ico is an ICO holding a 32×32 PNG.
+func TestFavicon(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/favicon.ico", nil))
+	b := rec.Body.Bytes()
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "image/x-icon" || len(b) < 22 {
+		t.Fatalf("favicon: %d %q, %d bytes", rec.Code, rec.Header().Get("Content-Type"), len(b))
+	}
+	if !bytes.Equal(b[:6], []byte{0, 0, 1, 0, 1, 0}) || b[6] != 32 || b[7] != 32 {
+		t.Errorf("ICO header % x", b[:8])
+	}
+	img, err := png.Decode(bytes.NewReader(b[22:]))
+	if err != nil || img.Bounds().Dx() != 32 {
+		t.Errorf("the icon's PNG: %v", err)
 	}
 }
 

@@ -47,7 +47,15 @@ func chromium(t testing.TB) string {
 // answering through the fake LLM over HTTP, and returns its http:// base.
 func startGateway(t *testing.T) string {
 	t.Helper()
-	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	return startGatewayLLM(t, fakellm.Options{})
+}
+
+// startGatewayLLM is startGateway with the fake LLM's options (its API
+// key is set here).
+func startGatewayLLM(t *testing.T, o fakellm.Options) string {
+	t.Helper()
+	o.APIKey = "llm-key"
+	llm := fakellm.Start(t, o)
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },

@@ -23,23 +23,11 @@ func TestWebUISessionsEditExportAgents(t *testing.T) {
 	defer cancelT()
 	do := func(steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatal(err)
-		}
+		doIn(t, ctx, steps...)
 	}
 	until := func(what, js string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
-			if err == nil && ok {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("never: %s (%v)", what, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		untilIn(t, ctx, 20*time.Second, what, js)
 	}
 	text := func(sel string) string {
 		t.Helper()

@@ -167,8 +167,13 @@ function onChat(p) {
   }
   let bubble = state.runs.get(p.runId);
   if (!bubble) {
-    bubble = addMessage("assistant", "");
+    bubble = addMessage("assistant", "", fmtTime(p.message?.timestamp || Date.now()), { streaming: true });
     state.runs.set(p.runId, bubble);
+  }
+  if (bubble.classList.contains("thinking")) {
+    // The first token (or the end): no longer only thinking.
+    bubble.classList.remove("thinking");
+    bubble.querySelector(".who").textContent = "assistant · " + fmtTime(p.message?.timestamp || Date.now());
   }
   const text = messageText(p.message) || (p.state === "delta" ? (bubble.dataset.raw || "") + (p.deltaText || "") : "");
   bubble.dataset.raw = text;
@@ -183,7 +188,10 @@ function onChat(p) {
     bubble.classList.add("error");
     setBody(bubble, (text ? text + "\n\n" : "") + "⚠ " + (p.errorMessage || p.errorKind || "run failed"));
   }
-  if (p.state === "aborted") bubble.classList.add("aborted");
+  if (p.state === "aborted") {
+    bubble.classList.add("aborted");
+    setBody(bubble, (text ? text + "\n\n" : "") + "⏹ aborted");
+  }
   state.runs.delete(p.runId);
   state.waits.delete(p.runId);
   if (state.activeRun === p.runId) { state.activeRun = ""; $("chat-run").textContent = ""; }
@@ -215,7 +223,8 @@ function onLifecycle(p) {
 function markInput(bubble, cls, note) {
   bubble.classList.remove("queued", "cancelled");
   if (cls) bubble.classList.add(cls);
-  bubble.querySelector(".who").textContent = "user" + (note ? " · " + note : "");
+  const meta = bubble.dataset.meta; // the time it was sent
+  bubble.querySelector(".who").textContent = "user" + (meta ? " · " + meta : "") + (note ? " · " + note : "");
 }
 
 function onTool(p) {
@@ -240,10 +249,13 @@ function setBody(bubble, text) {
   body.replaceChildren(renderMarkdown(text));
 }
 
-function addMessage(role, text, meta) {
-  const bubble = el("div", { className: "msg " + role + (role === "assistant" && !text ? " streaming" : "") });
+// addMessage appends a message bubble; only the bubble of a live run's
+// reply is marked streaming (opts.streaming).
+function addMessage(role, text, meta, opts = {}) {
+  const bubble = el("div", { className: "msg " + role + (opts.streaming ? " streaming" : "") });
   bubble.append(el("div", { className: "who" }, role + (meta ? " · " + meta : "")), el("div", { className: "body" }));
   bubble.dataset.raw = text;
+  if (meta) bubble.dataset.meta = meta;
   setBody(bubble, text);
   $("messages").append(bubble);
   scrollDown();
@@ -253,6 +265,19 @@ function addMessage(role, text, meta) {
 function scrollDown() {
   const m = $("messages");
   m.scrollTop = m.scrollHeight;
+}
+
+// historyText is what a stored message shows: its text, or for an
+// assistant message that only called tools, which tools; "aborted" for a
+// reply cut short.
+function historyText(m) {
+  let text = messageText(m);
+  if (m.role === "assistant" && !text.trim() && Array.isArray(m.content)) {
+    const tools = m.content.filter((b) => b.type === "toolCall" || b.type === "tool_use").map((b) => b.name);
+    if (tools.length) text = "_called " + tools.join(", ") + "_";
+  }
+  if (m.role === "assistant" && m.stopReason === "aborted") text = (text ? text + "\n\n" : "") + "⏹ aborted";
+  return text;
 }
 
 async function openChat(key) {
@@ -289,7 +314,7 @@ async function openChat(key) {
   for (const m of h.messages || []) {
     const kind = m.__openclaw?.kind;
     if (kind) { $("messages").append(el("div", { className: "boundary" }, "— " + messageText(m) + " —")); continue; }
-    if (m.role === "user" || m.role === "assistant") addMessage(m.role, messageText(m), fmtTime(m.timestamp));
+    if (m.role === "user" || m.role === "assistant") addMessage(m.role, historyText(m), fmtTime(m.timestamp));
   }
   const pend = h.pendingInputs?.items || [];
   for (const it of pend) {
@@ -312,22 +337,44 @@ async function openChat(key) {
 
 function waitRun(runId) {
   state.waits.add(runId);
-  request("agent.wait", { runId, timeoutMs: 600000 }).then(() => state.waits.delete(runId), () => {});
+  request("agent.wait", { runId, timeoutMs: 600000 }).then((res) => {
+    state.waits.delete(runId);
+    // A send that ended with no reply event at all: no longer thinking;
+    // aborted before its first token, it says so.
+    const b = state.runs.get(runId);
+    if (b && b.classList.contains("thinking") && !b.dataset.raw) {
+      state.runs.delete(runId);
+      if (!state.activeRun) $("chat-run").textContent = "";
+      if (res?.error !== "aborted") return b.remove();
+      b.classList.remove("thinking", "streaming");
+      b.classList.add("aborted");
+      b.querySelector(".who").textContent = "assistant · " + fmtTime(Date.now());
+      setBody(b, "⏹ aborted");
+    }
+  }, () => {});
 }
 
 async function send() {
   const text = $("input").value;
   if (!text.trim()) return;
   $("input").value = "";
-  const bubble = addMessage("user", text);
+  const bubble = addMessage("user", text, fmtTime(Date.now()));
   const runId = crypto.randomUUID();
   state.inputs.set(runId, bubble); // until its run starts (or it waits: queued)
+  // Until the first token: the agent is working on it.
+  const reply = addMessage("assistant", "", "thinking…", { streaming: true });
+  reply.classList.add("thinking");
+  state.runs.set(runId, reply);
+  $("chat-run").textContent = "thinking…";
   try {
     const ack = await request("chat.send", { sessionKey: state.key, message: text, idempotencyKey: runId });
     if (!state.canonical) state.canonical = state.key;
     waitRun(ack.runId || runId);
   } catch (err) {
     state.inputs.delete(runId);
+    state.runs.delete(runId);
+    reply.remove();
+    $("chat-run").textContent = "";
     addMessage("system", "Not sent: " + err.message);
   }
 }
@@ -392,6 +439,7 @@ async function refreshSessions() {
     return;
   }
   const kind = $("sessions-kind").value;
+  const def = defaultModel(res.defaults);
   const body = $("sessions-table").tBodies[0];
   body.replaceChildren();
   const keys = $("session-keys");
@@ -420,7 +468,8 @@ async function refreshSessions() {
     });
     body.append(el("tr", {},
       el("td", {}, el("code", {}, s.key), s.label ? el("span", { className: "label" }, s.label) : ""),
-      el("td", {}, s.agentId || ""), el("td", {}, s.kind || ""), el("td", {}, s.model || ""),
+      el("td", {}, s.agentId || ""), el("td", {}, s.kind || ""),
+      el("td", {}, s.model ? (s.modelProvider && !s.model.includes("/") ? s.modelProvider + "/" : "") + s.model : def ? def + " (default)" : ""),
       el("td", {}, fmtTokens(s.totalTokens), budgetBadge(s.budget)), el("td", {}, fmtTime(s.updatedAt)),
       el("td", { className: "row-actions" }, open, edit, exp, reset, del)));
   }
@@ -613,16 +662,24 @@ setInterval(() => {
 
 // ---- agents ----------------------------------------------------------------
 
+// defaultModel is "provider/model" of sessions.list's defaults ("" when
+// it names none).
+function defaultModel(d) {
+  if (!d || !d.model) return "";
+  return d.modelProvider && !d.model.includes("/") ? d.modelProvider + "/" + d.model : d.model;
+}
+
 async function refreshAgents() {
   try {
-    const res = await request("agents.list", {});
+    const [res, def] = await Promise.all([request("agents.list", {}),
+      request("sessions.list", { limit: 1 }).then((r) => defaultModel(r.defaults), () => "")]);
     const agents = res.agents || [];
     fillAgentFilter(agents);
     const cards = agents.map((a) => {
       const recent = el("ul", { className: "recent" });
       const card = el("li", { className: "card", dataset: { agent: a.id } },
         el("h3", {}, a.id + (a.id === res.defaultId ? " (default)" : "")),
-        el("div", {}, "model: ", el("code", {}, a.model?.primary || "—")),
+        el("div", {}, "model: ", el("code", {}, a.model?.primary || def || "—"), a.model?.primary || !def ? "" : " (default)"),
         el("div", {}, "workspace: ", el("code", {}, a.workspace || "—")),
         el("div", {}, "recent sessions:"), recent);
       // Each agent's five most recently updated sessions, opened on click.
