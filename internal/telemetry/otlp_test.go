@@ -45,6 +45,7 @@ func testSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 			Attributes: []attribute.KeyValue{
 				attribute.String("str", "x"), attribute.Int64("int", -7), attribute.Float64("f", 1.5), attribute.Bool("no", false),
 				attribute.StringSlice("ss", []string{"a", "b"}), attribute.Int64Slice("is", []int64{1, 2}),
+				attribute.BoolSlice("bs", []bool{false, true}), attribute.Float64Slice("fs", []float64{0.25}),
 			},
 			DroppedAttributes: 3,
 			Events:            []sdktrace.Event{{Name: "ev", Time: start, Attributes: []attribute.KeyValue{attribute.Int("n", 1)}, DroppedAttributeCount: 1}},
@@ -105,6 +106,12 @@ func TestEncodeTraceRequest(t *testing.T) {
 	}
 	if is := attrs["is"].GetArrayValue().GetValues(); len(is) != 2 || is[1].GetIntValue() != 2 {
 		t.Errorf("int slice = %v", is)
+	}
+	if bs := attrs["bs"].GetArrayValue().GetValues(); len(bs) != 2 || bs[0].GetBoolValue() || !bs[1].GetBoolValue() {
+		t.Errorf("bool slice = %v", bs)
+	}
+	if fs := attrs["fs"].GetArrayValue().GetValues(); len(fs) != 1 || fs[0].GetDoubleValue() != 0.25 {
+		t.Errorf("float slice = %v", fs)
 	}
 	if len(sp.Events) != 1 || sp.Events[0].Name != "ev" || sp.Events[0].TimeUnixNano != start || sp.Events[0].DroppedAttributesCount != 1 ||
 		sp.Events[0].Attributes[0].Value.GetIntValue() != 1 {

@@ -241,17 +241,13 @@ func anyValue(b pb, v attribute.Value) pb {
 		p := v.AsByteSlice()
 		return append(binary.AppendUvarint(b.tag(7, wireBytes), uint64(len(p))), p...)
 	case attribute.BOOLSLICE:
-		xs := v.AsBoolSlice()
-		return array(b, len(xs), func(i int) attribute.Value { return attribute.BoolValue(xs[i]) })
+		return arrayOf(b, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		xs := v.AsInt64Slice()
-		return array(b, len(xs), func(i int) attribute.Value { return attribute.Int64Value(xs[i]) })
+		return arrayOf(b, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		xs := v.AsFloat64Slice()
-		return array(b, len(xs), func(i int) attribute.Value { return attribute.Float64Value(xs[i]) })
+		return arrayOf(b, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		xs := v.AsStringSlice()
-		return array(b, len(xs), func(i int) attribute.Value { return attribute.StringValue(xs[i]) })
+		return arrayOf(b, v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
 		vs := v.AsSlice()
 		return array(b, len(vs), func(i int) attribute.Value { return vs[i] })
@@ -261,6 +257,11 @@ func anyValue(b pb, v attribute.Value) pb {
 	default: // EMPTY: an AnyValue with no value set.
 		return b
 	}
+}
+
+// arrayOf writes an ArrayValue of xs, each made a Value by value.
+func arrayOf[T any](b pb, xs []T, value func(T) attribute.Value) pb {
+	return array(b, len(xs), func(i int) attribute.Value { return value(xs[i]) })
 }
 
 // array writes an ArrayValue of n values.
