@@ -103,7 +103,8 @@ func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, boo
 	if !ok || w.lastSeq != lastSeq {
 		return nil, false
 	}
-	return w.msgs[:len(w.msgs):len(w.msgs)], true
+	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
+	return msgs[:len(msgs):len(msgs)], true
 }
 
 // put stores a freshly loaded window ending at lastSeq.
@@ -133,8 +134,11 @@ func (c *windowCache) appended(m store.Message) {
 		delete(c.m, m.SessionID)
 		return
 	}
+	// The window may grow a quarter past the limit before it is cut
+	// back (get hands out the last limit entries only): cutting at every
+	// append copied the whole window twice per turn.
 	msgs := append(w.msgs, m)
-	if len(msgs) > c.limit {
+	if len(msgs) > c.limit+max(c.limit/4, 1) {
 		msgs = append([]store.Message(nil), msgs[len(msgs)-c.limit:]...)
 	}
 	w.msgs, w.lastSeq = msgs, m.Seq

@@ -596,3 +596,34 @@ func TestWindowCacheKeepsExactSlices(t *testing.T) {
 		t.Errorf("cached window capacity = %d, want 2", cap(w.msgs))
 	}
 }
+
+// TestWindowCacheSlides: appends past the limit keep handing out exactly
+// the last limit entries (the window is cut back only now and then), and
+// a gap in the Seqs drops the window.
+func TestWindowCacheSlides(t *testing.T) {
+	c := newWindowCache(4)
+	msg := func(seq int64) store.Message { return store.Message{SessionID: "s", Seq: seq} }
+	c.put("s", 3, []store.Message{msg(1), msg(2), msg(3)})
+	for seq := int64(4); seq <= 40; seq++ {
+		c.appended(msg(seq))
+		got, ok := c.get("s", seq)
+		if !ok || len(got) != 4 || cap(got) != 4 {
+			t.Fatalf("after %d: get = len %d cap %d, %v; want the last 4", seq, len(got), cap(got), ok)
+		}
+		for i, m := range got {
+			if want := seq - 3 + int64(i); m.Seq != want {
+				t.Fatalf("after %d: entry %d has seq %d, want %d", seq, i, m.Seq, want)
+			}
+		}
+		if w := c.m["s"]; len(w.msgs) > 5 {
+			t.Fatalf("after %d: window holds %d entries, want at most 5", seq, len(w.msgs))
+		}
+	}
+	if _, ok := c.get("s", 39); ok {
+		t.Error("a window ending at 40 was returned for 39")
+	}
+	c.appended(msg(42))
+	if _, ok := c.get("s", 42); ok {
+		t.Error("a window with a gap (41 missing) was kept")
+	}
+}

@@ -3,16 +3,17 @@ package channel
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
-	mdLink     = regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\s]+)\)`)
-	mdStrong   = regexp.MustCompile(`(\*\*|__)([^*_\n]+?)(\*\*|__)`)
-	mdEmph     = regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*`)
-	mdStrike   = regexp.MustCompile(`~~([^~\n]+?)~~`)
-	mdCode     = regexp.MustCompile("`([^`\n]+)`")
-	mdHeading  = regexp.MustCompile(`^#{1,6}\s+`)
-	mdQuoteRaw = regexp.MustCompile(`^>\s?`)
+	mdLink     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\s]+)\)`) })
+	mdStrong   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\*\*|__)([^*_\n]+?)(\*\*|__)`) })
+	mdEmph     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*`) })
+	mdStrike   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`~~([^~\n]+?)~~`) })
+	mdCode     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") })
+	mdHeading  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+`) })
+	mdQuoteRaw = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^>\s?`) })
 )
 
 // PlainText renders Markdown as plain text for a channel without
@@ -39,24 +40,24 @@ func PlainText(md string) string {
 }
 
 func plainLine(s string) string {
-	s = mdHeading.ReplaceAllString(s, "")
-	s = mdQuoteRaw.ReplaceAllString(s, "")
+	s = mdHeading().ReplaceAllString(s, "")
+	s = mdQuoteRaw().ReplaceAllString(s, "")
 	// Inline code first, so that what it holds keeps its markers.
 	var codes []string
-	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+	s = mdCode().ReplaceAllStringFunc(s, func(m string) string {
 		codes = append(codes, m[1:len(m)-1])
 		return "\x00" + string(rune('0'+len(codes)-1)) + "\x00"
 	})
-	s = mdLink.ReplaceAllStringFunc(s, func(m string) string {
-		sub := mdLink.FindStringSubmatch(m)
+	s = mdLink().ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdLink().FindStringSubmatch(m)
 		if sub[1] == "" || sub[1] == sub[2] {
 			return sub[2]
 		}
 		return sub[1] + " (" + sub[2] + ")"
 	})
-	s = mdStrong.ReplaceAllString(s, "$2")
-	s = mdEmph.ReplaceAllString(s, "$1$2")
-	s = mdStrike.ReplaceAllString(s, "$1")
+	s = mdStrong().ReplaceAllString(s, "$2")
+	s = mdEmph().ReplaceAllString(s, "$1$2")
+	s = mdStrike().ReplaceAllString(s, "$1")
 	for i, c := range codes {
 		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", c, 1)
 	}

@@ -3,6 +3,7 @@ package compaction
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // overflowPhrases are lower-case fragments of the context-overflow errors
@@ -32,11 +33,14 @@ var overflowPhrases = []string{
 
 // overflowPatterns catch the worded variants ("... tokens > 200000
 // maximum", "requested 130000 tokens ... context length is 128000").
-var overflowPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b\d+\s*tokens?\s*>\s*\d+\s*maximum\b`),
-	regexp.MustCompile(`maximum (?:context|input) (?:length|size) (?:is|of) \d+`),
-	regexp.MustCompile(`ollama error:.*context`),
-}
+// They are compiled on first use, not at process start.
+var overflowPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\b\d+\s*tokens?\s*>\s*\d+\s*maximum\b`),
+		regexp.MustCompile(`maximum (?:context|input) (?:length|size) (?:is|of) \d+`),
+		regexp.MustCompile(`ollama error:.*context`),
+	}
+})
 
 // IsOverflow reports whether an error text is a provider's refusal of a
 // prompt larger than the model's context window. Rate limits that happen
@@ -54,7 +58,7 @@ func IsOverflow(msg string) bool {
 			return true
 		}
 	}
-	for _, re := range overflowPatterns {
+	for _, re := range overflowPatterns() {
 		if re.MatchString(t) {
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -299,7 +300,9 @@ func cloneGroupTools(t *GroupTools) *GroupTools {
 }
 
 // ircNickPattern is a conservative RFC 2812 nick.
-var ircNickPattern = regexp.MustCompile("^[A-Za-z\\[\\]\\\\`_^{|}][A-Za-z0-9\\[\\]\\\\`_^{|}-]{0,29}$")
+var ircNickPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z\\[\\]\\\\`_^{|}][A-Za-z0-9\\[\\]\\\\`_^{|}-]{0,29}$")
+})
 
 // irc checks "channels.irc" and "channels.defaults".
 func (k *checker) irc() {
@@ -344,7 +347,7 @@ func (k *checker) irc() {
 	}
 	k.vars(p.key("nick"), r.Nick)
 	nick, _ := expandVars(strings.TrimSpace(r.Nick), k.c.env)
-	if nick = cmp.Or(nick, env(EnvIRCNick)); nick != "" && !ircNickPattern.MatchString(nick) {
+	if nick = cmp.Or(nick, env(EnvIRCNick)); nick != "" && !ircNickPattern().MatchString(nick) {
 		k.fail(p.key("nick"), "must be an IRC nick (a letter or one of []\\`_^{|} then letters, digits or those, at most 30), got %q", nick)
 	}
 	for _, f := range []struct{ key, v string }{{"username", r.Username}, {"realname", r.Realname}} {

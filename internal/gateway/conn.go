@@ -187,6 +187,10 @@ func (c *conn) handshakeDeadline(done <-chan struct{}) {
 // writeLoop hands queued frames to the socket in order and performs a
 // requested close once the queue is empty.
 func (c *conn) writeLoop() {
+	// Frames are written without a context (see write): the connection's
+	// end closes the socket, which ends a write blocked on a stalled peer.
+	stop := context.AfterFunc(c.ctx, func() { c.ws.CloseNow() })
+	defer stop()
 	for {
 		c.mu.Lock()
 		batch := c.queue

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -15,7 +16,7 @@ import (
 )
 
 // safeSessionID is what a session id must look like to become a file name.
-var safeSessionID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var safeSessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 // handleSessionsExport writes the session's current transcript as JSONL (the
 // reference's transcript file format) to
@@ -37,7 +38,7 @@ func (s *Server) handleSessionsExport(ctx context.Context, cl *call) (any, error
 	if err != nil {
 		return nil, err
 	}
-	if !safeSessionID.MatchString(sess.SessionID) {
+	if !safeSessionID().MatchString(sess.SessionID) {
 		return nil, invalid("session id is not a safe file name: " + sess.SessionID)
 	}
 	agentID := cmp.Or(sess.AgentID, sessionkey.AgentID(key))

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"strconv"
 	"sync/atomic"
 
@@ -75,12 +76,17 @@ func sharedEventFrame(event string, p *sharedPayload, seq int64) outFrame {
 
 // write sends one frame; a shared frame goes out as one message in three
 // writes, with no copy of the payload.
+//
+// It writes without a context: a write with one registers (and removes) a
+// cancel callback on it per frame, a tenth of the gateway's CPU when it
+// fans events out to many connections. writeLoop closes the socket once
+// for all when c.ctx ends, which ends a blocked write the same way.
 func (c *conn) write(f outFrame) error {
 	if f.shared == nil {
-		return c.ws.Write(c.ctx, websocket.MessageText, f.raw)
+		return c.ws.Write(context.Background(), websocket.MessageText, f.raw)
 	}
 	defer f.shared.release()
-	w, err := c.ws.Writer(c.ctx, websocket.MessageText)
+	w, err := c.ws.Writer(context.Background(), websocket.MessageText)
 	if err != nil {
 		return err
 	}

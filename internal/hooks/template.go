@@ -5,11 +5,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // templateRE finds {{ expr }} placeholders.
-var templateRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
+var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`) })
 
 // scope is what a mapping's templates can read.
 type scope struct {
@@ -25,8 +26,8 @@ type scope struct {
 // {{path}} and {{now}}. Missing and null values are empty; objects and
 // arrays are their JSON.
 func render(tpl string, s scope) string {
-	return templateRE.ReplaceAllStringFunc(tpl, func(m string) string {
-		expr := strings.TrimSpace(templateRE.FindStringSubmatch(m)[1])
+	return templateRE().ReplaceAllStringFunc(tpl, func(m string) string {
+		expr := strings.TrimSpace(templateRE().FindStringSubmatch(m)[1])
 		switch {
 		case expr == "path":
 			return s.path

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 )
@@ -24,7 +25,9 @@ const (
 	modelOpenClawDefault = "openclaw/default"
 )
 
-var agentModelRE = regexp.MustCompile(`(?i)^(?:openclaw|switchboard)[:/]([a-z0-9][a-z0-9_-]{0,63})$|^agent:([a-z0-9][a-z0-9_-]{0,63})$`)
+var agentModelRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:openclaw|switchboard)[:/]([a-z0-9][a-z0-9_-]{0,63})$|^agent:([a-z0-9][a-z0-9_-]{0,63})$`)
+})
 
 // isAgentModelID reports whether model is an agent-target model id.
 func isAgentModelID(model string) bool {
@@ -35,7 +38,7 @@ func isAgentModelID(model string) bool {
 	case modelOpenClaw, modelOpenClawDefault, "switchboard", "switchboard/default":
 		return true
 	}
-	return agentModelRE.MatchString(m)
+	return agentModelRE().MatchString(m)
 }
 
 // agentFromModel returns the agent a model id targets ("" when it names
@@ -48,7 +51,7 @@ func agentFromModel(model, defaultAgent string) string {
 	case modelOpenClaw, modelOpenClawDefault, "switchboard", "switchboard/default":
 		return defaultAgent
 	}
-	sm := agentModelRE.FindStringSubmatch(m)
+	sm := agentModelRE().FindStringSubmatch(m)
 	if sm == nil {
 		return ""
 	}

@@ -84,7 +84,7 @@ type HistoryResult struct {
 func SanitizeHistory(msgs []map[string]any, opts HistoryOptions) HistoryResult {
 	s := historySanitizer{redactor: opts.Redactor, maxChars: opts.MaxChars}
 	if s.redactor == nil {
-		s.redactor = defaultRedactor
+		s.redactor = defaultRedactor()
 	}
 	if s.maxChars <= 0 {
 		s.maxChars = DefaultMaxChars

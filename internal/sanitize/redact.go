@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -90,11 +91,12 @@ type rule struct {
 	may func(lower string) bool
 }
 
-var defaultRedactor = &Redactor{rules: defaultRules()}
+// defaultRedactor compiles the default rules on first use.
+var defaultRedactor = sync.OnceValue(func() *Redactor { return &Redactor{rules: defaultRules()} })
 
 // DefaultRedactor returns the shared Redactor for the zero RedactOptions:
 // mode "tools" with the default secret patterns.
-func DefaultRedactor() *Redactor { return defaultRedactor }
+func DefaultRedactor() *Redactor { return defaultRedactor() }
 
 // NewRedactor returns a Redactor for opts. It never fails: patterns that do
 // not compile are skipped (see RedactOptions.Validate).
@@ -110,9 +112,9 @@ func NewRedactor(opts RedactOptions) *Redactor {
 	}
 	if len(opts.Patterns) == 0 {
 		if len(secrets) == 0 {
-			return defaultRedactor
+			return defaultRedactor()
 		}
-		return &Redactor{rules: append(secrets, defaultRedactor.rules...)}
+		return &Redactor{rules: append(secrets, defaultRedactor().rules...)}
 	}
 	r := &Redactor{rules: secrets}
 	for _, p := range opts.Patterns {
@@ -162,7 +164,7 @@ func (r *Redactor) Enabled() bool {
 // nothing.
 func (r *Redactor) Redact(s string) (string, bool) {
 	if r == nil {
-		r = defaultRedactor
+		r = defaultRedactor()
 	}
 	if s == "" || r.off || len(r.rules) == 0 {
 		return s, false
@@ -329,12 +331,12 @@ func containsAny(s string, subs []string) bool {
 
 // slashPattern is the reference's /^\/(.+)\/([gimsuy]*)$/ (JavaScript's "."
 // excludes all four line terminators).
-var slashPattern = regexp.MustCompile(`^/([^\n\r\x{2028}\x{2029}]+)/([gimsuy]*)$`)
+var slashPattern = lazyRegexp(`^/([^\n\r\x{2028}\x{2029}]+)/([gimsuy]*)$`)
 
 // compileCustom compiles one logging.redactPatterns entry.
 func compileCustom(raw string) (*regexp.Regexp, error) {
 	body, flags := raw, "i"
-	if m := slashPattern.FindStringSubmatch(raw); m != nil {
+	if m := slashPattern().FindStringSubmatch(raw); m != nil {
 		body, flags = m[1], ""
 		seen := map[rune]bool{}
 		for _, f := range m[2] {

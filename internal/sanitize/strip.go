@@ -1,7 +1,6 @@
 package sanitize
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -11,31 +10,31 @@ import (
 // tool-call text, reasoning tags.
 
 var (
-	minimaxMarker = regexp.MustCompile(ci("minimax:tool_call"))
+	minimaxMarker = lazyRegexp(ci("minimax:tool_call"))
 	// <invoke\b[^>]*>[\s\S]*?</invoke>
-	minimaxInvoke = regexp.MustCompile(`<` + ci("invoke") + `\b[^>]*>(?s:.)*?</` + ci("invoke") + `>`)
+	minimaxInvoke = lazyRegexp(`<` + ci("invoke") + `\b[^>]*>(?s:.)*?</` + ci("invoke") + `>`)
 	// </?minimax:tool_call>
-	minimaxTag = regexp.MustCompile(`</?` + ci("minimax:tool_call") + `>`)
+	minimaxTag = lazyRegexp(`</?` + ci("minimax:tool_call") + `>`)
 )
 
 // stripMinimaxToolCallXML removes MiniMax tool invocations leaked into text:
 // <invoke …>…</invoke> blocks and <minimax:tool_call> tags, only when the
 // text mentions minimax:tool_call at all. It does not trim.
 func stripMinimaxToolCallXML(text string) string {
-	if text == "" || !minimaxMarker.MatchString(text) {
+	if text == "" || !minimaxMarker().MatchString(text) {
 		return text
 	}
-	text = minimaxInvoke.ReplaceAllLiteralString(text, "")
-	return minimaxTag.ReplaceAllLiteralString(text, "")
+	text = minimaxInvoke().ReplaceAllLiteralString(text, "")
+	return minimaxTag().ReplaceAllLiteralString(text, "")
 }
 
 var (
 	// \[Tool (?:Call|Result)/i and \[Historical context/i
-	downgradedMarker = regexp.MustCompile(`\[` + ci("Tool ") + `(?:` + ci("Call") + `|` + ci("Result") + `)|\[` + ci("Historical context"))
+	downgradedMarker = lazyRegexp(`\[` + ci("Tool ") + `(?:` + ci("Call") + `|` + ci("Result") + `)|\[` + ci("Historical context"))
 	// \[Tool Call:[^\]]*\]
-	toolCallMarker = regexp.MustCompile(`\[` + ci("Tool Call:") + `[^\]]*\]`)
+	toolCallMarker = lazyRegexp(`\[` + ci("Tool Call:") + `[^\]]*\]`)
 	// \[Historical context:[^\]]*\]\n?
-	historicalContext = regexp.MustCompile(`\[` + ci("Historical context:") + `[^\]]*\]\n?`)
+	historicalContext = lazyRegexp(`\[` + ci("Historical context:") + `[^\]]*\]\n?`)
 )
 
 // stripDowngradedToolCallText removes the text forms of tool calls that
@@ -45,12 +44,12 @@ var (
 // "[Historical context: …]" markers. When there is anything to strip the
 // result is trimmed; otherwise text is returned as it is.
 func stripDowngradedToolCallText(text string) string {
-	if text == "" || !downgradedMarker.MatchString(text) {
+	if text == "" || !downgradedMarker().MatchString(text) {
 		return text
 	}
 	cleaned := stripToolCalls(text)
 	cleaned = stripToolResults(cleaned)
-	cleaned = historicalContext.ReplaceAllLiteralString(cleaned, "")
+	cleaned = historicalContext().ReplaceAllLiteralString(cleaned, "")
 	return jsTrim(cleaned)
 }
 
@@ -68,7 +67,7 @@ func stripToolCalls(input string) string {
 		}
 		return 0
 	}
-	for _, m := range toolCallMarker.FindAllStringIndex(input, -1) {
+	for _, m := range toolCallMarker().FindAllStringIndex(input, -1) {
 		start := m[0]
 		if start < cursor {
 			continue
@@ -206,7 +205,7 @@ func (ix *jsonishIndex) consume(start int) (int, bool) {
 }
 
 // toolResultMarker is \[Tool Result for ID[^\]]*\]\n?
-var toolResultMarker = regexp.MustCompile(`\[` + ci("Tool Result for ID") + `[^\]]*\]\n?`)
+var toolResultMarker = lazyRegexp(`\[` + ci("Tool Result for ID") + `[^\]]*\]\n?`)
 
 // stripToolResults removes each "[Tool Result for ID …]" marker with the
 // text after it, up to (not including) the line breaks before the next
@@ -216,7 +215,7 @@ func stripToolResults(s string) string {
 	var b strings.Builder
 	pos := 0
 	for pos <= len(s) {
-		loc := toolResultMarker.FindStringIndex(s[pos:])
+		loc := toolResultMarker().FindStringIndex(s[pos:])
 		if loc == nil {
 			break
 		}
@@ -256,13 +255,13 @@ func toolResultEnd(s string, from int) int {
 // trimming both ends).
 var (
 	// <\s*\/?\s*(?:think(?:ing)?|thought|antthinking|final)\b
-	reasoningQuick = regexp.MustCompile(`<` + jsSpace + `*/?` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `|` + ci("final") + `)\b`)
+	reasoningQuick = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `|` + ci("final") + `)\b`)
 	// <\s*\/?\s*final\b[^<>]*>
-	finalTag = regexp.MustCompile(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + `\b[^<>]*>`)
+	finalTag = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + `\b[^<>]*>`)
 	// <\s*(\/?)\s*(?:think(?:ing)?|thought|antthinking)\b[^<>]*>
-	thinkingTag = regexp.MustCompile(`<` + jsSpace + `*(/?)` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `)\b[^<>]*>`)
+	thinkingTag = lazyRegexp(`<` + jsSpace + `*(/?)` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `)\b[^<>]*>`)
 	// \/\s*>$
-	selfClosingEnd = regexp.MustCompile(`/` + jsSpace + `*>$`)
+	selfClosingEnd = lazyRegexp(`/` + jsSpace + `*>$`)
 )
 
 // stripReasoningTags removes <think>, <thinking>, <thought> and
@@ -271,11 +270,11 @@ var (
 // the end. When any such tag is present the result is trimmed; otherwise
 // text is returned as it is.
 func stripReasoningTags(text string) string {
-	if text == "" || !reasoningQuick.MatchString(text) {
+	if text == "" || !reasoningQuick().MatchString(text) {
 		return text
 	}
 	cleaned := text
-	if finals := finalTag.FindAllStringIndex(text, -1); finals != nil {
+	if finals := finalTag().FindAllStringIndex(text, -1); finals != nil {
 		regions := findCodeRegions(text)
 		var b strings.Builder
 		last := 0
@@ -292,7 +291,7 @@ func stripReasoningTags(text string) string {
 	var b strings.Builder
 	last := 0
 	inThinking := false
-	for _, m := range thinkingTag.FindAllStringSubmatchIndex(cleaned, -1) {
+	for _, m := range thinkingTag().FindAllStringSubmatchIndex(cleaned, -1) {
 		idx := m[0]
 		if regions.contains(idx) {
 			continue
@@ -300,7 +299,7 @@ func stripReasoningTags(text string) string {
 		isClose := cleaned[m[2]:m[3]] == "/"
 		if !inThinking {
 			b.WriteString(cleaned[last:idx])
-			selfClosing := !isClose && selfClosingEnd.MatchString(cleaned[m[0]:m[1]])
+			selfClosing := !isClose && selfClosingEnd().MatchString(cleaned[m[0]:m[1]])
 			if !isClose && !selfClosing {
 				inThinking = true
 			}
@@ -335,7 +334,7 @@ func regionAt(regions []codeRegion, pos int) bool {
 }
 
 // inlineCode is `+[^`]+`+
-var inlineCode = regexp.MustCompile("`+[^`]+`+")
+var inlineCode = lazyRegexp("`+[^`]+`+")
 
 // findCodeRegions finds fenced and inline Markdown code the way the
 // reference does: a fence is ``` or ~~~ at the start of the text or of a
@@ -354,7 +353,7 @@ func findCodeRegions(text string) codeRegions {
 		pos = r.end
 	}
 	f := 0 // fences ending before the current span cannot contain it
-	for _, m := range inlineCode.FindAllStringIndex(text, -1) {
+	for _, m := range inlineCode().FindAllStringIndex(text, -1) {
 		for f < len(c.fenced) && c.fenced[f].end < m[1] {
 			f++
 		}

@@ -33,19 +33,19 @@ const (
 
 var (
 	// /<\s*\/?\s*final\s*>/gi
-	finalTagPlain      = regexp.MustCompile(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + jsSpace + `*>`)
-	leadingBlankLines  = regexp.MustCompile(`^(?:[ \t]*\r?\n)+`)
-	paragraphBreak     = regexp.MustCompile(`\n{2,}`)
-	jsSpaceRun         = regexp.MustCompile(jsSpace + `+`)
-	roleOrderingError  = regexp.MustCompile(`(?i)incorrect role information|roles must alternate`)
-	errorPrefix        = regexp.MustCompile(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|openai\s*error|anthropic\s*error|gateway\s*error|request failed|failed|exception)(?:\s+\d{3})?[:\s-]+`)
-	contextOverflowHd  = regexp.MustCompile(`(?i)^(?:context overflow:|request_too_large\b|request size exceeds\b|request exceeds the maximum size\b|context length exceeded\b|maximum context length\b|prompt is too long\b|exceeds model context window\b)`)
-	errorPayloadPrefix = regexp.MustCompile(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|apierror|openai\s*error|anthropic\s*error|gateway\s*error)(?:\s+\d{3})?[:\s-]+`)
-	httpStatusCode     = regexp.MustCompile(`(?i)^(?:http\s*)?(\d{3})(?:(?:\s*:\s*|\s+)((?s:.)+))?$`)
-	httpStatusLine     = regexp.MustCompile(`(?i)^(?:http\s*)?(\d{3})(?:\s*:\s*|\s+)([^\n\r\x{2028}\x{2029}]+)$`)
-	httpCodePrefix     = regexp.MustCompile(`(?s)^(\d{3})\s+(.+)$`)
-	htmlPrefix         = regexp.MustCompile(`(?i)^\s*(?:<!doctype\s+html\b|<html\b)`)
-	htmlClose          = regexp.MustCompile(`(?i)</html>`)
+	finalTagPlain      = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + jsSpace + `*>`)
+	leadingBlankLines  = lazyRegexp(`^(?:[ \t]*\r?\n)+`)
+	paragraphBreak     = lazyRegexp(`\n{2,}`)
+	jsSpaceRun         = lazyRegexp(jsSpace + `+`)
+	roleOrderingError  = lazyRegexp(`(?i)incorrect role information|roles must alternate`)
+	errorPrefix        = lazyRegexp(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|openai\s*error|anthropic\s*error|gateway\s*error|request failed|failed|exception)(?:\s+\d{3})?[:\s-]+`)
+	contextOverflowHd  = lazyRegexp(`(?i)^(?:context overflow:|request_too_large\b|request size exceeds\b|request exceeds the maximum size\b|context length exceeded\b|maximum context length\b|prompt is too long\b|exceeds model context window\b)`)
+	errorPayloadPrefix = lazyRegexp(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|apierror|openai\s*error|anthropic\s*error|gateway\s*error)(?:\s+\d{3})?[:\s-]+`)
+	httpStatusCode     = lazyRegexp(`(?i)^(?:http\s*)?(\d{3})(?:(?:\s*:\s*|\s+)((?s:.)+))?$`)
+	httpStatusLine     = lazyRegexp(`(?i)^(?:http\s*)?(\d{3})(?:\s*:\s*|\s+)([^\n\r\x{2028}\x{2029}]+)$`)
+	httpCodePrefix     = lazyRegexp(`(?s)^(\d{3})\s+(.+)$`)
+	htmlPrefix         = lazyRegexp(`(?i)^\s*(?:<!doctype\s+html\b|<html\b)`)
+	htmlClose          = lazyRegexp(`(?i)</html>`)
 )
 
 var httpErrorHints = []string{
@@ -59,7 +59,7 @@ func sanitizeUserFacingText(text string, errorContext bool) string {
 	if text == "" {
 		return text
 	}
-	stripped := finalTagPlain.ReplaceAllLiteralString(text, "")
+	stripped := finalTagPlain().ReplaceAllLiteralString(text, "")
 	trimmed := jsTrim(stripped)
 	if trimmed == "" {
 		return ""
@@ -69,22 +69,22 @@ func sanitizeUserFacingText(text string, errorContext bool) string {
 			return msg
 		}
 	}
-	return collapseDuplicateBlocks(leadingBlankLines.ReplaceAllLiteralString(stripped, ""))
+	return collapseDuplicateBlocks(leadingBlankLines().ReplaceAllLiteralString(stripped, ""))
 }
 
 // rewriteError applies the error rewriting table to trimmed error text.
 func rewriteError(t string) (string, bool) {
 	switch {
-	case roleOrderingError.MatchString(t):
+	case roleOrderingError().MatchString(t):
 		return msgOrderingConflict, true
 	case isContextOverflowError(t) && (isRawAPIErrorPayload(t) || isLikelyHTTPErrorText(t) ||
-		errorPrefix.MatchString(t) || contextOverflowHd.MatchString(t)):
+		errorPrefix().MatchString(t) || contextOverflowHd().MatchString(t)):
 		return msgContextOverflow, true
 	case isBillingError(t):
 		return msgBilling, true
 	case isRawAPIErrorPayload(t) || isLikelyHTTPErrorText(t):
 		return formatRawError(t), true
-	case errorPrefix.MatchString(t):
+	case errorPrefix().MatchString(t):
 		if msg := rateLimitOrOverloadedCopy(t); msg != "" {
 			return msg, true
 		}
@@ -107,14 +107,14 @@ func collapseDuplicateBlocks(text string) string {
 	if trimmed == "" {
 		return text
 	}
-	blocks := paragraphBreak.Split(trimmed, -1)
+	blocks := paragraphBreak().Split(trimmed, -1)
 	if len(blocks) < 2 {
 		return text
 	}
 	result := make([]string, 0, len(blocks))
 	last := ""
 	for _, b := range blocks {
-		norm := jsSpaceRun.ReplaceAllLiteralString(jsTrim(b), " ")
+		norm := jsSpaceRun().ReplaceAllLiteralString(jsTrim(b), " ")
 		if last != "" && norm == last {
 			continue
 		}
@@ -134,7 +134,7 @@ type httpStatus struct {
 }
 
 func leadingHTTPStatus(raw string) (httpStatus, bool) {
-	m := httpStatusCode.FindStringSubmatch(raw)
+	m := httpStatusCode().FindStringSubmatch(raw)
 	if m == nil {
 		return httpStatus{}, false
 	}
@@ -156,7 +156,7 @@ func isCloudflareOrHTMLErrorPage(raw string) bool {
 	case 521, 522, 523, 524, 525, 526, 530:
 		return true
 	}
-	return htmlPrefix.MatchString(st.rest) && htmlClose.MatchString(st.rest)
+	return htmlPrefix().MatchString(st.rest) && htmlClose().MatchString(st.rest)
 }
 
 func isLikelyHTTPErrorText(raw string) bool {
@@ -178,7 +178,7 @@ func parseAPIErrorPayload(raw string) map[string]any {
 		return nil
 	}
 	candidates := []string{t}
-	if loc := errorPayloadPrefix.FindStringIndex(t); loc != nil {
+	if loc := errorPayloadPrefix().FindStringIndex(t); loc != nil {
 		candidates = append(candidates, jsTrim(t[loc[1]:]))
 	}
 	for _, c := range candidates {
@@ -231,13 +231,13 @@ func formatRawError(raw string) string {
 	if st, ok := leadingHTTPStatus(t); ok && isCloudflareOrHTMLErrorPage(t) {
 		return fmt.Sprintf("The AI service is temporarily unavailable (HTTP %d). Please try again in a moment.", st.code)
 	}
-	if m := httpStatusLine.FindStringSubmatch(t); m != nil {
+	if m := httpStatusLine().FindStringSubmatch(t); m != nil {
 		if rest := jsTrim(m[2]); !strings.HasPrefix(rest, "{") {
 			return "HTTP " + m[1] + ": " + rest
 		}
 	}
 	httpCode, candidate := "", t
-	if m := httpCodePrefix.FindStringSubmatch(candidate); m != nil {
+	if m := httpCodePrefix().FindStringSubmatch(candidate); m != nil {
 		httpCode, candidate = m[1], jsTrim(m[2])
 	}
 	if p := parseAPIErrorPayload(candidate); p != nil {
@@ -278,12 +278,12 @@ func formatRawError(raw string) string {
 // text.
 type errorPattern struct {
 	sub string
-	re  *regexp.Regexp
+	re  func() *regexp.Regexp
 }
 
 func lit(sub string) errorPattern { return errorPattern{sub: sub} }
 func rx(expr string) errorPattern {
-	return errorPattern{re: regexp.MustCompile(expr)}
+	return errorPattern{re: lazyRegexp(expr)}
 }
 
 func matchesAny(raw string, pats []errorPattern) bool {
@@ -292,7 +292,7 @@ func matchesAny(raw string, pats []errorPattern) bool {
 	}
 	lower := strings.ToLower(raw)
 	for _, p := range pats {
-		if p.re != nil && p.re.MatchString(lower) || p.re == nil && strings.Contains(lower, p.sub) {
+		if p.re != nil && p.re().MatchString(lower) || p.re == nil && strings.Contains(lower, p.sub) {
 			return true
 		}
 	}
@@ -324,8 +324,8 @@ var (
 		lit("payment required"), lit("insufficient credits"), rx(`insufficient[_ ]quota`), lit("credit balance"),
 		lit("plans & billing"), lit("insufficient balance"), rx(`requires?\s+more\s+credits`),
 	}
-	billingHead    = regexp.MustCompile(`(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402\b)`)
-	billingHard402 = regexp.MustCompile(`["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|^\s*402\s+payment`)
+	billingHead    = lazyRegexp(`(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402\b)`)
+	billingHard402 = lazyRegexp(`["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|^\s*402\s+payment`)
 )
 
 func isTimeoutError(raw string) bool { return matchesAny(raw, timeoutPatterns) }
@@ -336,12 +336,12 @@ func isBillingError(raw string) bool {
 		return false
 	}
 	if utf16Len(raw) > 512 {
-		return billingHard402.MatchString(lower)
+		return billingHard402().MatchString(lower)
 	}
 	if matchesAny(raw, billingPatterns) {
 		return true
 	}
-	if !billingHead.MatchString(raw) {
+	if !billingHead().MatchString(raw) {
 		return false
 	}
 	return containsAny(lower, []string{"upgrade", "credits", "payment", "plan"})
@@ -358,22 +358,22 @@ func rateLimitOrOverloadedCopy(raw string) string {
 }
 
 var (
-	connRefused = regexp.MustCompile(`\beconnrefused\b`)
-	connReset   = regexp.MustCompile(`\beconnreset\b|\beconnaborted\b|\benetreset\b|\bepipe\b`)
-	dnsFailure  = regexp.MustCompile(`\benotfound\b|\beai_again\b`)
-	unreachable = regexp.MustCompile(`\benetunreach\b|\behostunreach\b|\behostdown\b`)
+	connRefused = lazyRegexp(`\beconnrefused\b`)
+	connReset   = lazyRegexp(`\beconnreset\b|\beconnaborted\b|\benetreset\b|\bepipe\b`)
+	dnsFailure  = lazyRegexp(`\benotfound\b|\beai_again\b`)
+	unreachable = lazyRegexp(`\benetunreach\b|\behostunreach\b|\behostdown\b`)
 )
 
 func transportCopy(raw string) string {
 	lower := strings.ToLower(raw)
 	switch {
-	case connRefused.MatchString(lower) || containsAny(lower, []string{"connection refused", "actively refused"}):
+	case connRefused().MatchString(lower) || containsAny(lower, []string{"connection refused", "actively refused"}):
 		return msgConnRefused
-	case connReset.MatchString(lower) || containsAny(lower, []string{"socket hang up", "connection reset", "connection aborted"}):
+	case connReset().MatchString(lower) || containsAny(lower, []string{"socket hang up", "connection reset", "connection aborted"}):
 		return msgConnReset
-	case dnsFailure.MatchString(lower) || containsAny(lower, []string{"getaddrinfo", "no such host", "dns"}):
+	case dnsFailure().MatchString(lower) || containsAny(lower, []string{"getaddrinfo", "no such host", "dns"}):
 		return msgDNS
-	case unreachable.MatchString(lower) || containsAny(lower, []string{"network is unreachable", "host is unreachable"}):
+	case unreachable().MatchString(lower) || containsAny(lower, []string{"network is unreachable", "host is unreachable"}):
 		return msgUnreachable
 	case containsAny(lower, []string{"fetch failed", "connection error", "network request failed"}):
 		return msgNetwork
@@ -387,7 +387,7 @@ func isContextOverflowError(raw string) bool {
 		return false
 	}
 	lower := strings.ToLower(raw)
-	if tpmHint.MatchString(lower) || strings.Contains(lower, "tokens per minute") {
+	if tpmHint().MatchString(lower) || strings.Contains(lower, "tokens per minute") {
 		return false // Groq's 413 for TPM is a rate limit
 	}
 	if strings.Contains(lower, "reasoning is mandatory") || strings.Contains(lower, "reasoning is required") ||
@@ -417,4 +417,4 @@ func isContextOverflowError(raw string) bool {
 		containsAny(raw, []string{"上下文过长", "上下文超出", "上下文长度超", "超出最大上下文", "请压缩上下文"})
 }
 
-var tpmHint = regexp.MustCompile(`\btpm\b`)
+var tpmHint = lazyRegexp(`\btpm\b`)

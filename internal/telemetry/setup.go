@@ -1,6 +1,7 @@
 // Package telemetry owns Switchboard's OpenTelemetry traces: it decides
 // from the standard OTEL_* environment whether traces are exported, builds
-// the SDK tracer provider with the OTLP/HTTP exporter, and gives the runner,
+// the SDK tracer provider with its own OTLP/HTTP protobuf exporter (the
+// upstream one links in gRPC), and gives the runner,
 // the relay and the sub-agent manager a small span API in which every run of
 // one agent chain lands in one trace (the trace id is derived from the chain
 // id). When tracing is off the Tracer is nil and every call is a no-op.
@@ -13,7 +14,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -47,8 +47,8 @@ func Enabled(env func(string) string) (bool, error) {
 
 // Setup returns the tracer provider the environment asks for and the func
 // that flushes and stops it; nil, nil when traces are off. The exporter
-// reads its own OTEL_EXPORTER_OTLP_* settings (endpoint, headers, timeout,
-// TLS) from the process environment.
+// reads the OTEL_EXPORTER_OTLP_* settings (endpoint, headers, timeout,
+// compression, TLS) from env.
 func Setup(ctx context.Context, env func(string) string, version string) (trace.TracerProvider, func(context.Context) error, error) {
 	on, err := Enabled(env)
 	if err != nil || !on {
@@ -60,9 +60,9 @@ func Setup(ctx context.Context, env func(string) string, version string) (trace.
 	if p := strings.TrimSpace(env("OTEL_EXPORTER_OTLP_PROTOCOL")); p != "" && p != "http/protobuf" && env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") == "" {
 		return nil, nil, fmt.Errorf("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL=%q is not supported (use http/protobuf)", p)
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := newOTLPExporter(env)
 	if err != nil {
-		return nil, nil, fmt.Errorf("telemetry: otlp exporter: %w", err)
+		return nil, nil, err
 	}
 	res, err := Resource(ctx, env, version)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,6 +87,36 @@ func TestText(t *testing.T) {
 		}
 		if got := AssistantText(tt.m); got != tt.assistant {
 			t.Errorf("%s: AssistantText() = %q, want %q", tt.name, got, tt.assistant)
+		}
+	}
+}
+
+func TestContentText(t *testing.T) {
+	img := Block{Type: BlockImage, Data: "AAAA", MimeType: "image/png"}
+	for _, tt := range []struct {
+		name string
+		c    Content
+		want string
+	}{
+		{"string", StringContent("plain"), "plain"},
+		{"no blocks", BlockContent(), ""},
+		{"image only", BlockContent(img), ""},
+		{"one text block", BlockContent(img, TextBlock("one")), "one"},
+		{"text blocks joined", BlockContent(TextBlock("a"), img, TextBlock("b"), TextBlock("c")), "abc"},
+		{"tool call skipped", BlockContent(TextBlock("x"), Block{Type: BlockToolCall, ID: "1", Name: "n"}), "x"},
+	} {
+		if got := tt.c.Text(); got != tt.want {
+			t.Errorf("%s: Text() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func BenchmarkContentTextOneBlock(b *testing.B) {
+	c := BlockContent(TextBlock(strings.Repeat("a line of a model reply\n", 40)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if c.Text() == "" {
+			b.Fatal("empty")
 		}
 	}
 }

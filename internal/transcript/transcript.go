@@ -28,6 +28,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -270,19 +271,28 @@ func (c Content) Text() string {
 	if c.String != nil {
 		return *c.String
 	}
-	var n int
+	var n, count int
+	var only string
 	for _, b := range c.Blocks {
 		if b.Type == BlockText && b.Text != nil {
 			n += len(*b.Text)
+			count++
+			only = *b.Text
 		}
 	}
-	buf := make([]byte, 0, n)
+	if count <= 1 {
+		// The common case, one text block: its string as is, no copy
+		// (a model request reads the text of every message in its window).
+		return only
+	}
+	var sb strings.Builder
+	sb.Grow(n)
 	for _, b := range c.Blocks {
 		if b.Type == BlockText && b.Text != nil {
-			buf = append(buf, *b.Text...)
+			sb.WriteString(*b.Text)
 		}
 	}
-	return string(buf)
+	return sb.String()
 }
 
 // ToolCalls returns the toolCall blocks of the content.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -411,10 +412,10 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-var contextPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var contextPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
 
 // ValidContextID reports whether id is a context id the reference accepts.
-func ValidContextID(id string) bool { return contextPattern.MatchString(id) }
+func ValidContextID(id string) bool { return contextPattern().MatchString(id) }
 
 // DecodeSend decodes and checks SendMessage params.
 func DecodeSend(params json.RawMessage) (SendParams, *Error) {

@@ -5,7 +5,8 @@ package wire
 // spawn parent (Switchboard's own method; `switchboard top`).
 const MethodRunsActive = "runs.active"
 
-func init() {
+// addActivitySchemas adds the schemas of this file's methods.
+func addActivitySchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodRunsActive] = Object(nil, P("limit", IntRange(1, 1000)))
 }
 

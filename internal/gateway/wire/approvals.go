@@ -52,7 +52,8 @@ type ExecApprovalIDParams struct {
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
 }
 
-func init() {
+// addApprovalsSchemas adds the schemas of this file's methods.
+func addApprovalsSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodExecApprovalList] = Object(nil)
 	methodSchemas[MethodExecApprovalsGet] = Object(nil)
 	methodSchemas[MethodExecApprovalsSet] = Object([]string{"file"}, P("file", Any()), P("baseHash", Any()))

@@ -3,7 +3,8 @@ package wire
 // MethodChannelsStatus reports each chat channel connector's state.
 const MethodChannelsStatus = "channels.status"
 
-func init() {
+// addChannelsSchemas adds the schemas of this file's methods.
+func addChannelsSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodChannelsStatus] = Object(nil, P("probe", Bool()), P("timeoutMs", Int(0)))
 }
 

@@ -33,7 +33,8 @@ type CompactDetail struct {
 	Details          any    `json:"details,omitempty"`
 }
 
-func init() {
+// addCompactSchemas adds the schemas of this file's methods.
+func addCompactSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodSessionsCompact] = Object([]string{"key"},
 		P("key", NonEmptyStr()),
 		P("agentId", Str()),

@@ -44,7 +44,8 @@ type SessionMessageEvent struct {
 	Session    *SessionRow     `json:"session,omitempty"`
 }
 
-func init() {
+// addControluiSchemas adds the schemas of this file's methods.
+func addControluiSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodChatStartup] = methodSchemas[MethodChatHistory]
 	methodSchemas[MethodSessionsSubscribe] = methodSchemas[MethodSessionsList]
 	methodSchemas[MethodSessionsUnsubscribe] = Object(nil)

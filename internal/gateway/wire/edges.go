@@ -6,7 +6,8 @@ package wire
 // method; the web UI's switchboard view draws them as edges).
 const MethodSessionsEdges = "sessions.edges"
 
-func init() {
+// addEdgesSchemas adds the schemas of this file's methods.
+func addEdgesSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodSessionsEdges] = Object([]string{"keys"}, P("keys", StrArray()), P("limit", IntRange(1, 1000)))
 }
 

@@ -4,7 +4,8 @@ package wire
 // state and tools (Switchboard's own method; `switchboard mcp list`).
 const MethodMCPList = "mcp.list"
 
-func init() { methodSchemas[MethodMCPList] = Object(nil) }
+// addMcpSchemas adds the schemas of this file's methods.
+func addMcpSchemas(methodSchemas map[string]*Schema) { methodSchemas[MethodMCPList] = Object(nil) }
 
 // MCPServer is one entry of mcp.list's "servers".
 type MCPServer struct {

@@ -5,7 +5,8 @@ package wire
 // SQLite is one node).
 const MethodNodesList = "nodes.list"
 
-func init() {
+// addNodesSchemas adds the schemas of this file's methods.
+func addNodesSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodNodesList] = Object(nil)
 }
 

@@ -29,7 +29,8 @@ var TaskStatuses = []string{"queued", "running", "completed", "failed", "cancell
 // MaxTasksLimit bounds tasks.list's limit.
 const MaxTasksLimit = 500
 
-func init() {
+// addUiviewsSchemas adds the schemas of this file's methods.
+func addUiviewsSchemas(methodSchemas map[string]*Schema) {
 	agentOrSession := Object(nil, P("agentId", NonEmptyStr()), P("sessionKey", NonEmptyStr()))
 	methodSchemas[MethodChatMetadata] = agentOrSession
 	methodSchemas[MethodSkillsStatus] = agentOrSession

@@ -2,8 +2,10 @@
 // Anthropic Messages streaming API ("anthropic-messages"). It maps requests
 // and messages to the wire format (system prompt, tools with input_schema,
 // tool_use and tool_result blocks, extended thinking), streamed events to
-// provider events, and HTTP failures to *provider.Error. It imports only
-// provider and the official anthropic-sdk-go SDK; the daemon wires it up.
+// provider events, and HTTP failures to *provider.Error. It speaks the wire
+// format itself (a few JSON structs over the shared provider/transport) and
+// imports nothing else; the daemon wires it up. The official SDK it
+// replaced was about 2.5 MB of the binary.
 //
 // Mapping notes:
 //   - Consecutive tool results, and any user text that follows them, are
@@ -25,16 +27,20 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
+	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/provider/transport"
 )
+
+// apiVersion is the anthropic-version header sent with every request.
+const apiVersion = "2023-06-01"
 
 // DefaultBaseURL is the API root used when Config.BaseURL is empty.
 const DefaultBaseURL = "https://api.anthropic.com"
@@ -51,8 +57,8 @@ type Config struct {
 	// APIKey is sent as the x-api-key header. Empty sends none (for proxies
 	// that add credentials themselves).
 	APIKey string
-	// Headers are added to every request (they may override SDK headers,
-	// e.g. anthropic-beta).
+	// Headers are added to every request (they may override the default
+	// ones, e.g. anthropic-version; anthropic-beta goes here).
 	Headers map[string]string
 	// HTTPClient sends the requests; nil means http.DefaultClient. Its
 	// Timeout must be zero or longer than any reply: it bounds the stream.
@@ -71,9 +77,12 @@ type Config struct {
 // Provider streams model turns from the Anthropic Messages API. It is safe
 // for concurrent use.
 type Provider struct {
-	name      string
-	maxTokens int
-	messages  anthropic.MessageService
+	name       string
+	maxTokens  int
+	url        string // the messages endpoint
+	header     http.Header
+	client     *http.Client // nil: http.DefaultClient
+	maxRetries int
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -102,22 +111,17 @@ func New(cfg Config) (*Provider, error) {
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(base),
-		option.WithMaxRetries(cfg.MaxRetries),
-	}
+	// Ambient ANTHROPIC_* variables are never read: everything is in cfg.
+	h := http.Header{}
+	h.Set("anthropic-version", apiVersion)
 	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+		h.Set("x-api-key", cfg.APIKey)
 	}
 	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
+		h.Set(k, v)
 	}
-	client := anthropic.NewClient(opts...)
-	return &Provider{name: name, maxTokens: maxTokens, messages: client.Messages}, nil
+	return &Provider{name: name, maxTokens: maxTokens, url: strings.TrimSuffix(base, "/") + "/v1/messages", header: h,
+		client: cfg.HTTPClient, maxRetries: cfg.MaxRetries}, nil
 }
 
 // Name returns the provider id used in errors.
@@ -135,18 +139,43 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) iter.Seq2[
 			yield(nil, fmt.Errorf("anthropic.Stream: %s: %w", p.name, err))
 			return
 		}
-		stream := p.messages.NewStreaming(ctx, params)
-		defer stream.Close()
+		body, err := json.Marshal(params)
+		if err != nil {
+			yield(nil, fmt.Errorf("anthropic.Stream: %s: %w", p.name, err))
+			return
+		}
+		res, err := transport.Post(ctx, transport.Request{Client: p.client, URL: p.url, Header: p.header, Body: body, MaxRetries: p.maxRetries})
+		if err != nil {
+			yield(nil, p.mapError(ctx, err))
+			return
+		}
+		defer res.Body.Close()
 
 		var st streamState
-		for stream.Next() {
-			ev := stream.Current()
+		events := transport.NewSSEReader(res.Body)
+		for {
+			sse, ok := events.Next()
+			if !ok {
+				break
+			}
+			if len(sse.Data) == 0 {
+				continue
+			}
+			var ev streamEvent
+			if err := json.Unmarshal(sse.Data, &ev); err != nil {
+				yield(nil, &provider.Error{Provider: p.name, Message: "decode stream event: " + err.Error()})
+				return
+			}
+			if sse.Type == "error" || ev.Type == "error" {
+				yield(nil, errorResponse(p.name, 0, sse.Data))
+				return
+			}
 			st.event(&ev)
 			if !st.drain(yield) {
 				return
 			}
 		}
-		if err := stream.Err(); err != nil {
+		if err := events.Err(); err != nil {
 			yield(nil, p.mapError(ctx, err))
 			return
 		}
@@ -163,8 +192,7 @@ func (p *Provider) Stream(ctx context.Context, req *provider.Request) iter.Seq2[
 	}
 }
 
-// mapError turns an SDK or transport error into ctx.Err() or a
-// *provider.Error.
+// mapError turns a transport error into ctx.Err() or a *provider.Error.
 func (p *Provider) mapError(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr

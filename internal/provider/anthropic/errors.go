@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/provider/transport"
 )
 
 // errorStatus is the HTTP status Anthropic documents for each error type,
@@ -29,23 +29,8 @@ var errorStatus = map[string]int{
 
 // classify maps a failure other than cancellation to a *provider.Error.
 func classify(name string, err error) *provider.Error {
-	if aerr, ok := errors.AsType[*anthropic.Error](err); ok {
-		typ, msg := errorBody([]byte(aerr.RawJSON()))
-		status := aerr.StatusCode
-		if status < 400 {
-			// An "event: error" inside a stream that started with 200.
-			status = errorStatus[typ]
-		}
-		if msg == "" {
-			msg = strings.TrimSpace(aerr.RawJSON())
-			if len(msg) > 512 {
-				msg = msg[:512] + "…"
-			}
-		}
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		return &provider.Error{Provider: name, StatusCode: status, Message: msg, Retryable: retryableStatus(status)}
+	if serr, ok := errors.AsType[*transport.StatusError](err); ok {
+		return errorResponse(name, serr.Status, serr.Body)
 	}
 	_, isNet := errors.AsType[net.Error](err)
 	return &provider.Error{
@@ -53,6 +38,26 @@ func classify(name string, err error) *provider.Error {
 		Message:   err.Error(),
 		Retryable: isNet || errors.Is(err, io.ErrUnexpectedEOF),
 	}
+}
+
+// errorResponse maps an error body: of an HTTP error status, or (status
+// 0) of an "event: error" inside a stream that started with 200, whose
+// status comes from its error type.
+func errorResponse(name string, status int, body []byte) *provider.Error {
+	typ, msg := errorBody(body)
+	if status < 400 {
+		status = errorStatus[typ]
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(body))
+		if len(msg) > 512 {
+			msg = msg[:512] + "…"
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	return &provider.Error{Provider: name, StatusCode: status, Message: msg, Retryable: retryableStatus(status)}
 }
 
 // retryableStatus reports whether an HTTP status is worth retrying later.

@@ -6,8 +6,65 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/switchboardhq/switchboard/internal/provider"
+)
+
+// messageParams is the body of a streaming POST /v1/messages.
+type messageParams struct {
+	Model         string    `json:"model"`
+	MaxTokens     int64     `json:"max_tokens"`
+	Stream        bool      `json:"stream"`
+	System        []block   `json:"system,omitempty"`
+	Messages      []message `json:"messages"`
+	Tools         []tool    `json:"tools,omitempty"`
+	Thinking      *thinking `json:"thinking,omitempty"`
+	Temperature   *float64  `json:"temperature,omitempty"`
+	TopP          *float64  `json:"top_p,omitempty"`
+	StopSequences []string  `json:"stop_sequences,omitempty"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is a content block of any type: text, image, tool_use or
+// tool_result.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	Source    *imageSource    `json:"source,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   []block         `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type tool struct {
+	Name        string                     `json:"name"`
+	Description string                     `json:"description,omitempty"`
+	InputSchema map[string]json.RawMessage `json:"input_schema"`
+}
+
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int64  `json:"budget_tokens"`
+}
+
+func textBlock(s string) block { return block{Type: "text", Text: s} }
+
+// The roles of a Messages conversation.
+const (
+	roleUser      = "user"
+	roleAssistant = "assistant"
 )
 
 // thinkingBudgets maps Request.Thinking to an extended-thinking budget.
@@ -18,51 +75,46 @@ var thinkingBudgets = map[string]int64{
 }
 
 // newParams maps a provider request to Messages parameters.
-func newParams(req *provider.Request, defaultMaxTokens int) (anthropic.MessageNewParams, error) {
-	var params anthropic.MessageNewParams
+func newParams(req *provider.Request, defaultMaxTokens int) (*messageParams, error) {
 	if req == nil {
-		return params, errors.New("nil request")
+		return nil, errors.New("nil request")
 	}
 	if req.Model == "" {
-		return params, errors.New("empty model")
+		return nil, errors.New("empty model")
 	}
-	params.Model = anthropic.Model(req.Model)
+	params := &messageParams{Model: req.Model, Stream: true}
 	maxTokens := int64(req.MaxTokens)
 	if maxTokens <= 0 {
 		maxTokens = int64(defaultMaxTokens)
 	}
 	params.MaxTokens = maxTokens
 	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+		params.System = []block{textBlock(req.System)}
 	}
 
 	msgs, err := newMessages(req.Messages)
 	if err != nil {
-		return params, err
+		return nil, err
 	}
 	params.Messages = msgs
 
 	for _, t := range req.Tools {
 		schema, err := inputSchema(t.Parameters)
 		if err != nil {
-			return params, fmt.Errorf("tool %q: %w", t.Name, err)
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		tool := &anthropic.ToolParam{Name: t.Name, InputSchema: schema}
-		if t.Description != "" {
-			tool.Description = anthropic.String(t.Description)
-		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: tool})
+		params.Tools = append(params.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 
-	thinking := false
+	thinkingOn := false
 	if budget := thinkingBudgets[req.Thinking]; budget > 0 && !lastAssistantCallsTools(req.Messages) {
-		thinking = true
-		params.Thinking.OfEnabled = &anthropic.ThinkingConfigEnabledParam{BudgetTokens: budget}
+		thinkingOn = true
+		params.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 		if params.MaxTokens <= budget {
 			params.MaxTokens = budget + maxTokens
 		}
 	}
-	applySampling(&params, req.Sampling, thinking)
+	applySampling(params, req.Sampling, thinkingOn)
 	return params, nil
 }
 
@@ -71,7 +123,7 @@ func newParams(req *provider.Request, defaultMaxTokens int) (anthropic.MessageNe
 // clamped to 1), top_p and stop sequences. Penalties and seed have no
 // Anthropic field and are dropped. With extended thinking on, the API
 // refuses a changed temperature or top_p, so only the stop sequences go.
-func applySampling(params *anthropic.MessageNewParams, s *provider.Sampling, thinking bool) {
+func applySampling(params *messageParams, s *provider.Sampling, thinking bool) {
 	if s == nil {
 		return
 	}
@@ -82,19 +134,20 @@ func applySampling(params *anthropic.MessageNewParams, s *provider.Sampling, thi
 		return
 	}
 	if s.Temperature != nil {
-		params.Temperature = anthropic.Float(min(max(*s.Temperature, 0), 1))
+		t := min(max(*s.Temperature, 0), 1)
+		params.Temperature = &t
 	}
 	if s.TopP != nil {
-		params.TopP = anthropic.Float(*s.TopP)
+		params.TopP = s.TopP
 	}
 }
 
 // newMessages maps the conversation, merging consecutive messages of one
 // role: Anthropic wants alternating turns, and all tool results for one
 // assistant turn in the next user turn, ahead of any text.
-func newMessages(in []provider.Message) ([]anthropic.MessageParam, error) {
-	out := make([]anthropic.MessageParam, 0, len(in))
-	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+func newMessages(in []provider.Message) ([]message, error) {
+	out := make([]message, 0, len(in))
+	add := func(role string, blocks ...block) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -102,54 +155,50 @@ func newMessages(in []provider.Message) ([]anthropic.MessageParam, error) {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, anthropic.MessageParam{Role: role, Content: blocks})
+		out = append(out, message{Role: role, Content: blocks})
 	}
 	for i, m := range in {
 		switch m.Role {
 		case provider.RoleUser:
 			// Images first, then the text that refers to them, as
 			// Anthropic recommends.
-			blocks := make([]anthropic.ContentBlockParamUnion, 0, len(m.Images)+1)
+			blocks := make([]block, 0, len(m.Images)+1)
 			for _, img := range m.Images {
-				blocks = append(blocks, anthropic.NewImageBlockBase64(img.MimeType, img.Data))
+				blocks = append(blocks, block{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MimeType, Data: img.Data}})
 			}
 			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock(m.Text))
 			}
-			add(anthropic.MessageParamRoleUser, blocks...)
+			add(roleUser, blocks...)
 		case provider.RoleAssistant:
-			var blocks []anthropic.ContentBlockParamUnion
+			var blocks []block
 			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock(m.Text))
 			}
 			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, objectArguments(tc.Arguments), tc.Name))
+				blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: objectArguments(tc.Arguments)})
 			}
-			add(anthropic.MessageParamRoleAssistant, blocks...)
+			add(roleAssistant, blocks...)
 		case provider.RoleTool:
 			if m.ToolCallID == "" {
 				return nil, fmt.Errorf("message %d: tool result without ToolCallID", i)
 			}
-			result := &anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			result := block{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 			if m.Text != "" {
-				result.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Text}}}
+				result.Content = []block{textBlock(m.Text)}
 			}
-			if m.IsError {
-				result.IsError = anthropic.Bool(true)
-			}
-			block := anthropic.ContentBlockParamUnion{OfToolResult: result}
 			n := len(out)
-			if n == 0 || out[n-1].Role != anthropic.MessageParamRoleUser {
-				add(anthropic.MessageParamRoleUser, block)
+			if n == 0 || out[n-1].Role != roleUser {
+				add(roleUser, result)
 				continue
 			}
 			// Insert after the tool results already in this user turn.
 			content := out[n-1].Content
 			k := 0
-			for k < len(content) && content[k].OfToolResult != nil {
+			for k < len(content) && content[k].Type == "tool_result" {
 				k++
 			}
-			out[n-1].Content = append(content[:k], append([]anthropic.ContentBlockParamUnion{block}, content[k:]...)...)
+			out[n-1].Content = append(content[:k], append([]block{result}, content[k:]...)...)
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -170,38 +219,25 @@ func lastAssistantCallsTools(msgs []provider.Message) bool {
 
 // inputSchema maps a JSON schema object to input_schema, keeping every
 // keyword as raw JSON. The type is always "object", as the API requires.
-func inputSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error) {
-	var schema anthropic.ToolInputSchemaParam
-	if len(bytes.TrimSpace(raw)) == 0 {
-		schema.Properties = map[string]any{}
-		return schema, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return schema, fmt.Errorf("parameters: %w", err)
-	}
-	if fields == nil {
-		return schema, errors.New("parameters: not a JSON object")
-	}
-	extra := make(map[string]any)
-	for k, v := range fields {
-		switch k {
-		case "type":
-		case "properties":
-			schema.Properties = v
-		case "required":
-			if err := json.Unmarshal(v, &schema.Required); err != nil {
-				return schema, fmt.Errorf("parameters: required: %w", err)
-			}
-		default:
-			extra[k] = v
+func inputSchema(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	schema := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			return nil, fmt.Errorf("parameters: %w", err)
+		}
+		if schema == nil {
+			return nil, errors.New("parameters: not a JSON object")
 		}
 	}
-	if schema.Properties == nil {
-		schema.Properties = map[string]any{}
+	if req, ok := schema["required"]; ok {
+		var names []string
+		if err := json.Unmarshal(req, &names); err != nil {
+			return nil, fmt.Errorf("parameters: required: %w", err)
+		}
 	}
-	if len(extra) > 0 {
-		schema.ExtraFields = extra
+	schema["type"] = json.RawMessage(`"object"`)
+	if p, ok := schema["properties"]; !ok || string(bytes.TrimSpace(p)) == "null" {
+		schema["properties"] = json.RawMessage(`{}`)
 	}
 	return schema, nil
 }

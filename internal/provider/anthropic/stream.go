@@ -5,16 +5,50 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
+
+// streamEvent is one event of a Messages stream, with the fields used of
+// every type (message_start, content_block_start/delta/stop,
+// message_delta, message_stop; ping and unknown types are ignored).
+type streamEvent struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		ID    string `json:"id"`
+		Usage usage  `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type     string          `json:"type"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Text     string          `json:"text"`
+		Thinking string          `json:"thinking"`
+		Input    json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage usage `json:"usage"`
+}
+
+type usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
 
 // streamState folds Messages stream events into provider events.
 type streamState struct {
 	id         string
 	usage      provider.Usage
 	sawUsage   bool
-	stopReason anthropic.StopReason
+	stopReason string
 	calls      int                // tool calls emitted
 	open       map[int64]*toolUse // tool_use blocks not yet stopped, by index
 	stopped    bool               // message_stop seen
@@ -24,12 +58,12 @@ type streamState struct {
 // toolUse accumulates one streamed tool_use block.
 type toolUse struct {
 	id, name string
-	start    any    // input from content_block_start, normally {}
-	partial  []byte // input_json_delta fragments
+	start    json.RawMessage // input from content_block_start, normally {}
+	partial  []byte          // input_json_delta fragments
 }
 
 // event folds one stream event into st, queueing the events it produces.
-func (st *streamState) event(ev *anthropic.MessageStreamEventUnion) {
+func (st *streamState) event(ev *streamEvent) {
 	switch ev.Type {
 	case "message_start":
 		st.id = ev.Message.ID
@@ -97,7 +131,8 @@ func (st *streamState) text(t provider.EventType, s string) {
 func (st *streamState) emitCall(tu *toolUse) {
 	args := objectArguments(tu.partial)
 	if len(tu.partial) == 0 {
-		if m, ok := tu.start.(map[string]any); ok && len(m) > 0 {
+		var m map[string]any
+		if json.Unmarshal(tu.start, &m) == nil && len(m) > 0 {
 			if b, err := json.Marshal(m); err == nil {
 				args = b
 			}
@@ -124,13 +159,13 @@ func (st *streamState) finish() {
 // mapStopReason maps stop_reason to the transcript's stop reasons.
 func (st *streamState) mapStopReason() string {
 	switch st.stopReason {
-	case anthropic.StopReasonToolUse:
+	case "tool_use":
 		return provider.StopToolUse
-	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+	case "max_tokens", "model_context_window_exceeded":
 		return provider.StopLength
-	case anthropic.StopReasonRefusal:
+	case "refusal":
 		return provider.StopError
-	case anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence, anthropic.StopReasonPauseTurn:
+	case "end_turn", "stop_sequence", "pause_turn":
 		return provider.StopEnd
 	}
 	if st.calls > 0 {

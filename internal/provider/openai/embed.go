@@ -2,14 +2,32 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
+	"io"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
+
+// embedParams is the body of POST /embeddings.
+type embedParams struct {
+	Model      string   `json:"model"`
+	Input      []string `json:"input"`
+	Dimensions int      `json:"dimensions,omitempty"`
+}
+
+// embedResponse is the part of the /embeddings reply Embed reads.
+type embedResponse struct {
+	Data []struct {
+		Index     int64     `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	} `json:"data"`
+	Usage struct {
+		PromptTokens int64 `json:"prompt_tokens"`
+		TotalTokens  int64 `json:"total_tokens"`
+	} `json:"usage"`
+}
 
 // Embed asks the server's /embeddings endpoint for one vector per input.
 // Failures are *provider.Error, or ctx.Err() once ctx is done.
@@ -17,17 +35,25 @@ func (p *Provider) Embed(ctx context.Context, req *provider.EmbedRequest) (*prov
 	if req == nil || req.Model == "" || len(req.Input) == 0 {
 		return nil, errors.New("openai.Embed: a model and at least one input are required")
 	}
-	params := openai.EmbeddingNewParams{Model: req.Model, Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: req.Input}}
-	if req.Dimensions > 0 {
-		params.Dimensions = openai.Int(int64(req.Dimensions))
-	}
-	var failed failedResponse
-	res, err := p.embed.New(ctx, params, option.WithMiddleware(failed.capture))
+	body, err := json.Marshal(embedParams{Model: req.Model, Input: req.Input, Dimensions: max(req.Dimensions, 0)})
 	if err != nil {
-		return nil, p.mapError(ctx, err, &failed)
+		return nil, fmt.Errorf("openai.Embed: %s: %w", p.name, err)
 	}
-	out := &provider.EmbedResult{Vectors: make([][]float64, len(req.Input)), PromptTokens: res.Usage.PromptTokens, TotalTokens: res.Usage.TotalTokens}
-	for _, d := range res.Data {
+	res, err := p.post(ctx, "/embeddings", body)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, p.mapError(ctx, err)
+	}
+	var er embedResponse
+	if err := json.Unmarshal(raw, &er); err != nil {
+		return nil, &provider.Error{Provider: p.name, Message: "decode embeddings response: " + err.Error()}
+	}
+	out := &provider.EmbedResult{Vectors: make([][]float64, len(req.Input)), PromptTokens: er.Usage.PromptTokens, TotalTokens: er.Usage.TotalTokens}
+	for _, d := range er.Data {
 		if d.Index < 0 || int(d.Index) >= len(out.Vectors) || out.Vectors[d.Index] != nil {
 			return nil, &provider.Error{Provider: p.name, Message: fmt.Sprintf("embeddings response has a bad index %d", d.Index)}
 		}

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,58 +9,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
-// maxErrorBody bounds how much of an error response is read.
-const maxErrorBody = 1 << 20
-
-// failedResponse records the status and body of the last attempt of one
-// request when it failed with an HTTP error. OpenAI-compatible servers do not
-// all send OpenAI's {"error":{"message":...}} shape, and the SDK cannot
-// decode the others; this keeps their status and message.
-type failedResponse struct {
-	status int
-	body   []byte
+// httpError maps an HTTP error response to a *provider.Error.
+func httpError(name string, status int, body []byte) *provider.Error {
+	return &provider.Error{Provider: name, StatusCode: status, Message: bodyMessage(status, body), Retryable: retryableStatus(status)}
 }
 
-// capture is an option.Middleware that fills f from error responses and
-// hands the SDK an unread copy of the body.
-func (f *failedResponse) capture(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	f.status, f.body = 0, nil
-	res, err := next(req)
-	if err != nil || res == nil || res.StatusCode < 400 {
-		return res, err
-	}
-	body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	res.Body.Close()
-	if readErr != nil {
-		return nil, readErr
-	}
-	f.status, f.body = res.StatusCode, body
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	return res, nil
-}
-
-// classify maps a failure other than cancellation to a *provider.Error.
-func classify(name string, err error, failed *failedResponse) *provider.Error {
-	if aerr, ok := errors.AsType[*openai.Error](err); ok {
-		msg := aerr.Message
-		if msg == "" {
-			msg = bodyMessage(aerr.StatusCode, failed.body)
-		}
-		return &provider.Error{Provider: name, StatusCode: aerr.StatusCode, Message: msg, Retryable: retryableStatus(aerr.StatusCode)}
-	}
-	if failed.status != 0 {
-		// The SDK failed to decode a non-OpenAI error body.
-		return &provider.Error{Provider: name, StatusCode: failed.status, Message: bodyMessage(failed.status, failed.body), Retryable: retryableStatus(failed.status)}
-	}
-	if serr, ok := errors.AsType[*ssestream.StreamError](err); ok {
-		return streamError(name, serr.Event.Data)
-	}
+// transportError maps a failure to reach the server or to read its reply
+// (other than cancellation) to a *provider.Error.
+func transportError(name string, err error) *provider.Error {
 	_, isNet := errors.AsType[net.Error](err)
 	return &provider.Error{
 		Provider:  name,

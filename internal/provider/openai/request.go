@@ -6,112 +6,159 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
+// chatParams is the body of a streaming POST /chat/completions.
+type chatParams struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       streamOptions `json:"stream_options"`
+	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64      `json:"temperature,omitempty"`
+	TopP                *float64      `json:"top_p,omitempty"`
+	FrequencyPenalty    *float64      `json:"frequency_penalty,omitempty"`
+	PresencePenalty     *float64      `json:"presence_penalty,omitempty"`
+	Seed                *int64        `json:"seed,omitempty"`
+	Stop                []string      `json:"stop,omitempty"`
+	Tools               []chatTool    `json:"tools,omitempty"`
+	ToolChoice          string        `json:"tool_choice,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is one message of any role. Content is a string, or for a
+// user message with images an array of parts; an assistant message that
+// only calls tools has none.
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    any            `json:"content,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function functionCall `json:"function"`
+}
+
+type functionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string      `json:"type"`
+	Function functionDef `json:"function"`
+}
+
+type functionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
 // newParams maps a provider request to Chat Completions parameters.
-func newParams(req *provider.Request) (openai.ChatCompletionNewParams, error) {
-	var params openai.ChatCompletionNewParams
+func newParams(req *provider.Request) (*chatParams, error) {
 	if req == nil {
-		return params, errors.New("nil request")
+		return nil, errors.New("nil request")
 	}
 	if req.Model == "" {
-		return params, errors.New("empty model")
+		return nil, errors.New("empty model")
 	}
-	params.Model = shared.ChatModel(req.Model)
-	params.StreamOptions.IncludeUsage = openai.Bool(true)
+	params := &chatParams{Model: req.Model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
 	if req.MaxTokens > 0 {
-		params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		params.MaxCompletionTokens = req.MaxTokens
 	}
-	applySampling(&params, req.Sampling)
+	applySampling(params, req.Sampling)
 
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	msgs := make([]chatMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
-		msgs = append(msgs, openai.SystemMessage(req.System))
+		msgs = append(msgs, chatMessage{Role: "system", Content: req.System})
 	}
 	for i, m := range req.Messages {
 		msg, err := newMessage(&m)
 		if err != nil {
-			return params, fmt.Errorf("message %d: %w", i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		msgs = append(msgs, msg)
 	}
 	params.Messages = msgs
 
 	if len(req.Tools) > 0 {
-		tools := make([]openai.ChatCompletionToolUnionParam, 0, len(req.Tools))
+		tools := make([]chatTool, 0, len(req.Tools))
 		for _, t := range req.Tools {
 			schema, err := schemaObject(t.Parameters)
 			if err != nil {
-				return params, fmt.Errorf("tool %q: %w", t.Name, err)
+				return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 			}
-			def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
-			if t.Description != "" {
-				def.Description = openai.String(t.Description)
-			}
-			tools = append(tools, openai.ChatCompletionFunctionTool(def))
+			tools = append(tools, chatTool{Type: "function", Function: functionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 		}
 		params.Tools = tools
-		params.ToolChoice.OfAuto = openai.String(string(openai.ChatCompletionToolChoiceOptionAutoAuto))
+		params.ToolChoice = "auto"
 	}
 	return params, nil
 }
 
-func newMessage(m *provider.Message) (openai.ChatCompletionMessageParamUnion, error) {
+func newMessage(m *provider.Message) (chatMessage, error) {
 	switch m.Role {
 	case provider.RoleUser:
 		if len(m.Images) == 0 {
-			return openai.UserMessage(m.Text), nil
+			return chatMessage{Role: "user", Content: m.Text}, nil
 		}
-		parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(m.Images)+1)
+		parts := make([]contentPart, 0, len(m.Images)+1)
 		if m.Text != "" {
-			parts = append(parts, openai.TextContentPart(m.Text))
+			parts = append(parts, contentPart{Type: "text", Text: m.Text})
 		}
 		for _, img := range m.Images {
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
-				URL: "data:" + img.MimeType + ";base64," + img.Data,
-			}))
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + img.MimeType + ";base64," + img.Data}})
 		}
-		return openai.UserMessage(parts), nil
+		return chatMessage{Role: "user", Content: parts}, nil
 	case provider.RoleAssistant:
-		a := openai.ChatCompletionAssistantMessageParam{}
+		a := chatMessage{Role: "assistant"}
 		if m.Text != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = openai.String(m.Text)
+			a.Content = m.Text
 		}
 		for _, tc := range m.ToolCalls {
 			args := string(bytes.TrimSpace(tc.Arguments))
 			if args == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      tc.Name,
-						Arguments: args,
-					},
-				},
-			})
+			a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: functionCall{Name: tc.Name, Arguments: args}})
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	case provider.RoleTool:
 		if m.ToolCallID == "" {
-			return openai.ChatCompletionMessageParamUnion{}, errors.New("tool result without ToolCallID")
+			return chatMessage{}, errors.New("tool result without ToolCallID")
 		}
-		return openai.ToolMessage(m.Text, m.ToolCallID), nil
+		return chatMessage{Role: "tool", Content: m.Text, ToolCallID: m.ToolCallID}, nil
 	default:
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+		return chatMessage{}, fmt.Errorf("unknown role %q", m.Role)
 	}
 }
 
-// schemaObject splits a JSON schema object into the SDK's parameters map.
-// Values stay raw JSON, so the schema is sent exactly as given. An empty
-// schema is an object without properties.
-func schemaObject(raw json.RawMessage) (shared.FunctionParameters, error) {
+// emptySchema is the parameters of a tool that declares none.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// schemaObject checks that a tool's JSON schema is an object and returns
+// it as given. An empty schema is an object without properties.
+func schemaObject(raw json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}, nil
+		return emptySchema, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
@@ -120,35 +167,19 @@ func schemaObject(raw json.RawMessage) (shared.FunctionParameters, error) {
 	if fields == nil {
 		return nil, errors.New("parameters: not a JSON object")
 	}
-	schema := make(shared.FunctionParameters, len(fields))
-	for k, v := range fields {
-		schema[k] = v
-	}
-	return schema, nil
+	return raw, nil
 }
 
 // applySampling sets the caller's sampling settings; Chat Completions has
 // a field for each.
-func applySampling(params *openai.ChatCompletionNewParams, s *provider.Sampling) {
+func applySampling(params *chatParams, s *provider.Sampling) {
 	if s == nil {
 		return
 	}
-	if s.Temperature != nil {
-		params.Temperature = openai.Float(*s.Temperature)
-	}
-	if s.TopP != nil {
-		params.TopP = openai.Float(*s.TopP)
-	}
-	if s.FrequencyPenalty != nil {
-		params.FrequencyPenalty = openai.Float(*s.FrequencyPenalty)
-	}
-	if s.PresencePenalty != nil {
-		params.PresencePenalty = openai.Float(*s.PresencePenalty)
-	}
-	if s.Seed != nil {
-		params.Seed = openai.Int(*s.Seed)
-	}
+	params.Temperature, params.TopP = s.Temperature, s.TopP
+	params.FrequencyPenalty, params.PresencePenalty = s.FrequencyPenalty, s.PresencePenalty
+	params.Seed = s.Seed
 	if len(s.Stop) > 0 {
-		params.Stop.OfStringArray = s.Stop
+		params.Stop = s.Stop
 	}
 }

@@ -5,15 +5,54 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
-// reasoningFields are the non-standard delta fields that carry reasoning
+// chatChunk is one chat.completion.chunk, with the fields the stream uses.
+// Error is set when the server reports a failure inside the stream.
+type chatChunk struct {
+	ID      string           `json:"id"`
+	Choices []chunkChoice    `json:"choices"`
+	Usage   *completionUsage `json:"usage"`
+	Error   json.RawMessage  `json:"error"`
+}
+
+type chunkChoice struct {
+	Index        int64      `json:"index"`
+	Delta        chunkDelta `json:"delta"`
+	FinishReason string     `json:"finish_reason"`
+}
+
+type chunkDelta struct {
+	Content string `json:"content"`
+	Refusal string `json:"refusal"`
+	// ReasoningContent and Reasoning are the non-standard reasoning
+	// fields (see reasoningFields), kept raw: a server may send null.
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ToolCalls        []chunkToolCall `json:"tool_calls"`
+}
+
+type chunkToolCall struct {
+	Index    int64        `json:"index"`
+	ID       string       `json:"id"`
+	Function functionCall `json:"function"`
+}
+
+type completionUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// reasoningFields: the non-standard delta fields that carry reasoning
 // text, in order of preference: vLLM, DeepSeek and llama.cpp send
 // reasoning_content; Ollama, OpenRouter and newer vLLM send reasoning. Only
 // the first present one is used, since some servers send both.
-var reasoningFields = [...]string{"reasoning_content", "reasoning"}
 
 // streamState folds chat.completion.chunk objects into provider events.
 type streamState struct {
@@ -34,13 +73,13 @@ type toolCall struct {
 }
 
 // chunk folds one chunk into st, queueing the events it produces.
-func (st *streamState) chunk(c *openai.ChatCompletionChunk) {
+func (st *streamState) chunk(c *chatChunk) {
 	st.chunks++
 	if st.id == "" {
 		st.id = c.ID
 	}
-	if c.JSON.Usage.Valid() {
-		st.usage = usageOf(&c.Usage)
+	if c.Usage != nil {
+		st.usage = usageOf(c.Usage)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -69,7 +108,7 @@ func (st *streamState) chunk(c *openai.ChatCompletionChunk) {
 
 // fragment adds one delta.tool_calls entry. A fragment with a new id at an
 // index already in use starts a new call (some servers reuse index 0).
-func (st *streamState) fragment(f *openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (st *streamState) fragment(f *chunkToolCall) {
 	tc := st.byIndex[f.Index]
 	if tc == nil || tc.sent || (f.ID != "" && tc.id != "" && f.ID != tc.id) {
 		tc = &toolCall{}
@@ -148,21 +187,13 @@ func (st *streamState) drain(yield func(*provider.Event, error) bool) bool {
 }
 
 // reasoningOf returns the reasoning text of a delta, if the server sent any.
-func reasoningOf(d *openai.ChatCompletionChunkChoiceDelta) string {
-	if len(d.JSON.ExtraFields) == 0 {
-		return ""
-	}
-	for _, name := range reasoningFields {
-		f, ok := d.JSON.ExtraFields[name]
-		if !ok {
-			continue
-		}
-		raw := f.Raw()
-		if raw == "" || raw == "null" {
+func reasoningOf(d *chunkDelta) string {
+	for _, raw := range [...]json.RawMessage{d.ReasoningContent, d.Reasoning} {
+		if len(raw) == 0 || string(raw) == "null" {
 			continue
 		}
 		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+		if json.Unmarshal(raw, &s) == nil && s != "" {
 			return s
 		}
 	}
@@ -171,7 +202,7 @@ func reasoningOf(d *openai.ChatCompletionChunkChoiceDelta) string {
 
 // usageOf maps OpenAI usage: prompt_tokens includes cached (and, where
 // reported, cache-written) tokens, which are split out.
-func usageOf(u *openai.CompletionUsage) *provider.Usage {
+func usageOf(u *completionUsage) *provider.Usage {
 	cached := u.PromptTokensDetails.CachedTokens
 	written := u.PromptTokensDetails.CacheWriteTokens
 	return &provider.Usage{

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,7 +33,7 @@ type request struct {
 // duration far from overflow.
 const maxTimeoutSeconds = 7 * 24 * 3600
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // blockedEnvKey reports whether a model may not override key on the host:
 // PATH and the loader and shell start-up variables that would let it run
@@ -124,7 +125,7 @@ func parseArgs(raw json.RawMessage) (request, error) {
 		for k, v := range env {
 			s, ok := v.(string)
 			switch {
-			case !envKeyRE.MatchString(k):
+			case !envKeyRE().MatchString(k):
 				invalid = append(invalid, k)
 				continue
 			case blockedEnvKey(k):
