@@ -87,8 +87,8 @@ func startDoors(t *testing.T, auth, extra string, opts Options) (*Daemon, *syncB
 // door is one HTTP entry point and a request it answers.
 type door struct {
 	method, path, body string
-	// auth sets the door's own credentials; gatewayAuth is whether it
-	// takes the gateway token.
+	// auth sets the credentials the door takes (the gateway token, or
+	// its own secret).
 	auth func(h http.Header)
 }
 
@@ -104,6 +104,8 @@ func doorAt(t *testing.T, path string) door {
 	return door{}
 }
 
+// doors are the gateway port's HTTP entry points, each with a request
+// it serves.
 func doors() []door {
 	gatewayAuth := func(h http.Header) { h.Set("Authorization", "Bearer "+doorsGatewayToken) }
 	none := func(http.Header) {}
@@ -216,7 +218,7 @@ func TestDoorsAdmitConfiguredNames(t *testing.T) {
 	d, _ := startDoors(t, `{ mode: "none" }`,
 		`gateway: { auth: { mode: "none" }, publicOrigin: "https://gw.example.com", controlUi: { allowedOrigins: ["https://ui.example.net"] } },`, Options{})
 	base := "http://" + d.Addrs[0].String()
-	models := door{"GET", "/healthz", "", func(http.Header) {}}
+	health := door{"GET", "/healthz", "", func(http.Header) {}}
 	for _, tc := range []struct {
 		host, origin string
 		want         int
@@ -228,7 +230,7 @@ func TestDoorsAdmitConfiguredNames(t *testing.T) {
 		{"other.example.com", "", 403},
 		{"gw.example.com", "https://other.example.com", 403},
 	} {
-		code, body := doorRequest(t, base, models, func(r *http.Request) {
+		code, body := doorRequest(t, base, health, func(r *http.Request) {
 			r.Host = tc.host
 			if tc.origin != "" {
 				r.Header.Set("Origin", tc.origin)
