@@ -240,6 +240,14 @@ func TestDoorsAdmitConfiguredNames(t *testing.T) {
 			t.Errorf("Host %s Origin %q = %d %s, want %d", tc.host, tc.origin, code, body, tc.want)
 		}
 	}
+	// /mcp too (behind a reverse proxy that keeps the public Host).
+	mcp := doorAt(t, "/mcp")
+	if code, body := doorRequest(t, base, mcp, func(r *http.Request) { r.Host = "gw.example.com" }); code != http.StatusOK {
+		t.Errorf("/mcp with Host gw.example.com = %d %s, want 200", code, body)
+	}
+	if code, _ := doorRequest(t, base, mcp, func(r *http.Request) { r.Host = "other.example.com" }); code != http.StatusForbidden {
+		t.Errorf("/mcp with Host other.example.com = %d, want 403", code)
+	}
 }
 
 // TestA2ACardIgnoresHost: the agent card's interface URL comes from
