@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -83,6 +84,8 @@ type Peer struct {
 
 // Config is what the server needs from channels.a2a.
 type Config struct {
+	// AdvertisedURL is the base of the card's interface URL; empty means
+	// the local address each card request came in on.
 	AdvertisedURL      string
 	ReplyTimeout       time.Duration
 	RateLimitPerMinute int
@@ -192,6 +195,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// card is the agent card. Its interface URL is built from configuration
+// (Config.AdvertisedURL), else from the address the request came in on,
+// never from the request's Host header, which the caller chooses.
 func (s *Server) card(r *http.Request) wire.AgentCard {
 	base := s.cfg.AdvertisedURL
 	if base == "" {
@@ -199,7 +205,11 @@ func (s *Server) card(r *http.Request) wire.AgentCard {
 		if r.TLS != nil {
 			scheme = "https"
 		}
-		base = scheme + "://" + r.Host
+		host := "localhost"
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			host = a.String()
+		}
+		base = scheme + "://" + host
 	}
 	c := wire.AgentCard{
 		Name:        s.cfg.Agents[0],

@@ -718,6 +718,13 @@ func (c *Config) GatewayListenAddrs() []string {
 	}
 }
 
+// GatewayPublicOrigin returns gateway.publicOrigin with "${ENV}"
+// references expanded and no trailing slash; "" when unset.
+func (c *Config) GatewayPublicOrigin() string {
+	o, _ := expandVars(strings.TrimSpace(c.Gateway.PublicOrigin), c.env)
+	return strings.TrimRight(o, "/")
+}
+
 // GatewayAuth returns the effective gateway auth. SWITCHBOARD_GATEWAY_TOKEN
 // and SWITCHBOARD_GATEWAY_PASSWORD override the file's token and password
 // (the environment layer comes after the file); "${ENV}" references are

@@ -466,6 +466,12 @@ type Gateway struct {
 	// Reload is "gateway.reload": what serve does when the config file
 	// changes.
 	Reload GatewayReload `json:"reload,omitzero"`
+	// PublicOrigin is the externally reachable origin of the gateway
+	// ("https://gateway.example.com", no path) when it sits behind a
+	// reverse proxy: its host is admitted by every HTTP door's Host check,
+	// its origin by the browser origin check, and the A2A agent card
+	// advertises it when channels.a2a.advertisedUrl is unset.
+	PublicOrigin string `json:"publicOrigin,omitempty"`
 }
 
 // GatewayReload is "gateway.reload". Mode is "hybrid" (default: a valid

@@ -335,6 +335,8 @@ func TestStructuralErrors(t *testing.T) {
 		{"password missing", "{gateway:{auth:{\nmode:'password'}}}", `t.json5:2: gateway.auth.mode: auth mode "password" needs gateway.auth.password or SWITCHBOARD_GATEWAY_PASSWORD`},
 		{"leading dash id", "{agents:{list:[\n{id:'-ops'}]}}", `t.json5:2: agents.list[0].id: invalid agent id "-ops": use a letter or digit, then letters, digits, '_' and '-' (at most 64)`},
 		{"bad bind", "{gateway:{\nbind:'wan'}}", `t.json5:2: gateway.bind: must be "loopback", "lan" or an IP address, got "wan"`},
+		{"public origin with a path", "{gateway:{\npublicOrigin:'https://gw.example.com/app'}}", `t.json5:2: gateway.publicOrigin: must be an origin such as "https://gateway.example.com" (scheme and host, no path, query or credentials), got "https://gw.example.com/app"`},
+		{"plain http public origin", "{gateway:{\npublicOrigin:'http://gw.example.com'}}", `t.json5:2: gateway.publicOrigin: must be an https origin (http only for localhost, 127.0.0.1 or [::1]), got "http://gw.example.com"`},
 		{"bad reload mode", "{gateway:{reload:{\nmode:'sometimes'}}}", `t.json5:2: gateway.reload.mode: must be one of "hybrid", "off", got "sometimes"`},
 		{"bad base url", "{models:{providers:{x:{\nbaseUrl:'ftp://h'}}}}", `t.json5:2: models.providers.x.baseUrl: must be an http or https URL, got "ftp://h"`},
 		{"provider id", "{models:{providers:{\n'a/b':{baseUrl:'http://h'}}}}", `t.json5:2: models.providers["a/b"]: invalid provider id "a/b": it must be non-empty without '/' or spaces`},
@@ -358,6 +360,22 @@ func TestStructuralErrors(t *testing.T) {
 				t.Errorf("error:\n%s\nwant:\n%s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestPublicOrigin(t *testing.T) {
+	for src, want := range map[string]string{
+		`{}`: "",
+		`{gateway:{publicOrigin:"https://gw.example.com/"}}`: "https://gw.example.com",
+		`{gateway:{publicOrigin:"http://127.0.0.1:18789"}}`:  "http://127.0.0.1:18789",
+	} {
+		c, _, err := Parse("p.json5", []byte(src), testEnv(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if got := c.GatewayPublicOrigin(); got != want {
+			t.Errorf("%s: GatewayPublicOrigin = %q, want %q", src, got, want)
+		}
 	}
 }
 

@@ -423,6 +423,7 @@ func (k *checker) gateway() {
 			k.fail(gp.key("controlUi").key("allowedOrigins").index(i), "must be an origin such as \"https://ui.example.com\" (scheme and host, no path), got %q", o)
 		}
 	}
+	k.publicOrigin(gp.key("publicOrigin"), g.PublicOrigin)
 	k.enum(gp.key("mode"), g.Mode, "local", "remote")
 	switch m := norm(g.Reload.Mode); m {
 	case "", ReloadHybrid, ReloadOff:
@@ -526,5 +527,26 @@ func (k *checker) messages() {
 	for _, ch := range slices.Sorted(maps.Keys(q.DebounceMsByChannel)) {
 		v := q.DebounceMsByChannel[ch]
 		k.intMin(qp.key("debounceMsByChannel").key(ch), &v, 0)
+	}
+}
+
+// publicOrigin checks gateway.publicOrigin as the reference does: an
+// HTTPS origin without path, query or credentials; HTTP only for the
+// literal loopback hosts.
+func (k *checker) publicOrigin(p keyPath, s string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return
+	}
+	k.vars(p, s)
+	exp, _ := expandVars(s, k.c.env)
+	u, err := url.Parse(exp)
+	switch {
+	case err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		k.fail(p, "must be an origin such as \"https://gateway.example.com\" (scheme and host, no path, query or credentials), got %q", s)
+	case u.Scheme == "https":
+	case u.Scheme == "http" && slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, u.Hostname()):
+	default:
+		k.fail(p, "must be an https origin (http only for localhost, 127.0.0.1 or [::1]), got %q", s)
 	}
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,7 +137,9 @@ func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner
 	if len(agents) == 0 {
 		agents = []string{def}
 	}
-	c := a2a.Config{AdvertisedURL: s.AdvertisedURL, ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
+	// The card advertises channels.a2a.advertisedUrl, else
+	// gateway.publicOrigin, else the address the card was fetched on.
+	c := a2a.Config{AdvertisedURL: cmp.Or(s.AdvertisedURL, cfg.GatewayPublicOrigin()), ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
 		Agents: agents, Version: version}
 	for _, p := range s.Peers {
 		c.Peers = append(c.Peers, a2a.Peer{Name: p.Name, Token: p.Token})

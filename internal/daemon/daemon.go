@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,15 @@ type Options struct {
 	// ReloadPoll is how often Serve looks at the config file; 0 means
 	// DefaultReloadPoll.
 	ReloadPoll time.Duration
+	// Now is the gateway's clock (failed-attempt windows and lockouts,
+	// event timestamps); nil means time.Now. Tests move it on to pass a
+	// lockout without sleeping.
+	Now func() time.Time
+	// IdleTimeout, BodyTimeout and MaxConnsPerAddr bound the gateway
+	// port's connections; zero means DefaultIdleTimeout,
+	// DefaultBodyTimeout and DefaultMaxConnsPerAddr.
+	IdleTimeout, BodyTimeout time.Duration
+	MaxConnsPerAddr          int
 }
 
 // Daemon is a running gateway. Create with Start; stop with Close.
@@ -568,8 +578,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		StateDir:              paths.StateDir,
 		LogFile:               logs.path(),
 		Catalog:               mods.Catalog,
-		AllowedOrigins:        cfg.Gateway.ControlUI.AllowedOrigins,
+		AllowedOrigins:        allowedOrigins(cfg),
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
+		PublicURLs:            publicURLs(cfg),
+		Now:                   opts.Now,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
 		Invoker:               rpcTools,
@@ -624,10 +636,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	d.retireMetrics = m.Retire
 	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
 	mux.HandleFunc("GET /readyz", d.ready)
+	// The doors' own secrets are for callers from outside: loopback is
+	// not exempt from their lockout.
+	secretLimit := *authRateLimit(cfg.Gateway.Auth.RateLimit)
+	secretLimit.ExemptLoopback = false
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
 		mux.Handle("GET /.well-known/agent.json", d.a2a)
-		mux.Handle("POST /a2a/v1", d.a2a)
+		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
 	if cfg.Hooks.Enabled {
 		h, err := newHooks(cfg, runner, st)
@@ -644,11 +660,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
-		mux.Handle(h.Pattern(), h)
+		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
 	}
 	mux.HandleFunc("GET /ready", d.ready)
 	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
-		if err := mountWebhook(mux, path, h); err != nil {
+		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
 			stopMetrics()
 			if d.a2a != nil {
 				d.a2a.Close()
@@ -662,11 +678,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, err
 		}
 	}
-	d.srv = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	d.srv = newHTTPServer(gw.Doors(mux), cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), cmp.Or(opts.BodyTimeout, DefaultBodyTimeout))
+	d.srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	maxConns := cmp.Or(opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.wg.Go(func() { d.readinessLoop(loops) })
@@ -680,7 +694,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	for _, ln := range lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
 		d.serving.Go(func() {
-			if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := d.srv.Serve(newCapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
 			}
 		})
@@ -900,6 +914,29 @@ func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
 		out.ExemptLoopback = *rl.ExemptLoopback
 	}
 	return &out
+}
+
+// allowedOrigins are the browser origins admitted besides private
+// same-origin loads: gateway.controlUi.allowedOrigins and
+// gateway.publicOrigin.
+func allowedOrigins(cfg *config.Config) []string {
+	out := slices.Clone(cfg.Gateway.ControlUI.AllowedOrigins)
+	if o := cfg.GatewayPublicOrigin(); o != "" {
+		out = append(out, o)
+	}
+	return out
+}
+
+// publicURLs are the URLs the gateway is reached at from outside; their
+// hosts pass the doors' Host check.
+func publicURLs(cfg *config.Config) []string {
+	var out []string
+	for _, u := range []string{cfg.GatewayPublicOrigin(), cfg.A2A().AdvertisedURL, cfg.Telegram().WebhookURL} {
+		if u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // upgradeOr sends WebSocket upgrades to ws and every other request to

@@ -21,6 +21,7 @@ func TestA2AInbound(t *testing.T) {
 	post := func(token, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -93,6 +94,7 @@ func TestA2ACancel(t *testing.T) {
 	post := func(body string) map[string]any {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer s1")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -118,6 +120,7 @@ func a2aPost(t *testing.T, g *gateway, token, body string) map[string]any {
 	t.Helper()
 	base := "http://" + strings.TrimPrefix(g.url, "ws://")
 	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -197,6 +200,7 @@ func TestA2ASubscribeToTask(t *testing.T) {
 	id := task["id"].(string)
 	base := "http://" + strings.TrimPrefix(g.url, "ws://")
 	req, _ := http.NewRequest(http.MethodPost, base+"/a2a/v1", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer s1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -13,6 +13,7 @@ func TestHookAgentRunsInHookSession(t *testing.T) {
 	base := strings.Replace(g.url, "ws://", "http://", 1)
 	post := func(path, tok, body string) (int, map[string]any) {
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}

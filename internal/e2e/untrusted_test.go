@@ -26,6 +26,7 @@ func TestUntrustedSessionsGetNoHostTools(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"sessionKey": "hook:x", "waitForCompletion": true,
 				"message": toolTurn("exec", map[string]any{"command": "echo ran-on-host"})})
 			req, _ := http.NewRequest("POST", base+"/hooks/agent", strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer hook-secret")
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -15,15 +15,13 @@ import (
 // RequireBearer wraps an HTTP handler served on the gateway port (the MCP
 // endpoint) with the gateway's shared-secret auth: "Authorization: Bearer
 // <gateway.auth.token or password>", the same failed-attempt limits as the
-// WebSocket handshake, and the same browser origin policy. With auth mode
+// WebSocket handshake, and the same Host and browser origin policies. With auth mode
 // "none" only loopback listeners are served without a secret.
 func (s *Server) RequireBearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != "" {
-			if reason := s.origins.check(r); reason != "" {
-				httpError(w, http.StatusForbidden, reason, 0)
-				return
-			}
+		if status, reason := s.browserRefusal(r); status != 0 {
+			httpError(w, status, reason, 0)
+			return
 		}
 		switch a := s.checkBearer(r); {
 		case a.ok:

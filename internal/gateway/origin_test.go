@@ -73,11 +73,49 @@ func TestDNSRebindingRefused(t *testing.T) {
 	if resp, err := dial("evil.example", "http://evil.example"); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("rebinding dial: err %v, resp %v; want 403", err, resp)
 	}
+	// A rebinding page's same-origin requests need not carry an Origin:
+	// the Host alone refuses them.
+	if resp, err := dial("evil.example", ""); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("rebinding dial without Origin: err %v, resp %v; want 403", err, resp)
+	}
 	addr := e.srv.Listener.Addr().String()
 	if _, err := dial(addr, "http://"+addr); err != nil {
 		t.Errorf("same-origin loopback dial: %v", err)
 	}
 	if _, err := dial("", ""); err != nil {
 		t.Errorf("non-browser dial: %v", err)
+	}
+}
+
+func TestHostPolicy(t *testing.T) {
+	def := newHostPolicy(nil, nil, false)
+	listed := newHostPolicy([]string{"https://UI.example.com"}, []string{"https://gw.example.com/", "https://bot.example.org/tg"}, false)
+	for _, tc := range []struct {
+		name string
+		p    hostPolicy
+		host string
+		ok   bool
+	}{
+		{"no Host", def, "", true},
+		{"loopback", def, "127.0.0.1:18789", true},
+		{"ipv6 loopback", def, "[::1]:18789", true},
+		{"public IP literal", def, "203.0.113.7:18789", true},
+		{"localhost", def, "localhost:18789", true},
+		{"sub.localhost", def, "app.localhost", true},
+		{".local", def, "box.local:18789", true},
+		{".ts.net", def, "box.tail1234.ts.net", true},
+		{"single-label name", def, "homeserver:18789", true},
+		{"DNS rebinding name", def, "evil.example:18789", false},
+		{"trailing dot", def, "evil.example.:18789", false},
+		{"allowed origin's host", listed, "ui.example.com", true},
+		{"public URL's host, other case and port", listed, "GW.example.com:443", true},
+		{"webhook URL's host", listed, "bot.example.org", true},
+		{"unlisted name", listed, "evil.example", false},
+		{"wildcard origin", newHostPolicy([]string{"*"}, nil, false), "evil.example", true},
+		{"Host-header fallback", newHostPolicy(nil, nil, true), "evil.example", true},
+	} {
+		if got := tc.p.check(tc.host) == ""; got != tc.ok {
+			t.Errorf("%s (%q): admitted = %v, want %v", tc.name, tc.host, got, tc.ok)
+		}
 	}
 }

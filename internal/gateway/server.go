@@ -207,8 +207,13 @@ type Config struct {
 	AllowedOrigins []string
 	// AllowHostHeaderOrigin admits a browser origin that matches the Host
 	// header even for a public name
-	// (gateway.controlUi.dangerouslyAllowHostHeaderOriginFallback).
+	// (gateway.controlUi.dangerouslyAllowHostHeaderOriginFallback), and
+	// then every Host header.
 	AllowHostHeaderOrigin bool
+	// PublicURLs are the URLs the gateway is reached at from outside
+	// (gateway.publicOrigin, channels.a2a.advertisedUrl, a chat channel's
+	// webhook URL): their hosts pass the Host check of every door.
+	PublicURLs []string
 	// EventHook, when set, is told of session commands (/new, /reset:
 	// "command:new", "command:reset") and awaited.
 	EventHook func(ctx context.Context, event string, data map[string]any)
@@ -233,6 +238,7 @@ type Server struct {
 	started      time.Time
 	instanceID   string // this gateway's system-presence instanceId
 	origins      originPolicy
+	hosts        hostPolicy
 	authLimit    *authLimiter
 
 	presenceVersion atomic.Int64 // stateVersion.presence
@@ -333,6 +339,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.instanceID = s.newID()
 	s.origins = newOriginPolicy(cfg.AllowedOrigins, cfg.AllowHostHeaderOrigin)
+	s.hosts = newHostPolicy(cfg.AllowedOrigins, cfg.PublicURLs, cfg.AllowHostHeaderOrigin)
 	arl := DefaultAuthRateLimit
 	if cfg.AuthRateLimit != nil {
 		arl = *cfg.AuthRateLimit
@@ -381,11 +388,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	// Browsers are held to the origin policy (DNS rebinding, cross-site
-	// pages); the WebSocket library's own same-host check is then moot.
-	if reason := s.origins.check(r); reason != "" {
+	// Browsers are held to the Host and origin policies (DNS rebinding,
+	// cross-site pages); the WebSocket library's own same-host check is
+	// then moot.
+	if status, reason := s.browserRefusal(r); status != 0 {
 		s.log.Warn("websocket refused", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "host", r.Host, "reason", reason)
-		http.Error(w, reason, http.StatusForbidden)
+		http.Error(w, reason, status)
 		return
 	}
 	cw := &corkWriter{ResponseWriter: w}

@@ -132,6 +132,7 @@ func TestStreamClientDisconnect(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "POST", g.base+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -183,6 +184,7 @@ func TestShutdownReleasesWaitingRequests(t *testing.T) {
 		go func() {
 			req, _ := http.NewRequest("POST", g.base+"/v1/chat/completions",
 				strings.NewReader(`{"model":"openclaw","stream":`+stream+`,"messages":[{"role":"user","content":"slow"}]}`))
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {

@@ -129,6 +129,11 @@ func New(cfg Config) (*Server, error) {
 	s.sdk.AddReceivingMiddleware(s.listResources)
 	s.http = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
 		Logger: s.log,
+		// The gateway checks the Host of every request on its port
+		// (gateway.Server.Doors and RequireBearer), admitting the names
+		// it is configured with (gateway.publicOrigin) that the SDK's
+		// loopback-only check would refuse behind a reverse proxy.
+		DisableLocalhostProtection: true,
 	})
 	if cfg.Watch != nil {
 		s.stopWatch = cfg.Watch(s.changed)
@@ -158,7 +163,8 @@ func (s *Server) addTools() error {
 }
 
 // Handler returns the streamable HTTP handler (mount it behind the
-// gateway's authentication). The SessionHeader of each request chooses the
+// gateway's authentication, gateway.Server.RequireBearer, which also
+// checks the Host header). The SessionHeader of each request chooses the
 // caller session.
 func (s *Server) Handler() http.Handler { return s.http }
 

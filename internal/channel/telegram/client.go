@@ -495,7 +495,9 @@ func (c *Client) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	got := r.Header.Get(SecretHeader)
 	if !c.Webhook() || subtle.ConstantTimeCompare([]byte(got), []byte(c.cfg.WebhookSecret)) != 1 {
-		c.log.Warn("telegram: webhook request with a wrong secret token", "remote", r.RemoteAddr)
+		// Debug, not Warn: a flood of misses would flood the log; the
+		// gateway's lockout logs once per window.
+		c.log.Debug("telegram: webhook request with a wrong secret token", "remote", r.RemoteAddr)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}

@@ -29,6 +29,7 @@ func TestHookReplyReachesTheRoom(t *testing.T) {
 	hook := func(path, body string) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer hook-secret")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
