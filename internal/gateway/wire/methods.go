@@ -132,6 +132,9 @@ type SessionsListParams struct {
 	Search           string `json:"search,omitempty"`
 	// IncludeLastMessage fills each row's LastMessagePreview.
 	IncludeLastMessage bool `json:"includeLastMessage,omitempty"`
+	// Archived selects archived sessions: false or absent leaves them
+	// out, true lists only them, "all" lists both.
+	Archived any `json:"archived,omitempty"`
 }
 
 // SessionsResolveParams are the params of sessions.resolve: exactly one of
@@ -160,6 +163,8 @@ type SessionsPatchParams struct {
 	SendPolicy        Nullable[any]    `json:"sendPolicy,omitzero"`
 	SpawnedBy         Nullable[string] `json:"spawnedBy,omitzero"`
 	SpawnDepth        Nullable[int]    `json:"spawnDepth,omitzero"`
+	// Archived archives the session (true) or restores it (false).
+	Archived *bool `json:"archived,omitempty"`
 }
 
 // SessionsResetParams are the params of sessions.reset.
@@ -470,7 +475,7 @@ var methodSchemas = map[string]*Schema{
 		P("statusNote", Any()),
 		P("attention", Any()),
 		P("ttlMinutes", Any()),
-		P("archived", Any()),
+		P("archived", Bool()),
 		P("pinned", Any()),
 		P("unread", Any()),
 		P("contextWindow", Any()),
