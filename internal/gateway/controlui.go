@@ -16,8 +16,8 @@ import (
 // The methods below are what the reference's Control UI (npm openclaw,
 // dist/control-ui, 2026.9.6) calls besides Switchboard's own: with them
 // its chat, sessions and agents views work against this gateway. What
-// else it calls gets the "unknown method" error, as from the reference
-// for a method it lacks, and the UI degrades.
+// Switchboard has no notion of answers empty in the reference's shape
+// (absent.go).
 
 func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, error) {
 	var p struct {
