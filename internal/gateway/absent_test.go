@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // waitChatFinal skips events until the chat event of a run of key ends.
@@ -148,11 +149,43 @@ func TestReferenceViewsOfSwitchboard(t *testing.T) {
 	if themes.Current.ID != "claw" || themes.Theme.ID != "claw" || len(themes.Themes) != len(controlUIThemes) {
 		t.Errorf("themes.list = %+v", themes)
 	}
+	// sessions.usage's aggregates have every member the Control UI's
+	// Usage view reads.
+	var usage struct{ Aggregates map[string]json.RawMessage }
+	c.ok(wire.MethodSessionsUsage, map[string]any{}, &usage)
+	for _, k := range []string{"messages", "tools", "byAgent", "byModel", "byProvider", "byChannel", "byCreator", "costDaily", "daily"} {
+		if v, ok := usage.Aggregates[k]; !ok || string(v) == "null" {
+			t.Errorf("sessions.usage aggregates.%s = %s", k, v)
+		}
+	}
 	var schema wire.ConfigSchemaResult
 	c.ok(wire.MethodConfigSchema, nil, &schema)
 	props, _ := schema.Schema["properties"].(map[string]any)
 	gw, _ := props["gateway"].(map[string]any)
 	if schema.Version == "" || gw["type"] != "object" || props["hooks"] == nil {
 		t.Errorf("config.schema: version %q, gateway %v", schema.Version, gw)
+	}
+}
+
+// TestRowChatTypeAndArchived: a row never carries chatType "unknown" (not
+// in the reference's schema), and archived follows the entry's
+// archivedAt.
+func TestRowChatTypeAndArchived(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	for _, tc := range []struct {
+		chatType, want string
+		archived       bool
+	}{{"unknown", "", false}, {"direct", "direct", true}, {"", "", false}} {
+		sess := &store.Session{Key: "agent:main:x", ChatType: tc.chatType, Extra: json.RawMessage(`{"origin":"irc"}`)}
+		if err := setArchived(sess, tc.archived, now); err != nil {
+			t.Fatal(err)
+		}
+		r := row(sess)
+		if r.ChatType != tc.want || r.Archived != tc.archived || string(r.Extra["origin"]) != `"irc"` {
+			t.Errorf("row(chatType %q, archived %v) = chatType %q archived %v extra %s", tc.chatType, tc.archived, r.ChatType, r.Archived, r.Extra)
+		}
+		if tc.archived && string(r.Extra[archivedAtField]) != "1800000000000" {
+			t.Errorf("archivedAt = %s", r.Extra[archivedAtField])
+		}
 	}
 }
