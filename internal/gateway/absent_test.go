@@ -78,6 +78,11 @@ func TestSessionsArchive(t *testing.T) {
 	if len(list.Sessions) != 1 || list.Sessions[0].Status != "done" || list.Sessions[0].Archived {
 		t.Fatalf("sessions.list before archiving = %+v", list.Sessions)
 	}
+	var desc wire.SessionsDescribeResult
+	c.ok(wire.MethodSessionsDescribe, map[string]any{"key": key}, &desc)
+	if desc.Session == nil || desc.Session.Status != "done" {
+		t.Errorf("sessions.describe = %+v", desc.Session)
+	}
 	var patched struct {
 		OK    bool
 		Entry map[string]any

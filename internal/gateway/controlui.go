@@ -41,6 +41,9 @@ func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, err
 		return nil, err
 	}
 	r := row(sess)
+	if r.Status, err = s.sessionStatus(ctx, sess); err != nil {
+		return nil, err
+	}
 	if s.cfg.Budget != nil {
 		b, err := s.cfg.Budget(ctx, sess)
 		if err != nil {
@@ -249,6 +252,9 @@ func (s *Server) sendChange(ch sessionChange, sent map[string]int64) {
 	sess, err := s.cfg.Store.GetSession(s.ctx, ch.key)
 	if err == nil {
 		row := row(sess)
+		// The status as the run's change left it (a lookup failure
+		// only leaves it out).
+		row.Status, _ = s.sessionStatus(s.ctx, sess)
 		r = &row
 	} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
 		s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)

@@ -666,6 +666,13 @@ var rowStatuses = map[store.RunStatus]string{
 // one by one.
 const statusRunsPerSession = 4
 
+// sessionStatus is the status of sess's latest run ("" when it never
+// ran).
+func (s *Server) sessionStatus(ctx context.Context, sess *store.Session) (string, error) {
+	st, err := s.sessionStatuses(ctx, []*store.Session{sess})
+	return st[sess.Key], err
+}
+
 // sessionStatuses returns the status of each session's latest run, by
 // key; a session that never ran has none.
 func (s *Server) sessionStatuses(ctx context.Context, page []*store.Session) (map[string]string, error) {
