@@ -41,6 +41,12 @@ func (s *Server) absentMethods() []*method {
 		}),
 		empty(wire.MethodSkillsProposalsList, wire.ScopeRead, func() any { return map[string]any{"proposals": []any{}} }),
 		empty(wire.MethodNodePairList, wire.ScopePairing, pairList),
+		empty(wire.MethodPluginsList, wire.ScopeRead, func() any {
+			return wire.PluginsListResult{Plugins: []any{}, Diagnostics: []any{}}
+		}),
+		empty(wire.MethodChannelsPairingList, wire.ScopePairing, func() any {
+			return wire.ChannelsPairingListResult{Accounts: []any{}, Requests: []any{}, Limits: map[string]int{"pendingPerAccount": 0, "ttlMs": 0}}
+		}),
 		empty(wire.MethodDevicePairList, wire.ScopePairing, pairList),
 		empty(wire.MethodPluginApprovalList, wire.ScopeApprovals, noApprovals),
 		empty(wire.MethodOpenClawApprovalList, wire.ScopeApprovals, noApprovals),

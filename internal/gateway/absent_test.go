@@ -105,6 +105,11 @@ func TestSessionsArchive(t *testing.T) {
 			t.Errorf("sessions.list archived=%v: %d rows, want %d", tc.archived, len(l.Sessions), tc.want)
 		}
 	}
+	var boards wire.SessionsListResult
+	c.ok(wire.MethodSessionsList, map[string]any{"hasBoard": true, "archived": "all"}, &boards)
+	if len(boards.Sessions) != 0 || boards.HasMore {
+		t.Errorf("sessions.list hasBoard = %+v", boards)
+	}
 	if r := c.call(wire.MethodSessionsList, map[string]any{"archived": "some"}); r.OK {
 		t.Errorf("sessions.list archived=some = %s", r.Payload)
 	}

@@ -47,7 +47,7 @@ func TestHandshakeOK(t *testing.T) {
 		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
 		"chat.metadata", "system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list",
 		"wake", "skills.search", "skills.library.list", "skills.curator.status", "skills.proposals.list",
-		"node.pair.list", "device.pair.list", "plugin.approval.list", "openclaw.approval.list", "exec.approval.grants.list",
+		"node.pair.list", "plugins.list", "channels.pairing.list", "device.pair.list", "plugin.approval.list", "openclaw.approval.list", "exec.approval.grants.list",
 		"question.list", "artifacts.list", "talk.catalog", "progressCard.get", "sessions.branches.list",
 		"sessions.companion.state", "sessions.observer.visibility", "approval.history", "themes.list", "hooks.status",
 		"diagnostics.stability", "config.schema",

@@ -270,6 +270,9 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 	}
 	// Archived rows are left out of the store's page (archivedAt is an
 	// entry field the store does not index): a page may come out short.
+	if p.HasBoard { // no session has a board
+		page, res.HasMore, res.NextOffset = nil, false, nil
+	}
 	if !allArchived {
 		page = slices.DeleteFunc(page, func(sess *store.Session) bool { return row(sess).Archived != wantArchived })
 	}

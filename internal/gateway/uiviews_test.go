@@ -165,6 +165,9 @@ func TestUIViewMethods(t *testing.T) {
 		{"approval.history", map[string]any{"limit": 50}, `{"items":[]}`},
 		{"artifacts.list", map[string]any{"sessionKey": "main"}, `{"artifacts":[]}`},
 		{"skills.search", map[string]any{"query": "x"}, `{"results":[]}`},
+		{"plugins.list", map[string]any{}, `{"plugins":[],"diagnostics":[],"mutationAllowed":false}`},
+		{"channels.pairing.list", map[string]any{"channel": "telegram"},
+			`{"accounts":[],"requests":[],"commandOwnerConfigured":false,"limits":{"pendingPerAccount":0,"ttlMs":0}}`},
 		{"skills.library.list", map[string]any{"scope": "all"},
 			`{"entries":[],"profileId":null,"multipleProfiles":false,"defaultTarget":"unavailable","canManageWorkspace":false,"defaultSelectionLimit":64}`},
 	} {

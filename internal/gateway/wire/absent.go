@@ -13,6 +13,8 @@ const (
 	MethodSkillsCuratorStatus  = "skills.curator.status"
 	MethodSkillsProposalsList  = "skills.proposals.list"
 	MethodNodePairList         = "node.pair.list"
+	MethodPluginsList          = "plugins.list"
+	MethodChannelsPairingList  = "channels.pairing.list"
 	MethodDevicePairList       = "device.pair.list"
 	MethodPluginApprovalList   = "plugin.approval.list"
 	MethodOpenClawApprovalList = "openclaw.approval.list"
@@ -51,6 +53,8 @@ func init() {
 	methodSchemas[MethodSkillsCuratorStatus] = empty
 	methodSchemas[MethodSkillsProposalsList] = OpenObject()
 	methodSchemas[MethodNodePairList] = empty
+	methodSchemas[MethodPluginsList] = empty
+	methodSchemas[MethodChannelsPairingList] = Object(nil, P("channel", NonEmptyStr()), P("accountId", NonEmptyStr()))
 	methodSchemas[MethodDevicePairList] = empty
 	methodSchemas[MethodPluginApprovalList] = empty
 	methodSchemas[MethodOpenClawApprovalList] = empty
@@ -105,6 +109,24 @@ type SkillsCuratorStatusResult struct {
 	Counts          map[string]int `json:"counts"` // active, stale, archived
 	Skills          []any          `json:"skills"`
 	Overlaps        []any          `json:"overlaps"`
+}
+
+// PluginsListResult is the result of plugins.list: Switchboard loads no
+// plugins and installs none.
+type PluginsListResult struct {
+	Plugins         []any `json:"plugins"`
+	Diagnostics     []any `json:"diagnostics"`
+	MutationAllowed bool  `json:"mutationAllowed"`
+}
+
+// ChannelsPairingListResult is the result of channels.pairing.list:
+// Switchboard keeps no DM pairing requests (dmPolicy "pairing" admits the
+// allowlist only).
+type ChannelsPairingListResult struct {
+	Accounts               []any          `json:"accounts"`
+	Requests               []any          `json:"requests"`
+	CommandOwnerConfigured bool           `json:"commandOwnerConfigured"`
+	Limits                 map[string]int `json:"limits"` // pendingPerAccount, ttlMs
 }
 
 // PairListResult is the result of node.pair.list and device.pair.list.

@@ -135,6 +135,9 @@ type SessionsListParams struct {
 	// Archived selects archived sessions: false or absent leaves them
 	// out, true lists only them, "all" lists both.
 	Archived any `json:"archived,omitempty"`
+	// HasBoard true asks for the sessions with a board (the reference's
+	// dashboards): Switchboard's have none.
+	HasBoard bool `json:"hasBoard,omitempty"`
 }
 
 // SessionsResolveParams are the params of sessions.resolve: exactly one of
@@ -438,6 +441,7 @@ var methodSchemas = map[string]*Schema{
 		P("agentId", Str()),
 		P("search", Str()),
 		P("archived", Any()),
+		P("hasBoard", Bool()),
 		P("requireLastInteraction", Any()),
 		P("boardFace", Any()),
 		P("ownerFirst", Any()),

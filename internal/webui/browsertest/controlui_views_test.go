@@ -142,6 +142,9 @@ var controlUIViews = []struct{ route, want, not string }{
 	{"/agents", "scripted/echo-1", ""},
 	{"/systems", "Gateway host", ""},
 	{"/logs", "Logs", ""},
+	{"/dashboards", "Dashboards", "Could not load dashboards"},
+	{"/settings/channels", "Channels", ""},
+	{"/settings/mcp", "MCP", ""},
 }
 
 // TestReferenceControlUIViews opens every view of the reference's Control
