@@ -2,7 +2,10 @@ package config
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -87,4 +90,97 @@ func addFields(t reflect.Type, props map[string]any, seen map[reflect.Type]bool)
 		}
 		props[name] = typeSchema(f.Type, seen)
 	}
+}
+
+// SchemaChild is one member of a schema node LookupSchema found.
+type SchemaChild struct {
+	Key         string `json:"key"`
+	Path        string `json:"path"`
+	Type        string `json:"type,omitempty"`
+	Required    bool   `json:"required"`
+	HasChildren bool   `json:"hasChildren"`
+}
+
+// maxLookupSegments bounds a LookupSchema path (the reference's limit).
+const maxLookupSegments = 32
+
+// LookupSchema finds the node of schema (JSONSchema's) at a dotted config
+// path ("memory.search"; "*", "[]" or "[*]" stand for any map key or
+// array item; "." is the root) and returns it without its members, and
+// its members. ok is false when there is no such path.
+func LookupSchema(schema map[string]any, path string) (node map[string]any, children []SchemaChild, norm string, ok bool) {
+	path = strings.TrimSpace(path)
+	cur := schema
+	if path != "." {
+		path = strings.NewReplacer("[*]", ".*", "[]", ".*").Replace(path)
+		parts := strings.FieldsFunc(path, func(r rune) bool { return r == '.' })
+		if len(parts) == 0 || len(parts) > maxLookupSegments {
+			return nil, nil, "", false
+		}
+		for _, seg := range parts {
+			if cur = schemaChild(cur, seg); cur == nil {
+				return nil, nil, "", false
+			}
+		}
+		path = strings.Join(parts, ".")
+	}
+	node = map[string]any{}
+	for k, v := range cur {
+		switch k {
+		case "properties", "items", "additionalProperties":
+		default:
+			node[k] = v
+		}
+	}
+	prefix := ""
+	if path != "." {
+		prefix = path + "."
+	}
+	add := func(key string, s map[string]any) {
+		t, _ := s["type"].(string)
+		children = append(children, SchemaChild{Key: key, Path: prefix + key, Type: t, HasChildren: hasMembers(s)})
+	}
+	if props, ok := cur["properties"].(map[string]any); ok {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if s, ok := props[k].(map[string]any); ok {
+				add(k, s)
+			}
+		}
+	}
+	for _, k := range []string{"additionalProperties", "items"} {
+		if s, ok := cur[k].(map[string]any); ok {
+			add("*", s)
+		}
+	}
+	if children == nil {
+		children = []SchemaChild{}
+	}
+	return node, children, path, true
+}
+
+// schemaChild is the schema of member seg of s, nil when it has none.
+func schemaChild(s map[string]any, seg string) map[string]any {
+	if props, ok := s["properties"].(map[string]any); ok {
+		if c, ok := props[seg].(map[string]any); ok {
+			return c
+		}
+	}
+	if c, ok := s["additionalProperties"].(map[string]any); ok {
+		return c
+	}
+	if c, ok := s["items"].(map[string]any); ok {
+		if _, err := strconv.Atoi(seg); err == nil || seg == "*" {
+			return c
+		}
+	}
+	return nil
+}
+
+func hasMembers(s map[string]any) bool {
+	if props, ok := s["properties"].(map[string]any); ok && len(props) > 0 {
+		return true
+	}
+	_, ap := s["additionalProperties"].(map[string]any)
+	_, items := s["items"].(map[string]any)
+	return ap || items
 }

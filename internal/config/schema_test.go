@@ -45,3 +45,28 @@ func TestJSONSchema(t *testing.T) {
 		t.Fatalf("the schema does not encode: %v", err)
 	}
 }
+
+// TestLookupSchema: paths into the schema, map keys and array items by
+// "*" (or any key, or an index), the root, and paths that are not there.
+func TestLookupSchema(t *testing.T) {
+	s := JSONSchema()
+	for _, tc := range []struct {
+		path, norm, typ string
+		children        int
+		ok              bool
+	}{
+		{"hooks.internal.entries", "hooks.internal.entries", "object", 1, true},
+		{"hooks.internal.entries.audit.events", "hooks.internal.entries.audit.events", "array", 1, true},
+		{"hooks.mappings[*].id", "hooks.mappings.*.id", "string", 0, true},
+		{"hooks.mappings.0", "hooks.mappings.0", "object", -1, true},
+		{".", ".", "object", -1, true},
+		{"hooks.nothing", "", "", 0, false},
+		{"", "", "", 0, false},
+		{"hooks.mappings.first", "", "", 0, false},
+	} {
+		node, children, norm, ok := LookupSchema(s, tc.path)
+		if ok != tc.ok || norm != tc.norm || ok && node["type"] != tc.typ || tc.children >= 0 && ok && len(children) != tc.children {
+			t.Errorf("LookupSchema(%q) = %v %d children %q %v", tc.path, node, len(children), norm, ok)
+		}
+	}
+}

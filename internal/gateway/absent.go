@@ -66,6 +66,7 @@ func (s *Server) absentMethods() []*method {
 		{name: wire.MethodHooksStatus, scope: wire.ScopeRead, handle: s.handleHooksStatus},
 		{name: wire.MethodDiagnosticsStability, scope: wire.ScopeRead, handle: s.handleDiagnosticsStability},
 		{name: wire.MethodConfigSchema, scope: wire.ScopeRead, handle: s.handleConfigSchema},
+		{name: wire.MethodConfigSchemaLookup, scope: wire.ScopeRead, handle: s.handleConfigSchemaLookup},
 	}
 }
 
@@ -161,4 +162,18 @@ func (s *Server) handleConfigSchema(ctx context.Context, cl *call) (any, error) 
 		Schema: config.JSONSchema(), UIHints: map[string]any{},
 		Version: s.cfg.Version, GeneratedAt: s.now().UTC().Format(time.RFC3339Nano),
 	}, nil
+}
+
+func (s *Server) handleConfigSchemaLookup(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		Path string `json:"path"`
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	node, children, path, ok := config.LookupSchema(config.JSONSchema(), p.Path)
+	if !ok {
+		return nil, invalid("config schema path not found")
+	}
+	return wire.ConfigSchemaLookupResult{Path: path, Schema: node, Children: children}, nil
 }

@@ -175,6 +175,22 @@ func TestReferenceViewsOfSwitchboard(t *testing.T) {
 	if schema.Version == "" || gw["type"] != "object" || props["hooks"] == nil {
 		t.Errorf("config.schema: version %q, gateway %v", schema.Version, gw)
 	}
+	var look struct {
+		Path     string
+		Schema   map[string]any
+		Children []struct {
+			Key, Path   string
+			HasChildren bool
+		}
+	}
+	c.ok(wire.MethodConfigSchemaLookup, map[string]any{"path": "hooks.internal"}, &look)
+	if look.Path != "hooks.internal" || look.Schema["type"] != "object" || look.Schema["properties"] != nil ||
+		len(look.Children) != 2 || look.Children[0].Path != "hooks.internal.enabled" || !look.Children[1].HasChildren {
+		t.Errorf("config.schema.lookup hooks.internal = %+v", look)
+	}
+	if r := c.call(wire.MethodConfigSchemaLookup, map[string]any{"path": "hooks.nothing"}); r.OK || r.Error.Message != "config schema path not found" {
+		t.Errorf("config.schema.lookup of a missing path = %+v", r)
+	}
 }
 
 // TestRowChatTypeAndArchived: a row never carries chatType "unknown" (not

@@ -50,7 +50,7 @@ func TestHandshakeOK(t *testing.T) {
 		"node.pair.list", "plugins.list", "channels.pairing.list", "device.pair.list", "plugin.approval.list", "openclaw.approval.list", "exec.approval.grants.list",
 		"question.list", "artifacts.list", "talk.catalog", "progressCard.get", "sessions.branches.list",
 		"sessions.companion.state", "sessions.observer.visibility", "approval.history", "themes.list", "hooks.status",
-		"diagnostics.stability", "config.schema",
+		"diagnostics.stability", "config.schema", "config.schema.lookup",
 		"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "cron.enable", "cron.disable"}
 	if diff := cmp.Diff(wantMethods, hello.Features.Methods); diff != "" {
 		t.Errorf("features.methods (-want +got):\n%s", diff)

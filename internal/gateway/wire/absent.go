@@ -40,6 +40,9 @@ const (
 	MethodDiagnosticsStability = "diagnostics.stability"
 	// MethodConfigSchema returns the JSON Schema of Switchboard's config.
 	MethodConfigSchema = "config.schema"
+	// MethodConfigSchemaLookup returns one node of the config's JSON
+	// Schema and its members.
+	MethodConfigSchemaLookup = "config.schema.lookup"
 	// MethodWake posts a system event to the main session (or
 	// sessionKey's) and runs it now.
 	MethodWake = "wake"
@@ -75,6 +78,7 @@ func init() {
 	methodSchemas[MethodDiagnosticsStability] = Object(nil,
 		P("limit", IntRange(1, MaxDiagnosticsLimit)), P("type", NonEmptyStr()), P("sinceSeq", Int(0)))
 	methodSchemas[MethodConfigSchema] = empty
+	methodSchemas[MethodConfigSchemaLookup] = Object([]string{"path"}, P("path", &Schema{Type: JSONString, MinLength: 1, MaxLength: 1024}))
 	methodSchemas[MethodWake] = Object([]string{"mode", "text"},
 		P("mode", Enum("now", "next-heartbeat")), P("text", NonEmptyStr()),
 		P("sessionKey", NonEmptyStr()), P("agentId", NonEmptyStr()))
@@ -273,4 +277,11 @@ type ConfigSchemaResult struct {
 	UIHints     map[string]any `json:"uiHints"`
 	Version     string         `json:"version"`
 	GeneratedAt string         `json:"generatedAt"`
+}
+
+// ConfigSchemaLookupResult is the result of config.schema.lookup.
+type ConfigSchemaLookupResult struct {
+	Path     string         `json:"path"`
+	Schema   map[string]any `json:"schema"`
+	Children any            `json:"children"`
 }

@@ -145,6 +145,7 @@ var controlUIViews = []struct{ route, want, not string }{
 	{"/dashboards", "Dashboards", "Could not load dashboards"},
 	{"/settings/channels", "Channels", ""},
 	{"/settings/mcp", "MCP", ""},
+	{"/settings/memory", "Memory", ""},
 }
 
 // TestReferenceControlUIViews opens every view of the reference's Control
