@@ -2,9 +2,11 @@ package cron
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,6 +263,70 @@ func BenchmarkThousandDue(b *testing.B) {
 		n, err := s.Tick(ctx)
 		if err != nil || n != 1000 {
 			b.Fatalf("Tick = %d, %v", n, err)
+		}
+	}
+}
+
+// TestRunsAllScope is cron.runs without a job id (the Control UI's
+// Automations view): every job's runs, newest first, paged, with the job
+// names; agentId keeps one agent's jobs.
+func TestRunsAllScope(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)}
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	s := newSched(t, st, c, &recorder{})
+	a, err := s.Add(ctx, hourly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := hourly
+	ops.Name, ops.AgentID = "ops report", "ops"
+	b, err := s.Add(ctx, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Runs alternate between the jobs, a minute apart: b's is newest.
+	for i, id := range []string{a.ID, b.ID, a.ID, b.ID} {
+		tick := c.Now().Add(time.Duration(i) * time.Minute)
+		if err := st.StartCronRun(ctx, id, tick, fmt.Sprint("run", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(params string) map[string]any {
+		t.Helper()
+		res, err := s.Call(ctx, "cron.runs", json.RawMessage(params))
+		if err != nil {
+			t.Fatalf("cron.runs %s: %v", params, err)
+		}
+		return res.(map[string]any)
+	}
+	runIDs := func(res map[string]any) []string {
+		var out []string
+		for _, e := range res["entries"].([]map[string]any) {
+			out = append(out, e["runId"].(string)+"/"+fmt.Sprint(e["jobName"]))
+		}
+		return out
+	}
+	all := call(`{"scope":"all","limit":3}`)
+	if got := runIDs(all); !slices.Equal(got, []string{"run3/ops report", "run2/hourly", "run1/ops report"}) {
+		t.Errorf("scope all: %q", got)
+	}
+	if all["total"] != 4 || all["hasMore"] != true || all["nextOffset"] != 3 {
+		t.Errorf("scope all paging: %v", all)
+	}
+	rest := call(`{"limit":3,"offset":3}`) // no id: scope all
+	if got := runIDs(rest); !slices.Equal(got, []string{"run0/hourly"}) || rest["hasMore"] != false || rest["nextOffset"] != nil {
+		t.Errorf("second page: %q %v", got, rest)
+	}
+	if got := runIDs(call(`{"scope":"all","agentId":"ops"}`)); !slices.Equal(got, []string{"run3/ops report", "run1/ops report"}) {
+		t.Errorf("agentId ops: %q", got)
+	}
+	if got := call(`{"id":"` + a.ID + `"}`)["entries"].([]map[string]any); len(got) != 2 {
+		t.Errorf("one job: %v", got)
+	}
+	for _, bad := range []string{`{"scope":"job"}`, `{"scope":"some"}`, `{"scope":"all","limit":-1}`} {
+		if _, err := s.Call(ctx, "cron.runs", json.RawMessage(bad)); err == nil {
+			t.Errorf("cron.runs %s: no error", bad)
 		}
 	}
 }

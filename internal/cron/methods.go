@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -203,17 +204,34 @@ func (s *Scheduler) call(ctx context.Context, method string, params json.RawMess
 	case "cron.runs":
 		var p struct {
 			idParams
-			Limit int `json:"limit"`
+			Scope   string `json:"scope"`
+			AgentID string `json:"agentId"`
+			Limit   int    `json:"limit"`
+			Offset  int    `json:"offset"`
 		}
 		if err := decodeStrict(params, &p); err != nil {
 			return nil, err
 		}
+		if p.Limit < 0 || p.Offset < 0 {
+			return nil, bad("limit and offset must not be negative")
+		}
+		scope := p.Scope
+		if scope == "" {
+			scope = "job"
+			if strings.TrimSpace(p.ID) == "" && strings.TrimSpace(p.JobID) == "" {
+				scope = "all"
+			}
+		}
+		switch scope {
+		case "all":
+			return s.allRuns(ctx, p.AgentID, p.Limit, p.Offset)
+		case "job":
+		default:
+			return nil, bad("scope %q is not one of job, all", p.Scope)
+		}
 		id, err := p.id()
 		if err != nil {
 			return nil, err
-		}
-		if p.Limit < 0 {
-			return nil, bad("limit must not be negative")
 		}
 		runs, err := s.Runs(ctx, id, p.Limit)
 		if err != nil {
@@ -221,15 +239,7 @@ func (s *Scheduler) call(ctx context.Context, method string, params json.RawMess
 		}
 		entries := make([]map[string]any, 0, len(runs))
 		for _, r := range runs {
-			e := map[string]any{"jobId": r.JobID, "runId": r.RunID, "status": r.Status,
-				"ts": r.Tick.UnixMilli(), "runAtMs": r.StartedAt.UnixMilli()}
-			if r.Error != "" {
-				e["error"] = r.Error
-			}
-			if !r.EndedAt.IsZero() {
-				e["durationMs"] = r.EndedAt.Sub(r.StartedAt).Milliseconds()
-			}
-			entries = append(entries, e)
+			entries = append(entries, runEntry(r))
 		}
 		return map[string]any{"entries": entries}, nil
 	}
@@ -282,4 +292,81 @@ func listPage(all []*Job, includeDisabled bool, query string, offset, limit int)
 		out["nextOffset"] = offset + len(page)
 	}
 	return out
+}
+
+// runEntry is one cron.runs entry.
+func runEntry(r *store.CronRun) map[string]any {
+	e := map[string]any{"jobId": r.JobID, "runId": r.RunID, "status": r.Status,
+		"ts": r.Tick.UnixMilli(), "runAtMs": r.StartedAt.UnixMilli()}
+	if r.Error != "" {
+		e["error"] = r.Error
+	}
+	if !r.EndedAt.IsZero() {
+		e["durationMs"] = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+	}
+	return e
+}
+
+// Default and largest page of cron.runs with scope "all".
+const (
+	allRunsLimit    = 50
+	maxAllRunsLimit = 200
+)
+
+// allRuns is cron.runs with scope "all": the runs of every job (of
+// agentID's jobs when set), newest first, one page of them, with the
+// reference's paging fields and each entry's job name. Each job's newest
+// offset+limit runs are read, so total counts at most that many per job.
+func (s *Scheduler) allRuns(ctx context.Context, agentID string, limit, offset int) (any, error) {
+	if limit == 0 {
+		limit = allRunsLimit
+	}
+	limit = min(limit, maxAllRunsLimit)
+	jobs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	agentID = strings.ToLower(strings.TrimSpace(agentID))
+	type named struct {
+		run  *store.CronRun
+		name string
+	}
+	var all []named
+	for _, j := range jobs {
+		if agentID != "" && !strings.EqualFold(j.AgentID, agentID) {
+			continue
+		}
+		// A job's newest offset+limit runs hold every one of its runs
+		// the page can show.
+		runs, err := s.Runs(ctx, j.ID, offset+limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			all = append(all, named{r, j.Name})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b named) int {
+		if c := b.run.Tick.Compare(a.run.Tick); c != 0 {
+			return c
+		}
+		return b.run.StartedAt.Compare(a.run.StartedAt)
+	})
+	total := len(all)
+	start := min(offset, total)
+	end := min(start+limit, total)
+	entries := make([]map[string]any, 0, end-start)
+	for _, n := range all[start:end] {
+		e := runEntry(n.run)
+		if n.name != "" {
+			e["jobName"] = n.name
+		}
+		entries = append(entries, e)
+	}
+	res := map[string]any{"entries": entries, "total": total, "offset": start, "limit": limit,
+		"hasMore": end < total, "nextOffset": nil}
+	if end < total {
+		res["nextOffset"] = end
+	}
+	return res, nil
 }

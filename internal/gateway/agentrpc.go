@@ -281,7 +281,14 @@ func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {
 		a := wire.AgentSummary{ID: id}
 		ag := s.conf.Agent(id)
 		a.Name, a.Workspace = ag.Name, ag.Workspace
-		if ref := ag.Model; ref != "" {
+		// The model the agent runs with: its own, else the default (the
+		// offline model when no provider is set up), so a client sees
+		// every agent can answer.
+		ref := ag.Model
+		if ref == "" && s.cfg.DefaultModelRef != nil {
+			ref = s.cfg.DefaultModelRef(id)
+		}
+		if ref != "" {
 			a.Model = &wire.ModelRef{Primary: ref}
 		}
 		res.Agents = append(res.Agents, a)

@@ -16,8 +16,8 @@ import (
 // The methods below are what the reference's Control UI (npm openclaw,
 // dist/control-ui, 2026.9.6) calls besides Switchboard's own: with them
 // its chat, sessions and agents views work against this gateway. What
-// else it calls gets the "unknown method" error, as from the reference
-// for a method it lacks, and the UI degrades.
+// Switchboard has no notion of answers empty in the reference's shape
+// (absent.go).
 
 func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, error) {
 	var p struct {
@@ -41,6 +41,9 @@ func (s *Server) handleSessionsDescribe(ctx context.Context, cl *call) (any, err
 		return nil, err
 	}
 	r := row(sess)
+	if r.Status, err = s.sessionStatus(ctx, sess); err != nil {
+		return nil, err
+	}
 	if s.cfg.Budget != nil {
 		b, err := s.cfg.Budget(ctx, sess)
 		if err != nil {
@@ -249,6 +252,9 @@ func (s *Server) sendChange(ch sessionChange, sent map[string]int64) {
 	sess, err := s.cfg.Store.GetSession(s.ctx, ch.key)
 	if err == nil {
 		row := row(sess)
+		// The status as the run's change left it (a lookup failure
+		// only leaves it out).
+		row.Status, _ = s.sessionStatus(s.ctx, sess)
 		r = &row
 	} else if !errors.Is(err, store.ErrNotFound) && s.ctx.Err() == nil {
 		s.log.Debug("sessions.changed: reading the row", "key", ch.key, "err", err)

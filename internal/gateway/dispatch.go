@@ -103,6 +103,8 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodUpdateStatus, scope: wire.ScopeAdmin, handle: s.handleUpdateStatus},
 		{name: wire.MethodTasksList, scope: wire.ScopeRead, handle: s.handleTasksList},
 	}
+	ms = append(ms, &method{name: wire.MethodWake, scope: wire.ScopeWrite, handle: s.handleWake})
+	ms = append(ms, s.absentMethods()...)
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})
 	}
@@ -113,9 +115,12 @@ func (s *Server) registerMethods() {
 	}
 }
 
-// patchWriteFields are the sessions.patch fields operator.write may change;
-// any other field needs operator.admin (reference, 2026.9.6).
-var patchWriteFields = []string{"key", "agentId", "expectedSessionId", "label", "model", "thinkingLevel"}
+// patchWriteFields are the sessions.patch fields operator.write may change
+// (the envelope and the reference's write-scope mutations); any other
+// field needs operator.admin (reference, 2026.9.6).
+var patchWriteFields = []string{"key", "agentId", "expectedSessionId", "expectedLifecycleRevision",
+	"expectedPermissionMode", "expectedMarkedUnreadAt", "label", "icon", "color", "category", "boardFace",
+	"pinned", "archived", "unread", "model", "thinkingLevel", "fastMode"}
 
 func patchScope(params json.RawMessage) string {
 	var fields map[string]json.RawMessage

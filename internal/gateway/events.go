@@ -145,6 +145,7 @@ func (s *Server) emitLocked(st *runStream, name string, payload any) {
 // and never blocks: broadcasting only queues frames.
 func (s *Server) onRunEvent(ev agent.Event) {
 	s.sendTimingEvent(ev)
+	s.wakeEnded(ev)
 	if ev.Stream == agent.StreamPost {
 		s.broadcastPost(ev)
 		return

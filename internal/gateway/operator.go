@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -150,11 +151,6 @@ func (s *Server) broadcastPresence() {
 
 func (s *Server) handleSystemPresence(ctx context.Context, cl *call) (any, error) {
 	return s.presence(), nil
-}
-
-// handleLastHeartbeat answers null: Switchboard runs no heartbeat turns.
-func (s *Server) handleLastHeartbeat(ctx context.Context, cl *call) (any, error) {
-	return json.RawMessage("null"), nil
 }
 
 // handleUsageStatus answers the provider quota windows: Switchboard tracks
@@ -333,7 +329,7 @@ func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error)
 		usageTotals
 		count int
 	}
-	byAgent, byModel := map[string]*agg{}, map[string]*agg{}
+	byAgent, byModel, byProvider := map[string]*agg{}, map[string]*agg{}, map[string]*agg{}
 	bump := func(m map[string]*agg, k string, u transcript.Usage) {
 		a := m[k]
 		if a == nil {
@@ -357,6 +353,9 @@ func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error)
 		}
 		bump(byAgent, sess.AgentID, u)
 		bump(byModel, model, u)
+		if prov, _ := config.SplitModelRef(model); prov != "" {
+			bump(byProvider, prov, u)
+		}
 		row := map[string]any{
 			"key": sess.Key, "sessionId": sess.SessionID, "agentId": sess.AgentID,
 			"updatedAt": sess.UpdatedAt.UnixMilli(), "usage": usageTotals{Input: u.Input, Output: u.Output, TotalTokens: u.TotalTokens},
@@ -382,10 +381,23 @@ func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error)
 		"endDate":   to.AddDate(0, 0, -1).Format(time.DateOnly),
 		"sessions":  sessions,
 		"totals":    totals,
+		// The reference's aggregates; the message, tool, channel, latency
+		// and per-day breakdowns need counters the session rows do not
+		// keep, so they are empty (zero), never absent: the Control UI
+		// reads every one.
 		"aggregates": map[string]any{
 			"sessionCount": len(sessions),
+			"messages":     map[string]int{"total": 0, "user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "errors": 0},
+			"tools":        map[string]any{"totalCalls": 0, "uniqueTools": 0, "tools": []any{}},
 			"byAgent":      list2(byAgent, "agentId"),
 			"byModel":      list2(byModel, "model"),
+			"byProvider":   list2(byProvider, "provider"),
+			"byChannel":    []any{},
+			"byCreator":    []any{},
+			"costDaily":    []any{},
+			"dailyLatency": []any{},
+			"modelDaily":   []any{},
+			"daily":        []any{},
 		},
 	}, nil
 }

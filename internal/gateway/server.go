@@ -249,6 +249,11 @@ type Server struct {
 	methods     map[string]*method
 	methodNames []string
 
+	// wakes maps the run id of a wake's turn to when it was asked for;
+	// lastHeartbeat is the event of the last one that ended (wake.go).
+	wakes         sync.Map
+	lastHeartbeat atomic.Pointer[json.RawMessage]
+
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the tick loop and every connection

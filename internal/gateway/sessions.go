@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -138,6 +139,9 @@ func row(sess *store.Session) wire.SessionRow {
 	if r.Kind == "" {
 		r.Kind = string(sessionkey.RowKindOf(sess.Key))
 	}
+	if r.ChatType == "unknown" { // not a chat type in the reference's schema
+		r.ChatType = ""
+	}
 	if d := sess.DeliveryContext; !d.IsZero() {
 		r.Delivery = &wire.DeliveryContext{Channel: d.Channel, To: d.To, AccountID: d.AccountID, ThreadID: d.ThreadID}
 	}
@@ -145,9 +149,56 @@ func row(sess *store.Session) wire.SessionRow {
 		var extra map[string]json.RawMessage
 		if json.Unmarshal(sess.Extra, &extra) == nil {
 			r.Extra = extra
+			_, r.Archived = extra[archivedAtField]
 		}
 	}
 	return r
+}
+
+// archivedAtField is the entry field (kept in the session's Extra) that
+// says when it was archived, in ms.
+const archivedAtField = "archivedAt"
+
+// setArchived archives sess at now (keeping an earlier archivedAt) or
+// restores it.
+func setArchived(sess *store.Session, archived bool, now time.Time) error {
+	extra := map[string]json.RawMessage{}
+	if len(sess.Extra) > 0 {
+		if err := json.Unmarshal(sess.Extra, &extra); err != nil {
+			return fmt.Errorf("session %s: reading its entry fields: %w", sess.Key, err)
+		}
+	}
+	_, was := extra[archivedAtField]
+	switch {
+	case archived && !was:
+		extra[archivedAtField] = json.RawMessage(strconv.FormatInt(now.UnixMilli(), 10))
+	case !archived && was:
+		delete(extra, archivedAtField)
+	default:
+		return nil
+	}
+	b, err := json.Marshal(extra)
+	if err != nil {
+		return err
+	}
+	sess.Extra = b
+	return nil
+}
+
+// archivedFilter is sessions.list's archived param: whether a row with
+// archived true is listed (all: every row is).
+func archivedFilter(v any) (want, all bool, err *wire.Error) {
+	switch v := v.(type) {
+	case nil:
+		return false, false, nil
+	case bool:
+		return v, false, nil
+	case string:
+		if v == "all" {
+			return false, true, nil
+		}
+	}
+	return false, false, invalid(`invalid sessions.list params: archived must be a boolean or "all"`)
 }
 
 func ms(t time.Time) int64 {
@@ -223,9 +274,26 @@ func (s *Server) handleSessionsList(ctx context.Context, cl *call) (any, error) 
 			res.NextOffset = &next
 		}
 	}
+	wantArchived, allArchived, werr := archivedFilter(p.Archived)
+	if werr != nil {
+		return nil, werr
+	}
+	// Archived rows are left out of the store's page (archivedAt is an
+	// entry field the store does not index): a page may come out short.
+	if p.HasBoard { // no session has a board
+		page, res.HasMore, res.NextOffset = nil, false, nil
+	}
+	if !allArchived {
+		page = slices.DeleteFunc(page, func(sess *store.Session) bool { return row(sess).Archived != wantArchived })
+	}
+	statuses, err := s.sessionStatuses(ctx, page)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]wire.SessionRow, 0, len(page))
 	for _, sess := range page {
 		r := row(sess)
+		r.Status = statuses[sess.Key]
 		if s.cfg.Budget != nil {
 			b, err := s.cfg.Budget(ctx, sess)
 			if err != nil {
@@ -380,6 +448,9 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 	key := s.canonicalKey(p.Key, agentID)
 
 	// Validate every mutation before touching the store.
+	if p.Archived != nil && *p.Archived && s.isMainKey(key) {
+		return nil, invalid("Cannot archive an agent's main session.")
+	}
 	var label, model, thinking, verbose, sendPolicy, spawnedBy string
 	if p.Label.Set && !p.Label.Null {
 		l, werr := validLabel(p.Label.Value)
@@ -457,6 +528,11 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 		}
 		if p.SpawnDepth.Set {
 			sess.SpawnDepth = p.SpawnDepth.Value
+		}
+		if p.Archived != nil {
+			if err := setArchived(sess, *p.Archived, s.now()); err != nil {
+				return err
+			}
 		}
 		sess.UpdatedAt = s.now()
 		return nil
@@ -590,3 +666,60 @@ func resolved(s *store.Session) wire.SessionsResolveResult {
 }
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// rowStatuses maps a run's status to the session row status the
+// reference reports for the session's latest run.
+var rowStatuses = map[store.RunStatus]string{
+	store.RunQueued: "queued", store.RunRunning: "running", store.RunOK: "done",
+	store.RunError: "failed", store.RunAborted: "killed", store.RunTimeout: "timeout",
+}
+
+// statusRunsPerSession is how many runs per listed session one query
+// reads to find each session's latest; sessions it misses are asked for
+// one by one.
+const statusRunsPerSession = 4
+
+// sessionStatus is the status of sess's latest run ("" when it never
+// ran).
+func (s *Server) sessionStatus(ctx context.Context, sess *store.Session) (string, error) {
+	st, err := s.sessionStatuses(ctx, []*store.Session{sess})
+	return st[sess.Key], err
+}
+
+// sessionStatuses returns the status of each session's latest run, by
+// key; a session that never ran has none.
+func (s *Server) sessionStatuses(ctx context.Context, page []*store.Session) (map[string]string, error) {
+	out := make(map[string]string, len(page))
+	if len(page) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(page))
+	for i, sess := range page {
+		keys[i] = sess.Key
+	}
+	runs, err := s.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKeys: keys, Newest: true, Limit: statusRunsPerSession * len(keys)})
+	if err != nil {
+		return nil, fmt.Errorf("session statuses: %w", err)
+	}
+	for _, r := range runs {
+		if _, ok := out[r.SessionKey]; !ok {
+			out[r.SessionKey] = rowStatuses[r.Status]
+		}
+	}
+	if len(runs) < statusRunsPerSession*len(keys) {
+		return out, nil // every run of these sessions was read
+	}
+	for _, k := range keys {
+		if _, ok := out[k]; ok {
+			continue
+		}
+		latest, err := s.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: k, Newest: true, Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("session status: %w", err)
+		}
+		if len(latest) == 1 {
+			out[k] = rowStatuses[latest[0].Status]
+		}
+	}
+	return out, nil
+}

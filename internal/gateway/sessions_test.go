@@ -266,7 +266,10 @@ func TestAgentsListAndHealth(t *testing.T) {
 		}
 	}
 	want := wire.AgentsListResult{DefaultID: "ops", MainKey: "primary", Scope: "per-sender", Ownership: "sole",
-		Agents: []wire.AgentSummary{{ID: "ops", Name: "Ops", Model: &wire.ModelRef{Primary: "scripted/echo-1"}}, {ID: "research"}}}
+		Agents: []wire.AgentSummary{{ID: "ops", Name: "Ops", Model: &wire.ModelRef{Primary: "scripted/echo-1"}},
+			// An agent without a model of its own lists the one it runs
+			// with (the offline model here).
+			{ID: "research", Model: &wire.ModelRef{Primary: "scripted/echo-1"}}}}
 	if diff := cmp.Diff(want, agents); diff != "" {
 		t.Errorf("agents.list (-want +got):\n%s", diff)
 	}

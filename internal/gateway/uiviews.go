@@ -23,8 +23,8 @@ import (
 // header's metadata, the Systems page (environments.list, node.list,
 // system.info), the skills and update checks, and the task drawer. What
 // Switchboard has no notion of (progress cards, the session companion and
-// observer, ask-user questions, talk, transcript branches) keeps the
-// "unknown method" answer, which the UI treats as "not available".
+// observer, ask-user questions, talk, transcript branches) answers empty
+// in the reference's shape (absent.go).
 
 // chatCommands are the commands chat.send understands
 // (compaction.ParseCommand, policy.ParseSendCommand,

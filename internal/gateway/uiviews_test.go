@@ -144,13 +144,50 @@ func TestUIViewMethods(t *testing.T) {
 		fake.takeCalls()
 	})
 
-	// What Switchboard has no notion of keeps the reference's answer to a
-	// method it lacks.
-	for _, m := range []string{"progressCard.get", "sessions.companion.state", "sessions.observer.visibility",
-		"question.list", "talk.catalog", "sessions.branches.list"} {
-		r := c.call(m, map[string]any{})
-		if r.OK || r.Error.Code != wire.CodeInvalidRequest || r.Error.Message != "unknown method: "+m {
-			t.Errorf("%s = %+v, want unknown method", m, r)
+	// What Switchboard has no notion of answers empty, in the
+	// reference's shape, and its params are checked as the reference
+	// checks them.
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"progressCard.get", map[string]any{"sessionKey": "main"}, `{"card":null}`},
+		{"sessions.companion.state", map[string]any{"sessionKey": "main"}, `{"exchanges":[]}`},
+		{"sessions.observer.visibility", map[string]any{"visible": true}, `{"ok":true}`},
+		{"question.list", map[string]any{}, `{"questions":[]}`},
+		{"sessions.branches.list", map[string]any{"sessionKey": "main"}, `{"branches":[]}`},
+		{"node.pair.list", map[string]any{}, `{"pending":[],"paired":[]}`},
+		{"device.pair.list", map[string]any{}, `{"pending":[],"paired":[]}`},
+		{"plugin.approval.list", map[string]any{}, `[]`},
+		{"openclaw.approval.list", map[string]any{}, `[]`},
+		{"exec.approval.grants.list", map[string]any{"limit": 50}, `{"grants":[]}`},
+		{"approval.history", map[string]any{"limit": 50}, `{"items":[]}`},
+		{"artifacts.list", map[string]any{"sessionKey": "main"}, `{"artifacts":[]}`},
+		{"skills.search", map[string]any{"query": "x"}, `{"results":[]}`},
+		{"plugins.list", map[string]any{}, `{"plugins":[],"diagnostics":[],"mutationAllowed":false}`},
+		{"channels.pairing.list", map[string]any{"channel": "telegram"},
+			`{"accounts":[],"requests":[],"commandOwnerConfigured":false,"limits":{"pendingPerAccount":0,"ttlMs":0}}`},
+		{"skills.library.list", map[string]any{"scope": "all"},
+			`{"entries":[],"profileId":null,"multipleProfiles":false,"defaultTarget":"unavailable","canManageWorkspace":false,"defaultSelectionLimit":64}`},
+	} {
+		r := c.call(tc.method, tc.params)
+		if !r.OK || string(r.Payload) != tc.want {
+			t.Errorf("%s = %+v %s, want %s", tc.method, r.Error, r.Payload, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"sessions.branches.list", map[string]any{}},
+		{"sessions.observer.visibility", map[string]any{}},
+		{"approval.history", map[string]any{"kind": "nope"}},
+		{"skills.library.list", map[string]any{"scope": "everyone"}},
+		{"question.list", map[string]any{"extra": 1}},
+	} {
+		if r := c.call(tc.method, tc.params); r.OK || r.Error.Code != wire.CodeInvalidRequest {
+			t.Errorf("%s %v = %+v, want INVALID_REQUEST", tc.method, tc.params, r)
 		}
 	}
 }

@@ -133,6 +133,12 @@ type SessionsListParams struct {
 	Search           string `json:"search,omitempty"`
 	// IncludeLastMessage fills each row's LastMessagePreview.
 	IncludeLastMessage bool `json:"includeLastMessage,omitempty"`
+	// Archived selects archived sessions: false or absent leaves them
+	// out, true lists only them, "all" lists both.
+	Archived any `json:"archived,omitempty"`
+	// HasBoard true asks for the sessions with a board (the reference's
+	// dashboards): Switchboard's have none.
+	HasBoard bool `json:"hasBoard,omitempty"`
 }
 
 // SessionsResolveParams are the params of sessions.resolve: exactly one of
@@ -161,6 +167,8 @@ type SessionsPatchParams struct {
 	SendPolicy        Nullable[any]    `json:"sendPolicy,omitzero"`
 	SpawnedBy         Nullable[string] `json:"spawnedBy,omitzero"`
 	SpawnDepth        Nullable[int]    `json:"spawnDepth,omitzero"`
+	// Archived archives the session (true) or restores it (false).
+	Archived *bool `json:"archived,omitempty"`
 }
 
 // SessionsResetParams are the params of sessions.reset.
@@ -390,7 +398,7 @@ var methodSchemas = sync.OnceValue(func() map[string]*Schema {
 	// The other files' methods, in the order their init funcs ran.
 	for _, add := range []func(map[string]*Schema){
 		addActivitySchemas, addApprovalsSchemas, addChannelsSchemas, addCompactSchemas, addControluiSchemas,
-		addEdgesSchemas, addMcpSchemas, addSteerSchemas, addNodesSchemas, addUiviewsSchemas,
+		addEdgesSchemas, addMcpSchemas, addSteerSchemas, addNodesSchemas, addUiviewsSchemas, addAbsentSchemas,
 	} {
 		add(m)
 	}
@@ -451,6 +459,7 @@ func baseMethodSchemas() map[string]*Schema {
 			P("agentId", Str()),
 			P("search", Str()),
 			P("archived", Any()),
+			P("hasBoard", Bool()),
 			P("requireLastInteraction", Any()),
 			P("boardFace", Any()),
 			P("ownerFirst", Any()),
@@ -488,7 +497,7 @@ func baseMethodSchemas() map[string]*Schema {
 			P("statusNote", Any()),
 			P("attention", Any()),
 			P("ttlMinutes", Any()),
-			P("archived", Any()),
+			P("archived", Bool()),
 			P("pinned", Any()),
 			P("unread", Any()),
 			P("contextWindow", Any()),

@@ -10,12 +10,18 @@ import (
 // report it: the stored session entry plus key, kind and updatedAt in
 // milliseconds.
 type SessionRow struct {
-	Key         string `json:"key"`
-	Kind        string `json:"kind"` // direct|group|global|unknown
-	SessionID   string `json:"sessionId,omitempty"`
-	AgentID     string `json:"agentId,omitempty"`
-	Channel     string `json:"channel,omitempty"`
-	ChatType    string `json:"chatType,omitempty"`
+	Key       string `json:"key"`
+	Kind      string `json:"kind"` // direct|group|global|unknown
+	SessionID string `json:"sessionId,omitempty"`
+	AgentID   string `json:"agentId,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	ChatType  string `json:"chatType,omitempty"`
+	// Status is that of the session's latest run: queued, running, done,
+	// failed, killed or timeout (sessions.list; "" when it never ran).
+	Status string `json:"status,omitempty"`
+	// Archived says the session is archived (sessions.patch archived);
+	// its archivedAt (ms) comes with the entry's other fields.
+	Archived    bool   `json:"archived,omitempty"`
 	DisplayName string `json:"displayName,omitempty"`
 	Label       string `json:"label,omitempty"`
 	// LastMessagePreview is the start of the newest message with text
