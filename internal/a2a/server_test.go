@@ -306,27 +306,29 @@ func TestCancelAndList(t *testing.T) {
 }
 
 func TestStreamingSend(t *testing.T) {
-	hs, _ := start(t, Config{}, &echo{})
-	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"message/stream"`, 1)
-	status, out := post(t, hs, "tok-a", body)
-	var events []wire.StreamResponse
-	for _, line := range strings.Split(out, "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
-		}
-		var r struct {
-			Result wire.StreamResponse `json:"result"`
-		}
-		if err := json.Unmarshal([]byte(data), &r); err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, r.Result)
+	// The run waits until the first event is read, so the stream starts
+	// with the working task however the goroutines are scheduled.
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{}, run)
+	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok-a")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if status != 200 || len(events) != 3 || events[0].Task == nil || events[1].ArtifactUpdate == nil ||
-		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
-		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
-		t.Fatalf("%d %s", status, out)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	first := readEvents(t, sc, 1)
+	if first[0].Task == nil || first[0].Task.Status.State != wire.StateWorking {
+		t.Fatalf("first event = %+v", first[0])
+	}
+	close(run.block)
+	events := readEvents(t, sc, 2)
+	if resp.StatusCode != 200 || events[0].ArtifactUpdate == nil ||
+		*events[0].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
+		events[1].StatusUpdate == nil || events[1].StatusUpdate.Status.State != wire.StateCompleted {
+		t.Fatalf("%d %+v", resp.StatusCode, events)
 	}
 }
 
