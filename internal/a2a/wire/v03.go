@@ -44,12 +44,12 @@ func IsV03Name(name string) bool {
 
 // states maps 1.0 task states to their 0.3 names.
 var states = map[string]string{
-	StateSubmitted:             "submitted",
-	StateWorking:               "working",
-	StateCompleted:             "completed",
-	StateFailed:                "failed",
-	StateCanceled:              "canceled",
-	StateRejected:              "rejected",
+	StateSubmitted:              "submitted",
+	StateWorking:                "working",
+	StateCompleted:              "completed",
+	StateFailed:                 "failed",
+	StateCanceled:               "canceled",
+	StateRejected:               "rejected",
 	"TASK_STATE_INPUT_REQUIRED": "input-required",
 	"TASK_STATE_AUTH_REQUIRED":  "auth-required",
 	"TASK_STATE_UNSPECIFIED":    "unknown",
