@@ -86,3 +86,44 @@ func TestSwitchboardSendsToA2AJSAgent(t *testing.T) {
 		t.Fatalf("metadata = %v", got[0]["metadata"])
 	}
 }
+
+// TestSwitchboardSendsToA2AJSExpressAgent: sessions_send to an A2A JS SDK
+// agent built the documented way (Express handlers, v0.3 compatibility
+// on, so the SDK checks the A2A-Version header against its card). With a
+// card listing 1.0 and 0.3 the gateway speaks 1.0 and says so in the
+// header; with a card listing only 0.3 it speaks 0.3 (message/stream).
+func TestSwitchboardSendsToA2AJSExpressAgent(t *testing.T) {
+	for _, tt := range []struct{ mode, version, method string }{
+		{"both", "1.0", "SendStreamingMessage"},
+		{"v03", "0.3", "message/stream"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			agent := StartA2AJSExpressAgent(t, "to-js-token", tt.mode)
+			ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)), fmt.Sprintf(`
+  channels: { a2a: { peers: { js: { token: "from-js-token", url: %q, outboundToken: "to-js-token" } } } },
+  tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } }`, agent.URL+"/a2a/v1"))
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			c, err := client.Dial(ctx, client.Options{URL: ws, Token: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i, text := range []string{"hello express", "again"} {
+				r := sessionsSend(ctx, t, c, "agent:main:main", fmt.Sprintf("x-%d", i), map[string]any{"sessionKey": "a2a:js", "message": text, "timeoutSeconds": 20})
+				if r["status"] != "ok" || r["reply"] != "js echo: "+text {
+					t.Fatalf("sessions_send %d to the Express agent = %v\nagent stderr: %s", i, r, agent.Stderr())
+				}
+			}
+			got := agent.Received()
+			if len(got) != 2 || got[0]["contextId"] != got[1]["contextId"] {
+				t.Fatalf("received %v", got)
+			}
+			for _, g := range got {
+				if g["version"] != tt.version || g["method"] != tt.method {
+					t.Errorf("received %v; want A2A-Version %s and %s", g, tt.version, tt.method)
+				}
+			}
+		})
+	}
+}
