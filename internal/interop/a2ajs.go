@@ -24,6 +24,9 @@ type A2AJSClient struct {
 	Token string
 	// Timeout bounds the whole script; zero means 90s.
 	Timeout time.Duration
+	// V03 runs testdata/a2a_js_v03_client.mjs instead: the SDK's v0.3
+	// client (message/send, message/stream, tasks/get, tasks/cancel).
+	V03 bool
 }
 
 // Run runs the script. It skips the test when the npm cache or node is
@@ -39,7 +42,11 @@ func (c A2AJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if c.URL == "" {
 		return nil, errors.New("interop.A2AJSClient: URL is required")
 	}
-	s, err := findNodeScript("interop.A2AJSClient", a2aSDKPackage, a2aSDKVersion, "a2a_js_client.mjs")
+	script := "a2a_js_client.mjs"
+	if c.V03 {
+		script = "a2a_js_v03_client.mjs"
+	}
+	s, err := findNodeScript("interop.A2AJSClient", a2aSDKPackage, a2aSDKVersion, script)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,36 @@ func TestA2AJSSDKAgainstSwitchboard(t *testing.T) {
 	}
 }
 
+// TestA2AJSV03ClientAgainstSwitchboard drives Switchboard's A2A channel
+// with the A2A JS SDK's v0.3 client: its message/send (kind:"text" parts)
+// must get a 0.3 result the SDK accepts, and so must message/stream,
+// tasks/get and tasks/cancel; the cancel's status message names the task
+// and its context.
+func TestA2AJSV03ClientAgainstSwitchboard(t *testing.T) {
+	ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		`channels: { a2a: { enabled: true, rateLimitPerMinute: 0, peers: { partner: { token: "peer-token" } } } }`)
+	r := A2AJSClient{URL: "http" + strings.TrimPrefix(ws, "ws"), Token: "peer-token", V03: true}.Run(t)
+	if r.Err != nil {
+		t.Fatalf("%v\nsteps:\n%s\nstderr:\n%s", r.Err, formatSteps(r.Steps), r.Stderr)
+	}
+	want := []string{"load", "send", "stream", "get", "cancel", "done"}
+	if got := stepNames(r.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %q, want %q\n%s", got, want, formatSteps(r.Steps))
+	}
+	if s := r.Step("send"); s["state"] != "TASK_STATE_COMPLETED" || s["reply"] != "echo: hello over a2a 0.3" || s["contextId"] != "v03-ctx" {
+		t.Errorf("send: %v", s)
+	}
+	if s := r.Step("stream"); s["final"] != "TASK_STATE_COMPLETED" || !strings.Contains(s["reply"].(string), "echo: streamed 0.3") {
+		t.Errorf("stream: %v", s)
+	}
+	if g := r.Step("get"); g["taskId"] != r.Step("send")["taskId"] || g["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("get: %v", g)
+	}
+	if c := r.Step("cancel"); c["state"] != "TASK_STATE_CANCELED" || c["messageContextId"] != "v03-ctx" || c["messageTaskId"] != c["taskId"] {
+		t.Errorf("cancel: %v", c)
+	}
+}
+
 // TestSwitchboardSendsToA2AJSAgent: an echo agent written with the A2A JS
 // SDK is a remote peer of the gateway; the agent's sessions_send to
 // "a2a:js" gets the SDK agent's reply, the message carries the chain in
