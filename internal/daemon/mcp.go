@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -10,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -32,6 +35,17 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, versio
 					fn(ev.SessionKey)
 				}
 			})
+		},
+		Exists: func(ctx context.Context, key string) (bool, error) {
+			k := gw.CanonicalKey(key)
+			if k == "" {
+				return false, nil
+			}
+			_, err := d.Store.GetSession(ctx, k)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
 		},
 		Version: version,
 		Logger:  d.log,

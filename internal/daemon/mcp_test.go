@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -243,8 +245,14 @@ func TestMCPHTTPHistoryResource(t *testing.T) {
 	if len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "hello from work") {
 		t.Fatalf("read %s = %+v", uri, rr.Contents)
 	}
-	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "switchboard://sessions/nope/history"}); err == nil {
-		t.Error("reading a missing session's transcript succeeded")
+	// A session that does not exist (visible, well-formed) and a key that
+	// is not one are both resource-not-found (-32002).
+	for _, missing := range []string{mcp.HistoryURI("agent:main:ghost"), "switchboard://sessions/nope/history"} {
+		_, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: missing})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != mcp.CodeResourceNotFound {
+			t.Errorf("read %s: err = %v, want code %d", missing, err, mcp.CodeResourceNotFound)
+		}
 	}
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
