@@ -18,8 +18,9 @@ import (
 
 // newMCPServer builds the MCP server of the gateway port's /mcp: the
 // session tools as agents get them, run as the session the client chose
-// (default: the default agent's main session).
-func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, version string, d *Daemon) (*mcp.Server, error) {
+// (default: the default agent's main session), with the operator's reach
+// when operator is set (mcp.serve.reach).
+func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, version string, operator bool, d *Daemon) (*mcp.Server, error) {
 	srv, err := mcp.New(mcp.Config{
 		Tools: box.All,
 		Caller: func(key string) (tools.Caller, error) {
@@ -27,7 +28,7 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, versio
 			if k == "" {
 				return tools.Caller{}, fmt.Errorf("invalid session key %q", key)
 			}
-			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel}, nil
+			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
 		Watch: func(fn func(string)) func() {
 			return runner.Subscribe(func(ev agent.Event) {
