@@ -201,12 +201,18 @@ func (s *Server) card(r *http.Request) wire.AgentCard {
 		}
 		base = scheme + "://" + r.Host
 	}
+	// One endpoint speaks both versions (a request by a 0.3 method name is
+	// answered in 0.3 form): the card lists it for each, in its 1.0 form
+	// and, for 0.3 clients, in its 0.3 form.
+	endpoint := strings.TrimRight(base, "/") + "/a2a/v1"
 	c := wire.AgentCard{
 		Name:        s.cfg.Agents[0],
 		Description: "Switchboard agent gateway using the Agent2Agent protocol.",
-		SupportedInterfaces: []wire.AgentInterface{{
-			URL: strings.TrimRight(base, "/") + "/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0",
-		}},
+		SupportedInterfaces: []wire.AgentInterface{
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: wire.Version10},
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: wire.Version03},
+		},
+		URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: wire.Version03,
 		Version:            s.cfg.Version,
 		Capabilities:       wire.Capabilities{Streaming: true},
 		DefaultInputModes:  []string{"text/plain"},

@@ -128,6 +128,11 @@ func TestCard(t *testing.T) {
 			!c.Capabilities.Streaming || c.Capabilities.PushNotifications {
 			t.Fatalf("card = %+v", c)
 		}
+		// The same endpoint for 0.3 clients, in both card forms.
+		if len(c.SupportedInterfaces) != 2 || c.SupportedInterfaces[1] != (wire.AgentInterface{URL: "https://gw.example/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
+			c.URL != "https://gw.example/a2a/v1" || c.PreferredTransport != "JSONRPC" || c.ProtocolVersion != "0.3" {
+			t.Fatalf("card's 0.3 interface = %+v", c)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
@@ -30,7 +31,8 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestA2AGoClientAgainstSwitchboard drives Switchboard's A2A channel with
-// the official Go SDK's client (a2a-go, protocol 0.3): a blocking send, a
+// the official Go SDK's client (a2a-go, protocol 0.3), built from the card
+// Switchboard serves: a blocking send, a
 // streamed send, tasks/get and the cancel of a stalled run, each answer
 // parsed by the SDK.
 func TestA2AGoClientAgainstSwitchboard(t *testing.T) {
@@ -38,9 +40,12 @@ func TestA2AGoClientAgainstSwitchboard(t *testing.T) {
 		`channels: { a2a: { enabled: true, rateLimitPerMinute: 0, peers: { partner: { token: "peer-token" } } } }`)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	endpoint := "http" + strings.TrimPrefix(ws, "ws") + "/a2a/v1"
-	c, err := a2aclient.NewFromEndpoints(ctx, []a2a.AgentInterface{{URL: endpoint, Transport: a2a.TransportProtocolJSONRPC}},
-		a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearerRT{"peer-token"}}))
+	// The client finds the endpoint in Switchboard's card, 0.3 form.
+	card, err := agentcard.DefaultResolver.Resolve(ctx, "http"+strings.TrimPrefix(ws, "ws"))
+	if err != nil {
+		t.Fatalf("resolve the card: %v", err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearerRT{"peer-token"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,10 +188,15 @@ type Skill struct {
 }
 
 // AgentCard is the public description served at /.well-known/agent-card.json.
+// URL, PreferredTransport and ProtocolVersion are its protocol 0.3 form, for
+// 0.3 clients, which read the main interface from them.
 type AgentCard struct {
 	Name                string           `json:"name"`
 	Description         string           `json:"description"`
 	SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
+	URL                 string           `json:"url,omitempty"`
+	PreferredTransport  string           `json:"preferredTransport,omitempty"`
+	ProtocolVersion     string           `json:"protocolVersion,omitempty"`
 	Version             string           `json:"version"`
 	Capabilities        Capabilities     `json:"capabilities"`
 	DefaultInputModes   []string         `json:"defaultInputModes"`
