@@ -94,8 +94,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleEmbeddings serves POST /v1/embeddings: the request is checked as
-// the reference checks it; Switchboard has no embedding providers, so a
-// valid request gets a clear 400 naming the agent.
+// the reference checks it and passed to the agent's embedding model (a
+// clear 400 naming the agent when it has none); the vectors come back as
+// numbers, or with encoding_format "base64" as base64 float32s.
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, http.MethodPost)
