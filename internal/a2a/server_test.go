@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -126,6 +127,11 @@ func TestCard(t *testing.T) {
 		if c.SupportedInterfaces[0].URL != "https://gw.example/a2a/v1" || len(c.Skills) != 2 || c.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
 			!c.Capabilities.Streaming || c.Capabilities.PushNotifications {
 			t.Fatalf("card = %+v", c)
+		}
+		// The same endpoint for 0.3 clients, in both card forms.
+		if len(c.SupportedInterfaces) != 2 || c.SupportedInterfaces[1] != (wire.AgentInterface{URL: "https://gw.example/a2a/v1", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"}) ||
+			c.URL != "https://gw.example/a2a/v1" || c.PreferredTransport != "JSONRPC" || c.ProtocolVersion != "0.3" {
+			t.Fatalf("card's 0.3 interface = %+v", c)
 		}
 	}
 }
@@ -278,14 +284,14 @@ func TestCancelAndList(t *testing.T) {
 	_, body := post(t, hs, "tok-a", sendBody("long", `,"configuration":{"returnImmediately":true}`))
 	var res wire.SendResult
 	_ = json.Unmarshal(decode(t, body).Result, &res)
-	cancel := `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"` + res.Task.ID + `"}}`
+	cancel := `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"` + res.Task.ID + `"}}`
 	if _, b := post(t, hs, "tok-b", cancel); decode(t, b).Error.Code != wire.CodeTaskNotFound {
 		t.Fatalf("other peer canceled: %s", b)
 	}
 	_, b := post(t, hs, "tok-a", cancel)
 	var task wire.Task
 	_ = json.Unmarshal(decode(t, b).Result, &task)
-	if task.Status.State != wire.StateCanceled {
+	if m := task.Status.Message; task.Status.State != wire.StateCanceled || m == nil || m.ContextID != "c1" || m.TaskID != res.Task.ID {
 		t.Fatalf("cancel: %s", b)
 	}
 	if _, b := post(t, hs, "tok-a", cancel); decode(t, b).Error.Code != wire.CodeTaskNotCancel {
@@ -306,27 +312,29 @@ func TestCancelAndList(t *testing.T) {
 }
 
 func TestStreamingSend(t *testing.T) {
-	hs, _ := start(t, Config{}, &echo{})
-	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"message/stream"`, 1)
-	status, out := post(t, hs, "tok-a", body)
-	var events []wire.StreamResponse
-	for _, line := range strings.Split(out, "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
-		}
-		var r struct {
-			Result wire.StreamResponse `json:"result"`
-		}
-		if err := json.Unmarshal([]byte(data), &r); err != nil {
-			t.Fatal(err)
-		}
-		events = append(events, r.Result)
+	// The run waits until the first event is read, so the stream starts
+	// with the working task however the goroutines are scheduled.
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{}, run)
+	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok-a")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if status != 200 || len(events) != 3 || events[0].Task == nil || events[1].ArtifactUpdate == nil ||
-		*events[1].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
-		events[2].StatusUpdate == nil || events[2].StatusUpdate.Status.State != wire.StateCompleted {
-		t.Fatalf("%d %s", status, out)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	first := readEvents(t, sc, 1)
+	if first[0].Task == nil || first[0].Task.Status.State != wire.StateWorking {
+		t.Fatalf("first event = %+v", first[0])
+	}
+	close(run.block)
+	events := readEvents(t, sc, 2)
+	if resp.StatusCode != 200 || events[0].ArtifactUpdate == nil ||
+		*events[0].ArtifactUpdate.Artifact.Parts[0].Text != "echo: stream me" ||
+		events[1].StatusUpdate == nil || events[1].StatusUpdate.Status.State != wire.StateCompleted {
+		t.Fatalf("%d %+v", resp.StatusCode, events)
 	}
 }
 
@@ -406,7 +414,7 @@ func readEvents(t *testing.T, sc *bufio.Scanner, n int) []wire.StreamResponse {
 	return out
 }
 
-// TestSubscribeToTask follows a running task over SSE (by the 0.3 alias):
+// TestSubscribeToTask follows a running task over SSE:
 // the task, the reply's chunks, then the final artifact and status.
 func TestSubscribeToTask(t *testing.T) {
 	run := &echo{block: make(chan struct{}), deltas: []string{"ec", "ho"}}
@@ -415,7 +423,7 @@ func TestSubscribeToTask(t *testing.T) {
 	var res wire.SendResult
 	_ = json.Unmarshal(decode(t, body).Result, &res)
 	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1",
-		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tasks/resubscribe","params":{"id":"`+res.Task.ID+`"}}`))
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"SubscribeToTask","params":{"id":"`+res.Task.ID+`"}}`))
 	req.Header.Set("Authorization", "Bearer tok-a")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -467,5 +475,99 @@ func TestSubscribeErrors(t *testing.T) {
 	}
 	if e := sub("tok-a", ""); e == nil || e.Code != wire.CodeInvalidParams {
 		t.Fatalf("no id: %+v", e)
+	}
+}
+
+// TestV03Client: a client speaking protocol 0.3 (method names with a
+// slash, parts and results with a kind) is answered in 0.3 form: the send
+// result is the task itself with kind "task" and 0.3 state names, tasks/get
+// and tasks/cancel answer tasks, message/stream sends 0.3 events, and a
+// rejection's status message names the task and its context.
+func TestV03Client(t *testing.T) {
+	run := &echo{}
+	hs, _ := start(t, Config{}, run)
+	send := func(method, text string, extra string) string {
+		t.Helper()
+		_, b := post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":"s","method":"`+method+`","params":{"message":{"kind":"message","messageId":"m1","role":"user","contextId":"c3",`+
+			`"parts":[{"kind":"text","text":`+mustJSON(text)+`}]}`+extra+`}}`)
+		return b
+	}
+	type v03 struct {
+		Kind, ID, ContextID string
+		Status              struct {
+			State   string
+			Message *wire.V03Message
+		}
+		Artifacts []wire.V03Artifact
+	}
+	var task v03
+	b := send("message/send", "hi in 0.3", "")
+	if err := json.Unmarshal(decode(t, b).Result, &task); err != nil || task.Kind != "task" || task.Status.State != "completed" ||
+		task.ContextID != "c3" || len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Kind != "text" ||
+		*task.Artifacts[0].Parts[0].Text != "echo: hi in 0.3" {
+		t.Fatalf("message/send: %s", b)
+	}
+	if !strings.Contains(b, `"kind":"text"`) || strings.Contains(b, "TASK_STATE") {
+		t.Fatalf("message/send not in 0.3 form: %s", b)
+	}
+	_, b = post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+task.ID+`"}}`)
+	var got v03
+	if err := json.Unmarshal(decode(t, b).Result, &got); err != nil || got.Kind != "task" || got.ID != task.ID || got.Status.State != "completed" {
+		t.Fatalf("tasks/get: %s", b)
+	}
+	var rej v03
+	b = send("message/send", "/reset", "")
+	if err := json.Unmarshal(decode(t, b).Result, &rej); err != nil || rej.Status.State != "rejected" || rej.Status.Message == nil ||
+		rej.Status.Message.Kind != "message" || rej.Status.Message.Role != "agent" ||
+		rej.Status.Message.ContextID != "c3" || rej.Status.Message.TaskID != rej.ID {
+		t.Fatalf("rejection: %s", b)
+	}
+
+	run.block = make(chan struct{})
+	b = send("message/send", "long", `,"configuration":{"blocking":false}`)
+	var working v03
+	if err := json.Unmarshal(decode(t, b).Result, &working); err != nil || working.Status.State != "working" {
+		t.Fatalf("non-blocking send: %s", b)
+	}
+	_, b = post(t, hs, "tok-a", `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"id":"`+working.ID+`"}}`)
+	var canceled v03
+	if err := json.Unmarshal(decode(t, b).Result, &canceled); err != nil || canceled.Kind != "task" || canceled.Status.State != "canceled" ||
+		canceled.Status.Message == nil || canceled.Status.Message.ContextID != "c3" || canceled.Status.Message.TaskID != working.ID {
+		t.Fatalf("tasks/cancel: %s", b)
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(
+		`{"jsonrpc":"2.0","id":"st","method":"message/stream","params":{"message":{"kind":"message","messageId":"m2","role":"user","contextId":"c3","parts":[{"kind":"text","text":"streamed"}]}}}`))
+	req.Header.Set("Authorization", "Bearer tok-a")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var kinds []string
+	next := func() map[string]any {
+		t.Helper()
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var r struct{ Result map[string]any }
+				if err := json.Unmarshal([]byte(data), &r); err != nil {
+					t.Fatal(err)
+				}
+				kinds = append(kinds, fmt.Sprint(r.Result["kind"]))
+				return r.Result
+			}
+		}
+		t.Fatalf("stream ended after %v: %v", kinds, sc.Err())
+		return nil
+	}
+	if first := next(); first["kind"] != "task" || first["status"].(map[string]any)["state"] != "working" {
+		t.Fatalf("first stream event %v", first)
+	}
+	close(run.block)
+	art, final := next(), next()
+	if art["kind"] != "artifact-update" || !strings.Contains(mustJSON(art), `"kind":"text","text":"echo: streamed"`) ||
+		final["kind"] != "status-update" || final["final"] != true || final["status"].(map[string]any)["state"] != "completed" {
+		t.Fatalf("stream events %v then %v", art, final)
 	}
 }

@@ -536,8 +536,10 @@ var importAllowLists = map[string][]string{
 	// approval: exec approval policy, broker, files and the exec gate, on
 	// the tools contract.
 	"internal/approval": {"github.com/google/uuid", "internal/tools"},
-	// mcp: the MCP server and stdio proxy, on the tools contract.
+	// mcp: the MCP server and stdio proxy, on the tools contract (jsonrpc
+	// for errors with MCP's own codes).
 	"internal/mcp": {
+		"github.com/modelcontextprotocol/go-sdk/jsonrpc",
 		"github.com/modelcontextprotocol/go-sdk/mcp",
 		"internal/tools",
 	},

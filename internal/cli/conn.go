@@ -70,13 +70,45 @@ func (g *globalFlags) resolve(cmd *cobra.Command) {
 	if !cmd.Flags().Changed("url") && strings.TrimSpace(g.env(EnvURL)) == "" && perr == nil {
 		g.url = localURL(paths, g.env)
 	}
+	g.url = normalizeURL(g.url)
+	// Then, for a gateway on this machine, the credentials of the config
+	// file's gateway.auth (never sent to another host).
+	if g.token == "" && g.password == "" && perr == nil && loopbackURL(g.url) {
+		if cfg, _, err := config.LoadEnv(paths.ConfigPath, g.env); err == nil && cfg != nil {
+			g.token, g.password = strings.TrimSpace(cfg.Gateway.Auth.Token), strings.TrimSpace(cfg.Gateway.Auth.Password)
+		}
+	}
 	// Last, the token a local gateway generated in the state dir.
 	if g.token == "" && g.password == "" && perr == nil {
 		if tok, err := config.ReadGatewayToken(paths.StateDir); err == nil {
 			g.token = tok
 		}
 	}
-	g.url = normalizeURL(g.url)
+}
+
+// loopbackURL reports whether gateway URL u names this machine (a
+// loopback address or localhost).
+func loopbackURL(u string) bool {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := parsed.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// missingCredentials says where the CLI looked for the gateway's
+// credentials when it found none.
+func (g *globalFlags) missingCredentials() string {
+	file := "the config file"
+	if paths, err := config.ResolvePaths(config.Env(g.env)); err == nil {
+		file = paths.ConfigPath
+	}
+	return "no gateway token: none given with --token or " + config.EnvGatewayToken + ", and no gateway.auth.token in " + file
 }
 
 // localURL is the gateway URL when neither --url nor SWITCHBOARD_URL says:

@@ -34,13 +34,17 @@ running gateway's /mcp endpoint with the gateway token, acting as --session
 			}
 			// stdout carries the protocol: logs go to stderr only.
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			return mcp.Proxy(cmd.Context(), mcp.ProxyConfig{
+			cfg := mcp.ProxyConfig{
 				Endpoint: endpoint,
 				Token:    cmp.Or(g.token, g.password),
 				Session:  session,
 				Version:  VersionString(),
 				Logger:   log,
-			}, &sdk.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
+			}
+			if cfg.Token == "" {
+				cfg.Missing = g.missingCredentials()
+			}
+			return mcp.Proxy(cmd.Context(), cfg, &sdk.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
 		},
 	}
 	cmd.Flags().StringVar(&session, "session", "", "session key the MCP client acts as (default: the default agent's main session)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -155,6 +157,46 @@ func TestMCPStdioWrongToken(t *testing.T) {
 		"--url", g.url, "--token", "wrong", "mcp")
 	if r.err == nil || !strings.Contains(r.err.Error(), "gateway's MCP endpoint") || !strings.Contains(r.err.Error(), "Unauthorized") {
 		t.Errorf("err = %v, want a connect error naming the endpoint and 401", r.err)
+	}
+}
+
+// `switchboard mcp` finds gateway.auth.token in the config file, as every
+// CLI command does; when it finds no token, the MCP host's initialize
+// fails with an error saying what is missing, which stderr says too.
+func TestMCPStdioConfigToken(t *testing.T) {
+	const token = "mcp-config-token-0123456789"
+	g := startGateway(t, `{ gateway: { auth: { mode: "token", token: "`+token+`" } } }`)
+	cs := stdioMCP(t, g, nil)
+	if a := toolJSON(t, cs, &sdk.CallToolParams{Name: "agents_list", Arguments: map[string]any{}}); a["requester"] != "main" {
+		t.Errorf("agents_list with the config's token = %v", a)
+	}
+
+	other := t.TempDir() // a state dir whose config has no token
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		err := Run(context.Background(), []string{"--url", g.url, "mcp"}, Options{
+			Env: config.MapEnv(map[string]string{config.EnvStateDir: other}), Stdin: inR, Stdout: outW, Stderr: &stderr,
+		})
+		outW.Close()
+		done <- err
+	}()
+	c := sdk.NewClient(&sdk.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	_, err := c.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	inW.Close()
+	runErr := <-done
+	want := "no gateway token: none given with --token or " + config.EnvGatewayToken + ", and no gateway.auth.token in " + other
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeGatewayUnavailable || !strings.Contains(we.Message, want) || !strings.Contains(we.Message, "Unauthorized") {
+		t.Errorf("initialize error = %v, want code %d naming %q", err, mcp.CodeGatewayUnavailable, want)
+	}
+	if runErr == nil || !strings.Contains(runErr.Error(), want) || !strings.Contains(stderr.String(), want) {
+		t.Errorf("switchboard mcp = %v, stderr %q; want both to say %q", runErr, stderr.String(), want)
+	}
+	if strings.Contains(stderr.String()+fmt.Sprint(err, runErr), token) {
+		t.Error("the token was printed")
 	}
 }
 

@@ -12,6 +12,31 @@ import (
 // reference's mcp.servers keys).
 type MCP struct {
 	Servers map[string]MCPServer `json:"servers,omitempty"`
+	// Serve is "mcp.serve": the gateway's own MCP server (/mcp and
+	// `switchboard mcp`).
+	Serve MCPServe `json:"serve,omitzero"`
+}
+
+// MCPServe is "mcp.serve".
+type MCPServe struct {
+	// Reach is what an MCP host, authenticated with the gateway's token or
+	// password, reaches with the session tools: "operator" (default) is
+	// the operator's reach, every session of every agent (send policies
+	// still apply); "session" is only what the session it acts as may
+	// reach (tools.sessions.visibility, tools.agentToAgent).
+	Reach string `json:"reach,omitempty"`
+}
+
+// MCP reach values.
+const (
+	MCPReachOperator = "operator"
+	MCPReachSession  = "session"
+)
+
+// MCPOperatorReach reports whether MCP hosts get the operator's reach
+// (mcp.serve.reach, default "operator").
+func (c *Config) MCPOperatorReach() bool {
+	return norm(c.MCP.Serve.Reach) != MCPReachSession
 }
 
 // MCPServer is "mcp.servers.<name>": a stdio server (command, args, env,
@@ -117,6 +142,7 @@ func mcpTransport(s MCPServer) string {
 
 // mcp checks the "mcp" section.
 func (k *checker) mcp() {
+	k.enum(path("mcp", "serve", "reach"), k.c.MCP.Serve.Reach, MCPReachOperator, MCPReachSession)
 	for _, name := range slices.Sorted(maps.Keys(k.c.MCP.Servers)) {
 		s := k.c.MCP.Servers[name]
 		p := path("mcp", "servers", name)

@@ -49,10 +49,23 @@ func TestMCPServersInvalid(t *testing.T) {
 		{`{mcp: {servers: {"a__b": {command: "c"}}}}`, "server name must be letters"},
 		{`{mcp: {servers: {x: {command: "c", requestTimeoutMs: 0}}}}`, "requestTimeoutMs"},
 		{`{mcp: {servers: {x: {command: 3}}}}`, "must be a string"},
+		{`{mcp: {serve: {reach: "everyone"}}}`, `mcp.serve.reach: must be one of "operator", "session"`},
 	} {
 		_, _, err := Parse("test.json5", []byte(tc.src), MapEnv(map[string]string{"HOME": t.TempDir()}))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+func TestMCPServeReach(t *testing.T) {
+	for src, want := range map[string]bool{`{}`: true, `{mcp: {serve: {reach: "operator"}}}`: true, `{mcp: {serve: {reach: "session"}}}`: false} {
+		c, _, err := Parse("test.json5", []byte(src), MapEnv(map[string]string{"HOME": t.TempDir()}))
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if c.MCPOperatorReach() != want {
+			t.Errorf("%s: MCPOperatorReach = %v, want %v", src, c.MCPOperatorReach(), want)
 		}
 	}
 }

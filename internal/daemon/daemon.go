@@ -601,7 +601,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, d); err != nil {
+	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d); err != nil {
 		gw.Close()
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -10,13 +12,15 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // newMCPServer builds the MCP server of the gateway port's /mcp: the
 // session tools as agents get them, run as the session the client chose
-// (default: the default agent's main session).
-func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, version string, d *Daemon) (*mcp.Server, error) {
+// (default: the default agent's main session), with the operator's reach
+// when operator is set (mcp.serve.reach).
+func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, version string, operator bool, d *Daemon) (*mcp.Server, error) {
 	srv, err := mcp.New(mcp.Config{
 		Tools: box.All,
 		Caller: func(key string) (tools.Caller, error) {
@@ -24,7 +28,7 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, versio
 			if k == "" {
 				return tools.Caller{}, fmt.Errorf("invalid session key %q", key)
 			}
-			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel}, nil
+			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
 		Watch: func(fn func(string)) func() {
 			return runner.Subscribe(func(ev agent.Event) {
@@ -32,6 +36,17 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, versio
 					fn(ev.SessionKey)
 				}
 			})
+		},
+		Exists: func(ctx context.Context, key string) (bool, error) {
+			k := gw.CanonicalKey(key)
+			if k == "" {
+				return false, nil
+			}
+			_, err := d.Store.GetSession(ctx, k)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
 		},
 		Version: version,
 		Logger:  d.log,

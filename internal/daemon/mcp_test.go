@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -24,17 +26,22 @@ const mcpTestToken = "mcp-test-token-0123456789"
 
 // startMCPDaemon starts a gateway with two agents (main, ops), session
 // visibility "all" and agent-to-agent messaging off, and a session
-// agent:main:work that has one exchange.
-func startMCPDaemon(t *testing.T) (*Daemon, string) {
+// agent:main:work that has one exchange. extra replaces the tools section
+// and may add top-level sections.
+func startMCPDaemon(t *testing.T, extra ...string) (*Daemon, string) {
 	t.Helper()
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "test-key"})
 	dir := t.TempDir()
+	top := `tools: { sessions: { visibility: "all" } },`
+	if len(extra) > 0 {
+		top = strings.Join(extra, "\n")
+	}
 	cfg := fmt.Sprintf(`{
   gateway: { auth: { mode: "token", token: %q } },
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" } }, list: [{ id: "main", default: true }, { id: "ops" }] },
-  tools: { sessions: { visibility: "all" } },
-}`, mcpTestToken, llm.URL())
+  %s
+}`, mcpTestToken, llm.URL(), top)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +211,10 @@ func TestMCPHTTPSessionTools(t *testing.T) {
 	}
 }
 
-// The caller header chooses the session; policy is that session's.
+// The caller header chooses the session; with mcp.serve.reach "session"
+// policy is that session's.
 func TestMCPHTTPCallerSessionPolicy(t *testing.T) {
-	_, endpoint := startMCPDaemon(t)
+	_, endpoint := startMCPDaemon(t, `tools: { sessions: { visibility: "all" } }, mcp: { serve: { reach: "session" } },`)
 	cs := connectMCP(t, endpoint, "agent:ops:main", nil)
 	agents, _ := callJSON(t, cs, "agents_list", map[string]any{})
 	if agents["requester"] != "ops" {
@@ -216,6 +224,43 @@ func TestMCPHTTPCallerSessionPolicy(t *testing.T) {
 	out, _ := callJSON(t, cs, "sessions_send", map[string]any{"sessionKey": "agent:main:work", "message": "hi", "timeoutSeconds": 0})
 	if out["status"] != "forbidden" {
 		t.Errorf("cross-agent sessions_send = %v, want status forbidden", out)
+	}
+}
+
+// TestMCPHTTPOperatorReach: by default an MCP host (it holds the gateway's
+// token) has the operator's reach: with the default visibility (tree) and
+// agent-to-agent messaging off, acting as the main session it may still
+// send to another session of its agent and to another agent's session,
+// and read their transcripts. mcp.serve.reach "session" takes that away.
+func TestMCPHTTPOperatorReach(t *testing.T) {
+	for _, tt := range []struct {
+		name, config, want string
+	}{
+		{"default", ``, "ok"},
+		{"operator", `mcp: { serve: { reach: "operator" } },`, "ok"},
+		{"session", `mcp: { serve: { reach: "session" } },`, "forbidden"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, endpoint := startMCPDaemon(t, tt.config)
+			ctx := context.Background()
+			if _, _, err := d.Runner.Submit(ctx, agent.Input{RunID: "o1", SessionKey: "agent:ops:desk", AgentID: "ops", Message: "/reply ops here"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, done, err := d.Runner.Wait(ctx, "o1", 20*time.Second); err != nil || !done {
+				t.Fatalf("wait o1: done=%v err=%v", done, err)
+			}
+			cs := connectMCP(t, endpoint, "", nil)
+			for _, target := range []string{"agent:main:work", "agent:ops:desk"} {
+				out, _ := callJSON(t, cs, "sessions_send", map[string]any{"sessionKey": target, "message": "/reply seen", "timeoutSeconds": 20})
+				if out["status"] != tt.want {
+					t.Errorf("sessions_send to %s = %v, want status %s", target, out, tt.want)
+				}
+				_, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.HistoryURI(target)})
+				if (err == nil) != (tt.want == "ok") {
+					t.Errorf("read %s: %v", target, err)
+				}
+			}
+		})
 	}
 }
 
@@ -243,8 +288,14 @@ func TestMCPHTTPHistoryResource(t *testing.T) {
 	if len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "hello from work") {
 		t.Fatalf("read %s = %+v", uri, rr.Contents)
 	}
-	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "switchboard://sessions/nope/history"}); err == nil {
-		t.Error("reading a missing session's transcript succeeded")
+	// A session that does not exist (visible, well-formed) and a key that
+	// is not one are both resource-not-found (-32002).
+	for _, missing := range []string{mcp.HistoryURI("agent:main:ghost"), "switchboard://sessions/nope/history"} {
+		_, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: missing})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != mcp.CodeResourceNotFound {
+			t.Errorf("read %s: err = %v, want code %d", missing, err, mcp.CodeResourceNotFound)
+		}
 	}
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestA2AInbound(t *testing.T) {
 	var card map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&card)
 	resp.Body.Close()
-	if ifs, _ := card["supportedInterfaces"].([]any); len(ifs) != 1 {
+	if ifs, _ := card["supportedInterfaces"].([]any); len(ifs) != 2 || card["url"] == nil {
 		t.Fatalf("card = %v", card)
 	}
 

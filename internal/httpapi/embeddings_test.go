@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +65,31 @@ func TestEmbeddings(t *testing.T) {
 	}
 	if m := lastModel(); m["model"] != "embed-large" || m["dimensions"] != 3.0 {
 		t.Errorf("override upstream request %v", m)
+	}
+
+	// encoding_format "base64" (the OpenAI client's default): each vector
+	// as little-endian float32s, base64 encoded.
+	status, _, b := g.do("POST", "/v1/embeddings", `{"model":"openclaw","input":["alpha beta"],"encoding_format":"base64"}`)
+	var b64 struct{ Data []struct{ Embedding string } }
+	if err := json.Unmarshal(b, &b64); status != 200 || err != nil || len(b64.Data) != 1 {
+		t.Fatalf("base64: status %d, %v: %s", status, err, b)
+	}
+	raw, err := base64.StdEncoding.DecodeString(b64.Data[0].Embedding)
+	want := fakellm.Embedding("alpha beta", 6)
+	if err != nil || len(raw) != 4*len(want) {
+		t.Fatalf("base64 vector %q: %v", b64.Data[0].Embedding, err)
+	}
+	for i, w := range want {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); got != float32(w) {
+			t.Errorf("base64 vector[%d] = %v, want %v", i, got, float32(w))
+		}
+	}
+	if r := embed(`{"model":"openclaw","input":"x","encoding_format":"float"}`); len(r.Data) != 1 || len(r.Data[0].Embedding) != 6 {
+		t.Errorf("float: %+v", r)
+	}
+	status, _, b = g.do("POST", "/v1/embeddings", `{"model":"openclaw","input":"x","encoding_format":"hex"}`)
+	if _, msg := errorOf(t, b); status != 400 || !strings.Contains(msg, "encoding_format") {
+		t.Errorf("encoding_format hex: status %d: %s", status, b)
 	}
 
 	for _, tt := range []struct{ name, header, want string }{

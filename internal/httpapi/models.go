@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -91,8 +94,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleEmbeddings serves POST /v1/embeddings: the request is checked as
-// the reference checks it; Switchboard has no embedding providers, so a
-// valid request gets a clear 400 naming the agent.
+// the reference checks it and passed to the agent's embedding model (a
+// clear 400 naming the agent when it has none); the vectors come back as
+// numbers, or with encoding_format "base64" as base64 float32s.
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, http.MethodPost)
@@ -137,6 +141,17 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		}
 		dims = n
 	}
+	base64Vectors := false
+	if raw, ok := obj["encoding_format"]; ok && jsonKind(raw) != "null" {
+		switch str(raw) {
+		case "float":
+		case "base64":
+			base64Vectors = true
+		default:
+			invalidRequest(w, "`encoding_format` must be \"float\" or \"base64\".")
+			return
+		}
+	}
 	override := strings.TrimSpace(r.Header.Get("X-Openclaw-Model"))
 	if override != "" && (strings.ContainsAny(override, " \t") || !strings.Contains(strings.Trim(override, "/"), "/")) {
 		invalidRequest(w, "Invalid `x-openclaw-model`.")
@@ -168,9 +183,11 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float64 `json:"embedding"`
+		Object string `json:"object"`
+		Index  int    `json:"index"`
+		// Embedding is the vector as numbers, or with encoding_format
+		// "base64" as a base64 string of little-endian float32s.
+		Embedding any `json:"embedding"`
 	}
 	out := struct {
 		Object string `json:"object"`
@@ -183,9 +200,23 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}{Object: "list", Data: make([]item, len(res.Vectors)), Model: model}
 	for i, v := range res.Vectors {
 		out.Data[i] = item{Object: "embedding", Index: i, Embedding: v}
+		if base64Vectors {
+			out.Data[i].Embedding = float32Base64(v)
+		}
 	}
 	out.Usage.PromptTokens, out.Usage.TotalTokens = res.PromptTokens, max(res.TotalTokens, res.PromptTokens)
 	writeJSON(w, http.StatusOK, out)
+}
+
+// float32Base64 is vector v in the "base64" encoding_format of OpenAI's
+// embeddings API: its values as little-endian IEEE 754 float32s, base64
+// encoded (standard alphabet, padded).
+func float32Base64(v []float64) string {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }
 
 // embeddingInputOK reports whether input is a string or an array of

@@ -24,6 +24,9 @@ type A2AJSClient struct {
 	Token string
 	// Timeout bounds the whole script; zero means 90s.
 	Timeout time.Duration
+	// V03 runs testdata/a2a_js_v03_client.mjs instead: the SDK's v0.3
+	// client (message/send, message/stream, tasks/get, tasks/cancel).
+	V03 bool
 }
 
 // Run runs the script. It skips the test when the npm cache or node is
@@ -39,7 +42,11 @@ func (c A2AJSClient) command(t testing.TB) (*exec.Cmd, error) {
 	if c.URL == "" {
 		return nil, errors.New("interop.A2AJSClient: URL is required")
 	}
-	s, err := findNodeScript("interop.A2AJSClient", a2aSDKPackage, a2aSDKVersion, "a2a_js_client.mjs")
+	script := "a2a_js_client.mjs"
+	if c.V03 {
+		script = "a2a_js_v03_client.mjs"
+	}
+	s, err := findNodeScript("interop.A2AJSClient", a2aSDKPackage, a2aSDKVersion, script)
 	if err != nil {
 		return nil, err
 	}
@@ -68,14 +75,30 @@ type A2AJSEchoAgent struct {
 // node is missing (fails it under CI=true).
 func StartA2AJSEchoAgent(t testing.TB, token string) *A2AJSEchoAgent {
 	t.Helper()
-	s, err := findNodeScript("interop.StartA2AJSEchoAgent", a2aSDKPackage, a2aSDKVersion, "a2a_js_echo_agent.mjs")
+	return startA2AJSAgent(t, "a2a_js_echo_agent.mjs", token)
+}
+
+// StartA2AJSExpressAgent starts testdata/a2a_js_express_agent.mjs: an echo
+// agent built the documented way, with the SDK's Express handlers and its
+// v0.3 compatibility on. mode "both" gives it a card listing a 1.0 and a
+// 0.3 JSON-RPC interface, mode "v03" one listing only 0.3. Its Received
+// entries also carry the request's A2A-Version header ("version") and
+// JSON-RPC method ("method").
+func StartA2AJSExpressAgent(t testing.TB, token, mode string) *A2AJSEchoAgent {
+	t.Helper()
+	return startA2AJSAgent(t, "a2a_js_express_agent.mjs", token, "--mode", mode)
+}
+
+func startA2AJSAgent(t testing.TB, script, token string, args ...string) *A2AJSEchoAgent {
+	t.Helper()
+	s, err := findNodeScript("interop.StartA2AJSAgent", a2aSDKPackage, a2aSDKVersion, script)
 	if errors.Is(err, errNoCache) {
 		skipOrFatal(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(s.node, s.script, "--npm-cache", s.cache)
+	cmd := exec.Command(s.node, append([]string{s.script, "--npm-cache", s.cache}, args...)...)
 	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "A2A_AGENT_TOKEN="+token)
 	a := &A2AJSEchoAgent{}
@@ -118,9 +141,9 @@ func StartA2AJSEchoAgent(t testing.TB, token string) *A2AJSEchoAgent {
 	select {
 	case a.URL = <-listening:
 	case <-done:
-		t.Fatalf("a2a_js_echo_agent.mjs exited: %s", a.Stderr())
+		t.Fatalf("%s exited: %s", script, a.Stderr())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("a2a_js_echo_agent.mjs did not start: %s", a.Stderr())
+		t.Fatalf("%s did not start: %s", script, a.Stderr())
 	}
 	return a
 }

@@ -49,6 +49,36 @@ func TestA2AJSSDKAgainstSwitchboard(t *testing.T) {
 	}
 }
 
+// TestA2AJSV03ClientAgainstSwitchboard drives Switchboard's A2A channel
+// with the A2A JS SDK's v0.3 client: its message/send (kind:"text" parts)
+// must get a 0.3 result the SDK accepts, and so must message/stream,
+// tasks/get and tasks/cancel; the cancel's status message names the task
+// and its context.
+func TestA2AJSV03ClientAgainstSwitchboard(t *testing.T) {
+	ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		`channels: { a2a: { enabled: true, rateLimitPerMinute: 0, peers: { partner: { token: "peer-token" } } } }`)
+	r := A2AJSClient{URL: "http" + strings.TrimPrefix(ws, "ws"), Token: "peer-token", V03: true}.Run(t)
+	if r.Err != nil {
+		t.Fatalf("%v\nsteps:\n%s\nstderr:\n%s", r.Err, formatSteps(r.Steps), r.Stderr)
+	}
+	want := []string{"load", "send", "stream", "get", "cancel", "done"}
+	if got := stepNames(r.Steps); !slices.Equal(got, want) {
+		t.Fatalf("steps %q, want %q\n%s", got, want, formatSteps(r.Steps))
+	}
+	if s := r.Step("send"); s["state"] != "TASK_STATE_COMPLETED" || s["reply"] != "echo: hello over a2a 0.3" || s["contextId"] != "v03-ctx" {
+		t.Errorf("send: %v", s)
+	}
+	if s := r.Step("stream"); s["final"] != "TASK_STATE_COMPLETED" || !strings.Contains(s["reply"].(string), "echo: streamed 0.3") {
+		t.Errorf("stream: %v", s)
+	}
+	if g := r.Step("get"); g["taskId"] != r.Step("send")["taskId"] || g["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("get: %v", g)
+	}
+	if c := r.Step("cancel"); c["state"] != "TASK_STATE_CANCELED" || c["messageContextId"] != "v03-ctx" || c["messageTaskId"] != c["taskId"] {
+		t.Errorf("cancel: %v", c)
+	}
+}
+
 // TestSwitchboardSendsToA2AJSAgent: an echo agent written with the A2A JS
 // SDK is a remote peer of the gateway; the agent's sessions_send to
 // "a2a:js" gets the SDK agent's reply, the message carries the chain in
@@ -84,5 +114,46 @@ func TestSwitchboardSendsToA2AJSAgent(t *testing.T) {
 	meta, _ := got[0]["metadata"].(map[string]any)
 	if meta["switchboard.chainId"] != "js-1" || meta["switchboard.chainHops"] != 1.0 {
 		t.Fatalf("metadata = %v", got[0]["metadata"])
+	}
+}
+
+// TestSwitchboardSendsToA2AJSExpressAgent: sessions_send to an A2A JS SDK
+// agent built the documented way (Express handlers, v0.3 compatibility
+// on, so the SDK checks the A2A-Version header against its card). With a
+// card listing 1.0 and 0.3 the gateway speaks 1.0 and says so in the
+// header; with a card listing only 0.3 it speaks 0.3 (message/stream).
+func TestSwitchboardSendsToA2AJSExpressAgent(t *testing.T) {
+	for _, tt := range []struct{ mode, version, method string }{
+		{"both", "1.0", "SendStreamingMessage"},
+		{"v03", "0.3", "message/stream"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			agent := StartA2AJSExpressAgent(t, "to-js-token", tt.mode)
+			ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)), fmt.Sprintf(`
+  channels: { a2a: { peers: { js: { token: "from-js-token", url: %q, outboundToken: "to-js-token" } } } },
+  tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } }`, agent.URL+"/a2a/v1"))
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			c, err := client.Dial(ctx, client.Options{URL: ws, Token: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i, text := range []string{"hello express", "again"} {
+				r := sessionsSend(ctx, t, c, "agent:main:main", fmt.Sprintf("x-%d", i), map[string]any{"sessionKey": "a2a:js", "message": text, "timeoutSeconds": 20})
+				if r["status"] != "ok" || r["reply"] != "js echo: "+text {
+					t.Fatalf("sessions_send %d to the Express agent = %v\nagent stderr: %s", i, r, agent.Stderr())
+				}
+			}
+			got := agent.Received()
+			if len(got) != 2 || got[0]["contextId"] != got[1]["contextId"] {
+				t.Fatalf("received %v", got)
+			}
+			for _, g := range got {
+				if g["version"] != tt.version || g["method"] != tt.method {
+					t.Errorf("received %v; want A2A-Version %s and %s", g, tt.version, tt.method)
+				}
+			}
+		})
 	}
 }

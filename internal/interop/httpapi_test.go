@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,15 +16,17 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
 
 // startHTTPAPI runs the real daemon with the OpenAI-compatible endpoints
-// on and the offline scripted model, and returns its http:// base.
-func startHTTPAPI(t *testing.T) string {
+// on and the offline scripted model, and returns its http:// base. extra
+// is added to the config's top level.
+func startHTTPAPI(t *testing.T, extra ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q },
-  http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } } } }`, testToken)
+  http: { endpoints: { chatCompletions: { enabled: true }, responses: { enabled: true } } } }, %s }`, testToken, strings.Join(extra, ",\n"))
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +101,51 @@ func TestOpenAIJSClientAgainstSwitchboard(t *testing.T) {
 	}
 	if got := fmt.Sprint(r.Step("chat.user")["replies"]); got != "[echo: first js turn echo: second js turn]" {
 		t.Errorf("user conversation replies = %s", got)
+	}
+}
+
+// TestOpenAIJSEmbeddings calls /v1/embeddings with the official OpenAI JS
+// client's defaults (it asks for encoding_format "base64" and decodes the
+// base64 float32 vectors itself), then with encoding_format "float"; both
+// must give the embedding model's vectors.
+func TestOpenAIJSEmbeddings(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	base := startHTTPAPI(t, fmt.Sprintf(`
+  models: { providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "embed-small" }] } } },
+  memory: { search: { provider: "fake", model: "embed-small", outputDimensionality: 4 } }`, llm.URL()))
+	r := OpenAIJSClient{BaseURL: base + "/v1", Token: testToken, Embeddings: true}.Run(t)
+	if r.Err != nil {
+		t.Fatalf("%v\nsteps:\n%s\nstderr:\n%s", r.Err, formatSteps(r.Steps), r.Stderr)
+	}
+	type vec struct {
+		Index, Length int
+		Head          []float64
+	}
+	var got struct {
+		Defaults, Floats []vec
+		Wire             []struct{ Asked, Got any }
+	}
+	b, _ := json.Marshal(r.Step("embeddings"))
+	if err := json.Unmarshal(b, &got); err != nil || len(got.Defaults) != 2 || len(got.Floats) != 1 {
+		t.Fatalf("embeddings step %s: %v", b, err)
+	}
+	for i, in := range []string{"alpha beta", "gamma"} {
+		want := fakellm.Embedding(in, 4)
+		d := got.Defaults[i]
+		if d.Index != i || d.Length != 4 || len(d.Head) != 3 {
+			t.Fatalf("default-format vector %d = %+v", i, d)
+		}
+		for j, w := range want[:3] {
+			if float32(d.Head[j]) != float32(w) { // the base64 form carries float32s
+				t.Errorf("default-format vector %d[%d] = %v, want %v", i, j, d.Head[j], float32(w))
+			}
+		}
+	}
+	if w := fmt.Sprint(got.Wire); w != "[{base64 string} {float array}]" {
+		t.Errorf("wire formats (asked, answered) = %s, want [{base64 string} {float array}]", w)
+	}
+	if f := got.Floats[0]; f.Length != 4 || f.Head[0] != fakellm.Embedding("alpha beta", 4)[0] {
+		t.Errorf("float vector = %+v", f)
 	}
 }
 

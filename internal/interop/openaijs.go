@@ -14,6 +14,9 @@ type OpenAIJSClient struct {
 	// BaseURL is the API base, e.g. http://127.0.0.1:PORT/v1.
 	BaseURL string
 	Token   string
+	// Embeddings runs only the script's embeddings step (the client's
+	// default encoding_format, then "float").
+	Embeddings bool
 	// Timeout bounds the whole script; zero means 60s.
 	Timeout time.Duration
 }
@@ -40,5 +43,8 @@ func (c OpenAIJSClient) command(t testing.TB) (*exec.Cmd, error) {
 		timeout = 60 * time.Second
 	}
 	args := []string{s.script, "--base-url", c.BaseURL, "--npm-cache", s.cache}
+	if c.Embeddings {
+		args = append(args, "--embeddings")
+	}
 	return s.command(t, timeout, args, "OPENCLAW_GATEWAY_TOKEN="+c.Token), nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,6 +30,10 @@ type ProxyConfig struct {
 	Version string
 	// Logger receives logs; nil discards them.
 	Logger *slog.Logger
+	// Missing, when not "", says what the caller could not find (no
+	// credentials): it is added to the error of a first connection that
+	// fails.
+	Missing string
 }
 
 // EndpointFromGatewayURL turns the gateway's WebSocket URL (ws://host:port,
@@ -136,7 +141,10 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 	defer p.close()
 	up, err := p.upstream(ctx)
 	if err != nil {
-		return err
+		if cfg.Missing != "" {
+			err = fmt.Errorf("%w (%s)", err, cfg.Missing)
+		}
+		return serveFailure(ctx, cfg, log, t, err)
 	}
 	if err := p.syncTools(ctx, up); err != nil {
 		return err
@@ -174,6 +182,25 @@ func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 	}
 	return err
 }
+
+// serveFailure tells the local MCP host why the proxy cannot serve: err
+// goes to the log (stderr) and answers every request, initialize included,
+// as a JSON-RPC error, until the host goes away. It returns err.
+func serveFailure(ctx context.Context, cfg ProxyConfig, log *slog.Logger, t sdk.Transport, err error) error {
+	log.Error("switchboard mcp cannot serve", "err", err)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "switchboard", Version: cfg.Version}, nil)
+	srv.AddReceivingMiddleware(func(sdk.MethodHandler) sdk.MethodHandler {
+		return func(context.Context, string, sdk.Request) (sdk.Result, error) {
+			return nil, &jsonrpc.Error{Code: CodeGatewayUnavailable, Message: err.Error()}
+		}
+	})
+	_ = srv.Run(ctx, t) // ends when the host closes the connection
+	return err
+}
+
+// CodeGatewayUnavailable is the JSON-RPC error code with which `switchboard
+// mcp` answers when it cannot reach or authenticate to the gateway.
+const CodeGatewayUnavailable = -32000
 
 type proxy struct {
 	log   *slog.Logger

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -55,6 +56,9 @@ type Config struct {
 	// session whose transcript grew; fn does not block. It returns a
 	// function that ends the registration.
 	Watch func(fn func(sessionKey string)) (stop func())
+	// Exists, when set, reports whether a session exists; the transcript
+	// resource of one that does not is resource-not-found.
+	Exists func(ctx context.Context, sessionKey string) (bool, error)
 	// Version is reported as the server implementation's version.
 	Version string
 	// ProgressInterval is the period of progress notifications during a
@@ -358,7 +362,7 @@ func (s *Server) readHistory(ctx context.Context, req *sdk.ReadResourceRequest) 
 func (s *Server) history(ctx context.Context, extra *sdk.RequestExtra, uri string) (string, error) {
 	key, err := KeyFromURI(uri)
 	if err != nil {
-		return "", sdk.ResourceNotFoundError(uri)
+		return "", ResourceNotFound(uri, "")
 	}
 	caller, err := s.callerFor(extra)
 	if err != nil {
@@ -366,7 +370,7 @@ func (s *Server) history(ctx context.Context, extra *sdk.RequestExtra, uri strin
 	}
 	t, ok := s.cfg.Tools().Get("sessions_history")
 	if !ok {
-		return "", sdk.ResourceNotFoundError(uri)
+		return "", ResourceNotFound(uri, "")
 	}
 	args, _ := json.Marshal(map[string]any{"sessionKey": key})
 	res, err := t.Call(tools.WithCaller(ctx, caller), args)
@@ -374,9 +378,32 @@ func (s *Server) history(ctx context.Context, extra *sdk.RequestExtra, uri strin
 		return "", fmt.Errorf("sessions_history: %w", err)
 	}
 	if res.IsError || statusOf(res.Details) != "" {
-		return "", fmt.Errorf("%w: %s", sdk.ResourceNotFoundError(uri), strings.TrimSpace(res.Text))
+		return "", ResourceNotFound(uri, strings.TrimSpace(res.Text))
+	}
+	if s.cfg.Exists != nil {
+		ok, err := s.cfg.Exists(ctx, key)
+		if err != nil {
+			return "", fmt.Errorf("mcp: session %q: %w", key, err)
+		}
+		if !ok {
+			return "", ResourceNotFound(uri, "no session "+key)
+		}
 	}
 	return res.Text, nil
+}
+
+// CodeResourceNotFound is MCP's resource-not-found error code.
+const CodeResourceNotFound = -32002
+
+// ResourceNotFound is the resources/read error for uri: code -32002 with
+// the URI in its data, and why (when not "") after the message.
+func ResourceNotFound(uri, why string) error {
+	msg := "Resource not found"
+	if why != "" {
+		msg += ": " + why
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: CodeResourceNotFound, Message: msg, Data: data}
 }
 
 // statusOf returns the "status" of a tool result payload when it is not

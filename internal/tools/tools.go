@@ -103,6 +103,11 @@ type Caller struct {
 	Workspace string
 	// Chain is the chain of causes of the calling run.
 	Chain Chain
+	// Operator is set when the call comes from the gateway's operator (an
+	// MCP host holding the gateway's token, with mcp.serve.reach
+	// "operator"): the session tools reach every session of every agent,
+	// whatever tools.sessions.visibility and tools.agentToAgent say.
+	Operator bool
 }
 
 type callerKey struct{}

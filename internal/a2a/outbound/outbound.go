@@ -6,6 +6,13 @@
 // until the task is final or the caller's wait ends. One remote contextId
 // is derived per (peer, sender session), so a sender's turns form one
 // conversation on the remote side.
+//
+// The protocol version comes from the peer's agent card (read from its
+// URL's origin at /.well-known/agent-card.json, then agent.json, and kept
+// for CardTTL): 1.0 when the card declares a 1.x JSON-RPC interface, 0.3
+// when it declares only 0.x ones (then the methods, parts and results take
+// their 0.3 names and kinds), 1.0 when there is no readable card. Every
+// request says its version in the A2A-Version header.
 package outbound
 
 import (
@@ -19,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +56,20 @@ type Client struct {
 	// noStream holds the names of the peers that refused
 	// SendStreamingMessage.
 	noStream sync.Map
+	// versions holds each peer's protocol version as its card declared
+	// it (a cardVersion by peer name).
+	versions sync.Map
+	now      func() time.Time
+}
+
+// CardTTL is how long a peer's protocol version, read from its card, is
+// kept before the card is read again.
+const CardTTL = 5 * time.Minute
+
+// cardVersion is a peer's protocol version and when its card was read.
+type cardVersion struct {
+	version string
+	read    time.Time
 }
 
 // New returns a client for peers (those without a URL are left out).
@@ -59,7 +81,7 @@ func New(peers []Peer, httpClient *http.Client) *Client {
 	}
 	streams := *httpClient
 	streams.Timeout = 0
-	c := &Client{peers: map[string]Peer{}, http: httpClient, streams: &streams, poll: 50 * time.Millisecond}
+	c := &Client{peers: map[string]Peer{}, http: httpClient, streams: &streams, poll: 50 * time.Millisecond, now: time.Now}
 	for _, p := range peers {
 		if p.URL != "" {
 			c.peers[p.Name] = p
@@ -110,26 +132,81 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 		Message: wire.Message{MessageID: cmp.Or(r.MessageID, uuid.NewString()), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
 			Parts: []wire.Part{wire.TextPart(r.Text)}, Metadata: r.Metadata},
 	}
+	v := c.version(ctx, p)
 	if _, refused := c.noStream.Load(peer); wait > 0 && !refused {
-		t, err := c.stream(ctx, p, params, wait)
+		t, err := c.stream(ctx, p, v, params, wait)
 		if !errors.Is(err, errNoStreaming) {
 			return t, err
 		}
 		c.noStream.Store(peer, true)
 	}
 	params.Configuration = &wire.SendConfiguration{ReturnImmediately: true}
-	var res wire.SendResult
-	if err := c.call(ctx, p, "SendMessage", params, &res); err != nil {
+	raw, err := c.call(ctx, p, v, wire.MethodSendMessage, wire.EncodeSendParams(v, params))
+	if err != nil {
 		return nil, err
 	}
-	if res.Task == nil {
-		if res.Message != nil { // a peer may answer with a message and no task
-			return &wire.Task{ContextID: res.Message.ContextID, Status: wire.TaskStatus{State: wire.StateCompleted},
-				Artifacts: []wire.Artifact{{ArtifactID: "reply", Parts: res.Message.Parts}}}, nil
-		}
-		return nil, fmt.Errorf("a2a peer %q: SendMessage answered without a task", peer)
+	res, err := wire.DecodeStreamEvent(v, raw)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("a2a peer %q: SendMessage: bad result: %w", peer, err)
+	case res.Task != nil:
+		return c.Wait(ctx, peer, res.Task, wait)
+	case res.Message != nil: // a peer may answer with a message and no task
+		return apply(nil, res), nil
 	}
-	return c.Wait(ctx, peer, res.Task, wait)
+	return nil, fmt.Errorf("a2a peer %q: SendMessage answered without a task", peer)
+}
+
+// version returns the protocol version p's card declares, reading the
+// card when it was not read within CardTTL. A card that cannot be read
+// or declares no usable interface means 1.0.
+func (c *Client) version(ctx context.Context, p Peer) string {
+	if cv, ok := c.versions.Load(p.Name); ok && c.now().Sub(cv.(cardVersion).read) < CardTTL {
+		return cv.(cardVersion).version
+	}
+	v := wire.Version10
+	if card, err := c.card(ctx, p); err == nil {
+		if cv, ok := wire.ChooseVersion(card); ok {
+			v = cv
+		}
+	}
+	c.versions.Store(p.Name, cardVersion{version: v, read: c.now()})
+	return v
+}
+
+// card reads p's agent card from its URL's origin: the 1.0 well-known
+// path, then the older agent.json.
+func (c *Client) card(ctx context.Context, p Peer) ([]byte, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil {
+		return nil, fmt.Errorf("a2a peer %q: card: %w", p.Name, err)
+	}
+	var last error
+	for _, path := range []string{"/.well-known/agent-card.json", "/.well-known/agent.json"} {
+		card := url.URL{Scheme: u.Scheme, Host: u.Host, Path: path}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, card.String(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("a2a peer %q: card: %w", p.Name, err)
+		}
+		req.Header.Set("Accept", "application/json")
+		// Asking for 1.0 gets a card that speaks both versions in its 1.0
+		// form, and a 0.3-only card as it is.
+		req.Header.Set(wire.VersionHeader, wire.Version10)
+		if p.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+p.Token)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("a2a peer %q: card: %w", p.Name, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxResponseBytes))
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return b, nil
+		}
+		last = fmt.Errorf("a2a peer %q: card %s: HTTP %d", p.Name, path, resp.StatusCode)
+	}
+	return nil, last
 }
 
 // Wait polls peer's task t with GetTask until it is final or wait ends,
@@ -145,6 +222,7 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	interval := c.poll
+	v := c.version(ctx, p)
 	for {
 		select {
 		case <-ctx.Done():
@@ -154,11 +232,15 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 		case <-time.After(interval):
 		}
 		interval = min(2*interval, time.Second)
-		var cur wire.Task
-		if err := c.call(ctx, p, "GetTask", wire.TaskParams{ID: t.ID}, &cur); err != nil {
+		raw, err := c.call(ctx, p, v, wire.MethodGetTask, wire.TaskParams{ID: t.ID})
+		if err != nil {
 			return t, err
 		}
-		t = &cur
+		cur, err := wire.DecodeTaskResult(v, raw)
+		if err != nil {
+			return t, fmt.Errorf("a2a peer %q: GetTask: bad result: %w", peer, err)
+		}
+		t = cur
 		if wire.Terminal(t.Status.State) {
 			return t, nil
 		}
@@ -180,10 +262,12 @@ func Transient(err error) bool {
 	return errors.As(err, &t)
 }
 
-// post sends one JSON-RPC request to p with hc. A response other than
-// HTTP 200 is closed and returned as an error.
-func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, method string, params any) (*http.Response, error) {
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": method, "params": params})
+// post sends one JSON-RPC request to p with hc, in protocol version v
+// (the method's name for it and the A2A-Version header). A response other
+// than HTTP 200 is closed and returned as an error.
+func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, v string, m wire.Method, params any) (*http.Response, error) {
+	method := string(m)
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.seq.Add(1), "method": wire.MethodName(v, m), "params": params})
 	if err != nil {
 		return nil, fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
 	}
@@ -192,6 +276,7 @@ func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, method strin
 		return nil, fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(wire.VersionHeader, v)
 	if p.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.Token)
 	}
@@ -216,29 +301,28 @@ type rpcResponse struct {
 	Error  *wire.Error     `json:"error"`
 }
 
-// call makes one JSON-RPC call to p and decodes its result into out.
-func (c *Client) call(ctx context.Context, p Peer, method string, params, out any) error {
-	resp, err := c.post(ctx, c.http, p, method, params)
+// call makes one JSON-RPC call to p in protocol version v and returns its
+// result.
+func (c *Client) call(ctx context.Context, p Peer, v string, m wire.Method, params any) (json.RawMessage, error) {
+	method := string(m)
+	resp, err := c.post(ctx, c.http, p, v, m, params)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, wire.MaxResponseBytes+1))
 	if err != nil {
-		return transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
+		return nil, transportError{fmt.Errorf("a2a peer %q: %s: %w", p.Name, method, err)}
 	}
 	if len(b) > wire.MaxResponseBytes {
-		return fmt.Errorf("a2a peer %q: %s: response exceeds 1 MiB", p.Name, method)
+		return nil, fmt.Errorf("a2a peer %q: %s: response exceeds 1 MiB", p.Name, method)
 	}
 	var r rpcResponse
 	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("a2a peer %q: %s: bad JSON-RPC response: %w", p.Name, method, err)
+		return nil, fmt.Errorf("a2a peer %q: %s: bad JSON-RPC response: %w", p.Name, method, err)
 	}
 	if r.Error != nil {
-		return fmt.Errorf("a2a peer %q: %s: %d %s", p.Name, method, r.Error.Code, r.Error.Message)
+		return nil, fmt.Errorf("a2a peer %q: %s: %d %s", p.Name, method, r.Error.Code, r.Error.Message)
 	}
-	if err := json.Unmarshal(r.Result, out); err != nil {
-		return fmt.Errorf("a2a peer %q: %s: bad result: %w", p.Name, method, err)
-	}
-	return nil
+	return r.Result, nil
 }

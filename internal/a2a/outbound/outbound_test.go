@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,7 +168,7 @@ func TestContextPerSender(t *testing.T) {
 func TestSendMetadata(t *testing.T) {
 	var got wire.SendParams
 	var methods []string
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewServer(rpcOnly(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Method string          `json:"method"`
 			Params wire.SendParams `json:"params"`
@@ -213,7 +214,7 @@ func TestSendMetadata(t *testing.T) {
 func refPeer(t *testing.T, mode string) (*httptest.Server, func() []string) {
 	var mu sync.Mutex
 	var methods []string
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewServer(rpcOnly(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Method string `json:"method"`
 		}
@@ -277,7 +278,7 @@ func TestSendWithoutStreaming(t *testing.T) {
 // TestStreamOutlivesClientTimeout: a stream lasts as long as the caller's
 // wait, past the HTTP client's per-request timeout.
 func TestStreamOutlivesClientTimeout(t *testing.T) {
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewServer(rpcOnly(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Method string `json:"method"`
 		}
@@ -329,3 +330,123 @@ func (m *memTasks) Get(_ context.Context, peer, id string) (*wire.Task, error) {
 func (m *memTasks) List(context.Context, string, string, int) ([]wire.Task, error) { return nil, nil }
 
 func (m *memTasks) Open(context.Context) ([]a2a.PeerTask, error) { return nil, nil }
+
+// rpcOnly serves h for POSTs (JSON-RPC) and 404 for the rest (a peer
+// without an agent card).
+func rpcOnly(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	})
+}
+
+// TestProtocolFromCard: the client reads the peer's card and speaks the
+// version it declares (1.0 when it lists both, or when there is no card),
+// names it in the A2A-Version header, and with a 0.3 peer uses the 0.3
+// method names, parts with kinds and 0.3 results, streamed and polled.
+func TestProtocolFromCard(t *testing.T) {
+	v10 := `{"url":"%[1]s","protocolBinding":"JSONRPC","protocolVersion":"1.0"}`
+	v03 := `{"url":"%[1]s","protocolBinding":"JSONRPC","protocolVersion":"0.3"}`
+	for _, tt := range []struct {
+		name, card, want string
+	}{
+		{"1.0 card", `{"name":"p","supportedInterfaces":[` + v10 + `]}`, wire.Version10},
+		{"both", `{"name":"p","supportedInterfaces":[` + v03 + `,` + v10 + `]}`, wire.Version10},
+		{"0.3 in 1.0 form", `{"name":"p","supportedInterfaces":[` + v03 + `]}`, wire.Version03},
+		{"0.3 card", `{"name":"p","url":"%[1]s","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"}`, wire.Version03},
+		{"no card", "", wire.Version10},
+	} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
+				var mu sync.Mutex
+				var seen []string
+				var hs *httptest.Server
+				hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodGet {
+						if r.URL.Path != "/.well-known/agent-card.json" || tt.card == "" {
+							http.NotFound(w, r)
+							return
+						}
+						fmt.Fprintf(w, tt.card, hs.URL+"/rpc")
+						return
+					}
+					var req struct {
+						Method string         `json:"method"`
+						Params map[string]any `json:"params"`
+					}
+					_ = jsonDecode(r, &req)
+					mu.Lock()
+					seen = append(seen, r.Header.Get("A2A-Version")+" "+req.Method)
+					mu.Unlock()
+					v03 := r.Header.Get("A2A-Version") == "0.3"
+					if msg, _ := req.Params["message"].(map[string]any); msg != nil {
+						part := msg["parts"].([]any)[0].(map[string]any)
+						if v03 != (part["kind"] == "text" && msg["role"] == "user" && msg["kind"] == "message") {
+							t.Errorf("message %v in the wrong form for 0.3=%v", msg, v03)
+						}
+					}
+					task := `{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}`
+					done := `{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},"artifacts":[{"artifactId":"a","parts":[{"text":"done"}]}]}`
+					if v03 {
+						task = `{"kind":"task","id":"t1","contextId":"c","status":{"state":"working"}}`
+						done = `{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"done"}]}]}`
+					}
+					switch req.Method {
+					case "SendStreamingMessage", "message/stream":
+						if !stream {
+							_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`))
+							return
+						}
+						w.Header().Set("Content-Type", "text/event-stream")
+						art := `{"artifactUpdate":{"taskId":"t1","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"done"}]}}}`
+						st := `{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`
+						if v03 {
+							art = `{"kind":"artifact-update","taskId":"t1","contextId":"c","artifact":{"artifactId":"a","parts":[{"kind":"text","text":"done"}]}}`
+							st = `{"kind":"status-update","taskId":"t1","contextId":"c","status":{"state":"completed"},"final":true}`
+						}
+						if !v03 {
+							task = `{"task":` + task + `}`
+						}
+						for _, ev := range []string{task, art, st} {
+							fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":%s}\n\n", ev)
+						}
+					case "SendMessage", "message/send":
+						if !v03 {
+							task = `{"task":` + task + `}`
+						}
+						fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%s}`, task)
+					case "GetTask", "tasks/get":
+						fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":%s}`, done)
+					default:
+						_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`))
+					}
+				}))
+				defer hs.Close()
+				c := outbound.New([]outbound.Peer{{Name: "p", URL: hs.URL + "/rpc"}}, nil)
+				task, err := c.Send(context.Background(), outbound.Request{Peer: "p", SourceKey: "k", Text: "hi", Wait: 5 * time.Second})
+				if err != nil || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "done" {
+					t.Fatalf("send = %+v, %v", task, err)
+				}
+				names := "SendStreamingMessage"
+				if !stream { // refused: sent again without streaming, then polled
+					names = "SendStreamingMessage,SendMessage,GetTask"
+				}
+				if tt.want == wire.Version03 {
+					names = strings.NewReplacer("SendStreamingMessage", "message/stream", "SendMessage", "message/send", "GetTask", "tasks/get").Replace(names)
+				}
+				var want []string
+				for _, n := range strings.Split(names, ",") {
+					want = append(want, tt.want+" "+n)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if strings.Join(seen, ",") != strings.Join(want, ",") {
+					t.Fatalf("requests %q, want %q", seen, want)
+				}
+			})
+		}
+	}
+}

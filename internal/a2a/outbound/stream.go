@@ -23,12 +23,12 @@ var errNoStreaming = errors.New("a2a peer does not stream")
 // stream is closed: the peer's run goes on). A stream the peer ends early
 // is followed with GetTask for the rest of the wait. errNoStreaming means
 // the peer refused the method before creating a task.
-func (c *Client) stream(ctx context.Context, p Peer, params wire.SendParams, wait time.Duration) (*wire.Task, error) {
+func (c *Client) stream(ctx context.Context, p Peer, v string, params wire.SendParams, wait time.Duration) (*wire.Task, error) {
 	const method = "SendStreamingMessage"
 	deadline := time.Now().Add(wait)
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	resp, err := c.post(sctx, c.streams, p, method, params)
+	resp, err := c.post(sctx, c.streams, p, v, wire.MethodSendStreamingMessage, wire.EncodeSendParams(v, params))
 	if err != nil {
 		if ctx.Err() == nil && sctx.Err() != nil {
 			return nil, transportError{fmt.Errorf("a2a peer %q: %s: no answer within %v", p.Name, method, wait)}
@@ -57,22 +57,19 @@ func (c *Client) stream(ctx context.Context, p Peer, params wire.SendParams, wai
 			return nil, fmt.Errorf("a2a peer %q: %s: empty response: %w", p.Name, method, errNoStreaming)
 		}
 		// The message was taken: follow its task, never send it again.
-		var res wire.SendResult
-		if err := json.Unmarshal(r.Result, &res); err != nil || res.Task == nil && res.Message == nil {
+		res, err := wire.DecodeStreamEvent(v, r.Result)
+		if err != nil || res.Task == nil && res.Message == nil {
 			return nil, fmt.Errorf("a2a peer %q: %s: bad result", p.Name, method)
 		}
 		if res.Task == nil {
-			return apply(nil, &wire.StreamResponse{Message: res.Message}), nil
+			return apply(nil, res), nil
 		}
 		return c.Wait(ctx, p.Name, res.Task, time.Until(deadline))
 	}
 
 	var t *wire.Task
 	err = readEvents(resp.Body, func(data []byte) error {
-		var r struct {
-			Result *wire.StreamResponse `json:"result"`
-			Error  *wire.Error          `json:"error"`
-		}
+		var r rpcResponse
 		if err := json.Unmarshal(data, &r); err != nil {
 			return fmt.Errorf("a2a peer %q: %s: bad event: %w", p.Name, method, err)
 		}
@@ -82,8 +79,12 @@ func (c *Client) stream(ctx context.Context, p Peer, params wire.SendParams, wai
 			}
 			return streamError(p, r.Error)
 		}
-		if r.Result != nil {
-			t = apply(t, r.Result)
+		if len(r.Result) > 0 && string(r.Result) != "null" {
+			ev, err := wire.DecodeStreamEvent(v, r.Result)
+			if err != nil {
+				return fmt.Errorf("a2a peer %q: %s: bad event: %w", p.Name, method, err)
+			}
+			t = apply(t, ev)
 		}
 		if t != nil && wire.Terminal(t.Status.State) {
 			return io.EOF

@@ -2,8 +2,10 @@
 // the request and response envelopes, the messages, tasks and agent card in
 // the JSON form of the spec's a2a.proto, the method names of protocol 1.0
 // with their 0.3 aliases, and the decoding and limits the reference's A2A
-// channel applies to what a peer sends. It is a leaf: it knows nothing of
-// sessions, stores or HTTP servers.
+// channel applies to what a peer sends. v03.go converts to and from the
+// protocol 0.3 forms (kinds, 0.3 state names) and picks the version to
+// speak from a peer's card. It is a leaf: it knows nothing of sessions,
+// stores or HTTP servers.
 package wire
 
 import (
@@ -189,10 +191,15 @@ type Skill struct {
 }
 
 // AgentCard is the public description served at /.well-known/agent-card.json.
+// URL, PreferredTransport and ProtocolVersion are its protocol 0.3 form, for
+// 0.3 clients, which read the main interface from them.
 type AgentCard struct {
 	Name                string           `json:"name"`
 	Description         string           `json:"description"`
 	SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
+	URL                 string           `json:"url,omitempty"`
+	PreferredTransport  string           `json:"preferredTransport,omitempty"`
+	ProtocolVersion     string           `json:"protocolVersion,omitempty"`
 	Version             string           `json:"version"`
 	Capabilities        Capabilities     `json:"capabilities"`
 	DefaultInputModes   []string         `json:"defaultInputModes"`

@@ -235,3 +235,54 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestChooseVersion(t *testing.T) {
+	for _, tt := range []struct {
+		card, want string
+		ok         bool
+	}{
+		{`{"supportedInterfaces":[{"url":"u","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, Version10, true},
+		{`{"supportedInterfaces":[{"url":"u","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"u","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, Version10, true},
+		{`{"supportedInterfaces":[{"url":"u","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]}`, Version03, true},
+		{`{"supportedInterfaces":[{"url":"u","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"u","protocolBinding":"JSONRPC","protocolVersion":"0.3"}]}`, Version03, true},
+		{`{"url":"u","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"}`, Version03, true},
+		{`{"url":"u","protocolVersion":"0.2.5"}`, Version03, true},
+		{`{"url":"u","preferredTransport":"GRPC","protocolVersion":"0.3.0","additionalInterfaces":[{"url":"u2","transport":"JSONRPC"}]}`, Version03, true},
+		{`{"url":"u","preferredTransport":"GRPC","protocolVersion":"0.3.0"}`, "", false},
+		{`{"supportedInterfaces":[{"url":"u","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`, "", false},
+		{`not json`, "", false},
+	} {
+		if got, ok := ChooseVersion([]byte(tt.card)); got != tt.want || ok != tt.ok {
+			t.Errorf("ChooseVersion(%s) = %q, %v; want %q, %v", tt.card, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestV03RoundTrip(t *testing.T) {
+	task := &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: StateCanceled, Message: &Message{MessageID: "m", ContextID: "c", TaskID: "t", Role: RoleAgent, Parts: []Part{TextPart("why")}}},
+		Artifacts: []Artifact{{ArtifactID: "a", Parts: []Part{TextPart("x"), {Data: json.RawMessage(`{"k":1}`)}, {URL: "https://f", MediaType: "text/plain", Filename: "f.txt"}}}}}
+	b, _ := json.Marshal(ToV03Result(task))
+	for _, want := range []string{`"kind":"task"`, `"state":"canceled"`, `"role":"agent"`, `"kind":"text","text":"x"`, `"kind":"data"`, `"kind":"file","file":{"uri":"https://f","mimeType":"text/plain","name":"f.txt"}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("0.3 task %s lacks %s", b, want)
+		}
+	}
+	back, err := DecodeTaskResult(Version03, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(back); string(got) != string(must(json.Marshal(task))) {
+		t.Errorf("round trip = %s, want %s", got, must(json.Marshal(task)))
+	}
+	if MethodName(Version03, MethodCancelTask) != "tasks/cancel" || MethodName(Version10, MethodCancelTask) != "CancelTask" ||
+		!IsV03Name("message/send") || IsV03Name("SendMessage") || IsV03Name("nope/x") {
+		t.Error("method names")
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

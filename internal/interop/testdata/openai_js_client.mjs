@@ -11,7 +11,13 @@
 //           "responses.previous"|"responses.stream"|"unknown-model"|"done", "ok":true, ...}
 // and on the first failure {"step":..., "ok":false, "error":"..."} and exit code 1.
 //
-// Usage: node openai_js_client.mjs --base-url http://127.0.0.1:PORT/v1 [--npm-cache DIR]
+// With --embeddings it runs only the embeddings step instead: two
+// embeddings.create calls with the client's defaults (it asks for
+// encoding_format "base64" and decodes the vectors itself) and one with
+// encoding_format "float"; it prints the first values of each vector and,
+// per call, the format asked for and the JSON type of the vector answered.
+//
+// Usage: node openai_js_client.mjs --base-url http://127.0.0.1:PORT/v1 [--npm-cache DIR] [--embeddings]
 // The token comes from OPENCLAW_GATEWAY_TOKEN (never argv).
 
 import { isAbsolute, join, resolve } from "node:path";
@@ -29,6 +35,7 @@ function fail(step, err) {
 const { values: args } = parseArgs({
   options: {
     "base-url": { type: "string" },
+    embeddings: { type: "boolean", default: false },
     "npm-cache": { type: "string", default: process.env.SWITCHBOARD_NPM_CACHE ?? ".cache/npm" },
   },
 });
@@ -47,11 +54,25 @@ try {
   fail("load", err);
 }
 
+// wire records, per embeddings call, the encoding_format the client asked
+// for and the JSON type of the first vector the gateway answered with.
+const wire = [];
+const recordingFetch = async (input, init = {}) => {
+  const res = await fetch(input, init);
+  if (String(input).endsWith("/embeddings")) {
+    const body = await res.clone().json().catch(() => ({}));
+    const first = body?.data?.[0]?.embedding;
+    wire.push({ asked: JSON.parse(init.body ?? "{}").encoding_format ?? null, got: Array.isArray(first) ? "array" : typeof first });
+  }
+  return res;
+};
+
 const client = new OpenAI({
   baseURL: args["base-url"],
   apiKey: process.env.OPENCLAW_GATEWAY_TOKEN ?? "",
   maxRetries: 0,
   timeout: 60_000,
+  fetch: recordingFetch,
 });
 
 async function step(name, fn) {
@@ -60,6 +81,17 @@ async function step(name, fn) {
   } catch (err) {
     fail(name, err);
   }
+}
+
+if (args.embeddings) {
+  await step("embeddings", async () => {
+    const first = (r) => r.data.map((d) => ({ index: d.index, length: d.embedding.length, head: Array.from(d.embedding.slice(0, 3)) }));
+    const defaults = await client.embeddings.create({ model: "openclaw", input: ["alpha beta", "gamma"] });
+    const floats = await client.embeddings.create({ model: "openclaw", input: "alpha beta", encoding_format: "float" });
+    return { defaults: first(defaults), floats: first(floats), model: defaults.model, wire };
+  });
+  emit({ step: "done", ok: true });
+  process.exit(0);
 }
 
 await step("models", async () => {
