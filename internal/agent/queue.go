@@ -363,6 +363,9 @@ func (r *Runner) PendingInputs(ctx context.Context, sessionKey string, limit int
 	add := func(run *store.Run, state string) {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in)
+		if in.Compact != nil {
+			return // a compaction, not a message
+		}
 		out = append(out, PendingInput{RunID: run.RunID, AcceptedAt: run.CreatedAt, State: state, Message: in.Message, Mode: in.QueueMode})
 	}
 	for _, run := range runs {

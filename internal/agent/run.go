@@ -52,6 +52,10 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
+	if in.Compact != nil {
+		r.executeCompact(runCtx, queued, &in)
+		return
+	}
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
 	sess, err := r.cfg.Store.GetSession(bg, queued.SessionKey)

@@ -251,6 +251,10 @@ type Input struct {
 	// cap: a sub-agent's result announced to its requester is never lost.
 	QueueKeep bool `json:"queueKeep,omitempty"`
 
+	// Compact, when set, makes the run a manual compaction of the
+	// session instead of a model turn (see CompactRun).
+	Compact *CompactInput `json:"compact,omitempty"`
+
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
 	SpawnedBy string `json:"spawnedBy,omitempty"`
@@ -288,6 +292,9 @@ type Runner struct {
 	budgets      treeBudgets
 	durations    runDurations
 	compactLocks sessionLocks
+	// compactSlots hold the results of compaction runs for the callers
+	// waiting on them, by run id; guarded by mu.
+	compactSlots map[string]*compactSlot
 	summarySem   chan struct{} // bounds summary calls
 	bg           backgroundState
 	// bgCtx bounds background summaries and flushes; cancelled when
