@@ -182,6 +182,7 @@ func (l *lane) forget(id string) {
 	}
 	delete(l.modes, id)
 	delete(l.keep, id)
+	delete(l.delivered, id)
 }
 
 // takeOverflow returns and clears the lane's overflow summary text.
@@ -202,6 +203,9 @@ func (r *Runner) takeOverflow(sessionKey string) string {
 // transaction per message), and ends when st ends. It returns how many it
 // took; the caller appends them before its next model call.
 func (r *Runner) takeSteers(st *runState, sessionID string) int {
+	if st.step {
+		return 0 // an internal step: steered input waits for the next turn
+	}
 	r.mu.Lock()
 	l, ok := r.lanes[st.run.SessionKey]
 	if !ok || l.active != st.run.RunID || l.steers == 0 {
@@ -231,8 +235,15 @@ func (r *Runner) takeSteers(st *runState, sessionID string) int {
 	return n
 }
 
-// steerWaiting reports whether a steer-mode run waits behind st.
-func (r *Runner) steerWaiting(st *runState) bool {
+// userSteerWaiting reports whether a steer-mode run from a person waits
+// behind st: only such a steer skips the tool calls of st's current
+// assistant message that have not started. Deliveries (announces,
+// messages from other sessions) join after the whole batch of calls, and
+// an internal step takes no steered input at all.
+func (r *Runner) userSteerWaiting(st *runState) bool {
+	if st.step {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l, ok := r.lanes[st.run.SessionKey]
@@ -240,7 +251,7 @@ func (r *Runner) steerWaiting(st *runState) bool {
 		return false
 	}
 	for _, id := range l.queue {
-		if l.modes[id] == ModeSteer {
+		if l.modes[id] == ModeSteer && !l.delivered[id] {
 			return true
 		}
 	}
