@@ -151,7 +151,9 @@ func (r *Runner) backgroundSummary(ctx context.Context, t *bgTrigger) *readySumm
 	// the next turn would start another summary at once.
 	maxTail := unscale(max(r.bgThreshold(t.budget)-t.fixed-summaryAllowance, 1000))
 	cut := compaction.Cut(items, unscale(cc.keepRecent()), maxTail)
-	cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, maxTail)
+	if cc.mode() == compaction.ModeSafeguard {
+		cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, maxTail)
+	}
 	if cut == 0 || cut >= len(items) {
 		return nil
 	}

@@ -174,28 +174,6 @@ func (r *Runner) viewTokens(m Model, msgs []provider.Message) int {
 	return r.calib.Scale(modelKey(m), n)
 }
 
-// Compact compacts the session's history now, as /compact and
-// sessions.compact do: older turns become a summary, the recent tail
-// stays verbatim. instructions focus the summary.
-func (r *Runner) Compact(ctx context.Context, sessionKey, instructions string) (*CompactResult, error) {
-	sess, model, err := r.sessionModel(ctx, sessionKey)
-	if err != nil {
-		return nil, err
-	}
-	return r.compact(ctx, sess, model, compactOpts{instructions: instructions})
-}
-
-// Truncate keeps only the last maxLines transcript entries in the model's
-// view, without a summary (sessions.compact with maxLines). The stored
-// history is not deleted.
-func (r *Runner) Truncate(ctx context.Context, sessionKey string, maxLines int) (*CompactResult, error) {
-	sess, model, err := r.sessionModel(ctx, sessionKey)
-	if err != nil {
-		return nil, err
-	}
-	return r.compact(ctx, sess, model, compactOpts{truncate: true, maxLines: maxLines})
-}
-
 // ContextUsage returns the estimated prompt tokens of the session's
 // current view (history only) and its model's window.
 func (r *Runner) ContextUsage(ctx context.Context, sessionKey string) (used, window int, err error) {
@@ -271,12 +249,14 @@ func (r *Runner) compactLocked(ctx context.Context, sess *store.Session, model M
 		cut = truncateCut(items, o.maxLines)
 	default:
 		cut = compaction.Cut(items, unscale(cmp.Or(o.keepRecent, cc.keepRecent())), unscale(o.maxTail))
-		if !o.force {
+		// recentTurnsPreserve belongs to the safeguard summariser, as in
+		// the reference: mode default cuts at keepRecentTokens alone.
+		if !o.force && cc.mode() == compaction.ModeSafeguard {
 			cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, unscale(o.maxTail))
 		}
 	}
 	if cut == 0 || (cut == len(items) && !o.force && !o.truncate) {
-		res.Reason = "nothing to compact"
+		res.Reason = nothingReason(o, cc, len(items))
 		res.Kept = len(items)
 		return res, nil
 	}
@@ -310,6 +290,20 @@ func (r *Runner) compactLocked(ctx context.Context, sess *store.Session, model M
 	res.Compacted, res.TokensAfter, res.Summary, res.FirstKeptEntryID, res.Details, res.Kept =
 		true, f.TokensAfter, f.Summary, f.FirstKeptEntryID, f.Details, len(kept)
 	return res, nil
+}
+
+// nothingReason says why a compaction found nothing to summarise.
+func nothingReason(o compactOpts, cc *CompactionConfig, entries int) string {
+	switch {
+	case entries == 0:
+		return "nothing to compact: the session has no history"
+	case o.truncate:
+		return fmt.Sprintf("nothing to compact: the history has %d entries, within maxLines", entries)
+	case cc.mode() == compaction.ModeSafeguard && cc.RecentTurnsPreserve > 0:
+		return fmt.Sprintf("nothing to compact: the history fits in the kept tail (keepRecentTokens %d, recentTurnsPreserve %d)",
+			cmp.Or(o.keepRecent, cc.keepRecent()), cc.RecentTurnsPreserve)
+	}
+	return fmt.Sprintf("nothing to compact: the history fits in the kept tail (keepRecentTokens %d)", cmp.Or(o.keepRecent, cc.keepRecent()))
 }
 
 // truncateCut keeps the last maxLines entries, moved back so no tool

@@ -133,6 +133,9 @@ type runState struct {
 	budget []*budgetNode
 	// bg is what a background summary after the run needs (nil: none).
 	bg *bgTrigger
+	// step is set for an internal step (Input.Step): steered input never
+	// joins it.
+	step bool
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

@@ -183,6 +183,7 @@ func (l *lane) forget(id string) {
 	delete(l.modes, id)
 	delete(l.keep, id)
 	delete(l.untrusted, id)
+	delete(l.delivered, id)
 }
 
 // steersLocked reports whether queued run id steers into the active run:
@@ -210,6 +211,9 @@ func (r *Runner) takeOverflow(sessionKey string) string {
 // transaction per message), and ends when st ends. It returns how many it
 // took; the caller appends them before its next model call.
 func (r *Runner) takeSteers(st *runState, sessionID string) int {
+	if st.step {
+		return 0 // an internal step: steered input waits for the next turn
+	}
 	r.mu.Lock()
 	l, ok := r.lanes[st.run.SessionKey]
 	if !ok || l.active != st.run.RunID || l.steers == 0 {
@@ -239,8 +243,15 @@ func (r *Runner) takeSteers(st *runState, sessionID string) int {
 	return n
 }
 
-// steerWaiting reports whether a steer-mode run waits behind st.
-func (r *Runner) steerWaiting(st *runState) bool {
+// userSteerWaiting reports whether a steer-mode run from a person waits
+// behind st: only such a steer skips the tool calls of st's current
+// assistant message that have not started. Deliveries (announces,
+// messages from other sessions) join after the whole batch of calls, and
+// an internal step takes no steered input at all.
+func (r *Runner) userSteerWaiting(st *runState) bool {
+	if st.step {
+		return false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l, ok := r.lanes[st.run.SessionKey]
@@ -248,7 +259,7 @@ func (r *Runner) steerWaiting(st *runState) bool {
 		return false
 	}
 	for _, id := range l.queue {
-		if l.steersLocked(id) {
+		if l.steersLocked(id) && !l.delivered[id] {
 			return true
 		}
 	}
@@ -371,6 +382,9 @@ func (r *Runner) PendingInputs(ctx context.Context, sessionKey string, limit int
 	add := func(run *store.Run, state string) {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in)
+		if in.Compact != nil {
+			return // a compaction, not a message
+		}
 		out = append(out, PendingInput{RunID: run.RunID, AcceptedAt: run.CreatedAt, State: state, Message: in.Message, Mode: in.QueueMode})
 	}
 	for _, run := range runs {

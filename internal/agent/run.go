@@ -52,6 +52,10 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
+	if in.Compact != nil {
+		r.executeCompact(runCtx, queued, &in)
+		return
+	}
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
 	sess, err := r.cfg.Store.GetSession(bg, queued.SessionKey)
@@ -106,7 +110,7 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.windows.appended(m)
 	}
 	r.log.Info("run started", "runId", runID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
-	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel}
+	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
 	}
@@ -395,7 +399,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		for i, call := range calls {
 			// A steered message waiting before a call starts: the calls
 			// not yet started are skipped, the message joins next.
-			if r.steerWaiting(st) {
+			if r.userSteerWaiting(st) {
 				if err := r.skipCalls(st, sessionID, append(calls[i:], pending...)); err != nil {
 					return last, usage, stop, err
 				}

@@ -251,6 +251,14 @@ type Input struct {
 	// cap: a sub-agent's result announced to its requester is never lost.
 	QueueKeep bool `json:"queueKeep,omitempty"`
 
+	// Step marks an internal step of a flow (a reply-back turn, an
+	// announce step): not a turn of the session's conversation, so a
+	// steered message never joins it; it waits for the next turn.
+	Step bool `json:"step,omitempty"`
+	// Compact, when set, makes the run a manual compaction of the
+	// session instead of a model turn (see CompactRun).
+	Compact *CompactInput `json:"compact,omitempty"`
+
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
 	SpawnedBy string `json:"spawnedBy,omitempty"`
@@ -304,6 +312,9 @@ type Runner struct {
 	budgets      treeBudgets
 	durations    runDurations
 	compactLocks sessionLocks
+	// compactSlots hold the results of compaction runs for the callers
+	// waiting on them, by run id; guarded by mu.
+	compactSlots map[string]*compactSlot
 	summarySem   chan struct{} // bounds summary calls
 	bg           backgroundState
 	// bgCtx bounds background summaries and flushes; cancelled when
@@ -341,6 +352,10 @@ type lane struct {
 	modes map[string]string
 	// keep holds the queued runs that are never dropped at the cap.
 	keep map[string]bool
+	// delivered holds the queued runs whose input came from another
+	// session or the gateway (Provenance set), not from a person: steered
+	// in, they never skip tool calls the model already asked for.
+	delivered map[string]bool
 	// steers counts the steer-mode runs in queue, so that a run's steps
 	// look for steered input only when there is some.
 	steers int
@@ -547,7 +562,7 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool)}
+		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool)}
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {
@@ -574,6 +589,9 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	if in.Untrusted() != "" {
 		l.untrusted[runID] = true
+	}
+	if in.Provenance != nil {
+		l.delivered[runID] = true
 	}
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond

@@ -57,6 +57,10 @@ type BudgetNode struct {
 	Key    string
 	Limits spend.Limits
 	Used   spend.Usage
+	// Committed is, for a tree with maxRuns, the runs it has started or
+	// queued (the accepted sub-agents' included): what its next
+	// sub-agent's run comes on top of. Zero without maxRuns.
+	Committed int64
 }
 
 // limitsOf returns a session's own budget: the limits set at its spawn,
@@ -111,33 +115,9 @@ func (r *Runner) budgetNode(ctx context.Context, s *store.Session, l spend.Limit
 	if ok {
 		return n, nil
 	}
-	started := SessionStartedAt(s)
-	used := spend.Usage{Started: started}
-	keys := []string{s.Key}
-	for i := 0; i < len(keys) && len(keys) < maxSeedSessions; i++ {
-		kids, err := r.cfg.Store.ListSessions(ctx, store.ListOptions{SpawnedBy: keys[i]})
-		if err != nil {
-			return nil, fmt.Errorf("budget: seed %s: %w", s.Key, err)
-		}
-		for _, k := range kids {
-			keys = append(keys, k.Key)
-		}
-	}
-	for _, k := range keys {
-		runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: k})
-		if err != nil {
-			return nil, fmt.Errorf("budget: seed %s: %w", s.Key, err)
-		}
-		for _, run := range runs {
-			if run.RunID == exclude || run.StartedAt.IsZero() || run.StartedAt.Before(started) {
-				continue
-			}
-			used.Runs++
-			used.Tokens += tokensOf(run.Usage)
-			if run.Usage.Cost != nil {
-				used.Cost += run.Usage.Cost.Total
-			}
-		}
+	used, _, err := r.treeUse(ctx, s, exclude)
+	if err != nil {
+		return nil, err
 	}
 	r.budgets.mu.Lock()
 	defer r.budgets.mu.Unlock()
@@ -150,6 +130,44 @@ func (r *Runner) budgetNode(ctx context.Context, s *store.Session, l spend.Limit
 	n = &budgetNode{key: s.Key, limits: l, used: used}
 	r.budgets.nodes[id] = n
 	return n, nil
+}
+
+// treeUse reads from the store what the tree rooted at s has used since
+// s started (its runs but exclude, their tokens and cost), and how many
+// of its runs are queued, not started yet.
+func (r *Runner) treeUse(ctx context.Context, s *store.Session, exclude string) (used spend.Usage, queued int64, err error) {
+	started := SessionStartedAt(s)
+	used = spend.Usage{Started: started}
+	keys := []string{s.Key}
+	for i := 0; i < len(keys) && len(keys) < maxSeedSessions; i++ {
+		kids, err := r.cfg.Store.ListSessions(ctx, store.ListOptions{SpawnedBy: keys[i]})
+		if err != nil {
+			return used, 0, fmt.Errorf("budget: seed %s: %w", s.Key, err)
+		}
+		for _, k := range kids {
+			keys = append(keys, k.Key)
+		}
+	}
+	for _, k := range keys {
+		runs, err := r.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: k})
+		if err != nil {
+			return used, 0, fmt.Errorf("budget: seed %s: %w", s.Key, err)
+		}
+		for _, run := range runs {
+			if run.Status == store.RunQueued && !run.CreatedAt.Before(started) {
+				queued++
+			}
+			if run.RunID == exclude || run.StartedAt.IsZero() || run.StartedAt.Before(started) {
+				continue
+			}
+			used.Runs++
+			used.Tokens += tokensOf(run.Usage)
+			if run.Usage.Cost != nil {
+				used.Cost += run.Usage.Cost.Total
+			}
+		}
+	}
+	return used, queued, nil
 }
 
 // tokensOf is the model tokens a usage counts against a budget.
@@ -215,11 +233,27 @@ func (r *Runner) Budgets(ctx context.Context, sessionKey string) ([]BudgetNode, 
 	if err != nil {
 		return nil, fmt.Errorf("agent.Budgets: %w", err)
 	}
-	r.budgets.mu.Lock()
-	defer r.budgets.mu.Unlock()
 	out := make([]BudgetNode, len(path))
+	r.budgets.mu.Lock()
 	for i, n := range path {
 		out[i] = BudgetNode{Key: n.key, Limits: n.limits, Used: n.used}
+	}
+	r.budgets.mu.Unlock()
+	for i := range out {
+		if out[i].Limits.Runs <= 0 {
+			continue
+		}
+		// The store also holds the runs accepted and not started, and
+		// those started but not counted yet.
+		root, err := r.cfg.Store.GetSession(ctx, out[i].Key)
+		if err != nil {
+			return nil, fmt.Errorf("agent.Budgets: %w", err)
+		}
+		used, queued, err := r.treeUse(ctx, root, "")
+		if err != nil {
+			return nil, fmt.Errorf("agent.Budgets: %w", err)
+		}
+		out[i].Committed = max(out[i].Used.Runs, used.Runs) + queued
 	}
 	return out, nil
 }

@@ -11,6 +11,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 )
 
+// nothingPrefix opens the reason of a compaction that found nothing to
+// summarise.
+const nothingPrefix = "nothing to compact"
+
 func newSessionsCompactCmd(g *globalFlags) *cobra.Command {
 	var maxLines int
 	cmd := &cobra.Command{
@@ -43,10 +47,17 @@ transcript entries, without a summary.`,
 					return err
 				}
 				switch {
-				case !res.Compacted && (res.Reason == "" || strings.EqualFold(res.Reason, "nothing to compact")):
-					_, err = fmt.Fprintf(out, "Nothing to compact in %s.\n", res.Key)
 				case !res.Compacted:
-					_, err = fmt.Fprintf(out, "Nothing to compact in %s (%s).\n", res.Key, res.Reason)
+					// The gateway says why: "nothing to compact: <why>".
+					why := strings.TrimSpace(res.Reason)
+					if len(why) >= len(nothingPrefix) && strings.EqualFold(why[:len(nothingPrefix)], nothingPrefix) {
+						why = strings.TrimSpace(strings.TrimPrefix(why[len(nothingPrefix):], ":"))
+					}
+					if why == "" {
+						_, err = fmt.Fprintf(out, "Nothing to compact in %s.\n", res.Key)
+					} else {
+						_, err = fmt.Fprintf(out, "Nothing to compact in %s (%s).\n", res.Key, why)
+					}
 				case res.Kept != nil:
 					_, err = fmt.Fprintf(out, "Compacted %s: the model keeps the last %d entries.\n", res.Key, *res.Kept)
 				case res.Result != nil:

@@ -259,6 +259,11 @@ func (c *Config) Compaction() Compaction {
 	return out
 }
 
+// OfflineProvider is the provider id of the built-in offline model;
+// models.providers.scripted without a baseUrl configures it (its models'
+// context windows and maxTokens) rather than a remote provider.
+const OfflineProvider = "scripted"
+
 // ModelWindow returns the contextTokens and contextWindow of a configured
 // model (0 when unset or the model is not in the catalogue).
 func (c *Config) ModelWindow(providerID, modelID string) (contextTokens, contextWindow int) {

@@ -363,7 +363,9 @@ func (k *checker) models() {
 			if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 				k.fail(p.key("baseUrl"), "must be an http or https URL, got %q", pv.BaseURL)
 			}
-		} else if nid != "openai" && nid != "anthropic" {
+		} else if nid != "openai" && nid != "anthropic" && nid != OfflineProvider {
+			// scripted without a baseUrl configures the built-in offline
+			// model (its models' context windows).
 			k.fail(p, "baseUrl is required for a custom provider")
 		}
 		k.vars(p.key("apiKey"), pv.APIKey)

@@ -97,12 +97,15 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 	if provID == "" || modelID == "" {
 		return agent.Model{}, fmt.Errorf("invalid model %q (want \"<provider>/<model>\"): %w", ref, provider.ErrUnknownModel)
 	}
-	if provID == scripted.ProviderName {
-		if _, ok := m.cfg.Provider(provID); !ok {
-			return agent.Model{Provider: m.scripted, ProviderID: provID, ModelID: modelID, API: "scripted"}, nil
-		}
-	}
 	pc, ok := m.cfg.Provider(provID)
+	if provID == scripted.ProviderName && (!ok || pc.BaseURL == "") {
+		// The built-in offline model; a models.providers.scripted entry
+		// without a baseUrl gives its models' windows and maxTokens.
+		model := agent.Model{Provider: m.scripted, ProviderID: provID, ModelID: modelID, API: "scripted"}
+		applyModelDef(&model, pc, modelID)
+		model.ContextTokens, model.ContextWindow = m.cfg.ModelWindow(provID, modelID)
+		return model, nil
+	}
 	if !ok {
 		if provID == "openai" || provID == "anthropic" {
 			// Built in, but only once a key says which account to use.
@@ -117,6 +120,13 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 		return agent.Model{}, err
 	}
 	model := agent.Model{Provider: p, ProviderID: provID, ModelID: modelID, API: pc.API}
+	applyModelDef(&model, pc, modelID)
+	model.ContextTokens, model.ContextWindow = m.cfg.ModelWindow(provID, modelID)
+	return model, nil
+}
+
+// applyModelDef sets the maxTokens and price pc's catalogue gives modelID.
+func applyModelDef(model *agent.Model, pc config.Provider, modelID string) {
 	for _, def := range pc.Models {
 		if def.ID != modelID {
 			continue
@@ -128,8 +138,6 @@ func (m *models) ResolveModel(agentID, ref string) (agent.Model, error) {
 			model.Price = &agent.Price{Input: c.Input, Output: c.Output, CacheRead: c.CacheRead, CacheWrite: c.CacheWrite}
 		}
 	}
-	model.ContextTokens, model.ContextWindow = m.cfg.ModelWindow(provID, modelID)
-	return model, nil
 }
 
 func (m *models) adapter(id string, pc config.Provider) (provider.Provider, error) {

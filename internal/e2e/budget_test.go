@@ -55,10 +55,10 @@ func TestBudgetEndsRunsOfASpentTree(t *testing.T) {
 	if e, _ := w["error"].(string); w["status"] != "error" || !strings.HasPrefix(e, "budget exhausted: maxTokens 10 reached (") || !strings.HasSuffix(e, "for the session tree of "+child) {
 		t.Fatalf("small child run = %v", w)
 	}
-	// Its failure is announced to the requester like any result.
-	eventually(t, "the child's failure announced", func() bool {
+	// Its stop is announced to the requester, as stopped by the budget.
+	eventually(t, "the child's stop announced", func() bool {
 		for _, s := range texts(history(t, c, "agent:main:main")) {
-			if strings.Contains(s, "budget exhausted") {
+			if strings.Contains(s, "status: stopped by the budget: maxTokens 10 reached (") {
 				return true
 			}
 		}

@@ -8,16 +8,16 @@ import (
 )
 
 // TestAgentRingStops: three sessions forwarding one message round a ring
-// (a → b → c → a → …) are stopped by loop protection when the chain
-// reaches a session for the third time; the refusal is a tool result the
-// model reads. A delegation below the limits goes through.
+// (a → b → c → a → …), in the default queue mode, are stopped by loop
+// protection when the chain reaches a session for the third time; the
+// refusal is a tool result the model reads. A delegation below the limits
+// goes through.
 func TestAgentRingStops(t *testing.T) {
 	g := startWith(t, "", nil, "", `tools: { sessions: { visibility: "all" }, agentToAgent: { maxChainHops: 8, maxChainVisits: 2 } },
-  session: { agentToAgent: { maxPingPongTurns: 0 } },
-  // Each forward is its own turn: under steer (the default) a forward
-  // reaching a session during its announce step joins that step, and the
-  // ring skips a hop, so where it is stopped depends on timing.
-  messages: { queue: { mode: "followup" } },`)
+  session: { agentToAgent: { maxPingPongTurns: 0 } },`)
+	// The default queue mode (steer): a forward reaching a session during
+	// its announce step waits for the next turn instead of joining the
+	// step (whose ANNOUNCE_SKIP would swallow it).
 	c := g.dial(t)
 	// The message a sends carries, nested, every later forward.
 	ring := []string{"agent:main:b", "agent:main:c", "agent:main:a", "agent:main:b", "agent:main:c", "agent:main:a", "agent:main:b"}

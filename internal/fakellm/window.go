@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"regexp"
-	"strconv"
-	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 )
 
 // CountTokens is the server's default prompt tokenizer: one token per
@@ -102,62 +99,8 @@ func (m countedModel) Stream(ctx context.Context, req *provider.Request) iter.Se
 
 // IsSummaryRequest reports whether req is a compaction summariser call
 // (its system prompt is the summariser's).
-func IsSummaryRequest(req *provider.Request) bool {
-	return strings.HasPrefix(req.System, "You are a context summarization assistant.")
-}
+func IsSummaryRequest(req *provider.Request) bool { return scripted.IsSummaryRequest(req) }
 
-var identifierRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*-\d+\b|\b[0-9a-f]{12,40}\b`)
-
-// Summary is the fake model's answer to a summariser prompt: the sections
-// the prompt asks for (safeguard or default format), with the latest
-// unresolved request first under pending asks, the identifiers of the
-// conversation listed exactly, and a count of what was summarised. It is
-// much shorter than the conversation.
-func Summary(req *provider.Request) string {
-	prompt := ""
-	if n := len(req.Messages); n > 0 {
-		prompt = req.Messages[n-1].Text
-	}
-	conv, _, _ := strings.Cut(prompt, "</conversation>")
-	conv = strings.TrimPrefix(conv, "<conversation>\n")
-	lines := strings.Count(conv, "\n\n") + 1
-	userTurns := strings.Count(conv, "[User]: ")
-	latest := ""
-	if _, rest, ok := strings.Cut(prompt, compaction.LatestRequestMarker+"\n"); ok {
-		latest, _, _ = strings.Cut(rest, "\n"+compaction.UntrustedEnd)
-	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, id := range identifierRE.FindAllString(conv+prompt[len(conv):], -1) {
-		if !seen[id] && len(ids) < 12 {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	idList := "- (none)"
-	if len(ids) > 0 {
-		idList = "- " + strings.Join(ids, "\n- ")
-	}
-	stats := "- Summarised " + strconv.Itoa(lines) + " conversation entries (" + strconv.Itoa(userTurns) + " user turns, " + strconv.Itoa(len(conv)) + " bytes)."
-	if strings.Contains(prompt, "## Pending user asks") {
-		pending := "- (none)"
-		if latest != "" {
-			pending = "- " + latest
-		}
-		return strings.Join([]string{
-			"## Decisions", stats,
-			"## Open TODOs", "- Continue the conversation.",
-			"## Constraints/Rules", "- (none)",
-			"## Pending user asks", pending,
-			"## Exact identifiers", idList,
-		}, "\n")
-	}
-	return strings.Join([]string{
-		"## Goal", "- Continue the conversation.",
-		"## Constraints & Preferences", "- (none)",
-		"## Progress", "### Done", stats, "### In Progress", "- [ ] (none)", "### Blocked", "- (none)",
-		"## Key Decisions", "- (none)",
-		"## Next Steps", "1. Answer the next message.",
-		"## Critical Context", idList,
-	}, "\n")
-}
+// Summary is the fake model's answer to a summariser prompt, the offline
+// model's (scripted.Summary).
+func Summary(req *provider.Request) string { return scripted.Summary(req) }

@@ -38,7 +38,7 @@ func (s *Server) handleSessionsCompact(ctx context.Context, cl *call) (any, erro
 	}
 	out := wire.SessionsCompactResult{OK: true, Key: key}
 	if p.MaxLines != nil {
-		res, err := s.cfg.Runner.Truncate(ctx, key, *p.MaxLines)
+		res, err := s.cfg.Runner.CompactRun(ctx, "compact-"+s.newID(), key, agent.CompactInput{MaxLines: p.MaxLines})
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (s *Server) manualCompact(ctx context.Context, key, runID, instructions str
 		}
 	}
 	emit(1, map[string]any{"phase": agent.PhaseStart, "trigger": "manual"})
-	res, err := s.cfg.Runner.Compact(ctx, key, instructions)
+	res, err := s.cfg.Runner.CompactRun(ctx, runID, key, agent.CompactInput{Instructions: instructions})
 	end := map[string]any{"phase": agent.PhaseEnd, "trigger": "manual", "completed": false, "willRetry": false, "outcome": "failed"}
 	switch {
 	case err != nil:

@@ -62,10 +62,10 @@ type Runner interface {
 	Post(ctx context.Context, p agent.Post) (messageID string, err error)
 	// Subscribe registers fn for every run event; fn must not block.
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
-	// Compact summarises the session's older history now; Truncate keeps
-	// only its last maxLines entries in the model's view.
-	Compact(ctx context.Context, sessionKey, instructions string) (*agent.CompactResult, error)
-	Truncate(ctx context.Context, sessionKey string, maxLines int) (*agent.CompactResult, error)
+	// CompactRun summarises the session's older history as run runID on
+	// its lane (or, with MaxLines, keeps only the last entries in the
+	// model's view) and returns once it ended.
+	CompactRun(ctx context.Context, runID, sessionKey string, o agent.CompactInput) (*agent.CompactResult, error)
 	// ContextReport estimates what the session's next turn sends.
 	ContextReport(ctx context.Context, sessionKey string) (*agent.ContextReport, error)
 }

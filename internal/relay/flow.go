@@ -116,6 +116,7 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 		Lane:              LaneNested,
 		Channel:           sessionkey.InternalChannel,
 		ExtraSystemPrompt: extra,
+		Step:              true, // never a turn a steered message may join
 		Provenance: &agent.Provenance{
 			Kind: transcript.ProvenanceInterSession, SourceSessionKey: sourceKey,
 			SourceChannel: sourceChannel, SourceTool: sessions.SendToolName,

@@ -39,6 +39,10 @@ func (m *Manager) childBudget(ctx context.Context, requester, childAgent string,
 			return spend.Limits{}, fmt.Sprintf("Budget exhausted: %s for the session tree of %s; no sub-agent can start.", why, t.Key), nil
 		}
 		used.Children = m.ActiveDescendants(t.Key)
+		// Sub-agents accepted but not started yet will each need a run:
+		// a burst of spawns is refused here, where the model reads why,
+		// not stopped one by one as its children start.
+		used.Runs = max(used.Runs, t.Committed)
 		if why := spend.ChildRefused(t.Limits, used); why != "" {
 			return spend.Limits{}, fmt.Sprintf("Budget: %s in the session tree of %s; wait for one to finish.", why, t.Key), nil
 		}

@@ -32,12 +32,23 @@ type Outcome struct {
 	Status string `json:"status"`
 	// Error is the failure message for StatusError (optional).
 	Error string `json:"error,omitempty"`
+	// Budget is set when the run was stopped by its session tree's
+	// budget (Error then says which limit, with the figures).
+	Budget bool `json:"budget,omitempty"`
 }
+
+// budgetErrorPrefix opens the error of a run stopped by its budget.
+const budgetErrorPrefix = "budget exhausted: "
 
 // StatusLabel returns the announce "status:" text for o (reference §10.4):
 // "completed successfully", "timed out", "failed: <Error or \"unknown
-// error\">", or "finished with unknown status".
+// error\">", or "finished with unknown status"; a run its budget stopped
+// is "stopped by the budget: <limit> reached (<figures>) for the session
+// tree of <key>".
 func StatusLabel(o Outcome) string {
+	if o.Status == StatusError && o.Budget {
+		return "stopped by the budget: " + strings.TrimPrefix(o.Error, budgetErrorPrefix)
+	}
 	switch o.Status {
 	case StatusOK:
 		return "completed successfully"

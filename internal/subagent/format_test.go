@@ -19,6 +19,8 @@ func TestStatusLabel(t *testing.T) {
 		{Outcome{Status: "timeout"}, "timed out"},
 		{Outcome{Status: "error", Error: "boom"}, "failed: boom"},
 		{Outcome{Status: "error"}, "failed: unknown error"},
+		{Outcome{Status: "error", Budget: true, Error: "budget exhausted: maxRuns 5 reached (6 runs) for the session tree of agent:main:x"},
+			"stopped by the budget: maxRuns 5 reached (6 runs) for the session tree of agent:main:x"},
 		{Outcome{Status: "unknown"}, "finished with unknown status"},
 		{Outcome{}, "finished with unknown status"},
 		{Outcome{Status: "running"}, "finished with unknown status"},

@@ -400,7 +400,7 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 	case store.RunTimeout:
 		outcome = Outcome{Status: "timeout"}
 	default:
-		outcome = Outcome{Status: "error", Error: cmp.Or(res.Error, string(res.Status))}
+		outcome = Outcome{Status: "error", Error: cmp.Or(res.Error, string(res.Status)), Budget: res.StopReason == agent.StopBudget}
 	}
 	a.Status = outcome.Status
 	if res.Status == store.RunOK && result != nil && (sanitize.IsSkip(*result, sanitize.AnnounceSkip) || sanitize.IsSkip(*result, sanitize.NoReply)) {

@@ -2,8 +2,9 @@
 // [provider.Provider] that needs no network and no API key. The daemon uses
 // it as the default model ([Model]) when no provider or API key is
 // configured, so a fresh offline gateway answers; tests use it to make agents
-// reply and call tools exactly as scripted. It imports only provider and the
-// standard library; the daemon and tests import it.
+// reply and call tools exactly as scripted. It imports only provider,
+// compaction (whose summariser prompts it answers) and the standard library;
+// the daemon and tests import it.
 //
 // Every answer is a pure function of the request and the [Options]: the same
 // request always yields the same events, tool call ids, usage and response
@@ -127,6 +128,18 @@
 //
 //	/when "announce step" /reply ANNOUNCE_SKIP
 //	/when "pong" /reply REPLY_SKIP
+//
+// # Compaction summaries
+//
+// A request whose System prompt is the compaction summariser's
+// (compaction.SystemPrompt) is not read for directives: the reply is a
+// summary of the conversation in the prompt, in the format the prompt asks
+// for. In safeguard format it has every required section (## Decisions, ##
+// Open TODOs, ## Constraints/Rules, ## Pending user asks with the latest
+// unresolved request first, ## Exact identifiers); in default format the
+// reference's checkpoint sections. It counts what it summarised and lists up
+// to 12 identifiers of the conversation verbatim, so automatic and manual
+// compaction work offline and pass the safeguard quality audit.
 //
 // # Errors
 //

@@ -111,6 +111,9 @@ type planned struct {
 
 // plan computes the step that answers req.
 func (p *Provider) plan(req *provider.Request) (planned, error) {
+	if IsSummaryRequest(req) {
+		return p.summaryStep(req), nil
+	}
 	trig, step := trigger(req.Messages)
 	afterTools := len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == provider.RoleTool
 
@@ -183,6 +186,23 @@ func (p *Provider) plan(req *provider.Request) (planned, error) {
 		provider.Event{Type: provider.EventDone, StopReason: stop, ResponseID: p.responseID(req)},
 	)
 	return st, nil
+}
+
+// summaryStep answers a compaction summariser call with Summary: no
+// directive of the summarised conversation is obeyed.
+func (p *Provider) summaryStep(req *provider.Request) planned {
+	body := Summary(req)
+	stop := provider.StopEnd
+	if limit := req.MaxTokens * 4; req.MaxTokens > 0 && len(body) > limit {
+		body, stop = cut(body, limit), provider.StopLength
+	}
+	st := planned{events: make([]provider.Event, 0, countDeltas(body)+2)}
+	st.events = appendDeltas(st.events, provider.EventTextDelta, body)
+	st.events = append(st.events,
+		provider.Event{Type: provider.EventUsage, Usage: &provider.Usage{Input: estimate(inputSize(req)), Output: estimate(len(body))}},
+		provider.Event{Type: provider.EventDone, StopReason: stop, ResponseID: p.responseID(req)},
+	)
+	return st
 }
 
 // trigger returns the text of the last user message and the step number:
