@@ -1,5 +1,5 @@
-// Package attachments owns sessions_spawn's inline attachments (reference
-// behaviour §9.5): validating the files a spawning agent passes inline,
+// Package attachments owns sessions_spawn's inline attachments
+// (docs/spec/reference-behaviour.md §9.5): validating the files a spawning agent passes inline,
 // materialising them into the child's workspace under
 // .switchboard/attachments/<id>/ with a manifest, the receipt and the
 // system-prompt suffix the child sees, removing the folder again, and the
@@ -28,7 +28,7 @@ import (
 	"strings"
 )
 
-// Defaults of tools.sessions_spawn.attachments (reference §9.5, §13).
+// Defaults of tools.sessions_spawn.attachments (docs/spec/reference-behaviour.md §9.5, §13).
 const (
 	DefaultMaxTotalBytes = 5 * 1024 * 1024
 	DefaultMaxFiles      = 50
@@ -159,7 +159,7 @@ type prepared struct {
 // and the folder's real absolute path.
 //
 // An empty files writes nothing and returns (nil, "", nil). Attachments
-// that are disabled or break a rule of reference §9.5 give an [*Error]
+// that are disabled or break a rule of docs/spec/reference-behaviour.md §9.5 give an [*Error]
 // with the reference's status and message; file-system failures give
 // other errors (see [Report]). Every file is validated before anything is
 // written. Files and the manifest are created exclusively with mode 0600.
@@ -200,7 +200,7 @@ func Materialize(workspace string, files []File, lim Limits, newID func() string
 	return receipt, absDir, nil
 }
 
-// prepare validates files in order (reference §9.5) and returns their
+// prepare validates files in order (docs/spec/reference-behaviour.md §9.5) and returns their
 // bytes and the receipt without RelDir.
 func prepare(files []File, lim Limits) ([]prepared, *Receipt, error) {
 	seen := make(map[string]bool, len(files))

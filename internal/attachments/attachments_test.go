@@ -18,7 +18,7 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Every rejection of reference §9.5, with its exact status and message;
+// Every rejection of docs/spec/reference-behaviour.md §9.5, with its exact status and message;
 // none of them writes anything.
 func TestMaterializeRejects(t *testing.T) {
 	b64 := func(n int) string { return base64.StdEncoding.EncodeToString(make([]byte, n)) }

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Defaults from reference-behaviour §13 and gateway-protocol §1.
+// Defaults from docs/spec/reference-behaviour.md §13 and docs/spec/gateway-protocol.md §1.
 const (
 	DefaultScope                  = "per-sender"
 	DefaultMainKey                = "main"

@@ -97,7 +97,7 @@ type Session struct {
 	ResetByChannel map[string]SessionReset `json:"resetByChannel,omitempty"`
 }
 
-// SendPolicy is "session.sendPolicy" (reference §8).
+// SendPolicy is "session.sendPolicy" (docs/spec/reference-behaviour.md §8).
 type SendPolicy struct {
 	// Default is "allow" or "deny"; empty means allow.
 	Default string           `json:"default,omitempty"`
@@ -196,7 +196,7 @@ type ToolsSessions struct {
 	Visibility string `json:"visibility,omitempty"`
 }
 
-// ToolsAgentToAgent is "tools.agentToAgent" (reference §3.4).
+// ToolsAgentToAgent is "tools.agentToAgent" (docs/spec/reference-behaviour.md §3.4).
 type ToolsAgentToAgent struct {
 	Enabled *bool `json:"enabled,omitempty"`
 	// Allow lists agent-id patterns; empty allows every agent.
@@ -212,7 +212,7 @@ type ToolsSubagents struct {
 	Tools ToolPolicy `json:"tools,omitzero"`
 }
 
-// ToolPolicy is an allow/deny list of tool names (reference §9.4). A nil
+// ToolPolicy is an allow/deny list of tool names (docs/spec/reference-behaviour.md §9.4). A nil
 // slice is unset.
 type ToolPolicy struct {
 	Allow     []string `json:"allow,omitempty"`

@@ -113,7 +113,7 @@ func (b *toolbox) All() *tools.Set { return b.all.Load() }
 // forRun returns the tools offered to a run: those the global and the
 // agent's tool selection keep (tools.profile, allow, alsoAllow, deny, and
 // agents.list[].tools), and for a sub-agent further minus what the
-// sub-agent tool policy denies at its depth (reference §9.4). A removed
+// sub-agent tool policy denies at its depth (docs/spec/reference-behaviour.md §9.4). A removed
 // tool's schema never reaches the model.
 func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	all := b.all.Load()

@@ -101,7 +101,8 @@ func itoa(n int) string {
 	return s
 }
 
-// TestDocLinksResolve checks every relative link in README.md and docs/*.md:
+// TestDocLinksResolve checks every relative link in README.md, docs/*.md and
+// docs/spec/*.md:
 // the file or directory exists, and an anchor (#…) names a heading of the
 // file it points into.
 func TestDocLinksResolve(t *testing.T) {
@@ -110,6 +111,11 @@ func TestDocLinksResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	spec, err := filepath.Glob(filepath.Join(root, "docs", "spec", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, spec...)
 	files = append([]string{filepath.Join(root, "README.md")}, files...)
 	parsed := map[string]doc{}
 	read := func(path string) (doc, bool) {

@@ -131,7 +131,7 @@ func TestSessionsSendFlows(t *testing.T) {
 		if d, _ := res["delivery"].(map[string]any); d["status"] != "replied" || d["mode"] != "announce" {
 			t.Errorf("delivery = %v", res["delivery"])
 		}
-		// §6.4's call-count consequence: 4 agent runs from the flow —
+		// docs/spec/reference-behaviour.md §6.4's call-count consequence: 4 agent runs from the flow —
 		// primary, turn 1 (requester), turn 2 (target), announce.
 		eventually(t, "the announce step", func() bool {
 			return interSession(history(t, c, "agent:main:tgt")) == 3 && interSession(history(t, c, "agent:main:req1")) == 1

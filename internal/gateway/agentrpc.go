@@ -214,7 +214,7 @@ func (s *Server) runReply(ctx context.Context, run *store.Run) string {
 // run hit its time limit) → "timeout" with the error and endedAt; aborted
 // → "error" with the abort reason (plain "aborted" for chat.abort). The reference reports runs cut short as
 // "timeout" in places (its sub-agent registry treats an aborted lifecycle
-// end as a timeout, reference-behaviour §10.2); Switchboard keeps explicit
+// end as a timeout, docs/spec/reference-behaviour.md §10.2); Switchboard keeps explicit
 // aborts distinguishable from the wait itself timing out, which is
 // "timeout" without endedAt.
 func (s *Server) handleAgentWait(ctx context.Context, cl *call) (any, error) {

@@ -47,7 +47,7 @@ func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error
 }
 
 // sendCommand handles the owner-only standalone "/send on|off|inherit"
-// message (reference §8): an operator with the admin scope (the only scope
+// message (docs/spec/reference-behaviour.md §8): an operator with the admin scope (the only scope
 // that may change sendPolicy) sets or clears the session's override and gets
 // the reference's reply in the session; anyone else's command is consumed
 // silently. No agent run starts.

@@ -3,7 +3,7 @@ package policy
 import "strings"
 
 // A2A is the agent-to-agent policy, config tools.agentToAgent
-// (reference-behaviour §3.4).
+// (docs/spec/reference-behaviour.md §3.4).
 type A2A struct {
 	// Enabled is tools.agentToAgent.enabled (default false).
 	Enabled bool

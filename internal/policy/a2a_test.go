@@ -16,7 +16,7 @@ func TestA2AAllowed(t *testing.T) {
 		target    string
 		want      bool
 	}{
-		// reference-behaviour §3.4 example.
+		// docs/spec/reference-behaviour.md §3.4 example.
 		{"spec ops-a to ops-b", A2A{Enabled: true, Allow: []string{"ops-*", "main"}}, "ops-a", "ops-b", true},
 		{"spec main to ops-a", A2A{Enabled: true, Allow: []string{"ops-*", "main"}}, "main", "ops-a", true},
 		{"spec guest to ops-a", A2A{Enabled: true, Allow: []string{"ops-*", "main"}}, "guest", "ops-a", false},

@@ -1,6 +1,6 @@
 // Package policy owns Switchboard's pure access decisions for the session
 // tools, with the exact semantics of the reference gateway (OpenClaw
-// v2026.3.8; reference-behaviour §3, §6.1, §7-8, §9.3-9.4, §11):
+// v2026.3.8; docs/spec/reference-behaviour.md §3, §6.1, §7, §8, §9.3, §9.4, §11):
 //
 //   - the send policy (session.sendPolicy, the per-session override, the
 //     owner-only "/send" command and the sessions.patch sendPolicy value);

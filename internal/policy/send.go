@@ -80,7 +80,7 @@ type SendInput struct {
 
 // SendBlockedMessage is the error text of the gateway's agent and
 // chat.send methods (an INVALID_REQUEST error) when ResolveSend denies the
-// target session (reference-behaviour §7); auto-reply delivery is
+// target session (docs/spec/reference-behaviour.md §7); auto-reply delivery is
 // suppressed silently instead.
 const SendBlockedMessage = "send blocked by session policy"
 
@@ -96,7 +96,7 @@ func NormalizeSendPolicy(raw string) (d Decision, ok bool) {
 }
 
 // ResolveSend decides whether a send into a session is allowed, mirroring
-// resolveSendPolicy (reference-behaviour §8):
+// resolveSendPolicy (docs/spec/reference-behaviour.md §8):
 //
 //  1. A valid EntryOverride wins outright.
 //  2. No Config: allow.
@@ -187,7 +187,7 @@ const (
 	sendSetReplyPrefix = "⚙️ Send policy set to "
 )
 
-// SendCommand is a parsed "/send" message (reference-behaviour §8): the
+// SendCommand is a parsed "/send" message (docs/spec/reference-behaviour.md §8): the
 // owner-only text command that sets or clears the session's send-policy
 // override. The caller checks that the sender is authorized (unauthorized
 // senders are ignored silently: the command is consumed with no reply),

@@ -21,8 +21,8 @@ type Denial struct {
 // forbidden returns a StatusForbidden denial.
 func forbidden(msg string) *Denial { return &Denial{Status: StatusForbidden, Message: msg} }
 
-// CheckSpawnDepth is step 6 of the spawn pipeline (reference-behaviour
-// §9.3): a caller at callerDepth (its stored spawnDepth, else derived from
+// CheckSpawnDepth is step 6 of the spawn pipeline
+// (docs/spec/reference-behaviour.md §9.3): a caller at callerDepth (its stored spawnDepth, else derived from
 // its spawnedBy ancestry, else its key's ":subagent:" count) may not spawn
 // when callerDepth >= maxDepth (agents.defaults.subagents.maxSpawnDepth,
 // 1..5, default 1).
@@ -161,7 +161,7 @@ func CheckSandbox(childSandboxed, requesterSandboxed bool, sandboxParam string) 
 }
 
 // AllowedSpawnTargets is the allowed set agents_list reports
-// (reference-behaviour §11). requester is the requester's agent id,
+// (docs/spec/reference-behaviour.md §11). requester is the requester's agent id,
 // allowAgents its subagents.allowAgents, configured the ids of agents.list;
 // all are normalized with sessionkey.NormalizeAgentID.
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // subagentAlwaysDenied are the tools no sub-agent session gets by default,
-// whatever its depth (reference-behaviour §9.4).
+// whatever its depth (docs/spec/reference-behaviour.md §9.4).
 var subagentAlwaysDenied = []string{
 	"gateway",
 	"agents_list",

@@ -3,7 +3,7 @@ package policy
 import "github.com/switchboardhq/switchboard/internal/sessionkey"
 
 // Visibility is the session-tool visibility, config tools.sessions.visibility
-// (reference-behaviour §3.1): which sessions sessions_list,
+// (docs/spec/reference-behaviour.md §3.1): which sessions sessions_list,
 // sessions_history and sessions_send may see.
 type Visibility string
 
@@ -46,7 +46,7 @@ func ParseVisibility(s string) Visibility {
 }
 
 // The sandbox clamp values, config
-// agents.defaults.sandbox.sessionToolsVisibility (reference-behaviour §3.2).
+// agents.defaults.sandbox.sessionToolsVisibility (docs/spec/reference-behaviour.md §3.2).
 const (
 	// ClampSpawned (the default, also for ""): a sandboxed session sees its
 	// own tree only.
@@ -61,7 +61,7 @@ const (
 func clampSpawned(clamp string) bool { return clamp == "" || clamp == ClampSpawned }
 
 // EffectiveVisibility returns the visibility a session's tool calls get
-// (reference-behaviour §3.2): configured, except that a sandboxed session
+// (docs/spec/reference-behaviour.md §3.2): configured, except that a sandboxed session
 // under the clamp "spawned" (or "") gets VisibilityTree whatever was
 // configured. An invalid configured value counts as VisibilityTree.
 //
@@ -76,7 +76,7 @@ func EffectiveVisibility(configured Visibility, sandboxed bool, clamp string) Vi
 }
 
 // RestrictToSpawned reports whether a session-tool call is
-// "sandbox-restricted" (reference-behaviour §3.3): the caller is sandboxed,
+// "sandbox-restricted" (docs/spec/reference-behaviour.md §3.3): the caller is sandboxed,
 // the clamp is "spawned" (or ""), the caller has a session (requesterKey is
 // its internal key, "" when the call has no session key; do not pass the
 // main alias fallback here), and that session is not a sub-agent session
@@ -104,8 +104,8 @@ const (
 // package.
 const StatusForbidden = "forbidden"
 
-// Guard is the visibility guard of one tool call (reference-behaviour
-// §3.5), createSessionVisibilityGuard: built with the requester, the
+// Guard is the visibility guard of one tool call
+// (docs/spec/reference-behaviour.md §3.5), createSessionVisibilityGuard: built with the requester, the
 // effective visibility and the A2A policy, it checks each target session.
 // The zero Spawned func means an empty spawned set (the reference's result
 // when listing the requester's children fails).
@@ -226,7 +226,7 @@ func a2aDeniedMessage(a Action) string {
 const SandboxLabelMessage = "Sandboxed sessions_send label lookup is limited to this agent"
 
 // CheckLabelSend makes the policy checks of sessions_send's label path
-// (reference-behaviour §6.1 step 3), before the label is resolved.
+// (docs/spec/reference-behaviour.md §6.1 step 3), before the label is resolved.
 // requesterKey is the requester's internal key (the main alias when the
 // call has no session key); agentIDParam is the tool's agentId parameter
 // ("" when absent); restricted is RestrictToSpawned.

@@ -95,7 +95,7 @@ func TestRestrictToSpawned(t *testing.T) {
 	}
 }
 
-// The guard's literal messages, written out from reference-behaviour §3.5
+// The guard's literal messages, written out from docs/spec/reference-behaviour.md §3.5
 // independently of the implementation.
 var (
 	wantCrossMessage = map[Action]string{
@@ -216,7 +216,7 @@ func policyFor(m a2aMode) A2A {
 }
 
 // guardOracle computes the guard's expected outcome from the rules of
-// reference-behaviour §3.2 and §3.5, written independently of Guard.Check:
+// docs/spec/reference-behaviour.md §3.2 and §3.5, written independently of Guard.Check:
 // the sandbox clamp first, then cross-agent rules, then same-agent rules.
 func guardOracle(vis Visibility, sb sandboxMode, action Action, target targetKind, a2a a2aMode) (allowed bool, msg string) {
 	effective := vis

@@ -33,7 +33,7 @@ const maxStepWait = 60 * time.Second
 // the loop instead of deadlocking it.
 const laneAllowance = 10 * time.Minute
 
-// runFlow is the reply-back loop and announce step (§6.4).
+// runFlow is the reply-back loop and announce step (docs/spec/reference-behaviour.md §6.4).
 func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 	stepWait := min(s.AnnounceTimeout, maxStepWait)
 	latest := s.RoundOneReply
@@ -193,7 +193,7 @@ func (r *Relay) deliver(ctx context.Context, p agent.Post) error {
 	return err
 }
 
-// replyContext is the extra system prompt of a reply-back turn (§6.4).
+// replyContext is the extra system prompt of a reply-back turn (docs/spec/reference-behaviour.md §6.4).
 func replyContext(turn, maxTurns int, currentIsRequester bool, s sessions.Flow, requesterChannel, targetChannel string) string {
 	who := "Agent 2 (target)."
 	if currentIsRequester {
@@ -209,7 +209,7 @@ func replyContext(turn, maxTurns int, currentIsRequester bool, s sessions.Flow, 
 	return strings.Join(lines, "\n")
 }
 
-// announceContext is the extra system prompt of the announce step (§6.4).
+// announceContext is the extra system prompt of the announce step (docs/spec/reference-behaviour.md §6.4).
 func announceContext(s sessions.Flow, requesterChannel, targetChannel, roundOne, latest string) string {
 	lines := []string{"Agent-to-agent announce step:"}
 	lines = append(lines, participants(s, requesterChannel, targetChannel)...)

@@ -1,6 +1,6 @@
 // Package relay carries sessions_send's messages between sessions: it
 // queues a sent message as a run on the target's lane, and follows it with
-// the agent-to-agent flow of the product spec (§6.4) — the reply-back loop
+// the agent-to-agent flow of the reference (docs/spec/reference-behaviour.md §6.4) — the reply-back loop
 // between requester and target and the announce step whose reply is posted
 // to the target's channel.
 //

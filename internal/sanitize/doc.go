@@ -1,6 +1,6 @@
 // Package sanitize owns the text hygiene of the session tools, with the exact
 // semantics of the reference gateway (OpenClaw v2026.3.8;
-// reference-behaviour §5, §6.6, §14.2):
+// docs/spec/reference-behaviour.md §5, §6.6, §14.2):
 //
 //   - secret redaction: [Redactor], built from the reference's
 //     logging.redactSensitive / logging.redactPatterns settings, with the

@@ -7,7 +7,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// Limits of sessions_history (reference-behaviour §5).
+// Limits of sessions_history (docs/spec/reference-behaviour.md §5).
 const (
 	// DefaultMaxChars is the per-text limit in UTF-16 units.
 	DefaultMaxChars = 4000
@@ -57,7 +57,7 @@ type HistoryResult struct {
 }
 
 // SanitizeHistory implements steps 6-9 of sessions_history on the messages
-// chat.history returned (reference-behaviour §5). It never modifies msgs or
+// chat.history returned (docs/spec/reference-behaviour.md §5). It never modifies msgs or
 // anything they hold: changed messages and content blocks are shallow
 // copies, and untouched values are shared with the input.
 //

@@ -6,7 +6,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// Skip tokens of the agent-to-agent flow (reference-behaviour §1.4).
+// Skip tokens of the agent-to-agent flow (docs/spec/reference-behaviour.md §1.4).
 const (
 	// AnnounceSkip, as the whole reply of the announce step, suppresses the
 	// announcement.
@@ -25,7 +25,7 @@ func IsSkip(reply, token string) bool {
 }
 
 // AssistantText returns the user-facing reply text of one message, or ""
-// (reference-behaviour §6.6). Only a message with role "assistant" and array
+// (docs/spec/reference-behaviour.md §6.6). Only a message with role "assistant" and array
 // content has any; string content gives "".
 //
 // Each block of type "text" with a string text is cleaned in three steps:
@@ -127,7 +127,7 @@ func LatestReply(msgs []map[string]any) string {
 // LastMessageReply returns the reply of sessions_send's "ok" result: the
 // AssistantText of the last message in msgs that is not a tool message, or
 // "" when there is none. A quirk kept from the reference
-// (reference-behaviour §14.2): only that last message counts, so when it is
+// (docs/spec/reference-behaviour.md §14.2): only that last message counts, so when it is
 // not an assistant message (or has no text) the reply is "" even if an
 // earlier assistant message has one.
 func LastMessageReply(msgs []map[string]any) string {

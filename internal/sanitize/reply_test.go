@@ -15,7 +15,7 @@ func assistant(texts ...string) map[string]any {
 }
 
 func TestSpecExamples(t *testing.T) {
-	// reference-behaviour §6.6, literally.
+	// docs/spec/reference-behaviour.md §6.6, literally.
 	if got := AssistantText(assistant("Hi ", "<think>secret</think>there")); got != "Hi there" {
 		t.Errorf(`blocks "Hi " + "<think>secret</think>there" = %q, want "Hi there"`, got)
 	}
@@ -276,7 +276,7 @@ func TestLastMessageReply(t *testing.T) {
 		{"empty", nil, ""},
 		{"last is assistant", []map[string]any{user, assistant("done")}, "done"},
 		{"tool messages after it are skipped", []map[string]any{assistant("done"), tool, {"role": "tool"}}, "done"},
-		// §14.2: only the last non-tool message counts.
+		// docs/spec/reference-behaviour.md §14.2: only the last non-tool message counts.
 		{"last is user: no reply", []map[string]any{assistant("earlier"), user}, ""},
 		{"last assistant is blank: no reply", []map[string]any{assistant("earlier"), assistant("<think>x</think>")}, ""},
 		{"only tools", []map[string]any{tool}, ""},

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The strippers of reply text extraction (reference-behaviour §6.6), in the
+// The strippers of reply text extraction (docs/spec/reference-behaviour.md §6.6), in the
 // order sanitizeTextContent applies them: MiniMax tool-call XML, downgraded
 // tool-call text, reasoning tags.
 

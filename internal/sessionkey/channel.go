@@ -8,7 +8,7 @@ import "strings"
 const InternalChannel = "webchat"
 
 // StripAgentPrefix returns the "stripped" key the send policy matches
-// keyPrefix rules against (§8 step 3), mirroring stripAgentSessionKeyPrefix
+// keyPrefix rules against (docs/spec/reference-behaviour.md §8 step 3), mirroring stripAgentSessionKeyPrefix
 // followed by lower-casing: when key, split on ':' with empty parts dropped,
 // has at least three parts and the first is exactly "agent", the result is
 // the parts after the agent id re-joined with ':'; otherwise it is the whole
@@ -32,7 +32,7 @@ func stripAgentPrefix(key string) string {
 }
 
 // ChannelFromKey derives a channel id from a session key, the key fallback
-// of the send policy's channel fact (§8 step 3), mirroring the reference's
+// of the send policy's channel fact (docs/spec/reference-behaviour.md §8 step 3), mirroring the reference's
 // deriveChannelFromKey: after StripAgentPrefix's stripping (without its
 // lower-casing), when the key split on ':' with empty parts dropped has at
 // least three parts and the second is exactly "group" or "channel", the
@@ -45,12 +45,12 @@ func ChannelFromKey(key string) string {
 }
 
 // RawChannelFromKey is the key fallback of sessions_list's channel column
-// (§4 step 7), mirroring the tail of the reference's deriveChannel: when the
+// (docs/spec/reference-behaviour.md §4 step 7), mirroring the tail of the reference's deriveChannel: when the
 // raw key split on ':' with empty parts dropped has at least three parts and
 // the second is exactly "group" or "channel", the result is the first part
 // as is; otherwise "" (the caller then shows "unknown").
 //
-// Quirk kept from the reference (§14.2): unlike ChannelFromKey it does not
+// Quirk kept from the reference (docs/spec/reference-behaviour.md §14.2): unlike ChannelFromKey it does not
 // strip the "agent:<id>:" prefix, so canonical group keys such as
 // "agent:main:discord:group:dev" yield "" and only legacy keys such as
 // "discord:group:dev" yield a channel.
@@ -73,7 +73,7 @@ func channelOf(key string, normalize bool) string {
 }
 
 // Conversation is the group or channel conversation a session key
-// addresses, from which the A2A announce target is built (§6.5 step 1).
+// addresses, from which the A2A announce target is built (docs/spec/reference-behaviour.md §6.5 step 1).
 type Conversation struct {
 	// Channel is the channel id as written in the key, lower-cased. The
 	// caller replaces it by the channel registry's normalized id when the

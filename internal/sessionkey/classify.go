@@ -168,7 +168,7 @@ func ParseKind(s string) (Kind, bool) {
 // gatewayKind (the gateway row's kind) "group" → group; key contains
 // ":group:" or ":channel:" → group; else other.
 //
-// Quirk kept from the reference (§14.2): the checks are exact and
+// Quirk kept from the reference (docs/spec/reference-behaviour.md §14.2): the checks are exact and
 // prefix-based on the raw store key, so the canonical "agent:main:main" and
 // "agent:main:cron:x" are "other" unless they equal the alias or main key,
 // and kinds ["main"] only matches legacy/alias keys.

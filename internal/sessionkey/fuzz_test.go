@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// seedKeys are the §2 shapes plus awkward inputs; every fuzz target uses
+// seedKeys are the docs/spec/reference-behaviour.md §2 shapes plus awkward inputs; every fuzz target uses
 // them.
 var seedKeys = []string{
 	"",

@@ -31,7 +31,7 @@ func isHex(c byte) bool {
 }
 
 // LooksLikeSessionKey reports whether s, trimmed, looks like a session key
-// rather than a session id, mirroring looksLikeSessionKey (§2.4): true for
+// rather than a session id, mirroring looksLikeSessionKey (docs/spec/reference-behaviour.md §2.4): true for
 // exactly "main", "global" and "unknown", for ACP keys (IsACP), and for
 // anything starting with "agent:", "cron:", "hook:", "node-" or "node:", or
 // containing ":group:" or ":channel:". False for e.g. "random-slug",
@@ -60,7 +60,7 @@ func LooksLikeSessionKey(s string) bool {
 }
 
 // IsSessionIDCandidate reports whether a sessions_history/sessions_send
-// target should be resolved as a session id first (§2.4):
+// target should be resolved as a session id first (docs/spec/reference-behaviour.md §2.4):
 // LooksLikeSessionID(s) || !LooksLikeSessionKey(s). It mirrors
 // shouldResolveSessionIdInput.
 func IsSessionIDCandidate(s string) bool {

@@ -3,7 +3,7 @@
 // main-session alias, and the session-key versus session-id heuristics, with
 // the exact semantics of the reference gateway (OpenClaw v2026.3.8,
 // src/routing/session-key.ts, src/sessions/session-key-utils.ts and the key
-// helpers of src/agents/tools/sessions-*.ts; reference-behaviour §2).
+// helpers of src/agents/tools/sessions-*.ts; docs/spec/reference-behaviour.md §2).
 //
 // It is a leaf: it imports only the standard library, holds no state and does
 // no I/O, so any package may import it. All functions are pure and safe for

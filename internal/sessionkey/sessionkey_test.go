@@ -13,11 +13,11 @@ func TestParse(t *testing.T) {
 		want   Key
 		wantOK bool
 	}{
-		// §2.2 examples.
+		// docs/spec/reference-behaviour.md §2.2 examples.
 		{"AGENT:Main:Hook:Webhook:42", Key{"main", "hook:webhook:42"}, true},
 		{"agent:main", Key{}, false},
 		{"agent::broken", Key{}, false},
-		// §2.1 shapes.
+		// docs/spec/reference-behaviour.md §2.1 shapes.
 		{"agent:main:main", Key{"main", "main"}, true},
 		{"agent:main:discord:group:123", Key{"main", "discord:group:123"}, true},
 		{"agent:main:telegram:direct:peer", Key{"main", "telegram:direct:peer"}, true},
@@ -83,7 +83,7 @@ func TestIsValidAgentID(t *testing.T) {
 		in   string
 		want bool
 	}{
-		// §2.2 examples.
+		// docs/spec/reference-behaviour.md §2.2 examples.
 		{"Agent not found: xyz", false},
 		{"../../../etc/passwd", false},
 		{strings.Repeat("a", 65), false},
@@ -331,7 +331,7 @@ func TestIsCron(t *testing.T) {
 		in          string
 		cron, isRun bool
 	}{
-		{"cron:job-1", false, false}, // §2.2: legacy alone is not cron
+		{"cron:job-1", false, false}, // docs/spec/reference-behaviour.md §2.2: legacy alone is not cron
 		{"agent:main:cron:job-1", true, false},
 		{"AGENT:MAIN:CRON:JOB-1", true, false},
 		{"agent:main:cron:job-1:run:r1", true, true},
@@ -395,7 +395,7 @@ func TestMainAlias(t *testing.T) {
 		scope, mainKey string
 		want           MainAlias
 	}{
-		// §2.3 example.
+		// docs/spec/reference-behaviour.md §2.3 example.
 		{"global", " Primary ", MainAlias{MainKey: "primary", Alias: "global", Scope: "global"}},
 		{"", "", MainAlias{MainKey: "main", Alias: "main", Scope: "per-sender"}},
 		{"per-sender", "Work", MainAlias{MainKey: "work", Alias: "work", Scope: "per-sender"}},
@@ -475,7 +475,7 @@ func TestLooksLikeSessionKey(t *testing.T) {
 		want      bool
 		candidate bool // IsSessionIDCandidate
 	}{
-		// §2.4 list.
+		// docs/spec/reference-behaviour.md §2.4 list.
 		{"main", true, false},
 		{"global", true, false},
 		{"unknown", true, false},
@@ -491,7 +491,7 @@ func TestLooksLikeSessionKey(t *testing.T) {
 		{"discord:group:dev", true, false},
 		{"x:channel:y", true, false},
 		{"  main  ", true, false},
-		// §2.4 negatives.
+		// docs/spec/reference-behaviour.md §2.4 negatives.
 		{"random-slug", false, true},
 		{"sess-group", false, true},
 		{"subagent:child-1", false, true},
@@ -566,7 +566,7 @@ func TestClassifyKind(t *testing.T) {
 		want        Kind
 	}{
 		{"main", perSender, "direct", KindMain},
-		// §4 step 6 quirk: prefix-based on the raw key.
+		// docs/spec/reference-behaviour.md §4 step 6 quirk: prefix-based on the raw key.
 		{"agent:main:main", perSender, "direct", KindOther},
 		{"agent:main:cron:x", perSender, "direct", KindOther},
 		{"agent:main:node-test", perSender, "direct", KindOther},
@@ -638,7 +638,7 @@ func TestStripAgentPrefix(t *testing.T) {
 
 func TestChannelFromKey(t *testing.T) {
 	tests := []struct{ in, want, raw string }{
-		{"agent:main:discord:group:dev", "discord", ""}, // raw: §14.2 quirk
+		{"agent:main:discord:group:dev", "discord", ""}, // raw: docs/spec/reference-behaviour.md §14.2 quirk
 		{"agent:main:Slack:channel:C1", "slack", ""},
 		{"discord:group:dev", "discord", "discord"},
 		{"Discord:group:dev", "discord", "Discord"},
@@ -668,7 +668,7 @@ func TestParseConversation(t *testing.T) {
 		want   Conversation
 		wantOK bool
 	}{
-		// §6.5 example.
+		// docs/spec/reference-behaviour.md §6.5 example.
 		{"agent:main:discord:group:dev", Conversation{"discord", ChatGroup, "dev", ""}, true},
 		{"discord:group:dev", Conversation{"discord", ChatGroup, "dev", ""}, true},
 		{"telegram:group:-100:topic:7", Conversation{"telegram", ChatGroup, "-100", "7"}, true},

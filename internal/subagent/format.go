@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 )
 
-// Run outcome statuses (reference §10.1).
+// Run outcome statuses (docs/spec/reference-behaviour.md §10.1).
 const (
 	StatusOK      = "ok"
 	StatusError   = "error"
@@ -40,7 +40,7 @@ type Outcome struct {
 // budgetErrorPrefix opens the error of a run stopped by its budget.
 const budgetErrorPrefix = "budget exhausted: "
 
-// StatusLabel returns the announce "status:" text for o (reference §10.4):
+// StatusLabel returns the announce "status:" text for o (docs/spec/reference-behaviour.md §10.4):
 // "completed successfully", "timed out", "failed: <Error or \"unknown
 // error\">", or "finished with unknown status"; a run its budget stopped
 // is "stopped by the budget: <limit> reached (<figures>) for the session
@@ -119,7 +119,7 @@ func toFixed1(x float64) string {
 	return s[:len(s)-1] + "." + s[len(s)-1:]
 }
 
-// StatsLine returns the announce stats line (reference §10.4):
+// StatsLine returns the announce stats line (docs/spec/reference-behaviour.md §10.4):
 //
 //	Stats: runtime <dur> • tokens <in+out> (in <in> / out <out>)[ • prompt/cache <total>]
 //
@@ -140,7 +140,7 @@ func StatsLine(runtime time.Duration, in, out, total int64) string {
 const FrozenResultMaxBytes = 100 * 1024
 
 // FreezeResult returns the text to store as a run's frozenResultText
-// (reference §10.3): text trimmed of surrounding whitespace, nil when that
+// (docs/spec/reference-behaviour.md §10.3): text trimmed of surrounding whitespace, nil when that
 // leaves nothing.
 //
 // A trimmed text over FrozenResultMaxBytes (UTF-8 bytes) keeps its head and
@@ -180,7 +180,7 @@ func trimJS(s string) string {
 	})
 }
 
-// Event sources and announce types (reference §10.4).
+// Event sources and announce types (docs/spec/reference-behaviour.md §10.4).
 const (
 	SourceSubagent       = "subagent"
 	SourceCron           = "cron"
@@ -227,8 +227,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		e.Status, e.StatusLabel, e.Result, e.StatsLine, e.ReplyInstruction})
 }
 
-// ReplyInstructionFor returns the "Action:" text of an announce (reference
-// §10.4) for the given announce type ("subagent task" or "cron job"):
+// ReplyInstructionFor returns the "Action:" text of an announce
+// (docs/spec/reference-behaviour.md §10.4) for the given announce type ("subagent task" or "cron job"):
 // orchestration-update wording when the requester is itself a sub-agent;
 // otherwise the user-delivery wording, which outside completion mode also
 // forbids copying the event and allows NO_REPLY for duplicates.
@@ -269,7 +269,7 @@ const (
 )
 
 // AnnounceMessage returns the message injected into the requester session
-// when a child completes (reference §10.4, v2026.3.8):
+// when a child completes (docs/spec/reference-behaviour.md §10.4, v2026.3.8):
 //
 //	OpenClaw runtime context (internal):
 //	This context is runtime-generated, not user-authored. Keep internal details private.
@@ -328,7 +328,7 @@ func AnnounceMessage(e Event) string {
 }
 
 // ChildFinding is one direct child run reported in "child completion
-// findings" (reference §10.3 step 5).
+// findings" (docs/spec/reference-behaviour.md §10.3 step 5).
 type ChildFinding struct {
 	ChildSessionKey string
 	Task            string

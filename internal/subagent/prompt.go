@@ -29,7 +29,7 @@ type PromptParams struct {
 }
 
 // ChildSystemPrompt returns the extra system prompt of a spawned child run
-// (reference §9.6), a Markdown document headed "# Subagent Context".
+// (docs/spec/reference-behaviour.md §9.6), a Markdown document headed "# Subagent Context".
 //
 // The parent is called "main agent" for depth 1 and "parent orchestrator" for
 // depth ≥2. A "## Sub-Agent Spawning" section appears when the child may
@@ -124,7 +124,7 @@ func ChildSystemPrompt(p PromptParams) string {
 }
 
 // ChildTaskMessage returns the user message that starts a spawned child run
-// (reference §9.3 step 16): the depth line, in session mode the persistence
+// (docs/spec/reference-behaviour.md §9.3 step 16): the depth line, in session mode the persistence
 // line, then "[Subagent Task]: <task>", separated by blank lines. task is
 // used as given.
 func ChildTaskMessage(depth, maxDepth int, sessionMode bool, task string) string {
@@ -139,7 +139,7 @@ func ChildTaskMessage(depth, maxDepth int, sessionMode bool, task string) string
 	return strings.Join(parts, "\n\n")
 }
 
-// Notes returned in an accepted sessions_spawn result (reference §9.3 step 20).
+// Notes returned in an accepted sessions_spawn result (docs/spec/reference-behaviour.md §9.3 step 20).
 const (
 	// SpawnAcceptedNote is the note of a run-mode spawn by a non-cron requester.
 	SpawnAcceptedNote = "Auto-announce is push-based. After spawning children, do NOT call sessions_list, sessions_history, exec sleep, or any polling tool. Wait for completion events to arrive as user messages, track expected child session keys, and only send your final answer after ALL expected completions arrive. If a child completion event arrives AFTER your final answer, reply ONLY with NO_REPLY."

@@ -21,7 +21,7 @@ import (
 const SpawnToolName = "sessions_spawn"
 
 // forbiddenSpawnKeys are channel-delivery arguments sessions_spawn refuses
-// (§9.2 step 1).
+// (docs/spec/reference-behaviour.md §9.2 step 1).
 var forbiddenSpawnKeys = []string{"target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to"}
 
 var spawnSchema = json.RawMessage(`{
@@ -92,7 +92,7 @@ type SpawnResult struct {
 
 func spawnErr(status, msg string) *SpawnResult { return &SpawnResult{Status: status, Error: msg} }
 
-// Spawn implements sessions_spawn (reference §9.2–9.3): the tool-level
+// Spawn implements sessions_spawn (docs/spec/reference-behaviour.md §9.2, §9.3): the tool-level
 // checks, then the pipeline in order, its early rejections writing nothing.
 // The child is registered before its run starts, so its completion always
 // finds its record.

@@ -21,7 +21,7 @@ const ThinkingLevelsHint = "off, minimal, low, medium, high, xhigh, adaptive"
 
 // NormalizeThinking maps a sessions_spawn thinking value (the explicit
 // argument or a configured subagents.thinking default) to a canonical level,
-// as in reference §9.3 step 12.
+// as in docs/spec/reference-behaviour.md §9.3 step 12.
 //
 // raw is trimmed and lowercased first. Empty (or blank) input means "no
 // thinking override" and yields "", nil. Recognised spellings:

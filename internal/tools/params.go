@@ -8,8 +8,8 @@ import (
 	"unicode"
 )
 
-// Params reads tool arguments the way the reference's helpers do (§1.2 of
-// the reference behaviour): strings are trimmed and empty means absent, a
+// Params reads tool arguments the way the reference's helpers do
+// (docs/spec/reference-behaviour.md §1.2): strings are trimmed and empty means absent, a
 // camelCase key falls back to its snake_case form, numbers must be JSON
 // numbers (strings are not coerced), and booleans must be JSON booleans.
 type Params map[string]any

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Realistic transcript lines, written after gateway-protocol.md §7c and the
+// Realistic transcript lines, written after docs/spec/gateway-protocol.md §7c and the
 // pi session format. Member order follows the reference (JavaScript
 // insertion order), not ours.
 const (

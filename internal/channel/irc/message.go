@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// maxLine is IRC's line limit, CRLF included (RFC 1459 §2.3).
+// maxLine is IRC's line limit, CRLF included (RFC 1459, section 2.3).
 const maxLine = 512
 
 // Message is one parsed IRC line.

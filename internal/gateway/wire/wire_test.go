@@ -16,7 +16,7 @@ func TestDecodeParamsMessages(t *testing.T) {
 		params string
 		want   string // "" = valid
 	}{
-		// Fixtures observed on the reference (gateway-protocol §2).
+		// Fixtures observed on the reference (docs/spec/gateway-protocol.md §2).
 		{MethodSessionsPatch, `{"key":"main","bogusField":1}`, "invalid sessions.patch params: at root: unexpected property 'bogusField'"},
 		{MethodChatSend, `{"sessionKey":"main","message":"hi"}`, "invalid chat.send params: must have required property 'idempotencyKey'"},
 		{MethodConnect, `{"minProtocol":4,"maxProtocol":4,"client":{"id":"nope","version":"1","platform":"linux","mode":"cli"}}`,

@@ -50,7 +50,7 @@ type agentsListItem struct {
 	SessionKey string `json:"sessionKey,omitempty"`
 }
 
-// agentsList implements agents_list (reference behaviour §11): the agent
+// agentsList implements agents_list (docs/spec/reference-behaviour.md §11): the agent
 // ids the caller may pass to sessions_spawn, the requester's own first.
 func (t *Tools) agentsList(caller tools.Caller) *agentsListResult {
 	// The caller's agent override, else the agent of its internal key

@@ -20,7 +20,7 @@ import (
 const HistoryToolName = "sessions_history"
 
 // Limits of the gateway's chat.history that sessions_history relies on
-// (reference-behaviour §12).
+// (docs/spec/reference-behaviour.md §12).
 const (
 	defaultHistoryLimit = 200
 	maxHistoryLimit     = 1000
@@ -78,7 +78,7 @@ type historyResult struct {
 	Bytes            int              `json:"bytes"`
 }
 
-// history implements sessions_history (reference behaviour §5). It returns
+// history implements sessions_history (docs/spec/reference-behaviour.md §5). It returns
 // *historyResult, or *statusResult when the target cannot be resolved or
 // is not visible.
 func (t *Tools) history(ctx context.Context, caller tools.Caller, p tools.Params) (any, error) {

@@ -103,7 +103,7 @@ type listDelivery struct {
 	AccountID string `json:"accountId,omitempty"`
 }
 
-// list implements sessions_list (reference behaviour §4).
+// list implements sessions_list (docs/spec/reference-behaviour.md §4).
 func (t *Tools) list(ctx context.Context, caller tools.Caller, p tools.Params) (*listResult, error) {
 	c, err := t.newCallCtx(ctx, caller, policy.ActionList)
 	if err != nil {

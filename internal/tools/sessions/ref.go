@@ -12,7 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
-// Texts of reference resolution (reference-behaviour §2.4).
+// Texts of reference resolution (docs/spec/reference-behaviour.md §2.4).
 const (
 	// notVisiblePrefix starts the forbidden error of a sandbox-restricted
 	// caller; the caller's input follows.
@@ -31,7 +31,7 @@ func sessionNotFound(raw string) string {
 // refResult is a resolved target.
 type refResult struct {
 	Key          string // canonical store key
-	Display      string // display key (§2.3)
+	Display      string // display key (docs/spec/reference-behaviour.md §2.3)
 	ViaSessionID bool
 }
 
@@ -45,13 +45,13 @@ type refError struct {
 }
 
 // resolveRef resolves the sessionKey parameter of sessions_history and
-// sessions_send, which may be a session key or a sessionId (§2.4).
+// sessions_send, which may be a session key or a sessionId (docs/spec/reference-behaviour.md §2.4).
 //
 // A session-id candidate (sessionkey.IsSessionIDCandidate) is first looked
 // up as a key, then as a sessionId; anything else is taken as a key without
 // a lookup. Keys are compared and returned in canonical store form
 // (t.storeKey), so "main" and "agent:<id>:main" name the same target. A
-// sandbox-restricted caller (§3.3) then only reaches itself and the
+// sandbox-restricted caller (docs/spec/reference-behaviour.md §3.3) then only reaches itself and the
 // sessions it spawned.
 func (t *Tools) resolveRef(ctx context.Context, c *callCtx, raw string) (refResult, *refError) {
 	raw = strings.TrimSpace(raw)

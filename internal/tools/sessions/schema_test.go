@@ -11,7 +11,7 @@ import (
 
 // Every tool's schema is a valid JSON schema of an object, without a
 // top-level anyOf/oneOf (which some providers reject), and its properties
-// have the reference's types (reference-behaviour §1.2).
+// have the reference's types (docs/spec/reference-behaviour.md §1.2).
 func TestSchemas(t *testing.T) {
 	e := newEnv(t, "")
 	wantTypes := map[string]map[string]string{

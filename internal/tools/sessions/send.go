@@ -117,7 +117,7 @@ func (t *Tools) queuePosition(ctx context.Context, targetKey, runID string) int 
 	return 0
 }
 
-// send implements sessions_send (reference behaviour §6).
+// send implements sessions_send (docs/spec/reference-behaviour.md §6).
 func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (*sendResult, error) {
 	message := p.String("message")
 	if message == "" {
@@ -268,7 +268,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	return res, nil
 }
 
-// resolveLabel is the label path of §6.1 step 3.
+// resolveLabel is the label path of docs/spec/reference-behaviour.md §6.1 step 3.
 func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam string) (refResult, *refError) {
 	requested, denial := policy.CheckLabelSend(c.requester, agentParam, c.restrict, c.a2a)
 	if denial != nil {
@@ -310,14 +310,14 @@ func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam 
 	return refResult{Key: found[0].Key, Display: t.alias.Display(found[0].Key)}, nil
 }
 
-// sendPolicy resolves the send policy of a target session (§8).
+// sendPolicy resolves the send policy of a target session (docs/spec/reference-behaviour.md §8).
 func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
 	return SendPolicyOf(t.d.Settings.SendRules, s, key, channel)
 }
 
 // SendPolicyOf resolves session.sendPolicy (rules, nil for none) for a
 // session (nil when it does not exist yet) with the given key, for a
-// message on channel (§8).
+// message on channel (docs/spec/reference-behaviour.md §8).
 func SendPolicyOf(rules *policy.SendPolicyConfig, s *store.Session, key, channel string) policy.Decision {
 	in := policy.SendInput{Config: rules, SessionKey: key, Channel: channel}
 	if s != nil {
@@ -337,7 +337,7 @@ func (t *Tools) follow(ctx context.Context, f Flow) {
 	}
 }
 
-// A2AMessageContext is the extra system prompt of the primary run (§6.2).
+// A2AMessageContext is the extra system prompt of the primary run (docs/spec/reference-behaviour.md §6.2).
 func A2AMessageContext(requesterKey, requesterChannel, targetDisplay string) string {
 	lines := []string{"Agent-to-agent message context:"}
 	if requesterKey != "" {

@@ -60,7 +60,7 @@ type Message struct {
 	RunID     string
 	TargetKey string
 	Text      string
-	// ExtraSystemPrompt is the agent-to-agent message context (§6.2).
+	// ExtraSystemPrompt is the agent-to-agent message context (docs/spec/reference-behaviour.md §6.2).
 	ExtraSystemPrompt string
 	SourceSessionKey  string
 	SourceChannel     string
@@ -68,7 +68,7 @@ type Message struct {
 	Chain tools.Chain
 }
 
-// Flow is everything the agent-to-agent flow of §6.4 needs; it is stored
+// Flow is everything the agent-to-agent flow of docs/spec/reference-behaviour.md §6.4 needs; it is stored
 // as JSON while the flow is pending.
 type Flow struct {
 	TargetKey        string        `json:"targetKey"`
@@ -230,7 +230,7 @@ type callCtx struct {
 	spawnedKeys map[string]bool
 }
 
-// newCallCtx derives the caller facts of §2.3 and §3.
+// newCallCtx derives the caller facts of docs/spec/reference-behaviour.md §2.3 and §3.
 func (t *Tools) newCallCtx(ctx context.Context, caller tools.Caller, action policy.Action) (*callCtx, error) {
 	set := t.d.Settings
 	c := &callCtx{caller: caller}
