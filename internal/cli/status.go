@@ -69,6 +69,9 @@ func (g *globalFlags) status(ctx context.Context, cmd *cobra.Command, c *conn) e
 		// sessions.list reports the model the default agent resolves to.
 		var list wire.SessionsListResult
 		if c.Call(ctx, wire.MethodSessionsList, map[string]any{"limit": 1}, &list) == nil && list.Defaults.Model != "" {
+			if list.Defaults.ModelProvider == "scripted" {
+				model = "built-in offline model"
+			}
 			model = joinModel(list.Defaults.ModelProvider, list.Defaults.Model) + " (" + model + ")"
 		}
 		row("Default model:", model)
