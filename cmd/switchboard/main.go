@@ -17,6 +17,11 @@ import (
 )
 
 func main() {
+	// Before anything can start a command: descriptors inherited from the
+	// launcher must not leak into exec or the sandbox.
+	if err := cloexecInherited(); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard: warning: cannot mark inherited file descriptors close-on-exec:", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: doctor, Migrate: migrate})
 	stop()

@@ -81,6 +81,9 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 		return g.Tool.Call(ctx, args)
 	case Refuse:
 		g.decided("refused")
+		if d.Text != "" {
+			return deniedResult(d.Text, cwd, false), nil
+		}
 		return deniedResult(fmt.Sprintf("Exec denied (%s): %s", d.Reason, req.Command), cwd, false), nil
 	case Unbindable:
 		g.decided("refused")

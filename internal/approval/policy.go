@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // Security values of tools.exec.security and askFallback.
@@ -30,6 +32,11 @@ const (
 // DefaultSafeBins are the reference's default stdin-only binaries.
 var DefaultSafeBins = []string{"cut", "uniq", "head", "tail", "tr", "wc"}
 
+// DefaultSafeEnv are the variables a command line may assign before an
+// allowlisted command ("TZ=UTC date") when tools.exec.safeEnv is unset:
+// locale, time zone and terminal size, none of which names code to run.
+var DefaultSafeEnv = []string{"LANG", "LC_ALL", "TZ", "NO_COLOR", "COLUMNS", "LINES"}
+
 // Policy is one agent's effective exec approval policy.
 type Policy struct {
 	// Security is deny, allowlist or full ("" means full, the reference's
@@ -43,12 +50,17 @@ type Policy struct {
 	// SafeBins are stdin-only binaries that satisfy the allowlist without
 	// an entry; nil means DefaultSafeBins.
 	SafeBins []string
+	// SafeEnv are the variables a command line may assign before its
+	// commands without missing the allowlist; nil means DefaultSafeEnv.
+	// The variables tools.BlockedExecEnv names are refused whatever it
+	// lists.
+	SafeEnv []string
 }
 
 // Stricter returns the stricter of two policies field by field, as the
 // reference combines tools.exec with the approvals document: the lower
 // security, the more asking ask, the lower askFallback. An empty field
-// has no say. SafeBins come from p.
+// has no say. SafeBins and SafeEnv come from p.
 func (p Policy) Stricter(q Policy) Policy {
 	secRank := map[string]int{SecurityDeny: 0, SecurityAllowlist: 1, SecurityFull: 2}
 	askRank := map[string]int{AskOff: 0, AskOnMiss: 1, AskAlways: 2}
@@ -85,13 +97,20 @@ func (p Policy) Normalized() Policy {
 	if p.SafeBins == nil {
 		p.SafeBins = DefaultSafeBins
 	}
+	if p.SafeEnv == nil {
+		p.SafeEnv = DefaultSafeEnv
+	}
 	return p
 }
 
 // Segment is one simple command of a shell command line.
 type Segment struct {
-	// Argv is the command's words, environment assignments removed.
+	// Argv is the command's words, environment assignments removed. It is
+	// empty for a segment of assignments only ("PATH=/tmp; head"), which
+	// sets shell variables for the commands after it.
 	Argv []string
+	// Env is the segment's leading assignments ("NAME=value"), in order.
+	Env []string
 }
 
 // Bin is the segment's executable as written.
@@ -142,6 +161,7 @@ func Analyze(command string) Analysis {
 	a := Analysis{OK: true}
 	var (
 		words   []string
+		env     []string
 		cur     strings.Builder
 		inWord  bool
 		quoted  bool // the current word had quotes (not a keyword)
@@ -151,6 +171,7 @@ func Analyze(command string) Analysis {
 				w := cur.String()
 				if !quoted && len(words) == 0 && isAssignment(w) {
 					// VAR=value before the command: not the executable.
+					env = append(env, w)
 				} else {
 					words = append(words, w)
 				}
@@ -161,13 +182,13 @@ func Analyze(command string) Analysis {
 	)
 	endSegment := func() bool {
 		endWord()
-		if len(words) == 0 {
+		if len(words) == 0 && len(env) == 0 {
 			return true
 		}
-		seg := Segment{Argv: words}
-		words = nil
+		seg := Segment{Argv: words, Env: env}
+		words, env = nil, nil
 		bin := seg.Bin()
-		if slices.Contains(shellKeywords, bin) || slices.Contains(evalBins, path.Base(bin)) {
+		if bin != "" && (slices.Contains(shellKeywords, bin) || slices.Contains(evalBins, path.Base(bin))) {
 			return false
 		}
 		a.Segments = append(a.Segments, seg)
@@ -274,7 +295,7 @@ func Analyze(command string) Analysis {
 	if !endSegment() {
 		return fail()
 	}
-	if len(a.Segments) == 0 {
+	if len(a.Segments) == 0 || len(a.Bins()) == 0 {
 		return fail()
 	}
 	return a
@@ -324,6 +345,18 @@ func safeBin(seg Segment, bins []string) bool {
 	return true
 }
 
+// safeEnv reports whether every assignment of env names a variable on
+// safe with a value that names no path.
+func safeEnv(env, safe []string) bool {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if !slices.Contains(safe, k) || strings.ContainsAny(v, "/~") {
+			return false
+		}
+	}
+	return true
+}
+
 // Verdict is what Decide says about a command.
 type Verdict int
 
@@ -345,8 +378,11 @@ const (
 type Decision struct {
 	Verdict Verdict
 	// Reason is the denial reason for Refuse ("security-deny",
-	// "allowlist-miss").
+	// "allowlist-miss", "security-violation").
 	Reason string
+	// Text, when set, is the whole refusal the caller returns (the
+	// reference's Security Violation text for a blocked assignment).
+	Text string
 	// AllowlistSatisfied is set when every segment is allowlisted or a
 	// safe bin (askFallback allowlist uses it).
 	AllowlistSatisfied bool
@@ -355,17 +391,38 @@ type Decision struct {
 // Decide is the reference's approval policy for command line a under
 // policy p. allowed reports whether an executable (as written) is on the
 // agent's allowlist.
+//
+// An assignment before a command or on its own ("LD_PRELOAD=/x head",
+// "PATH=/tmp; head") of a variable tools.BlockedExecEnv names is refused
+// outright, with the reference's Security Violation text in Text; any
+// other assignment not on p.SafeEnv, or whose value names a path, misses
+// the allowlist.
 func Decide(p Policy, a Analysis, allowed func(bin string) bool) Decision {
 	p = p.Normalized()
 	if p.Security == SecurityDeny {
 		return Decision{Verdict: Refuse, Reason: "security-deny"}
+	}
+	var blocked []string
+	for _, seg := range a.Segments {
+		for _, kv := range seg.Env {
+			if k, _, _ := strings.Cut(kv, "="); tools.BlockedExecEnv(k) && !slices.Contains(blocked, k) {
+				blocked = append(blocked, k)
+			}
+		}
+	}
+	if err := tools.ExecEnvViolation(blocked, nil); err != nil {
+		return Decision{Verdict: Refuse, Reason: "security-violation", Text: err.Error()}
 	}
 	satisfied := a.OK && len(a.Segments) > 0
 	for _, seg := range a.Segments {
 		if !satisfied {
 			break
 		}
-		if safeBin(seg, p.SafeBins) && !a.Redirects {
+		if !safeEnv(seg.Env, p.SafeEnv) {
+			satisfied = false
+			break
+		}
+		if len(seg.Argv) == 0 || safeBin(seg, p.SafeBins) && !a.Redirects {
 			continue
 		}
 		satisfied = allowed != nil && allowed(seg.Bin())

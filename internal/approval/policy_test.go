@@ -132,3 +132,92 @@ func TestPolicyStricter(t *testing.T) {
 		}
 	}
 }
+
+// Assignments before an allowlisted command (issue 30: "PATH=/tmp head"
+// and "LD_PRELOAD=/x head" ran in allowlist mode): the variables that name
+// code to run are refused with the reference's Security Violation text,
+// whatever the allowlist and ask mode; any other assignment not on
+// SafeEnv (or naming a path) misses the allowlist.
+func TestDecideAssignments(t *testing.T) {
+	allowHead := func(bin string) bool { return bin == "head" || bin == "git" }
+	const (
+		pathText = "Security Violation: Custom 'PATH' variable is forbidden during host execution."
+	)
+	envText := func(k string) string {
+		return "Security Violation: Environment variable '" + k + "' is forbidden during host execution."
+	}
+	allowlist := Policy{Security: "allowlist"}
+	onMiss := Policy{Security: "allowlist", Ask: "on-miss"}
+	for _, tc := range []struct {
+		p      Policy
+		cmd    string
+		want   Verdict
+		reason string
+		text   string
+	}{
+		{allowlist, "PATH=/tmp head", Refuse, "security-violation", pathText},
+		{allowlist, "LD_PRELOAD=/x head", Refuse, "security-violation", envText("LD_PRELOAD")},
+		{allowlist, "LD_LIBRARY_PATH=/x head -n1", Refuse, "security-violation", envText("LD_LIBRARY_PATH")},
+		{allowlist, "DYLD_INSERT_LIBRARIES=/x head", Refuse, "security-violation", envText("DYLD_INSERT_LIBRARIES")},
+		{allowlist, "BASH_ENV=/tmp/x head", Refuse, "security-violation", envText("BASH_ENV")},
+		{allowlist, "ENV=/tmp/x head", Refuse, "security-violation", envText("ENV")},
+		{allowlist, "IFS=/ head", Refuse, "security-violation", envText("IFS")},
+		{allowlist, "path=/tmp head", Refuse, "security-violation", pathText},
+		{allowlist, "PATH=/tmp; head", Refuse, "security-violation", pathText},
+		{allowlist, "head -n1 && PATH=/tmp git status", Refuse, "security-violation", pathText},
+		{allowlist, "LD_PRELOAD=/x PATH=/tmp head", Refuse, "security-violation",
+			"Security Violation: Custom 'PATH' variable is forbidden during host execution (blocked override keys: LD_PRELOAD, PATH)."},
+		// Refused before any operator is asked, even with ask always.
+		{Policy{Security: "allowlist", Ask: "always"}, "LD_PRELOAD=/x head", Refuse, "security-violation", envText("LD_PRELOAD")},
+		{onMiss, "LD_PRELOAD=/x head", Refuse, "security-violation", envText("LD_PRELOAD")},
+		// Other variables: a miss unless on SafeEnv with a path-free value.
+		{allowlist, "FOO=1 head", Refuse, "allowlist-miss", ""},
+		{allowlist, "FOO=1; head", Refuse, "allowlist-miss", ""},
+		{allowlist, "GIT_SSH_COMMAND=x git status", Refuse, "allowlist-miss", ""},
+		{onMiss, "FOO=1 head", AskOperator, "", ""},
+		{allowlist, "TZ=UTC head -n1", Run, "", ""},
+		{allowlist, "LANG=C LC_ALL=C head", Run, "", ""},
+		{allowlist, "TZ=UTC; head", Run, "", ""},
+		{allowlist, "TZ=/etc/passwd head", Refuse, "allowlist-miss", ""},
+		{Policy{Security: "allowlist", SafeEnv: []string{"FOO"}}, "FOO=1 head", Run, "", ""},
+		{Policy{Security: "allowlist", SafeEnv: []string{"FOO"}}, "TZ=UTC head", Refuse, "allowlist-miss", ""},
+		// A listed blocked variable is refused all the same.
+		{Policy{Security: "allowlist", SafeEnv: []string{"PATH"}}, "PATH=/tmp head", Refuse, "security-violation", pathText},
+		// Not assignments: quoted, or after the command name.
+		{allowlist, "head PATH=/tmp", Run, "", ""},
+		{allowlist, "'PATH=/tmp' head", Refuse, "allowlist-miss", ""},
+		{allowlist, "head -n1", Run, "", ""},
+	} {
+		d := Decide(tc.p, Analyze(tc.cmd), allowHead)
+		if d.Verdict != tc.want || d.Reason != tc.reason || d.Text != tc.text {
+			t.Errorf("%+v %q: Decide = %+v, want verdict %d reason %q text %q", tc.p, tc.cmd, d, tc.want, tc.reason, tc.text)
+		}
+	}
+}
+
+func TestAnalyzeAssignments(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		segs []Segment
+	}{
+		{"PATH=/tmp head", []Segment{{Argv: []string{"head"}, Env: []string{"PATH=/tmp"}}}},
+		{"A=1 B=2 head -n1", []Segment{{Argv: []string{"head", "-n1"}, Env: []string{"A=1", "B=2"}}}},
+		{"PATH=/tmp; head", []Segment{{Env: []string{"PATH=/tmp"}}, {Argv: []string{"head"}}}},
+		{"head A=1", []Segment{{Argv: []string{"head", "A=1"}}}},
+		{`"A=1" head`, []Segment{{Argv: []string{"A=1", "head"}}}},
+	} {
+		a := Analyze(tc.cmd)
+		if !a.OK || len(a.Segments) != len(tc.segs) {
+			t.Errorf("Analyze(%q) = %+v, want segments %+v", tc.cmd, a, tc.segs)
+			continue
+		}
+		for i, s := range a.Segments {
+			if !slices.Equal(s.Argv, tc.segs[i].Argv) || !slices.Equal(s.Env, tc.segs[i].Env) {
+				t.Errorf("Analyze(%q) segment %d = %+v, want %+v", tc.cmd, i, s, tc.segs[i])
+			}
+		}
+	}
+	if a := Analyze("A=1"); a.OK {
+		t.Errorf("Analyze of assignments only = %+v, want not OK", a)
+	}
+}

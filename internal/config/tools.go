@@ -20,12 +20,13 @@ type ToolsExec struct {
 	// CleanupMs is how long a finished background command is kept for the
 	// process tool (nil: 1800000).
 	CleanupMs *int `json:"cleanupMs,omitempty"`
-	// Security, Ask, AskFallback and SafeBins are the exec approval policy
-	// (see ExecApprovalPolicy).
+	// Security, Ask, AskFallback, SafeBins and SafeEnv are the exec
+	// approval policy (see ExecApprovalPolicy).
 	Security    string   `json:"security,omitempty"`
 	Ask         string   `json:"ask,omitempty"`
 	AskFallback string   `json:"askFallback,omitempty"`
 	SafeBins    []string `json:"safeBins,omitempty"`
+	SafeEnv     []string `json:"safeEnv,omitempty"`
 	// ApprovalTimeoutSeconds is how long an exec approval waits for an
 	// operator's decision before askFallback applies (nil: 1800).
 	ApprovalTimeoutSeconds *int `json:"approvalTimeoutSeconds,omitempty"`
@@ -43,13 +44,18 @@ type ExecApprovalPolicy struct {
 	// SafeBins are stdin-only binaries that satisfy the allowlist (nil:
 	// the reference's defaults).
 	SafeBins []string `json:"safeBins,omitempty"`
+	// SafeEnv are the variables a command line may assign before its
+	// commands in allowlist mode (nil: LANG, LC_ALL, TZ, NO_COLOR,
+	// COLUMNS, LINES); PATH, LD_*, DYLD_*, BASH_ENV, ENV, IFS and the
+	// like are refused whatever it lists.
+	SafeEnv []string `json:"safeEnv,omitempty"`
 }
 
 // ExecApprovals returns agent id's exec approval policy: the agent's
 // agents.list[].tools.exec values over tools.exec's, as written.
 func (c *Config) ExecApprovals(id string) ExecApprovalPolicy {
 	g := c.Tools.Exec
-	p := ExecApprovalPolicy{Security: g.Security, Ask: g.Ask, AskFallback: g.AskFallback, SafeBins: slices.Clone(g.SafeBins)}
+	p := ExecApprovalPolicy{Security: g.Security, Ask: g.Ask, AskFallback: g.AskFallback, SafeBins: slices.Clone(g.SafeBins), SafeEnv: slices.Clone(g.SafeEnv)}
 	if e := c.agent(id); e != nil && e.Tools != nil && e.Tools.Exec != nil {
 		a := e.Tools.Exec
 		p.Security = cmpOr(norm(a.Security), norm(p.Security))
@@ -57,6 +63,9 @@ func (c *Config) ExecApprovals(id string) ExecApprovalPolicy {
 		p.AskFallback = cmpOr(norm(a.AskFallback), norm(p.AskFallback))
 		if a.SafeBins != nil {
 			p.SafeBins = slices.Clone(a.SafeBins)
+		}
+		if a.SafeEnv != nil {
+			p.SafeEnv = slices.Clone(a.SafeEnv)
 		}
 	}
 	p.Security, p.Ask, p.AskFallback = norm(p.Security), norm(p.Ask), norm(p.AskFallback)

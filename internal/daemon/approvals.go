@@ -153,6 +153,6 @@ func (a *approvals) setDocument(file json.RawMessage, baseHash string) (*wire.Ex
 // reference combines them.
 func (a *approvals) policy(agentID string) approval.Policy {
 	p := a.cfg.ExecApprovals(agentID)
-	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins}
+	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins, SafeEnv: p.SafeEnv}
 	return conf.Stricter(a.lists.Policy(agentID))
 }

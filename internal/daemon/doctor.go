@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
@@ -94,6 +95,9 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 		add("gateway", CheckOK, "not running on this state dir", "")
 	}
 	out = append(out, portCheck(cfg, opts.Port, rec, running))
+	if c, ok := sandboxCheck(ctx, cfg); ok {
+		out = append(out, c)
+	}
 
 	out = append(out, storeCheck(ctx, cfg, paths.StateDir))
 	return out
@@ -242,4 +246,28 @@ func samePort(a, b string) bool {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// sandboxCheck probes the bubblewrap backend when an agent is sandboxed
+// with it: whether it works here and how its processes are bounded (a
+// root gateway without a writable pids cgroup cannot bound them and its
+// sandboxes refuse to start). ok is false when no agent uses it.
+func sandboxCheck(ctx context.Context, cfg *config.Config) (Check, bool) {
+	ids := cfg.AgentIDs()
+	if len(ids) == 0 {
+		ids = []string{cfg.DefaultAgentID()}
+	}
+	var users []string
+	for _, id := range ids {
+		if cfg.SandboxMode(id) != "off" && cfg.SandboxBackend(id) == sandbox.BackendBubblewrap {
+			users = append(users, id)
+		}
+	}
+	if len(users) == 0 {
+		return Check{}, false
+	}
+	if _, err := sandbox.Check(ctx); err != nil {
+		return Check{Name: "sandbox", Status: CheckFail, Detail: err.Error(), Fix: "fix what the message names, or set sandbox.mode to \"off\" for " + strings.Join(users, ", ")}, true
+	}
+	return Check{Name: "sandbox", Status: CheckOK, Detail: "bubblewrap available; processes bounded by " + sandbox.ProcessBound()}, true
 }

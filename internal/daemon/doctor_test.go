@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/sandbox"
 )
 
 func doctorIn(t *testing.T, dir string, env map[string]string, port *int) map[string]Check {
@@ -248,4 +249,29 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// With a bubblewrap-sandboxed agent doctor probes the backend and says
+// how a sandbox's processes are bounded; without one it says nothing.
+func TestDoctorSandbox(t *testing.T) {
+	port := 0
+	if _, ok := doctorIn(t, filepath.Join(t.TempDir(), "state"), nil, &port)["sandbox"]; ok {
+		t.Error("a sandbox check without sandboxed agents")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	writeDoctorConfig(t, dir, `{agents: {defaults: {sandbox: {mode: "all"}}}}`)
+	c, ok := doctorIn(t, dir, nil, &port)["sandbox"]
+	if !ok {
+		t.Fatal("no sandbox check for a sandboxed agent")
+	}
+	if _, err := sandbox.Check(context.Background()); err != nil {
+		if c.Status != CheckFail || c.Detail != err.Error() {
+			t.Errorf("unavailable sandbox: %+v, want FAIL %q", c, err)
+		}
+		return
+	}
+	if c.Status != CheckOK || !strings.Contains(c.Detail, "processes bounded by "+sandbox.ProcessBound()) {
+		t.Errorf("sandbox check = %+v", c)
+	}
 }

@@ -97,6 +97,13 @@ func startDefaults(t *testing.T, dir string, llm *fakellm.Server, modelDef, defa
 // startOn is startDefaults listening on port (0: any free one).
 func startOn(t *testing.T, port int, dir string, llm *fakellm.Server, modelDef, defaults, agentsList, extraConfig string, extraEnv ...string) *gateway {
 	t.Helper()
+	return startFiles(t, port, nil, dir, llm, modelDef, defaults, agentsList, extraConfig, extraEnv...)
+}
+
+// startFiles is startOn with the gateway process inheriting files as
+// descriptors 3, 4, … (exec.Cmd.ExtraFiles; a nil entry is closed).
+func startFiles(t *testing.T, port int, files []*os.File, dir string, llm *fakellm.Server, modelDef, defaults, agentsList, extraConfig string, extraEnv ...string) *gateway {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -122,6 +129,7 @@ func startConfig(t *testing.T, port int, dir, cfg string, llm *fakellm.Server, e
 	cmd := exec.Command(binPath, "serve", "--port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GATEWAY_TOKEN=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "SWITCHBOARD_DATABASE_URL=")
 	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.ExtraFiles = files
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

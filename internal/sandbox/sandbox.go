@@ -6,7 +6,12 @@
 // UTS and network namespaces, a seccomp filter denying namespace, mount,
 // ptrace and keyring syscalls, system directories read-only, a private
 // /tmp, the workspace bound per workspaceAccess, and rlimits set by
-// prlimit inside the sandbox.
+// prlimit inside the sandbox. What rlimits cannot bound is bounded too
+// (see bounds.go): the process count by a pids cgroup per command (a root
+// gateway's processes are exempt from RLIMIT_NPROC; without a writable
+// pids cgroup a root gateway's sandbox refuses to start), the private
+// tmpfs mounts by their size, and the scope's private workspace by a
+// quota checked before each command.
 //
 // When a backend is unavailable (bwrap missing, user namespaces disabled,
 // the Docker daemon unreachable) the sandbox fails closed: Check, Command
@@ -55,13 +60,20 @@ const (
 // sandboxUID is the unprivileged identity commands run as inside.
 const sandboxUID = "65534"
 
-// Limits are the rlimits of a sandboxed command; zero fields take the
+// Limits are the limits of a sandboxed command; zero fields take the
 // defaults.
 type Limits struct {
 	CPUSeconds  int64 // RLIMIT_CPU
 	MemoryBytes int64 // RLIMIT_AS
-	Procs       int64 // RLIMIT_NPROC (counted in the sandbox's user namespace)
-	FileBytes   int64 // RLIMIT_FSIZE
+	// Procs bounds the command's processes (threads included): the pids
+	// cgroup's pids.max where one is writable, RLIMIT_NPROC as well.
+	Procs     int64
+	FileBytes int64 // RLIMIT_FSIZE
+	// TmpBytes sizes each private tmpfs (/tmp, /var/tmp, /run).
+	TmpBytes int64
+	// WorkspaceBytes is the quota of the scope's private workspace
+	// (ScopeDir): no command starts while it holds more.
+	WorkspaceBytes int64
 }
 
 // Spec describes one sandbox. The zero value is a bubblewrap sandbox with
@@ -166,6 +178,8 @@ func (s Spec) Normalized() Spec {
 	def(&s.Limits.MemoryBytes, DefaultMemoryBytes)
 	def(&s.Limits.Procs, DefaultProcs)
 	def(&s.Limits.FileBytes, DefaultFileBytes)
+	def(&s.Limits.TmpBytes, DefaultTmpBytes)
+	def(&s.Limits.WorkspaceBytes, DefaultWorkspaceBytes)
 	return s
 }
 
@@ -233,7 +247,11 @@ func (s Spec) Args(workspace, cwd string, argv []string) ([]string, error) {
 	for _, d := range systemDirs {
 		a = append(a, "--ro-bind-try", d, d)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp")
+	a = append(a, "--proc", "/proc", "--dev", "/dev")
+	tmpSize := strconv.FormatInt(s.Limits.TmpBytes, 10)
+	for _, d := range []string{"/tmp", "/run", "/var/tmp"} {
+		a = append(a, "--size", tmpSize, "--tmpfs", d)
+	}
 	dir := "/tmp"
 	// The scope's private workspace (access none and ro) is bound
 	// read-write at its own path, so that the file tools and the command
@@ -306,8 +324,12 @@ func Env(extra ...string) []string {
 
 // Command returns the bwrap command that runs argv confined by s, with the
 // seccomp filter (see deniedSyscalls) passed in cmd.ExtraFiles: close
-// those after starting it. It fails closed when the backend is
-// unavailable (see Check).
+// those after starting it. Where a pids cgroup is writable the command is
+// a small /bin/sh step that puts itself in a cgroup of its own with
+// pids.max set to the process limit and then becomes bwrap. It fails
+// closed when the backend is unavailable or cannot be bounded (see
+// Check), and refuses to start while the scope's private workspace is
+// over its quota.
 func (s Spec) Command(ctx context.Context, workspace, cwd string, argv []string, env []string) (*exec.Cmd, error) {
 	bwrap, err := Check(ctx)
 	if err != nil {
@@ -317,13 +339,29 @@ func (s Spec) Command(ctx context.Context, workspace, cwd string, argv []string,
 	if err != nil {
 		return nil, err
 	}
+	n := s.Normalized()
+	if n.ScopeDir != "" && n.WorkspaceAccess != AccessRW {
+		if err := checkQuota(n.ScopeDir, n.Limits.WorkspaceBytes); err != nil {
+			return nil, err
+		}
+	}
+	pidsDir, err := procBound()
+	if err != nil {
+		return nil, err
+	}
 	f, err := seccompFile()
 	if err != nil {
 		return nil, err
 	}
 	// The filter reaches bwrap as fd 3; the caller closes its copy in
 	// cmd.ExtraFiles once the command started.
-	cmd := exec.Command(bwrap, append([]string{"--seccomp", "3"}, args...)...)
+	args = append([]string{bwrap, "--seccomp", "3"}, args...)
+	cmd := exec.Command(bwrap)
+	cmd.Args = args
+	if pidsDir != "" {
+		sweepPidsGroups(pidsDir)
+		cmd = exec.Command("/bin/sh", append([]string{"-c", joinPidsScript, "sandbox", pidsDir, strconv.FormatInt(n.Limits.Procs, 10)}, args...)...)
+	}
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.Env = env
 	return cmd, nil
@@ -352,6 +390,12 @@ func Check(ctx context.Context) (string, error) {
 	}
 	if _, err := os.Stat(prlimitPath); err != nil {
 		return "", fmt.Errorf("sandbox unavailable: %s not found; install util-linux", prlimitPath)
+	}
+	if help, _ := exec.CommandContext(ctx, path, "--help").CombinedOutput(); !strings.Contains(string(help), "--size") {
+		return "", errors.New("sandbox unavailable: this bwrap has no --size option, so the sandbox's tmpfs cannot be bounded; install bubblewrap 0.7.0 or later")
+	}
+	if _, err := procBound(); err != nil {
+		return "", err
 	}
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -399,6 +443,12 @@ func (s Spec) Explain(workspace string) string {
 	fmt.Fprintf(&b, "user: uid %s, no capabilities, no nested user namespaces\n", sandboxUID)
 	fmt.Fprintf(&b, "limits: cpu %ds, memory %d bytes, processes %d, file size %d bytes\n",
 		n.Limits.CPUSeconds, n.Limits.MemoryBytes, n.Limits.Procs, n.Limits.FileBytes)
+	fmt.Fprintf(&b, "processes bounded by: %s\n", ProcessBound())
+	fmt.Fprintf(&b, "disk: each private tmpfs %d bytes", n.Limits.TmpBytes)
+	if n.ScopeDir != "" && n.WorkspaceAccess != AccessRW {
+		fmt.Fprintf(&b, "; sandbox workspace quota %d bytes (checked before each command)", n.Limits.WorkspaceBytes)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "seccomp: EPERM for %s\n", strings.Join(deniedSyscalls, " "))
 	if _, err := Check(context.Background()); err != nil {
 		fmt.Fprintf(&b, "status: %v\n", err)

@@ -146,8 +146,8 @@ func (editTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, 
 	case fi.Size() > MaxWriteBytes:
 		return nil, fmt.Errorf("file too large to edit: %s is %d bytes (max %d)", path, fi.Size(), MaxWriteBytes)
 	}
-	if n := linkCount(fi); n > 1 {
-		return nil, fmt.Errorf("refusing to edit %s: it has %d hard links, and another one may be outside the workspace", path, n)
+	if err := RefuseHardLinks("edit", path, fi); err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxWriteBytes+1))
 	if err != nil {

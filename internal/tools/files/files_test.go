@@ -497,3 +497,38 @@ func TestWriteRefusesHardLinks(t *testing.T) {
 		t.Errorf("the outside file changed: %q", b)
 	}
 }
+
+// A hard link planted in the workspace to a file outside it (the gateway's
+// config, say) must not let read return that file's content: the A2A
+// reproduction of issue 30 read the config and the gateway token this way.
+// Every range of the file is refused, and the content appears nowhere in
+// the error.
+func TestReadRefusesHardLinks(t *testing.T) {
+	s := newSandbox(t)
+	outside := filepath.Join(s.outside, "secret.txt")
+	if err := os.Link(outside, filepath.Join(s.ws, "linked.txt")); err != nil {
+		t.Fatalf("cannot make a hard link: %v", err)
+	}
+	for _, args := range []map[string]any{
+		{"path": "linked.txt"},
+		{"path": filepath.Join(s.ws, "linked.txt")},
+		{"path": "linked.txt", "offset": 1, "limit": 1},
+		{"path": "./sub/../linked.txt"},
+	} {
+		res, err := call(t, s.ctx(), tool("read"), args)
+		want := "refusing to read " + args["path"].(string) + ": it has 2 hard links, and another one may be outside the workspace"
+		if err == nil || err.Error() != want {
+			t.Errorf("read %v = %v, %v; want error %q", args, res, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("read %v: the error shows the file: %v", args, err)
+		}
+	}
+	// Once the outside link is gone the file is the workspace's own.
+	if err := os.Remove(outside); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := call(t, s.ctx(), tool("read"), map[string]any{"path": "linked.txt"}); err != nil || !strings.Contains(res.Text, secret) {
+		t.Errorf("read of the single-link file = %v, %v", res, err)
+	}
+}

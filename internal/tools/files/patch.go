@@ -232,6 +232,9 @@ func readForUpdate(root *os.Root, rel string) (string, error) {
 	case fi.Size() > MaxWriteBytes:
 		return "", fmt.Errorf("file too large to patch: %s is %d bytes (max %d)", display(rel), fi.Size(), MaxWriteBytes)
 	}
+	if err := RefuseHardLinks("patch", display(rel), fi); err != nil {
+		return "", err
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxWriteBytes+1))
 	if err != nil {
 		return "", opError(display(rel), err)
@@ -250,10 +253,11 @@ func rewrite(root *os.Root, rel, contents string) error {
 		return opError(display(rel), err)
 	}
 	fi, err := f.Stat()
-	if err == nil && linkCount(fi) > 1 {
-		err = fmt.Errorf("refusing to patch %s: it has %d hard links, and another one may be outside the workspace", display(rel), linkCount(fi))
-		f.Close()
-		return err
+	if err == nil {
+		if err := RefuseHardLinks("patch", display(rel), fi); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err == nil {
 		err = f.Truncate(0)

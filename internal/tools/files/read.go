@@ -93,6 +93,9 @@ func (readTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, 
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file: %s", path)
 	}
+	if err := RefuseHardLinks("read", path, fi); err != nil {
+		return nil, err
+	}
 	res := &readResult{Path: display(rel), Bytes: fi.Size(), Offset: offset}
 	if err := readLines(bufio.NewReaderSize(f, 64<<10), res, offset, limit); err != nil {
 		return nil, opError(path, err)

@@ -105,9 +105,9 @@ func (writeTool) Call(ctx context.Context, args json.RawMessage) (*tools.Result,
 	if fi, err := f.Stat(); err != nil {
 		f.Close()
 		return nil, opError(path, err)
-	} else if n := linkCount(fi); n > 1 {
+	} else if err := RefuseHardLinks("write", path, fi); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("refusing to write %s: it has %d hard links, and another one may be outside the workspace", path, n)
+		return nil, err
 	}
 	if !appendMode {
 		if err := f.Truncate(0); err != nil {

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // request is a validated exec call.
@@ -34,18 +35,6 @@ type request struct {
 const maxTimeoutSeconds = 7 * 24 * 3600
 
 var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
-
-// blockedEnvKey reports whether a model may not override key on the host:
-// PATH and the loader and shell start-up variables that would let it run
-// other code than the command names.
-func blockedEnvKey(key string) bool {
-	k := strings.ToUpper(key)
-	switch k {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4":
-		return true
-	}
-	return strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "DYLD_") || strings.HasPrefix(k, "BASH_FUNC_")
-}
 
 // parseArgs validates exec's arguments: {command, workdir?, env?,
 // timeoutSeconds?, yieldMs?, background?, host?} plus the reference's pty,
@@ -128,7 +117,7 @@ func parseArgs(raw json.RawMessage) (request, error) {
 			case !envKeyRE().MatchString(k):
 				invalid = append(invalid, k)
 				continue
-			case blockedEnvKey(k):
+			case tools.BlockedExecEnv(k):
 				blocked = append(blocked, k)
 				continue
 			case !ok:
@@ -138,38 +127,9 @@ func parseArgs(raw json.RawMessage) (request, error) {
 			}
 			r.Env[k] = s
 		}
-		if err := envViolation(blocked, invalid); err != nil {
+		if err := tools.ExecEnvViolation(blocked, invalid); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
-}
-
-// envViolation is the reference's refusal of blocked or malformed env
-// keys, nil when there are none.
-func envViolation(blocked, invalid []string) error {
-	if len(blocked) == 0 && len(invalid) == 0 {
-		return nil
-	}
-	slices.Sort(blocked)
-	slices.Sort(invalid)
-	pathBlocked := slices.ContainsFunc(blocked, func(k string) bool { return strings.EqualFold(k, "PATH") })
-	if len(invalid) == 0 && len(blocked) == 1 {
-		if pathBlocked {
-			return errors.New("Security Violation: Custom 'PATH' variable is forbidden during host execution.")
-		}
-		return fmt.Errorf("Security Violation: Environment variable '%s' is forbidden during host execution.", blocked[0])
-	}
-	var parts []string
-	if len(blocked) > 0 {
-		parts = append(parts, "blocked override keys: "+strings.Join(blocked, ", "))
-	}
-	if len(invalid) > 0 {
-		parts = append(parts, "invalid non-portable override keys: "+strings.Join(invalid, ", "))
-	}
-	suffix := strings.Join(parts, "; ")
-	if pathBlocked {
-		return fmt.Errorf("Security Violation: Custom 'PATH' variable is forbidden during host execution (%s).", suffix)
-	}
-	return fmt.Errorf("Security Violation: %s.", suffix)
 }

@@ -252,7 +252,7 @@ func FuzzParseArgs(f *testing.F) {
 			t.Fatalf("timeout %v", r.Timeout)
 		}
 		for k, v := range r.Env {
-			if blockedEnvKey(k) || !envKeyRE().MatchString(k) || strings.ContainsRune(v, 0) {
+			if tools.BlockedExecEnv(k) || !envKeyRE().MatchString(k) || strings.ContainsRune(v, 0) {
 				t.Fatalf("accepted env %q=%q", k, v)
 			}
 		}
