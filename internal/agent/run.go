@@ -47,6 +47,13 @@ func (r *Runner) execute(runID string, collected []string) {
 	if queued.Status != store.RunQueued {
 		return // aborted while queued, or a duplicate enqueue
 	}
+	if err := r.holdFence(runID, queued.SessionKey); err != nil {
+		// The run stays queued for the node that holds its lane now.
+		r.log.Warn("run not started: this node no longer holds its lane", "runId", runID, "err", err)
+		return
+	}
+	defer r.dropFence(runID)
+	bg = r.writeCtx(runID)
 	var in Input
 	if err := json.Unmarshal(queued.Input, &in); err != nil {
 		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
@@ -219,7 +226,7 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 		return store.RunAborted, "aborted"
 	case errors.Is(cause, errShutdown):
 		return store.RunAborted, errShutdown.Error()
-	case errors.Is(cause, errFenced):
+	case errors.Is(cause, errFenced), errors.Is(err, errFenced):
 		return store.RunAborted, InterruptedError
 	}
 	return store.RunError, err.Error()
@@ -227,14 +234,16 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 
 // finish records the terminal state, wakes waiters and emits lifecycle end.
 func (r *Runner) finish(st *runState, last *transcript.Message, status store.RunStatus, errText, stop string, usage transcript.Usage) {
-	bg := context.WithoutCancel(r.ctx)
+	bg := r.writeCtx(st.run.RunID)
 	res := store.RunResult{Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now()}
 	if r.cfg.OnFinish != nil {
 		r.cfg.OnFinish(bg, st.run, &res, last)
 	}
-	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, res)
+	fin, err := r.finishRun(st.run.RunID, res)
 	if err != nil {
-		r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
+		if !errors.Is(err, store.ErrFenced) {
+			r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
+		}
 		if got, gerr := r.cfg.Store.GetRun(bg, st.run.RunID); gerr == nil {
 			fin = got
 		} else {
@@ -333,6 +342,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		}
 		if err := r.budgetCheck(st.budget); err != nil {
 			return last, usage, StopBudget, err
+		}
+		if err := r.checkClaim(st.run.RunID); err != nil {
+			return last, usage, stop, err
 		}
 		turnStart := ft
 		if step > 0 {
@@ -532,6 +544,10 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	t, ok := set.Get(call.Name)
 	if !ok {
 		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
+	} else if err := r.checkClaim(st.run.RunID); err != nil {
+		// The claim moved: the call does not start (and its result is
+		// not recorded; the store would refuse it).
+		return err
 	} else {
 		var err error
 		caller.ToolCallID = call.ID
@@ -596,7 +612,7 @@ func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
 		m.Meta = &transcript.Meta{}
 	}
 	m.Meta.RunID = runID
-	stored, err := r.cfg.Store.AppendMessages(context.WithoutCancel(r.ctx), sessionID, []store.Message{{
+	stored, err := r.cfg.Store.AppendMessages(r.writeCtx(runID), sessionID, []store.Message{{
 		SessionID: sessionID,
 		Entry:     transcript.MessageEntry(m, r.now()),
 		Role:      m.Role,

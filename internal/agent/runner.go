@@ -306,6 +306,7 @@ type Runner struct {
 	closing bool
 	lanes   map[string]*lane                   // by session key; present while busy
 	active  map[string]context.CancelCauseFunc // running runs by runID
+	fences  map[string]store.Fence             // by runID, with Lanes (fence.go)
 	waiters map[string][]chan struct{}         // by runID
 	subs    map[uint64]func(Event)
 	nextSub uint64

@@ -247,15 +247,23 @@ func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner s
 	return owner, epoch, nil
 }
 
-// qCheckFence holds when the fence's node still holds the lane with the
+// qCheckFence counts 1 when the fence's node still holds the lane with the
 // fence's epoch under a live lease. It share-locks the lane row for the
 // rest of the transaction: an adoption (which deletes the row) or another
 // claim (which updates it) waits until the fenced write committed, so no
-// fenced write lands after the lane moved.
-const qCheckFence = `SELECT count(*) FROM (SELECT 1 FROM lanes l
+// fenced write lands after the lane moved. So that a node cut off (or
+// paused) in the middle of such a transaction cannot hold the lane for
+// long, the transaction is ended by the server when idle for
+// fenceIdleTimeout.
+const qCheckFence = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), count(*) FROM (SELECT 1 FROM lanes l
 		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
 		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
 		FOR SHARE OF l) held`
+
+// fenceIdleTimeout bounds how long a fenced transaction may wait for its
+// client between statements (the longest an adoption waits for a cut-off
+// node's transaction).
+const fenceIdleTimeout = 2 * time.Second
 
 // checkFence refuses, with store.ErrFenced, a transaction whose context
 // carries a fence that no longer holds; a context without one passes.
@@ -264,8 +272,12 @@ func checkFence(ctx context.Context, tx pgx.Tx) error {
 	if !ok {
 		return nil
 	}
-	var held int
-	if err := tx.QueryRow(ctx, qCheckFence, f.SessionKey, f.Node, f.Epoch).Scan(&held); err != nil {
+	var (
+		set  string
+		held int
+	)
+	idle := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
+	if err := tx.QueryRow(ctx, qCheckFence, f.SessionKey, f.Node, f.Epoch, idle).Scan(&set, &held); err != nil {
 		return fmt.Errorf("fence check: %w", err)
 	}
 	if held == 0 {
