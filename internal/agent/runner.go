@@ -420,6 +420,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 			return aborted, err
 		}
 	}
+	r.wg.Go(r.sweepOrphans)
 	return aborted, nil
 }
 

@@ -41,6 +41,7 @@ type Store interface {
 	ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error)
 	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
+	RunningOn(ctx context.Context, node string) ([]*store.Run, error)
 	Notify(ctx context.Context, channel, payload string) error
 	Listen(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error
 	PublishEvents(ctx context.Context, origin string, body []byte) (int64, error)
@@ -60,6 +61,7 @@ type Runner interface {
 	Fence()
 	Load() (active, queued, lanes int)
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 }
 
 var _ Runner = (*agent.Runner)(nil)
@@ -82,6 +84,9 @@ const (
 	// laneIdle is how long a node keeps an idle session's lane before it
 	// gives it up.
 	laneIdle = 2 * time.Second
+	// orphanEvery is how often a node looks for runs the store has
+	// running on it that it does not run (their final write was lost).
+	orphanEvery = 10 * time.Second
 )
 
 // Config configures a Node.
@@ -301,7 +306,7 @@ func (n *Node) sweep(ctx context.Context) error {
 func (n *Node) sweeper() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
-	prune := time.Now()
+	prune, orphans := time.Now(), time.Now()
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -315,12 +320,31 @@ func (n *Node) sweeper() {
 		if !n.fenced.Load() {
 			n.releaseIdle(n.ctx)
 		}
+		if time.Since(orphans) > orphanEvery && n.valid() && !n.leaving.Load() {
+			orphans = time.Now()
+			n.finishOrphans(n.ctx)
+		}
 		if time.Since(prune) > eventRetention/2 {
 			prune = time.Now()
 			if _, err := n.st.PruneEvents(n.ctx, eventRetention); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("event prune failed", "err", err)
 			}
 		}
+	}
+}
+
+// finishOrphans finishes the runs the store has running on this node that
+// its runner does not run: their node is alive, so no adoption ends them.
+func (n *Node) finishOrphans(ctx context.Context) {
+	running, err := n.st.RunningOn(ctx, n.cfg.ID)
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Warn("orphaned run sweep failed", "err", err)
+		}
+		return
+	}
+	if _, err := n.runner.FinishOrphans(ctx, running); err != nil && ctx.Err() == nil {
+		n.log.Warn("orphaned run sweep failed", "err", err)
 	}
 }
 

@@ -324,6 +324,20 @@ func (s *Store) LaneOwner(ctx context.Context, sessionKey string) (string, error
 	return owner, nil
 }
 
+// RunningOn returns the runs the store has running on node, ordered by
+// CreatedAt, then RunID.
+func (s *Store) RunningOn(ctx context.Context, node string) ([]*store.Run, error) {
+	if err := s.checkOpen("RunningOn"); err != nil {
+		return nil, err
+	}
+	out, err := s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND node_id = $1
+		ORDER BY created_at, run_id`, node)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.RunningOn: %w", err)
+	}
+	return out, nil
+}
+
 // Adoption is what AdoptDead did.
 type Adoption struct {
 	// Nodes are the dead nodes whose work was adopted.

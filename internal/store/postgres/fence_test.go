@@ -105,6 +105,15 @@ func TestFencedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused("other-owner", f2, "r2")
+
+	// The run a's refused finish left running is listed as running on a
+	// (for a's sweep of orphaned runs), and on no other node.
+	if runs, err := a.RunningOn(ctx, "a"); err != nil || len(runs) != 1 || runs[0].RunID != "r2" {
+		t.Errorf("RunningOn(a) = %v, %v; want r2", runs, err)
+	}
+	if runs, err := a.RunningOn(ctx, "b"); err != nil || len(runs) != 0 {
+		t.Errorf("RunningOn(b) = %v, %v; want none", runs, err)
+	}
 }
 
 // TestFencedWriteHoldsOffAdoption: a fenced write in flight share-locks
