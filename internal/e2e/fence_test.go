@@ -431,3 +431,52 @@ func TestClusterFencing(t *testing.T) {
 	t.Logf("rounds %d (%v), acknowledged messages %d, model requests %d, execs %d, faulted node's runs aborted by adoption %d, fenced writes dropped %d",
 		rounds, faults, len(acked), len(reqs), execs, adopted, dropped)
 }
+
+// TestClusterSharedWorkspace: with the agents' workspace on storage both
+// nodes share, a file a turn on one node writes is read by the session's
+// next turn on the other (the README's model for workspaces on several
+// nodes).
+func TestClusterSharedWorkspace(t *testing.T) {
+	dsn := pgtest.DB(t)
+	shared := t.TempDir()
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	defaults := fmt.Sprintf("workspace: %q,", shared)
+	var nodes []*gateway
+	for i := range 2 {
+		nodes = append(nodes, startDefaults(t, t.TempDir(), llm, `{ id: "fake-1" }`, defaults, "", clusterConfig,
+			"SWITCHBOARD_DATABASE_URL="+dsn, fmt.Sprintf("SWITCHBOARD_NODE_ID=n%d", i)))
+	}
+	c0, c1 := nodes[0].dial(t), nodes[1].dial(t)
+	db, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	ranOn := func(runID string) string {
+		var node string
+		if err := db.QueryRow(context.Background(), `SELECT node_id FROM runs WHERE run_id = $1`, runID).Scan(&node); err != nil {
+			t.Fatal(err)
+		}
+		return node
+	}
+	const key = "agent:main:notes"
+	if got := toolText(t, c0, key, "w1", "write", map[string]any{"path": "note.txt", "content": "written on n0"}); strings.Contains(got, "rror") {
+		t.Fatalf("write = %q", got)
+	}
+	// The lane goes back when idle; the next turn is claimed by n1.
+	eventually(t, "the idle lane given back", func() bool {
+		var n int
+		if err := db.QueryRow(context.Background(), `SELECT count(*) FROM lanes WHERE session_key = $1`, key).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+	var read struct{ Content string }
+	got := toolText(t, c1, key, "r2", "read", map[string]any{"path": "note.txt"})
+	if err := json.Unmarshal([]byte(got), &read); err != nil || read.Content != "written on n0" {
+		t.Errorf("read on the other node = %q, want the file the first turn wrote", got)
+	}
+	if a, b := ranOn("w1"), ranOn("r2"); a != "n0" || b != "n1" {
+		t.Errorf("turns ran on %s and %s, want n0 then n1", a, b)
+	}
+}
