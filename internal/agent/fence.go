@@ -83,46 +83,68 @@ func (r *Runner) checkClaim(runID string) error {
 	return nil
 }
 
-// finishRetryMax bounds the wait between attempts of a final write.
-const finishRetryMax = 2 * time.Second
+// storeRetryMax bounds the wait between attempts of a write retried
+// while the store does not answer.
+const storeRetryMax = 2 * time.Second
 
-// finishRun records a run's end. A write that fails because the store does
-// not answer is retried, with backoff, until it lands, the run's claim
-// moved (ErrFenced: the node that took the lane records the end), or the
-// runner shuts down, or this node loses the lane's claim (ErrFenced from
-// the store, or Lanes.Check here: the node that adopts the lane records the
-// end): a run never stays running while its node is alive and the store
-// answers. A fenced write is dropped, never applied late.
-func (r *Runner) finishRun(runID string, res store.RunResult) (*store.Run, error) {
+// untilStoreAnswers calls fn (a store call for runID) until it succeeds,
+// or fails while the store answers (a read of the run succeeds: the
+// failure is the call's own), or fails with ErrConflict, ErrNotFound or
+// ErrFenced, or the run's claim is lost (the node that adopts the lane
+// takes over), or the runner shuts down. It returns fn's last error. So a
+// database restart or a full disk delays a run's start and end instead of
+// failing the run or leaving it running.
+func (r *Runner) untilStoreAnswers(runID, what string, fn func(ctx context.Context) error) error {
 	wait := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		fin, err := r.cfg.Store.FinishRun(r.writeCtx(runID), runID, res)
+		err := fn(r.writeCtx(runID))
 		switch {
 		case err == nil:
 			if attempt > 1 {
-				r.log.Info("run finish recorded after retries", "runId", runID, "attempts", attempt)
+				r.log.Info("store answered again", "runId", runID, "op", what, "attempts", attempt)
 			}
-			return fin, nil
+			return nil
 		case errors.Is(err, store.ErrFenced):
-			r.log.Warn("fenced write dropped: run end not recorded by this node", "runId", runID, "err", err)
-			return nil, err
+			r.log.Warn("fenced write dropped", "runId", runID, "op", what, "err", err)
+			return err
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
-			return nil, err
+			return err
+		}
+		if !r.storeDown(runID) {
+			return err
 		}
 		if cerr := r.checkClaim(runID); cerr != nil {
-			// The lease is ending unrenewed: the node that adopts the
-			// lane records the end.
-			r.log.Warn("run end not recorded: this node lost its lane's claim", "runId", runID, "err", err, "claim", cerr)
-			return nil, err
+			r.log.Warn("store unreachable and this node lost the lane's claim: giving the run up", "runId", runID, "op", what, "err", err)
+			return err
 		}
 		if attempt == 1 {
-			r.log.Warn("run finish failed; retrying until the store answers", "runId", runID, "err", err)
+			r.log.Warn("store unreachable; retrying until it answers", "runId", runID, "op", what, "err", err)
 		}
 		select {
 		case <-r.ctx.Done():
-			return nil, err
+			return err
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, finishRetryMax)
+		wait = min(2*wait, storeRetryMax)
 	}
+}
+
+// storeDown reports whether the store does not answer a read of runID.
+func (r *Runner) storeDown(runID string) bool {
+	_, err := r.cfg.Store.GetRun(context.WithoutCancel(r.ctx), runID)
+	return err != nil && !errors.Is(err, store.ErrNotFound)
+}
+
+// finishRun records a run's end, retried while the store does not answer
+// (untilStoreAnswers): a run never stays running while its node is alive
+// and the store answers. A fenced write is dropped, never applied late;
+// the node that took the lane records the end.
+func (r *Runner) finishRun(runID string, res store.RunResult) (*store.Run, error) {
+	var fin *store.Run
+	err := r.untilStoreAnswers(runID, "finish", func(ctx context.Context) error {
+		var err error
+		fin, err = r.cfg.Store.FinishRun(ctx, runID, res)
+		return err
+	})
+	return fin, err
 }

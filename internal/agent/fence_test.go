@@ -95,39 +95,53 @@ func TestClaimCheckedBeforeCallsAndRequests(t *testing.T) {
 	}
 }
 
-// flakyFinish is the runner's store with its first failures FinishRun
-// calls failing as a store that does not answer fails.
-type flakyFinish struct {
+// downStore is the runner's store, which stops answering once down is
+// set: FinishRun and GetRun fail as a store that does not answer fails,
+// until reads have failed reads times.
+type downStore struct {
 	Store
-	failures atomic.Int64
-	calls    atomic.Int64
+	down     atomic.Bool
+	reads    atomic.Int64
+	finishes atomic.Int64
 }
 
-func (f *flakyFinish) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
-	if f.calls.Add(1) <= f.failures.Load() {
+func (d *downStore) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
+	d.finishes.Add(1)
+	if d.down.Load() {
 		return nil, errors.New("connection refused")
 	}
-	return f.Store.FinishRun(ctx, runID, res)
+	return d.Store.FinishRun(ctx, runID, res)
+}
+
+func (d *downStore) GetRun(ctx context.Context, runID string) (*store.Run, error) {
+	if d.down.Load() {
+		if d.reads.Add(-1) <= 0 {
+			d.down.Store(false) // back after this failure
+		}
+		return nil, errors.New("connection refused")
+	}
+	return d.Store.GetRun(ctx, runID)
 }
 
 // TestFinishRetriedUntilStoreAnswers: a final write that fails because the
 // store does not answer is retried until it lands; the run does not stay
-// running.
+// running, and ends as it would have.
 func TestFinishRetriedUntilStoreAnswers(t *testing.T) {
-	var flaky *flakyFinish
+	var ds *downStore
 	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		ds.reads.Store(3)
+		ds.down.Store(true) // the store goes away during the turn
 		return textReply("hi"), nil
 	}, func(c *Config) {
-		flaky = &flakyFinish{Store: c.Store}
-		flaky.failures.Store(3)
-		c.Store = flaky
+		ds = &downStore{Store: c.Store}
+		c.Store = ds
 	})
 	run := h.wait(h.submit(Input{Message: "go"}).RunID)
 	if run.Status != store.RunOK {
 		t.Fatalf("run = %s %q, want ok", run.Status, run.Error)
 	}
-	if n := flaky.calls.Load(); n != 4 {
-		t.Errorf("FinishRun calls = %d, want 4 (3 failures, then the write)", n)
+	if n := ds.finishes.Load(); n < 2 {
+		t.Errorf("FinishRun calls = %d, want the failed ones retried", n)
 	}
 }
 
@@ -181,5 +195,46 @@ func TestSweepOrphans(t *testing.T) {
 	close(release)
 	if run := h.wait(held.RunID); run.Status != store.RunOK {
 		t.Fatalf("the executing run ended %s %q", run.Status, run.Error)
+	}
+}
+
+// TestStartWaitsForStore: a run whose start finds the store not answering
+// is not failed (no client is told it ended): it starts once the store
+// answers, and ends once.
+func TestStartWaitsForStore(t *testing.T) {
+	var ds *downStore
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("hi"), nil
+	}, func(c *Config) {
+		ds = &downStore{Store: c.Store}
+		c.Store = ds
+	})
+	ds.reads.Store(3)
+	ds.down.Store(true)
+	id := h.submit(Input{Message: "go"}).RunID
+	var run *store.Run
+	for {
+		// A wait's own reads fail while the store is down (and count
+		// towards its coming back).
+		r, done, err := h.runner.Wait(context.Background(), id, 10*time.Second)
+		if err == nil && !done {
+			t.Fatal("run did not end")
+		}
+		if err == nil {
+			run = r
+			break
+		}
+	}
+	if run.Status != store.RunOK {
+		t.Fatalf("run = %s %q, want ok", run.Status, run.Error)
+	}
+	ends := 0
+	for _, ev := range h.eventsFor(run.RunID) {
+		if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("lifecycle ends = %d, want 1", ends)
 	}
 }

@@ -39,7 +39,12 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.mu.Unlock()
 	}()
 
-	queued, err := r.cfg.Store.GetRun(bg, runID)
+	var queued *store.Run
+	err := r.untilStoreAnswers(runID, "read", func(ctx context.Context) error {
+		var err error
+		queued, err = r.cfg.Store.GetRun(ctx, runID)
+		return err
+	})
 	if err != nil {
 		r.log.Error("run start failed", "runId", runID, "err", err)
 		return
@@ -61,9 +66,18 @@ func (r *Runner) execute(runID string, collected []string) {
 	}
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
-	sess, err := r.cfg.Store.GetSession(bg, queued.SessionKey)
-	if err != nil || sess.SessionID == "" {
-		sess, err = r.ensureRunSession(bg, queued)
+	var sess *store.Session
+	err = r.untilStoreAnswers(runID, "session", func(ctx context.Context) error {
+		var err error
+		sess, err = r.cfg.Store.GetSession(ctx, queued.SessionKey)
+		if err != nil || sess.SessionID == "" {
+			sess, err = r.ensureRunSession(ctx, queued)
+		}
+		return err
+	})
+	if err != nil && r.storeDown(runID) {
+		r.log.Warn("run left queued: the store does not answer", "runId", runID, "err", err)
+		return
 	}
 	if err != nil {
 		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
@@ -100,9 +114,24 @@ func (r *Runner) execute(runID string, collected []string) {
 		}
 	}
 	msgs = append(msgs, um)
-	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, msgs)
-	if errors.Is(err, store.ErrConflict) {
+	var (
+		run    *store.Run
+		stored []store.Message
+	)
+	err = r.untilStoreAnswers(runID, "start", func(ctx context.Context) error {
+		var err error
+		run, stored, err = r.cfg.Store.StartRun(ctx, runID, r.now(), sess.SessionID, msgs)
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrFenced) {
 		return // aborted or started meanwhile
+	}
+	if err != nil && r.storeDown(runID) {
+		// Still queued in the store: it runs when the store answers
+		// again (after a restart, or on the node that adopts the lane);
+		// no client is told it failed.
+		r.log.Warn("run left queued: the store does not answer", "runId", runID, "err", err)
+		return
 	}
 	if err != nil {
 		r.log.Error("run start failed", "runId", runID, "err", err)
