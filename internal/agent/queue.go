@@ -307,6 +307,9 @@ func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store
 		r.mu.Lock()
 		delete(r.active, fin.RunID)
 		r.mu.Unlock()
+		if !fin.Status.Terminal() {
+			continue // its end is recorded and told by the node that adopts the lane
+		}
 		r.emit(c, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
 		r.wakeWaiters(fin.RunID)
 	}

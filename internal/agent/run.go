@@ -280,6 +280,14 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		}
 	}
 	st.run = fin
+	if !fin.Status.Terminal() {
+		// This node could not record the end (it lost the lane, or the
+		// store went away as it shut down): the node that adopts the
+		// lane, or the next start, records it and tells the clients.
+		r.log.Warn("run end left to the node that adopts its lane", "runId", fin.RunID, "status", fin.Status)
+		r.finishCarried(st, last, res)
+		return
+	}
 	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {

@@ -437,8 +437,8 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 }
 
 // ClaimOrphans finds sessions with queued runs and no live lane owner,
-// claims their lanes for node (rows locked with SKIP LOCKED, so nodes
-// sweeping at once split the work), and returns them together with the
+// claims their lanes for node (the lane upsert decides which of the nodes
+// sweeping at once gets each), and returns them together with the
 // sessions whose lanes node already owns and that have queued runs. At
 // most limit sessions are claimed per call.
 func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error) {
@@ -448,13 +448,15 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 	var out []string
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		// The queued runs themselves are locked (SKIP LOCKED): a sweeper
-		// passes over the runs another one is claiming.
+		// Only lane rows are locked, in key order: the runs are not (a
+		// fenced write locks its lane, then its run, so locking runs
+		// here first could deadlock with it), and the lane upsert alone
+		// decides which of several sweepers wins a lane.
 		rows, err := tx.Query(ctx, `SELECT r.session_key FROM runs r
 			WHERE r.status = 'queued' AND NOT EXISTS (
 				SELECT 1 FROM lanes l JOIN nodes n ON n.node_id = l.node_id
 				WHERE l.session_key = r.session_key AND n.lease_until > now())
-			ORDER BY r.created_at, r.run_id LIMIT $1 FOR UPDATE OF r SKIP LOCKED`, limit)
+			ORDER BY r.created_at, r.run_id LIMIT $1`, limit)
 		if err != nil {
 			return err
 		}
@@ -468,6 +470,7 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 				orphans = append(orphans, key)
 			}
 		}
+		slices.Sort(orphans)
 		for _, key := range orphans {
 			tag, err := tx.Exec(ctx, `INSERT INTO lanes (session_key, node_id) VALUES ($1, $2)
 				ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
