@@ -497,3 +497,68 @@ func TestClusterSharedWorkspace(t *testing.T) {
 		t.Errorf("turns ran on %s and %s, want n0 then n1", a, b)
 	}
 }
+
+// TestClusterDatabaseRestart restarts PostgreSQL (fast: every connection
+// cut) while two nodes run turns: every acknowledged message is stored
+// exactly once, and every run reaches a final status (none is left
+// running by a final write that failed).
+func TestClusterDatabaseRestart(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	dsn, nodes := startCluster(t, 2, llm, `messages: { queue: { mode: "followup" } },`)
+	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t)}
+	var (
+		mu  sync.Mutex
+		got []acked
+		wg  sync.WaitGroup
+	)
+	const messages = 40
+	restarted := make(chan struct{})
+	for i := range messages {
+		wg.Go(func() {
+			if i >= messages/2 {
+				<-restarted
+			}
+			key := fmt.Sprintf("agent:main:pg%02d", i%8)
+			id := fmt.Sprintf("pg%03d", i)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if a, ok := send(ctx, c[i%2], false, key, id, fmt.Sprintf("/sleep %dms\nmessage %s", 100+i%5*50, id)); ok {
+				mu.Lock()
+				got = append(got, a)
+				mu.Unlock()
+			}
+		})
+	}
+	// The restart lands while the first half's turns run.
+	eventually(t, "turns under way", func() bool { return len(llm.Requests()) >= 4 })
+	pgtest.Restart(t)
+	close(restarted)
+	wg.Wait()
+	if len(got) < messages/2 {
+		t.Fatalf("only %d of %d messages acknowledged around the restart", len(got), messages)
+	}
+	db, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	eventually(t, "every run final", func() bool {
+		return count(`SELECT count(*) FROM runs WHERE status IN ('queued', 'running')`) == 0
+	})
+	for _, a := range got {
+		if n := count(`SELECT count(*) FROM messages m JOIN sessions s ON s.session_id = m.session_id
+			WHERE s.key = $1 AND m.role = 'user' AND m.line LIKE '%' || $2 || '%'`, a.key, strings.SplitN(a.text, "\n", 2)[1]); n != 1 {
+			t.Errorf("acknowledged message %q stored %d times", a.text, n)
+		}
+	}
+	ok := count(`SELECT count(*) FROM runs WHERE status = 'ok'`)
+	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final", len(got), messages, ok)
+}
