@@ -29,6 +29,14 @@ type Lanes interface {
 	Forward(ctx context.Context, owner, sessionKey string)
 	// AbortRemote asks whichever node runs runID to abort it.
 	AbortRemote(ctx context.Context, runID string) error
+	// Hold returns the fence of this node's current claim of the
+	// session's lane (the store refuses writes carrying it once the claim
+	// moved), or an error when this node may not act for the lane.
+	Hold(sessionKey string) (store.Fence, error)
+	// Check fails when f no longer holds as far as this node knows: its
+	// lease is about to end unrenewed, or the lane was claimed anew. It
+	// does not wait for the store.
+	Check(f store.Fence) error
 }
 
 // errFenced is the cancellation cause of runs a node stops because it lost

@@ -269,7 +269,7 @@ func (r *Runner) userSteerWaiting(st *runState) bool {
 // carry starts the queued run id as part of st. With withInput its input
 // message enters the transcript as the run starts.
 func (r *Runner) carry(st *runState, sessionID, id string, withInput bool) bool {
-	bg := context.WithoutCancel(r.ctx)
+	bg := r.writeCtx(st.run.RunID)
 	queued, err := r.cfg.Store.GetRun(bg, id)
 	if err != nil || queued.Status != store.RunQueued {
 		return false
@@ -293,6 +293,7 @@ func (r *Runner) carry(st *runState, sessionID, id string, withInput bool) bool 
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
+	r.shareFence(id, r.fenceOf(st.run.RunID))
 	cst := &runState{run: run, spawnedBy: st.spawnedBy, cancel: st.cancel}
 	r.mu.Lock()
 	if st.cancel != nil {
@@ -313,15 +314,21 @@ func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store
 		if r.cfg.OnFinish != nil {
 			r.cfg.OnFinish(bg, c.run, &cres, last)
 		}
-		fin, err := r.cfg.Store.FinishRun(bg, c.run.RunID, cres)
+		fin, err := r.finishRun(c.run.RunID, cres)
+		r.dropFence(c.run.RunID)
 		if err != nil {
-			r.log.Error("carried run finish failed", "runId", c.run.RunID, "err", err)
+			if !errors.Is(err, store.ErrFenced) {
+				r.log.Error("carried run finish failed", "runId", c.run.RunID, "err", err)
+			}
 			fin = c.run.Clone()
 		}
 		c.run = fin
 		r.mu.Lock()
 		delete(r.active, fin.RunID)
 		r.mu.Unlock()
+		if !fin.Status.Terminal() {
+			continue // its end is recorded and told by the node that adopts the lane
+		}
 		r.emit(c, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
 		r.wakeWaiters(fin.RunID)
 	}

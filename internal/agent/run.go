@@ -39,7 +39,12 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.mu.Unlock()
 	}()
 
-	queued, err := r.cfg.Store.GetRun(bg, runID)
+	var queued *store.Run
+	err := r.untilStoreAnswers(runID, "read", func(ctx context.Context) error {
+		var err error
+		queued, err = r.cfg.Store.GetRun(ctx, runID)
+		return err
+	})
 	if err != nil {
 		r.log.Error("run start failed", "runId", runID, "err", err)
 		return
@@ -47,6 +52,13 @@ func (r *Runner) execute(runID string, collected []string) {
 	if queued.Status != store.RunQueued {
 		return // aborted while queued, or a duplicate enqueue
 	}
+	if err := r.holdFence(runID, queued.SessionKey); err != nil {
+		// The run stays queued for the node that holds its lane now.
+		r.log.Warn("run not started: this node no longer holds its lane", "runId", runID, "err", err)
+		return
+	}
+	defer r.dropFence(runID)
+	bg = r.writeCtx(runID)
 	var in Input
 	if err := json.Unmarshal(queued.Input, &in); err != nil {
 		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
@@ -58,9 +70,18 @@ func (r *Runner) execute(runID string, collected []string) {
 	}
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
-	sess, err := r.cfg.Store.GetSession(bg, queued.SessionKey)
-	if err != nil || sess.SessionID == "" {
-		sess, err = r.ensureRunSession(bg, queued)
+	var sess *store.Session
+	err = r.untilStoreAnswers(runID, "session", func(ctx context.Context) error {
+		var err error
+		sess, err = r.cfg.Store.GetSession(ctx, queued.SessionKey)
+		if err != nil || sess.SessionID == "" {
+			sess, err = r.ensureRunSession(ctx, queued)
+		}
+		return err
+	})
+	if err != nil && r.storeDown(runID) {
+		r.log.Warn("run left queued: the store does not answer", "runId", runID, "err", err)
+		return
 	}
 	if err != nil {
 		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
@@ -97,9 +118,24 @@ func (r *Runner) execute(runID string, collected []string) {
 		}
 	}
 	msgs = append(msgs, um)
-	run, stored, err := r.cfg.Store.StartRun(bg, runID, r.now(), sess.SessionID, msgs)
-	if errors.Is(err, store.ErrConflict) {
+	var (
+		run    *store.Run
+		stored []store.Message
+	)
+	err = r.untilStoreAnswers(runID, "start", func(ctx context.Context) error {
+		var err error
+		run, stored, err = r.cfg.Store.StartRun(ctx, runID, r.now(), sess.SessionID, msgs)
+		return err
+	})
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrFenced) {
 		return // aborted or started meanwhile
+	}
+	if err != nil && r.storeDown(runID) {
+		// Still queued in the store: it runs when the store answers
+		// again (after a restart, or on the node that adopts the lane);
+		// no client is told it failed.
+		r.log.Warn("run left queued: the store does not answer", "runId", runID, "err", err)
+		return
 	}
 	if err != nil {
 		r.log.Error("run start failed", "runId", runID, "err", err)
@@ -224,7 +260,7 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 		return store.RunAborted, "aborted"
 	case errors.Is(cause, errShutdown):
 		return store.RunAborted, errShutdown.Error()
-	case errors.Is(cause, errFenced):
+	case errors.Is(cause, errFenced), errors.Is(err, errFenced):
 		return store.RunAborted, InterruptedError
 	}
 	return store.RunError, err.Error()
@@ -232,14 +268,16 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 
 // finish records the terminal state, wakes waiters and emits lifecycle end.
 func (r *Runner) finish(st *runState, last *transcript.Message, status store.RunStatus, errText, stop string, usage transcript.Usage) {
-	bg := context.WithoutCancel(r.ctx)
+	bg := r.writeCtx(st.run.RunID)
 	res := store.RunResult{Status: status, Error: errText, StopReason: stop, Usage: usage, EndedAt: r.now()}
 	if r.cfg.OnFinish != nil {
 		r.cfg.OnFinish(bg, st.run, &res, last)
 	}
-	fin, err := r.cfg.Store.FinishRun(bg, st.run.RunID, res)
+	fin, err := r.finishRun(st.run.RunID, res)
 	if err != nil {
-		r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
+		if !errors.Is(err, store.ErrFenced) {
+			r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
+		}
 		if got, gerr := r.cfg.Store.GetRun(bg, st.run.RunID); gerr == nil {
 			fin = got
 		} else {
@@ -247,6 +285,14 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		}
 	}
 	st.run = fin
+	if !fin.Status.Terminal() {
+		// This node could not record the end (it lost the lane, or the
+		// store went away as it shut down): the node that adopts the
+		// lane, or the next start, records it and tells the clients.
+		r.log.Warn("run end left to the node that adopts its lane", "runId", fin.RunID, "status", fin.Status)
+		r.finishCarried(st, last, res)
+		return
+	}
 	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
@@ -341,6 +387,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		}
 		if err := r.budgetCheck(st.budget); err != nil {
 			return last, usage, StopBudget, err
+		}
+		if err := r.checkClaim(st.run.RunID); err != nil {
+			return last, usage, stop, err
 		}
 		turnStart := ft
 		if step > 0 {
@@ -540,6 +589,10 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	t, ok := set.Get(call.Name)
 	if !ok {
 		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
+	} else if err := r.checkClaim(st.run.RunID); err != nil {
+		// The claim moved: the call does not start (and its result is
+		// not recorded; the store would refuse it).
+		return err
 	} else {
 		var err error
 		caller.ToolCallID = call.ID
@@ -604,7 +657,7 @@ func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
 		m.Meta = &transcript.Meta{}
 	}
 	m.Meta.RunID = runID
-	stored, err := r.cfg.Store.AppendMessages(context.WithoutCancel(r.ctx), sessionID, []store.Message{{
+	stored, err := r.cfg.Store.AppendMessages(r.writeCtx(runID), sessionID, []store.Message{{
 		SessionID: sessionID,
 		Entry:     transcript.MessageEntry(m, r.now()),
 		Role:      m.Role,

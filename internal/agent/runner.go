@@ -333,6 +333,7 @@ type Runner struct {
 	closing bool
 	lanes   map[string]*lane                   // by session key; present while busy
 	active  map[string]context.CancelCauseFunc // running runs by runID
+	fences  map[string]store.Fence             // by runID, with Lanes (fence.go)
 	waiters map[string][]chan struct{}         // by runID
 	subs    map[uint64]func(Event)
 	nextSub uint64
@@ -457,6 +458,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 			return aborted, err
 		}
 	}
+	r.wg.Go(r.sweepOrphans)
 	return aborted, nil
 }
 

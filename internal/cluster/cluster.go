@@ -37,10 +37,11 @@ type Store interface {
 	SetNodeState(ctx context.Context, id, state string) error
 	LeaveNode(ctx context.Context, id string) error
 	ListNodes(ctx context.Context) ([]postgres.NodeInfo, error)
-	ClaimLane(ctx context.Context, node, sessionKey string) (string, error)
+	ClaimLane(ctx context.Context, node, sessionKey string) (owner string, epoch int64, err error)
 	ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error)
 	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
+	RunningOn(ctx context.Context, node string) ([]*store.Run, error)
 	Notify(ctx context.Context, channel, payload string) error
 	Listen(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error
 	PublishEvents(ctx context.Context, origin string, body []byte) (int64, error)
@@ -60,6 +61,7 @@ type Runner interface {
 	Fence()
 	Load() (active, queued, lanes int)
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 }
 
 var _ Runner = (*agent.Runner)(nil)
@@ -82,6 +84,9 @@ const (
 	// laneIdle is how long a node keeps an idle session's lane before it
 	// gives it up.
 	laneIdle = 2 * time.Second
+	// orphanEvery is how often a node looks for runs the store has
+	// running on it that it does not run (their final write was lost).
+	orphanEvery = 10 * time.Second
 )
 
 // Config configures a Node.
@@ -141,6 +146,13 @@ type Node struct {
 	// races the release of the same lane.
 	laneMu sync.Mutex
 	lanes  map[string]time.Time // idle since; zero while running
+
+	// epochMu guards epochs, the claim epoch of each lane in lanes. It is
+	// never held across a store call, so the claim checks a run makes
+	// before each provider request and tool call never wait for the
+	// database.
+	epochMu sync.RWMutex
+	epochs  map[string]int64
 }
 
 var _ agent.Lanes = (*Node)(nil)
@@ -163,6 +175,7 @@ func New(cfg Config) (*Node, error) {
 		pullCh:  make(chan string, 1024),
 		eventCh: make(chan int64, 1024),
 		lanes:   make(map[string]time.Time),
+		epochs:  make(map[string]int64),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -293,7 +306,7 @@ func (n *Node) sweep(ctx context.Context) error {
 func (n *Node) sweeper() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
-	prune := time.Now()
+	prune, orphans := time.Now(), time.Now()
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -307,12 +320,31 @@ func (n *Node) sweeper() {
 		if !n.fenced.Load() {
 			n.releaseIdle(n.ctx)
 		}
+		if time.Since(orphans) > orphanEvery && n.valid() && !n.leaving.Load() {
+			orphans = time.Now()
+			n.finishOrphans(n.ctx)
+		}
 		if time.Since(prune) > eventRetention/2 {
 			prune = time.Now()
 			if _, err := n.st.PruneEvents(n.ctx, eventRetention); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("event prune failed", "err", err)
 			}
 		}
+	}
+}
+
+// finishOrphans finishes the runs the store has running on this node that
+// its runner does not run: their node is alive, so no adoption ends them.
+func (n *Node) finishOrphans(ctx context.Context) {
+	running, err := n.st.RunningOn(ctx, n.cfg.ID)
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Warn("orphaned run sweep failed", "err", err)
+		}
+		return
+	}
+	if _, err := n.runner.FinishOrphans(ctx, running); err != nil && ctx.Err() == nil {
+		n.log.Warn("orphaned run sweep failed", "err", err)
 	}
 }
 
@@ -323,13 +355,17 @@ func (n *Node) kickSweep() {
 	}
 }
 
-// heartbeat renews the lease every third of it, and fences the node (stops
-// every run it executes) when the lease is about to end unrenewed. A node
-// whose lease ended and whose work was adopted re-registers as new.
+// heartbeat renews the lease every third of it (every tenth after a
+// failed renewal), each renewal bounded by a tenth of the lease so that a
+// database that does not answer never holds it for seconds, and fences
+// the node (stops every run it executes) when the lease is about to end
+// unrenewed. A node whose lease ended and whose work was adopted
+// re-registers as new.
 func (n *Node) heartbeat() {
 	t := time.NewTicker(n.lease / 10)
 	defer t.Stop()
 	last := time.Now()
+	failed := false
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -341,15 +377,16 @@ func (n *Node) heartbeat() {
 			n.runner.Fence()
 			n.forgetLanes()
 		}
-		if time.Since(last) < n.lease/3 {
+		if !failed && time.Since(last) < n.lease/3 {
 			continue
 		}
 		start := time.Now()
 		last = start
 		active, queued, lanes := n.runner.Load()
-		ctx, cancel := context.WithTimeout(n.ctx, n.lease/3)
+		ctx, cancel := context.WithTimeout(n.ctx, n.lease/10)
 		peers, err := n.st.RenewNode(ctx, n.cfg.ID, n.lease, postgres.NodeLoad{ActiveRuns: active, QueuedRuns: queued, Lanes: lanes})
 		cancel()
+		failed = err != nil
 		switch {
 		case err == nil:
 			if !n.fenced.Load() {
@@ -577,7 +614,7 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 		n.lanes[sessionKey] = time.Time{}
 		return "", nil
 	}
-	owner, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
+	owner, epoch, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
 	if err != nil {
 		return "", err
 	}
@@ -585,7 +622,46 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 		return owner, nil
 	}
 	n.lanes[sessionKey] = time.Time{}
+	n.epochMu.Lock()
+	n.epochs[sessionKey] = epoch
+	n.epochMu.Unlock()
 	return "", nil
+}
+
+// errNotHeld is why a node may not act for a lane: it does not hold the
+// lane's claim (any more), or its lease is about to end unrenewed.
+var errNotHeld = errors.New("this node no longer holds the lane's claim")
+
+// valid reports whether the node may still act: it is not fenced, and the
+// lease it last renewed has not come within its margin of ending.
+func (n *Node) valid() bool {
+	return !n.fenced.Load() && time.Now().UnixNano() < n.validUntil.Load()
+}
+
+// Hold implements agent.Lanes: the fence of the lane's current claim, for
+// a run about to start on it.
+func (n *Node) Hold(sessionKey string) (store.Fence, error) {
+	n.epochMu.RLock()
+	epoch, ok := n.epochs[sessionKey]
+	n.epochMu.RUnlock()
+	if !ok || !n.valid() {
+		return store.Fence{}, fmt.Errorf("lane %s: %w", sessionKey, errNotHeld)
+	}
+	return store.Fence{Node: n.cfg.ID, SessionKey: sessionKey, Epoch: epoch}, nil
+}
+
+// Check implements agent.Lanes: f still holds when the node's lease is
+// valid (on the database's clock, with a fifth of the lease as margin, see
+// renewed) and the lane's claim is still the one f names. It reads memory
+// only, so a run checks before every provider request and tool call.
+func (n *Node) Check(f store.Fence) error {
+	n.epochMu.RLock()
+	epoch, ok := n.epochs[f.SessionKey]
+	n.epochMu.RUnlock()
+	if !ok || epoch != f.Epoch || !n.valid() {
+		return fmt.Errorf("lane %s, epoch %d: %w", f.SessionKey, f.Epoch, errNotHeld)
+	}
+	return nil
 }
 
 // Release implements agent.Lanes. The lane is kept (idle) for laneIdle,
@@ -623,9 +699,12 @@ func (n *Node) releaseIdle(ctx context.Context) {
 		}
 		return
 	}
+	n.epochMu.Lock()
 	for _, key := range released {
 		delete(n.lanes, key)
+		delete(n.epochs, key)
 	}
+	n.epochMu.Unlock()
 	n.laneMu.Unlock()
 	if len(released) == len(idle) {
 		return
@@ -646,6 +725,9 @@ func (n *Node) releaseIdle(ctx context.Context) {
 // forgetLanes drops the record of held lanes (the store's were freed by
 // an adoption, or are about to be).
 func (n *Node) forgetLanes() {
+	n.epochMu.Lock()
+	clear(n.epochs)
+	n.epochMu.Unlock()
 	n.laneMu.Lock()
 	clear(n.lanes)
 	n.laneMu.Unlock()

@@ -40,7 +40,7 @@ func TestDoctorPostgres(t *testing.T) {
 	}
 	d.Close()
 	c = doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
-	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable (schema 5)") {
+	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable (schema 6)") {
 		t.Errorf("store after serve = %+v", c)
 	}
 	bad := "postgres://sb:s3cret@127.0.0.1:1/none?connect_timeout=2"

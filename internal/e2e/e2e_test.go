@@ -116,12 +116,19 @@ func startFiles(t *testing.T, port int, files []*os.File, dir string, llm *fakel
   agents: { defaults: { model: { primary: "fake/fake-1" }, subagents: { maxChildrenPerAgent: 200 }, %s }, list: [%s] },
   %s
 }`, token, llm.URL(), modelDef, defaults, agentsList, extraConfig)
-	return startConfig(t, port, dir, cfg, llm, extraEnv...)
+	return startConfigFiles(t, port, files, dir, cfg, llm, extraEnv...)
 }
 
 // startConfig starts a gateway on port (0: any free one) with the config
 // file text cfg; llm is recorded as the gateway's model server.
 func startConfig(t *testing.T, port int, dir, cfg string, llm *fakellm.Server, extraEnv ...string) *gateway {
+	t.Helper()
+	return startConfigFiles(t, port, nil, dir, cfg, llm, extraEnv...)
+}
+
+// startConfigFiles is startConfig with the gateway process inheriting
+// files (see startFiles).
+func startConfigFiles(t *testing.T, port int, files []*os.File, dir, cfg string, llm *fakellm.Server, extraEnv ...string) *gateway {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -445,9 +446,13 @@ func (c *conn) wireError(err error) *wire.Error {
 }
 
 // storageFailure recognises an error of the state dir's storage (read-only,
-// full, gone) and says what failed, so that a client learns the cause
-// instead of "internal error".
+// full, gone) or of a PostgreSQL store that does not answer, and says what
+// failed, so that a client learns the cause instead of "internal error"
+// (and, as wireError marks it, that a retry may succeed).
 func storageFailure(err error) (string, bool) {
+	if databaseUnreachable(err) {
+		return "database unreachable", true
+	}
 	for _, e := range []syscall.Errno{syscall.EROFS, syscall.ENOSPC, syscall.EACCES, syscall.EPERM, syscall.ENOENT} {
 		if errors.Is(err, e) {
 			return "state dir not writable: " + e.Error(), true
@@ -460,6 +465,28 @@ func storageFailure(err error) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// databaseUnreachable recognises an error of the PostgreSQL store (its
+// methods wrap errors as "postgres.<Method>: …") that did not answer: the
+// connection refused, cut or timed out, or the server shutting down or
+// starting (SQLSTATE class 08, 57P01-57P03).
+func databaseUnreachable(err error) bool {
+	msg := err.Error()
+	if !strings.Contains(msg, "postgres.") {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	for _, s := range []string{"failed to connect", "conn closed", "connection refused", "unexpected EOF", "SQLSTATE 08", "SQLSTATE 57P0"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // sendHealth sends the connection the health snapshot once it is

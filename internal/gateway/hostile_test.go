@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,6 +42,12 @@ func TestStorageFailureMessages(t *testing.T) {
 		{errors.New("sqlite.StartRun: attempt to write a readonly database (8)"), "state dir not writable: readonly database"},
 		{errors.New("sqlite.CreateRun: database or disk is full (13)"), "state dir not writable: disk is full"},
 		{errors.New("something else"), ""},
+		{fmt.Errorf("postgres.CreateRun: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), "database unreachable"},
+		{errors.New("postgres.CreateRun: failed to connect to `user=sb database=sb`: 127.0.0.1:5432 (127.0.0.1): failed to receive message: unexpected EOF"), "database unreachable"},
+		{errors.New("postgres.StartRun: FATAL: terminating connection due to administrator command (SQLSTATE 57P01)"), "database unreachable"},
+		{fmt.Errorf("postgres.GetRun: %w", context.DeadlineExceeded), "database unreachable"},
+		{fmt.Errorf("postgres.CreateRun: %w", errors.New("duplicate key value (SQLSTATE 23505)")), ""},
+		{fmt.Errorf("web fetch: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), ""},
 	} {
 		got, ok := storageFailure(tc.err)
 		if got != tc.want || ok != (tc.want != "") {

@@ -105,24 +105,55 @@ var ErrLeaseLost = errors.New("node lease lost")
 // RenewNode extends the node's lease to lease from now and records its
 // load. It returns how many other nodes are alive. ErrLeaseLost when the
 // node's row was removed by an adoption.
+//
+// It runs on a connection of its own, outside the pool (a pool busy with
+// runs' writes, or a connection stuck in a cut network, never delays it),
+// whose statement_timeout is a tenth of the lease (at least 100ms), so a
+// renewal fails fast rather than blocking; the connection is dropped after
+// any failure and made again by the next renewal. ctx should end well
+// before the lease does.
 func (s *Store) RenewNode(ctx context.Context, id string, lease time.Duration, load NodeLoad) (peers int, err error) {
 	if err := s.checkOpen("RenewNode"); err != nil {
 		return 0, err
 	}
+	s.renewMu.Lock()
+	defer s.renewMu.Unlock()
+	if s.renewConn == nil {
+		cfg := s.pool.Config().ConnConfig.Copy()
+		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(lease/10, 100*time.Millisecond).Milliseconds(), 10)
+		cfg.RuntimeParams["application_name"] = "switchboard-lease"
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return 0, fmt.Errorf("postgres.RenewNode: connect: %w", err)
+		}
+		s.renewConn = conn
+	}
 	var mine int
-	err = s.pool.QueryRow(ctx, `WITH me AS (
+	err = s.renewConn.QueryRow(ctx, `WITH me AS (
 			UPDATE nodes SET heartbeat_at = now(), lease_until = now() + $2::interval,
 				active_runs = $3, queued_runs = $4, lanes = $5
 			WHERE node_id = $1 AND lease_until > now() RETURNING node_id)
 		SELECT (SELECT count(*) FROM me), (SELECT count(*) FROM nodes WHERE node_id <> $1 AND lease_until > now())`,
 		id, interval(lease), load.ActiveRuns, load.QueuedRuns, load.Lanes).Scan(&mine, &peers)
 	if err != nil {
+		s.closeRenewConn()
 		return 0, fmt.Errorf("postgres.RenewNode: %w", err)
 	}
 	if mine == 0 {
 		return peers, fmt.Errorf("postgres.RenewNode: %s: %w", id, ErrLeaseLost)
 	}
 	return peers, nil
+}
+
+// closeRenewConn drops the lease connection; renewMu must be held.
+func (s *Store) closeRenewConn() {
+	if s.renewConn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = s.renewConn.Close(ctx) // a connection that failed may not answer a goodbye
+	s.renewConn = nil
 }
 
 // SetNodeState records the node's state (NodeActive, NodeLeaving).
@@ -189,28 +220,70 @@ func (s *Store) ListNodes(ctx context.Context) ([]NodeInfo, error) {
 
 // ClaimLane makes node the owner of the session's lane unless a live
 // active node other than it owns it. It returns the owner: node when the
-// claim holds, the other node otherwise.
-func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner string, err error) {
+// claim holds, the other node otherwise; and, when node holds it, the
+// claim's epoch, new with every claim (the fence of node's writes for the
+// lane, see store.Fence).
+func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner string, epoch int64, err error) {
 	if err := s.checkOpen("ClaimLane"); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	err = s.pool.QueryRow(ctx, `WITH claim AS (
 			INSERT INTO lanes (session_key, node_id) VALUES ($1, $2)
-			ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now()
+			ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
 			WHERE lanes.node_id = excluded.node_id OR NOT EXISTS (
 				SELECT 1 FROM nodes n WHERE n.node_id = lanes.node_id AND n.lease_until > now())
-			RETURNING node_id)
-		SELECT COALESCE((SELECT node_id FROM claim), (SELECT node_id FROM lanes WHERE session_key = $1), '')`,
-		sessionKey, node).Scan(&owner)
+			RETURNING node_id, epoch)
+		SELECT COALESCE((SELECT node_id FROM claim), (SELECT node_id FROM lanes WHERE session_key = $1), ''),
+			COALESCE((SELECT epoch FROM claim), 0)`,
+		sessionKey, node).Scan(&owner, &epoch)
 	if err != nil {
-		return "", fmt.Errorf("postgres.ClaimLane: %w", err)
+		return "", 0, fmt.Errorf("postgres.ClaimLane: %w", err)
 	}
 	if owner == "" {
 		// The row vanished between the conflict and the read (its owner
 		// released it): try once more.
 		return s.ClaimLane(ctx, node, sessionKey)
 	}
-	return owner, nil
+	return owner, epoch, nil
+}
+
+// qCheckFence counts 1 when the fence's node still holds the lane with the
+// fence's epoch under a live lease. It share-locks the lane row for the
+// rest of the transaction: an adoption (which deletes the row) or another
+// claim (which updates it) waits until the fenced write committed, so no
+// fenced write lands after the lane moved. So that a node cut off (or
+// paused) in the middle of such a transaction cannot hold the lane for
+// long, the transaction is ended by the server when idle for
+// fenceIdleTimeout.
+const qCheckFence = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), count(*) FROM (SELECT 1 FROM lanes l
+		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
+		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
+		FOR SHARE OF l) held`
+
+// fenceIdleTimeout bounds how long a fenced transaction may wait for its
+// client between statements (the longest an adoption waits for a cut-off
+// node's transaction).
+const fenceIdleTimeout = 2 * time.Second
+
+// checkFence refuses, with store.ErrFenced, a transaction whose context
+// carries a fence that no longer holds; a context without one passes.
+func checkFence(ctx context.Context, tx pgx.Tx) error {
+	f, ok := store.FenceOf(ctx)
+	if !ok {
+		return nil
+	}
+	var (
+		set  string
+		held int
+	)
+	idle := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
+	if err := tx.QueryRow(ctx, qCheckFence, f.SessionKey, f.Node, f.Epoch, idle).Scan(&set, &held); err != nil {
+		return fmt.Errorf("fence check: %w", err)
+	}
+	if held == 0 {
+		return fmt.Errorf("node %s, lane %s, epoch %d: %w", f.Node, f.SessionKey, f.Epoch, store.ErrFenced)
+	}
+	return nil
 }
 
 // ReleaseLanes gives up node's lanes of the sessions in keys that have no
@@ -249,6 +322,20 @@ func (s *Store) LaneOwner(ctx context.Context, sessionKey string) (string, error
 		return "", fmt.Errorf("postgres.LaneOwner: %w", err)
 	}
 	return owner, nil
+}
+
+// RunningOn returns the runs the store has running on node, ordered by
+// CreatedAt, then RunID.
+func (s *Store) RunningOn(ctx context.Context, node string) ([]*store.Run, error) {
+	if err := s.checkOpen("RunningOn"); err != nil {
+		return nil, err
+	}
+	out, err := s.queryRuns(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND node_id = $1
+		ORDER BY created_at, run_id`, node)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.RunningOn: %w", err)
+	}
+	return out, nil
 }
 
 // Adoption is what AdoptDead did.
@@ -298,6 +385,14 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 		if len(dead) == 0 {
 			return nil
 		}
+		// The lanes first: deleting them waits for the dead nodes' fenced
+		// writes in flight (they share-lock the lane, then lock the run),
+		// and takes locks in the order those writes do.
+		tag, err := tx.Exec(ctx, `DELETE FROM lanes WHERE node_id = ANY($1)`, dead)
+		if err != nil {
+			return err
+		}
+		a.Lanes = int(tag.RowsAffected())
 		rows, err = tx.Query(ctx, `WITH locked AS (
 				SELECT run_id FROM runs WHERE status = 'running' AND node_id = ANY($3) ORDER BY run_id FOR UPDATE
 			)
@@ -328,11 +423,6 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 				return err
 			}
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM lanes WHERE node_id = ANY($1)`, dead)
-		if err != nil {
-			return err
-		}
-		a.Lanes = int(tag.RowsAffected())
 		if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE node_id = ANY($1)`, dead); err != nil {
 			return err
 		}
@@ -347,8 +437,8 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 }
 
 // ClaimOrphans finds sessions with queued runs and no live lane owner,
-// claims their lanes for node (rows locked with SKIP LOCKED, so nodes
-// sweeping at once split the work), and returns them together with the
+// claims their lanes for node (the lane upsert decides which of the nodes
+// sweeping at once gets each), and returns them together with the
 // sessions whose lanes node already owns and that have queued runs. At
 // most limit sessions are claimed per call.
 func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error) {
@@ -358,13 +448,15 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 	var out []string
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
-		// The queued runs themselves are locked (SKIP LOCKED): a sweeper
-		// passes over the runs another one is claiming.
+		// Only lane rows are locked, in key order: the runs are not (a
+		// fenced write locks its lane, then its run, so locking runs
+		// here first could deadlock with it), and the lane upsert alone
+		// decides which of several sweepers wins a lane.
 		rows, err := tx.Query(ctx, `SELECT r.session_key FROM runs r
 			WHERE r.status = 'queued' AND NOT EXISTS (
 				SELECT 1 FROM lanes l JOIN nodes n ON n.node_id = l.node_id
 				WHERE l.session_key = r.session_key AND n.lease_until > now())
-			ORDER BY r.created_at, r.run_id LIMIT $1 FOR UPDATE OF r SKIP LOCKED`, limit)
+			ORDER BY r.created_at, r.run_id LIMIT $1`, limit)
 		if err != nil {
 			return err
 		}
@@ -378,9 +470,10 @@ func (s *Store) ClaimOrphans(ctx context.Context, node string, limit int) ([]str
 				orphans = append(orphans, key)
 			}
 		}
+		slices.Sort(orphans)
 		for _, key := range orphans {
 			tag, err := tx.Exec(ctx, `INSERT INTO lanes (session_key, node_id) VALUES ($1, $2)
-				ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now()
+				ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
 				WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = lanes.node_id AND n.lease_until > now())`, key, node)
 			if err != nil {
 				return err

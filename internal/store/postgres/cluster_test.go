@@ -40,7 +40,7 @@ func TestClaimLaneOneOwner(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, s := range nodes {
 		wg.Go(func() {
-			o, err := s.ClaimLane(ctx, fmt.Sprintf("n%d", i), "agent:main:a")
+			o, _, err := s.ClaimLane(ctx, fmt.Sprintf("n%d", i), "agent:main:a")
 			if err != nil {
 				t.Error(err)
 			}
@@ -75,13 +75,13 @@ func TestClaimLaneOneOwner(t *testing.T) {
 		t.Fatalf("owner after release = %q", o)
 	}
 	// A lane held by a node whose lease ended goes to the next claimer.
-	if o, _ := nodes[w].ClaimLane(ctx, winner, "agent:main:b"); o != winner {
+	if o, _, _ := nodes[w].ClaimLane(ctx, winner, "agent:main:b"); o != winner {
 		t.Fatalf("claim = %q", o)
 	}
 	if _, err := nodes[w].pool.Exec(ctx, `UPDATE nodes SET lease_until = now() - interval '1 second' WHERE node_id = $1`, winner); err != nil {
 		t.Fatal(err)
 	}
-	if o, _ := nodes[other].ClaimLane(ctx, fmt.Sprintf("n%d", other), "agent:main:b"); o != fmt.Sprintf("n%d", other) {
+	if o, _, _ := nodes[other].ClaimLane(ctx, fmt.Sprintf("n%d", other), "agent:main:b"); o != fmt.Sprintf("n%d", other) {
 		t.Fatalf("claim of a dead node's lane = %q", o)
 	}
 }
@@ -98,7 +98,7 @@ func TestStartRunFenced(t *testing.T) {
 	register(t, b, "b", time.Minute)
 	queue(t, a, "r1", "agent:main:x")
 	queue(t, a, "r2", "agent:main:x")
-	if o, _ := a.ClaimLane(ctx, "a", "agent:main:x"); o != "a" {
+	if o, _, _ := a.ClaimLane(ctx, "a", "agent:main:x"); o != "a" {
 		t.Fatal(o)
 	}
 	if _, _, err := b.StartRun(ctx, "r1", time.Now(), "sid", []store.Message{userMsg("hi")}); !errors.Is(err, store.ErrConflict) {
@@ -144,7 +144,7 @@ func TestAdoptDead(t *testing.T) {
 		}
 		queue(t, dead, fmt.Sprintf("run%d", i), key)
 		queue(t, dead, fmt.Sprintf("next%d", i), key)
-		if o, _ := dead.ClaimLane(ctx, "dead", key); o != "dead" {
+		if o, _, _ := dead.ClaimLane(ctx, "dead", key); o != "dead" {
 			t.Fatal(o)
 		}
 		if _, _, err := dead.StartRun(ctx, fmt.Sprintf("run%d", i), time.Now(), "sid"+key, nil); err != nil {
@@ -283,7 +283,7 @@ func TestNodesStartRunOnceWithLanes(t *testing.T) {
 			id := fmt.Sprintf("n%d", n)
 			for i := range runs {
 				key := fmt.Sprintf("agent:main:k%d", i%5)
-				if o, err := s.ClaimLane(ctx, id, key); err != nil || o != id {
+				if o, _, err := s.ClaimLane(ctx, id, key); err != nil || o != id {
 					continue
 				}
 				if _, _, err := s.StartRun(ctx, fmt.Sprintf("r%d", i), time.Now(), "sid-"+key, nil); err == nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -93,7 +94,15 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	if err != nil {
 		return fmt.Errorf("postgres.PutOutbox: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, qInsertOutbox, args...)
+	var tag pgconn.CommandTag
+	if _, fenced := store.FenceOf(ctx); fenced {
+		err = s.writeTx(ctx, func(tx pgx.Tx) error {
+			tag, err = tx.Exec(ctx, qInsertOutbox, args...)
+			return err
+		})
+	} else {
+		tag, err = s.pool.Exec(ctx, qInsertOutbox, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("postgres.PutOutbox: %w", err)
 	}

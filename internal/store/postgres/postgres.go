@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,11 @@ type Store struct {
 	closed atomic.Bool
 
 	node atomic.Pointer[string] // the gateway node this store acts for (SetNode)
+
+	// renewMu guards renewConn, the connection lease renewals use
+	// (RenewNode); nil until the first renewal and after a failed one.
+	renewMu   sync.Mutex
+	renewConn *pgx.Conn
 }
 
 var _ store.Store = (*Store)(nil)
@@ -119,6 +125,9 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return net.ErrClosed
 	}
+	s.renewMu.Lock()
+	s.closeRenewConn()
+	s.renewMu.Unlock()
 	s.pool.Close()
 	return nil
 }
@@ -149,8 +158,16 @@ func (s *Store) checkOpen(op string) error {
 }
 
 // writeTx runs fn in one transaction and commits it if fn returns nil.
+// When ctx carries a store.Fence, the transaction first checks it (and
+// locks the lane's row): a fence that no longer holds fails the
+// transaction with store.ErrFenced before fn runs.
 func (s *Store) writeTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, fn)
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkFence(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 // qLockTranscript takes the transaction-scoped advisory lock of a

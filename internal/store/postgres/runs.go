@@ -261,23 +261,29 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 		args = append(args, f.Limit)
 		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))
 	}
-	rows, err := s.pool.Query(ctx, q.String(), args...)
+	out, err := s.queryRuns(ctx, q.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
+	}
+	return out, nil
+}
+
+// queryRuns runs a query of runCols and scans its rows.
+func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*store.Run, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("postgres.ListRuns: %w", err)
+			return nil, err
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // FinishRun marks a live run terminal with res and, in the same

@@ -219,6 +219,13 @@ CREATE TABLE cluster_events (
 );
 CREATE INDEX cluster_events_created ON cluster_events (created_at);
 `,
+	// 6: fencing: every claim of a lane gets a new epoch, which the
+	// claiming node's writes for the lane carry (store.Fence); a write
+	// whose epoch is no longer the lane's is refused.
+	`
+CREATE SEQUENCE lane_epochs;
+ALTER TABLE lanes ADD COLUMN epoch bigint NOT NULL DEFAULT nextval('lane_epochs');
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -268,6 +268,25 @@ func reapStale(pgCtl string, cred *syscall.Credential) {
 	}
 }
 
+// Restart restarts the shared cluster's server (pg_ctl restart -m fast:
+// every connection is cut, and the server comes back on the same port)
+// and returns when it accepts connections again, for tests of what
+// clients do across a database restart. It skips the test on an external
+// server (EnvURL), which it does not own.
+func Restart(t testing.TB) {
+	t.Helper()
+	c, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.dir == "" {
+		t.Skip("pgtest: cannot restart an external server")
+	}
+	if out, err := c.run(c.pgCtl, "restart", "-m", "fast", "-w", "-t", "60", "-D", c.data, "-l", c.log); err != nil {
+		t.Fatalf("pgtest: pg_ctl restart: %v\n%s", err, out)
+	}
+}
+
 // Stop stops the server at once and removes its directory. Stopping an
 // external server's handle does nothing.
 func (c *Cluster) Stop() error {
