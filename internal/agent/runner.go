@@ -48,7 +48,7 @@ var (
 	// errAborted is the cancellation cause of an aborted run.
 	errAborted = errors.New("aborted")
 	// errShutdown is the cancellation cause of runs cut by shutdown.
-	errShutdown = errors.New("gateway shutting down")
+	errShutdown = errors.New(ShutdownError)
 )
 
 // Store is the subset of store.Store the runner needs.
@@ -428,6 +428,10 @@ const waitPoll = time.Second
 // InterruptedError is the error of a run that a crash or restart cut:
 // Recover marks such runs aborted with it.
 const InterruptedError = "run interrupted by gateway restart"
+
+// ShutdownError is the error recorded on a run the gateway's shutdown cut
+// (status aborted): its grace ran out before the run ended.
+const ShutdownError = "gateway shutting down"
 
 // Recover repairs state left by a crash and resumes queued work: runs left
 // running are marked aborted (their sessions get abortedLastRun), and runs

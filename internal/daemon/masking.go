@@ -96,7 +96,26 @@ func maskProvider(p provider.Provider, m *secrets.Masker) provider.Provider {
 	if m == nil {
 		return p
 	}
-	return maskedProvider{p: p, m: m}
+	mp := maskedProvider{p: p, m: m}
+	if e, ok := p.(provider.Embedder); ok {
+		return maskedEmbedder{maskedProvider: mp, e: e} // keeps what the provider can do
+	}
+	return mp
+}
+
+// maskedEmbedder is a maskedProvider of a provider that also serves
+// embeddings; their errors are masked the same way.
+type maskedEmbedder struct {
+	maskedProvider
+	e provider.Embedder
+}
+
+func (me maskedEmbedder) Embed(ctx context.Context, req *provider.EmbedRequest) (*provider.EmbedResult, error) {
+	res, err := me.e.Embed(ctx, req)
+	if err != nil {
+		err = me.maskErr(err)
+	}
+	return res, err
 }
 
 func (mp maskedProvider) Stream(ctx context.Context, req *provider.Request) iter.Seq2[*provider.Event, error] {

@@ -46,3 +46,26 @@ func TestMaskedProvider(t *testing.T) {
 		}
 	}
 }
+
+type errEmbedder struct{ errProvider }
+
+func (p errEmbedder) Embed(context.Context, *provider.EmbedRequest) (*provider.EmbedResult, error) {
+	return nil, p.err
+}
+
+// TestMaskedProviderKeepsEmbeddings: a provider that serves embeddings
+// still does once masked, and its embedding errors are masked too.
+func TestMaskedProviderKeepsEmbeddings(t *testing.T) {
+	const key = "sk-live-0123456789abcdef"
+	p := maskProvider(errEmbedder{errProvider{errors.New("bad key " + key)}}, secrets.New(key))
+	e, ok := p.(provider.Embedder)
+	if !ok {
+		t.Fatal("the masked provider serves no embeddings")
+	}
+	if _, err := e.Embed(context.Background(), &provider.EmbedRequest{}); err == nil || strings.Contains(err.Error(), key) {
+		t.Fatalf("Embed error = %v", err)
+	}
+	if _, ok := maskProvider(errProvider{}, secrets.New(key)).(provider.Embedder); ok {
+		t.Fatal("a provider without embeddings gained them")
+	}
+}

@@ -136,6 +136,9 @@ func (s *Server) follow(ctx context.Context, t *turn, onDelta func(string) error
 					}
 				}
 			case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
+				if ev.Run.Status == store.RunAborted && ev.Run.Error == agent.ShutdownError {
+					return runEnd{}, errClosed // the shutdown's grace ran out: say so, not "internal error"
+				}
 				return runEnd{Run: ev.Run, Last: ev.Message}, nil
 			}
 		}
