@@ -430,6 +430,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
 			return budgetView(ctx, runner, subs, set, s)
 		},
+		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
+			return sendBudgetRefusal(ctx, runner, from, to)
+		},
 		Remote: remoteDep,
 	})
 	subs, err = subagent.New(subagent.Config{

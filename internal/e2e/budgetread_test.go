@@ -92,3 +92,25 @@ func TestBudgetTextReachesTheModel(t *testing.T) {
 		return false
 	})
 }
+
+// TestSendBudgetRefusalReachesTheModel: a sessions_send to a session tree
+// that has no run left is refused as the tool result the model reads,
+// with the figures, instead of queueing a run the budget would stop.
+func TestSendBudgetRefusalReachesTheModel(t *testing.T) {
+	g := startWith(t, "", nil, `{ id: "main", default: true, budget: { maxRuns: 1 } }`,
+		`tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } },`)
+	c := g.dial(t)
+	// The target's tree spends its one run.
+	if w := runTurn(t, c, "agent:main:other", "other-1", "hello"); w["status"] != "ok" {
+		t.Fatalf("the target's own turn = %v", w)
+	}
+	d := toolResult(t, c, "agent:main:main", "send-1", "sessions_send",
+		map[string]any{"sessionKey": "agent:main:other", "message": "one more", "timeoutSeconds": 0})
+	e, _ := d["error"].(string)
+	if d["status"] != "error" || !strings.Contains(e, "maxRuns 1 reached") || !strings.Contains(e, "agent:main:other") {
+		t.Fatalf("sessions_send = %v", d)
+	}
+	if n := len(history(t, c, "agent:main:other")); n != 2 {
+		t.Fatalf("the target got the message anyway: %d messages", n)
+	}
+}

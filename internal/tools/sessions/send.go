@@ -194,6 +194,18 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		}
 		defer release()
 	}
+	// A spent budget refuses the message here, where the model reads why,
+	// rather than stopping the run it would start.
+	if t.d.BudgetRefusal != nil {
+		why, err := t.d.BudgetRefusal(ctx, caller.SessionKey, target.Key)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			t.refused(RefusalBudget)
+			return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
+		}
+	}
 	// The primary run on the target's lane.
 	run, err := t.d.Messenger.Send(ctx, Message{
 		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,

@@ -97,7 +97,7 @@ type Deps struct {
 	// StateDir is used for transcriptPath.
 	StateDir string
 	// OnRefusal, when set, is told of each call a guardrail refused
-	// (RefusalLoop, RefusalDeadlock), for counting.
+	// (RefusalLoop, RefusalDeadlock, RefusalBudget), for counting.
 	OnRefusal func(kind string)
 	// ExpectedWait, when set, estimates how long a message queued at
 	// position on a session's lane waits before its run starts.
@@ -108,6 +108,10 @@ type Deps struct {
 	// Remote, when set, carries sessions_send to "a2a:<peer>" targets to
 	// remote A2A peers.
 	Remote Remote
+	// BudgetRefusal, when set, says why a message from session from to
+	// session to must not be sent because a budget is spent ("" when it
+	// may): the refusal is the tool result the model reads.
+	BudgetRefusal func(ctx context.Context, from, to string) (string, error)
 }
 
 // BudgetView is a budgeted session tree as sessions_list shows it on the
@@ -131,6 +135,7 @@ type BudgetUsed struct {
 const (
 	RefusalLoop     = "loop"
 	RefusalDeadlock = "deadlock"
+	RefusalBudget   = "budget"
 )
 
 // refused reports a guardrail refusal.
