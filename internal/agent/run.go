@@ -608,6 +608,9 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	if err != nil {
 		details = nil
 	}
+	if mask := r.cfg.MaskText; mask != nil {
+		res, details = maskResult(res, details, mask)
+	}
 	msg := transcript.NewToolResult(call.ID, call.Name, res.Text, details, res.IsError, r.now())
 	if len(res.Blocks) > 0 {
 		msg.Content = transcript.BlockContent(resultBlocks(res.Blocks)...)
@@ -617,6 +620,29 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	}
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
 	return nil
+}
+
+// maskResult returns res and its encoded details with mask applied to
+// every text (a copy when anything changes; images are left alone).
+func maskResult(res *tools.Result, details []byte, mask func(string) string) (*tools.Result, []byte) {
+	out := *res
+	out.Text = mask(res.Text)
+	if len(res.Blocks) > 0 {
+		out.Blocks = make([]tools.Block, len(res.Blocks))
+		for i, b := range res.Blocks {
+			if b.Type != transcript.BlockImage {
+				b.Text = mask(b.Text)
+			}
+			out.Blocks[i] = b
+		}
+	}
+	if len(details) > 0 {
+		if m := mask(string(details)); m != string(details) && json.Valid([]byte(m)) {
+			details = []byte(m)
+			out.Details = json.RawMessage(details)
+		}
+	}
+	return &out, details
 }
 
 // resultBlocks converts a tool's content blocks to transcript blocks.

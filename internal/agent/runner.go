@@ -148,6 +148,11 @@ type Config struct {
 	// stored transcript and events (the tool still gets the original), e.g.
 	// to keep attachment contents out of persisted sessions_spawn calls.
 	RedactToolCall func(name string, args json.RawMessage) json.RawMessage
+	// MaskText, when set, masks secrets in tool results (their text,
+	// blocks and details) before the model, the transcript or an event
+	// sees them: a command that prints the gateway's environment or a
+	// file holding a key leaks nothing.
+	MaskText func(string) string
 	// Tracer, when set, records spans of runs, model calls and tool calls
 	// in their chain's trace; nil is tracing off.
 	Tracer *telemetry.Tracer

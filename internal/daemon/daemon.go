@@ -217,6 +217,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			lock.Close()
 		}
 	}()
+	// Every configured secret value is masked in what leaves the gateway:
+	// log lines, provider errors, tool results.
+	masker := secrets.New(cfg.SecretValues()...)
 	// Logs go to the console and, unless a logger was given, to the log
 	// file in the state dir (which logs.tail reads).
 	log := opts.Logger
@@ -226,7 +229,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, err
 		}
 		// Secret values are masked in every line, whatever field holds them.
-		log = slog.New(newMaskingHandler(logs.logger.Handler(), secrets.New(cfg.SecretValues()...)))
+		log = slog.New(newMaskingHandler(logs.logger.Handler(), masker))
 		defer func() {
 			if err != nil {
 				logs.Close()
@@ -369,6 +372,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Tools:     box.forRun,
 		Preflight: box.preflight,
 		Workspace: ws.forRun,
+		MaskText: maskText(masker),
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {
 				return attachments.RedactToolCallArgs(args)

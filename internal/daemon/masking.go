@@ -83,6 +83,14 @@ func (h *maskingHandler) attr(a slog.Attr) slog.Attr {
 	return slog.Attr{Key: a.Key, Value: v}
 }
 
+// maskText is m's String, or nil when there is nothing to mask.
+func maskText(m *secrets.Masker) func(string) string {
+	if m == nil {
+		return nil
+	}
+	return m.String
+}
+
 // maskedProvider masks the configured secret values in p's errors, before
 // they become a run's error, a transcript's error message, an event or a
 // log line. A *provider.Error keeps its type (retries and overflow

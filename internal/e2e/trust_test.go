@@ -296,13 +296,38 @@ func TestSecretsNeverLeaveTheGateway(t *testing.T) {
 	if !strings.Contains(seen, "Bearer [redacted]") {
 		t.Fatalf("the provider's error did not reach the client masked: %s", seen)
 	}
+	// A tool result that holds the secret (a file in the workspace) is
+	// masked before the model, the transcript or an event sees it.
+	if err := os.WriteFile(filepath.Join(dir, "workspace", "notes.txt"), []byte("the key is "+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "idempotencyKey": "leak-2",
+		"message": toolTurn("read", map[string]any{"path": "notes.txt"})})
+	chat2, agent2 := runEvents(t, c, "leak-2")
+	read := toolResults(t, c, "agent:main:main", "read")
+	if len(read) != 1 || !strings.Contains(read[0], "the key is [redacted]") {
+		t.Fatalf("read result = %q", read)
+	}
+	if seen := toJSON(t, map[string]any{"chat": chat2, "agent": agent2, "history": history(t, c, "agent:main:main")}); strings.Contains(seen, secret) {
+		t.Fatalf("the secret reached a client: %s", seen)
+	}
+	for _, r := range g.llm.Requests() { // the system prompt holds the test's own rule
+		if r.Request == nil {
+			continue
+		}
+		for _, m := range r.Request.Messages {
+			if m.Role == "tool" && strings.Contains(m.Text, secret) {
+				t.Fatalf("the tool result reached the model unmasked: %q", m.Text)
+			}
+		}
+	}
 	eventually(t, "the run's end in the log", func() bool { return strings.Contains(g.stdio.String(), "leak-1") })
 	if strings.Contains(g.stdio.String(), secret) {
 		t.Errorf("the console log holds the secret:\n%s", g.stdio)
 	}
 	g.kill() // the store and the log file as the gateway left them
 	_ = filepath.WalkDir(g.dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "switchboard.json5" || d.Name() == "AGENTS.md" {
+		if err != nil || d.IsDir() || d.Name() == "switchboard.json5" || d.Name() == "AGENTS.md" || d.Name() == "notes.txt" {
 			return nil
 		}
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
