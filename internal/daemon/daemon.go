@@ -34,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
+	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
@@ -46,6 +47,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
+	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -371,7 +373,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			chans.onFinish(ctx, run, res, last)
 		},
-		SystemPrompt: systemPrompt(cfg),
+		SystemPrompt: systemPrompt(cfg, st),
 		Logger:       log,
 		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
 		DefaultTimeout: func() time.Duration {
@@ -475,6 +477,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	builtin := append(append(sessTools.All(), subs.Tool(), execTool, shell.NewProcessTool(jobs)), files.All()...)
 	if fetch := webFetchTool(cfg); fetch != nil {
 		builtin = append(builtin, fetch)
+	}
+	if ms, ok := rawStore.(store.MemoryStore); ok {
+		builtin = append(builtin, memorytools.All(memory.NewIndex(ms))...)
 	}
 	box.set(builtin...)
 	// Approvals a crash cut get their expired results before queued runs

@@ -1,40 +1,93 @@
 package daemon
 
 import (
-	"os"
-	"path/filepath"
+	"context"
+	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/memory"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // bootstrapFiles are the workspace files that make up an agent's base system
-// prompt, in order (the reference seeds its workspaces with these).
+// prompt, in order (the reference seeds its workspaces with these);
+// MEMORY.md follows them in sessions that may see it (memoryEligible).
 var bootstrapFiles = []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"}
 
-// maxBootstrapBytes caps each file's contribution to the prompt.
-const maxBootstrapBytes = 64 << 10
+// transcriptHead is what systemPrompt needs of the store: a transcript's
+// first entry tells whether /new or /reset started it.
+type transcriptHead interface {
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+}
 
 // systemPrompt builds a run's base system prompt from the bootstrap files
-// in its agent's workspace; missing files are skipped.
-func systemPrompt(cfg *config.Config) func(agent.RunInfo) string {
+// in its agent's workspace, then MEMORY.md, then — in a transcript that
+// /new or /reset started — yesterday's and today's daily notes, all under
+// the reference's bootstrap budgets (memory.BuildBootstrap); missing files
+// are skipped. st may be nil (no daily notes).
+func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) string {
 	return func(info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
 			return ""
 		}
+		names := bootstrapFiles
+		if memoryEligible(info) {
+			names = append(append([]string(nil), bootstrapFiles...), memory.MemoryFile)
+		}
+		files := memory.ReadBootstrap(dir, names...)
+		if memoryEligible(info) && startedByReset(st, info) {
+			files = append(files, memory.DailyNotes(dir, time.Now())...)
+		}
 		var parts []string
-		for _, name := range bootstrapFiles {
-			b, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
-				continue
-			}
-			if len(b) > maxBootstrapBytes {
-				b = b[:maxBootstrapBytes]
-			}
-			parts = append(parts, "## "+name+"\n\n"+strings.TrimSpace(string(b)))
+		for _, f := range memory.BuildBootstrap(files, memory.Budget{}) {
+			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}
 		return strings.Join(parts, "\n\n")
 	}
+}
+
+// memoryEligible reports whether a run's session gets root memory: as in
+// the reference, sub-agent, cron, group and channel sessions do not.
+func memoryEligible(info agent.RunInfo) bool {
+	key := info.SessionKey
+	if sessionkey.IsSubagent(key) || sessionkey.IsCron(key) {
+		return false
+	}
+	if s := info.Session; s != nil && (s.SpawnedBy != "" || s.ChatType == "group" || s.ChatType == "channel") {
+		return false
+	}
+	switch sessionkey.ChatTypeOf(key) {
+	case sessionkey.ChatGroup, sessionkey.ChatChannel:
+		return false
+	}
+	return true
+}
+
+// startedByReset reports whether the run's transcript begins with the
+// reset entry /new or /reset writes (not an automatic daily or idle
+// reset's).
+func startedByReset(st transcriptHead, info agent.RunInfo) bool {
+	if st == nil || info.Session == nil || info.Session.SessionID == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	msgs, err := st.History(ctx, info.Session.SessionID, store.HistoryOptions{BeforeSeq: 2})
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	e := msgs[0].Entry
+	if e.Type != transcript.TypeReset {
+		return false
+	}
+	var reason string
+	_ = json.Unmarshal(e.Extra["reason"], &reason)
+	return reason == compaction.CmdNew || reason == compaction.CmdReset
 }

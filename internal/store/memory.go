@@ -48,6 +48,6 @@ type MemoryStore interface {
 	// SearchMemory returns at most limit chunks of scope that contain every
 	// term, most relevant first (ties by path, then line). A term is a
 	// sequence of lower-case words that must appear next to each other in
-	// that order (a phrase); words hold only letters, digits and '_'.
+	// that order (a phrase); words hold only letters, digits, combining marks and '_'.
 	SearchMemory(ctx context.Context, scope string, terms [][]string, limit int) ([]MemoryHit, error)
 }
