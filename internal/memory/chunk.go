@@ -106,22 +106,38 @@ func isCJK(r rune) bool {
 		r == 'ー' // the katakana prolonged sound mark is in Common
 }
 
-// SearchText is text as the keyword index tokenizes it: every CJK character
-// is set apart by spaces, so that the store's tokenizers (which split on
-// spaces and punctuation only) see it as a word.
+// SearchText is text as the keyword index tokenizes it: words of letters,
+// digits, combining marks and '_' separated by single spaces, every CJK
+// character a word of its own. Both backends then split it the same way
+// (PostgreSQL's parser would otherwise read "ORCA-7731" as "orca" and the
+// signed number "-7731").
 func SearchText(text string) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(text)/2)
-	prevCJK := false
+	space := true // a space was just written (or nothing yet)
 	for _, r := range text {
-		c := isCJK(r)
-		if c || prevCJK {
+		switch {
+		case isCJK(r):
+			if !space {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r)
 			b.WriteByte(' ')
+			space = true
+		case isWordRune(r):
+			b.WriteRune(r)
+			space = false
+		case !space:
+			b.WriteByte(' ')
+			space = true
 		}
-		b.WriteRune(r)
-		prevCJK = c
 	}
-	return b.String()
+	return strings.TrimRight(b.String(), " ")
+}
+
+// isWordRune reports whether r belongs to a word.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r)
 }
 
 // MaxQueryTerms caps the terms of one search.
@@ -134,9 +150,7 @@ const MaxQueryTerms = 32
 func QueryTerms(query string) [][]string {
 	var out [][]string
 	seen := map[string]bool{}
-	for _, tok := range strings.FieldsFunc(query, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || unicode.Is(unicode.Mn, r))
-	}) {
+	for _, tok := range strings.FieldsFunc(query, func(r rune) bool { return !isWordRune(r) }) {
 		words := strings.Fields(strings.ToLower(SearchText(tok)))
 		if len(words) == 0 {
 			continue

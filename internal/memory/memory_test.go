@@ -372,3 +372,18 @@ func TestSearchMissingWorkspace(t *testing.T) {
 		t.Fatalf("missing workspace: %v %v", hits, err)
 	}
 }
+
+func TestSearchText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"ORCA-7731, eu-west.", "ORCA 7731 eu west"},
+		{"東京で会議", "東 京 で 会 議"},
+		{"abc東京def", "abc 東 京 def"},
+		{"  snake_case  v2.1 ", "snake_case v2 1"},
+		{"café naïve", "café naïve"},
+		{"---", ""},
+	} {
+		if got := SearchText(tc.in); got != tc.want {
+			t.Errorf("SearchText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -15,9 +15,10 @@ type MemoryFile struct {
 }
 
 // MemoryChunk is one indexed piece of a memory file: its 1-based line range,
-// the text as written, and Search, the text the keyword index tokenizes
-// (the memory package separates CJK characters there so that each is a
-// token).
+// the text as written, and Search, the text the keyword index tokenizes:
+// words of letters, digits, combining marks and '_' separated by spaces
+// (memory.SearchText, which also sets every CJK character apart), so that
+// both backends' tokenizers split it alike.
 type MemoryChunk struct {
 	StartLine, EndLine int
 	Text               string

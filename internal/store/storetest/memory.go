@@ -77,6 +77,11 @@ func testMemorySearch(t *testing.T, s store.MemoryStore) {
 	putMemory(t, s, "a", "memory/x.md", "h", "the deploy key lives in vault", "lunch was pasta today",
 		"deploy deploy deploy notes about the deploy pipeline")
 	putMemory(t, s, "a", "MEMORY.md", "h", "東 京 is the capital")
+	putMemory(t, s, "a", "memory/infra.md", "h", "The backup bucket is named ORCA 7731 and lives in eu west")
+	// Numbers are words.
+	if hits := searchMemory(t, s, "a", 10, []string{"orca"}, []string{"7731"}, []string{"bucket"}); len(hits) != 1 {
+		t.Fatalf("orca 7731 bucket: %+v", hits)
+	}
 	putMemory(t, s, "b", "MEMORY.md", "h", "deploy elsewhere")
 
 	hits := searchMemory(t, s, "a", 10, []string{"deploy"})
