@@ -11,7 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
 
-func openIndex(t *testing.T) (*Index, *sqlite.Store) {
+func openIndex(t testing.TB) (*Index, *sqlite.Store) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), sqlite.Options{})
 	if err != nil {
