@@ -478,7 +478,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if fetch := webFetchTool(cfg); fetch != nil {
 		builtin = append(builtin, fetch)
 	}
-	if ms, ok := rawStore.(store.MemoryStore); ok {
+	// memory.search.enabled: false removes the memory tools, as in the
+	// reference.
+	if ms, ok := rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
 		builtin = append(builtin, memorytools.All(memory.NewIndex(ms))...)
 	}
 	box.set(builtin...)

@@ -86,3 +86,20 @@ func TestMemoryFilesAndTools(t *testing.T) {
 		t.Errorf("a fresh session got the daily notes")
 	}
 }
+
+// TestMemorySearchDisabled: memory.search.enabled false removes the memory
+// tools, and a model that calls one anyway gets an error.
+func TestMemorySearchDisabled(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := startWith(t, "", llm, "", `memory: { search: { enabled: false } },`)
+	c := g.dial(t)
+	got := toolText(t, c, "agent:main:main", "md-1", "memory_search", map[string]any{"query": "anything"})
+	if !strings.Contains(got, "Tool memory_search not found") {
+		t.Errorf("memory_search with memory search disabled = %q", got)
+	}
+	for _, name := range offeredTools(t, llm) {
+		if strings.HasPrefix(name, "memory_") {
+			t.Errorf("%s offered with memory search disabled", name)
+		}
+	}
+}

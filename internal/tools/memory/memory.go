@@ -27,9 +27,9 @@ const (
 // it.
 const filesDescription = "MEMORY.md, USER.md, Markdown files recursively under memory/"
 
-// KeywordOnlyNote is the note a search result carries while no embedding
-// provider serves memory search.
-const KeywordOnlyNote = "Keyword search only (SQLite FTS5 / PostgreSQL full-text): no embedding provider is configured for memory search, so results must share words with the query."
+// KeywordOnlyNote is the note every search result carries: memory search
+// does not use embeddings yet, whatever memory.search names.
+const KeywordOnlyNote = "Keyword search only (SQLite FTS5 / PostgreSQL full-text): semantic (embedding) search is not available, so results must share words with the query."
 
 // All returns memory_search (searching idx) and memory_get.
 func All(idx *memory.Index) []tools.Tool {
