@@ -53,10 +53,13 @@ func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryF
 		return errors.New("postgres.PutMemoryFile: file without path")
 	}
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, f.Path); err != nil {
+		// The file row first: its row lock (or the unique index, for a new
+		// file) makes a concurrent put of the same file wait, so that its
+		// delete then sees these chunks and no file is indexed twice.
+		if _, err := tx.Exec(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
+		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, f.Path); err != nil {
 			return err
 		}
 		var b pgx.Batch

@@ -72,8 +72,10 @@ func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryF
 		return errors.New("sqlite.PutMemoryFile: file without path")
 	}
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		if err := deleteMemoryFile(ctx, tx, scope, f.Path); err != nil {
-			return err
+		for _, q := range []string{qMemoryFTSDelete, qMemoryChunksDelete} {
+			if _, err := tx.ExecContext(ctx, q, scope, f.Path); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
 			return err

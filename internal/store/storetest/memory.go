@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -17,6 +19,7 @@ func RunMemory(t *testing.T, open func(t *testing.T) store.MemoryStore) {
 		{"PutListReplace", testMemoryPutListReplace},
 		{"Search", testMemorySearch},
 		{"Delete", testMemoryDelete},
+		{"ConcurrentPut", testMemoryConcurrentPut},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -137,5 +140,33 @@ func testMemoryDelete(t *testing.T, s store.MemoryStore) {
 	files, err := s.MemoryFiles(ctx, "a")
 	if err != nil || len(files) != 1 || files[0].Path != "memory/y.md" {
 		t.Fatalf("files after delete = %+v, %v", files, err)
+	}
+}
+
+// testMemoryConcurrentPut: nodes re-indexing the same file at once leave
+// one set of its chunks.
+func testMemoryConcurrentPut(t *testing.T, s store.MemoryStore) {
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for i := range writers {
+		wg.Go(func() {
+			chunks := []store.MemoryChunk{
+				{StartLine: 1, EndLine: 2, Text: "shared words", Search: "shared words"},
+				{StartLine: 3, EndLine: 4, Text: "shared again", Search: "shared again"},
+			}
+			f := store.MemoryFile{Path: "memory/race.md", Hash: fmt.Sprint("h", i), Size: 1, MtimeNs: int64(i)}
+			errs <- s.PutMemoryFile(context.Background(), "a", f, chunks)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits := searchMemory(t, s, "a", 100, []string{"shared"}); len(hits) != 2 {
+		t.Fatalf("after %d concurrent puts: %d chunks, want 2", writers, len(hits))
 	}
 }
