@@ -36,7 +36,8 @@ type MemoryHit struct {
 
 // MemoryStore keeps the keyword index of the agents' memory files (MEMORY.md,
 // USER.md, memory/**/*.md), so that every gateway node on one PostgreSQL
-// database searches one index. A scope is an agent id.
+// database searches one index. A scope is one agent's workspace (the
+// memory tools use "<agentId>@<workspace path>").
 type MemoryStore interface {
 	// MemoryFiles lists the indexed files of scope, ordered by path.
 	MemoryFiles(ctx context.Context, scope string) ([]MemoryFile, error)

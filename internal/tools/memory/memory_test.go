@@ -15,6 +15,12 @@ import (
 
 func setup(t *testing.T) (search, get tools.Tool, ws string) {
 	t.Helper()
+	search, get, ws, _ = setupStore(t)
+	return search, get, ws
+}
+
+func setupStore(t *testing.T) (search, get tools.Tool, ws string, st *sqlite.Store) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +34,7 @@ func setup(t *testing.T) (search, get tools.Tool, ws string) {
 		t.Fatal(err)
 	}
 	ts := All(memory.NewIndex(st))
-	return ts[0], ts[1], ws
+	return ts[0], ts[1], ws, st
 }
 
 func run(t *testing.T, tool tools.Tool, key, ws string, args any) (map[string]any, error) {
@@ -121,5 +127,23 @@ func TestGetTool(t *testing.T) {
 	out, _ = run(t, get, "", ws, map[string]any{"path": "memory/a.md", "corpus": "wiki"})
 	if out["status"] != "not_found" {
 		t.Fatalf("wiki corpus: %v", out)
+	}
+}
+
+// TestSearchScopesByWorkspace: one agent's two workspaces (its own and a
+// sandbox's) are indexed apart.
+func TestSearchScopesByWorkspace(t *testing.T) {
+	search, _, ws, st := setupStore(t)
+	other := t.TempDir()
+	if out, err := run(t, search, "", ws, map[string]any{"query": "alpha"}); err != nil || len(out["results"].([]any)) != 1 {
+		t.Fatalf("own workspace: %v %v", out, err)
+	}
+	if out, err := run(t, search, "", other, map[string]any{"query": "alpha"}); err != nil || len(out["results"].([]any)) != 0 {
+		t.Fatalf("other workspace sees the first one's notes: %v %v", out, err)
+	}
+	// The other workspace's sync left the first one's index alone.
+	files, err := st.MemoryFiles(context.Background(), indexScope("main", ws))
+	if err != nil || len(files) != 1 || files[0].Path != "memory/a.md" {
+		t.Fatalf("first workspace's index after the other's sync: %+v %v", files, err)
 	}
 }

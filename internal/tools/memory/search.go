@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/memory"
@@ -84,7 +85,7 @@ func (t searchTool) Call(ctx context.Context, args json.RawMessage) (*tools.Resu
 		}
 		maxResults, _ := p.Int("maxResults", 1)
 		minScore, _ := p.Number("minScore")
-		hits, err := t.idx.Search(ctx, agentID, workspace, query, maxResults, minScore)
+		hits, err := t.idx.Search(ctx, indexScope(agentID, workspace), workspace, query, maxResults, minScore)
 		if err != nil {
 			return nil, fmt.Errorf("memory search failed: %w", err)
 		}
@@ -117,4 +118,11 @@ func citation(h memory.Hit) string {
 		return fmt.Sprintf("%s#L%d", h.Path, h.StartLine)
 	}
 	return fmt.Sprintf("%s#L%d-L%d", h.Path, h.StartLine, h.EndLine)
+}
+
+// indexScope is the index scope of an agent's workspace: the agent id and
+// the workspace path, so that a sandboxed session's own workspace and the
+// agent's are indexed apart and never see each other's notes.
+func indexScope(agentID, workspace string) string {
+	return agentID + "@" + filepath.Clean(workspace)
 }
