@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,13 +39,19 @@ func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) str
 		if dir == "" {
 			return ""
 		}
-		names := bootstrapFiles
-		if memoryEligible(info) {
-			names = append(append([]string(nil), bootstrapFiles...), memory.MemoryFile)
+		var files []memory.BootstrapFile
+		for _, name := range bootstrapFiles {
+			// Read as before memory existed: a linked AGENTS.md is followed.
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil && len(b) <= memory.MaxFileBytes {
+				files = append(files, memory.BootstrapFile{Name: name, Content: string(b)})
+			}
 		}
-		files := memory.ReadBootstrap(dir, names...)
-		if memoryEligible(info) && startedByReset(st, info) {
-			files = append(files, memory.DailyNotes(dir, time.Now())...)
+		if memoryEligible(info) {
+			// Memory files are read as the memory tools read them: no links.
+			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
+			if startedByReset(st, info) {
+				files = append(files, memory.DailyNotes(dir, time.Now())...)
+			}
 		}
 		var parts []string
 		for _, f := range memory.BuildBootstrap(files, memory.Budget{}) {
