@@ -387,3 +387,28 @@ func TestSearchText(t *testing.T) {
 		}
 	}
 }
+
+func FuzzExcerptAndTrim(f *testing.F) {
+	f.Add("a\nb\nc\n", 2, 1, 50)
+	f.Add(strings.Repeat("東京\n", 300), 0, 0, 100)
+	f.Add("\xff\n\n\r\n", 3, 7, 1)
+	f.Fuzz(func(t *testing.T, content string, from, lines, budget int) {
+		if budget < 1 || budget > 1<<16 {
+			return
+		}
+		r := excerpt("memory/x.md", content, from, lines, budget)
+		if r.Status != "ok" || r.Lines == nil || *r.Lines < 0 {
+			t.Fatalf("excerpt = %+v", r)
+		}
+		if r.NextFrom != 0 && r.NextFrom != r.From+*r.Lines {
+			t.Fatalf("nextFrom %d after from %d + %d lines", r.NextFrom, r.From, *r.Lines)
+		}
+		got, cut := TrimBootstrap(content, "MEMORY.md", budget)
+		if n := len([]rune(got)); n > budget {
+			t.Fatalf("TrimBootstrap gave %d runes over a budget of %d", n, budget)
+		}
+		if !cut && got != strings.TrimRight(content, " \t\r\n") {
+			t.Fatalf("uncut content changed")
+		}
+	})
+}
