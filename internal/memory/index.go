@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -78,11 +76,13 @@ func (x *Index) Sync(ctx context.Context, scope, workspace string) (SyncStats, e
 			continue
 		}
 		b, fi, err := readFile(workspace, f.rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since the listing; the next sync removes it
-		}
 		if err != nil {
-			return stats, fmt.Errorf("memory: sync: %w", err)
+			// Gone, swapped for a link or unreadable since the listing: it
+			// leaves the index rather than failing every search.
+			if had {
+				known[f.rel] = old
+			}
+			continue
 		}
 		sum := sha256.Sum256(b)
 		mf := store.MemoryFile{Path: f.rel, Hash: hex.EncodeToString(sum[:]), Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
