@@ -76,6 +76,7 @@ func BenchmarkSearchKeyword10k(b *testing.B) {
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	var durs []time.Duration
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		// Two words of middling frequency: a typical recall query.
