@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
+	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/relay"
@@ -47,6 +48,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
+	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -372,7 +374,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Tools:     box.forRun,
 		Preflight: box.preflight,
 		Workspace: ws.forRun,
-		MaskText: maskText(masker),
+		MaskText:  maskText(masker),
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {
 				return attachments.RedactToolCallArgs(args)
@@ -385,7 +387,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			chans.onFinish(ctx, run, res, last)
 		},
-		SystemPrompt: systemPrompt(cfg),
+		SystemPrompt: systemPrompt(cfg, st),
 		Logger:       log,
 		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
 		DefaultTimeout: func() time.Duration {
@@ -492,6 +494,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	builtin := append(append(sessTools.All(), subs.Tool(), execTool, shell.NewProcessTool(jobs)), files.All()...)
 	if fetch := webFetchTool(cfg); fetch != nil {
 		builtin = append(builtin, fetch)
+	}
+	// memory.search.enabled: false removes the memory tools, as in the
+	// reference.
+	if ms, ok := rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
+		builtin = append(builtin, memorytools.All(memory.NewIndex(ms))...)
 	}
 	box.set(builtin...)
 	// Approvals a crash cut get their expired results before queued runs

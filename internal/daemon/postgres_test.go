@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
 
@@ -40,7 +42,11 @@ func TestDoctorPostgres(t *testing.T) {
 	}
 	d.Close()
 	c = doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
-	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable (schema 6)") {
+	chk, err := postgres.Check(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("reachable (schema %d)", chk.BinaryVersion); c.Status != CheckOK || !strings.Contains(c.Detail, want) {
 		t.Errorf("store after serve = %+v", c)
 	}
 	bad := "postgres://sb:s3cret@127.0.0.1:1/none?connect_timeout=2"

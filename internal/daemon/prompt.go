@@ -1,46 +1,70 @@
 package daemon
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/memory"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // bootstrapFiles are the workspace files that make up an agent's base system
-// prompt, in order (the reference seeds its workspaces with these).
+// prompt, in order (the reference seeds its workspaces with these);
+// MEMORY.md follows them in sessions that may see it (memoryEligible).
 var bootstrapFiles = []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"}
 
-// maxBootstrapBytes caps each file's contribution to the prompt.
-const maxBootstrapBytes = 64 << 10
+// transcriptHead is what systemPrompt needs of the store: a transcript's
+// first entry tells whether /new or /reset started it.
+type transcriptHead interface {
+	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
+}
 
 // systemPrompt builds a run's base system prompt from the bootstrap files
-// in its agent's workspace; missing files, and files the read tool would
-// refuse (not regular, or with other hard links), are skipped.
-func systemPrompt(cfg *config.Config) func(agent.RunInfo) string {
+// in its agent's workspace, then MEMORY.md, then — in a transcript that
+// /new or /reset started — yesterday's and today's daily notes, all under
+// the reference's bootstrap budgets (memory.BuildBootstrap); missing files,
+// and files the read tool would refuse (not regular, or with other hard
+// links), are skipped. st may be nil (no daily notes).
+func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) string {
 	return func(info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
 			return ""
 		}
-		var parts []string
+		var files []memory.BootstrapFile
 		for _, name := range bootstrapFiles {
-			b, err := readBootstrap(filepath.Join(dir, name))
-			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
-				continue
+			if b, err := readBootstrap(filepath.Join(dir, name)); err == nil {
+				files = append(files, memory.BootstrapFile{Name: name, Content: string(b)})
 			}
-			parts = append(parts, "## "+name+"\n\n"+strings.TrimSpace(string(b)))
+		}
+		if memoryEligible(info) {
+			// Memory files are read as the memory tools read them: no links.
+			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
+			if startedByReset(st, info) {
+				files = append(files, memory.DailyNotes(dir, time.Now())...)
+			}
+		}
+		var parts []string
+		for _, f := range memory.BuildBootstrap(files, memory.Budget{}) {
+			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}
 		return strings.Join(parts, "\n\n")
 	}
 }
 
-// readBootstrap returns the first maxBootstrapBytes of the bootstrap file
-// at path. Like the read tool it refuses a file that is not regular or has
+// readBootstrap returns the bootstrap file at path (refused above
+// memory.MaxFileBytes; the prompt's budgets cut it later). Like the read tool it refuses a file that is not regular or has
 // other hard links: its content reaches the model, and through it whoever
 // drives the session.
 func readBootstrap(path string) ([]byte, error) {
@@ -64,5 +88,48 @@ func readBootstrap(path string) ([]byte, error) {
 	if err := files.RefuseHardLinks("read", filepath.Base(path), fi); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(io.LimitReader(f, maxBootstrapBytes))
+	b, err := io.ReadAll(io.LimitReader(f, memory.MaxFileBytes+1))
+	if err == nil && len(b) > memory.MaxFileBytes {
+		return nil, os.ErrInvalid
+	}
+	return b, err
+}
+
+// memoryEligible reports whether a run's session gets root memory: as in
+// the reference, sub-agent, cron, group and channel sessions do not.
+func memoryEligible(info agent.RunInfo) bool {
+	key := info.SessionKey
+	if sessionkey.IsSubagent(key) || sessionkey.IsCron(key) {
+		return false
+	}
+	if s := info.Session; s != nil && (s.SpawnedBy != "" || s.ChatType == "group" || s.ChatType == "channel") {
+		return false
+	}
+	switch sessionkey.ChatTypeOf(key) {
+	case sessionkey.ChatGroup, sessionkey.ChatChannel:
+		return false
+	}
+	return true
+}
+
+// startedByReset reports whether the run's transcript begins with the
+// reset entry /new or /reset writes (not an automatic daily or idle
+// reset's).
+func startedByReset(st transcriptHead, info agent.RunInfo) bool {
+	if st == nil || info.Session == nil || info.Session.SessionID == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	msgs, err := st.History(ctx, info.Session.SessionID, store.HistoryOptions{BeforeSeq: 2})
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	e := msgs[0].Entry
+	if e.Type != transcript.TypeReset {
+		return false
+	}
+	var reason string
+	_ = json.Unmarshal(e.Extra["reason"], &reason)
+	return reason == compaction.CmdNew || reason == compaction.CmdReset
 }

@@ -125,20 +125,22 @@ func TestExecThroughGateway(t *testing.T) {
 // schemas the model receives, and a removed tool cannot be called.
 func TestToolProfilesThroughGateway(t *testing.T) {
 	all := []string{"agents_list", "apply_patch", "edit", "exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
+	// Outside a sandbox the memory tools join them.
+	allMem := []string{"agents_list", "apply_patch", "edit", "exec", "ls", "memory_get", "memory_search", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}
 	tests := []struct {
 		name, tools, agents string
 		key                 string
 		want                []string
 	}{
-		{"unset", ``, ``, "agent:main:main", all},
-		{"full", `tools: { profile: "full" },`, ``, "agent:main:main", all},
+		{"unset", ``, ``, "agent:main:main", allMem},
+		{"full", `tools: { profile: "full" },`, ``, "agent:main:main", allMem},
 		{"minimal", `tools: { profile: "minimal" },`, ``, "agent:main:main", nil},
 		{"coding", `tools: { profile: "coding" },`, ``, "agent:main:main",
-			[]string{"apply_patch", "edit", "exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
+			[]string{"apply_patch", "edit", "exec", "ls", "memory_get", "memory_search", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn", "web_fetch", "write"}},
 		{"messaging", `tools: { profile: "messaging" },`, ``, "agent:main:main",
 			[]string{"sessions_history", "sessions_list", "sessions_send", "sessions_spawn"}},
 		{"deny group and glob", `tools: { deny: ["group:runtime", "sessions_*"] },`, ``, "agent:main:main",
-			[]string{"agents_list", "apply_patch", "edit", "ls", "read", "web_fetch", "write"}},
+			[]string{"agents_list", "apply_patch", "edit", "ls", "memory_get", "memory_search", "read", "web_fetch", "write"}},
 		{"profile plus alsoAllow", `tools: { profile: "minimal", alsoAllow: ["group:fs"] },`, ``, "agent:main:main",
 			[]string{"apply_patch", "edit", "ls", "read", "write"}},
 		{"sandboxed agent: exec and the file tools in the sandbox's own workspace (workspaceAccess none), the sandbox tool policy's defaults", ``, `{ id: "main", default: true, sandbox: { mode: "all" } }`, "agent:main:main",
@@ -147,7 +149,7 @@ func TestToolProfilesThroughGateway(t *testing.T) {
 		{"an agent's sandbox tool lists replace the global ones list by list", `tools: { sandbox: { tools: { alsoAllow: ["web_fetch"] } } },`,
 			`{ id: "main", default: true, sandbox: { mode: "all" }, tools: { sandbox: { tools: { allow: ["group:fs"], deny: ["write"] } } } }`, "agent:main:main",
 			[]string{"apply_patch", "edit", "ls", "read", "web_fetch"}},
-		{"non-main sandbox keeps exec in main", ``, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, "agent:main:main", all},
+		{"non-main sandbox keeps exec in main", ``, `{ id: "main", default: true, sandbox: { mode: "non-main" } }`, "agent:main:main", allMem},
 		{"non-main sandbox confines elsewhere", ``, `{ id: "main", default: true, sandbox: { mode: "non-main", workspaceAccess: "ro" } }`, "agent:main:side",
 			[]string{"exec", "ls", "process", "read", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn"}},
 		{"per agent", `tools: { profile: "coding" },`, `{ id: "main", default: true }, { id: "ops", tools: { profile: "minimal", alsoAllow: ["exec"] } }`, "agent:ops:main",

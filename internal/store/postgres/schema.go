@@ -226,6 +226,31 @@ CREATE INDEX cluster_events_created ON cluster_events (created_at);
 CREATE SEQUENCE lane_epochs;
 ALTER TABLE lanes ADD COLUMN epoch bigint NOT NULL DEFAULT nextval('lane_epochs');
 `,
+	// 7: the memory files' keyword index: one row per indexed file and its
+	// chunks, with a generated tsvector ('simple' configuration: no
+	// stemming, no stop words) under a GIN index.
+	`
+CREATE TABLE memory_files (
+	scope    text   COLLATE "C" NOT NULL,
+	path     text   COLLATE "C" NOT NULL,
+	hash     text   NOT NULL,
+	size     bigint NOT NULL,
+	mtime_ns bigint NOT NULL,
+	PRIMARY KEY (scope, path)
+);
+CREATE TABLE memory_chunks (
+	id         bigserial PRIMARY KEY,
+	scope      text      COLLATE "C" NOT NULL,
+	path       text      COLLATE "C" NOT NULL,
+	start_line integer   NOT NULL,
+	end_line   integer   NOT NULL,
+	text       text      NOT NULL,
+	search     text      NOT NULL,
+	tsv        tsvector  GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, search)) STORED
+);
+CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
+CREATE INDEX memory_chunks_tsv  ON memory_chunks USING gin (tsv);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -188,6 +188,29 @@ CREATE INDEX a2a_tasks_peer    ON a2a_tasks (peer, updated_at DESC, id DESC);
 CREATE INDEX a2a_tasks_context ON a2a_tasks (peer, context_id, updated_at DESC, id DESC);
 CREATE INDEX a2a_tasks_open    ON a2a_tasks (created_at) WHERE final = 0;
 `,
+	// 11: the memory files' keyword index: one row per indexed file, its
+	// chunks, and an FTS5 table over the chunks' search text (rowid = chunk
+	// id).
+	`
+CREATE TABLE memory_files (
+	scope    TEXT    NOT NULL,
+	path     TEXT    NOT NULL,
+	hash     TEXT    NOT NULL,
+	size     INTEGER NOT NULL,
+	mtime_ns INTEGER NOT NULL,
+	PRIMARY KEY (scope, path)
+);
+CREATE TABLE memory_chunks (
+	id         INTEGER PRIMARY KEY,
+	scope      TEXT    NOT NULL,
+	path       TEXT    NOT NULL,
+	start_line INTEGER NOT NULL,
+	end_line   INTEGER NOT NULL,
+	text       TEXT    NOT NULL
+);
+CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
+CREATE VIRTUAL TABLE memory_fts USING fts5 (search, tokenize = 'unicode61 remove_diacritics 2');
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

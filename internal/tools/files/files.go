@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,3 +225,8 @@ func opError(p string, err error) error {
 
 // isNotDir reports whether err is ENOTDIR (a path component is a file).
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// LinkCount is the number of hard links of the file fi describes (1 where
+// the platform does not say); callers outside this package refuse
+// hard-linked files with it as the file tools do.
+func LinkCount(fi fs.FileInfo) uint64 { return linkCount(fi) }

@@ -1,0 +1,119 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchVocab is a vocabulary of made-up words; word i is drawn with weight
+// ~1/(i+1) so that some words are common and most are rare, as in prose.
+func benchVocab(n int) []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for range 4 + r.IntN(6) {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// writeCorpus writes files Markdown files of lines lines each (about 80
+// characters a line) under dir/memory and returns the bytes written.
+func writeCorpus(b *testing.B, dir string, files, lines int, vocab []string) int64 {
+	b.Helper()
+	r := rand.New(rand.NewPCG(3, 4))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(5, 6)), 1.1, 1, uint64(len(vocab)-1))
+	var total int64
+	if err := os.MkdirAll(filepath.Join(dir, "memory"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	for f := range files {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "# Notes %d\n", f)
+		for range lines {
+			for w := range 12 {
+				if w > 0 {
+					sb.WriteByte(' ')
+				}
+				sb.WriteString(vocab[zipf.Uint64()])
+			}
+			if r.IntN(10) == 0 {
+				sb.WriteString(".")
+			}
+			sb.WriteByte('\n')
+		}
+		p := filepath.Join(dir, "memory", fmt.Sprintf("2026-01-%03d.md", f))
+		if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		total += int64(sb.Len())
+	}
+	return total
+}
+
+// BenchmarkSearchKeyword10k measures memory_search's keyword path (the
+// per-search freshness check of 323 files included) over an index of about
+// 10,000 chunks; it reports the p50 and p95 of one search in ms.
+func BenchmarkSearchKeyword10k(b *testing.B) {
+	ctx := context.Background()
+	vocab := benchVocab(20000)
+	dir := b.TempDir()
+	writeCorpus(b, dir, 323, 404, vocab)
+	idx, _ := openIndex(b)
+	st, err := idx.Sync(ctx, "bench", dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	var durs []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		// Two words of middling frequency: a typical recall query.
+		q := vocab[20+r.IntN(400)] + " " + vocab[20+r.IntN(400)]
+		t0 := time.Now()
+		if _, err := idx.Search(ctx, "bench", dir, q, 6, 0); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(durs[len(durs)*95/100].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(st.Chunks), "chunks")
+}
+
+// BenchmarkIndexPerMB measures a full index of about 2 MB of Markdown into
+// a fresh store; it reports ms per MB.
+func BenchmarkIndexPerMB(b *testing.B) {
+	ctx := context.Background()
+	vocab := benchVocab(20000)
+	dir := b.TempDir()
+	size := writeCorpus(b, dir, 50, 500, vocab)
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		idx, _ := openIndex(b)
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := idx.Sync(ctx, fmt.Sprint("s", n), dir); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(t0)
+		n++
+	}
+	mb := float64(size) / (1 << 20)
+	b.ReportMetric(float64(total.Milliseconds())/float64(n)/mb, "ms/MB")
+	b.ReportMetric(mb, "MB")
+}

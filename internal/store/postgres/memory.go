@@ -1,0 +1,132 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+var _ store.MemoryStore = (*Store)(nil)
+
+const (
+	qMemoryFiles        = `SELECT path, hash, size, mtime_ns FROM memory_files WHERE scope = $1 ORDER BY path`
+	qMemoryChunksDelete = `DELETE FROM memory_chunks WHERE scope = $1 AND path = $2`
+	qMemoryFileDelete   = `DELETE FROM memory_files WHERE scope = $1 AND path = $2`
+	qMemoryFilePut      = `INSERT INTO memory_files (scope, path, hash, size, mtime_ns) VALUES ($1,$2,$3,$4,$5)
+		ON CONFLICT (scope, path) DO UPDATE SET hash = $3, size = $4, mtime_ns = $5`
+	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text, search)
+		VALUES ($1,$2,$3,$4,$5,$6)`
+)
+
+// MemoryFiles implements store.MemoryStore.
+func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
+	if err := s.checkOpen("MemoryFiles"); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, qMemoryFiles, scope)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.MemoryFiles: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryFile, error) {
+		var f store.MemoryFile
+		err := r.Scan(&f.Path, &f.Hash, &f.Size, &f.MtimeNs)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.MemoryFiles: %w", err)
+	}
+	return out, nil
+}
+
+// PutMemoryFile implements store.MemoryStore.
+func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryFile, chunks []store.MemoryChunk) error {
+	if err := s.checkOpen("PutMemoryFile"); err != nil {
+		return err
+	}
+	if f.Path == "" {
+		return errors.New("postgres.PutMemoryFile: file without path")
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		// The file row first: its row lock (or the unique index, for a new
+		// file) makes a concurrent put of the same file wait, so that its
+		// delete then sees these chunks and no file is indexed twice.
+		if _, err := tx.Exec(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, f.Path); err != nil {
+			return err
+		}
+		var b pgx.Batch
+		for _, c := range chunks {
+			b.Queue(qMemoryChunkPut, scope, f.Path, c.StartLine, c.EndLine, c.Text, c.Search)
+		}
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("postgres.PutMemoryFile %q: %w", f.Path, err)
+	}
+	return nil
+}
+
+// DeleteMemoryFile implements store.MemoryStore.
+func (s *Store) DeleteMemoryFile(ctx context.Context, scope, path string) error {
+	if err := s.checkOpen("DeleteMemoryFile"); err != nil {
+		return err
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, path); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, qMemoryFileDelete, scope, path)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres.DeleteMemoryFile %q: %w", path, err)
+	}
+	return nil
+}
+
+// SearchMemory implements store.MemoryStore: every term is a
+// phraseto_tsquery of the 'simple' configuration, all of them ANDed, ranked
+// by ts_rank.
+func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string, limit int) ([]store.MemoryHit, error) {
+	if err := s.checkOpen("SearchMemory"); err != nil {
+		return nil, err
+	}
+	args := []any{scope, limit}
+	var qs []string
+	for _, t := range terms {
+		if len(t) == 0 {
+			continue
+		}
+		args = append(args, strings.Join(t, " "))
+		qs = append(qs, "phraseto_tsquery('simple'::regconfig, $"+strconv.Itoa(len(args))+")")
+	}
+	if len(qs) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	q := `WITH q AS (SELECT ` + strings.Join(qs, " && ") + ` AS q)
+		SELECT c.path, c.start_line, c.end_line, c.text, ts_rank(c.tsv, q.q)::float8 AS rel
+		FROM memory_chunks c, q
+		WHERE c.scope = $1 AND c.tsv @@ q.q
+		ORDER BY rel DESC, c.path, c.start_line LIMIT $2`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.SearchMemory: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryHit, error) {
+		var h store.MemoryHit
+		err := r.Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Relevance)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.SearchMemory: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,155 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+var _ store.MemoryStore = (*Store)(nil)
+
+const (
+	qMemoryFiles     = `SELECT path, hash, size, mtime_ns FROM memory_files WHERE scope = ? ORDER BY path`
+	qMemoryFTSDelete = `DELETE FROM memory_fts WHERE rowid IN
+		(SELECT id FROM memory_chunks WHERE scope = ?1 AND path = ?2)`
+	qMemoryChunksDelete = `DELETE FROM memory_chunks WHERE scope = ?1 AND path = ?2`
+	qMemoryFileDelete   = `DELETE FROM memory_files WHERE scope = ?1 AND path = ?2`
+	qMemoryFilePut      = `INSERT INTO memory_files (scope, path, hash, size, mtime_ns) VALUES (?1,?2,?3,?4,?5)
+		ON CONFLICT (scope, path) DO UPDATE SET hash = ?3, size = ?4, mtime_ns = ?5`
+	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text) VALUES (?,?,?,?,?)`
+	qMemoryFTSPut   = `INSERT INTO memory_fts (rowid, search) VALUES (?, ?)`
+	// bm25() is negative, more negative = more relevant.
+	qMemorySearch = `SELECT c.path, c.start_line, c.end_line, c.text, -bm25(memory_fts) AS rel
+		FROM memory_fts JOIN memory_chunks c ON c.id = memory_fts.rowid
+		WHERE memory_fts MATCH ?1 AND c.scope = ?2
+		ORDER BY rel DESC, c.path, c.start_line LIMIT ?3`
+)
+
+// MemoryFiles implements store.MemoryStore.
+func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
+	if err := s.checkOpen("MemoryFiles"); err != nil {
+		return nil, err
+	}
+	rows, err := s.query(ctx, qMemoryFiles, scope)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
+	}
+	defer rows.Close()
+	var out []store.MemoryFile
+	for rows.Next() {
+		var f store.MemoryFile
+		if err := rows.Scan(&f.Path, &f.Hash, &f.Size, &f.MtimeNs); err != nil {
+			return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
+	}
+	return out, nil
+}
+
+// deleteMemoryFile removes path's chunks and row in tx.
+func deleteMemoryFile(ctx context.Context, tx *sql.Tx, scope, path string) error {
+	for _, q := range []string{qMemoryFTSDelete, qMemoryChunksDelete, qMemoryFileDelete} {
+		if _, err := tx.ExecContext(ctx, q, scope, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutMemoryFile implements store.MemoryStore.
+func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryFile, chunks []store.MemoryChunk) error {
+	if err := s.checkOpen("PutMemoryFile"); err != nil {
+		return err
+	}
+	if f.Path == "" {
+		return errors.New("sqlite.PutMemoryFile: file without path")
+	}
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{qMemoryFTSDelete, qMemoryChunksDelete} {
+			if _, err := tx.ExecContext(ctx, q, scope, f.Path); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
+			return err
+		}
+		for _, c := range chunks {
+			res, err := tx.ExecContext(ctx, qMemoryChunkPut, scope, f.Path, c.StartLine, c.EndLine, c.Text)
+			if err != nil {
+				return err
+			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, qMemoryFTSPut, id, c.Search); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite.PutMemoryFile %q: %w", f.Path, err)
+	}
+	return nil
+}
+
+// DeleteMemoryFile implements store.MemoryStore.
+func (s *Store) DeleteMemoryFile(ctx context.Context, scope, path string) error {
+	if err := s.checkOpen("DeleteMemoryFile"); err != nil {
+		return err
+	}
+	if err := s.writeTx(ctx, func(tx *sql.Tx) error { return deleteMemoryFile(ctx, tx, scope, path) }); err != nil {
+		return fmt.Errorf("sqlite.DeleteMemoryFile %q: %w", path, err)
+	}
+	return nil
+}
+
+// ftsQuery renders terms as an FTS5 query: each term a quoted phrase, all
+// of them required. Words hold only letters, digits and '_' (the
+// store.MemoryStore contract), so no quoting is needed inside a phrase.
+func ftsQuery(terms [][]string) string {
+	parts := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if len(t) == 0 {
+			continue
+		}
+		parts = append(parts, `"`+strings.ReplaceAll(strings.Join(t, " "), `"`, "")+`"`)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// SearchMemory implements store.MemoryStore.
+func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string, limit int) ([]store.MemoryHit, error) {
+	if err := s.checkOpen("SearchMemory"); err != nil {
+		return nil, err
+	}
+	q := ftsQuery(terms)
+	if q == "" || limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.query(ctx, qMemorySearch, q, scope, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
+	}
+	defer rows.Close()
+	var out []store.MemoryHit
+	for rows.Next() {
+		var h store.MemoryHit
+		if err := rows.Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Relevance); err != nil {
+			return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
+	}
+	return out, nil
+}
