@@ -356,8 +356,9 @@ func (n *Node) kickSweep() {
 }
 
 // heartbeat renews the lease every third of it (every tenth after a
-// failed renewal), each renewal bounded by a tenth of the lease so that a
-// database that does not answer never holds it for seconds, and fences
+// failed renewal), each attempt bounded by a quarter of the lease (its
+// statement by a tenth) so that a database that does not answer never
+// holds it for seconds, and fences
 // the node (stops every run it executes) when the lease is about to end
 // unrenewed. A node whose lease ended and whose work was adopted
 // re-registers as new.
@@ -383,7 +384,11 @@ func (n *Node) heartbeat() {
 		start := time.Now()
 		last = start
 		active, queued, lanes := n.runner.Load()
-		ctx, cancel := context.WithTimeout(n.ctx, n.lease/10)
+		// A quarter of the lease for the attempt: connecting anew after a
+		// failure must fit in it on a loaded machine; the statement itself
+		// is bounded by a tenth (RenewNode). validUntil counts from start,
+		// so a slow renewal never extends what the node may do.
+		ctx, cancel := context.WithTimeout(n.ctx, n.lease/4)
 		peers, err := n.st.RenewNode(ctx, n.cfg.ID, n.lease, postgres.NodeLoad{ActiveRuns: active, QueuedRuns: queued, Lanes: lanes})
 		cancel()
 		failed = err != nil
