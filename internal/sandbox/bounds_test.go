@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A loop starting processes without end stops by itself at the process
@@ -39,13 +40,22 @@ func TestProcessLimitBindsForkLoop(t *testing.T) {
 		t.Fatalf("started %d processes against a limit of %d:\n%.400s", started, limit, text)
 	}
 	if dir, _ := procBound(); dir != "" {
-		// The command's cgroup goes with the next command's sweep.
-		sweepPidsGroups(dir)
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if e.Name() == strconv.Itoa(cmd.Process.Pid) {
-				t.Errorf("cgroup %s of the finished command left behind", e.Name())
+		// The command's cgroup goes with the next command's sweep, once
+		// its last process (the sleeps the pid namespace kills as the
+		// command ends) has been reaped: the kernel refuses to remove a
+		// cgroup before that.
+		cg := filepath.Join(dir, strconv.Itoa(cmd.Process.Pid))
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			sweepPidsGroups(dir)
+			if _, err := os.Stat(cg); os.IsNotExist(err) {
+				break
 			}
+			if time.Now().After(deadline) {
+				procs, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+				t.Fatalf("cgroup %s of the finished command left behind (procs %q)", cg, procs)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }
