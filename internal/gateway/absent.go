@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -172,8 +173,22 @@ func (s *Server) handleConfigSchemaLookup(ctx context.Context, cl *call) (any, e
 		return nil, err
 	}
 	node, children, path, ok := config.LookupSchema(config.JSONSchema(), p.Path)
+	if !ok && pluginConfigPath(p.Path) {
+		// Switchboard has no plugins: a plugin's config (the reference's
+		// Control UI asks for memory-core's once memory tools exist) is an
+		// opaque object with nothing configured, as the reference
+		// describes an unknown plugin's.
+		return wire.ConfigSchemaLookupResult{Path: strings.TrimSpace(p.Path), Schema: map[string]any{"type": "object", "additionalProperties": true}}, nil
+	}
 	if !ok {
 		return nil, invalid("config schema path not found")
 	}
 	return wire.ConfigSchemaLookupResult{Path: path, Schema: node, Children: children}, nil
+}
+
+// pluginConfigPath reports whether path names a plugin's config
+// ("plugins.entries.<id>.config" and below).
+func pluginConfigPath(path string) bool {
+	parts := strings.Split(strings.TrimSpace(path), ".")
+	return len(parts) >= 4 && parts[0] == "plugins" && parts[1] == "entries" && parts[2] != "" && parts[3] == "config"
 }

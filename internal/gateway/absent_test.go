@@ -191,6 +191,15 @@ func TestReferenceViewsOfSwitchboard(t *testing.T) {
 	if r := c.call(wire.MethodConfigSchemaLookup, map[string]any{"path": "hooks.nothing"}); r.OK || r.Error.Message != "config schema path not found" {
 		t.Errorf("config.schema.lookup of a missing path = %+v", r)
 	}
+	// A plugin's config (the Control UI's memory view asks for memory-core's)
+	// is an opaque object: Switchboard has no plugins.
+	c.ok(wire.MethodConfigSchemaLookup, map[string]any{"path": "plugins.entries.memory-core.config"}, &look)
+	if look.Path != "plugins.entries.memory-core.config" || look.Schema["type"] != "object" || len(look.Children) != 0 {
+		t.Errorf("config.schema.lookup of a plugin's config = %+v", look)
+	}
+	if r := c.call(wire.MethodConfigSchemaLookup, map[string]any{"path": "plugins.nothing"}); r.OK {
+		t.Errorf("config.schema.lookup plugins.nothing = %+v", r)
+	}
 }
 
 // TestRowChatTypeAndArchived: a row never carries chatType "unknown" (not

@@ -69,9 +69,12 @@ func (w *pageWatch) add(ev any) {
 		}
 		w.exceptions = append(w.exceptions, msg)
 	case *network.EventWebSocketFrameSent:
-		var f struct{ Type, ID, Method string }
+		var f struct {
+			Type, ID, Method string
+			Params           json.RawMessage
+		}
 		if json.Unmarshal([]byte(e.Response.PayloadData), &f) == nil && f.Type == "req" {
-			w.sent[f.ID] = f.Method
+			w.sent[f.ID] = f.Method + " " + string(f.Params) // the params name what failed
 		}
 	case *network.EventWebSocketFrameReceived:
 		var f struct {
