@@ -221,7 +221,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 	// Every configured secret value is masked in what leaves the gateway:
 	// log lines, provider errors, tool results.
-	masker := secrets.New(cfg.SecretValues()...)
+	masks := &maskRef{}
+	masks.Set(secrets.New(cfg.SecretValues()...))
 	// Logs go to the console and, unless a logger was given, to the log
 	// file in the state dir (which logs.tail reads).
 	log := opts.Logger
@@ -231,7 +232,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, err
 		}
 		// Secret values are masked in every line, whatever field holds them.
-		log = slog.New(newMaskingHandler(logs.logger.Handler(), masker))
+		log = slog.New(newMaskingHandler(logs.logger.Handler(), masks))
 		defer func() {
 			if err != nil {
 				logs.Close()
@@ -260,6 +261,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 		}
 	}
+	// The generated token is a secret like the configured ones.
+	masks.Set(secrets.New(cfg.SecretValues()...))
 
 	st, err := openStore(ctx, cfg, paths.StateDir)
 	if err != nil {
@@ -374,7 +377,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Tools:     box.forRun,
 		Preflight: box.preflight,
 		Workspace: ws.forRun,
-		MaskText:  maskText(masker),
+		MaskText:  maskText(masks.get()),
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {
 				return attachments.RedactToolCallArgs(args)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/secrets"
@@ -18,14 +19,23 @@ import (
 // value wherever it appears, such as a provider's error that echoes a key.
 type maskingHandler struct {
 	next slog.Handler
-	m    *secrets.Masker
+	ref  *maskRef
 }
 
-func newMaskingHandler(next slog.Handler, m *secrets.Masker) slog.Handler {
-	if m == nil {
-		return next
-	}
-	return &maskingHandler{next: next, m: m}
+// maskRef holds the masker of a gateway's logger: the gateway token it
+// may generate at start is added once it exists (Set), after the logger
+// was made.
+type maskRef struct {
+	p atomic.Pointer[secrets.Masker]
+}
+
+// Set makes m the masker of every handler made with the ref.
+func (r *maskRef) Set(m *secrets.Masker) { r.p.Store(m) }
+
+func (r *maskRef) get() *secrets.Masker { return r.p.Load() }
+
+func newMaskingHandler(next slog.Handler, ref *maskRef) slog.Handler {
+	return &maskingHandler{next: next, ref: ref}
 }
 
 func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -33,37 +43,47 @@ func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, h.m.String(r.Message), r.PC)
+	m := h.ref.get()
+	if m == nil {
+		return h.next.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, m.String(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
+		out.AddAttrs(maskAttr(m, a))
 		return true
 	})
 	return h.next.Handle(ctx, out)
 }
 
+// WithAttrs masks the attributes with the masker of the moment: attributes
+// bound before a generated token exists cannot hold it.
 func (h *maskingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	m := h.ref.get()
 	masked := make([]slog.Attr, len(as))
 	for i, a := range as {
-		masked[i] = h.attr(a)
+		masked[i] = a
+		if m != nil {
+			masked[i] = maskAttr(m, a)
+		}
 	}
-	return &maskingHandler{next: h.next.WithAttrs(masked), m: h.m}
+	return &maskingHandler{next: h.next.WithAttrs(masked), ref: h.ref}
 }
 
 func (h *maskingHandler) WithGroup(name string) slog.Handler {
-	return &maskingHandler{next: h.next.WithGroup(name), m: h.m}
+	return &maskingHandler{next: h.next.WithGroup(name), ref: h.ref}
 }
 
-// attr masks one attribute's value.
-func (h *maskingHandler) attr(a slog.Attr) slog.Attr {
+// maskAttr masks one attribute's value.
+func maskAttr(m *secrets.Masker, a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.m.String(v.String()))
+		return slog.String(a.Key, m.String(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		masked := make([]any, len(g))
 		for i, x := range g {
-			masked[i] = h.attr(x)
+			masked[i] = maskAttr(m, x)
 		}
 		return slog.Group(a.Key, masked...)
 	case slog.KindAny:
@@ -76,8 +96,8 @@ func (h *maskingHandler) attr(a slog.Attr) slog.Attr {
 		default:
 			text = fmt.Sprint(x)
 		}
-		if h.m.Contains(text) {
-			return slog.String(a.Key, h.m.String(text))
+		if m.Contains(text) {
+			return slog.String(a.Key, m.String(text))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
 
 // The trust tests: input from outside the operator (a webhook, an A2A
@@ -364,4 +367,37 @@ func TestUntrustedA2AOutAndBack(t *testing.T) {
 	}
 	noMarkers(t, a, markers)
 	noMarkers(t, b, markers)
+}
+
+// TestGeneratedTokenIsMasked: the gateway token generated into the state
+// dir (no auth configured) is masked like a configured secret, in the
+// run's error and in every log line.
+func TestGeneratedTokenIsMasked(t *testing.T) {
+	const generated = "generated-token-0123456789abcdef"
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gateway.token"), []byte(generated+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeAgents(t, dir, "workspace", `/when "leak" /error 401 Invalid API key provided: Bearer `+generated)
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := startConfig(t, 0, dir, fmt.Sprintf(`{
+  models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } } },
+}`, llm.URL()), llm)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: g.url, Token: generated})
+	if err != nil {
+		t.Fatalf("dial with the generated token: %v", err)
+	}
+	defer c.Close()
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "idempotencyKey": "gen-1", "message": "leak"})
+	w := call(t, c, "agent.wait", map[string]any{"runId": "gen-1", "timeoutMs": 30000})
+	if e, _ := w["error"].(string); strings.Contains(e, generated) || !strings.Contains(e, "Bearer [redacted]") {
+		t.Fatalf("run error = %v", w)
+	}
+	eventually(t, "the run's end in the log", func() bool { return strings.Contains(g.stdio.String(), "gen-1") })
+	if strings.Contains(g.stdio.String(), generated) {
+		t.Errorf("the console log holds the generated token:\n%s", g.stdio)
+	}
 }
