@@ -49,7 +49,7 @@ func (h *channelHub) onFinish(ctx context.Context, run *store.Run, res *store.Ru
 		return
 	}
 	text := last.Text()
-	if t := strings.TrimSpace(text); t == "" || t == "NO_REPLY" {
+	if silentReply(text) {
 		return
 	}
 	r, ok := h.routeOf(ctx, run)
@@ -66,6 +66,13 @@ func (h *channelHub) onFinish(ctx context.Context, run *store.Run, res *store.Ru
 		return
 	}
 	res.Outbox = append(res.Outbox, *item)
+}
+
+// silentReply reports whether a reply sends nothing to a channel: empty,
+// or the NO_REPLY token alone.
+func silentReply(text string) bool {
+	t := strings.TrimSpace(text)
+	return t == "" || t == "NO_REPLY"
 }
 
 // routeOf is where a finished run's reply goes: back where its input came

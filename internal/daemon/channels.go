@@ -333,7 +333,7 @@ func (h *channelHub) onEvent(ev agent.Event) {
 		h.kick(ev.SessionKey) // any node may deliver the stored item
 	case ev.Stream == agent.StreamPost && ev.Message != nil && ev.Message.Provenance != nil && !ev.IsRemote():
 		text := ev.Message.Text()
-		if t := strings.TrimSpace(text); t == "" || t == "NO_REPLY" {
+		if silentReply(text) {
 			return
 		}
 		key, postID := ev.SessionKey, ev.RunID
