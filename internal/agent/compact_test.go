@@ -129,8 +129,7 @@ func TestCompactKeepsToolPairsAndTheLatestAsk(t *testing.T) {
 // the required sections leaves the transcript unchanged.
 func TestSummaryFailingTheAuditKeepsHistory(t *testing.T) {
 	calls := 0
-	var h *harness
-	h = newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
 		if req.System == compaction.SystemPrompt {
 			calls++
 			return textReply("just some prose"), nil
@@ -155,8 +154,7 @@ func TestSummaryFailingTheAuditKeepsHistory(t *testing.T) {
 }
 
 func TestWindowGuard(t *testing.T) {
-	var h *harness
-	h = newHarness(t, echo, func(c *Config) { c.Models = windowModels{c.Models.(staticModels).p, 3000} })
+	h := newHarness(t, echo, func(c *Config) { c.Models = windowModels{c.Models.(staticModels).p, 3000} })
 	h.submit(Input{RunID: "r1", Message: "hi"})
 	got := h.wait("r1")
 	if got.Status != store.RunError || got.Error != "Model context window too small (3000 tokens; source=modelsConfig). Minimum is 4000." {
@@ -169,8 +167,7 @@ func TestWindowGuard(t *testing.T) {
 // usable.
 func TestOverflowUnrecoverable(t *testing.T) {
 	refuse := true
-	var h *harness
-	h = newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+	h := newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
 		if refuse {
 			return nil, &provider.Error{StatusCode: 400, Message: "This model's maximum context length is 8192 tokens. context_length_exceeded"}
 		}

@@ -28,7 +28,7 @@ type Schedule struct {
 // minEvery is the shortest accepted interval.
 const minEvery = time.Second
 
-var parser = gocron.NewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor)
+var parser = gocron.MustNewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor)
 
 // Validate reports whether s is a usable schedule, with a message naming the
 // bad field.

@@ -115,7 +115,7 @@ func isNumberByte(c byte) bool {
 
 func TestJSONSizeMatchesOracle(t *testing.T) {
 	values := []any{
-		map[string]any{"role": "user", "content": "a < b && c > d \u2028 \x01 \xff é 😀", "n": -0.0, "f": 1e-9},
+		map[string]any{"role": "user", "content": "a < b && c > d \u2028 \x01 \xff é 😀", "n": math.Copysign(0, -1), "f": 1e-9},
 		[]any{"x", 1.25, nil, false, map[string]any{"k\u2029": []any{}}},
 		[]map[string]any{{"content": []any{map[string]any{"type": "text", "text": "\"quoted\"\n"}}}},
 	}

@@ -227,7 +227,7 @@ func decodeBool(v []byte) (b, null bool, err error) {
 
 // cloneRaw returns a compact copy of the valid JSON value v.
 func cloneRaw(v []byte) json.RawMessage {
-	if bytes.IndexAny(v, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(v, " \t\r\n") {
 		return bytes.Clone(v)
 	}
 	var buf bytes.Buffer

@@ -118,6 +118,10 @@ type Client struct {
 	// dmu serialises deliveries, so messages reach the Deliverer in
 	// order whichever transport brings them.
 	dmu sync.Mutex
+	// dclosed is set under dmu by Close: a webhook update that arrives
+	// after it is refused (Telegram resends it), never delivered to a
+	// gateway that is shutting down.
+	dclosed bool
 
 	mu    sync.Mutex // guards the fields that follow
 	self  Self
@@ -220,7 +224,8 @@ func (c *Client) Close() error {
 		err = nil
 		c.cancel()
 		c.wg.Wait()
-		c.dmu.Lock() // a webhook delivery in flight
+		c.dmu.Lock() // waits for a webhook delivery in flight
+		c.dclosed = true
 		c.dmu.Unlock()
 		c.setState(func(s *channel.Status) { s.State, s.Connected, s.ConnectedAtMs = "stopped", false, 0 })
 	})
@@ -419,6 +424,9 @@ func (c *Client) handle(u Update) error {
 	c.setState(func(s *channel.Status) { s.Inbound++ })
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
+	if c.dclosed {
+		return fmt.Errorf("%w: %w", errNotDelivered, errClosed)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), deliverTimeout)
 	defer cancel()
 	if err := c.cfg.Deliver.Deliver(ctx, in); err != nil {

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"cmp"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -175,11 +174,10 @@ type job struct {
 	timeout            time.Duration
 	done               chan struct{} // closed when the command ended
 
-	mu       sync.Mutex
-	result   *tools.Result // set before done closes
-	endedAt  time.Time
-	killed   bool // by process kill
-	canceled bool // by its caller's context (foreground)
+	mu      sync.Mutex
+	result  *tools.Result // set before done closes
+	endedAt time.Time
+	killed  bool // by process kill
 }
 
 // newJobID returns a short random session id.
@@ -243,28 +241,6 @@ func (j *job) ended() (time.Time, bool) {
 	default:
 		return time.Time{}, false
 	}
-}
-
-// wait waits up to d for the job to end (or ctx); it reports whether it
-// ended.
-func (j *job) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		select {
-		case <-j.done:
-			return true
-		default:
-			return false
-		}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-j.done:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false
 }
 
 // pendingBuffer keeps the newest output not yet polled, at most max
