@@ -379,7 +379,9 @@ var leaves = map[string][]string{
 		"go.opentelemetry.io/otel/sdk/trace",
 		"go.opentelemetry.io/otel/trace",
 	},
-	"internal/spend":      nil,
+	"internal/spend": nil,
+	// skills: SKILL.md discovery, gating and the prompt catalog; files only.
+	"internal/skills":     {"github.com/titanous/json5", "go.yaml.in/yaml/v3"},
 	"internal/eventhooks": nil,
 	// tokenize: OpenAI's tokenizers, nothing of ours.
 	"internal/tokenize": {"github.com/tiktoken-go/tokenizer"},
@@ -468,6 +470,7 @@ var importAllowLists = map[string][]string{
 		"internal/sanitize",
 		"internal/sessionkey",
 		"internal/settings",
+		"internal/skills",
 		"internal/store",
 		"internal/subagent",
 		"internal/toolinvoke",
@@ -482,7 +485,7 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 	},
-	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/spend"},
+	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/skills", "internal/spend"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
 		"internal/policy", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend",

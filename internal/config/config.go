@@ -31,6 +31,9 @@ type Config struct {
 	Channels Channels `json:"channels,omitzero"`
 	// Hooks is the "hooks" section (webhook ingress).
 	Hooks Hooks `json:"hooks,omitzero"`
+	// Skills is the "skills" section: where skills load from and
+	// per-skill settings.
+	Skills Skills `json:"skills,omitzero"`
 
 	file  string     // source name for messages
 	src   *sourceMap // key positions; nil for a Config built in code
@@ -258,6 +261,9 @@ type AgentDefaults struct {
 	ContextPruning ContextPruningConfig `json:"contextPruning,omitzero"`
 	// Budget is "agents.defaults.budget": see Budget.
 	Budget Budget `json:"budget,omitzero"`
+	// Skills is the agents' skill allowlist: nil leaves them unrestricted,
+	// empty gives them none.
+	Skills []string `json:"skills,omitempty"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.
@@ -359,6 +365,9 @@ type AgentEntry struct {
 	Tools *AgentTools `json:"tools,omitempty"`
 	// Budget overrides agents.defaults.budget field by field.
 	Budget Budget `json:"budget,omitzero"`
+	// Skills replaces agents.defaults.skills for this agent when set
+	// (empty: no skills).
+	Skills []string `json:"skills,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

@@ -42,6 +42,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/secrets"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -327,6 +328,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	// The configuration is resolved once into the components' settings.
 	set := settings.Resolve(cfg)
+	skillBook := &skills.Agents{Resolve: func(id string) skills.Scope { return settings.SkillScope(cfg, id) }}
 	mods := newModels(cfg)
 	// A model that cannot run fails every turn; say so now, with the fix
 	// (the run's own error says the same).
@@ -390,7 +392,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			}
 			chans.onFinish(ctx, run, res, last)
 		},
-		SystemPrompt: systemPrompt(cfg, st),
+		SystemPrompt: systemPrompt(cfg, st, skillBook),
 		Logger:       log,
 		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
 		DefaultTimeout: func() time.Duration {
@@ -573,6 +575,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		nodesFn = func(ctx context.Context) (*wire.NodesList, error) { return nodesView(ctx, node) }
 	}
 	gw, err := gateway.New(gateway.Config{
+		Skills:    skillBook,
 		Nodes:     nodesFn,
 		EventHook: evHooks.Fire,
 		Budget: func(ctx context.Context, s *store.Session) (any, error) {

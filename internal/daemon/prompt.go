@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -36,7 +37,8 @@ type transcriptHead interface {
 // the reference's bootstrap budgets (memory.BuildBootstrap); missing files,
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
-func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) string {
+// Then the skills the agent may use (sk may be nil: none).
+func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func(agent.RunInfo) string {
 	return func(info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
@@ -58,6 +60,11 @@ func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) str
 		var parts []string
 		for _, f := range memory.BuildBootstrap(files, memory.Budget{}) {
 			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
+		}
+		if sk != nil {
+			if sec := sk.Section(info.AgentID, "read"); sec != "" {
+				parts = append(parts, sec)
+			}
 		}
 		return strings.Join(parts, "\n\n")
 	}

@@ -122,6 +122,9 @@ type Config struct {
 	// Version is hello-ok server.version; empty means "dev".
 	Version string
 
+	// Skills answers skills.status; nil lists no skills.
+	Skills SkillsSource
+
 	// Cron serves the cron.* methods; nil answers them UNAVAILABLE.
 	Cron CronService
 	// Approvals serves the exec.approval.* methods; nil answers them

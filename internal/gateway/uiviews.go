@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/subagent"
 )
 
@@ -196,7 +198,14 @@ func (s *Server) handleNodeList(ctx context.Context, cl *call) (any, error) {
 	return wire.NodeListResult{TS: s.now().UnixMilli(), Nodes: []any{}}, nil
 }
 
-// handleSkillsStatus: Switchboard agents have no skills.
+// SkillsSource is what skills.status needs: an agent's skills with their
+// gates, and the SKILL.md files refused.
+type SkillsSource interface {
+	Status(agentID string) ([]skills.Status, []skills.Problem)
+}
+
+// handleSkillsStatus lists an agent's skills as the reference does
+// (discovered in its workspace, the state dir and skills.load.extraDirs).
 func (s *Server) handleSkillsStatus(ctx context.Context, cl *call) (any, error) {
 	var p struct{ AgentID, SessionKey string }
 	if err := cl.decode(&p); err != nil {
@@ -211,7 +220,22 @@ func (s *Server) handleSkillsStatus(ctx context.Context, cl *call) (any, error) 
 	if !s.knownAgent(id) {
 		return nil, unknownAgent(id)
 	}
-	return wire.SkillsStatusResult{WorkspaceDir: s.conf.Agent(id).Workspace, AgentID: id, Skills: []any{}}, nil
+	res := wire.SkillsStatusResult{
+		WorkspaceDir:     s.conf.Agent(id).Workspace,
+		ManagedSkillsDir: filepath.Join(s.conf.StateDir, "skills"),
+		AgentID:          id,
+		Skills:           []any{},
+	}
+	if s.cfg.Skills != nil {
+		list, problems := s.cfg.Skills.Status(id)
+		for _, st := range list {
+			res.Skills = append(res.Skills, st)
+		}
+		for _, pr := range problems {
+			s.log.Debug("skills: SKILL.md refused", "path", pr.Path, "reason", pr.Message)
+		}
+	}
+	return res, nil
 }
 
 // handleUpdateStatus: Switchboard does not update itself, so no update is

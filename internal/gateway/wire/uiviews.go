@@ -14,7 +14,7 @@ const (
 	MethodEnvironmentsList = "environments.list"
 	// MethodNodeList lists paired nodes (Switchboard pairs none).
 	MethodNodeList = "node.list"
-	// MethodSkillsStatus lists an agent's skills (Switchboard has none).
+	// MethodSkillsStatus lists an agent's skills.
 	MethodSkillsStatus = "skills.status"
 	// MethodUpdateStatus reports a pending self-update (Switchboard does
 	// not update itself: never one).
@@ -124,9 +124,10 @@ type NodeListResult struct {
 
 // SkillsStatusResult is the result of skills.status.
 type SkillsStatusResult struct {
-	WorkspaceDir string `json:"workspaceDir"`
-	AgentID      string `json:"agentId"`
-	Skills       []any  `json:"skills"`
+	WorkspaceDir     string `json:"workspaceDir"`
+	ManagedSkillsDir string `json:"managedSkillsDir"`
+	AgentID          string `json:"agentId"`
+	Skills           []any  `json:"skills"`
 }
 
 // UpdateStatusResult is the result of update.status: both null when no

@@ -25,10 +25,18 @@ import (
 
 // startOfflineGatewayFor runs the daemon with no model provider (the
 // built-in offline model answers), its log file on, admitting the
-// browser origin origin; it returns the http:// base.
+// browser origin origin, with one skill in the state dir's skills/ (the
+// Skills view lists it); it returns the http:// base.
 func startOfflineGatewayFor(t *testing.T, origin string) string {
 	t.Helper()
 	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "skills", "release-notes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	skill := "---\nname: release-notes\ndescription: Write release notes from merged changes\n---\nSteps.\n"
+	if err := os.WriteFile(filepath.Join(dir, "skills", "release-notes", "SKILL.md"), []byte(skill), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q }, controlUi: { allowedOrigins: [%q] } } }`, token, origin)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -135,7 +143,7 @@ var errorBanners = fmt.Sprintf(`(() => { %s; const out = []; const walk = (root)
 var controlUIViews = []struct{ route, want, not string }{
 	{"/usage", "REPORTING RANGE", "Loading"},
 	{"/automations", "Run history", "id required"},
-	{"/skills", "No skills found.", ""},
+	{"/skills", "release-notes", "No skills found."},
 	{"/settings/advanced", "ADVANCED SETTINGS", "Schema unavailable"},
 	{"/settings/approvals", "No standing grants.", ""},
 	{"/settings/appearance", "Manuscript", ""},

@@ -1,0 +1,38 @@
+package skills
+
+// Scope is what one agent's skills depend on besides the files.
+type Scope struct {
+	Roots []Root
+	// AllowTargets are skills.load.allowSymlinkTargets.
+	AllowTargets []string
+	Policy       Policy
+	// PromptChars bounds the catalog (0: MaxPromptChars).
+	PromptChars int
+}
+
+// Agents serves every agent's skills from one Loader: the catalog for a
+// run's system prompt and the status list for skills.status. Resolve
+// gives an agent's scope (from the live configuration).
+type Agents struct {
+	Resolve func(agentID string) Scope
+	loader  Loader
+}
+
+// Status lists agent id's skills with their gates, and the files refused.
+func (a *Agents) Status(agentID string) ([]Status, []Problem) {
+	sc := a.Resolve(agentID)
+	list, problems := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	out := make([]Status, 0, len(list))
+	for _, s := range list {
+		out = append(out, sc.Policy.Status(s))
+	}
+	return out, problems
+}
+
+// Section is the "## Skills" section of agent id's system prompt (empty
+// when it may use none); readTool names the tool that reads files.
+func (a *Agents) Section(agentID, readTool string) string {
+	sc := a.Resolve(agentID)
+	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	return Section(sc.Policy.Visible(list), readTool, sc.PromptChars)
+}

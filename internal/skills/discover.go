@@ -1,0 +1,224 @@
+package skills
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Root is one directory skills are discovered under.
+type Root struct {
+	Dir    string
+	Source Source
+}
+
+// Loader discovers skills. It keeps each parsed SKILL.md until the file's
+// size or modification time changes, so a call per turn rereads only what
+// was edited; a Loader is safe for concurrent use.
+type Loader struct {
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	size  int64
+	mtime time.Time
+	skill *Skill
+	err   error
+}
+
+// Discover returns the skills under roots (highest precedence first): a
+// name found in several roots is the first root's. A skill folder that is
+// a symlink must resolve inside its root or into one of allowTargets
+// (skills.load.allowSymlinkTargets). Refused files are returned as
+// problems; their valid siblings still load.
+func (l *Loader) Discover(roots []Root, allowTargets []string) ([]*Skill, []Problem) {
+	var out []*Skill
+	var problems []Problem
+	seen := map[string]bool{}
+	live := map[string]bool{}
+	for _, r := range roots {
+		found, probs := l.scan(r, allowTargets, live)
+		problems = append(problems, probs...)
+		for _, s := range found {
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
+	l.mu.Lock()
+	for p := range l.cache {
+		if !live[p] {
+			delete(l.cache, p)
+		}
+	}
+	l.mu.Unlock()
+	return out, problems
+}
+
+// scan finds the SKILL.md files under one root: a folder holding one is a
+// skill and is not looked into further; hidden folders and node_modules
+// are skipped.
+func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem) {
+	if r.Dir == "" {
+		return nil, nil
+	}
+	rootReal, err := filepath.EvalSymlinks(r.Dir)
+	if err != nil {
+		return nil, nil // an absent root has no skills
+	}
+	if fi, err := os.Stat(rootReal); err != nil || !fi.IsDir() {
+		return nil, nil
+	}
+	type item struct {
+		dir   string
+		depth int
+	}
+	var skills []*Skill
+	var problems []Problem
+	queue := []item{{r.Dir, 0}}
+	examined := 0
+	for len(queue) > 0 && examined < MaxCandidatesPerRoot && len(skills) < MaxSkillsPerSource {
+		it := queue[0]
+		queue = queue[1:]
+		examined++
+		if it.depth > 0 {
+			if err := contained(rootReal, it.dir, allowTargets); err != nil {
+				problems = append(problems, Problem{Path: it.dir, Message: err.Error()})
+				continue
+			}
+		}
+		md := filepath.Join(it.dir, "SKILL.md")
+		if fi, err := os.Lstat(md); err == nil && it.depth == 0 {
+			// A SKILL.md right in the root is not a skill folder; the
+			// folders beside it still are.
+			problems = append(problems, Problem{Path: md, Message: "SKILL.md must be in a folder of its own under the skills directory"})
+		} else if err == nil {
+			live[md] = true
+			s, err := l.load(md, it.dir, fi)
+			if err != nil {
+				problems = append(problems, Problem{Path: md, Message: err.Error()})
+				continue
+			}
+			c := *s
+			c.Source = r.Source
+			skills = append(skills, &c)
+			continue
+		}
+		if it.depth >= MaxDepth {
+			continue
+		}
+		entries, err := os.ReadDir(it.dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || name == "node_modules" {
+				continue
+			}
+			if e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+				queue = append(queue, item{filepath.Join(it.dir, name), it.depth + 1})
+			}
+		}
+	}
+	return skills, problems
+}
+
+// contained refuses a folder whose real path leaves the root (a symlink
+// out), unless it resolves into an allowed symlink target.
+func contained(rootReal, dir string, allowTargets []string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("cannot resolve: %v", err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return fmt.Errorf("not a directory")
+	}
+	if within(rootReal, real) {
+		return nil
+	}
+	for _, t := range allowTargets {
+		if tr, err := filepath.EvalSymlinks(t); err == nil && within(tr, real) {
+			return nil
+		}
+	}
+	return fmt.Errorf("resolves to %s, outside its skills directory (skills.load.allowSymlinkTargets trusts a target)", real)
+}
+
+// within reports whether path is dir or below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// load parses md (fi is its Lstat), from the cache when unchanged. The
+// file must be a regular file whose real path stays in its folder.
+func (l *Loader) load(md, dir string, fi os.FileInfo) (*Skill, error) {
+	if !fi.Mode().IsRegular() {
+		real, err := filepath.EvalSymlinks(md)
+		if err != nil {
+			return nil, fmt.Errorf("cannot resolve: %v", err)
+		}
+		dirReal, err := filepath.EvalSymlinks(dir)
+		if err != nil || !within(dirReal, real) {
+			return nil, fmt.Errorf("SKILL.md resolves to %s, outside its skill folder", real)
+		}
+		if fi, err = os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("SKILL.md is not a regular file")
+		}
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("SKILL.md is %d bytes, over the limit of %d", fi.Size(), MaxFileBytes)
+	}
+	l.mu.Lock()
+	c, ok := l.cache[md]
+	l.mu.Unlock()
+	if ok && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.skill, c.err
+	}
+	s, err := readSkill(md, dir)
+	l.mu.Lock()
+	if l.cache == nil {
+		l.cache = map[string]cached{}
+	}
+	l.cache[md] = cached{size: fi.Size(), mtime: fi.ModTime(), skill: s, err: err}
+	l.mu.Unlock()
+	return s, err
+}
+
+// readSkill reads and parses md, reading at most one byte past the limit
+// (the file may grow between the stat and the read).
+func readSkill(md, dir string) (*Skill, error) {
+	f, err := os.Open(md)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, abs)
+}
+
+// Names returns the skills' names, sorted.
+func Names(list []*Skill) []string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.Name)
+	}
+	slices.Sort(out)
+	return out
+}
