@@ -503,7 +503,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	// memory.search.enabled: false removes the memory tools, as in the
 	// reference.
 	if ms, ok := rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
-		builtin = append(builtin, memorytools.All(memory.NewIndex(ms))...)
+		idx := memory.NewIndex(ms)
+		if vs, ok := rawStore.(store.MemoryVectorStore); ok {
+			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{mods})
+		}
+		builtin = append(builtin, memorytools.All(idx)...)
 	}
 	box.set(builtin...)
 	// Approvals a crash cut get their expired results before queued runs

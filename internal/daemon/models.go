@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
 	"github.com/switchboardhq/switchboard/internal/provider/openai"
@@ -234,4 +236,31 @@ func (m *models) Embed(ctx context.Context, agentID, override string, input []st
 	}
 	res, err := e.Embed(ctx, &provider.EmbedRequest{Model: model, Input: input, Dimensions: dims})
 	return res, used, err
+}
+
+// memoryEmbedder serves memory search's vectors with memory.search's
+// embedding model (memory.Embedder).
+type memoryEmbedder struct{ m *models }
+
+func (e memoryEmbedder) Model() string {
+	p, m := e.m.cfg.EmbeddingRef()
+	return p + "/" + m
+}
+
+func (e memoryEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	res, _, err := e.m.Embed(ctx, "", "", texts, 0)
+	if errors.Is(err, httpapi.ErrNoEmbeddings) {
+		return nil, fmt.Errorf("%w: %v", memory.ErrNoEmbeddings, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(res.Vectors))
+	for i, v := range res.Vectors {
+		out[i] = make([]float32, len(v))
+		for j, f := range v {
+			out[i][j] = float32(f)
+		}
+	}
+	return out, nil
 }

@@ -40,3 +40,34 @@ func TestPostgresMemorySearchTwoNodes(t *testing.T) {
 		t.Fatalf("memory_get on n2 = %v", get)
 	}
 }
+
+// TestPostgresMemoryHybridTwoNodes: the vectors live in the database, so
+// the second node ranks by meaning with no embedding request but its
+// query's.
+func TestPostgresMemoryHybridTwoNodes(t *testing.T) {
+	dsn := pgtest.DB(t)
+	env := "SWITCHBOARD_DATABASE_URL=" + dsn
+	ws := filepath.Join(t.TempDir(), "shared-workspace")
+	agents := fmt.Sprintf(`{ id: "main", default: true, workspace: %q }`, ws)
+	extra := `memory: { search: { provider: "fake", model: "embed-1" } },`
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", Embed: conceptEmbedding})
+	g1 := startWith(t, t.TempDir(), llm, agents, extra, env, "SWITCHBOARD_NODE_ID=n1")
+	g2 := startWith(t, t.TempDir(), llm, agents, extra, env, "SWITCHBOARD_NODE_ID=n2")
+	c1, c2 := g1.dial(t), g2.dial(t)
+
+	toolResult(t, c1, "agent:main:writer", "pghy-write", "write", map[string]any{"path": "memory/garage.md",
+		"content": "# Garage\nThe sedan needs new tyres before winter.\n\n# Plants\nWater the ferns on Sundays.\n"})
+	res := toolResult(t, c1, "agent:main:writer", "pghy-1", "memory_search", map[string]any{"query": "vehicle maintenance"})
+	if res["mode"] != "hybrid" {
+		t.Fatalf("memory_search on n1 = %v", res)
+	}
+	n := embeddingRequests(llm)
+	res = toolResult(t, c2, "agent:main:reader", "pghy-2", "memory_search", map[string]any{"query": "my automobile"})
+	hits, _ := res["results"].([]any)
+	if res["mode"] != "hybrid" || len(hits) == 0 || !strings.Contains(hits[0].(map[string]any)["snippet"].(string), "sedan") {
+		t.Fatalf("memory_search on n2 = %v", res)
+	}
+	if got := embeddingRequests(llm) - n; got != 1 {
+		t.Errorf("n2 made %d embedding requests, want 1 (its query): the vectors are in the database", got)
+	}
+}

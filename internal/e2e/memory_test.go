@@ -103,3 +103,69 @@ func TestMemorySearchDisabled(t *testing.T) {
 		}
 	}
 }
+
+// conceptEmbedding is a fake embeddings server's notion of meaning: one
+// axis per concept whose words a text contains, so a paraphrase lands
+// near the original without sharing a word with it.
+func conceptEmbedding(text string, dims int) []float64 {
+	concepts := [][]string{
+		{"car", "automobile", "vehicle", "sedan"},
+		{"weather", "rain", "forecast", "sunny"},
+		{"birthday", "anniversary", "party"},
+	}
+	v := make([]float64, len(concepts)+1)
+	v[len(concepts)] = 0.05
+	low := strings.ToLower(text)
+	for i, words := range concepts {
+		for _, w := range words {
+			if strings.Contains(low, w) {
+				v[i] = 1
+			}
+		}
+	}
+	return v
+}
+
+// embeddingRequests counts llm's /v1/embeddings requests.
+func embeddingRequests(llm *fakellm.Server) int {
+	n := 0
+	for _, r := range llm.Requests() {
+		if r.Path == "/v1/embeddings" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMemorySearchHybrid: with memory.search naming an embedding model,
+// memory_search ranks a paraphrase (no word shared with the note) above an
+// unrelated note, says it searched in hybrid mode, and embeds each chunk
+// once: a later search embeds only its query.
+func TestMemorySearchHybrid(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	os.MkdirAll(filepath.Join(ws, "memory"), 0o700)
+	os.WriteFile(filepath.Join(ws, "MEMORY.md"), []byte("# Memory\nBought a blue car in March.\n"), 0o600)
+	os.WriteFile(filepath.Join(ws, "memory", "notes.md"), []byte("# Notes\nThe forecast says rain all week.\n"), 0o600)
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key", Embed: conceptEmbedding})
+	g := startWith(t, dir, llm, "", `memory: { search: { provider: "fake", model: "embed-1" } },`)
+	c := g.dial(t)
+
+	res := toolResult(t, c, "agent:main:main", "hy-1", "memory_search", map[string]any{"query": "which automobile did I buy"})
+	if res["mode"] != "hybrid" || res["provider"] != "fake" || res["model"] != "embed-1" || res["note"] != nil {
+		t.Errorf("memory_search does not say hybrid: %v", res)
+	}
+	hits, _ := res["results"].([]any)
+	if len(hits) < 2 {
+		t.Fatalf("hits = %v", res)
+	}
+	first, second := hits[0].(map[string]any), hits[1].(map[string]any)
+	if first["path"] != "MEMORY.md" || !(first["score"].(float64) > second["score"].(float64)) {
+		t.Errorf("the paraphrase is not ranked first: %v", hits)
+	}
+	n := embeddingRequests(llm)
+	toolResult(t, c, "agent:main:main", "hy-2", "memory_search", map[string]any{"query": "is it sunny tomorrow"})
+	if got := embeddingRequests(llm) - n; got != 1 {
+		t.Errorf("a second search made %d embedding requests, want 1 (its query)", got)
+	}
+}

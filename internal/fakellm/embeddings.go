@@ -90,7 +90,7 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 		} `json:"usage"`
 	}{Object: "list", Model: req.Model}
 	for i, in := range inputs {
-		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: Embedding(in, req.Dimensions)})
+		out.Data = append(out.Data, item{Object: "embedding", Index: i, Embedding: s.embed(in, req.Dimensions)})
 		out.Usage.PromptTokens += len(strings.Fields(in))
 	}
 	out.Usage.TotalTokens = out.Usage.PromptTokens

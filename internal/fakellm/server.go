@@ -64,6 +64,10 @@ type Options struct {
 	// gateway's internal-context marker to the model instead of leaving them
 	// out (see the package documentation).
 	KeepInternalContext bool
+	// Embed, when set, computes /v1/embeddings' vectors instead of
+	// Embedding (a test's own notion of meaning); dims is the requested
+	// size (0: unset).
+	Embed func(text string, dims int) []float64
 	// DiscardRequests counts requests without keeping them, so that long
 	// benchmarks do not grow the heap; Requests then returns nil.
 	DiscardRequests bool
@@ -108,6 +112,7 @@ type Server struct {
 	now          func() time.Time
 	window       int
 	countTokens  func(*provider.Request) int
+	embed        func(string, int) []float64
 	overflows    atomic.Int64
 
 	// ctx is cancelled by Close. It is the base context of the requests
@@ -151,6 +156,7 @@ func New(opts Options) *Server {
 		now:          opts.Now,
 		window:       opts.ContextWindow,
 		countTokens:  opts.CountTokens,
+		embed:        opts.Embed,
 		client:       http.DefaultClient,
 	}
 	if s.model == nil {
@@ -166,6 +172,9 @@ func New(opts Options) *Server {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.embed == nil {
+		s.embed = Embedding
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s

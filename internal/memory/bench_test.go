@@ -117,3 +117,62 @@ func BenchmarkIndexPerMB(b *testing.B) {
 	b.ReportMetric(float64(total.Milliseconds())/float64(n)/mb, "ms/MB")
 	b.ReportMetric(mb, "MB")
 }
+
+// randEmbedder gives each text a pseudo-random unit vector of dims floats
+// (seeded by the text), at memory cost, not network cost.
+type randEmbedder struct{ dims int }
+
+func (randEmbedder) Model() string { return "bench/rand" }
+
+func (e randEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		var seed uint64
+		for _, c := range []byte(t) {
+			seed = seed*131 + uint64(c)
+		}
+		r := rand.New(rand.NewPCG(seed, 9))
+		v := make([]float32, e.dims)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// BenchmarkSearchHybrid10k measures memory_search's hybrid path over about
+// 10,000 chunks with 1,536-dimension vectors (OpenAI's small model), the
+// index built and embedded before the timer starts; the query's embedding
+// is local and cheap, so the figure is the search itself. It reports the
+// p50 and p95 in ms and the vectors' memory in MB.
+func BenchmarkSearchHybrid10k(b *testing.B) {
+	ctx := context.Background()
+	vocab := benchVocab(20000)
+	dir := b.TempDir()
+	writeCorpus(b, dir, 323, 404, vocab)
+	plain, st := openIndex(b)
+	idx := NewHybridIndex(plain.st, st, randEmbedder{dims: 1536})
+	if _, err := idx.Query(ctx, "bench", dir, "warm up", 6, 0); err != nil {
+		b.Fatal(err)
+	}
+	vi := idx.hy.scopes["bench"]
+	r := rand.New(rand.NewPCG(7, 8))
+	var durs []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		q := vocab[20+r.IntN(400)] + " " + vocab[20+r.IntN(400)]
+		t0 := time.Now()
+		res, err := idx.Query(ctx, "bench", dir, q, 6, 0)
+		if err != nil || res.Mode != "hybrid" {
+			b.Fatal(err, res.Mode)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(durs[len(durs)*95/100].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(len(vi.rows)), "chunks")
+	b.ReportMetric(float64(len(vi.rows)*1536*4)/(1<<20), "vec-MB")
+}

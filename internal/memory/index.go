@@ -33,6 +33,7 @@ const (
 // rows.
 type Index struct {
 	st Store
+	hy *hybrid // nil: keyword search only
 }
 
 // NewIndex returns an index kept in st.

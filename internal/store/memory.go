@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+	"encoding/binary"
+	"math"
+)
 
 // MemoryFile is the indexed state of one memory file of a scope (an agent's
 // workspace): the slash-separated path relative to the workspace, the
@@ -52,4 +56,48 @@ type MemoryStore interface {
 	// sequence of lower-case words that must appear next to each other in
 	// that order (a phrase); words hold only letters, digits, combining marks and '_'.
 	SearchMemory(ctx context.Context, scope string, terms [][]string, limit int) ([]MemoryHit, error)
+}
+
+// MemoryChunkRow is an indexed chunk as vector search reads it.
+type MemoryChunkRow struct {
+	Path               string
+	StartLine, EndLine int
+	Text               string
+}
+
+// MemoryVectorStore keeps the embeddings of memory chunks, keyed by the
+// embedding model and the SHA-256 (hex) of the chunk's text: a cache that
+// outlives re-indexing (an unchanged chunk is never embedded twice) and, on
+// PostgreSQL, is shared by every node. A backend that keeps memory files
+// implements it too.
+type MemoryVectorStore interface {
+	// MemoryChunks lists the indexed chunks of scope, by path and line.
+	MemoryChunks(ctx context.Context, scope string) ([]MemoryChunkRow, error)
+	// MemoryVectors returns the stored vectors of model whose hashes are
+	// in hashes (absent ones are left out).
+	MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
+	// PutMemoryVectors stores vectors of model by hash; an existing one
+	// is kept.
+	PutMemoryVectors(ctx context.Context, model string, vecs map[string][]float32) error
+}
+
+// EncodeVector is v as little-endian float32s, the stored form.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// DecodeVector reverses EncodeVector; a length not a multiple of 4 is nil.
+func DecodeVector(b []byte) []float32 {
+	if len(b)%4 != 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

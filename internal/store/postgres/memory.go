@@ -130,3 +130,79 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 	}
 	return out, nil
 }
+
+var _ store.MemoryVectorStore = (*Store)(nil)
+
+const (
+	qMemoryChunks = `SELECT path, start_line, end_line, text FROM memory_chunks WHERE scope = $1 ORDER BY path, start_line`
+	qMemoryVecs   = `SELECT hash, vec FROM memory_vectors WHERE model = $1 AND hash = ANY($2)`
+	qMemoryVecPut = `INSERT INTO memory_vectors (model, hash, vec) VALUES ($1,$2,$3) ON CONFLICT (model, hash) DO NOTHING`
+)
+
+// MemoryChunks implements store.MemoryVectorStore.
+func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
+	if err := s.checkOpen("MemoryChunks"); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, qMemoryChunks, scope)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.MemoryChunks: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryChunkRow, error) {
+		var c store.MemoryChunkRow
+		err := r.Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.MemoryChunks: %w", err)
+	}
+	return out, nil
+}
+
+// MemoryVectors implements store.MemoryVectorStore.
+func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	if err := s.checkOpen("MemoryVectors"); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]float32, len(hashes))
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, qMemoryVecs, model, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.MemoryVectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return nil, fmt.Errorf("postgres.MemoryVectors: %w", err)
+		}
+		if v := store.DecodeVector(b); v != nil {
+			out[h] = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres.MemoryVectors: %w", err)
+	}
+	return out, nil
+}
+
+// PutMemoryVectors implements store.MemoryVectorStore.
+func (s *Store) PutMemoryVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+	if err := s.checkOpen("PutMemoryVectors"); err != nil {
+		return err
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for h, v := range vecs {
+			b.Queue(qMemoryVecPut, model, h, store.EncodeVector(v))
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("postgres.PutMemoryVectors: %w", err)
+	}
+	return nil
+}

@@ -251,6 +251,16 @@ CREATE TABLE memory_chunks (
 CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
 CREATE INDEX memory_chunks_tsv  ON memory_chunks USING gin (tsv);
 `,
+	// 8: embeddings of memory chunks by model and text hash (as SQLite's
+	// migration 12).
+	`
+CREATE TABLE memory_vectors (
+	model text  COLLATE "C" NOT NULL,
+	hash  text  COLLATE "C" NOT NULL,
+	vec   bytea NOT NULL,
+	PRIMARY KEY (model, hash)
+);
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -153,3 +153,97 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 	}
 	return out, nil
 }
+
+var _ store.MemoryVectorStore = (*Store)(nil)
+
+const (
+	qMemoryChunks   = `SELECT path, start_line, end_line, text FROM memory_chunks WHERE scope = ? ORDER BY path, start_line`
+	qMemoryVecPut   = `INSERT INTO memory_vectors (model, hash, vec) VALUES (?,?,?) ON CONFLICT (model, hash) DO NOTHING`
+	qMemoryVecsHead = `SELECT hash, vec FROM memory_vectors WHERE model = ? AND hash IN (`
+	// vectorBatch bounds the hashes of one query (SQLite's variable limit
+	// is far above it).
+	vectorBatch = 500
+)
+
+// MemoryChunks implements store.MemoryVectorStore.
+func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
+	if err := s.checkOpen("MemoryChunks"); err != nil {
+		return nil, err
+	}
+	rows, err := s.query(ctx, qMemoryChunks, scope)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
+	}
+	defer rows.Close()
+	var out []store.MemoryChunkRow
+	for rows.Next() {
+		var c store.MemoryChunkRow
+		if err := rows.Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text); err != nil {
+			return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
+	}
+	return out, nil
+}
+
+// MemoryVectors implements store.MemoryVectorStore.
+func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	if err := s.checkOpen("MemoryVectors"); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]float32, len(hashes))
+	for start := 0; start < len(hashes); start += vectorBatch {
+		batch := hashes[start:min(start+vectorBatch, len(hashes))]
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, model)
+		for _, h := range batch {
+			args = append(args, h)
+		}
+		q := qMemoryVecsHead + strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",") + ")"
+		if err := s.scanVectors(ctx, q, args, out); err != nil {
+			return nil, fmt.Errorf("sqlite.MemoryVectors: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) scanVectors(ctx context.Context, q string, args []any, out map[string][]float32) error {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return err
+		}
+		if v := store.DecodeVector(b); v != nil {
+			out[h] = v
+		}
+	}
+	return rows.Err()
+}
+
+// PutMemoryVectors implements store.MemoryVectorStore.
+func (s *Store) PutMemoryVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+	if err := s.checkOpen("PutMemoryVectors"); err != nil {
+		return err
+	}
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		for h, v := range vecs {
+			if _, err := tx.ExecContext(ctx, qMemoryVecPut, model, h, store.EncodeVector(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite.PutMemoryVectors: %w", err)
+	}
+	return nil
+}

@@ -211,6 +211,16 @@ CREATE TABLE memory_chunks (
 CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
 CREATE VIRTUAL TABLE memory_fts USING fts5 (search, tokenize = 'unicode61 remove_diacritics 2');
 `,
+	// 12: embeddings of memory chunks by model and text hash (vector
+	// search; a cache no re-index clears).
+	`
+CREATE TABLE memory_vectors (
+	model TEXT NOT NULL,
+	hash  TEXT NOT NULL,
+	vec   BLOB NOT NULL, -- little-endian float32s
+	PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -27,8 +27,9 @@ const (
 // it.
 const filesDescription = "MEMORY.md, USER.md, Markdown files recursively under memory/"
 
-// KeywordOnlyNote is the note every search result carries: memory search
-// does not use embeddings yet, whatever memory.search names.
+// KeywordOnlyNote is the note of a keyword-only search result: no
+// embedding provider is configured (or it failed), so hits share words with
+// the query.
 const KeywordOnlyNote = "Keyword search only (SQLite FTS5 / PostgreSQL full-text): semantic (embedding) search is not available, so results must share words with the query."
 
 // All returns memory_search (searching idx) and memory_get.

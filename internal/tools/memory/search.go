@@ -19,7 +19,8 @@ func (searchTool) Name() string  { return SearchToolName }
 func (searchTool) Label() string { return "Memory Search" }
 func (searchTool) Description() string {
 	return "Mandatory recall step: search " + filesDescription + " before answering questions about prior work, " +
-		"decisions, dates, people, preferences, or todos. Keyword search: use distinctive words the note would contain. " +
+		"decisions, dates, people, preferences, or todos. Ranks by meaning when an embedding provider is configured, " +
+		"else by keywords: then use distinctive words the note would contain. " +
 		"`corpus=memory` restricts hits to indexed memory files. If response has disabled=true, tell the user and include " +
 		"the warning/action guidance."
 }
@@ -37,6 +38,7 @@ type searchHit struct {
 type searchResult struct {
 	Results   []searchHit `json:"results"`
 	Provider  string      `json:"provider"`
+	Model     string      `json:"model,omitempty"`
 	Mode      string      `json:"mode"`
 	Citations string      `json:"citations"`
 	Note      string      `json:"note,omitempty"`
@@ -85,12 +87,19 @@ func (t searchTool) Call(ctx context.Context, args json.RawMessage) (*tools.Resu
 		}
 		maxResults, _ := p.Int("maxResults", 1)
 		minScore, _ := p.Number("minScore")
-		hits, err := t.idx.Search(ctx, indexScope(agentID, workspace), workspace, query, maxResults, minScore)
+		found, err := t.idx.Query(ctx, indexScope(agentID, workspace), workspace, query, maxResults, minScore)
 		if err != nil {
 			return nil, fmt.Errorf("memory search failed: %w", err)
 		}
+		if found.Mode == "hybrid" {
+			res.Mode, res.Note = "hybrid", ""
+			res.Provider, res.Model, _ = strings.Cut(found.Model, "/")
+		}
+		if found.Warning != "" {
+			res.Warnings = append(res.Warnings, found.Warning)
+		}
 		cite := citationsFor(tools.CallerFrom(ctx).SessionKey)
-		for _, h := range hits {
+		for _, h := range found.Hits {
 			sh := searchHit{Hit: h, Corpus: h.Source}
 			if cite {
 				sh.Citation = citation(h)

@@ -1,0 +1,331 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// Embedder turns texts into vectors for vector search.
+type Embedder interface {
+	// Model names the embedding model ("<provider>/<model>"): stored
+	// vectors are kept by it, so a new model embeds again.
+	Model() string
+	// Embed returns one vector per text, in order. ErrNoEmbeddings
+	// (wrapped) says none is configured.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// ErrNoEmbeddings is an Embedder's answer when no embedding provider is
+// configured: search is keyword-only, as intended.
+var ErrNoEmbeddings = errors.New("memory: no embedding provider configured")
+
+// Hybrid ranking (the reference's defaults).
+const (
+	vectorWeight = 0.7
+	textWeight   = 0.3
+	// halfLifeDays is the recency half-life of dated daily notes.
+	halfLifeDays = 30
+	// embedBatch is the number of chunks embedded per request.
+	embedBatch = 64
+)
+
+// Result is a search's answer: the hits and how they were found.
+type Result struct {
+	Hits []Hit
+	// Mode is "hybrid" (keywords and vectors) or "fts-only".
+	Mode string
+	// Provider is the embedding model used ("" in fts-only mode).
+	Model string
+	// Warning says why a search meant to be hybrid was keyword-only.
+	Warning string
+}
+
+// vecIndex is one scope's chunks with their unit vectors, valid while the
+// scope's files are those of fingerprint.
+type vecIndex struct {
+	fingerprint string
+	model       string
+	rows        []store.MemoryChunkRow
+	vecs        [][]float32
+}
+
+// hybrid is the vector side of an Index.
+type hybrid struct {
+	emb Embedder
+	vs  store.MemoryVectorStore
+	now func() time.Time
+
+	mu     sync.Mutex
+	scopes map[string]*vecIndex
+}
+
+// NewHybridIndex returns an index kept in st that ranks by keywords and
+// by the vectors of emb; st must keep vectors too.
+func NewHybridIndex(st Store, vs store.MemoryVectorStore, emb Embedder) *Index {
+	return &Index{st: st, hy: &hybrid{emb: emb, vs: vs, now: time.Now, scopes: map[string]*vecIndex{}}}
+}
+
+// Query searches scope (synced with workspace first): by keywords and,
+// with an embedder, by meaning, merged as 0.7 × vector similarity + 0.3 ×
+// keyword score, dated notes decaying with a 30-day half-life. Without an
+// embedder, or when it fails, the keyword hits alone (Mode "fts-only",
+// Warning saying why a failure happened).
+func (x *Index) Query(ctx context.Context, scope, workspace, query string, maxResults int, minScore float64) (Result, error) {
+	if maxResults <= 0 {
+		maxResults = DefaultMaxResults
+	}
+	if x.hy == nil {
+		hits, err := x.Search(ctx, scope, workspace, query, maxResults, minScore)
+		return Result{Hits: hits, Mode: "fts-only"}, err
+	}
+	kw, err := x.Search(ctx, scope, workspace, query, maxCandidates, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	keyword := func(warn string) Result {
+		out := make([]Hit, 0, maxResults)
+		for _, h := range kw {
+			if h.Score >= minScore && len(out) < maxResults {
+				out = append(out, h)
+			}
+		}
+		return Result{Hits: out, Mode: "fts-only", Warning: warn}
+	}
+	vi, err := x.hy.index(ctx, x.st, scope)
+	if err == nil && len(vi.rows) > 0 {
+		var qv [][]float32
+		qv, err = x.hy.emb.Embed(ctx, []string{query})
+		if err == nil && len(qv) != 1 {
+			err = fmt.Errorf("embedding provider returned %d vectors for 1 query", len(qv))
+		}
+		if err == nil {
+			return x.hy.merge(vi, normalize(qv[0]), kw, maxResults, minScore), nil
+		}
+	}
+	switch {
+	case err == nil:
+		return keyword(""), nil
+	case errors.Is(err, ErrNoEmbeddings):
+		return keyword(""), nil
+	case ctx.Err() != nil:
+		return Result{}, ctx.Err()
+	}
+	return keyword("vector search unavailable (" + err.Error() + "); keyword results only"), nil
+}
+
+// key identifies a chunk across the two legs.
+type chunkKey struct {
+	path  string
+	start int
+}
+
+// merge ranks the union of the vector and keyword candidates.
+func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minScore float64) Result {
+	type cand struct {
+		hit       Hit
+		vec, text float64
+	}
+	cands := map[chunkKey]*cand{}
+	for _, k := range kw {
+		cands[chunkKey{k.Path, k.StartLine}] = &cand{hit: k, text: k.Score}
+	}
+	// The vector leg's best candidates.
+	type scored struct {
+		i   int
+		sim float64
+	}
+	sims := make([]scored, 0, len(vi.vecs))
+	for i, v := range vi.vecs {
+		if len(v) != len(q) {
+			continue
+		}
+		sims = append(sims, scored{i, dot(v, q)})
+	}
+	slices.SortFunc(sims, func(a, b scored) int {
+		if a.sim != b.sim {
+			if a.sim > b.sim {
+				return -1
+			}
+			return 1
+		}
+		return a.i - b.i
+	})
+	for _, s := range sims[:min(len(sims), maxCandidates)] {
+		r := vi.rows[s.i]
+		k := chunkKey{r.Path, r.StartLine}
+		c, ok := cands[k]
+		if !ok {
+			c = &cand{hit: Hit{Path: r.Path, StartLine: r.StartLine, EndLine: r.EndLine,
+				Snippet: truncateRunes(r.Text, SnippetMaxChars), Source: "memory"}}
+			cands[k] = c
+		}
+		c.vec = max(s.sim, 0)
+	}
+	now := h.now()
+	out := make([]Hit, 0, len(cands))
+	for _, c := range cands {
+		c.hit.Score = (vectorWeight*c.vec + textWeight*c.text) * decay(c.hit.Path, now)
+		if c.hit.Score >= minScore {
+			out = append(out, c.hit)
+		}
+	}
+	slices.SortFunc(out, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.StartLine - b.StartLine
+	})
+	if len(out) == 0 {
+		// Every ranked hit fell below the minimum: keyword matches stay.
+		for _, k := range kw {
+			out = append(out, k)
+		}
+	}
+	return Result{Hits: out[:min(len(out), maxResults)], Mode: "hybrid", Model: vi.model}
+}
+
+// datedNote matches a daily note's date in its file name.
+var datedNote = regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$`)
+
+// decay is a dated note's recency weight, 0.5 per 30 days of age; other
+// files (MEMORY.md, USER.md, undated notes) are evergreen.
+func decay(path string, now time.Time) float64 {
+	m := datedNote.FindStringSubmatch(path)
+	if m == nil {
+		return 1
+	}
+	d, err := time.Parse(time.DateOnly, m[1])
+	if err != nil {
+		return 1
+	}
+	age := now.Sub(d).Hours() / 24
+	if age <= 0 {
+		return 1
+	}
+	return math.Pow(0.5, age/halfLifeDays)
+}
+
+// index returns scope's vector index, rebuilt when its files changed:
+// vectors come from the store's cache by text hash; the missing ones are
+// embedded (in batches) and stored.
+func (h *hybrid) index(ctx context.Context, st Store, scope string) (*vecIndex, error) {
+	files, err := st.MemoryFiles(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("memory: vectors: %w", err)
+	}
+	model := h.emb.Model()
+	fp := sha256.New()
+	fmt.Fprintf(fp, "%s\x00", model)
+	for _, f := range files {
+		fmt.Fprintf(fp, "%s\x00%s\x00", f.Path, f.Hash)
+	}
+	fingerprint := hex.EncodeToString(fp.Sum(nil))
+	h.mu.Lock()
+	vi := h.scopes[scope]
+	h.mu.Unlock()
+	if vi != nil && vi.fingerprint == fingerprint {
+		return vi, nil
+	}
+	rows, err := h.vs.MemoryChunks(ctx, scope)
+	if err != nil {
+		return nil, fmt.Errorf("memory: vectors: %w", err)
+	}
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		sum := sha256.Sum256([]byte(r.Text))
+		hashes[i] = hex.EncodeToString(sum[:])
+	}
+	vecs := make([][]float32, len(rows))
+	have, err := h.vs.MemoryVectors(ctx, model, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("memory: vectors: %w", err)
+	}
+	var missing []int
+	for i, hsh := range hashes {
+		if v, ok := have[hsh]; ok {
+			vecs[i] = normalize(v)
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	for start := 0; start < len(missing); start += embedBatch {
+		batch := missing[start:min(start+embedBatch, len(missing))]
+		texts := make([]string, len(batch))
+		for j, i := range batch {
+			texts[j] = rows[i].Text
+		}
+		got, err := h.emb.Embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(batch) {
+			return nil, fmt.Errorf("embedding provider returned %d vectors for %d texts", len(got), len(batch))
+		}
+		put := make(map[string][]float32, len(batch))
+		for j, i := range batch {
+			vecs[i] = normalize(got[j])
+			put[hashes[i]] = got[j]
+		}
+		if err := h.vs.PutMemoryVectors(ctx, model, put); err != nil {
+			return nil, fmt.Errorf("memory: vectors: %w", err)
+		}
+	}
+	vi = &vecIndex{fingerprint: fingerprint, model: model, rows: rows, vecs: vecs}
+	h.mu.Lock()
+	h.scopes[scope] = vi
+	h.mu.Unlock()
+	return vi, nil
+}
+
+// normalize returns v scaled to unit length (a zero vector stays zero).
+func normalize(v []float32) []float32 {
+	var n float64
+	for _, f := range v {
+		n += float64(f) * float64(f)
+	}
+	out := make([]float32, len(v))
+	if n == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(n)
+	for i, f := range v {
+		out[i] = float32(float64(f) * inv)
+	}
+	return out
+}
+
+// dot is the dot product of two vectors of one length, in four
+// independent sums (the loop is the hot path of a search over thousands
+// of chunks; one running sum would serialise every addition).
+func dot(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64(s0 + s1 + s2 + s3)
+}
