@@ -145,6 +145,8 @@ func newRoot(opts Options) *cobra.Command {
 		newCronCmd(g),
 		newChannelsCmd(g),
 		newTopCmd(g),
+		newMemoryCmd(g),
+		newSkillsCmd(g),
 	)
 	for _, c := range root.Commands() {
 		rejectUnknownSubcommands(c)

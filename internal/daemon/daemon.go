@@ -501,13 +501,15 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		builtin = append(builtin, fetch)
 	}
 	// memory.search.enabled: false removes the memory tools, as in the
-	// reference.
+	// reference (and the memory.* methods).
+	var memSvc gateway.MemoryService
 	if ms, ok := rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
 		idx := memory.NewIndex(ms)
 		if vs, ok := rawStore.(store.MemoryVectorStore); ok {
 			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{mods})
 		}
 		builtin = append(builtin, memorytools.All(idx)...)
+		memSvc = memorytools.Service{Index: idx, Workspace: cfg.AgentWorkspace}
 	}
 	box.set(builtin...)
 	// Approvals a crash cut get their expired results before queued runs
@@ -580,6 +582,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	gw, err := gateway.New(gateway.Config{
 		Skills:    skillBook,
+		Memory:    memSvc,
 		Nodes:     nodesFn,
 		EventHook: evHooks.Fire,
 		Budget: func(ctx context.Context, s *store.Session) (any, error) {

@@ -204,38 +204,50 @@ func (m *models) Catalog() []gateway.CatalogModel {
 // ("<provider>/<model>") or else memory.search's provider and model, on a
 // configured provider whose API serves embeddings (OpenAI-compatible).
 func (m *models) Embed(ctx context.Context, agentID, override string, input []string, dims int) (*provider.EmbedResult, string, error) {
+	e, model, used, dims, err := m.embedder(override, dims)
+	if err != nil {
+		return nil, used, err
+	}
+	res, err := e.Embed(ctx, &provider.EmbedRequest{Model: model, Input: input, Dimensions: dims})
+	return res, used, err
+}
+
+// embedder resolves the embedding model of override ("<provider>/<model>")
+// or else memory.search's, without calling it: the provider, the model,
+// "<provider>/<model>", the vector size to ask for, or why there is none
+// (httpapi.ErrNoEmbeddings).
+func (m *models) embedder(override string, dims int) (provider.Embedder, string, string, int, error) {
 	ms := m.cfg.Memory.Search
 	provID, model := m.cfg.EmbeddingRef()
 	if override != "" {
 		provID, model = config.SplitModelRef(override)
 		provID = strings.ToLower(provID)
 	} else if ms.Enabled != nil && !*ms.Enabled {
-		return nil, "", fmt.Errorf("%w: memory.search.enabled is false (send x-openclaw-model: <provider>/<model> to pick one)", httpapi.ErrNoEmbeddings)
+		return nil, "", "", 0, fmt.Errorf("%w: memory.search.enabled is false (send x-openclaw-model: <provider>/<model> to pick one)", httpapi.ErrNoEmbeddings)
 	}
 	if dims == 0 {
 		dims = ms.OutputDimensionality
 	}
 	used := provID + "/" + model
 	if model == "" {
-		return nil, used, fmt.Errorf("%w: set memory.search.model for provider %s", httpapi.ErrNoEmbeddings, provID)
+		return nil, "", used, 0, fmt.Errorf("%w: set memory.search.model for provider %s", httpapi.ErrNoEmbeddings, provID)
 	}
 	pc, ok := m.cfg.Provider(provID)
 	if !ok {
 		if provID == "openai" {
-			return nil, used, fmt.Errorf("%w: no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey", httpapi.ErrNoEmbeddings)
+			return nil, "", used, 0, fmt.Errorf("%w: no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey", httpapi.ErrNoEmbeddings)
 		}
-		return nil, used, fmt.Errorf("%w: provider %q is not configured under models.providers", httpapi.ErrNoEmbeddings, provID)
+		return nil, "", used, 0, fmt.Errorf("%w: provider %q is not configured under models.providers", httpapi.ErrNoEmbeddings, provID)
 	}
 	p, err := m.adapter(provID, pc)
 	if err != nil {
-		return nil, used, fmt.Errorf("%w: %v", httpapi.ErrNoEmbeddings, err)
+		return nil, "", used, 0, fmt.Errorf("%w: %v", httpapi.ErrNoEmbeddings, err)
 	}
 	e, ok := p.(provider.Embedder)
 	if !ok {
-		return nil, used, fmt.Errorf("%w: provider %s (api %s) serves no embeddings; use an OpenAI-compatible provider", httpapi.ErrNoEmbeddings, provID, pc.API)
+		return nil, "", used, 0, fmt.Errorf("%w: provider %s (api %s) serves no embeddings; use an OpenAI-compatible provider", httpapi.ErrNoEmbeddings, provID, pc.API)
 	}
-	res, err := e.Embed(ctx, &provider.EmbedRequest{Model: model, Input: input, Dimensions: dims})
-	return res, used, err
+	return e, model, used, dims, nil
 }
 
 // memoryEmbedder serves memory search's vectors with memory.search's
@@ -245,6 +257,13 @@ type memoryEmbedder struct{ m *models }
 func (e memoryEmbedder) Model() string {
 	p, m := e.m.cfg.EmbeddingRef()
 	return p + "/" + m
+}
+
+func (e memoryEmbedder) Ready() error {
+	if _, _, _, _, err := e.m.embedder("", 0); err != nil {
+		return fmt.Errorf("%w: %v", memory.ErrNoEmbeddings, err)
+	}
+	return nil
 }
 
 func (e memoryEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -104,6 +104,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodTasksList, scope: wire.ScopeRead, handle: s.handleTasksList},
 	}
 	ms = append(ms, &method{name: wire.MethodWake, scope: wire.ScopeWrite, handle: s.handleWake})
+	ms = append(ms, s.memoryMethods()...)
 	ms = append(ms, s.absentMethods()...)
 	for _, name := range cronMethods {
 		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})

@@ -124,6 +124,8 @@ type Config struct {
 
 	// Skills answers skills.status; nil lists no skills.
 	Skills SkillsSource
+	// Memory answers memory.*; nil answers them UNAVAILABLE.
+	Memory MemoryService
 
 	// Cron serves the cron.* methods; nil answers them UNAVAILABLE.
 	Cron CronService

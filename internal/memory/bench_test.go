@@ -124,6 +124,8 @@ type randEmbedder struct{ dims int }
 
 func (randEmbedder) Model() string { return "bench/rand" }
 
+func (randEmbedder) Ready() error { return nil }
+
 func (e randEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {

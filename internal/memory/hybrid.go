@@ -21,6 +21,9 @@ type Embedder interface {
 	// Model names the embedding model ("<provider>/<model>"): stored
 	// vectors are kept by it, so a new model embeds again.
 	Model() string
+	// Ready says whether a model is configured, without calling it
+	// (ErrNoEmbeddings, wrapped, when none is).
+	Ready() error
 	// Embed returns one vector per text, in order. ErrNoEmbeddings
 	// (wrapped) says none is configured.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
@@ -45,7 +48,7 @@ type Result struct {
 	Hits []Hit
 	// Mode is "hybrid" (keywords and vectors) or "fts-only".
 	Mode string
-	// Provider is the embedding model used ("" in fts-only mode).
+	// Model is the embedding model used ("" in fts-only mode).
 	Model string
 	// Warning says why a search meant to be hybrid was keyword-only.
 	Warning string
@@ -101,6 +104,9 @@ func (x *Index) Query(ctx context.Context, scope, workspace, query string, maxRe
 			}
 		}
 		return Result{Hits: out, Mode: "fts-only", Warning: warn}
+	}
+	if err := x.hy.emb.Ready(); err != nil {
+		return keyword(""), nil
 	}
 	vi, err := x.hy.index(ctx, x.st, scope)
 	if err == nil && len(vi.rows) > 0 {

@@ -34,6 +34,13 @@ func (e *conceptEmbedder) Model() string {
 	return "fake/concepts-1"
 }
 
+func (e *conceptEmbedder) Ready() error {
+	if errors.Is(e.fail, ErrNoEmbeddings) {
+		return e.fail
+	}
+	return nil
+}
+
 func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e.calls.Add(1)
 	e.texts.Add(int64(len(texts)))

@@ -42,12 +42,14 @@ func NewIndex(st Store) *Index { return &Index{st: st} }
 // SyncStats says what a Sync did.
 type SyncStats struct {
 	// Files is the number of memory files found.
-	Files int
+	Files int `json:"files"`
 	// Indexed files were (re)chunked, Unchanged ones skipped (same size and
 	// mtime, or same content hash), Removed ones had gone from disk.
-	Indexed, Unchanged, Removed int
+	Indexed   int `json:"indexed"`
+	Unchanged int `json:"unchanged"`
+	Removed   int `json:"removed"`
 	// Chunks is the number of chunks written.
-	Chunks int
+	Chunks int `json:"chunks"`
 }
 
 // Sync brings scope's index up to date with the memory files of workspace:

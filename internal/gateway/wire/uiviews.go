@@ -34,6 +34,11 @@ func addUiviewsSchemas(methodSchemas map[string]*Schema) {
 	agentOrSession := Object(nil, P("agentId", NonEmptyStr()), P("sessionKey", NonEmptyStr()))
 	methodSchemas[MethodChatMetadata] = agentOrSession
 	methodSchemas[MethodSkillsStatus] = agentOrSession
+	methodSchemas[MethodMemoryStatus] = Object(nil, P("agentId", NonEmptyStr()))
+	methodSchemas[MethodMemoryIndex] = Object(nil, P("agentId", NonEmptyStr()))
+	methodSchemas[MethodMemorySearch] = Object([]string{"query"}, P("agentId", NonEmptyStr()),
+		P("query", NonEmptyStr()), P("maxResults", IntRange(1, 100)),
+		P("minScore", &Schema{Type: JSONNumber, HasMin: true, Min: 0, HasMax: true, Max: 1}))
 	methodSchemas[MethodSystemInfo] = Object(nil)
 	methodSchemas[MethodNodeList] = Object(nil)
 	// The UI sends view options (includeDesktopSetup, projection) the
@@ -162,3 +167,11 @@ type Task struct {
 	DeliveryStatus  string `json:"deliveryStatus,omitempty"`
 	Prompt          string `json:"prompt,omitempty"`
 }
+
+// Switchboard's memory methods (the reference's `memory` CLI reads its
+// index in-process; these serve `switchboard memory`).
+const (
+	MethodMemoryStatus = "memory.status"
+	MethodMemoryIndex  = "memory.index"
+	MethodMemorySearch = "memory.search"
+)

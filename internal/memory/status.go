@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Status is what the index holds for one scope, as `memory status` shows.
+type Status struct {
+	// Files and Chunks are indexed; Dirty says files on disk differ from
+	// the index (the next search or index brings it up to date).
+	Files  int  `json:"files"`
+	Chunks int  `json:"chunks"`
+	Dirty  bool `json:"dirty"`
+	// Mode is "hybrid" when an embedding model is configured, else
+	// "fts-only"; Model names it, Vectors counts the chunks with a stored
+	// vector of it, and Reason says why there is none.
+	Mode    string `json:"mode"`
+	Model   string `json:"model,omitempty"`
+	Vectors int    `json:"vectors"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Status reports scope's index against workspace's files, changing
+// nothing and calling no embedding model.
+func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, error) {
+	st := Status{Mode: "fts-only"}
+	files, err := listFiles(workspace)
+	if err != nil {
+		return st, err
+	}
+	indexed, err := x.st.MemoryFiles(ctx, scope)
+	if err != nil {
+		return st, fmt.Errorf("memory: status: %w", err)
+	}
+	st.Files = len(indexed)
+	byPath := make(map[string]bool, len(indexed))
+	for _, f := range indexed {
+		byPath[f.Path+"\x00"+fmt.Sprint(f.Size, f.MtimeNs)] = true
+	}
+	st.Dirty = len(files) != len(indexed)
+	for _, f := range files {
+		if !byPath[f.rel+"\x00"+fmt.Sprint(f.size, f.mtimeNs)] {
+			st.Dirty = true
+		}
+	}
+	if x.hy == nil {
+		st.Reason = "the store keeps no vectors"
+		return st, nil
+	}
+	rows, err := x.hy.vs.MemoryChunks(ctx, scope)
+	if err != nil {
+		return st, fmt.Errorf("memory: status: %w", err)
+	}
+	st.Chunks = len(rows)
+	if err := x.hy.emb.Ready(); err != nil {
+		st.Reason = err.Error()
+		return st, nil
+	}
+	st.Mode, st.Model = "hybrid", x.hy.emb.Model()
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		sum := sha256.Sum256([]byte(r.Text))
+		hashes[i] = hex.EncodeToString(sum[:])
+	}
+	have, err := x.hy.vs.MemoryVectors(ctx, st.Model, hashes)
+	if err != nil {
+		return st, fmt.Errorf("memory: status: %w", err)
+	}
+	for _, h := range hashes {
+		if _, ok := have[h]; ok {
+			st.Vectors++
+		}
+	}
+	return st, nil
+}
+
+// IndexStats is what an Index call did.
+type IndexStats struct {
+	SyncStats
+	// Embedded is the number of chunks with a vector after it (hybrid
+	// mode), Mode and Model as in Status.
+	Embedded int    `json:"embedded"`
+	Mode     string `json:"mode"`
+	Model    string `json:"model,omitempty"`
+}
+
+// Index brings scope up to date with workspace now and, with an embedding
+// model, embeds every chunk without a stored vector (what a search would
+// do on its first use).
+func (x *Index) Index(ctx context.Context, scope, workspace string) (IndexStats, error) {
+	var out IndexStats
+	out.Mode = "fts-only"
+	s, err := x.Sync(ctx, scope, workspace)
+	out.SyncStats = s
+	if err != nil {
+		return out, err
+	}
+	if x.hy == nil || x.hy.emb.Ready() != nil {
+		return out, nil
+	}
+	vi, err := x.hy.index(ctx, x.st, scope)
+	if err != nil {
+		return out, fmt.Errorf("memory: embedding: %w", err)
+	}
+	out.Mode, out.Model, out.Embedded = "hybrid", vi.model, len(vi.vecs)
+	return out, nil
+}
