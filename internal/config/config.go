@@ -264,6 +264,11 @@ type AgentDefaults struct {
 	// Skills is the agents' skill allowlist: nil leaves them unrestricted,
 	// empty gives them none.
 	Skills []string `json:"skills,omitempty"`
+	// BootstrapMaxChars bounds each workspace file in the system prompt
+	// (default 20,000); BootstrapTotalMaxChars all of them (default
+	// 60,000). Nil or 0 keeps the default.
+	BootstrapMaxChars      *int `json:"bootstrapMaxChars,omitempty"`
+	BootstrapTotalMaxChars *int `json:"bootstrapTotalMaxChars,omitempty"`
 }
 
 // SubagentDefaults is "agents.defaults.subagents". Nil pointers are unset.

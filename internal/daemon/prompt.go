@@ -58,7 +58,14 @@ func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func
 			}
 		}
 		var parts []string
-		for _, f := range memory.BuildBootstrap(files, memory.Budget{}) {
+		budget := memory.Budget{}
+		if p := cfg.Agents.Defaults.BootstrapMaxChars; p != nil {
+			budget.MaxChars = *p
+		}
+		if p := cfg.Agents.Defaults.BootstrapTotalMaxChars; p != nil {
+			budget.TotalMaxChars = *p
+		}
+		for _, f := range memory.BuildBootstrap(files, budget) {
 			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}
 		if sk != nil {

@@ -93,3 +93,33 @@ func TestSystemPromptSkipsHardLinkedFiles(t *testing.T) {
 		t.Errorf("prompt = %q, want only SOUL.md", got)
 	}
 }
+
+// TestSystemPromptBudgetsFromConfig: agents.defaults.bootstrapMaxChars and
+// bootstrapTotalMaxChars cut the workspace files as the defaults would.
+func TestSystemPromptBudgetsFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("soul line of text\n", 200) // 3,600 characters
+	os.WriteFile(filepath.Join(ws, "SOUL.md"), []byte(body), 0o600)
+	os.WriteFile(filepath.Join(ws, "USER.md"), []byte("the user likes tea\n"), 0o600)
+	prompt := func(defaults string) string {
+		t.Helper()
+		cfg, _, err := config.Parse("t.json5", fmt.Appendf(nil, `{agents: {defaults: {workspace: %q, %s}}}`, ws, defaults), config.MapEnv(map[string]string{"HOME": dir}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return systemPrompt(cfg, nil, nil)(agent.RunInfo{AgentID: "main"})
+	}
+	if whole := prompt(""); !strings.Contains(whole, strings.TrimSpace(body)) || !strings.Contains(whole, "likes tea") {
+		t.Fatalf("default budgets cut a small workspace: %d chars", len(whole))
+	}
+	if cut := prompt("bootstrapMaxChars: 1000,"); len(cut) > 1400 || strings.Contains(cut, strings.TrimSpace(body)) || !strings.Contains(cut, "likes tea") {
+		t.Errorf("bootstrapMaxChars 1000: %d chars:\n%s", len(cut), cut)
+	}
+	if total := prompt("bootstrapTotalMaxChars: 1200,"); strings.Contains(total, "likes tea") || len(total) > 1400 {
+		t.Errorf("bootstrapTotalMaxChars 1200 kept USER.md or went over: %d chars", len(total))
+	}
+}
