@@ -71,10 +71,34 @@ if ! command -v ngircd >/dev/null 2>&1 && [ ! -x /usr/sbin/ngircd ]; then
   fi
 fi
 
+phase "staticcheck, in the background beside the tests"
+# staticcheck (pinned) checks the whole module while the tests run; its
+# findings fail the run at the end. Directory staticcheck.conf files say
+# which checks are off where, and why.
+STATICCHECK_BIN="$(dirname "$SWITCHBOARD_TEST_BIN")/staticcheck"
+GOBIN="$(cd "$(dirname "$STATICCHECK_BIN")" && pwd)" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_OUT="$(mktemp)"
+"$STATICCHECK_BIN" ./... >"$STATICCHECK_OUT" 2>&1 &
+staticcheck_pid=$!
+
 phase "go test (compiling takes a while before the first package reports)"
 # go test -json through the summariser: go test's own "ok"/"FAIL" lines
 # and failed tests' output as they come, a line per package group, then a
 # summary (packages passed/failed, the slowest ten, the total time). With
-# pipefail the script fails when go test or the summariser does.
-go test -json -race -shuffle=on -count=1 -timeout 20m "$@" ./... | "$SUMMARY_BIN"
+# pipefail the pipeline fails when go test or the summariser does.
+test_rc=0
+go test -json -race -shuffle=on -count=1 -timeout 20m "$@" ./... | "$SUMMARY_BIN" || test_rc=$?
+
+phase "staticcheck's findings"
+staticcheck_rc=0
+wait "$staticcheck_pid" || staticcheck_rc=$?
+cat "$STATICCHECK_OUT"
+rm -f "$STATICCHECK_OUT"
+if [ "$staticcheck_rc" -ne 0 ]; then
+  echo "test.sh: staticcheck failed (exit $staticcheck_rc)" >&2
+else
+  echo "staticcheck: no findings"
+fi
 phase "done"
+if [ "$test_rc" -ne 0 ]; then exit "$test_rc"; fi
+exit "$staticcheck_rc"

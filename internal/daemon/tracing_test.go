@@ -119,7 +119,7 @@ func TestOneTracePerChain(t *testing.T) {
 	attr := func(sp tracetest.SpanStub, key string) string {
 		for _, a := range sp.Attributes {
 			if string(a.Key) == key {
-				return a.Value.Emit()
+				return a.Value.String()
 			}
 		}
 		return ""

@@ -200,9 +200,7 @@ func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minS
 	})
 	if len(out) == 0 {
 		// Every ranked hit fell below the minimum: keyword matches stay.
-		for _, k := range kw {
-			out = append(out, k)
-		}
+		out = append(out, kw...)
 	}
 	return Result{Hits: out[:min(len(out), maxResults)], Mode: "hybrid", Model: vi.model}
 }
