@@ -42,5 +42,9 @@ func (c *Config) SecretValues() []string {
 		add(slices.Collect(maps.Values(s.Headers))...)
 		add(slices.Collect(maps.Values(s.Env))...)
 	}
+	for _, e := range c.Skills.Entries {
+		add(e.APIKey)
+		add(slices.Collect(maps.Values(e.Env))...)
+	}
 	return out
 }

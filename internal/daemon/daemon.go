@@ -495,7 +495,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	// Commands exec moves to the background live here until the process
 	// tool clears them or the gateway stops (which kills the rest).
 	jobs := shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
-	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: jobs})
+	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: jobs, SkillEnv: skillBook.Env})
 	builtin := append(append(sessTools.All(), subs.Tool(), execTool, shell.NewProcessTool(jobs)), files.All()...)
 	if fetch := webFetchTool(cfg); fetch != nil {
 		builtin = append(builtin, fetch)

@@ -44,6 +44,7 @@ func TestSkillsInPromptAndStatus(t *testing.T) {
 	skillFile(t, extra, "turned-off", "name: turned-off\ndescription: disabled in config")
 	skillFile(t, extra, "command-only", "name: command-only\ndescription: only as a command\ndisable-model-invocation: true")
 	skillFile(t, extra, "not-allowed", "name: not-allowed\ndescription: outside the allowlist")
+	skillFile(t, extra, "with-key", "name: with-key\ndescription: needs its key\nmetadata: { \"openclaw\": { \"primaryEnv\": \"SKILLTEST_KEY\", \"requires\": { \"env\": [\"SKILLTEST_KEY\"] } } }")
 	huge := skillFile(t, wsSkills, "huge", "name: huge\ndescription: d")
 	if err := os.WriteFile(huge, []byte("---\nname: huge\ndescription: d\n---\n"+strings.Repeat("x", 300_000)), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,8 +53,8 @@ func TestSkillsInPromptAndStatus(t *testing.T) {
 	extraCfg, _ := json.Marshal(extra)
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	g := startDefaults(t, dir, llm, `{ id: "fake-1" }`,
-		`skills: ["release-notes", "weather", "needs-bin", "turned-off", "command-only", "later"],`, "",
-		`skills: { load: { extraDirs: [`+string(extraCfg)+`] }, entries: { "turned-off": { enabled: false } } },`)
+		`skills: ["release-notes", "weather", "needs-bin", "turned-off", "command-only", "later", "with-key"],`, "",
+		`skills: { load: { extraDirs: [`+string(extraCfg)+`] }, entries: { "turned-off": { enabled: false }, "with-key": { apiKey: "sk-skill-5150" } } },`)
 	c := g.dial(t)
 
 	if w := runTurn(t, c, "agent:main:main", "sk-1", "/reply ok\nhello"); w["status"] != "ok" {
@@ -105,8 +106,13 @@ func TestSkillsInPromptAndStatus(t *testing.T) {
 	if _, ok := got["huge"]; ok {
 		t.Errorf("the oversized SKILL.md was loaded")
 	}
-	if len(got) != 6 {
-		t.Errorf("skills.status lists %d skills, want 6: %v", len(got), st["skills"])
+	check("with-key", "eligible", true)
+	if len(got) != 7 {
+		t.Errorf("skills.status lists %d skills, want 7: %v", len(got), st["skills"])
+	}
+	// The skill's apiKey reaches host commands as its primaryEnv.
+	if out := toolText(t, c, "agent:main:main", "sk-env", "exec", map[string]any{"command": `[ "$SKILLTEST_KEY" = sk-skill-5150 ] && echo injected || echo missing`}); !strings.Contains(out, "injected") {
+		t.Errorf("exec does not see the skill's key: %q", out)
 	}
 
 	// A skill added now is in the next turn's prompt.

@@ -1,5 +1,7 @@
 package skills
 
+import "os"
+
 // Scope is what one agent's skills depend on besides the files.
 type Scope struct {
 	Roots []Root
@@ -35,4 +37,44 @@ func (a *Agents) Section(agentID, readTool string) string {
 	sc := a.Resolve(agentID)
 	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
 	return Section(sc.Policy.Visible(list), readTool, sc.PromptChars)
+}
+
+// Env is what agent id's skills add to a host command's environment: each
+// usable skill's skills.entries env, and its apiKey as its primaryEnv,
+// for variables the gateway's environment does not set (the reference's
+// injection; sandboxed commands get none).
+func (a *Agents) Env(agentID string) map[string]string {
+	sc := a.Resolve(agentID)
+	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	lookup := sc.Policy.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var out map[string]string
+	set := func(k, v string) {
+		if k == "" || v == "" {
+			return
+		}
+		if cur, ok := lookup(k); ok && cur != "" {
+			return
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	for _, s := range list {
+		st := sc.Policy.Status(s)
+		if !st.Eligible || st.BlockedByAgentFilter {
+			continue
+		}
+		e := sc.Policy.Entries[s.Key()]
+		for k, v := range e.Env {
+			set(k, v)
+		}
+		if s.Metadata != nil {
+			set(s.Metadata.PrimaryEnv, e.APIKey)
+		}
+	}
+	return out
 }

@@ -41,6 +41,10 @@ type Config struct {
 	// MaxOutputBytes caps the output returned (head and tail kept); 0 means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// SkillEnv returns what an agent's skills add to a host command's
+	// environment (skills.entries env and apiKey); nil adds nothing.
+	// Sandboxed commands never get it.
+	SkillEnv func(agentID string) map[string]string
 	// PathPrepend lists directories put in front of PATH
 	// (tools.exec.pathPrepend).
 	PathPrepend []string
@@ -182,7 +186,11 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		} else {
 			cmd = exec.Command(t.cfg.Shell, "-c", req.Command)
 			cmd.Dir = cwd
-			cmd.Env = t.environ(req.Env)
+			var skillEnv map[string]string
+			if t.cfg.SkillEnv != nil {
+				skillEnv = t.cfg.SkillEnv(tools.CallerFrom(ctx).AgentID)
+			}
+			cmd.Env = t.environ(req.Env, skillEnv)
 		}
 		if j.proc, err = startCmd(cmd, output, background); err != nil {
 			return nil, fmt.Errorf("exec: %w", err)
@@ -346,8 +354,9 @@ func (t *Tool) WithRunner(r Runner) *Tool {
 
 // environ is the command's environment: the gateway's, PATH with
 // PathPrepend in front, SWITCHBOARD_SHELL and OPENCLAW_SHELL set to
-// "exec", then the call's overrides.
-func (t *Tool) environ(over map[string]string) []string {
+// "exec", then the skills' variables the gateway's environment lacks
+// (Config.SkillEnv), then the call's overrides.
+func (t *Tool) environ(over, skillEnv map[string]string) []string {
 	env := map[string]string{}
 	var order []string
 	set := func(k, v string) {
@@ -370,6 +379,11 @@ func (t *Tool) environ(over map[string]string) []string {
 	}
 	set("SWITCHBOARD_SHELL", "exec")
 	set("OPENCLAW_SHELL", "exec")
+	for k, v := range skillEnv {
+		if _, ok := env[k]; !ok {
+			set(k, v)
+		}
+	}
 	for k, v := range over {
 		set(k, v)
 	}
