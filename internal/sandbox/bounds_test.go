@@ -214,3 +214,19 @@ func TestQuotaBoundsOneFile(t *testing.T) {
 		t.Fatalf("one file past the rest of the quota: %q", out)
 	}
 }
+
+// explain states the workspace quota and that it holds during a command,
+// for both backends; an rw workspace has none.
+func TestExplainWorkspaceQuota(t *testing.T) {
+	for _, backend := range []string{"bubblewrap", "docker"} {
+		spec := Spec{Backend: backend, WorkspaceAccess: AccessNone, ScopeDir: "/s/agent-main", Limits: Limits{WorkspaceBytes: 5 << 20}}
+		out := spec.Explain("/ws")
+		if !strings.Contains(out, "sandbox workspace quota 5242880 bytes") || !strings.Contains(out, "a watcher kills the command once the workspace passes it") {
+			t.Errorf("%s explain lacks the quota:\n%s", backend, out)
+		}
+		spec.WorkspaceAccess = AccessRW
+		if out := spec.Explain("/ws"); strings.Contains(out, "quota") {
+			t.Errorf("%s explain of an rw workspace names a quota:\n%s", backend, out)
+		}
+	}
+}

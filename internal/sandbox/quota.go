@@ -44,3 +44,13 @@ func (s Spec) Guard() (start func(kill func()), stop func() string, err error) {
 func overQuota(dir string, used, quota int64) error {
 	return fmt.Errorf("sandbox: the sandbox workspace %s holds %d bytes, over its quota of %d bytes; remove files from it before running more commands", dir, used, quota)
 }
+
+// explainQuota describes the quota of the scope's private workspace of
+// s (normalized), for Explain; "" when it has none.
+func (s Spec) explainQuota() string {
+	if s.ScopeDir == "" || s.WorkspaceAccess == AccessRW {
+		return ""
+	}
+	return fmt.Sprintf("sandbox workspace quota %d bytes (no command starts over it; a command's file size limit is what is left of it, "+
+		"and a watcher kills the command once the workspace passes it: it gets past by what it writes before the watcher reacts, milliseconds on an idle host)", s.Limits.WorkspaceBytes)
+}

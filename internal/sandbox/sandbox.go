@@ -459,9 +459,8 @@ func (s Spec) Explain(workspace string) string {
 		n.Limits.CPUSeconds, n.Limits.MemoryBytes, n.Limits.Procs, n.Limits.FileBytes)
 	fmt.Fprintf(&b, "processes bounded by: %s\n", ProcessBound())
 	fmt.Fprintf(&b, "disk: each private tmpfs %d bytes", n.Limits.TmpBytes)
-	if n.ScopeDir != "" && n.WorkspaceAccess != AccessRW {
-		fmt.Fprintf(&b, "; sandbox workspace quota %d bytes (no command starts over it; each command's file size limit is what is left of it, "+
-			"and a watcher kills the command once the workspace passes it: it gets past by what it writes before the watcher reacts, milliseconds on an idle host)", n.Limits.WorkspaceBytes)
+	if q := n.explainQuota(); q != "" {
+		b.WriteString("; " + q)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "seccomp: EPERM for %s\n", strings.Join(deniedSyscalls, " "))
