@@ -45,7 +45,7 @@ func newQuotaWatch(dir string, quota int64) (*quotaWatch, error) {
 	}
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: cannot watch the sandbox workspace quota (inotify: %w)", err)
+		return nil, fmt.Errorf("sandbox: cannot watch the sandbox workspace quota (inotify: %w); each running command in a private workspace takes an inotify instance: raise fs.inotify.max_user_instances", err)
 	}
 	w := &quotaWatch{dir: dir, quota: quota, f: os.NewFile(uintptr(fd), "inotify"),
 		quit: make(chan struct{}), done: make(chan struct{})}
