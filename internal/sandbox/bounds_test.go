@@ -161,7 +161,7 @@ func runGuarded(t *testing.T, spec Spec, script string) (string, string) {
 	for _, f := range cmd.ExtraFiles {
 		f.Close()
 	}
-	start(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	start(cmd.Process.Pid, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	_ = cmd.Wait()
 	return out.String(), stop()
 }

@@ -21,23 +21,25 @@ import (
 // Guard prepares the bound of one command that writes to the scope's
 // private workspace (access none and ro) while it runs. It refuses, as
 // Command does, while the workspace is over its quota. start begins the
-// watch once the command runs, with the function that kills the command
-// and everything it started; stop, called once the command ended (or
+// watch once the command runs, with the command's process id on the host
+// (0 when it has none there) and the function that kills the command and
+// everything it started; stop, called once the command ended (or
 // failed to start), ends the watch and returns why it stopped the
 // command ("" when it did not). Without a private workspace start and
 // stop do nothing. Both backends use it: bubblewrap binds the workspace
 // at its own path, Docker at docker.workdir, and the files are the
 // host's either way.
-func (s Spec) Guard() (start func(kill func()), stop func() string, err error) {
+func (s Spec) Guard() (start func(pid int, kill func()), stop func() string, err error) {
 	n := s.Normalized()
 	if n.ScopeDir == "" || n.WorkspaceAccess == AccessRW {
-		return func(func()) {}, func() string { return "" }, nil
+		return func(int, func()) {}, func() string { return "" }, nil
 	}
 	w, err := newQuotaWatch(filepath.Clean(n.ScopeDir), n.Limits.WorkspaceBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	return w.start, w.stop, nil
+	start = func(pid int, kill func()) { w.start(killFirstInCgroup(pid, kill)) }
+	return start, w.stop, nil
 }
 
 // overQuota is the refusal of a command while dir holds used bytes.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -231,4 +232,26 @@ func (w *quotaWatch) apply(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// killFirstInCgroup returns kill preceded, for a bubblewrap command pid
+// with a pids cgroup of its own (see joinPidsScript), by SIGKILL to every
+// process in that cgroup: the writer stops at once instead of after the
+// sandbox's PID namespace is torn down behind bwrap.
+func killFirstInCgroup(pid int, kill func()) func() {
+	dir, _ := procBound()
+	if pid <= 0 || dir == "" {
+		return kill
+	}
+	procs := filepath.Join(dir, strconv.Itoa(pid), "cgroup.procs")
+	return func() {
+		if b, err := os.ReadFile(procs); err == nil {
+			for _, f := range strings.Fields(string(b)) {
+				if p, err := strconv.Atoi(f); err == nil && p > 0 {
+					_ = syscall.Kill(p, syscall.SIGKILL)
+				}
+			}
+		}
+		kill()
+	}
 }

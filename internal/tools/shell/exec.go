@@ -67,11 +67,12 @@ type Confiner interface {
 // Guarder is a Confiner or Runner that also bounds each command while it
 // runs (the sandbox's workspace quota, internal/sandbox's Spec.Guard).
 // Guard is called before the command starts and an error means nothing
-// runs; start is called once it runs, with the function that kills it and
-// everything it started; stop, once it ended or failed to start, ends
+// runs; start is called once it runs, with its process id on the host (0
+// when it has none there) and the function that kills it and everything
+// it started; stop, once it ended or failed to start, ends
 // the guard and says why it stopped the command ("" when it did not).
 type Guarder interface {
-	Guard() (start func(kill func()), stop func() string, err error)
+	Guard() (start func(pid int, kill func()), stop func() string, err error)
 }
 
 // Tool is the exec tool. Safe for concurrent use.
@@ -174,7 +175,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 	// A backgrounded command can be written to (process write).
 	background := t.cfg.Jobs != nil
 	j.start = time.Now()
-	guardStart := func(func()) {}
+	guardStart := func(int, func()) {}
 	switch {
 	case t.cfg.Runner != nil:
 		if guardStart, j.guardStop, err = guard(t.cfg.Runner); err != nil {
@@ -211,7 +212,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 			return nil, fmt.Errorf("exec: %w", err)
 		}
 	}
-	guardStart(j.proc.Kill)
+	guardStart(j.proc.PID(), j.proc.Kill)
 	j.stdin = j.proc.Stdin()
 	go j.watch(cwd)
 
@@ -259,10 +260,10 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 
 // guard returns the guard of c when it is a Guarder, else one that does
 // nothing.
-func guard(c any) (start func(kill func()), stop func() string, err error) {
+func guard(c any) (start func(pid int, kill func()), stop func() string, err error) {
 	g, ok := c.(Guarder)
 	if !ok {
-		return func(func()) {}, func() string { return "" }, nil
+		return func(int, func()) {}, func() string { return "" }, nil
 	}
 	if start, stop, err = g.Guard(); err != nil {
 		return nil, nil, fmt.Errorf("exec: %w", err)

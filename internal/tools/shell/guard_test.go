@@ -17,6 +17,7 @@ import (
 type hostGuarded struct {
 	refuse        error
 	starts, stops atomic.Int32
+	pid           atomic.Int32 // given to the last start
 }
 
 func (h *hostGuarded) Command(_ context.Context, _, cwd string, argv []string, env []string) (*exec.Cmd, error) {
@@ -25,12 +26,13 @@ func (h *hostGuarded) Command(_ context.Context, _, cwd string, argv []string, e
 	return cmd, nil
 }
 
-func (h *hostGuarded) Guard() (func(kill func()), func() string, error) {
+func (h *hostGuarded) Guard() (func(pid int, kill func()), func() string, error) {
 	if h.refuse != nil {
 		return nil, nil, h.refuse
 	}
 	var killed atomic.Bool
-	start := func(kill func()) {
+	start := func(pid int, kill func()) {
+		h.pid.Store(int32(pid))
 		h.starts.Add(1)
 		killed.Store(true)
 		kill()
@@ -62,6 +64,9 @@ func TestExecGuard(t *testing.T) {
 	}
 	if d := res.Details.(*Details); d.Status != "failed" {
 		t.Errorf("details = %+v", d)
+	}
+	if g.pid.Load() <= 0 {
+		t.Errorf("guard started with pid %d, want the command's", g.pid.Load())
 	}
 	if g.starts.Load() != 1 || g.stops.Load() != 1 {
 		t.Errorf("guard started %d and stopped %d times, want once each", g.starts.Load(), g.stops.Load())
