@@ -434,6 +434,19 @@ func (c *Config) SandboxWorkspaceRoot(id string) string {
 	return strings.TrimSpace(c.Agents.Defaults.Sandbox.WorkspaceRoot)
 }
 
+// SandboxWorkspaceQuota returns the quota of agent id's private sandbox
+// workspaces in bytes: agents.list[id].sandbox.workspaceQuota, else
+// agents.defaults.sandbox.workspaceQuota, else 0 (the sandbox's default).
+func (c *Config) SandboxWorkspaceQuota(id string) int64 {
+	if a := c.agent(id); a != nil && a.Sandbox.WorkspaceQuota != nil {
+		return int64(*a.Sandbox.WorkspaceQuota)
+	}
+	if q := c.Agents.Defaults.Sandbox.WorkspaceQuota; q != nil {
+		return int64(*q)
+	}
+	return 0
+}
+
 // SandboxRoot is SandboxWorkspaceRoot made absolute: "~" expanded, and
 // <state dir>/sandboxes when unset.
 func (c *Config) SandboxRoot(id string) string {

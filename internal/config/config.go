@@ -304,6 +304,11 @@ type SandboxDefaults struct {
 	// workspaceAccess none and ro live, one per scope ("" means
 	// <state dir>/sandboxes; "~" is the home directory).
 	WorkspaceRoot string `json:"workspaceRoot,omitempty"`
+	// WorkspaceQuota bounds what the regular files of each private
+	// sandbox workspace (workspaceAccess none and ro) hold, in bytes or
+	// a size string ("1gb", the default): a command does not start over
+	// it and is stopped when it writes past it.
+	WorkspaceQuota *ByteSize `json:"workspaceQuota,omitempty"`
 	// Docker configures the docker backend (the reference's keys).
 	Docker *SandboxDocker `json:"docker,omitempty"`
 	// Prune removes idle and old sandbox containers.
@@ -397,6 +402,8 @@ type AgentSandbox struct {
 	Scope string `json:"scope,omitempty"`
 	// WorkspaceRoot overrides agents.defaults.sandbox.workspaceRoot.
 	WorkspaceRoot string `json:"workspaceRoot,omitempty"`
+	// WorkspaceQuota overrides agents.defaults.sandbox.workspaceQuota.
+	WorkspaceQuota *ByteSize `json:"workspaceQuota,omitempty"`
 	// Docker overrides agents.defaults.sandbox.docker field by field
 	// (ignored under scope "shared", whose one container is the
 	// defaults').

@@ -54,14 +54,15 @@ func TestSandboxDockerValidate(t *testing.T) {
 	}
 }
 
-// The reference's scope, workspaceRoot, prune and docker keys are read,
+// The reference's scope, workspaceRoot, prune and docker keys are read
+// (and Switchboard's workspaceQuota),
 // not warned about as unknown.
 func TestSandboxScopeAndDockerKeys(t *testing.T) {
 	src := `{ agents: {
-  defaults: { sandbox: { scope: "session", workspaceRoot: "~/boxes", prune: { idleHours: 2, maxAgeDays: 0 },
+  defaults: { sandbox: { scope: "session", workspaceRoot: "~/boxes", workspaceQuota: "64mb", prune: { idleHours: 2, maxAgeDays: 0 },
     docker: { setupCommand: "apt-get update", gpus: "all", memorySwap: -1, ulimits: { nofile: { soft: 1024, hard: 2048 }, nproc: 256, core: { hard: 0 } } } } },
   list: [{ id: "main" }, { id: "ops", sandbox: { scope: "agent", workspaceRoot: "/srv/ops-boxes", docker: { memorySwap: "2g", ulimits: { nproc: 64 } } } },
-    { id: "rel", sandbox: { workspaceRoot: "rel-boxes" } }] } }`
+    { id: "rel", sandbox: { workspaceRoot: "rel-boxes", workspaceQuota: 1000000 } }] } }`
 	c, warnings, err := Parse("test.json5", []byte(src), testEnv(map[string]string{"HOME": "/home/u"}))
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,16 @@ func TestSandboxScopeAndDockerKeys(t *testing.T) {
 	}
 	if got := c.SandboxRoot("rel"); !strings.HasSuffix(got, "/rel-boxes") || !strings.HasPrefix(got, "/") {
 		t.Errorf("relative root = %q, want under the state dir", got)
+	}
+	if m, r := c.SandboxWorkspaceQuota("main"), c.SandboxWorkspaceQuota("rel"); m != 64<<20 || r != 1000000 {
+		t.Errorf("workspace quotas = %d, %d", m, r)
+	}
+	if q := mustParse(t, `{}`, nil).SandboxWorkspaceQuota("main"); q != 0 {
+		t.Errorf("unset workspace quota = %d, want 0 (the sandbox's default)", q)
+	}
+	if _, _, err := Parse("bad.json5", []byte(`{ agents: { defaults: { sandbox: { workspaceQuota: "lots" } } } }`), testEnv(nil)); err == nil ||
+		!strings.Contains(err.Error(), "workspaceQuota") {
+		t.Errorf("bad workspace quota: %v", err)
 	}
 	if idle, age := c.SandboxPrune(); idle != 2*time.Hour || age != 0 {
 		t.Errorf("prune = %v, %v", idle, age)

@@ -1,15 +1,20 @@
 package config
 
 import (
+	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 )
 
 // SecretValues returns every secret value the configuration holds, with
 // "${ENV}" references expanded and the environment's overrides applied:
 // provider API keys and header values, the gateway's token and password,
 // the hooks token, A2A peer tokens (both directions), the Telegram bot
-// token and webhook secret, the IRC password, and MCP servers' header and
+// token (inline, from TELEGRAM_BOT_TOKEN or read from tokenFile) and
+// webhook secret, the IRC and NickServ passwords (inline, from the
+// environment or read from passwordFile), and MCP servers' header and
 // environment values. Texts that leave the gateway are masked by these
 // values (package secrets); the order is unspecified.
 func (c *Config) SecretValues() []string {
@@ -32,11 +37,25 @@ func (c *Config) SecretValues() []string {
 			add(p.Token, p.OutboundToken)
 		}
 	}
-	if tg := c.Channels.Telegram; tg != nil {
-		add(tg.BotToken, tg.WebhookSecret)
+	// The channels' settings are resolved already: env fallbacks applied,
+	// token and password files read as their connectors read them.
+	resolved := func(inline, file string) {
+		if inline != "" {
+			out = append(out, inline)
+		}
+		if v, err := ReadSecretFile(file); err == nil && v != "" {
+			out = append(out, v)
+		}
 	}
-	if irc := c.Channels.IRC; irc != nil {
-		add(irc.Password)
+	if c.Channels.Telegram != nil {
+		tg := c.Telegram()
+		resolved(tg.BotToken, tg.TokenFile)
+		resolved(tg.WebhookSecret, "")
+	}
+	if c.Channels.IRC != nil {
+		irc := c.IRC()
+		resolved(irc.Password, irc.PasswordFile)
+		resolved(irc.NickServPassword, irc.NickServPasswordFile)
 	}
 	for _, s := range c.MCP.Servers {
 		add(slices.Collect(maps.Values(s.Headers))...)
@@ -47,4 +66,26 @@ func (c *Config) SecretValues() []string {
 		add(slices.Collect(maps.Values(e.Env))...)
 	}
 	return out
+}
+
+// ReadSecretFile reads a secret from a token or password file
+// (channels.telegram.tokenFile, channels.irc.passwordFile): its first
+// line, trimmed. The file must be a regular file. An empty path reads "".
+func ReadSecretFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line), nil
 }

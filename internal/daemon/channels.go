@@ -232,19 +232,11 @@ func secretOrFile(inline, file, key string) (string, error) {
 	if file == "" {
 		return inline, nil
 	}
-	fi, err := os.Stat(file)
+	v, err := config.ReadSecretFile(file)
 	if err != nil {
 		return "", fmt.Errorf("daemon: %s: %w", key, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("daemon: %s: %s is not a regular file", key, file)
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("daemon: %s: %w", key, err)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return strings.TrimSpace(line), nil
+	return v, nil
 }
 
 // start starts the connectors (run events are followed from newChannels

@@ -95,7 +95,16 @@ type dockerRunner struct {
 	spec sandbox.Spec
 }
 
-var _ shell.Runner = dockerRunner{}
+var (
+	_ shell.Runner  = dockerRunner{}
+	_ shell.Guarder = dockerRunner{}
+)
+
+// Guard bounds what a command writes to the scope's private workspace,
+// which the container binds at docker.workdir, while it runs.
+func (r dockerRunner) Guard() (func(pid int, kill func()), func() string, error) {
+	return r.spec.Guard()
+}
 
 func (r dockerRunner) Start(ctx context.Context, c shell.Command) (shell.Process, error) {
 	ct, err := r.d.Start(ctx, r.spec, sandbox.Run(c))

@@ -340,6 +340,72 @@ func TestSecretsNeverLeaveTheGateway(t *testing.T) {
 	})
 }
 
+// TestFileSecretsNeverLeaveTheGateway: secrets given only through token
+// and password files (channels.telegram.tokenFile, channels.irc
+// passwordFile and nickserv.passwordFile) are masked like inline ones in
+// tool results, the transcript, the events, the model's requests and the
+// logs (issue 30).
+func TestFileSecretsNeverLeaveTheGateway(t *testing.T) {
+	secrets := map[string]string{
+		"tg-token": "987654:file-only-telegram-token-0123456789",
+		"irc-pass": "file-only-irc-password-0123456789",
+		"ns-pass":  "file-only-nickserv-password-0123456789",
+	}
+	dir := t.TempDir()
+	files := t.TempDir()
+	for name, v := range secrets {
+		if err := os.WriteFile(filepath.Join(files, name), []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing listens at the channels' addresses: the connectors retry
+	// in the background while the operator's turn runs.
+	writeAgents(t, dir, "workspace", "")
+	g := startWith(t, dir, nil, "", `channels: {
+  telegram: { tokenFile: "`+filepath.Join(files, "tg-token")+`", apiRoot: "http://127.0.0.1:9" },
+  irc: { host: "127.0.0.1", port: 9, tls: false, nick: "sb", passwordFile: "`+filepath.Join(files, "irc-pass")+`",
+    nickserv: { passwordFile: "`+filepath.Join(files, "ns-pass")+`" } } },`)
+	c := g.dial(t)
+	var notes strings.Builder
+	for _, name := range []string{"tg-token", "irc-pass", "ns-pass"} {
+		notes.WriteString(name + " is " + secrets[name] + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "workspace", "notes.txt"), []byte(notes.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "idempotencyKey": "file-1",
+		"message": toolTurn("read", map[string]any{"path": "notes.txt"})})
+	chat, agentEvs := runEvents(t, c, "file-1")
+	read := toolResults(t, c, "agent:main:main", "read")
+	if len(read) != 1 || strings.Count(read[0], "[redacted]") != 3 {
+		t.Fatalf("read result = %q, want the three file secrets masked", read)
+	}
+	seen := toJSON(t, map[string]any{"chat": chat, "agent": agentEvs, "history": history(t, c, "agent:main:main")})
+	for name, v := range secrets {
+		if strings.Contains(seen, v) {
+			t.Errorf("the %s secret reached a client: %s", name, seen)
+		}
+	}
+	for _, r := range g.llm.Requests() {
+		if r.Request == nil {
+			continue
+		}
+		for _, m := range r.Request.Messages {
+			for name, v := range secrets {
+				if strings.Contains(m.Text, v) {
+					t.Errorf("the %s secret reached the model: %q", name, m.Text)
+				}
+			}
+		}
+	}
+	eventually(t, "the run's end in the log", func() bool { return strings.Contains(g.stdio.String(), "file-1") })
+	for name, v := range secrets {
+		if strings.Contains(g.stdio.String(), v) {
+			t.Errorf("the console log holds the %s secret:\n%s", name, g.stdio)
+		}
+	}
+}
+
 // TestUntrustedA2AOutAndBack: a webhook's session sends to a remote peer
 // over A2A (another gateway): the peer's turn is outside input there, and
 // the reply that comes back is the hook session's tool result; nothing

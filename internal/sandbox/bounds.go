@@ -19,7 +19,8 @@ const (
 	DefaultTmpBytes = 256 << 20
 	// DefaultWorkspaceBytes is the quota of the scope's private workspace
 	// (workspaceAccess none and ro): a command does not start while the
-	// workspace holds more.
+	// workspace holds more, and is stopped when it fills it past that
+	// (see Guard).
 	DefaultWorkspaceBytes = 1 << 30
 )
 
@@ -193,9 +194,9 @@ func sweepPidsGroups(dir string) {
 	}
 }
 
-// checkQuota refuses to start a command while the scope's private
-// workspace dir holds more than quota bytes.
-func checkQuota(dir string, quota int64) error {
+// workspaceUsage is what the regular files of the scope's private
+// workspace dir hold, in bytes.
+func workspaceUsage(dir string) (int64, error) {
 	var used int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -206,13 +207,7 @@ func checkQuota(dir string, quota int64) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if used > quota {
-		return fmt.Errorf("sandbox: the sandbox workspace %s holds %d bytes, over its quota of %d bytes; remove files from it before running more commands", dir, used, quota)
-	}
-	return nil
+	return used, err
 }
 
 // ProcessBound says how the processes of a sandbox are bounded here (a

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -80,13 +81,14 @@ func TestTmpfsSizeBound(t *testing.T) {
 }
 
 // A command does not start while the scope's private workspace is over
-// its quota; once files are removed it runs again.
+// its quota (files put there from outside, or left by a command stopped
+// just past it); once files are removed it runs again.
 func TestWorkspaceQuota(t *testing.T) {
 	requireBwrap(t)
 	dir := t.TempDir()
 	spec := Spec{WorkspaceAccess: AccessNone, ScopeDir: dir, Limits: Limits{WorkspaceBytes: 1 << 20}}
 	run := func() (string, error) {
-		cmd, err := spec.Command(context.Background(), "", "", []string{"/bin/sh", "-c", `head -c 1500000 /dev/zero > fill; echo done`}, Env())
+		cmd, err := spec.Command(context.Background(), "", "", []string{"/bin/sh", "-c", `echo done`}, Env())
 		if err != nil {
 			return "", err
 		}
@@ -96,9 +98,15 @@ func TestWorkspaceQuota(t *testing.T) {
 	if out, err := run(); err != nil || !strings.Contains(out, "done") {
 		t.Fatalf("first command = %q, %v", out, err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "fill"), make([]byte, 1500000), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, err := run()
 	if err == nil || !strings.Contains(err.Error(), "over its quota of 1048576 bytes") {
 		t.Fatalf("command over the quota: %v", err)
+	}
+	if _, _, err := spec.Guard(); err == nil || !strings.Contains(err.Error(), "over its quota of 1048576 bytes") {
+		t.Fatalf("guard over the quota: %v", err)
 	}
 	if err := os.Remove(filepath.Join(dir, "fill")); err != nil {
 		t.Fatal(err)
@@ -128,5 +136,97 @@ func TestChooseBound(t *testing.T) {
 	}
 	if dir, err := chooseBound("/sys/fs/cgroup/pids/x", nil, 0); dir != "/sys/fs/cgroup/pids/x" || err != nil {
 		t.Errorf("root with a cgroup = %q, %v", dir, err)
+	}
+}
+
+// runGuarded runs script in spec's sandbox under its quota guard, as the
+// exec tool does, and returns its output and the guard's reason.
+func runGuarded(t *testing.T, spec Spec, script string) (string, string) {
+	t.Helper()
+	cmd, err := spec.Command(context.Background(), "", "", []string{"/bin/sh", "-c", script}, Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, stop, err := spec.Guard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+	start(cmd.Process.Pid, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	_ = cmd.Wait()
+	return out.String(), stop()
+}
+
+// The quota guard follows files in directories made, moved and removed
+// during the command: removed files free their space (no false stop),
+// and files written into new nested directories count.
+func TestQuotaGuardFollowsTheTree(t *testing.T) {
+	requireBwrap(t)
+	const quota = 4 << 20
+	dir := t.TempDir()
+	spec := Spec{WorkspaceAccess: AccessNone, ScopeDir: dir, Limits: Limits{WorkspaceBytes: quota}}
+	// 3 MiB at a time, 12 MiB in all, never more than 3 MiB at once.
+	churn := `set -e
+for r in 1 2 3 4; do
+  mkdir -p d$r/x/y; head -c 3000000 /dev/zero > d$r/x/y/f
+  mv d$r moved$r; rm -r moved$r
+done
+mkdir keep; head -c 1000 /dev/zero > keep/f; echo churned`
+	out, why := runGuarded(t, spec, churn)
+	if why != "" || !strings.Contains(out, "churned") {
+		t.Fatalf("churn under the quota: output %q, stopped %q", out, why)
+	}
+	fill := `mkdir -p a/b/c; i=0; while [ $i -lt 400 ]; do head -c 65536 /dev/zero > a/b/c/f$i || exit 3; i=$((i+1)); done; echo "all written"`
+	out, why = runGuarded(t, spec, fill)
+	if strings.Contains(out, "all written") || !strings.Contains(why, "went over its quota of 4194304 bytes") {
+		t.Fatalf("fill of nested directories: output %q, stopped %q", out, why)
+	}
+	used, err := workspaceUsage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stopped at %d bytes against a quota of %d", used, quota)
+	if used <= quota || used > quota+(64<<20) { // the slack, docs/sandbox.md
+		t.Fatalf("workspace holds %d bytes after the stop (quota %d)", used, quota)
+	}
+}
+
+// No single file passes what is left of the quota when the command
+// starts: its RLIMIT_FSIZE is lowered to that.
+func TestQuotaBoundsOneFile(t *testing.T) {
+	requireBwrap(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old"), make([]byte, 3<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{WorkspaceAccess: AccessNone, ScopeDir: dir, Limits: Limits{WorkspaceBytes: 4 << 20}}
+	out, _ := runGuarded(t, spec, `head -c 8000000 /dev/zero > big; wc -c < big`)
+	if !strings.Contains(out, strconv.Itoa(1<<20)) {
+		t.Fatalf("one file past the rest of the quota: %q", out)
+	}
+}
+
+// explain states the workspace quota and that it holds during a command,
+// for both backends; an rw workspace has none.
+func TestExplainWorkspaceQuota(t *testing.T) {
+	for _, backend := range []string{"bubblewrap", "docker"} {
+		spec := Spec{Backend: backend, WorkspaceAccess: AccessNone, ScopeDir: "/s/agent-main", Limits: Limits{WorkspaceBytes: 5 << 20}}
+		out := spec.Explain("/ws")
+		if !strings.Contains(out, "sandbox workspace quota 5242880 bytes") || !strings.Contains(out, "a watcher kills the command once the workspace passes it") {
+			t.Errorf("%s explain lacks the quota:\n%s", backend, out)
+		}
+		spec.WorkspaceAccess = AccessRW
+		if out := spec.Explain("/ws"); strings.Contains(out, "quota") {
+			t.Errorf("%s explain of an rw workspace names a quota:\n%s", backend, out)
+		}
 	}
 }

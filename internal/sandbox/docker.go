@@ -717,6 +717,9 @@ func (s Spec) explainDocker(b *strings.Builder, workspace string) {
 	default:
 		fmt.Fprintf(b, "workspace: %s read-write at %s\n", workspace, d.Workdir)
 	}
+	if q := s.explainQuota(); q != "" {
+		fmt.Fprintf(b, "disk: %s\n", q)
+	}
 	for _, bind := range d.Binds {
 		fmt.Fprintf(b, "bind: %s\n", bind)
 	}

@@ -11,7 +11,7 @@
 // gateway's processes are exempt from RLIMIT_NPROC; without a writable
 // pids cgroup a root gateway's sandbox refuses to start), the private
 // tmpfs mounts by their size, and the scope's private workspace by a
-// quota checked before each command.
+// quota checked before each command and kept while it runs (see Guard).
 //
 // When a backend is unavailable (bwrap missing, user namespaces disabled,
 // the Docker daemon unreachable) the sandbox fails closed: Check, Command
@@ -72,7 +72,8 @@ type Limits struct {
 	// TmpBytes sizes each private tmpfs (/tmp, /var/tmp, /run).
 	TmpBytes int64
 	// WorkspaceBytes is the quota of the scope's private workspace
-	// (ScopeDir): no command starts while it holds more.
+	// (ScopeDir): no command starts while it holds more, and one that
+	// writes past it is stopped (see Guard).
 	WorkspaceBytes int64
 }
 
@@ -329,21 +330,34 @@ func Env(extra ...string) []string {
 // pids.max set to the process limit and then becomes bwrap. It fails
 // closed when the backend is unavailable or cannot be bounded (see
 // Check), and refuses to start while the scope's private workspace is
-// over its quota.
+// over its quota; the command's RLIMIT_FSIZE is then at most what is left
+// of it. Guard keeps the quota while the command runs.
 func (s Spec) Command(ctx context.Context, workspace, cwd string, argv []string, env []string) (*exec.Cmd, error) {
 	bwrap, err := Check(ctx)
 	if err != nil {
 		return nil, err
 	}
-	args, err := s.Args(workspace, cwd, argv)
-	if err != nil {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	n := s.Normalized()
 	if n.ScopeDir != "" && n.WorkspaceAccess != AccessRW {
-		if err := checkQuota(n.ScopeDir, n.Limits.WorkspaceBytes); err != nil {
-			return nil, err
+		used, err := workspaceUsage(n.ScopeDir)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: scope workspace: %w", err)
 		}
+		if used > n.Limits.WorkspaceBytes {
+			return nil, overQuota(n.ScopeDir, used, n.Limits.WorkspaceBytes)
+		}
+		// No single file passes what is left of the quota (RLIMIT_FSIZE;
+		// 0 would read as the default).
+		if left := n.Limits.WorkspaceBytes - used; left < n.Limits.FileBytes {
+			n.Limits.FileBytes = max(left, 1)
+		}
+	}
+	args, err := n.Args(workspace, cwd, argv)
+	if err != nil {
+		return nil, err
 	}
 	pidsDir, err := procBound()
 	if err != nil {
@@ -445,8 +459,8 @@ func (s Spec) Explain(workspace string) string {
 		n.Limits.CPUSeconds, n.Limits.MemoryBytes, n.Limits.Procs, n.Limits.FileBytes)
 	fmt.Fprintf(&b, "processes bounded by: %s\n", ProcessBound())
 	fmt.Fprintf(&b, "disk: each private tmpfs %d bytes", n.Limits.TmpBytes)
-	if n.ScopeDir != "" && n.WorkspaceAccess != AccessRW {
-		fmt.Fprintf(&b, "; sandbox workspace quota %d bytes (checked before each command)", n.Limits.WorkspaceBytes)
+	if q := n.explainQuota(); q != "" {
+		b.WriteString("; " + q)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "seccomp: EPERM for %s\n", strings.Join(deniedSyscalls, " "))

@@ -141,6 +141,9 @@ type Agent struct {
 	// SandboxWorkspaceRoot is where the private sandbox workspaces live
 	// (absolute; <state dir>/sandboxes by default).
 	SandboxWorkspaceRoot string
+	// SandboxWorkspaceQuota is the quota of those workspaces in bytes (0:
+	// the sandbox's default).
+	SandboxWorkspaceQuota int64
 	// Tools is agents.list[].tools, the agent's own tool selection (zero
 	// when it has none).
 	Tools policy.ToolSelection
@@ -216,7 +219,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 		AllowAgents: cfg.AllowAgents(id), SandboxMode: cfg.SandboxMode(id),
 		SandboxWorkspaceAccess: cfg.SandboxWorkspaceAccess(id), SandboxNetwork: cfg.SandboxNetwork(id),
 		SandboxBackend: cfg.SandboxBackend(id), SandboxDocker: cfg.SandboxDocker(id),
-		SandboxScope: cfg.SandboxScope(id), SandboxWorkspaceRoot: cfg.SandboxRoot(id),
+		SandboxScope: cfg.SandboxScope(id), SandboxWorkspaceRoot: cfg.SandboxRoot(id), SandboxWorkspaceQuota: cfg.SandboxWorkspaceQuota(id),
 		SandboxTools:   policy.SandboxToolPolicy(cfg.SandboxToolPolicy(id)),
 		Tools:          toolSelection(cfg.AgentToolSelection(id)),
 		Budget:         budgetOf(cfg.BudgetOf(id)),
@@ -346,7 +349,7 @@ func (a Agent) SandboxSpec(sessionKey string) sandbox.Spec {
 	d := a.SandboxDocker
 	spec := sandbox.Spec{
 		Backend: a.SandboxBackend, WorkspaceAccess: a.SandboxWorkspaceAccess, Network: a.SandboxNetwork,
-		Scope: a.SandboxScope,
+		Scope: a.SandboxScope, Limits: sandbox.Limits{WorkspaceBytes: a.SandboxWorkspaceQuota},
 		Docker: sandbox.DockerSpec{
 			Image: d.Image, ContainerPrefix: d.ContainerPrefix, Workdir: d.Workdir, ReadOnlyRoot: d.ReadOnlyRoot,
 			Tmpfs: d.Tmpfs, Network: d.Network, User: d.User, CapDrop: d.CapDrop, Env: d.Env,

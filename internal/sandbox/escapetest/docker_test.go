@@ -267,3 +267,48 @@ func TestDockerScopeThroughGateway(t *testing.T) {
 		t.Errorf("setupCommand ran %v times, want once per container (2)", n)
 	}
 }
+
+// The Docker backend binds the scope's private workspace too, and the
+// same quota holds there: a command whose container fills the workspace
+// (the fake Engine writes through to the bound host directory, as a bind
+// mount does) is killed once it passes workspaceQuota, the model reads
+// why, and the next command is refused until files are removed.
+func TestDockerWorkspaceQuota(t *testing.T) {
+	eng := dockertest.New(t, "team/sbx:1")
+	g := start(t, `{ id: "main", default: true, sandbox: { mode: "all", backend: "docker", workspaceAccess: "none", workspaceQuota: "1mb",
+  docker: { image: "team/sbx:1" } } }`, `tools: { exec: { timeoutSeconds: 60 } },`, "DOCKER_HOST="+eng.Host)
+	ws := filepath.Join(g.dir, "sandboxes", "agent-main")
+	eng.Run = func(e *dockertest.Exec) int {
+		if line := e.Cmd[len(e.Cmd)-1]; line != "fill" {
+			fmt.Fprintf(e.Stdout, "ran %q\n", line)
+			return 0
+		}
+		chunk := make([]byte, 64<<10)
+		for i := 0; i < 4096; i++ { // 256 MiB unless killed
+			select {
+			case <-e.Killed:
+				return 137
+			default:
+			}
+			if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%d", i)), chunk, 0o600); err != nil {
+				fmt.Fprintln(e.Stdout, "write:", err)
+				return 1
+			}
+		}
+		fmt.Fprintln(e.Stdout, "all written")
+		return 0
+	}
+	key := "agent:main:main"
+	got := g.tool(t, key, "q1", "exec", map[string]any{"command": "fill", "yieldMs": 60000})
+	used := dirBytes(t, ws)
+	t.Logf("workspace holds %d bytes after the fill, quota %d", used, 1<<20)
+	if strings.Contains(got, "all written") || !strings.Contains(got, "went over its quota of 1048576 bytes") {
+		t.Fatalf("fill through the Docker backend = %q (workspace %d bytes)", got, used)
+	}
+	if used > 1<<20+quotaSlack {
+		t.Fatalf("workspace holds %d bytes, over the quota plus the slack", used)
+	}
+	if got := g.tool(t, key, "q2", "exec", map[string]any{"command": "echo next"}); !strings.Contains(got, "over its quota of 1048576 bytes") {
+		t.Fatalf("command in a full workspace = %q", got)
+	}
+}

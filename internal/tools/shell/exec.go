@@ -68,6 +68,17 @@ type Confiner interface {
 	Command(ctx context.Context, workspace, cwd string, argv []string, env []string) (*exec.Cmd, error)
 }
 
+// Guarder is a Confiner or Runner that also bounds each command while it
+// runs (the sandbox's workspace quota, internal/sandbox's Spec.Guard).
+// Guard is called before the command starts and an error means nothing
+// runs; start is called once it runs, with its process id on the host (0
+// when it has none there) and the function that kills it and everything
+// it started; stop, once it ended or failed to start, ends
+// the guard and says why it stopped the command ("" when it did not).
+type Guarder interface {
+	Guard() (start func(pid int, kill func()), stop func() string, err error)
+}
+
 // Tool is the exec tool. Safe for concurrent use.
 type Tool struct {
 	cfg Config
@@ -162,25 +173,37 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 	j := &job{
 		id: newJobID(), agent: caller.AgentID, command: req.Command, out: out,
 		pending: newPendingBuffer(pendingMax), timeout: timeout, done: make(chan struct{}),
+		guardStop: func() string { return "" },
 	}
 	output := io.MultiWriter(out, j.pending)
 	// A backgrounded command can be written to (process write).
 	background := t.cfg.Jobs != nil
 	j.start = time.Now()
+	guardStart := func(int, func()) {}
 	switch {
 	case t.cfg.Runner != nil:
+		if guardStart, j.guardStop, err = guard(t.cfg.Runner); err != nil {
+			return nil, err
+		}
 		j.proc, err = t.cfg.Runner.Start(ctx, Command{
 			Workspace: resolvedWorkspace(caller.Workspace), Dir: cwd,
 			Argv: []string{t.cfg.Shell, "-c", req.Command}, Env: callEnv(req.Env),
 			Output: output, Stdin: background,
 		})
 		if err != nil {
+			j.guardStop()
 			return nil, fmt.Errorf("exec: %w", err)
 		}
 	default:
 		var cmd *exec.Cmd
 		if t.cfg.Sandbox != nil {
 			if cmd, err = t.sandboxed(ctx, cwd, req); err != nil {
+				return nil, err
+			}
+			if guardStart, j.guardStop, err = guard(t.cfg.Sandbox); err != nil {
+				for _, f := range cmd.ExtraFiles {
+					_ = f.Close()
+				}
 				return nil, err
 			}
 		} else {
@@ -193,9 +216,11 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 			cmd.Env = t.environ(req.Env, skillEnv)
 		}
 		if j.proc, err = startCmd(cmd, output, background); err != nil {
+			j.guardStop()
 			return nil, fmt.Errorf("exec: %w", err)
 		}
 	}
+	guardStart(j.proc.PID(), j.proc.Kill)
 	j.stdin = j.proc.Stdin()
 	go j.watch(cwd)
 
@@ -239,6 +264,19 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*tools.Result, e
 		return nil, errors.New("exec: the command ended without a result")
 	}
 	return j.result, nil
+}
+
+// guard returns the guard of c when it is a Guarder, else one that does
+// nothing.
+func guard(c any) (start func(pid int, kill func()), stop func() string, err error) {
+	g, ok := c.(Guarder)
+	if !ok {
+		return func(int, func()) {}, func() string { return "" }, nil
+	}
+	if start, stop, err = g.Guard(); err != nil {
+		return nil, nil, fmt.Errorf("exec: %w", err)
+	}
+	return start, stop, nil
 }
 
 // runningResult is exec's answer for a command moved to the background:

@@ -173,6 +173,9 @@ type job struct {
 	start              time.Time
 	timeout            time.Duration
 	done               chan struct{} // closed when the command ended
+	// guardStop ends the command's guard (see Guarder) once it ended and
+	// says why the guard stopped it, if it did.
+	guardStop func() string
 
 	mu      sync.Mutex
 	result  *tools.Result // set before done closes
@@ -217,7 +220,14 @@ func (j *job) watch(cwd string) {
 		j.proc.Kill()
 		e = <-waitErr
 	}
+	stopped := j.guardStop()
 	res := finalResult(e.code, e.sig, e.err, j.out, time.Since(j.start), cwd, timedOut, j.timeout)
+	if stopped != "" && !timedOut && e.err == nil {
+		// The guard's reason replaces the signal's.
+		text, _ := j.out.String()
+		res.Details.(*Details).Status = "failed"
+		res.Text = joinOutput(text, stopped)
+	}
 	j.mu.Lock()
 	j.result, j.endedAt = res, time.Now()
 	j.mu.Unlock()
