@@ -359,6 +359,20 @@ type AgentEntry struct {
 	Tools *AgentTools `json:"tools,omitempty"`
 	// Budget overrides agents.defaults.budget field by field.
 	Budget Budget `json:"budget,omitzero"`
+	// Identity is how the agent shows itself (the Control UI's name,
+	// emoji and avatar image).
+	Identity AgentIdentity `json:"identity,omitzero"`
+}
+
+// AgentIdentity is "agents.list[].identity". Avatar is a workspace-relative
+// (or absolute, inside the workspace) image path, an http(s) URL or a
+// data: image URI; fields of the workspace's IDENTITY.md fill what is
+// unset here.
+type AgentIdentity struct {
+	Name   string `json:"name,omitempty"`
+	Theme  string `json:"theme,omitempty"`
+	Emoji  string `json:"emoji,omitempty"`
+	Avatar string `json:"avatar,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".
