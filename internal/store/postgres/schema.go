@@ -251,6 +251,9 @@ CREATE TABLE memory_chunks (
 CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
 CREATE INDEX memory_chunks_tsv  ON memory_chunks USING gin (tsv);
 `,
+	// 8: a finished run's message counts (store.RunStats JSON), for
+	// sessions.usage; runs finished before are '{}'.
+	`ALTER TABLE runs ADD COLUMN stats json NOT NULL DEFAULT '{}'`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -211,6 +211,9 @@ CREATE TABLE memory_chunks (
 CREATE INDEX memory_chunks_path ON memory_chunks (scope, path);
 CREATE VIRTUAL TABLE memory_fts USING fts5 (search, tokenize = 'unicode61 remove_diacritics 2');
 `,
+	// 12: a finished run's message counts (store.RunStats JSON), for
+	// sessions.usage; runs finished before are '{}'.
+	`ALTER TABLE runs ADD COLUMN stats TEXT NOT NULL DEFAULT '{}'`,
 }
 
 // schemaVersion is the version this binary migrates to.
