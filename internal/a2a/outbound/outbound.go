@@ -160,6 +160,8 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("a2a peer %q: SendMessage: bad result: %w", peer, err)
+	case res.Task != nil && wait <= 0: // nobody waits: the task is followed elsewhere
+		return res.Task, nil
 	case res.Task != nil:
 		t, err := c.Wait(ctx, peer, res.Task, wait)
 		return c.abandon(ctx, p, v, t, err)
