@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -25,6 +26,16 @@ type RunStats struct {
 // errorStops are the stop reasons counted as errors.
 var errorStops = map[string]bool{"error": true, "aborted": true, "timeout": true}
 
+// errorStop reports whether a line may carry an error stop reason.
+func errorStop(line []byte) bool {
+	for stop := range errorStops {
+		if bytes.Contains(line, []byte(`"stopReason":"`+stop+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Count adds one transcript entry: role is its message role ("" for other
 // entries) and line its stored JSON line, which is read only for
 // assistant messages and tool results.
@@ -35,6 +46,17 @@ func (s *RunStats) Count(role string, line []byte) {
 		return
 	case transcript.RoleAssistant, transcript.RoleToolResult, transcript.RoleTool:
 	default:
+		return
+	}
+	// Most entries need no decoding: a stored line is compact JSON, where
+	// these keys can only appear as keys (a quote inside a string value is
+	// escaped), so a line without them has no tool call or error.
+	if role == transcript.RoleAssistant && !bytes.Contains(line, []byte(`"toolCall"`)) && !errorStop(line) {
+		s.Assistant++
+		return
+	}
+	if role != transcript.RoleAssistant && !bytes.Contains(line, []byte(`"isError":true`)) {
+		s.ToolResults++
 		return
 	}
 	var e struct {
@@ -69,21 +91,6 @@ func (s *RunStats) Count(role string, line []byte) {
 			s.Tools = map[string]int64{}
 		}
 		s.Tools[b.Name]++
-	}
-}
-
-// Add adds o's counts to s.
-func (s *RunStats) Add(o RunStats) {
-	s.User += o.User
-	s.Assistant += o.Assistant
-	s.ToolCalls += o.ToolCalls
-	s.ToolResults += o.ToolResults
-	s.Errors += o.Errors
-	for name, n := range o.Tools {
-		if s.Tools == nil {
-			s.Tools = map[string]int64{}
-		}
-		s.Tools[name] += n
 	}
 }
 

@@ -81,7 +81,11 @@ const (
 func (s *Store) putRunStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
 	var stats store.RunStats
 	if r.SessionID != "" {
-		rows, err := tx.QueryContext(ctx, qRunLines, r.SessionID, r.RunID)
+		q, err := s.wstmt(ctx, tx, qRunLines)
+		if err != nil {
+			return err
+		}
+		rows, err := q.QueryContext(ctx, r.SessionID, r.RunID)
 		if err != nil {
 			return err
 		}
