@@ -378,6 +378,20 @@ type AgentEntry struct {
 	// Skills replaces agents.defaults.skills for this agent when set
 	// (empty: no skills).
 	Skills []string `json:"skills,omitempty"`
+	// Identity is how the agent shows itself (the Control UI's name,
+	// emoji and avatar image).
+	Identity AgentIdentity `json:"identity,omitzero"`
+}
+
+// AgentIdentity is "agents.list[].identity". Avatar is a workspace-relative
+// (or absolute, inside the workspace) image path, an http(s) URL or a
+// data: image URI; fields of the workspace's IDENTITY.md fill what is
+// unset here.
+type AgentIdentity struct {
+	Name   string `json:"name,omitempty"`
+	Theme  string `json:"theme,omitempty"`
+	Emoji  string `json:"emoji,omitempty"`
+	Avatar string `json:"avatar,omitempty"`
 }
 
 // AgentSubagents is "agents.list[].subagents".

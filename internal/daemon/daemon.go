@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
@@ -654,6 +655,8 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle("GET "+p, uiConfig)
 	}
 	api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
+	// The Control UI's agent images (CORS for the admitted origins).
+	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(cfg), gw.RequireBearer))
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -275,130 +273,6 @@ func (s *Server) handleUsageCost(ctx context.Context, cl *call) (any, error) {
 		"days":      len(daily),
 		"daily":     daily,
 		"totals":    totals,
-	}, nil
-}
-
-// sessionsUsageParams are sessions.usage's params (others are accepted and
-// ignored).
-type sessionsUsageParams struct {
-	Key       string `json:"key"`
-	AgentID   string `json:"agentId"`
-	StartDate string `json:"startDate"`
-	EndDate   string `json:"endDate"`
-	Limit     int    `json:"limit"`
-}
-
-// handleSessionsUsage reports token usage per session (the session rows'
-// counters) for sessions active in the range, with totals and per-agent
-// and per-model aggregates.
-func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error) {
-	var p sessionsUsageParams
-	if len(cl.params) > 0 && string(cl.params) != "null" {
-		if err := json.Unmarshal(cl.params, &p); err != nil {
-			return nil, invalid("invalid sessions.usage params: " + err.Error())
-		}
-	}
-	from, to, err := s.usageRange(0, p.StartDate, p.EndDate)
-	if err != nil {
-		return nil, err
-	}
-	limit := p.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	var list []*store.Session
-	if p.Key != "" {
-		sess, err := s.cfg.Store.GetSession(ctx, s.canonicalKey(p.Key, s.agentID(p.AgentID)))
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if sess != nil {
-			list = append(list, sess)
-		}
-	} else {
-		opts := store.ListOptions{UpdatedSince: from, Limit: limit}
-		if strings.TrimSpace(p.AgentID) != "" {
-			opts.AgentID = s.agentID(p.AgentID)
-		}
-		if list, err = s.cfg.Store.ListSessions(ctx, opts); err != nil {
-			return nil, err
-		}
-	}
-	type agg struct {
-		key string
-		usageTotals
-		count int
-	}
-	byAgent, byModel, byProvider := map[string]*agg{}, map[string]*agg{}, map[string]*agg{}
-	bump := func(m map[string]*agg, k string, u transcript.Usage) {
-		a := m[k]
-		if a == nil {
-			a = &agg{key: k}
-			m[k] = a
-		}
-		a.add(u, 0)
-		a.count++
-	}
-	var totals usageTotals
-	sessions := []map[string]any{}
-	for _, sess := range list {
-		if sess.UpdatedAt.After(to) {
-			continue
-		}
-		u := transcript.Usage{Input: sess.InputTokens, Output: sess.OutputTokens, TotalTokens: sess.TotalTokens}
-		totals.add(u, 0)
-		model := sess.Model
-		if model == "" && s.cfg.DefaultModelRef != nil {
-			model = s.cfg.DefaultModelRef(sess.AgentID)
-		}
-		bump(byAgent, sess.AgentID, u)
-		bump(byModel, model, u)
-		if prov, _ := config.SplitModelRef(model); prov != "" {
-			bump(byProvider, prov, u)
-		}
-		row := map[string]any{
-			"key": sess.Key, "sessionId": sess.SessionID, "agentId": sess.AgentID,
-			"updatedAt": sess.UpdatedAt.UnixMilli(), "usage": usageTotals{Input: u.Input, Output: u.Output, TotalTokens: u.TotalTokens},
-		}
-		if sess.Label != "" {
-			row["label"] = sess.Label
-		}
-		if model != "" {
-			row["model"] = model
-		}
-		sessions = append(sessions, row)
-	}
-	list2 := func(m map[string]*agg, name string) []map[string]any {
-		out := []map[string]any{}
-		for _, a := range m {
-			out = append(out, map[string]any{name: a.key, "count": a.count, "totals": a.usageTotals})
-		}
-		return out
-	}
-	return map[string]any{
-		"updatedAt": s.now().UnixMilli(),
-		"startDate": from.Format(time.DateOnly),
-		"endDate":   to.AddDate(0, 0, -1).Format(time.DateOnly),
-		"sessions":  sessions,
-		"totals":    totals,
-		// The reference's aggregates; the message, tool, channel, latency
-		// and per-day breakdowns need counters the session rows do not
-		// keep, so they are empty (zero), never absent: the Control UI
-		// reads every one.
-		"aggregates": map[string]any{
-			"sessionCount": len(sessions),
-			"messages":     map[string]int{"total": 0, "user": 0, "assistant": 0, "toolCalls": 0, "toolResults": 0, "errors": 0},
-			"tools":        map[string]any{"totalCalls": 0, "uniqueTools": 0, "tools": []any{}},
-			"byAgent":      list2(byAgent, "agentId"),
-			"byModel":      list2(byModel, "model"),
-			"byProvider":   list2(byProvider, "provider"),
-			"byChannel":    []any{},
-			"byCreator":    []any{},
-			"costDaily":    []any{},
-			"dailyLatency": []any{},
-			"modelDaily":   []any{},
-			"daily":        []any{},
-		},
 	}, nil
 }
 

@@ -81,6 +81,7 @@ type Store interface {
 	ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error)
 	CountSessions(ctx context.Context, opts store.ListOptions) (int64, error)
 	UsageByDay(ctx context.Context, from, to time.Time, zoneOffset time.Duration) ([]store.UsageDay, error)
+	RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.RunUsage, error)
 	CreateSession(ctx context.Context, s *store.Session) error
 	UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error)
 	DeleteSession(ctx context.Context, key string, deleteTranscript bool) error

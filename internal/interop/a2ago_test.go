@@ -1,7 +1,9 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -180,5 +182,105 @@ func TestSwitchboardSendsToA2AGoAgent(t *testing.T) {
 	defer exec.mu.Unlock()
 	if len(exec.contexts) != 2 || exec.contexts[0] != exec.contexts[1] || exec.contexts[0] == "" {
 		t.Fatalf("contexts %q; want two messages in one context", exec.contexts)
+	}
+}
+
+// goSlow is an a2a-go agent executor whose tasks work until canceled:
+// Execute reports a working task and blocks; Cancel reports the task
+// canceled and sends its id on canceled.
+type goSlow struct {
+	canceled chan string
+}
+
+func (e *goSlow) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if err := q.Write(ctx, &a2a.Task{ID: rc.TaskID, ContextID: rc.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
+		History: []*a2a.Message{rc.Message}}); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (e *goSlow) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	e.canceled <- string(rc.TaskID)
+	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
+	ev.Final = true
+	return q.Write(ctx, ev)
+}
+
+// TestAbortedSendCancelsA2AGoTask: a run waiting in sessions_send on an
+// a2a-go agent's task is aborted (chat.abort); the gateway sends
+// tasks/cancel for that task, and the agent's executor is asked to
+// cancel it. The agent does not stream (like the reference), so the
+// gateway polls with tasks/get, and the first poll shows that the gateway
+// knows the task's id before the abort.
+func TestAbortedSendCancelsA2AGoTask(t *testing.T) {
+	exec := &goSlow{canceled: make(chan string, 1)}
+	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(exec))
+	polled := make(chan struct{})
+	var once sync.Once
+	mux := http.NewServeMux()
+	mux.Handle("/invoke", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.Header.Get("Authorization") != "Bearer to-go-token" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &req)
+		switch req.Method {
+		case "message/stream":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`))
+			return
+		case "tasks/get":
+			once.Do(func() { close(polled) })
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rpc.ServeHTTP(w, r)
+	}))
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{
+		Name: "go-slow", Description: "Works until canceled (a2a-go)", URL: hs.URL + "/invoke", PreferredTransport: a2a.TransportProtocolJSONRPC,
+		ProtocolVersion: "0.3.0", Version: "1.0.0", DefaultInputModes: []string{"text"}, DefaultOutputModes: []string{"text"},
+		Skills: []a2a.AgentSkill{{ID: "slow", Name: "slow", Description: "slow", Tags: []string{"slow"}}},
+	}))
+
+	ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)), fmt.Sprintf(`
+  channels: { a2a: { peers: { go: { token: "from-go-token", url: %q, outboundToken: "to-go-token" } } } },
+  tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } }`, hs.URL+"/invoke"))
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: ws, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, _ := json.Marshal(map[string]any{"sessionKey": "a2a:go", "message": "work on it", "timeoutSeconds": 50})
+	var out map[string]any
+	if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main", "idempotencyKey": "go-abort",
+		"message": "/tool sessions_send " + string(b) + "\n/then done"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-polled:
+	case <-ctx.Done():
+		t.Fatal("the gateway never polled the a2a-go task")
+	}
+	if err := c.Call(ctx, "chat.abort", map[string]any{"sessionKey": "agent:main:main", "runId": "go-abort"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-exec.canceled:
+		if id == "" {
+			t.Fatal("tasks/cancel for an empty task id")
+		}
+	case <-ctx.Done():
+		t.Fatal("the aborted send did not cancel the a2a-go task")
+	}
+	if err := c.Call(ctx, "agent.wait", map[string]any{"runId": "go-abort", "timeoutMs": 30000}, &out); err != nil || out["status"] == "ok" {
+		t.Fatalf("agent.wait after the abort = %v, %v", out, err)
 	}
 }

@@ -3,6 +3,7 @@ package interop
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -68,6 +69,8 @@ type A2AJSEchoAgent struct {
 	mu       sync.Mutex
 	received []map[string]any
 	stderr   bytes.Buffer
+	// events are the agent's {"event": ...} lines, in order.
+	events chan map[string]any
 }
 
 // StartA2AJSEchoAgent starts the echo agent, accepting bearer token, and
@@ -83,10 +86,28 @@ func StartA2AJSEchoAgent(t testing.TB, token string) *A2AJSEchoAgent {
 // v0.3 compatibility on. mode "both" gives it a card listing a 1.0 and a
 // 0.3 JSON-RPC interface, mode "v03" one listing only 0.3. Its Received
 // entries also carry the request's A2A-Version header ("version") and
-// JSON-RPC method ("method").
-func StartA2AJSExpressAgent(t testing.TB, token, mode string) *A2AJSEchoAgent {
+// JSON-RPC method ("method"). Extra flags (--no-stream) go to the script.
+func StartA2AJSExpressAgent(t testing.TB, token, mode string, flags ...string) *A2AJSEchoAgent {
 	t.Helper()
-	return startA2AJSAgent(t, "a2a_js_express_agent.mjs", token, "--mode", mode)
+	return startA2AJSAgent(t, "a2a_js_express_agent.mjs", token, append([]string{"--mode", mode}, flags...)...)
+}
+
+// WaitEvent returns the agent's next event of kind (a {"event": ...} line;
+// events of other kinds before it are dropped), failing the test when ctx
+// ends first.
+func (a *A2AJSEchoAgent) WaitEvent(ctx context.Context, t testing.TB, kind string) map[string]any {
+	t.Helper()
+	for {
+		select {
+		case ev := <-a.events:
+			if ev["kind"] == kind {
+				return ev
+			}
+		case <-ctx.Done():
+			t.Fatalf("no %q event from the agent: %v\nagent stderr: %s", kind, ctx.Err(), a.Stderr())
+			return nil
+		}
+	}
 }
 
 func startA2AJSAgent(t testing.TB, script, token string, args ...string) *A2AJSEchoAgent {
@@ -101,7 +122,7 @@ func startA2AJSAgent(t testing.TB, script, token string, args ...string) *A2AJSE
 	cmd := exec.Command(s.node, append([]string{s.script, "--npm-cache", s.cache}, args...)...)
 	cmd.Dir = s.root
 	cmd.Env = append(os.Environ(), "A2A_AGENT_TOKEN="+token)
-	a := &A2AJSEchoAgent{}
+	a := &A2AJSEchoAgent{events: make(chan map[string]any, 64)}
 	cmd.Stderr = lockedBuffer{&a.mu, &a.stderr}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -124,12 +145,19 @@ func startA2AJSAgent(t testing.TB, script, token string, args ...string) *A2AJSE
 			var line struct {
 				Listening string         `json:"listening"`
 				Received  map[string]any `json:"received"`
+				Event     map[string]any `json:"event"`
 			}
 			if json.Unmarshal(sc.Bytes(), &line) != nil {
 				continue
 			}
 			if line.Listening != "" {
 				listening <- line.Listening
+			}
+			if line.Event != nil {
+				select {
+				case a.events <- line.Event:
+				default: // nobody reads them
+				}
 			}
 			if line.Received != nil {
 				a.mu.Lock()

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,6 +154,47 @@ func TestSwitchboardSendsToA2AJSExpressAgent(t *testing.T) {
 				if g["version"] != tt.version || g["method"] != tt.method {
 					t.Errorf("received %v; want A2A-Version %s and %s", g, tt.version, tt.method)
 				}
+			}
+		})
+	}
+}
+
+// TestAbortedSendCancelsA2AJSTask: a run waiting in sessions_send on a task
+// of an A2A JS SDK agent (Express handlers, streaming refused so that the
+// gateway polls and the first poll shows it knows the task) is aborted;
+// the gateway cancels the task in the protocol the card chose: CancelTask
+// with A2A-Version 1.0 for a card listing both versions, tasks/cancel with
+// 0.3 for a 0.3 card. The SDK's executor gets the cancel.
+func TestAbortedSendCancelsA2AJSTask(t *testing.T) {
+	for _, tt := range []struct{ mode, version, method string }{
+		{"both", "1.0", "CancelTask"},
+		{"v03", "0.3", "tasks/cancel"},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			agent := StartA2AJSExpressAgent(t, "to-js-token", tt.mode, "--no-stream")
+			ws := startSwitchboardConfig(t, slog.New(slog.NewTextHandler(io.Discard, nil)), fmt.Sprintf(`
+  channels: { a2a: { peers: { js: { token: "from-js-token", url: %q, outboundToken: "to-js-token" } } } },
+  tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } }`, agent.URL+"/a2a/v1"))
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			c, err := client.Dial(ctx, client.Options{URL: ws, Token: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			b, _ := json.Marshal(map[string]any{"sessionKey": "a2a:js", "message": "work until canceled", "timeoutSeconds": 50})
+			var out map[string]any
+			if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:main", "idempotencyKey": "js-abort",
+				"message": "/tool sessions_send " + string(b) + "\n/then done"}, &out); err != nil {
+				t.Fatal(err)
+			}
+			agent.WaitEvent(ctx, t, "polled")
+			if err := c.Call(ctx, "chat.abort", map[string]any{"sessionKey": "agent:main:main", "runId": "js-abort"}, &out); err != nil {
+				t.Fatal(err)
+			}
+			ev := agent.WaitEvent(ctx, t, "canceled")
+			if ev["taskId"] == "" || ev["version"] != tt.version || ev["method"] != tt.method {
+				t.Fatalf("cancel event %v; want %s with A2A-Version %s", ev, tt.method, tt.version)
 			}
 		})
 	}

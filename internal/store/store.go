@@ -439,7 +439,11 @@ type Store interface {
 	// day. Days run from midnight to midnight in the fixed zone east of
 	// UTC by zoneOffset; days without runs are left out. Ordered by day.
 	UsageByDay(ctx context.Context, from, to time.Time, zoneOffset time.Duration) ([]UsageDay, error)
+	// RunsUsage returns the usage and message counts of the runs f
+	// selects (over the runs' end index), oldest end first.
+	RunsUsage(ctx context.Context, f RunUsageFilter) ([]RunUsage, error)
 	// FinishRun marks a live run terminal and, in the same transaction,
+	// counts the messages the run wrote (RunStats, kept with the run),
 	// adds the usage to its session's token counters, sets the session's
 	// AbortedLastRun (true only for RunAborted), bumps its UpdatedAt and
 	// enqueues res.Outbox. The run's usage is replaced by res.Usage; the

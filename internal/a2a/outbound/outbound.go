@@ -12,7 +12,10 @@
 // for CardTTL): 1.0 when the card declares a 1.x JSON-RPC interface, 0.3
 // when it declares only 0.x ones (then the methods, parts and results take
 // their 0.3 names and kinds), 1.0 when there is no readable card. Every
-// request says its version in the A2A-Version header.
+// request says its version in the A2A-Version header, and goes to the URL
+// the card declares for the chosen interface (resolved against the
+// configured URL when relative; an interface URL that is not http or
+// https is refused), or to the configured URL when the card names none.
 package outbound
 
 import (
@@ -56,19 +59,22 @@ type Client struct {
 	// noStream holds the names of the peers that refused
 	// SendStreamingMessage.
 	noStream sync.Map
-	// versions holds each peer's protocol version as its card declared
-	// it (a cardVersion by peer name).
+	// versions holds each peer's interface as its card declared it (a
+	// cardVersion by peer name).
 	versions sync.Map
 	now      func() time.Time
 }
 
-// CardTTL is how long a peer's protocol version, read from its card, is
-// kept before the card is read again.
+// CardTTL is how long a peer's protocol version and interface URL, read
+// from its card, are kept before the card is read again.
 const CardTTL = 5 * time.Minute
 
-// cardVersion is a peer's protocol version and when its card was read.
+// cardVersion is a peer's protocol version and endpoint (or why its
+// card's endpoint is refused), and when its card was read.
 type cardVersion struct {
 	version string
+	url     string
+	err     error
 	read    time.Time
 }
 
@@ -121,7 +127,9 @@ type Request struct {
 
 // Send sends r.Text to r.Peer as sender session r.SourceKey and waits up
 // to r.Wait for the task to become final. It returns the task as last
-// seen: final, or still working when the wait ended.
+// seen: final, or still working when the wait ended. When ctx ends first
+// (the sender's run was aborted), the peer's task is canceled (CancelTask,
+// tasks/cancel in 0.3) before Send returns ctx's error.
 func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 	peer, wait := r.Peer, r.Wait
 	p, ok := c.peers[peer]
@@ -132,11 +140,14 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 		Message: wire.Message{MessageID: cmp.Or(r.MessageID, uuid.NewString()), ContextID: ContextID(peer, r.SourceKey), Role: wire.RoleUser,
 			Parts: []wire.Part{wire.TextPart(r.Text)}, Metadata: r.Metadata},
 	}
-	v := c.version(ctx, p)
+	p, v, err := c.resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	if _, refused := c.noStream.Load(peer); wait > 0 && !refused {
 		t, err := c.stream(ctx, p, v, params, wait)
 		if !errors.Is(err, errNoStreaming) {
-			return t, err
+			return c.abandon(ctx, p, v, t, err)
 		}
 		c.noStream.Store(peer, true)
 	}
@@ -149,29 +160,90 @@ func (c *Client) Send(ctx context.Context, r Request) (*wire.Task, error) {
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("a2a peer %q: SendMessage: bad result: %w", peer, err)
+	case res.Task != nil && wait <= 0: // nobody waits: the task is followed elsewhere
+		return res.Task, nil
 	case res.Task != nil:
-		return c.Wait(ctx, peer, res.Task, wait)
+		t, err := c.Wait(ctx, peer, res.Task, wait)
+		return c.abandon(ctx, p, v, t, err)
 	case res.Message != nil: // a peer may answer with a message and no task
 		return apply(nil, res), nil
 	}
 	return nil, fmt.Errorf("a2a peer %q: SendMessage answered without a task", peer)
 }
 
-// version returns the protocol version p's card declares, reading the
-// card when it was not read within CardTTL. A card that cannot be read
-// or declares no usable interface means 1.0.
-func (c *Client) version(ctx context.Context, p Peer) string {
-	if cv, ok := c.versions.Load(p.Name); ok && c.now().Sub(cv.(cardVersion).read) < CardTTL {
-		return cv.(cardVersion).version
+// cancelTimeout bounds the CancelTask request sent for an abandoned task.
+const cancelTimeout = 10 * time.Second
+
+// abandon passes on Send's outcome t, err; when the caller's ctx ended
+// while t was still running at the peer, it first asks the peer to cancel
+// t (nobody waits for its reply any more) and returns the task as the
+// cancel left it, with ctx's error (joined with the cancel's failure).
+func (c *Client) abandon(ctx context.Context, p Peer, v string, t *wire.Task, err error) (*wire.Task, error) {
+	if ctx.Err() == nil || t == nil || t.ID == "" || wire.Terminal(t.Status.State) {
+		return t, err
 	}
-	v := wire.Version10
-	if card, err := c.card(ctx, p); err == nil {
-		if cv, ok := wire.ChooseVersion(card); ok {
-			v = cv
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer cancel()
+	canceled, cerr := c.cancel(cctx, p, v, t.ID)
+	if cerr != nil {
+		return t, errors.Join(cmp.Or(err, ctx.Err()), cerr)
+	}
+	return canceled, cmp.Or(err, ctx.Err())
+}
+
+// cancel sends CancelTask for task id to p (resolved) in version v.
+func (c *Client) cancel(ctx context.Context, p Peer, v, id string) (*wire.Task, error) {
+	raw, err := c.call(ctx, p, v, wire.MethodCancelTask, wire.TaskParams{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	t, err := wire.DecodeTaskResult(v, raw)
+	if err != nil {
+		return nil, fmt.Errorf("a2a peer %q: CancelTask: bad result: %w", p.Name, err)
+	}
+	return t, nil
+}
+
+// resolve returns p with the URL its card declares for the chosen
+// interface, and that interface's protocol version, reading the card when
+// it was not read within CardTTL. A card that cannot be read or declares
+// no usable interface means 1.0 at the configured URL.
+func (c *Client) resolve(ctx context.Context, p Peer) (Peer, string, error) {
+	cv, ok := c.versions.Load(p.Name)
+	if !ok || c.now().Sub(cv.(cardVersion).read) >= CardTTL {
+		read := cardVersion{version: wire.Version10, url: p.URL, read: c.now()}
+		if card, err := c.card(ctx, p); err == nil {
+			if i, ok := wire.ChooseInterface(card); ok {
+				read.version = i.Version
+				read.url, read.err = interfaceURL(p, i.URL)
+			}
 		}
+		c.versions.Store(p.Name, read)
+		cv = read
 	}
-	c.versions.Store(p.Name, cardVersion{version: v, read: c.now()})
-	return v
+	p.URL = cv.(cardVersion).url
+	return p, cv.(cardVersion).version, cv.(cardVersion).err
+}
+
+// interfaceURL is the endpoint of p's card interface declared at ref: ref
+// resolved against p's configured URL ("" is the configured URL). Only
+// http and https endpoints are accepted.
+func interfaceURL(p Peer, ref string) (string, error) {
+	if ref == "" {
+		return p.URL, nil
+	}
+	base, err := url.Parse(p.URL)
+	if err != nil {
+		return "", fmt.Errorf("a2a peer %q: configured url: %w", p.Name, err)
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("a2a peer %q: the card's interface url %q: %w", p.Name, ref, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("a2a peer %q: the card's interface url %q is not an http(s) url", p.Name, ref)
+	}
+	return u.String(), nil
 }
 
 // card reads p's agent card from its URL's origin: the 1.0 well-known
@@ -222,7 +294,10 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	interval := c.poll
-	v := c.version(ctx, p)
+	p, v, err := c.resolve(ctx, p)
+	if err != nil {
+		return t, err
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -1,10 +1,12 @@
 package outbound_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +25,9 @@ type runner struct {
 	mu      sync.Mutex
 	keys    []string
 	release chan struct{}
+	// started, when set, receives the text of each "slow" run as it
+	// starts blocking.
+	started chan string
 }
 
 func (r *runner) Run(ctx context.Context, turn a2a.Turn, _ func(string)) (string, error) {
@@ -34,6 +39,9 @@ func (r *runner) Run(ctx context.Context, turn a2a.Turn, _ func(string)) (string
 	case strings.Contains(text, "fail"):
 		return "", errors.New("model down")
 	case strings.Contains(text, "slow"):
+		if r.started != nil {
+			r.started <- text
+		}
 		select {
 		case <-r.release:
 		case <-ctx.Done():
@@ -449,4 +457,204 @@ func TestProtocolFromCard(t *testing.T) {
 			})
 		}
 	}
+}
+
+// recorder serves an A2A server's JSON-RPC at any POST path but
+// "/configured", and notes each POST as "<path> <A2A-Version> <method>".
+type recorder struct {
+	mu   sync.Mutex
+	seen []string
+	card func() string // the card served at the well-known path ("" none)
+	srv  http.Handler
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		if card := rec.card(); r.URL.Path == "/.well-known/agent-card.json" && card != "" {
+			_, _ = w.Write([]byte(card))
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &req)
+	rec.mu.Lock()
+	rec.seen = append(rec.seen, r.URL.Path+" "+r.Header.Get("A2A-Version")+" "+req.Method)
+	rec.mu.Unlock()
+	if r.URL.Path == "/configured" {
+		http.NotFound(w, r)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/a2a/v1"
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	rec.srv.ServeHTTP(w, r2)
+}
+
+func (rec *recorder) requests() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]string(nil), rec.seen...)
+}
+
+// a2aServer is a real A2A server (peer "gw", token "tok") running run.
+func a2aServer(t *testing.T, run *runner) *a2a.Server {
+	t.Helper()
+	s, err := a2a.New(a2a.Config{ReplyTimeout: 30 * time.Second, Peers: []a2a.Peer{{Name: "gw", Token: "tok"}}},
+		run, &memTasks{m: map[string]wire.Task{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestInterfaceURLFromCard: requests go to the URL the card declares for
+// the interface the client chose (absolute, or relative to the configured
+// URL), not to the configured URL the card was read from; a card naming
+// a non-http(s) interface URL is refused and nothing is sent.
+func TestInterfaceURLFromCard(t *testing.T) {
+	for _, tt := range []struct {
+		name, card string
+		want       []string // "front"/"back" + path + version + method
+		err        string
+	}{
+		{"absolute 1.0", `{"name":"p","supportedInterfaces":[{"url":"{back}/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			[]string{"back /rpc 1.0 SendStreamingMessage"}, ""},
+		{"relative", `{"name":"p","supportedInterfaces":[{"url":"/elsewhere/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			[]string{"front /elsewhere/rpc 1.0 SendStreamingMessage"}, ""},
+		{"relative to the configured path", `{"name":"p","supportedInterfaces":[{"url":"v2","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			[]string{"front /v2 1.0 SendStreamingMessage"}, ""},
+		{"0.3 additional interface", `{"name":"p","url":"{back}/grpc","preferredTransport":"GRPC","protocolVersion":"0.3.0","additionalInterfaces":[{"url":"{back}/jsonrpc","transport":"JSONRPC"}]}`,
+			[]string{"back /jsonrpc 0.3 message/stream"}, ""},
+		{"interface without url", `{"name":"p","supportedInterfaces":[{"protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			[]string{"front /configured 1.0 SendStreamingMessage"}, "HTTP 404"},
+		{"not http", `{"name":"p","supportedInterfaces":[{"url":"file:///etc/passwd","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+			nil, `interface url "file:///etc/passwd" is not an http(s) url`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := &runner{release: make(chan struct{})}
+			defer close(run.release)
+			s := a2aServer(t, run)
+			var backURL string
+			front := &recorder{srv: s, card: func() string { return strings.ReplaceAll(tt.card, "{back}", backURL) }}
+			back := &recorder{srv: s, card: func() string { return "" }}
+			fs, bs := httptest.NewServer(front), httptest.NewServer(back)
+			defer fs.Close()
+			defer bs.Close()
+			backURL = bs.URL
+			c := outbound.New([]outbound.Peer{{Name: "p", URL: fs.URL + "/configured", Token: "tok"}}, nil)
+			task, err := c.Send(context.Background(), outbound.Request{Peer: "p", SourceKey: "k", Text: "hi", Wait: 10 * time.Second})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Send = %+v, %v; want error %q", task, err, tt.err)
+				}
+			} else if err != nil || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "echo: hi" {
+				t.Fatalf("Send = %+v, %v", task, err)
+			}
+			var got []string
+			for _, r := range front.requests() {
+				got = append(got, "front "+r)
+			}
+			for _, r := range back.requests() {
+				got = append(got, "back "+r)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("requests %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAbortCancelsTheRemoteTask: when the sender's wait is aborted (its
+// context ends) while the peer's task is still working, the client sends
+// CancelTask (tasks/cancel to a 0.3 peer) for that task before returning,
+// streamed or polled; the peer's run is stopped and its task canceled.
+func TestAbortCancelsTheRemoteTask(t *testing.T) {
+	for _, tt := range []struct {
+		name, card string
+		stream     bool
+		want       []string
+	}{
+		{"1.0 stream", "", true, []string{"/rpc 1.0 SendStreamingMessage", "/rpc 1.0 CancelTask"}},
+		{"0.3 stream", `{"name":"p","url":"/rpc","protocolVersion":"0.3.0"}`, true, []string{"/rpc 0.3 message/stream", "/rpc 0.3 tasks/cancel"}},
+		{"0.3 polled", `{"name":"p","url":"/rpc","protocolVersion":"0.3.0","capabilities":{"streaming":false}}`, false, []string{"/rpc 0.3 message/send", "/rpc 0.3 tasks/cancel"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := &runner{release: make(chan struct{}), started: make(chan string, 1)}
+			defer close(run.release)
+			s := a2aServer(t, run)
+			rec := &recorder{srv: s, card: func() string { return tt.card }}
+			var h http.Handler = rec
+			if !tt.stream { // a peer refusing streams, as the reference does
+				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost {
+						body, _ := io.ReadAll(r.Body)
+						if bytes.Contains(body, []byte(`"message/stream"`)) {
+							_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`))
+							return
+						}
+						r.Body = io.NopCloser(bytes.NewReader(body))
+					}
+					rec.ServeHTTP(w, r)
+				})
+			}
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			seen := make(chan struct{})
+			c := outbound.New([]outbound.Peer{{Name: "p", URL: hs.URL + "/rpc", Token: "tok"}}, &http.Client{Transport: taskSeen{once: new(sync.Once), seen: seen}})
+			ctx, abort := context.WithCancel(context.Background())
+			type result struct {
+				task *wire.Task
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				task, err := c.Send(ctx, outbound.Request{Peer: "p", SourceKey: "k", Text: "slow", Wait: time.Minute})
+				done <- result{task, err}
+			}()
+			<-run.started
+			<-seen // the client has read the task's id
+			abort()
+			r := <-done
+			if !errors.Is(r.err, context.Canceled) || r.task == nil || r.task.Status.State != wire.StateCanceled {
+				t.Fatalf("aborted Send = %+v, %v; want the canceled task and context.Canceled", r.task, r.err)
+			}
+			if got := rec.requests(); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Fatalf("requests %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// taskSeen is a transport that closes seen once a POST's response has
+// handed the client data naming a task id.
+type taskSeen struct {
+	once *sync.Once
+	seen chan struct{}
+}
+
+func (ts taskSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost {
+		resp.Body = &seenBody{ReadCloser: resp.Body, ts: ts}
+	}
+	return resp, err
+}
+
+type seenBody struct {
+	io.ReadCloser
+	ts taskSeen
+}
+
+func (b *seenBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if bytes.Contains(p[:n], []byte(`"id":"`)) {
+		b.ts.once.Do(func() { close(b.ts.seen) })
+	}
+	return n, err
 }

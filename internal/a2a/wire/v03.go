@@ -378,6 +378,22 @@ func DecodeTaskResult(v string, raw json.RawMessage) (*Task, error) {
 // to in 1.0), Version03 when it declares only 0.x ones, and ok false when
 // it declares no JSON-RPC interface with a version this package speaks.
 func ChooseVersion(card []byte) (version string, ok bool) {
+	i, ok := ChooseInterface(card)
+	return i.Version, ok
+}
+
+// Interface is the JSON-RPC interface of a card a client speaks to: its
+// protocol version (Version10 or Version03) and the URL the card declares
+// for it, as written (possibly relative, possibly empty).
+type Interface struct {
+	Version string
+	URL     string
+}
+
+// ChooseInterface reads an agent card (1.0 or 0.3 form) and returns the
+// JSON-RPC interface to speak to, chosen as ChooseVersion says (the first
+// 1.x one, else the first 0.x one), with its URL.
+func ChooseInterface(card []byte) (Interface, bool) {
 	var c struct {
 		SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
 		// 0.3 form
@@ -390,13 +406,13 @@ func ChooseVersion(card []byte) (version string, ok bool) {
 		} `json:"additionalInterfaces"`
 	}
 	if json.Unmarshal(card, &c) != nil {
-		return "", false
+		return Interface{}, false
 	}
 	jsonrpc := func(binding string) bool { return strings.EqualFold(binding, "JSONRPC") }
-	var versions []string
+	var found []Interface
 	for _, i := range c.SupportedInterfaces {
 		if jsonrpc(i.ProtocolBinding) {
-			versions = append(versions, i.ProtocolVersion)
+			found = append(found, Interface{Version: i.ProtocolVersion, URL: i.URL})
 		}
 	}
 	if len(c.SupportedInterfaces) == 0 && c.URL != "" {
@@ -407,27 +423,29 @@ func ChooseVersion(card []byte) (version string, ok bool) {
 			v = Version03
 		}
 		if c.PreferredTransport == "" || jsonrpc(c.PreferredTransport) {
-			versions = append(versions, v)
+			found = append(found, Interface{Version: v, URL: c.URL})
 		}
 		for _, a := range c.AdditionalInterfaces {
 			if jsonrpc(a.Transport) {
-				versions = append(versions, v)
+				found = append(found, Interface{Version: v, URL: a.URL})
 			}
 		}
 	}
-	legacy := false
-	for _, v := range versions {
-		switch major(v) {
+	var legacy *Interface
+	for _, i := range found {
+		switch major(i.Version) {
 		case 1:
-			return Version10, true
+			return Interface{Version: Version10, URL: i.URL}, true
 		case 0:
-			legacy = true
+			if legacy == nil {
+				legacy = &Interface{Version: Version03, URL: i.URL}
+			}
 		}
 	}
-	if legacy {
-		return Version03, true
+	if legacy != nil {
+		return *legacy, true
 	}
-	return "", false
+	return Interface{}, false
 }
 
 // major is the major number of a version "M.m" (-1 when unreadable).

@@ -258,6 +258,25 @@ func TestChooseVersion(t *testing.T) {
 	}
 }
 
+// TestChooseInterface: the chosen interface comes with the URL the card
+// declares for it (not the first interface's when that one is skipped).
+func TestChooseInterface(t *testing.T) {
+	for _, tt := range []struct {
+		card string
+		want Interface
+	}{
+		{`{"supportedInterfaces":[{"url":"http://a/grpc","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://a/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, Interface{Version10, "http://a/rpc"}},
+		{`{"supportedInterfaces":[{"url":"http://a/v03","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"http://a/v1","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, Interface{Version10, "http://a/v1"}},
+		{`{"supportedInterfaces":[{"url":"/old","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"/older","protocolBinding":"JSONRPC","protocolVersion":"0.2"}]}`, Interface{Version03, "/old"}},
+		{`{"url":"http://a/main","preferredTransport":"JSONRPC","protocolVersion":"0.3.0"}`, Interface{Version03, "http://a/main"}},
+		{`{"url":"http://a/grpc","preferredTransport":"GRPC","protocolVersion":"0.3.0","additionalInterfaces":[{"url":"http://a/jsonrpc","transport":"JSONRPC"}]}`, Interface{Version03, "http://a/jsonrpc"}},
+	} {
+		if got, ok := ChooseInterface([]byte(tt.card)); got != tt.want || !ok {
+			t.Errorf("ChooseInterface(%s) = %+v, %v; want %+v", tt.card, got, ok, tt.want)
+		}
+	}
+}
+
 func TestV03RoundTrip(t *testing.T) {
 	task := &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: StateCanceled, Message: &Message{MessageID: "m", ContextID: "c", TaskID: "t", Role: RoleAgent, Parts: []Part{TextPart("why")}}},
 		Artifacts: []Artifact{{ArtifactID: "a", Parts: []Part{TextPart("x"), {Data: json.RawMessage(`{"k":1}`)}, {URL: "https://f", MediaType: "text/plain", Filename: "f.txt"}}}}}

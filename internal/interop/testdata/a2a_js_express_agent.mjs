@@ -8,6 +8,12 @@
 //
 // --mode both: the card lists a 1.0 and a 0.3 JSON-RPC interface (one URL);
 // --mode v03:  the card lists only a 0.3 JSON-RPC interface.
+// --no-stream: streaming requests are refused (-32601, as the reference
+// does), so clients poll; each poll prints {"event":{"kind":"polled"}}.
+//
+// A message whose text contains "work until canceled" gets a working task
+// that never ends by itself; canceling it prints
+// {"event":{"kind":"canceled","taskId":...,"version":...,"method":...}}.
 //
 // Prints {"listening":"http://127.0.0.1:PORT"} on stdout once serving (the
 // card is at /.well-known/agent-card.json, JSON-RPC at /a2a/v1), and one
@@ -25,6 +31,7 @@ import { parseArgs } from "node:util";
 const { values: args } = parseArgs({
   options: {
     mode: { type: "string", default: "both" },
+    "no-stream": { type: "boolean", default: false },
     "npm-cache": { type: "string", default: process.env.SWITCHBOARD_NPM_CACHE ?? ".cache/npm" },
   },
 });
@@ -41,11 +48,16 @@ const textOf = (msg) => (msg?.parts ?? []).map((p) => (p.content?.$case === "tex
 const textPart = (t) => ({ content: { $case: "text", value: t } });
 
 let current = {}; // the A2A-Version header and method of the request being handled
+const pending = new Map(); // task id → resolves the execution working until canceled
 const executor = {
   async execute(ctx, bus) {
     const text = textOf(ctx.userMessage);
     emit({ received: { text, contextId: ctx.contextId, ...current } });
     bus.publish(AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, artifacts: [], history: [ctx.userMessage], status: { state: TaskState.TASK_STATE_WORKING } }));
+    if (text.includes("work until canceled")) { // cancelTask ends it
+      await new Promise((resolve) => pending.set(ctx.taskId, resolve));
+      return;
+    }
     bus.publish(AgentEvent.artifactUpdate({
       taskId: ctx.taskId, contextId: ctx.contextId, append: false, lastChunk: true,
       artifact: { artifactId: "reply", name: "reply", parts: [textPart("js echo: " + text)] },
@@ -54,6 +66,9 @@ const executor = {
     bus.finished();
   },
   async cancelTask(taskId, bus) {
+    emit({ event: { kind: "canceled", taskId, ...current } });
+    pending.get(taskId)?.();
+    pending.delete(taskId);
     bus.publish(AgentEvent.statusUpdate({ taskId, contextId: "", status: { state: TaskState.TASK_STATE_CANCELED } }));
     bus.finished();
   },
@@ -81,8 +96,13 @@ app.use("/a2a/v1", (req, res, next) => {
     return;
   }
   next();
-}, express.json(), (req, _res, next) => {
+}, express.json(), (req, res, next) => {
   current = { version: req.headers["a2a-version"] ?? null, method: req.body?.method ?? null };
+  if (args["no-stream"] && (current.method === "message/stream" || current.method === "SendStreamingMessage")) {
+    res.json({ jsonrpc: "2.0", id: req.body?.id ?? null, error: { code: -32601, message: "Method not found" } });
+    return;
+  }
+  if (current.method === "tasks/get" || current.method === "GetTask") emit({ event: { kind: "polled" } });
   next();
 }, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 

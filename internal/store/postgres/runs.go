@@ -333,6 +333,10 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 			r.Usage.Cost = &c
 		}
 		r.EndedAt = ended
+		stats, err := runStats(ctx, tx, r)
+		if err != nil {
+			return err
+		}
 		// The run, its session and the outbox in one round trip.
 		args, err := runArgs(r)
 		if err != nil {
@@ -340,6 +344,7 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		}
 		var b pgx.Batch
 		b.Queue(qUpdateRun, args...)
+		b.Queue(qSetRunStats, stats, r.RunID)
 		b.Queue(qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
 			res.Status == store.RunAborted, !r.StartedAt.IsZero(), toMs(ended), r.SessionKey)
 		for _, args := range outbox {

@@ -261,6 +261,9 @@ CREATE TABLE memory_vectors (
 	PRIMARY KEY (model, hash)
 );
 `,
+	// 9: a finished run's message counts (store.RunStats JSON), for
+	// sessions.usage; runs finished before are '{}'.
+	`ALTER TABLE runs ADD COLUMN stats json NOT NULL DEFAULT '{}'`,
 }
 
 // schemaVersion is the version this binary migrates to.

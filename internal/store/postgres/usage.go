@@ -2,8 +2,11 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -61,6 +64,75 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres.UsageByDay: %w", err)
+	}
+	return out, nil
+}
+
+const (
+	// qRunLines reads what RunStats counts of a run's messages: every
+	// role, the lines of those it reads.
+	qRunLines = `SELECT role, CASE WHEN role IN ('assistant', 'toolResult', 'tool') THEN line ELSE '' END
+		FROM messages WHERE session_id = $1 AND run_id = $2`
+	qSetRunStats = `UPDATE runs SET stats = $1 WHERE run_id = $2`
+	// qRunsUsage reads finished runs by their end (runs_ended).
+	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage::text, stats::text FROM runs
+		WHERE ended_at >= $1 AND ended_at < $2 AND ($3 = '' OR agent_id = $3) AND ($4 = '' OR session_key = $4)
+		ORDER BY ended_at, run_id LIMIT $5`
+)
+
+// runStats counts r's messages (store.RunStats) as JSON.
+func runStats(ctx context.Context, tx pgx.Tx, r *store.Run) (string, error) {
+	var stats store.RunStats
+	if r.SessionID != "" {
+		rows, err := tx.Query(ctx, qRunLines, r.SessionID, r.RunID)
+		if err != nil {
+			return "", err
+		}
+		var role, line string
+		_, err = pgx.ForEachRow(rows, []any{&role, &line}, func() error {
+			stats.Count(role, []byte(line))
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	b, err := json.Marshal(stats)
+	return string(b), err
+}
+
+// RunsUsage implements store.Store.
+func (s *Store) RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.RunUsage, error) {
+	if err := s.checkOpen("RunsUsage"); err != nil {
+		return nil, err
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > store.MaxRunsUsage {
+		limit = store.MaxRunsUsage
+	}
+	rows, err := s.pool.Query(ctx, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.SessionKey, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.RunsUsage: %w", err)
+	}
+	var out []store.RunUsage
+	var (
+		u            store.RunUsage
+		ended        int64
+		usage, stats string
+	)
+	_, err = pgx.ForEachRow(rows, []any{&u.RunID, &u.SessionKey, &u.AgentID, &ended, &usage, &stats}, func() error {
+		row := store.RunUsage{RunID: u.RunID, SessionKey: u.SessionKey, AgentID: u.AgentID, EndedAt: time.UnixMilli(ended)}
+		if err := json.Unmarshal([]byte(usage), &row.Usage); err != nil {
+			return fmt.Errorf("run %s usage: %w", row.RunID, err)
+		}
+		if err := json.Unmarshal([]byte(stats), &row.Stats); err != nil {
+			return fmt.Errorf("run %s stats: %w", row.RunID, err)
+		}
+		out = append(out, row)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres.RunsUsage: %w", err)
 	}
 	return out, nil
 }

@@ -338,6 +338,9 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		if err := s.putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
+		if err := s.putRunStatsTx(ctx, tx, r); err != nil {
+			return err
+		}
 		st, err := s.wstmt(ctx, tx, qFinishSession)
 		if err != nil {
 			return err

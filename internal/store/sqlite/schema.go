@@ -221,6 +221,9 @@ CREATE TABLE memory_vectors (
 	PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 `,
+	// 13: a finished run's message counts (store.RunStats JSON), for
+	// sessions.usage; runs finished before are '{}'.
+	`ALTER TABLE runs ADD COLUMN stats TEXT NOT NULL DEFAULT '{}'`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -59,6 +61,94 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite.UsageByDay: %w", err)
+	}
+	return out, nil
+}
+
+const (
+	// qRunLines reads what RunStats counts of a run's messages (over
+	// messages_run): every role, the lines of those it reads.
+	qRunLines = `SELECT role, CASE WHEN role IN ('assistant', 'toolResult', 'tool') THEN line ELSE '' END
+		FROM messages WHERE session_id = ? AND run_id = ?`
+	qSetRunStats = `UPDATE runs SET stats = ? WHERE run_id = ?`
+	// qRunsUsage reads finished runs by their end (runs_ended).
+	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage, stats FROM runs
+		WHERE ended_at >= ? AND ended_at < ? AND (? = '' OR agent_id = ?) AND (? = '' OR session_key = ?)
+		ORDER BY ended_at, run_id LIMIT ?`
+)
+
+// putRunStatsTx counts r's messages and stores the counts with r.
+func (s *Store) putRunStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+	var stats store.RunStats
+	if r.SessionID != "" {
+		q, err := s.wstmt(ctx, tx, qRunLines)
+		if err != nil {
+			return err
+		}
+		rows, err := q.QueryContext(ctx, r.SessionID, r.RunID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var role string
+		var line []byte
+		for rows.Next() {
+			if err := rows.Scan(&role, &line); err != nil {
+				return err
+			}
+			stats.Count(role, line)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(stats)
+	if err != nil {
+		return err
+	}
+	st, err := s.wstmt(ctx, tx, qSetRunStats)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, string(b), r.RunID)
+	return err
+}
+
+// RunsUsage implements store.Store.
+func (s *Store) RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.RunUsage, error) {
+	if err := s.checkOpen("RunsUsage"); err != nil {
+		return nil, err
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > store.MaxRunsUsage {
+		limit = store.MaxRunsUsage
+	}
+	rows, err := s.query(ctx, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.AgentID, f.SessionKey, f.SessionKey, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.RunsUsage: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunUsage
+	for rows.Next() {
+		var (
+			u            store.RunUsage
+			ended        int64
+			usage, stats []byte
+		)
+		if err := rows.Scan(&u.RunID, &u.SessionKey, &u.AgentID, &ended, &usage, &stats); err != nil {
+			return nil, fmt.Errorf("sqlite.RunsUsage: %w", err)
+		}
+		u.EndedAt = time.UnixMilli(ended)
+		if err := json.Unmarshal(usage, &u.Usage); err != nil {
+			return nil, fmt.Errorf("sqlite.RunsUsage: run %s usage: %w", u.RunID, err)
+		}
+		if err := json.Unmarshal(stats, &u.Stats); err != nil {
+			return nil, fmt.Errorf("sqlite.RunsUsage: run %s stats: %w", u.RunID, err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite.RunsUsage: %w", err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -389,6 +390,94 @@ func testUsageByDay(t *testing.T, s store.Store) {
 	}
 	if got, err := s.UsageByDay(ctx, day0.Add(100*time.Hour), day0.Add(200*time.Hour), 0); err != nil || len(got) != 0 {
 		t.Errorf("empty range = %+v, %v", got, err)
+	}
+}
+
+// testRunStats: FinishRun counts the messages the run wrote (not those of
+// other runs of the transcript), and RunsUsage returns finished runs by
+// their end with their usage and counts, filtered by agent and session.
+func testRunStats(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	start := func(id, key, sid string) {
+		t.Helper()
+		r := fullRun(id, key, store.RunQueued, t0)
+		r.SessionID, r.AgentID = "", strings.Split(key, ":")[1]
+		mustCreateRun(t, s, r)
+		in := textMsg(transcript.RoleUser, "go")
+		in.RunID = id
+		if _, _, err := s.StartRun(ctx, id, t0, sid, []store.Message{in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendMsgs := func(sid, runID string, msgs ...*transcript.Message) {
+		t.Helper()
+		var ms []store.Message
+		for _, m := range msgs {
+			m.Timestamp = base.UnixMilli()
+			ms = append(ms, store.Message{RunID: runID, Entry: transcript.Entry{Type: transcript.TypeMessage, Timestamp: transcript.FormatTime(base), Message: m}})
+		}
+		if _, err := s.AppendMessages(ctx, sid, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	isErr := true
+	calls := &transcript.Message{Role: transcript.RoleAssistant, Content: transcript.Content{Blocks: []transcript.Block{
+		transcript.TextBlock("let me look"),
+		transcript.ToolCallBlock("c1", "exec", json.RawMessage(`{}`)),
+		transcript.ToolCallBlock("c2", "read", json.RawMessage(`{}`)),
+		transcript.ToolCallBlock("c3", "exec", json.RawMessage(`{}`)),
+	}}, StopReason: "toolUse"}
+	result := func(id, name string, failed bool) *transcript.Message {
+		m := &transcript.Message{Role: transcript.RoleToolResult, ToolCallID: id, ToolName: name, Content: transcript.StringContent("out")}
+		if failed {
+			m.IsError = &isErr
+		}
+		return m
+	}
+	start("stats-1", "agent:main:stats", "sid-stats")
+	appendMsgs("sid-stats", "stats-1", calls, result("c1", "exec", false), result("c2", "read", true), result("c3", "exec", false),
+		&transcript.Message{Role: transcript.RoleAssistant, Content: transcript.StringContent("done"), StopReason: "stop"})
+	appendMsgs("sid-stats", "", &transcript.Message{Role: transcript.RoleUser, Content: transcript.StringContent("not the run's")})
+	if _, err := s.FinishRun(ctx, "stats-1", store.RunResult{Status: store.RunOK, EndedAt: t0.Add(time.Minute),
+		Usage: transcript.Usage{Input: 30, Output: 12, TotalTokens: 42, Cost: &transcript.Cost{Total: 0.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	start("stats-2", "agent:other:x", "sid-other")
+	appendMsgs("sid-other", "stats-2", &transcript.Message{Role: transcript.RoleAssistant, Content: transcript.StringContent(""), StopReason: "error"})
+	if _, err := s.FinishRun(ctx, "stats-2", store.RunResult{Status: store.RunError, EndedAt: t0.Add(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateRun(t, s, fullRun("stats-live", "agent:main:stats", store.RunRunning, t0)) // not finished: nowhere
+
+	got, err := s.RunsUsage(ctx, store.RunUsageFilter{From: t0, To: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want1 := store.RunStats{User: 1, Assistant: 2, ToolCalls: 3, ToolResults: 3, Errors: 1, Tools: map[string]int64{"exec": 2, "read": 1}}
+	want2 := store.RunStats{User: 1, Assistant: 1, Errors: 1}
+	if len(got) != 2 || got[0].RunID != "stats-1" || got[1].RunID != "stats-2" {
+		t.Fatalf("RunsUsage = %+v", got)
+	}
+	if !reflect.DeepEqual(got[0].Stats, want1) || !reflect.DeepEqual(got[1].Stats, want2) {
+		t.Errorf("stats = %+v, %+v; want %+v, %+v", got[0].Stats, got[1].Stats, want1, want2)
+	}
+	if r := got[0]; r.SessionKey != "agent:main:stats" || !r.EndedAt.Equal(t0.Add(time.Minute)) || r.Usage.TotalTokens != 42 || r.Usage.Cost == nil || r.Usage.Cost.Total != 0.5 {
+		t.Errorf("run 1 = %+v", r)
+	}
+	for _, tt := range []struct {
+		f    store.RunUsageFilter
+		want int
+	}{
+		{store.RunUsageFilter{From: t0, To: t0.Add(time.Hour), AgentID: "other"}, 1},
+		{store.RunUsageFilter{From: t0, To: t0.Add(time.Hour), SessionKey: "agent:main:stats"}, 1},
+		{store.RunUsageFilter{From: t0, To: t0.Add(90 * time.Second)}, 1},
+		{store.RunUsageFilter{From: t0, To: t0.Add(time.Hour), Limit: 1}, 1},
+		{store.RunUsageFilter{From: t0.Add(time.Hour), To: t0.Add(2 * time.Hour)}, 0},
+	} {
+		if got, err := s.RunsUsage(ctx, tt.f); err != nil || len(got) != tt.want {
+			t.Errorf("RunsUsage(%+v) = %+v, %v; want %d runs", tt.f, got, err, tt.want)
+		}
 	}
 }
 

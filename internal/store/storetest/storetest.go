@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListRuns", testListRuns},
 		{"FinishRun", testFinishRun},
 		{"UsageByDay", testUsageByDay},
+		{"RunStats", testRunStats},
 		{"StartRun", testStartRun},
 		{"PostMessage", testPostMessage},
 		{"AbortInterrupted", testAbortInterrupted},

@@ -55,14 +55,19 @@ func startOfflineGatewayFor(t *testing.T, origin string) string {
 	return "http://" + d.Addrs[0].String()
 }
 
-// pageWatch records what a view must not show: uncaught page errors and
-// the gateway's request/response frames.
+// pageWatch records what a view must not show: uncaught page errors,
+// the gateway's request/response frames, and HTTP requests to the
+// gateway (gateway: its http:// base) that fail or get an error status.
 type pageWatch struct {
 	mu         sync.Mutex
+	gateway    string
 	exceptions []string
 	sent       map[string]string // request id → method
 	answered   map[string]bool
 	failures   []string // error responses: method and message
+	fetches    map[network.RequestID]string
+	// avatars counts agent images the gateway served (/avatar/<agent>).
+	avatars int
 }
 
 func (w *pageWatch) add(ev any) {
@@ -76,6 +81,24 @@ func (w *pageWatch) add(ev any) {
 			msg += " " + d.Exception.Description
 		}
 		w.exceptions = append(w.exceptions, msg)
+	case *network.EventRequestWillBeSent:
+		if w.gateway != "" && strings.HasPrefix(e.Request.URL, w.gateway+"/") {
+			w.fetches[e.RequestID] = e.Request.Method + " " + strings.TrimPrefix(e.Request.URL, w.gateway)
+		}
+	case *network.EventResponseReceived:
+		if f, ok := w.fetches[e.RequestID]; ok && e.Response.Status >= 400 {
+			w.failures = append(w.failures, fmt.Sprintf("%s: HTTP %d", f, e.Response.Status))
+		} else if ok && strings.HasPrefix(f, "GET /avatar/") {
+			w.avatars++
+		}
+	case *network.EventLoadingFailed:
+		if f, ok := w.fetches[e.RequestID]; ok && !e.Canceled {
+			msg := f + ": " + e.ErrorText
+			if e.CorsErrorStatus != nil {
+				msg += " " + e.CorsErrorStatus.CorsError.String()
+			}
+			w.failures = append(w.failures, msg)
+		}
 	case *network.EventWebSocketFrameSent:
 		var f struct {
 			Type, ID, Method string
@@ -104,7 +127,7 @@ func (w *pageWatch) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.exceptions, w.failures = nil, nil
-	w.sent, w.answered = map[string]string{}, map[string]bool{}
+	w.sent, w.answered, w.fetches = map[string]string{}, map[string]bool{}, map[network.RequestID]string{}
 }
 
 // settled reports whether every request sent since reset was answered,
@@ -173,7 +196,7 @@ func TestReferenceControlUIViews(t *testing.T) {
 	gwp.Store(&gw)
 
 	ctx := startBrowser(t, bin, 1400, 900)
-	w := &pageWatch{}
+	w := &pageWatch{gateway: gw}
 	w.reset()
 	if err := chromedp.Listen(ctx, w.add); err != nil {
 		t.Fatal(err)
@@ -264,5 +287,10 @@ func TestReferenceControlUIViews(t *testing.T) {
 				shot("controlui-view" + strings.ReplaceAll(v.route, "/", "-") + ".png")
 			}
 		})
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.avatars == 0 {
+		t.Error("no view loaded an agent image from /avatar/<agent>")
 	}
 }
