@@ -81,6 +81,9 @@ type Event struct {
 
 	// remote marks an event relayed from another node (see IsRemote).
 	remote bool
+	// recovered marks an end read from the store (Runner.Watch), whose
+	// sequence number is this node's, not the run's.
+	recovered bool
 }
 
 // QueueEvent describes an accepted message waiting for its session.
@@ -150,6 +153,7 @@ func (r *Runner) emit(st *runState, ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = r.now()
 	}
+	r.events.add(ev, r.now())
 	subs := r.subList.Load()
 	if subs == nil {
 		return

@@ -152,6 +152,7 @@ func (r *Runner) pull(ctx context.Context, sessionKey string) (int, error) {
 // wakes this node's waiters.
 func (r *Runner) Relay(ev Event) {
 	ev.remote = true
+	r.events.add(ev, r.now())
 	if subs := r.subList.Load(); subs != nil {
 		for _, sub := range *subs {
 			sub.fn(ev)

@@ -1,0 +1,255 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Event log bounds.
+const (
+	// logRetention is how long the events of an ended run stay in the
+	// log: a watcher that resumes later gets the final from the store.
+	logRetention = time.Minute
+	// logIdle is how long the log keeps a run it heard nothing of (one
+	// whose end never reached this node).
+	logIdle = 10 * time.Minute
+	// maxLogEvents bounds one run's logged events; past it the oldest
+	// half is dropped (a watcher resuming from before them sees a gap
+	// in the sequence numbers; assistant events carry the whole text of
+	// their model turn, so the text is not lost).
+	maxLogEvents = 8192
+	// pruneEvery is how often adding an event looks for runs to drop.
+	pruneEvery = 10 * time.Second
+)
+
+// eventLog keeps the recent events of every run this node executes or
+// hears of from other nodes, in sequence order, so that a watcher can
+// start or resume at any sequence number (Runner.Watch). It holds one end
+// per run: a second end (an adoption's, after the run's own relayed one)
+// is dropped, and an end numbered at or below events already logged is
+// renumbered after them.
+type eventLog struct {
+	mu     sync.Mutex
+	runs   map[string]*runLog
+	pruned time.Time
+}
+
+// runLog is one run's logged events.
+type runLog struct {
+	events  []Event
+	last    int64 // highest seq logged
+	ended   bool
+	touched time.Time
+	// wake is closed (and replaced) when an event is logged or the log
+	// is pruned.
+	wake chan struct{}
+}
+
+func newEventLog() *eventLog { return &eventLog{runs: make(map[string]*runLog)} }
+
+func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd }
+
+// runLocked returns runID's log, creating it.
+func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
+	rl := l.runs[runID]
+	if rl == nil {
+		rl = &runLog{wake: make(chan struct{}), touched: now}
+		l.runs[runID] = rl
+	}
+	return rl
+}
+
+// add logs ev and reports whether it was new. Events without a sequence
+// number (queued notices, posts) are not logged.
+func (l *eventLog) add(ev Event, now time.Time) bool {
+	if ev.RunID == "" || ev.Stream == StreamPost || (ev.Seq <= 0 && !isEnd(ev)) {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rl := l.runLocked(ev.RunID, now)
+	switch {
+	case rl.ended:
+		return false // one end per run, and nothing after it
+	case isEnd(ev):
+		if ev.Seq <= rl.last {
+			ev.Seq = rl.last + 1
+		}
+		rl.ended = true
+	case ev.Seq <= rl.last:
+		return false // seen already (or late)
+	}
+	rl.last = ev.Seq
+	rl.events = append(rl.events, ev)
+	if len(rl.events) > maxLogEvents {
+		rl.events = append([]Event(nil), rl.events[len(rl.events)-maxLogEvents/2:]...)
+	}
+	rl.touched = now
+	close(rl.wake)
+	rl.wake = make(chan struct{})
+	if now.Sub(l.pruned) >= pruneEvery {
+		l.pruneLocked(now)
+	}
+	return true
+}
+
+// pruneLocked drops the runs that ended logRetention ago or were idle for
+// logIdle; their watchers are woken to look at the store.
+func (l *eventLog) pruneLocked(now time.Time) {
+	l.pruned = now
+	for id, rl := range l.runs {
+		age := now.Sub(rl.touched)
+		if age >= logIdle || (rl.ended && age >= logRetention) {
+			delete(l.runs, id)
+			close(rl.wake)
+		}
+	}
+}
+
+// since returns runID's logged events after seq after. seen reports that
+// the run's end is logged at or before after (the watcher had it). An end
+// recovered from the store carries no number the watcher could have seen,
+// so it is returned, numbered after after, whatever after is. wake is
+// closed when more is logged.
+func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event, seen bool, wake <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rl := l.runLocked(runID, now)
+	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].Seq > after })
+	evs = append(evs, rl.events[i:]...)
+	if rl.ended && len(evs) == 0 {
+		end := rl.events[len(rl.events)-1]
+		if !end.recovered {
+			return nil, true, rl.wake
+		}
+		end.Seq = after + 1
+		evs = append(evs, end)
+	}
+	return evs, false, rl.wake
+}
+
+// Watch streams runID's events with a sequence number above afterSeq, in
+// order, ending with the run's end (lifecycle end, Run set), which it
+// yields exactly once: from the events this node logged (its own runs'
+// and, with several nodes, the ones relayed to it), else from the store,
+// where every run's final status is recorded. A watcher that reconnects
+// resumes with the last Seq it saw and gets what followed, without gap or
+// duplicate while this node's log holds the run's events (a minute after
+// its end; events lost in a relay show as a gap, the end never goes
+// missing). A watcher that saw the end gets nothing more. Watch starts at
+// any time: the run need not have started, and events emitted before the
+// call are in the log.
+//
+// It yields an error and stops when ctx ends or the run does not exist.
+// A store that does not answer is waited for.
+func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		next := afterSeq
+		look := true
+		var poll <-chan time.Time
+		if r.cfg.Lanes != nil {
+			// The run may execute on another node: its end is relayed, and
+			// the store is looked at now and then in case a relay is lost.
+			t := time.NewTicker(waitPoll)
+			defer t.Stop()
+			poll = t.C
+		}
+		var retry <-chan time.Time
+		for {
+			evs, seen, wake := r.events.since(runID, next, r.now())
+			for _, ev := range evs {
+				if !yield(ev, nil) || isEnd(ev) {
+					return
+				}
+				next = ev.Seq
+			}
+			if seen {
+				return
+			}
+			if look {
+				look, retry = false, nil
+				end, err := r.storedEnd(ctx, runID)
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					yield(Event{}, fmt.Errorf("agent.Watch: run %s: %w", runID, err))
+					return
+				case err != nil && ctx.Err() == nil:
+					r.log.Warn("watch: run unreadable; looking again", "runId", runID, "err", err)
+					retry = time.After(waitPoll)
+				case end != nil:
+					r.events.add(*end, r.now())
+					continue
+				}
+			}
+			woken := r.addWaiter(runID)
+			select {
+			case <-wake:
+			case <-woken:
+				look = true
+			case <-poll:
+				look = true
+			case <-retry:
+				look = true
+			case <-ctx.Done():
+				r.dropWaiter(runID, woken)
+				yield(Event{}, fmt.Errorf("agent.Watch: %w", ctx.Err()))
+				return
+			}
+			r.dropWaiter(runID, woken)
+		}
+	}
+}
+
+// addWaiter registers a channel closed when runID ends here, is relayed
+// as ended, or the runner is asked to look at every run again (WakeAll).
+func (r *Runner) addWaiter(runID string) chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.waiters[runID] = append(r.waiters[runID], ch)
+	r.mu.Unlock()
+	return ch
+}
+
+// storedEnd reads runID from the store and, when it is terminal, returns
+// its end as an event (with the run's last assistant message); nil while
+// the run is not terminal.
+func (r *Runner) storedEnd(ctx context.Context, runID string) (*Event, error) {
+	run, err := r.cfg.Store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !run.Status.Terminal() {
+		return nil, nil
+	}
+	ev := &Event{RunID: run.RunID, SessionKey: run.SessionKey, SessionID: run.SessionID, AgentID: run.AgentID,
+		Lane: run.Lane, Time: run.EndedAt, Stream: StreamLifecycle, Phase: PhaseEnd, Run: run, recovered: true}
+	if in, err := decodeInput(run.Input); err == nil {
+		ev.SpawnedBy = in.SpawnedBy
+	}
+	if run.SessionID != "" {
+		msgs, err := r.cfg.Store.History(ctx, run.SessionID, store.HistoryOptions{RunID: runID, Limit: 50})
+		if err != nil {
+			return nil, err
+		}
+		ev.Message = lastAssistant(msgs)
+	}
+	return ev, nil
+}
+
+// lastAssistant is the last assistant message of msgs (nil: none).
+func lastAssistant(msgs []store.Message) *transcript.Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i].Entry.Message; m != nil && m.Role == transcript.RoleAssistant {
+			return m
+		}
+	}
+	return nil
+}
