@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -501,11 +502,15 @@ func TestClusterSharedWorkspace(t *testing.T) {
 // TestClusterDatabaseRestart restarts PostgreSQL (fast: every connection
 // cut) while two nodes run turns: every acknowledged message is stored
 // exactly once, and every run reaches a final status (none is left
-// running by a final write that failed).
+// running by a final write that failed). A client on the node the message
+// was not sent to follows each run (runs.watch) through the restart: it
+// gets the run's final exactly once, with the status the store recorded,
+// after events in order and never twice, whatever the relay lost.
 func TestClusterDatabaseRestart(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	dsn, nodes := startCluster(t, 2, llm, `messages: { queue: { mode: "followup" } },`)
 	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t)}
+	w := []*runWatcher{watchRuns(t, nodes[0]), watchRuns(t, nodes[1])}
 	var (
 		mu  sync.Mutex
 		got []acked
@@ -526,6 +531,7 @@ func TestClusterDatabaseRestart(t *testing.T) {
 				mu.Lock()
 				got = append(got, a)
 				mu.Unlock()
+				w[(i+1)%2].follow(a.runID)
 			}
 		})
 	}
@@ -560,5 +566,121 @@ func TestClusterDatabaseRestart(t *testing.T) {
 		}
 	}
 	ok := count(`SELECT count(*) FROM runs WHERE status = 'ok'`)
-	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final", len(got), messages, ok)
+	finals, events := 0, 0
+	for i, wr := range w {
+		wr.wait()
+		for id, f := range wr.results() {
+			var status string
+			if err := db.QueryRow(context.Background(), `SELECT status FROM runs WHERE run_id = $1`, id).Scan(&status); err != nil {
+				t.Fatalf("run %s: %v", id, err)
+			}
+			if f.err != nil {
+				t.Errorf("node n%d: watch of %s failed: %v", i, id, f.err)
+				continue
+			}
+			finals++
+			events += len(f.seqs)
+			if want := map[string]string{"ok": "ok", "timeout": "timeout"}[status]; f.status != cmp.Or(want, "error") {
+				t.Errorf("node n%d: final of %s is %q, the store says %q", i, id, f.status, status)
+			}
+			for j, seq := range f.seqs {
+				if seq >= f.final || (j > 0 && seq <= f.seqs[j-1]) {
+					t.Errorf("node n%d: run %s: events %v then final %d: out of order or repeated", i, id, f.seqs, f.final)
+					break
+				}
+			}
+		}
+	}
+	if finals != len(got) {
+		t.Errorf("%d finals reached the watching clients for %d acknowledged runs", finals, len(got))
+	}
+	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events",
+		len(got), messages, ok, finals, events)
+}
+
+// runWatcher follows runs on one node with runs.watch, each from its
+// start, on one connection.
+type runWatcher struct {
+	t  *testing.T
+	c  *client.Client
+	wg sync.WaitGroup
+
+	mu     sync.Mutex
+	seqs   map[string][]int64 // the runs.watch events' seqs, by run
+	finals map[string]*watchedFinal
+	read   chan struct{} // closed when the connection's events are all read
+}
+
+// watchedFinal is how one watch ended.
+type watchedFinal struct {
+	status string
+	final  int64
+	seqs   []int64
+	err    error
+}
+
+func watchRuns(t *testing.T, g *gateway) *runWatcher {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: g.url, Token: token, SessionScoped: true})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	w := &runWatcher{t: t, c: c, seqs: make(map[string][]int64), finals: make(map[string]*watchedFinal), read: make(chan struct{})}
+	go func() {
+		defer close(w.read)
+		for ev := range c.Events() {
+			if ev.Event != "runs.watch" {
+				continue
+			}
+			var p struct {
+				RunID string `json:"runId"`
+				Seq   int64  `json:"seq"`
+			}
+			if json.Unmarshal(ev.Payload, &p) == nil {
+				w.mu.Lock()
+				w.seqs[p.RunID] = append(w.seqs[p.RunID], p.Seq)
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// follow watches runID until its final.
+func (w *runWatcher) follow(runID string) {
+	w.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		var res struct {
+			Status string `json:"status"`
+			Seq    int64  `json:"seq"`
+		}
+		err := w.c.Call(ctx, "runs.watch", map[string]any{"runId": runID}, &res)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if _, twice := w.finals[runID]; twice {
+			w.t.Errorf("run %s followed twice", runID)
+		}
+		w.finals[runID] = &watchedFinal{status: res.Status, final: res.Seq, err: err}
+	})
+}
+
+// wait waits for every watch's final, then for the connection's events.
+func (w *runWatcher) wait() {
+	w.wg.Wait()
+	w.c.Close()
+	<-w.read
+}
+
+// results are the watches' finals with their events.
+func (w *runWatcher) results() map[string]*watchedFinal {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, f := range w.finals {
+		f.seqs = w.seqs[id]
+	}
+	return w.finals
 }
