@@ -601,9 +601,10 @@ func TestClusterDatabaseRestart(t *testing.T) {
 // runWatcher follows runs on one node with runs.watch, each from its
 // start, on one connection.
 type runWatcher struct {
-	t  *testing.T
-	c  *client.Client
-	wg sync.WaitGroup
+	t     *testing.T
+	c     *client.Client
+	wg    sync.WaitGroup
+	after map[string]int64 // afterSeq by run (none: from the start)
 
 	mu     sync.Mutex
 	seqs   map[string][]int64 // the runs.watch events' seqs, by run
@@ -621,6 +622,13 @@ type watchedFinal struct {
 
 func watchRuns(t *testing.T, g *gateway) *runWatcher {
 	t.Helper()
+	return watchRunsFrom(t, g, nil)
+}
+
+// watchRunsFrom is watchRuns resuming each run of after from the seq it
+// names (the last its client saw).
+func watchRunsFrom(t *testing.T, g *gateway, after map[string]int64) *runWatcher {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, client.Options{URL: g.url, Token: token, SessionScoped: true})
@@ -628,7 +636,7 @@ func watchRuns(t *testing.T, g *gateway) *runWatcher {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	w := &runWatcher{t: t, c: c, seqs: make(map[string][]int64), finals: make(map[string]*watchedFinal), read: make(chan struct{})}
+	w := &runWatcher{t: t, c: c, after: after, seqs: make(map[string][]int64), finals: make(map[string]*watchedFinal), read: make(chan struct{})}
 	go func() {
 		defer close(w.read)
 		for ev := range c.Events() {
@@ -658,7 +666,7 @@ func (w *runWatcher) follow(runID string) {
 			Status string `json:"status"`
 			Seq    int64  `json:"seq"`
 		}
-		err := w.c.Call(ctx, "runs.watch", map[string]any{"runId": runID}, &res)
+		err := w.c.Call(ctx, "runs.watch", map[string]any{"runId": runID, "afterSeq": w.after[runID]}, &res)
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if _, twice := w.finals[runID]; twice {
