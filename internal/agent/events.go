@@ -153,7 +153,9 @@ func (r *Runner) emit(st *runState, ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = r.now()
 	}
-	r.events.add(ev, r.now())
+	if !r.events.add(ev, r.now()) && isEnd(ev) {
+		return // the run's end was seen already (relayed, or from the store)
+	}
 	subs := r.subList.Load()
 	if subs == nil {
 		return

@@ -28,6 +28,11 @@ const (
 	maxLogEvents = 8192
 	// pruneEvery is how often adding an event looks for runs to drop.
 	pruneEvery = 10 * time.Second
+	// endCheckEvery is how often RecoverEnds looks in the store for the
+	// end of one quiet run.
+	endCheckEvery = 5 * time.Second
+	// maxEndChecks bounds the runs one RecoverEnds looks at.
+	maxEndChecks = 500
 )
 
 // eventLog keeps the recent events of every run this node executes or
@@ -48,6 +53,7 @@ type runLog struct {
 	last    int64 // highest seq logged
 	ended   bool
 	touched time.Time
+	checked time.Time // last looked at by RecoverEnds
 	// wake is closed (and replaced) when an event is logged or the log
 	// is pruned.
 	wake chan struct{}
@@ -114,6 +120,25 @@ func (l *eventLog) pruneLocked(now time.Time) {
 	}
 }
 
+// unended returns up to maxEndChecks runs without a logged end that were
+// quiet and not looked at for endCheckEvery (all: every such run), and
+// marks them looked at.
+func (l *eventLog) unended(now time.Time, all bool) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id, rl := range l.runs {
+		if rl.ended || (!all && (now.Sub(rl.touched) < endCheckEvery || now.Sub(rl.checked) < endCheckEvery)) {
+			continue
+		}
+		rl.checked = now
+		if ids = append(ids, id); len(ids) == maxEndChecks {
+			break
+		}
+	}
+	return ids
+}
+
 // since returns runID's logged events after seq after. seen reports that
 // the run's end is logged at or before after (the watcher had it). An end
 // recovered from the store carries no number the watcher could have seen,
@@ -154,14 +179,9 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 	return func(yield func(Event, error) bool) {
 		next := afterSeq
 		look := true
-		var poll <-chan time.Time
-		if r.cfg.Lanes != nil {
-			// The run may execute on another node: its end is relayed, and
-			// the store is looked at now and then in case a relay is lost.
-			t := time.NewTicker(waitPoll)
-			defer t.Stop()
-			poll = t.C
-		}
+		// A run executing on another node: its events are relayed, and
+		// the end of one whose relay was lost comes from the store
+		// (RecoverEnds, which the cluster calls).
 		var retry <-chan time.Time
 		for {
 			evs, seen, wake := r.events.since(runID, next, r.now())
@@ -184,8 +204,8 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 				case err != nil && ctx.Err() == nil:
 					r.log.Warn("watch: run unreadable; looking again", "runId", runID, "err", err)
 					retry = time.After(waitPoll)
-				case end != nil:
-					r.events.add(*end, r.now())
+				case end != nil && !r.running(runID):
+					r.deliverRecovered(*end)
 					continue
 				}
 			}
@@ -193,8 +213,6 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 			select {
 			case <-wake:
 			case <-woken:
-				look = true
-			case <-poll:
 				look = true
 			case <-retry:
 				look = true
@@ -204,6 +222,59 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 				return
 			}
 			r.dropWaiter(runID, woken)
+		}
+	}
+}
+
+// running reports whether runID executes on this runner: its end comes
+// from the run itself, even when the store has it already.
+func (r *Runner) running(runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.active[runID]
+	return ok
+}
+
+// deliverRecovered hands subscribers and watchers a run's end read from
+// the store, as an end relayed from another node, unless one was seen.
+func (r *Runner) deliverRecovered(end Event) {
+	end.remote = true
+	if !r.events.add(end, r.now()) {
+		return
+	}
+	if subs := r.subList.Load(); subs != nil {
+		for _, sub := range *subs {
+			sub.fn(end)
+		}
+	}
+	r.wakeWaiters(end.RunID)
+}
+
+// RecoverEnds looks in the store for the ends of runs this node heard of
+// (events relayed from the node that runs them, or a watcher following
+// them) but never saw end, because the relay was lost (a database
+// outage, a listener that reconnected), and hands each end found to
+// subscribers and watchers, once. all looks at every such run (after a
+// reconnect); otherwise only at runs quiet for endCheckEvery, each at most
+// that often. Runs executing here are left to end themselves.
+func (r *Runner) RecoverEnds(ctx context.Context, all bool) {
+	for _, id := range r.events.unended(r.now(), all) {
+		if ctx.Err() != nil {
+			return
+		}
+		if r.running(id) {
+			continue
+		}
+		end, err := r.storedEnd(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			r.log.Warn("run end recovery: store unreadable", "runId", id, "err", err)
+			return
+		}
+		if end != nil {
+			r.deliverRecovered(*end)
 		}
 	}
 }

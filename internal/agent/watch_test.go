@@ -270,4 +270,58 @@ func TestWatchRelayedRun(t *testing.T) {
 	if seqs(got) != "2:assistant 3:lifecycle/end" {
 		t.Fatalf("watched %s, want 2:assistant 3:lifecycle/end", seqs(got))
 	}
+	// Subscribers got one end too: the relayed one after the adoption's
+	// was dropped.
+	if n := countEnds(h.eventsFor("remote-1")); n != 1 {
+		t.Fatalf("subscribers got %d ends of the relayed run, want 1", n)
+	}
+}
+
+func countEnds(evs []Event) int {
+	n := 0
+	for _, e := range evs {
+		if isEnd(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRecoverEnds: a run executing on another node whose end was never
+// relayed here ends for this node's subscribers and watchers from the
+// store, once; the relayed end arriving late is not a second end.
+func TestRecoverEnds(t *testing.T) {
+	// The clock stands still: a run is never quiet for endCheckEvery.
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("x"), nil
+	}, func(c *Config) { c.Now = func() time.Time { return time.Unix(1000, 0) } })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.store.CreateRun(ctx, &store.Run{RunID: "remote-2", SessionKey: "agent:main:other", AgentID: "main", Status: store.RunQueued, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.Relay(Event{RunID: "remote-2", SessionKey: "agent:main:other", Seq: 1, Stream: StreamLifecycle, Phase: PhaseStart})
+	h.runner.RecoverEnds(ctx, true) // still queued: nothing
+	if n := countEnds(h.eventsFor("remote-2")); n != 0 {
+		t.Fatalf("%d ends before the run ended", n)
+	}
+	// The other node finished it, and its end's relay was lost.
+	if _, err := h.store.FinishRun(ctx, "remote-2", store.RunResult{Status: store.RunOK, StopReason: "stop", EndedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.RecoverEnds(ctx, false) // quiet for less than endCheckEvery: not looked at yet
+	if n := countEnds(h.eventsFor("remote-2")); n != 0 {
+		t.Fatalf("%d ends from a sweep that should not look yet", n)
+	}
+	h.runner.RecoverEnds(ctx, true)
+	h.runner.RecoverEnds(ctx, true)
+	h.runner.Relay(Event{RunID: "remote-2", Seq: 4, Stream: StreamLifecycle, Phase: PhaseEnd, Run: &store.Run{RunID: "remote-2", Status: store.RunOK}})
+	evs := h.eventsFor("remote-2")
+	if n := countEnds(evs); n != 1 || !evs[len(evs)-1].IsRemote() || evs[len(evs)-1].Run.Status != store.RunOK {
+		t.Fatalf("subscribers got %s, want one end, marked remote (not relayed on)", seqs(evs))
+	}
+	got := collect(t, h.runner.Watch(ctx, "remote-2", 1), -1)
+	if seqs(got) != "2:lifecycle/end" {
+		t.Fatalf("watch after the recovered end = %s", seqs(got))
+	}
 }
