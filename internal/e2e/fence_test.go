@@ -382,7 +382,9 @@ func TestClusterFencing(t *testing.T) {
 	for _, a := range acked {
 		if n := count(`SELECT count(*) FROM messages m JOIN sessions s ON s.session_id = m.session_id
 			WHERE s.key = $1 AND m.role = 'user' AND m.line LIKE '%' || $2 || '%'`, a.key, a.text); n != 1 {
-			t.Errorf("acknowledged message %q stored %d times", a.text, n)
+			var status, errText string
+			db.QueryRow(context.Background(), `SELECT status, error FROM runs WHERE run_id = $1`, a.runID).Scan(&status, &errText)
+			t.Errorf("acknowledged message %q stored %d times (run %s: %s %q)", a.text, n, a.runID, status, errText)
 		}
 	}
 	if n := count(`SELECT count(*) FROM messages m1 JOIN runs r1 ON r1.run_id = m1.run_id
@@ -510,6 +512,7 @@ func TestClusterDatabaseRestart(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	dsn, nodes := startCluster(t, 2, llm, `messages: { queue: { mode: "followup" } },`)
 	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t)}
+	chats := []*chatFinals{countChatFinals(c[0]), countChatFinals(c[1])}
 	w := []*runWatcher{watchRuns(t, nodes[0]), watchRuns(t, nodes[1])}
 	var (
 		mu  sync.Mutex
@@ -562,7 +565,9 @@ func TestClusterDatabaseRestart(t *testing.T) {
 	for _, a := range got {
 		if n := count(`SELECT count(*) FROM messages m JOIN sessions s ON s.session_id = m.session_id
 			WHERE s.key = $1 AND m.role = 'user' AND m.line LIKE '%' || $2 || '%'`, a.key, strings.SplitN(a.text, "\n", 2)[1]); n != 1 {
-			t.Errorf("acknowledged message %q stored %d times", a.text, n)
+			var status, errText string
+			db.QueryRow(context.Background(), `SELECT status, error FROM runs WHERE run_id = $1`, a.runID).Scan(&status, &errText)
+			t.Errorf("acknowledged message %q stored %d times (run %s: %s %q)", a.text, n, a.runID, status, errText)
 		}
 	}
 	ok := count(`SELECT count(*) FROM runs WHERE status = 'ok'`)
@@ -594,8 +599,63 @@ func TestClusterDatabaseRestart(t *testing.T) {
 	if finals != len(got) {
 		t.Errorf("%d finals reached the watching clients for %d acknowledged runs", finals, len(got))
 	}
+	// Every client of the sessions, on either node, gets each run's final
+	// chat event once: the ends whose relay the restart lost come from the
+	// store.
+	for i, cf := range chats {
+		eventually(t, fmt.Sprintf("node n%d's client has every final", i), func() bool {
+			for _, a := range got {
+				if cf.count(a.runID) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for i, cf := range chats {
+		c[i].Close()
+		<-cf.read
+		for _, a := range got {
+			if n := cf.count(a.runID); n != 1 {
+				t.Errorf("node n%d's client got %d final chat events of %s, want 1", i, n, a.runID)
+			}
+		}
+	}
 	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events",
 		len(got), messages, ok, finals, events)
+}
+
+// chatFinals counts the terminal chat events (final, aborted, error) one
+// client receives, by run.
+type chatFinals struct {
+	mu   sync.Mutex
+	runs map[string]int
+	read chan struct{} // closed when the connection's events are all read
+}
+
+func countChatFinals(c *client.Client) *chatFinals {
+	cf := &chatFinals{runs: make(map[string]int), read: make(chan struct{})}
+	go func() {
+		defer close(cf.read)
+		for ev := range c.Events() {
+			var p struct {
+				RunID string `json:"runId"`
+				State string `json:"state"`
+			}
+			if ev.Event == "chat" && json.Unmarshal(ev.Payload, &p) == nil && p.State != "delta" {
+				cf.mu.Lock()
+				cf.runs[p.RunID]++
+				cf.mu.Unlock()
+			}
+		}
+	}()
+	return cf
+}
+
+func (cf *chatFinals) count(runID string) int {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	return cf.runs[runID]
 }
 
 // runWatcher follows runs on one node with runs.watch, each from its
