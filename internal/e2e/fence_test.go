@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
@@ -623,6 +625,45 @@ func TestClusterDatabaseRestart(t *testing.T) {
 	}
 	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events",
 		len(got), messages, ok, finals, events)
+
+	// While the database refuses connections, a message is refused as
+	// "database unreachable", marked retryable, and nothing is stored.
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	if _, err := admin.Exec(context.Background(), `ALTER DATABASE `+name+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sender := nodes[0].dial(t)
+	err = sender.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:outage", "message": "hello", "idempotencyKey": "outage-1"}, nil)
+	if _, aerr := admin.Exec(context.Background(), `ALTER DATABASE `+name+` ALLOW_CONNECTIONS true`); aerr != nil {
+		t.Fatal(aerr)
+	}
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeUnavailable || we.Message != "database unreachable" || we.Retryable == nil || !*we.Retryable {
+		t.Errorf("chat.send while the database refuses connections = %v (%+v), want UNAVAILABLE database unreachable, retryable", err, we)
+	}
+	db, err = pgx.Connect(context.Background(), dsn) // the old connection was ended with the others
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	if n := count(`SELECT count(*) FROM runs WHERE run_id = 'outage-1'`); n != 0 {
+		t.Errorf("a refused message left %d runs", n)
+	}
 }
 
 // chatFinals counts the terminal chat events (final, aborted, error) one
