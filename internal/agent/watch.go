@@ -54,8 +54,8 @@ type runLog struct {
 	ended   bool
 	touched time.Time
 	checked time.Time // last looked at by RecoverEnds
-	// wake is closed (and replaced) when an event is logged or the log
-	// is pruned.
+	// wake is closed when an event is logged or the log is pruned; made
+	// only when a watcher waits (nil: none does).
 	wake chan struct{}
 }
 
@@ -67,7 +67,7 @@ func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == P
 func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 	rl := l.runs[runID]
 	if rl == nil {
-		rl = &runLog{wake: make(chan struct{}), touched: now}
+		rl = &runLog{touched: now, events: make([]Event, 0, 8)}
 		l.runs[runID] = rl
 	}
 	return rl
@@ -99,8 +99,7 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 		rl.events = append([]Event(nil), rl.events[len(rl.events)-maxLogEvents/2:]...)
 	}
 	rl.touched = now
-	close(rl.wake)
-	rl.wake = make(chan struct{})
+	rl.wakeLocked()
 	if now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
@@ -115,7 +114,7 @@ func (l *eventLog) pruneLocked(now time.Time) {
 		age := now.Sub(rl.touched)
 		if age >= logIdle || (rl.ended && age >= logRetention) {
 			delete(l.runs, id)
-			close(rl.wake)
+			rl.wakeLocked()
 		}
 	}
 }
@@ -139,6 +138,14 @@ func (l *eventLog) unended(now time.Time, all bool) []string {
 	return ids
 }
 
+// wakeLocked wakes the run's watchers.
+func (rl *runLog) wakeLocked() {
+	if rl.wake != nil {
+		close(rl.wake)
+		rl.wake = nil
+	}
+}
+
 // since returns runID's logged events after seq after. seen reports that
 // the run's end is logged at or before after (the watcher had it). An end
 // recovered from the store carries no number the watcher could have seen,
@@ -148,6 +155,9 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rl := l.runLocked(runID, now)
+	if rl.wake == nil {
+		rl.wake = make(chan struct{})
+	}
 	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].Seq > after })
 	evs = append(evs, rl.events[i:]...)
 	if rl.ended && len(evs) == 0 {
