@@ -214,7 +214,11 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 				case err != nil && ctx.Err() == nil:
 					r.log.Warn("watch: run unreadable; looking again", "runId", runID, "err", err)
 					retry = time.After(waitPoll)
-				case end != nil && !r.running(runID):
+				case end != nil && r.running(runID):
+					// Its end is being emitted here; look again in case the
+					// emit went to a log since pruned.
+					retry = time.After(waitPoll)
+				case end != nil:
 					r.deliverRecovered(*end)
 					continue
 				}
