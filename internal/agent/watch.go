@@ -256,6 +256,7 @@ func (r *Runner) deliverRecovered(end Event) {
 	if !r.events.add(end, r.now()) {
 		return
 	}
+	r.log.Info("run end recovered from the store", "runId", end.RunID, "status", end.Run.Status)
 	if subs := r.subList.Load(); subs != nil {
 		for _, sub := range *subs {
 			sub.fn(end)

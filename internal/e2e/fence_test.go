@@ -623,8 +623,9 @@ func TestClusterDatabaseRestart(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events",
-		len(got), messages, ok, finals, events)
+	recovered := strings.Count(nodes[0].stdio.String()+nodes[1].stdio.String(), "run end recovered from the store")
+	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events; %d ends whose relay was lost came from the store",
+		len(got), messages, ok, finals, events, recovered)
 
 	// While the database refuses connections, a message is refused as
 	// "database unreachable", marked retryable, and nothing is stored.
