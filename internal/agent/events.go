@@ -81,6 +81,9 @@ type Event struct {
 
 	// remote marks an event relayed from another node (see IsRemote).
 	remote bool
+	// recovered marks an end read from the store (Runner.Watch), whose
+	// sequence number is this node's, not the run's.
+	recovered bool
 }
 
 // QueueEvent describes an accepted message waiting for its session.
@@ -149,6 +152,9 @@ func (r *Runner) emit(st *runState, ev Event) {
 	ev.SpawnedBy = st.spawnedBy
 	if ev.Time.IsZero() {
 		ev.Time = r.now()
+	}
+	if !r.events.add(ev, r.now()) && isEnd(ev) {
+		return // the run's end was seen already (relayed, or from the store)
 	}
 	subs := r.subList.Load()
 	if subs == nil {

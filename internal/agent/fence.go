@@ -87,6 +87,10 @@ func (r *Runner) checkClaim(runID string) error {
 // while the store does not answer.
 const storeRetryMax = 2 * time.Second
 
+// maxUnreachableTries bounds the tries of a store call that fails as
+// unreachable while reads of the run succeed (about half a minute).
+const maxUnreachableTries = 20
+
 // untilStoreAnswers calls fn (a store call for runID) until it succeeds,
 // or fails while the store answers (a read of the run succeeds: the
 // failure is the call's own), or fails with ErrConflict, ErrNotFound or
@@ -110,7 +114,11 @@ func (r *Runner) untilStoreAnswers(runID, what string, fn func(ctx context.Conte
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
 			return err
 		}
-		if !r.storeDown(runID) {
+		// A call that did not reach the database (a pooled connection the
+		// restart cut, a server still starting) is tried again even when a
+		// read of the run succeeds meanwhile, a bounded number of times:
+		// failing the run would lose an accepted message.
+		if !r.storeDown(runID) && (!store.Unreachable(err) || attempt >= maxUnreachableTries) {
 			return err
 		}
 		if cerr := r.checkClaim(runID); cerr != nil {

@@ -238,3 +238,45 @@ func TestStartWaitsForStore(t *testing.T) {
 		t.Errorf("lifecycle ends = %d, want 1", ends)
 	}
 }
+
+// startingStore fails the first StartRun as PostgreSQL fails while it
+// starts up (the connection the call took was refused), while reads of the
+// run succeed.
+type startingStore struct {
+	Store
+	starts atomic.Int64
+}
+
+func (s *startingStore) StartRun(ctx context.Context, runID string, at time.Time, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if s.starts.Add(1) == 1 {
+		return nil, nil, errors.New("postgres.StartRun: failed to connect to `user=postgres`: server error: FATAL: the database system is starting up (SQLSTATE 57P03)")
+	}
+	return s.Store.StartRun(ctx, runID, at, sessionID, msgs)
+}
+
+// TestStartRetriedWhenTheDatabaseWasUnreachable: a start that did not
+// reach the database is tried again even though a read of the run works a
+// moment later: the run is not failed, and its accepted message is in the
+// transcript once.
+func TestStartRetriedWhenTheDatabaseWasUnreachable(t *testing.T) {
+	var ss *startingStore
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("hi"), nil
+	}, func(c *Config) {
+		ss = &startingStore{Store: c.Store}
+		c.Store = ss
+	})
+	run := h.wait(h.submit(Input{Message: "keep me"}).RunID)
+	if run.Status != store.RunOK || ss.starts.Load() != 2 {
+		t.Fatalf("run = %s %q after %d starts, want ok after 2", run.Status, run.Error, ss.starts.Load())
+	}
+	n := 0
+	for _, m := range h.transcript("agent:main:main") {
+		if m.Role == "user" && m.Entry.Message != nil && m.Entry.Message.Text() == "keep me" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("accepted message stored %d times, want 1", n)
+	}
+}

@@ -152,6 +152,9 @@ func (r *Runner) pull(ctx context.Context, sessionKey string) (int, error) {
 // wakes this node's waiters.
 func (r *Runner) Relay(ev Event) {
 	ev.remote = true
+	if !r.events.add(ev, r.now()) && isEnd(ev) {
+		return // its end was seen already (from the store, or relayed twice)
+	}
 	if subs := r.subList.Load(); subs != nil {
 		for _, sub := range *subs {
 			sub.fn(ev)

@@ -345,6 +345,8 @@ type Runner struct {
 
 	// subList is a copy-on-write snapshot of subs for the emit hot path.
 	subList atomic.Pointer[[]subscriber]
+	// events logs every run's recent events for Watch.
+	events *eventLog
 }
 
 type subscriber struct {
@@ -410,6 +412,7 @@ func New(cfg Config) (*Runner, error) {
 		waiters: make(map[string][]chan struct{}),
 		subs:    make(map[uint64]func(Event)),
 		windows: newWindowCache(cfg.HistoryLimit),
+		events:  newEventLog(),
 	}
 	r.summarySem = make(chan struct{}, cmp.Or(cfg.Compaction.MaxConcurrent, 4))
 	if r.log == nil {

@@ -62,6 +62,7 @@ type Runner interface {
 	Load() (active, queued, lanes int)
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
+	RecoverEnds(ctx context.Context, all bool)
 }
 
 var _ Runner = (*agent.Runner)(nil)
@@ -125,6 +126,10 @@ type Node struct {
 	peers   atomic.Int32 // live nodes other than this one, as last seen
 	leaving atomic.Bool
 	sweepCh chan struct{}
+	// relayLost is set when relayed events may have been lost (the
+	// listener reconnected, or the reader's backlog overflowed): the next
+	// sweep looks for the ends of every run not seen to end.
+	relayLost atomic.Bool
 
 	// validUntil is when this node must stop executing unless a renewal
 	// succeeds (unix nanoseconds on the local clock).
@@ -317,6 +322,9 @@ func (n *Node) sweeper() {
 		if err := n.sweep(n.ctx); err != nil && n.ctx.Err() == nil {
 			n.log.Warn("sweep failed", "err", err)
 		}
+		// A run's end whose relay was lost is in the store: watchers and
+		// subscribers get it from there.
+		n.runner.RecoverEnds(n.ctx, n.relayLost.Swap(false))
 		if !n.fenced.Load() {
 			n.releaseIdle(n.ctx)
 		}
@@ -447,7 +455,9 @@ func (n *Node) listen(ready chan struct{}) {
 			backoff = 50 * time.Millisecond
 			// Notifications sent while no connection listened are lost:
 			// waiters look at their runs again, and the sweep re-reads
-			// this node's lanes.
+			// this node's lanes and the store for the ends of runs whose
+			// end was not relayed.
+			n.relayLost.Store(true)
 			n.runner.WakeAll()
 			n.kickSweep()
 		}, n.notified)
@@ -492,7 +502,9 @@ func (n *Node) notified(channel, payload string) {
 		case n.eventCh <- id:
 		default:
 			n.log.Warn("relayed events dropped: reader backlog full")
+			n.relayLost.Store(true)
 			n.runner.WakeAll()
+			n.kickSweep()
 		}
 	case postgres.ChanNodes:
 		op, id, _ := strings.Cut(payload, " ")
@@ -537,6 +549,7 @@ func (n *Node) reader() {
 			if err != nil {
 				if n.ctx.Err() == nil {
 					n.log.Warn("relayed events unreadable", "id", id, "err", err)
+					n.relayLost.Store(true)
 					n.runner.WakeAll()
 				}
 				continue

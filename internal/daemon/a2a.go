@@ -85,19 +85,6 @@ func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string))
 	if id == "" {
 		id = uuid.NewString()
 	}
-	ended := make(chan agent.Event, 1)
-	unsub := r.runner.Subscribe(func(ev agent.Event) {
-		if ev.RunID == id && ev.Stream == agent.StreamAssistant && onText != nil {
-			onText(ev.Delta)
-		}
-		if ev.RunID == id && ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil {
-			select {
-			case ended <- ev:
-			default:
-			}
-		}
-	})
-	defer unsub()
 	in := agent.Input{RunID: id, SessionKey: key, AgentID: r.agent, Message: text, Channel: "a2a",
 		Provenance: &agent.Provenance{Kind: "a2a", SourceChannel: "a2a"}}
 	if turn.ChainID != "" {
@@ -106,19 +93,27 @@ func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string))
 	if _, _, err := r.runner.Submit(ctx, in); err != nil {
 		return "", fmt.Errorf("a2a: submit: %w", err)
 	}
-	select {
-	case ev := <-ended:
-		if ev.Run.Status != store.RunOK {
-			return "", fmt.Errorf("a2a: run %s: %s %s", id, ev.Run.Status, ev.Run.Error)
+	// The run's events come from its stream, from its start on.
+	for ev, err := range r.runner.Watch(ctx, id, 0) {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			_, _ = r.runner.Abort(context.WithoutCancel(ctx), id)
+			return "", ctx.Err()
+		case err != nil:
+			return "", fmt.Errorf("a2a: run %s: %w", id, err)
+		case ev.Stream == agent.StreamAssistant && onText != nil:
+			onText(ev.Delta)
+		case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
+			if ev.Run.Status != store.RunOK {
+				return "", fmt.Errorf("a2a: run %s: %s %s", id, ev.Run.Status, ev.Run.Error)
+			}
+			if ev.Message == nil {
+				return "", nil
+			}
+			return ev.Message.Text(), nil
 		}
-		if ev.Message == nil {
-			return "", nil
-		}
-		return ev.Message.Text(), nil
-	case <-ctx.Done():
-		_, _ = r.runner.Abort(context.WithoutCancel(ctx), id)
-		return "", ctx.Err()
 	}
+	return "", fmt.Errorf("a2a: run %s: its stream ended without its end", id)
 }
 
 // newA2A builds the A2A channel server when channels.a2a is enabled and

@@ -107,6 +107,46 @@ func TestClusterSessionTools(t *testing.T) {
 		}
 	}
 
+	// A client follows node 0's run on node 1, loses its connection after
+	// the first streamed text, and resumes on node 2 from the last seq it
+	// saw: every event once, in order, and the final once.
+	call(t, c[0], "chat.send", map[string]any{"sessionKey": "agent:main:resume", "message": "/reply partial\n/stall", "idempotencyKey": "rs1"})
+	first := nodes[1].dial(t)
+	go first.Call(context.Background(), "runs.watch", map[string]any{"runId": "rs1"}, nil) // ends with the connection
+	var (
+		seen       []int64
+		lastStream string
+	)
+	for deadline := time.After(20 * time.Second); len(seen) == 0 || !strings.Contains(lastStream, "assistant"); {
+		select {
+		case ev := <-first.Events():
+			var p struct {
+				RunID, Stream string
+				Seq           int64
+			}
+			if ev.Event == "runs.watch" && json.Unmarshal(ev.Payload, &p) == nil && p.RunID == "rs1" {
+				seen, lastStream = append(seen, p.Seq), p.Stream
+			}
+		case <-deadline:
+			t.Fatalf("node 1's watcher got %v of node 0's run", seen)
+		}
+	}
+	first.Close()
+	call(t, c[1], "chat.abort", map[string]any{"sessionKey": "agent:main:resume", "runId": "rs1"})
+	second := watchRunsFrom(t, nodes[2], map[string]int64{"rs1": seen[len(seen)-1]})
+	second.follow("rs1")
+	second.wait()
+	rs := second.results()["rs1"]
+	all := append(seen, rs.seqs...)
+	for i, seq := range all {
+		if seq != int64(i+1) {
+			t.Fatalf("resumed on another node: events %v, want 1..n each once", all)
+		}
+	}
+	if rs.err != nil || rs.status != "error" || rs.final != int64(len(all)+1) {
+		t.Fatalf("resumed on another node: final %+v after events %v", rs, all)
+	}
+
 	// An abort sent to a node that does not run the turn stops it.
 	call(t, c[0], "chat.send", map[string]any{"sessionKey": "agent:main:long", "message": "/sleep 30s\n/reply never", "idempotencyKey": "long"})
 	time.Sleep(300 * time.Millisecond)

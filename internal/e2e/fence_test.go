@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
@@ -381,7 +384,9 @@ func TestClusterFencing(t *testing.T) {
 	for _, a := range acked {
 		if n := count(`SELECT count(*) FROM messages m JOIN sessions s ON s.session_id = m.session_id
 			WHERE s.key = $1 AND m.role = 'user' AND m.line LIKE '%' || $2 || '%'`, a.key, a.text); n != 1 {
-			t.Errorf("acknowledged message %q stored %d times", a.text, n)
+			var status, errText string
+			db.QueryRow(context.Background(), `SELECT status, error FROM runs WHERE run_id = $1`, a.runID).Scan(&status, &errText)
+			t.Errorf("acknowledged message %q stored %d times (run %s: %s %q)", a.text, n, a.runID, status, errText)
 		}
 	}
 	if n := count(`SELECT count(*) FROM messages m1 JOIN runs r1 ON r1.run_id = m1.run_id
@@ -501,11 +506,16 @@ func TestClusterSharedWorkspace(t *testing.T) {
 // TestClusterDatabaseRestart restarts PostgreSQL (fast: every connection
 // cut) while two nodes run turns: every acknowledged message is stored
 // exactly once, and every run reaches a final status (none is left
-// running by a final write that failed).
+// running by a final write that failed). A client on the node the message
+// was not sent to follows each run (runs.watch) through the restart: it
+// gets the run's final exactly once, with the status the store recorded,
+// after events in order and never twice, whatever the relay lost.
 func TestClusterDatabaseRestart(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	dsn, nodes := startCluster(t, 2, llm, `messages: { queue: { mode: "followup" } },`)
 	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t)}
+	chats := []*chatFinals{countChatFinals(c[0]), countChatFinals(c[1])}
+	w := []*runWatcher{watchRuns(t, nodes[0]), watchRuns(t, nodes[1])}
 	var (
 		mu  sync.Mutex
 		got []acked
@@ -526,6 +536,7 @@ func TestClusterDatabaseRestart(t *testing.T) {
 				mu.Lock()
 				got = append(got, a)
 				mu.Unlock()
+				w[(i+1)%2].follow(a.runID)
 			}
 		})
 	}
@@ -556,9 +567,230 @@ func TestClusterDatabaseRestart(t *testing.T) {
 	for _, a := range got {
 		if n := count(`SELECT count(*) FROM messages m JOIN sessions s ON s.session_id = m.session_id
 			WHERE s.key = $1 AND m.role = 'user' AND m.line LIKE '%' || $2 || '%'`, a.key, strings.SplitN(a.text, "\n", 2)[1]); n != 1 {
-			t.Errorf("acknowledged message %q stored %d times", a.text, n)
+			var status, errText string
+			db.QueryRow(context.Background(), `SELECT status, error FROM runs WHERE run_id = $1`, a.runID).Scan(&status, &errText)
+			t.Errorf("acknowledged message %q stored %d times (run %s: %s %q)", a.text, n, a.runID, status, errText)
 		}
 	}
 	ok := count(`SELECT count(*) FROM runs WHERE status = 'ok'`)
-	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final", len(got), messages, ok)
+	finals, events := 0, 0
+	for i, wr := range w {
+		wr.wait()
+		for id, f := range wr.results() {
+			var status string
+			if err := db.QueryRow(context.Background(), `SELECT status FROM runs WHERE run_id = $1`, id).Scan(&status); err != nil {
+				t.Fatalf("run %s: %v", id, err)
+			}
+			if f.err != nil {
+				t.Errorf("node n%d: watch of %s failed: %v", i, id, f.err)
+				continue
+			}
+			finals++
+			events += len(f.seqs)
+			if want := map[string]string{"ok": "ok", "timeout": "timeout"}[status]; f.status != cmp.Or(want, "error") {
+				t.Errorf("node n%d: final of %s is %q, the store says %q", i, id, f.status, status)
+			}
+			for j, seq := range f.seqs {
+				if seq >= f.final || (j > 0 && seq <= f.seqs[j-1]) {
+					t.Errorf("node n%d: run %s: events %v then final %d: out of order or repeated", i, id, f.seqs, f.final)
+					break
+				}
+			}
+		}
+	}
+	if finals != len(got) {
+		t.Errorf("%d finals reached the watching clients for %d acknowledged runs", finals, len(got))
+	}
+	// Every client of the sessions, on either node, gets each run's final
+	// chat event once: the ends whose relay the restart lost come from the
+	// store.
+	for i, cf := range chats {
+		eventually(t, fmt.Sprintf("node n%d's client has every final", i), func() bool {
+			for _, a := range got {
+				if cf.count(a.runID) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for i, cf := range chats {
+		c[i].Close()
+		<-cf.read
+		for _, a := range got {
+			if n := cf.count(a.runID); n != 1 {
+				t.Errorf("node n%d's client got %d final chat events of %s, want 1", i, n, a.runID)
+			}
+		}
+	}
+	recovered := strings.Count(nodes[0].stdio.String()+nodes[1].stdio.String(), "run end recovered from the store")
+	t.Logf("acknowledged %d of %d messages around the restart; %d runs ended ok, all runs final; the watchers on the other node got %d finals (each once) after %d events; %d ends whose relay was lost came from the store",
+		len(got), messages, ok, finals, events, recovered)
+
+	// While the database refuses connections, a message is refused as
+	// "database unreachable", marked retryable, and nothing is stored.
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	if _, err := admin.Exec(context.Background(), `ALTER DATABASE `+name+` ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sender := nodes[0].dial(t)
+	err = sender.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:outage", "message": "hello", "idempotencyKey": "outage-1"}, nil)
+	if _, aerr := admin.Exec(context.Background(), `ALTER DATABASE `+name+` ALLOW_CONNECTIONS true`); aerr != nil {
+		t.Fatal(aerr)
+	}
+	var we *wire.Error
+	if !errors.As(err, &we) || we.Code != wire.CodeUnavailable || we.Message != "database unreachable" || we.Retryable == nil || !*we.Retryable {
+		t.Errorf("chat.send while the database refuses connections = %v (%+v), want UNAVAILABLE database unreachable, retryable", err, we)
+	}
+	db, err = pgx.Connect(context.Background(), dsn) // the old connection was ended with the others
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	if n := count(`SELECT count(*) FROM runs WHERE run_id = 'outage-1'`); n != 0 {
+		t.Errorf("a refused message left %d runs", n)
+	}
+}
+
+// chatFinals counts the terminal chat events (final, aborted, error) one
+// client receives, by run.
+type chatFinals struct {
+	mu   sync.Mutex
+	runs map[string]int
+	read chan struct{} // closed when the connection's events are all read
+}
+
+func countChatFinals(c *client.Client) *chatFinals {
+	cf := &chatFinals{runs: make(map[string]int), read: make(chan struct{})}
+	go func() {
+		defer close(cf.read)
+		for ev := range c.Events() {
+			var p struct {
+				RunID string `json:"runId"`
+				State string `json:"state"`
+			}
+			if ev.Event == "chat" && json.Unmarshal(ev.Payload, &p) == nil && p.State != "delta" {
+				cf.mu.Lock()
+				cf.runs[p.RunID]++
+				cf.mu.Unlock()
+			}
+		}
+	}()
+	return cf
+}
+
+func (cf *chatFinals) count(runID string) int {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	return cf.runs[runID]
+}
+
+// runWatcher follows runs on one node with runs.watch, each from its
+// start, on one connection.
+type runWatcher struct {
+	t     *testing.T
+	c     *client.Client
+	wg    sync.WaitGroup
+	after map[string]int64 // afterSeq by run (none: from the start)
+
+	mu     sync.Mutex
+	seqs   map[string][]int64 // the runs.watch events' seqs, by run
+	finals map[string]*watchedFinal
+	read   chan struct{} // closed when the connection's events are all read
+}
+
+// watchedFinal is how one watch ended.
+type watchedFinal struct {
+	status string
+	final  int64
+	seqs   []int64
+	err    error
+}
+
+func watchRuns(t *testing.T, g *gateway) *runWatcher {
+	t.Helper()
+	return watchRunsFrom(t, g, nil)
+}
+
+// watchRunsFrom is watchRuns resuming each run of after from the seq it
+// names (the last its client saw).
+func watchRunsFrom(t *testing.T, g *gateway, after map[string]int64) *runWatcher {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{URL: g.url, Token: token, SessionScoped: true})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	w := &runWatcher{t: t, c: c, after: after, seqs: make(map[string][]int64), finals: make(map[string]*watchedFinal), read: make(chan struct{})}
+	go func() {
+		defer close(w.read)
+		for ev := range c.Events() {
+			if ev.Event != "runs.watch" {
+				continue
+			}
+			var p struct {
+				RunID string `json:"runId"`
+				Seq   int64  `json:"seq"`
+			}
+			if json.Unmarshal(ev.Payload, &p) == nil {
+				w.mu.Lock()
+				w.seqs[p.RunID] = append(w.seqs[p.RunID], p.Seq)
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+// follow watches runID until its final.
+func (w *runWatcher) follow(runID string) {
+	w.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		var res struct {
+			Status string `json:"status"`
+			Seq    int64  `json:"seq"`
+		}
+		err := w.c.Call(ctx, "runs.watch", map[string]any{"runId": runID, "afterSeq": w.after[runID]}, &res)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if _, twice := w.finals[runID]; twice {
+			w.t.Errorf("run %s followed twice", runID)
+		}
+		w.finals[runID] = &watchedFinal{status: res.Status, final: res.Seq, err: err}
+	})
+}
+
+// wait waits for every watch's final, then for the connection's events.
+func (w *runWatcher) wait() {
+	w.wg.Wait()
+	w.c.Close()
+	<-w.read
+}
+
+// results are the watches' finals with their events.
+func (w *runWatcher) results() map[string]*watchedFinal {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, f := range w.finals {
+		f.seqs = w.seqs[id]
+	}
+	return w.finals
 }

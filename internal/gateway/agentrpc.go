@@ -240,6 +240,11 @@ func (s *Server) handleAgentWait(ctx context.Context, cl *call) (any, error) {
 		}
 		return res, nil
 	}
+	return waitResult(run), nil
+}
+
+// waitResult is agent.wait's answer for an ended run.
+func waitResult(run *store.Run) wire.AgentWaitResult {
 	res := wire.AgentWaitResult{
 		RunID: run.RunID, StartedAt: ms(run.StartedAt), EndedAt: ms(run.EndedAt), StopReason: run.StopReason,
 	}
@@ -262,7 +267,7 @@ func (s *Server) handleAgentWait(ctx context.Context, cl *call) (any, error) {
 			res.Error = "agent error"
 		}
 	}
-	return res, nil
+	return res
 }
 
 func (s *Server) handleAgentsList(ctx context.Context, cl *call) (any, error) {

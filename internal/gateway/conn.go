@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/safeerr"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // Causes of a connection's end, recorded as its context's cause.
@@ -450,7 +450,7 @@ func (c *conn) wireError(err error) *wire.Error {
 // failed, so that a client learns the cause instead of "internal error"
 // (and, as wireError marks it, that a retry may succeed).
 func storageFailure(err error) (string, bool) {
-	if databaseUnreachable(err) {
+	if store.Unreachable(err) {
 		return "database unreachable", true
 	}
 	for _, e := range []syscall.Errno{syscall.EROFS, syscall.ENOSPC, syscall.EACCES, syscall.EPERM, syscall.ENOENT} {
@@ -465,28 +465,6 @@ func storageFailure(err error) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// databaseUnreachable recognises an error of the PostgreSQL store (its
-// methods wrap errors as "postgres.<Method>: …") that did not answer: the
-// connection refused, cut or timed out, or the server shutting down or
-// starting (SQLSTATE class 08, 57P01-57P03).
-func databaseUnreachable(err error) bool {
-	msg := err.Error()
-	if !strings.Contains(msg, "postgres.") {
-		return false
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	for _, s := range []string{"failed to connect", "conn closed", "connection refused", "unexpected EOF", "SQLSTATE 08", "SQLSTATE 57P0"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // sendHealth sends the connection the health snapshot once it is

@@ -227,17 +227,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		if ev.Tool == nil {
 			return
 		}
-		data := map[string]any{"phase": ev.Phase, "name": ev.Tool.Name, "toolCallId": ev.Tool.CallID}
-		if ev.Phase == agent.PhaseStart {
-			data["args"] = rawOrEmpty(ev.Tool.Args)
-		} else if res := ev.Tool.Result; res != nil {
-			data["isError"] = res.IsError
-			data["result"] = map[string]any{
-				"content": []any{map[string]any{"type": "text", "text": res.Text}},
-				"details": res.Details,
-			}
-		}
-		agentEv(data)
+		agentEv(toolData(ev))
 		if ev.Phase == agent.PhaseResult {
 			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the call and its result are stored
 		}
@@ -248,16 +238,37 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	case agent.StreamUsage:
 		s.flushAgentTextLocked(st, agentEv)
 		if u := ev.Usage; u != nil {
-			data := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.TotalTokens}
-			if u.CacheRead != 0 {
-				data["cacheReadTokens"] = u.CacheRead
-			}
-			if u.CacheWrite != 0 {
-				data["cacheWriteTokens"] = u.CacheWrite
-			}
-			agentEv(data)
+			agentEv(usageData(u))
 		}
 	}
+}
+
+// toolData is the data of a "tool" agent event (ev.Tool set): the call's
+// arguments at its start, its result at its end.
+func toolData(ev agent.Event) map[string]any {
+	data := map[string]any{"phase": ev.Phase, "name": ev.Tool.Name, "toolCallId": ev.Tool.CallID}
+	if ev.Phase == agent.PhaseStart {
+		data["args"] = rawOrEmpty(ev.Tool.Args)
+	} else if res := ev.Tool.Result; res != nil {
+		data["isError"] = res.IsError
+		data["result"] = map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": res.Text}},
+			"details": res.Details,
+		}
+	}
+	return data
+}
+
+// usageData is the data of a "usage" agent event.
+func usageData(u *transcript.Usage) map[string]any {
+	data := map[string]any{"inputTokens": u.Input, "outputTokens": u.Output, "totalTokens": u.TotalTokens}
+	if u.CacheRead != 0 {
+		data["cacheReadTokens"] = u.CacheRead
+	}
+	if u.CacheWrite != 0 {
+		data["cacheWriteTokens"] = u.CacheWrite
+	}
+	return data
 }
 
 // compactionData is the data of a "compaction" agent event, as the

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -62,6 +63,9 @@ type Runner interface {
 	Post(ctx context.Context, p agent.Post) (messageID string, err error)
 	// Subscribe registers fn for every run event; fn must not block.
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	// Watch streams one run's events after afterSeq, ending with its end
+	// (exactly once, from the store when no event carried it).
+	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]
 	// CompactRun summarises the session's older history as run runID on
 	// its lane (or, with MaxLines, keeps only the last entries in the
 	// model's view) and returns once it ended.
@@ -377,7 +381,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot, wire.EventChatSendTiming}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot, wire.EventChatSendTiming, wire.EventRunsWatch}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

@@ -354,7 +354,6 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, t *turn, req
 	}
 	if err := chunk(chunkDelta{Role: "assistant"}, nil); err != nil {
 		s.abort(runID)
-		s.runs.unwatch(runID)
 		return
 	}
 	var streamed strings.Builder

@@ -23,6 +23,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,8 +47,9 @@ type Runner interface {
 	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
 	// Abort stops one run and reports whether it was live.
 	Abort(ctx context.Context, runID string) (bool, error)
-	// Subscribe registers fn for every run event; fn must not block.
-	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	// Watch streams one run's events (after afterSeq), ending with its
+	// end, which it yields exactly once.
+	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]
 }
 
 var _ Runner = (*agent.Runner)(nil)
@@ -135,18 +137,16 @@ type Server struct {
 	log   *slog.Logger
 	now   func() time.Time
 	newID func() string
-	unsub func()
 
 	// ctx is cancelled by Close: handlers waiting on runs return.
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
 
-	runs      *router
 	responses *responseSessions
 }
 
-// New validates cfg and subscribes to the runner's events.
+// New validates cfg.
 func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Runner == nil:
@@ -181,9 +181,7 @@ func New(cfg Config) (*Server, error) {
 		s.newID = uuid.NewString
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.runs = newRouter()
 	s.responses = newResponseSessions(s.now)
-	s.unsub = cfg.Runner.Subscribe(s.runs.dispatch)
 	return s, nil
 }
 
@@ -198,8 +196,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/responses", s.gate(s.conf.ResponsesEnabled, s.handleResponses))
 }
 
-// Close unsubscribes from the runner and releases handlers still waiting
-// on runs (their runs go on). A second call returns net.ErrClosed.
+// Close releases handlers still waiting on runs (their runs go on). A second call returns net.ErrClosed.
 func (s *Server) Close() error {
 	first := false
 	s.once.Do(func() { first = true })
@@ -207,7 +204,6 @@ func (s *Server) Close() error {
 		return net.ErrClosed
 	}
 	s.cancel()
-	s.unsub()
 	return nil
 }
 

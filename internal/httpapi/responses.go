@@ -448,7 +448,6 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, tr *turn
 		h.v["type"] = h.typ
 		if err := ev.event(h.typ, h.v); err != nil {
 			s.abort(tr.runID)
-			s.runs.unwatch(tr.runID)
 			return
 		}
 	}

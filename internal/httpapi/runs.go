@@ -4,75 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
-
-// router hands the runner's events to the requests following their runs.
-// The runner calls dispatch on its own goroutines; dispatch never blocks.
-type router struct {
-	mu    sync.RWMutex // guards sinks
-	sinks map[string]*sink
-}
-
-func newRouter() *router { return &router{sinks: make(map[string]*sink)} }
-
-// sink queues one run's events for its request: an unbounded queue (a
-// run's events are bounded by its output) and a wake-up signal.
-type sink struct {
-	mu     sync.Mutex // guards events
-	events []agent.Event
-	wake   chan struct{} // capacity 1
-}
-
-// watch starts queueing runID's events; it must be called before the run
-// is submitted so that none is missed.
-func (rt *router) watch(runID string) *sink {
-	sk := &sink{wake: make(chan struct{}, 1)}
-	rt.mu.Lock()
-	rt.sinks[runID] = sk
-	rt.mu.Unlock()
-	return sk
-}
-
-func (rt *router) unwatch(runID string) {
-	rt.mu.Lock()
-	delete(rt.sinks, runID)
-	rt.mu.Unlock()
-}
-
-// dispatch queues the events a request uses: assistant text and the end
-// of the run.
-func (rt *router) dispatch(ev agent.Event) {
-	if ev.Stream != agent.StreamAssistant && (ev.Stream != agent.StreamLifecycle || ev.Phase != agent.PhaseEnd) {
-		return
-	}
-	rt.mu.RLock()
-	sk := rt.sinks[ev.RunID]
-	rt.mu.RUnlock()
-	if sk == nil {
-		return
-	}
-	sk.mu.Lock()
-	sk.events = append(sk.events, ev)
-	sk.mu.Unlock()
-	select {
-	case sk.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (sk *sink) take() []agent.Event {
-	sk.mu.Lock()
-	defer sk.mu.Unlock()
-	evs := sk.events
-	sk.events = nil
-	return evs
-}
 
 // errSendDenied is a turn refused by the session's send policy.
 var errSendDenied = errors.New(policy.SendBlockedMessage)
@@ -83,12 +20,11 @@ var errClosed = errors.New("httpapi: gateway shutting down")
 // turn is one submitted run that a request follows.
 type turn struct {
 	runID string
-	sink  *sink
 }
 
 // startTurn checks the session's send policy and submits in (whose RunID
-// must be set) with its events already routed to the returned turn. fresh
-// says the session cannot exist yet, so its row is not read.
+// must be set). fresh says the session cannot exist yet, so its row is not
+// read.
 func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*turn, error) {
 	var entry *store.Session
 	if !fresh {
@@ -105,12 +41,10 @@ func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*tu
 	if policy.ResolveSend(sp) == policy.DecisionDeny {
 		return nil, errSendDenied
 	}
-	t := &turn{runID: in.RunID, sink: s.runs.watch(in.RunID)}
 	if _, _, err := s.cfg.Runner.Submit(ctx, in); err != nil {
-		s.runs.unwatch(in.RunID)
 		return nil, fmt.Errorf("httpapi: submit: %w", err)
 	}
-	return t, nil
+	return &turn{runID: in.RunID}, nil
 }
 
 // runEnd is how a followed run ended.
@@ -120,37 +54,40 @@ type runEnd struct {
 }
 
 // follow waits for the run's end, handing each assistant text delta to
-// onDelta (nil ignores them). When ctx ends first (the client left) the
-// run is aborted and ctx's error returned; when the server closes,
-// errClosed.
+// onDelta (nil ignores them). The run's events come from the runner's
+// per-run stream (Runner.Watch), which has them from the run's start
+// whenever the request began to follow. When ctx ends first (the client
+// left) the run is aborted and ctx's error returned; when the server
+// closes, errClosed.
 func (s *Server) follow(ctx context.Context, t *turn, onDelta func(string) error) (runEnd, error) {
-	defer s.runs.unwatch(t.runID)
-	for {
-		for _, ev := range t.sink.take() {
-			switch {
-			case ev.Stream == agent.StreamAssistant:
-				if onDelta != nil && ev.Delta != "" {
-					if err := onDelta(ev.Delta); err != nil {
-						s.abort(t.runID)
-						return runEnd{}, err
-					}
-				}
-			case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
-				if ev.Run.Status == store.RunAborted && ev.Run.Error == agent.ShutdownError {
-					return runEnd{}, errClosed // the shutdown's grace ran out: say so, not "internal error"
-				}
-				return runEnd{Run: ev.Run, Last: ev.Message}, nil
-			}
-		}
-		select {
-		case <-t.sink.wake:
-		case <-ctx.Done():
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	for ev, err := range s.cfg.Runner.Watch(wctx, t.runID, 0) {
+		switch {
+		case err != nil && s.ctx.Err() != nil:
+			return runEnd{}, errClosed
+		case err != nil && ctx.Err() != nil:
 			s.abort(t.runID)
 			return runEnd{}, ctx.Err()
-		case <-s.ctx.Done():
-			return runEnd{}, errClosed
+		case err != nil:
+			return runEnd{}, fmt.Errorf("httpapi: follow %s: %w", t.runID, err)
+		case ev.Stream == agent.StreamAssistant:
+			if onDelta != nil && ev.Delta != "" {
+				if err := onDelta(ev.Delta); err != nil {
+					s.abort(t.runID)
+					return runEnd{}, err
+				}
+			}
+		case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
+			if ev.Run.Status == store.RunAborted && ev.Run.Error == agent.ShutdownError {
+				return runEnd{}, errClosed // the shutdown's grace ran out: say so, not "internal error"
+			}
+			return runEnd{Run: ev.Run, Last: ev.Message}, nil
 		}
 	}
+	return runEnd{}, errClosed // not reached: a watch ends with the run's end or an error
 }
 
 // abort stops a run whose client went away.

@@ -398,7 +398,7 @@ var methodSchemas = sync.OnceValue(func() map[string]*Schema {
 	// The other files' methods, in the order their init funcs ran.
 	for _, add := range []func(map[string]*Schema){
 		addActivitySchemas, addApprovalsSchemas, addChannelsSchemas, addCompactSchemas, addControluiSchemas,
-		addEdgesSchemas, addMcpSchemas, addSteerSchemas, addNodesSchemas, addUiviewsSchemas, addAbsentSchemas,
+		addEdgesSchemas, addMcpSchemas, addSteerSchemas, addNodesSchemas, addUiviewsSchemas, addAbsentSchemas, addWatchSchemas,
 	} {
 		add(m)
 	}

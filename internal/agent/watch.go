@@ -1,0 +1,341 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// Event log bounds.
+const (
+	// logRetention is how long the events of an ended run stay in the
+	// log: a watcher that resumes later gets the final from the store.
+	logRetention = time.Minute
+	// logIdle is how long the log keeps a run it heard nothing of (one
+	// whose end never reached this node).
+	logIdle = 10 * time.Minute
+	// maxLogEvents bounds one run's logged events; past it the oldest
+	// half is dropped (a watcher resuming from before them sees a gap
+	// in the sequence numbers; assistant events carry the whole text of
+	// their model turn, so the text is not lost).
+	maxLogEvents = 8192
+	// pruneEvery is how often adding an event looks for runs to drop.
+	pruneEvery = 10 * time.Second
+	// endCheckEvery is how often RecoverEnds looks in the store for the
+	// end of one quiet run.
+	endCheckEvery = 5 * time.Second
+	// maxEndChecks bounds the runs one RecoverEnds looks at.
+	maxEndChecks = 500
+)
+
+// eventLog keeps the recent events of every run this node executes or
+// hears of from other nodes, in sequence order, so that a watcher can
+// start or resume at any sequence number (Runner.Watch). It holds one end
+// per run: a second end (an adoption's, after the run's own relayed one)
+// is dropped, and an end numbered at or below events already logged is
+// renumbered after them.
+type eventLog struct {
+	mu     sync.Mutex
+	runs   map[string]*runLog
+	pruned time.Time
+}
+
+// runLog is one run's logged events.
+type runLog struct {
+	events  []Event
+	last    int64 // highest seq logged
+	ended   bool
+	touched time.Time
+	checked time.Time // last looked at by RecoverEnds
+	// wake is closed when an event is logged or the log is pruned; made
+	// only when a watcher waits (nil: none does).
+	wake chan struct{}
+}
+
+func newEventLog() *eventLog { return &eventLog{runs: make(map[string]*runLog)} }
+
+func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd }
+
+// runLocked returns runID's log, creating it.
+func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
+	rl := l.runs[runID]
+	if rl == nil {
+		rl = &runLog{touched: now, events: make([]Event, 0, 8)}
+		l.runs[runID] = rl
+	}
+	return rl
+}
+
+// add logs ev and reports whether it was new. Events without a sequence
+// number (queued notices, posts) are not logged.
+func (l *eventLog) add(ev Event, now time.Time) bool {
+	if ev.RunID == "" || ev.Stream == StreamPost || (ev.Seq <= 0 && !isEnd(ev)) {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rl := l.runLocked(ev.RunID, now)
+	switch {
+	case rl.ended:
+		return false // one end per run, and nothing after it
+	case isEnd(ev):
+		if ev.Seq <= rl.last {
+			ev.Seq = rl.last + 1
+		}
+		rl.ended = true
+	case ev.Seq <= rl.last:
+		return false // seen already (or late)
+	}
+	rl.last = ev.Seq
+	rl.events = append(rl.events, ev)
+	if len(rl.events) > maxLogEvents {
+		rl.events = append([]Event(nil), rl.events[len(rl.events)-maxLogEvents/2:]...)
+	}
+	rl.touched = now
+	rl.wakeLocked()
+	if now.Sub(l.pruned) >= pruneEvery {
+		l.pruneLocked(now)
+	}
+	return true
+}
+
+// pruneLocked drops the runs that ended logRetention ago or were idle for
+// logIdle; their watchers are woken to look at the store.
+func (l *eventLog) pruneLocked(now time.Time) {
+	l.pruned = now
+	for id, rl := range l.runs {
+		age := now.Sub(rl.touched)
+		if age >= logIdle || (rl.ended && age >= logRetention) {
+			delete(l.runs, id)
+			rl.wakeLocked()
+		}
+	}
+}
+
+// unended returns up to maxEndChecks runs without a logged end that were
+// quiet and not looked at for endCheckEvery (all: every such run), and
+// marks them looked at.
+func (l *eventLog) unended(now time.Time, all bool) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id, rl := range l.runs {
+		if rl.ended || (!all && (now.Sub(rl.touched) < endCheckEvery || now.Sub(rl.checked) < endCheckEvery)) {
+			continue
+		}
+		rl.checked = now
+		if ids = append(ids, id); len(ids) == maxEndChecks {
+			break
+		}
+	}
+	return ids
+}
+
+// wakeLocked wakes the run's watchers.
+func (rl *runLog) wakeLocked() {
+	if rl.wake != nil {
+		close(rl.wake)
+		rl.wake = nil
+	}
+}
+
+// since returns runID's logged events after seq after. seen reports that
+// the run's end is logged at or before after (the watcher had it). An end
+// recovered from the store carries no number the watcher could have seen,
+// so it is returned, numbered after after, whatever after is. wake is
+// closed when more is logged.
+func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event, seen bool, wake <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rl := l.runLocked(runID, now)
+	if rl.wake == nil {
+		rl.wake = make(chan struct{})
+	}
+	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].Seq > after })
+	evs = append(evs, rl.events[i:]...)
+	if rl.ended && len(evs) == 0 {
+		end := rl.events[len(rl.events)-1]
+		if !end.recovered {
+			return nil, true, rl.wake
+		}
+		end.Seq = after + 1
+		evs = append(evs, end)
+	}
+	return evs, false, rl.wake
+}
+
+// Watch streams runID's events with a sequence number above afterSeq, in
+// order, ending with the run's end (lifecycle end, Run set), which it
+// yields exactly once: from the events this node logged (its own runs'
+// and, with several nodes, the ones relayed to it), else from the store,
+// where every run's final status is recorded. A watcher that reconnects
+// resumes with the last Seq it saw and gets what followed, without gap or
+// duplicate while this node's log holds the run's events (a minute after
+// its end; events lost in a relay show as a gap, the end never goes
+// missing). A watcher that saw the end gets nothing more. Watch starts at
+// any time: the run need not have started, and events emitted before the
+// call are in the log.
+//
+// It yields an error and stops when ctx ends or the run does not exist.
+// A store that does not answer is waited for.
+func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		next := afterSeq
+		look := true
+		// A run executing on another node: its events are relayed, and
+		// the end of one whose relay was lost comes from the store
+		// (RecoverEnds, which the cluster calls).
+		var retry <-chan time.Time
+		for {
+			evs, seen, wake := r.events.since(runID, next, r.now())
+			for _, ev := range evs {
+				if !yield(ev, nil) || isEnd(ev) {
+					return
+				}
+				next = ev.Seq
+			}
+			if seen {
+				return
+			}
+			if look {
+				look, retry = false, nil
+				end, err := r.storedEnd(ctx, runID)
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					yield(Event{}, fmt.Errorf("agent.Watch: run %s: %w", runID, err))
+					return
+				case err != nil && ctx.Err() == nil:
+					r.log.Warn("watch: run unreadable; looking again", "runId", runID, "err", err)
+					retry = time.After(waitPoll)
+				case end != nil && r.running(runID):
+					// Its end is being emitted here; look again in case the
+					// emit went to a log since pruned.
+					retry = time.After(waitPoll)
+				case end != nil:
+					r.deliverRecovered(*end)
+					continue
+				}
+			}
+			woken := r.addWaiter(runID)
+			select {
+			case <-wake:
+			case <-woken:
+				look = true
+			case <-retry:
+				look = true
+			case <-ctx.Done():
+				r.dropWaiter(runID, woken)
+				yield(Event{}, fmt.Errorf("agent.Watch: %w", ctx.Err()))
+				return
+			}
+			r.dropWaiter(runID, woken)
+		}
+	}
+}
+
+// running reports whether runID executes on this runner: its end comes
+// from the run itself, even when the store has it already.
+func (r *Runner) running(runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.active[runID]
+	return ok
+}
+
+// deliverRecovered hands subscribers and watchers a run's end read from
+// the store, as an end relayed from another node, unless one was seen.
+func (r *Runner) deliverRecovered(end Event) {
+	end.remote = true
+	if !r.events.add(end, r.now()) {
+		return
+	}
+	r.log.Info("run end recovered from the store", "runId", end.RunID, "status", end.Run.Status)
+	if subs := r.subList.Load(); subs != nil {
+		for _, sub := range *subs {
+			sub.fn(end)
+		}
+	}
+	r.wakeWaiters(end.RunID)
+}
+
+// RecoverEnds looks in the store for the ends of runs this node heard of
+// (events relayed from the node that runs them, or a watcher following
+// them) but never saw end, because the relay was lost (a database
+// outage, a listener that reconnected), and hands each end found to
+// subscribers and watchers, once. all looks at every such run (after a
+// reconnect); otherwise only at runs quiet for endCheckEvery, each at most
+// that often. Runs executing here are left to end themselves.
+func (r *Runner) RecoverEnds(ctx context.Context, all bool) {
+	for _, id := range r.events.unended(r.now(), all) {
+		if ctx.Err() != nil {
+			return
+		}
+		if r.running(id) {
+			continue
+		}
+		end, err := r.storedEnd(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			r.log.Warn("run end recovery: store unreadable", "runId", id, "err", err)
+			return
+		}
+		if end != nil {
+			r.deliverRecovered(*end)
+		}
+	}
+}
+
+// addWaiter registers a channel closed when runID ends here, is relayed
+// as ended, or the runner is asked to look at every run again (WakeAll).
+func (r *Runner) addWaiter(runID string) chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.waiters[runID] = append(r.waiters[runID], ch)
+	r.mu.Unlock()
+	return ch
+}
+
+// storedEnd reads runID from the store and, when it is terminal, returns
+// its end as an event (with the run's last assistant message); nil while
+// the run is not terminal.
+func (r *Runner) storedEnd(ctx context.Context, runID string) (*Event, error) {
+	run, err := r.cfg.Store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !run.Status.Terminal() {
+		return nil, nil
+	}
+	ev := &Event{RunID: run.RunID, SessionKey: run.SessionKey, SessionID: run.SessionID, AgentID: run.AgentID,
+		Lane: run.Lane, Time: run.EndedAt, Stream: StreamLifecycle, Phase: PhaseEnd, Run: run, recovered: true}
+	if in, err := decodeInput(run.Input); err == nil {
+		ev.SpawnedBy = in.SpawnedBy
+	}
+	if run.SessionID != "" {
+		msgs, err := r.cfg.Store.History(ctx, run.SessionID, store.HistoryOptions{RunID: runID, Limit: 50})
+		if err != nil {
+			return nil, err
+		}
+		ev.Message = lastAssistant(msgs)
+	}
+	return ev, nil
+}
+
+// lastAssistant is the last assistant message of msgs (nil: none).
+func lastAssistant(msgs []store.Message) *transcript.Message {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i].Entry.Message; m != nil && m.Role == transcript.RoleAssistant {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,327 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+func ev(run string, seq int64, stream, phase string) Event {
+	return Event{RunID: run, Seq: seq, Stream: stream, Phase: phase}
+}
+
+// seqs renders events as "seq:stream/phase" for comparison.
+func seqs(evs []Event) string {
+	var b strings.Builder
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d:%s", e.Seq, e.Stream)
+		if e.Phase != "" {
+			fmt.Fprintf(&b, "/%s", e.Phase)
+		}
+	}
+	return b.String()
+}
+
+func TestEventLog(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	end := ev("r", 0, StreamLifecycle, PhaseEnd)
+	recovered := end
+	recovered.recovered = true
+	cases := []struct {
+		name  string
+		add   []Event
+		added string // which adds were new, as "ynn…"
+		after int64
+		want  string
+		seen  bool
+	}{
+		{name: "in order", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 2, StreamAssistant, ""), withSeq(end, 3)},
+			added: "yyy", want: "1:lifecycle/start 2:assistant 3:lifecycle/end"},
+		{name: "resume after", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 2, StreamAssistant, ""), withSeq(end, 3)},
+			added: "yyy", after: 1, want: "2:assistant 3:lifecycle/end"},
+		{name: "duplicates and late events dropped", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 2, StreamAssistant, ""), ev("r", 2, StreamAssistant, ""), ev("r", 1, StreamLifecycle, PhaseStart)},
+			added: "yynn", want: "1:lifecycle/start 2:assistant"},
+		{name: "queued notices and posts are not logged", add: []Event{ev("r", 0, StreamLifecycle, PhaseQueued), ev("r", 0, StreamPost, ""), ev("r", 1, StreamLifecycle, PhaseStart)},
+			added: "nny", want: "1:lifecycle/start"},
+		{name: "a gap stays a gap", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 5, StreamTool, PhaseStart)},
+			added: "yy", want: "1:lifecycle/start 5:tool/start"},
+		{name: "an end numbered low (adoption) follows the logged events", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 2, StreamAssistant, ""), withSeq(end, 1)},
+			added: "yyy", want: "1:lifecycle/start 2:assistant 3:lifecycle/end"},
+		{name: "one end per run, nothing after it", add: []Event{withSeq(end, 4), withSeq(end, 5), ev("r", 6, StreamAssistant, "")},
+			added: "ynn", want: "4:lifecycle/end"},
+		{name: "a watcher that saw the end gets nothing", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), withSeq(end, 2)},
+			added: "yy", after: 2, want: "", seen: true},
+		{name: "a watcher past the end's number saw it", add: []Event{withSeq(end, 2)},
+			added: "y", after: 9, want: "", seen: true},
+		{name: "an end from the store reaches a watcher at any number", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), recovered},
+			added: "yy", after: 9, want: "10:lifecycle/end"},
+		{name: "an end from the store after the watcher's events", add: []Event{ev("r", 1, StreamLifecycle, PhaseStart), ev("r", 2, StreamTool, PhaseStart), recovered},
+			added: "yyy", after: 1, want: "2:tool/start 3:lifecycle/end"},
+		{name: "a relayed end after one from the store is dropped", add: []Event{recovered, withSeq(end, 7)},
+			added: "yn", want: "1:lifecycle/end"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := newEventLog()
+			var added strings.Builder
+			for _, e := range c.add {
+				if l.add(e, t0) {
+					added.WriteByte('y')
+				} else {
+					added.WriteByte('n')
+				}
+			}
+			if added.String() != c.added {
+				t.Errorf("added = %s, want %s", added.String(), c.added)
+			}
+			evs, seen, _ := l.since("r", c.after, t0)
+			if got := seqs(evs); got != c.want || seen != c.seen {
+				t.Errorf("since(%d) = %q seen %v, want %q seen %v", c.after, got, seen, c.want, c.seen)
+			}
+		})
+	}
+}
+
+func withSeq(e Event, seq int64) Event {
+	e.Seq = seq
+	return e
+}
+
+func TestEventLogWakesAndPrunes(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newEventLog()
+	_, _, wake := l.since("r", 0, t0)
+	l.add(ev("r", 1, StreamLifecycle, PhaseStart), t0)
+	select {
+	case <-wake:
+	default:
+		t.Fatal("adding an event did not wake the watcher")
+	}
+	l.add(withSeq(ev("r", 0, StreamLifecycle, PhaseEnd), 2), t0)
+	l.add(ev("idle", 1, StreamLifecycle, PhaseStart), t0)
+	_, _, wake = l.since("r", 2, t0)
+	// An event of another run a retention later prunes the ended run (and
+	// wakes its watchers); the idle one stays until logIdle.
+	l.add(ev("other", 1, StreamLifecycle, PhaseStart), t0.Add(logRetention))
+	select {
+	case <-wake:
+	default:
+		t.Fatal("pruning did not wake the watcher")
+	}
+	l.mu.Lock()
+	_, ended := l.runs["r"]
+	_, idle := l.runs["idle"]
+	l.mu.Unlock()
+	if ended || !idle {
+		t.Fatalf("after retention: ended run kept %v, idle run kept %v", ended, idle)
+	}
+	l.add(ev("other", 2, StreamAssistant, ""), t0.Add(logIdle))
+	l.mu.Lock()
+	_, idle = l.runs["idle"]
+	l.mu.Unlock()
+	if idle {
+		t.Fatal("a run idle for logIdle was kept")
+	}
+}
+
+func TestEventLogBoundsARun(t *testing.T) {
+	l := newEventLog()
+	t0 := time.Unix(1000, 0)
+	for i := int64(1); i <= maxLogEvents+1; i++ {
+		l.add(ev("r", i, StreamAssistant, ""), t0)
+	}
+	evs, _, _ := l.since("r", 0, t0)
+	if len(evs) != maxLogEvents/2 || evs[len(evs)-1].Seq != maxLogEvents+1 {
+		t.Fatalf("kept %d events ending at %d, want the newest %d", len(evs), evs[len(evs)-1].Seq, maxLogEvents/2)
+	}
+}
+
+// collect reads w until it ends or n events were read (n < 0: all).
+func collect(t *testing.T, w func(func(Event, error) bool), n int) []Event {
+	t.Helper()
+	var out []Event
+	for e, err := range w {
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		out = append(out, e)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// TestWatchResumes follows a run, leaves after three events, comes back
+// with the last sequence number seen, and gets the rest: every event once,
+// in order, and the end once; a watcher that saw the end gets nothing.
+func TestWatchResumes(t *testing.T) {
+	gate := make(chan struct{})
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textReply("hello there"), nil
+	}, nil)
+	run := h.submit(Input{Message: "hi"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := collect(t, h.runner.Watch(ctx, run.RunID, 0), 2) // start, model
+	close(gate)
+	last := first[len(first)-1].Seq
+	rest := collect(t, h.runner.Watch(ctx, run.RunID, last), -1)
+	all := append(first, rest...)
+	for i, e := range all {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("events %s: not 1..n without gap or duplicate", seqs(all))
+		}
+	}
+	end := all[len(all)-1]
+	if !isEnd(end) || end.Run == nil || end.Run.Status != store.RunOK || end.Message == nil || end.Message.Text() != "hello there" {
+		t.Fatalf("last event %+v, want the run's end with its reply", end)
+	}
+	// The runner's own subscribers saw the same sequence.
+	var sub []Event
+	for _, e := range h.eventsFor(run.RunID) {
+		if e.Seq > 0 {
+			sub = append(sub, e)
+		}
+	}
+	if seqs(sub) != seqs(all) {
+		t.Fatalf("watched %s, subscribers saw %s", seqs(all), seqs(sub))
+	}
+	if again := collect(t, h.runner.Watch(ctx, run.RunID, end.Seq), -1); len(again) != 0 {
+		t.Fatalf("a watcher that saw the end got %s", seqs(again))
+	}
+}
+
+// TestWatchRecoversTheEndFromTheStore: a watcher of a run whose events this
+// node no longer holds (pruned, or never relayed) gets the final from the
+// store, once.
+func TestWatchRecoversTheEndFromTheStore(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("stored reply"), nil
+	}, nil)
+	run := h.submit(Input{Message: "hi"})
+	h.wait(run.RunID)
+	h.runner.events = newEventLog() // as after a restart, or events never relayed
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := collect(t, h.runner.Watch(ctx, run.RunID, 7), -1)
+	if len(got) != 1 || !isEnd(got[0]) || got[0].Seq != 8 || got[0].Run.Status != store.RunOK ||
+		got[0].Message == nil || got[0].Message.Text() != "stored reply" || got[0].SessionKey != run.SessionKey {
+		t.Fatalf("watch after the log was lost = %s (%+v), want the stored end numbered 8", seqs(got), got)
+	}
+	var unknown error
+	for _, err := range h.runner.Watch(ctx, "no-such-run", 0) {
+		unknown = err
+	}
+	if !errors.Is(unknown, store.ErrNotFound) {
+		t.Fatalf("watch of an unknown run: %v, want ErrNotFound", unknown)
+	}
+}
+
+// TestWatchRelayedRun: events relayed from another node reach a watcher
+// here, and the adoption's end of the same run is not a second end.
+func TestWatchRelayedRun(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("x"), nil
+	}, nil)
+	// A run executing elsewhere: queued in the shared store, never here.
+	if err := h.store.CreateRun(context.Background(), &store.Run{RunID: "remote-1", SessionKey: "agent:main:other", AgentID: "main", Status: store.RunQueued, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	next, stop := iter.Pull2(h.runner.Watch(ctx, "remote-1", 0))
+	defer stop()
+	h.runner.Relay(Event{RunID: "remote-1", Seq: 1, Stream: StreamLifecycle, Phase: PhaseStart})
+	if e, err, ok := next(); !ok || err != nil || e.Seq != 1 {
+		t.Fatalf("first relayed event: %+v %v %v", e, err, ok)
+	}
+	h.runner.Relay(Event{RunID: "remote-1", Seq: 2, Stream: StreamAssistant, Text: "x"})
+	h.runner.Relay(Event{RunID: "remote-1", Seq: 2, Stream: StreamAssistant, Text: "x"}) // relayed twice
+	aborted := &store.Run{RunID: "remote-1", SessionKey: "agent:main:other", Status: store.RunAborted}
+	h.runner.Ended([]*store.Run{aborted}) // the adoption: numbered 1 by its fresh state
+	h.runner.Relay(Event{RunID: "remote-1", Seq: 3, Stream: StreamLifecycle, Phase: PhaseEnd, Run: aborted})
+	var got []Event
+	for {
+		e, err, ok := next()
+		if !ok {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+	}
+	if seqs(got) != "2:assistant 3:lifecycle/end" {
+		t.Fatalf("watched %s, want 2:assistant 3:lifecycle/end", seqs(got))
+	}
+	// Subscribers got one end too: the relayed one after the adoption's
+	// was dropped.
+	if n := countEnds(h.eventsFor("remote-1")); n != 1 {
+		t.Fatalf("subscribers got %d ends of the relayed run, want 1", n)
+	}
+}
+
+func countEnds(evs []Event) int {
+	n := 0
+	for _, e := range evs {
+		if isEnd(e) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRecoverEnds: a run executing on another node whose end was never
+// relayed here ends for this node's subscribers and watchers from the
+// store, once; the relayed end arriving late is not a second end.
+func TestRecoverEnds(t *testing.T) {
+	// The clock stands still: a run is never quiet for endCheckEvery.
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("x"), nil
+	}, func(c *Config) { c.Now = func() time.Time { return time.Unix(1000, 0) } })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.store.CreateRun(ctx, &store.Run{RunID: "remote-2", SessionKey: "agent:main:other", AgentID: "main", Status: store.RunQueued, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.Relay(Event{RunID: "remote-2", SessionKey: "agent:main:other", Seq: 1, Stream: StreamLifecycle, Phase: PhaseStart})
+	h.runner.RecoverEnds(ctx, true) // still queued: nothing
+	if n := countEnds(h.eventsFor("remote-2")); n != 0 {
+		t.Fatalf("%d ends before the run ended", n)
+	}
+	// The other node finished it, and its end's relay was lost.
+	if _, err := h.store.FinishRun(ctx, "remote-2", store.RunResult{Status: store.RunOK, StopReason: "stop", EndedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.RecoverEnds(ctx, false) // quiet for less than endCheckEvery: not looked at yet
+	if n := countEnds(h.eventsFor("remote-2")); n != 0 {
+		t.Fatalf("%d ends from a sweep that should not look yet", n)
+	}
+	h.runner.RecoverEnds(ctx, true)
+	h.runner.RecoverEnds(ctx, true)
+	h.runner.Relay(Event{RunID: "remote-2", Seq: 4, Stream: StreamLifecycle, Phase: PhaseEnd, Run: &store.Run{RunID: "remote-2", Status: store.RunOK}})
+	evs := h.eventsFor("remote-2")
+	if n := countEnds(evs); n != 1 || !evs[len(evs)-1].IsRemote() || evs[len(evs)-1].Run.Status != store.RunOK {
+		t.Fatalf("subscribers got %s, want one end, marked remote (not relayed on)", seqs(evs))
+	}
+	got := collect(t, h.runner.Watch(ctx, "remote-2", 1), -1)
+	if seqs(got) != "2:lifecycle/end" {
+		t.Fatalf("watch after the recovered end = %s", seqs(got))
+	}
+}
