@@ -212,7 +212,7 @@ func TestCloseDrainsRunsForConnectedClients(t *testing.T) {
 	<-held // the run is under way: shut down under it
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	waitFor(t, "the drain to start", func() bool { return strings.Contains(logs.String(), "shutdown: draining") })
+	logs.await(t, "shutdown: draining", 1)
 	close(gate)
 	for final := false; !final; {
 		var ev client.Event
