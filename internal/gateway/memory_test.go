@@ -97,7 +97,13 @@ func TestOutboundBudget(t *testing.T) {
 // the message is not.
 func TestHugeMessageKeepsReaders(t *testing.T) {
 	// Previews every second: under -race this test client decodes slowly.
-	e := newEnv(t, envOptions{gateway: func(c *Config) { c.ChatDeltaInterval = time.Second }})
+	// Its reader answers pings only between frames, and decoding 20 MB
+	// under -race on a loaded machine can take longer than the default
+	// pong timeout: keepalive is not what this test is about.
+	e := newEnv(t, envOptions{gateway: func(c *Config) {
+		c.ChatDeltaInterval = time.Second
+		c.PongTimeout = 10 * time.Minute
+	}})
 	c := e.operator()
 	c.wait = 2 * time.Minute
 	other := e.operator()
