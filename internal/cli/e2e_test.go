@@ -336,9 +336,11 @@ func TestSendWaitFailures(t *testing.T) {
 	})
 
 	t.Run("timeout", func(t *testing.T) {
+		// The client's timeout must leave a loaded machine the time to
+		// stream the partial reply.
 		r := g.run("sessions", "send", "agent:main:stall", "/reply partial\n/stall", "--wait",
-			"--timeout", "700ms", "--idempotency-key", "stall-run")
-		if !strings.Contains(r.errText(), "run stall-run did not finish within 700ms") {
+			"--timeout", "3s", "--idempotency-key", "stall-run")
+		if !strings.Contains(r.errText(), "run stall-run did not finish within 3s") {
 			t.Errorf("err = %v", r.err)
 		}
 		if r.stdout != "partial\n" {
@@ -355,7 +357,6 @@ func TestSendWaitFailures(t *testing.T) {
 			done <- runCLI(t, map[string]string{config.EnvStateDir: g.dir}, "--url", g.url, "sessions", "send", "agent:main:stall", "again",
 				"--wait", "--idempotency-key", "stall-run")
 		}()
-		time.Sleep(200 * time.Millisecond)
 		g.mustRun("call", "chat.abort", `{"sessionKey": "agent:main:stall"}`)
 		r := <-done
 		if want := "run stall-run was aborted"; r.errText() != want {
