@@ -163,7 +163,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 
 	// A valid edit: the gateway restarts in place, on the same address,
 	// and the next turn goes to the configured provider.
-	writeConfig(t, dir, llm.URL())
+	replaceFile(t, cfgPath, testConfig(llm.URL()))
 	stdout.await(t, listening, 2)
 	second := running()
 	if second.URL != first.URL {
@@ -189,9 +189,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 	}
 
 	// An invalid edit is skipped: logged, no restart, same model.
-	if err := os.WriteFile(cfgPath, []byte("{ agents: { defaults: "), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, cfgPath, "{ agents: { defaults: ")
 	logs.await(t, "config reload skipped (invalid config)", 1)
 	if s := turn(c, "r3", "still there?"); s != "ok" || llm.Count() != 2 {
 		t.Fatalf("after the invalid edit: status %s, LLM requests %d", s, llm.Count())
@@ -206,7 +204,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-held
-	writeConfig(t, dir, llm.URL())
+	replaceFile(t, cfgPath, testConfig(llm.URL()))
 	// The notice is logged when the watcher has seen the change and found
 	// the run running; the run is held until gate closes.
 	logs.await(t, "when its running runs end", 1)
@@ -231,13 +229,26 @@ func TestServeAppliesConfigEdits(t *testing.T) {
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" } } },
 }`, llm.URL())
-	if err := os.WriteFile(cfgPath, []byte(off), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, cfgPath, off)
 	// The notice is logged as the watcher decides not to restart.
 	logs.await(t, `gateway.reload.mode is \"off\"`, 1)
 	if r := running(); !r.StartedAt.Equal(third.StartedAt) {
 		t.Fatal(`gateway.reload.mode "off" restarted the gateway`)
+	}
+}
+
+// replaceFile replaces path's content in one step (a new file renamed
+// over it), as editors that save atomically do. (A plain truncate and
+// write that stalls between the two for more than two polls of the
+// watcher would show it an empty config, which is a valid one.)
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
 
