@@ -120,19 +120,21 @@ func (r *Runner) maybeBackground(st *runState) {
 	// The calling run goroutine is counted in r.wg, so adding here never
 	// races with Shutdown's Wait.
 	r.wg.Go(func() {
-		ready := r.backgroundSummary(r.bgCtx, t)
-		r.bg.done(id, ready)
+		// The session's compaction lock is held while the summary is
+		// written and until it is published as ready, so an inline
+		// compaction waits for it and then finds it, instead of writing a
+		// second summary.
+		unlock := r.compactLocks.lock(id)
+		defer unlock()
+		r.bg.done(id, r.backgroundSummary(r.bgCtx, t))
 	})
 }
 
 // backgroundSummary runs the memory flush when it is due and writes the
-// summary of the session's view as it is now. It holds the session's
-// compaction lock, so an inline compaction waits for it instead of writing
-// a second summary.
+// summary of the session's view as it is now. The caller holds the
+// session's compaction lock.
 func (r *Runner) backgroundSummary(ctx context.Context, t *bgTrigger) *readySummary {
 	sess, m := t.sess, t.model
-	unlock := r.compactLocks.lock(sess.SessionID)
-	defer unlock()
 	v, err := r.view(ctx, sess.SessionID)
 	if err != nil {
 		r.log.Warn("background summary: read transcript failed", "sessionKey", sess.Key, "err", err)

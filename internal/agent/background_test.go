@@ -216,7 +216,12 @@ func TestManySessionsBackgroundSummaries(t *testing.T) {
 // compaction threshold while the session's background summary is being
 // written waits for it and uses it, instead of writing a second one.
 func TestFullWindowWaitsForBackgroundSummary(t *testing.T) {
-	release := make(chan struct{})
+	// bgCalling is closed when the background summary call reaches the
+	// model (it then holds the session's compaction lock until release);
+	// compacting when the turn starts its own compaction, which waits for
+	// that lock.
+	release, bgCalling, compacting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var compactingOnce sync.Once
 	var mu sync.Mutex
 	summaries, atTurn := 0, 0
 	var lastReq *provider.Request
@@ -233,6 +238,7 @@ func TestFullWindowWaitsForBackgroundSummary(t *testing.T) {
 			first := summaries == 1
 			mu.Unlock()
 			if first {
+				close(bgCalling)
 				select {
 				case <-release:
 				case <-ctx.Done():
@@ -244,18 +250,24 @@ func TestFullWindowWaitsForBackgroundSummary(t *testing.T) {
 	}, func(c *Config) {
 		c.Models = windowModels{c.Models.(staticModels).p, 100000}
 		c.Compaction = CompactionConfig{Background: BackgroundConfig{Enabled: true, SoftThresholdTokens: 70000}}
+		c.OnCompact = func(_ context.Context, phase string, _ *store.Session, _ *CompactResult) {
+			if phase == CompactBefore {
+				compactingOnce.Do(func() { close(compacting) })
+			}
+		}
 	})
 	sess := fillTranscript(t, h, "agent:main:main", 40, 4000) // ≈ 40k tokens
 	m, _ := h.runner.cfg.Models.ResolveModel("main", "")
 	bud, _ := h.runner.newBudget(m)
 	st := &runState{run: &store.Run{RunID: "prev", SessionKey: sess.Key, SessionID: sess.SessionID}, bg: &bgTrigger{sess: sess, model: m, budget: bud, est: 40000}}
 	h.runner.maybeBackground(st)
+	<-bgCalling
 	ctx := context.Background()
 	big := strings.Repeat("a large pasted document line ", 6000) // ≈ 45k tokens: past 80k with the history
 	if _, _, err := h.runner.Submit(ctx, Input{RunID: "full", SessionKey: sess.Key, AgentID: "main", Message: big}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the run is now waiting for the summary
+	<-compacting // the run now waits for the background summary
 	close(release)
 	if got := h.wait("full"); got.Status != store.RunOK {
 		t.Fatalf("run: %+v", got)

@@ -99,6 +99,10 @@ type compactOpts struct {
 	// truncate keeps the last maxLines entries without a summary.
 	truncate bool
 	maxLines int
+	// manual is a compaction the user asked for (/compact,
+	// sessions.compact): when the kept tail would hold the whole history
+	// it keeps the smallest tail instead, as the reference's does.
+	manual bool
 }
 
 func (c *CompactionConfig) keepRecent() int { return cmp.Or(c.KeepRecentTokens, 20000) }
@@ -254,9 +258,16 @@ func (r *Runner) compactLocked(ctx context.Context, sess *store.Session, model M
 		if !o.force && cc.mode() == compaction.ModeSafeguard {
 			cut = compaction.PreserveTurns(items, cut, cc.RecentTurnsPreserve, unscale(o.maxTail))
 		}
+		// What the user asked for compacts whatever can be summarised:
+		// when keepRecentTokens and recentTurnsPreserve keep everything,
+		// the tail shrinks to the last message (the reference's manual
+		// compaction retries with keepRecentTokens 0).
+		if o.manual && (cut == 0 || cut == len(items)) {
+			cut = compaction.Cut(items, 0, unscale(o.maxTail))
+		}
 	}
 	if cut == 0 || (cut == len(items) && !o.force && !o.truncate) {
-		res.Reason = nothingReason(o, cc, len(items))
+		res.Reason = nothingReason(o, cc, len(items), v.compacted)
 		res.Kept = len(items)
 		return res, nil
 	}
@@ -292,13 +303,18 @@ func (r *Runner) compactLocked(ctx context.Context, sess *store.Session, model M
 	return res, nil
 }
 
-// nothingReason says why a compaction found nothing to summarise.
-func nothingReason(o compactOpts, cc *CompactionConfig, entries int) string {
+// nothingReason says why a compaction found nothing to summarise;
+// compacted tells that the view already starts with a summary.
+func nothingReason(o compactOpts, cc *CompactionConfig, entries int, compacted bool) string {
 	switch {
+	case compacted && (entries == 0 || o.manual):
+		return "nothing to compact: the session is already compacted"
 	case entries == 0:
 		return "nothing to compact: the session has no history"
 	case o.truncate:
 		return fmt.Sprintf("nothing to compact: the history has %d entries, within maxLines", entries)
+	case o.manual:
+		return "nothing to compact: the session is too small (its last message stays verbatim)"
 	case cc.mode() == compaction.ModeSafeguard && cc.RecentTurnsPreserve > 0:
 		return fmt.Sprintf("nothing to compact: the history fits in the kept tail (keepRecentTokens %d, recentTurnsPreserve %d)",
 			cmp.Or(o.keepRecent, cc.keepRecent()), cc.RecentTurnsPreserve)

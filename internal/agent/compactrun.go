@@ -159,5 +159,5 @@ func (r *Runner) compactQueued(ctx, bg context.Context, queued *store.Run, o *Co
 	if o.MaxLines != nil {
 		return r.compact(ctx, sess, model, compactOpts{truncate: true, maxLines: *o.MaxLines})
 	}
-	return r.compact(ctx, sess, model, compactOpts{instructions: o.Instructions})
+	return r.compact(ctx, sess, model, compactOpts{instructions: o.Instructions, manual: true})
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -14,8 +15,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
@@ -183,16 +186,88 @@ func TestSendWaitProgress(t *testing.T) {
 	}
 
 	// Behind a busy run (followup mode queues instead of steering), the
-	// stage line says where the message waits.
+	// stage line says where the message waits. The busy run stalls until
+	// it is aborted, once the waiting send has printed its first line.
 	g.mustRun("sessions", "send", "agent:main:busy", "/queue followup", "--wait")
-	g.mustRun("sessions", "send", "agent:main:busy", "/sleep 1500ms\nslow")
-	r = runWith(t, tty, "--url", g.url, "sessions", "send", "agent:main:busy", "behind it", "--wait")
-	if r.err != nil {
+	watch := g.dial(t)
+	g.mustRun("sessions", "send", "agent:main:busy", "/stall", "--idempotency-key", "busy-run")
+	waitLifecycle(t, watch, "busy-run", "start")
+	stderr := &signalWriter{want: "· queued as run ", seen: make(chan struct{})}
+	behind := tty
+	behind.Stderr = stderr
+	done := make(chan result, 1)
+	go func() {
+		done <- runWith(t, behind, "--url", g.url, "sessions", "send", "agent:main:busy", "behind it", "--wait")
+	}()
+	<-stderr.seen
+	g.mustRun("call", "chat.abort", `{"sessionKey": "agent:main:busy", "runId": "busy-run"}`)
+	if r = <-done; r.err != nil {
 		t.Fatal(r.err)
 	}
-	if !strings.Contains(r.stderr, "(position 1: waiting for the session's current run)") || !strings.Contains(r.stderr, "· running\n") {
-		t.Errorf("queued send's stderr:\n%s", r.stderr)
+	if got := stderr.String(); !strings.Contains(got, "(position 1: waiting for the session's current run)") || !strings.Contains(got, "· running\n") {
+		t.Errorf("queued send's stderr:\n%s", got)
 	}
+}
+
+// signalWriter collects what is written to it and closes seen once the
+// text holds want.
+type signalWriter struct {
+	want string
+	seen chan struct{}
+
+	mu   sync.Mutex
+	b    strings.Builder
+	done bool
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if !w.done && strings.Contains(w.b.String(), w.want) {
+		w.done = true
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// dial connects a WebSocket client to the gateway with its generated
+// token; it is closed when the test ends.
+func (g *gateway) dial(t *testing.T) *client.Client {
+	t.Helper()
+	tok, _, err := config.LoadOrCreateGatewayToken(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(t.Context(), client.Options{URL: g.url, Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitLifecycle waits for the lifecycle agent event of run runID in
+// phase.
+func waitLifecycle(t *testing.T, c *client.Client, runID, phase string) {
+	t.Helper()
+	for ev := range c.Events() {
+		var ae wire.AgentEvent
+		if ev.Event != wire.EventAgent || json.Unmarshal(ev.Payload, &ae) != nil || ae.RunID != runID || ae.Stream != wire.StreamLifecycle {
+			continue
+		}
+		var data struct{ Phase string }
+		if json.Unmarshal(ae.Data, &data) == nil && data.Phase == phase {
+			return
+		}
+	}
+	t.Fatalf("connection closed before run %s's %s event", runID, phase)
 }
 
 // syncWriter is one terminal that stdout and stderr both write to.

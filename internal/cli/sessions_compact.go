@@ -13,7 +13,7 @@ import (
 
 // nothingPrefix opens the reason of a compaction that found nothing to
 // summarise.
-const nothingPrefix = "nothing to compact"
+const nothingPrefix = compaction.NothingToCompact
 
 func newSessionsCompactCmd(g *globalFlags) *cobra.Command {
 	var maxLines int

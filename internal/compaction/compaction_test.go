@@ -69,11 +69,18 @@ func TestFormatTokens(t *testing.T) {
 			t.Errorf("FormatTokens(%d) = %q, want %q", n, got, want)
 		}
 	}
-	if got, want := CompactedReply(true, 91000, 3100, 100000), "⚙️ Compacted (91k → 3.1k) • Context 3.1k/100k (3%)"; got != want {
+	if got, want := CompactedReply(true, "", 91000, 3100, 100000), "⚙️ Compacted (91k → 3.1k) • Context 3.1k/100k (3%)"; got != want {
 		t.Errorf("CompactedReply = %q, want %q", got, want)
 	}
-	if got, want := CompactedReply(false, 500, 0, 100000), "⚙️ Compaction skipped • Context 500/100k (1%)"; got != want {
-		t.Errorf("CompactedReply skipped = %q, want %q", got, want)
+	skipped := []struct{ reason, want string }{
+		{"", "⚙️ Compaction skipped • Context 500/100k (1%)"},
+		{"nothing to compact: the session is already compacted", "⚙️ Compaction skipped: the session is already compacted • Context 500/100k (1%)"},
+		{"below threshold", "⚙️ Compaction skipped: below threshold • Context 500/100k (1%)"},
+	}
+	for _, tc := range skipped {
+		if got := CompactedReply(false, tc.reason, 500, 0, 100000); got != tc.want {
+			t.Errorf("CompactedReply skipped (%q) = %q, want %q", tc.reason, got, tc.want)
+		}
 	}
 }
 

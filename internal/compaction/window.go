@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Window limits, as the reference sets them.
@@ -100,6 +101,10 @@ func FormatTokens(n int) string {
 	return strconv.FormatFloat(v/1e6, 'f', 1, 64) + "m"
 }
 
+// NothingToCompact opens the reason of a compaction that found nothing to
+// summarise ("nothing to compact: <why>").
+const NothingToCompact = "nothing to compact"
+
 // ContextLine is the reference's short context usage, "Context 3.1k/100k
 // (3%)".
 func ContextLine(used, window int) string {
@@ -111,11 +116,19 @@ func ContextLine(used, window int) string {
 }
 
 // CompactedReply is the /compact answer: "⚙️ Compacted (12k → 3.1k) •
-// Context 3.1k/100k (3%)", or "⚙️ Compaction skipped • …" when nothing was
-// compacted.
-func CompactedReply(compacted bool, before, after, window int) string {
+// Context 3.1k/100k (3%)", or, when nothing was compacted, "⚙️ Compaction
+// skipped: <why> • …" with why the reason the compaction gave (its
+// "nothing to compact: " opening left out).
+func CompactedReply(compacted bool, reason string, before, after, window int) string {
 	if !compacted {
-		return "⚙️ Compaction skipped • " + ContextLine(before, window)
+		why := strings.TrimSpace(reason)
+		if rest, ok := strings.CutPrefix(why, NothingToCompact); ok {
+			why = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
+		}
+		if why == "" {
+			return "⚙️ Compaction skipped • " + ContextLine(before, window)
+		}
+		return "⚙️ Compaction skipped: " + why + " • " + ContextLine(before, window)
 	}
 	return fmt.Sprintf("⚙️ Compacted (%s → %s) • %s", FormatTokens(before), FormatTokens(after), ContextLine(after, window))
 }

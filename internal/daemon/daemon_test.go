@@ -27,7 +27,17 @@ import (
 // the fake LLM over the real OpenAI wire format.
 func writeConfig(t testing.TB, stateDir, llmURL string) {
 	t.Helper()
-	cfg := fmt.Sprintf(`// test config, OpenClaw key names
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, "switchboard.json5"), []byte(testConfig(llmURL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testConfig is a config whose default model is fake-1 at llmURL.
+func testConfig(llmURL string) string {
+	return fmt.Sprintf(`// test config, OpenClaw key names
 {
   models: {
     mode: "replace",
@@ -38,12 +48,6 @@ func writeConfig(t testing.TB, stateDir, llmURL string) {
   agents: { defaults: { model: { primary: "fake/fake-1" } } },
 }
 `, llmURL)
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(stateDir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func startDaemon(t testing.TB, stateDir string) *Daemon {
@@ -212,7 +216,7 @@ func TestCloseDrainsRunsForConnectedClients(t *testing.T) {
 	<-held // the run is under way: shut down under it
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close() }()
-	waitFor(t, "the drain to start", func() bool { return strings.Contains(logs.String(), "shutdown: draining") })
+	logs.await(t, "shutdown: draining", 1)
 	close(gate)
 	for final := false; !final; {
 		var ev client.Event

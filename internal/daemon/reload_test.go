@@ -21,15 +21,21 @@ import (
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
-// syncBuffer is a log sink the test reads while the gateway writes.
+// syncBuffer is a log sink the test reads while the gateway writes; await
+// waits for what the gateway writes.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed and replaced at every write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -39,17 +45,34 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// await waits until the text written holds sub n times. A fail-safe ends
+// the test should it never come (it is not a timing assumption: the
+// gateway writes sub or the test has failed).
+func (s *syncBuffer) await(t *testing.T, sub string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	failsafe := time.After(3 * time.Minute)
+	for {
+		s.mu.Lock()
+		if strings.Count(s.b.String(), sub) >= n {
+			s.mu.Unlock()
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-failsafe:
+			t.Fatalf("%q was never written %d times:\n%s", sub, n, s.String())
+		}
 	}
 }
+
+// listening opens the line a gateway prints once it serves (its address
+// is in the state dir by then).
+const listening = "switchboard: listening on "
 
 // TestServeAppliesConfigEdits edits the config file of a running gateway
 // the way a newcomer does: a valid edit takes effect without a manual
@@ -74,7 +97,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 	}})
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "switchboard.json5")
-	logs := &syncBuffer{}
+	logs, stdout := &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	port := 0
 	served := make(chan error, 1)
@@ -82,7 +105,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 		served <- Serve(ctx, Options{
 			Env:        config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
 			Port:       &port,
-			Stdout:     &syncBuffer{},
+			Stdout:     stdout,
 			Logger:     slog.New(slog.NewTextHandler(logs, nil)),
 			ReloadPoll: 20 * time.Millisecond,
 		})
@@ -101,7 +124,7 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 		}
 		return rec
 	}
-	waitFor(t, "the gateway to start", func() bool { return running().URL != "" })
+	stdout.await(t, listening, 1)
 	first := running()
 	token, err := os.ReadFile(filepath.Join(dir, config.GatewayTokenFile))
 	if err != nil {
@@ -140,8 +163,8 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 
 	// A valid edit: the gateway restarts in place, on the same address,
 	// and the next turn goes to the configured provider.
-	writeConfig(t, dir, llm.URL())
-	waitFor(t, "the reload", func() bool { r := running(); return r.URL != "" && !r.StartedAt.Equal(first.StartedAt) })
+	replaceFile(t, cfgPath, testConfig(llm.URL()))
+	stdout.await(t, listening, 2)
 	second := running()
 	if second.URL != first.URL {
 		t.Errorf("address after reload = %s, want %s", second.URL, first.URL)
@@ -166,10 +189,8 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 	}
 
 	// An invalid edit is skipped: logged, no restart, same model.
-	if err := os.WriteFile(cfgPath, []byte("{ agents: { defaults: "), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the skipped reload", func() bool { return strings.Contains(logs.String(), "config reload skipped (invalid config)") })
+	replaceFile(t, cfgPath, "{ agents: { defaults: ")
+	logs.await(t, "config reload skipped (invalid config)", 1)
 	if s := turn(c, "r3", "still there?"); s != "ok" || llm.Count() != 2 {
 		t.Fatalf("after the invalid edit: status %s, LLM requests %d", s, llm.Count())
 	}
@@ -183,14 +204,15 @@ func TestServeAppliesConfigEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-held
-	writeConfig(t, dir, llm.URL())
-	waitFor(t, "the deferred reload notice", func() bool { return strings.Contains(logs.String(), "when its running runs end") })
-	time.Sleep(100 * time.Millisecond)
+	replaceFile(t, cfgPath, testConfig(llm.URL()))
+	// The notice is logged when the watcher has seen the change and found
+	// the run running; the run is held until gate closes.
+	logs.await(t, "when its running runs end", 1)
 	if r := running(); !r.StartedAt.Equal(second.StartedAt) {
 		t.Fatal("the gateway restarted under a running run")
 	}
 	close(gate)
-	waitFor(t, "the deferred reload", func() bool { r := running(); return r.URL != "" && !r.StartedAt.Equal(second.StartedAt) })
+	stdout.await(t, listening, 3)
 	third := running()
 	// The run ended ok before the restart; a client that reconnects
 	// waits on it again and gets that.
@@ -207,13 +229,26 @@ func TestServeAppliesConfigEdits(t *testing.T) {
   models: { mode: "replace", providers: { fake: { baseUrl: %q, apiKey: "test-key", api: "openai-completions", models: [{ id: "fake-1" }] } } },
   agents: { defaults: { model: { primary: "fake/fake-1" } } },
 }`, llm.URL())
-	if err := os.WriteFile(cfgPath, []byte(off), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the reload notice", func() bool { return strings.Contains(logs.String(), `gateway.reload.mode is \"off\"`) })
-	time.Sleep(100 * time.Millisecond)
+	replaceFile(t, cfgPath, off)
+	// The notice is logged as the watcher decides not to restart.
+	logs.await(t, `gateway.reload.mode is \"off\"`, 1)
 	if r := running(); !r.StartedAt.Equal(third.StartedAt) {
 		t.Fatal(`gateway.reload.mode "off" restarted the gateway`)
+	}
+}
+
+// replaceFile replaces path's content in one step (a new file renamed
+// over it), as editors that save atomically do. (A plain truncate and
+// write that stalls between the two for more than two polls of the
+// watcher would show it an empty config, which is a valid one.)
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
 	}
 }
 

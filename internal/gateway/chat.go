@@ -52,9 +52,8 @@ func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error
 // the reference's reply in the session; anyone else's command is consumed
 // silently. No agent run starts.
 func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID string, cmd policy.SendCommand) (any, error) {
-	res := wire.ChatSendResult{RunID: runID, Status: "ok"}
 	if !allowed(cl.c.scopes, wire.ScopeAdmin) {
-		return res, nil
+		return s.commandDone(ctx, key, agentID, runID)
 	}
 	if !cmd.Usage {
 		if _, err := s.cfg.Store.UpdateSession(ctx, key, true, func(x *store.Session) error {
@@ -68,12 +67,12 @@ func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID 
 			return nil, err
 		}
 	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return res, nil // nowhere to reply
+		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
 	}
 	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return s.commandDone(ctx, key, agentID, runID)
 }
 
 // dedupStatus is what a repeated idempotency key answers: "in_flight"

@@ -372,7 +372,9 @@ func TestAgentWaitSurvivesReconnect(t *testing.T) {
 	c1 := e.operator()
 	c1.ok(wire.MethodAgent, map[string]any{"message": "/sleep 300ms\n/reply late", "idempotencyKey": "r-1"}, nil)
 	c1.start(wire.MethodAgentWait, map[string]any{"runId": "r-1", "timeoutMs": 10000})
-	time.Sleep(20 * time.Millisecond) // let the wait begin server-side
+	// Frames are dispatched in order: once health answers, the wait is
+	// under way server-side.
+	c1.ok(wire.MethodHealth, nil, nil)
 	c1.close()
 
 	c2 := e.operator()
@@ -384,7 +386,6 @@ func TestAgentWaitSurvivesReconnect(t *testing.T) {
 
 	// A wait may start before the run exists.
 	_, ch := c2.start(wire.MethodAgentWait, map[string]any{"runId": "future-1", "timeoutMs": 10000})
-	time.Sleep(20 * time.Millisecond)
 	c2.ok(wire.MethodAgent, map[string]any{"message": "/reply later", "idempotencyKey": "future-1"}, nil)
 	if w := decodeAs[wire.AgentWaitResult](t, c2.await(ch)); w.Status != "ok" {
 		t.Errorf("early agent.wait = %+v", w)
@@ -394,8 +395,9 @@ func TestAgentWaitSurvivesReconnect(t *testing.T) {
 func TestCancelFrame(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
+	// The cancel frame follows the request's: the gateway reads frames in
+	// order and registers a request before it reads the next frame.
 	id, ch := c.start(wire.MethodAgentWait, map[string]any{"runId": "never", "timeoutMs": 60000})
-	time.Sleep(20 * time.Millisecond)
 	c.sendRaw(`{"type":"cancel","id":"` + id + `"}`)
 	res := c.await(ch)
 	if res.OK || res.Error.Code != "UNAVAILABLE" || res.Error.Message != "request cancelled" {

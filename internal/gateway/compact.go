@@ -94,10 +94,13 @@ func (s *Server) manualCompact(ctx context.Context, key, runID, instructions str
 // the chat.send result, or next: text that follows /new or /reset and
 // runs as the session's first turn.
 func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string, cmd compaction.Command) (res any, next string, err error) {
-	ok := wire.ChatSendResult{RunID: runID, Status: "ok"}
+	done := func() (any, string, error) {
+		res, err := s.commandDone(ctx, key, agentID, runID)
+		return res, "", err
+	}
 	if cmd.Kind == compaction.CmdContext {
 		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-			return ok, "", nil
+			return done()
 		}
 		rep, err := s.cfg.Runner.ContextReport(ctx, key)
 		if err != nil {
@@ -115,11 +118,11 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		if _, err := s.Inject(ctx, in); err != nil {
 			return nil, "", err
 		}
-		return ok, "", nil
+		return done()
 	}
 	if cmd.Kind == compaction.CmdCompact {
 		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-			return ok, "", nil // nothing to compact, nowhere to reply
+			return done() // nothing to compact, nowhere to reply
 		}
 		reply := ""
 		r, err := s.manualCompact(ctx, key, runID, cmd.Rest)
@@ -127,12 +130,12 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			s.log.Warn("compaction failed", "sessionKey", key, "err", err)
 			reply = "⚙️ Compaction failed: " + err.Error()
 		} else {
-			reply = compaction.CompactedReply(r.Compacted, r.TokensBefore, r.TokensAfter, r.Window)
+			reply = compaction.CompactedReply(r.Compacted, r.Reason, r.TokensBefore, r.TokensAfter, r.Window)
 		}
 		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 			return nil, "", err
 		}
-		return ok, "", nil
+		return done()
 	}
 	// Like sessions.reset, /new and /reset need operator.write (which
 	// chat.send already required).
@@ -169,7 +172,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		return nil, "", err
 	}
 	if rest == "" {
-		return ok, "", nil
+		return done()
 	}
 	return nil, rest, nil
 }
@@ -358,4 +361,14 @@ func (s *Server) requireSession(ctx context.Context, key, asTyped string) error 
 		return err
 	}
 	return nil
+}
+
+// commandDone ends a chat command the gateway answered itself: the run id
+// chat.send acknowledged is recorded as a run that ended ok (agent.wait
+// reports it final), after the command's reply is in the session.
+func (s *Server) commandDone(ctx context.Context, key, agentID, runID string) (any, error) {
+	if err := s.cfg.Runner.EndCommand(ctx, runID, key, agentOfKey(key, agentID)); err != nil {
+		return nil, err
+	}
+	return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -59,10 +58,10 @@ func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID string
 		exists = true
 	}
 	if !exists {
-		return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil // nowhere to reply
+		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
 	}
 	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 		return nil, err
 	}
-	return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil
+	return s.commandDone(ctx, key, agentID, runID)
 }

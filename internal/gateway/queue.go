@@ -45,12 +45,12 @@ func (s *Server) queueCommand(ctx context.Context, key, agentID, runID string, c
 			return nil, err
 		}
 	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil // nowhere to reply
+		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
 	}
 	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(cur), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
 		return nil, err
 	}
-	return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil
+	return s.commandDone(ctx, key, agentID, runID)
 }
 
 // pendingInputs is chat.history's pendingInputs for key.

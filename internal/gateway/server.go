@@ -72,6 +72,9 @@ type Runner interface {
 	CompactRun(ctx context.Context, runID, sessionKey string, o agent.CompactInput) (*agent.CompactResult, error)
 	// ContextReport estimates what the session's next turn sends.
 	ContextReport(ctx context.Context, sessionKey string) (*agent.ContextReport, error)
+	// EndCommand records runID as a run that ended ok: a chat command
+	// answered without a model turn acknowledged it.
+	EndCommand(ctx context.Context, runID, sessionKey, agentID string) error
 }
 
 var _ Runner = (*agent.Runner)(nil)
