@@ -136,6 +136,10 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if err := s.checkOpen("GetSession"); err != nil {
 		return nil, err
 	}
+	if sess, ok := s.sessions.get(key); ok {
+		return sess, nil
+	}
+	gen := s.sessions.generation()
 	sess, err := scanSession(s.queryRow(ctx, qGetSession, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite.GetSession: %q: %w", key, store.ErrNotFound)
@@ -143,6 +147,7 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.GetSession: %w", err)
 	}
+	s.sessions.fill(gen, sess)
 	return sess, nil
 }
 
@@ -296,6 +301,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		}
 		return nil
 	})
+	s.sessions.drop(sess.Key)
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
@@ -372,6 +378,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out = sess.Clone()
 		return nil
 	})
+	s.sessions.drop(key)
 	if fnErr != nil {
 		return nil, fnErr
 	}
@@ -420,6 +427,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		_, err = delT.ExecContext(ctx, sid)
 		return err
 	})
+	s.sessions.drop(key)
 	if err != nil {
 		return fmt.Errorf("sqlite.DeleteSession: %w", err)
 	}

@@ -87,7 +87,8 @@ type Store struct {
 	now   func() time.Time
 	newID func() string
 
-	commits *committer // the writer's group commit; set once the schema is ready
+	commits  *committer // the writer's group commit; set once the schema is ready
+	sessions sessionCache
 
 	tempDir string // removed by Close when opened with MemoryPath
 	closed  atomic.Bool
