@@ -33,7 +33,7 @@ const (
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 		total_tokens = total_tokens + ?, aborted_last_run = ?,
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
-		WHERE key = ?`
+		WHERE key = ? RETURNING ` + sessionCols
 
 	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
 		ORDER BY created_at, run_id`
@@ -340,9 +340,12 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		}
 		outbox[i] = args
 	}
-	var out *store.Run
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		out = nil // set, not kept: the body may run again
+	var (
+		out  *store.Run
+		sess *store.Session // the session row as the run's end left it
+	)
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+		out, sess = nil, nil // set, not kept: the body may run again
 		r, err := s.getRunTx(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -371,8 +374,12 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey); err != nil {
+		sess, err = scanSession(st.QueryRowContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey))
+		if errors.Is(err, sql.ErrNoRows) {
+			sess, err = nil, nil // a missing session is not an error
+		}
+		if err != nil {
 			return err
 		}
 		for _, args := range outbox {
@@ -382,10 +389,11 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		}
 		out = r
 		return nil
+	}, func() {
+		if sess != nil {
+			s.sessions.put(sess)
+		}
 	})
-	if out != nil {
-		s.sessions.drop(out.SessionKey)
-	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
@@ -404,7 +412,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		now = s.nowTime()
 	}
 	var out []*store.Run
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		out = nil // set, not accumulated: the body may run again
 		st, err := s.wstmt(ctx, tx, qRunning)
 		if err != nil {
@@ -443,8 +451,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		}
 		_, err = st.ExecContext(ctx, toMs(now), errText)
 		return err
-	})
-	s.sessions.drop("")
+	}, func() { s.sessions.drop("") })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AbortInterrupted: %w", err)
 	}

@@ -13,9 +13,10 @@ const maxCachedSessions = 4096
 // session a turn makes (the gateway's send policy and queue settings, the
 // runner's start) decode the row once. One gateway owns the database file
 // (the state dir's lock), so every write passes through this Store: each
-// write that may change session rows drops them after it commits. A read
-// fills the cache only when no drop happened while it ran, so a row read
-// before a commit is never cached after that commit's drop.
+// write that changes session rows puts or drops them once it is committed,
+// on the committer, in commit order. A read fills the cache only when no
+// put or drop happened while it ran, so a row read before a commit is
+// never cached after that commit.
 type sessionCache struct {
 	mu  sync.Mutex // guards gen and m
 	gen uint64     // bumped by every drop
@@ -40,14 +41,17 @@ func (c *sessionCache) generation() uint64 {
 	return c.gen
 }
 
-// fill caches a copy of s, read when the generation was gen, unless a drop
-// happened since.
+// fill caches a copy of s, read when the generation was gen, unless a put
+// or drop happened since.
 func (c *sessionCache) fill(gen uint64, s *store.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
+	if gen == c.gen {
+		c.storeLocked(s)
 	}
+}
+
+func (c *sessionCache) storeLocked(s *store.Session) {
 	if c.m == nil {
 		c.m = make(map[string]*store.Session)
 	}
@@ -60,8 +64,17 @@ func (c *sessionCache) fill(gen uint64, s *store.Session) {
 	c.m[s.Key] = s.Clone()
 }
 
+// put caches a copy of s, the row a write just committed. Writers call
+// it from their after (Store.writeTxThen), in commit order.
+func (c *sessionCache) put(s *store.Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.storeLocked(s)
+}
+
 // drop forgets key's row (every row when key is empty). Writers call it
-// after their transaction ended, whatever its outcome.
+// from their after (Store.writeTxThen), in commit order.
 func (c *sessionCache) drop(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -55,8 +56,14 @@ func TestSessionCacheFollowsWrites(t *testing.T) {
 	if _, err := s.FinishRun(ctx, "r1", store.RunResult{Status: store.RunOK, Usage: transcript.Usage{Input: 7, Output: 3, TotalTokens: 10}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := get(); got.TotalTokens != 10 || got.InputTokens != 7 {
-		t.Fatalf("after finish: tokens %d/%d", got.InputTokens, got.TotalTokens)
+	cached := get()
+	if cached.TotalTokens != 10 || cached.InputTokens != 7 {
+		t.Fatalf("after finish: tokens %d/%d", cached.InputTokens, cached.TotalTokens)
+	}
+	// The row the finish cached is the row a read returns.
+	s.sessions.drop(key)
+	if read := get(); !reflect.DeepEqual(cached, read) {
+		t.Fatalf("cached row %+v differs from the stored one %+v", cached, read)
 	}
 
 	// AbortInterrupted marks the sessions of running runs.

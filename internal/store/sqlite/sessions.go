@@ -285,7 +285,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSession)
 		if err != nil {
 			return err
@@ -300,8 +300,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 			return fmt.Errorf("%q: %w", sess.Key, store.ErrConflict)
 		}
 		return nil
-	})
-	s.sessions.drop(sess.Key)
+	}, func() { s.sessions.drop(sess.Key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
@@ -342,7 +341,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out   *store.Session
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetSession)
 		if err != nil {
 			return err
@@ -377,8 +376,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		}
 		out = sess.Clone()
 		return nil
-	})
-	s.sessions.drop(key)
+	}, func() { s.sessions.drop(key) })
 	if fnErr != nil {
 		return nil, fnErr
 	}
@@ -395,7 +393,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 	if err := s.checkOpen("DeleteSession"); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		del, err := s.wstmt(ctx, tx, qDeleteSession)
 		if err != nil {
 			return err
@@ -426,8 +424,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		}
 		_, err = delT.ExecContext(ctx, sid)
 		return err
-	})
-	s.sessions.drop(key)
+	}, func() { s.sessions.drop(key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.DeleteSession: %w", err)
 	}

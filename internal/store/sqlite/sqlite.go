@@ -233,7 +233,14 @@ func (s *Store) checkOpen(op string) error {
 // redone: it must set, not accumulate, what it reports through captured
 // variables.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.commits.run(ctx, fn)
+	return s.commits.run(ctx, fn, nil)
+}
+
+// writeTxThen is writeTx running after once fn's work is committed, in
+// commit order with every other write's after (the session cache's
+// updates).
+func (s *Store) writeTxThen(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+	return s.commits.run(ctx, fn, after)
 }
 
 // writerQueries are prepared on the writer at Open. They cannot be prepared
