@@ -139,7 +139,7 @@ type Daemon struct {
 	grace  time.Duration
 	gw     *gateway.Server
 	outbox *outbox.Dispatcher
-	mcp    *mcp.Server
+	mcp    *lazyMCP
 	mcpc   *mcpclient.Manager
 	subs   *subagent.Manager
 	srv    *http.Server
@@ -618,10 +618,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d); err != nil {
-		gw.Close()
-		return nil, err
-	}
+	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
+		return newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d)
+	}}
 	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
 	if err != nil {
 		gw.Close()
@@ -646,7 +645,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
-	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
+	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
 	m, stopMetrics := newMetrics(runner, gw, st, storeTimer, opts.counters)
 	mets.Store(m)
 	d.stopMetrics = stopMetrics
