@@ -111,3 +111,41 @@ func TestSessionCacheRefusesReadsOverlappingADrop(t *testing.T) {
 		t.Fatal("drop of every row left k")
 	}
 }
+
+// TestEndRunIsOneTransaction: EndRun stores the run's last messages and
+// its end together; when the end is refused (the run is already over),
+// the messages are not stored either.
+func TestEndRunIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	const key = "agent:main:main"
+	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "s1", AgentID: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRun(ctx, &store.Run{RunID: "r1", SessionKey: key, AgentID: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.StartRun(ctx, "r1", time.Now(), "s1", nil); err != nil {
+		t.Fatal(err)
+	}
+	reply := func() []store.Message {
+		m := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("done")}, time.Now())
+		return []store.Message{{Entry: transcript.MessageEntry(m, time.Now()), RunID: "r1"}}
+	}
+	run, stored, err := s.EndRun(ctx, "r1", store.RunResult{Status: store.RunOK, Usage: transcript.Usage{TotalTokens: 4}}, "s1", reply())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != store.RunOK || len(stored) != 1 || stored[0].Seq != 1 {
+		t.Fatalf("EndRun = %+v, %+v", run, stored)
+	}
+	if _, _, err := s.EndRun(ctx, "r1", store.RunResult{Status: store.RunOK}, "s1", reply()); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second EndRun: %v, want ErrConflict", err)
+	}
+	if n, err := s.CountMessages(ctx, "s1"); err != nil || n != 1 {
+		t.Fatalf("transcript has %d entries (%v) after a refused end, want 1", n, err)
+	}
+	if got, err := s.GetSession(ctx, key); err != nil || got.TotalTokens != 4 {
+		t.Fatalf("session after the end: %+v, %v", got, err)
+	}
+}
