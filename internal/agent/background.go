@@ -117,6 +117,11 @@ func (r *Runner) maybeBackground(st *runState) {
 	if !r.bg.start(id) {
 		return
 	}
+	if err := r.storeFinal(st); err != nil {
+		// The summary reads the transcript without the last reply; the
+		// run's end stores it.
+		r.log.Warn("background summary: store the last reply first failed", "sessionKey", t.sess.Key, "err", err)
+	}
 	// The calling run goroutine is counted in r.wg, so adding here never
 	// races with Shutdown's Wait.
 	r.wg.Go(func() {

@@ -52,7 +52,7 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 	if ft != nil {
 		r.applyReady(ctx, st, sess, m)
 	}
-	v, err := r.view(ctx, sess.SessionID)
+	v, err := r.turnView(ctx, sess.SessionID, st.run.RunID)
 	if err != nil {
 		return 0, err
 	}

@@ -88,7 +88,7 @@ func (r *Runner) CompactRun(ctx context.Context, runID, sessionKey string, o Com
 	case err != nil:
 		return nil, fmt.Errorf("agent.CompactRun: %w", err)
 	default:
-		if _, err := r.enqueue(sessionKey, runID, &in); err != nil {
+		if _, err := r.enqueue(sessionKey, runID, &in, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -97,7 +97,13 @@ func isBoundary(m *store.Message) bool {
 
 // view returns the model's view of transcript sessionID.
 func (r *Runner) view(ctx context.Context, sessionID string) (*contextView, error) {
-	hist, err := r.history(ctx, sessionID)
+	return r.turnView(ctx, sessionID, "")
+}
+
+// turnView is view for a model turn of run ownRun, which has just stored
+// its input or its last tool result (see Runner.turnHistory).
+func (r *Runner) turnView(ctx context.Context, sessionID, ownRun string) (*contextView, error) {
+	hist, err := r.turnHistory(ctx, sessionID, ownRun)
 	if err != nil {
 		return nil, err
 	}

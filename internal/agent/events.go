@@ -139,6 +139,9 @@ type runState struct {
 	// step is set for an internal step (Input.Step): steered input never
 	// joins it.
 	step bool
+	// final is the run's last assistant message while it waits to be
+	// stored with the run's end, in one transaction (store.RunEnder).
+	final *store.Message
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

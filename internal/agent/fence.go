@@ -148,10 +148,28 @@ func (r *Runner) storeDown(runID string) bool {
 // and the store answers. A fenced write is dropped, never applied late;
 // the node that took the lane records the end.
 func (r *Runner) finishRun(runID string, res store.RunResult) (*store.Run, error) {
+	return r.endRun(runID, res, nil)
+}
+
+// endRun is finishRun storing final (the run's last assistant message,
+// when not nil) with the run's end: in the same transaction when the store
+// can (store.EndRun).
+func (r *Runner) endRun(runID string, res store.RunResult, final *store.Message) (*store.Run, error) {
 	var fin *store.Run
 	err := r.untilStoreAnswers(runID, "finish", func(ctx context.Context) error {
-		var err error
-		fin, err = r.cfg.Store.FinishRun(ctx, runID, res)
+		if final == nil {
+			var err error
+			fin, err = r.cfg.Store.FinishRun(ctx, runID, res)
+			return err
+		}
+		run, stored, err := store.EndRun(ctx, r.cfg.Store, runID, res, final.SessionID, []store.Message{*final})
+		if len(stored) > 0 {
+			final = nil // stored: a retry only finishes
+			for _, m := range stored {
+				r.windows.appended(m)
+			}
+		}
+		fin = run
 		return err
 	})
 	return fin, err

@@ -89,6 +89,9 @@ type windowCache struct {
 type window struct {
 	lastSeq int64
 	msgs    []store.Message
+	// lastRun is the run whose own write (appended) made the window end
+	// at lastSeq, with no gap before it; "" when anything else did.
+	lastRun string
 }
 
 func newWindowCache(limit int) *windowCache {
@@ -101,6 +104,19 @@ func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, boo
 	defer c.mu.Unlock()
 	w, ok := c.m[sessionID]
 	if !ok || w.lastSeq != lastSeq {
+		return nil, false
+	}
+	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
+	return msgs[:len(msgs):len(msgs)], true
+}
+
+// own returns the cached window of sessionID if its last entry is one run
+// runID just wrote, contiguous with the window before it.
+func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.m[sessionID]
+	if !ok || runID == "" || w.lastRun != runID {
 		return nil, false
 	}
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
@@ -141,11 +157,24 @@ func (c *windowCache) appended(m store.Message) {
 	if len(msgs) > c.limit+max(c.limit/4, 1) {
 		msgs = append([]store.Message(nil), msgs[len(msgs)-c.limit:]...)
 	}
-	w.msgs, w.lastSeq = msgs, m.Seq
+	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
 }
 
 // history returns the last HistoryLimit entries of the transcript.
 func (r *Runner) history(ctx context.Context, sessionID string) ([]store.Message, error) {
+	return r.turnHistory(ctx, sessionID, "")
+}
+
+// turnHistory is history for a model turn of run ownRun. Every model turn
+// follows a write of its run (the input with the run's start, or a tool
+// result), and the store numbers entries without gaps: when that write
+// was contiguous with the cached window, the window is the transcript as
+// of that write, and nothing is read. Anything appended by others before
+// it shows as a gap, which drops the window (windowCache.appended).
+func (r *Runner) turnHistory(ctx context.Context, sessionID, ownRun string) ([]store.Message, error) {
+	if msgs, ok := r.windows.own(sessionID, ownRun); ok {
+		return msgs, nil
+	}
 	n, err := r.cfg.Store.CountMessages(ctx, sessionID)
 	if err != nil {
 		return nil, err

@@ -138,7 +138,7 @@ func (r *Runner) pull(ctx context.Context, sessionKey string) (int, error) {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in) // a bad input fails when the run starts
 		in.RunID = run.RunID
-		if _, err := r.enqueue(run.SessionKey, run.RunID, &in); err != nil {
+		if _, err := r.enqueue(run.SessionKey, run.RunID, &in, nil); err != nil {
 			return added, err
 		}
 		r.afterEnqueue(ctx, &in)

@@ -184,6 +184,7 @@ func (l *lane) forget(id string) {
 	delete(l.keep, id)
 	delete(l.untrusted, id)
 	delete(l.delivered, id)
+	delete(l.created, id)
 }
 
 // steersLocked reports whether queued run id steers into the active run:

@@ -22,8 +22,9 @@ import (
 // outcome is recorded on the run.
 //
 // collected are collect-mode runs queued behind runID: their messages join
-// runID's in one collected turn, and they end with it.
-func (r *Runner) execute(runID string, collected []string) {
+// runID's in one collected turn, and they end with it. created is the run's
+// record as this node's Submit stored it, or nil: then it is read.
+func (r *Runner) execute(runID string, collected []string, created *store.Run) {
 	bg := context.WithoutCancel(r.ctx) // store writes that must land even after cancel
 
 	// Register the run as active before it is marked running, so an Abort
@@ -39,18 +40,25 @@ func (r *Runner) execute(runID string, collected []string) {
 		r.mu.Unlock()
 	}()
 
-	var queued *store.Run
-	err := r.untilStoreAnswers(runID, "read", func(ctx context.Context) error {
-		var err error
-		queued, err = r.cfg.Store.GetRun(ctx, runID)
-		return err
-	})
-	if err != nil {
-		r.log.Error("run start failed", "runId", runID, "err", err)
-		return
+	// A run this node just stored need not be read back: StartRun checks
+	// in its transaction that it is still queued. What may act on a run
+	// aborted meanwhile before that check (a compaction, re-creating a
+	// vanished session) reads it first.
+	queued := created
+	readQueued := func() bool {
+		err := r.untilStoreAnswers(runID, "read", func(ctx context.Context) error {
+			var err error
+			queued, err = r.cfg.Store.GetRun(ctx, runID)
+			return err
+		})
+		if err != nil {
+			r.log.Error("run start failed", "runId", runID, "err", err)
+			return false
+		}
+		return queued.Status == store.RunQueued // else aborted while queued, or a duplicate enqueue
 	}
-	if queued.Status != store.RunQueued {
-		return // aborted while queued, or a duplicate enqueue
+	if queued == nil && !readQueued() {
+		return
 	}
 	if err := r.holdFence(runID, queued.SessionKey); err != nil {
 		// The run stays queued for the node that holds its lane now.
@@ -65,20 +73,32 @@ func (r *Runner) execute(runID string, collected []string) {
 		return
 	}
 	if in.Compact != nil {
+		if created != nil && !readQueued() {
+			return
+		}
 		r.executeCompact(runCtx, queued, &in)
 		return
 	}
 	// The session normally exists (Submit made it); SystemSent is recorded
 	// with the run's end.
 	var sess *store.Session
-	err = r.untilStoreAnswers(runID, "session", func(ctx context.Context) error {
+	err := r.untilStoreAnswers(runID, "session", func(ctx context.Context) error {
 		var err error
 		sess, err = r.cfg.Store.GetSession(ctx, queued.SessionKey)
 		if err != nil || sess.SessionID == "" {
+			if created != nil {
+				created = nil
+				if !readQueued() {
+					return errNotQueued
+				}
+			}
 			sess, err = r.ensureRunSession(ctx, queued)
 		}
 		return err
 	})
+	if errors.Is(err, errNotQueued) {
+		return
+	}
 	if err != nil && r.storeDown(runID) {
 		r.log.Warn("run left queued: the store does not answer", "runId", runID, "err", err)
 		return
@@ -245,6 +265,9 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 	r.finish(st, last, status, errText, stop, usage)
 }
 
+// errNotQueued ends a run's start: the run is no longer queued.
+var errNotQueued = errors.New("run no longer queued")
+
 type errTimedOut struct{ d time.Duration }
 
 func (e errTimedOut) Error() string { return "run timed out after " + e.d.String() }
@@ -273,7 +296,8 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	if r.cfg.OnFinish != nil {
 		r.cfg.OnFinish(bg, st.run, &res, last)
 	}
-	fin, err := r.finishRun(st.run.RunID, res)
+	fin, err := r.endRun(st.run.RunID, res, st.final)
+	st.final = nil
 	if err != nil {
 		if !errors.Is(err, store.ErrFenced) {
 			r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)
@@ -426,7 +450,11 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			calls = msg.Content.ToolCalls() // executed with their original arguments
 			msg = r.redactCalls(msg)
 			stop = msg.StopReason
-			if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+			if terr == nil && len(calls) == 0 {
+				// The run ends with this message: it is stored with
+				// the run's end, one commit for the turn.
+				st.final = r.runMessage(sessionID, st.run.RunID, msg)
+			} else if err := r.append(sessionID, st.run.RunID, msg); err != nil {
 				return last, usage, stop, err
 			}
 			last = msg
@@ -676,19 +704,42 @@ func callSafely(ctx context.Context, t tools.Tool, args json.RawMessage) (res *t
 	return res, err
 }
 
-// append stores one message of the run. It uses a context that survives
-// cancellation so an aborted run still records what it produced.
-func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
+// runMessage is m as a transcript entry of run runID in sessionID.
+func (r *Runner) runMessage(sessionID, runID string, m *transcript.Message) *store.Message {
 	if m.Meta == nil {
 		m.Meta = &transcript.Meta{}
 	}
 	m.Meta.RunID = runID
-	stored, err := r.cfg.Store.AppendMessages(r.writeCtx(runID), sessionID, []store.Message{{
+	return &store.Message{
 		SessionID: sessionID,
 		Entry:     transcript.MessageEntry(m, r.now()),
 		Role:      m.Role,
 		RunID:     runID,
-	}})
+	}
+}
+
+// storeFinal stores the run's last message now rather than with its end
+// (a background summary about to read the transcript needs it).
+func (r *Runner) storeFinal(st *runState) error {
+	m := st.final
+	if m == nil {
+		return nil
+	}
+	stored, err := r.cfg.Store.AppendMessages(r.writeCtx(st.run.RunID), m.SessionID, []store.Message{*m})
+	if err != nil {
+		return fmt.Errorf("store transcript: %w", err)
+	}
+	st.final = nil
+	for _, m := range stored {
+		r.windows.appended(m)
+	}
+	return nil
+}
+
+// append stores one message of the run. It uses a context that survives
+// cancellation so an aborted run still records what it produced.
+func (r *Runner) append(sessionID, runID string, m *transcript.Message) error {
+	stored, err := r.cfg.Store.AppendMessages(r.writeCtx(runID), sessionID, []store.Message{*r.runMessage(sessionID, runID, m)})
 	if err != nil {
 		return fmt.Errorf("store transcript: %w", err)
 	}

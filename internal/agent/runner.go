@@ -383,6 +383,9 @@ type lane struct {
 	// overflow holds what drop "summarize" dropped, until the next run
 	// of the lane starts and carries the summary.
 	overflow overflowState
+	// created holds the records of queued runs this node's Submit stored,
+	// so their start reads nothing it wrote (execute).
+	created map[string]*store.Run
 }
 
 // New returns a runner. Call Recover once before serving.
@@ -466,7 +469,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 	for _, run := range queued {
 		var in Input
 		_ = json.Unmarshal(run.Input, &in) // a bad input fails when the run starts
-		if _, err := r.enqueue(run.SessionKey, run.RunID, &in); err != nil {
+		if _, err := r.enqueue(run.SessionKey, run.RunID, &in, nil); err != nil {
 			return aborted, err
 		}
 	}
@@ -538,7 +541,7 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		}
 		return nil, false, fmt.Errorf("agent.Submit: %w", err)
 	}
-	pos, err := r.enqueue(in.SessionKey, in.RunID, &in)
+	pos, err := r.enqueue(in.SessionKey, in.RunID, &in, run.Clone())
 	if err != nil {
 		return nil, false, err
 	}
@@ -567,7 +570,9 @@ func (r *Runner) runCreatedAt() time.Time {
 
 // enqueue appends runID to the session's lane, starting the lane worker when
 // the lane is idle.
-func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err error) {
+//
+// created is the run's record when Submit just stored it (nil otherwise).
+func (r *Runner) enqueue(sessionKey, runID string, in *Input, created *store.Run) (position int, err error) {
 	mode, debounceMs := in.QueueMode, in.QueueDebounceMs
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -576,7 +581,8 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool)}
+		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool),
+			created: make(map[string]*store.Run)}
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {
@@ -606,6 +612,9 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input) (position int, err
 	}
 	if in.Provenance != nil {
 		l.delivered[runID] = true
+	}
+	if created != nil {
+		l.created[runID] = created
 	}
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond
@@ -653,9 +662,10 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 		}
 		l.queue = l.queue[1:]
 		l.active, l.activeUntrusted = runID, l.untrusted[runID]
+		created := l.created[runID]
 		l.forget(runID)
 		r.mu.Unlock()
-		r.execute(runID, collected)
+		r.execute(runID, collected, created)
 		r.mu.Lock()
 		l.active = ""
 		r.mu.Unlock()

@@ -141,7 +141,7 @@ type Daemon struct {
 	grace  time.Duration
 	gw     *gateway.Server
 	outbox *outbox.Dispatcher
-	mcp    *mcp.Server
+	mcp    *lazyMCP
 	mcpc   *mcpclient.Manager
 	subs   *subagent.Manager
 	srv    *http.Server
@@ -629,10 +629,9 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	if d.mcp, err = newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d); err != nil {
-		gw.Close()
-		return nil, err
-	}
+	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
+		return newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d)
+	}}
 	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
 	if err != nil {
 		gw.Close()
@@ -659,7 +658,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(cfg), gw.RequireBearer))
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
-	mux.Handle("/mcp", gw.RequireBearer(d.mcp.Handler())) // MCP, streamable HTTP
+	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
 	m, stopMetrics := newMetrics(runner, gw, st, storeTimer, opts.counters)
 	mets.Store(m)
 	d.stopMetrics = stopMetrics

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -39,6 +40,7 @@ type transcriptHead interface {
 // links), are skipped. st may be nil (no daily notes).
 // Then the skills the agent may use (sk may be nil: none).
 func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func(agent.RunInfo) string {
+	var heads resetHeads
 	return func(info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
@@ -53,7 +55,7 @@ func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func
 		if memoryEligible(info) {
 			// Memory files are read as the memory tools read them: no links.
 			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
-			if startedByReset(st, info) {
+			if heads.startedByReset(st, info) {
 				files = append(files, memory.DailyNotes(dir, time.Now())...)
 			}
 		}
@@ -126,24 +128,61 @@ func memoryEligible(info agent.RunInfo) bool {
 	return true
 }
 
+// maxResetHeads bounds resetHeads.
+const maxResetHeads = 4096
+
+// resetHeads remembers what startedByReset found per transcript: a
+// transcript's first entry never changes, so a warm turn need not read it
+// again.
+type resetHeads struct {
+	mu sync.Mutex // guards m
+	m  map[string]bool
+}
+
+// startedByReset is the package's startedByReset, remembered per
+// transcript once it has a first entry.
+func (h *resetHeads) startedByReset(st transcriptHead, info agent.RunInfo) bool {
+	if info.Session == nil {
+		return false
+	}
+	id := info.Session.SessionID
+	h.mu.Lock()
+	v, ok := h.m[id]
+	h.mu.Unlock()
+	if ok {
+		return v
+	}
+	v, known := startedByReset(st, info)
+	if known {
+		h.mu.Lock()
+		if h.m == nil || len(h.m) >= maxResetHeads {
+			h.m = make(map[string]bool)
+		}
+		h.m[id] = v
+		h.mu.Unlock()
+	}
+	return v
+}
+
 // startedByReset reports whether the run's transcript begins with the
 // reset entry /new or /reset writes (not an automatic daily or idle
-// reset's).
-func startedByReset(st transcriptHead, info agent.RunInfo) bool {
+// reset's). known is false when the transcript has no first entry yet, or
+// it could not be read.
+func startedByReset(st transcriptHead, info agent.RunInfo) (v, known bool) {
 	if st == nil || info.Session == nil || info.Session.SessionID == "" {
-		return false
+		return false, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	msgs, err := st.History(ctx, info.Session.SessionID, store.HistoryOptions{BeforeSeq: 2})
 	if err != nil || len(msgs) == 0 {
-		return false
+		return false, false
 	}
 	e := msgs[0].Entry
 	if e.Type != transcript.TypeReset {
-		return false
+		return false, true
 	}
 	var reason string
 	_ = json.Unmarshal(e.Extra["reason"], &reason)
-	return reason == compaction.CmdNew || reason == compaction.CmdReset
+	return reason == compaction.CmdNew || reason == compaction.CmdReset, true
 }

@@ -72,3 +72,10 @@ func (s timedStore) PutOutbox(ctx context.Context, item *store.OutboxItem) error
 	defer s.since("put_outbox", time.Now())
 	return s.Store.PutOutbox(ctx, item)
 }
+
+// EndRun keeps the store's one-transaction end of a run (store.RunEnder)
+// visible through the timer.
+func (s timedStore) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	defer s.since("finish_run", time.Now())
+	return store.EndRun(ctx, s.Store, runID, res, sessionID, msgs)
+}

@@ -268,3 +268,37 @@ func BenchmarkGetSession(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpen measures Open of a fresh database (the whole
+// schema created) and of one a previous Open left (nothing to migrate):
+// the store's share of the gateway's cold start.
+func BenchmarkOpen(b *testing.B) {
+	for _, existing := range []bool{false, true} {
+		b.Run(fmt.Sprintf("existing=%v", existing), func(b *testing.B) {
+			dir := b.TempDir()
+			ctx := context.Background()
+			if existing {
+				s, err := Open(ctx, filepath.Join(dir, "store.db"), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				path := filepath.Join(dir, "store.db")
+				if !existing {
+					path = filepath.Join(dir, fmt.Sprint("fresh", i, ".db"))
+				}
+				s, err := Open(ctx, path, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				s.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -13,9 +13,22 @@ const maxBatch = 64
 
 // writeReq is one transaction body waiting for the committer.
 type writeReq struct {
-	ctx  context.Context
-	fn   func(tx *sql.Tx) error
-	done chan error // capacity 1; the committer answers exactly once
+	ctx context.Context
+	fn  func(tx *sql.Tx) error
+	// after, when set, runs once fn's work is committed, on the
+	// committer, before done is answered: the afters of all bodies run in
+	// commit order.
+	after func()
+	done  chan error // capacity 1; the committer answers exactly once
+}
+
+// answer runs r's after once its body is committed (err nil), then
+// answers.
+func (r *writeReq) answer(err error) {
+	if err == nil && r.after != nil {
+		r.after()
+	}
+	r.done <- err
 }
 
 // committer is the writer's group commit: writeTx hands it transaction
@@ -50,9 +63,10 @@ func (c *committer) close() {
 	<-c.done
 }
 
-// run hands fn to the committer and waits for its outcome.
-func (c *committer) run(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// run hands fn to the committer and waits for its outcome. after (may be
+// nil) runs on the committer once fn's work is committed.
+func (c *committer) run(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+	req := &writeReq{ctx: ctx, fn: fn, after: after, done: make(chan error, 1)}
 	c.waiting.Add(1)
 	select {
 	case c.reqs <- req:
@@ -99,13 +113,13 @@ func (c *committer) loop() {
 // commits because of another.
 func (c *committer) commit(batch []*writeReq) {
 	if len(batch) == 1 {
-		batch[0].done <- c.single(batch[0])
+		batch[0].answer(c.single(batch[0]))
 		return
 	}
 	tx, err := c.w.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, r := range batch {
-			r.done <- c.single(r)
+			r.answer(c.single(r))
 		}
 		return
 	}
@@ -136,7 +150,7 @@ func (c *committer) commit(batch []*writeReq) {
 		if err := tx.Commit(); err == nil {
 			c.shared.Add(1)
 			for i, r := range batch {
-				r.done <- errs[i]
+				r.answer(errs[i])
 			}
 			return
 		}
@@ -145,7 +159,7 @@ func (c *committer) commit(batch []*writeReq) {
 	}
 	// Nothing of the batch is stored: each body runs again on its own.
 	for _, r := range batch {
-		r.done <- c.single(r)
+		r.answer(c.single(r))
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 // while the writer is busy share commits, a failing body loses only its own
 // writes, a cancelled body writes nothing, and a body that breaks the
 // shared transaction makes the others run again alone, each exactly once.
+// A body's after runs once its writes are committed, in commit order, and
+// never for a body that failed.
 func TestGroupCommit(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
@@ -30,6 +32,17 @@ func TestGroupCommit(t *testing.T) {
 		}
 	}
 	errBody := errors.New("body failed")
+	var (
+		aftersMu sync.Mutex
+		afters   []string
+	)
+	after := func(k string) func() {
+		return func() {
+			aftersMu.Lock()
+			afters = append(afters, k)
+			aftersMu.Unlock()
+		}
+	}
 
 	// Hold the writer so that the next bodies queue up into one batch.
 	hold := func(bodies func()) {
@@ -56,16 +69,16 @@ func TestGroupCommit(t *testing.T) {
 				k := fmt.Sprintf("k%02d", i)
 				switch {
 				case i%10 == 3: // writes, then fails: its row must not stay
-					results[i] = s.writeTx(ctx, func(tx *sql.Tx) error {
+					results[i] = s.writeTxThen(ctx, func(tx *sql.Tx) error {
 						if err := insert(k)(tx); err != nil {
 							return err
 						}
 						return errBody
-					})
+					}, after(k))
 				case i == 7:
-					results[i] = s.writeTx(cancelled, insert(k))
+					results[i] = s.writeTxThen(cancelled, insert(k), after(k))
 				default:
-					results[i] = s.writeTx(ctx, insert(k))
+					results[i] = s.writeTxThen(ctx, insert(k), after(k))
 				}
 			})
 		}
@@ -93,12 +106,16 @@ func TestGroupCommit(t *testing.T) {
 	if err := s.w.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 40-4-1 {
 		t.Errorf("rows = %d (%v), want %d", rows, err, 40-4-1)
 	}
+	if got, want := afters, committedKeys(t, s, "k%"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("afters ran for %v, want the committed bodies in commit order %v", got, want)
+	}
 
 	// A body that ends the shared transaction: the others still commit,
 	// once each.
 	var wg2 sync.WaitGroup
 	var breakErr error
 	okErrs := make([]error, 5)
+	afters = nil
 	hold(func() {
 		wg2.Go(func() {
 			breakErr = s.writeTx(ctx, func(tx *sql.Tx) error {
@@ -107,7 +124,8 @@ func TestGroupCommit(t *testing.T) {
 			})
 		})
 		for i := range okErrs {
-			wg2.Go(func() { okErrs[i] = s.writeTx(ctx, insert(fmt.Sprintf("again%d", i))) })
+			k := fmt.Sprintf("again%d", i)
+			wg2.Go(func() { okErrs[i] = s.writeTxThen(ctx, insert(k), after(k)) })
 		}
 		for s.commits.reqsWaiting() < 6 {
 			runtime.Gosched()
@@ -125,4 +143,27 @@ func TestGroupCommit(t *testing.T) {
 	if err := s.w.QueryRow(`SELECT count(*) FROM kv WHERE k LIKE 'again%'`).Scan(&rows); err != nil || rows != 5 {
 		t.Errorf("rows after a broken batch = %d (%v), want 5", rows, err)
 	}
+	if got, want := afters, committedKeys(t, s, "again%"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("afters after a broken batch ran for %v, want %v, once each", got, want)
+	}
+}
+
+// committedKeys returns the kv keys like pattern in the order they were
+// written.
+func committedKeys(t *testing.T, s *Store, pattern string) []string {
+	t.Helper()
+	rows, err := s.w.Query(`SELECT k FROM kv WHERE k LIKE ? ORDER BY rowid`, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, k)
+	}
+	return out
 }

@@ -33,7 +33,7 @@ const (
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 		total_tokens = total_tokens + ?, aborted_last_run = ?,
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
-		WHERE key = ?`
+		WHERE key = ? RETURNING ` + sessionCols
 
 	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
 		ORDER BY created_at, run_id`
@@ -292,11 +292,34 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 // session is not an error. ErrNotFound if the run is absent, ErrConflict if
 // it is already terminal; on error nothing is written.
 func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
-	if err := s.checkOpen("FinishRun"); err != nil {
-		return nil, err
+	run, _, err := s.endRun(ctx, "FinishRun", runID, res, "", nil)
+	return run, err
+}
+
+// EndRun implements store.RunEnder: the messages of the run's last turn
+// and its end are one transaction.
+func (s *Store) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if len(msgs) > 0 && sessionID == "" {
+		return nil, nil, errors.New("sqlite.EndRun: empty session id")
+	}
+	return s.endRun(ctx, "EndRun", runID, res, sessionID, msgs)
+}
+
+// endRun is FinishRun, appending msgs to sessionID first in its
+// transaction.
+func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if err := s.checkOpen(op); err != nil {
+		return nil, nil, err
 	}
 	if !res.Status.Terminal() {
-		return nil, fmt.Errorf("sqlite.FinishRun: status %q is not terminal", res.Status)
+		return nil, nil, fmt.Errorf("sqlite.%s: status %q is not terminal", op, res.Status)
+	}
+	var stored []store.Message
+	if len(msgs) > 0 {
+		var err error
+		if stored, err = s.prepareMessages(sessionID, msgs); err != nil {
+			return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
+		}
 	}
 	now := s.nowTime()
 	ended := res.EndedAt
@@ -313,18 +336,27 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		}
 		args, err := newOutboxArgs(&it, now)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite.FinishRun: outbox item %d: %w", i, err)
+			return nil, nil, fmt.Errorf("sqlite.%s: outbox item %d: %w", op, i, err)
 		}
 		outbox[i] = args
 	}
-	var out *store.Run
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	var (
+		out  *store.Run
+		sess *store.Session // the session row as the run's end left it
+	)
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+		out, sess = nil, nil // set, not kept: the body may run again
 		r, err := s.getRunTx(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
 		if r.Status.Terminal() {
 			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
+		}
+		if len(stored) > 0 {
+			if err := s.appendTx(ctx, tx, sessionID, stored, ""); err != nil {
+				return err
+			}
 		}
 		r.Status = res.Status
 		r.Error = res.Error
@@ -345,8 +377,12 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey); err != nil {
+		sess, err = scanSession(st.QueryRowContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey))
+		if errors.Is(err, sql.ErrNoRows) {
+			sess, err = nil, nil // a missing session is not an error
+		}
+		if err != nil {
 			return err
 		}
 		for _, args := range outbox {
@@ -356,11 +392,15 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		}
 		out = r
 		return nil
+	}, func() {
+		if sess != nil {
+			s.sessions.put(sess)
+		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite.FinishRun: %w", err)
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 // AbortInterrupted marks every running run aborted with errText and EndedAt
@@ -375,7 +415,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		now = s.nowTime()
 	}
 	var out []*store.Run
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		out = nil // set, not accumulated: the body may run again
 		st, err := s.wstmt(ctx, tx, qRunning)
 		if err != nil {
@@ -414,7 +454,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		}
 		_, err = st.ExecContext(ctx, toMs(now), errText)
 		return err
-	})
+	}, func() { s.sessions.drop("") })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AbortInterrupted: %w", err)
 	}

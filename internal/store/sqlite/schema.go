@@ -230,8 +230,17 @@ CREATE TABLE memory_vectors (
 func schemaVersion() int { return len(migrations) }
 
 // migrate brings the database behind db up to schemaVersion in one write
-// transaction, refusing a database from the future.
+// transaction, refusing a database from the future. The transaction also
+// sets the header's user_version to the version it leaves, so a start on
+// a current database skips it (one read of the header, no transaction).
 func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
+	var uv int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&uv); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if uv == schemaVersion() {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -258,6 +267,10 @@ func migrate(ctx context.Context, db *sql.DB, now func() time.Time) error {
 			v+1, now().UnixMilli()); err != nil {
 			return fmt.Errorf("migrate: to version %d: %w", v+1, err)
 		}
+	}
+	// PRAGMA takes no parameters; the version is a number this binary owns.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion())); err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrate: %w", err)

@@ -136,6 +136,10 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if err := s.checkOpen("GetSession"); err != nil {
 		return nil, err
 	}
+	if sess, ok := s.sessions.get(key); ok {
+		return sess, nil
+	}
+	gen := s.sessions.generation()
 	sess, err := scanSession(s.queryRow(ctx, qGetSession, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite.GetSession: %q: %w", key, store.ErrNotFound)
@@ -143,6 +147,7 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.GetSession: %w", err)
 	}
+	s.sessions.fill(gen, sess)
 	return sess, nil
 }
 
@@ -280,7 +285,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSession)
 		if err != nil {
 			return err
@@ -295,7 +300,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 			return fmt.Errorf("%q: %w", sess.Key, store.ErrConflict)
 		}
 		return nil
-	})
+	}, func() { s.sessions.drop(sess.Key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
@@ -336,7 +341,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out   *store.Session
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetSession)
 		if err != nil {
 			return err
@@ -371,7 +376,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		}
 		out = sess.Clone()
 		return nil
-	})
+	}, func() { s.sessions.drop(key) })
 	if fnErr != nil {
 		return nil, fnErr
 	}
@@ -388,7 +393,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 	if err := s.checkOpen("DeleteSession"); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		del, err := s.wstmt(ctx, tx, qDeleteSession)
 		if err != nil {
 			return err
@@ -419,7 +424,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		}
 		_, err = delT.ExecContext(ctx, sid)
 		return err
-	})
+	}, func() { s.sessions.drop(key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.DeleteSession: %w", err)
 	}

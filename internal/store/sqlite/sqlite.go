@@ -87,7 +87,8 @@ type Store struct {
 	now   func() time.Time
 	newID func() string
 
-	commits *committer // the writer's group commit; set once the schema is ready
+	commits  *committer // the writer's group commit; set once the schema is ready
+	sessions sessionCache
 
 	tempDir string // removed by Close when opened with MemoryPath
 	closed  atomic.Bool
@@ -131,6 +132,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			s.closeAll()
 		}
 	}()
+	if err := createFresh(path); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
+	}
 	if err := privateFiles(path); err != nil {
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
@@ -232,7 +236,14 @@ func (s *Store) checkOpen(op string) error {
 // redone: it must set, not accumulate, what it reports through captured
 // variables.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.commits.run(ctx, fn)
+	return s.commits.run(ctx, fn, nil)
+}
+
+// writeTxThen is writeTx running after once fn's work is committed, in
+// commit order with every other write's after (the session cache's
+// updates).
+func (s *Store) writeTxThen(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+	return s.commits.run(ctx, fn, after)
 }
 
 // writerQueries are prepared on the writer at Open. They cannot be prepared
@@ -394,6 +405,48 @@ type connector struct{ dsn string }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
 func (c connector) Driver() driver.Driver                        { return drv }
+
+// createFresh creates the database at path from the embedded schema image
+// (see schemaimage.go) when neither it nor its WAL exists: parsing and
+// running every migration took most of a fresh gateway's start. The image
+// is written beside path, synced once and renamed into place, so a crash
+// leaves no database or a complete one; Open then migrates it on from the
+// image's version as it would any older database.
+func createFresh(path string) (err error) {
+	for _, p := range []string{path, path + "-wal"} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			return err // exists (nil), or cannot be looked at
+		}
+	}
+	img, err := schemaImage()
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	_, err = f.Write(img)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("create: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync() // best effort: makes the rename durable
+		d.Close()
+	}
+	return nil
+}
 
 // privateFiles creates the database file 0600 when it does not exist, so
 // that SQLite, which gives its WAL and shared-memory files the database

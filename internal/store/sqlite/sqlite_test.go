@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -111,8 +112,13 @@ func TestRefusesNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What a newer binary's migration leaves: its version in the table
+	// and in the header.
 	if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`,
 		schemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion()+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -331,4 +337,42 @@ func TestA2ATaskConformance(t *testing.T) {
 	storetest.RunA2ATasks(t, func(t *testing.T, now func() time.Time) store.A2ATaskStore {
 		return openTest(t, Options{Now: now})
 	})
+}
+
+// TestUserVersionMarksACurrentSchema: the migration leaves its version in
+// the header; a database migrated by a binary before that (header 0, table
+// current) gets it on its next open, and a start on a current header skips
+// the migration (the table is not even looked at).
+func TestUserVersionMarksACurrentSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	userVersion := func(s *Store) int {
+		t.Helper()
+		var v int
+		if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	s := openAt(t, path)
+	if v := userVersion(s); v != schemaVersion() {
+		t.Fatalf("user_version after a fresh open = %d, want %d", v, schemaVersion())
+	}
+	if _, err := s.w.ExecContext(ctx, `PRAGMA user_version = 0`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openAt(t, path)
+	if v := userVersion(s); v != schemaVersion() {
+		t.Fatalf("user_version after opening an older binary's database = %d, want %d", v, schemaVersion())
+	}
+	if _, err := s.w.ExecContext(ctx, `DROP TABLE schema_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openAt(t, path)
+	var n int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a current header still ran the migration: schema_migrations tables %d (%v)", n, err)
+	}
 }

@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// countingStore counts the store calls a warm turn makes.
+type countingStore struct {
+	Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingStore) count(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[op]++
+}
+
+func (c *countingStore) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = map[string]int{}
+	return out
+}
+
+func (c *countingStore) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	c.count("AppendMessages")
+	return c.Store.AppendMessages(ctx, sessionID, msgs)
+}
+
+func (c *countingStore) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
+	c.count("FinishRun")
+	return c.Store.FinishRun(ctx, runID, res)
+}
+
+func (c *countingStore) CountMessages(ctx context.Context, sessionID string) (int64, error) {
+	c.count("CountMessages")
+	return c.Store.CountMessages(ctx, sessionID)
+}
+
+func (c *countingStore) History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error) {
+	c.count("History")
+	return c.Store.History(ctx, sessionID, opts)
+}
+
+func (c *countingStore) GetRun(ctx context.Context, runID string) (*store.Run, error) {
+	c.count("GetRun")
+	return c.Store.GetRun(ctx, runID)
+}
+
+// enderStore is a countingStore whose store ends a run in one transaction.
+type enderStore struct{ *countingStore }
+
+func (e enderStore) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	e.count("EndRun")
+	return e.Store.(store.RunEnder).EndRun(ctx, runID, res, sessionID, msgs)
+}
+
+// TestWarmTurnReadsNothingItRead runs warm turns and checks what each one
+// asks of the store: the reply is stored with the run's end (one
+// transaction when the store can, AppendMessages then FinishRun when it
+// cannot), the history window is not read again, and a run this node
+// submitted is not read back before it starts. Whatever another writer
+// appends between turns still reaches the next model request.
+func TestWarmTurnReadsNothingItRead(t *testing.T) {
+	for _, oneCommit := range []bool{true, false} {
+		t.Run(fmt.Sprintf("oneCommit=%v", oneCommit), func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				seen [][]provider.Message
+			)
+			var cs *countingStore
+			h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+				mu.Lock()
+				seen = append(seen, req.Messages)
+				mu.Unlock()
+				return textReply("reply " + lastUser(req)), nil
+			}, func(cfg *Config) {
+				cs = &countingStore{Store: cfg.Store, calls: map[string]int{}}
+				cfg.Store = cs
+				if oneCommit {
+					cfg.Store = enderStore{cs}
+				}
+			})
+			ctx := context.Background()
+			// Runs are waited for through their events: Wait reads the run.
+			ended := make(chan *store.Run, 1)
+			h.runner.Subscribe(func(ev Event) {
+				if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {
+					ended <- ev.Run
+				}
+			})
+			turn := func(i int) {
+				t.Helper()
+				if _, _, err := h.runner.Submit(ctx, Input{SessionKey: "agent:main:main", AgentID: "main", Message: fmt.Sprint("m", i)}); err != nil {
+					t.Fatal(err)
+				}
+				if got := <-ended; got.Status != store.RunOK {
+					t.Fatalf("run %d: %+v", i, got)
+				}
+			}
+			turn(0) // the cold turn loads the window
+			cs.take()
+			for i := 1; i <= 3; i++ {
+				turn(i)
+				calls := cs.take()
+				want := map[string]int{"EndRun": 1}
+				if !oneCommit {
+					want = map[string]int{"AppendMessages": 1, "FinishRun": 1}
+				}
+				for _, op := range []string{"EndRun", "AppendMessages", "FinishRun", "CountMessages", "History", "GetRun"} {
+					if calls[op] != want[op] {
+						t.Errorf("turn %d: %s called %d times, want %d (all: %v)", i, op, calls[op], want[op], calls)
+					}
+				}
+			}
+			msgs := h.transcript("agent:main:main")
+			if len(msgs) != 8 {
+				t.Fatalf("transcript has %d entries, want 8 (4 turns)", len(msgs))
+			}
+			for i, m := range msgs {
+				want := transcript.RoleUser
+				if i%2 == 1 {
+					want = transcript.RoleAssistant
+				}
+				if m.Role != want || m.Seq != int64(i+1) {
+					t.Errorf("entry %d: role %s seq %d", i, m.Role, m.Seq)
+				}
+			}
+
+			// Another writer appends between turns: the next request has it.
+			sess, err := h.store.GetSession(ctx, "agent:main:main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			note := transcript.NewUserMessage("written by someone else", h.runner.now())
+			if _, err := h.store.AppendMessages(ctx, sess.SessionID, []store.Message{{Entry: transcript.MessageEntry(note, h.runner.now())}}); err != nil {
+				t.Fatal(err)
+			}
+			turn(4)
+			mu.Lock()
+			last := seen[len(seen)-1]
+			mu.Unlock()
+			found := false
+			for _, m := range last {
+				found = found || m.Text == "written by someone else"
+			}
+			if !found || len(last) != 10 || last[len(last)-1].Text != "m4" {
+				t.Fatalf("request after another writer's append: %d messages, foreign one found %v: %+v", len(last), found, last)
+			}
+		})
+	}
+}

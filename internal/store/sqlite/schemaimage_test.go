@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var updateSchemaImage = flag.Bool("update-schema-image", false, "rewrite schema.db.gz from the migrations")
+
+// TestSchemaImage checks the embedded schema image against the
+// migrations: a database created from it (and migrated on, should the
+// image be older) has the schema, version and journal mode of one built by
+// running every migration. With -update-schema-image it rewrites the image.
+func TestSchemaImage(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	built := filepath.Join(dir, "built.db")
+	db := sql.OpenDB(connector{dsn: built + "?_pragma=journal_mode(WAL)"})
+	db.SetMaxOpenConns(1)
+	if err := migrate(ctx, db, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	if *updateSchemaImage {
+		img := filepath.Join(dir, "image.db")
+		if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, img); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		idb := sql.OpenDB(connector{dsn: img + "?_pragma=journal_mode(WAL)"})
+		if err := idb.PingContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		idb.Close() // checkpoints: the header says WAL, the WAL is gone
+		raw, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(raw)
+		zw.Close()
+		if err := os.WriteFile("schema.db.gz", gz.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("schema.db.gz rewritten: %d bytes (%d uncompressed)", gz.Len(), len(raw))
+		return
+	}
+	want := schemaOf(t, db)
+	db.Close()
+
+	fresh := filepath.Join(dir, "fresh.db")
+	s := openAt(t, fresh)
+	if got := schemaOf(t, s.w); got != want {
+		t.Fatalf("a database created from the image differs from the migrations':\n%s\nwant:\n%s\n(regenerate: go test ./internal/store/sqlite -run TestSchemaImage -update-schema-image)", got, want)
+	}
+}
+
+// schemaOf describes a database's schema, version and journal mode.
+func schemaOf(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	ctx := context.Background()
+	var b bytes.Buffer
+	rows, err := db.QueryContext(ctx, `SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var typ, name, tbl, q string
+		if err := rows.Scan(&typ, &name, &tbl, &q); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %s %s: %s\n", typ, name, tbl, q)
+	}
+	var uv, mv int
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&uv); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&mv); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "user_version %d, migrations %d, journal %s\n", uv, mv, mode)
+	return b.String()
+}
