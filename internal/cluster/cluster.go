@@ -104,7 +104,15 @@ type Config struct {
 	// adoption aborted (after their end was announced to the runner's
 	// subscribers), e.g. to write sub-agent announces for them.
 	OnAdopt func(ctx context.Context, aborted []*store.Run)
-	Logger  *slog.Logger
+	// OnJoin, when set, is called (on a goroutine of the node's, one call
+	// at a time) with the id of each node that joins after this one
+	// started, e.g. to check that it shares the agents' workspaces.
+	OnJoin func(ctx context.Context, id string)
+	// Spread, when set, says which sessions a busy node hands to a less
+	// loaded one when their lane is first claimed (e.g. the children a
+	// sessions_spawn burst creates); see Node.Claim.
+	Spread func(sessionKey string) bool
+	Logger *slog.Logger
 }
 
 // Node is this gateway as one node of the cluster. It implements
@@ -138,6 +146,7 @@ type Node struct {
 
 	pullCh  chan string
 	eventCh chan int64
+	joinCh  chan string
 
 	// laneMu guards lanes, the lanes this node holds in the store: a lane
 	// stays held while its session is idle for a while (a warm session's
@@ -146,6 +155,16 @@ type Node struct {
 	// races the release of the same lane.
 	laneMu sync.Mutex
 	lanes  map[string]time.Time // idle since; zero while running
+	// pulled are the lanes handed to this node (by another node's
+	// spread, or found claimed for it by a sweep) whose claim has not
+	// been made yet: they are never spread on again.
+	pulled map[string]bool
+
+	// loadMu guards peerLoad, the lanes of each live active peer as
+	// estimated for spreading: as of the peers' last heartbeats (read at
+	// this node's), plus the lanes handed to them since.
+	loadMu   sync.Mutex
+	peerLoad map[string]int
 
 	// epochMu guards epochs, the claim epoch of each lane in lanes. It is
 	// never held across a store call, so the claim checks a run makes
@@ -174,8 +193,10 @@ func New(cfg Config) (*Node, error) {
 		relayCh: make(chan struct{}, 1),
 		pullCh:  make(chan string, 1024),
 		eventCh: make(chan int64, 1024),
+		joinCh:  make(chan string, 64),
 		lanes:   make(map[string]time.Time),
 		epochs:  make(map[string]int64),
+		pulled:  make(map[string]bool),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -218,11 +239,15 @@ func (n *Node) Start(ctx context.Context, runner Runner) error {
 		return fmt.Errorf("cluster.Start: %w", ctx.Err())
 	}
 	n.unsub = runner.Subscribe(n.onEvent)
+	if n.cfg.Spread != nil {
+		n.refreshLoads()
+	}
 	n.wg.Go(n.heartbeat)
 	n.wg.Go(n.sweeper)
 	n.wg.Go(n.publisher)
 	n.wg.Go(n.puller)
 	n.wg.Go(n.reader)
+	n.wg.Go(n.joiner)
 	if err := n.sweep(ctx); err != nil {
 		n.log.Warn("first sweep failed", "err", err)
 	}
@@ -295,6 +320,7 @@ func (n *Node) sweep(ctx context.Context) error {
 		return err
 	}
 	for _, key := range keys {
+		n.markPulled(key)
 		if _, err := n.runner.Pull(ctx, key); err != nil {
 			n.log.Warn("pull of claimed lane failed", "sessionKey", key, "err", err)
 		}
@@ -400,6 +426,8 @@ func (n *Node) heartbeat() {
 			n.peers.Store(int32(peers))
 			if n.fenced.Load() {
 				n.rejoin()
+			} else if n.cfg.Spread != nil {
+				n.refreshLoads()
 			}
 		case errors.Is(err, postgres.ErrLeaseLost):
 			if n.leaving.Load() {
@@ -502,6 +530,10 @@ func (n *Node) notified(channel, payload string) {
 		switch op {
 		case "join":
 			n.peers.Store(max(n.peers.Load(), 1))
+			select {
+			case n.joinCh <- id:
+			default: // a burst of joins: the ones queued say enough
+			}
 		case "leave":
 			n.kickSweep()
 		}
@@ -518,8 +550,27 @@ func (n *Node) puller() {
 			if n.leaving.Load() || n.fenced.Load() {
 				continue
 			}
+			n.markPulled(key)
 			if _, err := n.runner.Pull(n.ctx, key); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("pull failed", "sessionKey", key, "err", err)
+			}
+		}
+	}
+}
+
+// joiner handles the nodes that join: it reads the peers' loads anew (a
+// new node is the idlest) and hands the id to Config.OnJoin.
+func (n *Node) joiner() {
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case id := <-n.joinCh:
+			if n.cfg.Spread != nil {
+				n.refreshLoads()
+			}
+			if n.cfg.OnJoin != nil {
+				n.cfg.OnJoin(n.ctx, id)
 			}
 		}
 	}
@@ -613,11 +664,33 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	if n.fenced.Load() {
 		return "", errors.New("node is fenced (lease lost)")
 	}
+	mine := -1 // this node's lanes, when the session may be spread
+	if n.cfg.Spread != nil && n.cfg.Spread(sessionKey) {
+		_, _, mine = n.runner.Load()
+	}
 	n.laneMu.Lock()
 	defer n.laneMu.Unlock()
 	if _, ok := n.lanes[sessionKey]; ok {
 		n.lanes[sessionKey] = time.Time{}
 		return "", nil
+	}
+	pulled := n.pulled[sessionKey]
+	delete(n.pulled, sessionKey)
+	if pulled {
+		mine = -1 // handed to this node: it stays
+	}
+	if target := n.spreadTarget(mine); target != "" {
+		// Claimed for the target (unless a live node holds it), which the
+		// runner's Forward tells; should the target die first, its
+		// adopter frees the lane and a sweep claims the runs.
+		owner, _, err := n.st.ClaimLane(ctx, target, sessionKey)
+		if err != nil {
+			return "", err
+		}
+		if owner != n.cfg.ID {
+			return owner, nil
+		}
+		// This node held it already: claim it anew below.
 	}
 	owner, epoch, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
 	if err != nil {
@@ -631,6 +704,60 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	n.epochs[sessionKey] = epoch
 	n.epochMu.Unlock()
 	return "", nil
+}
+
+// markPulled records that the session's lane was handed to this node: its
+// claim must not spread it on.
+func (n *Node) markPulled(sessionKey string) {
+	n.laneMu.Lock()
+	n.pulled[sessionKey] = true
+	n.laneMu.Unlock()
+}
+
+// spreadTarget returns the live peer a new lane should go to instead of
+// this node, which has mine lanes with it (-1: a session Config.Spread does
+// not name), "" when it stays: only when the least loaded peer (by its
+// estimated lanes) has at least two lanes fewer. The target's
+// estimate counts the lane at once, so a burst of claims alternates
+// between this node and the idle ones rather than all going to one.
+func (n *Node) spreadTarget(mine int) string {
+	if mine < 0 || n.peers.Load() == 0 || n.leaving.Load() {
+		return ""
+	}
+	n.loadMu.Lock()
+	defer n.loadMu.Unlock()
+	target, least := "", 0
+	for id, l := range n.peerLoad {
+		if target == "" || l < least || (l == least && id < target) {
+			target, least = id, l
+		}
+	}
+	if target == "" || least+1 >= mine {
+		return ""
+	}
+	n.peerLoad[target]++
+	return target
+}
+
+// refreshLoads reads the live active peers' lanes as of their last
+// heartbeats, for spreading.
+func (n *Node) refreshLoads() {
+	rows, err := n.st.ListNodes(n.ctx)
+	if err != nil {
+		if n.ctx.Err() == nil {
+			n.log.Warn("peer loads not read", "err", err)
+		}
+		return
+	}
+	loads := make(map[string]int, len(rows))
+	for _, r := range rows {
+		if r.Alive && r.State == postgres.NodeActive && r.ID != n.cfg.ID {
+			loads[r.ID] = r.Lanes
+		}
+	}
+	n.loadMu.Lock()
+	n.peerLoad = loads
+	n.loadMu.Unlock()
 }
 
 // errNotHeld is why a node may not act for a lane: it does not hold the
@@ -735,6 +862,7 @@ func (n *Node) forgetLanes() {
 	n.epochMu.Unlock()
 	n.laneMu.Lock()
 	clear(n.lanes)
+	clear(n.pulled)
 	n.laneMu.Unlock()
 }
 
