@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -32,10 +33,11 @@ const qFenceGuard = `SELECT set_config('idle_in_transaction_session_timeout', $4
 // deferred to its first statement. Savepoints, COPY, large objects and
 // Prepare are not supported (the store uses none in transactions).
 type pipeTx struct {
-	conn   *pgx.Conn
-	fence  *store.Fence // checked with the first statement; nil: none
-	begun  bool         // BEGIN was sent
-	closed bool         // committed or rolled back
+	conn      *pgx.Conn
+	fence     *store.Fence // checked with the first statement; nil: none
+	begun     bool         // BEGIN was sent
+	closed    bool         // committed or rolled back
+	committed bool         // by sendLast's COMMIT
 }
 
 var _ pgx.Tx = (*pipeTx)(nil)
@@ -178,8 +180,11 @@ func (tx *pipeTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults 
 }
 
 // Commit implements pgx.Tx. A transaction that sent nothing has nothing to
-// commit.
+// commit, and one that sendLast committed nothing more.
 func (tx *pipeTx) Commit(ctx context.Context) error {
+	if tx.committed {
+		return nil
+	}
 	if tx.closed {
 		return pgx.ErrTxClosed
 	}
@@ -208,6 +213,84 @@ func (tx *pipeTx) Rollback(ctx context.Context) error {
 	}
 	_, err := tx.conn.Exec(ctx, "rollback")
 	return err
+}
+
+// sendLast sends b as the transaction's last statements: on a pipeTx,
+// COMMIT goes in the same round trip (so a transaction of one batch takes
+// one round trip, BEGIN and fence check included), and is only executed
+// when every statement of b succeeded (the server skips the rest of a
+// pipeline after an error, leaving the transaction to roll back). The
+// caller reads b's results as usual; Close reports the commit's outcome.
+// Nothing may be sent in the transaction after it.
+func sendLast(ctx context.Context, tx pgx.Tx, b *pgx.Batch) pgx.BatchResults {
+	p, ok := tx.(*pipeTx)
+	if !ok || p.closed {
+		return tx.SendBatch(ctx, b)
+	}
+	n := len(b.QueuedQueries)
+	full := p.lead(b)
+	led := full != nil
+	if !led {
+		full = &pgx.Batch{QueuedQueries: slices.Clone(b.QueuedQueries)}
+	}
+	full.Queue("commit")
+	br := p.conn.SendBatch(ctx, full)
+	if led {
+		if err := p.readLead(br); err != nil {
+			br.Close()
+			return errBatch{err}
+		}
+	}
+	return &lastResults{BatchResults: br, tx: p, left: n}
+}
+
+// lastResults are sendLast's results: left of the caller's results are
+// unread; the commit's follows them.
+type lastResults struct {
+	pgx.BatchResults
+	tx   *pipeTx
+	left int
+	done bool
+	err  error
+}
+
+func (r *lastResults) Exec() (pgconn.CommandTag, error) {
+	r.left--
+	return r.BatchResults.Exec()
+}
+
+func (r *lastResults) Query() (pgx.Rows, error) {
+	r.left--
+	return r.BatchResults.Query()
+}
+
+func (r *lastResults) QueryRow() pgx.Row {
+	r.left--
+	return r.BatchResults.QueryRow()
+}
+
+// Close reads what the caller left unread, then the commit's result.
+func (r *lastResults) Close() error {
+	if r.done {
+		return r.err
+	}
+	r.done = true
+	for ; r.left > 0 && r.err == nil; r.left-- {
+		_, r.err = r.BatchResults.Exec()
+	}
+	if r.err == nil {
+		tag, err := r.BatchResults.Exec()
+		switch {
+		case err != nil:
+			r.err = err
+		case tag.String() == "ROLLBACK":
+			r.err = pgx.ErrTxCommitRollback
+		default:
+			r.tx.committed, r.tx.closed = true, true
+		}
+	}
+	r.err = firstErr(r.err, r.BatchResults.Close())
+	return r.err
 }
 
 // Begin implements pgx.Tx: not supported.

@@ -100,6 +100,45 @@ func TestPipeTx(t *testing.T) {
 			}
 		})
 	}
+	// sendLast: COMMIT with the last batch, first statement or not; a
+	// failed statement in it, or a stale fence, leaves nothing.
+	for _, lead := range []bool{false, true} {
+		last := func(vals ...string) func(tx pgx.Tx) error {
+			return func(tx pgx.Tx) error {
+				if lead {
+					if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+						return err
+					}
+				}
+				var b pgx.Batch
+				for _, v := range vals {
+					b.Queue(`INSERT INTO pipe_probe VALUES ($1)`, v)
+				}
+				return sendLast(ctx, tx, &b).Close()
+			}
+		}
+		n0 := count()
+		if err := s.writeTx(held, last("a", "b")); err != nil {
+			t.Fatalf("sendLast (after a statement: %v): %v", lead, err)
+		}
+		if n := count(); n != n0+2 {
+			t.Fatalf("sendLast (after a statement: %v): %d rows, want %d", lead, n, n0+2)
+		}
+		if err := s.writeTx(stale, last("c")); !errors.Is(err, store.ErrFenced) {
+			t.Errorf("sendLast under a stale fence = %v, want ErrFenced", err)
+		}
+		if err := s.writeTx(held, func(tx pgx.Tx) error {
+			var b pgx.Batch
+			b.Queue(`INSERT INTO pipe_probe VALUES ('d')`)
+			b.Queue(`INSERT INTO no_such_table VALUES (1)`)
+			return sendLast(ctx, tx, &b).Close()
+		}); err == nil {
+			t.Error("sendLast with a failing statement succeeded")
+		}
+		if n := count(); n != n0+2 {
+			t.Errorf("rows after a refused and a failed sendLast = %d, want %d", n, n0+2)
+		}
+	}
 	// Nothing sent: nothing to commit, even under a stale fence.
 	if err := s.writeTx(stale, func(pgx.Tx) error { return nil }); err != nil {
 		t.Errorf("empty transaction = %v", err)

@@ -337,7 +337,14 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		for _, args := range outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
-		br := tx.SendBatch(ctx, &b)
+		// Without outbox items a run that is not live changes nothing:
+		// COMMIT goes in the same round trip.
+		var br pgx.BatchResults
+		if len(outbox) == 0 {
+			br = sendLast(ctx, tx, &b)
+		} else {
+			br = tx.SendBatch(ctx, &b)
+		}
 		r, err := scanRun(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
 			br.Close()
