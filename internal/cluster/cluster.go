@@ -38,6 +38,7 @@ type Store interface {
 	LeaveNode(ctx context.Context, id string) error
 	ListNodes(ctx context.Context) ([]postgres.NodeInfo, error)
 	ClaimLane(ctx context.Context, node, sessionKey string) (owner string, epoch int64, err error)
+	OfferLane(ctx context.Context, node, sessionKey string) (owner string, err error)
 	ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error)
 	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
@@ -680,10 +681,11 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 		mine = -1 // handed to this node: it stays
 	}
 	if target := n.spreadTarget(mine); target != "" {
-		// Claimed for the target (unless a live node holds it), which the
-		// runner's Forward tells; should the target die first, its
-		// adopter frees the lane and a sweep claims the runs.
-		owner, _, err := n.st.ClaimLane(ctx, target, sessionKey)
+		// Offered to the target (unless a live node holds it: a claim
+		// under way is never moved), which the runner's Forward tells;
+		// should the target die first, its adopter frees the lane and a
+		// sweep claims the runs.
+		owner, err := n.st.OfferLane(ctx, target, sessionKey)
 		if err != nil {
 			return "", err
 		}

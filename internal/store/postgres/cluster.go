@@ -247,6 +247,33 @@ func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner s
 	return owner, epoch, nil
 }
 
+// OfferLane makes node the owner of the session's lane when no live node
+// owns it, without a claim of its own: node (another node than the caller,
+// which tells it) claims the lane when it runs the session's runs. A lane
+// a live node holds, node included, is left as it is (its claim's epoch
+// unchanged). It returns the owner.
+func (s *Store) OfferLane(ctx context.Context, node, sessionKey string) (owner string, err error) {
+	if err := s.checkOpen("OfferLane"); err != nil {
+		return "", err
+	}
+	err = s.pool.QueryRow(ctx, `WITH offer AS (
+			INSERT INTO lanes (session_key, node_id) VALUES ($1, $2)
+			ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
+			WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = lanes.node_id AND n.lease_until > now())
+			RETURNING node_id)
+		SELECT COALESCE((SELECT node_id FROM offer), (SELECT node_id FROM lanes WHERE session_key = $1), '')`,
+		sessionKey, node).Scan(&owner)
+	if err != nil {
+		return "", fmt.Errorf("postgres.OfferLane: %w", err)
+	}
+	if owner == "" {
+		// The row vanished between the conflict and the read (its owner
+		// released it): try once more.
+		return s.OfferLane(ctx, node, sessionKey)
+	}
+	return owner, nil
+}
+
 // fenceIdleTimeout bounds how long a fenced transaction may wait for its
 // client between statements (the longest an adoption waits for a cut-off
 // node's transaction). A fenced transaction's first statement checks the
