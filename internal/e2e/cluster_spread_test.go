@@ -136,11 +136,13 @@ func TestClusterSpawnSpread(t *testing.T) {
 	})
 	ca := a.dial(t)
 	const children = 20
+	// The children run long enough that all 20 are under way together
+	// even on a loaded machine: node A's lanes pile up while B has none.
 	call(t, ca, "sessions.create", map[string]any{"key": "agent:main:boss"})
 	keys := map[string]bool{}
 	for i := range children {
 		res := call(t, ca, "tools.invoke", map[string]any{"tool": "sessions_spawn", "sessionKey": "agent:main:boss",
-			"args": map[string]any{"task": fmt.Sprintf("child %d\n/sleep 500ms\n/reply result %d", i, i)}})
+			"args": map[string]any{"task": fmt.Sprintf("child %d\n/sleep 3s\n/reply result %d", i, i)}})
 		d, _ := res["details"].(map[string]any)
 		if d["status"] != "accepted" {
 			t.Fatalf("spawn %d = %v", i, d)
