@@ -163,9 +163,12 @@ type Node struct {
 
 	// loadMu guards peerLoad, the lanes of each live active peer as
 	// estimated for spreading: as of the peers' last heartbeats (read at
-	// this node's), plus the lanes handed to them since.
+	// this node's), plus the lanes offered to them since; and offered,
+	// when this node offered each peer a lane lately (a peer's heartbeat
+	// may not count those yet).
 	loadMu   sync.Mutex
 	peerLoad map[string]int
+	offered  map[string][]time.Time
 
 	// epochMu guards epochs, the claim epoch of each lane in lanes. It is
 	// never held across a store call, so the claim checks a run makes
@@ -537,6 +540,10 @@ func (n *Node) notified(channel, payload string) {
 			}
 		case "leave":
 			n.kickSweep()
+			select {
+			case n.joinCh <- "": // the loads are read anew
+			default:
+			}
 		}
 	}
 }
@@ -559,8 +566,9 @@ func (n *Node) puller() {
 	}
 }
 
-// joiner handles the nodes that join: it reads the peers' loads anew (a
-// new node is the idlest) and hands the id to Config.OnJoin.
+// joiner handles the nodes that join (and, as "", leave): it reads the
+// peers' loads anew (a new node is the idlest, one gone is none) and hands
+// a joining node's id to Config.OnJoin.
 func (n *Node) joiner() {
 	for {
 		select {
@@ -570,7 +578,7 @@ func (n *Node) joiner() {
 			if n.cfg.Spread != nil {
 				n.refreshLoads()
 			}
-			if n.cfg.OnJoin != nil {
+			if n.cfg.OnJoin != nil && id != "" {
 				n.cfg.OnJoin(n.ctx, id)
 			}
 		}
@@ -689,10 +697,11 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if owner != n.cfg.ID {
+		if owner != "" && owner != n.cfg.ID {
 			return owner, nil
 		}
-		// This node held it already: claim it anew below.
+		// Not offered (the target's connection is gone), or this node
+		// held it already: claimed here below.
 	}
 	owner, epoch, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
 	if err != nil {
@@ -738,6 +747,10 @@ func (n *Node) spreadTarget(mine int) string {
 		return ""
 	}
 	n.peerLoad[target]++
+	if n.offered == nil {
+		n.offered = make(map[string][]time.Time)
+	}
+	n.offered[target] = append(n.offered[target], time.Now())
 	return target
 }
 
@@ -757,7 +770,24 @@ func (n *Node) refreshLoads() {
 			loads[r.ID] = r.Lanes
 		}
 	}
+	// A peer's heartbeat (every third of the lease) may not count the
+	// lanes offered to it in the last half lease yet: they are added.
+	recent := time.Now().Add(-n.lease / 2)
 	n.loadMu.Lock()
+	for id, times := range n.offered {
+		i := 0
+		for i < len(times) && times[i].Before(recent) {
+			i++
+		}
+		if times = times[i:]; len(times) == 0 {
+			delete(n.offered, id)
+			continue
+		}
+		n.offered[id] = times
+		if _, ok := loads[id]; ok {
+			loads[id] += len(times)
+		}
+	}
 	n.peerLoad = loads
 	n.loadMu.Unlock()
 }

@@ -121,7 +121,9 @@ func (s *Store) RenewNode(ctx context.Context, id string, lease time.Duration, l
 	if s.renewConn == nil {
 		cfg := s.pool.Config().ConnConfig.Copy()
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(lease/10, 100*time.Millisecond).Milliseconds(), 10)
-		cfg.RuntimeParams["application_name"] = "switchboard-lease"
+		// Named for the node: OfferLane offers lanes only to a node whose
+		// lease connection is up (one killed has none, at once).
+		cfg.RuntimeParams["application_name"] = leaseConnName(id)
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return 0, fmt.Errorf("postgres.RenewNode: connect: %w", err)
@@ -247,29 +249,37 @@ func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner s
 	return owner, epoch, nil
 }
 
+// leaseConnName is the application_name of node id's lease connection
+// (PostgreSQL keeps 63 bytes of it).
+func leaseConnName(id string) string {
+	name := "switchboard-lease " + id
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return name
+}
+
 // OfferLane makes node the owner of the session's lane when no live node
-// owns it, without a claim of its own: node (another node than the caller,
-// which tells it) claims the lane when it runs the session's runs. A lane
-// a live node holds, node included, is left as it is (its claim's epoch
-// unchanged). It returns the owner.
+// owns it and node's lease connection is up (a node killed a moment ago
+// still has a lease, but no connection), without a claim of its own: node
+// (another node than the caller, which tells it) claims the lane when it
+// runs the session's runs. A lane a live node holds, node included, is left
+// as it is (its claim's epoch unchanged). It returns the owner, "" when the
+// lane was not offered and no node owns it.
 func (s *Store) OfferLane(ctx context.Context, node, sessionKey string) (owner string, err error) {
 	if err := s.checkOpen("OfferLane"); err != nil {
 		return "", err
 	}
 	err = s.pool.QueryRow(ctx, `WITH offer AS (
-			INSERT INTO lanes (session_key, node_id) VALUES ($1, $2)
+			INSERT INTO lanes (session_key, node_id)
+			SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $3)
 			ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
 			WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = lanes.node_id AND n.lease_until > now())
 			RETURNING node_id)
 		SELECT COALESCE((SELECT node_id FROM offer), (SELECT node_id FROM lanes WHERE session_key = $1), '')`,
-		sessionKey, node).Scan(&owner)
+		sessionKey, node, leaseConnName(node)).Scan(&owner)
 	if err != nil {
 		return "", fmt.Errorf("postgres.OfferLane: %w", err)
-	}
-	if owner == "" {
-		// The row vanished between the conflict and the read (its owner
-		// released it): try once more.
-		return s.OfferLane(ctx, node, sessionKey)
 	}
 	return owner, nil
 }

@@ -9,12 +9,21 @@ import (
 // TestOfferLane: a lane offered to a node is that node's unless a live
 // node holds it; a claim under way is never moved, nor its epoch changed
 // (an offer to its holder included), and a dead holder's lane is offered
-// on.
+// on; a node whose lease connection is gone (killed within its lease) is
+// offered nothing.
 func TestOfferLane(t *testing.T) {
 	ctx := context.Background()
-	s := openNodes(t, 1)[0]
+	stores := openNodes(t, 3)
+	s := stores[0]
 	register(t, s, "a", time.Minute)
 	register(t, s, "b", time.Minute)
+	register(t, s, "gone", time.Minute)
+	// b's and a's lease connections are up; gone's never was.
+	for i, id := range []string{"b", "a"} {
+		if _, err := stores[i+1].RenewNode(ctx, id, time.Minute, NodeLoad{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	register(t, s, "dead", -time.Second) // its lease ended a second ago
 	epochOf := func(key string) int64 {
 		var e int64
@@ -28,6 +37,12 @@ func TestOfferLane(t *testing.T) {
 	}
 	if owner, err := s.LaneOwner(ctx, "free"); err != nil || owner != "b" {
 		t.Errorf("owner after the offer = %q, %v", owner, err)
+	}
+	if owner, err := s.OfferLane(ctx, "gone", "other"); err != nil || owner != "" {
+		t.Errorf("offer to a node without a lease connection = %q, %v, want not offered", owner, err)
+	}
+	if owner, err := s.LaneOwner(ctx, "other"); err != nil || owner != "" {
+		t.Errorf("owner after a refused offer = %q, %v", owner, err)
 	}
 	_, e, err := s.ClaimLane(ctx, "a", "held")
 	if err != nil {
