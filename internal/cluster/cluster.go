@@ -164,8 +164,8 @@ type Node struct {
 	// loadMu guards peerLoad, the lanes of each live active peer as
 	// estimated for spreading: as of the peers' last heartbeats (read at
 	// this node's), plus the lanes offered to them since; and offered,
-	// when this node offered each peer a lane lately (a peer's heartbeat
-	// may not count those yet).
+	// when this node offered each peer a lane in the last lease (a peer's
+	// heartbeat may not count those yet).
 	loadMu   sync.Mutex
 	peerLoad map[string]int
 	offered  map[string][]time.Time
@@ -770,9 +770,10 @@ func (n *Node) refreshLoads() {
 			loads[r.ID] = r.Lanes
 		}
 	}
-	// A peer's heartbeat (every third of the lease) may not count the
-	// lanes offered to it in the last half lease yet: they are added.
-	recent := time.Now().Add(-n.lease / 2)
+	// A peer's heartbeat (every third of the lease, read at this node's)
+	// may not count the lanes offered to it in the last lease yet: they
+	// are added (counting some twice errs towards keeping lanes here).
+	recent := time.Now().Add(-n.lease)
 	n.loadMu.Lock()
 	for id, times := range n.offered {
 		i := 0
