@@ -7,9 +7,12 @@
 //   - warm chat.send → chat final latency on one node (p50/p99);
 //   - cross-node agent.wait: how long after the run's final event on the
 //     node that ran it the agent.wait on another node answers (p50/p99);
-//   - throughput (turns/s) with 1, 2 and 3 nodes, clients spread evenly.
+//   - throughput (turns/s) with 1, 2 and 3 nodes, clients spread evenly,
+//     and the CPU time per turn of the gateways and of PostgreSQL (the
+//     throwaway cluster's processes; not counted with -db), after the same
+//     run on one SQLite gateway as the baseline.
 //
-// Usage: go run ./bench/cluster [-db postgres://…] [-turns 300] [-duration 5s] [-clients 60]
+// Usage: go run ./bench/cluster [-db postgres://…] [-turns 300] [-duration 5s] [-clients 60] [-sqlite=false]
 package main
 
 import (
@@ -49,6 +52,7 @@ func run() error {
 	duration := flag.Duration("duration", 5*time.Second, "how long each throughput run lasts")
 	maxNodes := flag.Int("nodes", 3, "throughput runs with 1 to this many nodes")
 	skipLat := flag.Bool("no-latency", false, "skip the latency figures")
+	sqlite := flag.Bool("sqlite", true, "first a throughput run on one SQLite gateway, as the baseline")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "sb-bench-cluster-")
@@ -64,21 +68,28 @@ func run() error {
 			return fmt.Errorf("build: %w", err)
 		}
 	}
-	newDB := func() (string, func(), error) {
+	// newDB returns a database's URL, the postmaster's pid (0: not ours
+	// to measure) and how to stop it.
+	newDB := func() (string, int, func(), error) {
 		if *db != "" {
-			return *db, func() {}, nil
+			return *db, 0, func() {}, nil
 		}
 		c, err := pgtest.Start()
 		if err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
-		return c.URL, func() { c.Stop() }, nil
+		pid, err := c.PID()
+		if err != nil {
+			c.Stop()
+			return "", 0, nil, err
+		}
+		return c.URL, pid, func() { c.Stop() }, nil
 	}
 
 	// Latencies: a warm turn on one node, then the cross-node wait on
 	// a second node joining it.
 	if !*skipLat {
-		url, stop, err := newDB()
+		url, _, stop, err := newDB()
 		if err != nil {
 			return err
 		}
@@ -108,9 +119,20 @@ func run() error {
 		}
 	}
 
+	if *sqlite {
+		g, err := benchgw.Start(*bin, filepath.Join(tmp, "sqlite"), "SWITCHBOARD_GATEWAY_TOKEN="+token)
+		if err != nil {
+			return err
+		}
+		err = throughput("SQLite", []*benchgw.Gateway{g}, *nClients, *duration, 0)
+		g.Stop()
+		if err != nil {
+			return err
+		}
+	}
 	// Throughput with 1, 2 and 3 nodes, each on a fresh database.
 	for n := 1; n <= *maxNodes; n++ {
-		url, stop, err := newDB()
+		url, pgPID, stop, err := newDB()
 		if err != nil {
 			return err
 		}
@@ -119,7 +141,7 @@ func run() error {
 			stop()
 			return err
 		}
-		err = throughput(nodes, *nClients, *duration)
+		err = throughput("PostgreSQL", nodes, *nClients, *duration, pgPID)
 		for _, g := range nodes {
 			g.Stop()
 		}
@@ -238,8 +260,11 @@ func crossWait(nodes []*benchgw.Gateway, turns int) error {
 }
 
 // throughput runs clients spread over the nodes, each sending turns on its
-// own session back to back, and prints turns/s.
-func throughput(nodes []*benchgw.Gateway, clients int, d time.Duration) error {
+// own session back to back, and prints turns/s and the CPU time per turn
+// of the gateways and of PostgreSQL (pgPID, the postmaster; 0: not
+// counted), measured over d after a warm-up of a second (the clients'
+// first turns create their sessions).
+func throughput(backend string, nodes []*benchgw.Gateway, clients int, d time.Duration, pgPID int) error {
 	ctx := context.Background()
 	var (
 		done  atomic.Int64
@@ -256,8 +281,35 @@ func throughput(nodes []*benchgw.Gateway, clients int, d time.Duration) error {
 		defer c.Close()
 		conns[i] = c
 	}
-	deadline := time.Now().Add(d)
-	t0 := time.Now()
+	const warmUp = time.Second
+	deadline := time.Now().Add(warmUp + d)
+	var (
+		t0, el       time.Time
+		turns0       int64
+		gw0, pg0     time.Duration
+		gwCPU, pgCPU time.Duration
+		turns        int64
+	)
+	cpu := func() (gw, pg time.Duration) {
+		for _, n := range nodes {
+			gw += benchgw.TreeCPU(n.PID())
+		}
+		if pgPID != 0 {
+			pg = benchgw.TreeCPU(pgPID)
+		}
+		return gw, pg
+	}
+	measured := make(chan struct{})
+	go func() {
+		defer close(measured)
+		time.Sleep(warmUp)
+		t0, turns0 = time.Now(), done.Load()
+		gw0, pg0 = cpu()
+		time.Sleep(d)
+		el, turns = time.Now(), done.Load()-turns0
+		gwCPU, pgCPU = cpu()
+		gwCPU, pgCPU = gwCPU-gw0, pgCPU-pg0
+	}()
 	for i, c := range conns {
 		f := benchgw.NewFinals(c)
 		wg.Go(func() {
@@ -275,11 +327,13 @@ func throughput(nodes []*benchgw.Gateway, clients int, d time.Duration) error {
 		})
 	}
 	wg.Wait()
-	el := time.Since(t0)
+	<-measured
 	if first != nil {
 		return first
 	}
-	fmt.Printf("throughput, %d node(s), %d clients:    %.0f turns/s\n", len(nodes), clients, float64(done.Load())/el.Seconds())
+	perTurn := func(c time.Duration) float64 { return float64(c) / float64(time.Millisecond) / float64(max(turns, 1)) }
+	fmt.Printf("throughput, %s, %d node(s), %d clients: %.0f turns/s; CPU per turn: gateways %.3f ms + PostgreSQL %.3f ms = %.3f ms\n",
+		backend, len(nodes), clients, float64(turns)/el.Sub(t0).Seconds(), perTurn(gwCPU), perTurn(pgCPU), perTurn(gwCPU+pgCPU))
 	return nil
 }
 

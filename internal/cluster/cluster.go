@@ -38,6 +38,7 @@ type Store interface {
 	LeaveNode(ctx context.Context, id string) error
 	ListNodes(ctx context.Context) ([]postgres.NodeInfo, error)
 	ClaimLane(ctx context.Context, node, sessionKey string) (owner string, epoch int64, err error)
+	OfferLane(ctx context.Context, node, sessionKey string) (owner string, err error)
 	ReleaseLanes(ctx context.Context, node string, keys []string) ([]string, error)
 	AdoptDead(ctx context.Context, errText string, also ...string) (postgres.Adoption, error)
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
@@ -105,7 +106,15 @@ type Config struct {
 	// adoption aborted (after their end was announced to the runner's
 	// subscribers), e.g. to write sub-agent announces for them.
 	OnAdopt func(ctx context.Context, aborted []*store.Run)
-	Logger  *slog.Logger
+	// OnJoin, when set, is called (on a goroutine of the node's, one call
+	// at a time) with the id of each node that joins after this one
+	// started, e.g. to check that it shares the agents' workspaces.
+	OnJoin func(ctx context.Context, id string)
+	// Spread, when set, says which sessions a busy node hands to a less
+	// loaded one when their lane is first claimed (e.g. the children a
+	// sessions_spawn burst creates); see Node.Claim.
+	Spread func(sessionKey string) bool
+	Logger *slog.Logger
 }
 
 // Node is this gateway as one node of the cluster. It implements
@@ -143,6 +152,7 @@ type Node struct {
 
 	pullCh  chan string
 	eventCh chan int64
+	joinCh  chan string
 
 	// laneMu guards lanes, the lanes this node holds in the store: a lane
 	// stays held while its session is idle for a while (a warm session's
@@ -151,6 +161,19 @@ type Node struct {
 	// races the release of the same lane.
 	laneMu sync.Mutex
 	lanes  map[string]time.Time // idle since; zero while running
+	// pulled are the lanes handed to this node (by another node's
+	// spread, or found claimed for it by a sweep) whose claim has not
+	// been made yet: they are never spread on again.
+	pulled map[string]bool
+
+	// loadMu guards peerLoad, the lanes of each live active peer as
+	// estimated for spreading: as of the peers' last heartbeats (read at
+	// this node's), plus the lanes offered to them since; and offered,
+	// when this node offered each peer a lane in the last lease (a peer's
+	// heartbeat may not count those yet).
+	loadMu   sync.Mutex
+	peerLoad map[string]int
+	offered  map[string][]time.Time
 
 	// epochMu guards epochs, the claim epoch of each lane in lanes. It is
 	// never held across a store call, so the claim checks a run makes
@@ -179,8 +202,10 @@ func New(cfg Config) (*Node, error) {
 		relayCh: make(chan struct{}, 1),
 		pullCh:  make(chan string, 1024),
 		eventCh: make(chan int64, 1024),
+		joinCh:  make(chan string, 64),
 		lanes:   make(map[string]time.Time),
 		epochs:  make(map[string]int64),
+		pulled:  make(map[string]bool),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -223,11 +248,15 @@ func (n *Node) Start(ctx context.Context, runner Runner) error {
 		return fmt.Errorf("cluster.Start: %w", ctx.Err())
 	}
 	n.unsub = runner.Subscribe(n.onEvent)
+	if n.cfg.Spread != nil {
+		n.refreshLoads()
+	}
 	n.wg.Go(n.heartbeat)
 	n.wg.Go(n.sweeper)
 	n.wg.Go(n.publisher)
 	n.wg.Go(n.puller)
 	n.wg.Go(n.reader)
+	n.wg.Go(n.joiner)
 	if err := n.sweep(ctx); err != nil {
 		n.log.Warn("first sweep failed", "err", err)
 	}
@@ -300,6 +329,7 @@ func (n *Node) sweep(ctx context.Context) error {
 		return err
 	}
 	for _, key := range keys {
+		n.markPulled(key)
 		if _, err := n.runner.Pull(ctx, key); err != nil {
 			n.log.Warn("pull of claimed lane failed", "sessionKey", key, "err", err)
 		}
@@ -408,6 +438,8 @@ func (n *Node) heartbeat() {
 			n.peers.Store(int32(peers))
 			if n.fenced.Load() {
 				n.rejoin()
+			} else if n.cfg.Spread != nil {
+				n.refreshLoads()
 			}
 		case errors.Is(err, postgres.ErrLeaseLost):
 			if n.leaving.Load() {
@@ -514,8 +546,16 @@ func (n *Node) notified(channel, payload string) {
 		switch op {
 		case "join":
 			n.peers.Store(max(n.peers.Load(), 1))
+			select {
+			case n.joinCh <- id:
+			default: // a burst of joins: the ones queued say enough
+			}
 		case "leave":
 			n.kickSweep()
+			select {
+			case n.joinCh <- "": // the loads are read anew
+			default:
+			}
 		}
 	}
 }
@@ -530,8 +570,28 @@ func (n *Node) puller() {
 			if n.leaving.Load() || n.fenced.Load() {
 				continue
 			}
+			n.markPulled(key)
 			if _, err := n.runner.Pull(n.ctx, key); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("pull failed", "sessionKey", key, "err", err)
+			}
+		}
+	}
+}
+
+// joiner handles the nodes that join (and, as "", leave): it reads the
+// peers' loads anew (a new node is the idlest, one gone is none) and hands
+// a joining node's id to Config.OnJoin.
+func (n *Node) joiner() {
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case id := <-n.joinCh:
+			if n.cfg.Spread != nil {
+				n.refreshLoads()
+			}
+			if n.cfg.OnJoin != nil && id != "" {
+				n.cfg.OnJoin(n.ctx, id)
 			}
 		}
 	}
@@ -626,11 +686,35 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	if n.fenced.Load() {
 		return "", errors.New("node is fenced (lease lost)")
 	}
+	mine := -1 // this node's lanes, when the session may be spread
+	if n.cfg.Spread != nil && n.cfg.Spread(sessionKey) {
+		_, _, mine = n.runner.Load()
+	}
 	n.laneMu.Lock()
 	defer n.laneMu.Unlock()
 	if _, ok := n.lanes[sessionKey]; ok {
 		n.lanes[sessionKey] = time.Time{}
 		return "", nil
+	}
+	pulled := n.pulled[sessionKey]
+	delete(n.pulled, sessionKey)
+	if pulled {
+		mine = -1 // handed to this node: it stays
+	}
+	if target := n.spreadTarget(mine); target != "" {
+		// Offered to the target (unless a live node holds it: a claim
+		// under way is never moved), which the runner's Forward tells;
+		// should the target die first, its adopter frees the lane and a
+		// sweep claims the runs.
+		owner, err := n.st.OfferLane(ctx, target, sessionKey)
+		if err != nil {
+			return "", err
+		}
+		if owner != "" && owner != n.cfg.ID {
+			return owner, nil
+		}
+		// Not offered (the target's connection is gone), or this node
+		// held it already: claimed here below.
 	}
 	owner, epoch, err := n.st.ClaimLane(ctx, n.cfg.ID, sessionKey)
 	if err != nil {
@@ -644,6 +728,82 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	n.epochs[sessionKey] = epoch
 	n.epochMu.Unlock()
 	return "", nil
+}
+
+// markPulled records that the session's lane was handed to this node: its
+// claim must not spread it on.
+func (n *Node) markPulled(sessionKey string) {
+	n.laneMu.Lock()
+	n.pulled[sessionKey] = true
+	n.laneMu.Unlock()
+}
+
+// spreadTarget returns the live peer a new lane should go to instead of
+// this node, which has mine lanes with it (-1: a session Config.Spread does
+// not name), "" when it stays: only when the least loaded peer (by its
+// estimated lanes) has at least two lanes fewer. The target's
+// estimate counts the lane at once, so a burst of claims alternates
+// between this node and the idle ones rather than all going to one.
+func (n *Node) spreadTarget(mine int) string {
+	if mine < 0 || n.peers.Load() == 0 || n.leaving.Load() {
+		return ""
+	}
+	n.loadMu.Lock()
+	defer n.loadMu.Unlock()
+	target, least := "", 0
+	for id, l := range n.peerLoad {
+		if target == "" || l < least || (l == least && id < target) {
+			target, least = id, l
+		}
+	}
+	if target == "" || least+1 >= mine {
+		return ""
+	}
+	n.peerLoad[target]++
+	if n.offered == nil {
+		n.offered = make(map[string][]time.Time)
+	}
+	n.offered[target] = append(n.offered[target], time.Now())
+	return target
+}
+
+// refreshLoads reads the live active peers' lanes as of their last
+// heartbeats, for spreading.
+func (n *Node) refreshLoads() {
+	rows, err := n.st.ListNodes(n.ctx)
+	if err != nil {
+		if n.ctx.Err() == nil {
+			n.log.Warn("peer loads not read", "err", err)
+		}
+		return
+	}
+	loads := make(map[string]int, len(rows))
+	for _, r := range rows {
+		if r.Alive && r.State == postgres.NodeActive && r.ID != n.cfg.ID {
+			loads[r.ID] = r.Lanes
+		}
+	}
+	// A peer's heartbeat (every third of the lease, read at this node's)
+	// may not count the lanes offered to it in the last lease yet: they
+	// are added (counting some twice errs towards keeping lanes here).
+	recent := time.Now().Add(-n.lease)
+	n.loadMu.Lock()
+	for id, times := range n.offered {
+		i := 0
+		for i < len(times) && times[i].Before(recent) {
+			i++
+		}
+		if times = times[i:]; len(times) == 0 {
+			delete(n.offered, id)
+			continue
+		}
+		n.offered[id] = times
+		if _, ok := loads[id]; ok {
+			loads[id] += len(times)
+		}
+	}
+	n.peerLoad = loads
+	n.loadMu.Unlock()
 }
 
 // errNotHeld is why a node may not act for a lane: it does not hold the
@@ -748,6 +908,7 @@ func (n *Node) forgetLanes() {
 	n.epochMu.Unlock()
 	n.laneMu.Lock()
 	clear(n.lanes)
+	clear(n.pulled)
 	n.laneMu.Unlock()
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 )
@@ -22,7 +23,7 @@ import (
 // <hostname>:<port>: a node restarted on the same host and port is the
 // same node, and adopts its own unfinished runs at once. With port 0 (an
 // ephemeral port) the id gets a random part.
-func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephemeral bool, version string, onAdopt func(context.Context, []*store.Run), log *slog.Logger) (*cluster.Node, error) {
+func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephemeral bool, version string, onAdopt func(context.Context, []*store.Run), onJoin func(context.Context, string), log *slog.Logger) (*cluster.Node, error) {
 	id := ss.NodeID
 	if id == "" {
 		host, _ := os.Hostname()
@@ -39,7 +40,9 @@ func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephem
 	}
 	return cluster.New(cluster.Config{
 		Store: pg, ID: id, Address: addr.String(), Version: version, Lease: ss.Lease,
-		OnAdopt: onAdopt, Logger: log,
+		OnAdopt: onAdopt, OnJoin: onJoin, Logger: log,
+		// The children of a sessions_spawn burst spread over idle nodes.
+		Spread: sessionkey.IsSubagent,
 	})
 }
 
@@ -58,4 +61,32 @@ func nodesView(ctx context.Context, n *cluster.Node) (*wire.NodesList, error) {
 		})
 	}
 	return out, nil
+}
+
+// checkWorkspaces looks for the markers of the other live nodes in the
+// agents' workspaces (see workspaces.go) and says loudly when one is
+// missing: a session's next turn on that node would not see the files
+// this one wrote. It reports whether every workspace is shared.
+func checkWorkspaces(ctx context.Context, n *cluster.Node, workspaces []string, log *slog.Logger) bool {
+	rows, err := n.Nodes(ctx)
+	if err != nil {
+		log.Warn("workspace sharing not checked", "err", err)
+		return false
+	}
+	var peers []string
+	for _, r := range rows {
+		if r.Alive && r.ID != n.ID() {
+			peers = append(peers, r.ID)
+		}
+	}
+	if len(peers) == 0 {
+		return true
+	}
+	if missing := unsharedWorkspaces(workspaces, peers); len(missing) > 0 {
+		log.Error("AGENT WORKSPACES ARE NOT SHARED between the nodes of this cluster: a turn on one node does not see the files another node's turn wrote",
+			"detail", describeUnshared(missing), "fix", sharedWorkspacesFix)
+		return false
+	}
+	log.Info("agent workspaces are shared with every live node", "nodes", peers, "workspaces", workspaces)
+	return true
 }

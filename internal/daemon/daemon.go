@@ -310,7 +310,14 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 				}
 			}
 		}
-		if node, err = newNode(cfg.StorageSettings(), pg, lns[0].Addr(), ephemeralPort(cfg, opts.Port), opts.Version, onAdopt, log); err != nil {
+		// Every node marks the agents' workspaces, and checks the others'
+		// marks when it starts and when a node joins.
+		marked := agentWorkspaces(cfg)
+		onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, node, marked, log) }
+		if node, err = newNode(cfg.StorageSettings(), pg, lns[0].Addr(), ephemeralPort(cfg, opts.Port), opts.Version, onAdopt, onJoin, log); err != nil {
+			return nil, fmt.Errorf("daemon: %w", err)
+		}
+		if err = writeNodeMarkers(marked, node.ID()); err != nil {
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
 		lanes = node
@@ -523,6 +530,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
 		log.Info("joined the gateway cluster", "node", node.ID(), "lease", node.Lease())
+		checkWorkspaces(ctx, node, agentWorkspaces(cfg), log)
 	} else if _, err := runner.Recover(ctx); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -895,7 +903,7 @@ func (d *Daemon) Close() error {
 		if d.node != nil {
 			// The node's lanes go back: their queued runs move to the
 			// other nodes.
-			errs = append(errs, d.node.Close())
+			errs = append(errs, d.node.Close(), removeNodeMarkers(agentWorkspaces(d.Config), d.node.ID()))
 		}
 		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.closeIdle()

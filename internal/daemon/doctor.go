@@ -99,7 +99,11 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 		out = append(out, c)
 	}
 
-	out = append(out, storeCheck(ctx, cfg, paths.StateDir))
+	sc, live := storeCheck(ctx, cfg, paths.StateDir)
+	out = append(out, sc)
+	if len(live) > 0 {
+		out = append(out, workspacesCheck(agentWorkspaces(cfg), live))
+	}
 	return out
 }
 

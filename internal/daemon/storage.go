@@ -45,8 +45,9 @@ func openStore(ctx context.Context, cfg *config.Config, stateDir string) (*opene
 }
 
 // storeCheck is doctor's "store" line: the SQLite file's integrity, or
-// whether PostgreSQL answers and its schema is one this binary knows.
-func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) Check {
+// whether PostgreSQL answers and its schema is one this binary knows; on
+// PostgreSQL it also returns the live gateway nodes.
+func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) (Check, []string) {
 	ss := cfg.StorageSettings()
 	if ss.Backend == config.BackendPostgres {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -54,26 +55,26 @@ func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) Check 
 		res, err := postgres.Check(ctx, ss.URL)
 		switch {
 		case errors.Is(err, postgres.ErrNewerSchema):
-			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(), Fix: "run the newer switchboard that migrated this database"}
+			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(), Fix: "run the newer switchboard that migrated this database"}, nil
 		case err != nil:
 			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(),
-				Fix: "check that PostgreSQL runs and that storage.url (or " + config.EnvDatabaseURL + ") names a database this user may use"}
+				Fix: "check that PostgreSQL runs and that storage.url (or " + config.EnvDatabaseURL + ") names a database this user may use"}, nil
 		case res.SchemaVersion == 0:
-			return Check{Name: "store", Status: CheckOK, Detail: ss.Display + " reachable; serve creates the schema"}
+			return Check{Name: "store", Status: CheckOK, Detail: ss.Display + " reachable; serve creates the schema"}, nil
 		default:
-			return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s reachable (schema %d)", ss.Display, res.SchemaVersion)}
+			return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s reachable (schema %d)", ss.Display, res.SchemaVersion)}, res.LiveNodes
 		}
 	}
 	db := filepath.Join(stateDir, DBFile)
 	res, err := sqlite.Check(ctx, db)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Check{Name: "store", Status: CheckOK, Detail: "no database yet; serve creates " + db}
+		return Check{Name: "store", Status: CheckOK, Detail: "no database yet; serve creates " + db}, nil
 	case errors.Is(err, sqlite.ErrNewerSchema):
-		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "run the newer switchboard that wrote this database"}
+		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "run the newer switchboard that wrote this database"}, nil
 	case err != nil:
-		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "restore " + db + " from a backup, or move it away to start empty"}
+		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "restore " + db + " from a backup, or move it away to start empty"}, nil
 	default:
-		return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion)}
+		return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion)}, nil
 	}
 }

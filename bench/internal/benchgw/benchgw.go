@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/client"
@@ -177,4 +179,50 @@ func Round(d time.Duration) time.Duration {
 	default:
 		return d.Round(time.Microsecond)
 	}
+}
+
+// TreeCPU is the user+system CPU time so far of process pid, of the
+// children it reaped, and of its live children (Linux; one level, as a
+// PostgreSQL postmaster's backends are).
+func TreeCPU(pid int) time.Duration {
+	total := time.Duration(0)
+	if f := procStat(pid); f != nil {
+		total += ticks(f, 11, 12, 13, 14) // utime, stime, cutime, cstime
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		if f := procStat(child); f != nil && f[1] == strconv.Itoa(pid) {
+			total += ticks(f, 11, 12)
+		}
+	}
+	return total
+}
+
+// procStat returns the fields of /proc/<pid>/stat after the command name
+// (state first, then ppid, …), nil when unreadable.
+func procStat(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 15 {
+		return nil
+	}
+	return f
+}
+
+// ticks sums the clock-tick fields at idx of a procStat.
+func ticks(f []string, idx ...int) time.Duration {
+	var n int64
+	for _, i := range idx {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		n += v
+	}
+	return time.Duration(n) * time.Second / 100 // USER_HZ
 }

@@ -121,7 +121,9 @@ func (s *Store) RenewNode(ctx context.Context, id string, lease time.Duration, l
 	if s.renewConn == nil {
 		cfg := s.pool.Config().ConnConfig.Copy()
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(lease/10, 100*time.Millisecond).Milliseconds(), 10)
-		cfg.RuntimeParams["application_name"] = "switchboard-lease"
+		// Named for the node: OfferLane offers lanes only to a node whose
+		// lease connection is up (one killed has none, at once).
+		cfg.RuntimeParams["application_name"] = leaseConnName(id)
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return 0, fmt.Errorf("postgres.RenewNode: connect: %w", err)
@@ -247,44 +249,52 @@ func (s *Store) ClaimLane(ctx context.Context, node, sessionKey string) (owner s
 	return owner, epoch, nil
 }
 
-// qCheckFence counts 1 when the fence's node still holds the lane with the
-// fence's epoch under a live lease. It share-locks the lane row for the
+// leaseConnName is the application_name of node id's lease connection
+// (PostgreSQL keeps 63 bytes of it).
+func leaseConnName(id string) string {
+	name := "switchboard-lease " + id
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return name
+}
+
+// OfferLane makes node the owner of the session's lane when no live node
+// owns it and node's lease connection is up (a node killed a moment ago
+// still has a lease, but no connection), without a claim of its own: node
+// (another node than the caller, which tells it) claims the lane when it
+// runs the session's runs. A lane a live node holds, node included, is left
+// as it is (its claim's epoch unchanged). It returns the owner, "" when the
+// lane was not offered and no node owns it.
+func (s *Store) OfferLane(ctx context.Context, node, sessionKey string) (owner string, err error) {
+	if err := s.checkOpen("OfferLane"); err != nil {
+		return "", err
+	}
+	err = s.pool.QueryRow(ctx, `WITH offer AS (
+			INSERT INTO lanes (session_key, node_id)
+			SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $3)
+			ON CONFLICT (session_key) DO UPDATE SET node_id = excluded.node_id, claimed_at = now(), epoch = excluded.epoch
+			WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = lanes.node_id AND n.lease_until > now())
+			RETURNING node_id)
+		SELECT COALESCE((SELECT node_id FROM offer), (SELECT node_id FROM lanes WHERE session_key = $1), '')`,
+		sessionKey, node, leaseConnName(node)).Scan(&owner)
+	if err != nil {
+		return "", fmt.Errorf("postgres.OfferLane: %w", err)
+	}
+	return owner, nil
+}
+
+// fenceIdleTimeout bounds how long a fenced transaction may wait for its
+// client between statements (the longest an adoption waits for a cut-off
+// node's transaction). A fenced transaction's first statement checks the
+// fence (qFenceGuard): the node still holds the lane with the fence's
+// epoch under a live lease. The check share-locks the lane row for the
 // rest of the transaction: an adoption (which deletes the row) or another
 // claim (which updates it) waits until the fenced write committed, so no
 // fenced write lands after the lane moved. So that a node cut off (or
 // paused) in the middle of such a transaction cannot hold the lane for
-// long, the transaction is ended by the server when idle for
-// fenceIdleTimeout.
-const qCheckFence = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), count(*) FROM (SELECT 1 FROM lanes l
-		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
-		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
-		FOR SHARE OF l) held`
-
-// fenceIdleTimeout bounds how long a fenced transaction may wait for its
-// client between statements (the longest an adoption waits for a cut-off
-// node's transaction).
+// long, the transaction is ended by the server when idle for this long.
 const fenceIdleTimeout = 2 * time.Second
-
-// checkFence refuses, with store.ErrFenced, a transaction whose context
-// carries a fence that no longer holds; a context without one passes.
-func checkFence(ctx context.Context, tx pgx.Tx) error {
-	f, ok := store.FenceOf(ctx)
-	if !ok {
-		return nil
-	}
-	var (
-		set  string
-		held int
-	)
-	idle := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
-	if err := tx.QueryRow(ctx, qCheckFence, f.SessionKey, f.Node, f.Epoch, idle).Scan(&set, &held); err != nil {
-		return fmt.Errorf("fence check: %w", err)
-	}
-	if held == 0 {
-		return fmt.Errorf("node %s, lane %s, epoch %d: %w", f.Node, f.SessionKey, f.Epoch, store.ErrFenced)
-	}
-	return nil
-}
 
 // ReleaseLanes gives up node's lanes of the sessions in keys that have no
 // queued runs, in one statement, and returns those it released; the
@@ -552,20 +562,18 @@ func (s *Store) Listen(ctx context.Context, channels []string, ready func(), fn 
 }
 
 // PublishEvents stores one batch of relayed run events (body, opaque) from
-// origin and notifies the other nodes of its id, in one transaction.
+// origin and notifies the other nodes of its id, in one statement (the
+// notification is sent when it commits).
 func (s *Store) PublishEvents(ctx context.Context, origin string, body []byte) (int64, error) {
 	if err := s.checkOpen("PublishEvents"); err != nil {
 		return 0, err
 	}
-	var id int64
-	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO cluster_events (origin, body) VALUES ($1, $2) RETURNING id`,
-			origin, string(body)).Scan(&id); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, ChanEvents, origin+" "+strconv.FormatInt(id, 10))
-		return err
-	})
+	var (
+		id   int64
+		void string
+	)
+	err := s.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO cluster_events (origin, body) VALUES ($1, $2) RETURNING id)
+		SELECT id, pg_notify($3, $1 || ' ' || id)::text FROM ins`, origin, string(body), ChanEvents).Scan(&id, &void)
 	if err != nil {
 		return 0, fmt.Errorf("postgres.PublishEvents: %w", err)
 	}

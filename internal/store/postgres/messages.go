@@ -265,7 +265,8 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out [
 // appendAfter appends prepared messages after the transcript's last entry
 // t, chaining their parent ids and numbering them, in one statement. The
 // caller holds the transcript's lock. idemKey, when set, is recorded on the
-// first message (PostMessage).
+// first message (PostMessage). It is the transaction's last statement
+// (see sendLast).
 func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out []store.Message, idemKey string) error {
 	seq, prevID := t.seq, t.prevID
 	// One multi-row INSERT: one round trip whatever the batch size.
@@ -301,6 +302,8 @@ func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out [
 		q = fmt.Appendf(q, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 		args = append(args, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, toMs(m.CreatedAt), string(line), key)
 	}
-	_, err := tx.Exec(ctx, string(q), args...)
-	return err
+	// The transaction's last statement: its COMMIT goes with it.
+	var b pgx.Batch
+	b.Queue(string(q), args...)
+	return sendLast(ctx, tx, &b).Close()
 }

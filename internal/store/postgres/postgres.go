@@ -160,14 +160,11 @@ func (s *Store) checkOpen(op string) error {
 // writeTx runs fn in one transaction and commits it if fn returns nil.
 // When ctx carries a store.Fence, the transaction first checks it (and
 // locks the lane's row): a fence that no longer holds fails the
-// transaction with store.ErrFenced before fn runs.
+// transaction's first statement with store.ErrFenced, and no statement of
+// fn is executed. BEGIN and the check travel with that first statement
+// (see pipeTx).
 func (s *Store) writeTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := checkFence(ctx, tx); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
+	return s.inTx(ctx, fn)
 }
 
 // qLockTranscript takes the transaction-scoped advisory lock of a

@@ -31,13 +31,20 @@ const (
 		ended_at = $10, error = $11, stop_reason = $12, usage = $13
 		WHERE run_id = $1`
 
-	// qFinishSession adds a run's usage to its session and records how the
-	// run ended.
-	qFinishSession = `UPDATE sessions SET
-		input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
-		total_tokens = total_tokens + $3, aborted_last_run = $4,
-		system_sent = system_sent OR $5, updated_at = GREATEST(updated_at, $6)
-		WHERE key = $7`
+	// qFinishRun ends a live run ($1) with its status, error, stop
+	// reason, usage and end ($2–$6), and adds the usage to its session
+	// ($7–$9), recording whether it was aborted ($10) and, when it had
+	// started, that the system prompt was sent; it returns the run.
+	qFinishRun = `WITH r AS (
+			UPDATE runs SET status = $2, error = $3, stop_reason = $4, usage = $5, ended_at = $6, stats = $11
+			WHERE run_id = $1 AND status IN ('queued', 'running')
+			RETURNING ` + runCols + `),
+		s AS (
+			UPDATE sessions SET input_tokens = input_tokens + $7, output_tokens = output_tokens + $8,
+				total_tokens = total_tokens + $9, aborted_last_run = $10,
+				system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
+			FROM r WHERE sessions.key = r.session_key)
+		SELECT ` + runCols + ` FROM r`
 
 	// qAbortRunning aborts every running run; the runs are locked in a
 	// fixed order first so that two callers cannot deadlock.
@@ -315,52 +322,65 @@ func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult
 		}
 		outbox[i] = args
 	}
+	usage, err := json.Marshal(res.Usage)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.FinishRun: usage: %w", err)
+	}
 	var out *store.Run
-	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		r, err := getRunLocked(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status.Terminal() {
-			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
-		}
-		r.Status = res.Status
-		r.Error = res.Error
-		r.StopReason = res.StopReason
-		r.Usage = res.Usage
-		if r.Usage.Cost != nil {
-			c := *r.Usage.Cost
-			r.Usage.Cost = &c
-		}
-		r.EndedAt = ended
-		stats, err := runStats(ctx, tx, r)
-		if err != nil {
-			return err
-		}
-		// The run, its session and the outbox in one round trip.
-		args, err := runArgs(r)
-		if err != nil {
-			return err
-		}
+	// The run's message counts (sessions.usage), from its transcript
+	// entries, all stored before its end.
+	stats, err := s.runStats(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres.FinishRun: stats: %w", err)
+	}
+	err = s.writeTx(ctx, func(tx pgx.Tx) error {
+		// The run, its session and the outbox in one round trip (with
+		// BEGIN and the fence check); a run that is not live is found out
+		// after the rollback.
 		var b pgx.Batch
-		b.Queue(qUpdateRun, args...)
-		b.Queue(qSetRunStats, stats, r.RunID)
-		b.Queue(qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			res.Status == store.RunAborted, !r.StartedAt.IsZero(), toMs(ended), r.SessionKey)
+		b.Queue(qFinishRun, runID, string(res.Status), res.Error, res.StopReason, string(usage), toMs(ended),
+			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
 		for _, args := range outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		// Without outbox items a run that is not live changes nothing:
+		// COMMIT goes in the same round trip.
+		var br pgx.BatchResults
+		if len(outbox) == 0 {
+			br = sendLast(ctx, tx, &b)
+		} else {
+			br = tx.SendBatch(ctx, &b)
+		}
+		r, err := scanRun(br.QueryRow())
+		if errors.Is(err, pgx.ErrNoRows) {
+			br.Close()
+			return errNotLive
+		}
+		if err := firstErr(err, br.Close()); err != nil {
 			return err
 		}
 		out = r
 		return nil
 	})
+	if errors.Is(err, errNotLive) {
+		var status string
+		switch err := s.pool.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil, fmt.Errorf("postgres.FinishRun: %q: %w", runID, store.ErrNotFound)
+		case err != nil:
+			return nil, fmt.Errorf("postgres.FinishRun: %w", err)
+		default:
+			return nil, fmt.Errorf("postgres.FinishRun: run %q already %s: %w", runID, status, store.ErrConflict)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres.FinishRun: %w", err)
 	}
 	return out, nil
 }
+
+// errNotLive is how FinishRun's transaction says its run was not live.
+var errNotLive = errors.New("run not live")
 
 // AbortInterrupted marks every running run aborted with errText and EndedAt
 // now (the Store's clock when zero), and sets AbortedLastRun on their
@@ -432,11 +452,22 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 	}
 	var run *store.Run
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		// Queued to running in one statement; when it matches nothing,
-		// find out why.
+		// Queued to running in one statement, sent with the transcript's
+		// lock and the read of its tail (and BEGIN and the fence check:
+		// one round trip); when it matches nothing, find out why.
 		node := s.nodeID()
-		r, err := scanRun(tx.QueryRow(ctx, qStartRun, runID, toMs(startedAt), sessionID, node))
+		var b pgx.Batch
+		b.Queue(qStartRun, runID, toMs(startedAt), sessionID, node)
+		if len(out) > 0 {
+			b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+			b.Queue(qLastEntry, sessionID)
+		}
+		br := tx.SendBatch(ctx, &b)
+		r, err := scanRun(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
+			if err := br.Close(); err != nil {
+				return err
+			}
 			var status string
 			if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
@@ -449,12 +480,23 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 			return fmt.Errorf("run %q is %s, not queued: %w", runID, status, store.ErrConflict)
 		}
 		if err != nil {
+			br.Close()
 			return err
 		}
 		if len(out) > 0 {
-			if err := s.appendTx(ctx, tx, sessionID, out, ""); err != nil {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
 				return err
 			}
+			t, err := scanTail(br.QueryRow())
+			if err := firstErr(err, br.Close()); err != nil {
+				return err
+			}
+			if err := appendAfter(ctx, tx, sessionID, t, out, ""); err != nil {
+				return err
+			}
+		} else if err := br.Close(); err != nil {
+			return err
 		}
 		run = r.Clone()
 		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)

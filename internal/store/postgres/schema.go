@@ -335,6 +335,9 @@ type CheckResult struct {
 	SchemaVersion int
 	// BinaryVersion is the migration this binary brings databases to.
 	BinaryVersion int
+	// LiveNodes are the ids of the gateway nodes whose lease has not
+	// ended, sorted.
+	LiveNodes []string
 }
 
 // Check connects to the database at url without migrating it and reads its
@@ -355,6 +358,15 @@ func Check(ctx context.Context, url string) (CheckResult, error) {
 	}
 	if res.SchemaVersion > res.BinaryVersion {
 		return res, fmt.Errorf("postgres.Check: version %d, binary knows %d: %w", res.SchemaVersion, res.BinaryVersion, ErrNewerSchema)
+	}
+	if res.SchemaVersion >= 5 { // the nodes table came with migration 5
+		rows, err := conn.Query(ctx, `SELECT node_id FROM nodes WHERE lease_until > now() ORDER BY node_id`)
+		if err == nil {
+			res.LiveNodes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			return res, fmt.Errorf("postgres.Check: nodes: %w", err)
+		}
 	}
 	return res, nil
 }

@@ -72,30 +72,27 @@ const (
 	// qRunLines reads what RunStats counts of a run's messages: every
 	// role, the lines of those it reads.
 	qRunLines = `SELECT role, CASE WHEN role IN ('assistant', 'toolResult', 'tool') THEN line ELSE '' END
-		FROM messages WHERE session_id = $1 AND run_id = $2`
-	qSetRunStats = `UPDATE runs SET stats = $1 WHERE run_id = $2`
+		FROM messages WHERE session_id = (SELECT session_id FROM runs WHERE run_id = $1) AND run_id = $1`
 	// qRunsUsage reads finished runs by their end (runs_ended).
 	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage::text, stats::text FROM runs
 		WHERE ended_at >= $1 AND ended_at < $2 AND ($3 = '' OR agent_id = $3) AND ($4 = '' OR session_key = $4)
 		ORDER BY ended_at, run_id LIMIT $5`
 )
 
-// runStats counts r's messages (store.RunStats) as JSON.
-func runStats(ctx context.Context, tx pgx.Tx, r *store.Run) (string, error) {
+// runStats counts the messages of run runID (store.RunStats) as JSON.
+func (s *Store) runStats(ctx context.Context, runID string) (string, error) {
 	var stats store.RunStats
-	if r.SessionID != "" {
-		rows, err := tx.Query(ctx, qRunLines, r.SessionID, r.RunID)
-		if err != nil {
-			return "", err
-		}
-		var role, line string
-		_, err = pgx.ForEachRow(rows, []any{&role, &line}, func() error {
-			stats.Count(role, []byte(line))
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
+	rows, err := s.pool.Query(ctx, qRunLines, runID)
+	if err != nil {
+		return "", err
+	}
+	var role, line string
+	_, err = pgx.ForEachRow(rows, []any{&role, &line}, func() error {
+		stats.Count(role, []byte(line))
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(stats)
 	return string(b), err

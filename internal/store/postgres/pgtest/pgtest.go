@@ -303,6 +303,24 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// PID returns the server's postmaster process id (0 for an external
+// server), e.g. for a benchmark to count the server's CPU time.
+func (c *Cluster) PID() (int, error) {
+	if c.dir == "" {
+		return 0, nil
+	}
+	b, err := os.ReadFile(filepath.Join(c.data, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: %w", err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: postmaster.pid: %w", err)
+	}
+	return pid, nil
+}
+
 // run runs a PostgreSQL program, as the test user when there is one.
 func (c *Cluster) run(name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
