@@ -457,6 +457,7 @@ var importAllowLists = map[string][]string{
 		"internal/approval",
 		"internal/compaction",
 		"internal/config",
+		"internal/cron",
 		"internal/ctxmap",
 		"internal/gateway/wire",
 		"internal/jsonenc",
