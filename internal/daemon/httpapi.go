@@ -26,14 +26,16 @@ type httpFront = httpapi.Server
 // surface, the default HTTP deny list adjusted by gateway.tools.
 func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
 	return toolinvoke.New(toolinvoke.Config{
-		Tools: func(agentID, key string) *tools.Set {
-			sess, err := st.GetSession(context.Background(), key)
+		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
+			sess, err := st.GetSession(ctx, key)
 			if err != nil {
 				sess = nil // a new session: the policy of its key alone
 			}
-			return box.forRun(agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
+			return box.forRun(ctx, agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
 		},
-		Workspace:    func(agentID string) string { return ws.forRun(agent.RunInfo{AgentID: agentID}) },
+		Workspace: func(ctx context.Context, agentID string) string {
+			return ws.forRun(ctx, agent.RunInfo{AgentID: agentID})
+		},
 		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
 		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
 		GlobalScope:  cfg.Scope() == sessionkey.ScopeGlobal,

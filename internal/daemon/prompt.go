@@ -36,8 +36,8 @@ type transcriptHead interface {
 // the reference's bootstrap budgets (memory.BuildBootstrap); missing files,
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
-func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) string {
-	return func(info agent.RunInfo) string {
+func systemPrompt(cfg *config.Config, st transcriptHead) func(context.Context, agent.RunInfo) string {
+	return func(ctx context.Context, info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
 			return ""
@@ -51,7 +51,7 @@ func systemPrompt(cfg *config.Config, st transcriptHead) func(agent.RunInfo) str
 		if memoryEligible(info) {
 			// Memory files are read as the memory tools read them: no links.
 			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
-			if startedByReset(st, info) {
+			if startedByReset(ctx, st, info) {
 				files = append(files, memory.DailyNotes(dir, time.Now())...)
 			}
 		}
@@ -115,11 +115,11 @@ func memoryEligible(info agent.RunInfo) bool {
 // startedByReset reports whether the run's transcript begins with the
 // reset entry /new or /reset writes (not an automatic daily or idle
 // reset's).
-func startedByReset(st transcriptHead, info agent.RunInfo) bool {
+func startedByReset(ctx context.Context, st transcriptHead, info agent.RunInfo) bool {
 	if st == nil || info.Session == nil || info.Session.SessionID == "" {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	msgs, err := st.History(ctx, info.Session.SessionID, store.HistoryOptions{BeforeSeq: 2})
 	if err != nil || len(msgs) == 0 {

@@ -34,7 +34,7 @@ func TestSystemPromptMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompt := systemPrompt(cfg, nil)
-	got := prompt(agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
+	got := prompt(t.Context(), agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
 	if got != "## AGENTS.md\n\nagent rules" {
 		t.Fatalf("prompt with a linked MEMORY.md = %q", got)
 	}
@@ -55,7 +55,7 @@ func TestSystemPromptMemory(t *testing.T) {
 		{"group", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:telegram:group:1"}, false},
 		{"cron", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:cron:job1"}, false},
 	} {
-		got := prompt(tc.info)
+		got := prompt(t.Context(), tc.info)
 		if has := strings.Contains(got, "## MEMORY.md\n\nfact one"); has != tc.want {
 			t.Errorf("%s: MEMORY.md in prompt = %v, want %v (%q)", tc.name, has, tc.want, got)
 		}
@@ -85,7 +85,7 @@ func TestSystemPromptSkipsHardLinkedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := systemPrompt(cfg, nil)(agent.RunInfo{AgentID: "main"})
+	got := systemPrompt(cfg, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	if strings.Contains(got, "GATEWAY-TOKEN") || strings.Contains(got, "AGENTS.md") {
 		t.Errorf("the hard-linked AGENTS.md reached the prompt: %q", got)
 	}

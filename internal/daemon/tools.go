@@ -115,12 +115,12 @@ func (b *toolbox) All() *tools.Set { return b.all.Load() }
 // agents.list[].tools), and for a sub-agent further minus what the
 // sub-agent tool policy denies at its depth (docs/spec/reference-behaviour.md §9.4). A removed
 // tool's schema never reaches the model.
-func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
+func (b *toolbox) forRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 	all := b.all.Load()
 	if b.mcp != nil {
 		// MCP servers start here, on the first run that needs tools. The
 		// built-in tools come last so that they win a name clash.
-		if ext := b.mcp.Tools(context.Background()); len(ext) > 0 {
+		if ext := b.mcp.Tools(ctx); len(ext) > 0 {
 			all = tools.NewSet(append(ext, all.All()...)...)
 		}
 	}
@@ -355,7 +355,7 @@ type workspaces struct {
 	sandboxDir func(agent.RunInfo) (dir string, ok bool)
 }
 
-func (w *workspaces) forRun(info agent.RunInfo) string {
+func (w *workspaces) forRun(ctx context.Context, info agent.RunInfo) string {
 	if w.sandboxDir != nil {
 		if dir, ok := w.sandboxDir(info); ok {
 			return dir
@@ -369,7 +369,7 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 	// Walk up the spawn chain (bounded by the maximum depth) to the root.
 	for i := 0; parent != "" && i < 8; i++ {
 		agentID = sessionkey.AgentID(parent)
-		s, err := w.store.GetSession(context.Background(), parent)
+		s, err := w.store.GetSession(ctx, parent)
 		if err != nil {
 			break
 		}

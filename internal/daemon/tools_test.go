@@ -51,7 +51,7 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 	b.set(builtinTool{"sessions_list"}, builtinTool{"agents_list"})
 	names := func(info agent.RunInfo) []string {
 		var out []string
-		for _, t := range b.forRun(info).All() {
+		for _, t := range b.forRun(t.Context(), info).All() {
 			out = append(out, t.Name())
 		}
 		return out
@@ -82,7 +82,7 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 		})
 	}
 	// The built-in sessions_list wins over the MCP tool of the same name.
-	if tl, _ := b.forRun(agent.RunInfo{AgentID: "main"}).Get("sessions_list"); tl != (builtinTool{"sessions_list"}) {
+	if tl, _ := b.forRun(t.Context(), agent.RunInfo{AgentID: "main"}).Get("sessions_list"); tl != (builtinTool{"sessions_list"}) {
 		t.Errorf("sessions_list = %#v, want the built-in one", tl)
 	}
 }
@@ -131,7 +131,7 @@ func TestToolboxDockerSandbox(t *testing.T) {
 	if err := b.preflight(context.Background(), info); err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	ex, ok := b.forRun(info).Get("exec")
+	ex, ok := b.forRun(t.Context(), info).Get("exec")
 	if !ok {
 		t.Fatal("no exec")
 	}

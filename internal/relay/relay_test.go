@@ -54,7 +54,7 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: scriptedModels{scripted.New(scripted.Options{})},
-		Tools: func(agent.RunInfo) *tools.Set { return set },
+		Tools: func(context.Context, agent.RunInfo) *tools.Set { return set },
 	})
 	if err != nil {
 		tb.Fatal(err)

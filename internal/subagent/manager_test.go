@@ -75,7 +75,7 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: models, Queue: settings.Resolve(cfg).Queue,
-		Tools: func(agent.RunInfo) *tools.Set { return set },
+		Tools: func(context.Context, agent.RunInfo) *tools.Set { return set },
 		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 			e.m.OnFinish(ctx, run, res, last)
 		},
