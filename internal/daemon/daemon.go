@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
+	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -38,12 +39,14 @@ import (
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/secrets"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
+	"github.com/switchboardhq/switchboard/internal/storage"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
@@ -54,9 +57,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 	"github.com/switchboardhq/switchboard/internal/webui"
 )
-
-// DBFile is the SQLite database file name inside the state dir.
-const DBFile = "switchboard.db"
 
 // EnvAnnounceExpiry overrides how long an undelivered sub-agent announce is
 // retried before it becomes a dead letter (a Go duration; default 7 days).
@@ -161,7 +161,7 @@ type Daemon struct {
 	api           *httpFront  // /tools/invoke and the OpenAI-compatible paths
 	jobs          *shell.Jobs // exec's background commands
 	box           *toolbox    // the tools, and the Docker sandbox client
-	mods          *models
+	mods          *registry.Registry
 	tracing       *tracing
 }
 
@@ -221,7 +221,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}()
 	// Every configured secret value is masked in what leaves the gateway:
 	// log lines, provider errors, tool results.
-	masks := &maskRef{}
+	masks := &secrets.Ref{}
 	masks.Set(secrets.New(cfg.SecretValues()...))
 	// Logs go to the console and, unless a logger was given, to the log
 	// file in the state dir (which logs.tail reads).
@@ -232,7 +232,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return nil, err
 		}
 		// Secret values are masked in every line, whatever field holds them.
-		log = slog.New(newMaskingHandler(logs.logger.Handler(), masks))
+		log = slog.New(secrets.NewLogHandler(logs.logger.Handler(), masks))
 		defer func() {
 			if err != nil {
 				logs.Close()
@@ -264,7 +264,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	// The generated token is a secret like the configured ones.
 	masks.Set(secrets.New(cfg.SecretValues()...))
 
-	st, err := openStore(ctx, cfg, paths.StateDir)
+	st, err := storage.Open(ctx, cfg, paths.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -327,11 +327,11 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 
 	// The configuration is resolved once into the components' settings.
 	set := settings.Resolve(cfg)
-	mods := newModels(cfg)
+	mods := registry.New(cfg)
 	// A model that cannot run fails every turn; say so now, with the fix
 	// (the run's own error says the same).
-	for _, c := range modelChecks(cfg) {
-		if c.Status == CheckFail {
+	for _, c := range doctor.Models(cfg) {
+		if c.Status == doctor.CheckFail {
 			log.Warn("models: "+c.Detail, "fix", c.Fix)
 		}
 	}
@@ -377,7 +377,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Tools:     box.forRun,
 		Preflight: box.preflight,
 		Workspace: ws.forRun,
-		MaskText:  maskText(masks.get()),
+		MaskText:  masks.Get().Func(),
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {
 				return attachments.RedactToolCallArgs(args)
@@ -532,7 +532,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		box:       box,
 		tracing:   tr,
 		lock:      lock,
-		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
+		readiness: &readiness{dir: paths.StateDir, ping: st.Ping},
 		logs:      logs,
 		Config:    cfg,
 		Store:     st,
@@ -591,10 +591,10 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Settings:              set,
 		Logger:                log,
 		Version:               opts.Version,
-		StorePath:             st.name,
+		StorePath:             st.Name,
 		StateDir:              paths.StateDir,
 		LogFile:               logs.path(),
-		Catalog:               mods.Catalog,
+		Catalog:               func() []gateway.CatalogModel { return modelCatalog(cfg, mods) },
 		AllowedOrigins:        allowedOrigins(cfg),
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
 		PublicURLs:            publicURLs(cfg),
@@ -886,7 +886,7 @@ func (d *Daemon) Close() error {
 			errs = append(errs, d.node.Close())
 		}
 		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
-		d.mods.closeIdle()
+		d.mods.CloseIdle()
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -48,7 +49,7 @@ func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces
 
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
-func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *models, gw *gateway.Server,
+func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *registry.Registry, gw *gateway.Server,
 	box *toolbox, ws *workspaces, log *slog.Logger) (*httpapi.Server, error) {
 	inv, err := newInvoker(cfg, st, box, ws, log, true)
 	if err != nil {
