@@ -438,6 +438,7 @@ var importAllowLists = map[string][]string{
 		"github.com/prometheus/client_golang/prometheus/collectors",
 		"github.com/prometheus/client_golang/prometheus/promhttp",
 		"internal/agent",
+		"internal/store",
 	},
 	// toolinvoke: direct tool invocation over the tools contract and the
 	// pure policy; no runner, store or transport.

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -25,17 +26,17 @@ type httpFront = httpapi.Server
 // newInvoker returns the direct tool invoker: the tools a run of the
 // target session would get (the agents' policy chain), plus, for the HTTP
 // surface, the default HTTP deny list adjusted by gateway.tools.
-func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
+func newInvoker(cfg *config.Config, st store.Store, box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
 	return toolinvoke.New(toolinvoke.Config{
 		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
 			sess, err := st.GetSession(ctx, key)
 			if err != nil {
 				sess = nil // a new session: the policy of its key alone
 			}
-			return box.forRun(ctx, agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
+			return box.ForRun(ctx, agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
 		},
 		Workspace: func(ctx context.Context, agentID string) string {
-			return ws.forRun(ctx, agent.RunInfo{AgentID: agentID})
+			return ws.ForRun(ctx, agent.RunInfo{AgentID: agentID})
 		},
 		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
 		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
@@ -50,7 +51,7 @@ func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
 func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *registry.Registry, gw *gateway.Server,
-	box *toolbox, ws *workspaces, log *slog.Logger) (*httpapi.Server, error) {
+	box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger) (*httpapi.Server, error) {
 	inv, err := newInvoker(cfg, st, box, ws, log, true)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package daemon
+package prompt
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func TestSystemPromptMemory(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "MEMORY.md"), filepath.Join(ws, "MEMORY.md")); err != nil {
 		t.Fatal(err)
 	}
-	prompt := systemPrompt(cfg, nil)
+	prompt := Builder(cfg, nil)
 	got := prompt(t.Context(), agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
 	if got != "## AGENTS.md\n\nagent rules" {
 		t.Fatalf("prompt with a linked MEMORY.md = %q", got)
@@ -85,7 +85,7 @@ func TestSystemPromptSkipsHardLinkedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := systemPrompt(cfg, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
+	got := Builder(cfg, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	if strings.Contains(got, "GATEWAY-TOKEN") || strings.Contains(got, "AGENTS.md") {
 		t.Errorf("the hard-linked AGENTS.md reached the prompt: %q", got)
 	}

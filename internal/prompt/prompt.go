@@ -1,4 +1,9 @@
-package daemon
+// Package prompt owns a run's base system prompt: the bootstrap files of
+// its agent's workspace (AGENTS.md, SOUL.md, IDENTITY.md, USER.md), then
+// MEMORY.md in private sessions, then the daily notes in a transcript that
+// /new or /reset started, under the reference's bootstrap budgets. The
+// daemon hands Builder to the runner.
+package prompt
 
 import (
 	"context"
@@ -24,19 +29,19 @@ import (
 // MEMORY.md follows them in sessions that may see it (memoryEligible).
 var bootstrapFiles = []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"}
 
-// transcriptHead is what systemPrompt needs of the store: a transcript's
+// TranscriptHead is what Builder needs of the store: a transcript's
 // first entry tells whether /new or /reset started it.
-type transcriptHead interface {
+type TranscriptHead interface {
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 }
 
-// systemPrompt builds a run's base system prompt from the bootstrap files
+// Builder returns the function that builds a run's base system prompt from the bootstrap files
 // in its agent's workspace, then MEMORY.md, then — in a transcript that
 // /new or /reset started — yesterday's and today's daily notes, all under
 // the reference's bootstrap budgets (memory.BuildBootstrap); missing files,
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
-func systemPrompt(cfg *config.Config, st transcriptHead) func(context.Context, agent.RunInfo) string {
+func Builder(cfg *config.Config, st TranscriptHead) func(context.Context, agent.RunInfo) string {
 	return func(ctx context.Context, info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
@@ -115,7 +120,7 @@ func memoryEligible(info agent.RunInfo) bool {
 // startedByReset reports whether the run's transcript begins with the
 // reset entry /new or /reset writes (not an automatic daily or idle
 // reset's).
-func startedByReset(ctx context.Context, st transcriptHead, info agent.RunInfo) bool {
+func startedByReset(ctx context.Context, st TranscriptHead, info agent.RunInfo) bool {
 	if st == nil || info.Session == nil || info.Session.SessionID == "" {
 		return false
 	}
