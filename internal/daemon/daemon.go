@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/metrics"
@@ -101,7 +102,7 @@ type Options struct {
 	// lockout without sleeping.
 	Now func() time.Time
 	// IdleTimeout, BodyTimeout and MaxConnsPerAddr bound the gateway
-	// port's connections; zero means DefaultIdleTimeout,
+	// port's connections; zero means httpserve.DefaultIdleTimeout,
 	// DefaultBodyTimeout and DefaultMaxConnsPerAddr.
 	IdleTimeout, BodyTimeout time.Duration
 	MaxConnsPerAddr          int
@@ -139,7 +140,7 @@ type Daemon struct {
 	// retireMetrics hands the closed gateway's own counts to the
 	// counters the next gateway of the process counts on from.
 	retireMetrics func()
-	logs          *logSetup // nil when Options.Logger was given
+	logs          *logfile.Logger // nil when Options.Logger was given
 	closeOnce     sync.Once
 	closeErr      error
 	started       time.Time

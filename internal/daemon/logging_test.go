@@ -33,8 +33,8 @@ func TestLoggingSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.logger.Info("hello", "token", "s3cret-token", "apiKey", "sk-abc", "n", 1)
-	l.logger.Warn("careful", "password", "hunter2")
+	l.Info("hello", "token", "s3cret-token", "apiKey", "sk-abc", "n", 1)
+	l.Warn("careful", "password", "hunter2")
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/httpserve"
+	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
@@ -89,7 +91,7 @@ type wiring struct {
 	paths          config.Paths
 	lock           *statedir.Lock
 	log            *slog.Logger
-	logs           *logSetup // nil when Options.Logger was given
+	logs           *logfile.Logger // nil when Options.Logger was given
 	generatedToken bool
 
 	st         *storage.Opened
@@ -195,7 +197,7 @@ func (w *wiring) loadConfig(context.Context) error {
 		}
 		w.closeOnFail(w.logs)
 		// Secret values are masked in every line, whatever field holds them.
-		w.log = slog.New(secrets.NewLogHandler(w.logs.logger.Handler(), masks))
+		w.log = slog.New(secrets.NewLogHandler(w.logs.Handler(), masks))
 	}
 	for _, warn := range warnings {
 		w.log.Warn("config: " + warn.String())
@@ -351,7 +353,16 @@ func (w *wiring) newRunner(ctx context.Context) error {
 // then the built-in tools.
 func (w *wiring) newDelivery(context.Context) error {
 	cfg, log, st, set, runner := w.cfg, w.log, w.st, w.set, w.runner
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer})
+	// One dispatcher delivers every outbox item: sub-agent announces,
+	// agent-to-agent flows, A2A sends and chat channel replies; each
+	// component that records items wakes it, and registers its handler.
+	disp, err := outbox.New(outbox.Config{Store: st, Logger: log, Shared: w.node != nil})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.closeOnFail(disp)
+	w.disp = disp
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -374,7 +385,7 @@ func (w *wiring) newDelivery(context.Context) error {
 	w.subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Settings: set, Models: w.mods, Logger: log,
 		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
-		Tracer: w.tr.tracer,
+		Tracer: w.tr.tracer, Outbox: disp,
 	})
 	if err != nil {
 		return err
@@ -389,27 +400,20 @@ func (w *wiring) newDelivery(context.Context) error {
 		w.onFail(chans.close)
 	}
 	w.chans = chans
-	// One dispatcher delivers every outbox item: sub-agent announces,
-	// agent-to-agent flows, A2A sends and chat channel replies.
 	handlers := []outbox.Handler{w.subs.AnnounceHandler(), rel.Handler()}
 	if remote != nil {
+		remote.kick = disp.Kick
 		handlers = append(handlers, remote.handler())
 	}
 	if chans != nil {
+		chans.kicker = disp
 		handlers = append(handlers, chans.handler())
 	}
-	if w.disp, err = outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log, Shared: w.node != nil}); err != nil {
-		return fmt.Errorf("daemon: %w", err)
+	for _, h := range handlers {
+		if err := disp.Register(h); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
 	}
-	if remote != nil {
-		remote.kick = w.disp.Kick
-	}
-	rel.SetKicker(w.disp)
-	w.subs.SetOutbox(w.disp)
-	if chans != nil {
-		chans.kicker = w.disp
-	}
-	w.closeOnFail(w.disp)
 	w.box.Set(w.builtinTools(sessTools)...)
 	return nil
 }
@@ -517,7 +521,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Version:               w.opts.Version,
 		StorePath:             st.Name,
 		StateDir:              w.paths.StateDir,
-		LogFile:               w.logs.path(),
+		LogFile:               w.logs.Path(),
 		Catalog:               func() []gateway.CatalogModel { return modelCatalog(cfg, mods) },
 		AllowedOrigins:        allowedOrigins(cfg),
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
@@ -614,9 +618,9 @@ func (w *wiring) newDoors(ctx context.Context) error {
 // listens in the state dir's lock and says so on stdout.
 func (w *wiring) serve(ctx context.Context) error {
 	d, opts := w.d, w.opts
-	d.srv = newHTTPServer(w.gw.Doors(w.mux), cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), cmp.Or(opts.BodyTimeout, DefaultBodyTimeout))
+	d.srv = httpserve.New(w.gw.Doors(w.mux), cmp.Or(opts.IdleTimeout, httpserve.DefaultIdleTimeout), cmp.Or(opts.BodyTimeout, httpserve.DefaultBodyTimeout))
 	d.srv.BaseContext = func(net.Listener) context.Context { return ctx }
-	maxConns := cmp.Or(opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
+	maxConns := cmp.Or(opts.MaxConnsPerAddr, httpserve.DefaultMaxConnsPerAddr)
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.wg.Go(func() { d.readinessLoop(loops) })
@@ -630,7 +634,7 @@ func (w *wiring) serve(ctx context.Context) error {
 	for _, ln := range w.lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
 		d.serving.Go(func() {
-			if err := d.srv.Serve(newCapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := d.srv.Serve(httpserve.CapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
 			}
 		})
