@@ -65,7 +65,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		w.loadConfig,  // the config, the private state dir and its lock, the logger, the gateway token
 		w.openStorage, // the store behind its timer, the listeners, the cluster node on PostgreSQL
 		w.newRunner,   // models, MCP client, toolbox, approvals, workspaces, tracing, event hooks, the runner
-		w.newDelivery, // relay, session tools, sub-agents, chat channels, the outbox, the built-in tools
+		w.newDelivery, // the outbox and what records its items: relay, sub-agents, chat channels; the built-in tools
 		w.recoverRuns, // cut approvals, then the node's lanes or the runner's own, then sub-agent announces
 		w.newGateway,  // the daemon, cron, the gateway; the outbox starts delivering
 		w.newDoors,    // MCP, the HTTP API, A2A, metrics, hooks and webhooks on one mux
@@ -347,10 +347,10 @@ func (w *wiring) newRunner(ctx context.Context) error {
 	return nil
 }
 
-// newDelivery builds what carries work between sessions and out of the
-// gateway — agent-to-agent flows, session tools, sub-agents, the chat
-// channels — and the one outbox dispatcher that delivers their items;
-// then the built-in tools.
+// newDelivery builds the one outbox dispatcher and what carries work
+// between sessions and out of the gateway — agent-to-agent flows, session
+// tools, sub-agents, the chat channels — each taking the dispatcher to
+// wake and registering its handler with it; then the built-in tools.
 func (w *wiring) newDelivery(context.Context) error {
 	cfg, log, st, set, runner := w.cfg, w.log, w.st, w.set, w.runner
 	// One dispatcher delivers every outbox item: sub-agent announces,
