@@ -14,6 +14,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/cli"
 	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/doctor"
+	"github.com/switchboardhq/switchboard/internal/storage"
 )
 
 func main() {
@@ -23,7 +25,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "switchboard: warning: cannot mark inherited file descriptors close-on-exec:", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: doctor, Migrate: migrate})
+	err := cli.Run(ctx, os.Args[1:], cli.Options{Serve: serve, Doctor: runDoctor, Migrate: migrate})
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "switchboard:", err)
@@ -50,9 +52,9 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		LogLevel: o.LogLevel, LogFormat: o.LogFormat})
 }
 
-// doctor adapts the CLI's doctor flags and result lines to the daemon.
-func doctor(ctx context.Context, o cli.DoctorOptions) []cli.DoctorCheck {
-	checks := daemon.Doctor(ctx, daemon.DoctorOptions{ConfigPath: o.ConfigPath, Port: o.Port})
+// runDoctor adapts the CLI's doctor flags and result lines to doctor.
+func runDoctor(ctx context.Context, o cli.DoctorOptions) []cli.DoctorCheck {
+	checks := doctor.Run(ctx, doctor.Options{ConfigPath: o.ConfigPath, Port: o.Port})
 	out := make([]cli.DoctorCheck, len(checks))
 	for i, c := range checks {
 		out[i] = cli.DoctorCheck{Name: c.Name, Status: string(c.Status), Detail: c.Detail, Fix: c.Fix}
@@ -60,9 +62,9 @@ func doctor(ctx context.Context, o cli.DoctorOptions) []cli.DoctorCheck {
 	return out
 }
 
-// migrate adapts the CLI's migrate flags and report to the daemon.
+// migrate adapts the CLI's migrate flags and report to storage.
 func migrate(ctx context.Context, o cli.MigrateOptions) (cli.MigrateResult, error) {
-	res, err := daemon.Migrate(ctx, daemon.MigrateOptions{ConfigPath: o.ConfigPath, From: o.From, To: o.To})
+	res, err := storage.Migrate(ctx, storage.MigrateOptions{ConfigPath: o.ConfigPath, From: o.From, To: o.To})
 	out := cli.MigrateResult{From: res.From, To: res.To}
 	for _, t := range res.Report.Tables {
 		out.Tables = append(out.Tables, cli.MigrateTable{Table: t.Table, SourceRows: t.SourceRows, DestRows: t.DestRows,

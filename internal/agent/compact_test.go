@@ -72,7 +72,7 @@ func TestCompactKeepsToolPairsAndTheLatestAsk(t *testing.T) {
 	}), func(c *Config) {
 		c.Models = windowModels{c.Models.(staticModels).p, 100000}
 		c.Compaction = CompactionConfig{KeepRecentTokens: 3000, QualityGuard: true}
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{name: "big", fn: func(context.Context, json.RawMessage) (*tools.Result, error) {
 				return &tools.Result{Text: strings.Repeat("r", 8000)}, nil
 			}})

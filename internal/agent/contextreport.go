@@ -37,12 +37,12 @@ func (r *Runner) ContextReport(ctx context.Context, sessionKey string) (*Context
 	info := RunInfo{SessionKey: sess.Key, AgentID: sess.AgentID, Session: sess, Input: &Input{SessionKey: sess.Key, AgentID: sess.AgentID}}
 	req := &provider.Request{Model: model.ModelID}
 	if r.cfg.SystemPrompt != nil {
-		req.System = r.cfg.SystemPrompt(info)
+		req.System = r.cfg.SystemPrompt(ctx, info)
 	}
 	rep := &ContextReport{Model: modelKey(model), Window: modelWindow(model).Tokens, Calibration: r.calib.Ratio(modelKey(model))}
 	rep.Threshold = compaction.Threshold(rep.Window, r.cfg.Compaction.ReserveTokens)
 	if r.cfg.Tools != nil {
-		for _, t := range r.cfg.Tools(info).All() {
+		for _, t := range r.cfg.Tools(ctx, info).All() {
 			rep.Tools = append(rep.Tools, t.Name())
 			req.Tools = append(req.Tools, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 			rep.ToolChars += len(t.Name()) + len(t.Description()) + len(t.Schema())

@@ -77,7 +77,7 @@ func TestClaimCheckedBeforeCallsAndRequests(t *testing.T) {
 				return toolTurn(calls...), nil
 			}, func(c *Config) {
 				c.Lanes = lanes
-				c.Tools = func(RunInfo) *tools.Set { return tools.NewSet(tool("lose"), tool("other")) }
+				c.Tools = func(context.Context, RunInfo) *tools.Set { return tools.NewSet(tool("lose"), tool("other")) }
 			})
 			run := h.wait(h.submit(Input{Message: "go"}).RunID)
 			if run.Status != store.RunAborted || run.Error != InterruptedError {

@@ -38,7 +38,7 @@ func TestPruningAfterTheTTL(t *testing.T) {
 		// 54,000 characters of results weigh about 6,800 tokens, over 30%.
 		c.Models = windowModels{c.Models.(staticModels).p, 20000}
 		c.Pruning = PruningConfig{Enabled: true, TTL: 5 * time.Minute, HardClear: true}
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{name: "read", fn: func(context.Context, json.RawMessage) (*tools.Result, error) {
 				return &tools.Result{Text: strings.Repeat("x", 9000)}, nil
 			}})

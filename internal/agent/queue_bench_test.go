@@ -83,7 +83,7 @@ func BenchmarkSteerLatency(b *testing.B) {
 		}
 		return textReply("ok"), nil
 	}, func(c *Config) {
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{"work", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
 				toolRunning <- struct{}{}
 				<-toolRunning

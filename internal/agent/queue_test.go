@@ -82,7 +82,7 @@ func TestSteerJoinsActiveRunAndSkipsUnstartedTools(t *testing.T) {
 		}
 		return textReply("answered " + lastUser(req)), nil
 	}, func(c *Config) {
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{"slow", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
 				toolStarted <- struct{}{}
 				<-releaseTool

@@ -350,11 +350,11 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	}
 	var toolSet *tools.Set
 	if r.cfg.Tools != nil {
-		toolSet = r.cfg.Tools(info)
+		toolSet = r.cfg.Tools(ctx, info)
 	}
 	var system string
 	if r.cfg.SystemPrompt != nil {
-		system = r.cfg.SystemPrompt(info)
+		system = r.cfg.SystemPrompt(ctx, info)
 	}
 	if in.ExtraSystemPrompt != "" {
 		if system != "" {
@@ -384,7 +384,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	// before chains carried it gets its door's origin here).
 	caller.Chain = caller.Chain.Taint(in.Untrusted())
 	if r.cfg.Workspace != nil {
-		caller.Workspace = r.cfg.Workspace(info)
+		caller.Workspace = r.cfg.Workspace(ctx, info)
 	}
 	budget, err := r.newBudget(model)
 	if err != nil {

@@ -129,18 +129,19 @@ type RunInfo struct {
 type Config struct {
 	Store  Store
 	Models ModelResolver
-	// Tools returns the tools offered to a run; nil means none.
-	Tools func(RunInfo) *tools.Set
+	// Tools returns the tools offered to a run; nil means none. ctx is the
+	// run's (it may start MCP servers or read the store).
+	Tools func(ctx context.Context, info RunInfo) *tools.Set
 	// Preflight, when set, runs before the first model call; an error ends
 	// the run with that error and the model is never called (the sandbox
 	// fails closed this way when its backend is unavailable).
 	Preflight func(context.Context, RunInfo) error
 	// Workspace returns the directory a run's file tools work in (handed to
-	// tools as the caller's Workspace). Optional.
-	Workspace func(RunInfo) string
+	// tools as the caller's Workspace), within the run's ctx. Optional.
+	Workspace func(ctx context.Context, info RunInfo) string
 	// SystemPrompt returns the base system prompt of a run; the input's
-	// ExtraSystemPrompt is appended after it.
-	SystemPrompt func(RunInfo) string
+	// ExtraSystemPrompt is appended after it. ctx is the run's.
+	SystemPrompt func(ctx context.Context, info RunInfo) string
 	// InitSession fills in a session row created by the runner for a new
 	// key (kind, chat type, channel...). Optional.
 	InitSession func(s *store.Session, in *Input)

@@ -311,7 +311,7 @@ func TestToolLoop(t *testing.T) {
 			provider.ToolCall{ID: "c4", Name: "panics"},
 		), nil
 	}, func(c *Config) {
-		c.Tools = func(info RunInfo) *tools.Set {
+		c.Tools = func(_ context.Context, info RunInfo) *tools.Set {
 			return tools.NewSet(
 				funcTool{"add", func(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
 					var p struct{ A, B int }
@@ -387,7 +387,7 @@ func TestStepLimit(t *testing.T) {
 		return toolTurn(provider.ToolCall{ID: fmt.Sprint("c", n), Name: "noop"}), nil
 	}, func(c *Config) {
 		c.MaxSteps = 3
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{"noop", func(context.Context, json.RawMessage) (*tools.Result, error) {
 				return tools.JSONResult(map[string]any{}), nil
 			}})

@@ -82,7 +82,7 @@ func TestToolsReadTheOriginFromTheCaller(t *testing.T) {
 		}
 		return toolTurn(provider.ToolCall{ID: "c1", Name: "probe", Arguments: json.RawMessage(`{}`)}), nil
 	}, func(c *Config) {
-		c.Tools = func(RunInfo) *tools.Set {
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
 			return tools.NewSet(funcTool{"probe", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
 				c := tools.CallerFrom(ctx)
 				mu.Lock()
@@ -132,7 +132,7 @@ func TestOutsideInputWaitsForATurnOfItsOwn(t *testing.T) {
 				}
 				return textReply("re " + lastUser(req)), nil
 			}, func(c *Config) {
-				c.Tools = func(RunInfo) *tools.Set {
+				c.Tools = func(context.Context, RunInfo) *tools.Set {
 					return tools.NewSet(funcTool{"noop", func(context.Context, json.RawMessage) (*tools.Result, error) {
 						return &tools.Result{Text: "noop"}, nil
 					}})

@@ -440,6 +440,7 @@ var importAllowLists = map[string][]string{
 		"github.com/prometheus/client_golang/prometheus/collectors",
 		"github.com/prometheus/client_golang/prometheus/promhttp",
 		"internal/agent",
+		"internal/store",
 	},
 	// toolinvoke: direct tool invocation over the tools contract and the
 	// pure policy; no runner, store or transport.
@@ -459,6 +460,7 @@ var importAllowLists = map[string][]string{
 		"internal/approval",
 		"internal/compaction",
 		"internal/config",
+		"internal/cron",
 		"internal/ctxmap",
 		"internal/gateway/wire",
 		"internal/jsonenc",

@@ -2,7 +2,6 @@ package cron
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -292,13 +291,13 @@ func TestRunsAllScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	call := func(params string) map[string]any {
+	all := func(agentID string, limit, offset int) map[string]any {
 		t.Helper()
-		res, err := s.Call(ctx, "cron.runs", json.RawMessage(params))
+		res, err := s.AllRuns(ctx, agentID, limit, offset)
 		if err != nil {
-			t.Fatalf("cron.runs %s: %v", params, err)
+			t.Fatalf("AllRuns(%q, %d, %d): %v", agentID, limit, offset, err)
 		}
-		return res.(map[string]any)
+		return res
 	}
 	runIDs := func(res map[string]any) []string {
 		var out []string
@@ -307,26 +306,25 @@ func TestRunsAllScope(t *testing.T) {
 		}
 		return out
 	}
-	all := call(`{"scope":"all","limit":3}`)
-	if got := runIDs(all); !slices.Equal(got, []string{"run3/ops report", "run2/hourly", "run1/ops report"}) {
+	first := all("", 3, 0)
+	if got := runIDs(first); !slices.Equal(got, []string{"run3/ops report", "run2/hourly", "run1/ops report"}) {
 		t.Errorf("scope all: %q", got)
 	}
-	if all["total"] != 4 || all["hasMore"] != true || all["nextOffset"] != 3 {
-		t.Errorf("scope all paging: %v", all)
+	if first["total"] != 4 || first["hasMore"] != true || first["nextOffset"] != 3 {
+		t.Errorf("scope all paging: %v", first)
 	}
-	rest := call(`{"limit":3,"offset":3}`) // no id: scope all
+	rest := all("", 3, 3)
 	if got := runIDs(rest); !slices.Equal(got, []string{"run0/hourly"}) || rest["hasMore"] != false || rest["nextOffset"] != nil {
 		t.Errorf("second page: %q %v", got, rest)
 	}
-	if got := runIDs(call(`{"scope":"all","agentId":"ops"}`)); !slices.Equal(got, []string{"run3/ops report", "run1/ops report"}) {
+	if got := runIDs(all("ops", 0, 0)); !slices.Equal(got, []string{"run3/ops report", "run1/ops report"}) {
 		t.Errorf("agentId ops: %q", got)
 	}
-	if got := call(`{"id":"` + a.ID + `"}`)["entries"].([]map[string]any); len(got) != 2 {
-		t.Errorf("one job: %v", got)
+	one, err := s.RunHistory(ctx, a.ID, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bad := range []string{`{"scope":"job"}`, `{"scope":"some"}`, `{"scope":"all","limit":-1}`} {
-		if _, err := s.Call(ctx, "cron.runs", json.RawMessage(bad)); err == nil {
-			t.Errorf("cron.runs %s: no error", bad)
-		}
+	if got := one["entries"].([]map[string]any); len(got) != 2 {
+		t.Errorf("one job: %v", got)
 	}
 }

@@ -1,10 +1,7 @@
 package cron
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -13,242 +10,59 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
-// badRequest is an error in the caller's params; the gateway answers it
-// as INVALID_REQUEST with its message.
-type badRequest struct{ msg string }
-
-func (e *badRequest) Error() string    { return e.msg }
-func (e *badRequest) BadRequest() bool { return true }
-
-func bad(format string, a ...any) error { return &badRequest{fmt.Sprintf(format, a...)} }
-
-func decodeStrict(params json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(params)) == 0 {
-		params = []byte("{}")
+// Status is cron.status: the number of jobs and, when any enabled job is
+// due, the earliest next run.
+func (s *Scheduler) Status(ctx context.Context) (map[string]any, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(params, v); err != nil {
-		return bad("invalid params: %v", err)
+	var next int64
+	for _, j := range all {
+		if j.Enabled && j.State.NextRunAtMs > 0 && (next == 0 || j.State.NextRunAtMs < next) {
+			next = j.State.NextRunAtMs
+		}
 	}
-	return nil
+	out := map[string]any{"enabled": true, "jobs": len(all)}
+	if next > 0 {
+		out["nextWakeAtMs"] = next
+	}
+	return out, nil
 }
 
-type idParams struct {
-	ID    string `json:"id"`
-	JobID string `json:"jobId"`
+// Page is one cron.list page: the jobs (the disabled ones too when
+// includeDisabled) whose id or name holds query, from offset, at most
+// limit of them (0: the default page size).
+func (s *Scheduler) Page(ctx context.Context, includeDisabled bool, query string, offset, limit int) (map[string]any, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return listPage(all, includeDisabled, query, offset, limit), nil
 }
 
-func (p idParams) id() (string, error) {
-	id := strings.TrimSpace(p.ID)
-	if id == "" {
-		id = strings.TrimSpace(p.JobID)
+// Due reports whether job id is enabled and its next run is due now.
+func (s *Scheduler) Due(ctx context.Context, id string) (bool, error) {
+	j, err := s.Get(ctx, id)
+	if err != nil {
+		return false, err
 	}
-	if id == "" {
-		return "", bad("id required")
-	}
-	return id, nil
+	return j.Enabled && j.State.NextRunAtMs != 0 && j.State.NextRunAtMs <= s.cfg.Now().UnixMilli(), nil
 }
 
-// Call serves one cron.* gateway method (list, status, get, add, update,
-// remove, run, runs, enable, disable) with the reference's params.
-func (s *Scheduler) Call(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	res, err := s.call(ctx, method, params)
-	if errors.Is(err, store.ErrNotFound) {
-		// The reference's wording, which its CLI matches to tell a
-		// missing job from a failure.
-		var p idParams
-		_ = json.Unmarshal(params, &p)
-		id, _ := p.id()
-		return nil, bad("cron job not found: %s", id)
+// RunHistory is cron.runs of one job: its newest runs (at most limit; 0:
+// the default), as entries.
+func (s *Scheduler) RunHistory(ctx context.Context, id string, limit int) (map[string]any, error) {
+	runs, err := s.Runs(ctx, id, limit)
+	if err != nil {
+		return nil, err
 	}
-	var br *badRequest
-	if err != nil && !errors.As(err, &br) && isValidation(method) {
-		return nil, &badRequest{err.Error()}
+	entries := make([]map[string]any, 0, len(runs))
+	for _, r := range runs {
+		entries = append(entries, runEntry(r))
 	}
-	return res, err
+	return map[string]any{"entries": entries}, nil
 }
-
-func isValidation(method string) bool { return method == "cron.add" || method == "cron.update" }
-
-func (s *Scheduler) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case "cron.list":
-		var p struct {
-			IncludeDisabled *bool  `json:"includeDisabled"`
-			Query           string `json:"query"`
-			Limit           int    `json:"limit"`
-			Offset          int    `json:"offset"`
-		}
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		if p.Limit < 0 || p.Offset < 0 {
-			return nil, bad("limit and offset must not be negative")
-		}
-		all, err := s.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return listPage(all, p.IncludeDisabled == nil || *p.IncludeDisabled, p.Query, p.Offset, p.Limit), nil
-	case "cron.status":
-		all, err := s.List(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var next int64
-		for _, j := range all {
-			if j.Enabled && j.State.NextRunAtMs > 0 && (next == 0 || j.State.NextRunAtMs < next) {
-				next = j.State.NextRunAtMs
-			}
-		}
-		out := map[string]any{"enabled": true, "jobs": len(all)}
-		if next > 0 {
-			out["nextWakeAtMs"] = next
-		}
-		return out, nil
-	case "cron.get":
-		var p idParams
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		return s.Get(ctx, id)
-	case "cron.add":
-		var j Job
-		if err := decodeStrict(params, &j); err != nil {
-			return nil, err
-		}
-		if !bytes.Contains(params, []byte(`"enabled"`)) {
-			j.Enabled = true
-		}
-		return s.Add(ctx, j)
-	case "cron.update":
-		var p struct {
-			idParams
-			Patch json.RawMessage `json:"patch"`
-		}
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		if len(p.Patch) == 0 {
-			return nil, bad("patch required")
-		}
-		cur, err := s.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		// The patch merges over the current job: fields it names replace.
-		if err := json.Unmarshal(p.Patch, cur); err != nil {
-			return nil, bad("invalid patch: %v", err)
-		}
-		return s.Update(ctx, id, *cur)
-	case "cron.remove":
-		var p idParams
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Remove(ctx, id); err != nil {
-			return nil, err
-		}
-		return map[string]any{"ok": true, "removed": true}, nil
-	case "cron.enable", "cron.disable":
-		var p idParams
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		return s.SetEnabled(ctx, id, method == "cron.enable")
-	case "cron.run":
-		var p struct {
-			idParams
-			Mode string `json:"mode"`
-		}
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		switch p.Mode {
-		case "", "force":
-		case "due":
-			j, err := s.Get(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			if !j.Enabled || j.State.NextRunAtMs == 0 || j.State.NextRunAtMs > s.cfg.Now().UnixMilli() {
-				return map[string]any{"ok": true, "ran": false, "reason": "not-due"}, nil
-			}
-		default:
-			return nil, bad("mode %q is not one of due, force", p.Mode)
-		}
-		runID, err := s.RunNow(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"ok": true, "ran": true, "runId": runID}, nil
-	case "cron.runs":
-		var p struct {
-			idParams
-			Scope   string `json:"scope"`
-			AgentID string `json:"agentId"`
-			Limit   int    `json:"limit"`
-			Offset  int    `json:"offset"`
-		}
-		if err := decodeStrict(params, &p); err != nil {
-			return nil, err
-		}
-		if p.Limit < 0 || p.Offset < 0 {
-			return nil, bad("limit and offset must not be negative")
-		}
-		scope := p.Scope
-		if scope == "" {
-			scope = "job"
-			if strings.TrimSpace(p.ID) == "" && strings.TrimSpace(p.JobID) == "" {
-				scope = "all"
-			}
-		}
-		switch scope {
-		case "all":
-			return s.allRuns(ctx, p.AgentID, p.Limit, p.Offset)
-		case "job":
-		default:
-			return nil, bad("scope %q is not one of job, all", p.Scope)
-		}
-		id, err := p.id()
-		if err != nil {
-			return nil, err
-		}
-		runs, err := s.Runs(ctx, id, p.Limit)
-		if err != nil {
-			return nil, err
-		}
-		entries := make([]map[string]any, 0, len(runs))
-		for _, r := range runs {
-			entries = append(entries, runEntry(r))
-		}
-		return map[string]any{"entries": entries}, nil
-	}
-	return nil, bad("unknown method %s", method)
-}
-
-// Methods lists the gateway methods Call serves.
-var Methods = []string{"cron.list", "cron.status", "cron.get", "cron.add", "cron.update", "cron.remove",
-	"cron.run", "cron.runs", "cron.enable", "cron.disable"}
 
 // defaultListLimit is cron.list's page size when the caller names none
 // (the reference CLI's page size).
@@ -313,11 +127,11 @@ const (
 	maxAllRunsLimit = 200
 )
 
-// allRuns is cron.runs with scope "all": the runs of every job (of
+// AllRuns is cron.runs with scope "all": the runs of every job (of
 // agentID's jobs when set), newest first, one page of them, with the
 // reference's paging fields and each entry's job name. Each job's newest
 // offset+limit runs are read, so total counts at most that many per job.
-func (s *Scheduler) allRuns(ctx context.Context, agentID string, limit, offset int) (any, error) {
+func (s *Scheduler) AllRuns(ctx context.Context, agentID string, limit, offset int) (map[string]any, error) {
 	if limit == 0 {
 		limit = allRunsLimit
 	}

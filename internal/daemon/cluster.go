@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -82,9 +83,9 @@ func checkWorkspaces(ctx context.Context, n *cluster.Node, workspaces []string, 
 	if len(peers) == 0 {
 		return true
 	}
-	if missing := unsharedWorkspaces(workspaces, peers); len(missing) > 0 {
+	if missing := doctor.UnsharedWorkspaces(workspaces, peers); len(missing) > 0 {
 		log.Error("AGENT WORKSPACES ARE NOT SHARED between the nodes of this cluster: a turn on one node does not see the files another node's turn wrote",
-			"detail", describeUnshared(missing), "fix", sharedWorkspacesFix)
+			"detail", doctor.DescribeUnshared(missing), "fix", doctor.SharedWorkspacesFix)
 		return false
 	}
 	log.Info("agent workspaces are shared with every live node", "nodes", peers, "workspaces", workspaces)

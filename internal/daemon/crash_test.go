@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
+	"github.com/switchboardhq/switchboard/internal/storage"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -66,7 +67,7 @@ func TestCrashMidRun(t *testing.T) {
 	cmd.Wait()
 
 	// The database file is intact before anything repairs it.
-	db, err := sql.Open("sqlite", filepath.Join(dir, DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, storage.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,51 +13,36 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/attachments"
-	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
-	"github.com/switchboardhq/switchboard/internal/eventhooks"
+	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway"
-	"github.com/switchboardhq/switchboard/internal/gateway/wire"
-	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
-	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
-	"github.com/switchboardhq/switchboard/internal/relay"
-	"github.com/switchboardhq/switchboard/internal/secrets"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
-	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
-	"github.com/switchboardhq/switchboard/internal/tools/files"
-	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
+	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
-	"github.com/switchboardhq/switchboard/internal/transcript"
-	"github.com/switchboardhq/switchboard/internal/webui"
 )
-
-// DBFile is the SQLite database file name inside the state dir.
-const DBFile = "switchboard.db"
 
 // EnvAnnounceExpiry overrides how long an undelivered sub-agent announce is
 // retried before it becomes a dead letter (a Go duration; default 7 days).
@@ -118,7 +102,7 @@ type Options struct {
 	// lockout without sleeping.
 	Now func() time.Time
 	// IdleTimeout, BodyTimeout and MaxConnsPerAddr bound the gateway
-	// port's connections; zero means DefaultIdleTimeout,
+	// port's connections; zero means httpserve.DefaultIdleTimeout,
 	// DefaultBodyTimeout and DefaultMaxConnsPerAddr.
 	IdleTimeout, BodyTimeout time.Duration
 	MaxConnsPerAddr          int
@@ -156,607 +140,15 @@ type Daemon struct {
 	// retireMetrics hands the closed gateway's own counts to the
 	// counters the next gateway of the process counts on from.
 	retireMetrics func()
-	logs          *logSetup // nil when Options.Logger was given
+	logs          *logfile.Logger // nil when Options.Logger was given
 	closeOnce     sync.Once
 	closeErr      error
 	started       time.Time
-	api           *httpFront  // /tools/invoke and the OpenAI-compatible paths
-	jobs          *shell.Jobs // exec's background commands
-	box           *toolbox    // the tools, and the Docker sandbox client
-	mods          *models
+	api           *httpFront   // /tools/invoke and the OpenAI-compatible paths
+	jobs          *shell.Jobs  // exec's background commands
+	box           *toolbox.Box // the tools, and the Docker sandbox client
+	mods          *registry.Registry
 	tracing       *tracing
-}
-
-// Start loads the config, opens the store, recovers interrupted runs and
-// starts listening. The returned daemon runs until Close.
-func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
-	started := time.Now()
-	env := opts.Env
-	if env == nil {
-		env = config.OSEnv
-	}
-	stdout := opts.Stdout
-	if stdout == nil {
-		stdout = os.Stdout
-	}
-	stderr := opts.Stderr
-	if stderr == nil {
-		stderr = os.Stderr
-	}
-
-	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
-	if err != nil {
-		early := opts.Logger
-		if early == nil {
-			early = slog.New(slog.NewTextHandler(stderr, nil))
-		}
-		for _, w := range warnings {
-			early.Warn("config: " + w.String())
-		}
-		return nil, err
-	}
-	if opts.Bind != "" {
-		var more []config.Warning
-		if cfg, more, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
-			return nil, err
-		}
-		warnings = append(warnings, more...)
-	}
-	paths := cfg.Paths()
-	if err := privateDir(paths.StateDir); err != nil {
-		return nil, fmt.Errorf("daemon: state dir: %w", err)
-	}
-	// A store that cannot be written would accept nothing: say so now.
-	if err := statedir.ProbeWritable(paths.StateDir); err != nil {
-		return nil, fmt.Errorf("daemon: state dir not writable: %w", err)
-	}
-	// One gateway per state dir: a second one would write the same
-	// database. The lock file also records where this one listens.
-	lock, err := statedir.Acquire(paths.StateDir)
-	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			lock.Close()
-		}
-	}()
-	// Every configured secret value is masked in what leaves the gateway:
-	// log lines, provider errors, tool results.
-	masks := &maskRef{}
-	masks.Set(secrets.New(cfg.SecretValues()...))
-	// Logs go to the console and, unless a logger was given, to the log
-	// file in the state dir (which logs.tail reads).
-	log := opts.Logger
-	var logs *logSetup
-	if log == nil {
-		if logs, err = newLogSetup(cfg.LogSettings(), opts.LogLevel, opts.LogFormat, stderr); err != nil {
-			return nil, err
-		}
-		// Secret values are masked in every line, whatever field holds them.
-		log = slog.New(newMaskingHandler(logs.logger.Handler(), masks))
-		defer func() {
-			if err != nil {
-				logs.Close()
-			}
-		}()
-	}
-	for _, w := range warnings {
-		log.Warn("config: " + w.String())
-	}
-	// A secret is required unless auth is explicitly off: with no mode and
-	// no secret configured, the gateway uses a generated token kept in the
-	// state dir (the CLI on this host reads it from there).
-	generatedToken := false
-	if cfg.Gateway.Auth.Mode == "" {
-		if a := cfg.GatewayAuth(); a.Token == "" && a.Password == "" {
-			generatedToken = true
-			tok, created, err := config.LoadOrCreateGatewayToken(paths.StateDir)
-			if err != nil {
-				return nil, err
-			}
-			if cfg, _, err = cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok}); err != nil {
-				return nil, err
-			}
-			if created {
-				log.Info("generated a gateway token", "file", filepath.Join(paths.StateDir, config.GatewayTokenFile))
-			}
-		}
-	}
-	// The generated token is a secret like the configured ones.
-	masks.Set(secrets.New(cfg.SecretValues()...))
-
-	st, err := openStore(ctx, cfg, paths.StateDir)
-	if err != nil {
-		return nil, err
-	}
-	// Every component reaches the store through its timer (/metrics);
-	// rawStore is the backend itself, for its optional interfaces.
-	rawStore := st.Store
-	storeTimer := metrics.NewStoreTimer()
-	st.Store = timedStore{Store: rawStore, t: storeTimer}
-	defer func() {
-		if err != nil {
-			st.Close()
-		}
-	}()
-	// The listeners are bound before any run can start: a node's id is
-	// its host and port, which only this process can hold.
-	lns, err := listen(cfg, opts.Port)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			for _, ln := range lns {
-				ln.Close()
-			}
-		}
-	}()
-	// On PostgreSQL this gateway is one node of those sharing the
-	// database; subs is set before the node starts adopting.
-	var (
-		node  *cluster.Node
-		lanes agent.Lanes
-		subs  *subagent.Manager
-		// chans is set before any run starts (nil: no chat channel).
-		chans *channelHub
-	)
-	if pg, ok := rawStore.(*postgres.Store); ok {
-		onAdopt := func(ctx context.Context, _ []*store.Run) {
-			if subs != nil {
-				if err := subs.Reconcile(ctx); err != nil {
-					log.Warn("sub-agent announces after an adoption failed", "err", err)
-				}
-			}
-		}
-		// Every node marks the agents' workspaces, and checks the others'
-		// marks when it starts and when a node joins.
-		marked := agentWorkspaces(cfg)
-		onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, node, marked, log) }
-		if node, err = newNode(cfg.StorageSettings(), pg, lns[0].Addr(), ephemeralPort(cfg, opts.Port), opts.Version, onAdopt, onJoin, log); err != nil {
-			return nil, fmt.Errorf("daemon: %w", err)
-		}
-		if err = writeNodeMarkers(marked, node.ID()); err != nil {
-			return nil, fmt.Errorf("daemon: %w", err)
-		}
-		lanes = node
-		if generatedToken {
-			// A token generated in this node's state dir is this node's
-			// alone: a client sent to another node would be refused.
-			log.Warn("gateway token generated in this node's state dir: give every node of the cluster the same token",
-				"fix", "set gateway.auth.token (or "+config.EnvGatewayToken+") to one value on every node")
-		}
-		defer func() {
-			if err != nil {
-				node.Close()
-			}
-		}()
-	}
-
-	// The configuration is resolved once into the components' settings.
-	set := settings.Resolve(cfg)
-	skillBook := &skills.Agents{Resolve: func(id string) skills.Scope { return settings.SkillScope(cfg, id) }}
-	mods := newModels(cfg)
-	// A model that cannot run fails every turn; say so now, with the fix
-	// (the run's own error says the same).
-	for _, c := range modelChecks(cfg) {
-		if c.Status == CheckFail {
-			log.Warn("models: "+c.Detail, "fix", c.Fix)
-		}
-	}
-	alias := sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
-	// MCP servers start lazily, on the first run that needs tools.
-	mcpc := mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: opts.Version, Logger: log})
-	defer func() {
-		if err != nil {
-			mcpc.Close()
-		}
-	}()
-	box := &toolbox{conf: set, mcp: mcpc, log: log}
-	box.pruneIdle, box.pruneMaxAge = cfg.SandboxPrune()
-	appr, err := newApprovals(cfg, paths.StateDir, func(kind string) {
-		if box.refused != nil {
-			box.refused(kind)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	box.gate = appr.gate
-	ws := &workspaces{cfg: cfg, store: st, sandboxDir: box.sandboxDir}
-	tr, err := newTracing(ctx, opts.TracerProvider, env, opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			tr.close()
-		}
-	}()
-	if tr.shutdown != nil {
-		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
-	}
-	evHooks, err := newEventHooks(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	runner, err := agent.New(agent.Config{
-		Store:     st,
-		Models:    mods,
-		Tools:     box.forRun,
-		Preflight: box.preflight,
-		Workspace: ws.forRun,
-		MaskText:  maskText(masks.get()),
-		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
-			if attachments.IsSpawnToolCall(name) {
-				return attachments.RedactToolCallArgs(args)
-			}
-			return args
-		},
-		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
-			if subs != nil {
-				subs.OnFinish(ctx, run, res, last)
-			}
-			chans.onFinish(ctx, run, res, last)
-		},
-		SystemPrompt: systemPrompt(cfg, st, skillBook),
-		Logger:       log,
-		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
-		DefaultTimeout: func() time.Duration {
-			if n := cfg.AgentTimeoutSeconds(); n > 0 {
-				return time.Duration(n) * time.Second
-			}
-			return 0
-		}(),
-		Compaction: compactionConfig(cfg, box.workspaceWritable),
-		ResetRule:  resetRule(cfg),
-		Pruning:    pruningConfig(cfg),
-		Queue:      set.Queue,
-		Lanes:      lanes,
-		RootBudget: func(agentID string) spend.Limits { return set.Agent(agentID).Budget },
-		OnCompact:  compactHook(evHooks),
-		Tracer:     tr.tracer,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			runner.Close()
-		}
-	}()
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: tr.tracer})
-	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	// Guardrail refusals are counted on /metrics, which is built later.
-	var mets atomic.Pointer[metrics.Metrics]
-	refused := func(kind string) {
-		if m := mets.Load(); m != nil {
-			m.Refused(kind)
-		}
-	}
-	box.refused = refused
-	remote := newA2ARemote(cfg, st, runner, set.SendRules, log)
-	var remoteDep sessions.Remote
-	if remote != nil {
-		remoteDep = remote
-	}
-	sessTools := sessions.New(sessions.Deps{
-		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: paths.StateDir, OnRefusal: refused,
-		ExpectedWait: runner.ExpectedWait,
-		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
-			return budgetView(ctx, runner, subs, set, s)
-		},
-		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
-			return sendBudgetRefusal(ctx, runner, from, to)
-		},
-		Remote: remoteDep,
-	})
-	subs, err = subagent.New(subagent.Config{
-		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
-		AnnounceExpiry: announceExpiry(env), OnRefusal: refused, Shared: node != nil,
-		Tracer: tr.tracer,
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The chat channels listen for run ends before Recover resumes queued
-	// runs, so a message accepted before a restart still gets its reply.
-	chans, err = newChannels(set, st, runner, log)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil && chans != nil {
-			chans.close()
-		}
-	}()
-	// One dispatcher delivers every outbox item: sub-agent announces,
-	// agent-to-agent flows, A2A sends and chat channel replies.
-	handlers := []outbox.Handler{subs.AnnounceHandler(), rel.Handler()}
-	if remote != nil {
-		handlers = append(handlers, remote.handler())
-	}
-	if chans != nil {
-		handlers = append(handlers, chans.handler())
-	}
-	disp, err := outbox.New(outbox.Config{Store: st, Handlers: handlers, Logger: log, Shared: node != nil})
-	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	if remote != nil {
-		remote.kick = disp.Kick
-	}
-	rel.SetKicker(disp)
-	subs.SetOutbox(disp)
-	if chans != nil {
-		chans.kicker = disp
-	}
-	defer func() {
-		if err != nil {
-			disp.Close()
-		}
-	}()
-	execCfg := cfg.Exec()
-	// Commands exec moves to the background live here until the process
-	// tool clears them or the gateway stops (which kills the rest).
-	jobs := shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
-	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: jobs, SkillEnv: skillBook.Env})
-	builtin := append(append(sessTools.All(), subs.Tool(), execTool, shell.NewProcessTool(jobs)), files.All()...)
-	if fetch := webFetchTool(cfg); fetch != nil {
-		builtin = append(builtin, fetch)
-	}
-	// memory.search.enabled: false removes the memory tools, as in the
-	// reference (and the memory.* methods).
-	var memSvc gateway.MemoryService
-	if ms, ok := rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
-		idx := memory.NewIndex(ms)
-		if vs, ok := rawStore.(store.MemoryVectorStore); ok {
-			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{mods})
-		}
-		builtin = append(builtin, memorytools.All(idx)...)
-		memSvc = memorytools.Service{Index: idx, Workspace: cfg.AgentWorkspace}
-	}
-	box.set(builtin...)
-	// Approvals a crash cut get their expired results before queued runs
-	// resume, so that a resumed run of the session already sees them.
-	if err := appr.recoverPending(ctx, st.Store, log); err != nil {
-		return nil, err
-	}
-	if node != nil {
-		if err := node.Start(ctx, runner); err != nil {
-			return nil, fmt.Errorf("daemon: %w", err)
-		}
-		log.Info("joined the gateway cluster", "node", node.ID(), "lease", node.Lease())
-		checkWorkspaces(ctx, node, agentWorkspaces(cfg), log)
-	} else if _, err := runner.Recover(ctx); err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	if err := subs.Start(ctx); err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			subs.Close()
-		}
-	}()
-
-	d := &Daemon{
-		jobs:      jobs,
-		node:      node,
-		box:       box,
-		tracing:   tr,
-		lock:      lock,
-		readiness: &readiness{dir: paths.StateDir, ping: st.ping},
-		logs:      logs,
-		Config:    cfg,
-		Store:     st,
-		Runner:    runner,
-		outbox:    disp,
-		subs:      subs,
-		mcpc:      mcpc,
-		mods:      mods,
-		log:       log.With("component", "daemon"),
-		grace:     opts.ShutdownGrace,
-		started:   started,
-	}
-	if d.grace == 0 {
-		d.grace = DefaultShutdownGrace
-		if v := env(EnvShutdownGrace); v != "" {
-			g, err := time.ParseDuration(v)
-			if err != nil || g < 0 {
-				return nil, fmt.Errorf("daemon: %s=%q: want a duration such as 10s", EnvShutdownGrace, v)
-			}
-			d.grace = g
-		}
-	}
-	rpcTools, err := newInvoker(cfg, st, box, ws, log, false)
-	if err != nil {
-		return nil, err
-	}
-	d.chans = chans
-	var cronSvc gateway.CronService
-	if cs, ok := rawStore.(store.CronStore); ok {
-		sched, err := newCron(cs, st, runner, alias, cfg.DefaultAgentID())
-		if err != nil {
-			return nil, fmt.Errorf("daemon: %w", err)
-		}
-		d.cron, cronSvc = sched, sched
-	}
-	var nodesFn func(context.Context) (*wire.NodesList, error)
-	if node != nil {
-		nodesFn = func(ctx context.Context) (*wire.NodesList, error) { return nodesView(ctx, node) }
-	}
-	gw, err := gateway.New(gateway.Config{
-		Skills:    skillBook,
-		Memory:    memSvc,
-		Nodes:     nodesFn,
-		EventHook: evHooks.Fire,
-		Budget: func(ctx context.Context, s *store.Session) (any, error) {
-			v, err := budgetView(ctx, runner, subs, set, s)
-			if v == nil || err != nil {
-				return nil, err // a nil *BudgetView must not become a non-nil any
-			}
-			return v, nil
-		},
-		Runner:                runner,
-		Cron:                  cronSvc,
-		Approvals:             appr.broker,
-		ApprovalsDocument:     appr.document,
-		ApprovalsSet:          appr.setDocument,
-		Store:                 st,
-		Settings:              set,
-		Logger:                log,
-		Version:               opts.Version,
-		StorePath:             st.name,
-		StateDir:              paths.StateDir,
-		LogFile:               logs.path(),
-		Catalog:               mods.Catalog,
-		AllowedOrigins:        allowedOrigins(cfg),
-		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
-		PublicURLs:            publicURLs(cfg),
-		Now:                   opts.Now,
-		Models:                mods,
-		DefaultModelRef:       mods.DefaultModelRef,
-		Invoker:               rpcTools,
-		Subagents:             subs,
-		MCPServers:            func() []wire.MCPServer { return mcpStatus(mcpc) },
-		ChannelStatus:         chans.status,
-		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
-	})
-	if err != nil {
-		return nil, err
-	}
-	d.gw = gw
-	appr.gw.Store(gw)
-	// Deliveries (and flows a restart cut) resume once the gateway is
-	// there to show what they post.
-	if err := disp.Start(); err != nil {
-		gw.Close()
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
-	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
-		return newMCPServer(gw, runner, box, opts.Version, cfg.MCPOperatorReach(), d)
-	}}
-	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
-	if err != nil {
-		gw.Close()
-		return nil, err
-	}
-	d.api = api
-	if d.a2a, err = newA2A(ctx, cfg, st.Store, rawStore, runner, opts.Version); err != nil {
-		api.Close()
-		gw.Close()
-		d.mcp.Close()
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	ui := webui.Handler()
-	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
-	mux.Handle("GET "+webui.Prefix, ui)
-	mux.Handle("GET /favicon.ico", ui)
-	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
-	for _, p := range webui.ControlUIConfigPaths {
-		mux.Handle("GET "+p, uiConfig)
-	}
-	api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
-	// The Control UI's agent images (CORS for the admitted origins).
-	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(cfg), gw.RequireBearer))
-	mux.HandleFunc("GET /healthz", d.health)
-	mux.HandleFunc("GET /health", d.health)
-	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
-	m, stopMetrics := newMetrics(runner, gw, st, storeTimer, opts.counters)
-	mets.Store(m)
-	d.stopMetrics = stopMetrics
-	d.retireMetrics = m.Retire
-	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
-	mux.HandleFunc("GET /readyz", d.ready)
-	// The doors' own secrets are for callers from outside: loopback is
-	// not exempt from their lockout.
-	secretLimit := *authRateLimit(cfg.Gateway.Auth.RateLimit)
-	secretLimit.ExemptLoopback = false
-	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
-		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
-		mux.Handle("GET /.well-known/agent.json", d.a2a)
-		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
-	}
-	if cfg.Hooks.Enabled {
-		h, err := newHooks(cfg, runner, st)
-		if err != nil {
-			stopMetrics()
-			if d.a2a != nil {
-				d.a2a.Close()
-			}
-			api.Close()
-			gw.Close()
-			d.mcp.Close()
-			for _, ln := range lns {
-				ln.Close()
-			}
-			return nil, fmt.Errorf("daemon: %w", err)
-		}
-		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
-	}
-	mux.HandleFunc("GET /ready", d.ready)
-	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
-		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
-			stopMetrics()
-			if d.a2a != nil {
-				d.a2a.Close()
-			}
-			api.Close()
-			gw.Close()
-			d.mcp.Close()
-			for _, ln := range lns {
-				ln.Close()
-			}
-			return nil, err
-		}
-	}
-	d.srv = newHTTPServer(gw.Doors(mux), cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), cmp.Or(opts.BodyTimeout, DefaultBodyTimeout))
-	d.srv.BaseContext = func(net.Listener) context.Context { return ctx }
-	maxConns := cmp.Or(opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
-	loops, stop := context.WithCancel(context.Background())
-	d.stop = stop
-	d.wg.Go(func() { d.readinessLoop(loops) })
-	if d.cron != nil {
-		d.wg.Go(func() {
-			if err := d.cron.Run(loops); err != nil {
-				d.log.Error("cron scheduler stopped", "err", err)
-			}
-		})
-	}
-	for _, ln := range lns {
-		d.Addrs = append(d.Addrs, ln.Addr())
-		d.serving.Go(func() {
-			if err := d.srv.Serve(newCapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
-			}
-		})
-	}
-	if d.chans != nil {
-		d.chans.start()
-	}
-	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: started.UTC()}
-	for _, a := range d.Addrs {
-		rec.Addrs = append(rec.Addrs, a.String())
-	}
-	if werr := lock.Write(rec); werr != nil {
-		d.log.Warn("cannot record the gateway's address in the state dir", "err", werr)
-	}
-	if evHooks != nil {
-		d.wg.Go(func() {
-			evHooks.Fire(loops, eventhooks.Startup, map[string]any{"url": rec.URL, "pid": rec.PID})
-		})
-	}
-	fmt.Fprintf(stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
-		d.Addrs[0], paths.StateDir, mods.DefaultModelRef(cfg.DefaultAgentID()))
-	if box.usesDocker() {
-		box.dockerBackend() // its prune sweep runs from now; Close stops it
-	}
-	return d, nil
 }
 
 // initSession fills in the derived fields of a session row the runner
@@ -867,7 +259,7 @@ func (d *Daemon) Close() error {
 		d.stop()
 		d.wg.Wait()
 		d.jobs.Close() // background commands die with the gateway
-		d.box.closeDocker()
+		d.box.CloseDocker()
 		// Deliveries and flows stop before the runner; what is cut short
 		// stays pending for the next start.
 		if err := d.outbox.Close(); err != nil {
@@ -903,10 +295,10 @@ func (d *Daemon) Close() error {
 		if d.node != nil {
 			// The node's lanes go back: their queued runs move to the
 			// other nodes.
-			errs = append(errs, d.node.Close(), removeNodeMarkers(agentWorkspaces(d.Config), d.node.ID()))
+			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Config), d.node.ID()))
 		}
 		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
-		d.mods.closeIdle()
+		d.mods.CloseIdle()
 		d.closeErr = errors.Join(errs...)
 	})
 	if !first {

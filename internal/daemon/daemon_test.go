@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/storage"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -139,7 +140,7 @@ func TestStartRejectsBadConfig(t *testing.T) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, DBFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, storage.DBFile)); err == nil {
 		t.Error("a bad config still created the database")
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
@@ -24,16 +26,18 @@ type httpFront = httpapi.Server
 // newInvoker returns the direct tool invoker: the tools a run of the
 // target session would get (the agents' policy chain), plus, for the HTTP
 // surface, the default HTTP deny list adjusted by gateway.tools.
-func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
+func newInvoker(cfg *config.Config, st store.Store, box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
 	return toolinvoke.New(toolinvoke.Config{
-		Tools: func(agentID, key string) *tools.Set {
-			sess, err := st.GetSession(context.Background(), key)
+		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
+			sess, err := st.GetSession(ctx, key)
 			if err != nil {
 				sess = nil // a new session: the policy of its key alone
 			}
-			return box.forRun(agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
+			return box.ForRun(ctx, agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
 		},
-		Workspace:    func(agentID string) string { return ws.forRun(agent.RunInfo{AgentID: agentID}) },
+		Workspace: func(ctx context.Context, agentID string) string {
+			return ws.ForRun(ctx, agent.RunInfo{AgentID: agentID})
+		},
 		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
 		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
 		GlobalScope:  cfg.Scope() == sessionkey.ScopeGlobal,
@@ -46,8 +50,8 @@ func newInvoker(cfg *config.Config, st store.Store, box *toolbox, ws *workspaces
 
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
-func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *models, gw *gateway.Server,
-	box *toolbox, ws *workspaces, log *slog.Logger) (*httpapi.Server, error) {
+func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, mods *registry.Registry, gw *gateway.Server,
+	box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger) (*httpapi.Server, error) {
 	inv, err := newInvoker(cfg, st, box, ws, log, true)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -22,7 +23,7 @@ import (
 // session tools as agents get them, run as the session the client chose
 // (default: the default agent's main session), with the operator's reach
 // when operator is set (mcp.serve.reach).
-func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox, version string, operator bool, d *Daemon) (*mcp.Server, error) {
+func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox.Box, version string, operator bool, d *Daemon) (*mcp.Server, error) {
 	srv, err := mcp.New(mcp.Config{
 		Tools: box.All,
 		Caller: func(key string) (tools.Caller, error) {

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,47 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/config"
-	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// TestDoctorPostgres checks doctor's store line on PostgreSQL: reachable
-// before and after serve made the schema, and a failure with the fix (and
-// no password) when the server is not there.
-func TestDoctorPostgres(t *testing.T) {
-	dsn := pgtest.DB(t)
-	dir := t.TempDir()
-	c := doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
-	if c.Status != CheckOK || !strings.Contains(c.Detail, "reachable; serve creates the schema") {
-		t.Errorf("store on a new database = %+v", c)
-	}
-	port := 0
-	d, err := Start(context.Background(), Options{
-		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir, config.EnvDatabaseURL: dsn}),
-		Port:   &port,
-		Stdout: io.Discard,
-		Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	c = doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
-	chk, err := postgres.Check(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := fmt.Sprintf("reachable (schema %d)", chk.BinaryVersion); c.Status != CheckOK || !strings.Contains(c.Detail, want) {
-		t.Errorf("store after serve = %+v", c)
-	}
-	bad := "postgres://sb:s3cret@127.0.0.1:1/none?connect_timeout=2"
-	c = doctorIn(t, t.TempDir(), map[string]string{config.EnvDatabaseURL: bad}, nil)["store"]
-	if c.Status != CheckFail || !strings.Contains(c.Fix, config.EnvDatabaseURL) || strings.Contains(c.Detail+c.Fix, "s3cret") {
-		t.Errorf("store on an unreachable server = %+v", c)
-	}
-}
 
 // TestReadinessFollowsTheDatabase checks that /readyz turns false with the
 // cause while the database refuses connections, and true again after.

@@ -107,9 +107,7 @@ func (s *Server) registerMethods() {
 	ms = append(ms, &method{name: wire.MethodWake, scope: wire.ScopeWrite, handle: s.handleWake})
 	ms = append(ms, s.memoryMethods()...)
 	ms = append(ms, s.absentMethods()...)
-	for _, name := range cronMethods {
-		ms = append(ms, &method{name: name, scope: cronScope(name), handle: s.handleCron})
-	}
+	ms = append(ms, s.cronMethods()...)
 	s.methods = make(map[string]*method, len(ms))
 	for _, m := range ms {
 		s.methods[m.name] = m

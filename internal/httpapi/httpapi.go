@@ -71,7 +71,7 @@ type Embeddings interface {
 }
 
 // ErrNoEmbeddings marks an agent without a usable embedding provider.
-var ErrNoEmbeddings = errors.New("no embedding provider")
+var ErrNoEmbeddings = provider.ErrNoEmbeddings
 
 // ToolInvoker runs POST /tools/invoke; *toolinvoke.Invoker configured for
 // the HTTP surface implements it.

@@ -1,7 +1,8 @@
 // Package logfile owns the gateway's log file: a size-rotated file writer
-// (the active file plus numbered archives beside it) and the bounded tail
-// reader behind the logs.tail gateway method, with the reference's cursor
-// semantics. It is a leaf: standard library only.
+// (the active file plus numbered archives beside it), the gateway's logger
+// that writes it beside the console (secret-looking attributes redacted),
+// and the bounded tail reader behind the logs.tail gateway method, with
+// the reference's cursor semantics. It is a leaf: standard library only.
 package logfile
 
 import (

@@ -122,16 +122,10 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{cfg: cfg, handlers: map[string]*Handler{}, wake: make(chan struct{}, 1),
 		inFlight: map[string]bool{}, targets: map[string]map[string]bool{}}
-	for i := range cfg.Handlers {
-		h := &cfg.Handlers[i]
-		if h.Kind == "" || (h.Batch == nil) == (h.Each == nil) {
-			return nil, fmt.Errorf("outbox.New: handler %q needs a kind and exactly one of Batch and Each", h.Kind)
+	for _, h := range cfg.Handlers {
+		if err := d.add(h); err != nil {
+			return nil, fmt.Errorf("outbox.New: %w", err)
 		}
-		if d.handlers[h.Kind] != nil {
-			return nil, fmt.Errorf("outbox.New: two handlers for kind %q", h.Kind)
-		}
-		d.handlers[h.Kind] = h
-		d.kinds = append(d.kinds, h.Kind)
 	}
 	if d.cfg.Interval <= 0 {
 		d.cfg.Interval = 250 * time.Millisecond
@@ -154,6 +148,34 @@ func New(cfg Config) (*Dispatcher, error) {
 	d.log = cmpLogger(cfg.Logger).With("component", "outbox")
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d, nil
+}
+
+// Register adds the handler of one more kind before Start: a component
+// that takes the dispatcher as a constructor argument (to kick it) hands
+// in its handler after it is built.
+func (d *Dispatcher) Register(h Handler) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started || d.closed {
+		return fmt.Errorf("outbox.Register: handler %q after Start or Close", h.Kind)
+	}
+	if err := d.add(h); err != nil {
+		return fmt.Errorf("outbox.Register: %w", err)
+	}
+	return nil
+}
+
+// add checks h and adds it to the handlers.
+func (d *Dispatcher) add(h Handler) error {
+	if h.Kind == "" || (h.Batch == nil) == (h.Each == nil) {
+		return fmt.Errorf("handler %q needs a kind and exactly one of Batch and Each", h.Kind)
+	}
+	if d.handlers[h.Kind] != nil {
+		return fmt.Errorf("two handlers for kind %q", h.Kind)
+	}
+	d.handlers[h.Kind] = &h
+	d.kinds = append(d.kinds, h.Kind)
+	return nil
 }
 
 func cmpLogger(l *slog.Logger) *slog.Logger {

@@ -91,6 +91,32 @@ func TestNewRefusesBadHandlers(t *testing.T) {
 	}
 }
 
+// TestRegister: a handler handed in after New is checked like one given
+// to New, and none is taken once the dispatcher started.
+func TestRegister(t *testing.T) {
+	st := openStore(t, &clock{now: t0})
+	each := func(context.Context, *store.OutboxItem) error { return nil }
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a", Each: each}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, h := range []Handler{{Kind: "a", Each: each}, {Kind: "b"}, {Kind: ""}} {
+		if err := d.Register(h); err == nil {
+			t.Errorf("Register(%q) accepted a bad handler", h.Kind)
+		}
+	}
+	if err := d.Register(Handler{Kind: "b", Each: each}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Register(Handler{Kind: "c", Each: each}); err == nil {
+		t.Error("Register after Start accepted")
+	}
+}
+
 // TestBatchOutcomes: delivered, deferred, retried with backoff, dead by
 // Permanent, dead after MaxAttempts, dead after Expiry, left alone.
 func TestBatchOutcomes(t *testing.T) {

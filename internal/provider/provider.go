@@ -182,6 +182,9 @@ func (e *Error) Error() string {
 // ErrUnknownModel is returned when a model reference cannot be resolved.
 var ErrUnknownModel = errors.New("unknown model")
 
+// ErrNoEmbeddings marks an agent without a usable embedding provider.
+var ErrNoEmbeddings = errors.New("no embedding provider")
+
 // Collect drains a stream into a final result: the concatenated text, the
 // tool calls in order, the last usage and the done event. It is a helper for
 // callers that do not need deltas.

@@ -81,14 +81,16 @@ type Config struct {
 	Now         func() time.Time
 	// Tracer records reply-back and announce step spans; nil is off.
 	Tracer *telemetry.Tracer
+	// Kicker is the outbox dispatcher that runs Handler, woken when a
+	// flow is recorded; nil: flows wait for its next pass.
+	Kicker Kicker
 }
 
-// Relay implements sessions.Messenger. Create with New; register Handler
-// with the outbox dispatcher and pass that dispatcher to SetKicker.
+// Relay implements sessions.Messenger. Create with New, passing the
+// outbox dispatcher as Config.Kicker; register Handler with it.
 type Relay struct {
-	cfg    Config
-	log    *slog.Logger
-	kicker Kicker
+	cfg Config
+	log *slog.Logger
 }
 
 var _ sessions.Messenger = (*Relay)(nil)
@@ -109,9 +111,6 @@ func New(cfg Config) (*Relay, error) {
 	}
 	return &Relay{cfg: cfg, log: cfg.Logger.With("component", "relay")}, nil
 }
-
-// SetKicker names the dispatcher to wake when a flow is recorded.
-func (r *Relay) SetKicker(k Kicker) { r.kicker = k }
 
 // Handler is the outbox handler that runs recorded flows.
 func (r *Relay) Handler() outbox.Handler {
@@ -174,8 +173,8 @@ func (r *Relay) Follow(ctx context.Context, f sessions.Flow) error {
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("relay: record flow: %w", err)
 	}
-	if r.kicker != nil {
-		r.kicker.KickSession(Kind, f.RequesterKey) // the item's SessionKey
+	if r.cfg.Kicker != nil {
+		r.cfg.Kicker.KickSession(Kind, f.RequesterKey) // the item's SessionKey
 	}
 	return nil
 }

@@ -54,20 +54,21 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: scriptedModels{scripted.New(scripted.Options{})},
-		Tools: func(agent.RunInfo) *tools.Set { return set },
+		Tools: func(context.Context, agent.RunInfo) *tools.Set { return set },
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: settings.SendRules(cfg)})
+	if e.outbox, err = outbox.New(outbox.Config{Store: st}); err != nil {
+		tb.Fatal(err)
+	}
+	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: settings.SendRules(cfg), Kicker: e.outbox})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.outbox, err = outbox.New(outbox.Config{Store: st, Handlers: []outbox.Handler{e.relay.Handler()}})
-	if err != nil {
+	if err := e.outbox.Register(e.relay.Handler()); err != nil {
 		tb.Fatal(err)
 	}
-	e.relay.SetKicker(e.outbox)
 	if err := e.outbox.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -287,16 +288,18 @@ func TestFailedFlowIsRetriedThenDead(t *testing.T) {
 			e.outbox.Close() // this test's own dispatcher runs the flows
 			fr := &failingRunner{Runner: e.runner}
 			fr.fails.Store(tc.fails)
-			rel, err := New(Config{Store: e.store, Runner: fr, MaxAttempts: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := outbox.New(outbox.Config{Store: e.store, Handlers: []outbox.Handler{rel.Handler()},
+			d, err := outbox.New(outbox.Config{Store: e.store,
 				MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Interval: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel.SetKicker(d)
+			rel, err := New(Config{Store: e.store, Runner: fr, MaxAttempts: 3, Kicker: d})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Register(rel.Handler()); err != nil {
+				t.Fatal(err)
+			}
 			if err := d.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ import (
 const maxBatch = 1000
 
 // AnnounceHandler is the outbox handler that delivers announces. Register
-// it with the one outbox dispatcher and pass that dispatcher to SetOutbox.
+// it with the one outbox dispatcher, the manager's Config.Outbox.
 func (m *Manager) AnnounceHandler() outbox.Handler {
 	return outbox.Handler{Kind: KindAnnounce, Batch: m.deliverAnnounces, Expiry: m.cfg.AnnounceExpiry, Retention: announceRetention}
 }
@@ -409,10 +409,10 @@ func (m *Manager) deadLetters(ctx context.Context) ([]*store.OutboxItem, error) 
 // store's are safe to show to the caller (the dispatcher checks the item
 // in the same write that requeues it).
 func (m *Manager) Redeliver(ctx context.Context, id string) error {
-	if m.outbox == nil {
+	if m.cfg.Outbox == nil {
 		return errors.New("subagent: no outbox dispatcher")
 	}
-	if _, err := m.outbox.Redeliver(ctx, id); err != nil {
+	if _, err := m.cfg.Outbox.Redeliver(ctx, id); err != nil {
 		return err
 	}
 	return nil

@@ -103,6 +103,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// Tracer records spawn and announce spans; nil is tracing off.
 	Tracer *telemetry.Tracer
+	// Outbox is the dispatcher that runs AnnounceHandler (register it
+	// there); required by Start.
+	Outbox Outbox
 	Now    func() time.Time
 	NewID  func() string
 }
@@ -120,7 +123,6 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	unsub  func()
-	outbox Outbox
 
 	// mu guards the fields that follow.
 	mu     sync.Mutex
@@ -199,10 +201,6 @@ func New(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// SetOutbox names the dispatcher that runs AnnounceHandler; call it before
-// Start.
-func (m *Manager) SetOutbox(o Outbox) { m.outbox = o }
-
 // announceID is idempotent on (child run, target).
 func announceID(childRunID, target string) string {
 	return KindAnnounce + ":" + childRunID + ":" + target
@@ -215,11 +213,11 @@ func announceRunID(childKey, childRunID string) string {
 }
 
 // Start recovers state left by a crash and starts the archive sweeper;
-// announces are delivered by the outbox dispatcher given to SetOutbox.
+// announces are delivered by the outbox dispatcher of Config.Outbox.
 // Call it after the runner's Recover.
 func (m *Manager) Start(ctx context.Context) error {
-	if m.outbox == nil {
-		return errors.New("subagent: Start before SetOutbox")
+	if m.cfg.Outbox == nil {
+		return errors.New("subagent: Start without an Outbox")
 	}
 	if err := m.recover(ctx); err != nil {
 		return err
@@ -230,10 +228,10 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		// The event comes after the run (and its announce) is stored.
 		if ev.Lane == LaneSubagent && ev.SpawnedBy != "" {
-			m.outbox.KickSession(KindAnnounce, ev.SpawnedBy)
+			m.cfg.Outbox.KickSession(KindAnnounce, ev.SpawnedBy)
 			return
 		}
-		m.outbox.Kick() // a requester's lane may have gone idle
+		m.cfg.Outbox.Kick() // a requester's lane may have gone idle
 	})
 	m.wg.Go(m.sweepLoop)
 	return nil

@@ -75,7 +75,7 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: models, Queue: settings.Resolve(cfg).Queue,
-		Tools: func(agent.RunInfo) *tools.Set { return set },
+		Tools: func(context.Context, agent.RunInfo) *tools.Set { return set },
 		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 			e.m.OnFinish(ctx, run, res, last)
 		},
@@ -93,16 +93,18 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	if mod != nil {
 		mod(&mcfg)
 	}
+	if e.outbox, err = outbox.New(outbox.Config{Store: st, Now: mcfg.Now}); err != nil {
+		tb.Fatal(err)
+	}
+	mcfg.Outbox = e.outbox
 	e.m, err = New(mcfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	set = tools.NewSet(e.m.Tool())
-	e.outbox, err = outbox.New(outbox.Config{Store: st, Handlers: []outbox.Handler{e.m.AnnounceHandler()}, Now: mcfg.Now})
-	if err != nil {
+	if err := e.outbox.Register(e.m.AnnounceHandler()); err != nil {
 		tb.Fatal(err)
 	}
-	e.m.SetOutbox(e.outbox)
 	if err := e.m.Start(context.Background()); err != nil {
 		tb.Fatal(err)
 	}

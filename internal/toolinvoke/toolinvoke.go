@@ -88,11 +88,11 @@ func (o *Outcome) OK() bool { return o.Err == nil }
 type Config struct {
 	// Tools returns the tools a run of agentID in sessionKey would be
 	// offered (the agents' policy chain); it must not return nil for a
-	// configured agent.
-	Tools func(agentID, sessionKey string) *tools.Set
+	// configured agent. ctx is the request's.
+	Tools func(ctx context.Context, agentID, sessionKey string) *tools.Set
 	// Workspace returns the agent's workspace directory for file tools;
 	// nil means none.
-	Workspace func(agentID string) string
+	Workspace func(ctx context.Context, agentID string) string
 	// DefaultAgent is the agent of a request that names none.
 	DefaultAgent string
 	// KnownAgent reports whether an agent id is configured; nil admits
@@ -148,7 +148,7 @@ func (iv *Invoker) Invoke(ctx context.Context, req Request) *Outcome {
 	if msg != "" {
 		return fail(http.StatusBadRequest, name, TypeInvalidRequest, msg)
 	}
-	set := iv.cfg.Tools(agentID, key)
+	set := iv.cfg.Tools(ctx, agentID, key)
 	t, ok := set.Get(name)
 	if ok && iv.cfg.HTTP && !policy.HTTPToolAllowed(name, iv.cfg.Allow, iv.cfg.Deny) {
 		ok = false
@@ -165,7 +165,7 @@ func (iv *Invoker) Invoke(ctx context.Context, req Request) *Outcome {
 		caller.Channel = c
 	}
 	if iv.cfg.Workspace != nil {
-		caller.Workspace = iv.cfg.Workspace(agentID)
+		caller.Workspace = iv.cfg.Workspace(ctx, agentID)
 	}
 	res, err := callTool(tools.WithCaller(ctx, caller), t, args)
 	if err != nil {

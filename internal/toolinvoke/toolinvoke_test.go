@@ -44,14 +44,14 @@ func newInvoker(t *testing.T, http bool, allow, deny []string, ts ...tools.Tool)
 	t.Helper()
 	var asked []string
 	iv, err := New(Config{
-		Tools: func(agentID, key string) *tools.Set {
+		Tools: func(_ context.Context, agentID, key string) *tools.Set {
 			asked = append(asked, agentID+" "+key)
 			if agentID == "restricted" {
 				return tools.NewSet() // its policy offers nothing
 			}
 			return tools.NewSet(ts...)
 		},
-		Workspace:    func(agentID string) string { return "/ws/" + agentID },
+		Workspace:    func(_ context.Context, agentID string) string { return "/ws/" + agentID },
 		DefaultAgent: "main",
 		KnownAgent:   func(id string) bool { return id == "ops" || id == "restricted" },
 		HTTP:         http, Allow: allow, Deny: deny,

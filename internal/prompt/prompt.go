@@ -1,4 +1,9 @@
-package daemon
+// Package prompt owns a run's base system prompt: the bootstrap files of
+// its agent's workspace (AGENTS.md, SOUL.md, IDENTITY.md, USER.md), then
+// MEMORY.md in private sessions, then the daily notes in a transcript that
+// /new or /reset started, under the reference's bootstrap budgets. The
+// daemon hands Builder to the runner.
+package prompt
 
 import (
 	"context"
@@ -26,22 +31,22 @@ import (
 // MEMORY.md follows them in sessions that may see it (memoryEligible).
 var bootstrapFiles = []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"}
 
-// transcriptHead is what systemPrompt needs of the store: a transcript's
+// TranscriptHead is what Builder needs of the store: a transcript's
 // first entry tells whether /new or /reset started it.
-type transcriptHead interface {
+type TranscriptHead interface {
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 }
 
-// systemPrompt builds a run's base system prompt from the bootstrap files
+// Builder returns the function that builds a run's base system prompt from the bootstrap files
 // in its agent's workspace, then MEMORY.md, then — in a transcript that
 // /new or /reset started — yesterday's and today's daily notes, all under
 // the reference's bootstrap budgets (memory.BuildBootstrap); missing files,
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
 // Then the skills the agent may use (sk may be nil: none).
-func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func(agent.RunInfo) string {
+func Builder(cfg *config.Config, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
 	var heads resetHeads
-	return func(info agent.RunInfo) string {
+	return func(ctx context.Context, info agent.RunInfo) string {
 		dir := cfg.AgentWorkspace(info.AgentID)
 		if dir == "" {
 			return ""
@@ -55,7 +60,7 @@ func systemPrompt(cfg *config.Config, st transcriptHead, sk *skills.Agents) func
 		if memoryEligible(info) {
 			// Memory files are read as the memory tools read them: no links.
 			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
-			if heads.startedByReset(st, info) {
+			if heads.startedByReset(ctx, st, info) {
 				files = append(files, memory.DailyNotes(dir, time.Now())...)
 			}
 		}
@@ -141,7 +146,7 @@ type resetHeads struct {
 
 // startedByReset is the package's startedByReset, remembered per
 // transcript once it has a first entry.
-func (h *resetHeads) startedByReset(st transcriptHead, info agent.RunInfo) bool {
+func (h *resetHeads) startedByReset(ctx context.Context, st TranscriptHead, info agent.RunInfo) bool {
 	if info.Session == nil {
 		return false
 	}
@@ -152,7 +157,7 @@ func (h *resetHeads) startedByReset(st transcriptHead, info agent.RunInfo) bool 
 	if ok {
 		return v
 	}
-	v, known := startedByReset(st, info)
+	v, known := startedByReset(ctx, st, info)
 	if known {
 		h.mu.Lock()
 		if h.m == nil || len(h.m) >= maxResetHeads {
@@ -168,11 +173,11 @@ func (h *resetHeads) startedByReset(st transcriptHead, info agent.RunInfo) bool 
 // reset entry /new or /reset writes (not an automatic daily or idle
 // reset's). known is false when the transcript has no first entry yet, or
 // it could not be read.
-func startedByReset(st transcriptHead, info agent.RunInfo) (v, known bool) {
+func startedByReset(ctx context.Context, st TranscriptHead, info agent.RunInfo) (v, known bool) {
 	if st == nil || info.Session == nil || info.Session.SessionID == "" {
 		return false, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	msgs, err := st.History(ctx, info.Session.SessionID, store.HistoryOptions{BeforeSeq: 2})
 	if err != nil || len(msgs) == 0 {

@@ -1,4 +1,9 @@
-package daemon
+// Package doctor owns "switchboard doctor": what serve needs before it can
+// run well — the config parses and its models resolve, the state dir is
+// private and writable, the port is free (or ours), the sandbox backend
+// works, the store is intact — checked without changing anything. The
+// command runs it; the daemon repeats its model check at start.
+package doctor
 
 import (
 	"context"
@@ -10,11 +15,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/statedir"
+	"github.com/switchboardhq/switchboard/internal/storage"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
 
 // Check is one line of "switchboard doctor": what was checked, whether it
@@ -36,20 +46,20 @@ const (
 	CheckFail CheckStatus = "FAIL"
 )
 
-// DoctorOptions says what Doctor inspects. Zero values mean the process
+// Options says what Run inspects. Zero values mean the process
 // environment and the default config path.
-type DoctorOptions struct {
+type Options struct {
 	Env        config.Env
 	ConfigPath string
 	// Port, when non-nil, is the port serve would be given with --port.
 	Port *int
 }
 
-// Doctor checks what serve needs before it can run well: the config parses
+// Run checks what serve needs before it can run well: the config parses
 // and its model references resolve, provider keys are present, the state
 // dir is writable with safe modes, the port is free (or ours), the lock
 // holder is alive and the store is intact. It changes nothing.
-func Doctor(ctx context.Context, opts DoctorOptions) []Check {
+func Run(ctx context.Context, opts Options) []Check {
 	env := opts.Env
 	if env == nil {
 		env = config.OSEnv
@@ -82,7 +92,7 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 		add("config", CheckOK, "no config file at "+paths.ConfigPath+": built-in defaults", "")
 	}
 
-	out = append(out, modelChecks(cfg)...)
+	out = append(out, Models(cfg)...)
 	out = append(out, stateDirChecks(paths.StateDir)...)
 
 	rec, running, lerr := statedir.Running(paths.StateDir)
@@ -102,15 +112,15 @@ func Doctor(ctx context.Context, opts DoctorOptions) []Check {
 	sc, live := storeCheck(ctx, cfg, paths.StateDir)
 	out = append(out, sc)
 	if len(live) > 0 {
-		out = append(out, workspacesCheck(agentWorkspaces(cfg), live))
+		out = append(out, workspacesCheck(AgentWorkspaces(cfg), live))
 	}
 	return out
 }
 
-// modelChecks resolves every agent's model (and sub-agent model) and checks
+// Models resolves every agent's model (and sub-agent model) and checks
 // that the providers behind them have what they need to run.
-func modelChecks(cfg *config.Config) []Check {
-	mods := newModels(cfg)
+func Models(cfg *config.Config) []Check {
+	mods := registry.New(cfg)
 	var out []Check
 	seen := map[string]bool{}
 	var problems []string
@@ -144,7 +154,7 @@ func modelChecks(cfg *config.Config) []Check {
 }
 
 // modelProblem says why agent id cannot run ref, or "" when it can.
-func modelProblem(cfg *config.Config, mods *models, agentID, ref string) (msg, fix string) {
+func modelProblem(cfg *config.Config, mods *registry.Registry, agentID, ref string) (msg, fix string) {
 	provID, _ := config.SplitModelRef(ref)
 	provID = strings.ToLower(provID)
 	keyFix := fmt.Sprintf("set %s_API_KEY or models.providers.%s.apiKey", strings.ToUpper(provID), provID)
@@ -190,7 +200,7 @@ func stateDirChecks(dir string) []Check {
 	if fi.Mode().Perm()&0o077 != 0 {
 		loose = append(loose, fmt.Sprintf("%s is %04o", dir, fi.Mode().Perm()))
 	}
-	for _, name := range []string{config.GatewayTokenFile, DBFile, DBFile + "-wal", DBFile + "-shm", statedir.LockFile} {
+	for _, name := range []string{config.GatewayTokenFile, storage.DBFile, storage.DBFile + "-wal", storage.DBFile + "-shm", statedir.LockFile} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			loose = append(loose, fmt.Sprintf("%s is %04o", name, fi.Mode().Perm()))
 		}
@@ -274,4 +284,39 @@ func sandboxCheck(ctx context.Context, cfg *config.Config) (Check, bool) {
 		return Check{Name: "sandbox", Status: CheckFail, Detail: err.Error(), Fix: "fix what the message names, or set sandbox.mode to \"off\" for " + strings.Join(users, ", ")}, true
 	}
 	return Check{Name: "sandbox", Status: CheckOK, Detail: "bubblewrap available; processes bounded by " + sandbox.ProcessBound()}, true
+}
+
+// storeCheck is doctor's "store" line: the SQLite file's integrity, or
+// whether PostgreSQL answers and its schema is one this binary knows; on
+// PostgreSQL it also returns the live gateway nodes.
+func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) (Check, []string) {
+	ss := cfg.StorageSettings()
+	if ss.Backend == config.BackendPostgres {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		res, err := postgres.Check(ctx, ss.URL)
+		switch {
+		case errors.Is(err, postgres.ErrNewerSchema):
+			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(), Fix: "run the newer switchboard that migrated this database"}, nil
+		case err != nil:
+			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(),
+				Fix: "check that PostgreSQL runs and that storage.url (or " + config.EnvDatabaseURL + ") names a database this user may use"}, nil
+		case res.SchemaVersion == 0:
+			return Check{Name: "store", Status: CheckOK, Detail: ss.Display + " reachable; serve creates the schema"}, nil
+		default:
+			return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s reachable (schema %d)", ss.Display, res.SchemaVersion)}, res.LiveNodes
+		}
+	}
+	db := filepath.Join(stateDir, storage.DBFile)
+	res, err := sqlite.Check(ctx, db)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Check{Name: "store", Status: CheckOK, Detail: "no database yet; serve creates " + db}, nil
+	case errors.Is(err, sqlite.ErrNewerSchema):
+		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "run the newer switchboard that wrote this database"}, nil
+	case err != nil:
+		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "restore " + db + " from a backup, or move it away to start empty"}, nil
+	default:
+		return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion)}, nil
+	}
 }

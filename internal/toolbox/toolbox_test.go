@@ -1,4 +1,4 @@
-package daemon
+package toolbox
 
 import (
 	"context"
@@ -47,11 +47,11 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &toolbox{conf: settings.Resolve(cfg), mcp: mcpSource{namedTool("docs__search"), namedTool("fs__write_file"), namedTool("fs__read_file"), namedTool("sessions_list")}}
-	b.set(builtinTool{"sessions_list"}, builtinTool{"agents_list"})
+	b := &Box{conf: settings.Resolve(cfg), mcp: mcpSource{namedTool("docs__search"), namedTool("fs__write_file"), namedTool("fs__read_file"), namedTool("sessions_list")}}
+	b.Set(builtinTool{"sessions_list"}, builtinTool{"agents_list"})
 	names := func(info agent.RunInfo) []string {
 		var out []string
-		for _, t := range b.forRun(info).All() {
+		for _, t := range b.ForRun(t.Context(), info).All() {
 			out = append(out, t.Name())
 		}
 		return out
@@ -82,7 +82,7 @@ func TestToolboxForRunFiltersMCPTools(t *testing.T) {
 		})
 	}
 	// The built-in sessions_list wins over the MCP tool of the same name.
-	if tl, _ := b.forRun(agent.RunInfo{AgentID: "main"}).Get("sessions_list"); tl != (builtinTool{"sessions_list"}) {
+	if tl, _ := b.ForRun(t.Context(), agent.RunInfo{AgentID: "main"}).Get("sessions_list"); tl != (builtinTool{"sessions_list"}) {
 		t.Errorf("sessions_list = %#v, want the built-in one", tl)
 	}
 }
@@ -124,14 +124,14 @@ func TestToolboxDockerSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &toolbox{conf: settings.Resolve(cfg)}
+	b := &Box{conf: settings.Resolve(cfg)}
 	t.Cleanup(func() { _ = b.dockerBackend().Close() })
-	b.set(shell.New(shell.Config{}))
+	b.Set(shell.New(shell.Config{}))
 	info := agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"}
-	if err := b.preflight(context.Background(), info); err != nil {
+	if err := b.Preflight(context.Background(), info); err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
-	ex, ok := b.forRun(info).Get("exec")
+	ex, ok := b.ForRun(t.Context(), info).Get("exec")
 	if !ok {
 		t.Fatal("no exec")
 	}
@@ -147,10 +147,10 @@ func TestToolboxDockerSandbox(t *testing.T) {
 		t.Errorf("created %+v", got)
 	}
 
-	down := &toolbox{conf: settings.Resolve(cfg)}
+	down := &Box{conf: settings.Resolve(cfg)}
 	down.docker = sandbox.NewDocker("unix://" + filepath.Join(t.TempDir(), "none.sock"))
 	down.dockerOnce.Do(func() {})
-	err = down.preflight(context.Background(), info)
+	err = down.Preflight(context.Background(), info)
 	if err == nil || !strings.Contains(err.Error(), "agent failed before reply: sandbox unavailable: Docker daemon unreachable") {
 		t.Errorf("preflight without a daemon = %v", err)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package prompt
 
 import (
 	"fmt"
@@ -33,8 +33,8 @@ func TestSystemPromptMemory(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "MEMORY.md"), filepath.Join(ws, "MEMORY.md")); err != nil {
 		t.Fatal(err)
 	}
-	prompt := systemPrompt(cfg, nil, nil)
-	got := prompt(agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
+	prompt := Builder(cfg, nil, nil)
+	got := prompt(t.Context(), agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
 	if got != "## AGENTS.md\n\nagent rules" {
 		t.Fatalf("prompt with a linked MEMORY.md = %q", got)
 	}
@@ -55,7 +55,7 @@ func TestSystemPromptMemory(t *testing.T) {
 		{"group", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:telegram:group:1"}, false},
 		{"cron", agent.RunInfo{AgentID: "main", SessionKey: "agent:main:cron:job1"}, false},
 	} {
-		got := prompt(tc.info)
+		got := prompt(t.Context(), tc.info)
 		if has := strings.Contains(got, "## MEMORY.md\n\nfact one"); has != tc.want {
 			t.Errorf("%s: MEMORY.md in prompt = %v, want %v (%q)", tc.name, has, tc.want, got)
 		}
@@ -85,7 +85,7 @@ func TestSystemPromptSkipsHardLinkedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := systemPrompt(cfg, nil, nil)(agent.RunInfo{AgentID: "main"})
+	got := Builder(cfg, nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	if strings.Contains(got, "GATEWAY-TOKEN") || strings.Contains(got, "AGENTS.md") {
 		t.Errorf("the hard-linked AGENTS.md reached the prompt: %q", got)
 	}
@@ -111,7 +111,7 @@ func TestSystemPromptBudgetsFromConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return systemPrompt(cfg, nil, nil)(agent.RunInfo{AgentID: "main"})
+		return Builder(cfg, nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	}
 	if whole := prompt(""); !strings.Contains(whole, strings.TrimSpace(body)) || !strings.Contains(whole, "likes tea") {
 		t.Fatalf("default budgets cut a small workspace: %d chars", len(whole))

@@ -1,4 +1,11 @@
-package daemon
+// Package toolbox owns which tools a run gets: every tool (built-in and
+// the MCP servers'), filtered per run by the global, agent, chat-room,
+// sandbox and sub-agent policies, with exec confined to the run's sandbox
+// (bubblewrap or Docker), put behind exec approvals, the elevated gates
+// and the untrusted-input guard; and the workspace each run works in.
+// The daemon builds it and hands ForRun, Preflight and Workspaces.ForRun
+// to the runner.
+package toolbox
 
 import (
 	"cmp"
@@ -25,8 +32,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools/web"
 )
 
-// toolbox holds every tool and decides which a run gets.
-type toolbox struct {
+// Box holds every tool and decides which a run gets. Create with New.
+type Box struct {
 	conf *settings.Settings
 	all  atomic.Pointer[tools.Set]
 	// refused, when set, counts a guardrail refusal (kind "untrusted").
@@ -48,11 +55,39 @@ type toolbox struct {
 	// Docker backend's sweep removes scope containers idle or old past
 	// them (0 turns a rule off).
 	pruneIdle, pruneMaxAge time.Duration
+	// roomTools returns a chat room's tool selection for a session key
+	// (ok false: not a room with one).
+	roomTools func(key string) (policy.ToolSelection, bool)
+}
+
+// Config configures a Box. Settings is required.
+type Config struct {
+	Settings *settings.Settings
+	// MCP supplies the tools of the configured MCP servers (nil: none).
+	MCP interface {
+		Tools(ctx context.Context) []tools.Tool
+	}
+	// Refused, when set, counts a guardrail refusal ("untrusted").
+	Refused func(kind string)
+	// Gate, when set, puts exec on the gateway host behind exec approvals.
+	Gate *approval.GateConfig
+	// PruneIdle and PruneMaxAge are agents.defaults.sandbox.prune.
+	PruneIdle, PruneMaxAge time.Duration
+	// RoomTools returns a chat room's tool selection (IRC room, Telegram
+	// group or topic) for a session key; nil: no room has one.
+	RoomTools func(key string) (policy.ToolSelection, bool)
+	Logger    *slog.Logger
+}
+
+// New returns a Box with no tools yet (see Set).
+func New(c Config) *Box {
+	return &Box{conf: c.Settings, mcp: c.MCP, refused: c.Refused, log: c.Logger, gate: c.Gate,
+		pruneIdle: c.PruneIdle, pruneMaxAge: c.PruneMaxAge, roomTools: c.RoomTools}
 }
 
 // dockerBackend returns the shared Docker backend (DOCKER_HOST, else the
 // local socket), starting its prune sweep on first use.
-func (b *toolbox) dockerBackend() *sandbox.Docker {
+func (b *Box) dockerBackend() *sandbox.Docker {
 	b.dockerOnce.Do(func() {
 		b.docker = sandbox.NewDocker("")
 		b.docker.StartPruner(b.pruneIdle, b.pruneMaxAge, 0, func(removed []string, err error) {
@@ -67,19 +102,27 @@ func (b *toolbox) dockerBackend() *sandbox.Docker {
 	return b.docker
 }
 
-// closeDocker releases the Docker client's connections, if any. Call it
+// CloseDocker releases the Docker client's connections, if any. Call it
 // once the commands it ran are gone (after Jobs.Close).
-func (b *toolbox) closeDocker() {
+func (b *Box) CloseDocker() {
 	// Never used: an idle backend with no sweep, nothing to close.
 	b.dockerOnce.Do(func() { b.docker = sandbox.NewDocker("") })
 	_ = b.docker.Close()
 }
 
+// StartDocker starts the Docker backend (and its prune sweep) at once
+// when an agent runs sandboxed sessions on it, so that the containers of
+// a previous run are swept even before the first sandboxed command;
+// CloseDocker stops it.
+func (b *Box) StartDocker() {
+	if b.usesDocker() {
+		b.dockerBackend()
+	}
+}
+
 // usesDocker reports whether an agent of the configuration runs sandboxed
-// sessions on the Docker backend; the daemon then starts the backend (and
-// its prune sweep) at once, so the containers of a previous run are swept
-// even before the first sandboxed command.
-func (b *toolbox) usesDocker() bool {
+// sessions on the Docker backend.
+func (b *Box) usesDocker() bool {
 	for _, id := range append(b.conf.AgentIDs(), b.conf.DefaultAgent) {
 		ag := b.conf.Agent(id)
 		if ag.SandboxMode != "off" && ag.SandboxBackend == sandbox.BackendDocker {
@@ -114,22 +157,23 @@ func (r dockerRunner) Start(ctx context.Context, c shell.Command) (shell.Process
 	return ct, nil
 }
 
-func (b *toolbox) set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
+// Set replaces every tool the box holds.
+func (b *Box) Set(ts ...tools.Tool) { b.all.Store(tools.NewSet(ts...)) }
 
 // All returns every tool (the MCP server picks the session tools from it).
-func (b *toolbox) All() *tools.Set { return b.all.Load() }
+func (b *Box) All() *tools.Set { return b.all.Load() }
 
-// forRun returns the tools offered to a run: those the global and the
+// ForRun returns the tools offered to a run: those the global and the
 // agent's tool selection keep (tools.profile, allow, alsoAllow, deny, and
 // agents.list[].tools), and for a sub-agent further minus what the
 // sub-agent tool policy denies at its depth (docs/spec/reference-behaviour.md §9.4). A removed
 // tool's schema never reaches the model.
-func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
+func (b *Box) ForRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 	all := b.all.Load()
 	if b.mcp != nil {
 		// MCP servers start here, on the first run that needs tools. The
 		// built-in tools come last so that they win a name clash.
-		if ext := b.mcp.Tools(context.Background()); len(ext) > 0 {
+		if ext := b.mcp.Tools(ctx); len(ext) > 0 {
 			all = tools.NewSet(append(ext, all.All()...)...)
 		}
 	}
@@ -143,8 +187,8 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 		}
 		return policy.ToolOffered(t.Name(), global, own)
 	})
-	hostExec := findExec(all)                               // before the sandbox confines it: elevated's way out
-	if room, ok := roomTools(b.conf, info.SessionKey); ok { // a chat room's tools (IRC room, Telegram group or topic)
+	hostExec := findExec(all)                     // before the sandbox confines it: elevated's way out
+	if room, ok := b.rooms(info.SessionKey); ok { // a chat room's tools (IRC room, Telegram group or topic)
 		all = all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), room, policy.ToolSelection{}) })
 	}
 	if sandboxed {
@@ -173,6 +217,14 @@ func (b *toolbox) forRun(info agent.RunInfo) *tools.Set {
 	return b.guardElevated(all, info, ag, sandboxed, hostExec)
 }
 
+// rooms returns the chat room's tool selection of key, if any.
+func (b *Box) rooms(key string) (policy.ToolSelection, bool) {
+	if b.roomTools == nil {
+		return policy.ToolSelection{}, false
+	}
+	return b.roomTools(key)
+}
+
 // findExec returns the host exec tool of set, or nil.
 func findExec(set *tools.Set) *shell.Tool {
 	for _, t := range set.All() {
@@ -187,7 +239,7 @@ func findExec(set *tools.Set) *shell.Tool {
 // sandboxed run's elevated command runs on the host through hostExec
 // (foreground unless the run has process, behind exec approvals), when
 // the elevated gates pass.
-func (b *toolbox) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agent, sandboxed bool, hostExec *shell.Tool) *tools.Set {
+func (b *Box) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agent, sandboxed bool, hostExec *shell.Tool) *tools.Set {
 	out := set.All()
 	i := slices.IndexFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ToolName })
 	if i < 0 {
@@ -259,10 +311,10 @@ func foregroundUnlessProcess(set *tools.Set) *tools.Set {
 	return tools.NewSet(out...)
 }
 
-// workspaceWritable reports whether a run may write its workspace: always
+// WorkspaceWritable reports whether a run may write its workspace: always
 // outside a sandbox, inside one unless the workspace is mounted read-only
 // (with access none the run's workspace is its sandbox's own).
-func (b *toolbox) workspaceWritable(info agent.RunInfo) bool {
+func (b *Box) WorkspaceWritable(info agent.RunInfo) bool {
 	ag := b.conf.Agent(info.AgentID)
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
 		return true
@@ -270,12 +322,12 @@ func (b *toolbox) workspaceWritable(info agent.RunInfo) bool {
 	return ag.SandboxWorkspaceAccess != sandbox.AccessRO
 }
 
-// sandboxDir returns the private sandbox workspace a run works in instead
+// SandboxDir returns the private sandbox workspace a run works in instead
 // of its agent's workspace: that of its sandbox's scope when the session
 // is sandboxed with workspaceAccess none (ok true; dir "" when it cannot
 // be made, so that no file tool falls back to the agent's workspace).
 // The directory is made on first use.
-func (b *toolbox) sandboxDir(info agent.RunInfo) (dir string, ok bool) {
+func (b *Box) SandboxDir(info agent.RunInfo) (dir string, ok bool) {
 	ag := b.conf.Agent(info.AgentID)
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) ||
 		ag.SandboxWorkspaceAccess != sandbox.AccessNone {
@@ -288,10 +340,10 @@ func (b *toolbox) sandboxDir(info agent.RunInfo) (dir string, ok bool) {
 	return dir, true
 }
 
-// preflight fails a sandboxed session's run before the model is called
+// Preflight fails a sandboxed session's run before the model is called
 // when the sandbox backend is unavailable, naming the missing piece and
 // the fix: nothing of the run executes on the host.
-func (b *toolbox) preflight(ctx context.Context, info agent.RunInfo) error {
+func (b *Box) Preflight(ctx context.Context, info agent.RunInfo) error {
 	ag := b.conf.Agent(info.AgentID)
 	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
 		return nil
@@ -334,7 +386,7 @@ func sandboxKeeps(name, access string) bool {
 // bubblewrap, or in a container of the Docker backend. The sandbox fails
 // closed: without a working backend each command's result is an error
 // naming the missing piece, and nothing runs on the host.
-func (b *toolbox) sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
+func (b *Box) sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
 	out := set.All()
 	for i, t := range out {
 		ex, ok := t.(*shell.Tool)
@@ -350,11 +402,11 @@ func (b *toolbox) sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
 	return tools.NewSet(out...)
 }
 
-// workspaces resolves the directory a run works in: its agent's workspace,
+// Workspaces resolves the directory a run works in: its agent's workspace,
 // except that a sub-agent works in the workspace of the session tree's root
 // (the spec: sub-agents inherit the parent workspace). Directories are made
 // on first use.
-type workspaces struct {
+type Workspaces struct {
 	cfg   *config.Config
 	store interface {
 		GetSession(ctx context.Context, key string) (*store.Session, error)
@@ -364,7 +416,18 @@ type workspaces struct {
 	sandboxDir func(agent.RunInfo) (dir string, ok bool)
 }
 
-func (w *workspaces) forRun(info agent.RunInfo) string {
+// NewWorkspaces returns the workspaces of cfg's agents; st finds a
+// sub-agent's spawn chain, and the box's SandboxDir replaces the workspace
+// of a sandboxed run with its sandbox's own.
+func NewWorkspaces(cfg *config.Config, st interface {
+	GetSession(ctx context.Context, key string) (*store.Session, error)
+}, box *Box) *Workspaces {
+	return &Workspaces{cfg: cfg, store: st, sandboxDir: box.SandboxDir}
+}
+
+// ForRun returns the directory a run's file tools work in ("" when it
+// cannot be made).
+func (w *Workspaces) ForRun(ctx context.Context, info agent.RunInfo) string {
 	if w.sandboxDir != nil {
 		if dir, ok := w.sandboxDir(info); ok {
 			return dir
@@ -378,7 +441,7 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 	// Walk up the spawn chain (bounded by the maximum depth) to the root.
 	for i := 0; parent != "" && i < 8; i++ {
 		agentID = sessionkey.AgentID(parent)
-		s, err := w.store.GetSession(context.Background(), parent)
+		s, err := w.store.GetSession(ctx, parent)
 		if err != nil {
 			break
 		}
@@ -394,9 +457,9 @@ func (w *workspaces) forRun(info agent.RunInfo) string {
 	return dir
 }
 
-// webFetchTool is the web_fetch tool as tools.web.fetch configures it, or
+// WebFetchTool is the web_fetch tool as tools.web.fetch configures it, or
 // nil when it is disabled.
-func webFetchTool(cfg *config.Config) tools.Tool {
+func WebFetchTool(cfg *config.Config) tools.Tool {
 	f := cfg.Tools.Web.Fetch
 	if f.Enabled != nil && !*f.Enabled {
 		return nil
@@ -432,7 +495,7 @@ func webFetchTool(cfg *config.Config) tools.Tool {
 // guardUntrusted puts the host-acting tools of set the operator did not
 // grant to outside input (allow: tools.untrusted.allow) behind
 // untrustedGate.
-func (b *toolbox) guardUntrusted(set *tools.Set, allow []string) *tools.Set {
+func (b *Box) guardUntrusted(set *tools.Set, allow []string) *tools.Set {
 	out := set.All()
 	changed := false
 	for i, t := range out {
@@ -454,7 +517,7 @@ func (b *toolbox) guardUntrusted(set *tools.Set, allow []string) *tools.Set {
 // refusal is logged and counted.
 type untrustedGate struct {
 	tools.Tool
-	box *toolbox
+	box *Box
 }
 
 // Unwrap returns the tool it guards.

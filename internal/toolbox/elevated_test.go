@@ -1,4 +1,4 @@
-package daemon
+package toolbox
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func TestElevatedExec(t *testing.T) {
 // same way; the operator's calls pass.
 func TestUntrustedGate(t *testing.T) {
 	refusals := 0
-	box := &toolbox{refused: func(string) { refusals++ }}
+	box := &Box{refused: func(string) { refusals++ }}
 	for _, tc := range []struct {
 		name, origin string
 		elevated     bool

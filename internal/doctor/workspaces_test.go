@@ -1,4 +1,4 @@
-package daemon
+package doctor
 
 import (
 	"os"
@@ -9,10 +9,10 @@ import (
 
 func TestWorkspaceMarkers(t *testing.T) {
 	shared, own := t.TempDir(), t.TempDir()
-	if err := writeNodeMarkers([]string{shared}, "host:1"); err != nil {
+	if err := WriteNodeMarkers([]string{shared}, "host:1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeNodeMarkers([]string{shared, own}, "a/b"); err != nil { // ids are escaped
+	if err := WriteNodeMarkers([]string{shared, own}, "a/b"); err != nil { // ids are escaped
 		t.Fatal(err)
 	}
 	// A file named as a marker that names another node does not count.
@@ -41,13 +41,13 @@ func TestWorkspaceMarkers(t *testing.T) {
 			}
 		})
 	}
-	if err := removeNodeMarkers([]string{shared, own}, "a/b"); err != nil {
+	if err := RemoveNodeMarkers([]string{shared, own}, "a/b"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(own, markerDir, "a%2Fb")); !os.IsNotExist(err) {
 		t.Errorf("marker left after removal: %v", err)
 	}
-	if err := removeNodeMarkers([]string{shared}, "never-written"); err != nil {
+	if err := RemoveNodeMarkers([]string{shared}, "never-written"); err != nil {
 		t.Errorf("removing an absent marker: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package doctor
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ const markerDir = ".switchboard/nodes"
 
 // agentWorkspaces returns the distinct workspace directories of the
 // configured agents (the default agent's when none is listed), sorted.
-func agentWorkspaces(cfg *config.Config) []string {
+func AgentWorkspaces(cfg *config.Config) []string {
 	ids := cfg.AgentIDs()
 	if len(ids) == 0 {
 		ids = []string{cfg.DefaultAgentID()}
@@ -48,7 +48,7 @@ func markerPath(ws, id string) string {
 
 // writeNodeMarkers writes node id's marker (its id, one line) in every
 // workspace, creating the workspaces as needed.
-func writeNodeMarkers(workspaces []string, id string) error {
+func WriteNodeMarkers(workspaces []string, id string) error {
 	for _, ws := range workspaces {
 		p := markerPath(ws, id)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -62,7 +62,7 @@ func writeNodeMarkers(workspaces []string, id string) error {
 }
 
 // removeNodeMarkers removes node id's markers (a node leaving for good).
-func removeNodeMarkers(workspaces []string, id string) error {
+func RemoveNodeMarkers(workspaces []string, id string) error {
 	var errs []error
 	for _, ws := range workspaces {
 		if err := os.Remove(markerPath(ws, id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -81,7 +81,7 @@ func hasMarker(ws, id string) bool {
 // unsharedWorkspaces returns, for each workspace missing the marker of one
 // of the nodes in ids, those nodes (sorted); empty when every workspace
 // holds every node's marker.
-func unsharedWorkspaces(workspaces, ids []string) map[string][]string {
+func UnsharedWorkspaces(workspaces, ids []string) map[string][]string {
 	out := map[string][]string{}
 	for _, ws := range workspaces {
 		for _, id := range ids {
@@ -101,7 +101,7 @@ func unsharedWorkspaces(workspaces, ids []string) map[string][]string {
 
 // describeUnshared says which workspaces miss which nodes' markers, one
 // clause per workspace in path order.
-func describeUnshared(missing map[string][]string) string {
+func DescribeUnshared(missing map[string][]string) string {
 	keys := make([]string, 0, len(missing))
 	for ws := range missing {
 		keys = append(keys, ws)
@@ -114,16 +114,16 @@ func describeUnshared(missing map[string][]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// sharedWorkspacesFix is the fix serve and doctor name for workspaces
+// SharedWorkspacesFix is the fix serve and doctor name for workspaces
 // that are not shared.
-const sharedWorkspacesFix = "point agents.defaults.workspace (or each agent's workspace) at storage every node mounts at the same path (NFS, a shared volume): a session's turns move between nodes"
+const SharedWorkspacesFix = "point agents.defaults.workspace (or each agent's workspace) at storage every node mounts at the same path (NFS, a shared volume): a session's turns move between nodes"
 
 // workspacesCheck is doctor's "workspaces" line on a cluster: every agent
 // workspace must hold the marker of every live node.
 func workspacesCheck(workspaces, live []string) Check {
-	if missing := unsharedWorkspaces(workspaces, live); len(missing) > 0 {
+	if missing := UnsharedWorkspaces(workspaces, live); len(missing) > 0 {
 		return Check{Name: "workspaces", Status: CheckFail,
-			Detail: "not shared by the live nodes: " + describeUnshared(missing), Fix: sharedWorkspacesFix}
+			Detail: "not shared by the live nodes: " + DescribeUnshared(missing), Fix: SharedWorkspacesFix}
 	}
 	return Check{Name: "workspaces", Status: CheckOK,
 		Detail: fmt.Sprintf("%s shared by the live nodes %s", strings.Join(workspaces, ", "), strings.Join(live, ", "))}

@@ -1,4 +1,8 @@
-package daemon
+// Package httpserve owns the gateway port's HTTP server plumbing: the
+// server's timeouts (headers, idle keep-alive, a request body's deadline
+// that does not cut a long answer) and the listener that caps open
+// connections per client address. The daemon serves its mux with it.
+package httpserve
 
 import (
 	"io"
@@ -39,7 +43,9 @@ type capListener struct {
 	write time.Duration // the deadline of the refusal's write
 }
 
-func newCapListener(ln net.Listener, max int) *capListener {
+// CapListener wraps ln to refuse connections beyond max open ones per
+// remote IP (answered 503 and closed).
+func CapListener(ln net.Listener, max int) net.Listener {
 	return &capListener{Listener: ln, max: max, open: map[netip.Addr]int{}, write: time.Second}
 }
 
@@ -130,9 +136,9 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// newHTTPServer is the gateway port's server: handler behind the body
+// New is the gateway port's server: handler behind the body
 // deadline, and idle keep-alive connections closed after idle.
-func newHTTPServer(handler http.Handler, idle, body time.Duration) *http.Server {
+func New(handler http.Handler, idle, body time.Duration) *http.Server {
 	return &http.Server{
 		Handler:           bodyDeadline(body, handler),
 		ReadHeaderTimeout: headerTimeout,

@@ -1,7 +1,8 @@
-package daemon
+package doctor_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -9,21 +10,27 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/daemon"
+	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
+	"github.com/switchboardhq/switchboard/internal/storage"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
 )
 
-func doctorIn(t *testing.T, dir string, env map[string]string, port *int) map[string]Check {
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func doctorIn(t *testing.T, dir string, env map[string]string, port *int) map[string]doctor.Check {
 	t.Helper()
 	e := map[string]string{config.EnvStateDir: dir, "HOME": dir}
 	for k, v := range env {
 		e[k] = v
 	}
-	got := map[string]Check{}
-	for _, c := range Doctor(context.Background(), DoctorOptions{Env: config.MapEnv(e), Port: port}) {
+	got := map[string]doctor.Check{}
+	for _, c := range doctor.Run(context.Background(), doctor.Options{Env: config.MapEnv(e), Port: port}) {
 		got[c.Name] = c
 	}
 	for _, name := range []string{"config", "models", "state dir", "gateway", "port", "store"} {
@@ -48,7 +55,7 @@ func TestDoctorFreshStateDir(t *testing.T) {
 	port := 0
 	got := doctorIn(t, filepath.Join(t.TempDir(), "state"), nil, &port)
 	for name, c := range got {
-		if c.Status != CheckOK {
+		if c.Status != doctor.CheckOK {
 			t.Errorf("%s: %s %s", name, c.Status, c.Detail)
 		}
 	}
@@ -60,7 +67,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 		os.Chmod(dir, 0o700)
 		writeDoctorConfig(t, dir, `{agents: {defaults: {model: "nope/x"}}}`)
 		c := doctorIn(t, dir, nil, nil)["models"]
-		if c.Status != CheckFail || !strings.Contains(c.Detail, `"nope"`) || c.Fix == "" {
+		if c.Status != doctor.CheckFail || !strings.Contains(c.Detail, `"nope"`) || c.Fix == "" {
 			t.Errorf("models = %+v", c)
 		}
 	})
@@ -68,18 +75,18 @@ func TestDoctorFindsProblems(t *testing.T) {
 		dir := t.TempDir()
 		writeDoctorConfig(t, dir, `{agents: {defaults: {model: "openai/gpt-4o"}}}`)
 		c := doctorIn(t, dir, nil, nil)["models"]
-		if c.Status != CheckFail || !strings.Contains(c.Detail, "no API key for provider openai") || !strings.Contains(c.Fix, "OPENAI_API_KEY") {
+		if c.Status != doctor.CheckFail || !strings.Contains(c.Detail, "no API key for provider openai") || !strings.Contains(c.Fix, "OPENAI_API_KEY") {
 			t.Errorf("models = %+v", c)
 		}
-		if c := doctorIn(t, dir, map[string]string{"OPENAI_API_KEY": "sk-test"}, nil)["models"]; c.Status != CheckOK {
+		if c := doctorIn(t, dir, map[string]string{"OPENAI_API_KEY": "sk-test"}, nil)["models"]; c.Status != doctor.CheckOK {
 			t.Errorf("with a key: models = %+v", c)
 		}
 	})
 	t.Run("config syntax", func(t *testing.T) {
 		dir := t.TempDir()
 		writeDoctorConfig(t, dir, `{agents: `)
-		got := Doctor(context.Background(), DoctorOptions{Env: config.MapEnv(map[string]string{config.EnvStateDir: dir})})
-		if len(got) != 1 || got[0].Name != "config" || got[0].Status != CheckFail {
+		got := doctor.Run(context.Background(), doctor.Options{Env: config.MapEnv(map[string]string{config.EnvStateDir: dir})})
+		if len(got) != 1 || got[0].Name != "config" || got[0].Status != doctor.CheckFail {
 			t.Errorf("checks = %+v", got)
 		}
 	})
@@ -89,7 +96,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := doctorIn(t, dir, nil, nil)["state dir"]
-		if c.Status != CheckWarn || !strings.Contains(c.Fix, "chmod") {
+		if c.Status != doctor.CheckWarn || !strings.Contains(c.Fix, "chmod") {
 			t.Errorf("state dir = %+v", c)
 		}
 	})
@@ -101,7 +108,7 @@ func TestDoctorFindsProblems(t *testing.T) {
 		os.Chmod(dir, 0o500)
 		defer os.Chmod(dir, 0o700)
 		c := doctorIn(t, dir, nil, nil)["state dir"]
-		if c.Status != CheckFail || !strings.Contains(c.Detail, "not writable") {
+		if c.Status != doctor.CheckFail || !strings.Contains(c.Detail, "not writable") {
 			t.Errorf("state dir = %+v", c)
 		}
 	})
@@ -113,16 +120,16 @@ func TestDoctorFindsProblems(t *testing.T) {
 		defer ln.Close()
 		p := ln.Addr().(*net.TCPAddr).Port
 		c := doctorIn(t, t.TempDir(), nil, &p)["port"]
-		if c.Status != CheckFail || !strings.Contains(c.Detail, strconv.Itoa(p)) {
+		if c.Status != doctor.CheckFail || !strings.Contains(c.Detail, strconv.Itoa(p)) {
 			t.Errorf("port = %+v", c)
 		}
 	})
 	t.Run("corrupt store", func(t *testing.T) {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, DBFile), []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, storage.DBFile), []byte(strings.Repeat("garbage!", 1024)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if c := doctorIn(t, dir, nil, nil)["store"]; c.Status != CheckFail {
+		if c := doctorIn(t, dir, nil, nil)["store"]; c.Status != doctor.CheckFail {
 			t.Errorf("store = %+v", c)
 		}
 	})
@@ -136,7 +143,7 @@ func TestDoctorWithRunningGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := 0
-	d, err := Start(context.Background(), Options{
+	d, err := daemon.Start(context.Background(), daemon.Options{
 		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir}),
 		Port:   &port,
 		Stdout: io.Discard,
@@ -148,22 +155,22 @@ func TestDoctorWithRunningGateway(t *testing.T) {
 	defer d.Close()
 	p := d.Addrs[0].(*net.TCPAddr).Port
 	got := doctorIn(t, dir, nil, &p)
-	if c := got["gateway"]; c.Status != CheckOK || !strings.Contains(c.Detail, "pid "+strconv.Itoa(os.Getpid())) {
+	if c := got["gateway"]; c.Status != doctor.CheckOK || !strings.Contains(c.Detail, "pid "+strconv.Itoa(os.Getpid())) {
 		t.Errorf("gateway = %+v", c)
 	}
-	if c := got["port"]; c.Status != CheckOK || !strings.Contains(c.Detail, "this state dir's gateway") {
+	if c := got["port"]; c.Status != doctor.CheckOK || !strings.Contains(c.Detail, "this state dir's gateway") {
 		t.Errorf("port = %+v", c)
 	}
-	if c := got["store"]; c.Status != CheckOK || !strings.Contains(c.Detail, "intact") {
+	if c := got["store"]; c.Status != doctor.CheckOK || !strings.Contains(c.Detail, "intact") {
 		t.Errorf("store = %+v", c)
 	}
-	if c := got["state dir"]; c.Status != CheckOK {
+	if c := got["state dir"]; c.Status != doctor.CheckOK {
 		t.Errorf("state dir = %+v", c)
 	}
 	// Without --port doctor looks at the port the gateway serves (here a
 	// free one, as serve --port 0 picks), not the configured 18789.
 	addr := d.Addrs[0].String()
-	if c := doctorIn(t, dir, nil, nil)["port"]; c.Status != CheckWarn || !strings.Contains(c.Detail, "serves "+addr) ||
+	if c := doctorIn(t, dir, nil, nil)["port"]; c.Status != doctor.CheckWarn || !strings.Contains(c.Detail, "serves "+addr) ||
 		!strings.Contains(c.Detail, "18789") || !strings.Contains(c.Fix, "gateway.port") {
 		t.Errorf("port without --port = %+v", c)
 	}
@@ -175,80 +182,9 @@ func TestDoctorNamesConfigPathOnce(t *testing.T) {
 	writeDoctorConfig(t, dir, `{agents: {bogus: 1}}`)
 	c := doctorIn(t, dir, nil, nil)["config"]
 	path := filepath.Join(dir, "switchboard.json5")
-	if c.Status != CheckWarn || strings.Count(c.Detail, path) != 1 || !strings.Contains(c.Detail, "agents.bogus") {
+	if c.Status != doctor.CheckWarn || strings.Count(c.Detail, path) != 1 || !strings.Contains(c.Detail, "agents.bogus") {
 		t.Errorf("config = %+v, want a warning naming %s once", c, path)
 	}
-}
-
-func TestLoggingSetup(t *testing.T) {
-	dir := t.TempDir()
-	ls := config.LogSettings{Level: "info", ConsoleLevel: "warn", ConsoleStyle: "pretty", File: filepath.Join(dir, "logs", "s.log")}
-	var console strings.Builder
-	l, err := newLogSetup(ls, "", "json", &console)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.logger.Info("hello", "token", "s3cret-token", "apiKey", "sk-abc", "n", 1)
-	l.logger.Warn("careful", "password", "hunter2")
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	file, _ := os.ReadFile(ls.File)
-	for _, secret := range []string{"s3cret-token", "sk-abc", "hunter2"} {
-		if strings.Contains(string(file), secret) || strings.Contains(console.String(), secret) {
-			t.Errorf("%q was logged", secret)
-		}
-	}
-	if !strings.Contains(string(file), `"message":"hello"`) || !strings.Contains(string(file), `"message":"careful"`) {
-		t.Errorf("file:\n%s", file)
-	}
-	// The console is at warn, in JSON (--log-format json).
-	if c := console.String(); strings.Contains(c, "hello") || !strings.Contains(c, `"msg":"careful"`) {
-		t.Errorf("console:\n%s", c)
-	}
-	for _, bad := range [][2]string{{"loud", ""}, {"", "xml"}} {
-		if _, err := newLogSetup(ls, bad[0], bad[1], io.Discard); err == nil {
-			t.Errorf("newLogSetup(%q, %q) accepted", bad[0], bad[1])
-		}
-	}
-}
-
-// serve warns at start about a model that cannot run, naming the fix.
-func TestStartWarnsAboutUnrunnableModel(t *testing.T) {
-	dir := t.TempDir()
-	writeDoctorConfig(t, dir, `{agents: {defaults: {model: "openai/gpt-4o"}}}`)
-	var logs strings.Builder
-	port := 0
-	d, err := Start(context.Background(), Options{
-		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir}),
-		Port:   &port,
-		Stdout: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	if got := logs.String(); !strings.Contains(got, "no API key for provider openai") || !strings.Contains(got, "OPENAI_API_KEY") {
-		t.Errorf("no warning about the missing key:\n%s", got)
-	}
-	mods := newModels(d.Config)
-	_, err = mods.ResolveModel("main", "openai/gpt-4o")
-	if err == nil || !strings.Contains(err.Error(), "no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey") {
-		t.Errorf("ResolveModel = %v", err)
-	}
-}
-
-// syncWriter serialises writes from the daemon's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // With a bubblewrap-sandboxed agent doctor probes the backend and says
@@ -266,12 +202,48 @@ func TestDoctorSandbox(t *testing.T) {
 		t.Fatal("no sandbox check for a sandboxed agent")
 	}
 	if _, err := sandbox.Check(context.Background()); err != nil {
-		if c.Status != CheckFail || c.Detail != err.Error() {
+		if c.Status != doctor.CheckFail || c.Detail != err.Error() {
 			t.Errorf("unavailable sandbox: %+v, want FAIL %q", c, err)
 		}
 		return
 	}
-	if c.Status != CheckOK || !strings.Contains(c.Detail, "processes bounded by "+sandbox.ProcessBound()) {
+	if c.Status != doctor.CheckOK || !strings.Contains(c.Detail, "processes bounded by "+sandbox.ProcessBound()) {
 		t.Errorf("sandbox check = %+v", c)
+	}
+}
+
+// TestDoctorPostgres checks doctor's store line on PostgreSQL: reachable
+// before and after serve made the schema, and a failure with the fix (and
+// no password) when the server is not there.
+func TestDoctorPostgres(t *testing.T) {
+	dsn := pgtest.DB(t)
+	dir := t.TempDir()
+	c := doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
+	if c.Status != doctor.CheckOK || !strings.Contains(c.Detail, "reachable; serve creates the schema") {
+		t.Errorf("store on a new database = %+v", c)
+	}
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{config.EnvStateDir: dir, "HOME": dir, config.EnvDatabaseURL: dsn}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	c = doctorIn(t, dir, map[string]string{config.EnvDatabaseURL: dsn}, nil)["store"]
+	chk, err := postgres.Check(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("reachable (schema %d)", chk.BinaryVersion); c.Status != doctor.CheckOK || !strings.Contains(c.Detail, want) {
+		t.Errorf("store after serve = %+v", c)
+	}
+	bad := "postgres://sb:s3cret@127.0.0.1:1/none?connect_timeout=2"
+	c = doctorIn(t, t.TempDir(), map[string]string{config.EnvDatabaseURL: bad}, nil)["store"]
+	if c.Status != doctor.CheckFail || !strings.Contains(c.Fix, config.EnvDatabaseURL) || strings.Contains(c.Detail+c.Fix, "s3cret") {
+		t.Errorf("store on an unreachable server = %+v", c)
 	}
 }

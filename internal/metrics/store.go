@@ -1,20 +1,22 @@
-package daemon
+package metrics
 
 import (
 	"context"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // timedStore times the store calls on the hot paths of a turn (sessions,
 // transcript, runs, outbox) for /metrics; every other call goes straight
-// to the store it wraps.
+// to the store it wraps. Make one with (*StoreTimer).Wrap.
 type timedStore struct {
 	store.Store
-	t *metrics.StoreTimer
+	t *StoreTimer
 }
+
+// Wrap returns st with its hot-path calls timed by t.
+func (t *StoreTimer) Wrap(st store.Store) store.Store { return timedStore{Store: st, t: t} }
 
 func (s timedStore) since(op string, t0 time.Time) { s.t.Observe(op, time.Since(t0)) }
 

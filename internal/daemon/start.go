@@ -1,0 +1,684 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/avatar"
+	"github.com/switchboardhq/switchboard/internal/cluster"
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/doctor"
+	"github.com/switchboardhq/switchboard/internal/eventhooks"
+	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/httpserve"
+	"github.com/switchboardhq/switchboard/internal/logfile"
+	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/mcpclient"
+	"github.com/switchboardhq/switchboard/internal/memory"
+	"github.com/switchboardhq/switchboard/internal/metrics"
+	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/prompt"
+	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/relay"
+	"github.com/switchboardhq/switchboard/internal/secrets"
+	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/skills"
+	"github.com/switchboardhq/switchboard/internal/spend"
+	"github.com/switchboardhq/switchboard/internal/statedir"
+	"github.com/switchboardhq/switchboard/internal/storage"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+	"github.com/switchboardhq/switchboard/internal/subagent"
+	"github.com/switchboardhq/switchboard/internal/toolbox"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/tools/files"
+	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
+	"github.com/switchboardhq/switchboard/internal/tools/sessions"
+	"github.com/switchboardhq/switchboard/internal/tools/shell"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/webui"
+)
+
+// Start loads the config, opens the store, recovers interrupted runs and
+// starts listening. The returned daemon runs until Close.
+func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
+	w := &wiring{opts: opts, started: time.Now()}
+	defer func() {
+		if err != nil {
+			w.rollBack()
+		}
+	}()
+	for _, step := range []func(context.Context) error{
+		w.loadConfig,  // the config, the private state dir and its lock, the logger, the gateway token
+		w.openStorage, // the store behind its timer, the listeners, the cluster node on PostgreSQL
+		w.newRunner,   // models, MCP client, toolbox, approvals, workspaces, tracing, event hooks, the runner
+		w.newDelivery, // the outbox and what records its items: relay, sub-agents, chat channels; the built-in tools
+		w.recoverRuns, // cut approvals, then the node's lanes or the runner's own, then sub-agent announces
+		w.newGateway,  // the daemon, cron, the gateway; the outbox starts delivering
+		w.newDoors,    // MCP, the HTTP API, A2A, metrics, hooks and webhooks on one mux
+		w.serve,       // the HTTP server on every listener, the loops, the channels, the lock's record
+	} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return w.d, nil
+}
+
+// wiring is what Start builds, phase by phase. A phase that opens
+// something registers its undo, run newest first if a later phase fails.
+type wiring struct {
+	opts    Options
+	started time.Time
+	undo    []func()
+
+	env            config.Env
+	stdout         io.Writer
+	cfg            *config.Config
+	paths          config.Paths
+	lock           *statedir.Lock
+	log            *slog.Logger
+	logs           *logfile.Logger // nil when Options.Logger was given
+	generatedToken bool
+
+	st         *storage.Opened
+	rawStore   store.Store // the backend itself, for its optional interfaces
+	storeTimer *metrics.StoreTimer
+	lns        []net.Listener
+	node       *cluster.Node // nil on SQLite
+	lanes      agent.Lanes
+
+	set     *settings.Settings
+	skills  *skills.Agents
+	memory  gateway.MemoryService // nil: memory search is off
+	mods    *registry.Registry
+	alias   sessionkey.MainAlias
+	mcpc    *mcpclient.Manager
+	box     *toolbox.Box
+	appr    *approvals
+	ws      *toolbox.Workspaces
+	tr      *tracing
+	evHooks *eventhooks.Dispatcher
+	runner  *agent.Runner
+	// mets counts guardrail refusals once /metrics is built.
+	mets atomic.Pointer[metrics.Metrics]
+
+	subs  *subagent.Manager
+	chans *channelHub // nil: no chat channel
+	disp  *outbox.Dispatcher
+	jobs  *shell.Jobs
+
+	d   *Daemon
+	gw  *gateway.Server
+	mux *http.ServeMux
+}
+
+// onFail registers f to run if Start fails.
+func (w *wiring) onFail(f func()) { w.undo = append(w.undo, f) }
+
+// closeOnFail registers c's Close to run if Start fails.
+func (w *wiring) closeOnFail(c interface{ Close() error }) { w.onFail(func() { _ = c.Close() }) }
+
+func (w *wiring) rollBack() {
+	for i := len(w.undo) - 1; i >= 0; i-- {
+		w.undo[i]()
+	}
+}
+
+// refused counts a guardrail refusal on /metrics.
+func (w *wiring) refused(kind string) {
+	if m := w.mets.Load(); m != nil {
+		m.Refused(kind)
+	}
+}
+
+// loadConfig loads the config, claims the private state dir and sets up
+// the logger; every configured secret value (and a generated gateway
+// token) is masked in what leaves the gateway.
+func (w *wiring) loadConfig(context.Context) error {
+	opts := w.opts
+	w.env = opts.Env
+	if w.env == nil {
+		w.env = config.OSEnv
+	}
+	w.stdout = cmp.Or[io.Writer](opts.Stdout, os.Stdout)
+	stderr := cmp.Or[io.Writer](opts.Stderr, os.Stderr)
+	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, w.env)
+	if err != nil {
+		early := opts.Logger
+		if early == nil {
+			early = slog.New(slog.NewTextHandler(stderr, nil))
+		}
+		for _, warn := range warnings {
+			early.Warn("config: " + warn.String())
+		}
+		return err
+	}
+	if opts.Bind != "" {
+		var more []config.Warning
+		if cfg, more, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
+			return err
+		}
+		warnings = append(warnings, more...)
+	}
+	w.paths = cfg.Paths()
+	if err := privateDir(w.paths.StateDir); err != nil {
+		return fmt.Errorf("daemon: state dir: %w", err)
+	}
+	// A store that cannot be written would accept nothing: say so now.
+	if err := statedir.ProbeWritable(w.paths.StateDir); err != nil {
+		return fmt.Errorf("daemon: state dir not writable: %w", err)
+	}
+	// One gateway per state dir: a second one would write the same
+	// database. The lock file also records where this one listens.
+	if w.lock, err = statedir.Acquire(w.paths.StateDir); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.closeOnFail(w.lock)
+	masks := &secrets.Ref{}
+	masks.Set(secrets.New(cfg.SecretValues()...))
+	// Logs go to the console and, unless a logger was given, to the log
+	// file in the state dir (which logs.tail reads).
+	w.log = opts.Logger
+	if w.log == nil {
+		if w.logs, err = newLogSetup(cfg.LogSettings(), opts.LogLevel, opts.LogFormat, stderr); err != nil {
+			return err
+		}
+		w.closeOnFail(w.logs)
+		// Secret values are masked in every line, whatever field holds them.
+		w.log = slog.New(secrets.NewLogHandler(w.logs.Handler(), masks))
+	}
+	for _, warn := range warnings {
+		w.log.Warn("config: " + warn.String())
+	}
+	// A secret is required unless auth is explicitly off: with no mode and
+	// no secret configured, the gateway uses a generated token kept in the
+	// state dir (the CLI on this host reads it from there).
+	if cfg.Gateway.Auth.Mode == "" {
+		if a := cfg.GatewayAuth(); a.Token == "" && a.Password == "" {
+			w.generatedToken = true
+			tok, created, err := config.LoadOrCreateGatewayToken(w.paths.StateDir)
+			if err != nil {
+				return err
+			}
+			if cfg, _, err = cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok}); err != nil {
+				return err
+			}
+			if created {
+				w.log.Info("generated a gateway token", "file", filepath.Join(w.paths.StateDir, config.GatewayTokenFile))
+			}
+		}
+	}
+	// The generated token is a secret like the configured ones.
+	masks.Set(secrets.New(cfg.SecretValues()...))
+	w.cfg = cfg
+	return nil
+}
+
+// openStorage opens the store (every component reaches it through its
+// timer, for /metrics) and binds the listeners before any run can start:
+// on PostgreSQL this gateway is one node of those sharing the database,
+// and a node's id is its host and port, which only this process can hold.
+func (w *wiring) openStorage(ctx context.Context) error {
+	cfg, log := w.cfg, w.log
+	st, err := storage.Open(ctx, cfg, w.paths.StateDir)
+	if err != nil {
+		return err
+	}
+	w.closeOnFail(st)
+	w.rawStore, w.storeTimer = st.Store, metrics.NewStoreTimer()
+	st.Store = w.storeTimer.Wrap(w.rawStore)
+	w.st = st
+	if w.lns, err = listen(cfg, w.opts.Port); err != nil {
+		return err
+	}
+	for _, ln := range w.lns {
+		w.closeOnFail(ln)
+	}
+	pg, ok := w.rawStore.(*postgres.Store)
+	if !ok {
+		return nil
+	}
+	onAdopt := func(ctx context.Context, _ []*store.Run) {
+		if w.subs != nil {
+			if err := w.subs.Reconcile(ctx); err != nil {
+				log.Warn("sub-agent announces after an adoption failed", "err", err)
+			}
+		}
+	}
+	// Every node marks the agents' workspaces, and checks the others'
+	// marks when it starts and when a node joins.
+	marked := doctor.AgentWorkspaces(cfg)
+	onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, w.node, marked, log) }
+	if w.node, err = newNode(cfg.StorageSettings(), pg, w.lns[0].Addr(), ephemeralPort(cfg, w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	if err = doctor.WriteNodeMarkers(marked, w.node.ID()); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.closeOnFail(w.node)
+	w.lanes = w.node
+	if w.generatedToken {
+		// A token generated in this node's state dir is this node's
+		// alone: a client sent to another node would be refused.
+		log.Warn("gateway token generated in this node's state dir: give every node of the cluster the same token",
+			"fix", "set gateway.auth.token (or "+config.EnvGatewayToken+") to one value on every node")
+	}
+	return nil
+}
+
+// newRunner builds the agent runner and what shapes its runs: models,
+// tools (MCP servers start lazily, on the first run that needs tools),
+// exec approvals, workspaces, the system prompt, tracing and event hooks.
+func (w *wiring) newRunner(ctx context.Context) error {
+	cfg, log, st := w.cfg, w.log, w.st
+	// The configuration is resolved once into the components' settings.
+	w.set = settings.Resolve(cfg)
+	w.skills = &skills.Agents{Resolve: func(id string) skills.Scope { return settings.SkillScope(cfg, id) }}
+	w.mods = registry.New(cfg)
+	// A model that cannot run fails every turn; say so now, with the fix
+	// (the run's own error says the same).
+	for _, c := range doctor.Models(cfg) {
+		if c.Status == doctor.CheckFail {
+			log.Warn("models: "+c.Detail, "fix", c.Fix)
+		}
+	}
+	w.alias = sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
+	w.mcpc = mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: w.opts.Version, Logger: log})
+	w.closeOnFail(w.mcpc)
+	var err error
+	if w.appr, err = newApprovals(cfg, w.paths.StateDir, w.refused); err != nil {
+		return err
+	}
+	pruneIdle, pruneMaxAge := cfg.SandboxPrune()
+	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.gate,
+		PruneIdle: pruneIdle, PruneMaxAge: pruneMaxAge,
+		RoomTools: func(key string) (policy.ToolSelection, bool) { return roomTools(w.set, key) }})
+	w.box, w.ws = box, toolbox.NewWorkspaces(cfg, st, box)
+	if w.tr, err = newTracing(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
+		return err
+	}
+	w.onFail(func() { _ = w.tr.close() })
+	if w.tr.shutdown != nil {
+		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
+	}
+	if w.evHooks, err = newEventHooks(cfg, log); err != nil {
+		return err
+	}
+	w.runner, err = agent.New(agent.Config{
+		Store:     st,
+		Models:    w.mods,
+		Tools:     box.ForRun,
+		Preflight: box.Preflight,
+		Workspace: w.ws.ForRun,
+		MaskText:  secrets.New(cfg.SecretValues()...).Func(),
+		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
+			if attachments.IsSpawnToolCall(name) {
+				return attachments.RedactToolCallArgs(args)
+			}
+			return args
+		},
+		OnFinish: func(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
+			if w.subs != nil {
+				w.subs.OnFinish(ctx, run, res, last)
+			}
+			w.chans.onFinish(ctx, run, res, last)
+		},
+		SystemPrompt:   prompt.Builder(cfg, st, w.skills),
+		Logger:         log,
+		InitSession:    func(s *store.Session, in *agent.Input) { initSession(s, in, w.alias) },
+		DefaultTimeout: time.Duration(max(cfg.AgentTimeoutSeconds(), 0)) * time.Second,
+		Compaction:     compactionConfig(cfg, box.WorkspaceWritable),
+		ResetRule:      resetRule(cfg),
+		Pruning:        pruningConfig(cfg),
+		Queue:          w.set.Queue,
+		Lanes:          w.lanes,
+		RootBudget:     func(agentID string) spend.Limits { return w.set.Agent(agentID).Budget },
+		OnCompact:      compactHook(w.evHooks),
+		Tracer:         w.tr.tracer,
+	})
+	if err != nil {
+		return err
+	}
+	w.closeOnFail(w.runner)
+	return nil
+}
+
+// newDelivery builds the one outbox dispatcher and what carries work
+// between sessions and out of the gateway — agent-to-agent flows, session
+// tools, sub-agents, the chat channels — each taking the dispatcher to
+// wake and registering its handler with it; then the built-in tools.
+func (w *wiring) newDelivery(context.Context) error {
+	cfg, log, st, set, runner := w.cfg, w.log, w.st, w.set, w.runner
+	// One dispatcher delivers every outbox item: sub-agent announces,
+	// agent-to-agent flows, A2A sends and chat channel replies; each
+	// component that records items wakes it, and registers its handler.
+	disp, err := outbox.New(outbox.Config{Store: st, Logger: log, Shared: w.node != nil})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.closeOnFail(disp)
+	w.disp = disp
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	remote := newA2ARemote(cfg, st, runner, set.SendRules, log)
+	var remoteDep sessions.Remote
+	if remote != nil {
+		remoteDep = remote
+	}
+	sessTools := sessions.New(sessions.Deps{
+		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: w.paths.StateDir, OnRefusal: w.refused,
+		ExpectedWait: runner.ExpectedWait,
+		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
+			return budgetView(ctx, runner, w.subs, set, s)
+		},
+		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
+			return sendBudgetRefusal(ctx, runner, from, to)
+		},
+		Remote: remoteDep,
+	})
+	w.subs, err = subagent.New(subagent.Config{
+		Store: st, Runner: runner, Settings: set, Models: w.mods, Logger: log,
+		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
+		Tracer: w.tr.tracer, Outbox: disp,
+	})
+	if err != nil {
+		return err
+	}
+	// The chat channels listen for run ends before Recover resumes queued
+	// runs, so a message accepted before a restart still gets its reply.
+	chans, err := newChannels(set, st, runner, log)
+	if err != nil {
+		return err
+	}
+	if chans != nil {
+		w.onFail(chans.close)
+	}
+	w.chans = chans
+	handlers := []outbox.Handler{w.subs.AnnounceHandler(), rel.Handler()}
+	if remote != nil {
+		remote.kick = disp.Kick
+		handlers = append(handlers, remote.handler())
+	}
+	if chans != nil {
+		chans.kicker = disp
+		handlers = append(handlers, chans.handler())
+	}
+	for _, h := range handlers {
+		if err := disp.Register(h); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+	}
+	w.box.Set(w.builtinTools(sessTools)...)
+	return nil
+}
+
+// builtinTools are the gateway's own tools: the session tools, spawn,
+// exec and process (commands exec moves to the background live in jobs
+// until the process tool clears them or the gateway stops), the file
+// tools, web_fetch and the memory tools.
+func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
+	cfg := w.cfg
+	execCfg := cfg.Exec()
+	w.jobs = shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
+	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: w.jobs, SkillEnv: w.skills.Env})
+	builtin := append(append(sessTools.All(), w.subs.Tool(), execTool, shell.NewProcessTool(w.jobs)), files.All()...)
+	if fetch := toolbox.WebFetchTool(cfg); fetch != nil {
+		builtin = append(builtin, fetch)
+	}
+	// memory.search.enabled: false removes the memory tools, as in the
+	// reference (and the memory.* methods).
+	if ms, ok := w.rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
+		idx := memory.NewIndex(ms)
+		if vs, ok := w.rawStore.(store.MemoryVectorStore); ok {
+			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{w.mods})
+		}
+		builtin = append(builtin, memorytools.All(idx)...)
+		w.memory = memorytools.Service{Index: idx, Workspace: cfg.AgentWorkspace}
+	}
+	return builtin
+}
+
+// recoverRuns resumes what a restart cut: approvals get their expired
+// results before queued runs resume (so a resumed run of the session
+// already sees them), then the node takes its lanes (or the runner
+// recovers its own), then sub-agent announces.
+func (w *wiring) recoverRuns(ctx context.Context) error {
+	if err := w.appr.recoverPending(ctx, w.st.Store, w.log); err != nil {
+		return err
+	}
+	if w.node != nil {
+		if err := w.node.Start(ctx, w.runner); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		w.log.Info("joined the gateway cluster", "node", w.node.ID(), "lease", w.node.Lease())
+		checkWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.cfg), w.log)
+	} else if _, err := w.runner.Recover(ctx); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	if err := w.subs.Start(ctx); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.closeOnFail(w.subs)
+	return nil
+}
+
+// newGateway builds the daemon and the WebSocket gateway with cron's
+// scheduler (when the store keeps cron jobs); deliveries, and flows a
+// restart cut, resume once the gateway is there to show what they post.
+func (w *wiring) newGateway(context.Context) error {
+	cfg, log, st, runner := w.cfg, w.log, w.st, w.runner
+	d := &Daemon{
+		jobs: w.jobs, node: w.node, box: w.box, tracing: w.tr, lock: w.lock, logs: w.logs, mods: w.mods,
+		readiness: &readiness{dir: w.paths.StateDir, ping: st.Ping},
+		Config:    cfg, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
+		log: log.With("component", "daemon"), grace: w.opts.ShutdownGrace, started: w.started,
+	}
+	if d.grace == 0 {
+		d.grace = DefaultShutdownGrace
+		if v := w.env(EnvShutdownGrace); v != "" {
+			g, err := time.ParseDuration(v)
+			if err != nil || g < 0 {
+				return fmt.Errorf("daemon: %s=%q: want a duration such as 10s", EnvShutdownGrace, v)
+			}
+			d.grace = g
+		}
+	}
+	w.d = d
+	rpcTools, err := newInvoker(cfg, st, w.box, w.ws, log, false)
+	if err != nil {
+		return err
+	}
+	var cronSvc gateway.CronService
+	if cs, ok := w.rawStore.(store.CronStore); ok {
+		if d.cron, err = newCron(cs, st, runner, w.alias, cfg.DefaultAgentID()); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		cronSvc = d.cron
+	}
+	var nodesFn func(context.Context) (*wire.NodesList, error)
+	if w.node != nil {
+		nodesFn = func(ctx context.Context) (*wire.NodesList, error) { return nodesView(ctx, w.node) }
+	}
+	mods, set, subs := w.mods, w.set, w.subs
+	gw, err := gateway.New(gateway.Config{
+		Skills:    w.skills,
+		Memory:    w.memory,
+		Nodes:     nodesFn,
+		EventHook: w.evHooks.Fire,
+		Budget: func(ctx context.Context, s *store.Session) (any, error) {
+			v, err := budgetView(ctx, runner, subs, set, s)
+			if v == nil || err != nil {
+				return nil, err // a nil *BudgetView must not become a non-nil any
+			}
+			return v, nil
+		},
+		Runner:                runner,
+		Cron:                  cronSvc,
+		Approvals:             w.appr.broker,
+		ApprovalsDocument:     w.appr.document,
+		ApprovalsSet:          w.appr.setDocument,
+		Store:                 st,
+		Settings:              set,
+		Logger:                log,
+		Version:               w.opts.Version,
+		StorePath:             st.Name,
+		StateDir:              w.paths.StateDir,
+		LogFile:               w.logs.Path(),
+		Catalog:               func() []gateway.CatalogModel { return modelCatalog(cfg, mods) },
+		AllowedOrigins:        allowedOrigins(cfg),
+		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
+		PublicURLs:            publicURLs(cfg),
+		Now:                   w.opts.Now,
+		Models:                mods,
+		DefaultModelRef:       mods.DefaultModelRef,
+		Invoker:               rpcTools,
+		Subagents:             subs,
+		MCPServers:            func() []wire.MCPServer { return mcpStatus(w.mcpc) },
+		ChannelStatus:         w.chans.status,
+		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
+	})
+	if err != nil {
+		return err
+	}
+	w.closeOnFail(gw)
+	d.gw, w.gw = gw, gw
+	w.appr.gw.Store(gw)
+	if err := w.disp.Start(); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	return nil
+}
+
+// newDoors builds the ways in beside the WebSocket protocol and mounts
+// them on one mux: the browser UI, MCP (streamable HTTP), the HTTP API
+// (/tools/invoke and the OpenAI-compatible /v1 paths), health and
+// readiness, /metrics, A2A, hooks and the chat channels' webhooks.
+func (w *wiring) newDoors(ctx context.Context) error {
+	cfg, d, gw, runner, opts := w.cfg, w.d, w.gw, w.runner, w.opts
+	var err error
+	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
+		return newMCPServer(gw, runner, w.box, opts.Version, cfg.MCPOperatorReach(), d)
+	}}
+	w.closeOnFail(d.mcp)
+	if d.api, err = newHTTPAPI(cfg, w.st, runner, w.mods, gw, w.box, w.ws, w.log); err != nil {
+		return err
+	}
+	w.closeOnFail(d.api)
+	if d.a2a, err = newA2A(ctx, cfg, w.st.Store, w.rawStore, runner, opts.Version); err != nil {
+		return err
+	}
+	if d.a2a != nil {
+		w.onFail(d.a2a.Close)
+	}
+	mux := http.NewServeMux()
+	ui := webui.Handler()
+	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
+	mux.Handle("GET "+webui.Prefix, ui)
+	mux.Handle("GET /favicon.ico", ui)
+	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
+	for _, p := range webui.ControlUIConfigPaths {
+		mux.Handle("GET "+p, uiConfig)
+	}
+	d.api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
+	// The Control UI's agent images (CORS for the admitted origins).
+	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(cfg), gw.RequireBearer))
+	mux.HandleFunc("GET /healthz", d.health)
+	mux.HandleFunc("GET /health", d.health)
+	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
+	m, stopMetrics := newMetrics(runner, gw, w.st, w.storeTimer, opts.counters)
+	w.onFail(stopMetrics)
+	w.mets.Store(m)
+	d.stopMetrics, d.retireMetrics = stopMetrics, m.Retire
+	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
+	mux.HandleFunc("GET /readyz", d.ready)
+	// The doors' own secrets are for callers from outside: loopback is
+	// not exempt from their lockout.
+	secretLimit := *authRateLimit(cfg.Gateway.Auth.RateLimit)
+	secretLimit.ExemptLoopback = false
+	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
+		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
+		mux.Handle("GET /.well-known/agent.json", d.a2a)
+		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
+	}
+	if cfg.Hooks.Enabled {
+		h, err := newHooks(cfg, runner, w.st)
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
+	}
+	mux.HandleFunc("GET /ready", d.ready)
+	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
+		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
+			return err
+		}
+	}
+	w.mux = mux
+	return nil
+}
+
+// serve starts the HTTP server on every listener and the daemon's own
+// loops (readiness, cron, the chat channels), records where the gateway
+// listens in the state dir's lock and says so on stdout.
+func (w *wiring) serve(ctx context.Context) error {
+	d, opts := w.d, w.opts
+	d.srv = httpserve.New(w.gw.Doors(w.mux), cmp.Or(opts.IdleTimeout, httpserve.DefaultIdleTimeout), cmp.Or(opts.BodyTimeout, httpserve.DefaultBodyTimeout))
+	d.srv.BaseContext = func(net.Listener) context.Context { return ctx }
+	maxConns := cmp.Or(opts.MaxConnsPerAddr, httpserve.DefaultMaxConnsPerAddr)
+	loops, stop := context.WithCancel(context.Background())
+	d.stop = stop
+	d.wg.Go(func() { d.readinessLoop(loops) })
+	if d.cron != nil {
+		d.wg.Go(func() {
+			if err := d.cron.Run(loops); err != nil {
+				d.log.Error("cron scheduler stopped", "err", err)
+			}
+		})
+	}
+	for _, ln := range w.lns {
+		d.Addrs = append(d.Addrs, ln.Addr())
+		d.serving.Go(func() {
+			if err := d.srv.Serve(httpserve.CapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
+			}
+		})
+	}
+	if d.chans != nil {
+		d.chans.start()
+	}
+	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: w.started.UTC()}
+	for _, a := range d.Addrs {
+		rec.Addrs = append(rec.Addrs, a.String())
+	}
+	if werr := w.lock.Write(rec); werr != nil {
+		d.log.Warn("cannot record the gateway's address in the state dir", "err", werr)
+	}
+	if w.evHooks != nil {
+		d.wg.Go(func() {
+			w.evHooks.Fire(loops, eventhooks.Startup, map[string]any{"url": rec.URL, "pid": rec.PID})
+		})
+	}
+	fmt.Fprintf(w.stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
+		d.Addrs[0], w.paths.StateDir, w.mods.DefaultModelRef(w.cfg.DefaultAgentID()))
+	w.box.StartDocker() // its prune sweep runs from now; Close stops it
+	return nil
+}

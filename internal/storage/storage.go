@@ -1,0 +1,49 @@
+// Package storage owns opening the configured store — SQLite in the state
+// dir, or PostgreSQL shared by gateway nodes — and "switchboard migrate",
+// which copies SQLite state into PostgreSQL. The daemon, doctor and the
+// command import it.
+package storage
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/postgres"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite"
+)
+
+// DBFile is the SQLite database file name inside the state dir.
+const DBFile = "switchboard.db"
+
+// Opened is the store the gateway serves from.
+type Opened struct {
+	store.Store
+	// Name is what the sessions methods report as "path": the SQLite
+	// file, or the PostgreSQL URL without its password.
+	Name string
+	// Ping checks that the database answers (readiness); nil when the
+	// store is a local file.
+	Ping func(context.Context) error
+}
+
+// Open opens the configured backend: SQLite in the state dir, or
+// PostgreSQL, which this gateway may share with other gateway nodes.
+func Open(ctx context.Context, cfg *config.Config, stateDir string) (*Opened, error) {
+	ss := cfg.StorageSettings()
+	if ss.Backend != config.BackendPostgres {
+		path := filepath.Join(stateDir, DBFile)
+		st, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		return &Opened{Store: st, Name: path}, nil
+	}
+	st, err := postgres.Open(ctx, ss.URL, postgres.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", ss.Display, err)
+	}
+	return &Opened{Store: st, Name: ss.Display, Ping: st.Ping}, nil
+}
