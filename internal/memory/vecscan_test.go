@@ -31,6 +31,14 @@ func TestDotMatchesReference(t *testing.T) {
 		if got, want := dot(a, b), dotRef(a, b); got != want {
 			t.Errorf("n=%d: dot = %v, want %v", n, got, want)
 		}
+		c := make([]float32, n)
+		for i := range c {
+			c[i] = float32(r.NormFloat64())
+		}
+		ga, gc := dot2(a, c, b)
+		if float64(ga) != dotRef(a, b) || float64(gc) != dotRef(c, b) {
+			t.Errorf("n=%d: dot2 = %v, %v, want %v, %v", n, ga, gc, dotRef(a, b), dotRef(c, b))
+		}
 	}
 }
 
@@ -82,5 +90,15 @@ func TestTopSimilarMatchesSort(t *testing.T) {
 				t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, w)
 			}
 		}
+	}
+}
+
+func BenchmarkDot2x1536(b *testing.B) {
+	x, y, q := make([]float32, 1536), make([]float32, 1536), make([]float32, 1536)
+	for i := range x {
+		x[i], y[i], q[i] = float32(i%7), float32(i%5), float32(i%3)
+	}
+	for b.Loop() {
+		dot2(x, y, q)
 	}
 }
