@@ -55,12 +55,19 @@ type Result struct {
 }
 
 // vecIndex is one scope's chunks with their unit vectors, valid while the
-// scope's files are those of fingerprint.
+// model is model and the scope's files have the paths and hashes of files.
 type vecIndex struct {
-	fingerprint string
-	model       string
-	rows        []store.MemoryChunkRow
-	vecs        [][]float32
+	files []store.MemoryFile
+	model string
+	rows  []store.MemoryChunkRow
+	vecs  [][]float32
+}
+
+// current says whether vi is of model and of files' paths and contents.
+func (vi *vecIndex) current(model string, files []store.MemoryFile) bool {
+	return vi.model == model && slices.EqualFunc(vi.files, files, func(a, b store.MemoryFile) bool {
+		return a.Path == b.Path && a.Hash == b.Hash
+	})
 }
 
 // hybrid is the vector side of an Index.
@@ -214,16 +221,10 @@ func decay(path string, now time.Time) float64 {
 // embedded (in batches) and stored.
 func (h *hybrid) index(ctx context.Context, scope string, files []store.MemoryFile) (*vecIndex, error) {
 	model := h.emb.Model()
-	fp := sha256.New()
-	fmt.Fprintf(fp, "%s\x00", model)
-	for _, f := range files {
-		fmt.Fprintf(fp, "%s\x00%s\x00", f.Path, f.Hash)
-	}
-	fingerprint := hex.EncodeToString(fp.Sum(nil))
 	h.mu.Lock()
 	vi := h.scopes[scope]
 	h.mu.Unlock()
-	if vi != nil && vi.fingerprint == fingerprint {
+	if vi != nil && vi.current(model, files) {
 		return vi, nil
 	}
 	rows, err := h.vs.MemoryChunks(ctx, scope)
@@ -270,7 +271,7 @@ func (h *hybrid) index(ctx context.Context, scope string, files []store.MemoryFi
 			return nil, fmt.Errorf("memory: vectors: %w", err)
 		}
 	}
-	vi = &vecIndex{fingerprint: fingerprint, model: model, rows: rows, vecs: pack(vecs)}
+	vi = &vecIndex{files: files, model: model, rows: rows, vecs: pack(vecs)}
 	h.mu.Lock()
 	h.scopes[scope] = vi
 	h.mu.Unlock()
