@@ -55,12 +55,19 @@ type Result struct {
 }
 
 // vecIndex is one scope's chunks with their unit vectors, valid while the
-// scope's files are those of fingerprint.
+// model is model and the scope's files have the paths and hashes of files.
 type vecIndex struct {
-	fingerprint string
-	model       string
-	rows        []store.MemoryChunkRow
-	vecs        [][]float32
+	files []store.MemoryFile
+	model string
+	rows  []store.MemoryChunkRow
+	vecs  [][]float32
+}
+
+// current says whether vi is of model and of files' paths and contents.
+func (vi *vecIndex) current(model string, files []store.MemoryFile) bool {
+	return vi.model == model && slices.EqualFunc(vi.files, files, func(a, b store.MemoryFile) bool {
+		return a.Path == b.Path && a.Hash == b.Hash
+	})
 }
 
 // hybrid is the vector side of an Index.
@@ -92,7 +99,7 @@ func (x *Index) Query(ctx context.Context, scope, workspace, query string, maxRe
 		hits, err := x.Search(ctx, scope, workspace, query, maxResults, minScore)
 		return Result{Hits: hits, Mode: "fts-only"}, err
 	}
-	kw, err := x.Search(ctx, scope, workspace, query, maxCandidates, 0)
+	kw, files, err := x.search(ctx, scope, workspace, query, maxCandidates, 0)
 	if err != nil {
 		return Result{}, err
 	}
@@ -103,12 +110,12 @@ func (x *Index) Query(ctx context.Context, scope, workspace, query string, maxRe
 				out = append(out, h)
 			}
 		}
-		return Result{Hits: out, Mode: "fts-only", Warning: warn}
+		return Result{Hits: withSnippets(out), Mode: "fts-only", Warning: warn}
 	}
 	if err := x.hy.emb.Ready(); err != nil {
 		return keyword(""), nil
 	}
-	vi, err := x.hy.index(ctx, x.st, scope)
+	vi, err := x.hy.index(ctx, scope, files)
 	if err == nil && len(vi.rows) > 0 {
 		var qv [][]float32
 		qv, err = x.hy.emb.Embed(ctx, []string{query})
@@ -116,7 +123,9 @@ func (x *Index) Query(ctx context.Context, scope, workspace, query string, maxRe
 			err = fmt.Errorf("embedding provider returned %d vectors for 1 query", len(qv))
 		}
 		if err == nil {
-			return x.hy.merge(vi, normalize(qv[0]), kw, maxResults, minScore), nil
+			res := x.hy.merge(vi, normalize(qv[0]), kw, maxResults, minScore)
+			res.Hits = withSnippets(res.Hits)
+			return res, nil
 		}
 	}
 	switch {
@@ -147,33 +156,13 @@ func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minS
 		cands[chunkKey{k.Path, k.StartLine}] = &cand{hit: k, text: k.Score}
 	}
 	// The vector leg's best candidates.
-	type scored struct {
-		i   int
-		sim float64
-	}
-	sims := make([]scored, 0, len(vi.vecs))
-	for i, v := range vi.vecs {
-		if len(v) != len(q) {
-			continue
-		}
-		sims = append(sims, scored{i, dot(v, q)})
-	}
-	slices.SortFunc(sims, func(a, b scored) int {
-		if a.sim != b.sim {
-			if a.sim > b.sim {
-				return -1
-			}
-			return 1
-		}
-		return a.i - b.i
-	})
-	for _, s := range sims[:min(len(sims), maxCandidates)] {
+	for _, s := range topSimilar(vi.vecs, q, maxCandidates) {
 		r := vi.rows[s.i]
 		k := chunkKey{r.Path, r.StartLine}
 		c, ok := cands[k]
 		if !ok {
 			c = &cand{hit: Hit{Path: r.Path, StartLine: r.StartLine, EndLine: r.EndLine,
-				Snippet: truncateRunes(r.Text, SnippetMaxChars), Source: "memory"}}
+				Snippet: r.Text, Source: "memory"}}
 			cands[k] = c
 		}
 		c.vec = max(s.sim, 0)
@@ -226,25 +215,16 @@ func decay(path string, now time.Time) float64 {
 	return math.Pow(0.5, age/halfLifeDays)
 }
 
-// index returns scope's vector index, rebuilt when its files changed:
+// index returns scope's vector index, rebuilt when its files (as the
+// sync before it left them) changed:
 // vectors come from the store's cache by text hash; the missing ones are
 // embedded (in batches) and stored.
-func (h *hybrid) index(ctx context.Context, st Store, scope string) (*vecIndex, error) {
-	files, err := st.MemoryFiles(ctx, scope)
-	if err != nil {
-		return nil, fmt.Errorf("memory: vectors: %w", err)
-	}
+func (h *hybrid) index(ctx context.Context, scope string, files []store.MemoryFile) (*vecIndex, error) {
 	model := h.emb.Model()
-	fp := sha256.New()
-	fmt.Fprintf(fp, "%s\x00", model)
-	for _, f := range files {
-		fmt.Fprintf(fp, "%s\x00%s\x00", f.Path, f.Hash)
-	}
-	fingerprint := hex.EncodeToString(fp.Sum(nil))
 	h.mu.Lock()
 	vi := h.scopes[scope]
 	h.mu.Unlock()
-	if vi != nil && vi.fingerprint == fingerprint {
+	if vi != nil && vi.current(model, files) {
 		return vi, nil
 	}
 	rows, err := h.vs.MemoryChunks(ctx, scope)
@@ -291,11 +271,28 @@ func (h *hybrid) index(ctx context.Context, st Store, scope string) (*vecIndex, 
 			return nil, fmt.Errorf("memory: vectors: %w", err)
 		}
 	}
-	vi = &vecIndex{fingerprint: fingerprint, model: model, rows: rows, vecs: vecs}
+	vi = &vecIndex{files: files, model: model, rows: rows, vecs: pack(vecs)}
 	h.mu.Lock()
 	h.scopes[scope] = vi
 	h.mu.Unlock()
 	return vi, nil
+}
+
+// pack copies vecs into one backing array, so that a scan of them all
+// reads memory in order.
+func pack(vecs [][]float32) [][]float32 {
+	n := 0
+	for _, v := range vecs {
+		n += len(v)
+	}
+	flat := make([]float32, n)
+	out := make([][]float32, len(vecs))
+	o := 0
+	for i, v := range vecs {
+		out[i] = flat[o : o+len(v) : o+len(v)]
+		o += copy(out[i], v)
+	}
+	return out
 }
 
 // normalize returns v scaled to unit length (a zero vector stays zero).
@@ -317,18 +314,33 @@ func normalize(v []float32) []float32 {
 
 // dot is the dot product of two vectors of one length, in four
 // independent sums (the loop is the hot path of a search over thousands
-// of chunks; one running sum would serialise every addition).
+// of chunks; one running sum would serialise every addition). Sum k adds
+// the products of the indices ≡ k mod 4 in order, then sum 0 the tail;
+// the loop takes eight at a time through fixed-length views, so that the
+// compiler drops the bounds checks.
 func dot(a, b []float32) float64 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	for len(a) >= 8 && len(b) >= 8 {
+		x, y := a[:8:8], b[:8:8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s0 += x[4] * y[4]
+		s1 += x[5] * y[5]
+		s2 += x[6] * y[6]
+		s3 += x[7] * y[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	if len(a) >= 4 && len(b) >= 4 {
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		a, b = a[4:], b[4:]
+	}
+	for i := 0; i < len(a) && i < len(b); i++ {
 		s0 += a[i] * b[i]
 	}
 	return float64(s0 + s1 + s2 + s3)

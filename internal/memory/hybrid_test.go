@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -205,5 +207,42 @@ func BenchmarkDot1536(b *testing.B) {
 	}
 	for b.Loop() {
 		dot(x, y)
+	}
+}
+
+// TestHybridSnippetsAndRemovals checks what the search path's shortcuts
+// must keep: snippets cut to SnippetMaxChars whichever leg found the chunk,
+// and a file removed since the last search gone from the vector leg too.
+func TestHybridSnippetsAndRemovals(t *testing.T) {
+	ctx := context.Background()
+	idx := openHybrid(t, &conceptEmbedder{})
+	dir := t.TempDir()
+	long := "# Car\nThe sedan " + strings.Repeat("é", 900) + "\n"
+	writeFile(t, dir, "MEMORY.md", long)
+	writeFile(t, dir, "memory/rain.md", "# Weather\nThe forecast says rain all week.\n")
+	for _, q := range []string{"sedan", "automobile"} { // keyword and vector leg
+		res, err := idx.Query(ctx, "main", dir, q, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Path != "MEMORY.md" {
+			t.Fatalf("%s: %+v", q, res.Hits)
+		}
+		if n := len([]rune(res.Hits[0].Snippet)); n != SnippetMaxChars {
+			t.Errorf("%s: snippet of %d characters, want %d", q, n, SnippetMaxChars)
+		}
+	}
+	res, _ := idx.Query(ctx, "main", dir, "sunny", 0, 0)
+	if len(res.Hits) == 0 || res.Hits[0].Path != "memory/rain.md" {
+		t.Fatalf("before removal: %+v", res.Hits)
+	}
+	if err := os.Remove(filepath.Join(dir, "memory/rain.md")); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = idx.Query(ctx, "main", dir, "sunny", 0, 0)
+	for _, h := range res.Hits {
+		if h.Path == "memory/rain.md" {
+			t.Errorf("removed file still found: %+v", res.Hits)
+		}
 	}
 }

@@ -57,16 +57,24 @@ type SyncStats struct {
 // read and, when its content hash differs too, chunked again; files gone
 // from disk are removed.
 func (x *Index) Sync(ctx context.Context, scope, workspace string) (SyncStats, error) {
+	stats, _, err := x.sync(ctx, scope, workspace)
+	return stats, err
+}
+
+// sync is Sync, also returning the indexed files after it (sorted by
+// path), so that a search needs no second read of them.
+func (x *Index) sync(ctx context.Context, scope, workspace string) (SyncStats, []store.MemoryFile, error) {
 	var stats SyncStats
 	files, err := listFiles(workspace)
 	if err != nil {
-		return stats, err
+		return stats, nil, err
 	}
 	stats.Files = len(files)
 	indexed, err := x.st.MemoryFiles(ctx, scope)
 	if err != nil {
-		return stats, fmt.Errorf("memory: sync: %w", err)
+		return stats, nil, fmt.Errorf("memory: sync: %w", err)
 	}
+	now := make([]store.MemoryFile, 0, len(files))
 	known := make(map[string]store.MemoryFile, len(indexed))
 	for _, f := range indexed {
 		known[f.Path] = f
@@ -76,6 +84,7 @@ func (x *Index) Sync(ctx context.Context, scope, workspace string) (SyncStats, e
 		delete(known, f.rel)
 		if had && old.Size == f.size && old.MtimeNs == f.mtimeNs {
 			stats.Unchanged++
+			now = append(now, old)
 			continue
 		}
 		b, fi, err := readFile(workspace, f.rel)
@@ -97,8 +106,9 @@ func (x *Index) Sync(ctx context.Context, scope, workspace string) (SyncStats, e
 		// A file touched without a change is written again too, so that its
 		// new stat spares the next sync the read.
 		if err := x.st.PutMemoryFile(ctx, scope, mf, rows); err != nil {
-			return stats, fmt.Errorf("memory: sync: %w", err)
+			return stats, nil, fmt.Errorf("memory: sync: %w", err)
 		}
+		now = append(now, mf)
 		if had && old.Hash == mf.Hash {
 			stats.Unchanged++
 			continue
@@ -108,11 +118,11 @@ func (x *Index) Sync(ctx context.Context, scope, workspace string) (SyncStats, e
 	}
 	for p := range known {
 		if err := x.st.DeleteMemoryFile(ctx, scope, p); err != nil {
-			return stats, fmt.Errorf("memory: sync: %w", err)
+			return stats, nil, fmt.Errorf("memory: sync: %w", err)
 		}
 		stats.Removed++
 	}
-	return stats, nil
+	return stats, now, nil
 }
 
 // Hit is one search result in the reference's shape.
@@ -130,19 +140,28 @@ type Hit struct {
 // when <= 0), and only those scoring at least minScore. A score is the
 // store's relevance r mapped to r/(1+r), in [0, 1).
 func (x *Index) Search(ctx context.Context, scope, workspace, query string, maxResults int, minScore float64) ([]Hit, error) {
-	if _, err := x.Sync(ctx, scope, workspace); err != nil {
-		return nil, err
-	}
-	terms := QueryTerms(query)
-	if len(terms) == 0 {
-		return []Hit{}, nil
-	}
 	if maxResults <= 0 {
 		maxResults = DefaultMaxResults
 	}
-	hits, err := x.st.SearchMemory(ctx, scope, terms, min(max(maxResults, 1), maxCandidates))
+	hits, _, err := x.search(ctx, scope, workspace, query, maxResults, minScore)
+	return withSnippets(hits), err
+}
+
+// search is Search without the snippets' truncation (a hit's Snippet is
+// its chunk's whole text, cut by withSnippets for the hits returned only),
+// also returning the indexed files after the sync.
+func (x *Index) search(ctx context.Context, scope, workspace, query string, limit int, minScore float64) ([]Hit, []store.MemoryFile, error) {
+	_, files, err := x.sync(ctx, scope, workspace)
 	if err != nil {
-		return nil, fmt.Errorf("memory: search: %w", err)
+		return nil, nil, err
+	}
+	terms := QueryTerms(query)
+	if len(terms) == 0 {
+		return []Hit{}, files, nil
+	}
+	hits, err := x.st.SearchMemory(ctx, scope, terms, min(max(limit, 1), maxCandidates))
+	if err != nil {
+		return nil, nil, fmt.Errorf("memory: search: %w", err)
 	}
 	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
@@ -152,9 +171,17 @@ func (x *Index) Search(ctx context.Context, scope, workspace, query string, maxR
 			continue
 		}
 		out = append(out, Hit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Score: score,
-			Snippet: truncateRunes(h.Text, SnippetMaxChars), Source: "memory"})
+			Snippet: h.Text, Source: "memory"})
 	}
-	return out, nil
+	return out, files, nil
+}
+
+// withSnippets cuts the snippets of hits to SnippetMaxChars, in place.
+func withSnippets(hits []Hit) []Hit {
+	for i := range hits {
+		hits[i].Snippet = truncateRunes(hits[i].Snippet, SnippetMaxChars)
+	}
+	return hits
 }
 
 // truncateRunes cuts s to at most n runes.

@@ -93,7 +93,7 @@ type IndexStats struct {
 func (x *Index) Index(ctx context.Context, scope, workspace string) (IndexStats, error) {
 	var out IndexStats
 	out.Mode = "fts-only"
-	s, err := x.Sync(ctx, scope, workspace)
+	s, files, err := x.sync(ctx, scope, workspace)
 	out.SyncStats = s
 	if err != nil {
 		return out, err
@@ -101,7 +101,7 @@ func (x *Index) Index(ctx context.Context, scope, workspace string) (IndexStats,
 	if x.hy == nil || x.hy.emb.Ready() != nil {
 		return out, nil
 	}
-	vi, err := x.hy.index(ctx, x.st, scope)
+	vi, err := x.hy.index(ctx, scope, files)
 	if err != nil {
 		return out, fmt.Errorf("memory: embedding: %w", err)
 	}
