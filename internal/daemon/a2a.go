@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/a2a/outbound"
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -31,10 +32,11 @@ type a2aRuns interface {
 	History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error)
 }
 
-// a2aRunner runs an A2A peer's turn on the agent runner and returns the
+// a2aRunner runs an A2A peer's turn through admission and returns the
 // final assistant text.
 type a2aRunner struct {
 	runner *agent.Runner
+	adm    *admission.Admitter
 	runs   a2aRuns
 	agent  string
 }
@@ -103,7 +105,10 @@ func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string))
 	if turn.ChainID != "" {
 		in.Chain = &tools.Chain{ID: turn.ChainID, Hops: turn.ChainHops, Path: []string{key}}
 	}
-	if _, _, err := r.runner.Submit(ctx, in); err != nil {
+	if _, err := r.adm.Accept(ctx, admission.Request{Origin: admission.OriginA2A, Input: in}); err != nil {
+		if errors.Is(err, admission.ErrSendDenied) || errors.Is(err, agent.ErrQueueFull) {
+			return "", err // the peer reads admission's refusal as it is
+		}
 		return "", fmt.Errorf("a2a: submit: %w", err)
 	}
 	select {
@@ -124,7 +129,7 @@ func (r *a2aRunner) Run(ctx context.Context, turn a2a.Turn, onText func(string))
 // newA2A builds the A2A channel server when channels.a2a is enabled and
 // has peers; nil otherwise. raw is the backend under st's wrappers, which
 // keeps the tasks (store.A2ATaskStore).
-func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner *agent.Runner, version string) (*a2a.Server, error) {
+func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner *agent.Runner, adm *admission.Admitter, version string) (*a2a.Server, error) {
 	s := cfg.A2A()
 	if !s.Enabled || len(s.Peers) == 0 {
 		return nil, nil
@@ -148,7 +153,7 @@ func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner
 	if !ok {
 		return nil, errors.New("daemon: a2a channel: the store cannot keep A2A tasks")
 	}
-	srv, err := a2a.New(c, &a2aRunner{runner: runner, runs: st, agent: agents[0]}, storeTasks{ts})
+	srv, err := a2a.New(c, &a2aRunner{runner: runner, adm: adm, runs: st, agent: agents[0]}, storeTasks{ts})
 	if err != nil {
 		return nil, errors.Join(errors.New("daemon: a2a channel"), err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -15,9 +16,9 @@ import (
 )
 
 // newCron builds the cron scheduler over the store's job tables; each run
-// is submitted to the agent runner in the job's session (cron:<jobId>, or
-// the agent's main session).
-func newCron(st store.CronStore, sessions store.Store, runner *agent.Runner, alias sessionkey.MainAlias, defaultAgent string) (*cron.Scheduler, error) {
+// goes through admission into the job's session (cron:<jobId>, or the
+// agent's main session).
+func newCron(st store.CronStore, sessions store.Store, runner *agent.Runner, adm *admission.Admitter, alias sessionkey.MainAlias, defaultAgent string) (*cron.Scheduler, error) {
 	submit := func(ctx context.Context, j *cron.Job, runID string) error {
 		agentID := j.AgentID
 		if agentID == "" {
@@ -53,8 +54,7 @@ func newCron(st store.CronStore, sessions store.Store, runner *agent.Runner, ali
 				}
 			}
 		}
-		_, _, err := runner.Submit(ctx, in)
-		if err != nil {
+		if _, err := adm.Accept(ctx, admission.Request{Origin: admission.OriginCron, Input: in}); err != nil {
 			return fmt.Errorf("cron job %s: %w", j.ID, err)
 		}
 		return nil

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/cluster"
@@ -392,7 +393,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		},
 		SystemPrompt: systemPrompt(cfg, st),
 		Logger:       log,
-		InitSession:  func(s *store.Session, in *agent.Input) { initSession(s, in, alias) },
+		InitSession:  admission.FillRunnerSession,
 		DefaultTimeout: func() time.Duration {
 			if n := cfg.AgentTimeoutSeconds(); n > 0 {
 				return time.Duration(n) * time.Second
@@ -416,7 +417,12 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			runner.Close()
 		}
 	}()
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: tr.tracer})
+	// Every door starts work through the one admission step.
+	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: tr.tracer})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -445,7 +451,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		Remote: remoteDep,
 	})
 	subs, err = subagent.New(subagent.Config{
-		Store: st, Runner: runner, Settings: set, Models: mods, Logger: log,
+		Store: st, Runner: runner, Admit: adm, Settings: set, Models: mods, Logger: log,
 		AnnounceExpiry: announceExpiry(env), OnRefusal: refused, Shared: node != nil,
 		Tracer: tr.tracer,
 	})
@@ -454,7 +460,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	}
 	// The chat channels listen for run ends before Recover resumes queued
 	// runs, so a message accepted before a restart still gets its reply.
-	chans, err = newChannels(set, st, runner, log)
+	chans, err = newChannels(set, st, runner, adm, log)
 	if err != nil {
 		return nil, err
 	}
@@ -562,7 +568,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	d.chans = chans
 	var cronSvc gateway.CronService
 	if cs, ok := rawStore.(store.CronStore); ok {
-		sched, err := newCron(cs, st, runner, alias, cfg.DefaultAgentID())
+		sched, err := newCron(cs, st, runner, adm, alias, cfg.DefaultAgentID())
 		if err != nil {
 			return nil, fmt.Errorf("daemon: %w", err)
 		}
@@ -583,6 +589,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 			return v, nil
 		},
 		Runner:                runner,
+		Admit:                 adm,
 		Cron:                  cronSvc,
 		Approvals:             appr.broker,
 		ApprovalsDocument:     appr.document,
@@ -611,6 +618,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d.gw = gw
+	adm.SetCommands(gw)
 	appr.gw.Store(gw)
 	// Deliveries (and flows a restart cut) resume once the gateway is
 	// there to show what they post.
@@ -622,13 +630,13 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		gw.Close()
 		return nil, err
 	}
-	api, err := newHTTPAPI(cfg, st, runner, mods, gw, box, ws, log)
+	api, err := newHTTPAPI(cfg, st, runner, adm, mods, gw, box, ws, log)
 	if err != nil {
 		gw.Close()
 		return nil, err
 	}
 	d.api = api
-	if d.a2a, err = newA2A(ctx, cfg, st.Store, rawStore, runner, opts.Version); err != nil {
+	if d.a2a, err = newA2A(ctx, cfg, st.Store, rawStore, runner, adm, opts.Version); err != nil {
 		api.Close()
 		gw.Close()
 		d.mcp.Close()
@@ -663,7 +671,7 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
 	if cfg.Hooks.Enabled {
-		h, err := newHooks(cfg, runner, st)
+		h, err := newHooks(cfg, runner, adm, st)
 		if err != nil {
 			stopMetrics()
 			if d.a2a != nil {
@@ -737,25 +745,6 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 		box.dockerBackend() // its prune sweep runs from now; Close stops it
 	}
 	return d, nil
-}
-
-// initSession fills in the derived fields of a session row the runner
-// creates.
-func initSession(s *store.Session, in *agent.Input, alias sessionkey.MainAlias) {
-	if s.AgentID == "" {
-		s.AgentID = sessionkey.AgentID(s.Key)
-	}
-	s.Kind = string(sessionkey.RowKindOf(s.Key))
-	s.ChatType = string(sessionkey.ChatTypeOf(s.Key))
-	if s.Channel == "" {
-		s.Channel = sessionkey.ChannelFromKey(s.Key)
-	}
-	if in.Channel != "" && s.LastChannel == "" {
-		s.LastChannel = in.Channel
-	}
-	if d := sessionkey.SubagentDepth(s.Key); d > s.SpawnDepth {
-		s.SpawnDepth = d
-	}
 }
 
 // listen opens the gateway's listeners. For loopback it binds 127.0.0.1 and

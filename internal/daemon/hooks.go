@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/hooks"
@@ -19,7 +21,7 @@ import (
 // newHooks builds the webhook ingress over the runner: agent actions
 // become runs in their sessions (their replies delivered to a chat when
 // the hook names one), wake actions a turn of the main session.
-func newHooks(cfg *config.Config, runner *agent.Runner, st store.Store) (*hooks.Handler, error) {
+func newHooks(cfg *config.Config, runner *agent.Runner, adm *admission.Admitter, st store.Store) (*hooks.Handler, error) {
 	hc := cfg.Hooks
 	maps := make([]hooks.Mapping, 0, len(hc.Mappings))
 	for i, m := range hc.Mappings {
@@ -48,14 +50,16 @@ func newHooks(cfg *config.Config, runner *agent.Runner, st store.Store) (*hooks.
 		AllowedSessionKeyPrefixes: hc.AllowedSessionKeyPrefixes, AllowedAgentIDs: hc.AllowedAgentIDs,
 		KnownAgent: func(id string) bool { return known[sessionkey.NormalizeAgentID(id)] },
 		Mappings:   maps,
-		Runner:     &hookRunner{runner: runner, st: st, agentID: cfg.DefaultAgentID(), mainKey: cfg.MainKey()},
+		Runner:     &hookRunner{runner: runner, adm: adm, st: st, agentID: cfg.DefaultAgentID(), mainKey: cfg.MainKey()},
 		NewID:      uuid.NewString,
 	})
 }
 
-// hookRunner carries out hook actions on the runner.
+// hookRunner carries out hook actions: admission starts their runs, the
+// runner says how they ended.
 type hookRunner struct {
 	runner  *agent.Runner
+	adm     *admission.Admitter
 	st      store.Store
 	agentID string
 	mainKey string
@@ -92,11 +96,11 @@ func (h *hookRunner) Agent(ctx context.Context, a hooks.Action) (string, error) 
 			}
 		}
 	}
-	run, _, err := h.runner.Submit(ctx, in)
+	t, err := h.adm.Accept(ctx, admission.Request{Origin: admission.OriginWebhook, Input: in})
 	if err != nil {
-		return "", fmt.Errorf("hook run: %w", err)
+		return "", fmt.Errorf("hook run: %w", hookRefusal(err))
 	}
-	return run.RunID, nil
+	return t.RunID, nil
 }
 
 // destination resolves where a delivering hook's reply goes; nil when
@@ -163,15 +167,27 @@ func (h *hookRunner) Wake(ctx context.Context, a hooks.Action) error {
 		key = sessionkey.ToStoreKey(agentID, a.SessionKey, h.mainKey)
 	}
 	runID := uuid.NewString()
-	_, _, err := h.runner.Submit(ctx, agent.Input{
+	_, err := h.adm.Accept(ctx, admission.Request{Origin: admission.OriginWebhook, Input: agent.Input{
 		RunID: runID, SessionKey: key, AgentID: agentID, Message: a.Text,
 		IdempotencyKey: runID + ":user", Channel: "webhook",
 		Provenance: &agent.Provenance{Kind: "hook"},
-	})
+	}})
 	if err != nil {
-		return fmt.Errorf("hook wake: %w", err)
+		return fmt.Errorf("hook wake: %w", hookRefusal(err))
 	}
 	return nil
+}
+
+// hookRefusal marks admission's refusals for the hooks handler, which
+// answers them with their own status and text.
+func hookRefusal(err error) error {
+	switch full := (*admission.QueueFullError)(nil); {
+	case errors.Is(err, admission.ErrSendDenied):
+		return &hooks.Refused{Code: http.StatusForbidden, Err: err}
+	case errors.As(err, &full):
+		return &hooks.Refused{Code: http.StatusTooManyRequests, Err: err}
+	}
+	return err
 }
 
 // Wait implements hooks.Runner: how the run ended, and whether its reply

@@ -40,9 +40,6 @@ import (
 // Runner is what the gateway needs from the agent runner. Implementations
 // are safe for concurrent use; *agent.Runner is the one the daemon passes.
 type Runner interface {
-	// Submit queues a run; a repeated RunID returns the existing run with
-	// created false.
-	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
 	// Wait waits up to timeout (negative: no limit) for the run to end; the
 	// run need not exist yet. done is false when the wait ended first.
 	Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error)
@@ -69,8 +66,6 @@ type Runner interface {
 	// ContextReport estimates what the session's next turn sends.
 	ContextReport(ctx context.Context, sessionKey string) (*agent.ContextReport, error)
 }
-
-var _ Runner = (*agent.Runner)(nil)
 
 // Store is the part of store.Store the gateway uses. Implementations are
 // safe for concurrent use and wrap store.ErrNotFound and store.ErrConflict
@@ -110,6 +105,9 @@ const (
 type Config struct {
 	Runner Runner
 	Store  Store
+	// Admit is the admission step every message to a session goes
+	// through (required).
+	Admit Admitter
 	// Settings is the configuration, resolved once.
 	Settings *settings.Settings
 
@@ -286,6 +284,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Runner == nil:
 		return nil, errors.New("gateway.New: Runner is required")
+	case cfg.Admit == nil:
+		return nil, errors.New("gateway.New: Admit is required")
 	case cfg.Store == nil:
 		return nil, errors.New("gateway.New: Store is required")
 	case cfg.Settings == nil:

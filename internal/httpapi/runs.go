@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -74,9 +74,6 @@ func (sk *sink) take() []agent.Event {
 	return evs
 }
 
-// errSendDenied is a turn refused by the session's send policy.
-var errSendDenied = errors.New(policy.SendBlockedMessage)
-
 // errClosed ends a wait when the server closes.
 var errClosed = errors.New("httpapi: gateway shutting down")
 
@@ -84,31 +81,23 @@ var errClosed = errors.New("httpapi: gateway shutting down")
 type turn struct {
 	runID string
 	sink  *sink
+	// answer is set when a command answered without a run: the reply.
+	answer *string
 }
 
-// startTurn checks the session's send policy and submits in (whose RunID
-// must be set) with its events already routed to the returned turn. fresh
-// says the session cannot exist yet, so its row is not read.
-func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*turn, error) {
-	var entry *store.Session
-	if !fresh {
-		var err error
-		entry, err = s.cfg.Store.GetSession(ctx, in.SessionKey)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("httpapi: read session: %w", err)
-		}
-	}
-	sp := policy.SendInput{Config: s.cfg.SendRules, SessionKey: in.SessionKey, Channel: in.Channel}
-	if entry != nil {
-		sp.EntryOverride, sp.EntryChannel, sp.EntryLastChannel, sp.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
-	}
-	if policy.ResolveSend(sp) == policy.DecisionDeny {
-		return nil, errSendDenied
-	}
+// startTurn hands in (whose RunID must be set) to admission — commands,
+// the send policy, the queue — with the run's events already routed to
+// the returned turn.
+func (s *Server) startTurn(ctx context.Context, in agent.Input) (*turn, error) {
 	t := &turn{runID: in.RunID, sink: s.runs.watch(in.RunID)}
-	if _, _, err := s.cfg.Runner.Submit(ctx, in); err != nil {
+	tk, err := s.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginOperator, Input: in, Admin: true})
+	if err != nil {
 		s.runs.unwatch(in.RunID)
 		return nil, fmt.Errorf("httpapi: submit: %w", err)
+	}
+	if tk.Run == nil {
+		s.runs.unwatch(in.RunID)
+		t.answer = &tk.Reply
 	}
 	return t, nil
 }
@@ -124,6 +113,11 @@ type runEnd struct {
 // run is aborted and ctx's error returned; when the server closes,
 // errClosed.
 func (s *Server) follow(ctx context.Context, t *turn, onDelta func(string) error) (runEnd, error) {
+	if t.answer != nil {
+		// A command's reply ends the request as a run's reply would.
+		return runEnd{Run: &store.Run{RunID: t.runID, Status: store.RunOK},
+			Last: &transcript.Message{Role: transcript.RoleAssistant, Content: transcript.BlockContent(transcript.TextBlock(*t.answer))}}, nil
+	}
 	defer s.runs.unwatch(t.runID)
 	for {
 		for _, ev := range t.sink.take() {

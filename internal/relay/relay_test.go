@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
@@ -59,7 +60,11 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: settings.SendRules(cfg)})
+	adm, err := admission.New(admission.Config{Runner: e.runner, Store: st, SendRules: settings.SendRules(cfg)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.relay, err = New(Config{Store: st, Runner: e.runner, Admit: adm, SendRules: settings.SendRules(cfg)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -263,11 +268,11 @@ type failingRunner struct {
 	fails atomic.Int32
 }
 
-func (f *failingRunner) Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error) {
+func (f *failingRunner) Enqueue(ctx context.Context, in agent.Input) (agent.Enqueued, error) {
 	if strings.HasSuffix(in.RunID, ":announce") && f.fails.Add(-1) >= 0 {
-		return nil, false, errors.New("lane unavailable")
+		return agent.Enqueued{}, errors.New("lane unavailable")
 	}
-	return f.Runner.Submit(ctx, in)
+	return f.Runner.Enqueue(ctx, in)
 }
 
 // TestFailedFlowIsRetriedThenDead: a flow whose step fails is retried with
@@ -287,7 +292,11 @@ func TestFailedFlowIsRetriedThenDead(t *testing.T) {
 			e.outbox.Close() // this test's own dispatcher runs the flows
 			fr := &failingRunner{Runner: e.runner}
 			fr.fails.Store(tc.fails)
-			rel, err := New(Config{Store: e.store, Runner: fr, MaxAttempts: 3})
+			adm, err := admission.New(admission.Config{Runner: fr, Store: e.store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, err := New(Config{Store: e.store, Runner: fr, Admit: adm, MaxAttempts: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
