@@ -31,15 +31,11 @@ type door struct {
 	send     func(t *testing.T, text string) string
 }
 
-// TestOneAdmissionForEveryDoor: one rule, decided in admission, answers
-// the same from every door. /queue collect, /compact and /new are carried
-// out for the operator (WebSocket, HTTP) and an allowlisted Telegram
-// sender, with the same reply text; from A2A peers, webhooks and
-// sessions_send they are text for the model (A2A peers' slash messages are
-// rejected by the A2A door with the reference's text). A session whose send
-// policy denies refuses every door with the reference's text (Telegram
-// sends nothing back: the policy forbids sending to that chat).
-func TestOneAdmissionForEveryDoor(t *testing.T) {
+// startDoors starts a gateway with every door open (Telegram with an
+// allowlisted sender, A2A with peer alpha, hooks, the HTTP API, the
+// session tools), extra added to its config, and returns the doors.
+func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
+	t.Helper()
 	const bot = "987654:fake-bot-token"
 	fake := tgfake.Start(t, bot)
 	cfg := fmt.Sprintf(`channels: { telegram: { botToken: %q, apiRoot: %q, dmPolicy: "allowlist", allowFrom: ["tg:7"] },
@@ -47,7 +43,8 @@ func TestOneAdmissionForEveryDoor(t *testing.T) {
   hooks: { enabled: true, token: "hook-secret", allowRequestSessionKey: true },
   gateway: { auth: { mode: "token", token: %q }, http: { endpoints: { chatCompletions: { enabled: true } } } },
   tools: { sessions: { visibility: "all" }, agentToAgent: { enabled: true } },
-  session: { agentToAgent: { maxPingPongTurns: 0 } },`, bot, fake.URL(), token)
+  session: { agentToAgent: { maxPingPongTurns: 0 } },
+  %s`, bot, fake.URL(), token, extra)
 	g := startWith(t, "", nil, "", cfg)
 	c := g.dial(t)
 	base := strings.Replace(g.url, "ws://", "http://", 1)
@@ -124,7 +121,19 @@ func TestOneAdmissionForEveryDoor(t *testing.T) {
 			return fmt.Sprint(d["reply"])
 		}},
 	}
+	return g, c, doors
+}
 
+// TestOneAdmissionForEveryDoor: one rule, decided in admission, answers
+// the same from every door. /queue collect, /compact and /new are carried
+// out for the operator (WebSocket, HTTP) and an allowlisted Telegram
+// sender, with the same reply text; from A2A peers, webhooks and
+// sessions_send they are text for the model (A2A peers' slash messages are
+// rejected by the A2A door with the reference's text). A session whose send
+// policy denies refuses every door with the reference's text (Telegram
+// sends nothing back: the policy forbids sending to that chat).
+func TestOneAdmissionForEveryDoor(t *testing.T) {
+	g, c, doors := startDoors(t, "")
 	// What the operator's WebSocket answers is the reference for the
 	// doors that run commands.
 	answers := map[string]string{}
@@ -158,7 +167,7 @@ func TestOneAdmissionForEveryDoor(t *testing.T) {
 			}
 			// The operator reads the session's queue settings: collect only
 			// where the command ran.
-			call(t, c, "chat.send", map[string]any{"sessionKey": key, "message": "/queue", "idempotencyKey": next("show")})
+			call(t, c, "chat.send", map[string]any{"sessionKey": key, "message": "/queue", "idempotencyKey": "show-" + d.name})
 			if shown := lastAssistant(t, c, key); strings.Contains(shown, "mode=collect") != d.commands {
 				t.Errorf("queue settings of %s after /queue collect: %q", key, shown)
 			}
@@ -175,6 +184,30 @@ func TestOneAdmissionForEveryDoor(t *testing.T) {
 	}
 }
 
+// TestQueueCapBoundsEveryDoor: with messages.queue.cap 1 and drop "new",
+// a busy session with one message waiting refuses the next from every door
+// with the reference's text (before, only the WebSocket set a cap).
+func TestQueueCapBoundsEveryDoor(t *testing.T) {
+	g, c, doors := startDoors(t, `messages: { queue: { mode: "followup", cap: 1, drop: "new" } },`)
+	for _, d := range doors {
+		t.Run(d.name, func(t *testing.T) {
+			if got := d.send(t, "hello"); got != "echo: hello" {
+				t.Fatalf("hello = %q", got)
+			}
+			key := d.key()
+			before := g.llm.Count()
+			call(t, c, "chat.send", map[string]any{"sessionKey": key, "message": "/stall", "idempotencyKey": "stall-" + d.name})
+			eventually(t, "the stalled turn at the model", func() bool { return g.llm.Count() > before })
+			call(t, c, "chat.send", map[string]any{"sessionKey": key, "message": "waiting", "idempotencyKey": "wait-" + d.name})
+			if got := d.send(t, "over the cap"); !strings.Contains(got, `queue full: the session already has 1 queued messages (messages.queue.drop is \"new\")`) &&
+				!strings.Contains(got, `queue full: the session already has 1 queued messages (messages.queue.drop is "new")`) {
+				t.Errorf("a message over the cap = %q", got)
+			}
+			call(t, c, "chat.abort", map[string]any{"sessionKey": key})
+		})
+	}
+}
+
 func fixed(key string) func() string { return func() string { return key } }
 
 // httpJSON posts body with the authorization and headers (name, value
@@ -187,7 +220,7 @@ func httpJSON(t *testing.T, url, auth, body string, headers ...string) (int, map
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := (&http.Client{Timeout: time.Minute}).Do(req) // a door that never answers fails the test
 	if err != nil {
 		t.Fatal(err)
 	}
