@@ -404,6 +404,17 @@ var importAllowLists = map[string][]string{
 	// a2a: the A2A channel server; runs and task storage come through its
 	// own interfaces.
 	"internal/a2a": {"github.com/google/uuid", "internal/a2a/wire"},
+	// automation: webhook actions and cron jobs through admission.
+	"internal/automation": {
+		"github.com/google/uuid",
+		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+	},
+	// a2a/bridge: the A2A server's turns through admission, its tasks in
+	// the store.
+	"internal/a2a/bridge": {
+		"github.com/google/uuid",
+		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/store", "internal/tools",
+	},
 	// a2a/outbound: the A2A client sessions_send uses for remote peers.
 	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
 	// httpapi: the HTTP front doors. Contracts and leaves only; the gateway
@@ -691,6 +702,8 @@ var doors = []struct {
 	{"internal/mcp", false},
 	{"internal/hooks", false},
 	{"internal/a2a", false},
+	{"internal/a2a/bridge", true},
+	{"internal/automation", true},
 	{"internal/channel", false},
 	{"internal/cron", false},
 }
