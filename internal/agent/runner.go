@@ -480,30 +480,50 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 
 // Submit queues in on its session's lane and returns the run record. When a
 // run with in.RunID already exists, Submit returns it and created is false.
+// Doors do not call it: they go through package admission (see Enqueue).
 func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created bool, err error) {
+	e, err := r.Enqueue(ctx, in)
+	return e.Run, e.Created, err
+}
+
+// Enqueued is what Enqueue did with an input.
+type Enqueued struct {
+	// Run is the stored run (the existing one for a repeated RunID).
+	Run *store.Run
+	// Created is false when a run with the input's RunID already existed.
+	Created bool
+	// Position is how many runs are ahead of it on its session's lane
+	// when it was queued (0: it runs now, or it existed already).
+	Position int
+}
+
+// Enqueue is Submit with the run's place on its lane: it stores the run
+// with its input (durably, before it returns) and queues it on its
+// session's lane.
+func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if in.SessionKey == "" {
-		return nil, false, errors.New("agent.Submit: sessionKey required")
+		return Enqueued{}, errors.New("agent.Submit: sessionKey required")
 	}
 	if in.RunID == "" {
 		in.RunID = r.newID()
 	} else if existing, err := r.cfg.Store.GetRun(ctx, in.RunID); err == nil {
-		return existing, false, nil
+		return Enqueued{Run: existing}, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
 	r.mu.Lock()
 	closing := r.closing
 	r.mu.Unlock()
 	if closing {
-		return nil, false, ErrClosed
+		return Enqueued{}, ErrClosed
 	}
 	known, err := r.autoReset(ctx, &in)
 	if err != nil {
-		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
 	sess, err := r.ensureSession(ctx, &in, known)
 	if err != nil {
-		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
 	origin := in.Untrusted()
 	if in.Chain == nil || in.Chain.ID == "" {
@@ -517,9 +537,9 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 	in.Chain = &chain
 	raw, err := json.Marshal(&in)
 	if err != nil {
-		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
-	run = &store.Run{
+	run := &store.Run{
 		RunID:      in.RunID,
 		SessionKey: in.SessionKey,
 		SessionID:  sess.SessionID,
@@ -530,27 +550,27 @@ func (r *Runner) Submit(ctx context.Context, in Input) (run *store.Run, created 
 		CreatedAt:  r.runCreatedAt(),
 	}
 	if err := r.admit(ctx, &in); err != nil {
-		return nil, false, err
+		return Enqueued{}, err
 	}
 	if err := r.cfg.Store.CreateRun(ctx, run); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			existing, gerr := r.cfg.Store.GetRun(ctx, in.RunID)
 			if gerr != nil {
-				return nil, false, fmt.Errorf("agent.Submit: %w", gerr)
+				return Enqueued{}, fmt.Errorf("agent.Submit: %w", gerr)
 			}
-			return existing, false, nil
+			return Enqueued{Run: existing}, nil
 		}
-		return nil, false, fmt.Errorf("agent.Submit: %w", err)
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
 	pos, err := r.enqueue(in.SessionKey, in.RunID, &in, run.Clone())
 	if err != nil {
-		return nil, false, err
+		return Enqueued{}, err
 	}
 	if pos > 0 {
 		r.emitQueued(run, &in, pos)
 	}
 	r.afterEnqueue(ctx, &in)
-	return run.Clone(), true, nil
+	return Enqueued{Run: run.Clone(), Created: true, Position: pos}, nil
 }
 
 // runCreatedAt returns the creation time of a new run: now, or 1 ms after

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -30,7 +31,7 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Sess
 	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
 		if s.SessionID == "" {
 			s.SessionID = r.newID()
-			s.Extra = setMember(s.Extra, "sessionStartedAt", r.now().UnixMilli())
+			MarkSessionStarted(s, r.now())
 		}
 		if s.AgentID == "" {
 			s.AgentID = in.AgentID
@@ -55,6 +56,12 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Sess
 		s.UpdatedAt = r.now()
 		return nil
 	})
+}
+
+// MarkSessionStarted records t as the start of sess's current transcript
+// (its sessionStartedAt, which the daily and idle resets read).
+func MarkSessionStarted(sess *store.Session, t time.Time) {
+	sess.Extra = setMember(sess.Extra, "sessionStartedAt", t.UnixMilli())
 }
 
 // sessionUntrustedField is the session's extra field naming the outside

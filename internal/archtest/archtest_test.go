@@ -406,12 +406,24 @@ var importAllowLists = map[string][]string{
 	// a2a: the A2A channel server; runs and task storage come through its
 	// own interfaces.
 	"internal/a2a": {"github.com/google/uuid", "internal/a2a/wire"},
+	// automation: webhook actions and cron jobs through admission.
+	"internal/automation": {
+		"github.com/google/uuid",
+		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+	},
+	// a2a/bridge: the A2A server's turns through admission, its tasks in
+	// the store.
+	"internal/a2a/bridge": {
+		"github.com/google/uuid",
+		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/store", "internal/tools",
+	},
 	// a2a/outbound: the A2A client sessions_send uses for remote peers.
 	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
 	// httpapi: the HTTP front doors. Contracts and leaves only; the gateway
 	// is reached through its own small interfaces, never imported.
 	"internal/httpapi": {
 		"github.com/google/uuid",
+		"internal/admission",
 		"internal/agent",
 		"internal/config",
 		"internal/media",
@@ -456,6 +468,7 @@ var importAllowLists = map[string][]string{
 		"github.com/coder/websocket",
 		"github.com/google/uuid",
 		"golang.org/x/sys/unix", // system.info's disk figures
+		"internal/admission",
 		"internal/agent",
 		"internal/approval",
 		"internal/compaction",
@@ -487,6 +500,13 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 	},
+	// admission: the one step between the doors and the runner: the
+	// runner's input, the policy rules, the store contract and key
+	// parsing; no door, no gateway.
+	"internal/admission": {
+		"github.com/google/uuid",
+		"internal/agent", "internal/compaction", "internal/policy", "internal/sessionkey", "internal/store",
+	},
 	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/skills", "internal/spend"},
 	"internal/tools/sessions": {
 		"github.com/google/uuid",
@@ -508,12 +528,12 @@ var importAllowLists = map[string][]string{
 	// The fake Docker Engine speaks the Engine API's types only.
 	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
 	"internal/relay": {
-		"internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
+		"internal/admission", "internal/agent", "internal/outbox", "internal/policy", "internal/sanitize", "internal/sessionkey",
 		"internal/store", "internal/telemetry", "internal/tools", "internal/tools/sessions", "internal/transcript",
 	},
 	"internal/subagent": {
 		"github.com/google/uuid",
-		"internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
+		"internal/admission", "internal/agent", "internal/attachments", "internal/outbox", "internal/policy",
 		"internal/safeerr", "internal/sanitize", "internal/sessionkey", "internal/settings", "internal/spend", "internal/store", "internal/telemetry", "internal/tools",
 		"internal/transcript",
 	},
@@ -665,4 +685,88 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// doors are the packages that start agent work for the outside (or for
+// other sessions). They hand it to the admission step — commands, send
+// policy, queue and cap decided once — and never reach the runner's
+// enqueue themselves: they declare no interface with Submit or Enqueue
+// taking an agent.Input, and name no agent.Runner (so, with Go's typing,
+// they cannot call its Submit). startsWork marks the doors that must import
+// internal/admission (the others reach it through one that does: the MCP
+// server and sessions_send through the session tools' messenger).
+var doors = []struct {
+	dir        string
+	startsWork bool
+}{
+	{"internal/gateway", true},
+	{"internal/httpapi", true},
+	{"internal/relay", true},
+	{"internal/subagent", true},
+	{"internal/tools/sessions", false},
+	{"internal/mcp", false},
+	{"internal/hooks", false},
+	{"internal/a2a", false},
+	{"internal/a2a/bridge", true},
+	{"internal/automation", true},
+	{"internal/channel", false},
+	{"internal/cron", false},
+}
+
+// enqueueCallers are the only packages whose code calls a method named
+// Submit or Enqueue: the runner itself, admission, and cron (whose Submit
+// is the job starter the daemon wires to admission). In particular the
+// daemon, which builds the runner, starts no work itself.
+var enqueueCallers = []string{"internal/agent", "internal/admission", "internal/cron"}
+
+func TestDoorsGoThroughAdmission(t *testing.T) {
+	r := loadRepo(t)
+	for _, d := range doors {
+		p := pkg(t, r.pkgs, d.dir)
+		if p == nil {
+			continue
+		}
+		if d.startsWork && !p.imports[module+"/internal/admission"] {
+			t.Errorf("%s starts work but does not import internal/admission", d.dir)
+		}
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if x, ok := n.X.(*ast.Ident); ok && x.Name == "agent" && n.Sel.Name == "Runner" {
+						t.Errorf("%s: door package names agent.Runner; start work through internal/admission", r.position(n.Pos()))
+					}
+				case *ast.InterfaceType:
+					for _, m := range n.Methods.List {
+						ft, ok := m.Type.(*ast.FuncType)
+						if !ok || len(m.Names) == 0 || (m.Names[0].Name != "Submit" && m.Names[0].Name != "Enqueue") {
+							continue
+						}
+						for _, prm := range ft.Params.List {
+							if sel, ok := prm.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Input" {
+								t.Errorf("%s: door package declares %s(agent.Input); start work through internal/admission", r.position(m.Pos()), m.Names[0].Name)
+							}
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	for ip, p := range r.pkgs {
+		dir := strings.TrimPrefix(ip, module+"/")
+		if slices.Contains(enqueueCallers, dir) {
+			continue
+		}
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := c.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Submit" || sel.Sel.Name == "Enqueue") {
+						t.Errorf("%s: %s calls %s; only %v may (doors go through internal/admission)", r.position(c.Pos()), dir, sel.Sel.Name, enqueueCallers)
+					}
+				}
+				return true
+			})
+		}
+	}
 }

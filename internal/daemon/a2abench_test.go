@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
+	"github.com/switchboardhq/switchboard/internal/a2a/bridge"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -62,7 +63,7 @@ func benchSessionsSendA2A(b *testing.B, think time.Duration) {
 	defer peerStore.Close()
 	peer := &timedPeer{think: think}
 	srv, err := a2a.New(a2a.Config{ReplyTimeout: time.Minute, Peers: []a2a.Peer{{Name: "gw", Token: "to-peer"}}},
-		peer, storeTasks{peerStore})
+		peer, bridge.NewTasks(peerStore))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -93,12 +93,24 @@ func (h *channelHub) enqueuePost(ctx context.Context, key, postID, text string) 
 	if !ok {
 		return
 	}
-	item, err := h.replyItem("channel-post:"+postID, key, postID, r, text)
+	h.put(ctx, "channel-post:"+postID, key, postID, r, text)
+}
+
+// answer stores what admission answered a channel message (a command's
+// reply, a refusal) as an outbox item for the sender and asks for its
+// delivery.
+func (h *channelHub) answer(ctx context.Context, key, runID string, r channel.Route, text string) {
+	h.put(ctx, "channel-answer:"+runID, key, runID, r, text)
+}
+
+// put stores text for r as outbox item id and asks for its delivery.
+func (h *channelHub) put(ctx context.Context, id, key, runID string, r channel.Route, text string) {
+	item, err := h.replyItem(id, key, runID, r, text)
 	if err == nil {
 		err = h.store.PutOutbox(ctx, item)
 	}
 	if err != nil {
-		h.log.Error("channel: announce not queued", "session", key, "err", err)
+		h.log.Error("channel: message not queued", "session", key, "item", id, "err", err)
 		return
 	}
 	h.kick(key)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/channel"
 	"github.com/switchboardhq/switchboard/internal/channel/irc"
@@ -48,12 +49,12 @@ type connector interface {
 // go back out through it.
 type channelHub struct {
 	runner  *agent.Runner
+	adm     *admission.Admitter
 	store   store.Store
 	agentID string
 	mainKey string
 	dmScope string
 	prompts map[string]string // per-room extra system prompt, by lower-cased room
-	queue   policy.QueueConfig
 	log     *slog.Logger
 	conns   map[string]connector
 	// webhooks are the connectors' webhook endpoints by URL path.
@@ -70,13 +71,13 @@ type channelHub struct {
 
 // newChannels builds the configured connectors (not started); nil when
 // no channel is enabled.
-func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, log *slog.Logger) (*channelHub, error) {
+func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, adm *admission.Admitter, log *slog.Logger) (*channelHub, error) {
 	if !set.IRC.Enabled && !set.Telegram.Enabled {
 		return nil, nil
 	}
 	h := &channelHub{
-		runner: runner, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
-		prompts: map[string]string{}, queue: set.Queue, log: log, conns: map[string]connector{},
+		runner: runner, adm: adm, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
+		prompts: map[string]string{}, log: log, conns: map[string]connector{},
 		webhooks: map[string]http.Handler{},
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -279,9 +280,12 @@ func (h *channelHub) status() []wire.ChannelStatus {
 	return out
 }
 
-// Deliver implements channel.Deliverer: the message becomes a run in its
-// routed session. Submit stores the run with its input before it
-// returns, so an accepted message survives a restart.
+// Deliver implements channel.Deliverer: the message goes through
+// admission into its routed session. Admission stores the run with its
+// input before it returns, so an accepted message survives a restart. A
+// command's reply, and a refusal at the queue cap, go back to the sender
+// through the outbox; a message the send policy refuses gets no answer
+// (the policy forbids sending to that chat).
 func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 	key := channel.SessionKey(h.agentID, h.mainKey, h.dmScope, in)
 	route := channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.ReplyTo()}
@@ -290,15 +294,23 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 		text = in.Label() + ": " + in.Text
 	}
 	runID := uuid.NewString()
-	q := policy.ResolveQueue(policy.QueueInput{Channel: in.Channel, Config: h.queue})
-	_, _, err := h.runner.Submit(ctx, agent.Input{
+	t, err := h.adm.Accept(ctx, admission.Request{Origin: admission.OriginChannel, Admin: true, Input: agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
 		ExtraSystemPrompt: cmp.Or(in.SystemPrompt, h.prompts[channel.NormalizeRoom(in.Room)]),
-		QueueMode:         string(q.Mode), QueueCap: q.Cap, QueueDrop: string(q.Drop), QueueDebounceMs: q.DebounceMs,
-	})
-	if err != nil {
+	}})
+	var full *admission.QueueFullError
+	switch {
+	case errors.Is(err, admission.ErrSendDenied):
+		h.log.Info("channel: message refused by the send policy", "channel", in.Channel, "session", key)
+		return nil
+	case errors.As(err, &full):
+		t.Reply = full.Error()
+	case err != nil:
 		return fmt.Errorf("%s inbound: %w", in.Channel, err)
+	}
+	if t.Reply != "" {
+		h.answer(ctx, key, runID, route, t.Reply)
 	}
 	if _, err := h.store.UpdateSession(ctx, key, false, func(s *store.Session) error {
 		s.LastChannel, s.LastTo, s.LastAccountID = route.Channel, route.To, route.AccountID

@@ -33,7 +33,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
@@ -149,25 +148,6 @@ type Daemon struct {
 	box           *toolbox.Box // the tools, and the Docker sandbox client
 	mods          *registry.Registry
 	tracing       *tracing
-}
-
-// initSession fills in the derived fields of a session row the runner
-// creates.
-func initSession(s *store.Session, in *agent.Input, alias sessionkey.MainAlias) {
-	if s.AgentID == "" {
-		s.AgentID = sessionkey.AgentID(s.Key)
-	}
-	s.Kind = string(sessionkey.RowKindOf(s.Key))
-	s.ChatType = string(sessionkey.ChatTypeOf(s.Key))
-	if s.Channel == "" {
-		s.Channel = sessionkey.ChannelFromKey(s.Key)
-	}
-	if in.Channel != "" && s.LastChannel == "" {
-		s.LastChannel = in.Channel
-	}
-	if d := sessionkey.SubagentDepth(s.Key); d > s.SpawnDepth {
-		s.SpawnDepth = d
-	}
 }
 
 // listen opens the gateway's listeners. For loopback it binds 127.0.0.1 and

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/avatar"
@@ -106,6 +107,7 @@ type wiring struct {
 
 	set     *settings.Settings
 	skills  *skills.Agents
+	adm     *admission.Admitter
 	memory  gateway.MemoryService // nil: memory search is off
 	mods    *registry.Registry
 	alias   sessionkey.MainAlias
@@ -342,7 +344,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 		},
 		SystemPrompt:   prompt.Builder(cfg, st, w.skills),
 		Logger:         log,
-		InitSession:    func(s *store.Session, in *agent.Input) { initSession(s, in, w.alias) },
+		InitSession:    admission.FillRunnerSession,
 		DefaultTimeout: time.Duration(max(cfg.AgentTimeoutSeconds(), 0)) * time.Second,
 		Compaction:     compactionConfig(cfg, box.WorkspaceWritable),
 		ResetRule:      resetRule(cfg),
@@ -375,7 +377,13 @@ func (w *wiring) newDelivery(context.Context) error {
 	}
 	w.closeOnFail(disp)
 	w.disp = disp
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
+	// Every door starts work through the one admission step.
+	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: w.opts.Now})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	w.adm = adm
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -396,7 +404,7 @@ func (w *wiring) newDelivery(context.Context) error {
 		Remote: remoteDep,
 	})
 	w.subs, err = subagent.New(subagent.Config{
-		Store: st, Runner: runner, Settings: set, Models: w.mods, Logger: log,
+		Store: st, Runner: runner, Admit: adm, Settings: set, Models: w.mods, Logger: log,
 		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
 		Tracer: w.tr.tracer, Outbox: disp,
 	})
@@ -405,7 +413,7 @@ func (w *wiring) newDelivery(context.Context) error {
 	}
 	// The chat channels listen for run ends before Recover resumes queued
 	// runs, so a message accepted before a restart still gets its reply.
-	chans, err := newChannels(set, st, runner, log)
+	chans, err := newChannels(set, st, runner, adm, log)
 	if err != nil {
 		return err
 	}
@@ -509,7 +517,7 @@ func (w *wiring) newGateway(context.Context) error {
 	}
 	var cronSvc gateway.CronService
 	if cs, ok := w.rawStore.(store.CronStore); ok {
-		if d.cron, err = newCron(cs, st, runner, w.alias, cfg.DefaultAgentID()); err != nil {
+		if d.cron, err = newCron(cs, st, runner, w.adm, w.alias, cfg.DefaultAgentID()); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		cronSvc = d.cron
@@ -532,6 +540,7 @@ func (w *wiring) newGateway(context.Context) error {
 			return v, nil
 		},
 		Runner:                runner,
+		Admit:                 w.adm,
 		Cron:                  cronSvc,
 		Approvals:             w.appr.broker,
 		ApprovalsDocument:     w.appr.document,
@@ -561,6 +570,7 @@ func (w *wiring) newGateway(context.Context) error {
 	}
 	w.closeOnFail(gw)
 	d.gw, w.gw = gw, gw
+	w.adm.SetCommands(gw)
 	w.appr.gw.Store(gw)
 	if err := w.disp.Start(); err != nil {
 		return fmt.Errorf("daemon: %w", err)
@@ -579,11 +589,11 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		return newMCPServer(gw, runner, w.box, opts.Version, cfg.MCPOperatorReach(), d)
 	}}
 	w.closeOnFail(d.mcp)
-	if d.api, err = newHTTPAPI(cfg, w.st, runner, w.mods, gw, w.box, w.ws, w.log); err != nil {
+	if d.api, err = newHTTPAPI(cfg, w.st, runner, w.adm, w.mods, gw, w.box, w.ws, w.log); err != nil {
 		return err
 	}
 	w.closeOnFail(d.api)
-	if d.a2a, err = newA2A(ctx, cfg, w.st.Store, w.rawStore, runner, opts.Version); err != nil {
+	if d.a2a, err = newA2A(ctx, cfg, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
 		return err
 	}
 	if d.a2a != nil {
@@ -620,7 +630,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
 	if cfg.Hooks.Enabled {
-		h, err := newHooks(cfg, runner, w.st)
+		h, err := newHooks(cfg, runner, w.adm, w.st)
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}

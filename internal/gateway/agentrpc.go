@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -62,9 +63,6 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 	if err := s.checkKeyAgent(ctx, key); err != nil {
 		return nil, err
 	}
-	if err := s.checkSendPolicy(ctx, key, p.Channel); err != nil {
-		return nil, err
-	}
 	cl.subscribeSender(key)
 	in := agent.Input{
 		RunID:             p.IdempotencyKey,
@@ -95,13 +93,30 @@ func (s *Server) handleAgent(ctx context.Context, cl *call) (any, error) {
 	if pv := p.InputProvenance; pv != nil {
 		in.Provenance = &agent.Provenance{Kind: pv.Kind, SourceSessionKey: pv.SourceSessionKey, SourceChannel: pv.SourceChannel, SourceTool: pv.SourceTool}
 	}
-	run, err := s.submitHeld(ctx, cl, in)
+	req := admission.Request{Origin: admission.OriginOperator, Input: in, Admin: allowed(cl.c.scopes, wire.ScopeAdmin)}
+	if in.Provenance != nil {
+		req.Origin = admission.OriginAgent // another session's message, not a person's
+	}
+	t, err := s.acceptHeld(ctx, cl, req)
 	if err != nil {
 		return nil, err
 	}
+	if t.Run == nil {
+		// A command answered: its reply is the final.
+		reply := t.Reply
+		cl.followUp = func(context.Context) (any, error) {
+			out := &wire.AgentRunOutput{Payloads: []wire.AgentPayload{}}
+			if reply != "" {
+				out.Payloads = append(out.Payloads, wire.AgentPayload{Text: reply})
+			}
+			return wire.AgentFinalResult{RunID: t.RunID, Status: waitOK, Summary: "completed", Result: out}, nil
+		}
+		return wire.AgentResult{RunID: t.RunID, SessionKey: key, AgentID: in.AgentID, Status: "accepted", AcceptedAt: s.now().UnixMilli()}, nil
+	}
+	run := t.Run
 	status := "accepted"
-	if !run.created {
-		status = dedupStatus(run.Run)
+	if !t.Created {
+		status = dedupStatus(run)
 	}
 	runID := run.RunID
 	cl.followUp = func(ctx context.Context) (any, error) {

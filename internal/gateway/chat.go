@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
@@ -28,52 +28,6 @@ const (
 // internalChannel is the origin channel of operator input (the reference's
 // INTERNAL_MESSAGE_CHANNEL).
 const internalChannel = sessionkey.InternalChannel
-
-// checkSendPolicy returns the policy error when the session may not be sent
-// to.
-func (s *Server) checkSendPolicy(ctx context.Context, key, channel string) error {
-	entry, err := s.cfg.Store.GetSession(ctx, key)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	in := policy.SendInput{Config: s.conf.SendRules, SessionKey: key, Channel: channel}
-	if entry != nil {
-		in.EntryOverride, in.EntryChannel, in.EntryLastChannel, in.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
-	}
-	if policy.ResolveSend(in) == policy.DecisionDeny {
-		return invalid(policy.SendBlockedMessage)
-	}
-	return nil
-}
-
-// sendCommand handles the owner-only standalone "/send on|off|inherit"
-// message (docs/spec/reference-behaviour.md §8): an operator with the admin scope (the only scope
-// that may change sendPolicy) sets or clears the session's override and gets
-// the reference's reply in the session; anyone else's command is consumed
-// silently. No agent run starts.
-func (s *Server) sendCommand(ctx context.Context, cl *call, key, agentID, runID string, cmd policy.SendCommand) (any, error) {
-	if !allowed(cl.c.scopes, wire.ScopeAdmin) {
-		return s.commandDone(ctx, key, agentID, runID)
-	}
-	if !cmd.Usage {
-		if _, err := s.cfg.Store.UpdateSession(ctx, key, true, func(x *store.Session) error {
-			if x.SessionID == "" {
-				s.initSession(x, agentOfKey(key, agentID))
-			}
-			x.SendPolicy = string(cmd.Override)
-			x.UpdatedAt = s.now()
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
-	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
-		return nil, err
-	}
-	return s.commandDone(ctx, key, agentID, runID)
-}
 
 // dedupStatus is what a repeated idempotency key answers: "in_flight"
 // while the run is live, else its terminal status.
@@ -123,8 +77,8 @@ func (s *Server) handleSessionsSend(ctx context.Context, cl *call) (any, error) 
 		AgentID: p.AgentID, Thinking: p.Thinking, Attachments: p.Attachments, TimeoutMs: p.TimeoutMs})
 }
 
-// chatSend accepts one message for a session: gateway commands, the send
-// policy, the queue mode, then the run.
+// chatSend accepts one message for a session through admission (which
+// decides commands, the send policy and the queue) and starts its run.
 func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) (any, error) {
 	images, err := attachmentImages(p.Attachments)
 	if err != nil {
@@ -135,28 +89,10 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	}
 	agentID := s.agentID(p.AgentID)
 	key := s.canonicalKey(p.SessionKey, agentID)
-	if cmd, ok := policy.ParseSendCommand(strings.TrimSpace(p.Message)); ok {
-		return s.sendCommand(ctx, cl, key, agentID, p.IdempotencyKey, cmd)
-	}
-	if cmd, ok := policy.ParseQueueCommand(p.Message); ok {
-		return s.queueCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
-	}
-	if cmd, ok := policy.ParseElevatedCommand(p.Message); ok {
-		return s.elevatedCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
-	}
-	if err := s.checkKeyAgent(ctx, key); err != nil {
-		return nil, err
-	}
-	if cmd, ok := compaction.ParseCommand(p.Message); ok {
-		cl.subscribeSender(key)
-		res, next, err := s.sessionCommand(ctx, key, agentID, p.IdempotencyKey, cmd)
-		if next == "" || err != nil {
-			return res, err
+	if !isStandaloneSetting(p.Message) {
+		if err := s.checkKeyAgent(ctx, key); err != nil {
+			return nil, err
 		}
-		p.Message = next // the text after /new or /reset is the first turn
-	}
-	if err := s.checkSendPolicy(ctx, key, ""); err != nil {
-		return nil, err
 	}
 	cl.subscribeSender(key)
 	in := agent.Input{
@@ -172,46 +108,54 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
 		in.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
 	}
-	q, err := s.queueSettings(ctx, key, p.QueueMode, internalChannel)
+	t, err := s.acceptHeld(ctx, cl, admission.Request{
+		Origin: admission.OriginOperator, Input: in, QueueMode: p.QueueMode, Admin: allowed(cl.c.scopes, wire.ScopeAdmin),
+	})
 	if err != nil {
 		return nil, err
 	}
-	in.ApplyQueue(q)
-	run, err := s.submitHeld(ctx, cl, in)
-	if errors.Is(err, agent.ErrQueueFull) {
-		return nil, invalid(policy.QueueFullError(q.Cap))
+	switch {
+	case t.Run == nil:
+		return wire.ChatSendResult{RunID: t.RunID, Status: "ok"}, nil
+	case t.Created:
+		s.trackSendTiming(cl, t.RunID, key, in.AgentID, cl.received)
+		return wire.ChatSendResult{RunID: t.RunID, Status: "started"}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if run.created {
-		s.trackSendTiming(cl, run.RunID, key, in.AgentID, cl.received)
-		return wire.ChatSendResult{RunID: run.RunID, Status: "started"}, nil
-	}
-	return wire.ChatSendResult{RunID: run.RunID, Status: dedupStatus(run.Run)}, nil
+	return wire.ChatSendResult{RunID: t.RunID, Status: dedupStatus(t.Run)}, nil
 }
 
-// submitted is a Submit result.
-type submitted struct {
-	*store.Run
-	created bool
+// isStandaloneSetting reports whether msg is a /send, /queue or /elevated
+// command, which change a session's settings whatever its agent (the
+// session commands and messages need a known agent).
+func isStandaloneSetting(msg string) bool {
+	_, send := policy.ParseSendCommand(strings.TrimSpace(msg))
+	_, queue := policy.ParseQueueCommand(msg)
+	_, elevated := policy.ParseElevatedCommand(msg)
+	return send || queue || elevated
 }
 
-// submitHeld submits in with the run's events held back until the call's
-// first response is queued, so the client learns the runId first.
-func (s *Server) submitHeld(ctx context.Context, cl *call, in agent.Input) (submitted, error) {
-	s.holdRun(in.RunID)
-	run, created, err := s.cfg.Runner.Submit(ctx, in)
-	if err != nil {
-		s.releaseRun(in.RunID, true)
-		if errors.Is(err, agent.ErrClosed) {
-			return submitted{}, wire.NewError(wire.CodeUnavailable, "gateway shutting down").WithRetry(1000)
-		}
-		return submitted{}, err
+// acceptHeld hands req to admission with the run's events held back until
+// the call's first response is queued, so the client learns the runId
+// first. Admission's refusals become the protocol's errors.
+func (s *Server) acceptHeld(ctx context.Context, cl *call, req admission.Request) (admission.Ticket, error) {
+	runID := req.Input.RunID
+	s.holdRun(runID)
+	t, err := s.cfg.Admit.Accept(ctx, req)
+	var full *admission.QueueFullError
+	switch {
+	case err == nil:
+	case errors.As(err, &full), errors.Is(err, admission.ErrSendDenied):
+		err = invalid(err.Error())
+	case errors.Is(err, agent.ErrClosed):
+		err = wire.NewError(wire.CodeUnavailable, "gateway shutting down").WithRetry(1000)
 	}
-	terminal := !created && run.Status.Terminal()
-	cl.releaseAfterResponse = func() { s.releaseRun(in.RunID, terminal) }
-	return submitted{run, created}, nil
+	if err != nil || t.Run == nil {
+		s.releaseRun(runID, true)
+		return t, err
+	}
+	terminal := !t.Created && t.Run.Status.Terminal()
+	cl.releaseAfterResponse = func() { s.releaseRun(runID, terminal) }
+	return t, nil
 }
 
 func (s *Server) handleChatHistory(ctx context.Context, cl *call) (any, error) {

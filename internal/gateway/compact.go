@@ -91,40 +91,35 @@ func (s *Server) manualCompact(ctx context.Context, key, runID, instructions str
 
 // sessionCommand handles a /compact, /new or /reset chat message without
 // a model turn (only /compact's summary call reaches a model). It returns
-// the chat.send result, or next: text that follows /new or /reset and
-// runs as the session's first turn.
-func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string, cmd compaction.Command) (res any, next string, err error) {
-	done := func() (any, string, error) {
-		res, err := s.commandDone(ctx, key, agentID, runID)
-		return res, "", err
-	}
+// the reply, and next: text that follows /new or /reset and runs as the
+// session's first turn.
+func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string, cmd compaction.Command) (reply, next string, err error) {
 	if cmd.Kind == compaction.CmdContext {
 		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-			return done()
+			return reply, "", nil
 		}
 		rep, err := s.cfg.Runner.ContextReport(ctx, key)
 		if err != nil {
-			return nil, "", err
+			return "", "", err
 		}
 		in := Injection{SessionKey: key, Text: contextText(rep, cmd.Rest), IdempotencyKey: runID + ":reply", RunID: runID}
 		if strings.EqualFold(strings.TrimSpace(cmd.Rest), "map") {
 			img, err := contextMap(key, rep)
 			if err != nil {
-				return nil, "", err
+				return "", "", err
 			}
 			in.Text = "🗺️ Context map (area ∝ characters)\n" + compaction.ContextLine(rep.Total, rep.Window)
 			in.Images = []transcript.Block{img}
 		}
 		if _, err := s.Inject(ctx, in); err != nil {
-			return nil, "", err
+			return "", "", err
 		}
-		return done()
+		return in.Text, "", nil
 	}
 	if cmd.Kind == compaction.CmdCompact {
 		if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-			return done() // nothing to compact, nowhere to reply
+			return reply, "", nil // nothing to compact, nowhere to reply
 		}
-		reply := ""
 		r, err := s.manualCompact(ctx, key, runID, cmd.Rest)
 		if err != nil {
 			s.log.Warn("compaction failed", "sessionKey", key, "err", err)
@@ -133,9 +128,9 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			reply = compaction.CompactedReply(r.Compacted, r.Reason, r.TokensBefore, r.TokensAfter, r.Window)
 		}
 		if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
-			return nil, "", err
+			return "", "", err
 		}
-		return done()
+		return reply, "", nil
 	}
 	// Like sessions.reset, /new and /reset need operator.write (which
 	// chat.send already required).
@@ -145,7 +140,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 			model, rest = word, strings.TrimSpace(after)
 		}
 	}
-	reply := replyReset
+	reply = replyReset
 	if cmd.Kind == compaction.CmdNew {
 		reply = replyNew
 	}
@@ -154,11 +149,11 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 	}
 	if !cmd.Soft {
 		if _, err := s.resetSession(ctx, key, agentID, cmd.Kind, "", model); err != nil {
-			return nil, "", err
+			return "", "", err
 		}
 	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
 		if _, err := s.resetSession(ctx, key, agentID, cmd.Kind, "", ""); err != nil {
-			return nil, "", err
+			return "", "", err
 		}
 	}
 	// With text after the command that text is the run under runID: the
@@ -169,12 +164,9 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 		replyRun = ""
 	}
 	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: replyRun}); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
-	if rest == "" {
-		return done()
-	}
-	return nil, rest, nil
+	return reply, rest, nil
 }
 
 // knownModel reports whether ref is a "<provider>/<model>" of a configured
@@ -363,12 +355,3 @@ func (s *Server) requireSession(ctx context.Context, key, asTyped string) error 
 	return nil
 }
 
-// commandDone ends a chat command the gateway answered itself: the run id
-// chat.send acknowledged is recorded as a run that ended ok (agent.wait
-// reports it final), after the command's reply is in the session.
-func (s *Server) commandDone(ctx context.Context, key, agentID, runID string) (any, error) {
-	if err := s.cfg.Runner.EndCommand(ctx, runID, key, agentOfKey(key, agentID)); err != nil {
-		return nil, err
-	}
-	return wire.ChatSendResult{RunID: runID, Status: "ok"}, nil
-}

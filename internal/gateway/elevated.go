@@ -17,16 +17,16 @@ import (
 // reference's texts. When the elevated gates refuse the operator
 // (tools.elevated.allowFrom.webchat …) nothing changes and the reply says
 // which gate and where to look. No agent run starts.
-func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID string, cmd policy.ElevatedCommand) (any, error) {
+func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID, channel string, cmd policy.ElevatedCommand) (string, error) {
 	ag := s.conf.Agent(agentOfKey(key, agentID))
 	sandboxed := policy.ChildSandboxed(ag.SandboxMode, key, sessionkey.MainKey(ag.ID, s.conf.MainKey))
 	sess, err := s.cfg.Store.GetSession(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		return "", err
 	}
 	exists := sess != nil
 	var reply string
-	switch gate := ag.ElevatedGate(internalChannel, ""); {
+	switch gate := ag.ElevatedGate(channel, ""); {
 	case cmd.Raw != "":
 		reply = cmd.Reply("")
 	case gate != "":
@@ -52,16 +52,13 @@ func (s *Server) elevatedCommand(ctx context.Context, key, agentID, runID string
 			x.UpdatedAt = s.now()
 			return agent.SetSessionElevatedLevel(x, cmd.Level)
 		}); err != nil {
-			return nil, err
+			return "", err
 		}
 		reply = cmd.Reply(cmd.Level)
 		exists = true
 	}
 	if !exists {
-		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
+		return reply, nil // nowhere to record it
 	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: reply, IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
-		return nil, err
-	}
-	return s.commandDone(ctx, key, agentID, runID)
+	return reply, s.Reply(ctx, key, runID, reply)
 }

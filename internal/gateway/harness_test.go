@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -90,10 +91,16 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { runner.Close() })
+	set := settings.Resolve(conf)
+	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gcfg := Config{
 		Runner:            runner,
+		Admit:             adm,
 		Store:             st,
-		Settings:          settings.Resolve(conf),
+		Settings:          set,
 		Version:           "test",
 		StorePath:         filepath.Join(dir, "switchboard.db"),
 		Models:            models,
@@ -107,6 +114,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adm.SetCommands(gw)
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { gw.Close() })

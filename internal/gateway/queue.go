@@ -4,54 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
-	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // cancelledShown bounds the cancelled inputs chat.history lists.
 const cancelledShown = 20
-
-// queueSettings resolves what a message to key does when the session is
-// busy: the request's queueMode, the session's /queue override, the
-// channel's and the configured messages.queue, the defaults.
-func (s *Server) queueSettings(ctx context.Context, key, requestMode, channel string) (policy.QueueSettings, error) {
-	sess, err := s.cfg.Store.GetSession(ctx, key)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return policy.QueueSettings{}, err
-	}
-	return policy.ResolveQueue(policy.QueueInput{
-		Request: requestMode, Session: agent.SessionQueueOverride(sess), Channel: channel, Config: s.conf.Queue,
-	}), nil
-}
-
-// queueCommand handles a standalone "/queue ..." message: it shows,
-// changes or resets the session's queue override and replies in the
-// session. No agent run starts.
-func (s *Server) queueCommand(ctx context.Context, key, agentID, runID string, cmd policy.QueueCommand) (any, error) {
-	cur, err := s.queueSettings(ctx, key, "", internalChannel)
-	if err != nil {
-		return nil, err
-	}
-	if !cmd.Show && len(cmd.Errors) == 0 {
-		if _, err := s.cfg.Store.UpdateSession(ctx, key, true, func(x *store.Session) error {
-			if x.SessionID == "" {
-				s.initSession(x, agentOfKey(key, agentID))
-			}
-			x.UpdatedAt = s.now()
-			return agent.SetSessionQueueOverride(x, cmd.Apply(agent.SessionQueueOverride(x)))
-		}); err != nil {
-			return nil, err
-		}
-	} else if _, err := s.cfg.Store.GetSession(ctx, key); errors.Is(err, store.ErrNotFound) {
-		return s.commandDone(ctx, key, agentID, runID) // nowhere to reply
-	}
-	if _, err := s.Inject(ctx, Injection{SessionKey: key, Text: cmd.Reply(cur), IdempotencyKey: runID + ":reply", RunID: runID}); err != nil {
-		return nil, err
-	}
-	return s.commandDone(ctx, key, agentID, runID)
-}
 
 // pendingInputs is chat.history's pendingInputs for key.
 func (s *Server) pendingInputs(ctx context.Context, key string) (*wire.PendingInputs, error) {

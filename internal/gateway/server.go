@@ -41,9 +41,6 @@ import (
 // Runner is what the gateway needs from the agent runner. Implementations
 // are safe for concurrent use; *agent.Runner is the one the daemon passes.
 type Runner interface {
-	// Submit queues a run; a repeated RunID returns the existing run with
-	// created false.
-	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
 	// Wait waits up to timeout (negative: no limit) for the run to end; the
 	// run need not exist yet. done is false when the wait ended first.
 	Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error)
@@ -76,8 +73,6 @@ type Runner interface {
 	// answered without a model turn acknowledged it.
 	EndCommand(ctx context.Context, runID, sessionKey, agentID string) error
 }
-
-var _ Runner = (*agent.Runner)(nil)
 
 // Store is the part of store.Store the gateway uses. Implementations are
 // safe for concurrent use and wrap store.ErrNotFound and store.ErrConflict
@@ -118,6 +113,9 @@ const (
 type Config struct {
 	Runner Runner
 	Store  Store
+	// Admit is the admission step every message to a session goes
+	// through (required).
+	Admit Admitter
 	// Settings is the configuration, resolved once.
 	Settings *settings.Settings
 
@@ -299,6 +297,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Runner == nil:
 		return nil, errors.New("gateway.New: Runner is required")
+	case cfg.Admit == nil:
+		return nil, errors.New("gateway.New: Admit is required")
 	case cfg.Store == nil:
 		return nil, errors.New("gateway.New: Store is required")
 	case cfg.Settings == nil:

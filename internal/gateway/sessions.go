@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -99,28 +100,7 @@ func (s *Server) isMainKey(key string) bool {
 // initSession fills in the derived fields of a session row the gateway
 // creates, as the daemon's runner hook does for rows the runner creates.
 func (s *Server) initSession(sess *store.Session, agentID string) {
-	if sess.SessionID == "" {
-		sess.SessionID = s.newID()
-	}
-	if sess.AgentID == "" {
-		sess.AgentID = agentID
-		if _, ok := sessionkey.Parse(sess.Key); ok || agentID == "" {
-			// The key's own agent wins; unprefixed keys belong to "main".
-			sess.AgentID = sessionkey.AgentID(sess.Key)
-		}
-	}
-	if sess.Kind == "" {
-		sess.Kind = string(sessionkey.RowKindOf(sess.Key))
-	}
-	if sess.ChatType == "" {
-		sess.ChatType = string(sessionkey.ChatTypeOf(sess.Key))
-	}
-	if sess.Channel == "" {
-		sess.Channel = sessionkey.ChannelFromKey(sess.Key)
-	}
-	if d := sessionkey.SubagentDepth(sess.Key); d > sess.SpawnDepth {
-		sess.SpawnDepth = d
-	}
+	admission.FillSession(sess, agentID, "", s.now(), s.newID)
 }
 
 // row converts a stored session to its wire row.

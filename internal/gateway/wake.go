@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -63,11 +64,13 @@ func (s *Server) handleWake(ctx context.Context, cl *call) (any, error) {
 	}
 	runID := uuid.NewString()
 	s.wakes.Store(runID, s.now())
-	_, _, err := s.cfg.Runner.Submit(ctx, agent.Input{
+	// A wake is a system event, not a message: it takes no command, no
+	// send policy and no queue settings of its own.
+	_, err := s.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginStep, Input: agent.Input{
 		RunID: runID, SessionKey: key, AgentID: agentID, Message: "System: " + strings.TrimSpace(p.Text),
 		IdempotencyKey: runID + ":user", Channel: internalChannel,
 		Provenance: &agent.Provenance{Kind: wakeProvenance},
-	})
+	}})
 	if err != nil {
 		s.wakes.Delete(runID)
 		if ctx.Err() == nil {

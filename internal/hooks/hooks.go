@@ -72,6 +72,32 @@ type Completion struct {
 	DeliveryAttempted *bool  `json:"deliveryAttempted,omitempty"`
 }
 
+// Refused is a Runner's refusal of an action (the session's send policy,
+// its queue cap): the request is answered with Code and the refusal's
+// text, not as a failure to start.
+type Refused struct {
+	// Code is the HTTP status (403, 429).
+	Code int
+	// Err is the refusal.
+	Err error
+}
+
+// Error is the refusal's text.
+func (e *Refused) Error() string { return e.Err.Error() }
+
+// Unwrap returns the refusal.
+func (e *Refused) Unwrap() error { return e.Err }
+
+// startFailed answers an action that did not start: a refusal with its
+// own status and text, anything else as 503 with msg.
+func startFailed(w http.ResponseWriter, err error, msg string) {
+	if r := (*Refused)(nil); errors.As(err, &r) {
+		fail(w, r.Code, r.Error())
+		return
+	}
+	fail(w, http.StatusServiceUnavailable, msg)
+}
+
 // Runner carries out actions.
 type Runner interface {
 	// Agent starts an agent run and returns its id once it is stored.
@@ -300,7 +326,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request, raw json.RawMes
 	idem := idempotencyKey(r, b.IdempotencyKey)
 	runID, err := h.startAgent(r.Context(), a, idem, r.URL.Path)
 	if err != nil {
-		fail(w, http.StatusServiceUnavailable, "could not start the run")
+		startFailed(w, err, "could not start the run")
 		return
 	}
 	res := map[string]any{"ok": true, "runId": runID}
@@ -397,7 +423,7 @@ func (h *Handler) wake(w http.ResponseWriter, r *http.Request, raw json.RawMessa
 	ctx, cancel := context.WithTimeout(r.Context(), admissionTimeout)
 	defer cancel()
 	if err := h.cfg.Runner.Wake(ctx, a); err != nil {
-		fail(w, http.StatusServiceUnavailable, "could not queue the wake")
+		startFailed(w, err, "could not queue the wake")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "eventOutcome": "queued"})
@@ -448,7 +474,7 @@ func (h *Handler) mapped(w http.ResponseWriter, r *http.Request, name string, ra
 		ctx, cancel := context.WithTimeout(r.Context(), admissionTimeout)
 		defer cancel()
 		if err := h.cfg.Runner.Wake(ctx, Action{Kind: "wake", AgentID: agentID, Text: text}); err != nil {
-			fail(w, http.StatusServiceUnavailable, "could not queue the wake")
+			startFailed(w, err, "could not queue the wake")
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "eventOutcome": "queued"})
@@ -485,7 +511,7 @@ func (h *Handler) mapped(w http.ResponseWriter, r *http.Request, name string, ra
 	}
 	runID, err := h.startAgent(r.Context(), a, idempotencyKey(r, ""), r.URL.Path)
 	if err != nil {
-		fail(w, http.StatusServiceUnavailable, "could not start the run")
+		startFailed(w, err, "could not start the run")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "runId": runID})

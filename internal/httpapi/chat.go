@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -247,8 +248,12 @@ func (s *Server) input(runID string, t target, p prompt, modelRef string, sampli
 
 // submitError answers a turn that could not start.
 func (s *Server) submitError(w http.ResponseWriter, err error) {
-	if errors.Is(err, errSendDenied) {
+	if errors.Is(err, admission.ErrSendDenied) {
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
+		return
+	}
+	if full := (*admission.QueueFullError)(nil); errors.As(err, &full) {
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", full.Error())
 		return
 	}
 	if errors.Is(err, agent.ErrClosed) {
@@ -294,7 +299,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	in.ClientTools = req.clientTools
 	in.Images = req.images
 	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, req.choice.instruction()), "\n\n")
-	t, err := s.startTurn(r.Context(), in, req.target.Fresh)
+	t, err := s.startTurn(r.Context(), in)
 	if err != nil {
 		s.submitError(w, err)
 		return

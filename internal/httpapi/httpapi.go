@@ -32,19 +32,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
-	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
-	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 )
 
 // Runner is what the HTTP API needs from the agent runner; *agent.Runner
 // implements it. Safe for concurrent use.
 type Runner interface {
-	// Submit queues a run (a repeated RunID returns the existing run).
-	Submit(ctx context.Context, in agent.Input) (run *store.Run, created bool, err error)
 	// Abort stops one run and reports whether it was live.
 	Abort(ctx context.Context, runID string) (bool, error)
 	// Watch streams one run's events (after afterSeq), ending with its
@@ -52,13 +49,10 @@ type Runner interface {
 	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]
 }
 
-var _ Runner = (*agent.Runner)(nil)
-
-// Store is the part of the store the HTTP API reads (the send policy of
-// the target session). Returns an error wrapping store.ErrNotFound for a
-// missing session.
-type Store interface {
-	GetSession(ctx context.Context, key string) (*store.Session, error)
+// Admitter starts runs: the admission step (*admission.Admitter), which
+// decides commands, the send policy and the queue.
+type Admitter interface {
+	Accept(ctx context.Context, req admission.Request) (admission.Ticket, error)
 }
 
 // Embeddings resolves and calls an agent's embedding model: override is
@@ -94,11 +88,11 @@ const (
 	DefaultBodyTimeout    = 30 * time.Second
 )
 
-// Config configures a Server. Runner, Store, Config, Auth and Tools are
+// Config configures a Server. Runner, Admit, Config, Auth and Tools are
 // required; other zero values mean the documented defaults.
 type Config struct {
 	Runner Runner
-	Store  Store
+	Admit  Admitter
 	Config *config.Config
 	// Auth authenticates a request (the gateway's AuthorizeHTTP).
 	Auth func(r *http.Request) Auth
@@ -109,9 +103,6 @@ type Config struct {
 	// Embeddings serves /v1/embeddings; nil answers that no embedding
 	// provider is configured.
 	Embeddings Embeddings
-	// SendRules is session.sendPolicy as the policy package reads it; nil
-	// allows every send (a session's own override still applies).
-	SendRules *policy.SendPolicyConfig
 
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
@@ -151,8 +142,8 @@ func New(cfg Config) (*Server, error) {
 	switch {
 	case cfg.Runner == nil:
 		return nil, errors.New("httpapi.New: Runner is required")
-	case cfg.Store == nil:
-		return nil, errors.New("httpapi.New: Store is required")
+	case cfg.Admit == nil:
+		return nil, errors.New("httpapi.New: Admit is required")
 	case cfg.Config == nil:
 		return nil, errors.New("httpapi.New: Config is required")
 	case cfg.Auth == nil:

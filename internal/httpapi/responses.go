@@ -326,7 +326,6 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	scope := responseScope{authSubject: s.authSubject(r), agentID: t.AgentID,
 		requestedKey: strings.TrimSpace(r.Header.Get("X-Openclaw-Session-Key"))}
-	fresh := t.SessionKey
 	if prev, _ := stringMember(obj, "previous_response_id"); prev != "" {
 		if key := s.responses.lookup(prev, scope); key != "" {
 			t.SessionKey = key
@@ -345,7 +344,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	in.Images = images
 	in.ClientTools = applyToolChoice(responsesToolDefs(obj["tools"]), obj["tool_choice"], choice)
 	in.ExtraSystemPrompt = strings.Join(nonEmpty(in.ExtraSystemPrompt, choice.instruction()), "\n\n")
-	tr, err := s.startTurn(r.Context(), in, t.Fresh && t.SessionKey == fresh)
+	tr, err := s.startTurn(r.Context(), in)
 	if err != nil {
 		s.submitError(w, err)
 		return

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
-
-// errSendDenied is a turn refused by the session's send policy.
-var errSendDenied = errors.New(policy.SendBlockedMessage)
 
 // errClosed ends a wait when the server closes.
 var errClosed = errors.New("httpapi: gateway shutting down")
@@ -20,31 +17,23 @@ var errClosed = errors.New("httpapi: gateway shutting down")
 // turn is one submitted run that a request follows.
 type turn struct {
 	runID string
+	// answer is set when a command answered without a run: the reply.
+	answer *string
 }
 
-// startTurn checks the session's send policy and submits in (whose RunID
-// must be set). fresh says the session cannot exist yet, so its row is not
-// read.
-func (s *Server) startTurn(ctx context.Context, in agent.Input, fresh bool) (*turn, error) {
-	var entry *store.Session
-	if !fresh {
-		var err error
-		entry, err = s.cfg.Store.GetSession(ctx, in.SessionKey)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("httpapi: read session: %w", err)
-		}
-	}
-	sp := policy.SendInput{Config: s.cfg.SendRules, SessionKey: in.SessionKey, Channel: in.Channel}
-	if entry != nil {
-		sp.EntryOverride, sp.EntryChannel, sp.EntryLastChannel, sp.EntryChatType = entry.SendPolicy, entry.Channel, entry.LastChannel, entry.ChatType
-	}
-	if policy.ResolveSend(sp) == policy.DecisionDeny {
-		return nil, errSendDenied
-	}
-	if _, _, err := s.cfg.Runner.Submit(ctx, in); err != nil {
+// startTurn hands in (whose RunID must be set) to admission — commands,
+// the send policy, the queue; the run's events are then followed with
+// Runner.Watch, which has them from the run's start.
+func (s *Server) startTurn(ctx context.Context, in agent.Input) (*turn, error) {
+	t := &turn{runID: in.RunID}
+	tk, err := s.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginOperator, Input: in, Admin: true})
+	if err != nil {
 		return nil, fmt.Errorf("httpapi: submit: %w", err)
 	}
-	return &turn{runID: in.RunID}, nil
+	if tk.Run == nil {
+		t.answer = &tk.Reply
+	}
+	return t, nil
 }
 
 // runEnd is how a followed run ended.
@@ -60,6 +49,11 @@ type runEnd struct {
 // left) the run is aborted and ctx's error returned; when the server
 // closes, errClosed.
 func (s *Server) follow(ctx context.Context, t *turn, onDelta func(string) error) (runEnd, error) {
+	if t.answer != nil {
+		// A command's reply ends the request as a run's reply would.
+		return runEnd{Run: &store.Run{RunID: t.runID, Status: store.RunOK},
+			Last: &transcript.Message{Role: transcript.RoleAssistant, Content: transcript.BlockContent(transcript.TextBlock(*t.answer))}}, nil
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)

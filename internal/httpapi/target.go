@@ -74,9 +74,6 @@ type target struct {
 	AgentID    string
 	SessionKey string
 	Channel    string
-	// Fresh marks a session key made for this request alone (no user, no
-	// explicit key): no session can exist under it yet.
-	Fresh bool
 }
 
 // targetError is a request error with the reference's 400 text.
@@ -152,7 +149,6 @@ func (s *Server) resolveTarget(r *http.Request, model, user, prefix string) (tar
 		t.SessionKey = sessionkey.MainKey(agentID, prefix+"-user:"+u)
 	} else {
 		t.SessionKey = sessionkey.MainKey(agentID, prefix+":"+s.newID())
-		t.Fresh = true
 	}
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
@@ -136,10 +137,11 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 		in.Chain = &chain
 	}
 	in.IdempotencyKey = in.RunID + ":user"
-	run, _, err := r.cfg.Runner.Submit(ctx, in)
+	t, err := r.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginStep, Input: in})
 	if err != nil {
 		return "", fmt.Errorf("agent step on %s: %w", key, err)
 	}
+	run := t.Run
 	done, ok, err := r.cfg.Runner.Wait(ctx, run.RunID, wait+laneAllowance)
 	if err != nil {
 		return "", fmt.Errorf("agent step on %s: %w", key, err)

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -57,22 +58,27 @@ type Store interface {
 	PutOutbox(ctx context.Context, item *store.OutboxItem) error
 }
 
-// Runner starts runs, waits for them and posts messages.
+// Runner waits for runs and posts messages.
 type Runner interface {
-	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
 	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
 	Post(ctx context.Context, p agent.Post) (string, error)
-	QueueSettings(ctx context.Context, sessionKey, requestMode, channel string) (policy.QueueSettings, error)
+}
+
+// Admitter starts runs: the admission step (*admission.Admitter), which
+// applies the target's send policy and queue settings.
+type Admitter interface {
+	Accept(ctx context.Context, req admission.Request) (admission.Ticket, error)
 }
 
 // Kicker wakes the outbox dispatcher that runs the flows, for the items of
 // one session.
 type Kicker interface{ KickSession(kind, key string) }
 
-// Config configures a Relay. Store and Runner are required.
+// Config configures a Relay. Store, Runner and Admit are required.
 type Config struct {
 	Store  Store
 	Runner Runner
+	Admit  Admitter
 	// SendRules is session.sendPolicy, resolved; nil allows every send.
 	SendRules *policy.SendPolicyConfig
 	// MaxAttempts bounds a failing flow's tries (default DefaultMaxAttempts).
@@ -97,8 +103,8 @@ var _ sessions.Messenger = (*Relay)(nil)
 
 // New returns a relay.
 func New(cfg Config) (*Relay, error) {
-	if cfg.Store == nil || cfg.Runner == nil {
-		return nil, errors.New("relay.New: Store and Runner are required")
+	if cfg.Store == nil || cfg.Runner == nil || cfg.Admit == nil {
+		return nil, errors.New("relay.New: Store, Runner and Admit are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -137,15 +143,12 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 		in.Chain = &chain
 	}
 	in.IdempotencyKey = in.RunID + ":user"
-	// A busy target takes the message as its own messages are queued
-	// (steered into the active run by default), never interrupting it.
-	q, err := r.cfg.Runner.QueueSettings(ctx, m.TargetKey, "", sessionkey.InternalChannel)
-	if err != nil {
-		return nil, fmt.Errorf("relay: send to %s: %w", m.TargetKey, err)
-	}
-	in.ApplyInterSessionQueue(q, false)
-	run, _, err := r.cfg.Runner.Submit(ctx, in)
-	return run, err
+	// Admission applies the target's send policy (its refusal is the
+	// reference's text) and queue: a busy target takes the message as its
+	// own messages are queued (steered into the active run by default),
+	// never interrupting it.
+	t, err := r.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAgent, Input: in})
+	return t.Run, err
 }
 
 // Wait waits up to timeout for a run to end.

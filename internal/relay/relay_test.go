@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
@@ -62,7 +63,11 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 	if e.outbox, err = outbox.New(outbox.Config{Store: st}); err != nil {
 		tb.Fatal(err)
 	}
-	e.relay, err = New(Config{Store: st, Runner: e.runner, SendRules: settings.SendRules(cfg), Kicker: e.outbox})
+	adm, err := admission.New(admission.Config{Runner: e.runner, Store: st, SendRules: settings.SendRules(cfg)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.relay, err = New(Config{Store: st, Runner: e.runner, Admit: adm, SendRules: settings.SendRules(cfg), Kicker: e.outbox})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -264,11 +269,11 @@ type failingRunner struct {
 	fails atomic.Int32
 }
 
-func (f *failingRunner) Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error) {
+func (f *failingRunner) Enqueue(ctx context.Context, in agent.Input) (agent.Enqueued, error) {
 	if strings.HasSuffix(in.RunID, ":announce") && f.fails.Add(-1) >= 0 {
-		return nil, false, errors.New("lane unavailable")
+		return agent.Enqueued{}, errors.New("lane unavailable")
 	}
-	return f.Runner.Submit(ctx, in)
+	return f.Runner.Enqueue(ctx, in)
 }
 
 // TestFailedFlowIsRetriedThenDead: a flow whose step fails is retried with
@@ -288,12 +293,16 @@ func TestFailedFlowIsRetriedThenDead(t *testing.T) {
 			e.outbox.Close() // this test's own dispatcher runs the flows
 			fr := &failingRunner{Runner: e.runner}
 			fr.fails.Store(tc.fails)
+			adm, err := admission.New(admission.Config{Runner: fr, Store: e.store})
+			if err != nil {
+				t.Fatal(err)
+			}
 			d, err := outbox.New(outbox.Config{Store: e.store,
 				MinBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Interval: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel, err := New(Config{Store: e.store, Runner: fr, MaxAttempts: 3, Kicker: d})
+			rel, err := New(Config{Store: e.store, Runner: fr, Admit: adm, MaxAttempts: 3, Kicker: d})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/outbox"
@@ -268,13 +269,8 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	// A requester that is mid-run takes the results as its own messages
 	// are queued (by default steered into the active run, so it sees them
 	// before its next model call); a result never interrupts that run and
-	// is never dropped at the queue's cap.
-	q, err := m.cfg.Runner.QueueSettings(ctx, target, "", sessionkey.InternalChannel)
-	if err != nil {
-		return nil, err
-	}
-	in.ApplyInterSessionQueue(q, true)
-	if _, _, err := m.cfg.Runner.Submit(ctx, in); err != nil {
+	// is never dropped at the queue's cap (admission's announce rule).
+	if _, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAnnounce, Input: in}); err != nil {
 		return nil, err
 	}
 	ids := make(map[string]bool, len(claimed))

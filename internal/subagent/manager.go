@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sanitize"
@@ -72,7 +73,6 @@ type Outbox interface {
 
 // Runner is what the manager needs of the agent runner.
 type Runner interface {
-	Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error)
 	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
 	Abort(ctx context.Context, runID string) (bool, error)
 	Busy(sessionKey string) bool
@@ -81,10 +81,17 @@ type Runner interface {
 	Budgets(ctx context.Context, sessionKey string) ([]agent.BudgetNode, error)
 }
 
-// Config configures a Manager. Store, Runner and Settings are required.
+// Admitter starts runs: the admission step (*admission.Admitter).
+type Admitter interface {
+	Accept(ctx context.Context, req admission.Request) (admission.Ticket, error)
+}
+
+// Config configures a Manager. Store, Runner, Admit and Settings are
+// required.
 type Config struct {
 	Store    Store
 	Runner   Runner
+	Admit    Admitter
 	Settings *settings.Settings
 	// Models validates explicit model overrides; nil accepts any.
 	Models agent.ModelResolver
@@ -173,8 +180,8 @@ type Announce struct {
 
 // New returns a manager.
 func New(cfg Config) (*Manager, error) {
-	if cfg.Store == nil || cfg.Runner == nil || cfg.Settings == nil {
-		return nil, errors.New("subagent.New: Store, Runner and Settings are required")
+	if cfg.Store == nil || cfg.Runner == nil || cfg.Admit == nil || cfg.Settings == nil {
+		return nil, errors.New("subagent.New: Store, Runner, Admit and Settings are required")
 	}
 	if cfg.AnnounceExpiry <= 0 {
 		cfg.AnnounceExpiry = DefaultAnnounceExpiry

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
@@ -47,11 +48,25 @@ type flakyRunner struct {
 	fail atomic.Bool
 }
 
-func (f *flakyRunner) Submit(ctx context.Context, in agent.Input) (*store.Run, bool, error) {
+func (f *flakyRunner) Enqueue(ctx context.Context, in agent.Input) (agent.Enqueued, error) {
 	if in.Lane == LaneAnnounce && f.fail.Load() {
-		return nil, false, fmt.Errorf("requester unavailable")
+		return agent.Enqueued{}, fmt.Errorf("requester unavailable")
 	}
-	return f.Runner.Submit(ctx, in)
+	return f.Runner.Enqueue(ctx, in)
+}
+
+// admit is the admission step over a runner, as the daemon wires it.
+func admit(tb testing.TB, r admission.Runner, st admission.Store, cfg *config.Config) *admission.Admitter {
+	tb.Helper()
+	c := admission.Config{Runner: r, Store: st}
+	if cfg != nil {
+		c.SendRules, c.Queue = settings.SendRules(cfg), settings.Queue(cfg)
+	}
+	a, err := admission.New(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
 }
 
 func newEnv(tb testing.TB, cfgText string) *env {
@@ -83,7 +98,7 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	mcfg := Config{Store: st, Runner: e.runner, Settings: settings.Resolve(cfg), Models: models,
+	mcfg := Config{Store: st, Runner: e.runner, Admit: admit(tb, e.runner, st, cfg), Settings: settings.Resolve(cfg), Models: models,
 		Now: func() time.Time {
 			if p := e.now.Load(); p != nil {
 				return *p
@@ -450,6 +465,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
 		flaky.fail.Store(true)
 		c.Runner = flaky
+		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
 		c.AnnounceExpiry = 300 * time.Millisecond
 	})
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -359,12 +360,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if id := span.ID(); id != "" {
 		chain.Span = id
 	}
-	if _, _, err := m.cfg.Runner.Submit(ctx, agent.Input{
+	if _, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginSpawn, Input: agent.Input{
 		RunID: runID, SessionKey: childKey, AgentID: targetAgent, Message: message, Lane: LaneSubagent,
 		ExtraSystemPrompt: system, Thinking: runThinking, Timeout: timeout,
 		Model: model, Label: label, SpawnedBy: requester, Channel: caller.Channel,
 		IdempotencyKey: runID + ":user", Chain: &chain,
-	}); err != nil {
+	}}); err != nil {
 		m.dropActive(requester, runID)
 		if rerr := m.setRetired(context.WithoutCancel(ctx), runID); rerr != nil {
 			m.log.Error("sub-agent record of a failed spawn not closed", "runId", runID, "err", rerr)

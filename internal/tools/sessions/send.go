@@ -168,13 +168,6 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	if ok, status, msg := c.guard.Check(policy.ActionSend, target.Key); !ok {
 		return &sendResult{RunID: t.d.NewID(), Status: status, Error: msg, SessionKey: target.Display}, nil
 	}
-	targetSess, err := t.d.Store.GetSession(ctx, target.Key)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	if t.sendPolicy(targetSess, target.Key, internalChannel) == policy.DecisionDeny {
-		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: policy.SendBlockedMessage, SessionKey: target.Display}, nil
-	}
 
 	// Loop protection: the message continues its sender's chain of causes.
 	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
@@ -206,7 +199,8 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 			return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
 		}
 	}
-	// The primary run on the target's lane.
+	// The primary run on the target's lane; the messenger's admission
+	// applies the target's send policy (docs/spec/reference-behaviour.md §8).
 	run, err := t.d.Messenger.Send(ctx, Message{
 		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,
 		ExtraSystemPrompt: A2AMessageContext(caller.SessionKey, caller.Channel, target.Display),
@@ -320,11 +314,6 @@ func (t *Tools) resolveLabel(ctx context.Context, c *callCtx, label, agentParam 
 		return refResult{}, &refError{Status: "error", Message: fmt.Sprintf("Multiple sessions found with label: %s (%s)", label, strings.Join(keys, ", "))}
 	}
 	return refResult{Key: found[0].Key, Display: t.alias.Display(found[0].Key)}, nil
-}
-
-// sendPolicy resolves the send policy of a target session (docs/spec/reference-behaviour.md §8).
-func (t *Tools) sendPolicy(s *store.Session, key, channel string) policy.Decision {
-	return SendPolicyOf(t.d.Settings.SendRules, s, key, channel)
 }
 
 // SendPolicyOf resolves session.sendPolicy (rules, nil for none) for a

@@ -1,4 +1,4 @@
-package daemon
+package bridge
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// fakeRuns is a2aRuns over fixed runs and transcripts.
+// fakeRuns is Runs over fixed runs and transcripts.
 type fakeRuns struct {
 	runs map[string]*store.Run
 	msgs []store.Message
@@ -66,7 +66,7 @@ func TestA2AOutcome(t *testing.T) {
 			msg("aborted", transcript.RoleAssistant, "half"),
 		},
 	}
-	r := &a2aRunner{runs: runs, agent: "main"}
+	r := NewTurns(nil, nil, runs, "main")
 	for _, c := range []struct {
 		run   string
 		reply string
