@@ -143,7 +143,7 @@ func (r *Runner) runFlush(ctx context.Context, ft *flushTurn, m Model, view []pr
 func (r *Runner) flushTool(ctx context.Context, ft *flushTurn, call provider.ToolCall) provider.Message {
 	var res *tools.Result
 	if t, ok := ft.tools.Get(call.Name); !ok {
-		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
+		res = tools.ErrorResult(call.Name, tools.NotFoundError(call.Name))
 	} else {
 		var err error
 		if res, err = callSafely(tools.WithCaller(ctx, ft.caller), t, call.Arguments); err != nil {

@@ -25,8 +25,6 @@ import (
 // runID's in one collected turn, and they end with it. created is the run's
 // record as this node's Submit stored it, or nil: then it is read.
 func (r *Runner) execute(runID string, collected []string, created *store.Run) {
-	bg := context.WithoutCancel(r.ctx) // store writes that must land even after cancel
-
 	// Register the run as active before it is marked running, so an Abort
 	// that finds it running always finds its cancel func too.
 	runCtx, cancel := context.WithCancelCause(r.ctx)
@@ -66,7 +64,7 @@ func (r *Runner) execute(runID string, collected []string, created *store.Run) {
 		return
 	}
 	defer r.dropFence(runID)
-	bg = r.writeCtx(runID)
+	bg := r.writeCtx(runID) // store writes that must land even after cancel
 	var in Input
 	if err := json.Unmarshal(queued.Input, &in); err != nil {
 		r.finish(&runState{run: queued}, nil, store.RunError, "decode run input: "+err.Error(), provider.StopError, transcript.Usage{})
@@ -616,7 +614,7 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	var res *tools.Result
 	t, ok := set.Get(call.Name)
 	if !ok {
-		res = tools.ErrorResult(call.Name, fmt.Errorf("Tool %s not found", call.Name))
+		res = tools.ErrorResult(call.Name, tools.NotFoundError(call.Name))
 	} else if err := r.checkClaim(st.run.RunID); err != nil {
 		// The claim moved: the call does not start (and its result is
 		// not recorded; the store would refuse it).

@@ -89,9 +89,6 @@ func contentText(raw json.RawMessage) (text string, ok bool) {
 	return "", false
 }
 
-// countImageParts counts the image_url parts of a content array.
-func countImageParts(raw json.RawMessage) int { return len(imageSources(raw)) }
-
 // imageSources returns the source of each image part of a content array:
 // image_url's url (a string or {url}), input_image's image_url, or its
 // base64 source as a data: URL; "" for a part without a usable source.

@@ -100,6 +100,7 @@ func spawnErr(status, msg string) *SpawnResult { return &SpawnResult{Status: sta
 func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params) (*SpawnResult, error) {
 	for _, k := range forbiddenSpawnKeys {
 		if p.Has(k) {
+			//lint:ignore ST1005 the reference's text, which models read
 			return nil, fmt.Errorf(`sessions_spawn does not support "%s". Use "message" or "sessions_send" for channel delivery.`, k)
 		}
 	}

@@ -73,6 +73,7 @@ func (e *elevatedExec) Call(ctx context.Context, args json.RawMessage) (*tools.R
 	}
 	switch host {
 	case "gateway", "node":
+		//lint:ignore ST1005 the reference's text, which models read
 		return nil, fmt.Errorf("exec host not allowed (requested %s; configured host is auto; set tools.exec.host=%s to allow this override).", host, host)
 	case "sandbox", "auto":
 		delete(fields, "host") // the sandbox is where this exec runs

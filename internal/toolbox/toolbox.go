@@ -535,6 +535,7 @@ func (g untrustedGate) Call(ctx context.Context, args json.RawMessage) (*tools.R
 	if g.box.refused != nil {
 		g.box.refused("untrusted")
 	}
+	//lint:ignore ST1005 a tool result the model reads, in sentences
 	return nil, fmt.Errorf("%s is not available in this session: its input comes from outside the operator (%s), "+
 		"so it may not run commands or write files on the gateway host. The operator can grant it with tools.untrusted.allow, or run this agent in a sandbox.", g.Name(), c.Chain.Untrusted)
 }

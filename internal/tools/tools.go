@@ -182,3 +182,13 @@ func (s *Set) Len() int {
 	}
 	return len(s.names)
 }
+
+// NotFoundError is the result text of a call to a tool the run does not
+// have: "Tool <name> not found", the reference's words, which models know.
+func NotFoundError(name string) error { return notFound(name) }
+
+// notFound is NotFoundError's error type: its text keeps the reference's
+// capital.
+type notFound string
+
+func (n notFound) Error() string { return "Tool " + string(n) + " not found" }

@@ -185,12 +185,6 @@ func lockTranscript(ctx context.Context, tx pgx.Tx, sessionID string) error {
 	return err
 }
 
-// isUniqueViolation reports whether err is PostgreSQL's unique_violation.
-func isUniqueViolation(err error) bool {
-	pe, ok := errors.AsType[*pgconn.PgError](err)
-	return ok && pe.Code == "23505"
-}
-
 // nowTime is the current time truncated to the stored resolution.
 func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
 

@@ -17,9 +17,6 @@ import (
 // Names and lanes used by sessions_send.
 const (
 	SendToolName = "sessions_send"
-	// internalChannel is the channel of internal runs (the reference's
-	// INTERNAL_MESSAGE_CHANNEL).
-	internalChannel = sessionkey.InternalChannel
 	// defaultSendTimeoutSeconds is sessions_send's default wait.
 	defaultSendTimeoutSeconds = 30
 )
