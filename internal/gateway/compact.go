@@ -354,4 +354,3 @@ func (s *Server) requireSession(ctx context.Context, key, asTyped string) error 
 	}
 	return nil
 }
-
