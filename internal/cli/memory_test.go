@@ -66,3 +66,15 @@ func TestMemoryAndSkillsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorMemoryStatusKeywordOnly: with the memory index but no
+// embedding model, the Control UI's memory view reads a registered search
+// runtime, provider "none" and embeddings not checked.
+func TestDoctorMemoryStatusKeywordOnly(t *testing.T) {
+	g := startGateway(t, "")
+	js := decodeJSON(t, g.mustRun("call", "doctor.memory.status"))
+	emb, _ := js["embedding"].(map[string]any)
+	if js["provider"] != "none" || js["searchRuntimeRegistered"] != true || emb["ok"] != false || emb["checked"] != false {
+		t.Errorf("doctor.memory.status = %v", js)
+	}
+}

@@ -46,7 +46,7 @@ func TestHandshakeOK(t *testing.T) {
 		"exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision", "exec.approvals.get", "exec.approvals.set",
 		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
 		"chat.metadata", "system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list",
-		"wake", "memory.status", "memory.index", "memory.search", "skills.search", "skills.library.list", "skills.curator.status", "skills.proposals.list",
+		"wake", "memory.status", "memory.index", "memory.search", "doctor.memory.status", "skills.search", "skills.library.list", "skills.curator.status", "skills.proposals.list",
 		"node.pair.list", "plugins.list", "channels.pairing.list", "device.pair.list", "plugin.approval.list", "openclaw.approval.list", "exec.approval.grants.list",
 		"question.list", "artifacts.list", "talk.catalog", "progressCard.get", "sessions.branches.list",
 		"sessions.companion.state", "sessions.observer.visibility", "approval.history", "themes.list", "hooks.status",

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -23,7 +24,55 @@ func (s *Server) memoryMethods() []*method {
 		{name: wire.MethodMemoryStatus, scope: wire.ScopeRead, handle: s.handleMemoryStatus},
 		{name: wire.MethodMemoryIndex, scope: wire.ScopeWrite, handle: s.handleMemoryIndex},
 		{name: wire.MethodMemorySearch, scope: wire.ScopeRead, handle: s.handleMemorySearch},
+		{name: wire.MethodDoctorMemoryStatus, scope: wire.ScopeRead, handle: s.handleDoctorMemoryStatus},
 	}
+}
+
+// memoryStatusView is the part of the memory index's status that
+// doctor.memory.status reports.
+type memoryStatusView struct {
+	Mode, Model, Reason string
+}
+
+// handleDoctorMemoryStatus answers the reference Control UI's memory view
+// in its shape: the embedding provider ("none" when search is keyword
+// only), whether embeddings are available (not probed: the status costs no
+// provider call), and that a search runtime is registered. Switchboard
+// has no dreaming, so that section is absent.
+func (s *Server) handleDoctorMemoryStatus(ctx context.Context, cl *call) (any, error) {
+	var p struct {
+		AgentID string
+		Probe   bool
+	}
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	id := s.agentID(p.AgentID)
+	if !s.knownAgent(id) {
+		return nil, unknownAgent(id)
+	}
+	res := wire.DoctorMemoryStatusResult{AgentID: id, Provider: "none"}
+	if s.cfg.Memory == nil {
+		res.Embedding = wire.MemoryEmbedding{OK: false, Error: "memory search is disabled (memory.search.enabled is false)"}
+		return res, nil
+	}
+	res.SearchRuntimeRegistered = true
+	raw, err := s.cfg.Memory.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var st memoryStatusView
+	if b, err := json.Marshal(raw); err == nil {
+		_ = json.Unmarshal(b, &st)
+	}
+	if st.Mode == "hybrid" {
+		res.Provider, _, _ = strings.Cut(st.Model, "/")
+		res.Embedding = wire.MemoryEmbedding{OK: true}
+	} else {
+		notChecked := false
+		res.Embedding = wire.MemoryEmbedding{OK: false, Checked: &notChecked, Error: st.Reason}
+	}
+	return res, nil
 }
 
 // memoryAgent decodes the agent of a memory.* call into p (which embeds

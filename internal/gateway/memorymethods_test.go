@@ -34,3 +34,19 @@ func TestMemoryMethodsRefuse(t *testing.T) {
 		t.Errorf("memory.index with read scope = %+v", r.Error)
 	}
 }
+
+// TestDoctorMemoryStatus: the reference Control UI's memory view gets its
+// shape: no memory service → not registered, embeddings not ok; an unknown
+// agent is refused.
+func TestDoctorMemoryStatus(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.operator()
+	var res wire.DoctorMemoryStatusResult
+	c.ok(wire.MethodDoctorMemoryStatus, map[string]any{}, &res)
+	if res.AgentID != "main" || res.Provider != "none" || res.SearchRuntimeRegistered || res.Embedding.OK || res.Embedding.Error == "" {
+		t.Errorf("doctor.memory.status without memory = %+v", res)
+	}
+	if r := c.call(wire.MethodDoctorMemoryStatus, map[string]any{"agentId": "ghost"}); r.OK {
+		t.Errorf("doctor.memory.status for an unknown agent answered ok")
+	}
+}

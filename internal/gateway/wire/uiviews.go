@@ -35,6 +35,7 @@ func addUiviewsSchemas(methodSchemas map[string]*Schema) {
 	methodSchemas[MethodChatMetadata] = agentOrSession
 	methodSchemas[MethodSkillsStatus] = agentOrSession
 	methodSchemas[MethodMemoryStatus] = Object(nil, P("agentId", NonEmptyStr()))
+	methodSchemas[MethodDoctorMemoryStatus] = Object(nil, P("agentId", NonEmptyStr()), P("probe", Bool()))
 	methodSchemas[MethodMemoryIndex] = Object(nil, P("agentId", NonEmptyStr()))
 	methodSchemas[MethodMemorySearch] = Object([]string{"query"}, P("agentId", NonEmptyStr()),
 		P("query", NonEmptyStr()), P("maxResults", IntRange(1, 100)),
@@ -174,4 +175,23 @@ const (
 	MethodMemoryStatus = "memory.status"
 	MethodMemoryIndex  = "memory.index"
 	MethodMemorySearch = "memory.search"
+	// MethodDoctorMemoryStatus is the reference Control UI's memory view.
+	MethodDoctorMemoryStatus = "doctor.memory.status"
 )
+
+// DoctorMemoryStatusResult is doctor.memory.status's result (the
+// reference's fields Switchboard has; no dreaming).
+type DoctorMemoryStatusResult struct {
+	AgentID                 string          `json:"agentId"`
+	Provider                string          `json:"provider"`
+	Embedding               MemoryEmbedding `json:"embedding"`
+	SearchRuntimeRegistered bool            `json:"searchRuntimeRegistered"`
+}
+
+// MemoryEmbedding says whether memory search's embeddings are available;
+// Checked false means not probed.
+type MemoryEmbedding struct {
+	OK      bool   `json:"ok"`
+	Checked *bool  `json:"checked,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
