@@ -24,14 +24,13 @@ import (
 // collected are collect-mode runs queued behind runID: their messages join
 // runID's in one collected turn, and they end with it. created is the run's
 // record as this node's Submit stored it, or nil: then it is read.
-func (r *Runner) execute(runID string, collected []string, created *store.Run) {
-	// Register the run as active before it is marked running, so an Abort
-	// that finds it running always finds its cancel func too.
-	runCtx, cancel := context.WithCancelCause(r.ctx)
+//
+// runCtx and cancel are the run's: drain registers cancel in r.active in
+// the same critical section that makes the run its lane's active one, so
+// an Abort or an interrupt that finds the run active always finds its
+// cancel func too.
+func (r *Runner) execute(runCtx context.Context, cancel context.CancelCauseFunc, runID string, collected []string, created *store.Run) {
 	defer cancel(nil)
-	r.mu.Lock()
-	r.active[runID] = cancel
-	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
 		delete(r.active, runID)

@@ -683,10 +683,12 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 		}
 		l.queue = l.queue[1:]
 		l.active, l.activeUntrusted = runID, l.untrusted[runID]
+		runCtx, cancel := context.WithCancelCause(r.ctx)
+		r.active[runID] = cancel
 		created := l.created[runID]
 		l.forget(runID)
 		r.mu.Unlock()
-		r.execute(runID, collected, created)
+		r.execute(runCtx, cancel, runID, collected, created)
 		r.mu.Lock()
 		l.active = ""
 		r.mu.Unlock()
