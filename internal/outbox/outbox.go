@@ -41,6 +41,7 @@ func Permanent(err error) error { return permanent{err} }
 // Store is what the dispatcher needs of the store.
 type Store interface {
 	ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error)
+	GetOutbox(ctx context.Context, id string) (*store.OutboxItem, error)
 	UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error)
 	PruneOutbox(ctx context.Context, kind string, deliveredBefore time.Time) (int64, error)
 }
@@ -360,6 +361,11 @@ func (d *Dispatcher) runEach(h *Handler, it *store.OutboxItem) {
 		if shared && !d.claim(it.ID, true) {
 			return
 		}
+		if !shared && !d.stillPending(it.ID) {
+			// it came from a listing taken before an earlier run of it
+			// settled: delivered (or dead) since, it must not run again.
+			return
+		}
 		ctx, stop := context.WithCancel(d.ctx)
 		var renew sync.WaitGroup
 		if shared {
@@ -410,6 +416,16 @@ func (d *Dispatcher) claim(id string, first bool) bool {
 		d.log.Warn("outbox: claim failed", "id", id, "err", err)
 	}
 	return err == nil
+}
+
+// stillPending reports whether item id is pending in the store now (an
+// error reading it counts as pending: the attempt then runs, as before).
+func (d *Dispatcher) stillPending(id string) bool {
+	x, err := d.cfg.Store.GetOutbox(context.WithoutCancel(d.ctx), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false
+	}
+	return err != nil || x.Status == store.OutboxPending
 }
 
 // release makes a claimed item due again at once.

@@ -400,3 +400,37 @@ func TestSharedEachRunsOnOneDispatcher(t *testing.T) {
 	defer d3.Close()
 	waitFor(t, func() bool { return get(t, st, "flow").Status == store.OutboxDelivered })
 }
+
+// TestStaleListingDoesNotRunASettledItem: an item a pass listed while an
+// earlier run of it was settling must not run again once it is settled (a
+// channel reply was sent twice under load this way).
+func TestStaleListingDoesNotRunASettledItem(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	put(t, st, "reply", "channel", t0)
+	var runs atomic.Int32
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		runs.Add(1)
+		return nil
+	}
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "channel", Each: each}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	stale := get(t, st, "reply") // the listing, taken while pending
+	d.Pass(t.Context())
+	waitFor(t, func() bool { return get(t, st, "reply").Status == store.OutboxDelivered })
+	// The settled run's goroutine may still hold the item: wait for it.
+	waitFor(t, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return !d.inFlight["reply"]
+	})
+	h := d.handlers["channel"]
+	d.runEach(h, stale)
+	d.wg.Wait()
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the item ran %d times, want 1", n)
+	}
+}
