@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/skills"
@@ -52,12 +53,17 @@ func SkillsPromptChars(c *config.Config) int {
 // (JavaScript's sense: not false, 0, "", null or absent). Keys Switchboard
 // does not know are absent.
 func configTruthy(c *config.Config) func(string) bool {
-	var tree any
-	if b, err := json.Marshal(c); err == nil {
-		_ = json.Unmarshal(b, &tree)
-	}
+	// The tree is built on the first question only: most turns list no
+	// skill that requires a config path.
+	tree := sync.OnceValue(func() any {
+		var t any
+		if b, err := json.Marshal(c); err == nil {
+			_ = json.Unmarshal(b, &t)
+		}
+		return t
+	})
 	return func(path string) bool {
-		v := tree
+		v := tree()
 		for _, k := range strings.Split(path, ".") {
 			m, ok := v.(map[string]any)
 			if !ok {
