@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -202,7 +203,7 @@ func printCronJobs(w io.Writer, jobs []cronRow) error {
 		case "at":
 			sched += " " + v.Schedule.At
 		case "every":
-			sched += " " + (time.Duration(v.Schedule.EveryMs) * time.Millisecond).String()
+			sched += " " + shortDuration(time.Duration(v.Schedule.EveryMs)*time.Millisecond)
 		case "cron":
 			sched += " " + v.Schedule.Expr + " " + v.Schedule.Tz
 		}
@@ -232,7 +233,9 @@ func newCronAddCmd(g *globalFlags) *cobra.Command {
 			}
 			if every > 0 {
 				n++
-				sched = map[string]any{"kind": "every", "everyMs": every.Milliseconds()}
+				// Anchored at now: "every 24h" first runs a day from now,
+				// not at the next multiple of 24h since 1970 (midnight UTC).
+				sched = map[string]any{"kind": "every", "everyMs": every.Milliseconds(), "anchorMs": time.Now().UnixMilli()}
 			}
 			if expr != "" {
 				n++
@@ -261,4 +264,16 @@ func newCronAddCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&deleteAfter, "delete-after-run", false, "delete a one-shot job after it ran")
 	f.BoolVar(&disabled, "disabled", false, "add the job disabled")
 	return cmd
+}
+
+// shortDuration is d as time.Duration prints it, without zero trailing
+// units: 24h, 1h30m, 10m, 45s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"0s", "0m"} {
+		if len(s) > len(z) && strings.HasSuffix(s, z) && s[len(s)-len(z)-1] >= 'a' {
+			s = strings.TrimSuffix(s, z)
+		}
+	}
+	return s
 }

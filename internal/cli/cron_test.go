@@ -17,8 +17,8 @@ func TestCronCommands(t *testing.T) {
 	if !strings.HasPrefix(out, "ID ") || !strings.Contains(out, "cron 0 7 * * * Europe/Berlin") {
 		t.Fatalf("add = %q, want a cron list table", out)
 	}
-	if out := g.mustRun("--json", "cron", "add", "--name", "daily2", "--message", "digest", "--every", "1h", "--disabled"); !strings.Contains(out, `"name": "daily2"`) {
-		t.Fatalf("add --json = %q", out)
+	if out := g.mustRun("--json", "cron", "add", "--name", "daily2", "--message", "digest", "--every", "1h", "--disabled"); !strings.Contains(out, `"name": "daily2"`) || !strings.Contains(out, `"anchorMs"`) {
+		t.Fatalf("add --json = %q, want an every schedule anchored at its creation", out)
 	}
 	list := g.mustRun("cron", "list")
 	if !strings.Contains(list, "daily") || !strings.Contains(list, "cron 0 7 * * * Europe/Berlin") {
@@ -32,6 +32,9 @@ func TestCronCommands(t *testing.T) {
 	g.mustRun("cron", "rm", id)
 	if r := g.run("cron", "get", id); !strings.Contains(r.errText(), "cron job not found: "+id) {
 		t.Fatalf("get removed = %q", r.errText())
+	}
+	if out := g.mustRun("cron", "add", "--name", "daily3", "--message", "digest", "--every", "24h"); !strings.Contains(out, "every 24h ") {
+		t.Fatalf("add --every 24h = %q, want the interval as written", out)
 	}
 }
 

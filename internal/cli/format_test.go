@@ -209,3 +209,14 @@ func TestMessageOrigin(t *testing.T) {
 		t.Errorf("printMessage = %q, %v", b.String(), err)
 	}
 }
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		24 * time.Hour: "24h", 90 * time.Minute: "1h30m", 10 * time.Minute: "10m", 45 * time.Second: "45s",
+		time.Hour + 5*time.Second: "1h0m5s", 1500 * time.Millisecond: "1.5s", 0: "0s",
+	} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

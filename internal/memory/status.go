@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Status is what the index holds for one scope, as `memory status` shows.
@@ -56,7 +57,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 	}
 	st.Chunks = len(rows)
 	if err := x.hy.emb.Ready(); err != nil {
-		st.Reason = err.Error()
+		st.Reason = strings.TrimPrefix(err.Error(), ErrNoEmbeddings.Error()+": ")
 		return st, nil
 	}
 	st.Mode, st.Model = "hybrid", x.hy.emb.Model()
