@@ -88,7 +88,10 @@ func (w *pageWatch) add(ev any) {
 	case *network.EventResponseReceived:
 		if f, ok := w.fetches[e.RequestID]; ok && e.Response.Status >= 400 {
 			w.failures = append(w.failures, fmt.Sprintf("%s: HTTP %d", f, e.Response.Status))
-		} else if ok && strings.HasPrefix(f, "GET /avatar/") {
+		}
+		// Counted by URL, not through fetches: reset clears that map
+		// between views, and the image may arrive just after one.
+		if w.gateway != "" && strings.HasPrefix(e.Response.URL, w.gateway+"/avatar/") && e.Response.Status < 400 {
 			w.avatars++
 		}
 	case *network.EventLoadingFailed:
