@@ -673,6 +673,7 @@ func (r *Runner) drain(sessionKey string, l *lane) {
 			r.collectQuiet(l)
 			r.mu.Lock()
 			if len(l.queue) == 0 || r.closing {
+				r.mu.Unlock()
 				continue // the loop head ends the lane
 			}
 			runID = l.queue[0]
