@@ -38,7 +38,7 @@ time (--at), every interval (--every) or by cron expression (--cron, with
 		if force {
 			mode = "force"
 		}
-		return g.cronCallTable(cmd, "cron.run", map[string]any{"id": args[0], "mode": mode}, printCronRun)
+		return g.callTable(cmd, "cron.run", map[string]any{"id": args[0], "mode": mode}, printCronRun)
 	}
 	run.Flags().BoolVar(&force, "force", true, "run even when the job is not due")
 	status := &cobra.Command{Use: "status", Short: "Show scheduler status", Args: cobra.NoArgs,
@@ -55,9 +55,9 @@ time (--at), every interval (--every) or by cron expression (--cron, with
 	return cmd
 }
 
-// cronCallTable calls method and prints its result with print, or as JSON
+// callTable calls method and prints its result with print, or as JSON
 // with --json.
-func (g *globalFlags) cronCallTable(cmd *cobra.Command, method string, params any,
+func (g *globalFlags) callTable(cmd *cobra.Command, method string, params any,
 	print func(w io.Writer, raw json.RawMessage) error) error {
 	return g.withConn(cmd, func(ctx context.Context, c *conn) error {
 		raw, err := g.callRaw(ctx, c, method, params)
@@ -136,7 +136,7 @@ func newCronRunsCmd(g *globalFlags) *cobra.Command {
 			if limit > 0 {
 				params["limit"] = limit
 			}
-			return g.cronCallTable(cmd, "cron.runs", params, printCronRuns)
+			return g.callTable(cmd, "cron.runs", params, printCronRuns)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many runs (0: the gateway's default)")
@@ -248,7 +248,7 @@ func newCronAddCmd(g *globalFlags) *cobra.Command {
 			if event != "" {
 				payload = map[string]any{"kind": "systemEvent", "text": event}
 			}
-			return g.cronCallTable(cmd, "cron.add", map[string]any{"name": name, "schedule": sched, "payload": payload,
+			return g.callTable(cmd, "cron.add", map[string]any{"name": name, "schedule": sched, "payload": payload,
 				"sessionTarget": session, "deleteAfterRun": deleteAfter, "enabled": !disabled}, printCronJob)
 		},
 	}

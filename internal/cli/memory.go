@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,11 +33,11 @@ when memory.search names an embedding model.`,
 	}
 	status := agentFlag(&cobra.Command{Use: "status", Short: "Show the index of an agent's memory", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.memoryCall(cmd, "memory.status", withAgent(map[string]any{}), printMemoryStatus)
+			return g.callTable(cmd, "memory.status", withAgent(map[string]any{}), printMemoryStatus)
 		}})
 	index := agentFlag(&cobra.Command{Use: "index", Short: "Index an agent's memory files now (and embed them)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.memoryCall(cmd, "memory.index", withAgent(map[string]any{}), printMemoryIndex)
+			return g.callTable(cmd, "memory.index", withAgent(map[string]any{}), printMemoryIndex)
 		}})
 	var maxResults int
 	var minScore float64
@@ -51,27 +50,12 @@ when memory.search names an embedding model.`,
 			if minScore > 0 {
 				params["minScore"] = minScore
 			}
-			return g.memoryCall(cmd, "memory.search", params, printMemorySearch)
+			return g.callTable(cmd, "memory.search", params, printMemorySearch)
 		}})
 	search.Flags().IntVar(&maxResults, "max-results", 0, "most hits to show (default 6)")
 	search.Flags().Float64Var(&minScore, "min-score", 0, "lowest score to show")
 	cmd.AddCommand(status, index, search)
 	return cmd
-}
-
-// memoryCall calls method and prints its result with print, or as JSON
-// with --json.
-func (g *globalFlags) memoryCall(cmd *cobra.Command, method string, params any, print func(io.Writer, json.RawMessage) error) error {
-	return g.withConn(cmd, func(ctx context.Context, c *conn) error {
-		raw, err := g.callRaw(ctx, c, method, params)
-		if err != nil {
-			return err
-		}
-		if g.json {
-			return writeJSON(cmd.OutOrStdout(), raw)
-		}
-		return print(cmd.OutOrStdout(), raw)
-	})
 }
 
 func printMemoryStatus(w io.Writer, raw json.RawMessage) error {

@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -19,20 +19,11 @@ func newSkillsCmd(g *globalFlags) *cobra.Command {
 	var agent string
 	list := &cobra.Command{Use: "list", Short: "List an agent's skills with their gates", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withConn(cmd, func(ctx context.Context, c *conn) error {
-				params := map[string]any{}
-				if agent != "" {
-					params["agentId"] = agent
-				}
-				raw, err := g.callRaw(ctx, c, "skills.status", params)
-				if err != nil {
-					return err
-				}
-				if g.json {
-					return writeJSON(cmd.OutOrStdout(), raw)
-				}
-				return printSkills(cmd, raw)
-			})
+			params := map[string]any{}
+			if agent != "" {
+				params["agentId"] = agent
+			}
+			return g.callTable(cmd, "skills.status", params, printSkills)
 		}}
 	list.Flags().StringVar(&agent, "agent", "", "agent id (default: the default agent)")
 	list.SuggestFor = []string{"ls", "check"}
@@ -69,7 +60,7 @@ func (r skillRow) why() string {
 	return ""
 }
 
-func printSkills(cmd *cobra.Command, raw json.RawMessage) error {
+func printSkills(w io.Writer, raw json.RawMessage) error {
 	var res struct {
 		WorkspaceDir, AgentID string
 		Skills                []skillRow
@@ -77,7 +68,6 @@ func printSkills(cmd *cobra.Command, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
 	if len(res.Skills) == 0 {
 		fmt.Fprintf(w, "No skills for agent %s (looked in %s/skills, %s/.agents/skills, the state dir's skills/ and skills.load.extraDirs).\n",
 			res.AgentID, res.WorkspaceDir, res.WorkspaceDir)

@@ -231,11 +231,7 @@ func (h *hybrid) index(ctx context.Context, scope string, files []store.MemoryFi
 	if err != nil {
 		return nil, fmt.Errorf("memory: vectors: %w", err)
 	}
-	hashes := make([]string, len(rows))
-	for i, r := range rows {
-		sum := sha256.Sum256([]byte(r.Text))
-		hashes[i] = hex.EncodeToString(sum[:])
-	}
+	hashes := chunkHashes(rows)
 	vecs := make([][]float32, len(rows))
 	have, err := h.vs.MemoryVectors(ctx, model, hashes)
 	if err != nil {
@@ -344,4 +340,15 @@ func dot(a, b []float32) float64 {
 		s0 += a[i] * b[i]
 	}
 	return float64(s0 + s1 + s2 + s3)
+}
+
+// chunkHashes are the SHA-256 (hex) of each chunk's text: the key its
+// vector is stored by.
+func chunkHashes(rows []store.MemoryChunkRow) []string {
+	hashes := make([]string, len(rows))
+	for i, r := range rows {
+		sum := sha256.Sum256([]byte(r.Text))
+		hashes[i] = hex.EncodeToString(sum[:])
+	}
+	return hashes
 }

@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -61,11 +59,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 		return st, nil
 	}
 	st.Mode, st.Model = "hybrid", x.hy.emb.Model()
-	hashes := make([]string, len(rows))
-	for i, r := range rows {
-		sum := sha256.Sum256([]byte(r.Text))
-		hashes[i] = hex.EncodeToString(sum[:])
-	}
+	hashes := chunkHashes(rows)
 	have, err := x.hy.vs.MemoryVectors(ctx, st.Model, hashes)
 	if err != nil {
 		return st, fmt.Errorf("memory: status: %w", err)
