@@ -108,9 +108,11 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	if p.TimeoutMs != nil && *p.TimeoutMs > 0 {
 		in.Timeout = time.Duration(*p.TimeoutMs) * time.Millisecond
 	}
+	timing := s.followSendTiming(cl, in.RunID, key, in.AgentID, cl.received)
 	t, err := s.acceptHeld(ctx, cl, admission.Request{
 		Origin: admission.OriginOperator, Input: in, QueueMode: p.QueueMode, Admin: allowed(cl.c.scopes, wire.ScopeAdmin),
 	})
+	s.ackSendTiming(cl, in.RunID, timing, err == nil && t.Run != nil && t.Created && t.RunID == in.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +120,6 @@ func (s *Server) chatSend(ctx context.Context, cl *call, p wire.ChatSendParams) 
 	case t.Run == nil:
 		return wire.ChatSendResult{RunID: t.RunID, Status: "ok"}, nil
 	case t.Created:
-		s.trackSendTiming(cl, t.RunID, key, in.AgentID, cl.received)
 		return wire.ChatSendResult{RunID: t.RunID, Status: "started"}, nil
 	}
 	return wire.ChatSendResult{RunID: t.RunID, Status: dedupStatus(t.Run)}, nil

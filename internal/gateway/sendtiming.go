@@ -35,17 +35,37 @@ type sendTiming struct {
 	firstAssistant bool
 }
 
-// trackSendTiming starts chat.send_timing for runID when the call comes
-// from an operator UI; received is when the call arrived.
-func (s *Server) trackSendTiming(cl *call, runID, sessionKey, agentID string, received time.Time) {
+// followSendTiming starts following runID for chat.send_timing before the
+// send is handed to admission, when the call comes from an operator UI;
+// received is when the call arrived. Following starts first because the
+// run may start, and even end, before Accept returns: its phases wait in
+// pending until ackSendTiming. It returns nil when the client is no
+// operator UI or the run is already followed (a repeated send).
+func (s *Server) followSendTiming(cl *call, runID, sessionKey, agentID string, received time.Time) *sendTiming {
 	cl.c.mu.Lock()
 	id := strings.ToLower(strings.TrimSpace(cl.c.client.ID))
 	cl.c.mu.Unlock()
 	if !operatorUIClients[id] {
-		return
+		return nil
 	}
 	t := &sendTiming{c: cl.c, sessionKey: sessionKey, agentID: agentID, received: received}
-	s.timings.Store(runID, t)
+	if _, loaded := s.timings.LoadOrStore(runID, t); loaded {
+		return nil
+	}
+	return t
+}
+
+// ackSendTiming sends t's dispatch-started, and the phases that waited,
+// once the call's answer is queued. created says the send started a new
+// run; otherwise following it ends here.
+func (s *Server) ackSendTiming(cl *call, runID string, t *sendTiming, created bool) {
+	if t == nil {
+		return
+	}
+	if !created {
+		s.timings.CompareAndDelete(runID, t)
+		return
+	}
 	prev := cl.releaseAfterResponse
 	cl.releaseAfterResponse = func() {
 		t.mu.Lock()
