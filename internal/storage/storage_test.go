@@ -9,7 +9,7 @@ import (
 
 // enderStore is a store.Store that counts how a run's end reaches it.
 type enderStore struct {
-	store.Store // nil: only the methods below are called
+	store.Store             // nil: only the methods below are called
 	ends, appends, finishes int
 }
 
