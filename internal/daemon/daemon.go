@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
@@ -119,7 +120,7 @@ type Daemon struct {
 
 	a2a    *a2a.Server   // nil when channels.a2a is off
 	node   *cluster.Node // nil on SQLite
-	chans  *channelHub   // nil when no chat channel is enabled
+	chans  *hub.Hub      // nil when no chat channel is enabled
 	log    *slog.Logger
 	grace  time.Duration
 	gw     *gateway.Server
@@ -234,7 +235,7 @@ func (d *Daemon) Close() error {
 			d.a2a.Close() // its runs end before the runner stops
 		}
 		if d.chans != nil {
-			d.chans.close() // no new inbound runs; replies in flight end
+			d.chans.Close() // no new inbound runs; replies in flight end
 		}
 		d.stop()
 		d.wg.Wait()
@@ -359,6 +360,18 @@ func upgradeOr(ws, page http.Handler) http.Handler {
 		}
 		page.ServeHTTP(w, r)
 	})
+}
+
+// mountWebhook serves h for POSTs to path on mux; a path that conflicts
+// with one of the gateway's own patterns is an error, not the mux's panic.
+func mountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
+		}
+	}()
+	mux.Handle("POST "+path, h)
+	return nil
 }
 
 // budgetView is the sessions_list budget of s when s roots a budgeted

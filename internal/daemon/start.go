@@ -15,10 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/a2a/bridge"
+	a2aremote "github.com/switchboardhq/switchboard/internal/a2a/remote"
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/avatar"
+	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/doctor"
@@ -122,7 +125,7 @@ type wiring struct {
 	mets atomic.Pointer[metrics.Metrics]
 
 	subs  *subagent.Manager
-	chans *channelHub // nil: no chat channel
+	chans *hub.Hub // nil: no chat channel
 	disp  *outbox.Dispatcher
 	jobs  *shell.Jobs
 
@@ -311,7 +314,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 	pruneIdle, pruneMaxAge := cfg.SandboxPrune()
 	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.gate,
 		PruneIdle: pruneIdle, PruneMaxAge: pruneMaxAge,
-		RoomTools: func(key string) (policy.ToolSelection, bool) { return roomTools(w.set, key) }})
+		RoomTools: func(key string) (policy.ToolSelection, bool) { return hub.RoomTools(w.set, key) }})
 	w.box, w.ws = box, toolbox.NewWorkspaces(cfg, st, box)
 	if w.tr, err = newTracing(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
 		return err
@@ -340,7 +343,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 			if w.subs != nil {
 				w.subs.OnFinish(ctx, run, res, last)
 			}
-			w.chans.onFinish(ctx, run, res, last)
+			w.chans.OnFinish(ctx, run, res, last)
 		},
 		SystemPrompt:   prompt.Builder(cfg, st, w.skills),
 		Logger:         log,
@@ -387,7 +390,7 @@ func (w *wiring) newDelivery(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	remote := newA2ARemote(cfg, st, runner, set.SendRules, log)
+	remote := a2aremote.New(cfg, st, runner, set.SendRules, disp.Kick, log)
 	var remoteDep sessions.Remote
 	if remote != nil {
 		remoteDep = remote
@@ -413,22 +416,20 @@ func (w *wiring) newDelivery(context.Context) error {
 	}
 	// The chat channels listen for run ends before Recover resumes queued
 	// runs, so a message accepted before a restart still gets its reply.
-	chans, err := newChannels(set, st, runner, adm, log)
+	chans, err := hub.New(set, st, runner, adm, disp, log)
 	if err != nil {
 		return err
 	}
 	if chans != nil {
-		w.onFail(chans.close)
+		w.onFail(chans.Close)
 	}
 	w.chans = chans
 	handlers := []outbox.Handler{w.subs.AnnounceHandler(), rel.Handler()}
 	if remote != nil {
-		remote.kick = disp.Kick
-		handlers = append(handlers, remote.handler())
+		handlers = append(handlers, remote.Handler())
 	}
 	if chans != nil {
-		chans.kicker = disp
-		handlers = append(handlers, chans.handler())
+		handlers = append(handlers, chans.Handler())
 	}
 	for _, h := range handlers {
 		if err := disp.Register(h); err != nil {
@@ -562,7 +563,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Invoker:               rpcTools,
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(w.mcpc) },
-		ChannelStatus:         w.chans.status,
+		ChannelStatus:         w.chans.Status,
 		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
 	})
 	if err != nil {
@@ -593,7 +594,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		return err
 	}
 	w.closeOnFail(d.api)
-	if d.a2a, err = newA2A(ctx, cfg, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
+	if d.a2a, err = bridge.NewServer(ctx, cfg, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
 		return err
 	}
 	if d.a2a != nil {
@@ -637,7 +638,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
 	}
 	mux.HandleFunc("GET /ready", d.ready)
-	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
+	for path, h := range d.chans.WebhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
 		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
 			return err
 		}
@@ -673,7 +674,7 @@ func (w *wiring) serve(ctx context.Context) error {
 		})
 	}
 	if d.chans != nil {
-		d.chans.start()
+		d.chans.Start()
 	}
 	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: w.started.UTC()}
 	for _, a := range d.Addrs {

@@ -1,0 +1,17 @@
+package daemon
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestMountWebhookConflict(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/responses", func(http.ResponseWriter, *http.Request) {})
+	if err := mountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
+		t.Fatal(err)
+	}
+	if err := mountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
+		t.Error("conflicting webhook path mounted")
+	}
+}
