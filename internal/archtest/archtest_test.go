@@ -576,6 +576,9 @@ var importAllowLists = map[string][]string{
 	// approval: exec approval policy, broker, files and the exec gate, on
 	// the tools contract.
 	"internal/approval": {"github.com/google/uuid", "internal/tools"},
+	// approval/service: exec approvals as the gateway runs them; the
+	// gateway is reached through its own small interface, never imported.
+	"internal/approval/service": {"internal/approval", "internal/config", "internal/gateway/wire", "internal/store", "internal/transcript"},
 	// mcp: the MCP server and stdio proxy, on the tools contract (jsonrpc
 	// for errors with MCP's own codes).
 	"internal/mcp": {

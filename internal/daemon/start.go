@@ -19,6 +19,7 @@ import (
 	a2aremote "github.com/switchboardhq/switchboard/internal/a2a/remote"
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	approvals "github.com/switchboardhq/switchboard/internal/approval/service"
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/channel/hub"
@@ -38,6 +39,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/prompt"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/readiness"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/secrets"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -49,6 +51,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
@@ -56,6 +59,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/treebudget"
 	"github.com/switchboardhq/switchboard/internal/webui"
 )
 
@@ -116,9 +120,9 @@ type wiring struct {
 	alias   sessionkey.MainAlias
 	mcpc    *mcpclient.Manager
 	box     *toolbox.Box
-	appr    *approvals
+	appr    *approvals.Approvals
 	ws      *toolbox.Workspaces
-	tr      *tracing
+	tr      *telemetry.Tracing
 	evHooks *eventhooks.Dispatcher
 	runner  *agent.Runner
 	// mets counts guardrail refusals once /metrics is built.
@@ -250,7 +254,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	w.rawStore, w.storeTimer = st.Store, metrics.NewStoreTimer()
 	st.Store = w.storeTimer.Wrap(w.rawStore)
 	w.st = st
-	if w.lns, err = listen(cfg, w.opts.Port); err != nil {
+	if w.lns, err = httpserve.Listen(cfg.GatewayListenAddrs(), w.opts.Port); err != nil {
 		return err
 	}
 	for _, ln := range w.lns {
@@ -271,7 +275,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	// marks when it starts and when a node joins.
 	marked := doctor.AgentWorkspaces(cfg)
 	onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, w.node, marked, log) }
-	if w.node, err = newNode(cfg.StorageSettings(), pg, w.lns[0].Addr(), ephemeralPort(cfg, w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
+	if w.node, err = newNode(cfg.StorageSettings(), pg, w.lns[0].Addr(), httpserve.Ephemeral(cfg.GatewayListenAddrs(), w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	if err = doctor.WriteNodeMarkers(marked, w.node.ID()); err != nil {
@@ -308,19 +312,19 @@ func (w *wiring) newRunner(ctx context.Context) error {
 	w.mcpc = mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: w.opts.Version, Logger: log})
 	w.closeOnFail(w.mcpc)
 	var err error
-	if w.appr, err = newApprovals(cfg, w.paths.StateDir, w.refused); err != nil {
+	if w.appr, err = approvals.New(cfg, w.paths.StateDir, w.refused); err != nil {
 		return err
 	}
 	pruneIdle, pruneMaxAge := cfg.SandboxPrune()
-	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.gate,
+	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.Gate,
 		PruneIdle: pruneIdle, PruneMaxAge: pruneMaxAge,
 		RoomTools: func(key string) (policy.ToolSelection, bool) { return hub.RoomTools(w.set, key) }})
 	w.box, w.ws = box, toolbox.NewWorkspaces(cfg, st, box)
-	if w.tr, err = newTracing(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
+	if w.tr, err = telemetry.Start(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
 		return err
 	}
-	w.onFail(func() { _ = w.tr.close() })
-	if w.tr.shutdown != nil {
+	w.onFail(func() { _ = w.tr.Close() })
+	if w.tr.Exporting() {
 		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
 	}
 	if w.evHooks, err = newEventHooks(cfg, log); err != nil {
@@ -356,7 +360,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 		Lanes:          w.lanes,
 		RootBudget:     func(agentID string) spend.Limits { return w.set.Agent(agentID).Budget },
 		OnCompact:      compactHook(w.evHooks),
-		Tracer:         w.tr.tracer,
+		Tracer:         w.tr.Tracer,
 	})
 	if err != nil {
 		return err
@@ -386,7 +390,7 @@ func (w *wiring) newDelivery(context.Context) error {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	w.adm = adm
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: w.tr.Tracer, Kicker: disp})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -399,17 +403,17 @@ func (w *wiring) newDelivery(context.Context) error {
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: w.paths.StateDir, OnRefusal: w.refused,
 		ExpectedWait: runner.ExpectedWait,
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
-			return budgetView(ctx, runner, w.subs, set, s)
+			return treebudget.View(ctx, runner, w.subs, set, s)
 		},
 		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
-			return sendBudgetRefusal(ctx, runner, from, to)
+			return treebudget.SendRefusal(ctx, runner, from, to)
 		},
 		Remote: remoteDep,
 	})
 	w.subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Admit: adm, Settings: set, Models: w.mods, Logger: log,
 		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
-		Tracer: w.tr.tracer, Outbox: disp,
+		Tracer: w.tr.Tracer, Outbox: disp,
 	})
 	if err != nil {
 		return err
@@ -458,7 +462,7 @@ func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
 	if ms, ok := w.rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
 		idx := memory.NewIndex(ms)
 		if vs, ok := w.rawStore.(store.MemoryVectorStore); ok {
-			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{w.mods})
+			idx = memory.NewHybridIndex(ms, vs, registry.MemoryEmbedder{R: w.mods})
 		}
 		builtin = append(builtin, memorytools.All(idx)...)
 		w.memory = memorytools.Service{Index: idx, Workspace: cfg.AgentWorkspace}
@@ -471,7 +475,7 @@ func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
 // already sees them), then the node takes its lanes (or the runner
 // recovers its own), then sub-agent announces.
 func (w *wiring) recoverRuns(ctx context.Context) error {
-	if err := w.appr.recoverPending(ctx, w.st.Store, w.log); err != nil {
+	if err := w.appr.RecoverPending(ctx, w.st.Store, w.log); err != nil {
 		return err
 	}
 	if w.node != nil {
@@ -497,7 +501,7 @@ func (w *wiring) newGateway(context.Context) error {
 	cfg, log, st, runner := w.cfg, w.log, w.st, w.runner
 	d := &Daemon{
 		jobs: w.jobs, node: w.node, box: w.box, tracing: w.tr, lock: w.lock, logs: w.logs, mods: w.mods,
-		readiness: &readiness{dir: w.paths.StateDir, ping: st.Ping},
+		readiness: &readiness.Tracker{Dir: w.paths.StateDir, Ping: st.Ping},
 		Config:    cfg, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
 		log: log.With("component", "daemon"), grace: w.opts.ShutdownGrace, started: w.started,
 	}
@@ -534,7 +538,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Nodes:     nodesFn,
 		EventHook: w.evHooks.Fire,
 		Budget: func(ctx context.Context, s *store.Session) (any, error) {
-			v, err := budgetView(ctx, runner, subs, set, s)
+			v, err := treebudget.View(ctx, runner, subs, set, s)
 			if v == nil || err != nil {
 				return nil, err // a nil *BudgetView must not become a non-nil any
 			}
@@ -543,9 +547,9 @@ func (w *wiring) newGateway(context.Context) error {
 		Runner:                runner,
 		Admit:                 w.adm,
 		Cron:                  cronSvc,
-		Approvals:             w.appr.broker,
-		ApprovalsDocument:     w.appr.document,
-		ApprovalsSet:          w.appr.setDocument,
+		Approvals:             w.appr.Broker,
+		ApprovalsDocument:     w.appr.Document,
+		ApprovalsSet:          w.appr.SetDocument,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -572,7 +576,7 @@ func (w *wiring) newGateway(context.Context) error {
 	w.closeOnFail(gw)
 	d.gw, w.gw = gw, gw
 	w.adm.SetCommands(gw)
-	w.appr.gw.Store(gw)
+	w.appr.Attach(gw)
 	if err := w.disp.Start(); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -586,7 +590,7 @@ func (w *wiring) newGateway(context.Context) error {
 func (w *wiring) newDoors(ctx context.Context) error {
 	cfg, d, gw, runner, opts := w.cfg, w.d, w.gw, w.runner, w.opts
 	var err error
-	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
+	d.mcp = &mcp.Lazy{Build: func() (*mcp.Server, error) {
 		return newMCPServer(gw, runner, w.box, opts.Version, cfg.MCPOperatorReach(), d)
 	}}
 	w.closeOnFail(d.mcp)
@@ -620,7 +624,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	w.mets.Store(m)
 	d.stopMetrics, d.retireMetrics = stopMetrics, m.Retire
 	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
-	mux.HandleFunc("GET /readyz", d.ready)
+	mux.HandleFunc("GET /readyz", d.readiness.Handler(w.started))
 	// The doors' own secrets are for callers from outside: loopback is
 	// not exempt from their lockout.
 	secretLimit := *authRateLimit(cfg.Gateway.Auth.RateLimit)
@@ -637,7 +641,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		}
 		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
 	}
-	mux.HandleFunc("GET /ready", d.ready)
+	mux.HandleFunc("GET /ready", d.readiness.Handler(w.started))
 	for path, h := range d.chans.WebhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
 		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
 			return err
@@ -657,7 +661,7 @@ func (w *wiring) serve(ctx context.Context) error {
 	maxConns := cmp.Or(opts.MaxConnsPerAddr, httpserve.DefaultMaxConnsPerAddr)
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
-	d.wg.Go(func() { d.readinessLoop(loops) })
+	d.wg.Go(func() { d.readiness.Loop(loops, d.log) })
 	if d.cron != nil {
 		d.wg.Go(func() {
 			if err := d.cron.Run(loops); err != nil {
