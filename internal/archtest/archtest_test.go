@@ -409,7 +409,7 @@ var importAllowLists = map[string][]string{
 	// automation: webhook actions and cron jobs through admission.
 	"internal/automation": {
 		"github.com/google/uuid",
-		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+		"internal/admission", "internal/agent", "internal/config", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
 	},
 	// a2a/bridge: the A2A server's turns through admission, its tasks in
 	// the store.
@@ -554,7 +554,7 @@ var importAllowLists = map[string][]string{
 	},
 	// A node of several on one database: the runner it coordinates and the
 	// PostgreSQL backend it coordinates through, nothing else.
-	"internal/cluster": {"internal/agent", "internal/store", "internal/store/postgres"},
+	"internal/cluster": {"github.com/google/uuid", "internal/agent", "internal/store", "internal/store/postgres"},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.
 	"internal/store/postgres": {
 		"github.com/google/uuid",

@@ -12,8 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -244,75 +242,5 @@ func privateDir(dir string) error {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return os.Chmod(dir, 0o700)
 	}
-	return nil
-}
-
-// authRateLimit turns gateway.auth.rateLimit into the gateway's limiter
-// settings (nil: the defaults).
-func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
-	out := gateway.DefaultAuthRateLimit
-	if rl == nil {
-		return &out
-	}
-	if rl.MaxAttempts != nil {
-		out.MaxAttempts = *rl.MaxAttempts
-	}
-	if rl.WindowMs != nil {
-		out.Window = time.Duration(*rl.WindowMs) * time.Millisecond
-	}
-	if rl.LockoutMs != nil {
-		out.Lockout = time.Duration(*rl.LockoutMs) * time.Millisecond
-	}
-	if rl.ExemptLoopback != nil {
-		out.ExemptLoopback = *rl.ExemptLoopback
-	}
-	return &out
-}
-
-// allowedOrigins are the browser origins admitted besides private
-// same-origin loads: gateway.controlUi.allowedOrigins and
-// gateway.publicOrigin.
-func allowedOrigins(cfg *config.Config) []string {
-	out := slices.Clone(cfg.Gateway.ControlUI.AllowedOrigins)
-	if o := cfg.GatewayPublicOrigin(); o != "" {
-		out = append(out, o)
-	}
-	return out
-}
-
-// publicURLs are the URLs the gateway is reached at from outside; their
-// hosts pass the doors' Host check.
-func publicURLs(cfg *config.Config) []string {
-	var out []string
-	for _, u := range []string{cfg.GatewayPublicOrigin(), cfg.A2A().AdvertisedURL, cfg.Telegram().WebhookURL} {
-		if u != "" {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// upgradeOr sends WebSocket upgrades to ws and every other request to
-// page: one path serves both the protocol and the browser UI, as the
-// reference's gateway does.
-func upgradeOr(ws, page http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-			ws.ServeHTTP(w, r)
-			return
-		}
-		page.ServeHTTP(w, r)
-	})
-}
-
-// mountWebhook serves h for POSTs to path on mux; a path that conflicts
-// with one of the gateway's own patterns is an error, not the mux's panic.
-func mountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
-		}
-	}()
-	mux.Handle("POST "+path, h)
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	approvals "github.com/switchboardhq/switchboard/internal/approval/service"
 	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/automation"
 	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
@@ -274,7 +275,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	// Every node marks the agents' workspaces, and checks the others'
 	// marks when it starts and when a node joins.
 	marked := doctor.AgentWorkspaces(cfg)
-	onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, w.node, marked, log) }
+	onJoin := func(ctx context.Context, _ string) { doctor.CheckWorkspaces(ctx, w.node, marked, log) }
 	if w.node, err = newNode(cfg.StorageSettings(), pg, w.lns[0].Addr(), httpserve.Ephemeral(cfg.GatewayListenAddrs(), w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -483,7 +484,7 @@ func (w *wiring) recoverRuns(ctx context.Context) error {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		w.log.Info("joined the gateway cluster", "node", w.node.ID(), "lease", w.node.Lease())
-		checkWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.cfg), w.log)
+		doctor.CheckWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.cfg), w.log)
 	} else if _, err := w.runner.Recover(ctx); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -516,13 +517,13 @@ func (w *wiring) newGateway(context.Context) error {
 		}
 	}
 	w.d = d
-	rpcTools, err := newInvoker(cfg, st, w.box, w.ws, log, false)
+	rpcTools, err := toolbox.NewInvoker(cfg, st, w.box, w.ws, log, false)
 	if err != nil {
 		return err
 	}
 	var cronSvc gateway.CronService
 	if cs, ok := w.rawStore.(store.CronStore); ok {
-		if d.cron, err = newCron(cs, st, runner, w.adm, w.alias, cfg.DefaultAgentID()); err != nil {
+		if d.cron, err = automation.NewCron(cs, st, runner, w.adm, w.alias, cfg.DefaultAgentID()); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		cronSvc = d.cron
@@ -558,9 +559,9 @@ func (w *wiring) newGateway(context.Context) error {
 		StateDir:              w.paths.StateDir,
 		LogFile:               w.logs.Path(),
 		Catalog:               func() []gateway.CatalogModel { return modelCatalog(cfg, mods) },
-		AllowedOrigins:        allowedOrigins(cfg),
+		AllowedOrigins:        gateway.AllowedOriginsOf(cfg),
 		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
-		PublicURLs:            publicURLs(cfg),
+		PublicURLs:            gateway.PublicURLsOf(cfg),
 		Now:                   w.opts.Now,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
@@ -568,7 +569,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(w.mcpc) },
 		ChannelStatus:         w.chans.Status,
-		AuthRateLimit:         authRateLimit(cfg.Gateway.Auth.RateLimit),
+		AuthRateLimit:         gateway.AuthRateLimitOf(cfg.Gateway.Auth.RateLimit),
 	})
 	if err != nil {
 		return err
@@ -606,7 +607,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	ui := webui.Handler()
-	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
+	mux.Handle("GET /{$}", httpserve.UpgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
 	mux.Handle("GET "+webui.Prefix, ui)
 	mux.Handle("GET /favicon.ico", ui)
 	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
@@ -615,11 +616,14 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	}
 	d.api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	// The Control UI's agent images (CORS for the admitted origins).
-	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(cfg), gw.RequireBearer))
+	mux.Handle("/avatar/{agent}", avatar.Handler(avatar.FromConfig(cfg), gw.RequireBearer))
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
-	m, stopMetrics := newMetrics(runner, gw, w.st, w.storeTimer, opts.counters)
+	m, stopMetrics := metrics.Start(runner, func() (int, int64, int64, int64) {
+		s := gw.Stats()
+		return s.Connections, s.QueuedBytes, s.SlowConsumers, s.EventsDropped
+	}, w.st, w.storeTimer, opts.counters)
 	w.onFail(stopMetrics)
 	w.mets.Store(m)
 	d.stopMetrics, d.retireMetrics = stopMetrics, m.Retire
@@ -627,7 +631,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	mux.HandleFunc("GET /readyz", d.readiness.Handler(w.started))
 	// The doors' own secrets are for callers from outside: loopback is
 	// not exempt from their lockout.
-	secretLimit := *authRateLimit(cfg.Gateway.Auth.RateLimit)
+	secretLimit := *gateway.AuthRateLimitOf(cfg.Gateway.Auth.RateLimit)
 	secretLimit.ExemptLoopback = false
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
@@ -635,7 +639,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
 	if cfg.Hooks.Enabled {
-		h, err := newHooks(cfg, runner, w.adm, w.st)
+		h, err := automation.NewWebhooks(cfg, runner, w.adm, w.st)
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
@@ -643,7 +647,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	}
 	mux.HandleFunc("GET /ready", d.readiness.Handler(w.started))
 	for path, h := range d.chans.WebhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
-		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
+		if err := httpserve.MountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
 			return err
 		}
 	}

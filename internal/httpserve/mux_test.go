@@ -1,4 +1,4 @@
-package daemon
+package httpserve
 
 import (
 	"net/http"
@@ -8,10 +8,10 @@ import (
 func TestMountWebhookConflict(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/responses", func(http.ResponseWriter, *http.Request) {})
-	if err := mountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
+	if err := MountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
 		t.Fatal(err)
 	}
-	if err := mountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
+	if err := MountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
 		t.Error("conflicting webhook path mounted")
 	}
 }
