@@ -34,7 +34,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
-	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -54,9 +53,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
-	"github.com/switchboardhq/switchboard/internal/tools"
-	"github.com/switchboardhq/switchboard/internal/tools/files"
-	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -441,34 +437,15 @@ func (w *wiring) newDelivery(context.Context) error {
 			return fmt.Errorf("daemon: %w", err)
 		}
 	}
-	w.box.Set(w.builtinTools(sessTools)...)
+	// exec's background commands live in jobs until the process tool
+	// clears them or the gateway stops.
+	builtin := toolbox.NewBuiltin(cfg, w.rawStore, registry.MemoryEmbedder{R: w.mods}, w.skills.Env, append(sessTools.All(), w.subs.Tool())...)
+	w.jobs = builtin.Jobs
+	if builtin.Memory != nil {
+		w.memory = *builtin.Memory
+	}
+	w.box.Set(builtin.Tools...)
 	return nil
-}
-
-// builtinTools are the gateway's own tools: the session tools, spawn,
-// exec and process (commands exec moves to the background live in jobs
-// until the process tool clears them or the gateway stops), the file
-// tools, web_fetch and the memory tools.
-func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
-	cfg := w.cfg
-	execCfg := cfg.Exec()
-	w.jobs = shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
-	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: w.jobs, SkillEnv: w.skills.Env})
-	builtin := append(append(sessTools.All(), w.subs.Tool(), execTool, shell.NewProcessTool(w.jobs)), files.All()...)
-	if fetch := toolbox.WebFetchTool(cfg); fetch != nil {
-		builtin = append(builtin, fetch)
-	}
-	// memory.search.enabled: false removes the memory tools, as in the
-	// reference (and the memory.* methods).
-	if ms, ok := w.rawStore.(store.MemoryStore); ok && (cfg.Memory.Search.Enabled == nil || *cfg.Memory.Search.Enabled) {
-		idx := memory.NewIndex(ms)
-		if vs, ok := w.rawStore.(store.MemoryVectorStore); ok {
-			idx = memory.NewHybridIndex(ms, vs, registry.MemoryEmbedder{R: w.mods})
-		}
-		builtin = append(builtin, memorytools.All(idx)...)
-		w.memory = memorytools.Service{Index: idx, Workspace: cfg.AgentWorkspace}
-	}
-	return builtin
 }
 
 // recoverRuns resumes what a restart cut: approvals get their expired
