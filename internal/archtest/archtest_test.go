@@ -409,13 +409,20 @@ var importAllowLists = map[string][]string{
 	// automation: webhook actions and cron jobs through admission.
 	"internal/automation": {
 		"github.com/google/uuid",
-		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+		"internal/admission", "internal/agent", "internal/config", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
 	},
 	// a2a/bridge: the A2A server's turns through admission, its tasks in
 	// the store.
 	"internal/a2a/bridge": {
 		"github.com/google/uuid",
-		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/store", "internal/tools",
+		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/config", "internal/sessionkey", "internal/store", "internal/tools",
+	},
+	// a2a/remote: sessions_send's sends to remote peers, durable through
+	// the outbox; late replies posted through a consumer-side interface.
+	"internal/a2a/remote": {
+		"github.com/google/uuid",
+		"internal/a2a/outbound", "internal/a2a/wire", "internal/agent", "internal/config", "internal/outbox", "internal/policy",
+		"internal/store", "internal/tools/sessions", "internal/transcript",
 	},
 	// a2a/outbound: the A2A client sessions_send uses for remote peers.
 	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
@@ -440,6 +447,14 @@ var importAllowLists = map[string][]string{
 	// channel/telegram: the Telegram connector, over the Bot API library;
 	// the gateway is reached through channel.Deliverer, never imported.
 	"internal/channel/telegram": {"github.com/go-telegram-bot-api/telegram-bot-api/v5", "internal/channel"},
+	// channel/hub: the chat channel connectors joined to admission, the
+	// runner's events and the outbox; the gateway is never imported.
+	"internal/channel/hub": {
+		"github.com/google/uuid",
+		"internal/admission", "internal/agent", "internal/channel", "internal/channel/irc", "internal/channel/telegram",
+		"internal/config", "internal/gateway/wire", "internal/outbox", "internal/policy", "internal/settings", "internal/store",
+		"internal/transcript",
+	},
 	// channel/telegram/tgfake: the fake Bot API server, test support.
 	"internal/channel/telegram/tgfake": nil,
 	// webui: static assets and their handler; the page talks to the
@@ -539,7 +554,7 @@ var importAllowLists = map[string][]string{
 	},
 	// A node of several on one database: the runner it coordinates and the
 	// PostgreSQL backend it coordinates through, nothing else.
-	"internal/cluster": {"internal/agent", "internal/store", "internal/store/postgres"},
+	"internal/cluster": {"github.com/google/uuid", "internal/agent", "internal/store", "internal/store/postgres"},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.
 	"internal/store/postgres": {
 		"github.com/google/uuid",
@@ -561,6 +576,9 @@ var importAllowLists = map[string][]string{
 	// approval: exec approval policy, broker, files and the exec gate, on
 	// the tools contract.
 	"internal/approval": {"github.com/google/uuid", "internal/tools"},
+	// approval/service: exec approvals as the gateway runs them; the
+	// gateway is reached through its own small interface, never imported.
+	"internal/approval/service": {"internal/approval", "internal/config", "internal/gateway/wire", "internal/store", "internal/transcript"},
 	// mcp: the MCP server and stdio proxy, on the tools contract (jsonrpc
 	// for errors with MCP's own codes).
 	"internal/mcp": {
@@ -710,6 +728,7 @@ var doors = []struct {
 	{"internal/a2a/bridge", true},
 	{"internal/automation", true},
 	{"internal/channel", false},
+	{"internal/channel/hub", true},
 	{"internal/cron", false},
 }
 
