@@ -54,7 +54,7 @@ when memory.search names an embedding model.`,
 		}})
 	search.Flags().IntVar(&maxResults, "max-results", 0, "most hits to show (default 6)")
 	search.Flags().Float64Var(&minScore, "min-score", 0, "lowest score to show")
-	cmd.AddCommand(status, index, search)
+	cmd.AddCommand(status, index, search, newMemoryOpenClawEnvCmd(g))
 	return cmd
 }
 
