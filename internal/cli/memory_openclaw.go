@@ -45,8 +45,7 @@ after changing agents or memory.search.`,
 				return fmt.Errorf("memory openclaw-env: %w", err)
 			}
 			if g.json {
-				b, _ := json.Marshal(env)
-				return writeJSON(cmd.OutOrStdout(), b)
+				return writeJSON(cmd.OutOrStdout(), env)
 			}
 			return printOpenClawEnv(cmd.OutOrStdout(), env)
 		},
