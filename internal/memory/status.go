@@ -13,6 +13,9 @@ type Status struct {
 	Files  int  `json:"files"`
 	Chunks int  `json:"chunks"`
 	Dirty  bool `json:"dirty"`
+	// Eligible is the number of memory files on disk (the reference's
+	// sourceCounts[].eligible).
+	Eligible int `json:"eligible"`
 	// Mode is "hybrid" when an embedding model is configured, else
 	// "fts-only"; Model names it, Vectors counts the chunks with a stored
 	// vector of it, and Reason says why there is none.
@@ -34,7 +37,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 	if err != nil {
 		return st, fmt.Errorf("memory: status: %w", err)
 	}
-	st.Files = len(indexed)
+	st.Files, st.Eligible = len(indexed), len(files)
 	byPath := make(map[string]bool, len(indexed))
 	for _, f := range indexed {
 		byPath[f.Path+"\x00"+fmt.Sprint(f.Size, f.MtimeNs)] = true
