@@ -107,3 +107,14 @@ func (c *OpenClawCLI) Run(t testing.TB, args ...string) CLIResult {
 	}
 	return r
 }
+
+// MustRun is Run for a command that must exit 0: any other exit fails the
+// test with what it printed.
+func (c *OpenClawCLI) MustRun(t testing.TB, args ...string) CLIResult {
+	t.Helper()
+	r := c.Run(t, args...)
+	if r.ExitCode != 0 {
+		t.Fatalf("openclaw %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.ExitCode, r.Stdout, r.Stderr)
+	}
+	return r
+}

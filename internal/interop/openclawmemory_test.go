@@ -61,17 +61,9 @@ func TestOpenClawMemoryCommands(t *testing.T) {
 		}
 		ocli.Env = append(ocli.Env, name+"="+env[name])
 	}
-	run := func(args ...string) CLIResult {
-		t.Helper()
-		r := ocli.Run(t, args...)
-		if r.ExitCode != 0 {
-			t.Fatalf("openclaw %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.ExitCode, r.Stdout, r.Stderr)
-		}
-		return r
-	}
 	workspace := filepath.Join(dir, "workspace")
 
-	if out := run("memory", "index").Stdout; !strings.Contains(out, "Memory index updated (main): 1 file indexed.") {
+	if out := ocli.MustRun(t, "memory", "index").Stdout; !strings.Contains(out, "Memory index updated (main): 1 file indexed.") {
 		t.Errorf("openclaw memory index:\n%s", out)
 	}
 	var status []struct {
@@ -84,7 +76,7 @@ func TestOpenClawMemoryCommands(t *testing.T) {
 			Sources       []string
 		}
 	}
-	r := run("memory", "status", "--json")
+	r := ocli.MustRun(t, "memory", "status", "--json")
 	if err := json.Unmarshal([]byte(r.Stdout), &status); err != nil {
 		t.Fatalf("openclaw memory status --json: %v\n%s", err, r.Stdout)
 	}
@@ -93,7 +85,7 @@ func TestOpenClawMemoryCommands(t *testing.T) {
 		t.Errorf("openclaw memory status --json = %+v", status)
 	}
 
-	search := run("memory", "search", "--json", "release train Thursdays").JSON(t)
+	search := ocli.MustRun(t, "memory", "search", "--json", "release train Thursdays").JSON(t)
 	hits, _ := search["results"].([]any)
 	if len(hits) == 0 {
 		t.Fatalf("openclaw memory search found nothing: %v", search)
@@ -101,7 +93,27 @@ func TestOpenClawMemoryCommands(t *testing.T) {
 	if hit, _ := hits[0].(map[string]any); hit["path"] != note || !strings.Contains(hit["snippet"].(string), "ZEPHYR-42") {
 		t.Errorf("openclaw memory search --json: first hit %v", hit)
 	}
-	if out := run("memory", "search", "ZEPHYR-42").Stdout; !strings.Contains(out, note+":1-") || !strings.Contains(out, "release train leaves on Thursdays") {
-		t.Errorf("openclaw memory search:\n%s", out)
+	refOut := ocli.MustRun(t, "memory", "search", "ZEPHYR-42").Stdout
+	if !strings.Contains(refOut, note+":1-") || !strings.Contains(refOut, "release train leaves on Thursdays") {
+		t.Errorf("openclaw memory search:\n%s", refOut)
+	}
+	// switchboard memory search prints a hit line of the same form for the
+	// same file, from the gateway's own index. (The scores differ, and the
+	// reference counts the empty line after a file's last newline in its
+	// end line: 1-4 where Switchboard says 1-3.)
+	var sbOut bytes.Buffer
+	if err := cli.Run(t.Context(), []string{"memory", "search", "ZEPHYR-42", "--url", ws, "--token", testToken}, cli.Options{
+		Env: config.MapEnv(map[string]string{"HOME": dir}), Stdout: &sbOut, Stderr: &sbOut,
+	}); err != nil {
+		t.Fatalf("switchboard memory search: %v\n%s", err, sbOut.String())
+	}
+	hitLine := func(out string) string { // "<score> <path>:<start>-<end>" → "<path>:<start>"
+		first, _, _ := strings.Cut(out, "\n")
+		_, loc, _ := strings.Cut(first, " ")
+		loc, _, _ = strings.Cut(loc, "-")
+		return loc
+	}
+	if a, b := hitLine(sbOut.String()), hitLine(refOut); a != b || a == "" {
+		t.Errorf("first hit: switchboard %q, openclaw %q\nswitchboard:\n%s\nopenclaw:\n%s", a, b, sbOut.String(), refOut)
 	}
 }
