@@ -110,7 +110,9 @@ func TestOpenClawMemoryCommands(t *testing.T) {
 	hitLine := func(out string) string { // "<score> <path>:<start>-<end>" → "<path>:<start>"
 		first, _, _ := strings.Cut(out, "\n")
 		_, loc, _ := strings.Cut(first, " ")
-		loc, _, _ = strings.Cut(loc, "-")
+		if i := strings.LastIndex(loc, "-"); i > strings.LastIndex(loc, ":") {
+			loc = loc[:i]
+		}
 		return loc
 	}
 	if a, b := hitLine(sbOut.String()), hitLine(refOut); a != b || a == "" {
