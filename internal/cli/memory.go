@@ -63,9 +63,9 @@ when memory.search names an embedding model.`,
 // diagnostics, which have no counterpart here.
 func printMemoryStatus(w io.Writer, raw json.RawMessage) error {
 	var st struct {
-		AgentID, WorkspaceDir, Mode, Model, Reason string
-		Files, Eligible, Chunks, Vectors           int
-		Dirty                                      bool
+		AgentID, WorkspaceDir, Mode, Model, Reason, RequestedProvider string
+		Files, Eligible, Chunks, Vectors                              int
+		Dirty                                                         bool
 	}
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return err
@@ -79,7 +79,11 @@ func printMemoryStatus(w io.Writer, raw json.RawMessage) error {
 		dirty = "yes"
 	}
 	fmt.Fprintf(w, "Memory Search (%s)\n", st.AgentID)
-	fmt.Fprintf(w, "Provider: %s\nModel: %s\nSources: memory\n", provider, model)
+	requested := ""
+	if st.RequestedProvider != "" {
+		requested = " (requested: " + st.RequestedProvider + ")"
+	}
+	fmt.Fprintf(w, "Provider: %s%s\nModel: %s\nSources: memory\n", provider, requested, model)
 	fmt.Fprintf(w, "Indexed: %d/%d files · %d chunks\n", st.Files, st.Eligible, st.Chunks)
 	fmt.Fprintf(w, "Dirty: %s\nWorkspace: %s\n", dirty, st.WorkspaceDir)
 	if st.Mode == "hybrid" {

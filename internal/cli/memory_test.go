@@ -31,7 +31,7 @@ func TestMemoryAndSkillsCommands(t *testing.T) {
 	write("memory/2026-11-27.md", "# Notes\nShipped release 4.2 to the canary ring.\n")
 
 	st := g.mustRun("memory", "status")
-	for _, want := range []string{"Memory Search (main)\n", "Provider: none\n", "Indexed: 0/2 files · 0 chunks\n", "Dirty: yes\n",
+	for _, want := range []string{"Memory Search (main)\n", "Provider: none (requested: openai)\n", "Indexed: 0/2 files · 0 chunks\n", "Dirty: yes\n",
 		"Workspace: " + ws + "\n", "Embeddings: unavailable · keyword search only (no embedding provider: no API key for provider openai"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("memory status lacks %q:\n%s", want, st)
@@ -94,8 +94,8 @@ func TestMemoryPrinters(t *testing.T) {
 		want  string
 	}{
 		{"status hybrid", printMemoryStatus,
-			`{"agentId":"ops","workspaceDir":"/w","files":3,"eligible":3,"chunks":7,"dirty":false,"mode":"hybrid","model":"openai/text-embedding-3-small","vectors":5}`,
-			"Memory Search (ops)\nProvider: openai\nModel: text-embedding-3-small\nSources: memory\nIndexed: 3/3 files · 7 chunks\n" +
+			`{"agentId":"ops","workspaceDir":"/w","files":3,"eligible":3,"chunks":7,"dirty":false,"mode":"hybrid","model":"openai/text-embedding-3-small","vectors":5,"requestedProvider":"openai"}`,
+			"Memory Search (ops)\nProvider: openai (requested: openai)\nModel: text-embedding-3-small\nSources: memory\nIndexed: 3/3 files · 7 chunks\n" +
 				"Dirty: no\nWorkspace: /w\nEmbeddings: ready · 5/7 chunks embedded\nFTS: ready\n"},
 		{"index one file", printMemoryIndex,
 			`{"agentId":"main","workspaceDir":"/w","files":1,"indexed":1,"chunks":2,"mode":"fts-only"}`,

@@ -23,6 +23,10 @@ type Status struct {
 	Model   string `json:"model,omitempty"`
 	Vectors int    `json:"vectors"`
 	Reason  string `json:"reason,omitempty"`
+	// RequestedProvider is the embedding provider memory.search names
+	// (the reference's requestedProvider), "" when the store keeps no
+	// vectors.
+	RequestedProvider string `json:"requestedProvider,omitempty"`
 }
 
 // Status reports scope's index against workspace's files, changing
@@ -57,6 +61,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 		return st, fmt.Errorf("memory: status: %w", err)
 	}
 	st.Chunks = len(rows)
+	st.RequestedProvider, _, _ = strings.Cut(x.hy.emb.Model(), "/")
 	if err := x.hy.emb.Ready(); err != nil {
 		st.Reason = strings.TrimPrefix(err.Error(), ErrNoEmbeddings.Error()+": ")
 		return st, nil
