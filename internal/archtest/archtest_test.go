@@ -517,13 +517,14 @@ var importAllowLists = map[string][]string{
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
-	// The sandbox backends are a leaf: bwrap, the seccomp filter
-	// assembler with its BPF instruction encoder, and the Docker Engine
-	// API client with its types.
+	// The sandbox backends are a leaf: bwrap, the seccomp filter (the
+	// BPF instruction encoder and the syscall numbers), and the Docker
+	// Engine API client with its types.
 	"internal/sandbox": {
-		"github.com/containerd/errdefs", "github.com/docker/go-units", "github.com/elastic/go-seccomp-bpf",
+		"github.com/containerd/errdefs", "github.com/docker/go-units",
 		"github.com/moby/moby/api/pkg/stdcopy", "github.com/moby/moby/api/types/container",
 		"github.com/moby/moby/api/types/mount", "github.com/moby/moby/client", "golang.org/x/net/bpf",
+		"golang.org/x/sys/unix",
 	},
 	// The fake Docker Engine speaks the Engine API's types only.
 	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
