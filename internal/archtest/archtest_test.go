@@ -768,3 +768,42 @@ func TestDoorsGoThroughAdmission(t *testing.T) {
 		}
 	}
 }
+
+// initWorkExempt are packages under internal/ outside the gateway's
+// binary (test fakes), which may compile at init what they use.
+var initWorkExempt = []string{"internal/sandbox/dockertest"}
+
+// TestNoRegexpCompiledAtInit keeps package init free of regexp
+// compilation: every process (each CLI command too) would pay for it
+// before main, used or not. Compile on first use (sync.OnceValue).
+func TestNoRegexpCompiledAtInit(t *testing.T) {
+	r := loadRepo(t)
+	for _, ip := range sortedKeys(r.pkgs) {
+		p := r.pkgs[ip]
+		inBinary := strings.HasPrefix(p.dir, "internal/") || strings.HasPrefix(p.dir, "cmd/")
+		if !inBinary || slices.Contains(initWorkExempt, p.dir) {
+			continue
+		}
+		for _, f := range p.files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				ast.Inspect(gd, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.FuncLit:
+						return false // runs when called, not at init
+					case *ast.CallExpr:
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+								t.Errorf("%s: regexp.%s at package init; compile it on first use", r.position(n.Pos()), sel.Sel.Name)
+							}
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+}
