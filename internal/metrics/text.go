@@ -270,7 +270,8 @@ func runtimeFamilies() []family {
 		rt("go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", typeGauge, "/memory/classes/heap/objects:bytes"),
 		rt("go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", typeGauge, "/memory/classes/total:bytes"),
 		rt("go_gc_cycles_total", "Completed GC cycles.", typeCounter, "/gc/cycles/total:gc-cycles"),
-		single("go_info", "Information about the Go environment.", typeGauge, func() float64 { return 1 }),
+		funcFamily{name: "go_info", help: "Information about the Go environment.", typ: typeGauge, labels: []string{"version"},
+			read: func() ([]sample, bool) { return []sample{{values: []string{runtime.Version()}, v: 1}}, true }},
 	}
 	if _, ok := cpuSeconds(); ok {
 		fams = append(fams, single("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", typeCounter,
