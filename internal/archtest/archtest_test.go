@@ -460,12 +460,9 @@ var importAllowLists = map[string][]string{
 	// webui: static assets and their handler; the page talks to the
 	// gateway over its public protocol only.
 	"internal/webui": nil,
-	// metrics: Prometheus over the runner's events; live readings come
-	// through funcs, so no gateway or store import.
+	// metrics: the Prometheus text format over the runner's events; live
+	// readings come through funcs, so no gateway or store import.
 	"internal/metrics": {
-		"github.com/prometheus/client_golang/prometheus",
-		"github.com/prometheus/client_golang/prometheus/collectors",
-		"github.com/prometheus/client_golang/prometheus/promhttp",
 		"internal/agent",
 		"internal/store",
 	},
@@ -532,13 +529,14 @@ var importAllowLists = map[string][]string{
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
-	// The sandbox backends are a leaf: bwrap, the seccomp filter
-	// assembler with its BPF instruction encoder, and the Docker Engine
-	// API client with its types.
+	// The sandbox backends are a leaf: bwrap, the seccomp filter (the
+	// BPF instruction encoder and the syscall numbers), and the Docker
+	// Engine API client with its types.
 	"internal/sandbox": {
-		"github.com/containerd/errdefs", "github.com/docker/go-units", "github.com/elastic/go-seccomp-bpf",
+		"github.com/containerd/errdefs", "github.com/docker/go-units",
 		"github.com/moby/moby/api/pkg/stdcopy", "github.com/moby/moby/api/types/container",
 		"github.com/moby/moby/api/types/mount", "github.com/moby/moby/client", "golang.org/x/net/bpf",
+		"golang.org/x/sys/unix",
 	},
 	// The fake Docker Engine speaks the Engine API's types only.
 	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
@@ -786,6 +784,45 @@ func TestDoorsGoThroughAdmission(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// initWorkExempt are packages under internal/ outside the gateway's
+// binary (test fakes), which may compile at init what they use.
+var initWorkExempt = []string{"internal/sandbox/dockertest"}
+
+// TestNoRegexpCompiledAtInit keeps package init free of regexp
+// compilation: every process (each CLI command too) would pay for it
+// before main, used or not. Compile on first use (sync.OnceValue).
+func TestNoRegexpCompiledAtInit(t *testing.T) {
+	r := loadRepo(t)
+	for _, ip := range sortedKeys(r.pkgs) {
+		p := r.pkgs[ip]
+		inBinary := strings.HasPrefix(p.dir, "internal/") || strings.HasPrefix(p.dir, "cmd/")
+		if !inBinary || slices.Contains(initWorkExempt, p.dir) {
+			continue
+		}
+		for _, f := range p.files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				ast.Inspect(gd, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.FuncLit:
+						return false // runs when called, not at init
+					case *ast.CallExpr:
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+								t.Errorf("%s: regexp.%s at package init; compile it on first use", r.position(n.Pos()), sel.Sel.Name)
+							}
+						}
+					}
+					return true
+				})
+			}
 		}
 	}
 }
