@@ -29,6 +29,12 @@ type Opened struct {
 	Ping func(context.Context) error
 }
 
+// EndRun implements store.RunEnder through the embedding, which hides the
+// backend's own: a run's last messages and its end stay one transaction.
+func (o *Opened) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	return store.EndRun(ctx, o.Store, runID, res, sessionID, msgs)
+}
+
 // Open opens the configured backend: SQLite in the state dir, or
 // PostgreSQL, which this gateway may share with other gateway nodes.
 func Open(ctx context.Context, cfg *config.Config, stateDir string) (*Opened, error) {
