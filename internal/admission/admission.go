@@ -292,6 +292,7 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 		}
 		t.Queue = q
 	}
+	in.Session = sess // Enqueue need not read it again
 	e, err := a.cfg.Runner.Enqueue(ctx, in)
 	if errors.Is(err, agent.ErrQueueFull) {
 		return Ticket{}, &QueueFullError{Cap: in.QueueCap}

@@ -268,6 +268,11 @@ type Input struct {
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
 	SpawnedBy string `json:"spawnedBy,omitempty"`
+
+	// Session, when not nil, is the session as the caller read it just
+	// before Enqueue (admission does): Enqueue does not read it again.
+	// Not stored with the run.
+	Session *store.Session `json:"-"`
 }
 
 // Untrusted returns where the input comes from when that is outside the
@@ -517,7 +522,8 @@ func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if closing {
 		return Enqueued{}, ErrClosed
 	}
-	known, err := r.autoReset(ctx, &in)
+	known, err := r.autoReset(ctx, &in, in.Session)
+	in.Session = nil
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
