@@ -33,12 +33,19 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox.Box, ve
 			}
 			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
-		Watch: func(fn func(string)) func() {
-			return runner.Subscribe(func(ev agent.Event) {
-				if transcriptGrew(ev) {
-					fn(ev.SessionKey)
+		WatchSession: func(ctx context.Context, key string, changed func()) {
+			k := gw.CanonicalKey(key)
+			if k == "" {
+				return
+			}
+			for ev, err := range runner.WatchSession(ctx, k, -1) {
+				if err != nil {
+					return // ctx ended: the last subscriber left
 				}
-			})
+				if transcriptGrew(ev) {
+					changed()
+				}
+			}
 		},
 		Exists: func(ctx context.Context, key string) (bool, error) {
 			k := gw.CanonicalKey(key)
@@ -92,8 +99,7 @@ func mcpStatus(m *mcpclient.Manager) []wire.MCPServer {
 
 // lazyMCP is the gateway port's /mcp, built on its first request: most
 // gateways never serve an MCP client, and building the server (every
-// tool's schema through the SDK, a subscription to every run event) was a
-// tenth of the start.
+// tool's schema through the SDK) was a tenth of the start.
 type lazyMCP struct {
 	build func() (*mcp.Server, error)
 

@@ -311,6 +311,21 @@ func TestMCPHTTPHistoryResource(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no resources/updated notification after the transcript grew")
 	}
+	// The server follows the subscribed session's stream, and only while
+	// a client subscribes (no filter on every run event).
+	srv, err := d.mcp.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Watched(); !slices.Equal(got, []string{uri}) {
+		t.Fatalf("followed %v while subscribed, want [%s]", got, uri)
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Watched(); len(got) != 0 {
+		t.Fatalf("followed %v after the last unsubscribe, want none", got)
+	}
 }
 
 // Cancelling a sessions_send wait ends the server-side call.

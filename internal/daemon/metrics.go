@@ -37,5 +37,5 @@ func newMetrics(runner *agent.Runner, gw *gateway.Server, st store.Store, timer 
 			return out, nil
 		},
 	}, counters)
-	return m, runner.Subscribe(m.Observe)
+	return m, m.Follow(runner)
 }
