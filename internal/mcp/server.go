@@ -429,27 +429,33 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 	if _, err := s.history(ctx, req.Extra, req.Params.URI); err != nil {
 		return err
 	}
-	s.watch(req.Params.URI)
+	s.watch(req.Params.URI, req.Session)
 	return nil
 }
 
 // unsubscribe ends a subscription; the session is no longer followed
 // when it was the resource's last.
 func (s *Server) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
-	s.unwatch(req.Params.URI)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.watches[req.Params.URI]; w != nil {
+		delete(w.subscribers, req.Session)
+	}
+	s.dropUnwatchedLocked()
 	return nil
 }
 
 // watchState is one followed transcript resource.
 type watchState struct {
-	subscribers int
+	// subscribers are the MCP sessions subscribed to it (as the SDK
+	// counts them: once per session).
+	subscribers map[*sdk.ServerSession]bool
 	cancel      context.CancelFunc
 }
 
-// watch counts a subscription to uri, starting to follow its session at
-// the first. A subscription whose client goes away without unsubscribing
-// is counted until Close.
-func (s *Server) watch(uri string) {
+// watch records a subscription of ss to uri, starting to follow its
+// session at the first.
+func (s *Server) watch(uri string, ss *sdk.ServerSession) {
 	key, err := KeyFromURI(uri)
 	if err != nil || s.cfg.WatchSession == nil {
 		return
@@ -459,27 +465,34 @@ func (s *Server) watch(uri string) {
 	if s.closed {
 		return
 	}
+	s.dropUnwatchedLocked()
 	if w := s.watches[uri]; w != nil {
-		w.subscribers++
+		w.subscribers[ss] = true
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.watches[uri] = &watchState{subscribers: 1, cancel: cancel}
+	s.watches[uri] = &watchState{subscribers: map[*sdk.ServerSession]bool{ss: true}, cancel: cancel}
 	s.wg.Go(func() { s.cfg.WatchSession(ctx, key, func() { s.changed(uri) }) })
 }
 
-// unwatch drops a subscription to uri; the last one stops following its
-// session.
-func (s *Server) unwatch(uri string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.watches[uri]
-	if w == nil {
-		return
+// dropUnwatchedLocked forgets the subscribers whose MCP session ended
+// (the SDK drops their subscriptions without calling unsubscribe) and
+// stops following the resources nobody subscribes to. s.mu is held.
+func (s *Server) dropUnwatchedLocked() {
+	live := map[*sdk.ServerSession]bool{}
+	for ss := range s.sdk.Sessions() {
+		live[ss] = true
 	}
-	if w.subscribers--; w.subscribers <= 0 {
-		w.cancel()
-		delete(s.watches, uri)
+	for uri, w := range s.watches {
+		for ss := range w.subscribers {
+			if !live[ss] {
+				delete(w.subscribers, ss)
+			}
+		}
+		if len(w.subscribers) == 0 {
+			w.cancel()
+			delete(s.watches, uri)
+		}
 	}
 }
 
@@ -488,6 +501,7 @@ func (s *Server) unwatch(uri string) {
 func (s *Server) Watched() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropUnwatchedLocked()
 	out := make([]string, 0, len(s.watches))
 	for uri := range s.watches {
 		out = append(out, uri)
@@ -561,6 +575,7 @@ func (s *Server) notifyLoop() {
 		s.mu.Lock()
 		uris := s.pending
 		s.pending = make(map[string]bool)
+		s.dropUnwatchedLocked() // subscribers gone since, and what only they followed
 		s.mu.Unlock()
 		for uri := range uris {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
