@@ -59,7 +59,7 @@ type env struct {
 	rep    *replies
 }
 
-func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfig) *env {
+func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfig, mods ...func(*admission.Config)) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
 	if err != nil {
@@ -74,7 +74,11 @@ func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfi
 		t.Fatal(err)
 	}
 	rep := &replies{}
-	adm, err := admission.New(admission.Config{Runner: runner, Store: st, Commands: rep, SendRules: send, Queue: queue})
+	cfg := admission.Config{Runner: runner, Store: st, Commands: rep, SendRules: send, Queue: queue}
+	for _, mod := range mods {
+		mod(&cfg)
+	}
+	adm, err := admission.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -513,11 +513,11 @@ var importAllowLists = map[string][]string{
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 	},
 	// admission: the one step between the doors and the runner: the
-	// runner's input, the policy rules, the store contract and key
-	// parsing; no door, no gateway.
+	// runner's input, the policy rules, the store contract, key parsing,
+	// and the guards' budgets and agent chains; no door, no gateway.
 	"internal/admission": {
 		"github.com/google/uuid",
-		"internal/agent", "internal/compaction", "internal/policy", "internal/sessionkey", "internal/store",
+		"internal/agent", "internal/compaction", "internal/policy", "internal/sessionkey", "internal/spend", "internal/store", "internal/tools",
 	},
 	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/skills", "internal/spend"},
 	"internal/tools/sessions": {

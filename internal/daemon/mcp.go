@@ -31,12 +31,19 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox.Box, ve
 			}
 			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
-		Watch: func(fn func(string)) func() {
-			return runner.Subscribe(func(ev agent.Event) {
-				if transcriptGrew(ev) {
-					fn(ev.SessionKey)
+		WatchSession: func(ctx context.Context, key string, changed func()) {
+			k := gw.CanonicalKey(key)
+			if k == "" {
+				return
+			}
+			for ev, err := range runner.WatchSession(ctx, k, -1) {
+				if err != nil {
+					return // ctx ended: the last subscriber left
 				}
-			})
+				if transcriptGrew(ev) {
+					changed()
+				}
+			}
 		},
 		Exists: func(ctx context.Context, key string) (bool, error) {
 			k := gw.CanonicalKey(key)

@@ -53,6 +53,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/subagent"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
+	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -382,7 +383,8 @@ func (w *wiring) newDelivery(context.Context) error {
 	w.closeOnFail(disp)
 	w.disp = disp
 	// Every door starts work through the one admission step.
-	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: w.opts.Now})
+	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: w.opts.Now,
+		Guards: admission.Guards{Budgets: runner, Chain: tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}}})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -401,9 +403,6 @@ func (w *wiring) newDelivery(context.Context) error {
 		ExpectedWait: runner.ExpectedWait,
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
 			return treebudget.View(ctx, runner, w.subs, set, s)
-		},
-		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
-			return treebudget.SendRefusal(ctx, runner, from, to)
 		},
 		Remote: remoteDep,
 	})

@@ -8,7 +8,7 @@ import (
 
 // Lazy is the gateway port's /mcp, built on its first request: most
 // gateways never serve an MCP client, and building the server (every
-// tool's schema through the SDK, a subscription to every run event) was a
+// tool's schema through the SDK) was a
 // tenth of the start.
 type Lazy struct {
 	// Build makes the server, on the first request.
@@ -20,8 +20,8 @@ type Lazy struct {
 	closed bool
 }
 
-// get returns the server, building it the first time.
-func (l *Lazy) get() (*Server, error) {
+// Server returns the server, building it the first time.
+func (l *Lazy) Server() (*Server, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -35,7 +35,7 @@ func (l *Lazy) get() (*Server, error) {
 
 // ServeHTTP serves an MCP request (streamable HTTP).
 func (l *Lazy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	srv, err := l.get()
+	srv, err := l.Server()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return

@@ -15,7 +15,7 @@ const maxOutboxCount = 100000
 type Runner interface {
 	LaneStats() (busy, queued, longest int)
 	DeepestQueues(n int) []agent.QueueDepth
-	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	Events
 }
 
 // OutboxLister lists outbox items (store.Store).
@@ -45,5 +45,5 @@ func Start(runner Runner, gateway func() (int, int64, int64, int64), st OutboxLi
 			return out, nil
 		},
 	}, counters)
-	return m, runner.Subscribe(m.Observe)
+	return m, m.Follow(runner)
 }

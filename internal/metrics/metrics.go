@@ -177,6 +177,16 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
+// Events is where the metrics hear of runs: the events of the runs
+// executing on this node (*agent.Runner; a run on another node is counted
+// there).
+type Events interface {
+	SubscribeLocal(fn func(agent.Event)) (unsubscribe func())
+}
+
+// Follow counts the runs of ev's node until stop is called.
+func (m *Metrics) Follow(ev Events) (stop func()) { return ev.SubscribeLocal(m.Observe) }
+
 // Observe follows one runner event; it never blocks (agent.Runner calls
 // it on its own goroutines).
 func (m *Metrics) Observe(ev agent.Event) {
