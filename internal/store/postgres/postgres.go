@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // Options configures Open. The zero value is a sensible default.
@@ -189,17 +190,10 @@ func lockTranscript(ctx context.Context, tx pgx.Tx, sessionID string) error {
 func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
 
 // toMs converts t to unix milliseconds; the zero time is 0.
-func toMs(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
+func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 
 // fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+func fromMs(ms int64) time.Time { return sqlstore.FromMs(ms) }
+
+// pq rewrites a shared statement's placeholders for PostgreSQL.
+func pq(q string) string { return sqlstore.Postgres.Q(q) }

@@ -9,35 +9,18 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 const (
-	qLastEntry = `SELECT seq, entry_id FROM messages
-		WHERE session_id = ? ORDER BY seq DESC LIMIT 1`
-
-	qInsertMessage = `INSERT INTO messages
-		(session_id, seq, entry_id, role, run_id, created_at, line, idem_key)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-
-	qByIdemKey = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = ? AND idem_key = ?`
-
-	qHistoryTail = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
-
-	qHistoryAll = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = ? AND seq < ? ORDER BY seq`
-
-	qHistoryRunTail = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = ? AND run_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
-
-	qHistoryRunAll = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = ? AND run_id = ? AND seq < ? ORDER BY seq`
-
-	// Seq is the 1-based position in the transcript, so the count is the
-	// last seq: one index probe instead of an index scan.
-	qCountMessages = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = ?`
+	qLastEntry      = sqlstore.LastEntry
+	qInsertMessage  = sqlstore.InsertMessages + `(?, ?, ?, ?, ?, ?, ?, ?)`
+	qByIdemKey      = sqlstore.ByIdemKey
+	qHistoryTail    = sqlstore.HistoryTail
+	qHistoryAll     = sqlstore.HistoryAll
+	qHistoryRunTail = sqlstore.HistoryRunTail
+	qHistoryRunAll  = sqlstore.HistoryRunAll
+	qCountMessages  = sqlstore.CountMessages
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one write
@@ -93,16 +76,8 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 			if err != nil {
 				return err
 			}
-			var (
-				created int64
-				line    []byte
-			)
-			found = store.Message{SessionID: sessionID}
-			err = st.QueryRowContext(ctx, sessionID, idemKey).Scan(&found.Seq, &found.Role, &found.RunID, &created, &line)
-			if err == nil {
-				found.CreatedAt = fromMs(created)
-				return found.Entry.UnmarshalJSON(line)
-			}
+			var line []byte
+			found, err = sqlstore.ScanMessage(st.QueryRowContext(ctx, sessionID, idemKey), sessionID, &line)
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
@@ -152,16 +127,10 @@ func (s *Store) History(ctx context.Context, sessionID string, opts store.Histor
 	}
 	var line sql.RawBytes // valid until the next Next; Unmarshal copies
 	for rows.Next() {
-		m := store.Message{SessionID: sessionID}
-		var created int64
-		if err := rows.Scan(&m.Seq, &m.Role, &m.RunID, &created, &line); err != nil {
+		m, err := sqlstore.ScanMessage(rows, sessionID, &line)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite.History: %w", err)
 		}
-		// UnmarshalJSON validates; json.Unmarshal would scan the line twice more.
-		if err := m.Entry.UnmarshalJSON(line); err != nil {
-			return nil, fmt.Errorf("sqlite.History: %s seq %d: %w", sessionID, m.Seq, err)
-		}
-		m.CreatedAt = fromMs(created)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -188,35 +157,7 @@ func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, err
 // prepareMessages does the part of an append that does not depend on the
 // transcript's tail: ids, timestamps, roles and run ids.
 func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store.Message, error) {
-	// Everything that does not depend on the transcript's current tail is
-	// done before taking the writer.
-	out := slices.Clone(msgs)
-	now := s.nowTime()
-	for i := range out {
-		m := &out[i]
-		if m.Entry.Type == "" {
-			return nil, fmt.Errorf("message %d: empty entry type", i)
-		}
-		m.SessionID = sessionID
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = now
-		}
-		m.CreatedAt = store.Millis(m.CreatedAt)
-		if m.Entry.ID == "" {
-			m.Entry.ID = s.newID()
-		}
-		if m.Entry.Timestamp == "" {
-			m.Entry.Timestamp = transcript.FormatTime(m.CreatedAt)
-		}
-		m.Role = ""
-		if m.Entry.Message != nil {
-			m.Role = m.Entry.Message.Role
-			if m.RunID == "" && m.Entry.Message.Meta != nil {
-				m.RunID = m.Entry.Message.Meta.RunID
-			}
-		}
-	}
-	return out, nil
+	return sqlstore.PrepareMessages(sessionID, msgs, s.nowTime(), s.newID)
 }
 
 // appendTx appends prepared messages after the transcript's last entry
@@ -241,19 +182,8 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out 
 	for i := range out {
 		m := &out[i]
 		seq++
-		m.Seq = seq
-		if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
-			m.Entry.ParentID = nil
-			if prevID != "" {
-				p := prevID
-				m.Entry.ParentID = &p
-			}
-		}
+		line, err := sqlstore.Chain(m, seq, prevID)
 		prevID = m.Entry.ID
-		// The type's own JSON method, not json.Marshal: it writes the
-		// same compact line transcript.Encoder does (json.Marshal would
-		// re-validate it and escape <, > and &).
-		line, err := m.Entry.MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}

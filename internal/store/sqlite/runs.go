@@ -3,29 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-// runCols lists the runs columns in the order scanRun and runArgs use.
-const runCols = `run_id, session_key, session_id, agent_id, lane, status, input,
-	created_at, started_at, ended_at, error, stop_reason, usage`
-
 const (
-	qGetRun = `SELECT ` + runCols + ` FROM runs WHERE run_id = ?`
-
-	qInsertRun = `INSERT INTO runs (` + runCols + `)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id) DO NOTHING`
-
-	qUpdateRun = `UPDATE runs SET session_key = ?2, session_id = ?3, agent_id = ?4,
-		lane = ?5, status = ?6, input = ?7, created_at = ?8, started_at = ?9,
-		ended_at = ?10, error = ?11, stop_reason = ?12, usage = ?13
-		WHERE run_id = ?1`
+	qGetRun    = sqlstore.GetRun
+	qInsertRun = sqlstore.InsertRun
+	qUpdateRun = sqlstore.UpdateRun
 
 	// qFinishSession adds a run's usage to its session and records how the
 	// run ended.
@@ -35,7 +24,7 @@ const (
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
 		WHERE key = ? RETURNING ` + sessionCols
 
-	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
+	qRunning = `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE status = 'running'
 		ORDER BY created_at, run_id`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = 1
@@ -44,61 +33,6 @@ const (
 	qAbortRuns = `UPDATE runs SET status = 'aborted', ended_at = ?, error = ?
 		WHERE status = 'running'`
 )
-
-// scanRun reads one row of runCols.
-func scanRun(sc rowScanner) (*store.Run, error) {
-	var (
-		r                       store.Run
-		status                  string
-		input                   []byte
-		usage                   []byte
-		created, started, ended int64
-	)
-	err := sc.Scan(&r.RunID, &r.SessionKey, &r.SessionID, &r.AgentID, &r.Lane, &status, &input,
-		&created, &started, &ended, &r.Error, &r.StopReason, &usage)
-	if err != nil {
-		return nil, err
-	}
-	r.Status = store.RunStatus(status)
-	if input != nil {
-		r.Input = json.RawMessage(input)
-	}
-	if len(usage) > 0 {
-		if err := json.Unmarshal(usage, &r.Usage); err != nil {
-			return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-		}
-	}
-	r.CreatedAt = fromMs(created)
-	r.StartedAt = fromMs(started)
-	r.EndedAt = fromMs(ended)
-	return &r, nil
-}
-
-// runArgs returns r as arguments in runCols order.
-func runArgs(r *store.Run) ([]any, error) {
-	if !validStatus(r.Status) {
-		return nil, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
-	}
-	var input any // nil stores NULL
-	if len(r.Input) > 0 {
-		input = string(r.Input)
-	}
-	usage, err := json.Marshal(r.Usage)
-	if err != nil {
-		return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-	}
-	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
-		toMs(r.CreatedAt), toMs(r.StartedAt), toMs(r.EndedAt), r.Error, r.StopReason,
-		string(usage)}, nil
-}
-
-func validStatus(s store.RunStatus) bool {
-	switch s {
-	case store.RunQueued, store.RunRunning, store.RunOK, store.RunError, store.RunTimeout, store.RunAborted:
-		return true
-	}
-	return false
-}
 
 // CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
 // queued and a zero CreatedAt means now. r itself is not modified.
@@ -116,7 +50,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = s.nowTime()
 	}
-	args, err := runArgs(&c)
+	args, err := sqlstore.RunArgs(&c)
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
@@ -147,7 +81,7 @@ func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
 	if err := s.checkOpen("GetRun"); err != nil {
 		return nil, err
 	}
-	r, err := scanRun(s.queryRow(ctx, qGetRun, runID))
+	r, err := sqlstore.ScanRun(s.queryRow(ctx, qGetRun, runID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite.GetRun: %q: %w", runID, store.ErrNotFound)
 	}
@@ -163,7 +97,7 @@ func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.
 	if err != nil {
 		return nil, err
 	}
-	r, err := scanRun(st.QueryRowContext(ctx, runID))
+	r, err := sqlstore.ScanRun(st.QueryRowContext(ctx, runID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 	}
@@ -172,7 +106,7 @@ func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.
 
 // putRunTx overwrites a run's row inside a write transaction.
 func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
-	args, err := runArgs(r)
+	args, err := sqlstore.RunArgs(r)
 	if err != nil {
 		return err
 	}
@@ -229,55 +163,17 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 	if err := s.checkOpen("ListRuns"); err != nil {
 		return nil, err
 	}
-	var (
-		q    strings.Builder
-		args []any
-	)
-	q.WriteString(`SELECT ` + runCols + ` FROM runs WHERE 1`)
-	if f.SessionKey != "" {
-		q.WriteString(` AND session_key = ?`)
-		args = append(args, f.SessionKey)
+	q, err := sqlstore.SQLite.ListRuns(f)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
-	if len(f.Statuses) > 0 {
-		// One parameter whatever the number of statuses, so one statement.
-		b, err := json.Marshal(f.Statuses)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		q.WriteString(` AND status IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(b))
-	}
-	if len(f.SessionKeys) > 0 {
-		b, err := json.Marshal(f.SessionKeys)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		q.WriteString(` AND session_key IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(b))
-	}
-	if f.Newest {
-		q.WriteString(` ORDER BY created_at DESC, run_id DESC`)
-	} else {
-		q.WriteString(` ORDER BY created_at, run_id`)
-	}
-	if f.Limit > 0 {
-		q.WriteString(` LIMIT ?`)
-		args = append(args, f.Limit)
-	}
-	rows, err := s.query(ctx, q.String(), args...)
+	rows, err := s.query(ctx, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
 	defer rows.Close()
-	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanRun)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
 	return out, nil
@@ -427,7 +323,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := scanRun(rows)
+			r, err := sqlstore.ScanRun(rows)
 			if err != nil {
 				return err
 			}

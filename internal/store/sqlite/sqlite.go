@@ -48,6 +48,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // Options configures Open. The zero value is a sensible default.
@@ -286,20 +287,10 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
 
 // toMs converts t to unix milliseconds; the zero time is 0.
-func toMs(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
+func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 
 // fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+func fromMs(ms int64) time.Time { return sqlstore.FromMs(ms) }
 
 // maxCachedStmts bounds a stmtCache; queries beyond it are not prepared.
 const maxCachedStmts = 256
