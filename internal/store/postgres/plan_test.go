@@ -65,8 +65,8 @@ func TestListingPlans(t *testing.T) {
 		{"outbox of a kind due", store.OutboxFilter{Kind: "announce", DueBefore: time.UnixMilli(1 << 40), Limit: 100}},
 		{"outbox newest of a kind", store.OutboxFilter{Kind: "announce", Newest: true, Limit: 100}},
 	} {
-		q, args, _ := outboxQuery(c.f)
-		plans = append(plans, plan{c.name, q, args})
+		q, _, _ := sqlstore.Postgres.ListOutbox(c.f)
+		plans = append(plans, plan{c.name, q.String(), q.Args()})
 	}
 	for _, p := range plans {
 		rows, err := s.pool.Query(ctx, `EXPLAIN `+p.q, p.args...)

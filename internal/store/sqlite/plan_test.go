@@ -49,16 +49,16 @@ func TestQueryPlans(t *testing.T) {
 		{"outbox session", store.OutboxFilter{SessionKey: "k"}, "outbox_session"},
 		{"outbox run", store.OutboxFilter{RunID: "r"}, "outbox_run"},
 	} {
-		q, args, ok, err := outboxQuery(o.f)
+		q, ok, err := sqlstore.SQLite.ListOutbox(o.f)
 		if err != nil || !ok {
-			t.Fatalf("%s: outboxQuery = %v, %v", o.name, ok, err)
+			t.Fatalf("%s: ListOutbox = %v, %v", o.name, ok, err)
 		}
 		tests = append(tests, struct {
 			name  string
 			query string
 			args  []any
 			want  string
-		}{o.name, q, args, o.want})
+		}{o.name, q.String(), q.Args(), o.want})
 	}
 	for _, tt := range tests {
 		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)

@@ -85,3 +85,26 @@ func (q *Query) String() string { return q.b.String() }
 
 // Args returns the statement's arguments.
 func (q *Query) Args() []any { return q.args }
+
+// AddOneOf appends " AND col = ?" for one value (an equality lets the
+// planner use an index for order) and AddIn's form for more; nothing for
+// none.
+func (q *Query) AddOneOf(col string, vals []string) error {
+	switch len(vals) {
+	case 0:
+		return nil
+	case 1:
+		q.Add(` AND `+col+` = ?`, vals[0])
+		return nil
+	}
+	return q.AddIn(col, vals)
+}
+
+// Strings converts a slice of a string type to []string.
+func Strings[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

@@ -89,11 +89,7 @@ func (d Dialect) ListRuns(f store.RunFilter) (*Query, error) {
 		q.Add(` AND session_key = ?`, f.SessionKey)
 	}
 	if len(f.Statuses) > 0 {
-		st := make([]string, len(f.Statuses))
-		for i, v := range f.Statuses {
-			st[i] = string(v)
-		}
-		if err := q.AddIn("status", st); err != nil {
+		if err := q.AddIn("status", Strings(f.Statuses)); err != nil {
 			return nil, err
 		}
 	}
