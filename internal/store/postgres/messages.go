@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,13 +12,14 @@ import (
 )
 
 var (
-	qLastEntry      = pq(sqlstore.LastEntry)
-	qByIdemKey      = pq(sqlstore.ByIdemKey)
-	qHistoryTail    = pq(sqlstore.HistoryTail)
-	qHistoryAll     = pq(sqlstore.HistoryAll)
-	qHistoryRunTail = pq(sqlstore.HistoryRunTail)
-	qHistoryRunAll  = pq(sqlstore.HistoryRunAll)
-	qCountMessages  = pq(sqlstore.CountMessages)
+	qLastEntry = pq(sqlstore.LastEntry)
+	qByIdemKey = pq(sqlstore.ByIdemKey)
+	// qHistory is sqlstore.HistoryStmts for PostgreSQL.
+	qHistory = [...]string{
+		pq(sqlstore.HistoryStmts[0]), pq(sqlstore.HistoryStmts[1]),
+		pq(sqlstore.HistoryStmts[2]), pq(sqlstore.HistoryStmts[3]),
+	}
+	qCountMessages = pq(sqlstore.CountMessages)
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one
@@ -117,45 +116,15 @@ func (s *Store) History(ctx context.Context, sessionID string, opts store.Histor
 	if err := s.checkOpen("History"); err != nil {
 		return nil, err
 	}
-	before := opts.BeforeSeq
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	var (
-		rows pgx.Rows
-		err  error
-	)
-	switch {
-	case opts.RunID != "" && opts.Limit > 0:
-		rows, err = s.pool.Query(ctx, qHistoryRunTail, sessionID, opts.RunID, before, opts.Limit)
-	case opts.RunID != "":
-		rows, err = s.pool.Query(ctx, qHistoryRunAll, sessionID, opts.RunID, before)
-	case opts.Limit > 0:
-		rows, err = s.pool.Query(ctx, qHistoryTail, sessionID, before, opts.Limit)
-	default:
-		rows, err = s.pool.Query(ctx, qHistoryAll, sessionID, before)
-	}
+	i, args := sqlstore.HistoryStmt(sessionID, opts)
+	rows, err := s.pool.Query(ctx, qHistory[i], args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.History: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Message
-	if opts.Limit > 0 {
-		out = make([]store.Message, 0, min(opts.Limit, 64))
-	}
-	for rows.Next() {
-		var line []byte
-		m, err := sqlstore.ScanMessage(rows, sessionID, &line)
-		if err != nil {
-			return nil, fmt.Errorf("postgres.History: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlstore.History[[]byte](rows, sessionID, opts.Limit)
+	if err != nil {
 		return nil, fmt.Errorf("postgres.History: %w", err)
-	}
-	if opts.Limit > 0 {
-		slices.Reverse(out)
 	}
 	return out, nil
 }

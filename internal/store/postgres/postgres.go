@@ -195,5 +195,16 @@ func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 // fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
 func fromMs(ms int64) time.Time { return sqlstore.FromMs(ms) }
 
+// queryAll runs query on the pool and reads every row with scan; hint > 0
+// preallocates for that many rows.
+func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore.Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return sqlstore.Rows(rows, hint, scan)
+}
+
 // pq rewrites a shared statement's placeholders for PostgreSQL.
 func pq(q string) string { return sqlstore.Postgres.Q(q) }

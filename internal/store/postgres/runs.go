@@ -202,12 +202,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 
 // queryRuns runs a query of runCols and scans its rows.
 func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*store.Run, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlstore.Rows(rows, 0, sqlstore.ScanRun)
+	return queryAll(ctx, s, 0, sqlstore.ScanRun, query, args...)
 }
 
 // FinishRun marks a live run terminal with res and, in the same

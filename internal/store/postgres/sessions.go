@@ -92,21 +92,11 @@ func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, 
 	if err := s.checkOpen("SessionsByID"); err != nil {
 		return nil, err
 	}
-	out, err := s.querySessions(ctx, 0, qSessionsByID, id)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanSession, qSessionsByID, id)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.SessionsByID: %w", err)
 	}
 	return out, nil
-}
-
-// querySessions runs a query of sessionCols and collects the rows.
-func (s *Store) querySessions(ctx context.Context, hint int, query string, args ...any) ([]*store.Session, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlstore.Rows(rows, hint, sqlstore.ScanSession)
 }
 
 // ListSessions returns sessions matching opts, ordered by UpdatedAt
@@ -116,7 +106,7 @@ func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*st
 		return nil, err
 	}
 	q := sqlstore.Postgres.ListSessions(opts)
-	out, err := s.querySessions(ctx, opts.Limit, q.String(), q.Args()...)
+	out, err := queryAll(ctx, s, opts.Limit, sqlstore.ScanSession, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.ListSessions: %w", err)
 	}

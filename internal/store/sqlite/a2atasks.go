@@ -82,12 +82,7 @@ func (s *Store) a2aTasks(ctx context.Context, op, q string, args ...any) ([]*sto
 	if err := s.checkOpen(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanA2ATask)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanA2ATask, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}

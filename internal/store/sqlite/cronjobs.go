@@ -69,12 +69,7 @@ func (s *Store) cronJobs(ctx context.Context, op, q string, args ...any) ([]*sto
 	if err := s.checkOpen(op); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanCronJob)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanCronJob, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
@@ -201,12 +196,7 @@ func (s *Store) CronRuns(ctx context.Context, id string, limit int) ([]*store.Cr
 	if limit <= 0 {
 		return nil, errors.New("sqlite.CronRuns: limit must be positive")
 	}
-	rows, err := s.query(ctx, qCronRuns, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanCronRun)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanCronRun, qCronRuns, id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
 	}

@@ -5,22 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 const (
-	qLastEntry      = sqlstore.LastEntry
-	qInsertMessage  = sqlstore.InsertMessages + `(?, ?, ?, ?, ?, ?, ?, ?)`
-	qByIdemKey      = sqlstore.ByIdemKey
-	qHistoryTail    = sqlstore.HistoryTail
-	qHistoryAll     = sqlstore.HistoryAll
-	qHistoryRunTail = sqlstore.HistoryRunTail
-	qHistoryRunAll  = sqlstore.HistoryRunAll
-	qCountMessages  = sqlstore.CountMessages
+	qLastEntry     = sqlstore.LastEntry
+	qInsertMessage = sqlstore.InsertMessages + `(?, ?, ?, ?, ?, ?, ?, ?)`
+	qByIdemKey     = sqlstore.ByIdemKey
+	qHistoryTail   = sqlstore.HistoryTail
+	qHistoryAll    = sqlstore.HistoryAll
+	qCountMessages = sqlstore.CountMessages
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one write
@@ -99,45 +95,16 @@ func (s *Store) History(ctx context.Context, sessionID string, opts store.Histor
 	if err := s.checkOpen("History"); err != nil {
 		return nil, err
 	}
-	before := opts.BeforeSeq
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	switch {
-	case opts.RunID != "" && opts.Limit > 0:
-		rows, err = s.query(ctx, qHistoryRunTail, sessionID, opts.RunID, before, opts.Limit)
-	case opts.RunID != "":
-		rows, err = s.query(ctx, qHistoryRunAll, sessionID, opts.RunID, before)
-	case opts.Limit > 0:
-		rows, err = s.query(ctx, qHistoryTail, sessionID, before, opts.Limit)
-	default:
-		rows, err = s.query(ctx, qHistoryAll, sessionID, before)
-	}
+	i, args := sqlstore.HistoryStmt(sessionID, opts)
+	rows, err := s.query(ctx, sqlstore.HistoryStmts[i], args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.History: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Message
-	if opts.Limit > 0 {
-		out = make([]store.Message, 0, min(opts.Limit, 64))
-	}
-	var line sql.RawBytes // valid until the next Next; Unmarshal copies
-	for rows.Next() {
-		m, err := sqlstore.ScanMessage(rows, sessionID, &line)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.History: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
+	// The line is lent by the driver until the next row.
+	out, err := sqlstore.History[sql.RawBytes](rows, sessionID, opts.Limit)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite.History: %w", err)
-	}
-	if opts.Limit > 0 {
-		slices.Reverse(out)
 	}
 	return out, nil
 }

@@ -106,12 +106,7 @@ func (s *Store) ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.
 	if !ok {
 		return nil, nil
 	}
-	rows, err := s.query(ctx, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListOutbox: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, f.Limit, sqlstore.ScanOutbox)
+	out, err := queryAll(ctx, s, f.Limit, sqlstore.ScanOutbox, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListOutbox: %w", err)
 	}

@@ -167,12 +167,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
-	rows, err := s.query(ctx, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanRun)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanRun, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}

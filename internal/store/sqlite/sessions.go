@@ -97,12 +97,7 @@ func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, 
 	if err := s.checkOpen("SessionsByID"); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, qSessionsByID, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.SessionsByID: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanSession)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanSession, qSessionsByID, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.SessionsByID: %w", err)
 	}
@@ -116,12 +111,7 @@ func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*st
 		return nil, err
 	}
 	q := sqlstore.SQLite.ListSessions(opts)
-	rows, err := s.query(ctx, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, opts.Limit, sqlstore.ScanSession)
+	out, err := queryAll(ctx, s, opts.Limit, sqlstore.ScanSession, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
 	}

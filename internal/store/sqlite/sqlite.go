@@ -275,6 +275,17 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return s.r.QueryContext(ctx, query, args...)
 }
 
+// queryAll runs query on s's readers and reads every row with scan; hint
+// > 0 preallocates for that many rows.
+func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore.Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := s.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return sqlstore.Rows(rows, hint, scan)
+}
+
 // queryRow is query for a single row.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := s.rc.get(ctx, s.r, query); st != nil {

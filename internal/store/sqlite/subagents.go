@@ -79,12 +79,7 @@ func (s *Store) ListSubagents(ctx context.Context, f store.SubagentFilter) ([]*s
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListSubagents: %w", err)
 	}
-	rows, err := s.query(ctx, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSubagents: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.Rows(rows, 0, sqlstore.ScanSubagent)
+	out, err := queryAll(ctx, s, 0, sqlstore.ScanSubagent, q.String(), q.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.ListSubagents: %w", err)
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -108,4 +109,56 @@ func Chain(m *store.Message, seq int64, prevID string) ([]byte, error) {
 	// compact line transcript.Encoder does (json.Marshal would re-validate
 	// it and escape <, > and &).
 	return m.Entry.MarshalJSON()
+}
+
+// HistoryStmts lists History's statements in the order HistoryStmt picks
+// them.
+var HistoryStmts = [4]string{HistoryRunTail, HistoryRunAll, HistoryTail, HistoryAll}
+
+// HistoryStmt picks the statement of store.Store's History for opts: its
+// index in HistoryStmts and its arguments.
+func HistoryStmt(sessionID string, opts store.HistoryOptions) (int, []any) {
+	before := opts.BeforeSeq
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	switch {
+	case opts.RunID != "" && opts.Limit > 0:
+		return 0, []any{sessionID, opts.RunID, before, opts.Limit}
+	case opts.RunID != "":
+		return 1, []any{sessionID, opts.RunID, before}
+	case opts.Limit > 0:
+		return 2, []any{sessionID, before, opts.Limit}
+	}
+	return 3, []any{sessionID, before}
+}
+
+// History reads the rows of HistoryStmt's statement into messages in
+// ascending Seq (a limited read comes newest first and is reversed). B is
+// the type of the line's buffer, reused from row to row: sql.RawBytes lets
+// SQLite lend it.
+func History[B ~[]byte, R interface {
+	Scanner
+	Next() bool
+	Err() error
+}](rows R, sessionID string, limit int) ([]store.Message, error) {
+	var out []store.Message
+	if limit > 0 {
+		out = make([]store.Message, 0, min(limit, 64))
+	}
+	var line B // Unmarshal copies what it keeps
+	for rows.Next() {
+		m, err := ScanMessage(rows, sessionID, &line)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if limit > 0 {
+		slices.Reverse(out)
+	}
+	return out, nil
 }
