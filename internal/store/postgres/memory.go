@@ -16,11 +16,9 @@ import (
 var _ store.MemoryStore = (*Store)(nil)
 
 var (
-	qMemoryFiles        = pq(sqlstore.MemoryFiles)
 	qMemoryChunksDelete = pq(sqlstore.MemoryChunksDelete)
 	qMemoryFileDelete   = pq(sqlstore.MemoryFileDelete)
 	qMemoryFilePut      = pq(sqlstore.MemoryFilePut)
-	qMemoryChunks       = pq(sqlstore.MemoryChunks)
 	qMemoryVecPut       = pq(sqlstore.MemoryVecPut)
 )
 
@@ -28,18 +26,6 @@ const (
 	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text, search)
 		VALUES ($1,$2,$3,$4,$5,$6)`
 )
-
-// MemoryFiles implements store.MemoryStore.
-func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
-	if err := s.checkOpen("MemoryFiles"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryFile, qMemoryFiles, scope)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryFiles: %w", err)
-	}
-	return out, nil
-}
 
 // PutMemoryFile implements store.MemoryStore.
 func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryFile, chunks []store.MemoryChunk) error {
@@ -125,18 +111,6 @@ var _ store.MemoryVectorStore = (*Store)(nil)
 const (
 	qMemoryVecs = `SELECT hash, vec FROM memory_vectors WHERE model = $1 AND hash = ANY($2)`
 )
-
-// MemoryChunks implements store.MemoryVectorStore.
-func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
-	if err := s.checkOpen("MemoryChunks"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryChunk, qMemoryChunks, scope)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryChunks: %w", err)
-	}
-	return out, nil
-}
 
 // MemoryVectors implements store.MemoryVectorStore.
 func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {

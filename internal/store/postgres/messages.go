@@ -14,12 +14,6 @@ import (
 var (
 	qLastEntry = pq(sqlstore.LastEntry)
 	qByIdemKey = pq(sqlstore.ByIdemKey)
-	// qHistory is sqlstore.HistoryStmts for PostgreSQL.
-	qHistory = [...]string{
-		pq(sqlstore.HistoryStmts[0]), pq(sqlstore.HistoryStmts[1]),
-		pq(sqlstore.HistoryStmts[2]), pq(sqlstore.HistoryStmts[3]),
-	}
-	qCountMessages = pq(sqlstore.CountMessages)
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one
@@ -109,36 +103,6 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		return store.Message{}, false, fmt.Errorf("postgres.PostMessage: %w", err)
 	}
 	return found, posted, nil
-}
-
-// History returns a window of transcript sessionID in ascending Seq.
-func (s *Store) History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error) {
-	if err := s.checkOpen("History"); err != nil {
-		return nil, err
-	}
-	i, args := sqlstore.HistoryStmt(sessionID, opts)
-	rows, err := s.pool.Query(ctx, qHistory[i], args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.History: %w", err)
-	}
-	defer rows.Close()
-	out, err := sqlstore.History[[]byte](rows, sessionID, opts.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.History: %w", err)
-	}
-	return out, nil
-}
-
-// CountMessages returns the number of entries in transcript sessionID.
-func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, error) {
-	if err := s.checkOpen("CountMessages"); err != nil {
-		return 0, err
-	}
-	var n int64
-	if err := s.pool.QueryRow(ctx, qCountMessages, sessionID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres.CountMessages: %w", err)
-	}
-	return n, nil
 }
 
 // prepareMessages does the part of an append that does not depend on the

@@ -65,41 +65,6 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	return nil
 }
 
-// GetOutbox returns the item, or ErrNotFound.
-func (s *Store) GetOutbox(ctx context.Context, id string) (*store.OutboxItem, error) {
-	if err := s.checkOpen("GetOutbox"); err != nil {
-		return nil, err
-	}
-	it, err := scanOutbox(s.pool.QueryRow(ctx, qGetOutbox, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres.GetOutbox: %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.GetOutbox: %w", err)
-	}
-	return it, nil
-}
-
-// ListOutbox returns items matching f, ordered by NextAttemptAt, then
-// CreatedAt, then ID (or newest first with f.Newest).
-func (s *Store) ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error) {
-	if err := s.checkOpen("ListOutbox"); err != nil {
-		return nil, err
-	}
-	q, ok, err := sqlstore.Postgres.ListOutbox(f)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListOutbox: %w", err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	out, err := queryAll(ctx, s, f.Limit, sqlstore.ScanOutbox, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListOutbox: %w", err)
-	}
-	return out, nil
-}
-
 // UpdateOutbox applies fn to the stored item, locked for the transaction,
 // and stores the result with UpdatedAt set to now (and a delivered item's
 // zero DeliveredAt set to now); fn's error is returned as is and leaves the

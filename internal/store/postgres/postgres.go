@@ -55,6 +55,9 @@ var ErrNewerSchema = errors.New("database schema is newer than this binary")
 // Store is a store.Store backed by a PostgreSQL database. It is safe for
 // concurrent use, also by several processes on one database.
 type Store struct {
+	// Reads answers the reads both SQL stores share, on the pool.
+	sqlstore.Reads
+
 	pool   *pgxpool.Pool
 	now    func() time.Time
 	newID  func() string
@@ -100,6 +103,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		cfg.MaxConns = 16
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.Postgres, Name: "postgres", DB: poolReads{s},
+		NoRows: pgx.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -192,9 +197,6 @@ func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) 
 // toMs converts t to unix milliseconds; the zero time is 0.
 func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 
-// fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time { return sqlstore.FromMs(ms) }
-
 // queryAll runs query on the pool and reads every row with scan; hint > 0
 // preallocates for that many rows.
 func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore.Scanner) (T, error), query string, args ...any) ([]T, error) {
@@ -204,6 +206,17 @@ func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore
 	}
 	defer rows.Close()
 	return sqlstore.Rows(rows, hint, scan)
+}
+
+// poolReads runs sqlstore.Reads' statements on s's pool.
+type poolReads struct{ s *Store }
+
+func (r poolReads) Query(ctx context.Context, query string, args ...any) (sqlstore.Cursor, error) {
+	return r.s.pool.Query(ctx, query, args...)
+}
+
+func (r poolReads) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return r.s.pool.QueryRow(ctx, query, args...)
 }
 
 // pq rewrites a shared statement's placeholders for PostgreSQL.

@@ -109,21 +109,6 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// GetRun returns the run, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
-	if err := s.checkOpen("GetRun"); err != nil {
-		return nil, err
-	}
-	r, err := scanRun(s.pool.QueryRow(ctx, qGetRun, runID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres.GetRun: %q: %w", runID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.GetRun: %w", err)
-	}
-	return r, nil
-}
-
 // getRunLocked reads and locks a run inside a transaction; ErrNotFound if
 // absent.
 func getRunLocked(ctx context.Context, tx pgx.Tx, runID string) (*store.Run, error) {
@@ -180,22 +165,6 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres.UpdateRun: %w", err)
-	}
-	return out, nil
-}
-
-// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	if err := s.checkOpen("ListRuns"); err != nil {
-		return nil, err
-	}
-	q, err := sqlstore.Postgres.ListRuns(f)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
-	}
-	out, err := s.queryRuns(ctx, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
 	}
 	return out, nil
 }

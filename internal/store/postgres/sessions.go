@@ -18,7 +18,6 @@ const sessionCols = sqlstore.SessionCols
 var (
 	qGetSession       = pq(sqlstore.GetSession)
 	qGetSessionLocked = qGetSession + ` FOR UPDATE`
-	qSessionsByID     = pq(sqlstore.SessionsByID)
 	qDeleteSession    = pq(sqlstore.DeleteSession)
 	qSessionIDInUse   = pq(sqlstore.SessionIDInUse)
 	qDeleteTranscript = pq(sqlstore.DeleteTranscript)
@@ -84,46 +83,6 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 		return nil, fmt.Errorf("postgres.GetSession: %w", err)
 	}
 	return sess, nil
-}
-
-// SessionsByID returns every session whose current SessionID is id, ordered
-// by key.
-func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, error) {
-	if err := s.checkOpen("SessionsByID"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanSession, qSessionsByID, id)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.SessionsByID: %w", err)
-	}
-	return out, nil
-}
-
-// ListSessions returns sessions matching opts, ordered by UpdatedAt
-// descending, then Key.
-func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error) {
-	if err := s.checkOpen("ListSessions"); err != nil {
-		return nil, err
-	}
-	q := sqlstore.Postgres.ListSessions(opts)
-	out, err := queryAll(ctx, s, opts.Limit, sqlstore.ScanSession, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListSessions: %w", err)
-	}
-	return out, nil
-}
-
-// CountSessions implements store.Store.
-func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
-	if err := s.checkOpen("CountSessions"); err != nil {
-		return 0, err
-	}
-	q := sqlstore.Postgres.CountSessions(opts)
-	var n int64
-	if err := s.pool.QueryRow(ctx, q.String(), q.Args()...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres.CountSessions: %w", err)
-	}
-	return n, nil
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and

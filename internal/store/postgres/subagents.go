@@ -44,37 +44,6 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	return nil
 }
 
-// GetSubagent returns the row of a child run, or ErrNotFound.
-func (s *Store) GetSubagent(ctx context.Context, childRunID string) (*store.SubagentRun, error) {
-	if err := s.checkOpen("GetSubagent"); err != nil {
-		return nil, err
-	}
-	r, err := sqlstore.ScanSubagent(s.pool.QueryRow(ctx, qGetSubagent, childRunID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres.GetSubagent: %q: %w", childRunID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.GetSubagent: %w", err)
-	}
-	return r, nil
-}
-
-// ListSubagents returns rows matching f, newest first.
-func (s *Store) ListSubagents(ctx context.Context, f store.SubagentFilter) ([]*store.SubagentRun, error) {
-	if err := s.checkOpen("ListSubagents"); err != nil {
-		return nil, err
-	}
-	q, err := sqlstore.Postgres.ListSubagents(f)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListSubagents: %w", err)
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanSubagent, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListSubagents: %w", err)
-	}
-	return out, nil
-}
-
 // UpdateSubagent applies fn to the stored row, locked, in one transaction.
 func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*store.SubagentRun) error) (*store.SubagentRun, error) {
 	if err := s.checkOpen("UpdateSubagent"); err != nil {

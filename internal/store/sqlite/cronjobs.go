@@ -15,12 +15,9 @@ var _ store.CronStore = (*Store)(nil)
 
 const (
 	qPutCronJob    = sqlstore.PutCronJob
-	qGetCronJob    = sqlstore.GetCronJob
-	qListCronJobs  = sqlstore.ListCronJobs
 	qDeleteCronJob = sqlstore.DeleteCronJob
 	qInsertCronRun = sqlstore.InsertCronRun
 	qFinishCronRun = sqlstore.FinishCronRun
-	qCronRuns      = sqlstore.CronRuns
 	qDueCronJobs   = `SELECT ` + sqlstore.CronJobCols + ` FROM cron_jobs
 		WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`
 	qClaimCronTick = `UPDATE cron_jobs SET next_run_at = ?3, last_tick = ?2, updated_at = ?4
@@ -48,45 +45,6 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 		return fmt.Errorf("sqlite.PutCronJob %q: %w", j.ID, err)
 	}
 	return nil
-}
-
-// GetCronJob implements store.CronStore.
-func (s *Store) GetCronJob(ctx context.Context, id string) (*store.CronJob, error) {
-	if err := s.checkOpen("GetCronJob"); err != nil {
-		return nil, err
-	}
-	j, err := sqlstore.ScanCronJob(s.queryRow(ctx, qGetCronJob, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetCronJob %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetCronJob %q: %w", id, err)
-	}
-	return j, nil
-}
-
-func (s *Store) cronJobs(ctx context.Context, op, q string, args ...any) ([]*store.CronJob, error) {
-	if err := s.checkOpen(op); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanCronJob, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-	}
-	return out, nil
-}
-
-// ListCronJobs implements store.CronStore.
-func (s *Store) ListCronJobs(ctx context.Context) ([]*store.CronJob, error) {
-	return s.cronJobs(ctx, "ListCronJobs", qListCronJobs)
-}
-
-// DueCronJobs implements store.CronStore.
-func (s *Store) DueCronJobs(ctx context.Context, now time.Time, limit int) ([]*store.CronJob, error) {
-	if limit <= 0 {
-		return nil, errors.New("sqlite.DueCronJobs: limit must be positive")
-	}
-	return s.cronJobs(ctx, "DueCronJobs", qDueCronJobs, toMs(now), limit)
 }
 
 // DeleteCronJob implements store.CronStore.
@@ -186,19 +144,4 @@ func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, st
 		return fmt.Errorf("sqlite.FinishCronRun %q at %v: %w", id, tick, store.ErrNotFound)
 	}
 	return nil
-}
-
-// CronRuns implements store.CronStore.
-func (s *Store) CronRuns(ctx context.Context, id string, limit int) ([]*store.CronRun, error) {
-	if err := s.checkOpen("CronRuns"); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, errors.New("sqlite.CronRuns: limit must be positive")
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanCronRun, qCronRuns, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
-	}
-	return out, nil
 }

@@ -14,7 +14,6 @@ import (
 var _ store.MemoryStore = (*Store)(nil)
 
 const (
-	qMemoryFiles     = sqlstore.MemoryFiles
 	qMemoryFTSDelete = `DELETE FROM memory_fts WHERE rowid IN
 		(SELECT id FROM memory_chunks WHERE scope = ?1 AND path = ?2)`
 	qMemoryChunksDelete = sqlstore.MemoryChunksDelete
@@ -28,18 +27,6 @@ const (
 		WHERE memory_fts MATCH ?1 AND c.scope = ?2
 		ORDER BY rel DESC, c.path, c.start_line LIMIT ?3`
 )
-
-// MemoryFiles implements store.MemoryStore.
-func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
-	if err := s.checkOpen("MemoryFiles"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryFile, qMemoryFiles, scope)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
-	}
-	return out, nil
-}
 
 // deleteMemoryFile removes path's chunks and row in tx.
 func deleteMemoryFile(ctx context.Context, tx *sql.Tx, scope, path string) error {
@@ -133,25 +120,12 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 var _ store.MemoryVectorStore = (*Store)(nil)
 
 const (
-	qMemoryChunks   = sqlstore.MemoryChunks
 	qMemoryVecPut   = sqlstore.MemoryVecPut
 	qMemoryVecsHead = `SELECT hash, vec FROM memory_vectors WHERE model = ? AND hash IN (`
 	// vectorBatch bounds the hashes of one query (SQLite's variable limit
 	// is far above it).
 	vectorBatch = 500
 )
-
-// MemoryChunks implements store.MemoryVectorStore.
-func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
-	if err := s.checkOpen("MemoryChunks"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryChunk, qMemoryChunks, scope)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
-	}
-	return out, nil
-}
 
 // MemoryVectors implements store.MemoryVectorStore.
 func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {

@@ -14,9 +14,6 @@ const (
 	qLastEntry     = sqlstore.LastEntry
 	qInsertMessage = sqlstore.InsertMessages + `(?, ?, ?, ?, ?, ?, ?, ?)`
 	qByIdemKey     = sqlstore.ByIdemKey
-	qHistoryTail   = sqlstore.HistoryTail
-	qHistoryAll    = sqlstore.HistoryAll
-	qCountMessages = sqlstore.CountMessages
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one write
@@ -88,37 +85,6 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		return store.Message{}, false, fmt.Errorf("sqlite.PostMessage: %w", err)
 	}
 	return found, posted, nil
-}
-
-// History returns a window of transcript sessionID in ascending Seq.
-func (s *Store) History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error) {
-	if err := s.checkOpen("History"); err != nil {
-		return nil, err
-	}
-	i, args := sqlstore.HistoryStmt(sessionID, opts)
-	rows, err := s.query(ctx, sqlstore.HistoryStmts[i], args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.History: %w", err)
-	}
-	defer rows.Close()
-	// The line is lent by the driver until the next row.
-	out, err := sqlstore.History[sql.RawBytes](rows, sessionID, opts.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.History: %w", err)
-	}
-	return out, nil
-}
-
-// CountMessages returns the number of entries in transcript sessionID.
-func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, error) {
-	if err := s.checkOpen("CountMessages"); err != nil {
-		return 0, err
-	}
-	var n int64
-	if err := s.queryRow(ctx, qCountMessages, sessionID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite.CountMessages: %w", err)
-	}
-	return n, nil
 }
 
 // prepareMessages does the part of an append that does not depend on the

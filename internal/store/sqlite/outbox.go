@@ -77,42 +77,6 @@ func (s *Store) insertOutboxTx(ctx context.Context, tx *sql.Tx, args []any) (boo
 	return n > 0, err
 }
 
-// GetOutbox returns the item, or ErrNotFound.
-func (s *Store) GetOutbox(ctx context.Context, id string) (*store.OutboxItem, error) {
-	if err := s.checkOpen("GetOutbox"); err != nil {
-		return nil, err
-	}
-	it, err := scanOutbox(s.queryRow(ctx, qGetOutbox, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetOutbox: %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetOutbox: %w", err)
-	}
-	return it, nil
-}
-
-// ListOutbox returns items matching f, ordered by NextAttemptAt, then
-// CreatedAt, then ID. With DueBefore set it returns only pending items due
-// by then, served by the (status, next_attempt_at, …) index without a sort.
-func (s *Store) ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error) {
-	if err := s.checkOpen("ListOutbox"); err != nil {
-		return nil, err
-	}
-	q, ok, err := sqlstore.SQLite.ListOutbox(f)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListOutbox: %w", err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	out, err := queryAll(ctx, s, f.Limit, sqlstore.ScanOutbox, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListOutbox: %w", err)
-	}
-	return out, nil
-}
-
 // UpdateOutbox applies fn to the stored item in one write transaction and
 // stores the result with UpdatedAt set to now (and a delivered item's zero
 // DeliveredAt set to now); fn's error is returned as is and leaves the item

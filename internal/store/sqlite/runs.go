@@ -76,21 +76,6 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// GetRun returns the run, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
-	if err := s.checkOpen("GetRun"); err != nil {
-		return nil, err
-	}
-	r, err := sqlstore.ScanRun(s.queryRow(ctx, qGetRun, runID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetRun: %q: %w", runID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetRun: %w", err)
-	}
-	return r, nil
-}
-
 // getRunTx reads a run inside a write transaction; ErrNotFound if absent.
 func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.Run, error) {
 	st, err := s.wstmt(ctx, tx, qGetRun)
@@ -154,22 +139,6 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.UpdateRun: %w", err)
-	}
-	return out, nil
-}
-
-// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	if err := s.checkOpen("ListRuns"); err != nil {
-		return nil, err
-	}
-	q, err := sqlstore.SQLite.ListRuns(f)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanRun, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
 	return out, nil
 }

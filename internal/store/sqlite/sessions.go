@@ -15,8 +15,7 @@ import (
 const sessionCols = sqlstore.SessionCols
 
 const (
-	qGetSession   = sqlstore.GetSession
-	qSessionsByID = sqlstore.SessionsByID
+	qGetSession = sqlstore.GetSession
 
 	// The key class is written with the row and never changes: the key is
 	// the row's identity.
@@ -89,46 +88,6 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	}
 	s.sessions.fill(gen, sess)
 	return sess, nil
-}
-
-// SessionsByID returns every session whose current SessionID is id, ordered
-// by key.
-func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, error) {
-	if err := s.checkOpen("SessionsByID"); err != nil {
-		return nil, err
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanSession, qSessionsByID, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.SessionsByID: %w", err)
-	}
-	return out, nil
-}
-
-// ListSessions returns sessions matching opts, ordered by UpdatedAt
-// descending, then Key.
-func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error) {
-	if err := s.checkOpen("ListSessions"); err != nil {
-		return nil, err
-	}
-	q := sqlstore.SQLite.ListSessions(opts)
-	out, err := queryAll(ctx, s, opts.Limit, sqlstore.ScanSession, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
-	}
-	return out, nil
-}
-
-// CountSessions implements store.Store.
-func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
-	if err := s.checkOpen("CountSessions"); err != nil {
-		return 0, err
-	}
-	q := sqlstore.SQLite.CountSessions(opts)
-	var n int64
-	if err := s.queryRow(ctx, q.String(), q.Args()...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite.CountSessions: %w", err)
-	}
-	return n, nil
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and

@@ -81,6 +81,9 @@ var ErrNewerSchema = errors.New("database schema is newer than this binary")
 // Store is a store.Store backed by one SQLite database file. It is safe for
 // concurrent use.
 type Store struct {
+	// Reads answers the reads both SQL stores share, on the readers.
+	sqlstore.Reads
+
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // the bounded reader pool
 	wc    stmtCache
@@ -108,6 +111,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		opts.BusyTimeout = 5 * time.Second
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.SQLite, Name: "sqlite", DB: readers{s},
+		NoRows: sql.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -286,6 +291,26 @@ func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore
 	return sqlstore.Rows(rows, hint, scan)
 }
 
+// readers runs sqlstore.Reads' statements on s's readers.
+type readers struct{ s *Store }
+
+func (r readers) Query(ctx context.Context, query string, args ...any) (sqlstore.Cursor, error) {
+	rows, err := r.s.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return cursor{rows}, nil
+}
+
+func (r readers) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return r.s.queryRow(ctx, query, args...)
+}
+
+// cursor is *sql.Rows as a sqlstore.Cursor.
+type cursor struct{ *sql.Rows }
+
+func (c cursor) Close() { c.Rows.Close() }
+
 // queryRow is query for a single row.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := s.rc.get(ctx, s.r, query); st != nil {
@@ -299,9 +324,6 @@ func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) 
 
 // toMs converts t to unix milliseconds; the zero time is 0.
 func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
-
-// fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time { return sqlstore.FromMs(ms) }
 
 // maxCachedStmts bounds a stmtCache; queries beyond it are not prepared.
 const maxCachedStmts = 256

@@ -54,38 +54,6 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	return nil
 }
 
-// GetSubagent returns the row of a child run, or ErrNotFound.
-func (s *Store) GetSubagent(ctx context.Context, childRunID string) (*store.SubagentRun, error) {
-	if err := s.checkOpen("GetSubagent"); err != nil {
-		return nil, err
-	}
-	r, err := sqlstore.ScanSubagent(s.queryRow(ctx, qGetSubagent, childRunID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetSubagent: %q: %w", childRunID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetSubagent: %w", err)
-	}
-	return r, nil
-}
-
-// ListSubagents returns rows matching f, newest first, from the
-// requester, child and status indexes.
-func (s *Store) ListSubagents(ctx context.Context, f store.SubagentFilter) ([]*store.SubagentRun, error) {
-	if err := s.checkOpen("ListSubagents"); err != nil {
-		return nil, err
-	}
-	q, err := sqlstore.SQLite.ListSubagents(f)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSubagents: %w", err)
-	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanSubagent, q.String(), q.Args()...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSubagents: %w", err)
-	}
-	return out, nil
-}
-
 // UpdateSubagent applies fn to the stored row in one write transaction.
 func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*store.SubagentRun) error) (*store.SubagentRun, error) {
 	if err := s.checkOpen("UpdateSubagent"); err != nil {
