@@ -1,10 +1,11 @@
 // Package sqlstore owns what the SQLite and PostgreSQL stores share: the
 // text of their common statements, written once with ? placeholders and
 // rewritten for PostgreSQL by Dialect.Q, their column lists, one scanner and
-// one argument list per row type, and a builder for the filtered queries
-// they assemble at run time. Statements that differ in more than their
-// placeholders (upserts, locking reads, full-text search, batched writes)
-// stay in their store.
+// one argument list per row type, a builder for the filtered queries they
+// assemble at run time, and Reads, the reading methods they answer alike
+// (each store embeds it over its own connections). Statements that differ
+// in more than their placeholders (upserts, locking reads, full-text
+// search, batched writes) and every write stay in their store.
 //
 // Only internal/store/sqlite and internal/store/postgres import it.
 package sqlstore
