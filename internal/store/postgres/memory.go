@@ -99,7 +99,7 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 		FROM memory_chunks c, q
 		WHERE c.scope = $1 AND c.tsv @@ q.q
 		ORDER BY rel DESC, c.path, c.start_line LIMIT $2`
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryHit, q, args...)
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanMemoryHit, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.SearchMemory: %w", err)
 	}

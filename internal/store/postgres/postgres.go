@@ -197,17 +197,6 @@ func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) 
 // toMs converts t to unix milliseconds; the zero time is 0.
 func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 
-// queryAll runs query on the pool and reads every row with scan; hint > 0
-// preallocates for that many rows.
-func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore.Scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlstore.Rows(rows, hint, scan)
-}
-
 // poolReads runs sqlstore.Reads' statements on s's pool.
 type poolReads struct{ s *Store }
 

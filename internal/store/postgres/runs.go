@@ -171,7 +171,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 
 // queryRuns runs a query of runCols and scans its rows.
 func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*store.Run, error) {
-	return queryAll(ctx, s, 0, sqlstore.ScanRun, query, args...)
+	return sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanRun, query, args...)
 }
 
 // FinishRun marks a live run terminal with res and, in the same

@@ -34,7 +34,7 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 	}
 	off := zoneOffset.Milliseconds()
 	zone := time.FixedZone("", int(zoneOffset.Seconds()))
-	out, err := queryAll(ctx, s, 0, func(sc sqlstore.Scanner) (store.UsageDay, error) {
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, func(sc sqlstore.Scanner) (store.UsageDay, error) {
 		return sqlstore.ScanUsageDay(sc, off, zone)
 	}, qUsageByDay, off, from.UnixMilli(), to.UnixMilli())
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Store) RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.
 	if limit <= 0 || limit > store.MaxRunsUsage {
 		limit = store.MaxRunsUsage
 	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanRunUsage, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.SessionKey, limit)
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanRunUsage, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.SessionKey, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.RunsUsage: %w", err)
 	}

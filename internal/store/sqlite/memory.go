@@ -110,7 +110,7 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 	if q == "" || limit <= 0 {
 		return nil, nil
 	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanMemoryHit, qMemorySearch, q, scope, limit)
+	out, err := sqlstore.All(ctx, readers{s}, 0, sqlstore.ScanMemoryHit, qMemorySearch, q, scope, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
 	}

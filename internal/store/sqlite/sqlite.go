@@ -280,17 +280,6 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return s.r.QueryContext(ctx, query, args...)
 }
 
-// queryAll runs query on s's readers and reads every row with scan; hint
-// > 0 preallocates for that many rows.
-func queryAll[T any](ctx context.Context, s *Store, hint int, scan func(sqlstore.Scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlstore.Rows(rows, hint, scan)
-}
-
 // readers runs sqlstore.Reads' statements on s's readers.
 type readers struct{ s *Store }
 

@@ -31,7 +31,7 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 	}
 	off := zoneOffset.Milliseconds()
 	zone := time.FixedZone("", int(zoneOffset.Seconds()))
-	out, err := queryAll(ctx, s, 0, func(sc sqlstore.Scanner) (store.UsageDay, error) {
+	out, err := sqlstore.All(ctx, readers{s}, 0, func(sc sqlstore.Scanner) (store.UsageDay, error) {
 		return sqlstore.ScanUsageDay(sc, off, zone)
 	}, qUsageByDay, off, from.UnixMilli(), to.UnixMilli())
 	if err != nil {
@@ -98,7 +98,7 @@ func (s *Store) RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.
 	if limit <= 0 || limit > store.MaxRunsUsage {
 		limit = store.MaxRunsUsage
 	}
-	out, err := queryAll(ctx, s, 0, sqlstore.ScanRunUsage, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.AgentID, f.SessionKey, f.SessionKey, limit)
+	out, err := sqlstore.All(ctx, readers{s}, 0, sqlstore.ScanRunUsage, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.AgentID, f.SessionKey, f.SessionKey, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.RunsUsage: %w", err)
 	}

@@ -77,9 +77,10 @@ func (r *reads) errorf(op, format string, args ...any) error {
 	return fmt.Errorf(r.Name+"."+op+format, args...)
 }
 
-// all runs query and reads every row with scan.
-func all[T any](ctx context.Context, r *reads, hint int, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := r.DB.Query(ctx, query, args...)
+// All runs query on db and reads every row with scan; hint > 0
+// preallocates for that many rows.
+func All[T any](ctx context.Context, db DB, hint int, scan func(Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,27 @@ func list[T any](ctx context.Context, r *reads, op string, hint int, scan func(S
 	if err := r.CheckOpen(op); err != nil {
 		return nil, err
 	}
-	out, err := all(ctx, r, hint, scan, query, args...)
+	out, err := All(ctx, r.DB, hint, scan, query, args...)
+	if err != nil {
+		return nil, r.errorf(op, ": %w", err)
+	}
+	return out, nil
+}
+
+// listQuery is list for a query built from a filter; a nil query
+// matches nothing.
+func listQuery[T any](ctx context.Context, r *reads, op string, hint int, scan func(Scanner) (T, error), build func() (*Query, error)) ([]T, error) {
+	if err := r.CheckOpen(op); err != nil {
+		return nil, err
+	}
+	q, err := build()
+	if err != nil {
+		return nil, r.errorf(op, ": %w", err)
+	}
+	if q == nil {
+		return nil, nil
+	}
+	out, err := All(ctx, r.DB, hint, scan, q.String(), q.Args()...)
 	if err != nil {
 		return nil, r.errorf(op, ": %w", err)
 	}
@@ -123,19 +144,7 @@ func (rd Reads) GetRun(ctx context.Context, runID string) (*store.Run, error) {
 
 // ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
 func (rd Reads) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	r := rd.c
-	if err := r.CheckOpen("ListRuns"); err != nil {
-		return nil, err
-	}
-	q, err := r.Dialect.ListRuns(f)
-	if err != nil {
-		return nil, r.errorf("ListRuns", ": %w", err)
-	}
-	out, err := all(ctx, r, 0, ScanRun, q.String(), q.Args()...)
-	if err != nil {
-		return nil, r.errorf("ListRuns", ": %w", err)
-	}
-	return out, nil
+	return listQuery(ctx, rd.c, "ListRuns", 0, ScanRun, func() (*Query, error) { return rd.c.Dialect.ListRuns(f) })
 }
 
 // GetOutbox returns the item, or ErrNotFound.
@@ -148,22 +157,13 @@ func (rd Reads) GetOutbox(ctx context.Context, id string) (*store.OutboxItem, er
 // returns only pending items due by then, served by the (status,
 // next_attempt_at, …) index without a sort.
 func (rd Reads) ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error) {
-	r := rd.c
-	if err := r.CheckOpen("ListOutbox"); err != nil {
-		return nil, err
-	}
-	q, ok, err := r.Dialect.ListOutbox(f)
-	if err != nil {
-		return nil, r.errorf("ListOutbox", ": %w", err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	out, err := all(ctx, r, f.Limit, ScanOutbox, q.String(), q.Args()...)
-	if err != nil {
-		return nil, r.errorf("ListOutbox", ": %w", err)
-	}
-	return out, nil
+	return listQuery(ctx, rd.c, "ListOutbox", f.Limit, ScanOutbox, func() (*Query, error) {
+		q, ok, err := rd.c.Dialect.ListOutbox(f)
+		if !ok {
+			return nil, err
+		}
+		return q, err
+	})
 }
 
 // GetSubagent returns the row of a child run, or ErrNotFound.
@@ -174,19 +174,7 @@ func (rd Reads) GetSubagent(ctx context.Context, childRunID string) (*store.Suba
 // ListSubagents returns rows matching f, newest first, from the
 // requester, child and status indexes.
 func (rd Reads) ListSubagents(ctx context.Context, f store.SubagentFilter) ([]*store.SubagentRun, error) {
-	r := rd.c
-	if err := r.CheckOpen("ListSubagents"); err != nil {
-		return nil, err
-	}
-	q, err := r.Dialect.ListSubagents(f)
-	if err != nil {
-		return nil, r.errorf("ListSubagents", ": %w", err)
-	}
-	out, err := all(ctx, r, 0, ScanSubagent, q.String(), q.Args()...)
-	if err != nil {
-		return nil, r.errorf("ListSubagents", ": %w", err)
-	}
-	return out, nil
+	return listQuery(ctx, rd.c, "ListSubagents", 0, ScanSubagent, func() (*Query, error) { return rd.c.Dialect.ListSubagents(f) })
 }
 
 // GetCronJob implements store.CronStore.

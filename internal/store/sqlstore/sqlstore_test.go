@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -89,4 +91,44 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+func TestHistoryStmt(t *testing.T) {
+	for _, c := range []struct {
+		opts store.HistoryOptions
+		stmt string
+		args []any
+	}{
+		{store.HistoryOptions{}, HistoryAll, []any{"s", int64(math.MaxInt64)}},
+		{store.HistoryOptions{Limit: 5, BeforeSeq: 9}, HistoryTail, []any{"s", int64(9), 5}},
+		{store.HistoryOptions{RunID: "r"}, HistoryRunAll, []any{"s", "r", int64(math.MaxInt64)}},
+		{store.HistoryOptions{RunID: "r", Limit: 2}, HistoryRunTail, []any{"s", "r", int64(math.MaxInt64), 2}},
+	} {
+		i, args := HistoryStmt("s", c.opts)
+		if HistoryStmts[i] != c.stmt || !slices.Equal(args, c.args) {
+			t.Errorf("HistoryStmt(%+v) = %q %v, want %q %v", c.opts, HistoryStmts[i], args, c.stmt, c.args)
+		}
+	}
+}
+
+func TestListOutboxQuery(t *testing.T) {
+	due := time.UnixMilli(1000)
+	if _, ok, err := SQLite.ListOutbox(store.OutboxFilter{DueBefore: due, Statuses: []store.OutboxStatus{store.OutboxDead}}); ok || err != nil {
+		t.Errorf("due dead items: ok %v, err %v; want a query that matches nothing", ok, err)
+	}
+	for _, c := range []struct {
+		d    Dialect
+		f    store.OutboxFilter
+		want string
+	}{
+		{SQLite, store.OutboxFilter{DueBefore: due, Limit: 10},
+			`SELECT ` + OutboxCols + ` FROM outbox WHERE 1 AND next_attempt_at <= ? AND status = ? ORDER BY next_attempt_at, created_at, id LIMIT ? OFFSET ?`},
+		{Postgres, store.OutboxFilter{Kind: "a2a", Statuses: []store.OutboxStatus{store.OutboxPending, store.OutboxDead}, Newest: true},
+			`SELECT ` + OutboxCols + ` FROM outbox WHERE true AND kind = $1 AND status = ANY($2) ORDER BY created_at DESC, id DESC`},
+	} {
+		q, ok, err := c.d.ListOutbox(c.f)
+		if !ok || err != nil || q.String() != c.want {
+			t.Errorf("dialect %d ListOutbox(%+v):\n got %v %v %s\nwant %s", c.d, c.f, ok, err, q.String(), c.want)
+		}
+	}
 }
