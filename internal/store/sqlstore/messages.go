@@ -146,12 +146,23 @@ func History[B ~[]byte, R interface {
 	if limit > 0 {
 		out = make([]store.Message, 0, min(limit, 64))
 	}
-	var line B // Unmarshal copies what it keeps
+	// One set of scan targets for every row, so that scanning a row
+	// allocates nothing of its own; Unmarshal copies what it keeps.
+	var (
+		m       store.Message
+		created int64
+		line    B
+	)
+	dest := []any{&m.Seq, &m.Role, &m.RunID, &created, &line}
 	for rows.Next() {
-		m, err := ScanMessage(rows, sessionID, &line)
-		if err != nil {
+		m = store.Message{SessionID: sessionID}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		if err := m.Entry.UnmarshalJSON([]byte(line)); err != nil {
+			return nil, fmt.Errorf("%s seq %d: %w", sessionID, m.Seq, err)
+		}
+		m.CreatedAt = FromMs(created)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
