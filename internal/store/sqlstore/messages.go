@@ -146,24 +146,24 @@ func History[B ~[]byte, R interface {
 	if limit > 0 {
 		out = make([]store.Message, 0, min(limit, 64))
 	}
-	// One set of scan targets for every row, so that scanning a row
-	// allocates nothing of its own; Unmarshal copies what it keeps.
-	var (
-		m       store.Message
-		created int64
-		line    B
-	)
-	dest := []any{&m.Seq, &m.Role, &m.RunID, &created, &line}
+	// One set of scan targets for every row, made at the first, so that
+	// scanning a row allocates nothing of its own; Unmarshal copies what
+	// it keeps.
+	var t *historyRow[B]
 	for rows.Next() {
-		m = store.Message{SessionID: sessionID}
-		if err := rows.Scan(dest...); err != nil {
+		if t == nil {
+			t = new(historyRow[B])
+			t.dest = [...]any{&t.m.Seq, &t.m.Role, &t.m.RunID, &t.created, &t.line}
+		}
+		t.m = store.Message{SessionID: sessionID}
+		if err := rows.Scan(t.dest[:]...); err != nil {
 			return nil, err
 		}
-		if err := m.Entry.UnmarshalJSON([]byte(line)); err != nil {
-			return nil, fmt.Errorf("%s seq %d: %w", sessionID, m.Seq, err)
+		if err := t.m.Entry.UnmarshalJSON([]byte(t.line)); err != nil {
+			return nil, fmt.Errorf("%s seq %d: %w", sessionID, t.m.Seq, err)
 		}
-		m.CreatedAt = FromMs(created)
-		out = append(out, m)
+		t.m.CreatedAt = FromMs(t.created)
+		out = append(out, t.m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -172,4 +172,12 @@ func History[B ~[]byte, R interface {
 		slices.Reverse(out)
 	}
 	return out, nil
+}
+
+// historyRow holds History's scan targets.
+type historyRow[B ~[]byte] struct {
+	m       store.Message
+	created int64
+	line    B
+	dest    [5]any
 }
