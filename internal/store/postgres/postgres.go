@@ -208,5 +208,9 @@ func (r poolReads) QueryRow(ctx context.Context, query string, args ...any) sqls
 	return r.s.pool.QueryRow(ctx, query, args...)
 }
 
+func (r poolReads) QueryRowKey(ctx context.Context, query, key string) sqlstore.Scanner {
+	return r.s.pool.QueryRow(ctx, query, key)
+}
+
 // pq rewrites a shared statement's placeholders for PostgreSQL.
 func pq(q string) string { return sqlstore.Postgres.Q(q) }

@@ -295,6 +295,10 @@ func (r readers) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 	return r.s.queryRow(ctx, query, args...)
 }
 
+func (r readers) QueryRowKey(ctx context.Context, query, key string) sqlstore.Scanner {
+	return r.s.queryRow(ctx, query, key)
+}
+
 // cursor is *sql.Rows as a sqlstore.Cursor.
 type cursor struct{ *sql.Rows }
 
