@@ -560,9 +560,13 @@ var importAllowLists = map[string][]string{
 		"github.com/jackc/pgx/v5/pgconn",
 		"github.com/jackc/pgx/v5/pgxpool",
 		"internal/store",
+		"internal/store/sqlstore",
 		"internal/transcript",
 	},
 	"internal/store/postgres/pgtest": {"github.com/jackc/pgx/v5"},
+	// The statements and row scanning both SQL backends share: the store
+	// contract, no driver.
+	"internal/store/sqlstore": {"internal/store", "internal/transcript"},
 	// migrate: both backends, pgx and the SQLite driver, nothing else.
 	"internal/store/pgmigrate": {
 		"github.com/jackc/pgx/v5",

@@ -10,39 +10,22 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 var _ store.MemoryStore = (*Store)(nil)
 
+var (
+	qMemoryChunksDelete = pq(sqlstore.MemoryChunksDelete)
+	qMemoryFileDelete   = pq(sqlstore.MemoryFileDelete)
+	qMemoryFilePut      = pq(sqlstore.MemoryFilePut)
+	qMemoryVecPut       = pq(sqlstore.MemoryVecPut)
+)
+
 const (
-	qMemoryFiles        = `SELECT path, hash, size, mtime_ns FROM memory_files WHERE scope = $1 ORDER BY path`
-	qMemoryChunksDelete = `DELETE FROM memory_chunks WHERE scope = $1 AND path = $2`
-	qMemoryFileDelete   = `DELETE FROM memory_files WHERE scope = $1 AND path = $2`
-	qMemoryFilePut      = `INSERT INTO memory_files (scope, path, hash, size, mtime_ns) VALUES ($1,$2,$3,$4,$5)
-		ON CONFLICT (scope, path) DO UPDATE SET hash = $3, size = $4, mtime_ns = $5`
 	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text, search)
 		VALUES ($1,$2,$3,$4,$5,$6)`
 )
-
-// MemoryFiles implements store.MemoryStore.
-func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
-	if err := s.checkOpen("MemoryFiles"); err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, qMemoryFiles, scope)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryFiles: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryFile, error) {
-		var f store.MemoryFile
-		err := r.Scan(&f.Path, &f.Hash, &f.Size, &f.MtimeNs)
-		return f, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryFiles: %w", err)
-	}
-	return out, nil
-}
 
 // PutMemoryFile implements store.MemoryStore.
 func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryFile, chunks []store.MemoryChunk) error {
@@ -116,15 +99,7 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 		FROM memory_chunks c, q
 		WHERE c.scope = $1 AND c.tsv @@ q.q
 		ORDER BY rel DESC, c.path, c.start_line LIMIT $2`
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.SearchMemory: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryHit, error) {
-		var h store.MemoryHit
-		err := r.Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Relevance)
-		return h, err
-	})
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanMemoryHit, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.SearchMemory: %w", err)
 	}
@@ -134,30 +109,8 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 var _ store.MemoryVectorStore = (*Store)(nil)
 
 const (
-	qMemoryChunks = `SELECT path, start_line, end_line, text FROM memory_chunks WHERE scope = $1 ORDER BY path, start_line`
-	qMemoryVecs   = `SELECT hash, vec FROM memory_vectors WHERE model = $1 AND hash = ANY($2)`
-	qMemoryVecPut = `INSERT INTO memory_vectors (model, hash, vec) VALUES ($1,$2,$3) ON CONFLICT (model, hash) DO NOTHING`
+	qMemoryVecs = `SELECT hash, vec FROM memory_vectors WHERE model = $1 AND hash = ANY($2)`
 )
-
-// MemoryChunks implements store.MemoryVectorStore.
-func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
-	if err := s.checkOpen("MemoryChunks"); err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, qMemoryChunks, scope)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryChunks: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.MemoryChunkRow, error) {
-		var c store.MemoryChunkRow
-		err := r.Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text)
-		return c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres.MemoryChunks: %w", err)
-	}
-	return out, nil
-}
 
 // MemoryVectors implements store.MemoryVectorStore.
 func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
@@ -174,13 +127,8 @@ func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var h string
-		var b []byte
-		if err := rows.Scan(&h, &b); err != nil {
+		if err := sqlstore.ScanVector(rows, out); err != nil {
 			return nil, fmt.Errorf("postgres.MemoryVectors: %w", err)
-		}
-		if v := store.DecodeVector(b); v != nil {
-			out[h] = v
 		}
 	}
 	if err := rows.Err(); err != nil {

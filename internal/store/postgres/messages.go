@@ -4,37 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-const (
-	qLastEntry = `SELECT seq, entry_id FROM messages
-		WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`
-
-	qByIdemKey = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = $1 AND idem_key = $2`
-
-	qHistoryTail = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`
-
-	qHistoryAll = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = $1 AND seq < $2 ORDER BY seq`
-
-	qHistoryRunTail = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = $1 AND run_id = $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`
-
-	qHistoryRunAll = `SELECT seq, role, run_id, created_at, line FROM messages
-		WHERE session_id = $1 AND run_id = $2 AND seq < $3 ORDER BY seq`
-
-	// Seq is the 1-based position in the transcript, so the count is the
-	// last seq: one index probe.
-	qCountMessages = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE session_id = $1`
+var (
+	qLastEntry = pq(sqlstore.LastEntry)
+	qByIdemKey = pq(sqlstore.ByIdemKey)
 )
 
 // AppendMessages appends msgs to transcript sessionID in order, in one
@@ -97,16 +76,11 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 			return err
 		}
 		if idemKey != "" {
-			var (
-				created int64
-				line    []byte
-			)
-			m := store.Message{SessionID: sessionID}
-			err := res.QueryRow().Scan(&m.Seq, &m.Role, &m.RunID, &created, &line)
+			var line []byte
+			m, err := sqlstore.ScanMessage(res.QueryRow(), sessionID, &line)
 			if err == nil {
-				m.CreatedAt = fromMs(created)
 				found = m
-				return found.Entry.UnmarshalJSON(line)
+				return nil
 			}
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return err
@@ -131,103 +105,10 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 	return found, posted, nil
 }
 
-// History returns a window of transcript sessionID in ascending Seq.
-func (s *Store) History(ctx context.Context, sessionID string, opts store.HistoryOptions) ([]store.Message, error) {
-	if err := s.checkOpen("History"); err != nil {
-		return nil, err
-	}
-	before := opts.BeforeSeq
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	var (
-		rows pgx.Rows
-		err  error
-	)
-	switch {
-	case opts.RunID != "" && opts.Limit > 0:
-		rows, err = s.pool.Query(ctx, qHistoryRunTail, sessionID, opts.RunID, before, opts.Limit)
-	case opts.RunID != "":
-		rows, err = s.pool.Query(ctx, qHistoryRunAll, sessionID, opts.RunID, before)
-	case opts.Limit > 0:
-		rows, err = s.pool.Query(ctx, qHistoryTail, sessionID, before, opts.Limit)
-	default:
-		rows, err = s.pool.Query(ctx, qHistoryAll, sessionID, before)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.History: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Message
-	if opts.Limit > 0 {
-		out = make([]store.Message, 0, min(opts.Limit, 64))
-	}
-	for rows.Next() {
-		m := store.Message{SessionID: sessionID}
-		var (
-			created int64
-			line    []byte
-		)
-		if err := rows.Scan(&m.Seq, &m.Role, &m.RunID, &created, &line); err != nil {
-			return nil, fmt.Errorf("postgres.History: %w", err)
-		}
-		if err := m.Entry.UnmarshalJSON(line); err != nil {
-			return nil, fmt.Errorf("postgres.History: %s seq %d: %w", sessionID, m.Seq, err)
-		}
-		m.CreatedAt = fromMs(created)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres.History: %w", err)
-	}
-	if opts.Limit > 0 {
-		slices.Reverse(out)
-	}
-	return out, nil
-}
-
-// CountMessages returns the number of entries in transcript sessionID.
-func (s *Store) CountMessages(ctx context.Context, sessionID string) (int64, error) {
-	if err := s.checkOpen("CountMessages"); err != nil {
-		return 0, err
-	}
-	var n int64
-	if err := s.pool.QueryRow(ctx, qCountMessages, sessionID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres.CountMessages: %w", err)
-	}
-	return n, nil
-}
-
 // prepareMessages does the part of an append that does not depend on the
 // transcript's tail: ids, timestamps, roles and run ids.
 func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store.Message, error) {
-	out := slices.Clone(msgs)
-	now := s.nowTime()
-	for i := range out {
-		m := &out[i]
-		if m.Entry.Type == "" {
-			return nil, fmt.Errorf("message %d: empty entry type", i)
-		}
-		m.SessionID = sessionID
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = now
-		}
-		m.CreatedAt = store.Millis(m.CreatedAt)
-		if m.Entry.ID == "" {
-			m.Entry.ID = s.newID()
-		}
-		if m.Entry.Timestamp == "" {
-			m.Entry.Timestamp = transcript.FormatTime(m.CreatedAt)
-		}
-		m.Role = ""
-		if m.Entry.Message != nil {
-			m.Role = m.Entry.Message.Role
-			if m.RunID == "" && m.Entry.Message.Meta != nil {
-				m.RunID = m.Entry.Message.Meta.RunID
-			}
-		}
-	}
-	return out, nil
+	return sqlstore.PrepareMessages(sessionID, msgs, s.nowTime(), s.newID)
 }
 
 // tail is the last entry of a transcript: its seq (0 when empty) and id.
@@ -272,22 +153,12 @@ func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out [
 	// One multi-row INSERT: one round trip whatever the batch size.
 	args := make([]any, 0, 8*len(out))
 	q := make([]byte, 0, 128+48*len(out))
-	q = append(q, `INSERT INTO messages (session_id, seq, entry_id, role, run_id, created_at, line, idem_key) VALUES `...)
+	q = append(q, sqlstore.InsertMessages...)
 	for i := range out {
 		m := &out[i]
 		seq++
-		m.Seq = seq
-		if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
-			m.Entry.ParentID = nil
-			if prevID != "" {
-				p := prevID
-				m.Entry.ParentID = &p
-			}
-		}
+		line, err := sqlstore.Chain(m, seq, prevID)
 		prevID = m.Entry.ID
-		// The type's own JSON method: the compact line transcript.Encoder
-		// writes.
-		line, err := m.Entry.MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // TestListingPlans checks that the listings a gateway runs on every page
@@ -34,11 +35,9 @@ func TestListingPlans(t *testing.T) {
 		}
 	}
 	sessionQuery := func(opts store.ListOptions) (string, []any) {
-		var q strings.Builder
-		q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
-		args := sessionWhere(&q, opts)
-		q.WriteString(` ORDER BY updated_at DESC, key LIMIT 100`)
-		return q.String(), args
+		opts.Limit = 100
+		q := sqlstore.Postgres.ListSessions(opts)
+		return q.String(), q.Args()
 	}
 	type plan struct {
 		name string
@@ -66,8 +65,8 @@ func TestListingPlans(t *testing.T) {
 		{"outbox of a kind due", store.OutboxFilter{Kind: "announce", DueBefore: time.UnixMilli(1 << 40), Limit: 100}},
 		{"outbox newest of a kind", store.OutboxFilter{Kind: "announce", Newest: true, Limit: 100}},
 	} {
-		q, args, _ := outboxQuery(c.f)
-		plans = append(plans, plan{c.name, q, args})
+		q, _, _ := sqlstore.Postgres.ListOutbox(c.f)
+		plans = append(plans, plan{c.name, q.String(), q.Args()})
 	}
 	for _, p := range plans {
 		rows, err := s.pool.Query(ctx, `EXPLAIN `+p.q, p.args...)

@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // Options configures Open. The zero value is a sensible default.
@@ -54,6 +55,9 @@ var ErrNewerSchema = errors.New("database schema is newer than this binary")
 // Store is a store.Store backed by a PostgreSQL database. It is safe for
 // concurrent use, also by several processes on one database.
 type Store struct {
+	// Reads answers the reads both SQL stores share, on the pool.
+	sqlstore.Reads
+
 	pool   *pgxpool.Pool
 	now    func() time.Time
 	newID  func() string
@@ -99,6 +103,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		cfg.MaxConns = 16
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.Postgres, Name: "postgres", DB: poolReads{s},
+		NoRows: pgx.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -189,17 +195,22 @@ func lockTranscript(ctx context.Context, tx pgx.Tx, sessionID string) error {
 func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
 
 // toMs converts t to unix milliseconds; the zero time is 0.
-func toMs(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
+func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
+
+// poolReads runs sqlstore.Reads' statements on s's pool.
+type poolReads struct{ s *Store }
+
+func (r poolReads) Query(ctx context.Context, query string, args ...any) (sqlstore.Cursor, error) {
+	return r.s.pool.Query(ctx, query, args...)
 }
 
-// fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
+func (r poolReads) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return r.s.pool.QueryRow(ctx, query, args...)
 }
+
+func (r poolReads) QueryRowKey(ctx context.Context, query, key string) sqlstore.Scanner {
+	return r.s.pool.QueryRow(ctx, query, key)
+}
+
+// pq rewrites a shared statement's placeholders for PostgreSQL.
+func pq(q string) string { return sqlstore.Postgres.Q(q) }

@@ -6,31 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // runCols lists the runs columns in the order scanRun and runArgs use.
-const runCols = `run_id, session_key, session_id, agent_id, lane, status, input,
-	created_at, started_at, ended_at, error, stop_reason, usage`
+const runCols = sqlstore.RunCols
+
+var (
+	qGetRun       = pq(sqlstore.GetRun)
+	qGetRunLocked = qGetRun + ` FOR UPDATE`
+	qInsertRun    = pq(sqlstore.InsertRun)
+	qUpdateRun    = pq(sqlstore.UpdateRun)
+	qRunStatus    = pq(sqlstore.RunStatus)
+)
 
 const (
-	qGetRun       = `SELECT ` + runCols + ` FROM runs WHERE run_id = $1`
-	qGetRunLocked = qGetRun + ` FOR UPDATE`
-
-	qInsertRun = `INSERT INTO runs (` + runCols + `)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13) ON CONFLICT (run_id) DO NOTHING`
-
-	qUpdateRun = `UPDATE runs SET session_key = $2, session_id = $3, agent_id = $4,
-		lane = $5, status = $6, input = $7, created_at = $8, started_at = $9,
-		ended_at = $10, error = $11, stop_reason = $12, usage = $13
-		WHERE run_id = $1`
-
 	// qFinishRun ends a live run ($1) with its status, error, stop
 	// reason, usage and end ($2–$6), and adds the usage to its session
 	// ($7–$9), recording whether it was aborted ($10) and, when it had
@@ -72,60 +68,15 @@ const (
 )
 
 // scanRun reads one row of runCols.
-func scanRun(row pgx.Row) (*store.Run, error) {
-	var (
-		r                       store.Run
-		status                  string
-		input, usage            []byte
-		created, started, ended int64
-	)
-	err := row.Scan(&r.RunID, &r.SessionKey, &r.SessionID, &r.AgentID, &r.Lane, &status, &input,
-		&created, &started, &ended, &r.Error, &r.StopReason, &usage)
-	if err != nil {
-		return nil, err
-	}
-	r.Status = store.RunStatus(status)
-	if input != nil {
-		r.Input = json.RawMessage(input)
-	}
-	if len(usage) > 0 {
-		if err := json.Unmarshal(usage, &r.Usage); err != nil {
-			return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-		}
-	}
-	r.CreatedAt = fromMs(created)
-	r.StartedAt = fromMs(started)
-	r.EndedAt = fromMs(ended)
-	return &r, nil
-}
+func scanRun(row pgx.Row) (*store.Run, error) { return sqlstore.ScanRun(row) }
 
-// runArgs returns r as arguments in runCols order.
+// runArgs returns r as arguments in runCols order; r's input must be valid
+// JSON (a jsonb column).
 func runArgs(r *store.Run) ([]any, error) {
-	if !validStatus(r.Status) {
-		return nil, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
+	if len(r.Input) > 0 && !json.Valid(r.Input) {
+		return nil, fmt.Errorf("run %q: input is not valid JSON", r.RunID)
 	}
-	var input any // nil stores NULL
-	if len(r.Input) > 0 {
-		if !json.Valid(r.Input) {
-			return nil, fmt.Errorf("run %q: input is not valid JSON", r.RunID)
-		}
-		input = string(r.Input)
-	}
-	usage, err := json.Marshal(r.Usage)
-	if err != nil {
-		return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-	}
-	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
-		toMs(r.CreatedAt), toMs(r.StartedAt), toMs(r.EndedAt), r.Error, r.StopReason,
-		string(usage)}, nil
-}
-
-func validStatus(s store.RunStatus) bool {
-	switch s {
-	case store.RunQueued, store.RunRunning, store.RunOK, store.RunError, store.RunTimeout, store.RunAborted:
-		return true
-	}
-	return false
+	return sqlstore.RunArgs(r)
 }
 
 // CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
@@ -156,21 +107,6 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("postgres.CreateRun: %q: %w", r.RunID, store.ErrConflict)
 	}
 	return nil
-}
-
-// GetRun returns the run, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
-	if err := s.checkOpen("GetRun"); err != nil {
-		return nil, err
-	}
-	r, err := scanRun(s.pool.QueryRow(ctx, qGetRun, runID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres.GetRun: %q: %w", runID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.GetRun: %w", err)
-	}
-	return r, nil
 }
 
 // getRunLocked reads and locks a run inside a transaction; ErrNotFound if
@@ -233,64 +169,9 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 	return out, nil
 }
 
-// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	if err := s.checkOpen("ListRuns"); err != nil {
-		return nil, err
-	}
-	var (
-		q    strings.Builder
-		args []any
-	)
-	q.WriteString(`SELECT ` + runCols + ` FROM runs WHERE true`)
-	if f.SessionKey != "" {
-		args = append(args, f.SessionKey)
-		q.WriteString(` AND session_key = $` + strconv.Itoa(len(args)))
-	}
-	if len(f.Statuses) > 0 {
-		st := make([]string, len(f.Statuses))
-		for i, v := range f.Statuses {
-			st[i] = string(v)
-		}
-		args = append(args, st)
-		q.WriteString(` AND status = ANY($` + strconv.Itoa(len(args)) + `)`)
-	}
-	if len(f.SessionKeys) > 0 {
-		args = append(args, f.SessionKeys)
-		q.WriteString(` AND session_key = ANY($` + strconv.Itoa(len(args)) + `)`)
-	}
-	if f.Newest {
-		q.WriteString(` ORDER BY created_at DESC, run_id DESC`)
-	} else {
-		q.WriteString(` ORDER BY created_at, run_id`)
-	}
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))
-	}
-	out, err := s.queryRuns(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListRuns: %w", err)
-	}
-	return out, nil
-}
-
 // queryRuns runs a query of runCols and scans its rows.
 func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*store.Run, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanRun, query, args...)
 }
 
 // FinishRun marks a live run terminal with res and, in the same
@@ -392,7 +273,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 				return err
 			}
 			var status string
-			if err := tx.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
+			if err := tx.QueryRow(ctx, qRunStatus, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 			} else if err != nil {
 				return err

@@ -2,32 +2,28 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // sessionCols lists the sessions columns in the order scanSession reads.
-const sessionCols = `key, session_id, agent_id, kind, channel, chat_type,
-	display_name, label, spawned_by, spawn_depth,
-	model, thinking_level, verbose_level,
-	context_tokens, input_tokens, output_tokens, total_tokens,
-	system_sent, aborted_last_run, send_policy,
-	last_channel, last_to, last_account_id, delivery_context, extra,
-	created_at, updated_at`
+const sessionCols = sqlstore.SessionCols
+
+var (
+	qGetSession       = pq(sqlstore.GetSession)
+	qGetSessionLocked = qGetSession + ` FOR UPDATE`
+	qDeleteSession    = pq(sqlstore.DeleteSession)
+	qSessionIDInUse   = pq(sqlstore.SessionIDInUse)
+	qDeleteTranscript = pq(sqlstore.DeleteTranscript)
+)
 
 const (
-	qGetSession       = `SELECT ` + sessionCols + ` FROM sessions WHERE key = $1`
-	qGetSessionLocked = qGetSession + ` FOR UPDATE`
-
-	qSessionsByID = `SELECT ` + sessionCols + ` FROM sessions WHERE session_id = $1 ORDER BY key`
-
 	// The written columns: sessionCols, then the derived key_class and
 	// search.
 	qInsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class, search)
@@ -50,12 +46,6 @@ const (
 		delivery_context = $24, extra = $25, created_at = $26, updated_at = $27,
 		key_class = $28, search = $29
 		WHERE key = $1`
-
-	qDeleteSession = `DELETE FROM sessions WHERE key = $1 RETURNING session_id`
-
-	qSessionIDInUse = `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1)`
-
-	qDeleteTranscript = `DELETE FROM messages WHERE session_id = $1`
 )
 
 // searchSep separates the fields of the search column; see the schema.
@@ -73,59 +63,11 @@ func SearchText(key, sessionID, label, displayName string) string {
 }
 
 // scanSession reads one row of sessionCols.
-func scanSession(row pgx.Row) (*store.Session, error) {
-	var (
-		s                store.Session
-		dc, extra        []byte
-		created, updated int64
-	)
-	err := row.Scan(&s.Key, &s.SessionID, &s.AgentID, &s.Kind, &s.Channel, &s.ChatType,
-		&s.DisplayName, &s.Label, &s.SpawnedBy, &s.SpawnDepth,
-		&s.Model, &s.ThinkingLevel, &s.VerboseLevel,
-		&s.ContextTokens, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
-		&s.SystemSent, &s.AbortedLastRun, &s.SendPolicy,
-		&s.LastChannel, &s.LastTo, &s.LastAccountID, &dc, &extra,
-		&created, &updated)
-	if err != nil {
-		return nil, err
-	}
-	if dc != nil {
-		s.DeliveryContext = new(store.DeliveryContext)
-		if err := json.Unmarshal(dc, s.DeliveryContext); err != nil {
-			return nil, fmt.Errorf("session %q: deliveryContext: %w", s.Key, err)
-		}
-	}
-	if extra != nil {
-		s.Extra = json.RawMessage(extra)
-	}
-	s.CreatedAt = fromMs(created)
-	s.UpdatedAt = fromMs(updated)
-	return &s, nil
-}
+func scanSession(row pgx.Row) (*store.Session, error) { return sqlstore.ScanSession(row) }
 
 // sessionArgs returns s as the arguments of qInsertSession and qPutSession.
 func sessionArgs(s *store.Session) ([]any, error) {
-	var dc, extra any // nil stores NULL
-	if s.DeliveryContext != nil {
-		b, err := json.Marshal(s.DeliveryContext)
-		if err != nil {
-			return nil, err
-		}
-		dc = string(b)
-	}
-	if s.Extra != nil {
-		if !json.Valid(s.Extra) {
-			return nil, fmt.Errorf("session %q: extra is not valid JSON", s.Key)
-		}
-		extra = string(s.Extra)
-	}
-	return []any{s.Key, s.SessionID, s.AgentID, s.Kind, s.Channel, s.ChatType,
-		s.DisplayName, s.Label, s.SpawnedBy, s.SpawnDepth,
-		s.Model, s.ThinkingLevel, s.VerboseLevel,
-		s.ContextTokens, s.InputTokens, s.OutputTokens, s.TotalTokens,
-		s.SystemSent, s.AbortedLastRun, s.SendPolicy,
-		s.LastChannel, s.LastTo, s.LastAccountID, dc, extra,
-		toMs(s.CreatedAt), toMs(s.UpdatedAt), int32(store.ClassOf(s.Key)), searchText(s)}, nil
+	return sqlstore.SessionArgs(s, int32(store.ClassOf(s.Key)), searchText(s))
 }
 
 // GetSession returns the session with the canonical key, or ErrNotFound.
@@ -141,118 +83,6 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 		return nil, fmt.Errorf("postgres.GetSession: %w", err)
 	}
 	return sess, nil
-}
-
-// SessionsByID returns every session whose current SessionID is id, ordered
-// by key.
-func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, error) {
-	if err := s.checkOpen("SessionsByID"); err != nil {
-		return nil, err
-	}
-	out, err := s.querySessions(ctx, 0, qSessionsByID, id)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.SessionsByID: %w", err)
-	}
-	return out, nil
-}
-
-// querySessions runs a query of sessionCols and collects the rows.
-func (s *Store) querySessions(ctx context.Context, hint int, query string, args ...any) ([]*store.Session, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*store.Session
-	if hint > 0 {
-		out = make([]*store.Session, 0, min(hint, 1024))
-	}
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sess)
-	}
-	return out, rows.Err()
-}
-
-// ListSessions returns sessions matching opts, ordered by UpdatedAt
-// descending, then Key.
-func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error) {
-	if err := s.checkOpen("ListSessions"); err != nil {
-		return nil, err
-	}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
-	args := sessionWhere(&q, opts)
-	q.WriteString(` ORDER BY updated_at DESC, key`)
-	if opts.Limit > 0 {
-		args = append(args, opts.Limit)
-		q.WriteString(` LIMIT $` + strconv.Itoa(len(args)))
-	}
-	if opts.Offset > 0 {
-		args = append(args, opts.Offset)
-		q.WriteString(` OFFSET $` + strconv.Itoa(len(args)))
-	}
-	out, err := s.querySessions(ctx, opts.Limit, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.ListSessions: %w", err)
-	}
-	return out, nil
-}
-
-// sessionWhere appends the WHERE clause of opts' filters (not its limit
-// and offset) to q and returns the arguments.
-func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		q.WriteString(` AND ` + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
-	}
-	q.WriteString(` WHERE true`)
-	if opts.AgentID != "" {
-		add(`agent_id = $?`, opts.AgentID)
-	}
-	if opts.SpawnedBy != "" {
-		add(`spawned_by = $?`, opts.SpawnedBy)
-	}
-	if opts.Label != "" {
-		add(`label = $?`, opts.Label)
-	}
-	if opts.Kind != "" {
-		add(`kind = $?`, opts.Kind)
-	}
-	if !opts.UpdatedSince.IsZero() {
-		add(`updated_at >= $?`, opts.UpdatedSince.UnixMilli())
-	}
-	if opts.Search != "" {
-		// The needle is matched within each field: one that spans the
-		// separator cannot match.
-		add(`strpos(search, $?) > 0`, strings.ToLower(opts.Search))
-	}
-	if opts.Exclude != 0 {
-		// "key_class = 0 OR": most keys are in no class, and the planner
-		// estimates that from the column's statistics (it cannot estimate
-		// the bit test), so it keeps walking the ordered index.
-		add(`(key_class = 0 OR (key_class & $?) = 0)`, int32(opts.Exclude))
-	}
-	return args
-}
-
-// CountSessions implements store.Store.
-func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
-	if err := s.checkOpen("CountSessions"); err != nil {
-		return 0, err
-	}
-	var q strings.Builder
-	q.WriteString(`SELECT COUNT(*) FROM sessions`)
-	args := sessionWhere(&q, opts)
-	var n int64
-	if err := s.pool.QueryRow(ctx, q.String(), args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres.CountSessions: %w", err)
-	}
-	return n, nil
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and
@@ -282,19 +112,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 
 // defaultTimes sets zero CreatedAt and UpdatedAt to now, and both to the
 // stored resolution.
-func (s *Store) defaultTimes(sess *store.Session) {
-	if sess.CreatedAt.IsZero() || sess.UpdatedAt.IsZero() {
-		now := s.nowTime()
-		if sess.CreatedAt.IsZero() {
-			sess.CreatedAt = now
-		}
-		if sess.UpdatedAt.IsZero() {
-			sess.UpdatedAt = now
-		}
-	}
-	sess.CreatedAt = store.Millis(sess.CreatedAt)
-	sess.UpdatedAt = store.Millis(sess.UpdatedAt)
-}
+func (s *Store) defaultTimes(sess *store.Session) { sqlstore.DefaultTimes(sess, s.nowTime) }
 
 // UpdateSession applies fn to the stored session, locked for the
 // transaction, and stores the result; fn's error is returned as is and

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // qUsageByDay sums run usage per day over the runs_ended index. A day is
@@ -34,35 +34,10 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 	}
 	off := zoneOffset.Milliseconds()
 	zone := time.FixedZone("", int(zoneOffset.Seconds()))
-	rows, err := s.pool.Query(ctx, qUsageByDay, off, from.UnixMilli(), to.UnixMilli())
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, func(sc sqlstore.Scanner) (store.UsageDay, error) {
+		return sqlstore.ScanUsageDay(sc, off, zone)
+	}, qUsageByDay, off, from.UnixMilli(), to.UnixMilli())
 	if err != nil {
-		return nil, fmt.Errorf("postgres.UsageByDay: %w", err)
-	}
-	defer rows.Close()
-	var out []store.UsageDay
-	for rows.Next() {
-		var (
-			day, runs                   int64
-			in, outTok, cr, cw, total   float64
-			cIn, cOut, cCR, cCW, cTotal float64
-			missing                     int64
-		)
-		if err := rows.Scan(&day, &runs, &in, &outTok, &cr, &cw, &total, &cIn, &cOut, &cCR, &cCW, &cTotal, &missing); err != nil {
-			return nil, fmt.Errorf("postgres.UsageByDay: %w", err)
-		}
-		d := store.UsageDay{
-			Day:  time.UnixMilli(day*86400000 - off).In(zone),
-			Runs: runs,
-			Usage: transcript.Usage{Input: int64(in), Output: int64(outTok), CacheRead: int64(cr),
-				CacheWrite: int64(cw), TotalTokens: int64(total)},
-			MissingCost: missing,
-		}
-		if cTotal != 0 || cIn != 0 || cOut != 0 || cCR != 0 || cCW != 0 {
-			d.Usage.Cost = &transcript.Cost{Input: cIn, Output: cOut, CacheRead: cCR, CacheWrite: cCW, Total: cTotal}
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres.UsageByDay: %w", err)
 	}
 	return out, nil
@@ -107,27 +82,7 @@ func (s *Store) RunsUsage(ctx context.Context, f store.RunUsageFilter) ([]store.
 	if limit <= 0 || limit > store.MaxRunsUsage {
 		limit = store.MaxRunsUsage
 	}
-	rows, err := s.pool.Query(ctx, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.SessionKey, limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.RunsUsage: %w", err)
-	}
-	var out []store.RunUsage
-	var (
-		u            store.RunUsage
-		ended        int64
-		usage, stats string
-	)
-	_, err = pgx.ForEachRow(rows, []any{&u.RunID, &u.SessionKey, &u.AgentID, &ended, &usage, &stats}, func() error {
-		row := store.RunUsage{RunID: u.RunID, SessionKey: u.SessionKey, AgentID: u.AgentID, EndedAt: time.UnixMilli(ended)}
-		if err := json.Unmarshal([]byte(usage), &row.Usage); err != nil {
-			return fmt.Errorf("run %s usage: %w", row.RunID, err)
-		}
-		if err := json.Unmarshal([]byte(stats), &row.Stats); err != nil {
-			return fmt.Errorf("run %s stats: %w", row.RunID, err)
-		}
-		out = append(out, row)
-		return nil
-	})
+	out, err := sqlstore.All(ctx, poolReads{s}, 0, sqlstore.ScanRunUsage, qRunsUsage, f.From.UnixMilli(), f.To.UnixMilli(), f.AgentID, f.SessionKey, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.RunsUsage: %w", err)
 	}

@@ -8,44 +8,21 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 var _ store.CronStore = (*Store)(nil)
 
-const cronJobCols = `id, enabled, next_run_at, last_tick, spec, created_at, updated_at`
-
 const (
-	qPutCronJob = `INSERT INTO cron_jobs (` + cronJobCols + `) VALUES (?1,?2,?3,?4,?5,?6,?6)
-		ON CONFLICT (id) DO UPDATE SET enabled = ?2, next_run_at = ?3, last_tick = ?4, spec = ?5, updated_at = ?6`
-	qGetCronJob   = `SELECT ` + cronJobCols + ` FROM cron_jobs WHERE id = ?`
-	qListCronJobs = `SELECT ` + cronJobCols + ` FROM cron_jobs ORDER BY created_at, id`
-	qDueCronJobs  = `SELECT ` + cronJobCols + ` FROM cron_jobs
+	qPutCronJob    = sqlstore.PutCronJob
+	qDeleteCronJob = sqlstore.DeleteCronJob
+	qInsertCronRun = sqlstore.InsertCronRun
+	qFinishCronRun = sqlstore.FinishCronRun
+	qDueCronJobs   = `SELECT ` + sqlstore.CronJobCols + ` FROM cron_jobs
 		WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`
-	qDeleteCronJob = `DELETE FROM cron_jobs WHERE id = ?`
 	qClaimCronTick = `UPDATE cron_jobs SET next_run_at = ?3, last_tick = ?2, updated_at = ?4
 		WHERE id = ?1 AND enabled = 1 AND next_run_at = ?2`
-	qInsertCronRun = `INSERT INTO cron_runs (job_id, tick, run_id, status, started_at) VALUES (?,?,?,'running',?)
-		ON CONFLICT (job_id, tick) DO NOTHING`
-	qFinishCronRun = `UPDATE cron_runs SET status = ?3, error = ?4, ended_at = ?5 WHERE job_id = ?1 AND tick = ?2`
-	qCronRuns      = `SELECT job_id, tick, run_id, status, error, started_at, ended_at FROM cron_runs
-		WHERE job_id = ? ORDER BY tick DESC LIMIT ?`
 )
-
-func scanCronJob(sc rowScanner) (*store.CronJob, error) {
-	var (
-		j                            store.CronJob
-		enabled                      int64
-		next, last, created, updated int64
-		spec                         string
-	)
-	if err := sc.Scan(&j.ID, &enabled, &next, &last, &spec, &created, &updated); err != nil {
-		return nil, err
-	}
-	j.Enabled = enabled != 0
-	j.Spec = []byte(spec)
-	j.NextRunAt, j.LastTick, j.CreatedAt, j.UpdatedAt = fromMs(next), fromMs(last), fromMs(created), fromMs(updated)
-	return &j, nil
-}
 
 // PutCronJob implements store.CronStore.
 func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
@@ -68,57 +45,6 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 		return fmt.Errorf("sqlite.PutCronJob %q: %w", j.ID, err)
 	}
 	return nil
-}
-
-// GetCronJob implements store.CronStore.
-func (s *Store) GetCronJob(ctx context.Context, id string) (*store.CronJob, error) {
-	if err := s.checkOpen("GetCronJob"); err != nil {
-		return nil, err
-	}
-	j, err := scanCronJob(s.queryRow(ctx, qGetCronJob, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetCronJob %q: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetCronJob %q: %w", id, err)
-	}
-	return j, nil
-}
-
-func (s *Store) cronJobs(ctx context.Context, op, q string, args ...any) ([]*store.CronJob, error) {
-	if err := s.checkOpen(op); err != nil {
-		return nil, err
-	}
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-	}
-	defer rows.Close()
-	var out []*store.CronJob
-	for rows.Next() {
-		j, err := scanCronJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite.%s: %w", op, err)
-	}
-	return out, nil
-}
-
-// ListCronJobs implements store.CronStore.
-func (s *Store) ListCronJobs(ctx context.Context) ([]*store.CronJob, error) {
-	return s.cronJobs(ctx, "ListCronJobs", qListCronJobs)
-}
-
-// DueCronJobs implements store.CronStore.
-func (s *Store) DueCronJobs(ctx context.Context, now time.Time, limit int) ([]*store.CronJob, error) {
-	if limit <= 0 {
-		return nil, errors.New("sqlite.DueCronJobs: limit must be positive")
-	}
-	return s.cronJobs(ctx, "DueCronJobs", qDueCronJobs, toMs(now), limit)
 }
 
 // DeleteCronJob implements store.CronStore.
@@ -218,35 +144,4 @@ func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, st
 		return fmt.Errorf("sqlite.FinishCronRun %q at %v: %w", id, tick, store.ErrNotFound)
 	}
 	return nil
-}
-
-// CronRuns implements store.CronStore.
-func (s *Store) CronRuns(ctx context.Context, id string, limit int) ([]*store.CronRun, error) {
-	if err := s.checkOpen("CronRuns"); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		return nil, errors.New("sqlite.CronRuns: limit must be positive")
-	}
-	rows, err := s.query(ctx, qCronRuns, id, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.CronRun
-	for rows.Next() {
-		var (
-			r                    store.CronRun
-			tick, started, ended int64
-		)
-		if err := rows.Scan(&r.JobID, &tick, &r.RunID, &r.Status, &r.Error, &started, &ended); err != nil {
-			return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
-		}
-		r.Tick, r.StartedAt, r.EndedAt = fromMs(tick), fromMs(started), fromMs(ended)
-		out = append(out, &r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite.CronRuns: %w", err)
-	}
-	return out, nil
 }

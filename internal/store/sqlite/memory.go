@@ -8,50 +8,25 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 var _ store.MemoryStore = (*Store)(nil)
 
 const (
-	qMemoryFiles     = `SELECT path, hash, size, mtime_ns FROM memory_files WHERE scope = ? ORDER BY path`
 	qMemoryFTSDelete = `DELETE FROM memory_fts WHERE rowid IN
 		(SELECT id FROM memory_chunks WHERE scope = ?1 AND path = ?2)`
-	qMemoryChunksDelete = `DELETE FROM memory_chunks WHERE scope = ?1 AND path = ?2`
-	qMemoryFileDelete   = `DELETE FROM memory_files WHERE scope = ?1 AND path = ?2`
-	qMemoryFilePut      = `INSERT INTO memory_files (scope, path, hash, size, mtime_ns) VALUES (?1,?2,?3,?4,?5)
-		ON CONFLICT (scope, path) DO UPDATE SET hash = ?3, size = ?4, mtime_ns = ?5`
-	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text) VALUES (?,?,?,?,?)`
-	qMemoryFTSPut   = `INSERT INTO memory_fts (rowid, search) VALUES (?, ?)`
+	qMemoryChunksDelete = sqlstore.MemoryChunksDelete
+	qMemoryFileDelete   = sqlstore.MemoryFileDelete
+	qMemoryFilePut      = sqlstore.MemoryFilePut
+	qMemoryChunkPut     = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text) VALUES (?,?,?,?,?)`
+	qMemoryFTSPut       = `INSERT INTO memory_fts (rowid, search) VALUES (?, ?)`
 	// bm25() is negative, more negative = more relevant.
 	qMemorySearch = `SELECT c.path, c.start_line, c.end_line, c.text, -bm25(memory_fts) AS rel
 		FROM memory_fts JOIN memory_chunks c ON c.id = memory_fts.rowid
 		WHERE memory_fts MATCH ?1 AND c.scope = ?2
 		ORDER BY rel DESC, c.path, c.start_line LIMIT ?3`
 )
-
-// MemoryFiles implements store.MemoryStore.
-func (s *Store) MemoryFiles(ctx context.Context, scope string) ([]store.MemoryFile, error) {
-	if err := s.checkOpen("MemoryFiles"); err != nil {
-		return nil, err
-	}
-	rows, err := s.query(ctx, qMemoryFiles, scope)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
-	}
-	defer rows.Close()
-	var out []store.MemoryFile
-	for rows.Next() {
-		var f store.MemoryFile
-		if err := rows.Scan(&f.Path, &f.Hash, &f.Size, &f.MtimeNs); err != nil {
-			return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryFiles: %w", err)
-	}
-	return out, nil
-}
 
 // deleteMemoryFile removes path's chunks and row in tx.
 func deleteMemoryFile(ctx context.Context, tx *sql.Tx, scope, path string) error {
@@ -135,20 +110,8 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 	if q == "" || limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.query(ctx, qMemorySearch, q, scope, limit)
+	out, err := sqlstore.All(ctx, readers{s}, 0, sqlstore.ScanMemoryHit, qMemorySearch, q, scope, limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
-	}
-	defer rows.Close()
-	var out []store.MemoryHit
-	for rows.Next() {
-		var h store.MemoryHit
-		if err := rows.Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Relevance); err != nil {
-			return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
-		}
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite.SearchMemory: %w", err)
 	}
 	return out, nil
@@ -157,37 +120,12 @@ func (s *Store) SearchMemory(ctx context.Context, scope string, terms [][]string
 var _ store.MemoryVectorStore = (*Store)(nil)
 
 const (
-	qMemoryChunks   = `SELECT path, start_line, end_line, text FROM memory_chunks WHERE scope = ? ORDER BY path, start_line`
-	qMemoryVecPut   = `INSERT INTO memory_vectors (model, hash, vec) VALUES (?,?,?) ON CONFLICT (model, hash) DO NOTHING`
+	qMemoryVecPut   = sqlstore.MemoryVecPut
 	qMemoryVecsHead = `SELECT hash, vec FROM memory_vectors WHERE model = ? AND hash IN (`
 	// vectorBatch bounds the hashes of one query (SQLite's variable limit
 	// is far above it).
 	vectorBatch = 500
 )
-
-// MemoryChunks implements store.MemoryVectorStore.
-func (s *Store) MemoryChunks(ctx context.Context, scope string) ([]store.MemoryChunkRow, error) {
-	if err := s.checkOpen("MemoryChunks"); err != nil {
-		return nil, err
-	}
-	rows, err := s.query(ctx, qMemoryChunks, scope)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
-	}
-	defer rows.Close()
-	var out []store.MemoryChunkRow
-	for rows.Next() {
-		var c store.MemoryChunkRow
-		if err := rows.Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text); err != nil {
-			return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite.MemoryChunks: %w", err)
-	}
-	return out, nil
-}
 
 // MemoryVectors implements store.MemoryVectorStore.
 func (s *Store) MemoryVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
@@ -217,13 +155,8 @@ func (s *Store) scanVectors(ctx context.Context, q string, args []any, out map[s
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var h string
-		var b []byte
-		if err := rows.Scan(&h, &b); err != nil {
+		if err := sqlstore.ScanVector(rows, out); err != nil {
 			return err
-		}
-		if v := store.DecodeVector(b); v != nil {
-			out[h] = v
 		}
 	}
 	return rows.Err()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // TestQueryPlans checks that the hot queries use their indexes and need no
@@ -21,20 +22,20 @@ func TestQueryPlans(t *testing.T) {
 		args  []any
 		want  string // substring of the plan
 	}{
-		{"list", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{200, 0}, "sessions_updated"},
-		{"list since", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND updated_at >= ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{0, 200, 0}, "sessions_updated"},
-		{"list agent", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND agent_id = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_agent"},
-		{"list spawnedBy", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND spawned_by = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_spawned_by"},
-		{"list kind", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_kind"},
-		{"list label", `SELECT ` + sessionCols + ` FROM sessions WHERE 1 AND label = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_label"},
-		{"by id", qSessionsByID, []any{"x"}, "sessions_session_id"},
-		{"history tail", qHistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
-		{"history all", qHistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},
+		{"list", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{200, 0}, "sessions_updated"},
+		{"list since", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND updated_at >= ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{0, 200, 0}, "sessions_updated"},
+		{"list agent", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND agent_id = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_agent"},
+		{"list spawnedBy", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND spawned_by = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_spawned_by"},
+		{"list kind", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_kind"},
+		{"list label", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND label = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_label"},
+		{"by id", sqlstore.SessionsByID, []any{"x"}, "sessions_session_id"},
+		{"history tail", sqlstore.HistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
+		{"history all", sqlstore.HistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},
 		{"last entry", qLastEntry, []any{"x"}, "sqlite_autoindex_messages_1"},
-		{"count", qCountMessages, []any{"x"}, "sqlite_autoindex_messages_1"},
+		{"count", sqlstore.CountMessages, []any{"x"}, "sqlite_autoindex_messages_1"},
 		{"running", qRunning, nil, "runs_status"},
-		{"runs by session", `SELECT ` + runCols + ` FROM runs WHERE 1 AND session_key = ? ORDER BY created_at, run_id`, []any{"k"}, "runs_session"},
-		{"runs by status", `SELECT ` + runCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_status"},
+		{"runs by session", `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE 1 AND session_key = ? ORDER BY created_at, run_id`, []any{"k"}, "runs_session"},
+		{"runs by status", `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_status"},
 		{"outbox get", qGetOutbox, []any{"x"}, "sqlite_autoindex_outbox_1"},
 	}
 	for _, o := range []struct {
@@ -48,16 +49,16 @@ func TestQueryPlans(t *testing.T) {
 		{"outbox session", store.OutboxFilter{SessionKey: "k"}, "outbox_session"},
 		{"outbox run", store.OutboxFilter{RunID: "r"}, "outbox_run"},
 	} {
-		q, args, ok, err := outboxQuery(o.f)
+		q, ok, err := sqlstore.SQLite.ListOutbox(o.f)
 		if err != nil || !ok {
-			t.Fatalf("%s: outboxQuery = %v, %v", o.name, ok, err)
+			t.Fatalf("%s: ListOutbox = %v, %v", o.name, ok, err)
 		}
 		tests = append(tests, struct {
 			name  string
 			query string
 			args  []any
 			want  string
-		}{o.name, q, args, o.want})
+		}{o.name, q.String(), q.Args(), o.want})
 	}
 	for _, tt := range tests {
 		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)

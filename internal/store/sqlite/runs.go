@@ -6,30 +6,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-// runCols lists the runs columns in the order scanRun and runArgs use.
-const runCols = `run_id, session_key, session_id, agent_id, lane, status, input,
-	created_at, started_at, ended_at, error, stop_reason, usage`
-
 const (
-	qGetRun = `SELECT ` + runCols + ` FROM runs WHERE run_id = ?`
-
-	qInsertRun = `INSERT INTO runs (` + runCols + `)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id) DO NOTHING`
-
-	qUpdateRun = `UPDATE runs SET session_key = ?2, session_id = ?3, agent_id = ?4,
-		lane = ?5, status = ?6, input = ?7, created_at = ?8, started_at = ?9,
-		ended_at = ?10, error = ?11, stop_reason = ?12, usage = ?13
-		WHERE run_id = ?1`
+	qGetRun    = sqlstore.GetRun
+	qInsertRun = sqlstore.InsertRun
+	qUpdateRun = sqlstore.UpdateRun
 
 	// qStartRun starts a queued run, and only a queued one.
 	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3
-		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + runCols
+		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + sqlstore.RunCols
 
 	// qEndRun records a run's end and its message counts.
 	qEndRun = `UPDATE runs SET status = ?2, ended_at = ?3, error = ?4, stop_reason = ?5,
@@ -43,7 +33,7 @@ const (
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
 		WHERE key = ? RETURNING ` + sessionCols
 
-	qRunning = `SELECT ` + runCols + ` FROM runs WHERE status = 'running'
+	qRunning = `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE status = 'running'
 		ORDER BY created_at, run_id`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = 1
@@ -52,61 +42,6 @@ const (
 	qAbortRuns = `UPDATE runs SET status = 'aborted', ended_at = ?, error = ?
 		WHERE status = 'running'`
 )
-
-// scanRun reads one row of runCols.
-func scanRun(sc rowScanner) (*store.Run, error) {
-	var (
-		r                       store.Run
-		status                  string
-		input                   []byte
-		usage                   []byte
-		created, started, ended int64
-	)
-	err := sc.Scan(&r.RunID, &r.SessionKey, &r.SessionID, &r.AgentID, &r.Lane, &status, &input,
-		&created, &started, &ended, &r.Error, &r.StopReason, &usage)
-	if err != nil {
-		return nil, err
-	}
-	r.Status = store.RunStatus(status)
-	if input != nil {
-		r.Input = json.RawMessage(input)
-	}
-	if len(usage) > 0 {
-		if err := json.Unmarshal(usage, &r.Usage); err != nil {
-			return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-		}
-	}
-	r.CreatedAt = fromMs(created)
-	r.StartedAt = fromMs(started)
-	r.EndedAt = fromMs(ended)
-	return &r, nil
-}
-
-// runArgs returns r as arguments in runCols order.
-func runArgs(r *store.Run) ([]any, error) {
-	if !validStatus(r.Status) {
-		return nil, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
-	}
-	var input any // nil stores NULL
-	if len(r.Input) > 0 {
-		input = string(r.Input)
-	}
-	usage, err := json.Marshal(r.Usage)
-	if err != nil {
-		return nil, fmt.Errorf("run %q: usage: %w", r.RunID, err)
-	}
-	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
-		toMs(r.CreatedAt), toMs(r.StartedAt), toMs(r.EndedAt), r.Error, r.StopReason,
-		string(usage)}, nil
-}
-
-func validStatus(s store.RunStatus) bool {
-	switch s {
-	case store.RunQueued, store.RunRunning, store.RunOK, store.RunError, store.RunTimeout, store.RunAborted:
-		return true
-	}
-	return false
-}
 
 // CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
 // queued and a zero CreatedAt means now. r itself is not modified.
@@ -124,7 +59,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = s.nowTime()
 	}
-	args, err := runArgs(&c)
+	args, err := sqlstore.RunArgs(&c)
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
@@ -150,28 +85,13 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// GetRun returns the run, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, runID string) (*store.Run, error) {
-	if err := s.checkOpen("GetRun"); err != nil {
-		return nil, err
-	}
-	r, err := scanRun(s.queryRow(ctx, qGetRun, runID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sqlite.GetRun: %q: %w", runID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.GetRun: %w", err)
-	}
-	return r, nil
-}
-
 // getRunTx reads a run inside a write transaction; ErrNotFound if absent.
 func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.Run, error) {
 	st, err := s.wstmt(ctx, tx, qGetRun)
 	if err != nil {
 		return nil, err
 	}
-	r, err := scanRun(st.QueryRowContext(ctx, runID))
+	r, err := sqlstore.ScanRun(st.QueryRowContext(ctx, runID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 	}
@@ -180,7 +100,7 @@ func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.
 
 // putRunTx overwrites a run's row inside a write transaction.
 func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
-	args, err := runArgs(r)
+	args, err := sqlstore.RunArgs(r)
 	if err != nil {
 		return err
 	}
@@ -195,7 +115,7 @@ func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
 // endRunTx stores the end of r (its status, end time, error, stop reason
 // and usage) with the counts of its messages, in one statement.
 func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
-	if !validStatus(r.Status) {
+	if !sqlstore.ValidRunStatus(r.Status) {
 		return fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
 	}
 	usage, err := json.Marshal(r.Usage)
@@ -250,65 +170,6 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.UpdateRun: %w", err)
-	}
-	return out, nil
-}
-
-// ListRuns returns runs matching f, ordered by CreatedAt, then RunID.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]*store.Run, error) {
-	if err := s.checkOpen("ListRuns"); err != nil {
-		return nil, err
-	}
-	var (
-		q    strings.Builder
-		args []any
-	)
-	q.WriteString(`SELECT ` + runCols + ` FROM runs WHERE 1`)
-	if f.SessionKey != "" {
-		q.WriteString(` AND session_key = ?`)
-		args = append(args, f.SessionKey)
-	}
-	if len(f.Statuses) > 0 {
-		// One parameter whatever the number of statuses, so one statement.
-		b, err := json.Marshal(f.Statuses)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		q.WriteString(` AND status IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(b))
-	}
-	if len(f.SessionKeys) > 0 {
-		b, err := json.Marshal(f.SessionKeys)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		q.WriteString(` AND session_key IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(b))
-	}
-	if f.Newest {
-		q.WriteString(` ORDER BY created_at DESC, run_id DESC`)
-	} else {
-		q.WriteString(` ORDER BY created_at, run_id`)
-	}
-	if f.Limit > 0 {
-		q.WriteString(` LIMIT ?`)
-		args = append(args, f.Limit)
-	}
-	rows, err := s.query(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite.ListRuns: %w", err)
 	}
 	return out, nil
 }
@@ -454,7 +315,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := scanRun(rows)
+			r, err := sqlstore.ScanRun(rows)
 			if err != nil {
 				return err
 			}
@@ -506,7 +367,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		if err != nil {
 			return err
 		}
-		r, err := scanRun(st.QueryRowContext(ctx, runID, toMs(startedAt), sessionID))
+		r, err := sqlstore.ScanRun(st.QueryRowContext(ctx, runID, toMs(startedAt), sessionID))
 		if errors.Is(err, sql.ErrNoRows) {
 			// Absent, or not queued: say which.
 			if r, err = s.getRunTx(ctx, tx, runID); err != nil {

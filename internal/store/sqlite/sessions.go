@@ -3,28 +3,19 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // sessionCols lists the sessions columns in the order scanSession and
 // sessionArgs use.
-const sessionCols = `key, session_id, agent_id, kind, channel, chat_type,
-	display_name, label, spawned_by, spawn_depth,
-	model, thinking_level, verbose_level,
-	context_tokens, input_tokens, output_tokens, total_tokens,
-	system_sent, aborted_last_run, send_policy,
-	last_channel, last_to, last_account_id, delivery_context, extra,
-	created_at, updated_at`
+const sessionCols = sqlstore.SessionCols
 
 const (
-	qGetSession = `SELECT ` + sessionCols + ` FROM sessions WHERE key = ?`
-
-	qSessionsByID = `SELECT ` + sessionCols + ` FROM sessions WHERE session_id = ? ORDER BY key`
+	qGetSession = sqlstore.GetSession
 
 	// The key class is written with the row and never changes: the key is
 	// the row's identity.
@@ -55,73 +46,21 @@ const (
 		extra = excluded.extra,
 		created_at = excluded.created_at, updated_at = excluded.updated_at`
 
-	qDeleteSession = `DELETE FROM sessions WHERE key = ? RETURNING session_id`
-
-	qSessionIDInUse = `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?)`
-
-	qDeleteTranscript = `DELETE FROM messages WHERE session_id = ?`
+	qDeleteSession    = sqlstore.DeleteSession
+	qSessionIDInUse   = sqlstore.SessionIDInUse
+	qDeleteTranscript = sqlstore.DeleteTranscript
 )
 
 // rowScanner is *sql.Row or *sql.Rows.
-type rowScanner interface{ Scan(dest ...any) error }
+type rowScanner = sqlstore.Scanner
 
 // scanSession reads one row of sessionCols.
-func scanSession(sc rowScanner) (*store.Session, error) {
-	var (
-		s                store.Session
-		dc, extra        []byte
-		sys, aborted     int64
-		created, updated int64
-	)
-	err := sc.Scan(&s.Key, &s.SessionID, &s.AgentID, &s.Kind, &s.Channel, &s.ChatType,
-		&s.DisplayName, &s.Label, &s.SpawnedBy, &s.SpawnDepth,
-		&s.Model, &s.ThinkingLevel, &s.VerboseLevel,
-		&s.ContextTokens, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
-		&sys, &aborted, &s.SendPolicy,
-		&s.LastChannel, &s.LastTo, &s.LastAccountID, &dc, &extra,
-		&created, &updated)
-	if err != nil {
-		return nil, err
-	}
-	s.SystemSent = sys != 0
-	s.AbortedLastRun = aborted != 0
-	if dc != nil {
-		s.DeliveryContext = new(store.DeliveryContext)
-		if err := json.Unmarshal(dc, s.DeliveryContext); err != nil {
-			return nil, fmt.Errorf("session %q: deliveryContext: %w", s.Key, err)
-		}
-	}
-	if extra != nil {
-		s.Extra = json.RawMessage(extra)
-	}
-	s.CreatedAt = fromMs(created)
-	s.UpdatedAt = fromMs(updated)
-	return &s, nil
-}
+func scanSession(sc rowScanner) (*store.Session, error) { return sqlstore.ScanSession(sc) }
 
-// sessionArgs returns s as arguments in sessionCols order.
+// sessionArgs returns s as arguments in sessionCols order, then its key
+// class.
 func sessionArgs(s *store.Session) ([]any, error) {
-	var dc, extra any // nil stores NULL
-	if s.DeliveryContext != nil {
-		b, err := json.Marshal(s.DeliveryContext)
-		if err != nil {
-			return nil, err
-		}
-		dc = string(b)
-	}
-	if s.Extra != nil {
-		if !json.Valid(s.Extra) {
-			return nil, fmt.Errorf("session %q: extra is not valid JSON", s.Key)
-		}
-		extra = string(s.Extra)
-	}
-	return []any{s.Key, s.SessionID, s.AgentID, s.Kind, s.Channel, s.ChatType,
-		s.DisplayName, s.Label, s.SpawnedBy, s.SpawnDepth,
-		s.Model, s.ThinkingLevel, s.VerboseLevel,
-		s.ContextTokens, s.InputTokens, s.OutputTokens, s.TotalTokens,
-		boolInt(s.SystemSent), boolInt(s.AbortedLastRun), s.SendPolicy,
-		s.LastChannel, s.LastTo, s.LastAccountID, dc, extra,
-		toMs(s.CreatedAt), toMs(s.UpdatedAt), int64(store.ClassOf(s.Key))}, nil
+	return sqlstore.SessionArgs(s, int64(store.ClassOf(s.Key)))
 }
 
 func boolInt(b bool) int64 {
@@ -149,125 +88,6 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	}
 	s.sessions.fill(gen, sess)
 	return sess, nil
-}
-
-// SessionsByID returns every session whose current SessionID is id, ordered
-// by key.
-func (s *Store) SessionsByID(ctx context.Context, id string) ([]*store.Session, error) {
-	if err := s.checkOpen("SessionsByID"); err != nil {
-		return nil, err
-	}
-	rows, err := s.query(ctx, qSessionsByID, id)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.SessionsByID: %w", err)
-	}
-	out, err := collectSessions(rows, -1)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.SessionsByID: %w", err)
-	}
-	return out, nil
-}
-
-// collectSessions scans and closes rows. With hint >= 0 it preallocates.
-func collectSessions(rows *sql.Rows, hint int) ([]*store.Session, error) {
-	defer rows.Close()
-	var out []*store.Session
-	if hint > 0 {
-		out = make([]*store.Session, 0, min(hint, 1024))
-	}
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// ListSessions returns sessions matching opts, ordered by UpdatedAt
-// descending, then Key.
-func (s *Store) ListSessions(ctx context.Context, opts store.ListOptions) ([]*store.Session, error) {
-	if err := s.checkOpen("ListSessions"); err != nil {
-		return nil, err
-	}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + sessionCols + ` FROM sessions`)
-	args := sessionWhere(&q, opts)
-	q.WriteString(` ORDER BY updated_at DESC, key`)
-	switch {
-	case opts.Limit > 0:
-		q.WriteString(` LIMIT ? OFFSET ?`)
-		args = append(args, opts.Limit, max(opts.Offset, 0))
-	case opts.Offset > 0:
-		q.WriteString(` LIMIT -1 OFFSET ?`)
-		args = append(args, opts.Offset)
-	}
-	rows, err := s.query(ctx, q.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
-	}
-	out, err := collectSessions(rows, opts.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite.ListSessions: %w", err)
-	}
-	return out, nil
-}
-
-// sessionWhere appends the WHERE clause of opts' filters (not its limit
-// and offset) to q and returns the arguments.
-func sessionWhere(q *strings.Builder, opts store.ListOptions) []any {
-	var args []any
-	q.WriteString(` WHERE 1`)
-	if opts.AgentID != "" {
-		q.WriteString(` AND agent_id = ?`)
-		args = append(args, opts.AgentID)
-	}
-	if opts.SpawnedBy != "" {
-		q.WriteString(` AND spawned_by = ?`)
-		args = append(args, opts.SpawnedBy)
-	}
-	if opts.Label != "" {
-		q.WriteString(` AND label = ?`)
-		args = append(args, opts.Label)
-	}
-	if opts.Kind != "" {
-		q.WriteString(` AND kind = ?`)
-		args = append(args, opts.Kind)
-	}
-	if !opts.UpdatedSince.IsZero() {
-		q.WriteString(` AND updated_at >= ?`)
-		args = append(args, opts.UpdatedSince.UnixMilli())
-	}
-	if opts.Search != "" {
-		q.WriteString(` AND (sb_icontains(key, ?) OR sb_icontains(session_id, ?)
-			OR sb_icontains(label, ?) OR sb_icontains(display_name, ?))`)
-		needle := strings.ToLower(opts.Search)
-		args = append(args, needle, needle, needle, needle)
-	}
-	if opts.Exclude != 0 {
-		q.WriteString(` AND (key_class & ?) = 0`)
-		args = append(args, int64(opts.Exclude))
-	}
-	return args
-}
-
-// CountSessions implements store.Store.
-func (s *Store) CountSessions(ctx context.Context, opts store.ListOptions) (int64, error) {
-	if err := s.checkOpen("CountSessions"); err != nil {
-		return 0, err
-	}
-	var q strings.Builder
-	q.WriteString(`SELECT COUNT(*) FROM sessions`)
-	args := sessionWhere(&q, opts)
-	var n int64
-	if err := s.queryRow(ctx, q.String(), args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite.CountSessions: %w", err)
-	}
-	return n, nil
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and
@@ -309,19 +129,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 
 // defaultTimes sets zero CreatedAt and UpdatedAt to now, and both to the
 // stored resolution.
-func (s *Store) defaultTimes(sess *store.Session) {
-	if sess.CreatedAt.IsZero() || sess.UpdatedAt.IsZero() {
-		now := s.nowTime()
-		if sess.CreatedAt.IsZero() {
-			sess.CreatedAt = now
-		}
-		if sess.UpdatedAt.IsZero() {
-			sess.UpdatedAt = now
-		}
-	}
-	sess.CreatedAt = store.Millis(sess.CreatedAt)
-	sess.UpdatedAt = store.Millis(sess.UpdatedAt)
-}
+func (s *Store) defaultTimes(sess *store.Session) { sqlstore.DefaultTimes(sess, s.nowTime) }
 
 // UpdateSession applies fn to the stored session inside one write
 // transaction and stores the result; fn's error is returned as is and leaves

@@ -48,6 +48,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // Options configures Open. The zero value is a sensible default.
@@ -80,6 +81,9 @@ var ErrNewerSchema = errors.New("database schema is newer than this binary")
 // Store is a store.Store backed by one SQLite database file. It is safe for
 // concurrent use.
 type Store struct {
+	// Reads answers the reads both SQL stores share, on the readers.
+	sqlstore.Reads
+
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // the bounded reader pool
 	wc    stmtCache
@@ -107,6 +111,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		opts.BusyTimeout = 5 * time.Second
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.SQLite, Name: "sqlite", DB: readers{s},
+		NoRows: sql.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -274,6 +280,30 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	return s.r.QueryContext(ctx, query, args...)
 }
 
+// readers runs sqlstore.Reads' statements on s's readers.
+type readers struct{ s *Store }
+
+func (r readers) Query(ctx context.Context, query string, args ...any) (sqlstore.Cursor, error) {
+	rows, err := r.s.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return cursor{rows}, nil
+}
+
+func (r readers) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return r.s.queryRow(ctx, query, args...)
+}
+
+func (r readers) QueryRowKey(ctx context.Context, query, key string) sqlstore.Scanner {
+	return r.s.queryRow(ctx, query, key)
+}
+
+// cursor is *sql.Rows as a sqlstore.Cursor.
+type cursor struct{ *sql.Rows }
+
+func (c cursor) Close() { c.Rows.Close() }
+
 // queryRow is query for a single row.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := s.rc.get(ctx, s.r, query); st != nil {
@@ -286,20 +316,7 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 func (s *Store) nowTime() time.Time { return s.now().Truncate(time.Millisecond) }
 
 // toMs converts t to unix milliseconds; the zero time is 0.
-func toMs(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// fromMs converts unix milliseconds to a UTC time; 0 is the zero time.
-func fromMs(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+func toMs(t time.Time) int64 { return sqlstore.ToMs(t) }
 
 // maxCachedStmts bounds a stmtCache; queries beyond it are not prepared.
 const maxCachedStmts = 256

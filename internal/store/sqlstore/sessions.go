@@ -1,0 +1,165 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// SessionCols lists the sessions columns in the order ScanSession and
+// SessionArgs use.
+const SessionCols = `key, session_id, agent_id, kind, channel, chat_type,
+	display_name, label, spawned_by, spawn_depth,
+	model, thinking_level, verbose_level,
+	context_tokens, input_tokens, output_tokens, total_tokens,
+	system_sent, aborted_last_run, send_policy,
+	last_channel, last_to, last_account_id, delivery_context, extra,
+	created_at, updated_at`
+
+// Statements on sessions.
+const (
+	GetSession = `SELECT ` + SessionCols + ` FROM sessions WHERE key = ?`
+
+	SessionsByID = `SELECT ` + SessionCols + ` FROM sessions WHERE session_id = ? ORDER BY key`
+
+	DeleteSession = `DELETE FROM sessions WHERE key = ? RETURNING session_id`
+
+	SessionIDInUse = `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = ?)`
+
+	DeleteTranscript = `DELETE FROM messages WHERE session_id = ?`
+)
+
+// ScanSession reads one row of SessionCols. Booleans are SQLite integers
+// (0 or 1) or PostgreSQL booleans.
+func ScanSession(sc Scanner) (*store.Session, error) {
+	var (
+		s                store.Session
+		dc, extra        []byte
+		created, updated int64
+	)
+	err := sc.Scan(&s.Key, &s.SessionID, &s.AgentID, &s.Kind, &s.Channel, &s.ChatType,
+		&s.DisplayName, &s.Label, &s.SpawnedBy, &s.SpawnDepth,
+		&s.Model, &s.ThinkingLevel, &s.VerboseLevel,
+		&s.ContextTokens, &s.InputTokens, &s.OutputTokens, &s.TotalTokens,
+		&s.SystemSent, &s.AbortedLastRun, &s.SendPolicy,
+		&s.LastChannel, &s.LastTo, &s.LastAccountID, &dc, &extra,
+		&created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if dc != nil {
+		s.DeliveryContext = new(store.DeliveryContext)
+		if err := json.Unmarshal(dc, s.DeliveryContext); err != nil {
+			return nil, fmt.Errorf("session %q: deliveryContext: %w", s.Key, err)
+		}
+	}
+	if extra != nil {
+		s.Extra = json.RawMessage(extra)
+	}
+	s.CreatedAt = FromMs(created)
+	s.UpdatedAt = FromMs(updated)
+	return &s, nil
+}
+
+// SessionArgs returns s as arguments in SessionCols order, then more (the
+// columns a store derives from the row).
+func SessionArgs(s *store.Session, more ...any) ([]any, error) {
+	var dc, extra any // nil stores NULL
+	if s.DeliveryContext != nil {
+		b, err := json.Marshal(s.DeliveryContext)
+		if err != nil {
+			return nil, err
+		}
+		dc = string(b)
+	}
+	if s.Extra != nil {
+		if !json.Valid(s.Extra) {
+			return nil, fmt.Errorf("session %q: extra is not valid JSON", s.Key)
+		}
+		extra = string(s.Extra)
+	}
+	return append(append(make([]any, 0, 27+len(more)),
+		s.Key, s.SessionID, s.AgentID, s.Kind, s.Channel, s.ChatType,
+		s.DisplayName, s.Label, s.SpawnedBy, s.SpawnDepth,
+		s.Model, s.ThinkingLevel, s.VerboseLevel,
+		s.ContextTokens, s.InputTokens, s.OutputTokens, s.TotalTokens,
+		s.SystemSent, s.AbortedLastRun, s.SendPolicy,
+		s.LastChannel, s.LastTo, s.LastAccountID, dc, extra,
+		ToMs(s.CreatedAt), ToMs(s.UpdatedAt)), more...), nil
+}
+
+// DefaultTimes sets a zero CreatedAt and UpdatedAt of sess to now() and
+// both to the stored resolution.
+func DefaultTimes(sess *store.Session, now func() time.Time) {
+	if sess.CreatedAt.IsZero() || sess.UpdatedAt.IsZero() {
+		t := now()
+		if sess.CreatedAt.IsZero() {
+			sess.CreatedAt = t
+		}
+		if sess.UpdatedAt.IsZero() {
+			sess.UpdatedAt = t
+		}
+	}
+	sess.CreatedAt = store.Millis(sess.CreatedAt)
+	sess.UpdatedAt = store.Millis(sess.UpdatedAt)
+}
+
+// ListSessions is the query of store.Store's ListSessions for opts, in d.
+func (d Dialect) ListSessions(opts store.ListOptions) *Query {
+	q := d.sessionWhere(`SELECT `+SessionCols+` FROM sessions`, opts)
+	q.Write(` ORDER BY updated_at DESC, key`)
+	q.LimitOffset(opts.Limit, opts.Offset)
+	return q
+}
+
+// CountSessions is the query of store.Store's CountSessions for opts, in d.
+func (d Dialect) CountSessions(opts store.ListOptions) *Query {
+	return d.sessionWhere(`SELECT COUNT(*) FROM sessions`, opts)
+}
+
+// sessionWhere starts a query with head and the WHERE clause of opts'
+// filters (not its limit and offset).
+func (d Dialect) sessionWhere(head string, opts store.ListOptions) *Query {
+	q := d.NewQuery(head + ` WHERE ` + d.True())
+	if opts.AgentID != "" {
+		q.Add(` AND agent_id = ?`, opts.AgentID)
+	}
+	if opts.SpawnedBy != "" {
+		q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
+	}
+	if opts.Label != "" {
+		q.Add(` AND label = ?`, opts.Label)
+	}
+	if opts.Kind != "" {
+		q.Add(` AND kind = ?`, opts.Kind)
+	}
+	if !opts.UpdatedSince.IsZero() {
+		q.Add(` AND updated_at >= ?`, opts.UpdatedSince.UnixMilli())
+	}
+	if opts.Search != "" {
+		needle := strings.ToLower(opts.Search)
+		if d == SQLite {
+			q.Add(` AND (sb_icontains(key, ?) OR sb_icontains(session_id, ?)
+			OR sb_icontains(label, ?) OR sb_icontains(display_name, ?))`, needle, needle, needle, needle)
+		} else {
+			// The search column joins the fields; the needle is matched
+			// within each field: one that spans the separator cannot match.
+			q.Add(` AND strpos(search, ?) > 0`, needle)
+		}
+	}
+	if opts.Exclude != 0 {
+		if d == SQLite {
+			q.Add(` AND (key_class & ?) = 0`, int64(opts.Exclude))
+		} else {
+			// "key_class = 0 OR": most keys are in no class, and the
+			// planner estimates that from the column's statistics (it
+			// cannot estimate the bit test), so it keeps walking the
+			// ordered index.
+			q.Add(` AND (key_class = 0 OR (key_class & ?) = 0)`, int32(opts.Exclude))
+		}
+	}
+	return q
+}

@@ -1,0 +1,101 @@
+// Package sqlstore owns what the SQLite and PostgreSQL stores share: the
+// text of their common statements, written once with ? placeholders and
+// rewritten for PostgreSQL by Dialect.Q, their column lists, one scanner and
+// one argument list per row type, a builder for the filtered queries they
+// assemble at run time, and Reads, the reading methods they answer alike
+// (each store embeds it over its own connections). Statements that differ
+// in more than their placeholders (upserts, locking reads, full-text
+// search, batched writes) and every write stay in their store.
+//
+// Only internal/store/sqlite and internal/store/postgres import it.
+package sqlstore
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scanner is one row to read: *sql.Row, *sql.Rows, pgx.Row or pgx.Rows.
+type Scanner interface{ Scan(dest ...any) error }
+
+// Dialect is the SQL a store speaks.
+type Dialect uint8
+
+// The dialects.
+const (
+	// SQLite numbers its placeholders ? (or ?N).
+	SQLite Dialect = iota
+	// Postgres numbers its placeholders $N.
+	Postgres
+)
+
+// Q returns q, written with ? placeholders (or ?N to name the N-th
+// argument), in d's placeholders: unchanged for SQLite; for PostgreSQL each
+// ?N becomes $N and each bare ? the next $N, counting from 1. A ? inside a
+// quoted string or identifier is left alone. Stores call it once, for their
+// package-level statements.
+func (d Dialect) Q(q string) string {
+	if d == SQLite || !strings.Contains(q, "?") {
+		return q
+	}
+	var (
+		b     strings.Builder
+		n     int
+		quote byte
+	)
+	b.Grow(len(q) + 16)
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			b.WriteByte('$')
+			if j > i+1 {
+				b.WriteString(q[i+1 : j])
+			} else {
+				n++
+				b.WriteString(strconv.Itoa(n))
+			}
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// True is d's literal for a condition that always holds, the start of a
+// WHERE clause that filters add to.
+func (d Dialect) True() string {
+	if d == SQLite {
+		return "1"
+	}
+	return "true"
+}
+
+// ToMs converts t to unix milliseconds, the stored form of every time; the
+// zero time is 0.
+func ToMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// FromMs converts unix milliseconds to a UTC time; 0 is the zero time.
+func FromMs(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}

@@ -1,0 +1,134 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+func TestQ(t *testing.T) {
+	for _, c := range []struct{ in, sqlite, pg string }{
+		{`SELECT 1`, `SELECT 1`, `SELECT 1`},
+		{`a = ? AND b = ?`, `a = ? AND b = ?`, `a = $1 AND b = $2`},
+		{`SET a = ?2 WHERE k = ?1`, `SET a = ?2 WHERE k = ?1`, `SET a = $2 WHERE k = $1`},
+		{`VALUES (?,?,?)`, `VALUES (?,?,?)`, `VALUES ($1,$2,$3)`},
+		{`x = '?' AND "a?" = ?`, `x = '?' AND "a?" = ?`, `x = '?' AND "a?" = $1`},
+		{`?10 + ?`, `?10 + ?`, `$10 + $1`},
+	} {
+		if got := SQLite.Q(c.in); got != c.sqlite {
+			t.Errorf("SQLite.Q(%q) = %q, want %q", c.in, got, c.sqlite)
+		}
+		if got := Postgres.Q(c.in); got != c.pg {
+			t.Errorf("Postgres.Q(%q) = %q, want %q", c.in, got, c.pg)
+		}
+	}
+}
+
+func TestListRunsQuery(t *testing.T) {
+	f := store.RunFilter{SessionKey: "k", Statuses: []store.RunStatus{store.RunQueued, store.RunRunning},
+		SessionKeys: []string{"a"}, Newest: true, Limit: 5}
+	for _, c := range []struct {
+		d    Dialect
+		want string
+		args []any
+	}{
+		{SQLite, `SELECT ` + RunCols + ` FROM runs WHERE 1 AND session_key = ? AND status IN (SELECT value FROM json_each(?)) AND session_key IN (SELECT value FROM json_each(?)) ORDER BY created_at DESC, run_id DESC LIMIT ?`,
+			[]any{"k", `["queued","running"]`, `["a"]`, 5}},
+		{Postgres, `SELECT ` + RunCols + ` FROM runs WHERE true AND session_key = $1 AND status = ANY($2) AND session_key = ANY($3) ORDER BY created_at DESC, run_id DESC LIMIT $4`,
+			[]any{"k", []string{"queued", "running"}, []string{"a"}, 5}},
+	} {
+		q, err := c.d.ListRuns(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.String() != c.want {
+			t.Errorf("dialect %d:\n got %s\nwant %s", c.d, q.String(), c.want)
+		}
+		if !slices.EqualFunc(q.Args(), c.args, func(a, b any) bool { return fmtAny(a) == fmtAny(b) }) {
+			t.Errorf("dialect %d: args %v, want %v", c.d, q.Args(), c.args)
+		}
+	}
+}
+
+func TestLimitOffset(t *testing.T) {
+	for _, c := range []struct {
+		d             Dialect
+		limit, offset int
+		want          string
+		n             int
+	}{
+		{SQLite, 0, 0, ``, 0},
+		{SQLite, 3, 0, ` LIMIT ? OFFSET ?`, 2},
+		{SQLite, 0, 4, ` LIMIT -1 OFFSET ?`, 1},
+		{Postgres, 3, 0, ` LIMIT $1`, 1},
+		{Postgres, 0, 4, ` OFFSET $1`, 1},
+		{Postgres, 3, 4, ` LIMIT $1 OFFSET $2`, 2},
+	} {
+		q := c.d.NewQuery("")
+		q.LimitOffset(c.limit, c.offset)
+		if q.String() != c.want || len(q.Args()) != c.n {
+			t.Errorf("dialect %d LimitOffset(%d, %d) = %q %v, want %q with %d args", c.d, c.limit, c.offset, q.String(), q.Args(), c.want, c.n)
+		}
+	}
+}
+
+func fmtAny(v any) string {
+	switch v := v.(type) {
+	case []string:
+		return "[]" + string(mustJSON(v))
+	default:
+		return string(mustJSON(v))
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestHistoryStmt(t *testing.T) {
+	for _, c := range []struct {
+		opts store.HistoryOptions
+		stmt string
+		args []any
+	}{
+		{store.HistoryOptions{}, HistoryAll, []any{"s", int64(math.MaxInt64)}},
+		{store.HistoryOptions{Limit: 5, BeforeSeq: 9}, HistoryTail, []any{"s", int64(9), 5}},
+		{store.HistoryOptions{RunID: "r"}, HistoryRunAll, []any{"s", "r", int64(math.MaxInt64)}},
+		{store.HistoryOptions{RunID: "r", Limit: 2}, HistoryRunTail, []any{"s", "r", int64(math.MaxInt64), 2}},
+	} {
+		i, args := HistoryStmt("s", c.opts)
+		if HistoryStmts[i] != c.stmt || !slices.Equal(args, c.args) {
+			t.Errorf("HistoryStmt(%+v) = %q %v, want %q %v", c.opts, HistoryStmts[i], args, c.stmt, c.args)
+		}
+	}
+}
+
+func TestListOutboxQuery(t *testing.T) {
+	due := time.UnixMilli(1000)
+	if _, ok, err := SQLite.ListOutbox(store.OutboxFilter{DueBefore: due, Statuses: []store.OutboxStatus{store.OutboxDead}}); ok || err != nil {
+		t.Errorf("due dead items: ok %v, err %v; want a query that matches nothing", ok, err)
+	}
+	for _, c := range []struct {
+		d    Dialect
+		f    store.OutboxFilter
+		want string
+	}{
+		{SQLite, store.OutboxFilter{DueBefore: due, Limit: 10},
+			`SELECT ` + OutboxCols + ` FROM outbox WHERE 1 AND next_attempt_at <= ? AND status = ? ORDER BY next_attempt_at, created_at, id LIMIT ? OFFSET ?`},
+		{Postgres, store.OutboxFilter{Kind: "a2a", Statuses: []store.OutboxStatus{store.OutboxPending, store.OutboxDead}, Newest: true},
+			`SELECT ` + OutboxCols + ` FROM outbox WHERE true AND kind = $1 AND status = ANY($2) ORDER BY created_at DESC, id DESC`},
+	} {
+		q, ok, err := c.d.ListOutbox(c.f)
+		if !ok || err != nil || q.String() != c.want {
+			t.Errorf("dialect %d ListOutbox(%+v):\n got %v %v %s\nwant %s", c.d, c.f, ok, err, q.String(), c.want)
+		}
+	}
+}
