@@ -92,9 +92,11 @@ func TestOutboundBudget(t *testing.T) {
 	}
 }
 
-// A single 20 MB message (under the 25 MiB frame limit) does not
-// disconnect its sender, which reads normally: live previews are capped,
-// the message is not.
+// A single message just under the frame limit does not disconnect its
+// sender, which reads normally: live previews are capped, the message is
+// not. The limits are the defaults (25 MiB frames, 50 MiB buffered) cut
+// by five, in the same ratio, so the test decodes 4 MB, not 20 MB, under
+// -race.
 func TestHugeMessageKeepsReaders(t *testing.T) {
 	// Previews every second: under -race this test client decodes slowly.
 	// Its reader answers pings only between frames, and decoding 20 MB
@@ -103,13 +105,15 @@ func TestHugeMessageKeepsReaders(t *testing.T) {
 	e := newEnv(t, envOptions{gateway: func(c *Config) {
 		c.ChatDeltaInterval = time.Second
 		c.PongTimeout = 10 * time.Minute
+		c.MaxPayload = wire.DefaultMaxPayload / 5
+		c.MaxBufferedBytes = wire.DefaultMaxBufferedBytes / 5
 	}})
 	c := e.operator()
 	c.wait = 2 * time.Minute
 	other := e.operator()
-	msg := strings.Repeat(strings.Repeat("w", 999)+" ", 20<<10) // 20 MB in 20k model deltas
+	msg := strings.Repeat(strings.Repeat("w", 999)+" ", 4<<10) // 4 MB in 4k model deltas, over 2×MaxLiveText
 	c.ok(wire.MethodChatSend, map[string]any{"sessionKey": "main", "message": msg, "idempotencyKey": "huge-1"}, nil)
-	evs := c.runEventsWithin("huge-1", 3*time.Minute) // 20 MB of JSON is slow under -race
+	evs := c.runEventsWithin("huge-1", 3*time.Minute) // megabytes of JSON are slow under -race
 	final := payload(t, evs[len(evs)-1])
 	if final["state"] != "final" {
 		t.Fatalf("last event = %v", final["state"])
