@@ -30,7 +30,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 func main() {
@@ -108,7 +108,7 @@ func run() error {
 	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", rssMB(g), rssParts(g))
 
 	// The gateway generated its token in the state dir, as on a fresh host.
-	tok, err := config.ReadGatewayToken(mainDir)
+	tok, err := settings.ReadGatewayToken(mainDir)
 	if err != nil {
 		return err
 	}

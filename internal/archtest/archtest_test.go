@@ -425,11 +425,11 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/admission",
 		"internal/agent",
-		"internal/config",
 		"internal/media",
 		"internal/policy",
 		"internal/provider",
 		"internal/sessionkey",
+		"internal/settings",
 		"internal/store",
 		"internal/toolinvoke",
 		"internal/transcript",
@@ -472,7 +472,6 @@ var importAllowLists = map[string][]string{
 		"internal/agent",
 		"internal/approval",
 		"internal/compaction",
-		"internal/config",
 		"internal/cron",
 		"internal/ctxmap",
 		"internal/gateway/wire",
@@ -571,8 +570,8 @@ var importAllowLists = map[string][]string{
 	// mcpclient: configured MCP servers' tools as agent tools.
 	"internal/mcpclient": {
 		"github.com/modelcontextprotocol/go-sdk/mcp",
-		"internal/config",
 		"internal/policy",
+		"internal/settings",
 		"internal/tools",
 	},
 }
@@ -767,6 +766,43 @@ func TestDoorsGoThroughAdmission(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// configReaders are the only places outside internal/settings (and
+// internal/config itself) whose code imports internal/config: the
+// loader's call sites, which hold a *config.Config only to apply flags and
+// a generated token before handing it to settings.Resolve. Every other
+// component takes the typed values settings resolves, so config and
+// settings are one layer.
+var configReaders = map[string]string{
+	"internal/daemon/start.go": "serve's start-up: loads the file, applies --bind and a generated gateway token, resolves",
+}
+
+func TestOnlySettingsReadsConfig(t *testing.T) {
+	r := loadRepo(t)
+	const cfgPkg = module + "/internal/config"
+	for ip, p := range r.pkgs {
+		if ip == cfgPkg || ip == module+"/internal/settings" || !p.imports[cfgPkg] {
+			continue
+		}
+		for _, f := range p.files {
+			rel, _ := filepath.Rel(r.root, r.fset.Position(f.Package).Filename)
+			if _, ok := configReaders[filepath.ToSlash(rel)]; ok {
+				continue
+			}
+			for _, im := range f.Imports {
+				if strings.Trim(im.Path.Value, `"`) == cfgPkg {
+					t.Errorf("%s imports internal/config; take the values internal/settings resolves (only settings and %v may read *config.Config)",
+						r.position(im.Pos()), sortedKeys(configReaders))
+				}
+			}
+		}
+	}
+	for _, file := range sortedKeys(configReaders) {
+		if _, err := os.Stat(filepath.Join(r.root, file)); err != nil {
+			t.Errorf("configReaders names %s, which does not exist; update the table", file)
 		}
 	}
 }

@@ -17,9 +17,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
@@ -27,22 +26,22 @@ import (
 // newA2A builds the A2A channel server when channels.a2a is enabled and
 // has peers; nil otherwise. raw is the backend under st's wrappers, which
 // keeps the tasks (store.A2ATaskStore).
-func newA2A(ctx context.Context, cfg *config.Config, st, raw store.Store, runner *agent.Runner, adm *admission.Admitter, version string) (*a2a.Server, error) {
-	s := cfg.A2A()
+func newA2A(ctx context.Context, set *settings.Settings, st, raw store.Store, runner *agent.Runner, adm *admission.Admitter, version string) (*a2a.Server, error) {
+	s := set.A2A
 	if !s.Enabled || len(s.Peers) == 0 {
 		return nil, nil
 	}
 	agents := slices.Clone(s.ExposeAgents)
 	if len(agents) == 0 {
-		agents = cfg.AgentIDs()
+		agents = set.AgentIDs()
 	}
-	def := sessionkey.NormalizeAgentID(cfg.DefaultAgentID())
+	def := set.DefaultAgent
 	if len(agents) == 0 {
 		agents = []string{def}
 	}
 	// The card advertises channels.a2a.advertisedUrl, else
 	// gateway.publicOrigin, else the address the card was fetched on.
-	c := a2a.Config{AdvertisedURL: cmp.Or(s.AdvertisedURL, cfg.GatewayPublicOrigin()), ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
+	c := a2a.Config{AdvertisedURL: cmp.Or(s.AdvertisedURL, set.PublicOrigin), ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
 		Agents: agents, Version: version}
 	for _, p := range s.Peers {
 		c.Peers = append(c.Peers, a2a.Peer{Name: p.Name, Token: p.Token})
@@ -80,8 +79,8 @@ type a2aRemote struct {
 
 // newA2ARemote returns the remote sender for the peers with an outbound
 // url, or nil when the channel is off or none has one.
-func newA2ARemote(cfg *config.Config, st a2aOutboxStore, poster a2aPoster, sendRules *policy.SendPolicyConfig, log *slog.Logger) *a2aRemote {
-	s := cfg.A2A()
+func newA2ARemote(set *settings.Settings, st a2aOutboxStore, poster a2aPoster, sendRules *policy.SendPolicyConfig, log *slog.Logger) *a2aRemote {
+	s := set.A2A
 	if !s.Enabled {
 		return nil
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/approval"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -22,7 +22,7 @@ import (
 // files in the state directory, and the gate exec runs behind. The
 // gateway, created later, is reached through gw.
 type approvals struct {
-	cfg     *config.Config
+	set     *settings.Settings
 	lists   *approval.Allowlists
 	broker  *approval.Broker
 	journal approval.FileJournal
@@ -30,13 +30,13 @@ type approvals struct {
 	gw      atomic.Pointer[gateway.Server]
 }
 
-func newApprovals(cfg *config.Config, stateDir string, refused func(kind string)) (*approvals, error) {
+func newApprovals(set *settings.Settings, stateDir string, refused func(kind string)) (*approvals, error) {
 	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	a := &approvals{cfg: cfg, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
-	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: cfg.ExecApprovalTimeout(), Notifier: a, Journal: a.journal})
+	a := &approvals{set: set, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
+	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: set.ExecApprovalTimeout, Notifier: a, Journal: a.journal})
 	a.gate = &approval.GateConfig{
 		Broker: a.broker, Allowlists: lists,
 		Policy: a.policy,
@@ -133,7 +133,7 @@ func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
 		res.File.Agents = map[string]wire.ExecApprovalsAgent{}
 	}
 	res.Hash = approval.Hash(raw)
-	n := a.policy(a.cfg.DefaultAgentID()).Normalized()
+	n := a.policy(a.set.DefaultAgent).Normalized()
 	res.ResolvedDefaults = wire.ExecApprovalDefaults{Security: n.Security, Ask: n.Ask, AskFallback: n.AskFallback}
 	return res, nil
 }
@@ -152,7 +152,7 @@ func (a *approvals) setDocument(file json.RawMessage, baseHash string) (*wire.Ex
 // tools.exec (with the agent's own) and the approvals document, as the
 // reference combines them.
 func (a *approvals) policy(agentID string) approval.Policy {
-	p := a.cfg.ExecApprovals(agentID)
+	p := a.set.ExecApprovals(agentID)
 	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins, SafeEnv: p.SafeEnv}
 	return conf.Stricter(a.lists.Policy(agentID))
 }

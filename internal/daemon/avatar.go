@@ -4,19 +4,19 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/avatar"
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // agentAvatars is the /avatar route's view of the agents: the default
 // agent and the configured ones are known, each with its workspace and
 // configured identity.
-func agentAvatars(cfg *config.Config) avatar.Resolver {
-	def, ids := cfg.DefaultAgentID(), cfg.AgentIDs()
+func agentAvatars(set *settings.Settings) avatar.Resolver {
+	def, ids := set.DefaultAgent, set.AgentIDs()
 	return func(id string) avatar.Agent {
 		if id != def && !slices.Contains(ids, id) {
 			return avatar.Agent{}
 		}
-		e, _ := cfg.Agent(id)
-		return avatar.Agent{Known: true, Workspace: cfg.AgentWorkspace(id), Avatar: e.Identity.Avatar, Emoji: e.Identity.Emoji}
+		a := set.Agent(id)
+		return avatar.Agent{Known: true, Workspace: a.Workspace, Avatar: a.Avatar, Emoji: a.Emoji}
 	}
 }

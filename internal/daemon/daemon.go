@@ -24,7 +24,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/cluster"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway"
@@ -47,7 +46,7 @@ import (
 // retried before it becomes a dead letter (a Go duration; default 7 days).
 const EnvAnnounceExpiry = "SWITCHBOARD_ANNOUNCE_EXPIRY"
 
-func announceExpiry(env config.Env) time.Duration {
+func announceExpiry(env settings.Env) time.Duration {
 	if d, err := time.ParseDuration(env(EnvAnnounceExpiry)); err == nil && d > 0 {
 		return d
 	}
@@ -64,7 +63,7 @@ const DefaultShutdownGrace = 10 * time.Second
 // Options configures Serve. Zero values mean the documented defaults.
 type Options struct {
 	// Env is the environment; nil means the process environment.
-	Env config.Env
+	Env settings.Env
 	// counters carry the Prometheus counters across the in-place
 	// restarts of Serve (nil: counting starts at zero).
 	counters *metrics.Counters
@@ -109,9 +108,10 @@ type Options struct {
 
 // Daemon is a running gateway. Create with Start; stop with Close.
 type Daemon struct {
-	Config *config.Config
-	Store  store.Store
-	Runner *agent.Runner
+	// Settings is the configuration it was started with, resolved.
+	Settings *settings.Settings
+	Store    store.Store
+	Runner   *agent.Runner
 	// cron schedules the stored cron jobs; nil when the store keeps none.
 	cron *cron.Scheduler
 	// Addrs are the addresses the gateway listens on.
@@ -152,8 +152,8 @@ type Daemon struct {
 
 // listen opens the gateway's listeners. For loopback it binds 127.0.0.1 and
 // ::1 on the same port (a missing IPv6 stack is tolerated).
-func listen(cfg *config.Config, port *int) ([]net.Listener, error) {
-	addrs := cfg.GatewayListenAddrs()
+func listen(set *settings.Settings, port *int) ([]net.Listener, error) {
+	addrs := set.ListenAddrs()
 	if port != nil {
 		for i, a := range addrs {
 			host, _, _ := net.SplitHostPort(a)
@@ -185,11 +185,11 @@ func listen(cfg *config.Config, port *int) ([]net.Listener, error) {
 
 // ephemeralPort reports whether the gateway listens on a port the system
 // chooses (port 0).
-func ephemeralPort(cfg *config.Config, port *int) bool {
+func ephemeralPort(set *settings.Settings, port *int) bool {
 	if port != nil {
 		return *port == 0
 	}
-	addrs := cfg.GatewayListenAddrs()
+	addrs := set.ListenAddrs()
 	if len(addrs) == 0 {
 		return false
 	}
@@ -275,7 +275,7 @@ func (d *Daemon) Close() error {
 		if d.node != nil {
 			// The node's lanes go back: their queued runs move to the
 			// other nodes.
-			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Config), d.node.ID()))
+			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Settings), d.node.ID()))
 		}
 		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.CloseIdle()
@@ -305,7 +305,7 @@ func privateDir(dir string) error {
 
 // authRateLimit turns gateway.auth.rateLimit into the gateway's limiter
 // settings (nil: the defaults).
-func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
+func authRateLimit(rl *settings.AuthRateLimit) *gateway.AuthRateLimit {
 	out := gateway.DefaultAuthRateLimit
 	if rl == nil {
 		return &out
@@ -328,9 +328,9 @@ func authRateLimit(rl *config.AuthRateLimit) *gateway.AuthRateLimit {
 // allowedOrigins are the browser origins admitted besides private
 // same-origin loads: gateway.controlUi.allowedOrigins and
 // gateway.publicOrigin.
-func allowedOrigins(cfg *config.Config) []string {
-	out := slices.Clone(cfg.Gateway.ControlUI.AllowedOrigins)
-	if o := cfg.GatewayPublicOrigin(); o != "" {
+func allowedOrigins(set *settings.Settings) []string {
+	out := slices.Clone(set.AllowedOrigins)
+	if o := set.PublicOrigin; o != "" {
 		out = append(out, o)
 	}
 	return out
@@ -338,9 +338,9 @@ func allowedOrigins(cfg *config.Config) []string {
 
 // publicURLs are the URLs the gateway is reached at from outside; their
 // hosts pass the doors' Host check.
-func publicURLs(cfg *config.Config) []string {
+func publicURLs(set *settings.Settings) []string {
 	var out []string
-	for _, u := range []string{cfg.GatewayPublicOrigin(), cfg.A2A().AdvertisedURL, cfg.Telegram().WebhookURL} {
+	for _, u := range []string{set.PublicOrigin, set.A2A.AdvertisedURL, set.Telegram.WebhookURL} {
 		if u != "" {
 			out = append(out, u)
 		}

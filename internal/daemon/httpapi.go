@@ -9,11 +9,11 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
@@ -26,7 +26,7 @@ type httpFront = httpapi.Server
 // newInvoker returns the direct tool invoker: the tools a run of the
 // target session would get (the agents' policy chain), plus, for the HTTP
 // surface, the default HTTP deny list adjusted by gateway.tools.
-func newInvoker(cfg *config.Config, st store.Store, box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
+func newInvoker(set *settings.Settings, st store.Store, box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
 	return toolinvoke.New(toolinvoke.Config{
 		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
 			sess, err := st.GetSession(ctx, key)
@@ -38,26 +38,26 @@ func newInvoker(cfg *config.Config, st store.Store, box *toolbox.Box, ws *toolbo
 		Workspace: func(ctx context.Context, agentID string) string {
 			return ws.ForRun(ctx, agent.RunInfo{AgentID: agentID})
 		},
-		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
-		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
-		GlobalScope:  cfg.Scope() == sessionkey.ScopeGlobal,
+		DefaultAgent: set.DefaultAgent,
+		KnownAgent:   func(id string) bool { return slices.Contains(set.AgentIDs(), id) },
+		GlobalScope:  set.Scope == sessionkey.ScopeGlobal,
 		HTTP:         overHTTP,
-		Allow:        cfg.GatewayToolsAllow(),
-		Deny:         cfg.GatewayToolsDeny(),
+		Allow:        set.GatewayToolsAllow,
+		Deny:         set.GatewayToolsDeny,
 		Logger:       log,
 	})
 }
 
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
-func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, adm *admission.Admitter, mods *registry.Registry, gw *gateway.Server,
+func newHTTPAPI(set *settings.Settings, st store.Store, runner *agent.Runner, adm *admission.Admitter, mods *registry.Registry, gw *gateway.Server,
 	box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger) (*httpapi.Server, error) {
-	inv, err := newInvoker(cfg, st, box, ws, log, true)
+	inv, err := newInvoker(set, st, box, ws, log, true)
 	if err != nil {
 		return nil, err
 	}
 	return httpapi.New(httpapi.Config{
-		Runner: runner, Admit: adm, Config: cfg, Tools: inv, Models: mods, Embeddings: mods, Logger: log,
+		Runner: runner, Admit: adm, Settings: set, Tools: inv, Models: mods, Embeddings: mods, Logger: log,
 		Auth: func(r *http.Request) httpapi.Auth {
 			a := gw.AuthorizeHTTP(r)
 			return httpapi.Auth{OK: a.OK, RateLimited: a.RateLimited, RetryAfter: a.RetryAfter}

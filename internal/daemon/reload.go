@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/metrics"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -34,7 +34,7 @@ const reloadMaxDefer = 5 * time.Minute
 func Serve(ctx context.Context, opts Options) error {
 	env := opts.Env
 	if env == nil {
-		env = config.OSEnv
+		env = settings.OSEnv
 	}
 	if opts.counters == nil {
 		// One set for the process: a reload does not reset them.
@@ -66,11 +66,11 @@ func Serve(ctx context.Context, opts Options) error {
 }
 
 // configPath is the config file Start reads for opts.
-func configPath(opts Options, env config.Env) (string, error) {
+func configPath(opts Options, env settings.Env) (string, error) {
 	if opts.ConfigPath != "" {
 		return opts.ConfigPath, nil
 	}
-	p, err := config.ResolvePaths(env)
+	p, err := settings.ResolvePaths(env)
 	if err != nil {
 		return "", err
 	}
@@ -101,7 +101,7 @@ func readConfigSum(path string) configSum {
 // changed config is to be applied by a restart (true). A change counts
 // once the file reads the same twice in a row, so an editor's
 // write-and-rename is seen whole.
-func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, path string, base configSum) bool {
+func (d *Daemon) watchConfig(ctx context.Context, opts Options, env settings.Env, path string, base configSum) bool {
 	poll := opts.ReloadPoll
 	if poll <= 0 {
 		poll = DefaultReloadPoll
@@ -124,7 +124,7 @@ func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, 
 		}
 		if cur != base {
 			base, pendingSince, deferNoted = cur, time.Time{}, false
-			cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
+			set, warnings, err := settings.Load(opts.ConfigPath, env)
 			if err != nil {
 				d.log.Warn("config reload skipped (invalid config); the gateway keeps its current config", "file", path, "err", err)
 				continue
@@ -132,7 +132,7 @@ func (d *Daemon) watchConfig(ctx context.Context, opts Options, env config.Env, 
 			for _, w := range warnings {
 				d.log.Warn("config: " + w.String())
 			}
-			if cfg.ReloadMode() == config.ReloadOff {
+			if set.ReloadMode == settings.ReloadOff {
 				d.log.Info("config changed; gateway.reload.mode is \"off\": restart the gateway to apply it", "file", path)
 				continue
 			}

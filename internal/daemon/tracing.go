@@ -7,7 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 )
 
@@ -24,7 +24,7 @@ type tracing struct {
 
 // newTracing uses the injected provider (owned by the caller), else the one
 // the OTEL_* environment asks for (nil: tracing off).
-func newTracing(ctx context.Context, injected trace.TracerProvider, env config.Env, version string) (*tracing, error) {
+func newTracing(ctx context.Context, injected trace.TracerProvider, env settings.Env, version string) (*tracing, error) {
 	if injected != nil {
 		return &tracing{tracer: telemetry.New(injected)}, nil
 	}
