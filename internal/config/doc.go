@@ -15,7 +15,6 @@
 //
 // Config is a leaf: it imports only the standard library, the JSON5 decoder
 // and the session key model (for agent ids), and may be imported by
-// settings and by serve's start-up (internal/daemon/start.go, which applies
-// flags before resolving); tests may use it anywhere (archtest's
-// TestOnlySettingsReadsConfig). It must not import them back.
+// settings only (tests may use it anywhere: archtest's
+// TestOnlySettingsReadsConfig). It must not import settings back.
 package config

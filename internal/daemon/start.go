@@ -20,7 +20,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/attachments"
 	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/cluster"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
@@ -160,7 +159,7 @@ func (w *wiring) loadConfig(context.Context) error {
 	}
 	w.stdout = cmp.Or[io.Writer](opts.Stdout, os.Stdout)
 	stderr := cmp.Or[io.Writer](opts.Stderr, os.Stderr)
-	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, w.env)
+	set, warnings, err := settings.Load(opts.ConfigPath, w.env)
 	if err != nil {
 		early := opts.Logger
 		if early == nil {
@@ -173,12 +172,11 @@ func (w *wiring) loadConfig(context.Context) error {
 	}
 	if opts.Bind != "" {
 		var more []settings.Warning
-		if cfg, more, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
+		if set, more, err = set.WithBind(opts.Bind); err != nil {
 			return err
 		}
 		warnings = append(warnings, more...)
 	}
-	set := settings.Resolve(cfg)
 	w.paths = settings.Paths{StateDir: set.StateDir, ConfigPath: set.ConfigPath}
 	if err := privateDir(w.paths.StateDir); err != nil {
 		return fmt.Errorf("daemon: state dir: %w", err)
@@ -212,26 +210,17 @@ func (w *wiring) loadConfig(context.Context) error {
 	// A secret is required unless auth is explicitly off: with no mode and
 	// no secret configured, the gateway uses a generated token kept in the
 	// state dir (the CLI on this host reads it from there).
-	if cfg.Gateway.Auth.Mode == "" {
-		if a := set.Auth; a.Token == "" && a.Password == "" {
-			w.generatedToken = true
-			tok, created, err := config.LoadOrCreateGatewayToken(w.paths.StateDir)
-			if err != nil {
-				return err
-			}
-			if cfg, _, err = cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok}); err != nil {
-				return err
-			}
-			if created {
-				w.log.Info("generated a gateway token", "file", filepath.Join(w.paths.StateDir, settings.GatewayTokenFile))
-			}
-			set = settings.Resolve(cfg)
-		}
+	set, generated, created, err := set.WithGeneratedToken()
+	if err != nil {
+		return err
+	}
+	w.generatedToken = generated
+	if created {
+		w.log.Info("generated a gateway token", "file", filepath.Join(w.paths.StateDir, settings.GatewayTokenFile))
 	}
 	// The generated token is a secret like the configured ones.
 	masks.Set(secrets.New(set.SecretValues...))
-	// The configuration is resolved once into the components' settings;
-	// nothing past this point reads the configuration itself.
+	// The configuration is resolved once into the components' settings.
 	w.set = set
 	return nil
 }

@@ -147,6 +147,36 @@ func Load(path string, env Env) (*Settings, []Warning, error) {
 	return Resolve(cfg), warnings, nil
 }
 
+// WithBind returns the settings with serve's --bind applied (validated
+// again), with the warnings that produced.
+func (s *Settings) WithBind(bind string) (*Settings, []Warning, error) {
+	cfg, warnings, err := s.cfg.ApplyFlags(config.Flags{Bind: bind})
+	if err != nil {
+		return nil, warnings, err
+	}
+	return Resolve(cfg), warnings, nil
+}
+
+// WithGeneratedToken returns the settings serve runs with when
+// gateway.auth names no mode and configures no secret: token auth with the
+// token generated in the state dir (made now when created). Otherwise it
+// returns s, generated false: a secret is required unless auth is
+// explicitly off.
+func (s *Settings) WithGeneratedToken() (out *Settings, generated, created bool, err error) {
+	if s.cfg.Gateway.Auth.Mode != "" || s.Auth.Token != "" || s.Auth.Password != "" {
+		return s, false, false, nil
+	}
+	tok, created, err := config.LoadOrCreateGatewayToken(s.StateDir)
+	if err != nil {
+		return nil, true, false, err
+	}
+	cfg, _, err := s.cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok})
+	if err != nil {
+		return nil, true, created, err
+	}
+	return Resolve(cfg), true, created, nil
+}
+
 // SplitModelRef splits "<provider>/<model>" at the first slash; without a
 // slash the provider is "".
 func SplitModelRef(ref string) (provider, model string) { return config.SplitModelRef(ref) }

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,44 @@ func TestLoad(t *testing.T) {
 	s, _, err := Load("", env)
 	if err != nil || s.StateDir != dir {
 		t.Fatalf("Load = %+v, %v", s, err)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	s := Resolve(parse(t, `{}`))
+	// No mode and no secret: serve runs with a token generated in the
+	// state dir, the same one on the next start.
+	g, generated, created, err := s.WithGeneratedToken()
+	if err != nil || !generated || !created || g.Auth.Mode != AuthToken || g.Auth.Token == "" {
+		t.Fatalf("WithGeneratedToken = %+v generated %v created %v, %v", g.Auth, generated, created, err)
+	}
+	if tok, err := ReadGatewayToken(s.StateDir); err != nil || tok != g.Auth.Token {
+		t.Errorf("token file = %q, %v; want %q", tok, err, g.Auth.Token)
+	}
+	if !slices.Contains(g.SecretValues, g.Auth.Token) || slices.Contains(s.SecretValues, g.Auth.Token) {
+		t.Error("the generated token is a secret of the new settings only")
+	}
+	again, _, created, err := s.WithGeneratedToken()
+	if err != nil || created || again.Auth.Token != g.Auth.Token {
+		t.Errorf("second start: created %v token %q, %v", created, again.Auth.Token, err)
+	}
+	// Auth explicitly off, or a configured secret: nothing generated.
+	for _, src := range []string{`{gateway: {auth: {mode: "none"}}}`, `{gateway: {auth: {password: "pw"}}}`} {
+		c := Resolve(parse(t, src))
+		if got, generated, _, err := c.WithGeneratedToken(); err != nil || generated || got != c {
+			t.Errorf("%s: generated %v, %v", src, generated, err)
+		}
+	}
+
+	s = Resolve(parse(t, `{gateway: {auth: {password: "pw"}}}`))
+	b, _, err := s.WithBind("lan")
+	if err != nil {
+		t.Fatalf("WithBind(lan): %v", err)
+	}
+	if addrs := b.ListenAddrs(); b == s || len(addrs) == 0 || strings.HasPrefix(addrs[0], "127.0.0.1:") {
+		t.Errorf("WithBind(lan) listens on %v", addrs)
+	}
+	if _, _, err := s.WithBind("moon"); err == nil {
+		t.Error("WithBind(moon) accepted")
 	}
 }

@@ -5,8 +5,8 @@
 // configuration values become policy values (send rules, queue settings,
 // visibility), which keeps package config a leaf. Config and settings are
 // one layer: settings is the only package that reads a *config.Config
-// (Load loads one for the commands; serve's start-up resolves its own),
-// and it passes on the configuration names the components need (layer.go).
+// (Load is the loader of serve, its config watcher and the commands), and
+// it passes on the configuration names the components need (layer.go).
 //
 // A Settings is immutable once resolved. Reloading the configuration means
 // resolving a new Settings and swapping it in; nothing holds on to parts of
