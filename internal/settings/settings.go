@@ -89,7 +89,7 @@ type Settings struct {
 	agentIDs []string         // configured, file order, no repeats
 	agents   map[string]Agent // by normalised id: configured and default
 	provider map[string]bool  // configured model providers, by normalised id
-	cfg      *config.Config   // for agents that are not configured, and config.get
+	cfg      *config.Config   // for the lookups by argument (layer.go), agents not configured, config.get
 	listen   []string         // gateway listen addresses, host:port
 }
 
