@@ -12,7 +12,8 @@
 //     throwaway cluster's processes; not counted with -db), after the same
 //     run on one SQLite gateway as the baseline.
 //
-// Usage: go run ./bench/cluster [-db postgres://…] [-turns 300] [-duration 5s] [-clients 60] [-sqlite=false]
+// Usage: go run ./bench/cluster [-db postgres://… [-dbpid N]] [-turns 300] [-duration 5s] [-clients 60] [-sqlite=false]
+// [-cpuprofiles dir]
 package main
 
 import (
@@ -53,6 +54,7 @@ func run() error {
 	maxNodes := flag.Int("nodes", 3, "throughput runs with 1 to this many nodes")
 	skipLat := flag.Bool("no-latency", false, "skip the latency figures")
 	sqlite := flag.Bool("sqlite", true, "first a throughput run on one SQLite gateway, as the baseline")
+	dbPID := flag.Int("dbpid", 0, "with -db, the postmaster's pid, to count PostgreSQL's CPU time")
 	flag.Parse()
 
 	tmp, err := os.MkdirTemp("", "sb-bench-cluster-")
@@ -72,7 +74,7 @@ func run() error {
 	// to measure) and how to stop it.
 	newDB := func() (string, int, func(), error) {
 		if *db != "" {
-			return *db, 0, func() {}, nil
+			return *db, *dbPID, func() {}, nil
 		}
 		c, err := pgtest.Start()
 		if err != nil {
@@ -259,12 +261,17 @@ func crossWait(nodes []*benchgw.Gateway, turns int) error {
 	return nil
 }
 
+// tpRound numbers the throughput calls, for fresh run ids.
+var tpRound int
+
 // throughput runs clients spread over the nodes, each sending turns on its
 // own session back to back, and prints turns/s and the CPU time per turn
 // of the gateways and of PostgreSQL (pgPID, the postmaster; 0: not
 // counted), measured over d after a warm-up of a second (the clients'
 // first turns create their sessions).
 func throughput(backend string, nodes []*benchgw.Gateway, clients int, d time.Duration, pgPID int) error {
+	tpRound++ // run ids stay fresh when -db keeps one database for every run
+	round := tpRound
 	ctx := context.Background()
 	var (
 		done  atomic.Int64
@@ -314,7 +321,7 @@ func throughput(backend string, nodes []*benchgw.Gateway, clients int, d time.Du
 		f := benchgw.NewFinals(c)
 		wg.Go(func() {
 			for j := 0; time.Now().Before(deadline); j++ {
-				id := fmt.Sprintf("c%d-%d", i, j)
+				id := fmt.Sprintf("t%d-c%d-%d", round, i, j)
 				if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": fmt.Sprintf("agent:main:c%d", i), "message": "hi", "idempotencyKey": id}, nil); err != nil {
 					mu.Lock()
 					first = cmpErr(first, err)
@@ -368,6 +375,16 @@ func startNodes(bin, dir, url string, n int) ([]*benchgw.Gateway, error) {
 	return out, nil
 }
 
+var cpuProfiles = flag.String("cpuprofiles", "", "a directory: each PostgreSQL node writes a CPU profile of its run there (<node id>-<n>.prof)")
+
+// profiles numbers the nodes started, for the profiles' file names.
+var profiles int
+
 func startNode(bin, stateDir, url, id string) (*benchgw.Gateway, error) {
-	return benchgw.Start(bin, stateDir, "SWITCHBOARD_GATEWAY_TOKEN="+token, "SWITCHBOARD_DATABASE_URL="+url, "SWITCHBOARD_NODE_ID="+id)
+	env := []string{"SWITCHBOARD_GATEWAY_TOKEN=" + token, "SWITCHBOARD_DATABASE_URL=" + url, "SWITCHBOARD_NODE_ID=" + id}
+	if *cpuProfiles != "" {
+		profiles++
+		env = append(env, "SWITCHBOARD_CPUPROFILE="+filepath.Join(*cpuProfiles, fmt.Sprintf("%s-%d.prof", id, profiles)))
+	}
+	return benchgw.Start(bin, stateDir, env...)
 }

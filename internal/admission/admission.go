@@ -3,7 +3,8 @@
 // API, A2A, webhooks, cron, the chat channels, sessions_send,
 // sessions_spawn and announces) hands a message to Accept, which decides
 // once what it means — whether it is a slash command the sender may run,
-// whether the session's send policy lets it in, what it does while the
+// whether the guards (agent chains' limits, session trees' budgets) and
+// the session's send policy let it in, what it does while the
 // session is busy (queue mode, messages.queue.cap) — fills in a new
 // session row the one way, and stores the run (the durable enqueue) on its
 // session's lane. It returns a Ticket: the run id and the run's place on
@@ -79,6 +80,9 @@ type Rule struct {
 	// as for a message from another session, "keep": inter and never
 	// dropped at the cap, "none": no queue settings).
 	Queue string
+	// Guards: the agent chain's limits and the session trees' budgets
+	// may refuse the message (*Refusal), before the send policy.
+	Guards bool
 }
 
 // Rules is the one table of what each origin gets.
@@ -88,7 +92,7 @@ var Rules = map[Origin]Rule{
 	OriginA2A:      {SendPolicy: true},
 	OriginWebhook:  {SendPolicy: true},
 	OriginCron:     {SendPolicy: true},
-	OriginAgent:    {SendPolicy: true, Queue: "inter"},
+	OriginAgent:    {SendPolicy: true, Queue: "inter", Guards: true},
 	OriginSpawn:    {},
 	OriginAnnounce: {Queue: "keep"},
 	OriginStep:     {Queue: "none"},
@@ -207,6 +211,8 @@ type Config struct {
 	SendRules *policy.SendPolicyConfig
 	// Queue is messages.queue.
 	Queue policy.QueueConfig
+	// Guards are the chain limits and budgets (Rule.Guards).
+	Guards Guards
 	// Now and NewID default to the clock and random UUIDs.
 	Now   func() time.Time
 	NewID func() string
@@ -243,8 +249,9 @@ func (a *Admitter) cmds() Commands {
 	return nil
 }
 
-// Accept admits one message: a command is carried out, a message the
-// send policy blocks is refused (ErrSendDenied), one over the queue cap
+// Accept admits one message: a command is carried out, a message a guard
+// stops is refused (*Refusal), one the send policy blocks is refused
+// (ErrSendDenied), one over the queue cap
 // is refused (*QueueFullError), and any other is stored as a run on its
 // session's lane with its queue settings.
 func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
@@ -271,6 +278,11 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 			in.Message = next // the text after /new or /reset is the first turn
 		}
 	}
+	if rule.Guards {
+		if err := a.guard(ctx, in); err != nil {
+			return Ticket{}, err
+		}
+	}
 	sess, err := a.cfg.Store.GetSession(ctx, in.SessionKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Ticket{}, fmt.Errorf("admission: read session: %w", err)
@@ -292,6 +304,7 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 		}
 		t.Queue = q
 	}
+	in.Session = sess // Enqueue need not read it again
 	e, err := a.cfg.Runner.Enqueue(ctx, in)
 	if errors.Is(err, agent.ErrQueueFull) {
 		return Ticket{}, &QueueFullError{Cap: in.QueueCap}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -57,7 +59,7 @@ type env struct {
 	rep    *replies
 }
 
-func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfig) *env {
+func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfig, mods ...func(*admission.Config)) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
 	if err != nil {
@@ -72,7 +74,11 @@ func newEnv(t *testing.T, send *policy.SendPolicyConfig, queue policy.QueueConfi
 		t.Fatal(err)
 	}
 	rep := &replies{}
-	adm, err := admission.New(admission.Config{Runner: runner, Store: st, Commands: rep, SendRules: send, Queue: queue})
+	cfg := admission.Config{Runner: runner, Store: st, Commands: rep, SendRules: send, Queue: queue}
+	for _, mod := range mods {
+		mod(&cfg)
+	}
+	adm, err := admission.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,5 +293,75 @@ func TestFillSession(t *testing.T) {
 			s.LastChannel != tc.wantLast || s.SpawnDepth != tc.wantDepth || string(s.Extra) != `{"sessionStartedAt":1700000000000}` {
 			t.Errorf("%s: %+v extra %s", tc.key, s, s.Extra)
 		}
+	}
+}
+
+// readCounter counts the session reads made for a context marked with
+// countReads.
+type readCounter struct {
+	*sqlite.Store
+	reads atomic.Int32
+}
+
+type countReads struct{}
+
+func (s *readCounter) GetSession(ctx context.Context, key string) (*store.Session, error) {
+	if ctx.Value(countReads{}) != nil {
+		s.reads.Add(1)
+	}
+	return s.Store.GetSession(ctx, key)
+}
+
+// TestAcceptReadsTheSessionOnce: admission hands the session it read to
+// the runner's enqueue, which does not read it again (on PostgreSQL each
+// read is a round trip of every turn), with or without a reset rule.
+func TestAcceptReadsTheSessionOnce(t *testing.T) {
+	for _, rule := range []string{"", compaction.ResetIdle} {
+		t.Run("reset="+rule, func(t *testing.T) {
+			sq, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &readCounter{Store: sq}
+			cfg := agent.Config{
+				Store: st, Models: scriptedModels{scripted.New(scripted.Options{})},
+				Tools:       func(context.Context, agent.RunInfo) *tools.Set { return tools.NewSet() },
+				InitSession: admission.FillRunnerSession,
+			}
+			if rule != "" {
+				cfg.ResetRule = func(*store.Session) compaction.ResetRule {
+					return compaction.ResetRule{Mode: rule, IdleMinutes: 60}
+				}
+			}
+			runner, err := agent.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				runner.Close()
+				sq.Close()
+			})
+			adm, err := admission.New(admission.Config{Runner: runner, Store: st, Commands: &replies{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for i, text := range []string{"first", "second"} {
+				in := input(admission.OriginOperator, "agent:main:main", text)
+				st.reads.Store(0)
+				tk, err := adm.Accept(context.WithValue(ctx, countReads{}, true), admission.Request{Origin: admission.OriginOperator, Input: in})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, done, err := runner.Wait(ctx, tk.RunID, 30*time.Second); err != nil || !done {
+					t.Fatalf("wait %s: done %v, %v", tk.RunID, done, err)
+				}
+				// The first turn finds no session (and reads again before
+				// it creates one); a turn on an existing session reads once.
+				if got := st.reads.Load(); i > 0 && got != 1 {
+					t.Fatalf("turn %d: %d session reads in Accept, want 1", i+1, got)
+				}
+			}
+		})
 	}
 }

@@ -56,7 +56,7 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 	if err != nil {
 		return 0, err
 	}
-	req.Messages = v.messages()
+	req.Messages = v.turnMessages(r.windows, sess.SessionID)
 	cnt := r.counter(m)
 	est := cnt.Request(req)
 	key := modelKey(m)

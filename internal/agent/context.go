@@ -188,7 +188,17 @@ func withoutBoundaries(hist []store.Message) []store.Message {
 // messages returns the model messages of the view: the summary message,
 // then the kept entries.
 func (v *contextView) messages() []provider.Message {
-	msgs := toProviderMessages(v.entries)
+	return v.withSummary(toProviderMessages(v.entries))
+}
+
+// turnMessages is messages for a model turn of sessionID: the entries'
+// messages come from the session's window cache (windowCache.modelMessages).
+func (v *contextView) turnMessages(c *windowCache, sessionID string) []provider.Message {
+	return v.withSummary(c.modelMessages(sessionID, v.entries))
+}
+
+// withSummary is msgs after the summary message, if the view has one.
+func (v *contextView) withSummary(msgs []provider.Message) []provider.Message {
 	if v.summary == "" {
 		return msgs
 	}

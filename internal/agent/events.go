@@ -47,8 +47,12 @@ type Event struct {
 	Lane       string
 	SpawnedBy  string
 	// Seq counts events per run from 1.
-	Seq  int64
-	Time time.Time
+	Seq int64
+	// SessionSeq numbers the events Runner.WatchSession yields (0 on
+	// others): rising on this node across all sessions, the position a
+	// session watcher resumes after.
+	SessionSeq int64
+	Time       time.Time
 
 	Stream string
 	Phase  string

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
@@ -14,14 +15,34 @@ import (
 // call (cut off by the window) are dropped, and tool calls that never got a
 // result (an interrupted run) are removed from their assistant message.
 func toProviderMessages(hist []store.Message) []provider.Message {
-	answered := make(map[string]bool)
+	out, _, _ := convertHistory(hist, false)
+	return out
+}
+
+// convertHistory is toProviderMessages that also returns, with withSeqs,
+// the Seq of the entry each message came from, and the Seq of the last
+// entry that carries tool calls or is a tool result (0 when none: then
+// every message depends on its own entry only).
+func convertHistory(hist []store.Message, withSeqs bool) (out []provider.Message, seqs []int64, lastTool int64) {
+	var answered, called map[string]bool // made on the first tool entry
 	for _, m := range hist {
 		if msg := m.Entry.Message; msg != nil && isToolResult(msg.Role) && msg.ToolCallID != "" {
+			if answered == nil {
+				answered = make(map[string]bool)
+			}
 			answered[msg.ToolCallID] = true
 		}
 	}
-	called := make(map[string]bool)
-	out := make([]provider.Message, 0, len(hist))
+	out = make([]provider.Message, 0, len(hist))
+	if withSeqs {
+		seqs = make([]int64, 0, len(hist))
+	}
+	add := func(seq int64, pm provider.Message) {
+		out = append(out, pm)
+		if withSeqs {
+			seqs = append(seqs, seq)
+		}
+	}
 	for _, m := range hist {
 		msg := m.Entry.Message
 		if m.Entry.Type != transcript.TypeMessage || msg == nil {
@@ -29,12 +50,16 @@ func toProviderMessages(hist []store.Message) []provider.Message {
 		}
 		switch {
 		case msg.Role == transcript.RoleUser:
-			out = append(out, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text(), Images: imagesOf(msg.Content)})
+			add(m.Seq, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text(), Images: imagesOf(msg.Content)})
 		case msg.Role == transcript.RoleAssistant:
 			pm := provider.Message{Role: provider.RoleAssistant, Text: msg.Content.Text()}
 			for _, b := range msg.Content.ToolCalls() {
+				lastTool = m.Seq
 				if !answered[b.ID] {
 					continue
+				}
+				if called == nil {
+					called = make(map[string]bool)
 				}
 				called[b.ID] = true
 				pm.ToolCalls = append(pm.ToolCalls, provider.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
@@ -42,19 +67,20 @@ func toProviderMessages(hist []store.Message) []provider.Message {
 			if pm.Text == "" && len(pm.ToolCalls) == 0 {
 				continue
 			}
-			out = append(out, pm)
+			add(m.Seq, pm)
 		case isToolResult(msg.Role):
+			lastTool = m.Seq
 			if !called[msg.ToolCallID] {
 				continue
 			}
 			isErr := msg.IsError != nil && *msg.IsError
-			out = append(out, provider.Message{
+			add(m.Seq, provider.Message{
 				Role: provider.RoleTool, Text: msg.Content.Text(),
 				ToolCallID: msg.ToolCallID, ToolName: msg.ToolName, IsError: isErr,
 			})
 		}
 	}
-	return out
+	return out, seqs, lastTool
 }
 
 // imagesOf returns the image blocks of a message's content.
@@ -92,6 +118,25 @@ type window struct {
 	// lastRun is the run whose own write (appended) made the window end
 	// at lastSeq, with no gap before it; "" when anything else did.
 	lastRun string
+
+	conv sync.Mutex // guards model; taken without windowCache.mu
+	// model is the window's entries as model messages, kept so that a
+	// turn converts only the entries added since the last one.
+	model modelMemo
+}
+
+// modelMemo is the model messages of the transcript entries from Seq
+// first to Seq last, as toProviderMessages made them: out[i] came from the
+// entry with Seq seqs[i]. A transcript entry never changes once stored,
+// so a later window that starts at or after first reuses out, provided
+// nothing in the part it keeps depends on entries outside it: a tool call
+// is paired with its result across entries, so the memo is reused only
+// from after its last tool entry (lastTool) on.
+type modelMemo struct {
+	first, last, lastTool int64
+	lastID                string // the Entry.ID of the entry at last
+	out                   []provider.Message
+	seqs                  []int64
 }
 
 func newWindowCache(limit int) *windowCache {
@@ -158,6 +203,59 @@ func (c *windowCache) appended(m store.Message) {
 		msgs = append([]store.Message(nil), msgs[len(msgs)-c.limit:]...)
 	}
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
+}
+
+// modelMessages is toProviderMessages(entries) for a model turn of
+// sessionID, whose entries are its cached window (or the part of it after
+// a boundary): the messages of the entries converted for an earlier turn
+// are reused, and only the entries added since are converted. The result
+// is shared with later turns: its elements must not be modified (nobody
+// does: pruning copies, and appends to it copy, as its capacity is its
+// length).
+func (c *windowCache) modelMessages(sessionID string, entries []store.Message) []provider.Message {
+	c.mu.Lock()
+	w := c.m[sessionID]
+	c.mu.Unlock()
+	if w == nil || len(entries) == 0 {
+		return toProviderMessages(entries)
+	}
+	w.conv.Lock()
+	defer w.conv.Unlock()
+	return w.model.messages(entries)
+}
+
+// messages converts entries (sorted by Seq, contiguous but for entries
+// that make no model message) reusing and extending the memo.
+func (m *modelMemo) messages(entries []store.Message) []provider.Message {
+	a, b := entries[0].Seq, entries[len(entries)-1].Seq
+	// j is the first entry the memo does not cover; the one before it
+	// must be the memo's last (the same entry, not only the same Seq).
+	j := sort.Search(len(entries), func(j int) bool { return entries[j].Seq > m.last })
+	if m.out == nil || a < m.first || a <= m.lastTool || m.last < a || m.last > b ||
+		entries[j-1].Seq != m.last || entries[j-1].Entry.ID != m.lastID {
+		out, seqs, lastTool := convertHistory(entries, true)
+		*m = modelMemo{first: a, last: b, lastID: entries[len(entries)-1].Entry.ID, lastTool: lastTool, out: out, seqs: seqs}
+		return out[:len(out):len(out)]
+	}
+	if j < len(entries) {
+		// The part kept has no tool entry, so the new entries pair
+		// among themselves only.
+		out, seqs, lastTool := convertHistory(entries[j:], true)
+		m.out, m.seqs = append(m.out, out...), append(m.seqs, seqs...)
+		m.last, m.lastID = b, entries[len(entries)-1].Entry.ID
+		if lastTool != 0 {
+			m.lastTool = lastTool
+		}
+	}
+	i := sort.Search(len(m.seqs), func(i int) bool { return m.seqs[i] >= a })
+	if i > 0 && i >= len(m.out)-i {
+		// Drop what windows no longer reach, so the memo stays about
+		// the window's size (slices handed out keep their own copy).
+		m.out, m.seqs = append([]provider.Message(nil), m.out[i:]...), append([]int64(nil), m.seqs[i:]...)
+		m.first, i = a, 0
+	}
+	out := m.out[i:]
+	return out[:len(out):len(out)]
 }
 
 // history returns the last HistoryLimit entries of the transcript.

@@ -155,11 +155,7 @@ func (r *Runner) Relay(ev Event) {
 	if !r.events.add(ev, r.now()) && isEnd(ev) {
 		return // its end was seen already (from the store, or relayed twice)
 	}
-	if subs := r.subList.Load(); subs != nil {
-		for _, sub := range *subs {
-			sub.fn(ev)
-		}
-	}
+	r.publishRemote(ev)
 	if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {
 		r.wakeWaiters(ev.RunID)
 	}

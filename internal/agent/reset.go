@@ -29,12 +29,16 @@ func SessionStartedAt(s *store.Session) time.Time {
 // autoReset starts a fresh transcript for in's session when its reset rule
 // (session.reset: daily or idle) says it expired, before a person's input
 // is queued on it. A busy session is not reset; input from other sessions,
-// announces and tools never resets one.
-func (r *Runner) autoReset(ctx context.Context, in *Input) (*store.Session, error) {
+// announces and tools never resets one. known, when not nil, is the
+// session as just read (returned unread when no reset rule applies).
+func (r *Runner) autoReset(ctx context.Context, in *Input, known *store.Session) (*store.Session, error) {
 	if r.cfg.ResetRule == nil || in.Provenance != nil {
-		return nil, nil
+		return known, nil
 	}
-	sess, err := r.cfg.Store.GetSession(ctx, in.SessionKey)
+	sess, err := known, error(nil)
+	if sess == nil {
+		sess, err = r.cfg.Store.GetSession(ctx, in.SessionKey)
+	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.SessionID == "") {
 		return nil, nil
 	}

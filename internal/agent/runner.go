@@ -268,6 +268,11 @@ type Input struct {
 	// Used only when the session does not exist yet.
 	Label     string `json:"label,omitempty"`
 	SpawnedBy string `json:"spawnedBy,omitempty"`
+
+	// Session, when not nil, is the session as the caller read it just
+	// before Enqueue (admission does): Enqueue does not read it again.
+	// Not stored with the run.
+	Session *store.Session `json:"-"`
 }
 
 // Untrusted returns where the input comes from when that is outside the
@@ -341,7 +346,7 @@ type Runner struct {
 	active  map[string]context.CancelCauseFunc // running runs by runID
 	fences  map[string]store.Fence             // by runID, with Lanes (fence.go)
 	waiters map[string][]chan struct{}         // by runID
-	subs    map[uint64]func(Event)
+	subs    map[uint64]subscriber
 	nextSub uint64
 
 	// subList is a copy-on-write snapshot of subs for the emit hot path.
@@ -353,6 +358,8 @@ type Runner struct {
 type subscriber struct {
 	id uint64
 	fn func(Event)
+	// local: only the events of runs executing here (SubscribeLocal).
+	local bool
 }
 
 type lane struct {
@@ -414,7 +421,7 @@ func New(cfg Config) (*Runner, error) {
 		lanes:   make(map[string]*lane),
 		active:  make(map[string]context.CancelCauseFunc),
 		waiters: make(map[string][]chan struct{}),
-		subs:    make(map[uint64]func(Event)),
+		subs:    make(map[uint64]subscriber),
 		windows: newWindowCache(cfg.HistoryLimit),
 		events:  newEventLog(),
 	}
@@ -517,7 +524,8 @@ func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if closing {
 		return Enqueued{}, ErrClosed
 	}
-	known, err := r.autoReset(ctx, &in)
+	known, err := r.autoReset(ctx, &in, in.Session)
+	in.Session = nil
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
@@ -934,13 +942,28 @@ func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) e
 	return nil
 }
 
-// Subscribe registers fn for every run event. fn runs on the run's goroutine
-// and must not block. The returned func unsubscribes.
+// Subscribe registers fn for every run event: this node's runs' and the
+// ones relayed from other nodes or recovered from the store (IsRemote).
+// fn runs on the run's goroutine and must not block. The returned func
+// unsubscribes. A door that follows given runs or sessions uses Watch or
+// WatchSession instead.
 func (r *Runner) Subscribe(fn func(Event)) (unsubscribe func()) {
+	return r.subscribe(fn, false)
+}
+
+// SubscribeLocal registers fn for the events of the runs executing on this
+// runner only (what metrics count and the cluster relays to other nodes):
+// events relayed from other nodes and ends recovered from the store do not
+// reach it. Otherwise as Subscribe.
+func (r *Runner) SubscribeLocal(fn func(Event)) (unsubscribe func()) {
+	return r.subscribe(fn, true)
+}
+
+func (r *Runner) subscribe(fn func(Event), local bool) (unsubscribe func()) {
 	r.mu.Lock()
 	id := r.nextSub
 	r.nextSub++
-	r.subs[id] = fn
+	r.subs[id] = subscriber{id: id, fn: fn, local: local}
 	r.publishSubsLocked()
 	r.mu.Unlock()
 	return func() {
@@ -953,8 +976,8 @@ func (r *Runner) Subscribe(fn func(Event)) (unsubscribe func()) {
 
 func (r *Runner) publishSubsLocked() {
 	list := make([]subscriber, 0, len(r.subs))
-	for id, fn := range r.subs {
-		list = append(list, subscriber{id, fn})
+	for _, sub := range r.subs {
+		list = append(list, sub)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
 	r.subList.Store(&list)

@@ -160,3 +160,37 @@ func TestWarmTurnReadsNothingItRead(t *testing.T) {
 		})
 	}
 }
+
+// TestReplyStoredBeforeTheEnd checks what a client that sees a run's end
+// can rely on: by the time the end event is emitted, the reply and the
+// run's terminal status are committed (a crash after it loses neither).
+func TestReplyStoredBeforeTheEnd(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("the stored reply"), nil
+	}, nil)
+	type seen struct {
+		status store.RunStatus
+		reply  bool
+	}
+	got := make(chan seen, 1)
+	h.runner.Subscribe(func(ev Event) {
+		if ev.RunID != "r1" || ev.Stream != StreamLifecycle || ev.Phase != PhaseEnd {
+			return
+		}
+		var s seen
+		if run, err := h.store.GetRun(context.Background(), "r1"); err == nil {
+			s.status = run.Status
+		}
+		for _, m := range h.transcript("agent:main:main") {
+			if msg := m.Entry.Message; msg != nil && msg.Role == transcript.RoleAssistant && msg.Content.Text() == "the stored reply" {
+				s.reply = true
+			}
+		}
+		got <- s
+	})
+	h.submit(Input{RunID: "r1", Message: "hello"})
+	h.wait("r1")
+	if s := <-got; s.status != store.RunOK || !s.reply {
+		t.Errorf("at the end event: stored status %q, reply stored %v; want ok and true", s.status, s.reply)
+	}
+}

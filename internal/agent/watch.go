@@ -45,6 +45,10 @@ type eventLog struct {
 	mu     sync.Mutex
 	runs   map[string]*runLog
 	pruned time.Time
+	// sessions indexes the logged events by session (Runner.WatchSession),
+	// numbered by sessSeq, which rises across all sessions.
+	sessions map[string]*sessionLog
+	sessSeq  int64
 }
 
 // runLog is one run's logged events.
@@ -59,7 +63,9 @@ type runLog struct {
 	wake chan struct{}
 }
 
-func newEventLog() *eventLog { return &eventLog{runs: make(map[string]*runLog)} }
+func newEventLog() *eventLog {
+	return &eventLog{runs: make(map[string]*runLog), sessions: make(map[string]*sessionLog)}
+}
 
 func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd }
 
@@ -74,9 +80,16 @@ func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 }
 
 // add logs ev and reports whether it was new. Events without a sequence
-// number (queued notices, posts) are not logged.
+// number (queued notices) are not logged; posts go to their session's log
+// only (reported as not new).
 func (l *eventLog) add(ev Event, now time.Time) bool {
-	if ev.RunID == "" || ev.Stream == StreamPost || (ev.Seq <= 0 && !isEnd(ev)) {
+	if ev.RunID != "" && ev.Stream == StreamPost {
+		l.mu.Lock()
+		l.addSessionLocked(ev, now)
+		l.mu.Unlock()
+		return false
+	}
+	if ev.RunID == "" || (ev.Seq <= 0 && !isEnd(ev)) {
 		return false
 	}
 	l.mu.Lock()
@@ -94,16 +107,23 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 		return false // seen already (or late)
 	}
 	rl.last = ev.Seq
-	rl.events = append(rl.events, ev)
-	if len(rl.events) > maxLogEvents {
-		rl.events = append([]Event(nil), rl.events[len(rl.events)-maxLogEvents/2:]...)
-	}
+	rl.events = appendBounded(rl.events, ev)
 	rl.touched = now
 	rl.wakeLocked()
+	l.addSessionLocked(ev, now)
 	if now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
 	return true
+}
+
+// appendBounded appends ev to a log's events, dropping the oldest half
+// past maxLogEvents.
+func appendBounded(evs []Event, ev Event) []Event {
+	if evs = append(evs, ev); len(evs) > maxLogEvents {
+		evs = append([]Event(nil), evs[len(evs)-maxLogEvents/2:]...)
+	}
+	return evs
 }
 
 // pruneLocked drops the runs that ended logRetention ago or were idle for
@@ -117,6 +137,7 @@ func (l *eventLog) pruneLocked(now time.Time) {
 			rl.wakeLocked()
 		}
 	}
+	l.pruneSessionsLocked(now)
 }
 
 // unended returns up to maxEndChecks runs without a logged end that were
@@ -257,12 +278,20 @@ func (r *Runner) deliverRecovered(end Event) {
 		return
 	}
 	r.log.Info("run end recovered from the store", "runId", end.RunID, "status", end.Run.Status)
+	r.publishRemote(end)
+	r.wakeWaiters(end.RunID)
+}
+
+// publishRemote hands an event of a run executing elsewhere (relayed, or
+// recovered from the store) to the subscribers of every event.
+func (r *Runner) publishRemote(ev Event) {
 	if subs := r.subList.Load(); subs != nil {
 		for _, sub := range *subs {
-			sub.fn(end)
+			if !sub.local {
+				sub.fn(ev)
+			}
 		}
 	}
-	r.wakeWaiters(end.RunID)
 }
 
 // RecoverEnds looks in the store for the ends of runs this node heard of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,10 +163,9 @@ func collect(t *testing.T, w func(func(Event, error) bool), n int) []Event {
 	return out
 }
 
-// TestWatchResumes follows a run, leaves after three events, comes back
-// with the last sequence number seen, and gets the rest: every event once,
-// in order, and the end once; a watcher that saw the end gets nothing.
-func TestWatchResumes(t *testing.T) {
+// gatedHarness is a harness whose model answers "hello there" once gate
+// is closed.
+func gatedHarness(t *testing.T) (*harness, chan struct{}) {
 	gate := make(chan struct{})
 	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
 		select {
@@ -175,6 +175,14 @@ func TestWatchResumes(t *testing.T) {
 		}
 		return textReply("hello there"), nil
 	}, nil)
+	return h, gate
+}
+
+// TestWatchResumes follows a run, leaves after three events, comes back
+// with the last sequence number seen, and gets the rest: every event once,
+// in order, and the end once; a watcher that saw the end gets nothing.
+func TestWatchResumes(t *testing.T) {
+	h, gate := gatedHarness(t)
 	run := h.submit(Input{Message: "hi"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -323,5 +331,116 @@ func TestRecoverEnds(t *testing.T) {
 	got := collect(t, h.runner.Watch(ctx, "remote-2", 1), -1)
 	if seqs(got) != "2:lifecycle/end" {
 		t.Fatalf("watch after the recovered end = %s", seqs(got))
+	}
+}
+
+// TestWatchSessionResumes follows every run of a session: a watcher leaves
+// during the first run, comes back with the last SessionSeq it saw, and
+// gets the rest of that run, the queued second run and a post (relayed
+// twice), each event once, in order, and nothing of another session.
+func TestWatchSessionResumes(t *testing.T) {
+	h, gate := gatedHarness(t)
+	const key = "agent:main:main"
+	first := h.submit(Input{Message: "one"})
+	second := h.submit(Input{Message: "two"})
+	other := h.submit(Input{Message: "elsewhere", SessionKey: "agent:main:other"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	before := collect(t, h.runner.WatchSession(ctx, key, 0), 2) // first's start and model turn
+	close(gate)
+	h.wait(first.RunID)
+	h.wait(second.RunID)
+	h.wait(other.RunID)
+	if _, err := h.runner.Post(ctx, Post{SessionKey: key, Text: "a note", RunID: "post-1"}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.Relay(Event{RunID: "post-1", SessionKey: key, Stream: StreamPost}) // the same post again
+	var after []Event
+	for e, err := range h.runner.WatchSession(ctx, key, before[len(before)-1].SessionSeq) {
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		if after = append(after, e); e.Stream == StreamPost {
+			break
+		}
+	}
+	all := append(before, after...)
+	var want []Event
+	h.mu.Lock()
+	for _, e := range h.events {
+		if e.SessionKey == key && (e.Seq > 0 || e.Stream == StreamPost) && !e.IsRemote() { // the bus passes the relayed post on again
+			want = append(want, e)
+		}
+	}
+	h.mu.Unlock()
+	render := func(evs []Event) string {
+		var b strings.Builder
+		for _, e := range evs {
+			fmt.Fprintf(&b, "%s:%d:%s/%s ", e.RunID, e.Seq, e.Stream, e.Phase)
+		}
+		return b.String()
+	}
+	if render(all) != render(want) {
+		t.Fatalf("watched\n%s\nsubscribers saw\n%s", render(all), render(want))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].SessionSeq <= all[i-1].SessionSeq {
+			t.Fatalf("session sequence numbers not rising: %d then %d", all[i-1].SessionSeq, all[i].SessionSeq)
+		}
+	}
+	if countEnds(all) != 2 || !isEnd(after[len(after)-2]) || after[len(after)-2].RunID != second.RunID {
+		t.Fatalf("watched %s, want both runs' ends, the second's before the post", render(all))
+	}
+	// A watcher that saw everything waits for what comes next.
+	short, stop := context.WithCancel(ctx)
+	stop()
+	for e, err := range h.runner.WatchSession(short, key, all[len(all)-1].SessionSeq) {
+		if err == nil {
+			t.Fatalf("a watcher that saw everything got %+v", e)
+		}
+	}
+}
+
+// TestSubscribeLocal: a local subscriber (metrics, the cluster relay) gets
+// the events of the runs executing here, not the events relayed from
+// other nodes nor ends recovered from the store, which Subscribe's get.
+func TestSubscribeLocal(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("here"), nil
+	}, nil)
+	var mu sync.Mutex
+	var local []Event
+	stop := h.runner.SubscribeLocal(func(ev Event) {
+		mu.Lock()
+		local = append(local, ev)
+		mu.Unlock()
+	})
+	defer stop()
+	run := h.submit(Input{Message: "hi"})
+	h.wait(run.RunID)
+	if err := h.store.CreateRun(context.Background(), &store.Run{RunID: "remote-1", SessionKey: "agent:main:other", AgentID: "main", Status: store.RunQueued, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.runner.Relay(Event{RunID: "remote-1", Seq: 1, Stream: StreamLifecycle, Phase: PhaseStart})
+	if _, err := h.store.FinishRun(context.Background(), "remote-1", store.RunResult{Status: store.RunAborted, EndedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if got := collect(t, h.runner.Watch(ctx, "remote-1", 1), -1); countEnds(got) != 1 {
+		t.Fatalf("watch of the relayed run: %s, want its end from the store", seqs(got))
+	}
+	if n := len(h.eventsFor("remote-1")); n != 2 {
+		t.Fatalf("subscribers of every event got %d events of the relayed run, want its start and recovered end", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ev := range local {
+		if ev.RunID != run.RunID {
+			t.Fatalf("a local subscriber got %+v of a run executing elsewhere", ev)
+		}
+	}
+	if countEnds(local) != 1 {
+		t.Fatalf("a local subscriber got %s, want the local run's events and its end", seqs(local))
 	}
 }

@@ -409,13 +409,20 @@ var importAllowLists = map[string][]string{
 	// automation: webhook actions and cron jobs through admission.
 	"internal/automation": {
 		"github.com/google/uuid",
-		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/settings", "internal/store", "internal/transcript",
 	},
 	// a2a/bridge: the A2A server's turns through admission, its tasks in
 	// the store.
 	"internal/a2a/bridge": {
 		"github.com/google/uuid",
-		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/store", "internal/tools",
+		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/settings", "internal/store", "internal/tools",
+	},
+	// a2a/remote: sessions_send's sends to remote peers, durable through
+	// the outbox; late replies posted through a consumer-side interface.
+	"internal/a2a/remote": {
+		"github.com/google/uuid",
+		"internal/a2a/outbound", "internal/a2a/wire", "internal/agent", "internal/outbox", "internal/policy",
+		"internal/settings", "internal/store", "internal/tools/sessions", "internal/transcript",
 	},
 	// a2a/outbound: the A2A client sessions_send uses for remote peers.
 	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
@@ -440,17 +447,22 @@ var importAllowLists = map[string][]string{
 	// channel/telegram: the Telegram connector, over the Bot API library;
 	// the gateway is reached through channel.Deliverer, never imported.
 	"internal/channel/telegram": {"github.com/go-telegram-bot-api/telegram-bot-api/v5", "internal/channel"},
+	// channel/hub: the chat channel connectors joined to admission, the
+	// runner's events and the outbox; the gateway is never imported.
+	"internal/channel/hub": {
+		"github.com/google/uuid",
+		"internal/admission", "internal/agent", "internal/channel", "internal/channel/irc", "internal/channel/telegram",
+		"internal/gateway/wire", "internal/outbox", "internal/policy", "internal/settings", "internal/store",
+		"internal/transcript",
+	},
 	// channel/telegram/tgfake: the fake Bot API server, test support.
 	"internal/channel/telegram/tgfake": nil,
 	// webui: static assets and their handler; the page talks to the
 	// gateway over its public protocol only.
 	"internal/webui": nil,
-	// metrics: Prometheus over the runner's events; live readings come
-	// through funcs, so no gateway or store import.
+	// metrics: the Prometheus text format over the runner's events; live
+	// readings come through funcs, so no gateway or store import.
 	"internal/metrics": {
-		"github.com/prometheus/client_golang/prometheus",
-		"github.com/prometheus/client_golang/prometheus/collectors",
-		"github.com/prometheus/client_golang/prometheus/promhttp",
 		"internal/agent",
 		"internal/store",
 	},
@@ -500,11 +512,11 @@ var importAllowLists = map[string][]string{
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 	},
 	// admission: the one step between the doors and the runner: the
-	// runner's input, the policy rules, the store contract and key
-	// parsing; no door, no gateway.
+	// runner's input, the policy rules, the store contract, key parsing,
+	// and the guards' budgets and agent chains; no door, no gateway.
 	"internal/admission": {
 		"github.com/google/uuid",
-		"internal/agent", "internal/compaction", "internal/policy", "internal/sessionkey", "internal/store",
+		"internal/agent", "internal/compaction", "internal/policy", "internal/sessionkey", "internal/spend", "internal/store", "internal/tools",
 	},
 	"internal/settings": {"internal/config", "internal/policy", "internal/sandbox", "internal/sessionkey", "internal/skills", "internal/spend"},
 	"internal/tools/sessions": {
@@ -516,13 +528,14 @@ var importAllowLists = map[string][]string{
 	"internal/tools/files": {"internal/tools"},
 	"internal/tools/shell": {"internal/tools"},
 	"internal/tools/web":   {"golang.org/x/net/html", "golang.org/x/net/html/atom", "internal/tools"},
-	// The sandbox backends are a leaf: bwrap, the seccomp filter
-	// assembler with its BPF instruction encoder, and the Docker Engine
-	// API client with its types.
+	// The sandbox backends are a leaf: bwrap, the seccomp filter (the
+	// BPF instruction encoder and the syscall numbers), and the Docker
+	// Engine API client with its types.
 	"internal/sandbox": {
-		"github.com/containerd/errdefs", "github.com/docker/go-units", "github.com/elastic/go-seccomp-bpf",
+		"github.com/containerd/errdefs", "github.com/docker/go-units",
 		"github.com/moby/moby/api/pkg/stdcopy", "github.com/moby/moby/api/types/container",
 		"github.com/moby/moby/api/types/mount", "github.com/moby/moby/client", "golang.org/x/net/bpf",
+		"golang.org/x/sys/unix",
 	},
 	// The fake Docker Engine speaks the Engine API's types only.
 	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
@@ -538,7 +551,7 @@ var importAllowLists = map[string][]string{
 	},
 	// A node of several on one database: the runner it coordinates and the
 	// PostgreSQL backend it coordinates through, nothing else.
-	"internal/cluster": {"internal/agent", "internal/store", "internal/store/postgres"},
+	"internal/cluster": {"github.com/google/uuid", "internal/agent", "internal/store", "internal/store/postgres"},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.
 	"internal/store/postgres": {
 		"github.com/google/uuid",
@@ -560,6 +573,9 @@ var importAllowLists = map[string][]string{
 	// approval: exec approval policy, broker, files and the exec gate, on
 	// the tools contract.
 	"internal/approval": {"github.com/google/uuid", "internal/tools"},
+	// approval/service: exec approvals as the gateway runs them; the
+	// gateway is reached through its own small interface, never imported.
+	"internal/approval/service": {"internal/approval", "internal/gateway/wire", "internal/settings", "internal/store", "internal/transcript"},
 	// mcp: the MCP server and stdio proxy, on the tools contract (jsonrpc
 	// for errors with MCP's own codes).
 	"internal/mcp": {
@@ -709,6 +725,7 @@ var doors = []struct {
 	{"internal/a2a/bridge", true},
 	{"internal/automation", true},
 	{"internal/channel", false},
+	{"internal/channel/hub", true},
 	{"internal/cron", false},
 }
 
@@ -803,6 +820,45 @@ func TestOnlySettingsReadsConfig(t *testing.T) {
 	for _, file := range sortedKeys(configReaders) {
 		if _, err := os.Stat(filepath.Join(r.root, file)); err != nil {
 			t.Errorf("configReaders names %s, which does not exist; update the table", file)
+		}
+	}
+}
+
+// initWorkExempt are packages under internal/ outside the gateway's
+// binary (test fakes), which may compile at init what they use.
+var initWorkExempt = []string{"internal/sandbox/dockertest"}
+
+// TestNoRegexpCompiledAtInit keeps package init free of regexp
+// compilation: every process (each CLI command too) would pay for it
+// before main, used or not. Compile on first use (sync.OnceValue).
+func TestNoRegexpCompiledAtInit(t *testing.T) {
+	r := loadRepo(t)
+	for _, ip := range sortedKeys(r.pkgs) {
+		p := r.pkgs[ip]
+		inBinary := strings.HasPrefix(p.dir, "internal/") || strings.HasPrefix(p.dir, "cmd/")
+		if !inBinary || slices.Contains(initWorkExempt, p.dir) {
+			continue
+		}
+		for _, f := range p.files {
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				ast.Inspect(gd, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.FuncLit:
+						return false // runs when called, not at init
+					case *ast.CallExpr:
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+							if x, ok := sel.X.(*ast.Ident); ok && x.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile") {
+								t.Errorf("%s: regexp.%s at package init; compile it on first use", r.position(n.Pos()), sel.Sel.Name)
+							}
+						}
+					}
+					return true
+				})
+			}
 		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/internal/tools/files"
@@ -85,7 +86,7 @@ func Handler(resolve Resolver, auth func(http.Handler) http.Handler) http.Handle
 }
 
 // agentID is a plain agent id segment (the reference's path rule).
-var agentID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var agentID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // Meta is the "?meta=1" answer, in the reference's shape.
 type Meta struct {
@@ -100,7 +101,7 @@ func serveAvatar(w http.ResponseWriter, r *http.Request, resolve Resolver) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	id := strings.ToLower(r.PathValue("agent"))
-	if !agentID.MatchString(id) {
+	if !agentID().MatchString(id) {
 		http.NotFound(w, r)
 		return
 	}
@@ -191,10 +192,11 @@ func revision(b []byte) string {
 	return strconv.FormatUint(f.Sum64(), 36)
 }
 
+// The source classes, compiled on first use (no work at init).
 var (
-	httpURL   = regexp.MustCompile(`(?i)^https?://`)
-	uriScheme = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*:`)
-	imagePath = regexp.MustCompile(`(?i)\.(png|jpe?g|gif|webp|svg|ico)$`)
+	httpURL   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^https?://`) })
+	uriScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*:`) })
+	imagePath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\.(png|jpe?g|gif|webp|svg|ico)$`) })
 )
 
 // mimeByExt are the local image types served, by extension.
@@ -209,7 +211,7 @@ func load(workspace, source string) image {
 	switch {
 	case source == "":
 		return image{}
-	case httpURL.MatchString(source):
+	case httpURL().MatchString(source):
 		return image{kind: kindRemote, source: source}
 	case strings.HasPrefix(strings.ToLower(source), "data:"):
 		body, ctype, err := decodeDataURL(source)
@@ -217,9 +219,9 @@ func load(workspace, source string) image {
 			return image{kind: kindNone, source: source, reason: "unsupported_data_url"}
 		}
 		return image{kind: kindData, source: source, body: body, ctype: ctype}
-	case uriScheme.MatchString(source):
+	case uriScheme().MatchString(source):
 		return image{kind: kindNone, source: source, reason: "unsupported_uri"}
-	case !strings.ContainsAny(source, `/\`) && !imagePath.MatchString(source):
+	case !strings.ContainsAny(source, `/\`) && !imagePath().MatchString(source):
 		return image{} // a short text avatar ("A", an emoji): no image
 	}
 	body, ctype, reason := readLocal(workspace, source)

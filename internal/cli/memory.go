@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -54,56 +53,81 @@ when memory.search names an embedding model.`,
 		}})
 	search.Flags().IntVar(&maxResults, "max-results", 0, "most hits to show (default 6)")
 	search.Flags().Float64Var(&minScore, "min-score", 0, "lowest score to show")
-	cmd.AddCommand(status, index, search)
+	cmd.AddCommand(status, index, search, newMemoryOpenClawEnvCmd(g))
 	return cmd
 }
 
+// printMemoryStatus prints memory.status in the lines and labels of the
+// reference's `openclaw memory status` (Provider, Model, Sources, Indexed,
+// Dirty, Workspace, Embeddings, FTS), without its dreaming and database
+// diagnostics, which have no counterpart here.
 func printMemoryStatus(w io.Writer, raw json.RawMessage) error {
 	var st struct {
-		AgentID, WorkspaceDir, Mode, Model, Reason string
-		Files, Chunks, Vectors                     int
-		Dirty                                      bool
+		AgentID, WorkspaceDir, Mode, Model, Reason, RequestedProvider string
+		Files, Eligible, Chunks, Vectors                              int
+		Dirty                                                         bool
 	}
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Agent:\t%s\n", st.AgentID)
-	fmt.Fprintf(tw, "Workspace:\t%s\n", st.WorkspaceDir)
-	fresh := "up to date"
-	if st.Dirty {
-		fresh = "files changed since the last index (the next search or `switchboard memory index` updates it)"
-	}
-	fmt.Fprintf(tw, "Indexed:\t%d files, %d chunks; %s\n", st.Files, st.Chunks, fresh)
+	provider, model := "none", "none"
 	if st.Mode == "hybrid" {
-		fmt.Fprintf(tw, "Search:\thybrid (keywords and %s vectors: %d of %d chunks embedded)\n", st.Model, st.Vectors, st.Chunks)
-	} else {
-		fmt.Fprintf(tw, "Search:\tkeywords only (%s)\n", dash(st.Reason))
+		provider, model, _ = strings.Cut(st.Model, "/")
 	}
-	return tw.Flush()
+	dirty := "no"
+	if st.Dirty {
+		dirty = "yes"
+	}
+	fmt.Fprintf(w, "Memory Search (%s)\n", st.AgentID)
+	requested := ""
+	if st.RequestedProvider != "" {
+		requested = " (requested: " + st.RequestedProvider + ")"
+	}
+	fmt.Fprintf(w, "Provider: %s%s\nModel: %s\nSources: memory\n", provider, requested, model)
+	fmt.Fprintf(w, "Indexed: %d/%d files · %d chunks\n", st.Files, st.Eligible, st.Chunks)
+	fmt.Fprintf(w, "Dirty: %s\nWorkspace: %s\n", dirty, st.WorkspaceDir)
+	if st.Mode == "hybrid" {
+		fmt.Fprintf(w, "Embeddings: ready · %d/%d chunks embedded\n", st.Vectors, st.Chunks)
+	} else {
+		fmt.Fprintf(w, "Embeddings: unavailable · keyword search only (%s)\n", dash(st.Reason))
+	}
+	_, err := fmt.Fprintln(w, "FTS: ready")
+	return err
 }
 
+// printMemoryIndex prints memory.index's result with the reference's
+// completion line, then what the index did.
 func printMemoryIndex(w io.Writer, raw json.RawMessage) error {
 	var st struct {
-		AgentID, Mode, Model                                 string
+		AgentID, WorkspaceDir, Mode, Model                   string
 		Files, Indexed, Unchanged, Removed, Chunks, Embedded int
 	}
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Indexed %s's memory: %d files (%d re-indexed, %d unchanged, %d removed), %d chunks written.\n",
-		st.AgentID, st.Files, st.Indexed, st.Unchanged, st.Removed, st.Chunks)
+	if st.Files == 0 {
+		fmt.Fprintf(w, "No memory files found in %s; nothing indexed (%s).\n", st.WorkspaceDir, st.AgentID)
+	} else {
+		files := "files"
+		if st.Files == 1 {
+			files = "file"
+		}
+		fmt.Fprintf(w, "Memory index updated (%s): %d %s indexed.\n", st.AgentID, st.Files, files)
+	}
+	fmt.Fprintf(w, "%d re-indexed, %d unchanged, %d removed · %d chunks written\n", st.Indexed, st.Unchanged, st.Removed, st.Chunks)
 	if st.Mode == "hybrid" {
-		fmt.Fprintf(w, "Vectors: %d chunks embedded with %s.\n", st.Embedded, st.Model)
+		fmt.Fprintf(w, "Embeddings: %d chunks embedded with %s\n", st.Embedded, st.Model)
 	}
 	return nil
 }
 
+// printMemorySearch prints memory.search's hits as the reference's
+// `openclaw memory search` does: "<score> <path>:<start>-<end>", the
+// snippet, a blank line; "No matches." when there are none.
 func printMemorySearch(w io.Writer, raw json.RawMessage) error {
 	var res struct {
-		Mode, Provider, Model string
-		Warnings              []string
-		Results               []struct {
+		Warnings []string
+		Results  []struct {
 			Path               string
 			StartLine, EndLine int
 			Score              float64
@@ -117,17 +141,13 @@ func printMemorySearch(w io.Writer, raw json.RawMessage) error {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	if len(res.Results) == 0 {
-		fmt.Fprintf(w, "No matches (%s search).\n", res.Mode)
-		return nil
+		_, err := fmt.Fprintln(w, "No matches.")
+		return err
 	}
-	for i, h := range res.Results {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%s#L%d-L%d  score %.3f\n", h.Path, h.StartLine, h.EndLine, h.Score)
-		for _, line := range strings.Split(strings.TrimRight(h.Snippet, "\n"), "\n") {
-			fmt.Fprintln(w, "  "+line)
-		}
+	var b strings.Builder
+	for _, h := range res.Results {
+		fmt.Fprintf(&b, "%.3f %s:%d-%d\n%s\n\n", h.Score, h.Path, h.StartLine, h.EndLine, h.Snippet)
 	}
-	return nil
+	_, err := fmt.Fprintln(w, strings.TrimSpace(b.String()))
+	return err
 }

@@ -61,7 +61,9 @@ type Runner interface {
 	AbortLocal(runID string) bool
 	Fence()
 	Load() (active, queued, lanes int)
-	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	// SubscribeLocal: the relay needs the events of the runs executing
+	// here, and nothing relayed here from other nodes.
+	SubscribeLocal(fn func(agent.Event)) (unsubscribe func())
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 	RecoverEnds(ctx context.Context, all bool)
 }
@@ -247,7 +249,7 @@ func (n *Node) Start(ctx context.Context, runner Runner) error {
 		n.Close()
 		return fmt.Errorf("cluster.Start: %w", ctx.Err())
 	}
-	n.unsub = runner.Subscribe(n.onEvent)
+	n.unsub = runner.SubscribeLocal(n.onEvent)
 	if n.cfg.Spread != nil {
 		n.refreshLoads()
 	}
@@ -629,7 +631,7 @@ func (n *Node) reader() {
 // onEvent queues this node's run events for the other nodes, when there
 // are any. It runs on the run's goroutine and never blocks.
 func (n *Node) onEvent(ev agent.Event) {
-	if ev.IsRemote() || n.peers.Load() == 0 {
+	if n.peers.Load() == 0 {
 		return
 	}
 	n.relayMu.Lock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -169,9 +170,14 @@ type Flags struct {
 
 // ApplyFlags returns a copy of c with f applied and validated again.
 // Problems caused by a flag name "flags" as their file. On error the
-// returned Config is nil.
+// returned Config is nil. The copy shares c's nested sections, lists and
+// maps, which no one changes once a Config is loaded; only the fields the
+// flags set are its own (a deep copy through JSON was a tenth of the
+// gateway's start).
 func (c *Config) ApplyFlags(f Flags) (*Config, []Warning, error) {
-	out := c.clone()
+	out := new(Config)
+	*out = *c
+	out.origins = maps.Clone(c.origins)
 	set := func(p keyPath) {
 		if out.origins == nil {
 			out.origins = make(map[string]string)

@@ -5,7 +5,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,22 +19,24 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/logfile"
+	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/readiness"
 	"github.com/switchboardhq/switchboard/internal/settings"
-	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/subagent"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
-	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 )
 
@@ -119,12 +117,12 @@ type Daemon struct {
 
 	a2a    *a2a.Server   // nil when channels.a2a is off
 	node   *cluster.Node // nil on SQLite
-	chans  *channelHub   // nil when no chat channel is enabled
+	chans  *hub.Hub      // nil when no chat channel is enabled
 	log    *slog.Logger
 	grace  time.Duration
 	gw     *gateway.Server
 	outbox *outbox.Dispatcher
-	mcp    *lazyMCP
+	mcp    *mcp.Lazy
 	mcpc   *mcpclient.Manager
 	subs   *subagent.Manager
 	srv    *http.Server
@@ -132,7 +130,7 @@ type Daemon struct {
 	// serving are the listeners' Serve loops: they end with the drain.
 	serving   sync.WaitGroup
 	lock      *statedir.Lock
-	readiness *readiness
+	readiness *readiness.Tracker
 	stop      context.CancelFunc // ends the daemon's own loops
 	// stopMetrics ends the metrics' subscription to run events.
 	stopMetrics func()
@@ -147,68 +145,13 @@ type Daemon struct {
 	jobs          *shell.Jobs  // exec's background commands
 	box           *toolbox.Box // the tools, and the Docker sandbox client
 	mods          *registry.Registry
-	tracing       *tracing
-}
-
-// listen opens the gateway's listeners. For loopback it binds 127.0.0.1 and
-// ::1 on the same port (a missing IPv6 stack is tolerated).
-func listen(set *settings.Settings, port *int) ([]net.Listener, error) {
-	addrs := set.ListenAddrs()
-	if port != nil {
-		for i, a := range addrs {
-			host, _, _ := net.SplitHostPort(a)
-			addrs[i] = net.JoinHostPort(host, strconv.Itoa(*port))
-		}
-	}
-	var lns []net.Listener
-	for i, a := range addrs {
-		if i > 0 && lns != nil {
-			// Later listeners reuse the first one's port (matters for port 0).
-			host, _, _ := net.SplitHostPort(a)
-			_, p, _ := net.SplitHostPort(lns[0].Addr().String())
-			a = net.JoinHostPort(host, p)
-		}
-		ln, err := net.Listen("tcp", a)
-		if err != nil {
-			if i > 0 && isIPv6(a) {
-				continue // no IPv6 loopback on this machine
-			}
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, fmt.Errorf("daemon: listen: %w", err)
-		}
-		lns = append(lns, ln)
-	}
-	return lns, nil
-}
-
-// ephemeralPort reports whether the gateway listens on a port the system
-// chooses (port 0).
-func ephemeralPort(set *settings.Settings, port *int) bool {
-	if port != nil {
-		return *port == 0
-	}
-	addrs := set.ListenAddrs()
-	if len(addrs) == 0 {
-		return false
-	}
-	_, p, _ := net.SplitHostPort(addrs[0])
-	return p == "0"
-}
-
-func isIPv6(addr string) bool {
-	host, _, _ := net.SplitHostPort(addr)
-	ip := net.ParseIP(host)
-	return ip != nil && ip.To4() == nil
+	tracing       *telemetry.Tracing
 }
 
 func (d *Daemon) health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"ok":true,"ts":%d}`+"\n", time.Now().UnixMilli())
 }
-
-var jsonMarshal = json.Marshal
 
 // Close drains the gateway: no new runs start, running agent runs may
 // finish within the grace period (the rest are recorded as aborted) while
@@ -234,7 +177,7 @@ func (d *Daemon) Close() error {
 			d.a2a.Close() // its runs end before the runner stops
 		}
 		if d.chans != nil {
-			d.chans.close() // no new inbound runs; replies in flight end
+			d.chans.Close() // no new inbound runs; replies in flight end
 		}
 		d.stop()
 		d.wg.Wait()
@@ -277,7 +220,7 @@ func (d *Daemon) Close() error {
 			// other nodes.
 			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Settings), d.node.ID()))
 		}
-		errs = append(errs, d.tracing.close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
+		errs = append(errs, d.tracing.Close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.CloseIdle()
 		d.closeErr = errors.Join(errs...)
 	})
@@ -301,88 +244,4 @@ func privateDir(dir string) error {
 		return os.Chmod(dir, 0o700)
 	}
 	return nil
-}
-
-// authRateLimit turns gateway.auth.rateLimit into the gateway's limiter
-// settings (nil: the defaults).
-func authRateLimit(rl *settings.AuthRateLimit) *gateway.AuthRateLimit {
-	out := gateway.DefaultAuthRateLimit
-	if rl == nil {
-		return &out
-	}
-	if rl.MaxAttempts != nil {
-		out.MaxAttempts = *rl.MaxAttempts
-	}
-	if rl.WindowMs != nil {
-		out.Window = time.Duration(*rl.WindowMs) * time.Millisecond
-	}
-	if rl.LockoutMs != nil {
-		out.Lockout = time.Duration(*rl.LockoutMs) * time.Millisecond
-	}
-	if rl.ExemptLoopback != nil {
-		out.ExemptLoopback = *rl.ExemptLoopback
-	}
-	return &out
-}
-
-// allowedOrigins are the browser origins admitted besides private
-// same-origin loads: gateway.controlUi.allowedOrigins and
-// gateway.publicOrigin.
-func allowedOrigins(set *settings.Settings) []string {
-	out := slices.Clone(set.AllowedOrigins)
-	if o := set.PublicOrigin; o != "" {
-		out = append(out, o)
-	}
-	return out
-}
-
-// publicURLs are the URLs the gateway is reached at from outside; their
-// hosts pass the doors' Host check.
-func publicURLs(set *settings.Settings) []string {
-	var out []string
-	for _, u := range []string{set.PublicOrigin, set.A2A.AdvertisedURL, set.Telegram.WebhookURL} {
-		if u != "" {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// upgradeOr sends WebSocket upgrades to ws and every other request to
-// page: one path serves both the protocol and the browser UI, as the
-// reference's gateway does.
-func upgradeOr(ws, page http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-			ws.ServeHTTP(w, r)
-			return
-		}
-		page.ServeHTTP(w, r)
-	})
-}
-
-// budgetView is the sessions_list budget of s when s roots a budgeted
-// session tree (its own limits, or its agent's for a root session).
-func budgetView(ctx context.Context, runner *agent.Runner, subs *subagent.Manager, set *settings.Settings, s *store.Session) (*sessions.BudgetView, error) {
-	if spend.FromExtra(s.Extra).IsZero() && (s.SpawnedBy != "" || set.Agent(s.AgentID).Budget.IsZero()) {
-		return nil, nil
-	}
-	trees, err := runner.Budgets(ctx, s.Key)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range trees {
-		if t.Key != s.Key {
-			continue
-		}
-		v := &sessions.BudgetView{Limits: t.Limits, Used: sessions.BudgetUsed{Runs: t.Used.Runs, Tokens: t.Used.Tokens, Cost: t.Used.Cost}}
-		if subs != nil {
-			v.Used.Children = subs.ActiveDescendants(s.Key)
-		}
-		next := t.Used
-		next.Runs++ // would another run have room?
-		v.Exhausted = spend.Exhausted(t.Limits, next, time.Now())
-		return v, nil
-	}
-	return nil, nil
 }

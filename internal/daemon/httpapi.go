@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
@@ -12,47 +11,19 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
-	"github.com/switchboardhq/switchboard/internal/toolinvoke"
-	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // httpFront is the HTTP API server the daemon mounts beside the gateway.
 type httpFront = httpapi.Server
 
-// newInvoker returns the direct tool invoker: the tools a run of the
-// target session would get (the agents' policy chain), plus, for the HTTP
-// surface, the default HTTP deny list adjusted by gateway.tools.
-func newInvoker(set *settings.Settings, st store.Store, box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
-	return toolinvoke.New(toolinvoke.Config{
-		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
-			sess, err := st.GetSession(ctx, key)
-			if err != nil {
-				sess = nil // a new session: the policy of its key alone
-			}
-			return box.ForRun(ctx, agent.RunInfo{AgentID: agentID, SessionKey: key, Session: sess})
-		},
-		Workspace: func(ctx context.Context, agentID string) string {
-			return ws.ForRun(ctx, agent.RunInfo{AgentID: agentID})
-		},
-		DefaultAgent: set.DefaultAgent,
-		KnownAgent:   func(id string) bool { return slices.Contains(set.AgentIDs(), id) },
-		GlobalScope:  set.Scope == sessionkey.ScopeGlobal,
-		HTTP:         overHTTP,
-		Allow:        set.GatewayToolsAllow,
-		Deny:         set.GatewayToolsDeny,
-		Logger:       log,
-	})
-}
-
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
 func newHTTPAPI(set *settings.Settings, st store.Store, runner *agent.Runner, adm *admission.Admitter, mods *registry.Registry, gw *gateway.Server,
 	box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger) (*httpapi.Server, error) {
-	inv, err := newInvoker(set, st, box, ws, log, true)
+	inv, err := toolbox.NewInvoker(set, st, box, ws, log, true)
 	if err != nil {
 		return nil, err
 	}

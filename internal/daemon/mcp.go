@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway"
@@ -33,12 +31,19 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox.Box, ve
 			}
 			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
-		Watch: func(fn func(string)) func() {
-			return runner.Subscribe(func(ev agent.Event) {
-				if transcriptGrew(ev) {
-					fn(ev.SessionKey)
+		WatchSession: func(ctx context.Context, key string, changed func()) {
+			k := gw.CanonicalKey(key)
+			if k == "" {
+				return
+			}
+			for ev, err := range runner.WatchSession(ctx, k, -1) {
+				if err != nil {
+					return // ctx ended: the last subscriber left
 				}
-			})
+				if transcriptGrew(ev) {
+					changed()
+				}
+			}
 		},
 		Exists: func(ctx context.Context, key string) (bool, error) {
 			k := gw.CanonicalKey(key)
@@ -88,64 +93,4 @@ func mcpStatus(m *mcpclient.Manager) []wire.MCPServer {
 		})
 	}
 	return out
-}
-
-// lazyMCP is the gateway port's /mcp, built on its first request: most
-// gateways never serve an MCP client, and building the server (every
-// tool's schema through the SDK, a subscription to every run event) was a
-// tenth of the start.
-type lazyMCP struct {
-	build func() (*mcp.Server, error)
-
-	mu     sync.Mutex // guards srv, err and closed
-	srv    *mcp.Server
-	err    error
-	closed bool
-}
-
-// get returns the server, building it the first time.
-func (l *lazyMCP) get() (*mcp.Server, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, errors.New("the gateway is shutting down")
-	}
-	if l.srv == nil && l.err == nil {
-		l.srv, l.err = l.build()
-	}
-	return l.srv, l.err
-}
-
-// ServeHTTP serves an MCP request (streamable HTTP).
-func (l *lazyMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	srv, err := l.get()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	srv.Handler().ServeHTTP(w, r)
-}
-
-// Close closes the server if it was built; later requests are refused.
-func (l *lazyMCP) Close() error {
-	l.mu.Lock()
-	srv := l.srv
-	l.closed = true
-	l.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	return srv.Close()
-}
-
-// Inflight reports the MCP tool calls running now (none before the first
-// request).
-func (l *lazyMCP) Inflight() int64 {
-	l.mu.Lock()
-	srv := l.srv
-	l.mu.Unlock()
-	if srv == nil {
-		return 0
-	}
-	return srv.Inflight()
 }

@@ -311,6 +311,37 @@ func TestMCPHTTPHistoryResource(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no resources/updated notification after the transcript grew")
 	}
+	// The server follows the subscribed session's stream, and only while
+	// a client subscribes (no filter on every run event).
+	srv, err := d.mcp.Server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Watched(); !slices.Equal(got, []string{uri}) {
+		t.Fatalf("followed %v while subscribed, want [%s]", got, uri)
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Watched(); len(got) != 0 {
+		t.Fatalf("followed %v after the last unsubscribe, want none", got)
+	}
+	// A client that goes away without unsubscribing stops the watch too.
+	gone := connectMCP(t, endpoint, "", nil)
+	if err := gone.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Watched(); !slices.Equal(got, []string{uri}) {
+		t.Fatalf("followed %v while subscribed, want [%s]", got, uri)
+	}
+	if err := gone.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(srv.Watched()) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still following %v after its only subscriber left", srv.Watched())
+		}
+	}
 }
 
 // Cancelling a sessions_send wait ends the server-side call.

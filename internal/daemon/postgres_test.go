@@ -45,7 +45,7 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&m)
 		return resp.StatusCode, m
 	}
-	d.readiness.check()
+	d.readiness.Check()
 	if code, m := readyz(); code != 200 || m["ready"] != true {
 		t.Fatalf("readyz = %d %v", code, m)
 	}
@@ -73,14 +73,14 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 	setAllow(false)
 	defer setAllow(true)
 	time.Sleep(100 * time.Millisecond)
-	d.readiness.check()
+	d.readiness.Check()
 	code, m := readyz()
 	failing, _ := m["failing"].([]any)
 	if code != http.StatusServiceUnavailable || len(failing) != 1 || !strings.HasPrefix(failing[0].(string), "database unreachable: ") {
 		t.Errorf("readyz while the database refuses = %d %v", code, m)
 	}
 	setAllow(true)
-	d.readiness.check()
+	d.readiness.Check()
 	if code, m := readyz(); code != 200 || m["ready"] != true {
 		t.Errorf("readyz after = %d %v", code, m)
 	}

@@ -29,7 +29,7 @@ func TestReadinessFollowsTheStateDir(t *testing.T) {
 	}
 	defer d.Close()
 	var broken atomic.Bool
-	d.readiness.probe = func(string) error {
+	d.readiness.Probe = func(string) error {
 		if broken.Load() {
 			return errors.New("open .probe-1: read-only file system")
 		}
@@ -49,14 +49,14 @@ func TestReadinessFollowsTheStateDir(t *testing.T) {
 		t.Fatalf("readyz = %d %v", code, m)
 	}
 	broken.Store(true)
-	d.readiness.check()
+	d.readiness.Check()
 	code, m := readyz()
 	failing, _ := m["failing"].([]any)
 	if code != http.StatusServiceUnavailable || m["ready"] != false || len(failing) != 1 || failing[0] != "state dir not writable: open .probe-1: read-only file system" {
 		t.Errorf("readyz while broken = %d %v", code, m)
 	}
 	broken.Store(false)
-	d.readiness.check()
+	d.readiness.Check()
 	if code, m := readyz(); code != 200 || m["ready"] != true {
 		t.Errorf("readyz after recovery = %d %v", code, m)
 	}

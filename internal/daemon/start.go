@@ -15,10 +15,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/a2a/bridge"
+	a2aremote "github.com/switchboardhq/switchboard/internal/a2a/remote"
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	approvals "github.com/switchboardhq/switchboard/internal/approval/service"
 	"github.com/switchboardhq/switchboard/internal/attachments"
+	"github.com/switchboardhq/switchboard/internal/automation"
 	"github.com/switchboardhq/switchboard/internal/avatar"
+	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
@@ -28,12 +33,12 @@ import (
 	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
-	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/prompt"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/readiness"
 	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/secrets"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -45,13 +50,13 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/subagent"
+	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
 	"github.com/switchboardhq/switchboard/internal/tools"
-	"github.com/switchboardhq/switchboard/internal/tools/files"
-	memorytools "github.com/switchboardhq/switchboard/internal/tools/memory"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 	"github.com/switchboardhq/switchboard/internal/tools/shell"
 	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/treebudget"
 	"github.com/switchboardhq/switchboard/internal/webui"
 )
 
@@ -111,16 +116,16 @@ type wiring struct {
 	alias   sessionkey.MainAlias
 	mcpc    *mcpclient.Manager
 	box     *toolbox.Box
-	appr    *approvals
+	appr    *approvals.Approvals
 	ws      *toolbox.Workspaces
-	tr      *tracing
+	tr      *telemetry.Tracing
 	evHooks *eventhooks.Dispatcher
 	runner  *agent.Runner
 	// mets counts guardrail refusals once /metrics is built.
 	mets atomic.Pointer[metrics.Metrics]
 
 	subs  *subagent.Manager
-	chans *channelHub // nil: no chat channel
+	chans *hub.Hub // nil: no chat channel
 	disp  *outbox.Dispatcher
 	jobs  *shell.Jobs
 
@@ -239,7 +244,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	w.rawStore, w.storeTimer = st.Store, metrics.NewStoreTimer()
 	st.Store = w.storeTimer.Wrap(w.rawStore)
 	w.st = st
-	if w.lns, err = listen(set, w.opts.Port); err != nil {
+	if w.lns, err = httpserve.Listen(set.ListenAddrs(), w.opts.Port); err != nil {
 		return err
 	}
 	for _, ln := range w.lns {
@@ -259,8 +264,8 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	// Every node marks the agents' workspaces, and checks the others'
 	// marks when it starts and when a node joins.
 	marked := doctor.AgentWorkspaces(w.set)
-	onJoin := func(ctx context.Context, _ string) { checkWorkspaces(ctx, w.node, marked, log) }
-	if w.node, err = newNode(set.Storage, pg, w.lns[0].Addr(), ephemeralPort(set, w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
+	onJoin := func(ctx context.Context, _ string) { doctor.CheckWorkspaces(ctx, w.node, marked, log) }
+	if w.node, err = newNode(set.Storage, pg, w.lns[0].Addr(), httpserve.Ephemeral(set.ListenAddrs(), w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	if err = doctor.WriteNodeMarkers(marked, w.node.ID()); err != nil {
@@ -295,19 +300,19 @@ func (w *wiring) newRunner(ctx context.Context) error {
 	w.mcpc = mcpclient.New(mcpclient.Config{Servers: w.set.MCPServers, Version: w.opts.Version, Logger: log})
 	w.closeOnFail(w.mcpc)
 	var err error
-	if w.appr, err = newApprovals(set, w.paths.StateDir, w.refused); err != nil {
+	if w.appr, err = approvals.New(set, w.paths.StateDir, w.refused); err != nil {
 		return err
 	}
 	pruneIdle, pruneMaxAge := set.SandboxPruneIdle, set.SandboxPruneMaxAge
-	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.gate,
+	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.Gate,
 		PruneIdle: pruneIdle, PruneMaxAge: pruneMaxAge,
-		RoomTools: func(key string) (policy.ToolSelection, bool) { return roomTools(w.set, key) }})
+		RoomTools: func(key string) (policy.ToolSelection, bool) { return hub.RoomTools(w.set, key) }})
 	w.box, w.ws = box, toolbox.NewWorkspaces(w.set, st, box)
-	if w.tr, err = newTracing(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
+	if w.tr, err = telemetry.Start(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
 		return err
 	}
-	w.onFail(func() { _ = w.tr.close() })
-	if w.tr.shutdown != nil {
+	w.onFail(func() { _ = w.tr.Close() })
+	if w.tr.Exporting() {
 		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
 	}
 	if w.evHooks, err = newEventHooks(set, log); err != nil {
@@ -330,7 +335,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 			if w.subs != nil {
 				w.subs.OnFinish(ctx, run, res, last)
 			}
-			w.chans.onFinish(ctx, run, res, last)
+			w.chans.OnFinish(ctx, run, res, last)
 		},
 		SystemPrompt:   prompt.Builder(w.set, st, w.skills),
 		Logger:         log,
@@ -343,7 +348,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 		Lanes:          w.lanes,
 		RootBudget:     func(agentID string) spend.Limits { return w.set.Agent(agentID).Budget },
 		OnCompact:      compactHook(w.evHooks),
-		Tracer:         w.tr.tracer,
+		Tracer:         w.tr.Tracer,
 	})
 	if err != nil {
 		return err
@@ -368,16 +373,17 @@ func (w *wiring) newDelivery(context.Context) error {
 	w.closeOnFail(disp)
 	w.disp = disp
 	// Every door starts work through the one admission step.
-	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: w.opts.Now})
+	adm, err := admission.New(admission.Config{Runner: runner, Store: st, SendRules: set.SendRules, Queue: set.Queue, Now: w.opts.Now,
+		Guards: admission.Guards{Budgets: runner, Chain: tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}}})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	w.adm = adm
-	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: w.tr.tracer, Kicker: disp})
+	rel, err := relay.New(relay.Config{Store: st, Runner: runner, Admit: adm, SendRules: set.SendRules, Logger: log, Tracer: w.tr.Tracer, Kicker: disp})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	remote := newA2ARemote(set, st, runner, set.SendRules, log)
+	remote := a2aremote.New(set, st, runner, set.SendRules, disp.Kick, log)
 	var remoteDep sessions.Remote
 	if remote != nil {
 		remoteDep = remote
@@ -386,73 +392,49 @@ func (w *wiring) newDelivery(context.Context) error {
 		Store: st, Messenger: rel, Settings: set, Logger: log, StateDir: w.paths.StateDir, OnRefusal: w.refused,
 		ExpectedWait: runner.ExpectedWait,
 		Budget: func(ctx context.Context, s *store.Session) (*sessions.BudgetView, error) {
-			return budgetView(ctx, runner, w.subs, set, s)
-		},
-		BudgetRefusal: func(ctx context.Context, from, to string) (string, error) {
-			return sendBudgetRefusal(ctx, runner, from, to)
+			return treebudget.View(ctx, runner, w.subs, set, s)
 		},
 		Remote: remoteDep,
 	})
 	w.subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Admit: adm, Settings: set, Models: w.mods, Logger: log,
 		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
-		Tracer: w.tr.tracer, Outbox: disp,
+		Tracer: w.tr.Tracer, Outbox: disp,
 	})
 	if err != nil {
 		return err
 	}
 	// The chat channels listen for run ends before Recover resumes queued
 	// runs, so a message accepted before a restart still gets its reply.
-	chans, err := newChannels(set, st, runner, adm, log)
+	chans, err := hub.New(set, st, runner, adm, disp, log)
 	if err != nil {
 		return err
 	}
 	if chans != nil {
-		w.onFail(chans.close)
+		w.onFail(chans.Close)
 	}
 	w.chans = chans
 	handlers := []outbox.Handler{w.subs.AnnounceHandler(), rel.Handler()}
 	if remote != nil {
-		remote.kick = disp.Kick
-		handlers = append(handlers, remote.handler())
+		handlers = append(handlers, remote.Handler())
 	}
 	if chans != nil {
-		chans.kicker = disp
-		handlers = append(handlers, chans.handler())
+		handlers = append(handlers, chans.Handler())
 	}
 	for _, h := range handlers {
 		if err := disp.Register(h); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 	}
-	w.box.Set(w.builtinTools(sessTools)...)
+	// exec's background commands live in jobs until the process tool
+	// clears them or the gateway stops.
+	builtin := toolbox.NewBuiltin(w.set, w.rawStore, registry.MemoryEmbedder{R: w.mods}, w.skills.Env, append(sessTools.All(), w.subs.Tool())...)
+	w.jobs = builtin.Jobs
+	if builtin.Memory != nil {
+		w.memory = *builtin.Memory
+	}
+	w.box.Set(builtin.Tools...)
 	return nil
-}
-
-// builtinTools are the gateway's own tools: the session tools, spawn,
-// exec and process (commands exec moves to the background live in jobs
-// until the process tool clears them or the gateway stops), the file
-// tools, web_fetch and the memory tools.
-func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
-	set := w.set
-	execCfg := set.Exec
-	w.jobs = shell.NewJobs(shell.JobsConfig{Yield: execCfg.Yield, CleanupTTL: execCfg.Cleanup})
-	execTool := shell.New(shell.Config{Timeout: execCfg.Timeout, PathPrepend: execCfg.PathPrepend, MaxOutputBytes: execCfg.MaxOutputBytes, Jobs: w.jobs, SkillEnv: w.skills.Env})
-	builtin := append(append(sessTools.All(), w.subs.Tool(), execTool, shell.NewProcessTool(w.jobs)), files.All()...)
-	if fetch := toolbox.WebFetchTool(w.set); fetch != nil {
-		builtin = append(builtin, fetch)
-	}
-	// memory.search.enabled: false removes the memory tools, as in the
-	// reference (and the memory.* methods).
-	if ms, ok := w.rawStore.(store.MemoryStore); ok && (set.MemorySearch.Enabled == nil || *set.MemorySearch.Enabled) {
-		idx := memory.NewIndex(ms)
-		if vs, ok := w.rawStore.(store.MemoryVectorStore); ok {
-			idx = memory.NewHybridIndex(ms, vs, memoryEmbedder{w.mods})
-		}
-		builtin = append(builtin, memorytools.All(idx)...)
-		w.memory = memorytools.Service{Index: idx, Workspace: func(id string) string { return set.Agent(id).Workspace }}
-	}
-	return builtin
 }
 
 // recoverRuns resumes what a restart cut: approvals get their expired
@@ -460,7 +442,7 @@ func (w *wiring) builtinTools(sessTools *sessions.Tools) []tools.Tool {
 // already sees them), then the node takes its lanes (or the runner
 // recovers its own), then sub-agent announces.
 func (w *wiring) recoverRuns(ctx context.Context) error {
-	if err := w.appr.recoverPending(ctx, w.st.Store, w.log); err != nil {
+	if err := w.appr.RecoverPending(ctx, w.st.Store, w.log); err != nil {
 		return err
 	}
 	if w.node != nil {
@@ -468,7 +450,7 @@ func (w *wiring) recoverRuns(ctx context.Context) error {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		w.log.Info("joined the gateway cluster", "node", w.node.ID(), "lease", w.node.Lease())
-		checkWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.set), w.log)
+		doctor.CheckWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.set), w.log)
 	} else if _, err := w.runner.Recover(ctx); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -486,7 +468,7 @@ func (w *wiring) newGateway(context.Context) error {
 	set, log, st, runner := w.set, w.log, w.st, w.runner
 	d := &Daemon{
 		jobs: w.jobs, node: w.node, box: w.box, tracing: w.tr, lock: w.lock, logs: w.logs, mods: w.mods,
-		readiness: &readiness{dir: w.paths.StateDir, ping: st.Ping},
+		readiness: &readiness.Tracker{Dir: w.paths.StateDir, Ping: st.Ping},
 		Settings:  w.set, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
 		log: log.With("component", "daemon"), grace: w.opts.ShutdownGrace, started: w.started,
 	}
@@ -501,13 +483,13 @@ func (w *wiring) newGateway(context.Context) error {
 		}
 	}
 	w.d = d
-	rpcTools, err := newInvoker(w.set, st, w.box, w.ws, log, false)
+	rpcTools, err := toolbox.NewInvoker(w.set, st, w.box, w.ws, log, false)
 	if err != nil {
 		return err
 	}
 	var cronSvc gateway.CronService
 	if cs, ok := w.rawStore.(store.CronStore); ok {
-		if d.cron, err = newCron(cs, st, runner, w.adm, w.alias, set.DefaultAgent); err != nil {
+		if d.cron, err = automation.NewCron(cs, st, runner, w.adm, w.alias, set.DefaultAgent); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		cronSvc = d.cron
@@ -523,7 +505,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Nodes:     nodesFn,
 		EventHook: w.evHooks.Fire,
 		Budget: func(ctx context.Context, s *store.Session) (any, error) {
-			v, err := budgetView(ctx, runner, subs, set, s)
+			v, err := treebudget.View(ctx, runner, subs, set, s)
 			if v == nil || err != nil {
 				return nil, err // a nil *BudgetView must not become a non-nil any
 			}
@@ -532,9 +514,9 @@ func (w *wiring) newGateway(context.Context) error {
 		Runner:                runner,
 		Admit:                 w.adm,
 		Cron:                  cronSvc,
-		Approvals:             w.appr.broker,
-		ApprovalsDocument:     w.appr.document,
-		ApprovalsSet:          w.appr.setDocument,
+		Approvals:             w.appr.Broker,
+		ApprovalsDocument:     w.appr.Document,
+		ApprovalsSet:          w.appr.SetDocument,
 		Store:                 st,
 		Settings:              set,
 		Logger:                log,
@@ -543,17 +525,17 @@ func (w *wiring) newGateway(context.Context) error {
 		StateDir:              w.paths.StateDir,
 		LogFile:               w.logs.Path(),
 		Catalog:               func() []gateway.CatalogModel { return modelCatalog(set, mods) },
-		AllowedOrigins:        allowedOrigins(set),
+		AllowedOrigins:        gateway.AllowedOriginsOf(set),
 		AllowHostHeaderOrigin: set.AllowHostHeaderOrigin,
-		PublicURLs:            publicURLs(set),
+		PublicURLs:            gateway.PublicURLsOf(set),
 		Now:                   w.opts.Now,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
 		Invoker:               rpcTools,
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(w.mcpc) },
-		ChannelStatus:         w.chans.status,
-		AuthRateLimit:         authRateLimit(set.AuthRateLimit),
+		ChannelStatus:         w.chans.Status,
+		AuthRateLimit:         gateway.AuthRateLimitOf(set.AuthRateLimit),
 	})
 	if err != nil {
 		return err
@@ -561,7 +543,7 @@ func (w *wiring) newGateway(context.Context) error {
 	w.closeOnFail(gw)
 	d.gw, w.gw = gw, gw
 	w.adm.SetCommands(gw)
-	w.appr.gw.Store(gw)
+	w.appr.Attach(gw)
 	if err := w.disp.Start(); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -575,7 +557,7 @@ func (w *wiring) newGateway(context.Context) error {
 func (w *wiring) newDoors(ctx context.Context) error {
 	set, d, gw, runner, opts := w.set, w.d, w.gw, w.runner, w.opts
 	var err error
-	d.mcp = &lazyMCP{build: func() (*mcp.Server, error) {
+	d.mcp = &mcp.Lazy{Build: func() (*mcp.Server, error) {
 		return newMCPServer(gw, runner, w.box, opts.Version, set.MCPOperatorReach, d)
 	}}
 	w.closeOnFail(d.mcp)
@@ -583,7 +565,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		return err
 	}
 	w.closeOnFail(d.api)
-	if d.a2a, err = newA2A(ctx, set, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
+	if d.a2a, err = bridge.NewServer(ctx, set, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
 		return err
 	}
 	if d.a2a != nil {
@@ -591,7 +573,7 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	}
 	mux := http.NewServeMux()
 	ui := webui.Handler()
-	mux.Handle("GET /{$}", upgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
+	mux.Handle("GET /{$}", httpserve.UpgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
 	mux.Handle("GET "+webui.Prefix, ui)
 	mux.Handle("GET /favicon.ico", ui)
 	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), set.Auth.Mode != "none")
@@ -600,19 +582,22 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	}
 	d.api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	// The Control UI's agent images (CORS for the admitted origins).
-	mux.Handle("/avatar/{agent}", avatar.Handler(agentAvatars(set), gw.RequireBearer))
+	mux.Handle("/avatar/{agent}", avatar.Handler(avatar.FromSettings(set), gw.RequireBearer))
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
-	m, stopMetrics := newMetrics(runner, gw, w.st, w.storeTimer, opts.counters)
+	m, stopMetrics := metrics.Start(runner, func() (int, int64, int64, int64) {
+		s := gw.Stats()
+		return s.Connections, s.QueuedBytes, s.SlowConsumers, s.EventsDropped
+	}, w.st, w.storeTimer, opts.counters)
 	w.onFail(stopMetrics)
 	w.mets.Store(m)
 	d.stopMetrics, d.retireMetrics = stopMetrics, m.Retire
 	mux.Handle("GET /metrics", gw.RequireBearer(m.Handler())) // Prometheus text format
-	mux.HandleFunc("GET /readyz", d.ready)
+	mux.HandleFunc("GET /readyz", d.readiness.Handler(w.started))
 	// The doors' own secrets are for callers from outside: loopback is
 	// not exempt from their lockout.
-	secretLimit := *authRateLimit(set.AuthRateLimit)
+	secretLimit := *gateway.AuthRateLimitOf(set.AuthRateLimit)
 	secretLimit.ExemptLoopback = false
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
@@ -620,15 +605,15 @@ func (w *wiring) newDoors(ctx context.Context) error {
 		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
 	if set.Hooks.Enabled {
-		h, err := newHooks(set, runner, w.adm, w.st)
+		h, err := automation.NewWebhooks(set, runner, w.adm, w.st)
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		mux.Handle(h.Pattern(), gw.LimitSecret("hooks", gateway.DefaultHookAuthRateLimit, h))
 	}
-	mux.HandleFunc("GET /ready", d.ready)
-	for path, h := range d.chans.webhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
-		if err := mountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
+	mux.HandleFunc("GET /ready", d.readiness.Handler(w.started))
+	for path, h := range d.chans.WebhookHandlers() { // chat channels in webhook mode (channels.telegram.webhookUrl)
+		if err := httpserve.MountWebhook(mux, path, gw.LimitSecret("webhook "+path, secretLimit, h)); err != nil {
 			return err
 		}
 	}
@@ -646,7 +631,7 @@ func (w *wiring) serve(ctx context.Context) error {
 	maxConns := cmp.Or(opts.MaxConnsPerAddr, httpserve.DefaultMaxConnsPerAddr)
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
-	d.wg.Go(func() { d.readinessLoop(loops) })
+	d.wg.Go(func() { d.readiness.Loop(loops, d.log) })
 	if d.cron != nil {
 		d.wg.Go(func() {
 			if err := d.cron.Run(loops); err != nil {
@@ -663,7 +648,7 @@ func (w *wiring) serve(ctx context.Context) error {
 		})
 	}
 	if d.chans != nil {
-		d.chans.start()
+		d.chans.Start()
 	}
 	rec := statedir.Record{PID: os.Getpid(), URL: "ws://" + d.Addrs[0].String(), Version: opts.Version, StartedAt: w.started.UTC()}
 	for _, a := range d.Addrs {

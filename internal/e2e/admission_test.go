@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardhq/switchboard/internal/channel/telegram/tgfake"
 	"github.com/switchboardhq/switchboard/internal/client"
+	"github.com/switchboardhq/switchboard/internal/mcp"
 )
 
 // sendBlocked is the reference's refusal of a message the session's send
@@ -33,7 +36,8 @@ type door struct {
 
 // startDoors starts a gateway with every door open (Telegram with an
 // allowlisted sender, A2A with peer alpha, hooks, the HTTP API, the
-// session tools), extra added to its config, and returns the doors.
+// session tools, cron, the MCP server), extra added to its config, and
+// returns the doors.
 func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 	t.Helper()
 	const bot = "987654:fake-bot-token"
@@ -51,6 +55,23 @@ func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 	ctx := context.Background()
 	n := 0
 	next := func(p string) string { n++; return fmt.Sprintf("%s-%d", p, n) }
+	// The cron door: one job, its message set before each forced run.
+	job := call(t, c, "cron.add", map[string]any{
+		"name":     "door",
+		"schedule": map[string]any{"kind": "at", "at": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)},
+		"payload":  map[string]any{"kind": "agentTurn", "message": "unused"},
+	})
+	jobID, _ := job["id"].(string)
+	// The MCP door: the session tools through the gateway's MCP server, as
+	// the session mcp-requester.
+	mcpc := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	ms, err := mcpc.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{
+		Transport: headerRT{http.Header{"Authorization": {"Bearer " + token}, mcp.SessionHeader: {"mcp-requester"}}, http.DefaultTransport},
+	}}, nil)
+	if err != nil {
+		t.Fatalf("MCP connect: %v", err)
+	}
+	t.Cleanup(func() { ms.Close() })
 
 	doors := []door{
 		{name: "websocket", commands: true, key: fixed("agent:main:ws-door"), send: func(t *testing.T, text string) string {
@@ -120,6 +141,30 @@ func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 			}
 			return fmt.Sprint(d["reply"])
 		}},
+		{name: "cron", key: func() string { return "agent:main:cron:" + jobID }, send: func(t *testing.T, text string) string {
+			call(t, c, "cron.update", map[string]any{"id": jobID, "patch": map[string]any{"payload": map[string]any{"kind": "agentTurn", "message": text}}})
+			var run map[string]any
+			if err := c.Call(ctx, "cron.run", map[string]any{"id": jobID, "mode": "force"}, &run); err != nil {
+				return err.Error()
+			}
+			call(t, c, "agent.wait", map[string]any{"runId": run["runId"], "timeoutMs": 30000})
+			return lastAssistant(t, c, "agent:main:cron:"+jobID)
+		}},
+		{name: "mcp", key: fixed("agent:main:mcp-door"), send: func(t *testing.T, text string) string {
+			res, err := ms.CallTool(ctx, &sdk.CallToolParams{Name: "sessions_send",
+				Arguments: map[string]any{"sessionKey": "agent:main:mcp-door", "message": text, "timeoutSeconds": 30}})
+			if err != nil || len(res.Content) == 0 {
+				t.Fatalf("MCP sessions_send = %v, %v", res, err)
+			}
+			var d map[string]any
+			if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &d); err != nil {
+				t.Fatalf("MCP sessions_send: %v", err)
+			}
+			if d["status"] != "ok" {
+				return fmt.Sprint(d["error"])
+			}
+			return fmt.Sprint(d["reply"])
+		}},
 	}
 	return g, c, doors
 }
@@ -128,7 +173,7 @@ func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 // the same from every door. /queue collect, /compact and /new are carried
 // out for the operator (WebSocket, HTTP) and an allowlisted Telegram
 // sender, with the same reply text; from A2A peers, webhooks and
-// sessions_send they are text for the model (A2A peers' slash messages are
+// sessions_send, cron and MCP's sessions_send they are text for the model (A2A peers' slash messages are
 // rejected by the A2A door with the reference's text). A session whose send
 // policy denies refuses every door with the reference's text (Telegram
 // sends nothing back: the policy forbids sending to that chat).
@@ -210,6 +255,21 @@ func TestQueueCapBoundsEveryDoor(t *testing.T) {
 }
 
 func fixed(key string) func() string { return func() string { return key } }
+
+// headerRT adds headers to every request.
+type headerRT struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+// RoundTrip sends a copy of r with the headers added.
+func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range rt.h {
+		r.Header[k] = v
+	}
+	return rt.next.RoundTrip(r)
+}
 
 // httpJSON posts body with the authorization and headers (name, value
 // pairs) and returns the status and decoded answer.

@@ -135,6 +135,20 @@ func isStandaloneSetting(msg string) bool {
 	return send || queue || elevated
 }
 
+// refusal is admission's refusal wrapped in err (the send policy's, the
+// queue cap's) as the protocol's error with the reference's text; nil for
+// any other err.
+func refusal(err error) error {
+	var full *admission.QueueFullError
+	switch {
+	case errors.As(err, &full):
+		return invalid(full.Error())
+	case errors.Is(err, admission.ErrSendDenied):
+		return invalid(admission.ErrSendDenied.Error())
+	}
+	return nil
+}
+
 // acceptHeld hands req to admission with the run's events held back until
 // the call's first response is queued, so the client learns the runId
 // first. Admission's refusals become the protocol's errors.
@@ -142,11 +156,10 @@ func (s *Server) acceptHeld(ctx context.Context, cl *call, req admission.Request
 	runID := req.Input.RunID
 	s.holdRun(runID)
 	t, err := s.cfg.Admit.Accept(ctx, req)
-	var full *admission.QueueFullError
-	switch {
+	switch refused := refusal(err); {
 	case err == nil:
-	case errors.As(err, &full), errors.Is(err, admission.ErrSendDenied):
-		err = invalid(err.Error())
+	case refused != nil:
+		err = refused
 	case errors.Is(err, agent.ErrClosed):
 		err = wire.NewError(wire.CodeUnavailable, "gateway shutting down").WithRetry(1000)
 	}

@@ -246,6 +246,9 @@ func (s *Server) handleCronRun(ctx context.Context, cl *call) (any, error) {
 		return nil, cronBad("mode %q is not one of due, force", p.Mode)
 	}
 	runID, err := s.cfg.Cron.RunNow(ctx, id)
+	if refused := refusal(err); refused != nil {
+		return nil, refused // as from every door (the run history says so too)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,7 @@ func (s *Server) registerMethods() {
 		{name: wire.MethodChannelsStatus, scope: wire.ScopeRead, handle: s.handleChannelsStatus},
 		{name: wire.MethodRunsActive, scope: wire.ScopeRead, handle: s.handleRunsActive},
 		{name: wire.MethodRunsWatch, scope: wire.ScopeRead, handle: s.handleRunsWatch},
+		{name: wire.MethodSessionsWatch, scope: wire.ScopeRead, handle: s.handleSessionsWatch},
 		{name: wire.MethodSessionsEdges, scope: wire.ScopeRead, handle: s.handleSessionsEdges},
 		{name: wire.MethodNodesList, scope: wire.ScopeRead, handle: s.handleNodesList},
 		{name: wire.MethodExecApprovalList, scope: wire.ScopeApprovals, handle: s.handleExecApprovalList},

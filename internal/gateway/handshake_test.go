@@ -42,7 +42,7 @@ func TestHandshakeOK(t *testing.T) {
 		"usage.cost", "sessions.usage", "models.list", "config.get", "sessions.messages.subscribe", "sessions.messages.unsubscribe", "sessions.list", "sessions.resolve", "sessions.patch", "sessions.reset", "sessions.compact",
 		"sessions.delete", "sessions.create", "chat.send", "chat.history", "chat.abort", "sessions.abort", "chat.inject",
 		"agent", "agent.wait", "agents.list", "tools.invoke", "sessions.export", "sessions.search", "sessions.send", "sessions.steer",
-		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active", "runs.watch", "sessions.edges", "nodes.list",
+		"subagents.list", "subagents.kill", "announces.list", "announces.redeliver", "mcp.list", "channels.status", "runs.active", "runs.watch", "sessions.watch", "sessions.edges", "nodes.list",
 		"exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision", "exec.approvals.get", "exec.approvals.set",
 		"chat.startup", "sessions.describe", "sessions.subscribe", "sessions.unsubscribe", "agent.identity.get", "models.authStatus",
 		"chat.metadata", "system.info", "environments.list", "node.list", "skills.status", "update.status", "tasks.list",
@@ -56,7 +56,7 @@ func TestHandshakeOK(t *testing.T) {
 		t.Errorf("features.methods (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"connect.challenge", "agent", "chat", "presence", "tick", "shutdown",
-		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot", "chat.send_timing", "runs.watch"}, hello.Features.Events); diff != "" {
+		"exec.approval.requested", "exec.approval.resolved", "sessions.changed", "session.message", "health", "models.snapshot", "chat.send_timing", "runs.watch", "sessions.watch"}, hello.Features.Events); diff != "" {
 		t.Errorf("features.events (-want +got):\n%s", diff)
 	}
 	wantDefaults := &wire.SessionDefaults{DefaultAgentID: "main", ModelConfigured: true, Ownership: "sole",

@@ -63,6 +63,7 @@ type Runner interface {
 	// Watch streams one run's events after afterSeq, ending with its end
 	// (exactly once, from the store when no event carried it).
 	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]
+	WatchSession(ctx context.Context, sessionKey string, afterSeq int64) iter.Seq2[agent.Event, error]
 	// CompactRun summarises the session's older history as run runID on
 	// its lane (or, with MaxLines, keeps only the last entries in the
 	// model's view) and returns once it ended.
@@ -384,7 +385,7 @@ func (s *Server) Methods() []string { return append([]string(nil), s.methodNames
 // features.events lists them.
 func (s *Server) Events() []string {
 	return []string{wire.EventConnectChallenge, wire.EventAgent, wire.EventChat, wire.EventPresence, wire.EventTick, wire.EventShutdown,
-		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot, wire.EventChatSendTiming, wire.EventRunsWatch}
+		wire.EventExecApprovalRequested, wire.EventExecApprovalResolved, wire.EventSessionsChanged, wire.EventSessionMessage, wire.EventHealth, wire.EventModelsSnapshot, wire.EventChatSendTiming, wire.EventRunsWatch, wire.EventSessionsWatch}
 }
 
 // ServeHTTP accepts a WebSocket connection and serves the protocol on it

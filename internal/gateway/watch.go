@@ -42,14 +42,11 @@ func (s *Server) handleRunsWatch(ctx context.Context, cl *call) (any, error) {
 			}
 			return res, nil
 		}
-		raw, err := json.Marshal(watchData(ev))
+		wev, err := watchEvent(ev)
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(wire.AgentEvent{
-			RunID: ev.RunID, Seq: ev.Seq, Stream: ev.Stream, TS: ev.Time.UnixMilli(), Data: raw,
-			SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID, Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
-		})
+		b, err := json.Marshal(wev)
 		if err != nil {
 			return nil, err
 		}
@@ -65,6 +62,64 @@ func (s *Server) handleRunsWatch(ctx context.Context, cl *call) (any, error) {
 	return wire.RunsWatchResult{AgentWaitResult: waitResult(run), Seq: last}, nil
 }
 
+// watchEvent is a watched event as the "agent" event of its stream
+// carries it.
+func watchEvent(ev agent.Event) (wire.AgentEvent, error) {
+	raw, err := json.Marshal(watchData(ev))
+	if err != nil {
+		return wire.AgentEvent{}, err
+	}
+	return wire.AgentEvent{
+		RunID: ev.RunID, Seq: ev.Seq, Stream: ev.Stream, TS: ev.Time.UnixMilli(), Data: raw,
+		SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID, Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
+	}, nil
+}
+
+// handleSessionsWatch follows every run of one session for the calling
+// connection (see wire.MethodSessionsWatch): its events after afterSeq as
+// sessions.watch frames, until the end of untilRunId was sent, the
+// timeout, or the connection closes.
+func (s *Server) handleSessionsWatch(ctx context.Context, cl *call) (any, error) {
+	var p wire.SessionsWatchParams
+	if err := cl.decode(&p); err != nil {
+		return nil, err
+	}
+	key := s.CanonicalKey(p.Key)
+	if key == "" {
+		return nil, invalid("invalid session key: " + p.Key)
+	}
+	wctx := ctx
+	if p.TimeoutMs != nil {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, time.Duration(*p.TimeoutMs)*time.Millisecond)
+		defer cancel()
+	}
+	res := wire.SessionsWatchResult{Key: key, Seq: p.AfterSeq}
+	for ev, err := range s.cfg.Runner.WatchSession(wctx, key, p.AfterSeq) {
+		switch {
+		case err != nil && ctx.Err() == nil && wctx.Err() != nil:
+			res.TimedOut = true
+			return res, nil
+		case err != nil:
+			return nil, err
+		}
+		wev, err := watchEvent(ev)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(wire.SessionWatchEvent{AgentEvent: wev, SessionSeq: ev.SessionSeq})
+		if err != nil {
+			return nil, err
+		}
+		cl.c.sendEvent(wire.EventSessionsWatch, b, false)
+		res.Seq = ev.SessionSeq
+		if p.UntilRunID != "" && ev.RunID == p.UntilRunID && ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd {
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
 // watchData is the data of a watched run's event, as the "agent" event of
 // the same stream carries it; every event is sent, so that the client sees
 // no gap in the sequence numbers.
@@ -77,6 +132,14 @@ func watchData(ev agent.Event) map[string]any {
 			return map[string]any{"phase": "start", "startedAt": ts}
 		case agent.PhaseModel:
 			return map[string]any{"phase": "model", "provider": ev.ProviderID, "model": ev.ModelID}
+		case agent.PhaseEnd:
+			if ev.Run != nil { // sessions.watch (runs.watch answers with the end)
+				return map[string]any{"phase": "end", "status": string(ev.Run.Status), "error": ev.Run.Error}
+			}
+		}
+	case agent.StreamPost:
+		if ev.Message != nil {
+			return map[string]any{"text": ev.Message.Text()}
 		}
 	case agent.StreamAssistant:
 		return map[string]any{"text": liveText(ev.Text), "delta": ev.Delta}

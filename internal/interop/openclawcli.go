@@ -28,6 +28,8 @@ type OpenClawCLI struct {
 	Token string
 	// Timeout bounds one command; zero means 60s.
 	Timeout time.Duration
+	// Env holds NAME=value entries set after the defaults (so they win).
+	Env []string
 
 	node, mjs, home string
 }
@@ -88,6 +90,7 @@ func (c *OpenClawCLI) Run(t testing.TB, args ...string) CLIResult {
 		"OPENCLAW_DISABLE_BONJOUR=1", "OPENCLAW_NO_RESPAWN=1", "OPENCLAW_NO_AUTO_UPDATE=1",
 		"OPENCLAW_SKIP_CHANNELS=1", "NO_COLOR=1", "FORCE_COLOR=0", "CI=true",
 	)
+	cmd.Env = append(cmd.Env, c.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -101,6 +104,17 @@ func (c *OpenClawCLI) Run(t testing.TB, args ...string) CLIResult {
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("openclaw %q: no answer in %v\nstdout:\n%s\nstderr:\n%s", args, timeout, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// MustRun is Run for a command that must exit 0: any other exit fails the
+// test with what it printed.
+func (c *OpenClawCLI) MustRun(t testing.TB, args ...string) CLIResult {
+	t.Helper()
+	r := c.Run(t, args...)
+	if r.ExitCode != 0 {
+		t.Fatalf("openclaw %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.ExitCode, r.Stdout, r.Stderr)
 	}
 	return r
 }

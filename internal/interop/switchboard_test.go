@@ -42,7 +42,12 @@ func startSwitchboardLogging(t *testing.T, logger *slog.Logger) string {
 // config members (JSON5).
 func startSwitchboardConfig(t *testing.T, logger *slog.Logger, extra string) string {
 	t.Helper()
-	dir := t.TempDir()
+	return startSwitchboardIn(t, t.TempDir(), logger, extra)
+}
+
+// startSwitchboardIn is startSwitchboardConfig with dir as the state dir.
+func startSwitchboardIn(t *testing.T, dir string, logger *slog.Logger, extra string) string {
+	t.Helper()
 	cfg := fmt.Sprintf(`{ gateway: { auth: { mode: "token", token: %q } }, %s }`, testToken, extra)
 	if err := os.WriteFile(filepath.Join(dir, "switchboard.json5"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,10 +53,11 @@ type Config struct {
 	// none) into the caller the tools run as, or an error for a key that
 	// cannot act.
 	Caller func(sessionKey string) (tools.Caller, error)
-	// Watch, when set, registers fn to be called with the key of every
-	// session whose transcript grew; fn does not block. It returns a
-	// function that ends the registration.
-	Watch func(fn func(sessionKey string)) (stop func())
+	// WatchSession, when set, follows one session's stream until ctx
+	// ends, calling changed (which does not block) each time the
+	// session's transcript grows. The server follows the sessions whose
+	// transcript resource a client subscribed to, one watch per resource.
+	WatchSession func(ctx context.Context, sessionKey string, changed func())
 	// Exists, when set, reports whether a session exists; the transcript
 	// resource of one that does not is resource-not-found.
 	Exists func(ctx context.Context, sessionKey string) (bool, error)
@@ -80,11 +82,11 @@ type Server struct {
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
-	pending map[string]bool // session keys whose transcript grew
+	pending map[string]bool        // resource URIs whose transcript grew
+	watches map[string]*watchState // followed resources, by URI
 	closed  bool
 
 	wake      chan struct{}
-	stopWatch func()
 	done      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -107,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		log:     log.With("component", "mcp"),
 		pending: make(map[string]bool),
+		watches: make(map[string]*watchState),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -118,7 +121,7 @@ func New(cfg Config) (*Server, error) {
 			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
 		SubscribeHandler:   s.subscribe,
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: s.unsubscribe,
 	})
 	if err := s.addTools(); err != nil {
 		return nil, err
@@ -139,9 +142,6 @@ func New(cfg Config) (*Server, error) {
 		// loopback-only check would refuse behind a reverse proxy.
 		DisableLocalhostProtection: true,
 	})
-	if cfg.Watch != nil {
-		s.stopWatch = cfg.Watch(s.changed)
-	}
 	s.wg.Go(s.notifyLoop)
 	return s, nil
 }
@@ -187,11 +187,11 @@ func (s *Server) Close() error {
 	first := false
 	s.closeOnce.Do(func() {
 		first = true
-		if s.stopWatch != nil {
-			s.stopWatch()
-		}
 		s.mu.Lock()
 		s.closed = true
+		for _, w := range s.watches {
+			w.cancel()
+		}
 		s.mu.Unlock()
 		close(s.done)
 		s.wg.Wait()
@@ -423,10 +423,91 @@ func statusOf(details any) string {
 	return v.Status
 }
 
-// subscribe admits a subscription to a transcript the caller can read.
+// subscribe admits a subscription to a transcript the caller can read,
+// and follows the session while any client subscribes to it.
 func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
-	_, err := s.history(ctx, req.Extra, req.Params.URI)
-	return err
+	if _, err := s.history(ctx, req.Extra, req.Params.URI); err != nil {
+		return err
+	}
+	s.watch(req.Params.URI, req.Session)
+	return nil
+}
+
+// unsubscribe ends a subscription; the session is no longer followed
+// when it was the resource's last.
+func (s *Server) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.watches[req.Params.URI]; w != nil {
+		delete(w.subscribers, req.Session)
+	}
+	s.dropUnwatchedLocked()
+	return nil
+}
+
+// watchState is one followed transcript resource.
+type watchState struct {
+	// subscribers are the MCP sessions subscribed to it (as the SDK
+	// counts them: once per session).
+	subscribers map[*sdk.ServerSession]bool
+	cancel      context.CancelFunc
+}
+
+// watch records a subscription of ss to uri, starting to follow its
+// session at the first.
+func (s *Server) watch(uri string, ss *sdk.ServerSession) {
+	key, err := KeyFromURI(uri)
+	if err != nil || s.cfg.WatchSession == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.dropUnwatchedLocked()
+	if w := s.watches[uri]; w != nil {
+		w.subscribers[ss] = true
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.watches[uri] = &watchState{subscribers: map[*sdk.ServerSession]bool{ss: true}, cancel: cancel}
+	s.wg.Go(func() { s.cfg.WatchSession(ctx, key, func() { s.changed(uri) }) })
+}
+
+// dropUnwatchedLocked forgets the subscribers whose MCP session ended
+// (the SDK drops their subscriptions without calling unsubscribe) and
+// stops following the resources nobody subscribes to. s.mu is held.
+func (s *Server) dropUnwatchedLocked() {
+	live := map[*sdk.ServerSession]bool{}
+	for ss := range s.sdk.Sessions() {
+		live[ss] = true
+	}
+	for uri, w := range s.watches {
+		for ss := range w.subscribers {
+			if !live[ss] {
+				delete(w.subscribers, ss)
+			}
+		}
+		if len(w.subscribers) == 0 {
+			w.cancel()
+			delete(s.watches, uri)
+		}
+	}
+}
+
+// Watched returns the transcript resources followed now (subscribed to by
+// at least one client), by URI.
+func (s *Server) Watched() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropUnwatchedLocked()
+	out := make([]string, 0, len(s.watches))
+	for uri := range s.watches {
+		out = append(out, uri)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // listResources answers resources/list with the transcripts of the
@@ -466,14 +547,15 @@ func (s *Server) listResources(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// changed records that a session's transcript grew; it never blocks.
-func (s *Server) changed(key string) {
+// changed records that a followed transcript resource grew; it never
+// blocks.
+func (s *Server) changed(uri string) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	s.pending[key] = true
+	s.pending[uri] = true
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
@@ -491,13 +573,14 @@ func (s *Server) notifyLoop() {
 		case <-s.wake:
 		}
 		s.mu.Lock()
-		keys := s.pending
+		uris := s.pending
 		s.pending = make(map[string]bool)
+		s.dropUnwatchedLocked() // subscribers gone since, and what only they followed
 		s.mu.Unlock()
-		for key := range keys {
+		for uri := range uris {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: HistoryURI(key)}); err != nil {
-				s.log.Debug("resource update notification failed", "key", key, "err", err)
+			if err := s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				s.log.Debug("resource update notification failed", "uri", uri, "err", err)
 			}
 			cancel()
 		}

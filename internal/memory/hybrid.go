@@ -195,12 +195,14 @@ func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minS
 }
 
 // datedNote matches a daily note's date in its file name.
-var datedNote = regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$`)
+var datedNote = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$`)
+})
 
 // decay is a dated note's recency weight, 0.5 per 30 days of age; other
 // files (MEMORY.md, USER.md, undated notes) are evergreen.
 func decay(path string, now time.Time) float64 {
-	m := datedNote.FindStringSubmatch(path)
+	m := datedNote().FindStringSubmatch(path)
 	if m == nil {
 		return 1
 	}

@@ -13,6 +13,9 @@ type Status struct {
 	Files  int  `json:"files"`
 	Chunks int  `json:"chunks"`
 	Dirty  bool `json:"dirty"`
+	// Eligible is the number of memory files on disk (the reference's
+	// sourceCounts[].eligible).
+	Eligible int `json:"eligible"`
 	// Mode is "hybrid" when an embedding model is configured, else
 	// "fts-only"; Model names it, Vectors counts the chunks with a stored
 	// vector of it, and Reason says why there is none.
@@ -20,6 +23,10 @@ type Status struct {
 	Model   string `json:"model,omitempty"`
 	Vectors int    `json:"vectors"`
 	Reason  string `json:"reason,omitempty"`
+	// RequestedProvider is the embedding provider memory.search names
+	// (the reference's requestedProvider), "" when the store keeps no
+	// vectors.
+	RequestedProvider string `json:"requestedProvider,omitempty"`
 }
 
 // Status reports scope's index against workspace's files, changing
@@ -34,7 +41,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 	if err != nil {
 		return st, fmt.Errorf("memory: status: %w", err)
 	}
-	st.Files = len(indexed)
+	st.Files, st.Eligible = len(indexed), len(files)
 	byPath := make(map[string]bool, len(indexed))
 	for _, f := range indexed {
 		byPath[f.Path+"\x00"+fmt.Sprint(f.Size, f.MtimeNs)] = true
@@ -54,6 +61,7 @@ func (x *Index) Status(ctx context.Context, scope, workspace string) (Status, er
 		return st, fmt.Errorf("memory: status: %w", err)
 	}
 	st.Chunks = len(rows)
+	st.RequestedProvider, _, _ = strings.Cut(x.hy.emb.Model(), "/")
 	if err := x.hy.emb.Ready(); err != nil {
 		st.Reason = strings.TrimPrefix(err.Error(), ErrNoEmbeddings.Error()+": ")
 		return st, nil

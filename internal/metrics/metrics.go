@@ -5,14 +5,13 @@
 package metrics
 
 import (
+	"bufio"
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 )
@@ -42,13 +41,13 @@ type Sources struct {
 // to each Metrics, so that no counter drops while the process start time
 // stays the same. Safe for concurrent use.
 type Counters struct {
-	runs       *prometheus.CounterVec
-	runSeconds *prometheus.HistogramVec
-	modelCalls *prometheus.HistogramVec
-	tokens     *prometheus.CounterVec
-	cost       *prometheus.CounterVec
-	toolCalls  *prometheus.CounterVec
-	refusals   *prometheus.CounterVec
+	runs       *vec
+	runSeconds *vec
+	modelCalls *vec
+	tokens     *vec
+	cost       *vec
+	toolCalls  *vec
+	refusals   *vec
 
 	mu                         sync.Mutex // guards the two below
 	slowConsumers, eventsDrops int64      // counted by retired gateways
@@ -56,30 +55,23 @@ type Counters struct {
 
 // NewCounters returns counters at zero.
 func NewCounters() *Counters {
-	c := &Counters{}
-	c.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_runs_total", Help: "Agent runs that ended, by final status.",
-	}, []string{"status"})
-	c.runSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "switchboard_run_duration_seconds", Help: "Run duration from start to end, by final status.", Buckets: runBuckets,
-	}, []string{"status"})
-	c.modelCalls = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "switchboard_model_call_duration_seconds", Help: "Model call latency (request to the turn's end), by model.", Buckets: modelBuckets,
-	}, []string{"model"})
-	c.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_tokens_total", Help: "Model tokens, by agent, model and kind (input, output, cache_read, cache_write).",
-	}, []string{"agent", "model", "kind"})
-	c.cost = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_cost_total", Help: "Model cost in the configured price's currency, by agent and model.",
-	}, []string{"agent", "model"})
-	c.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_tool_calls_total", Help: "Tool calls, by tool and outcome (ok, error).",
-	}, []string{"tool", "outcome"})
-	c.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "switchboard_guardrail_refusals_total", Help: "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted, exec-approval).",
-	}, []string{"kind"})
+	c := &Counters{
+		runs: newVec("switchboard_runs_total", "Agent runs that ended, by final status.", typeCounter, nil, "status"),
+		runSeconds: newVec("switchboard_run_duration_seconds", "Run duration from start to end, by final status.",
+			typeHistogram, runBuckets, "status"),
+		modelCalls: newVec("switchboard_model_call_duration_seconds", "Model call latency (request to the turn's end), by model.",
+			typeHistogram, modelBuckets, "model"),
+		tokens: newVec("switchboard_tokens_total", "Model tokens, by agent, model and kind (input, output, cache_read, cache_write).",
+			typeCounter, nil, "agent", "model", "kind"),
+		cost: newVec("switchboard_cost_total", "Model cost in the configured price's currency, by agent and model.",
+			typeCounter, nil, "agent", "model"),
+		toolCalls: newVec("switchboard_tool_calls_total", "Tool calls, by tool and outcome (ok, error).",
+			typeCounter, nil, "tool", "outcome"),
+		refusals: newVec("switchboard_guardrail_refusals_total", "Calls refused by a guardrail, by kind (loop, deadlock, budget, untrusted, exec-approval).",
+			typeCounter, nil, "kind"),
+	}
 	for _, k := range []string{"loop", "deadlock", "budget", "untrusted"} {
-		c.refusals.WithLabelValues(k) // present at 0 from the start
+		c.refusals.with(k) // present at 0 from the start
 	}
 	return c
 }
@@ -94,7 +86,7 @@ func (c *Counters) gatewayBase() (slow, dropped int64) {
 // Metrics is the registry and the event follower. Safe for concurrent
 // use.
 type Metrics struct {
-	reg *prometheus.Registry
+	fams []family // sorted by name
 	*Counters
 	gateway func() (int, int64, int64, int64) // Sources.Gateway
 
@@ -121,12 +113,11 @@ func New(src Sources, counters *Counters) *Metrics {
 	if counters == nil {
 		counters = NewCounters()
 	}
-	m := &Metrics{reg: prometheus.NewRegistry(), Counters: counters, gateway: src.Gateway, calls: make(map[string]modelCallInfo)}
-	m.reg.MustRegister(m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls, m.refusals,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{Counters: counters, gateway: src.Gateway, calls: make(map[string]modelCallInfo)}
+	m.fams = append([]family{m.runs, m.runSeconds, m.modelCalls, m.tokens, m.cost, m.toolCalls, m.refusals}, runtimeFamilies()...)
 	if src.Lanes != nil {
 		gauge := func(name, help string, pick func(busy, queued, longest int) int) {
-			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			m.fams = append(m.fams, single(name, help, typeGauge, func() float64 {
 				b, q, l := src.Lanes()
 				return float64(pick(b, q, l))
 			}))
@@ -136,29 +127,26 @@ func New(src Sources, counters *Counters) *Metrics {
 		gauge("switchboard_lane_queue_longest", "The longest single session queue.", func(_, _, l int) int { return l })
 	}
 	if src.Store != nil {
-		m.reg.MustRegister(src.Store.h)
+		m.fams = append(m.fams, src.Store.h)
 	}
 	if src.Queues != nil {
-		m.reg.MustRegister(queueDepths{src.Queues})
+		m.fams = append(m.fams, queueDepths(src.Queues))
 	}
 	if src.Gateway != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "switchboard_connections", Help: "Open gateway WebSocket connections.",
-		}, func() float64 { c, _, _, _ := src.Gateway(); return float64(c) }))
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "switchboard_outbound_queued_bytes", Help: "Bytes waiting to be written to gateway connections.",
-		}, func() float64 { _, b, _, _ := src.Gateway(); return float64(b) }))
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "switchboard_slow_consumers_total", Help: "Connections closed because they did not read their events.",
-		}, func() float64 { _, _, n, _ := src.Gateway(); b, _ := m.gatewayBase(); return float64(b + n) }))
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "switchboard_events_dropped_total", Help: "Event frames never delivered to a connection (skipped while it was backed up, or queued when it was closed as a slow consumer).",
-		}, func() float64 { _, _, _, n := src.Gateway(); _, b := m.gatewayBase(); return float64(b + n) }))
+		m.fams = append(m.fams,
+			single("switchboard_connections", "Open gateway WebSocket connections.", typeGauge,
+				func() float64 { c, _, _, _ := src.Gateway(); return float64(c) }),
+			single("switchboard_outbound_queued_bytes", "Bytes waiting to be written to gateway connections.", typeGauge,
+				func() float64 { _, b, _, _ := src.Gateway(); return float64(b) }),
+			single("switchboard_slow_consumers_total", "Connections closed because they did not read their events.", typeCounter,
+				func() float64 { _, _, n, _ := src.Gateway(); b, _ := m.gatewayBase(); return float64(b + n) }),
+			single("switchboard_events_dropped_total", "Event frames never delivered to a connection (skipped while it was backed up, or queued when it was closed as a slow consumer).", typeCounter,
+				func() float64 { _, _, _, n := src.Gateway(); _, b := m.gatewayBase(); return float64(b + n) }))
 	}
 	if src.Outbox != nil {
-		m.reg.MustRegister(&outboxCollector{count: src.Outbox, desc: prometheus.NewDesc(
-			"switchboard_outbox_items", "Outbox items (announces, agent-to-agent steps) by status.", []string{"status"}, nil)})
+		m.fams = append(m.fams, outboxItems(src.Outbox))
 	}
+	slices.SortFunc(m.fams, func(a, b family) int { return strings.Compare(a.metricName(), b.metricName()) })
 	return m
 }
 
@@ -176,10 +164,28 @@ func (m *Metrics) Retire() {
 	m.eventsDrops += dropped
 }
 
-// Handler serves the metrics in the Prometheus text format.
+// Handler serves the metrics in the Prometheus text format. A source
+// that fails leaves its family out of that scrape; the rest is served.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		bw := bufio.NewWriter(w)
+		for _, f := range m.fams {
+			f.write(bw)
+		}
+		bw.Flush()
+	})
 }
+
+// Events is where the metrics hear of runs: the events of the runs
+// executing on this node (*agent.Runner; a run on another node is counted
+// there).
+type Events interface {
+	SubscribeLocal(fn func(agent.Event)) (unsubscribe func())
+}
+
+// Follow counts the runs of ev's node until stop is called.
+func (m *Metrics) Follow(ev Events) (stop func()) { return ev.SubscribeLocal(m.Observe) }
 
 // Observe follows one runner event; it never blocks (agent.Runner calls
 // it on its own goroutines).
@@ -201,98 +207,88 @@ func (m *Metrics) Observe(ev agent.Event) {
 			return
 		}
 		if !call.start.IsZero() && !ev.Time.IsZero() {
-			m.modelCalls.WithLabelValues(call.model).Observe(ev.Time.Sub(call.start).Seconds())
+			m.modelCalls.with(call.model).observe(m.modelCalls.buckets, ev.Time.Sub(call.start).Seconds())
 		}
 		u := ev.Usage
 		for kind, n := range map[string]int64{"input": u.Input, "output": u.Output, "cache_read": u.CacheRead, "cache_write": u.CacheWrite} {
 			if n > 0 {
-				m.tokens.WithLabelValues(call.agent, call.model, kind).Add(float64(n))
+				m.tokens.with(call.agent, call.model, kind).add(float64(n))
 			}
 		}
 		if u.Cost != nil && u.Cost.Total > 0 {
-			m.cost.WithLabelValues(call.agent, call.model).Add(u.Cost.Total)
+			m.cost.with(call.agent, call.model).add(u.Cost.Total)
 		}
 	case ev.Stream == agent.StreamTool && ev.Phase == agent.PhaseResult && ev.Tool != nil:
 		outcome := "ok"
 		if ev.Tool.Result == nil || ev.Tool.Result.IsError {
 			outcome = "error"
 		}
-		m.toolCalls.WithLabelValues(ev.Tool.Name, outcome).Inc()
+		m.toolCalls.with(ev.Tool.Name, outcome).add(1)
 	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd && ev.Run != nil:
 		m.mu.Lock()
 		delete(m.calls, ev.RunID)
 		m.mu.Unlock()
 		status := string(ev.Run.Status)
-		m.runs.WithLabelValues(status).Inc()
+		m.runs.with(status).add(1)
 		if ev.Run.StopReason == agent.StopBudget {
-			m.refusals.WithLabelValues("budget").Inc() // ended by its tree's budget
+			m.refusals.with("budget").add(1) // ended by its tree's budget
 		}
 		if !ev.Run.StartedAt.IsZero() && !ev.Run.EndedAt.IsZero() {
-			m.runSeconds.WithLabelValues(status).Observe(ev.Run.EndedAt.Sub(ev.Run.StartedAt).Seconds())
+			m.runSeconds.with(status).observe(m.runSeconds.buckets, ev.Run.EndedAt.Sub(ev.Run.StartedAt).Seconds())
 		}
 	}
 }
 
-// outboxCollector reads outbox counts at scrape time.
-type outboxCollector struct {
-	count func(context.Context) (map[string]int, error)
-	desc  *prometheus.Desc
-}
-
-func (c *outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *outboxCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	counts, err := c.count(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.desc, err)
-		return
-	}
-	for status, n := range counts {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), status)
-	}
+// outboxItems reads outbox counts at scrape time.
+func outboxItems(count func(context.Context) (map[string]int, error)) funcFamily {
+	return funcFamily{name: "switchboard_outbox_items", help: "Outbox items (announces, agent-to-agent steps) by status.",
+		typ: typeGauge, labels: []string{"status"}, read: func() ([]sample, bool) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			counts, err := count(ctx)
+			if err != nil {
+				return nil, false
+			}
+			out := make([]sample, 0, len(counts))
+			for status, n := range counts {
+				out = append(out, sample{values: []string{status}, v: float64(n)})
+			}
+			return out, true
+		}}
 }
 
 // Refused counts one call a guardrail refused.
-func (m *Metrics) Refused(kind string) { m.refusals.WithLabelValues(kind).Inc() }
+func (m *Metrics) Refused(kind string) { m.refusals.with(kind).add(1) }
 
 // MaxQueueSeries bounds the per-session queue depth series of one scrape:
 // the deepest queues are the ones worth seeing, and a session label on
 // every session would grow without bound.
 const MaxQueueSeries = 20
 
-var queueDepthDesc = prometheus.NewDesc("switchboard_session_queue_depth",
-	"Runs waiting behind the active run, for the sessions with the deepest queues (at most 20).",
-	[]string{"session"}, nil)
-
-// queueDepths collects switchboard_session_queue_depth at each scrape.
-type queueDepths struct {
-	read func(n int) []agent.QueueDepth
-}
-
-func (q queueDepths) Describe(ch chan<- *prometheus.Desc) { ch <- queueDepthDesc }
-
-func (q queueDepths) Collect(ch chan<- prometheus.Metric) {
-	for _, d := range q.read(MaxQueueSeries) {
-		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(d.Queued), d.SessionKey)
-	}
+// queueDepths reads switchboard_session_queue_depth at each scrape.
+func queueDepths(read func(n int) []agent.QueueDepth) funcFamily {
+	return funcFamily{name: "switchboard_session_queue_depth",
+		help: "Runs waiting behind the active run, for the sessions with the deepest queues (at most 20).",
+		typ:  typeGauge, labels: []string{"session"}, read: func() ([]sample, bool) {
+			var out []sample
+			for _, d := range read(MaxQueueSeries) {
+				out = append(out, sample{values: []string{d.SessionKey}, v: float64(d.Queued)})
+			}
+			return out, true
+		}}
 }
 
 // StoreTimer times store calls by operation, for /metrics (pass it in
 // Sources.Store). Safe for concurrent use.
-type StoreTimer struct{ h *prometheus.HistogramVec }
+type StoreTimer struct{ h *vec }
 
 // NewStoreTimer returns an empty timer.
 func NewStoreTimer() *StoreTimer {
-	return &StoreTimer{h: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "switchboard_store_operation_seconds",
-		Help:    "Latency of store calls on the hot paths of a turn, by operation.",
-		Buckets: []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2},
-	}, []string{"op"})}
+	return &StoreTimer{h: newVec("switchboard_store_operation_seconds", "Latency of store calls on the hot paths of a turn, by operation.",
+		typeHistogram, []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2}, "op")}
 }
 
 // Observe records one call of op that took d.
 func (t *StoreTimer) Observe(op string, d time.Duration) {
-	t.h.WithLabelValues(op).Observe(d.Seconds())
+	t.h.with(op).observe(t.h.buckets, d.Seconds())
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -49,13 +48,13 @@ func TestObserve(t *testing.T) {
 		got  float64
 		want float64
 	}{
-		{"runs ok", testutil.ToFloat64(m.runs.WithLabelValues("ok")), 1},
-		{"runs error", testutil.ToFloat64(m.runs.WithLabelValues("error")), 1},
-		{"input tokens", testutil.ToFloat64(m.tokens.WithLabelValues("main", "openai/gpt", "input")), 10},
-		{"output tokens", testutil.ToFloat64(m.tokens.WithLabelValues("main", "openai/gpt", "output")), 5},
-		{"cost", testutil.ToFloat64(m.cost.WithLabelValues("main", "openai/gpt")), 0.5},
-		{"tool errors", testutil.ToFloat64(m.toolCalls.WithLabelValues("exec", "error")), 1},
-		{"tool ok", testutil.ToFloat64(m.toolCalls.WithLabelValues("exec", "ok")), 1},
+		{"runs ok", m.runs.with("ok").value(), 1},
+		{"runs error", m.runs.with("error").value(), 1},
+		{"input tokens", m.tokens.with("main", "openai/gpt", "input").value(), 10},
+		{"output tokens", m.tokens.with("main", "openai/gpt", "output").value(), 5},
+		{"cost", m.cost.with("main", "openai/gpt").value(), 0.5},
+		{"tool errors", m.toolCalls.with("exec", "error").value(), 1},
+		{"tool ok", m.toolCalls.with("exec", "ok").value(), 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -72,6 +71,18 @@ func TestObserve(t *testing.T) {
 		`switchboard_session_queue_depth{session="agent:main:a"} 4`, `switchboard_session_queue_depth{session="agent:main:b"} 1`,
 		"switchboard_connections 3", "switchboard_outbound_queued_bytes 100", "switchboard_events_dropped_total 7", "switchboard_slow_consumers_total 1",
 		`switchboard_outbox_items{status="dead"} 1`, `switchboard_outbox_items{status="pending"} 2`,
+		// Labels sorted by name; a histogram's buckets cumulative, with +Inf.
+		"# TYPE switchboard_tokens_total counter\n",
+		`switchboard_tokens_total{agent="main",kind="input",model="openai/gpt"} 10`,
+		`switchboard_tool_calls_total{outcome="error",tool="exec"} 1`,
+		"# TYPE switchboard_run_duration_seconds histogram\n",
+		`switchboard_run_duration_seconds_bucket{status="ok",le="2.5"} 0`,
+		`switchboard_run_duration_seconds_bucket{status="ok",le="5"} 1`,
+		`switchboard_run_duration_seconds_bucket{status="ok",le="600"} 1`,
+		`switchboard_run_duration_seconds_bucket{status="ok",le="+Inf"} 1`,
+		`switchboard_run_duration_seconds_count{status="ok"} 1`,
+		`switchboard_guardrail_refusals_total{kind="deadlock"} 0`,
+		"go_goroutines ", `go_info{version="` + runtime.Version() + `"} 1`, "go_memstats_heap_alloc_bytes ", "process_cpu_seconds_total ", "process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("scrape lacks %q", want)
@@ -79,7 +90,28 @@ func TestObserve(t *testing.T) {
 	}
 }
 
-// A failing outbox count is reported on that metric; the rest is served.
+// Label values and help texts are escaped as the text format wants.
+func TestEscaping(t *testing.T) {
+	m := New(Sources{Queues: func(int) []agent.QueueDepth {
+		return []agent.QueueDepth{{SessionKey: "a\"b\\c\nd", Queued: 1}}
+	}}, nil)
+	m.Observe(agent.Event{Stream: agent.StreamTool, Phase: agent.PhaseResult, Tool: &agent.ToolEvent{Name: `x"y`, Result: &tools.Result{}}})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`switchboard_session_queue_depth{session="a\"b\\c\nd"} 1` + "\n",
+		`switchboard_tool_calls_total{outcome="ok",tool="x\"y"} 1` + "\n",
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("scrape lacks %q:\n%s", want, rec.Body.String())
+		}
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("content type %q", ct)
+	}
+}
+
+// A failing outbox count leaves that family out; the rest is served.
 func TestOutboxError(t *testing.T) {
 	m := New(Sources{Outbox: func(context.Context) (map[string]int, error) { return nil, errors.New("db down") }}, nil)
 	m.Observe(agent.Event{Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{Status: store.RunOK}})

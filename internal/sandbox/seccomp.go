@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/net/bpf"
 )
 
@@ -23,6 +22,48 @@ var deniedSyscalls = []string{
 	"swapon", "swapoff", "reboot", "acct",
 }
 
+// Offsets in struct seccomp_data, and the filter's return values (the
+// errno in the low 16 bits of SECCOMP_RET_ERRNO).
+const (
+	seccompNrOffset   = 0
+	seccompArchOffset = 4
+	seccompRetAllow   = 0x7fff0000
+	seccompRetErrno   = 0x00050000
+	errnoEPERM        = 1
+	errnoENOSYS       = 38
+	// x32Bit marks a syscall of the x32 ABI on x86-64, which would
+	// otherwise reach the same calls under other numbers.
+	x32Bit = 0x40000000
+)
+
+// denyProgram is the filter: on the native architecture (audit arch id),
+// each of nrs fails with EPERM and (on x86-64) every x32 call with
+// ENOSYS; everything else, and any other architecture, is allowed. This
+// is what the seccomp library used before wrote for the same list; the
+// library built syscall tables of every architecture at init (a fifth of
+// a megabyte on every start) for 25 numbers of one.
+func denyProgram(auditArch uint32, x32 bool, nrs []uint32) []bpf.Instruction {
+	var x32Check []bpf.Instruction
+	if x32 {
+		x32Check = []bpf.Instruction{
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipFalse: 1},
+			bpf.RetConstant{Val: seccompRetErrno | errnoENOSYS},
+		}
+	}
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompArchOffset, Size: 4},
+		// Another architecture goes to the final allow.
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: auditArch, SkipTrue: uint8(1 + len(x32Check) + len(nrs))},
+		bpf.LoadAbsolute{Off: seccompNrOffset, Size: 4},
+	}
+	prog = append(prog, x32Check...)
+	for i, nr := range nrs {
+		// A match skips the rest of the list and the allow.
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipTrue: uint8(len(nrs) - i)})
+	}
+	return append(prog, bpf.RetConstant{Val: seccompRetAllow}, bpf.RetConstant{Val: seccompRetErrno | errnoEPERM})
+}
+
 var filterOnce struct {
 	sync.Once
 	prog []byte
@@ -33,11 +74,7 @@ var filterOnce struct {
 // raw struct sock_filter array in native (little-endian) byte order.
 func seccompProgram() ([]byte, error) {
 	filterOnce.Do(func() {
-		p := seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: deniedSyscalls}},
-		}
-		insns, err := p.Assemble()
+		insns, err := nativeDenyProgram()
 		if err != nil {
 			filterOnce.err = fmt.Errorf("sandbox: seccomp filter: %w", err)
 			return

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/config"
 )
@@ -117,8 +118,9 @@ const (
 
 // Other configuration names.
 const (
-	// BackendPostgres is storage.backend's PostgreSQL value.
+	// BackendPostgres and BackendSQLite are storage.backend's values.
 	BackendPostgres = config.BackendPostgres
+	BackendSQLite   = config.BackendSQLite
 	// DefaultGatewayPort is gateway.port's default.
 	DefaultGatewayPort = config.DefaultGatewayPort
 	// GatewayTokenFile is the generated gateway token's file in the
@@ -205,6 +207,18 @@ func (s *Settings) RedactedJSON() ([]byte, error) { return json.Marshal(s.cfg.Re
 // Provider returns the configured model provider id (case-insensitive),
 // defaults and environment keys applied.
 func (s *Settings) Provider(id string) (Provider, bool) { return s.cfg.Provider(id) }
+
+// ProviderAsWritten returns models.providers' entry for id
+// (case-insensitive) as the file writes it: no defaults filled in, its
+// "${ENV}" references kept.
+func (s *Settings) ProviderAsWritten(id string) (Provider, bool) {
+	for k, p := range s.cfg.Models.Providers {
+		if p != nil && strings.EqualFold(strings.TrimSpace(k), strings.TrimSpace(id)) {
+			return *p, true
+		}
+	}
+	return Provider{}, false
+}
 
 // Providers returns the configured model providers by normalised id.
 func (s *Settings) Providers() map[string]Provider { return s.cfg.Providers() }

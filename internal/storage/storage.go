@@ -46,3 +46,11 @@ func Open(ctx context.Context, ss settings.StorageSettings, stateDir string) (*O
 	}
 	return &Opened{Store: st, Name: ss.Display, Ping: st.Ping}, nil
 }
+
+// EndRun keeps the opened store's one-transaction end of a run
+// (store.RunEnder) visible through Opened, which the runner is handed:
+// without it the runner appended a turn's reply and finished the run in
+// two commits.
+func (o *Opened) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	return store.EndRun(ctx, o.Store, runID, res, sessionID, msgs)
+}

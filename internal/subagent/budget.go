@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // childBudget decides a spawn against the budgets of the requester's
-// session trees. why is the tool error when one of them is spent or
-// already runs its most children at once; otherwise limits are the
-// child's own: the tightest of what each tree has left, the budget the
-// call asked for (requested, the sessions_spawn "budget" argument) and
-// the child agent's configured budget.
+// session trees (admission's Guards.SpawnBudget). why is the tool error
+// when one of them is spent or already runs its most children at once;
+// otherwise limits are the child's own: the tightest of what each tree
+// has left, the budget the call asked for (requested, the sessions_spawn
+// "budget" argument) and the child agent's configured budget.
 func (m *Manager) childBudget(ctx context.Context, requester, childAgent string, requested any) (limits spend.Limits, why string, err error) {
 	if requested != nil {
 		raw, err := json.Marshal(requested)
@@ -28,29 +30,21 @@ func (m *Manager) childBudget(ctx context.Context, requester, childAgent string,
 		limits = asked
 	}
 	limits = spend.Tighter(limits, m.cfg.Settings.Agent(childAgent).Budget)
-	trees, err := m.cfg.Runner.Budgets(ctx, requester)
+	limits, refused, err := m.guards().SpawnBudget(ctx, requester, limits, m.ActiveDescendants, m.cfg.Now())
 	if err != nil {
-		return spend.Limits{}, "", fmt.Errorf("subagent: budgets of %s: %w", requester, err)
+		return spend.Limits{}, "", fmt.Errorf("subagent: %w", err)
 	}
-	now := m.cfg.Now()
-	for _, t := range trees {
-		used := t.Used
-		if why := spend.Exhausted(t.Limits, used, now); why != "" {
-			return spend.Limits{}, fmt.Sprintf("Budget exhausted: %s for the session tree of %s; no sub-agent can start.", why, t.Key), nil
-		}
-		used.Children = m.ActiveDescendants(t.Key)
-		// Sub-agents accepted but not started yet will each need a run:
-		// a burst of spawns is refused here, where the model reads why,
-		// not stopped one by one as its children start.
-		used.Runs = max(used.Runs, t.Committed)
-		if why := spend.ChildRefused(t.Limits, used); why != "" {
-			return spend.Limits{}, fmt.Sprintf("Budget: %s in the session tree of %s; wait for one to finish.", why, t.Key), nil
-		}
-		left := spend.Remaining(t.Limits, used, now)
-		left.ConcurrentChildren = 0 // a tree's concurrency is its own, not handed down
-		limits = spend.Tighter(limits, left)
+	if refused != nil {
+		return spend.Limits{}, refused.Text, nil
 	}
 	return limits, "", nil
+}
+
+// guards are admission's guards with the limits in force.
+func (m *Manager) guards() admission.Guards {
+	set := m.cfg.Settings
+	return admission.Guards{Budgets: m.cfg.Runner,
+		Chain: tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}}
 }
 
 // setBudget stores a spawned session's own limits in its entry.

@@ -190,13 +190,11 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if requesterSess != nil && requesterSess.SpawnDepth > depth {
 		depth = requesterSess.SpawnDepth
 	}
+	// 7. Active children (both admission's guards).
 	maxDepth := sub.MaxSpawnDepth
-	if d := policy.CheckSpawnDepth(depth, maxDepth); d != nil {
-		return spawnErr(d.Status, d.Message), nil
-	}
-	// 7. Active children.
-	if d := policy.CheckActiveChildren(m.ActiveChildren(requester), sub.MaxChildrenPerAgent); d != nil {
-		return spawnErr(d.Status, d.Message), nil
+	guards := m.guards()
+	if r := guards.SpawnLimits(depth, maxDepth, m.ActiveChildren(requester), sub.MaxChildrenPerAgent); r != nil {
+		return spawnErr(r.Status, r.Text), nil
 	}
 	// 8. Allowlist.
 	targetAgent := requesterAgent
@@ -238,13 +236,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 			ChildSessionKey: childKey}, nil
 	}
 	// Loop protection: the child's run continues the caller's chain.
-	lim := tools.ChainLimits{MaxHops: set.Sessions.MaxChainHops, MaxVisits: set.Sessions.MaxChainVisits}
-	if why := caller.Chain.CheckNext(childKey, lim); why != "" {
+	if r := guards.SpawnChain(caller.Chain, childKey); r != nil {
 		m.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "spawn", childKey)
 		if m.cfg.OnRefusal != nil {
-			m.cfg.OnRefusal("loop")
+			m.cfg.OnRefusal(r.Kind)
 		}
-		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
+		return &SpawnResult{Status: "error", Error: r.Text, ChildSessionKey: childKey}, nil
 	}
 	chain := caller.Chain.Next(childKey)
 	// Budgets: the requester's trees must have room for another child,

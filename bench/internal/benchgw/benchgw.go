@@ -27,6 +27,8 @@ type Gateway struct {
 	WSURL string
 	// Ready is how long it took from the process start to /readyz.
 	Ready time.Duration
+	// Started is when the process was started.
+	Started time.Time
 }
 
 var listenRE = regexp.MustCompile(`listening on http://(\S+)`)
@@ -50,7 +52,7 @@ func Start(bin, stateDir string, env ...string) (*Gateway, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{Cmd: cmd}
+	g := &Gateway{Cmd: cmd, Started: t0}
 	sc := bufio.NewScanner(out)
 	addr := ""
 	for sc.Scan() {

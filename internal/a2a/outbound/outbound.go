@@ -298,6 +298,7 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 	if err != nil {
 		return t, err
 	}
+	failed := 0 // transient GetTask failures in a row
 	for {
 		select {
 		case <-ctx.Done():
@@ -309,8 +310,15 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 		interval = min(2*interval, time.Second)
 		raw, err := c.call(ctx, p, v, wire.MethodGetTask, wire.TaskParams{ID: t.ID})
 		if err != nil {
+			// A poll only reads the task: a connection reset or a 5xx is
+			// tried again (the task goes on at the peer) until the wait
+			// ends or the peer stays unreachable for several polls.
+			if failed++; Transient(err) && failed < maxPollFailures {
+				continue
+			}
 			return t, err
 		}
+		failed = 0
 		cur, err := wire.DecodeTaskResult(v, raw)
 		if err != nil {
 			return t, fmt.Errorf("a2a peer %q: GetTask: bad result: %w", peer, err)
@@ -321,6 +329,10 @@ func (c *Client) Wait(ctx context.Context, peer string, t *wire.Task, wait time.
 		}
 	}
 }
+
+// maxPollFailures is how many GetTask polls in a row may fail with a
+// transport error before Wait gives up.
+const maxPollFailures = 5
 
 // transportError is a failure to reach the peer or a server-side HTTP
 // error (5xx, 408, 429): retrying later may succeed.
@@ -352,6 +364,13 @@ func (c *Client) post(ctx context.Context, hc *http.Client, p Peer, v string, m 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(wire.VersionHeader, v)
+	if m == wire.MethodGetTask || m == wire.MethodCancelTask {
+		// Reading or cancelling a task twice is harmless: marked
+		// idempotent (an empty key is not sent), the transport sends it
+		// again on a fresh connection when the peer closed the reused
+		// one as the request went out (an idle keep-alive race).
+		req.Header["Idempotency-Key"] = nil
+	}
 	if p.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.Token)
 	}

@@ -658,3 +658,73 @@ func (b *seenBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// TestWaitOutlastsAFlakyPeer: a GetTask poll that meets a 503 or a
+// connection the peer drops mid-request is tried again; the wait ends
+// with the task's final state, not the transport error.
+func TestWaitOutlastsAFlakyPeer(t *testing.T) {
+	var mu sync.Mutex
+	polls := 0
+	hs := httptest.NewServer(rpcOnly(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = jsonDecode(r, &req)
+		switch req.Method {
+		case "SendStreamingMessage":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"Unsupported operation"}}`))
+		case "SendMessage":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}`))
+		case "GetTask":
+			mu.Lock()
+			polls++
+			n := polls
+			mu.Unlock()
+			switch n {
+			case 1:
+				w.WriteHeader(http.StatusServiceUnavailable)
+			case 2:
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			case 3:
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`))
+			default:
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},` +
+					`"artifacts":[{"artifactId":"a","parts":[{"text":"done"}]}]}}`))
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	c := outbound.New([]outbound.Peer{{Name: "flaky", URL: hs.URL}}, nil)
+	task, err := c.Send(context.Background(), outbound.Request{Peer: "flaky", SourceKey: "k", Text: "hi", Wait: time.Minute})
+	if err != nil || task.Status.State != wire.StateCompleted || wire.MessageText(task.Artifacts[0].Parts) != "done" {
+		t.Fatalf("send = %+v, %v", task, err)
+	}
+}
+
+// TestWaitGivesUpOnADeadPeer: a peer that fails every poll ends the wait
+// with its transport error after a few polls, not at the wait's end.
+func TestWaitGivesUpOnADeadPeer(t *testing.T) {
+	hs := httptest.NewServer(rpcOnly(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = jsonDecode(r, &req)
+		switch req.Method {
+		case "SendMessage":
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}}`))
+		case "GetTask":
+			w.WriteHeader(http.StatusBadGateway)
+		default:
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"Unsupported operation"}}`))
+		}
+	}))
+	t.Cleanup(hs.Close)
+	c := outbound.New([]outbound.Peer{{Name: "dead", URL: hs.URL}}, nil)
+	_, err := c.Send(context.Background(), outbound.Request{Peer: "dead", SourceKey: "k", Text: "hi", Wait: time.Hour})
+	if err == nil || !outbound.Transient(err) || !strings.Contains(err.Error(), "HTTP 502") {
+		t.Fatalf("send err = %v, want the peer's HTTP 502", err)
+	}
+}

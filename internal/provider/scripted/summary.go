@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
@@ -19,7 +20,9 @@ func IsSummaryRequest(req *provider.Request) bool {
 	return req != nil && strings.HasPrefix(req.System, summaryOpening)
 }
 
-var identifierRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*-\d+\b|\b[0-9a-f]{12,40}\b`)
+var identifierRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b[A-Z][A-Z0-9]*-\d+\b|\b[0-9a-f]{12,40}\b`)
+})
 
 // Summary is the offline model's answer to a summariser prompt: the sections
 // the prompt asks for (safeguard or default format), with the latest
@@ -41,7 +44,7 @@ func Summary(req *provider.Request) string {
 	}
 	seen := map[string]bool{}
 	var ids []string
-	for _, id := range identifierRE.FindAllString(conv+prompt[len(conv):], -1) {
+	for _, id := range identifierRE().FindAllString(conv+prompt[len(conv):], -1) {
 		if !seen[id] && len(ids) < 12 {
 			seen[id] = true
 			ids = append(ids, id)

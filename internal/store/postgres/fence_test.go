@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -187,5 +188,30 @@ func TestFencedWriteHoldsOffAdoption(t *testing.T) {
 	}
 	if _, err := a.AppendMessages(fctx, "sid", []store.Message{userMsg("after")}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("append after the adoption = %v, want ErrFenced", err)
+	}
+}
+
+// TestLaneRowsSpread: lane rows, which every fenced write share-locks,
+// are spread over many pages (fillfactor), so that nodes' concurrent
+// transactions do not queue on the few buffers a packed table has.
+func TestLaneRowsSpread(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	const lanes = 100
+	for i := range lanes {
+		if _, _, err := s.ClaimLane(ctx, "a", fmt.Sprintf("agent:main:spread-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int
+	if err := s.pool.QueryRow(ctx, `SELECT count(DISTINCT (ctid::text::point)[0]) FROM lanes`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	// Packed, 100 rows fit in two pages; at fillfactor 10 a page takes
+	// about ten.
+	if pages < lanes/15 {
+		t.Fatalf("%d lane rows on %d pages, want them spread over at least %d", lanes, pages, lanes/15)
 	}
 }

@@ -298,85 +298,8 @@ func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]*st
 // store.Store describes. ErrNotFound if the run is absent, ErrConflict if
 // it is already terminal; on error nothing is written.
 func (s *Store) FinishRun(ctx context.Context, runID string, res store.RunResult) (*store.Run, error) {
-	if err := s.checkOpen("FinishRun"); err != nil {
-		return nil, err
-	}
-	if !res.Status.Terminal() {
-		return nil, fmt.Errorf("postgres.FinishRun: status %q is not terminal", res.Status)
-	}
-	now := s.nowTime()
-	ended := res.EndedAt
-	if ended.IsZero() {
-		ended = now
-	}
-	ended = store.Millis(ended)
-	outbox := make([][]any, len(res.Outbox))
-	for i := range res.Outbox {
-		it := res.Outbox[i] // Payload is shared but only read
-		if it.RunID == "" {
-			it.RunID = runID
-		}
-		args, err := newOutboxArgs(&it, now)
-		if err != nil {
-			return nil, fmt.Errorf("postgres.FinishRun: outbox item %d: %w", i, err)
-		}
-		outbox[i] = args
-	}
-	usage, err := json.Marshal(res.Usage)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.FinishRun: usage: %w", err)
-	}
-	var out *store.Run
-	// The run's message counts (sessions.usage), from its transcript
-	// entries, all stored before its end.
-	stats, err := s.runStats(ctx, runID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres.FinishRun: stats: %w", err)
-	}
-	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		// The run, its session and the outbox in one round trip (with
-		// BEGIN and the fence check); a run that is not live is found out
-		// after the rollback.
-		var b pgx.Batch
-		b.Queue(qFinishRun, runID, string(res.Status), res.Error, res.StopReason, string(usage), toMs(ended),
-			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
-		for _, args := range outbox {
-			b.Queue(qInsertOutbox, args...)
-		}
-		// Without outbox items a run that is not live changes nothing:
-		// COMMIT goes in the same round trip.
-		var br pgx.BatchResults
-		if len(outbox) == 0 {
-			br = sendLast(ctx, tx, &b)
-		} else {
-			br = tx.SendBatch(ctx, &b)
-		}
-		r, err := scanRun(br.QueryRow())
-		if errors.Is(err, pgx.ErrNoRows) {
-			br.Close()
-			return errNotLive
-		}
-		if err := firstErr(err, br.Close()); err != nil {
-			return err
-		}
-		out = r
-		return nil
-	})
-	if errors.Is(err, errNotLive) {
-		var status string
-		switch err := s.pool.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); {
-		case errors.Is(err, pgx.ErrNoRows):
-			return nil, fmt.Errorf("postgres.FinishRun: %q: %w", runID, store.ErrNotFound)
-		case err != nil:
-			return nil, fmt.Errorf("postgres.FinishRun: %w", err)
-		default:
-			return nil, fmt.Errorf("postgres.FinishRun: run %q already %s: %w", runID, status, store.ErrConflict)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres.FinishRun: %w", err)
-	}
-	return out, nil
+	run, _, err := s.endRun(ctx, "FinishRun", runID, res, "", nil)
+	return run, err
 }
 
 // errNotLive is how FinishRun's transaction says its run was not live.

@@ -264,6 +264,12 @@ CREATE TABLE memory_vectors (
 	// 9: a finished run's message counts (store.RunStats JSON), for
 	// sessions.usage; runs finished before are '{}'.
 	`ALTER TABLE runs ADD COLUMN stats json NOT NULL DEFAULT '{}'`,
+	// 10: every fenced write share-locks its lane's row (qFenceGuard),
+	// which writes the row's header: with a table of a few pages, nodes'
+	// concurrent transactions queued on the same few buffers. Lane rows
+	// now spread over pages (pages filled later; a database upgraded from
+	// 9 spreads its rows as lanes are claimed anew).
+	`ALTER TABLE lanes SET (fillfactor = 10)`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -27,6 +27,14 @@ const (
 		ended_at = ?10, error = ?11, stop_reason = ?12, usage = ?13
 		WHERE run_id = ?1`
 
+	// qStartRun starts a queued run, and only a queued one.
+	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3
+		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + runCols
+
+	// qEndRun records a run's end and its message counts.
+	qEndRun = `UPDATE runs SET status = ?2, ended_at = ?3, error = ?4, stop_reason = ?5,
+		usage = ?6, stats = ?7 WHERE run_id = ?1`
+
 	// qFinishSession adds a run's usage to its session and records how the
 	// run ended.
 	qFinishSession = `UPDATE sessions SET
@@ -181,6 +189,28 @@ func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
 		return err
 	}
 	_, err = st.ExecContext(ctx, args...)
+	return err
+}
+
+// endRunTx stores the end of r (its status, end time, error, stop reason
+// and usage) with the counts of its messages, in one statement.
+func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+	if !validStatus(r.Status) {
+		return fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
+	}
+	usage, err := json.Marshal(r.Usage)
+	if err != nil {
+		return fmt.Errorf("run %q: usage: %w", r.RunID, err)
+	}
+	stats, err := s.runStatsTx(ctx, tx, r)
+	if err != nil {
+		return err
+	}
+	st, err := s.wstmt(ctx, tx, qEndRun)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, r.RunID, string(r.Status), toMs(r.EndedAt), r.Error, r.StopReason, string(usage), stats)
 	return err
 }
 
@@ -367,10 +397,7 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			r.Usage.Cost = &c
 		}
 		r.EndedAt = ended
-		if err := s.putRunTx(ctx, tx, r); err != nil {
-			return err
-		}
-		if err := s.putRunStatsTx(ctx, tx, r); err != nil {
+		if err := s.endRunTx(ctx, tx, r); err != nil {
 			return err
 		}
 		st, err := s.wstmt(ctx, tx, qFinishSession)
@@ -475,17 +502,19 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 	}
 	var run *store.Run
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		r, err := s.getRunTx(ctx, tx, runID)
+		st, err := s.wstmt(ctx, tx, qStartRun)
 		if err != nil {
 			return err
 		}
-		if r.Status != store.RunQueued {
+		r, err := scanRun(st.QueryRowContext(ctx, runID, toMs(startedAt), sessionID))
+		if errors.Is(err, sql.ErrNoRows) {
+			// Absent, or not queued: say which.
+			if r, err = s.getRunTx(ctx, tx, runID); err != nil {
+				return err
+			}
 			return fmt.Errorf("run %q is %s, not queued: %w", runID, r.Status, store.ErrConflict)
 		}
-		r.Status = store.RunRunning
-		r.StartedAt = startedAt
-		r.SessionID = sessionID
-		if err := s.putRunTx(ctx, tx, r); err != nil {
+		if err != nil {
 			return err
 		}
 		if len(out) > 0 {

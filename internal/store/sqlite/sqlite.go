@@ -252,7 +252,7 @@ func (s *Store) writeTxThen(ctx context.Context, fn func(tx *sql.Tx) error, afte
 var writerQueries = []string{
 	qGetSession, qInsertSession, qUpsertSession, qDeleteSession, qSessionIDInUse, qDeleteTranscript,
 	qLastEntry, qInsertMessage,
-	qGetRun, qInsertRun, qUpdateRun, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
+	qGetRun, qInsertRun, qUpdateRun, qStartRun, qEndRun, qRunLines, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
 	qGetOutbox, qInsertOutbox, qUpdateOutbox,
 }
 

@@ -70,48 +70,43 @@ const (
 	// messages_run): every role, the lines of those it reads.
 	qRunLines = `SELECT role, CASE WHEN role IN ('assistant', 'toolResult', 'tool') THEN line ELSE '' END
 		FROM messages WHERE session_id = ? AND run_id = ?`
-	qSetRunStats = `UPDATE runs SET stats = ? WHERE run_id = ?`
 	// qRunsUsage reads finished runs by their end (runs_ended).
 	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage, stats FROM runs
 		WHERE ended_at >= ? AND ended_at < ? AND (? = '' OR agent_id = ?) AND (? = '' OR session_key = ?)
 		ORDER BY ended_at, run_id LIMIT ?`
 )
 
-// putRunStatsTx counts r's messages and stores the counts with r.
-func (s *Store) putRunStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+// runStatsTx counts r's messages (those of its session with its run id)
+// inside a write transaction, as the JSON stored in runs.stats.
+func (s *Store) runStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) (string, error) {
 	var stats store.RunStats
 	if r.SessionID != "" {
 		q, err := s.wstmt(ctx, tx, qRunLines)
 		if err != nil {
-			return err
+			return "", err
 		}
 		rows, err := q.QueryContext(ctx, r.SessionID, r.RunID)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer rows.Close()
 		var role string
 		var line []byte
 		for rows.Next() {
 			if err := rows.Scan(&role, &line); err != nil {
-				return err
+				return "", err
 			}
 			stats.Count(role, line)
 		}
 		if err := rows.Err(); err != nil {
-			return err
+			return "", err
 		}
 	}
 	b, err := json.Marshal(stats)
 	if err != nil {
-		return err
+		return "", err
 	}
-	st, err := s.wstmt(ctx, tx, qSetRunStats)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(ctx, string(b), r.RunID)
-	return err
+	return string(b), nil
 }
 
 // RunsUsage implements store.Store.

@@ -166,13 +166,6 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: t.d.NewID(), Status: status, Error: msg, SessionKey: target.Display}, nil
 	}
 
-	// Loop protection: the message continues its sender's chain of causes.
-	lim := tools.ChainLimits{MaxHops: t.d.Settings.Sessions.MaxChainHops, MaxVisits: t.d.Settings.Sessions.MaxChainVisits}
-	if why := caller.Chain.CheckNext(target.Key, lim); why != "" {
-		t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", target.Key)
-		t.refused(RefusalLoop)
-		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
-	}
 	// Deadlock: a wait on a session that already waits (through any
 	// number of others) on the caller could only time out.
 	if timeoutSeconds > 0 && caller.SessionKey != "" {
@@ -184,26 +177,25 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		}
 		defer release()
 	}
-	// A spent budget refuses the message here, where the model reads why,
-	// rather than stopping the run it would start.
-	if t.d.BudgetRefusal != nil {
-		why, err := t.d.BudgetRefusal(ctx, caller.SessionKey, target.Key)
-		if err != nil {
-			return nil, err
-		}
-		if why != "" {
-			t.refused(RefusalBudget)
-			return &sendResult{RunID: t.d.NewID(), Status: "error", Error: why, SessionKey: target.Display}, nil
-		}
-	}
-	// The primary run on the target's lane; the messenger's admission
-	// applies the target's send policy (docs/spec/reference-behaviour.md §8).
+	// The primary run on the target's lane. The messenger's admission
+	// applies the guards — loop protection (the message continues its
+	// sender's chain of causes) and the session trees' budgets (a spent
+	// one refuses the message here, where the model reads why, rather than
+	// stopping the run it would start) — and the target's send policy
+	// (docs/spec/reference-behaviour.md §8).
 	run, err := t.d.Messenger.Send(ctx, Message{
 		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,
 		ExtraSystemPrompt: A2AMessageContext(caller.SessionKey, caller.Channel, target.Display),
 		SourceSessionKey:  caller.SessionKey, SourceChannel: caller.Channel,
 		Chain: caller.Chain.Next(target.Key),
 	})
+	var refused interface{ RefusalKind() string }
+	if errors.As(err, &refused) {
+		if refused.RefusalKind() == RefusalLoop {
+			t.log.Warn("agent chain stopped", "chain", caller.Chain.ID, "hops", caller.Chain.Hops, "from", caller.SessionKey, "to", target.Key)
+		}
+		t.refused(refused.RefusalKind())
+	}
 	if err != nil {
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
 	}

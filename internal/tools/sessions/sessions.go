@@ -108,10 +108,6 @@ type Deps struct {
 	// Remote, when set, carries sessions_send to "a2a:<peer>" targets to
 	// remote A2A peers.
 	Remote Remote
-	// BudgetRefusal, when set, says why a message from session from to
-	// session to must not be sent because a budget is spent ("" when it
-	// may): the refusal is the tool result the model reads.
-	BudgetRefusal func(ctx context.Context, from, to string) (string, error)
 }
 
 // BudgetView is a budgeted session tree as sessions_list shows it on the

@@ -1,4 +1,10 @@
-package daemon
+// Package hub joins the chat channel connectors (IRC, Telegram) to the
+// gateway: an inbound message goes through admission into its routed
+// session; a run's reply, an announce posted into a routed session and
+// admission's own answers go back out as outbox items the dispatcher
+// delivers through the connector. It also owns the per-room tool policy
+// (channels.<channel>.groups.<room>.tools).
+package hub
 
 import (
 	"cmp"
@@ -35,6 +41,18 @@ import (
 // reconnect included).
 const sendTimeout = 2 * time.Minute
 
+// Runner is what the hub follows of the agent runner: its run events
+// (agent.Runner).
+type Runner interface {
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
+}
+
+// Admitter is the one admission step inbound messages go through
+// (admission.Admitter).
+type Admitter interface {
+	Accept(ctx context.Context, req admission.Request) (admission.Ticket, error)
+}
+
 // connector is a chat channel connector the hub runs.
 type connector interface {
 	channel.Channel
@@ -42,13 +60,12 @@ type connector interface {
 	Close() error
 }
 
-// channelHub joins the chat channel connectors to the runner: admitted
+// Hub joins the chat channel connectors to the runner: admitted
 // inbound messages become runs in their routed sessions, and the replies
 // of runs in sessions routed to a channel (and announces posted there)
 // go back out through it.
-type channelHub struct {
-	runner  *agent.Runner
-	adm     *admission.Admitter
+type Hub struct {
+	adm     Admitter
 	store   store.Store
 	agentID string
 	mainKey string
@@ -63,21 +80,23 @@ type channelHub struct {
 	wg       sync.WaitGroup
 	unsub    func()
 	// kicker asks the outbox dispatcher to deliver a session's items.
-	kicker outboxKicker
+	kicker Kicker
 	mu     sync.Mutex
 	closed bool
 }
 
-// newChannels builds the configured connectors (not started); nil when
-// no channel is enabled.
-func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, adm *admission.Admitter, log *slog.Logger) (*channelHub, error) {
+// New builds the configured connectors (not started) and follows the
+// runner's events from now on; nil when no channel is enabled. kicker
+// asks the outbox dispatcher to deliver a session's items (register
+// Handler with it).
+func New(set *settings.Settings, st store.Store, runner Runner, adm Admitter, kicker Kicker, log *slog.Logger) (*Hub, error) {
 	if !set.IRC.Enabled && !set.Telegram.Enabled {
 		return nil, nil
 	}
-	h := &channelHub{
-		runner: runner, adm: adm, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
+	h := &Hub{
+		adm: adm, store: st, agentID: set.DefaultAgent, mainKey: set.MainKey, dmScope: set.DMScope,
 		prompts: map[string]string{}, log: log, conns: map[string]connector{},
-		webhooks: map[string]http.Handler{},
+		webhooks: map[string]http.Handler{}, kicker: kicker,
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if s := set.IRC; s.Enabled {
@@ -109,7 +128,7 @@ func newChannels(set *settings.Settings, st store.Store, runner *agent.Runner, a
 }
 
 // newTelegram builds the Telegram connector from channels.telegram.
-func newTelegram(s settings.TelegramSettings, h *channelHub, log *slog.Logger) (*telegram.Client, error) {
+func newTelegram(s settings.TelegramSettings, h *Hub, log *slog.Logger) (*telegram.Client, error) {
 	token := s.BotToken
 	if s.TokenFile != "" {
 		fi, err := os.Lstat(s.TokenFile)
@@ -159,21 +178,9 @@ func newTelegram(s settings.TelegramSettings, h *channelHub, log *slog.Logger) (
 	return c, nil
 }
 
-// mountWebhook serves h for POSTs to path on mux; a path that conflicts
-// with one of the gateway's own patterns is an error, not the mux's panic.
-func mountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
-		}
-	}()
-	mux.Handle("POST "+path, h)
-	return nil
-}
-
-// webhookHandlers returns the connectors' webhook endpoints by URL path,
+// WebhookHandlers returns the connectors' webhook endpoints by URL path,
 // for the gateway's HTTP listener; nil when none.
-func (h *channelHub) webhookHandlers() map[string]http.Handler {
+func (h *Hub) WebhookHandlers() map[string]http.Handler {
 	if h == nil {
 		return nil
 	}
@@ -181,7 +188,7 @@ func (h *channelHub) webhookHandlers() map[string]http.Handler {
 }
 
 // newIRC builds the IRC connector from channels.irc.
-func newIRC(s settings.IRCSettings, h *channelHub, log *slog.Logger) (*irc.Client, error) {
+func newIRC(s settings.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, error) {
 	password, err := secretOrFile(s.Password, s.PasswordFile, "channels.irc.passwordFile")
 	if err != nil {
 		return nil, err
@@ -239,16 +246,15 @@ func secretOrFile(inline, file, key string) (string, error) {
 	return v, nil
 }
 
-// start starts the connectors (run events are followed from newChannels
-// on).
-func (h *channelHub) start() {
+// Start starts the connectors (run events are followed from New on).
+func (h *Hub) Start() {
 	for _, c := range h.conns {
 		c.Start()
 	}
 }
 
-// close stops the connectors, then the outbound deliveries in flight.
-func (h *channelHub) close() {
+// Close stops the connectors, then the outbound deliveries in flight.
+func (h *Hub) Close() {
 	for _, c := range h.conns {
 		_ = c.Close()
 	}
@@ -262,8 +268,8 @@ func (h *channelHub) close() {
 	h.wg.Wait()
 }
 
-// status reports the connectors for channels.status.
-func (h *channelHub) status() []wire.ChannelStatus {
+// Status reports the connectors for channels.status.
+func (h *Hub) Status() []wire.ChannelStatus {
 	if h == nil {
 		return nil
 	}
@@ -285,7 +291,7 @@ func (h *channelHub) status() []wire.ChannelStatus {
 // command's reply, and a refusal at the queue cap, go back to the sender
 // through the outbox; a message the send policy refuses gets no answer
 // (the policy forbids sending to that chat).
-func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
+func (h *Hub) Deliver(ctx context.Context, in channel.Inbound) error {
 	key := channel.SessionKey(h.agentID, h.mainKey, h.dmScope, in)
 	route := channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.ReplyTo()}
 	text := in.Text
@@ -327,7 +333,7 @@ func (h *channelHub) Deliver(ctx context.Context, in channel.Inbound) error {
 // session (the agent-to-agent announce step) is stored as an item. Runs
 // count when a channel started them or they deliver a sub-agent's
 // announce. A person's turn from the Control UI stays there.
-func (h *channelHub) onEvent(ev agent.Event) {
+func (h *Hub) onEvent(ev agent.Event) {
 	if h.ctx.Err() != nil {
 		return
 	}
@@ -363,7 +369,7 @@ const subagentAnnounceTool = "subagent_announce"
 // the sender, not the channel; their announce step arrives as a post.
 // It reads the run's durable input, so a run resumed after a restart
 // answers too.
-func (h *channelHub) replies(run *store.Run) bool {
+func (h *Hub) replies(run *store.Run) bool {
 	var in struct {
 		Channel    string            `json:"channel"`
 		Provenance *agent.Provenance `json:"provenance"`
@@ -376,7 +382,7 @@ func (h *channelHub) replies(run *store.Run) bool {
 
 // route finds where a session's replies go: the route its key names, or
 // the one stored on the session (the last inbound message's).
-func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool) {
+func (h *Hub) route(ctx context.Context, key string) (channel.Route, bool) {
 	for name := range h.conns {
 		if r, ok := channel.RouteFromKey(name, key); ok {
 			return r, true
@@ -389,13 +395,13 @@ func (h *channelHub) route(ctx context.Context, key string) (channel.Route, bool
 	return channel.Route{Channel: s.DeliveryContext.Channel, AccountID: s.DeliveryContext.AccountID, To: s.DeliveryContext.To}, true
 }
 
-// roomTools returns the tool narrowing of the chat room a session key
+// RoomTools returns the tool narrowing of the chat room a session key
 // names, as a policy layer: an IRC room's channels.irc.groups.<room>.tools
 // (else the "*" entry's), or a Telegram group's or forum topic's
 // channels.telegram.groups.<chatId>[.topics.<threadId>].tools (a topic
 // without its own takes its group's; "*" entries stand in for missing
 // ones). ok is false for other sessions and rooms without one.
-func roomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok bool) {
+func RoomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok bool) {
 	if r, ok := channel.RouteFromKey(telegram.Name, key); ok && strings.Contains(key, ":"+telegram.Name+":group:") {
 		return telegramTools(set.Telegram, r.To)
 	}

@@ -1,4 +1,4 @@
-package daemon
+package remote
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// fakeOutbox is a2aOutboxStore over a map; sessions lists the sessions
+// fakeOutbox is OutboxStore over a map; sessions lists the sessions
 // that exist.
 type fakeOutbox struct {
 	mu       sync.Mutex
@@ -125,7 +125,7 @@ func TestA2ALateReplyPostedOnce(t *testing.T) {
 	peer, requests := fakePeer(t, wire.StateCompleted, "the answer")
 	st := &fakeOutbox{items: map[string]*store.OutboxItem{}, sessions: map[string]*store.Session{"agent:main:main": {Key: "agent:main:main"}}}
 	poster := &fakePoster{fail: errors.New("store busy")}
-	r := &a2aRemote{c: outbound.New([]outbound.Peer{{Name: "b", URL: peer.URL}}, nil), st: st, poster: poster,
+	r := &Sender{c: outbound.New([]outbound.Peer{{Name: "b", URL: peer.URL}}, nil), st: st, poster: poster,
 		log: slog.New(slog.DiscardHandler), kick: func() {}}
 	id := "a2a-send:1"
 	if err := r.put(t.Context(), id, a2aSendItem{Peer: "b", SourceKey: "agent:main:main", Text: "hi", MessageID: "m", ChainID: "ch", ChainHops: 1, RunID: id}); err != nil {
@@ -184,7 +184,7 @@ func TestA2ALateReplyNotPosted(t *testing.T) {
 			st := &fakeOutbox{items: map[string]*store.OutboxItem{}, sessions: map[string]*store.Session{
 				"agent:main:main": {Key: "agent:main:main"}, "agent:main:quiet": {Key: "agent:main:quiet"}}}
 			poster := &fakePoster{}
-			r := &a2aRemote{c: outbound.New([]outbound.Peer{{Name: "b", URL: peer.URL}}, nil), st: st, poster: poster,
+			r := &Sender{c: outbound.New([]outbound.Peer{{Name: "b", URL: peer.URL}}, nil), st: st, poster: poster,
 				sendRules: deny, log: slog.New(slog.DiscardHandler), kick: func() {}}
 			id := "a2a-send:1"
 			if err := r.put(t.Context(), id, a2aSendItem{Peer: "b", SourceKey: c.key, Text: "hi", MessageID: "m", RunID: id}); err != nil {

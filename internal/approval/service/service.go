@@ -1,4 +1,9 @@
-package daemon
+// Package service runs exec approvals for the gateway: the broker with
+// its journal and the allowlist file in the state directory, the gate
+// exec runs behind, the report of approvals a restart cut, and the
+// approvals document the operator methods read and replace. The gateway
+// is reached through a consumer-side interface, attached once it exists.
+package service
 
 import (
 	"context"
@@ -11,38 +16,47 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/approval"
-	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// approvals wires exec approvals: the broker, its journal and allowlist
-// files in the state directory, and the gate exec runs behind. The
-// gateway, created later, is reached through gw.
-type approvals struct {
-	set     *settings.Settings
-	lists   *approval.Allowlists
-	broker  *approval.Broker
-	journal approval.FileJournal
-	gate    *approval.GateConfig
-	gw      atomic.Pointer[gateway.Server]
+// Gateway is what approvals reach of the gateway (gateway.Server): where
+// requests and resolutions are shown, and whether a client can decide.
+type Gateway interface {
+	approval.Notifier
+	HasApprovalClients() bool
 }
 
-func newApprovals(set *settings.Settings, stateDir string, refused func(kind string)) (*approvals, error) {
+// Approvals wires exec approvals: the broker, its journal and allowlist
+// files in the state directory, and the gate exec runs behind. The
+// gateway, created later, is reached through gw (see Attach).
+type Approvals struct {
+	set   *settings.Settings
+	lists *approval.Allowlists
+	// Broker holds the pending approvals; Gate is what exec runs behind.
+	Broker  *approval.Broker
+	Gate    *approval.GateConfig
+	journal approval.FileJournal
+	gw      atomic.Pointer[Gateway]
+}
+
+// New opens the allowlist file in stateDir and builds the broker and the
+// gate; refused counts a denied approval (nil: not counted).
+func New(set *settings.Settings, stateDir string, refused func(kind string)) (*Approvals, error) {
 	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	a := &approvals{set: set, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
-	a.broker = approval.NewBroker(approval.BrokerConfig{Timeout: set.ExecApprovalTimeout, Notifier: a, Journal: a.journal})
-	a.gate = &approval.GateConfig{
-		Broker: a.broker, Allowlists: lists,
+	a := &Approvals{set: set, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
+	a.Broker = approval.NewBroker(approval.BrokerConfig{Timeout: set.ExecApprovalTimeout, Notifier: a, Journal: a.journal})
+	a.Gate = &approval.GateConfig{
+		Broker: a.Broker, Allowlists: lists,
 		Policy: a.policy,
 		Clients: func() bool {
 			gw := a.gw.Load()
-			return gw != nil && gw.HasApprovalClients()
+			return gw != nil && (*gw).HasApprovalClients()
 		},
 		Decided: func(outcome string) {
 			if outcome != "allowed" && refused != nil {
@@ -53,29 +67,33 @@ func newApprovals(set *settings.Settings, stateDir string, refused func(kind str
 	return a, nil
 }
 
+// Attach hands requests and resolutions to gw from now on (before, they
+// are only kept by the broker).
+func (a *Approvals) Attach(gw Gateway) { a.gw.Store(&gw) }
+
 // ApprovalRequested implements approval.Notifier.
-func (a *approvals) ApprovalRequested(r approval.Record) {
+func (a *Approvals) ApprovalRequested(r approval.Record) {
 	if gw := a.gw.Load(); gw != nil {
-		gw.ApprovalRequested(r)
+		(*gw).ApprovalRequested(r)
 	}
 }
 
 // ApprovalResolved implements approval.Notifier.
-func (a *approvals) ApprovalResolved(r approval.Resolved) {
+func (a *Approvals) ApprovalResolved(r approval.Resolved) {
 	if gw := a.gw.Load(); gw != nil {
-		gw.ApprovalResolved(r)
+		(*gw).ApprovalResolved(r)
 	}
 }
 
 // ExpiredReason is the denial reason of an approval a restart cut.
 const ExpiredReason = "approval-expired: gateway restarted"
 
-// recoverPending reports the approvals a crash left pending to their
+// RecoverPending reports the approvals a crash left pending to their
 // sessions: each waiting exec call gets its result, a denial saying the
 // approval expired, so the model sees what happened to the command (it
 // did not run). The journal is emptied afterwards. Call it before the
 // broker takes new approvals.
-func (a *approvals) recoverPending(ctx context.Context, st store.Store, log *slog.Logger) error {
+func (a *Approvals) RecoverPending(ctx context.Context, st store.Store, log *slog.Logger) error {
 	recs, err := a.journal.Load()
 	if err != nil {
 		// Unreadable (it is written atomically, so this is damage from
@@ -118,9 +136,9 @@ func (a *approvals) recoverPending(ctx context.Context, st store.Store, log *slo
 	return nil
 }
 
-// document answers exec.approvals.get: the approvals document and the
+// Document answers exec.approvals.get: the approvals document and the
 // default agent's effective policy.
-func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
+func (a *Approvals) Document() (*wire.ExecApprovalsGetResult, error) {
 	path, exists, raw, err := a.lists.Document()
 	if err != nil {
 		return nil, err
@@ -138,20 +156,20 @@ func (a *approvals) document() (*wire.ExecApprovalsGetResult, error) {
 	return res, nil
 }
 
-// setDocument answers exec.approvals.set: it replaces the approvals
+// SetDocument answers exec.approvals.set: it replaces the approvals
 // document when baseHash names the current one, and answers as
 // exec.approvals.get.
-func (a *approvals) setDocument(file json.RawMessage, baseHash string) (*wire.ExecApprovalsGetResult, error) {
+func (a *Approvals) SetDocument(file json.RawMessage, baseHash string) (*wire.ExecApprovalsGetResult, error) {
 	if err := a.lists.Replace(file, baseHash); err != nil {
 		return nil, err
 	}
-	return a.document()
+	return a.Document()
 }
 
 // policy is agent's effective exec approval policy: the stricter of
 // tools.exec (with the agent's own) and the approvals document, as the
 // reference combines them.
-func (a *approvals) policy(agentID string) approval.Policy {
+func (a *Approvals) policy(agentID string) approval.Policy {
 	p := a.set.ExecApprovals(agentID)
 	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins, SafeEnv: p.SafeEnv}
 	return conf.Stricter(a.lists.Policy(agentID))

@@ -1,4 +1,4 @@
-package daemon
+package registry
 
 import (
 	"context"
@@ -7,24 +7,26 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/provider"
-	"github.com/switchboardhq/switchboard/internal/provider/registry"
 )
 
-// memoryEmbedder serves memory search's vectors with memory.search's
+// MemoryEmbedder serves memory search's vectors with memory.search's
 // embedding model (memory.Embedder).
-type memoryEmbedder struct{ r *registry.Registry }
+type MemoryEmbedder struct{ R *Registry }
 
-func (e memoryEmbedder) Model() string { return e.r.EmbedModel() }
+// Model implements memory.Embedder.
+func (e MemoryEmbedder) Model() string { return e.R.EmbedModel() }
 
-func (e memoryEmbedder) Ready() error {
-	if err := e.r.EmbedReady(); err != nil {
+// Ready implements memory.Embedder.
+func (e MemoryEmbedder) Ready() error {
+	if err := e.R.EmbedReady(); err != nil {
 		return fmt.Errorf("%w: %v", memory.ErrNoEmbeddings, err)
 	}
 	return nil
 }
 
-func (e memoryEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	res, _, err := e.r.Embed(ctx, "", "", texts, 0)
+// Embed implements memory.Embedder.
+func (e MemoryEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	res, _, err := e.R.Embed(ctx, "", "", texts, 0)
 	if errors.Is(err, provider.ErrNoEmbeddings) {
 		return nil, fmt.Errorf("%w: %v", memory.ErrNoEmbeddings, err)
 	}

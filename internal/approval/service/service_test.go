@@ -1,4 +1,4 @@
-package daemon
+package service
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func TestRecoverPendingApprovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := newApprovals(settings.Resolve(&config.Config{}), dir, nil)
+	a, err := New(settings.Resolve(&config.Config{}), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestRecoverPendingApprovals(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.recoverPending(ctx, st, log); err != nil {
+	if err := a.RecoverPending(ctx, st, log); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := st.History(ctx, sess.SessionID, store.HistoryOptions{})
@@ -61,7 +61,7 @@ func TestRecoverPendingApprovals(t *testing.T) {
 	if err := os.WriteFile(a.journal.Path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.recoverPending(ctx, st, log); err != nil {
+	if err := a.RecoverPending(ctx, st, log); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(a.journal.Path + ".corrupt"); err != nil || !strings.Contains(string(b), "not json") {

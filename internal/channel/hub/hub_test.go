@@ -1,7 +1,6 @@
-package daemon
+package hub
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -31,7 +30,7 @@ func TestRoomTools(t *testing.T) {
 		{"agent:main:main", false, true, true},
 		{"agent:main:telegram:group:#locked", false, true, true},
 	} {
-		sel, ok := roomTools(set, tc.key)
+		sel, ok := RoomTools(set, tc.key)
 		if ok != tc.ok {
 			t.Errorf("%s: ok = %v", tc.key, ok)
 			continue
@@ -70,7 +69,7 @@ func TestTelegramRoomTools(t *testing.T) {
 		{"agent:main:telegram:group:-300", true, false, true},         // the "*" group
 		{"agent:main:telegram:direct:7", false, true, true},
 	} {
-		sel, ok := roomTools(set, tc.key)
+		sel, ok := RoomTools(set, tc.key)
 		if ok != tc.ok {
 			t.Errorf("%s: ok = %v", tc.key, ok)
 			continue
@@ -83,16 +82,5 @@ func TestTelegramRoomTools(t *testing.T) {
 		if exec != tc.exec || read != tc.read {
 			t.Errorf("%s: exec %v read %v, want %v %v", tc.key, exec, read, tc.exec, tc.read)
 		}
-	}
-}
-
-func TestMountWebhookConflict(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/responses", func(http.ResponseWriter, *http.Request) {})
-	if err := mountWebhook(mux, "/tg", http.NotFoundHandler()); err != nil {
-		t.Fatal(err)
-	}
-	if err := mountWebhook(mux, "/v1/responses", http.NotFoundHandler()); err == nil {
-		t.Error("conflicting webhook path mounted")
 	}
 }

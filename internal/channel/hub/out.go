@@ -1,4 +1,4 @@
-package daemon
+package hub
 
 import (
 	"cmp"
@@ -34,17 +34,17 @@ type channelReply struct {
 	Text      string `json:"text"`
 }
 
-// outboxKicker asks the outbox dispatcher for a pass over a session's
-// items (outbox.Dispatcher).
-type outboxKicker interface{ KickSession(kind, key string) }
+// Kicker asks the outbox dispatcher for a pass over a session's items
+// (outbox.Dispatcher).
+type Kicker interface{ KickSession(kind, key string) }
 
-// onFinish runs as a run is recorded terminal (the runner's OnFinish): a
+// OnFinish runs as a run is recorded terminal (the runner's OnFinish): a
 // reply that goes out to a chat channel becomes an outbox item stored in
 // the same transaction as the run's end, so it is delivered — once, with
 // retries — even when the gateway dies right after the run ended. The
 // runs a turn carried (steered or collected messages) end with the same
 // last message and name the same item, which is stored once.
-func (h *channelHub) onFinish(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
+func (h *Hub) OnFinish(ctx context.Context, run *store.Run, res *store.RunResult, last *transcript.Message) {
 	if h == nil || res.Status != store.RunOK || last == nil || !h.replies(run) {
 		return
 	}
@@ -78,7 +78,7 @@ func silentReply(text string) bool {
 // routeOf is where a finished run's reply goes: back where its input came
 // from (the stored input names the channel, chat and account), else the
 // session's route (a sub-agent's announce turn in a routed session).
-func (h *channelHub) routeOf(ctx context.Context, run *store.Run) (channel.Route, bool) {
+func (h *Hub) routeOf(ctx context.Context, run *store.Run) (channel.Route, bool) {
 	var in struct{ Channel, To, AccountID string }
 	if json.Unmarshal(run.Input, &in) == nil && h.conns[in.Channel] != nil && in.To != "" {
 		return channel.Route{Channel: in.Channel, AccountID: in.AccountID, To: in.To}, true
@@ -88,7 +88,7 @@ func (h *channelHub) routeOf(ctx context.Context, run *store.Run) (channel.Route
 
 // enqueuePost stores an announce posted into a routed session as an
 // outbox item and asks for its delivery.
-func (h *channelHub) enqueuePost(ctx context.Context, key, postID, text string) {
+func (h *Hub) enqueuePost(ctx context.Context, key, postID, text string) {
 	r, ok := h.route(ctx, key)
 	if !ok {
 		return
@@ -99,12 +99,12 @@ func (h *channelHub) enqueuePost(ctx context.Context, key, postID, text string) 
 // answer stores what admission answered a channel message (a command's
 // reply, a refusal) as an outbox item for the sender and asks for its
 // delivery.
-func (h *channelHub) answer(ctx context.Context, key, runID string, r channel.Route, text string) {
+func (h *Hub) answer(ctx context.Context, key, runID string, r channel.Route, text string) {
 	h.put(ctx, "channel-answer:"+runID, key, runID, r, text)
 }
 
 // put stores text for r as outbox item id and asks for its delivery.
-func (h *channelHub) put(ctx context.Context, id, key, runID string, r channel.Route, text string) {
+func (h *Hub) put(ctx context.Context, id, key, runID string, r channel.Route, text string) {
 	item, err := h.replyItem(id, key, runID, r, text)
 	if err == nil {
 		err = h.store.PutOutbox(ctx, item)
@@ -116,7 +116,7 @@ func (h *channelHub) put(ctx context.Context, id, key, runID string, r channel.R
 	h.kick(key)
 }
 
-func (h *channelHub) replyItem(id, key, runID string, r channel.Route, text string) (*store.OutboxItem, error) {
+func (h *Hub) replyItem(id, key, runID string, r channel.Route, text string) (*store.OutboxItem, error) {
 	payload, err := json.Marshal(channelReply{Channel: r.Channel, AccountID: r.AccountID, To: r.To, Text: text})
 	if err != nil {
 		return nil, err
@@ -127,21 +127,21 @@ func (h *channelHub) replyItem(id, key, runID string, r channel.Route, text stri
 }
 
 // kick asks the dispatcher to deliver key's channel items now.
-func (h *channelHub) kick(key string) {
+func (h *Hub) kick(key string) {
 	if k := h.kicker; k != nil {
 		k.KickSession(kindChannelReply, key)
 	}
 }
 
-// handler delivers channel items: each in its own goroutine (a send may
+// Handler delivers channel items: each in its own goroutine (a send may
 // wait for a reconnect), claimed first when several nodes share the store.
 // A failed send is retried with backoff; an item for a channel that is
 // no longer configured is dead at once.
-func (h *channelHub) handler() outbox.Handler {
+func (h *Hub) Handler() outbox.Handler {
 	return outbox.Handler{Kind: kindChannelReply, Each: h.deliver, Expiry: channelReplyExpiry, Retention: channelReplyRetention}
 }
 
-func (h *channelHub) deliver(ctx context.Context, item *store.OutboxItem) error {
+func (h *Hub) deliver(ctx context.Context, item *store.OutboxItem) error {
 	var p channelReply
 	if err := json.Unmarshal(item.Payload, &p); err != nil {
 		return outbox.Permanent(fmt.Errorf("channel reply %s: %w", item.ID, err))

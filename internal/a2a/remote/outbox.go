@@ -1,4 +1,4 @@
-package daemon
+package remote
 
 import (
 	"cmp"
@@ -41,15 +41,15 @@ const (
 	a2aSendRetention = 7 * 24 * time.Hour
 )
 
-// a2aOutboxStore is what remote sends need of the store.
-type a2aOutboxStore interface {
+// OutboxStore is what remote sends need of the store.
+type OutboxStore interface {
 	PutOutbox(ctx context.Context, item *store.OutboxItem) error
 	UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error)
 	GetSession(ctx context.Context, key string) (*store.Session, error)
 }
 
-// a2aPoster posts a late reply into the sender's session (agent.Runner).
-type a2aPoster interface {
+// Poster posts a late reply into the sender's session (agent.Runner).
+type Poster interface {
 	Post(ctx context.Context, p agent.Post) (string, error)
 }
 
@@ -75,7 +75,7 @@ type a2aSendItem struct {
 }
 
 // enqueue stores m as an a2a_send item and returns it accepted.
-func (r *a2aRemote) enqueue(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
+func (r *Sender) enqueue(ctx context.Context, m sessions.RemoteMessage) (sessions.RemoteResult, error) {
 	id := newSendItemID()
 	if err := r.put(ctx, id, a2aSendItem{Peer: m.Peer, SourceKey: m.SourceKey, Text: m.Text, MessageID: uuid.NewString(),
 		ChainID: m.Chain.ID, ChainHops: m.Chain.Hops, RunID: id}); err != nil {
@@ -87,7 +87,7 @@ func (r *a2aRemote) enqueue(ctx context.Context, m sessions.RemoteMessage) (sess
 func newSendItemID() string { return "a2a-send:" + uuid.NewString() }
 
 // put stores p as a2a_send item id and wakes the dispatcher.
-func (r *a2aRemote) put(ctx context.Context, id string, p a2aSendItem) error {
+func (r *Sender) put(ctx context.Context, id string, p a2aSendItem) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -100,15 +100,15 @@ func (r *a2aRemote) put(ctx context.Context, id string, p a2aSendItem) error {
 	return nil
 }
 
-// handler is the outbox handler of a2a_send items.
-func (r *a2aRemote) handler() outbox.Handler {
+// Handler is the outbox handler of a2a_send items.
+func (r *Sender) Handler() outbox.Handler {
 	return outbox.Handler{Kind: a2aSendKind, Each: r.deliver, Expiry: a2aSendExpiry, Retention: a2aSendRetention}
 }
 
 // deliver sends one item (once: the remote task id is saved), follows its
 // task to the end and posts the outcome into the sender's session (once:
 // the final state is saved before the post, and the post is idempotent).
-func (r *a2aRemote) deliver(ctx context.Context, item *store.OutboxItem) error {
+func (r *Sender) deliver(ctx context.Context, item *store.OutboxItem) error {
 	var p a2aSendItem
 	if err := json.Unmarshal(item.Payload, &p); err != nil {
 		return outbox.Permanent(fmt.Errorf("a2a_send %s: %w", item.ID, err))
@@ -130,7 +130,7 @@ func (r *a2aRemote) deliver(ctx context.Context, item *store.OutboxItem) error {
 
 // follow sends p unless its task is known, waits for the task to end and
 // saves its outcome in p and in item id.
-func (r *a2aRemote) follow(ctx context.Context, id string, p *a2aSendItem) error {
+func (r *Sender) follow(ctx context.Context, id string, p *a2aSendItem) error {
 	t := &wire.Task{ID: p.TaskID, Status: wire.TaskStatus{State: p.State}}
 	if p.TaskID == "" {
 		var meta map[string]any
@@ -171,7 +171,7 @@ func (r *a2aRemote) follow(ctx context.Context, id string, p *a2aSendItem) error
 // current run, as a local flow's posts do. The item id keys the post, so
 // a retry never posts twice. Nothing is posted for a sender without a
 // session or one whose send policy denies delivery.
-func (r *a2aRemote) postLate(ctx context.Context, id string, p a2aSendItem) error {
+func (r *Sender) postLate(ctx context.Context, id string, p a2aSendItem) error {
 	if p.SourceKey == "" || r.poster == nil {
 		return nil
 	}
@@ -215,7 +215,7 @@ func lateReplyText(p a2aSendItem) string {
 }
 
 // save writes p back into item id.
-func (r *a2aRemote) save(ctx context.Context, id string, p a2aSendItem) error {
+func (r *Sender) save(ctx context.Context, id string, p a2aSendItem) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err

@@ -1,23 +1,20 @@
-package daemon
+package automation
 
 import (
 	"fmt"
 
 	"github.com/google/uuid"
 
-	"github.com/switchboardhq/switchboard/internal/admission"
-	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/automation"
 	"github.com/switchboardhq/switchboard/internal/hooks"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
-// newHooks builds the webhook ingress over the runner: agent actions
-// become runs in their sessions (their replies delivered to a chat when
-// the hook names one), wake actions a turn of the main session.
-func newHooks(set *settings.Settings, runner *agent.Runner, adm *admission.Admitter, st store.Store) (*hooks.Handler, error) {
+// NewWebhooks builds the webhook ingress (hooks) over the runner: agent
+// actions become runs in their sessions (their replies delivered to a
+// chat when the hook names one), wake actions a turn of the main session.
+func NewWebhooks(set *settings.Settings, runner Runner, adm Admitter, st store.Store) (*hooks.Handler, error) {
 	hc := set.Hooks
 	maps := make([]hooks.Mapping, 0, len(hc.Mappings))
 	for i, m := range hc.Mappings {
@@ -46,7 +43,7 @@ func newHooks(set *settings.Settings, runner *agent.Runner, adm *admission.Admit
 		AllowedSessionKeyPrefixes: hc.AllowedSessionKeyPrefixes, AllowedAgentIDs: hc.AllowedAgentIDs,
 		KnownAgent: func(id string) bool { return known[sessionkey.NormalizeAgentID(id)] },
 		Mappings:   maps,
-		Runner:     automation.NewHooks(runner, adm, st, set.DefaultAgent, set.MainKey),
+		Runner:     NewHooks(runner, adm, st, set.DefaultAgent, set.MainKey),
 		NewID:      uuid.NewString,
 	})
 }

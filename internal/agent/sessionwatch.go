@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sort"
+	"time"
+)
+
+// maxPostScan bounds how far back a session's log is searched for a post
+// relayed twice.
+const maxPostScan = 64
+
+// sessionLog is one session's logged events, in the order this node
+// logged them, each numbered with SessionSeq.
+type sessionLog struct {
+	events  []Event
+	touched time.Time
+	// wake is closed when an event is logged or the log is pruned; made
+	// only when a watcher waits (nil: none does).
+	wake chan struct{}
+}
+
+// wakeLocked wakes the session's watchers.
+func (sl *sessionLog) wakeLocked() {
+	if sl.wake != nil {
+		close(sl.wake)
+		sl.wake = nil
+	}
+}
+
+// addSessionLocked logs ev in its session's log under the next session
+// sequence number. Posts (which the run logs skip) are logged here, once
+// per post id. l.mu is held.
+func (l *eventLog) addSessionLocked(ev Event, now time.Time) {
+	if ev.SessionKey == "" {
+		return
+	}
+	sl := l.sessions[ev.SessionKey]
+	if sl == nil {
+		sl = &sessionLog{events: make([]Event, 0, 8)}
+		l.sessions[ev.SessionKey] = sl
+	}
+	if ev.Stream == StreamPost {
+		for i := len(sl.events) - 1; i >= 0 && i >= len(sl.events)-maxPostScan; i-- {
+			if e := sl.events[i]; e.Stream == StreamPost && e.RunID == ev.RunID {
+				return // relayed twice
+			}
+		}
+	}
+	l.sessSeq++
+	ev.SessionSeq = l.sessSeq
+	sl.events = appendBounded(sl.events, ev)
+	sl.touched = now
+	sl.wakeLocked()
+}
+
+// sessionSince returns key's logged events with a SessionSeq above after;
+// wake is closed when more is logged.
+func (l *eventLog) sessionSince(key string, after int64, now time.Time) (evs []Event, wake <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sl := l.sessions[key]
+	if sl == nil {
+		// Made for the watcher to wait on; pruned like any idle log.
+		sl = &sessionLog{touched: now}
+		l.sessions[key] = sl
+	}
+	if sl.wake == nil {
+		sl.wake = make(chan struct{})
+	}
+	i := sort.Search(len(sl.events), func(i int) bool { return sl.events[i].SessionSeq > after })
+	return append(evs, sl.events[i:]...), sl.wake
+}
+
+// sessionPosition is the SessionSeq of the last event logged.
+func (l *eventLog) sessionPosition() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sessSeq
+}
+
+// pruneSessionsLocked drops the session logs idle for logIdle; their
+// watchers are woken and wait on a fresh log. l.mu is held.
+func (l *eventLog) pruneSessionsLocked(now time.Time) {
+	for key, sl := range l.sessions {
+		if now.Sub(sl.touched) >= logIdle {
+			delete(l.sessions, key)
+			sl.wakeLocked()
+		}
+	}
+}
+
+// WatchSession streams the events of every run of the session key (and
+// the messages posted into it), in the order this node logged them, from
+// the first with a SessionSeq above afterSeq (0: every event the log
+// holds; negative: only events logged after the call), and then as they
+// come, until ctx ends (it then yields ctx's
+// error and stops). Every event yielded carries SessionSeq: a watcher that
+// reconnects passes the last one it saw and resumes without gap or
+// duplicate while the log holds the session's events (its runs' events up
+// to maxLogEvents, for logIdle after the session was last active). The
+// numbers are this node's: they rise across all sessions, so consecutive
+// events of one session need not have consecutive numbers. A run that
+// executes on another node is seen through the events relayed here.
+//
+// Queued notices are not logged (they carry no run sequence number); a
+// run's start follows when it leaves the queue.
+func (r *Runner) WatchSession(ctx context.Context, sessionKey string, afterSeq int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		next := afterSeq
+		if next < 0 {
+			next = r.events.sessionPosition()
+		}
+		for {
+			evs, wake := r.events.sessionSince(sessionKey, next, r.now())
+			for _, ev := range evs {
+				if !yield(ev, nil) {
+					return
+				}
+				next = ev.SessionSeq
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				yield(Event{}, fmt.Errorf("agent.WatchSession: %w", ctx.Err()))
+				return
+			}
+		}
+	}
+}

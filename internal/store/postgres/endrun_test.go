@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// TestEndRun: a run's last messages and its end are one transaction: both
+// land (the run's counts include the new messages, the messages chain
+// after the transcript's tail), or, for a run that is not live or a
+// fenced node, neither does.
+func TestEndRun(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	const key = "agent:main:end"
+	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.ClaimLane(ctx, "a", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
+	stale := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
+	reply := func(runID, text string) store.Message {
+		m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
+		return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
+	}
+	for _, id := range []string{"r1", "r2"} {
+		queue(t, s, id, key)
+		in := userMsg("hi " + id)
+		in.RunID = id
+		if _, _, err := s.StartRun(fctx, id, time.Now(), "sid", []store.Message{in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A fenced node's end writes nothing.
+	if _, stored, err := s.EndRun(stale, "r1", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r1", "late")}); !errors.Is(err, store.ErrFenced) || stored != nil {
+		t.Fatalf("fenced EndRun = %v, %v; want ErrFenced and nothing stored", stored, err)
+	}
+	if n, _ := s.CountMessages(ctx, "sid"); n != 2 {
+		t.Fatalf("%d messages after a fenced end, want the 2 inputs", n)
+	}
+
+	run, stored, err := s.EndRun(fctx, "r1", store.RunResult{Status: store.RunOK,
+		Outbox: []store.OutboxItem{{ID: "ob-r1", Kind: "announce", SessionKey: key}}}, "sid", []store.Message{reply("r1", "hello")})
+	if err != nil || run.Status != store.RunOK || len(stored) != 1 || stored[0].Seq != 3 || stored[0].Entry.ParentID == nil {
+		t.Fatalf("EndRun = %+v, %+v, %v", run, stored, err)
+	}
+	var stats store.RunStats
+	var raw string
+	if err := s.pool.QueryRow(ctx, `SELECT stats::text FROM runs WHERE run_id = 'r1'`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(raw), &stats); err != nil || stats.User != 1 || stats.Assistant != 1 {
+		t.Fatalf("r1 stats %s (%v), want its user message and its reply", raw, err)
+	}
+	if _, err := s.GetOutbox(ctx, "ob-r1"); err != nil {
+		t.Fatalf("outbox item of the end: %v", err)
+	}
+
+	// A run that already ended appends nothing.
+	if _, stored, err := s.EndRun(fctx, "r1", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r1", "again")}); !errors.Is(err, store.ErrConflict) || stored != nil {
+		t.Fatalf("second EndRun = %v, %v; want ErrConflict and nothing stored", stored, err)
+	}
+	if n, _ := s.CountMessages(ctx, "sid"); n != 3 {
+		t.Fatalf("%d messages, want 3", n)
+	}
+	// Without messages it is FinishRun.
+	if run, stored, err := s.EndRun(fctx, "r2", store.RunResult{Status: store.RunAborted}, "sid", nil); err != nil || run.Status != store.RunAborted || stored != nil {
+		t.Fatalf("EndRun without messages = %+v, %v, %v", run, stored, err)
+	}
+}
