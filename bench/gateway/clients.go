@@ -14,7 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // manyClients connects n clients to a fresh gateway, of which senders run
@@ -34,7 +34,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 		return err
 	}
 	defer g.Stop()
-	tok, err := config.ReadGatewayToken(dir)
+	tok, err := settings.ReadGatewayToken(dir)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bench/internal/benchgw"
 	"github.com/switchboardhq/switchboard/internal/client"
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 func main() {
@@ -97,7 +97,7 @@ func run() error {
 		coldTimes = append(coldTimes, g.Ready)
 		// The first client of a fresh process: what the first request
 		// pays for everything the start left to first use.
-		tok, err := config.ReadGatewayToken(dir)
+		tok, err := settings.ReadGatewayToken(dir)
 		if err != nil {
 			g.Stop()
 			return err
@@ -127,7 +127,7 @@ func run() error {
 	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", rssMB(g), rssParts(g))
 
 	// The gateway generated its token in the state dir, as on a fresh host.
-	tok, err := config.ReadGatewayToken(mainDir)
+	tok, err := settings.ReadGatewayToken(mainDir)
 	if err != nil {
 		return err
 	}

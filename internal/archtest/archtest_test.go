@@ -409,20 +409,20 @@ var importAllowLists = map[string][]string{
 	// automation: webhook actions and cron jobs through admission.
 	"internal/automation": {
 		"github.com/google/uuid",
-		"internal/admission", "internal/agent", "internal/config", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/store", "internal/transcript",
+		"internal/admission", "internal/agent", "internal/cron", "internal/hooks", "internal/sessionkey", "internal/settings", "internal/store", "internal/transcript",
 	},
 	// a2a/bridge: the A2A server's turns through admission, its tasks in
 	// the store.
 	"internal/a2a/bridge": {
 		"github.com/google/uuid",
-		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/config", "internal/sessionkey", "internal/store", "internal/tools",
+		"internal/a2a", "internal/a2a/wire", "internal/admission", "internal/agent", "internal/settings", "internal/store", "internal/tools",
 	},
 	// a2a/remote: sessions_send's sends to remote peers, durable through
 	// the outbox; late replies posted through a consumer-side interface.
 	"internal/a2a/remote": {
 		"github.com/google/uuid",
-		"internal/a2a/outbound", "internal/a2a/wire", "internal/agent", "internal/config", "internal/outbox", "internal/policy",
-		"internal/store", "internal/tools/sessions", "internal/transcript",
+		"internal/a2a/outbound", "internal/a2a/wire", "internal/agent", "internal/outbox", "internal/policy",
+		"internal/settings", "internal/store", "internal/tools/sessions", "internal/transcript",
 	},
 	// a2a/outbound: the A2A client sessions_send uses for remote peers.
 	"internal/a2a/outbound": {"github.com/google/uuid", "internal/a2a/wire"},
@@ -432,11 +432,11 @@ var importAllowLists = map[string][]string{
 		"github.com/google/uuid",
 		"internal/admission",
 		"internal/agent",
-		"internal/config",
 		"internal/media",
 		"internal/policy",
 		"internal/provider",
 		"internal/sessionkey",
+		"internal/settings",
 		"internal/store",
 		"internal/toolinvoke",
 		"internal/transcript",
@@ -452,7 +452,7 @@ var importAllowLists = map[string][]string{
 	"internal/channel/hub": {
 		"github.com/google/uuid",
 		"internal/admission", "internal/agent", "internal/channel", "internal/channel/irc", "internal/channel/telegram",
-		"internal/config", "internal/gateway/wire", "internal/outbox", "internal/policy", "internal/settings", "internal/store",
+		"internal/gateway/wire", "internal/outbox", "internal/policy", "internal/settings", "internal/store",
 		"internal/transcript",
 	},
 	// channel/telegram/tgfake: the fake Bot API server, test support.
@@ -484,7 +484,6 @@ var importAllowLists = map[string][]string{
 		"internal/agent",
 		"internal/approval",
 		"internal/compaction",
-		"internal/config",
 		"internal/cron",
 		"internal/ctxmap",
 		"internal/gateway/wire",
@@ -580,7 +579,7 @@ var importAllowLists = map[string][]string{
 	"internal/approval": {"github.com/google/uuid", "internal/tools"},
 	// approval/service: exec approvals as the gateway runs them; the
 	// gateway is reached through its own small interface, never imported.
-	"internal/approval/service": {"internal/approval", "internal/config", "internal/gateway/wire", "internal/store", "internal/transcript"},
+	"internal/approval/service": {"internal/approval", "internal/gateway/wire", "internal/settings", "internal/store", "internal/transcript"},
 	// mcp: the MCP server and stdio proxy, on the tools contract (jsonrpc
 	// for errors with MCP's own codes).
 	"internal/mcp": {
@@ -591,8 +590,8 @@ var importAllowLists = map[string][]string{
 	// mcpclient: configured MCP servers' tools as agent tools.
 	"internal/mcpclient": {
 		"github.com/modelcontextprotocol/go-sdk/mcp",
-		"internal/config",
 		"internal/policy",
+		"internal/settings",
 		"internal/tools",
 	},
 }
@@ -788,6 +787,43 @@ func TestDoorsGoThroughAdmission(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// configReaders are the files outside internal/settings (and
+// internal/config itself) whose code may import internal/config: loader
+// call sites that must hold a *config.Config, by file, with the reason.
+// None does today: settings.Load is every command's loader and serve's
+// start-up applies its flags through settings (WithBind,
+// WithGeneratedToken). Every component takes the typed values settings
+// resolves, so config and settings are one layer. Tests may use config
+// anywhere (config.Parse builds their fixtures).
+var configReaders = map[string]string{}
+
+func TestOnlySettingsReadsConfig(t *testing.T) {
+	r := loadRepo(t)
+	const cfgPkg = module + "/internal/config"
+	for ip, p := range r.pkgs {
+		if ip == cfgPkg || ip == module+"/internal/settings" || !p.imports[cfgPkg] {
+			continue
+		}
+		for _, f := range p.files {
+			rel, _ := filepath.Rel(r.root, r.fset.Position(f.Package).Filename)
+			if _, ok := configReaders[filepath.ToSlash(rel)]; ok {
+				continue
+			}
+			for _, im := range f.Imports {
+				if strings.Trim(im.Path.Value, `"`) == cfgPkg {
+					t.Errorf("%s imports internal/config; take the values internal/settings resolves (only settings, and the loader call sites in configReaders %v, may read *config.Config)",
+						r.position(im.Pos()), sortedKeys(configReaders))
+				}
+			}
+		}
+	}
+	for _, file := range sortedKeys(configReaders) {
+		if _, err := os.Stat(filepath.Join(r.root, file)); err != nil {
+			t.Errorf("configReaders names %s, which does not exist; update the table", file)
 		}
 	}
 }

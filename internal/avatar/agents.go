@@ -3,19 +3,19 @@ package avatar
 import (
 	"slices"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
-// FromConfig is the /avatar route's view of the agents: the default
+// FromSettings is the /avatar route's view of the agents: the default
 // agent and the configured ones are known, each with its workspace and
 // configured identity.
-func FromConfig(cfg *config.Config) Resolver {
-	def, ids := cfg.DefaultAgentID(), cfg.AgentIDs()
+func FromSettings(set *settings.Settings) Resolver {
+	def, ids := set.DefaultAgent, set.AgentIDs()
 	return func(id string) Agent {
 		if id != def && !slices.Contains(ids, id) {
 			return Agent{}
 		}
-		e, _ := cfg.Agent(id)
-		return Agent{Known: true, Workspace: cfg.AgentWorkspace(id), Avatar: e.Identity.Avatar, Emoji: e.Identity.Emoji}
+		a := set.Agent(id)
+		return Agent{Known: true, Workspace: a.Workspace, Avatar: a.Avatar, Emoji: a.Emoji}
 	}
 }

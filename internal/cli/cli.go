@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // Version is the Switchboard version, set at build time with
@@ -86,7 +86,7 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Env looks up SWITCHBOARD_URL, SWITCHBOARD_GATEWAY_TOKEN and
 	// SWITCHBOARD_GATEWAY_PASSWORD; nil means the process environment.
-	Env config.Env
+	Env settings.Env
 }
 
 // Run parses args and runs the chosen command.
@@ -107,7 +107,7 @@ func newRoot(opts Options) *cobra.Command {
 		opts.Stdin = os.Stdin
 	}
 	if opts.Env == nil {
-		opts.Env = config.OSEnv
+		opts.Env = settings.OSEnv
 	}
 	root := &cobra.Command{
 		Use:           "switchboard",

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard/internal/client"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
@@ -33,7 +33,7 @@ const DefaultTimeout = 30 * time.Second
 // subcommand. Secrets are never printed, so the environment is consulted
 // only when a command runs, never to fill in a flag default shown by --help.
 type globalFlags struct {
-	env        config.Env
+	env        settings.Env
 	isTerminal func(io.Writer) bool
 
 	url      string
@@ -46,8 +46,8 @@ type globalFlags struct {
 func (g *globalFlags) register(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&g.url, "url", client.DefaultURL, "gateway WebSocket URL (env "+EnvURL+")")
-	f.StringVar(&g.token, "token", "", "gateway token (env "+config.EnvGatewayToken+")")
-	f.StringVar(&g.password, "password", "", "gateway password (env "+config.EnvGatewayPassword+")")
+	f.StringVar(&g.token, "token", "", "gateway token (env "+settings.EnvGatewayToken+")")
+	f.StringVar(&g.password, "password", "", "gateway password (env "+settings.EnvGatewayPassword+")")
 	f.BoolVar(&g.json, "json", false, "print machine-readable JSON")
 	f.DurationVar(&g.timeout, "timeout", DefaultTimeout, "how long to wait for the gateway")
 }
@@ -64,9 +64,9 @@ func (g *globalFlags) resolve(cmd *cobra.Command) {
 		}
 	}
 	fromEnv("url", EnvURL, &g.url)
-	fromEnv("token", config.EnvGatewayToken, &g.token)
-	fromEnv("password", config.EnvGatewayPassword, &g.password)
-	paths, perr := config.ResolvePaths(config.Env(g.env))
+	fromEnv("token", settings.EnvGatewayToken, &g.token)
+	fromEnv("password", settings.EnvGatewayPassword, &g.password)
+	paths, perr := settings.ResolvePaths(g.env)
 	if !cmd.Flags().Changed("url") && strings.TrimSpace(g.env(EnvURL)) == "" && perr == nil {
 		g.url = localURL(paths, g.env)
 	}
@@ -74,13 +74,13 @@ func (g *globalFlags) resolve(cmd *cobra.Command) {
 	// Then, for a gateway on this machine, the credentials of the config
 	// file's gateway.auth (never sent to another host).
 	if g.token == "" && g.password == "" && perr == nil && loopbackURL(g.url) {
-		if cfg, _, err := config.LoadEnv(paths.ConfigPath, g.env); err == nil && cfg != nil {
-			g.token, g.password = strings.TrimSpace(cfg.Gateway.Auth.Token), strings.TrimSpace(cfg.Gateway.Auth.Password)
+		if set, _, err := settings.Load(paths.ConfigPath, g.env); err == nil {
+			g.token, g.password = strings.TrimSpace(set.Auth.Token), strings.TrimSpace(set.Auth.Password)
 		}
 	}
 	// Last, the token a local gateway generated in the state dir.
 	if g.token == "" && g.password == "" && perr == nil {
-		if tok, err := config.ReadGatewayToken(paths.StateDir); err == nil {
+		if tok, err := settings.ReadGatewayToken(paths.StateDir); err == nil {
 			g.token = tok
 		}
 	}
@@ -105,24 +105,22 @@ func loopbackURL(u string) bool {
 // credentials when it found none.
 func (g *globalFlags) missingCredentials() string {
 	file := "the config file"
-	if paths, err := config.ResolvePaths(config.Env(g.env)); err == nil {
+	if paths, err := settings.ResolvePaths(g.env); err == nil {
 		file = paths.ConfigPath
 	}
-	return "no gateway token: none given with --token or " + config.EnvGatewayToken + ", and no gateway.auth.token in " + file
+	return "no gateway token: none given with --token or " + settings.EnvGatewayToken + ", and no gateway.auth.token in " + file
 }
 
 // localURL is the gateway URL when neither --url nor SWITCHBOARD_URL says:
 // the gateway running on this state dir (it records its address in the
 // state dir's lock file), else gateway.port from the config file, else the
 // default.
-func localURL(paths config.Paths, env config.Env) string {
+func localURL(paths settings.Paths, env settings.Env) string {
 	if rec, ok, err := statedir.Running(paths.StateDir); err == nil && ok && rec.URL != "" {
 		return rec.URL
 	}
-	if cfg, _, err := config.LoadEnv(paths.ConfigPath, env); err == nil {
-		if p := cfg.Gateway.Port; p != nil && *p > 0 {
-			return "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(*p))
-		}
+	if set, _, err := settings.Load(paths.ConfigPath, env); err == nil && set.GatewayPort > 0 {
+		return "ws://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(set.GatewayPort))
 	}
 	return client.DefaultURL
 }
@@ -208,7 +206,7 @@ func (g *globalFlags) dialError(ctx context.Context, err error) error {
 		// ("unauthorized: gateway token mismatch …").
 		msg := oneLine(gerr.Message)
 		if g.token == "" && g.password == "" {
-			msg += " (no credentials given: use --token or " + config.EnvGatewayToken + ")"
+			msg += " (no credentials given: use --token or " + settings.EnvGatewayToken + ")"
 		}
 		return errors.New(msg)
 	case errors.Is(err, syscall.ECONNREFUSED):

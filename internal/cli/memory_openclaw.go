@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // The reference CLI's `memory status|index|search` are not gateway
@@ -40,7 +40,7 @@ in ~/.openclaw; Switchboard's files and store are only read. Run it again
 after changing agents or memory.search.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			env, err := writeOpenClawMemoryEnv(config.Env(g.env))
+			env, err := writeOpenClawMemoryEnv(settings.Env(g.env))
 			if err != nil {
 				return fmt.Errorf("memory openclaw-env: %w", err)
 			}
@@ -73,16 +73,16 @@ func shellQuote(s string) string {
 
 // writeOpenClawMemoryEnv loads the local config and writes the reference
 // CLI's config for it into <state dir>/openclaw.
-func writeOpenClawMemoryEnv(env config.Env) (openclawEnv, error) {
-	paths, err := config.ResolvePaths(env)
+func writeOpenClawMemoryEnv(env settings.Env) (openclawEnv, error) {
+	paths, err := settings.ResolvePaths(env)
 	if err != nil {
 		return openclawEnv{}, err
 	}
-	cfg, _, err := config.LoadEnv(paths.ConfigPath, env)
+	set, _, err := settings.Load(paths.ConfigPath, env)
 	if err != nil {
 		return openclawEnv{}, err
 	}
-	doc, err := openclawMemoryConfig(cfg, registry.New(cfg).EmbedReady())
+	doc, err := openclawMemoryConfig(set, registry.New(set).EmbedReady())
 	if err != nil {
 		return openclawEnv{}, err
 	}
@@ -161,21 +161,21 @@ type openclawModel struct {
 	Name string `json:"name"`
 }
 
-// openclawMemoryConfig is the reference config for cfg: each agent with the
+// openclawMemoryConfig is the reference config for set: each agent with the
 // workspace Switchboard gives it, and memory.search with the embedding
 // model Switchboard uses, or provider "none" (keyword search only, as
 // Switchboard) when embedErr says it has none.
-func openclawMemoryConfig(cfg *config.Config, embedErr error) (openclawConfig, error) {
+func openclawMemoryConfig(set *settings.Settings, embedErr error) (openclawConfig, error) {
 	var out openclawConfig
-	ids := cfg.AgentIDs()
+	ids := set.AgentIDs()
 	if len(ids) == 0 {
-		ids = []string{cfg.DefaultAgentID()}
+		ids = []string{set.DefaultAgent}
 	}
 	out.Agents.Ownership = "explicit"
-	out.Agents.Defaults.SystemAgent.AgentID = cfg.DefaultAgentID()
+	out.Agents.Defaults.SystemAgent.AgentID = set.DefaultAgent
 	out.Agents.Entries = make(map[string]openclawAgentConfig, len(ids))
 	for _, id := range ids {
-		ws, err := filepath.Abs(cfg.AgentWorkspace(id))
+		ws, err := filepath.Abs(set.Agent(id).Workspace)
 		if err != nil {
 			return out, fmt.Errorf("agent %s workspace: %w", id, err)
 		}
@@ -184,20 +184,17 @@ func openclawMemoryConfig(cfg *config.Config, embedErr error) (openclawConfig, e
 	ms := &out.Memory.Search
 	ms.Sources = []string{"memory"}
 	ms.Provider = "none"
-	if e := cfg.Memory.Search.Enabled; e != nil && !*e {
+	if e := set.MemorySearch.Enabled; e != nil && !*e {
 		ms.Enabled = e
 		return out, nil
 	}
 	if embedErr != nil {
 		return out, nil
 	}
-	provID, model := cfg.EmbeddingRef()
+	provID, model := set.EmbeddingRef()
 	ms.Provider, ms.Model = provID, model
-	for k, p := range cfg.Models.Providers {
-		if p == nil || !strings.EqualFold(strings.TrimSpace(k), provID) {
-			continue
-		}
-		resolved, _ := cfg.Provider(provID) // its api, with the default filled in
+	if p, ok := set.ProviderAsWritten(provID); ok {
+		resolved, _ := set.Provider(provID) // its api, with the default filled in
 		out.Models = &openclawModels{Providers: map[string]openclawProvider{provID: {
 			BaseURL: p.BaseURL, APIKey: p.APIKey, API: resolved.API, Headers: p.Headers,
 			Models: []openclawModel{{ID: model, Name: model}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // TestOpenClawMemoryConfig: the reference config names every agent with
@@ -54,7 +55,8 @@ func TestOpenClawMemoryConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			doc, err := openclawMemoryConfig(cfg, registry.New(cfg).EmbedReady())
+			set := settings.Resolve(cfg)
+			doc, err := openclawMemoryConfig(set, registry.New(set).EmbedReady())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -33,15 +32,15 @@ func newSandboxExplainCmd(opts Options) *cobra.Command {
 		Short: "Print the effective sandbox (backend, mounts, network, limits, tools) of an agent or session",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			paths, err := config.ResolvePaths(opts.Env)
+			paths, err := settings.ResolvePaths(opts.Env)
 			if err != nil {
 				return fmt.Errorf("sandbox explain: %w", err)
 			}
-			cfg, _, err := config.LoadEnv(paths.ConfigPath, opts.Env)
+			set, _, err := settings.Load(paths.ConfigPath, opts.Env)
 			if err != nil {
 				return fmt.Errorf("sandbox explain: %w", err)
 			}
-			return explainSandbox(cmd.OutOrStdout(), settings.Resolve(cfg), agentID, sessionKey)
+			return explainSandbox(cmd.OutOrStdout(), set, agentID, sessionKey)
 		},
 	}
 	cmd.Flags().StringVar(&agentID, "agent", "", "agent id (default: the session's agent, else the default agent)")

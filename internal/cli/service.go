@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
@@ -118,7 +118,7 @@ type serviceManager struct {
 	install, uninstall, status [][]string
 }
 
-func pickServiceManager(env config.Env) (*serviceManager, error) {
+func pickServiceManager(env settings.Env) (*serviceManager, error) {
 	home := strings.TrimSpace(env("HOME"))
 	if home == "" {
 		return nil, errors.New("service: HOME is not set")
@@ -171,7 +171,7 @@ func servicePort(cmd *cobra.Command, flag int, stateDir string) (port, from stri
 		return "", ""
 	}
 	_, p, err := net.SplitHostPort(rec.Addrs[0])
-	if err != nil || p == strconv.Itoa(config.DefaultGatewayPort) {
+	if err != nil || p == strconv.Itoa(settings.DefaultGatewayPort) {
 		return "", ""
 	}
 	return p, "as the gateway running from " + stateDir + " (pid " + strconv.Itoa(rec.PID) + ") does"
@@ -208,19 +208,19 @@ func newServiceCmd(opts Options) *cobra.Command {
 			if exe, err = filepath.EvalSymlinks(exe); err != nil {
 				return fmt.Errorf("service: %w", err)
 			}
-			paths, err := config.ResolvePaths(opts.Env)
+			paths, err := settings.ResolvePaths(opts.Env)
 			if err != nil {
 				return err
 			}
-			spec := serviceSpec{Exe: exe, Args: []string{"serve"}, Env: map[string]string{config.EnvStateDir: paths.StateDir}, LogDir: paths.StateDir, WorkDir: paths.StateDir}
+			spec := serviceSpec{Exe: exe, Args: []string{"serve"}, Env: map[string]string{settings.EnvStateDir: paths.StateDir}, LogDir: paths.StateDir, WorkDir: paths.StateDir}
 			if configPath != "" {
 				abs, err := filepath.Abs(configPath)
 				if err != nil {
 					return fmt.Errorf("service: %w", err)
 				}
 				spec.Args = append(spec.Args, "--config", abs)
-			} else if v := strings.TrimSpace(opts.Env(config.EnvConfig)); v != "" {
-				spec.Env[config.EnvConfig] = v
+			} else if v := strings.TrimSpace(opts.Env(settings.EnvConfig)); v != "" {
+				spec.Env[settings.EnvConfig] = v
 			}
 			port, from := servicePort(cmd, svcPort, paths.StateDir)
 			if port != "" {

@@ -9,12 +9,12 @@
 // one *ValidationError, each with file:line and the dotted key path.
 // Defaults and normalisation live in accessor methods on *Config (for
 // example Visibility, MaxSpawnDepth, AgentWorkspace), so callers never
-// re-implement them. The run-time components do not read a *Config: the
-// daemon resolves it once with package settings into the typed values they
-// take.
+// re-implement them. No component reads a *Config: package settings loads
+// it and resolves it once into the typed values they take, and passes on
+// the names and value types they need.
 //
 // Config is a leaf: it imports only the standard library, the JSON5 decoder
 // and the session key model (for agent ids), and may be imported by
-// settings, daemon, cli and any package that needs a configuration type.
-// It must not import them back.
+// settings only (tests may use it anywhere: archtest's
+// TestOnlySettingsReadsConfig). It must not import settings back.
 package config

@@ -6,9 +6,9 @@ import (
 	"net"
 
 	"github.com/switchboardhq/switchboard/internal/cluster"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 )
@@ -18,7 +18,7 @@ import (
 // <hostname>:<port>: a node restarted on the same host and port is the
 // same node, and adopts its own unfinished runs at once. With port 0 (an
 // ephemeral port) the id gets a random part.
-func newNode(ss config.StorageSettings, pg *postgres.Store, addr net.Addr, ephemeral bool, version string, onAdopt func(context.Context, []*store.Run), onJoin func(context.Context, string), log *slog.Logger) (*cluster.Node, error) {
+func newNode(ss settings.StorageSettings, pg *postgres.Store, addr net.Addr, ephemeral bool, version string, onAdopt func(context.Context, []*store.Run), onJoin func(context.Context, string), log *slog.Logger) (*cluster.Node, error) {
 	return cluster.New(cluster.Config{
 		Store: pg, ID: cluster.NodeID(ss.NodeID, addr, ephemeral), Address: addr.String(), Version: version, Lease: ss.Lease,
 		OnAdopt: onAdopt, OnJoin: onJoin, Logger: log,
@@ -33,7 +33,7 @@ func nodesView(ctx context.Context, n *cluster.Node) (*wire.NodesList, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &wire.NodesList{NodeID: n.ID(), Backend: config.BackendPostgres, LeaseMs: n.Lease().Milliseconds(), Nodes: []wire.Node{}}
+	out := &wire.NodesList{NodeID: n.ID(), Backend: settings.BackendPostgres, LeaseMs: n.Lease().Milliseconds(), Nodes: []wire.Node{}}
 	for _, r := range rows {
 		out.Nodes = append(out.Nodes, wire.Node{
 			NodeID: r.ID, Address: r.Address, Version: r.Version, State: r.State, Alive: r.Alive, Self: r.ID == n.ID(),

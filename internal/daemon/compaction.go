@@ -6,15 +6,15 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // compactionConfig maps agents.defaults.compaction onto the runner's
 // settings; writable says whether a run may write its workspace (the
 // memory flush is skipped otherwise).
-func compactionConfig(cfg *config.Config, writable func(agent.RunInfo) bool) agent.CompactionConfig {
-	c := cfg.Compaction()
+func compactionConfig(set *settings.Settings, writable func(agent.RunInfo) bool) agent.CompactionConfig {
+	c := set.Compaction
 	return agent.CompactionConfig{
 		Disabled:          !c.Enabled,
 		Mode:              c.Mode,
@@ -43,9 +43,8 @@ func compactionConfig(cfg *config.Config, writable func(agent.RunInfo) bool) age
 // resetRule maps session.reset, resetByType and resetByChannel onto the
 // runner's automatic reset; nil when none is configured (no lookup per
 // message then).
-func resetRule(cfg *config.Config) func(*store.Session) compaction.ResetRule {
-	s := cfg.Session
-	if s.Reset == nil && len(s.ResetByType) == 0 && len(s.ResetByChannel) == 0 {
+func resetRule(set *settings.Settings) func(*store.Session) compaction.ResetRule {
+	if !set.ResetConfigured {
 		return nil
 	}
 	return func(sess *store.Session) compaction.ResetRule {
@@ -53,13 +52,13 @@ func resetRule(cfg *config.Config) func(*store.Session) compaction.ResetRule {
 		if strings.Contains(sess.Key, ":thread:") {
 			chatType = "thread"
 		}
-		mode, atHour, idle := cfg.ResetRule(chatType, sess.Channel)
+		mode, atHour, idle := set.ResetRule(chatType, sess.Channel)
 		return compaction.ResetRule{Mode: mode, AtHour: atHour, IdleMinutes: idle}
 	}
 }
 
 // pruningConfig maps agents.defaults.contextPruning onto the runner's.
-func pruningConfig(cfg *config.Config) agent.PruningConfig {
-	p := cfg.ContextPruning()
+func pruningConfig(set *settings.Settings) agent.PruningConfig {
+	p := set.ContextPruning
 	return agent.PruningConfig{Enabled: p.Enabled, TTL: p.TTL, Allow: p.Allow, Deny: p.Deny, HardClear: p.HardClear, Placeholder: p.Placeholder}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway"
@@ -32,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/readiness"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/subagent"
@@ -44,7 +44,7 @@ import (
 // retried before it becomes a dead letter (a Go duration; default 7 days).
 const EnvAnnounceExpiry = "SWITCHBOARD_ANNOUNCE_EXPIRY"
 
-func announceExpiry(env config.Env) time.Duration {
+func announceExpiry(env settings.Env) time.Duration {
 	if d, err := time.ParseDuration(env(EnvAnnounceExpiry)); err == nil && d > 0 {
 		return d
 	}
@@ -61,7 +61,7 @@ const DefaultShutdownGrace = 10 * time.Second
 // Options configures Serve. Zero values mean the documented defaults.
 type Options struct {
 	// Env is the environment; nil means the process environment.
-	Env config.Env
+	Env settings.Env
 	// counters carry the Prometheus counters across the in-place
 	// restarts of Serve (nil: counting starts at zero).
 	counters *metrics.Counters
@@ -106,9 +106,10 @@ type Options struct {
 
 // Daemon is a running gateway. Create with Start; stop with Close.
 type Daemon struct {
-	Config *config.Config
-	Store  store.Store
-	Runner *agent.Runner
+	// Settings is the configuration it was started with, resolved.
+	Settings *settings.Settings
+	Store    store.Store
+	Runner   *agent.Runner
 	// cron schedules the stored cron jobs; nil when the store keeps none.
 	cron *cron.Scheduler
 	// Addrs are the addresses the gateway listens on.
@@ -217,7 +218,7 @@ func (d *Daemon) Close() error {
 		if d.node != nil {
 			// The node's lanes go back: their queued runs move to the
 			// other nodes.
-			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Config), d.node.ID()))
+			errs = append(errs, d.node.Close(), doctor.RemoveNodeMarkers(doctor.AgentWorkspaces(d.Settings), d.node.ID()))
 		}
 		errs = append(errs, d.tracing.Close(), d.mcpc.Close(), d.Store.Close(), d.lock.Close(), d.logs.Close())
 		d.mods.CloseIdle()

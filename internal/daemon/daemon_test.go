@@ -154,7 +154,7 @@ func TestAuthExplicitlyOff(t *testing.T) {
 	}
 	d := startDaemon(t, dir)
 	defer d.Close()
-	if got := d.Config.GatewayAuth(); got.Mode != "none" {
+	if got := d.Settings.Auth; got.Mode != "none" {
 		t.Errorf("auth mode = %q", got.Mode)
 	}
 	if _, err := os.Stat(filepath.Join(dir, config.GatewayTokenFile)); err == nil {
@@ -168,7 +168,7 @@ func TestAuthExplicitlyOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := d2.Config.GatewayAuth(); got.Mode != "token" || got.Token != tok {
+	if got := d2.Settings.Auth; got.Mode != "token" || got.Token != tok {
 		t.Errorf("auth = %v, want token mode with the generated token", got)
 	}
 }

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // newEventHooks builds hooks.internal's dispatcher; nil when none is on.
-func newEventHooks(cfg *config.Config, log *slog.Logger) (*eventhooks.Dispatcher, error) {
-	hi := cfg.Hooks.Internal
+func newEventHooks(set *settings.Settings, log *slog.Logger) (*eventhooks.Dispatcher, error) {
+	hi := set.Hooks.Internal
 	if hi.Enabled != nil && !*hi.Enabled || len(hi.Entries) == 0 {
 		return nil, nil
 	}

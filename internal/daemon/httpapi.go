@@ -8,10 +8,10 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/httpapi"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolbox"
 )
@@ -21,14 +21,14 @@ type httpFront = httpapi.Server
 
 // newHTTPAPI builds the HTTP front doors served beside the WebSocket
 // protocol, authenticated by the gateway's own check.
-func newHTTPAPI(cfg *config.Config, st store.Store, runner *agent.Runner, adm *admission.Admitter, mods *registry.Registry, gw *gateway.Server,
+func newHTTPAPI(set *settings.Settings, st store.Store, runner *agent.Runner, adm *admission.Admitter, mods *registry.Registry, gw *gateway.Server,
 	box *toolbox.Box, ws *toolbox.Workspaces, log *slog.Logger) (*httpapi.Server, error) {
-	inv, err := toolbox.NewInvoker(cfg, st, box, ws, log, true)
+	inv, err := toolbox.NewInvoker(set, st, box, ws, log, true)
 	if err != nil {
 		return nil, err
 	}
 	return httpapi.New(httpapi.Config{
-		Runner: runner, Admit: adm, Config: cfg, Tools: inv, Models: mods, Embeddings: mods, Logger: log,
+		Runner: runner, Admit: adm, Settings: set, Tools: inv, Models: mods, Embeddings: mods, Logger: log,
 		Auth: func(r *http.Request) httpapi.Auth {
 			a := gw.AuthorizeHTTP(r)
 			return httpapi.Auth{OK: a.OK, RateLimited: a.RateLimited, RetryAfter: a.RetryAfter}

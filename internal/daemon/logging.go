@@ -6,18 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/logfile"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // newLogSetup builds the gateway's logger from the resolved settings; level
 // and format, when set (serve's --log-level and --log-format), override
 // the console and file levels and the console format.
-func newLogSetup(ls config.LogSettings, level, format string, console io.Writer) (*logfile.Logger, error) {
+func newLogSetup(ls settings.LogSettings, level, format string, console io.Writer) (*logfile.Logger, error) {
 	if level != "" {
 		level = strings.ToLower(strings.TrimSpace(level))
-		if !slices.Contains(config.LogLevels, level) {
-			return nil, fmt.Errorf("daemon: --log-level %q: want one of %s", level, strings.Join(config.LogLevels, ", "))
+		if !slices.Contains(settings.LogLevels, level) {
+			return nil, fmt.Errorf("daemon: --log-level %q: want one of %s", level, strings.Join(settings.LogLevels, ", "))
 		}
 		ls.Level, ls.ConsoleLevel = level, level
 	}

@@ -77,7 +77,7 @@ func TestStartWarnsAboutUnrunnableModel(t *testing.T) {
 	if got := logs.String(); !strings.Contains(got, "no API key for provider openai") || !strings.Contains(got, "OPENAI_API_KEY") {
 		t.Errorf("no warning about the missing key:\n%s", got)
 	}
-	mods := registry.New(d.Config)
+	mods := registry.New(d.Settings)
 	_, err = mods.ResolveModel("main", "openai/gpt-4o")
 	if err == nil || !strings.Contains(err.Error(), "no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey") {
 		t.Errorf("ResolveModel = %v", err)

@@ -5,22 +5,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // modelCatalog lists every model the gateway can run for models.list: each
 // configured provider's models, then the built-in offline model.
-func modelCatalog(cfg *config.Config, mods *registry.Registry) []gateway.CatalogModel {
-	def := mods.DefaultModelRef(cfg.DefaultAgentID())
+func modelCatalog(set *settings.Settings, mods *registry.Registry) []gateway.CatalogModel {
+	def := mods.DefaultModelRef(set.DefaultAgent)
 	var out []gateway.CatalogModel
-	provs := cfg.Providers()
+	provs := set.Providers()
 	for _, id := range slices.Sorted(maps.Keys(provs)) {
 		pc := provs[id]
 		available, reason := true, ""
-		official := strings.HasPrefix(pc.BaseURL, config.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, config.DefaultAnthropicBaseURL)
+		official := strings.HasPrefix(pc.BaseURL, settings.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, settings.DefaultAnthropicBaseURL)
 		if pc.APIKey == "" && official {
 			available, reason = false, "missing-auth"
 		}
@@ -33,7 +33,7 @@ func modelCatalog(cfg *config.Config, mods *registry.Registry) []gateway.Catalog
 			out = append(out, cm)
 		}
 		// The default model of a provider configured without a catalogue.
-		if provID, modelID := config.SplitModelRef(def); provID == id && !slices.ContainsFunc(pc.Models, func(md config.ModelDef) bool { return md.ID == modelID }) {
+		if provID, modelID := settings.SplitModelRef(def); provID == id && !slices.ContainsFunc(pc.Models, func(md settings.ModelDef) bool { return md.ID == modelID }) {
 			out = append(out, gateway.CatalogModel{ID: modelID, Provider: id, Default: true, Available: available, UnavailableReason: reason})
 		}
 	}

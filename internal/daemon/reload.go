@@ -5,9 +5,9 @@ import (
 	"net"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/reload"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -26,7 +26,7 @@ const DefaultReloadPoll = time.Second
 func Serve(ctx context.Context, opts Options) error {
 	env := opts.Env
 	if env == nil {
-		env = config.OSEnv
+		env = settings.OSEnv
 	}
 	if opts.counters == nil {
 		// One set for the process: a reload does not reset them.
@@ -63,11 +63,11 @@ func Serve(ctx context.Context, opts Options) error {
 }
 
 // configPath is the config file Start reads for opts.
-func configPath(opts Options, env config.Env) (string, error) {
+func configPath(opts Options, env settings.Env) (string, error) {
 	if opts.ConfigPath != "" {
 		return opts.ConfigPath, nil
 	}
-	p, err := config.ResolvePaths(env)
+	p, err := settings.ResolvePaths(env)
 	if err != nil {
 		return "", err
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/avatar"
 	"github.com/switchboardhq/switchboard/internal/channel/hub"
 	"github.com/switchboardhq/switchboard/internal/cluster"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
@@ -94,10 +93,9 @@ type wiring struct {
 	started time.Time
 	undo    []func()
 
-	env            config.Env
+	env            settings.Env
 	stdout         io.Writer
-	cfg            *config.Config
-	paths          config.Paths
+	paths          settings.Paths
 	lock           *statedir.Lock
 	log            *slog.Logger
 	logs           *logfile.Logger // nil when Options.Logger was given
@@ -162,11 +160,11 @@ func (w *wiring) loadConfig(context.Context) error {
 	opts := w.opts
 	w.env = opts.Env
 	if w.env == nil {
-		w.env = config.OSEnv
+		w.env = settings.OSEnv
 	}
 	w.stdout = cmp.Or[io.Writer](opts.Stdout, os.Stdout)
 	stderr := cmp.Or[io.Writer](opts.Stderr, os.Stderr)
-	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, w.env)
+	set, warnings, err := settings.Load(opts.ConfigPath, w.env)
 	if err != nil {
 		early := opts.Logger
 		if early == nil {
@@ -178,13 +176,13 @@ func (w *wiring) loadConfig(context.Context) error {
 		return err
 	}
 	if opts.Bind != "" {
-		var more []config.Warning
-		if cfg, more, err = cfg.ApplyFlags(config.Flags{Bind: opts.Bind}); err != nil {
+		var more []settings.Warning
+		if set, more, err = set.WithBind(opts.Bind); err != nil {
 			return err
 		}
 		warnings = append(warnings, more...)
 	}
-	w.paths = cfg.Paths()
+	w.paths = settings.Paths{StateDir: set.StateDir, ConfigPath: set.ConfigPath}
 	if err := privateDir(w.paths.StateDir); err != nil {
 		return fmt.Errorf("daemon: state dir: %w", err)
 	}
@@ -199,12 +197,12 @@ func (w *wiring) loadConfig(context.Context) error {
 	}
 	w.closeOnFail(w.lock)
 	masks := &secrets.Ref{}
-	masks.Set(secrets.New(cfg.SecretValues()...))
+	masks.Set(secrets.New(set.SecretValues...))
 	// Logs go to the console and, unless a logger was given, to the log
 	// file in the state dir (which logs.tail reads).
 	w.log = opts.Logger
 	if w.log == nil {
-		if w.logs, err = newLogSetup(cfg.LogSettings(), opts.LogLevel, opts.LogFormat, stderr); err != nil {
+		if w.logs, err = newLogSetup(set.Log, opts.LogLevel, opts.LogFormat, stderr); err != nil {
 			return err
 		}
 		w.closeOnFail(w.logs)
@@ -217,24 +215,18 @@ func (w *wiring) loadConfig(context.Context) error {
 	// A secret is required unless auth is explicitly off: with no mode and
 	// no secret configured, the gateway uses a generated token kept in the
 	// state dir (the CLI on this host reads it from there).
-	if cfg.Gateway.Auth.Mode == "" {
-		if a := cfg.GatewayAuth(); a.Token == "" && a.Password == "" {
-			w.generatedToken = true
-			tok, created, err := config.LoadOrCreateGatewayToken(w.paths.StateDir)
-			if err != nil {
-				return err
-			}
-			if cfg, _, err = cfg.ApplyFlags(config.Flags{AuthMode: config.AuthToken, Token: tok}); err != nil {
-				return err
-			}
-			if created {
-				w.log.Info("generated a gateway token", "file", filepath.Join(w.paths.StateDir, config.GatewayTokenFile))
-			}
-		}
+	set, generated, created, err := set.WithGeneratedToken()
+	if err != nil {
+		return err
+	}
+	w.generatedToken = generated
+	if created {
+		w.log.Info("generated a gateway token", "file", filepath.Join(w.paths.StateDir, settings.GatewayTokenFile))
 	}
 	// The generated token is a secret like the configured ones.
-	masks.Set(secrets.New(cfg.SecretValues()...))
-	w.cfg = cfg
+	masks.Set(secrets.New(set.SecretValues...))
+	// The configuration is resolved once into the components' settings.
+	w.set = set
 	return nil
 }
 
@@ -243,8 +235,8 @@ func (w *wiring) loadConfig(context.Context) error {
 // on PostgreSQL this gateway is one node of those sharing the database,
 // and a node's id is its host and port, which only this process can hold.
 func (w *wiring) openStorage(ctx context.Context) error {
-	cfg, log := w.cfg, w.log
-	st, err := storage.Open(ctx, cfg, w.paths.StateDir)
+	set, log := w.set, w.log
+	st, err := storage.Open(ctx, w.set.Storage, w.paths.StateDir)
 	if err != nil {
 		return err
 	}
@@ -252,7 +244,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	w.rawStore, w.storeTimer = st.Store, metrics.NewStoreTimer()
 	st.Store = w.storeTimer.Wrap(w.rawStore)
 	w.st = st
-	if w.lns, err = httpserve.Listen(cfg.GatewayListenAddrs(), w.opts.Port); err != nil {
+	if w.lns, err = httpserve.Listen(set.ListenAddrs(), w.opts.Port); err != nil {
 		return err
 	}
 	for _, ln := range w.lns {
@@ -271,9 +263,9 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	}
 	// Every node marks the agents' workspaces, and checks the others'
 	// marks when it starts and when a node joins.
-	marked := doctor.AgentWorkspaces(cfg)
+	marked := doctor.AgentWorkspaces(w.set)
 	onJoin := func(ctx context.Context, _ string) { doctor.CheckWorkspaces(ctx, w.node, marked, log) }
-	if w.node, err = newNode(cfg.StorageSettings(), pg, w.lns[0].Addr(), httpserve.Ephemeral(cfg.GatewayListenAddrs(), w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
+	if w.node, err = newNode(set.Storage, pg, w.lns[0].Addr(), httpserve.Ephemeral(set.ListenAddrs(), w.opts.Port), w.opts.Version, onAdopt, onJoin, log); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	if err = doctor.WriteNodeMarkers(marked, w.node.ID()); err != nil {
@@ -285,7 +277,7 @@ func (w *wiring) openStorage(ctx context.Context) error {
 		// A token generated in this node's state dir is this node's
 		// alone: a client sent to another node would be refused.
 		log.Warn("gateway token generated in this node's state dir: give every node of the cluster the same token",
-			"fix", "set gateway.auth.token (or "+config.EnvGatewayToken+") to one value on every node")
+			"fix", "set gateway.auth.token (or "+settings.EnvGatewayToken+") to one value on every node")
 	}
 	return nil
 }
@@ -294,30 +286,28 @@ func (w *wiring) openStorage(ctx context.Context) error {
 // tools (MCP servers start lazily, on the first run that needs tools),
 // exec approvals, workspaces, the system prompt, tracing and event hooks.
 func (w *wiring) newRunner(ctx context.Context) error {
-	cfg, log, st := w.cfg, w.log, w.st
-	// The configuration is resolved once into the components' settings.
-	w.set = settings.Resolve(cfg)
-	w.skills = &skills.Agents{Resolve: func(id string) skills.Scope { return settings.SkillScope(cfg, id) }}
-	w.mods = registry.New(cfg)
+	set, log, st := w.set, w.log, w.st
+	w.skills = &skills.Agents{Resolve: set.SkillScope}
+	w.mods = registry.New(w.set)
 	// A model that cannot run fails every turn; say so now, with the fix
 	// (the run's own error says the same).
-	for _, c := range doctor.Models(cfg) {
+	for _, c := range doctor.Models(w.set) {
 		if c.Status == doctor.CheckFail {
 			log.Warn("models: "+c.Detail, "fix", c.Fix)
 		}
 	}
-	w.alias = sessionkey.NewMainAlias(cfg.Scope(), cfg.MainKey())
-	w.mcpc = mcpclient.New(mcpclient.Config{Servers: cfg.MCPServers(), Version: w.opts.Version, Logger: log})
+	w.alias = sessionkey.NewMainAlias(set.Scope, set.MainKey)
+	w.mcpc = mcpclient.New(mcpclient.Config{Servers: w.set.MCPServers, Version: w.opts.Version, Logger: log})
 	w.closeOnFail(w.mcpc)
 	var err error
-	if w.appr, err = approvals.New(cfg, w.paths.StateDir, w.refused); err != nil {
+	if w.appr, err = approvals.New(set, w.paths.StateDir, w.refused); err != nil {
 		return err
 	}
-	pruneIdle, pruneMaxAge := cfg.SandboxPrune()
+	pruneIdle, pruneMaxAge := set.SandboxPruneIdle, set.SandboxPruneMaxAge
 	box := toolbox.New(toolbox.Config{Settings: w.set, MCP: w.mcpc, Logger: log, Refused: w.refused, Gate: w.appr.Gate,
 		PruneIdle: pruneIdle, PruneMaxAge: pruneMaxAge,
 		RoomTools: func(key string) (policy.ToolSelection, bool) { return hub.RoomTools(w.set, key) }})
-	w.box, w.ws = box, toolbox.NewWorkspaces(cfg, st, box)
+	w.box, w.ws = box, toolbox.NewWorkspaces(w.set, st, box)
 	if w.tr, err = telemetry.Start(ctx, w.opts.TracerProvider, w.env, w.opts.Version); err != nil {
 		return err
 	}
@@ -325,7 +315,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 	if w.tr.Exporting() {
 		log.Info("tracing on: spans exported over OTLP/HTTP (OTEL_EXPORTER_OTLP_* settings)")
 	}
-	if w.evHooks, err = newEventHooks(cfg, log); err != nil {
+	if w.evHooks, err = newEventHooks(set, log); err != nil {
 		return err
 	}
 	w.runner, err = agent.New(agent.Config{
@@ -334,7 +324,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 		Tools:     box.ForRun,
 		Preflight: box.Preflight,
 		Workspace: w.ws.ForRun,
-		MaskText:  secrets.New(cfg.SecretValues()...).Func(),
+		MaskText:  secrets.New(set.SecretValues...).Func(),
 		RedactToolCall: func(name string, args json.RawMessage) json.RawMessage {
 			if attachments.IsSpawnToolCall(name) {
 				return attachments.RedactToolCallArgs(args)
@@ -347,13 +337,13 @@ func (w *wiring) newRunner(ctx context.Context) error {
 			}
 			w.chans.OnFinish(ctx, run, res, last)
 		},
-		SystemPrompt:   prompt.Builder(cfg, st, w.skills),
+		SystemPrompt:   prompt.Builder(w.set, st, w.skills),
 		Logger:         log,
 		InitSession:    admission.FillRunnerSession,
-		DefaultTimeout: time.Duration(max(cfg.AgentTimeoutSeconds(), 0)) * time.Second,
-		Compaction:     compactionConfig(cfg, box.WorkspaceWritable),
-		ResetRule:      resetRule(cfg),
-		Pruning:        pruningConfig(cfg),
+		DefaultTimeout: time.Duration(max(set.AgentTimeoutSeconds, 0)) * time.Second,
+		Compaction:     compactionConfig(set, box.WorkspaceWritable),
+		ResetRule:      resetRule(set),
+		Pruning:        pruningConfig(set),
 		Queue:          w.set.Queue,
 		Lanes:          w.lanes,
 		RootBudget:     func(agentID string) spend.Limits { return w.set.Agent(agentID).Budget },
@@ -372,7 +362,7 @@ func (w *wiring) newRunner(ctx context.Context) error {
 // tools, sub-agents, the chat channels — each taking the dispatcher to
 // wake and registering its handler with it; then the built-in tools.
 func (w *wiring) newDelivery(context.Context) error {
-	cfg, log, st, set, runner := w.cfg, w.log, w.st, w.set, w.runner
+	log, st, set, runner := w.log, w.st, w.set, w.runner
 	// One dispatcher delivers every outbox item: sub-agent announces,
 	// agent-to-agent flows, A2A sends and chat channel replies; each
 	// component that records items wakes it, and registers its handler.
@@ -393,7 +383,7 @@ func (w *wiring) newDelivery(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	remote := a2aremote.New(cfg, st, runner, set.SendRules, disp.Kick, log)
+	remote := a2aremote.New(set, st, runner, set.SendRules, disp.Kick, log)
 	var remoteDep sessions.Remote
 	if remote != nil {
 		remoteDep = remote
@@ -438,7 +428,7 @@ func (w *wiring) newDelivery(context.Context) error {
 	}
 	// exec's background commands live in jobs until the process tool
 	// clears them or the gateway stops.
-	builtin := toolbox.NewBuiltin(cfg, w.rawStore, registry.MemoryEmbedder{R: w.mods}, w.skills.Env, append(sessTools.All(), w.subs.Tool())...)
+	builtin := toolbox.NewBuiltin(w.set, w.rawStore, registry.MemoryEmbedder{R: w.mods}, w.skills.Env, append(sessTools.All(), w.subs.Tool())...)
 	w.jobs = builtin.Jobs
 	if builtin.Memory != nil {
 		w.memory = *builtin.Memory
@@ -460,7 +450,7 @@ func (w *wiring) recoverRuns(ctx context.Context) error {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		w.log.Info("joined the gateway cluster", "node", w.node.ID(), "lease", w.node.Lease())
-		doctor.CheckWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.cfg), w.log)
+		doctor.CheckWorkspaces(ctx, w.node, doctor.AgentWorkspaces(w.set), w.log)
 	} else if _, err := w.runner.Recover(ctx); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -475,11 +465,11 @@ func (w *wiring) recoverRuns(ctx context.Context) error {
 // scheduler (when the store keeps cron jobs); deliveries, and flows a
 // restart cut, resume once the gateway is there to show what they post.
 func (w *wiring) newGateway(context.Context) error {
-	cfg, log, st, runner := w.cfg, w.log, w.st, w.runner
+	set, log, st, runner := w.set, w.log, w.st, w.runner
 	d := &Daemon{
 		jobs: w.jobs, node: w.node, box: w.box, tracing: w.tr, lock: w.lock, logs: w.logs, mods: w.mods,
 		readiness: &readiness.Tracker{Dir: w.paths.StateDir, Ping: st.Ping},
-		Config:    cfg, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
+		Settings:  w.set, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
 		log: log.With("component", "daemon"), grace: w.opts.ShutdownGrace, started: w.started,
 	}
 	if d.grace == 0 {
@@ -493,13 +483,13 @@ func (w *wiring) newGateway(context.Context) error {
 		}
 	}
 	w.d = d
-	rpcTools, err := toolbox.NewInvoker(cfg, st, w.box, w.ws, log, false)
+	rpcTools, err := toolbox.NewInvoker(w.set, st, w.box, w.ws, log, false)
 	if err != nil {
 		return err
 	}
 	var cronSvc gateway.CronService
 	if cs, ok := w.rawStore.(store.CronStore); ok {
-		if d.cron, err = automation.NewCron(cs, st, runner, w.adm, w.alias, cfg.DefaultAgentID()); err != nil {
+		if d.cron, err = automation.NewCron(cs, st, runner, w.adm, w.alias, set.DefaultAgent); err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		cronSvc = d.cron
@@ -534,10 +524,10 @@ func (w *wiring) newGateway(context.Context) error {
 		StorePath:             st.Name,
 		StateDir:              w.paths.StateDir,
 		LogFile:               w.logs.Path(),
-		Catalog:               func() []gateway.CatalogModel { return modelCatalog(cfg, mods) },
-		AllowedOrigins:        gateway.AllowedOriginsOf(cfg),
-		AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
-		PublicURLs:            gateway.PublicURLsOf(cfg),
+		Catalog:               func() []gateway.CatalogModel { return modelCatalog(set, mods) },
+		AllowedOrigins:        gateway.AllowedOriginsOf(set),
+		AllowHostHeaderOrigin: set.AllowHostHeaderOrigin,
+		PublicURLs:            gateway.PublicURLsOf(set),
 		Now:                   w.opts.Now,
 		Models:                mods,
 		DefaultModelRef:       mods.DefaultModelRef,
@@ -545,7 +535,7 @@ func (w *wiring) newGateway(context.Context) error {
 		Subagents:             subs,
 		MCPServers:            func() []wire.MCPServer { return mcpStatus(w.mcpc) },
 		ChannelStatus:         w.chans.Status,
-		AuthRateLimit:         gateway.AuthRateLimitOf(cfg.Gateway.Auth.RateLimit),
+		AuthRateLimit:         gateway.AuthRateLimitOf(set.AuthRateLimit),
 	})
 	if err != nil {
 		return err
@@ -565,17 +555,17 @@ func (w *wiring) newGateway(context.Context) error {
 // (/tools/invoke and the OpenAI-compatible /v1 paths), health and
 // readiness, /metrics, A2A, hooks and the chat channels' webhooks.
 func (w *wiring) newDoors(ctx context.Context) error {
-	cfg, d, gw, runner, opts := w.cfg, w.d, w.gw, w.runner, w.opts
+	set, d, gw, runner, opts := w.set, w.d, w.gw, w.runner, w.opts
 	var err error
 	d.mcp = &mcp.Lazy{Build: func() (*mcp.Server, error) {
-		return newMCPServer(gw, runner, w.box, opts.Version, cfg.MCPOperatorReach(), d)
+		return newMCPServer(gw, runner, w.box, opts.Version, set.MCPOperatorReach, d)
 	}}
 	w.closeOnFail(d.mcp)
-	if d.api, err = newHTTPAPI(cfg, w.st, runner, w.adm, w.mods, gw, w.box, w.ws, w.log); err != nil {
+	if d.api, err = newHTTPAPI(w.set, w.st, runner, w.adm, w.mods, gw, w.box, w.ws, w.log); err != nil {
 		return err
 	}
 	w.closeOnFail(d.api)
-	if d.a2a, err = bridge.NewServer(ctx, cfg, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
+	if d.a2a, err = bridge.NewServer(ctx, set, w.st.Store, w.rawStore, runner, w.adm, opts.Version); err != nil {
 		return err
 	}
 	if d.a2a != nil {
@@ -586,13 +576,13 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	mux.Handle("GET /{$}", httpserve.UpgradeOr(gw, ui)) // the WebSocket protocol at "/", the browser UI for plain GETs
 	mux.Handle("GET "+webui.Prefix, ui)
 	mux.Handle("GET /favicon.ico", ui)
-	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), cfg.GatewayAuth().Mode != "none")
+	uiConfig := webui.ConfigHandler(cmp.Or(opts.Version, gateway.DefaultVersion), set.Auth.Mode != "none")
 	for _, p := range webui.ControlUIConfigPaths {
 		mux.Handle("GET "+p, uiConfig)
 	}
 	d.api.Register(mux) // /tools/invoke and the OpenAI-compatible /v1 paths
 	// The Control UI's agent images (CORS for the admitted origins).
-	mux.Handle("/avatar/{agent}", avatar.Handler(avatar.FromConfig(cfg), gw.RequireBearer))
+	mux.Handle("/avatar/{agent}", avatar.Handler(avatar.FromSettings(set), gw.RequireBearer))
 	mux.HandleFunc("GET /healthz", d.health)
 	mux.HandleFunc("GET /health", d.health)
 	mux.Handle("/mcp", gw.RequireBearer(d.mcp)) // MCP, streamable HTTP, built on first use
@@ -607,15 +597,15 @@ func (w *wiring) newDoors(ctx context.Context) error {
 	mux.HandleFunc("GET /readyz", d.readiness.Handler(w.started))
 	// The doors' own secrets are for callers from outside: loopback is
 	// not exempt from their lockout.
-	secretLimit := *gateway.AuthRateLimitOf(cfg.Gateway.Auth.RateLimit)
+	secretLimit := *gateway.AuthRateLimitOf(set.AuthRateLimit)
 	secretLimit.ExemptLoopback = false
 	if d.a2a != nil { // the A2A channel: public card, peer-token JSON-RPC
 		mux.Handle("GET /.well-known/agent-card.json", d.a2a)
 		mux.Handle("GET /.well-known/agent.json", d.a2a)
 		mux.Handle("POST /a2a/v1", gw.LimitSecret("a2a", secretLimit, d.a2a))
 	}
-	if cfg.Hooks.Enabled {
-		h, err := automation.NewWebhooks(cfg, runner, w.adm, w.st)
+	if set.Hooks.Enabled {
+		h, err := automation.NewWebhooks(set, runner, w.adm, w.st)
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
@@ -673,7 +663,7 @@ func (w *wiring) serve(ctx context.Context) error {
 		})
 	}
 	fmt.Fprintf(w.stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
-		d.Addrs[0], w.paths.StateDir, w.mods.DefaultModelRef(w.cfg.DefaultAgentID()))
+		d.Addrs[0], w.paths.StateDir, w.mods.DefaultModelRef(w.set.DefaultAgent))
 	w.box.StartDocker() // its prune sweep runs from now; Close stops it
 	return nil
 }

@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/storage"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
@@ -49,7 +49,7 @@ const (
 // Options says what Run inspects. Zero values mean the process
 // environment and the default config path.
 type Options struct {
-	Env        config.Env
+	Env        settings.Env
 	ConfigPath string
 	// Port, when non-nil, is the port serve would be given with --port.
 	Port *int
@@ -62,19 +62,19 @@ type Options struct {
 func Run(ctx context.Context, opts Options) []Check {
 	env := opts.Env
 	if env == nil {
-		env = config.OSEnv
+		env = settings.OSEnv
 	}
 	var out []Check
 	add := func(name string, st CheckStatus, detail, fix string) {
 		out = append(out, Check{Name: name, Status: st, Detail: detail, Fix: fix})
 	}
 
-	cfg, warnings, err := config.LoadEnv(opts.ConfigPath, env)
+	set, warnings, err := settings.Load(opts.ConfigPath, env)
 	if err != nil {
 		add("config", CheckFail, err.Error(), "fix the config file (the error names file and line)")
 		return out
 	}
-	paths := cfg.Paths()
+	paths := settings.Paths{StateDir: set.StateDir, ConfigPath: set.ConfigPath}
 	switch {
 	case len(warnings) > 0:
 		// Each warning names its file and line; the path is said once.
@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts Options) []Check {
 		add("config", CheckOK, "no config file at "+paths.ConfigPath+": built-in defaults", "")
 	}
 
-	out = append(out, Models(cfg)...)
+	out = append(out, Models(set)...)
 	out = append(out, stateDirChecks(paths.StateDir)...)
 
 	rec, running, lerr := statedir.Running(paths.StateDir)
@@ -104,40 +104,40 @@ func Run(ctx context.Context, opts Options) []Check {
 	default:
 		add("gateway", CheckOK, "not running on this state dir", "")
 	}
-	out = append(out, portCheck(cfg, opts.Port, rec, running))
-	if c, ok := sandboxCheck(ctx, cfg); ok {
+	out = append(out, portCheck(set, opts.Port, rec, running))
+	if c, ok := sandboxCheck(ctx, set); ok {
 		out = append(out, c)
 	}
 
-	sc, live := storeCheck(ctx, cfg, paths.StateDir)
+	sc, live := storeCheck(ctx, set, paths.StateDir)
 	out = append(out, sc)
 	if len(live) > 0 {
-		out = append(out, workspacesCheck(AgentWorkspaces(cfg), live))
+		out = append(out, workspacesCheck(AgentWorkspaces(set), live))
 	}
 	return out
 }
 
 // Models resolves every agent's model (and sub-agent model) and checks
 // that the providers behind them have what they need to run.
-func Models(cfg *config.Config) []Check {
-	mods := registry.New(cfg)
+func Models(set *settings.Settings) []Check {
+	mods := registry.New(set)
 	var out []Check
 	seen := map[string]bool{}
 	var problems []string
 	var fixes []string
 	var refs []string
-	ids := cfg.AgentIDs()
+	ids := set.AgentIDs()
 	if len(ids) == 0 {
-		ids = []string{cfg.DefaultAgentID()}
+		ids = []string{set.DefaultAgent}
 	}
 	for _, id := range ids {
-		for _, ref := range append([]string{mods.DefaultModelRef(id), cfg.SubagentModel(id)}, cfg.AgentModelFallbacks(id)...) {
+		for _, ref := range append([]string{mods.DefaultModelRef(id), set.Agent(id).SubagentModel}, set.Agent(id).ModelFallbacks...) {
 			if ref == "" || seen[ref] {
 				continue
 			}
 			seen[ref] = true
 			refs = append(refs, ref)
-			if msg, fix := modelProblem(cfg, mods, id, ref); msg != "" {
+			if msg, fix := modelProblem(set, mods, id, ref); msg != "" {
 				problems = append(problems, msg)
 				if fix != "" {
 					fixes = append(fixes, fix)
@@ -154,22 +154,22 @@ func Models(cfg *config.Config) []Check {
 }
 
 // modelProblem says why agent id cannot run ref, or "" when it can.
-func modelProblem(cfg *config.Config, mods *registry.Registry, agentID, ref string) (msg, fix string) {
-	provID, _ := config.SplitModelRef(ref)
+func modelProblem(set *settings.Settings, mods *registry.Registry, agentID, ref string) (msg, fix string) {
+	provID, _ := settings.SplitModelRef(ref)
 	provID = strings.ToLower(provID)
 	keyFix := fmt.Sprintf("set %s_API_KEY or models.providers.%s.apiKey", strings.ToUpper(provID), provID)
 	if _, err := mods.ResolveModel(agentID, ref); err != nil {
-		if _, ok := cfg.Provider(provID); !ok && (provID == "openai" || provID == "anthropic") {
+		if _, ok := set.Provider(provID); !ok && (provID == "openai" || provID == "anthropic") {
 			return fmt.Sprintf("agent %s: model %s: no API key for provider %s", agentID, ref, provID), keyFix
 		}
 		return fmt.Sprintf("agent %s: %v", agentID, err),
 			"configure the provider under models.providers, or pick a model \"<provider>/<model>\" that exists (" + scripted.Model + " runs offline)"
 	}
-	pc, ok := cfg.Provider(provID)
+	pc, ok := set.Provider(provID)
 	if !ok {
 		return "", "" // the built-in offline model
 	}
-	official := strings.HasPrefix(pc.BaseURL, config.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, config.DefaultAnthropicBaseURL)
+	official := strings.HasPrefix(pc.BaseURL, settings.DefaultOpenAIBaseURL) || strings.HasPrefix(pc.BaseURL, settings.DefaultAnthropicBaseURL)
 	if pc.APIKey == "" && official {
 		return fmt.Sprintf("agent %s: model %s: no API key for provider %s", agentID, ref, provID), keyFix
 	}
@@ -183,15 +183,15 @@ func stateDirChecks(dir string) []Check {
 	if errors.Is(err, fs.ErrNotExist) {
 		parent := filepath.Dir(dir)
 		if werr := statedir.ProbeWritable(parent); werr != nil {
-			return []Check{{Name: "state dir", Status: CheckFail, Detail: fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, werr), Fix: "create it (mkdir -m 700 " + dir + ") or set " + config.EnvStateDir}}
+			return []Check{{Name: "state dir", Status: CheckFail, Detail: fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, werr), Fix: "create it (mkdir -m 700 " + dir + ") or set " + settings.EnvStateDir}}
 		}
 		return []Check{{Name: "state dir", Status: CheckOK, Detail: dir + " does not exist yet; serve creates it (mode 0700)"}}
 	}
 	if err != nil {
-		return []Check{{Name: "state dir", Status: CheckFail, Detail: err.Error(), Fix: "set " + config.EnvStateDir + " to a directory you own"}}
+		return []Check{{Name: "state dir", Status: CheckFail, Detail: err.Error(), Fix: "set " + settings.EnvStateDir + " to a directory you own"}}
 	}
 	if !fi.IsDir() {
-		return []Check{{Name: "state dir", Status: CheckFail, Detail: dir + " is not a directory", Fix: "set " + config.EnvStateDir + " to a directory"}}
+		return []Check{{Name: "state dir", Status: CheckFail, Detail: dir + " is not a directory", Fix: "set " + settings.EnvStateDir + " to a directory"}}
 	}
 	if err := statedir.ProbeWritable(dir); err != nil {
 		return []Check{{Name: "state dir", Status: CheckFail, Detail: "state dir not writable: " + err.Error(), Fix: "make " + dir + " writable by this user (and check the disk is not full)"}}
@@ -200,7 +200,7 @@ func stateDirChecks(dir string) []Check {
 	if fi.Mode().Perm()&0o077 != 0 {
 		loose = append(loose, fmt.Sprintf("%s is %04o", dir, fi.Mode().Perm()))
 	}
-	for _, name := range []string{config.GatewayTokenFile, storage.DBFile, storage.DBFile + "-wal", storage.DBFile + "-shm", statedir.LockFile} {
+	for _, name := range []string{settings.GatewayTokenFile, storage.DBFile, storage.DBFile + "-wal", storage.DBFile + "-shm", statedir.LockFile} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			loose = append(loose, fmt.Sprintf("%s is %04o", name, fi.Mode().Perm()))
 		}
@@ -213,8 +213,8 @@ func stateDirChecks(dir string) []Check {
 
 // portCheck checks that serve can listen on its port: free, or held by this
 // state dir's own gateway.
-func portCheck(cfg *config.Config, port *int, rec statedir.Record, running bool) Check {
-	addrs := cfg.GatewayListenAddrs()
+func portCheck(set *settings.Settings, port *int, rec statedir.Record, running bool) Check {
+	addrs := set.ListenAddrs()
 	if port != nil {
 		for i, a := range addrs {
 			host, _, _ := net.SplitHostPort(a)
@@ -266,14 +266,14 @@ func fileExists(path string) bool {
 // with it: whether it works here and how its processes are bounded (a
 // root gateway without a writable pids cgroup cannot bound them and its
 // sandboxes refuse to start). ok is false when no agent uses it.
-func sandboxCheck(ctx context.Context, cfg *config.Config) (Check, bool) {
-	ids := cfg.AgentIDs()
+func sandboxCheck(ctx context.Context, set *settings.Settings) (Check, bool) {
+	ids := set.AgentIDs()
 	if len(ids) == 0 {
-		ids = []string{cfg.DefaultAgentID()}
+		ids = []string{set.DefaultAgent}
 	}
 	var users []string
 	for _, id := range ids {
-		if cfg.SandboxMode(id) != "off" && cfg.SandboxBackend(id) == sandbox.BackendBubblewrap {
+		if a := set.Agent(id); a.SandboxMode != "off" && a.SandboxBackend == sandbox.BackendBubblewrap {
 			users = append(users, id)
 		}
 	}
@@ -289,9 +289,9 @@ func sandboxCheck(ctx context.Context, cfg *config.Config) (Check, bool) {
 // storeCheck is doctor's "store" line: the SQLite file's integrity, or
 // whether PostgreSQL answers and its schema is one this binary knows; on
 // PostgreSQL it also returns the live gateway nodes.
-func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) (Check, []string) {
-	ss := cfg.StorageSettings()
-	if ss.Backend == config.BackendPostgres {
+func storeCheck(ctx context.Context, set *settings.Settings, stateDir string) (Check, []string) {
+	ss := set.Storage
+	if ss.Backend == settings.BackendPostgres {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		res, err := postgres.Check(ctx, ss.URL)
@@ -300,7 +300,7 @@ func storeCheck(ctx context.Context, cfg *config.Config, stateDir string) (Check
 			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(), Fix: "run the newer switchboard that migrated this database"}, nil
 		case err != nil:
 			return Check{Name: "store", Status: CheckFail, Detail: ss.Display + ": " + err.Error(),
-				Fix: "check that PostgreSQL runs and that storage.url (or " + config.EnvDatabaseURL + ") names a database this user may use"}, nil
+				Fix: "check that PostgreSQL runs and that storage.url (or " + settings.EnvDatabaseURL + ") names a database this user may use"}, nil
 		case res.SchemaVersion == 0:
 			return Check{Name: "store", Status: CheckOK, Detail: ss.Display + " reachable; serve creates the schema"}, nil
 		default:

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // On a cluster the turns of one session run on whichever node holds its
@@ -26,14 +26,14 @@ const markerDir = ".switchboard/nodes"
 
 // agentWorkspaces returns the distinct workspace directories of the
 // configured agents (the default agent's when none is listed), sorted.
-func AgentWorkspaces(cfg *config.Config) []string {
-	ids := cfg.AgentIDs()
+func AgentWorkspaces(set *settings.Settings) []string {
+	ids := set.AgentIDs()
 	if len(ids) == 0 {
-		ids = []string{cfg.DefaultAgentID()}
+		ids = []string{set.DefaultAgent}
 	}
 	var out []string
 	for _, id := range ids {
-		if ws := cfg.AgentWorkspace(id); !slices.Contains(out, ws) {
+		if ws := set.Agent(id).Workspace; !slices.Contains(out, ws) {
 			out = append(out, ws)
 		}
 	}

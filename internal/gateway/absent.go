@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // The reference's methods for what Switchboard does not have (yet):
@@ -119,7 +119,7 @@ func (s *Server) handleHooksStatus(ctx context.Context, cl *call) (any, error) {
 			return nil, unknownAgent(id)
 		}
 	}
-	internal := s.conf.RedactedConfig().Hooks.Internal
+	internal := s.conf.Hooks.Internal
 	allOn := internal.Enabled == nil || *internal.Enabled
 	res := wire.HooksStatusResult{WorkspaceDir: s.conf.Agent(id).Workspace, Hooks: []wire.HookStatus{}}
 	none := wire.HookRequirements{Bins: []string{}, AnyBins: []string{}, Env: []string{}, Config: []string{}, OS: []string{}}
@@ -160,7 +160,7 @@ func (s *Server) handleConfigSchema(ctx context.Context, cl *call) (any, error) 
 		return nil, err
 	}
 	return wire.ConfigSchemaResult{
-		Schema: config.JSONSchema(), UIHints: map[string]any{},
+		Schema: settings.JSONSchema(), UIHints: map[string]any{},
 		Version: s.cfg.Version, GeneratedAt: s.now().UTC().Format(time.RFC3339Nano),
 	}, nil
 }
@@ -172,7 +172,7 @@ func (s *Server) handleConfigSchemaLookup(ctx context.Context, cl *call) (any, e
 	if err := cl.decode(&p); err != nil {
 		return nil, err
 	}
-	node, children, path, ok := config.LookupSchema(config.JSONSchema(), p.Path)
+	node, children, path, ok := settings.LookupSchema(settings.JSONSchema(), p.Path)
 	if !ok && pluginConfigPath(p.Path) {
 		// Switchboard has no plugins: a plugin's config (the reference's
 		// Control UI asks for memory-core's once memory tools exist) is an

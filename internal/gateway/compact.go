@@ -12,9 +12,9 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/ctxmap"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -172,7 +172,7 @@ func (s *Server) sessionCommand(ctx context.Context, key, agentID, runID string,
 // knownModel reports whether ref is a "<provider>/<model>" of a configured
 // provider (or the offline one).
 func (s *Server) knownModel(ref string) bool {
-	prov, model := config.SplitModelRef(ref)
+	prov, model := settings.SplitModelRef(ref)
 	if prov == "" || model == "" || !strings.Contains(ref, "/") {
 		return false
 	}

@@ -4,12 +4,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // AuthRateLimitOf turns gateway.auth.rateLimit into the gateway's limiter
 // settings (nil: the defaults).
-func AuthRateLimitOf(rl *config.AuthRateLimit) *AuthRateLimit {
+func AuthRateLimitOf(rl *settings.AuthRateLimit) *AuthRateLimit {
 	out := DefaultAuthRateLimit
 	if rl == nil {
 		return &out
@@ -32,9 +32,9 @@ func AuthRateLimitOf(rl *config.AuthRateLimit) *AuthRateLimit {
 // AllowedOriginsOf are the browser origins admitted besides private
 // same-origin loads: gateway.controlUi.allowedOrigins and
 // gateway.publicOrigin.
-func AllowedOriginsOf(cfg *config.Config) []string {
-	out := slices.Clone(cfg.Gateway.ControlUI.AllowedOrigins)
-	if o := cfg.GatewayPublicOrigin(); o != "" {
+func AllowedOriginsOf(set *settings.Settings) []string {
+	out := slices.Clone(set.AllowedOrigins)
+	if o := set.PublicOrigin; o != "" {
 		out = append(out, o)
 	}
 	return out
@@ -42,9 +42,9 @@ func AllowedOriginsOf(cfg *config.Config) []string {
 
 // PublicURLsOf are the URLs the gateway is reached at from outside; their
 // hosts pass the doors' Host check.
-func PublicURLsOf(cfg *config.Config) []string {
+func PublicURLsOf(set *settings.Settings) []string {
 	var out []string
-	for _, u := range []string{cfg.GatewayPublicOrigin(), cfg.A2A().AdvertisedURL, cfg.Telegram().WebhookURL} {
+	for _, u := range []string{set.PublicOrigin, set.A2A.AdvertisedURL, set.Telegram.WebhookURL} {
 		if u != "" {
 			out = append(out, u)
 		}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // Handshake error messages clients match on.
@@ -203,14 +203,14 @@ func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
 		}
 	}
 	switch auth.Mode {
-	case config.AuthNone:
+	case settings.AuthNone:
 		if !isLoopback(c.local) {
 			return "", &handshakeError{wire.NewError(wire.CodeInvalidRequest, msgAuthNoneRemote).WithDetails(map[string]any{
 				"code": wire.DetailAuthModeUnsupported,
 			}), websocket.StatusPolicyViolation}
 		}
-		return config.AuthNone, nil
-	case config.AuthToken, config.AuthPassword:
+		return settings.AuthNone, nil
+	case settings.AuthToken, settings.AuthPassword:
 	default:
 		return "", &handshakeError{wire.NewError(wire.CodeInvalidRequest, msgAuthUnsupported).WithDetails(map[string]any{
 			"code": wire.DetailAuthModeUnsupported,
@@ -218,7 +218,7 @@ func (c *conn) authenticate(p *wire.ConnectParams) (string, *handshakeError) {
 	}
 	secret := auth.Token
 	msg, detail, reason := msgTokenMismatch, wire.DetailAuthTokenMismatch, "token_mismatch"
-	if auth.Mode == config.AuthPassword {
+	if auth.Mode == settings.AuthPassword {
 		secret = auth.Password
 		msg, detail, reason = msgPasswordMismatch, wire.DetailAuthPasswordMismatch, "password_mismatch"
 	}

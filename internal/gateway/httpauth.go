@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // RequireBearer wraps an HTTP handler served on the gateway port (the MCP
@@ -62,18 +62,18 @@ type bearerAuth struct {
 func (s *Server) checkBearer(r *http.Request) bearerAuth {
 	auth := s.conf.Auth
 	switch auth.Mode {
-	case config.AuthNone:
+	case settings.AuthNone:
 		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 		if !isLoopback(local) {
 			return bearerAuth{forbidden: msgAuthNoneRemote}
 		}
 		return bearerAuth{ok: true}
-	case config.AuthToken, config.AuthPassword:
+	case settings.AuthToken, settings.AuthPassword:
 	default:
 		return bearerAuth{forbidden: msgAuthUnsupported}
 	}
 	secret, msg := auth.Token, msgTokenMismatch
-	if auth.Mode == config.AuthPassword {
+	if auth.Mode == settings.AuthPassword {
 		secret, msg = auth.Password, msgPasswordMismatch
 	}
 	given, sent := bearer(r.Header.Get("Authorization"))

@@ -458,12 +458,11 @@ func (s *Server) handleStatus(ctx context.Context, cl *call) (any, error) {
 // issues, warnings, hash} shape. The file's raw text is not sent: only the
 // redacted, parsed form leaves the gateway.
 func (s *Server) handleConfigGet(ctx context.Context, cl *call) (any, error) {
-	red := s.conf.RedactedConfig()
-	b, err := json.Marshal(red)
+	b, err := s.conf.RedactedJSON()
 	if err != nil {
 		return nil, err
 	}
-	path := red.Paths().ConfigPath
+	path := s.conf.ConfigPath
 	_, statErr := os.Stat(path)
 	sum := sha256.Sum256(b)
 	return map[string]any{

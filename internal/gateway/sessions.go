@@ -14,10 +14,10 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -320,7 +320,7 @@ func (s *Server) listDefaults() wire.ListDefaults {
 	if ref == "" && s.cfg.DefaultModelRef != nil {
 		ref = s.cfg.DefaultModelRef(s.defaultAgent)
 	}
-	prov, model := config.SplitModelRef(ref)
+	prov, model := settings.SplitModelRef(ref)
 	return wire.ListDefaults{ModelProvider: prov, Model: model}
 }
 

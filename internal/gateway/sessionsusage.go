@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -295,7 +295,7 @@ func (s *Server) handleSessionsUsage(ctx context.Context, cl *call) (any, error)
 		}
 		bump(byAgent, sess.AgentID, u.usageTotals)
 		bump(byModel, model, u.usageTotals)
-		if prov, _ := config.SplitModelRef(model); prov != "" {
+		if prov, _ := settings.SplitModelRef(model); prov != "" {
 			bump(byProvider, prov, u.usageTotals)
 		}
 		row := map[string]any{

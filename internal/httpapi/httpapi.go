@@ -34,8 +34,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 )
 
@@ -88,12 +88,12 @@ const (
 	DefaultBodyTimeout    = 30 * time.Second
 )
 
-// Config configures a Server. Runner, Admit, Config, Auth and Tools are
+// Config configures a Server. Runner, Admit, Settings, Auth and Tools are
 // required; other zero values mean the documented defaults.
 type Config struct {
-	Runner Runner
-	Admit  Admitter
-	Config *config.Config
+	Runner   Runner
+	Admit    Admitter
+	Settings *settings.Settings
 	// Auth authenticates a request (the gateway's AuthorizeHTTP).
 	Auth func(r *http.Request) Auth
 	// Tools runs /tools/invoke.
@@ -124,7 +124,7 @@ type Config struct {
 // Register, stop with Close. Safe for concurrent use.
 type Server struct {
 	cfg   Config
-	conf  *config.Config
+	conf  *settings.Settings
 	log   *slog.Logger
 	now   func() time.Time
 	newID func() string
@@ -144,8 +144,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("httpapi.New: Runner is required")
 	case cfg.Admit == nil:
 		return nil, errors.New("httpapi.New: Admit is required")
-	case cfg.Config == nil:
-		return nil, errors.New("httpapi.New: Config is required")
+	case cfg.Settings == nil:
+		return nil, errors.New("httpapi.New: Settings is required")
 	case cfg.Auth == nil:
 		return nil, errors.New("httpapi.New: Auth is required")
 	case cfg.Tools == nil:
@@ -160,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
-	s := &Server{cfg: cfg, conf: cfg.Config, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
+	s := &Server{cfg: cfg, conf: cfg.Settings, log: cfg.Logger, now: cfg.Now, newID: cfg.NewID}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -180,11 +180,11 @@ func New(cfg Config) (*Server, error) {
 // 404 while their config switch is off, as the reference's do.
 func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/tools/invoke", s.handleToolsInvoke)
-	mux.HandleFunc("/v1/models", s.gate(s.openAICompatEnabled, s.handleModels))
-	mux.HandleFunc("/v1/models/", s.gate(s.openAICompatEnabled, s.handleModels))
-	mux.HandleFunc("/v1/embeddings", s.gate(s.openAICompatEnabled, s.handleEmbeddings))
-	mux.HandleFunc("/v1/chat/completions", s.gate(s.conf.ChatCompletionsEnabled, s.handleChatCompletions))
-	mux.HandleFunc("/v1/responses", s.gate(s.conf.ResponsesEnabled, s.handleResponses))
+	mux.HandleFunc("/v1/models", s.gate(s.openAICompatEnabled(), s.handleModels))
+	mux.HandleFunc("/v1/models/", s.gate(s.openAICompatEnabled(), s.handleModels))
+	mux.HandleFunc("/v1/embeddings", s.gate(s.openAICompatEnabled(), s.handleEmbeddings))
+	mux.HandleFunc("/v1/chat/completions", s.gate(s.conf.HTTP.ChatCompletions, s.handleChatCompletions))
+	mux.HandleFunc("/v1/responses", s.gate(s.conf.HTTP.Responses, s.handleResponses))
 }
 
 // Close releases handlers still waiting on runs (their runs go on). A second call returns net.ErrClosed.
@@ -199,14 +199,14 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) openAICompatEnabled() bool {
-	return s.conf.ChatCompletionsEnabled() || s.conf.ResponsesEnabled()
+	return s.conf.HTTP.ChatCompletions || s.conf.HTTP.Responses
 }
 
-// gate serves h while enabled reports true, else the plain 404 the
+// gate serves h when enabled, else the plain 404 the
 // reference answers for a disabled endpoint.
-func (s *Server) gate(enabled func() bool, h http.HandlerFunc) http.HandlerFunc {
+func (s *Server) gate(enabled bool, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !enabled() {
+		if !enabled {
 			plainText(w, http.StatusNotFound, "Not Found")
 			return
 		}

@@ -21,7 +21,7 @@ func (s *Server) decodeImages(srcs []string) (images []provider.Image, reason st
 	if len(srcs) > maxImageParts {
 		return nil, fmt.Sprintf("Too many image_url parts (%d; limit %d)", len(srcs), maxImageParts)
 	}
-	maxBytes, mimes := s.conf.ChatImageLimits()
+	maxBytes, mimes := s.conf.HTTP.ImageMaxBytes, s.conf.HTTP.ImageMimes
 	total := 0
 	for i, src := range srcs {
 		switch {

@@ -85,7 +85,7 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	}
 	// The switchboard/<agentId> alias of a configured agent.
 	if l := strings.ToLower(id); strings.HasPrefix(l, "switchboard") {
-		if a := agentFromModel(id, s.conf.DefaultAgentID()); a != "" && slices.Contains(s.agentIDs(), a) {
+		if a := agentFromModel(id, s.conf.DefaultAgent); a != "" && slices.Contains(s.agentIDs(), a) {
 			writeJSON(w, http.StatusOK, toModel(id))
 			return
 		}

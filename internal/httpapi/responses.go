@@ -251,7 +251,7 @@ func (s *Server) authSubject(r *http.Request) string {
 		sum := sha256.Sum256([]byte(strings.TrimSpace(cred)))
 		return "bearer:" + hex.EncodeToString(sum[:])
 	}
-	return "gateway-auth:" + s.conf.GatewayAuth().Mode
+	return "gateway-auth:" + s.conf.Auth.Mode
 }
 
 // handleResponses serves POST /v1/responses.

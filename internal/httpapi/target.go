@@ -62,7 +62,7 @@ func agentFromModel(model, defaultAgent string) string {
 // listed), normalised.
 func (s *Server) agentIDs() []string {
 	ids := s.conf.AgentIDs()
-	def := sessionkey.NormalizeAgentID(s.conf.DefaultAgentID())
+	def := s.conf.DefaultAgent
 	if !slices.Contains(ids, def) {
 		ids = append([]string{def}, ids...)
 	}
@@ -103,7 +103,7 @@ func (s *Server) resolveAgent(r *http.Request, model string) (string, error) {
 		}
 		return id, nil
 	}
-	def := sessionkey.NormalizeAgentID(s.conf.DefaultAgentID())
+	def := s.conf.DefaultAgent
 	if id := agentFromModel(model, def); id != "" {
 		if !slices.Contains(known, id) {
 			return "", &targetError{fmt.Sprintf("Unknown agent '%s'.", id)}
@@ -138,7 +138,7 @@ func (s *Server) resolveTarget(r *http.Request, model, user, prefix string) (tar
 		if reservedOverride(explicit) {
 			return target{}, &targetError{msgReservedSessionKey}
 		}
-		t.SessionKey = sessionkey.ToStoreKey(agentID, explicit, s.conf.MainKey())
+		t.SessionKey = sessionkey.ToStoreKey(agentID, explicit, s.conf.MainKey)
 		if a := sessionkey.AgentID(t.SessionKey); !slices.Contains(s.agentIDs(), a) {
 			return target{}, &targetError{fmt.Sprintf("Unknown agent '%s'.", a)}
 		}

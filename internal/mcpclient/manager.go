@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -34,8 +34,8 @@ const (
 
 // Config configures a Manager.
 type Config struct {
-	// Servers are the configured servers (config.MCPServers).
-	Servers []config.MCPServerSettings
+	// Servers are the configured servers (settings.Settings.MCPServers).
+	Servers []settings.MCPServerSettings
 	// Version is the client implementation version sent to servers.
 	Version string
 	// Backoff returns the wait before restart attempt n (from 1); nil means

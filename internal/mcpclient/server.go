@@ -16,8 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -30,7 +30,7 @@ const stableUptime = 30 * time.Second
 // Lock order: server.mu only; never held across network calls.
 type server struct {
 	m   *Manager
-	cfg config.MCPServerSettings
+	cfg settings.MCPServerSettings
 	log *slog.Logger
 
 	// mu guards the fields that follow.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
@@ -44,10 +44,10 @@ type TranscriptHead interface {
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
 // Then the skills the agent may use (sk may be nil: none).
-func Builder(cfg *config.Config, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
+func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
 	var heads resetHeads
 	return func(ctx context.Context, info agent.RunInfo) string {
-		dir := cfg.AgentWorkspace(info.AgentID)
+		dir := set.Agent(info.AgentID).Workspace
 		if dir == "" {
 			return ""
 		}
@@ -65,13 +65,7 @@ func Builder(cfg *config.Config, st TranscriptHead, sk *skills.Agents) func(cont
 			}
 		}
 		var parts []string
-		budget := memory.Budget{}
-		if p := cfg.Agents.Defaults.BootstrapMaxChars; p != nil {
-			budget.MaxChars = *p
-		}
-		if p := cfg.Agents.Defaults.BootstrapTotalMaxChars; p != nil {
-			budget.TotalMaxChars = *p
-		}
+		budget := memory.Budget{MaxChars: set.BootstrapMaxChars, TotalMaxChars: set.BootstrapTotalMaxChars}
 		for _, f := range memory.BuildBootstrap(files, budget) {
 			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}

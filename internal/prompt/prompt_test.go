@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestSystemPromptMemory(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "MEMORY.md"), filepath.Join(ws, "MEMORY.md")); err != nil {
 		t.Fatal(err)
 	}
-	prompt := Builder(cfg, nil, nil)
+	prompt := Builder(settings.Resolve(cfg), nil, nil)
 	got := prompt(t.Context(), agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"})
 	if got != "## AGENTS.md\n\nagent rules" {
 		t.Fatalf("prompt with a linked MEMORY.md = %q", got)
@@ -85,7 +86,7 @@ func TestSystemPromptSkipsHardLinkedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Builder(cfg, nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
+	got := Builder(settings.Resolve(cfg), nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	if strings.Contains(got, "GATEWAY-TOKEN") || strings.Contains(got, "AGENTS.md") {
 		t.Errorf("the hard-linked AGENTS.md reached the prompt: %q", got)
 	}
@@ -111,7 +112,7 @@ func TestSystemPromptBudgetsFromConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Builder(cfg, nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
+		return Builder(settings.Resolve(cfg), nil, nil)(t.Context(), agent.RunInfo{AgentID: "main"})
 	}
 	if whole := prompt(""); !strings.Contains(whole, strings.TrimSpace(body)) || !strings.Contains(whole, "likes tea") {
 		t.Fatalf("default budgets cut a small workspace: %d chars", len(whole))

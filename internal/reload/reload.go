@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // MaxDefer bounds how long a config change waits for running runs to end
@@ -44,10 +44,10 @@ func ReadSum(path string) Sum {
 // Watcher watches a running gateway's config file.
 type Watcher struct {
 	// Path is the file; ConfigPath and Env are what the gateway loaded
-	// it with (config.LoadEnv).
+	// it with (settings.Load).
 	Path       string
 	ConfigPath string
-	Env        config.Env
+	Env        settings.Env
 	// Poll is how often the file is read.
 	Poll time.Duration
 	// Idle reports whether no run is running.
@@ -81,7 +81,7 @@ func (w Watcher) Wait(ctx context.Context, base Sum) bool {
 		}
 		if cur != base {
 			base, pendingSince, deferNoted = cur, time.Time{}, false
-			cfg, warnings, err := config.LoadEnv(w.ConfigPath, w.Env)
+			set, warnings, err := settings.Load(w.ConfigPath, w.Env)
 			if err != nil {
 				w.Log.Warn("config reload skipped (invalid config); the gateway keeps its current config", "file", path, "err", err)
 				continue
@@ -89,7 +89,7 @@ func (w Watcher) Wait(ctx context.Context, base Sum) bool {
 			for _, warn := range warnings {
 				w.Log.Warn("config: " + warn.String())
 			}
-			if cfg.ReloadMode() == config.ReloadOff {
+			if set.ReloadMode == settings.ReloadOff {
 				w.Log.Info("config changed; gateway.reload.mode is \"off\": restart the gateway to apply it", "file", path)
 				continue
 			}

@@ -3,7 +3,10 @@
 // the relay and the sub-agent manager read these values, never the
 // configuration file's structure. It is also the one place where
 // configuration values become policy values (send rules, queue settings,
-// visibility), which keeps package config a leaf.
+// visibility), which keeps package config a leaf. Config and settings are
+// one layer: settings is the only package that reads a *config.Config
+// (Load is the loader of serve, its config watcher and the commands), and
+// it passes on the configuration names the components need (layer.go).
 //
 // A Settings is immutable once resolved. Reloading the configuration means
 // resolving a new Settings and swapping it in; nothing holds on to parts of
@@ -17,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -31,8 +35,8 @@ type Settings struct {
 	Scope, MainKey string
 	// DefaultAgent is the default agent's normalised id.
 	DefaultAgent string
-	// StateDir is the state directory.
-	StateDir string
+	// StateDir is the state directory, ConfigPath the config file.
+	StateDir, ConfigPath string
 	// SendRules is session.sendPolicy in the policy's form; nil when unset
 	// (every send is allowed).
 	SendRules *policy.SendPolicyConfig
@@ -52,16 +56,92 @@ type Settings struct {
 	IRC config.IRCSettings
 	// Telegram is channels.telegram.
 	Telegram config.TelegramSettings
+	// HTTP is gateway.http.endpoints: the OpenAI-compatible front doors.
+	HTTP HTTP
+	// GatewayPort is gateway.port as written (0: unset).
+	GatewayPort int
+	// BootstrapMaxChars and BootstrapTotalMaxChars are
+	// agents.defaults.bootstrap{,Total}MaxChars, the budgets of the
+	// workspace files in the system prompt (0: the defaults).
+	BootstrapMaxChars, BootstrapTotalMaxChars int
+	// Storage is storage resolved (backend, URL, pool).
+	Storage StorageSettings
+	// MCPServers are mcp.servers resolved, in name order.
+	MCPServers []MCPServerSettings
+	// SecretValues are every configured secret (gateway, providers,
+	// channels, token files): masked in logs and provider errors.
+	SecretValues []string
+	// MemorySearch is memory.search.
+	MemorySearch MemorySearch
+	// WebFetch is tools.web.fetch.
+	WebFetch WebFetch
+	// GatewayToolsAllow and GatewayToolsDeny are gateway.tools.{allow,
+	// deny}: changes to the default deny list of /tools/invoke.
+	GatewayToolsAllow, GatewayToolsDeny []string
 	// RemotePeers are the channels.a2a peers with an outbound url (when
 	// the channel is enabled): sessions_send reaches them as
 	// "a2a:<peer>". Sorted.
 	RemotePeers []string
 
+	Serve
+
 	entries  []Entry          // agents.list in file order
 	agentIDs []string         // configured, file order, no repeats
 	agents   map[string]Agent // by normalised id: configured and default
 	provider map[string]bool  // configured model providers, by normalised id
-	cfg      *config.Config   // for agents that are not configured, and config.get
+	cfg      *config.Config   // for the lookups by argument (layer.go), agents not configured, config.get
+	listen   []string         // gateway listen addresses, host:port
+}
+
+// HTTP is what gateway.http.endpoints enables.
+type HTTP struct {
+	// ChatCompletions and Responses enable /v1/chat/completions and
+	// /v1/responses.
+	ChatCompletions, Responses bool
+	// ImageMaxBytes and ImageMimes bound chat completions' image inputs
+	// (no mimes: the default set).
+	ImageMaxBytes int
+	ImageMimes    []string
+}
+
+// Serve is what serve's own wiring reads: the gateway's listeners and
+// origins, logging, reload, hooks, channels' A2A side, exec, compaction
+// and the runner's defaults.
+type Serve struct {
+	// PublicOrigin is gateway.publicOrigin.
+	PublicOrigin string
+	// AllowedOrigins is gateway.controlUi.allowedOrigins and
+	// AllowHostHeaderOrigin its dangerouslyAllowHostHeaderOriginFallback.
+	AllowedOrigins        []string
+	AllowHostHeaderOrigin bool
+	// AuthRateLimit is gateway.auth.rateLimit (nil: the defaults).
+	AuthRateLimit *AuthRateLimit
+	// ReloadMode is gateway.reload.mode.
+	ReloadMode string
+	// Log is logging resolved.
+	Log LogSettings
+	// A2A is channels.a2a resolved.
+	A2A A2ASettings
+	// Hooks is hooks: webhooks and hooks.internal.
+	Hooks Hooks
+	// Exec is tools.exec resolved; ExecApprovalTimeout how long an exec
+	// approval waits.
+	Exec                ExecSettings
+	ExecApprovalTimeout time.Duration
+	// MCPOperatorReach is mcp.serve's operator reach.
+	MCPOperatorReach bool
+	// SandboxPruneIdle and SandboxPruneMaxAge are
+	// agents.defaults.sandbox.prune.
+	SandboxPruneIdle, SandboxPruneMaxAge time.Duration
+	// AgentTimeoutSeconds is agents.defaults.timeoutSeconds.
+	AgentTimeoutSeconds int
+	// Compaction is agents.defaults.compaction resolved, ContextPruning
+	// agents.defaults.contextPruning.
+	Compaction     Compaction
+	ContextPruning ContextPruning
+	// ResetConfigured says whether session.reset, resetByType or
+	// resetByChannel is set (ResetRule answers for a session).
+	ResetConfigured bool
 }
 
 // Sessions are the session tools' settings.
@@ -106,6 +186,8 @@ type Subagents struct {
 type Agent struct {
 	ID   string // normalised
 	Name string
+	// Avatar and Emoji are its identity.avatar and identity.emoji.
+	Avatar, Emoji string
 	// Configured reports whether agents.list names it.
 	Configured bool
 	Workspace  string
@@ -164,7 +246,7 @@ func Resolve(cfg *config.Config) *Settings {
 	maxHops, maxVisits := cfg.ChainLimits()
 	s := &Settings{
 		Scope: cfg.Scope(), MainKey: cfg.MainKey(), DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
-		StateDir: cfg.Paths().StateDir, SendRules: SendRules(cfg), Queue: Queue(cfg), Auth: auth,
+		StateDir: cfg.Paths().StateDir, ConfigPath: cfg.Paths().ConfigPath, SendRules: SendRules(cfg), Queue: Queue(cfg), Auth: auth,
 		Tools: toolSelection(cfg.GlobalTools()),
 		Sessions: Sessions{
 			Visibility:       policy.ParseVisibility(cfg.Visibility()),
@@ -189,6 +271,34 @@ func Resolve(cfg *config.Config) *Settings {
 		agentIDs: cfg.AgentIDs(),
 		agents:   map[string]Agent{},
 		cfg:      cfg,
+
+		HTTP:              httpOf(cfg),
+		WebFetch:          cfg.Tools.Web.Fetch,
+		SecretValues:      cfg.SecretValues(),
+		Storage:           cfg.StorageSettings(),
+		MCPServers:        cfg.MCPServers(),
+		listen:            cfg.GatewayListenAddrs(),
+		MemorySearch:      cfg.Memory.Search,
+		GatewayToolsAllow: cfg.GatewayToolsAllow(), GatewayToolsDeny: cfg.GatewayToolsDeny(),
+	}
+	s.Serve = Serve{
+		PublicOrigin:   cfg.GatewayPublicOrigin(),
+		AllowedOrigins: slices.Clone(cfg.Gateway.ControlUI.AllowedOrigins), AllowHostHeaderOrigin: cfg.Gateway.ControlUI.DangerouslyAllowHostHeaderOriginFallback,
+		AuthRateLimit: cfg.Gateway.Auth.RateLimit, ReloadMode: cfg.ReloadMode(), Log: cfg.LogSettings(),
+		A2A: cfg.A2A(), Hooks: cfg.Hooks, Exec: cfg.Exec(), ExecApprovalTimeout: cfg.ExecApprovalTimeout(),
+		MCPOperatorReach: cfg.MCPOperatorReach(), AgentTimeoutSeconds: cfg.AgentTimeoutSeconds(),
+		Compaction: cfg.Compaction(), ContextPruning: cfg.ContextPruning(),
+		ResetConfigured: cfg.Session.Reset != nil || len(cfg.Session.ResetByType) > 0 || len(cfg.Session.ResetByChannel) > 0,
+	}
+	s.SandboxPruneIdle, s.SandboxPruneMaxAge = cfg.SandboxPrune()
+	if p := cfg.Gateway.Port; p != nil {
+		s.GatewayPort = *p
+	}
+	if p := cfg.Agents.Defaults.BootstrapMaxChars; p != nil {
+		s.BootstrapMaxChars = *p
+	}
+	if p := cfg.Agents.Defaults.BootstrapTotalMaxChars; p != nil {
+		s.BootstrapTotalMaxChars = *p
 	}
 	if a := cfg.A2A(); a.Enabled {
 		for _, p := range a.Peers {
@@ -211,6 +321,12 @@ func Resolve(cfg *config.Config) *Settings {
 	return s
 }
 
+func httpOf(cfg *config.Config) HTTP {
+	h := HTTP{ChatCompletions: cfg.ChatCompletionsEnabled(), Responses: cfg.ResponsesEnabled()}
+	h.ImageMaxBytes, h.ImageMimes = cfg.ChatImageLimits()
+	return h
+}
+
 func agentOf(cfg *config.Config, id string) Agent {
 	id = sessionkey.NormalizeAgentID(id)
 	a := Agent{
@@ -227,6 +343,7 @@ func agentOf(cfg *config.Config, id string) Agent {
 	}
 	if e, ok := cfg.Agent(id); ok {
 		a.Configured, a.Name = true, strings.TrimSpace(e.Name)
+		a.Avatar, a.Emoji = e.Identity.Avatar, e.Identity.Emoji
 	}
 	a.Elevated, a.ElevatedFrom, a.ElevatedFromOwn = cfg.Elevated(id)
 	return a
@@ -249,6 +366,9 @@ func (s *Settings) Agent(id string) Agent {
 	return agentOf(s.cfg, id)
 }
 
+// ListenAddrs returns the addresses (host:port) the gateway listens on.
+func (s *Settings) ListenAddrs() []string { return slices.Clone(s.listen) }
+
 // HasProvider reports whether a model provider with the id is configured
 // (ids are compared case-insensitively).
 func (s *Settings) HasProvider(id string) bool {
@@ -260,10 +380,6 @@ func (s *Settings) Known(id string) bool {
 	_, ok := s.agents[sessionkey.NormalizeAgentID(id)]
 	return ok
 }
-
-// RedactedConfig returns the configuration with its secrets hidden, for
-// config.get.
-func (s *Settings) RedactedConfig() *config.Config { return s.cfg.Redacted() }
 
 // SendRules returns session.sendPolicy in the policy's form, nil when
 // unset.

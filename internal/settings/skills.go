@@ -94,3 +94,6 @@ func SkillScope(c *config.Config, agentID string) skills.Scope {
 		PromptChars:  SkillsPromptChars(c),
 	}
 }
+
+// SkillScope is agent id's skills.Scope under these settings.
+func (s *Settings) SkillScope(agentID string) skills.Scope { return SkillScope(s.cfg, agentID) }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store/pgmigrate"
 )
@@ -15,7 +15,7 @@ import (
 // environment, the default config, the state dir's SQLite database and the
 // configured PostgreSQL URL.
 type MigrateOptions struct {
-	Env        config.Env
+	Env        settings.Env
 	ConfigPath string
 	// From is the SQLite file to copy.
 	From string
@@ -36,13 +36,13 @@ type MigrateResult struct {
 func Migrate(ctx context.Context, opts MigrateOptions) (MigrateResult, error) {
 	env := opts.Env
 	if env == nil {
-		env = config.OSEnv
+		env = settings.OSEnv
 	}
-	cfg, _, err := config.LoadEnv(opts.ConfigPath, env)
+	set, _, err := settings.Load(opts.ConfigPath, env)
 	if err != nil {
 		return MigrateResult{}, err
 	}
-	stateDir := cfg.Paths().StateDir
+	stateDir := set.StateDir
 	from := opts.From
 	if from == "" {
 		from = filepath.Join(stateDir, DBFile)
@@ -53,13 +53,13 @@ func Migrate(ctx context.Context, opts MigrateOptions) (MigrateResult, error) {
 	}
 	to := opts.To
 	if to == "" {
-		ss := cfg.StorageSettings()
-		if ss.Backend != config.BackendPostgres {
-			return MigrateResult{}, errors.New("migrate: no PostgreSQL database: pass --to postgres://… or set storage.url or " + config.EnvDatabaseURL)
+		ss := set.Storage
+		if ss.Backend != settings.BackendPostgres {
+			return MigrateResult{}, errors.New("migrate: no PostgreSQL database: pass --to postgres://… or set storage.url or " + settings.EnvDatabaseURL)
 		}
 		to = ss.URL
 	}
-	res := MigrateResult{From: from, To: config.DisplayDatabaseURL(to)}
+	res := MigrateResult{From: from, To: settings.DisplayDatabaseURL(to)}
 	res.Report, err = pgmigrate.Copy(ctx, from, to)
 	if err != nil {
 		return res, fmt.Errorf("migrate: %w", err)

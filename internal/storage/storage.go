@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -31,9 +31,8 @@ type Opened struct {
 
 // Open opens the configured backend: SQLite in the state dir, or
 // PostgreSQL, which this gateway may share with other gateway nodes.
-func Open(ctx context.Context, cfg *config.Config, stateDir string) (*Opened, error) {
-	ss := cfg.StorageSettings()
-	if ss.Backend != config.BackendPostgres {
+func Open(ctx context.Context, ss settings.StorageSettings, stateDir string) (*Opened, error) {
+	if ss.Backend != settings.BackendPostgres {
 		path := filepath.Join(stateDir, DBFile)
 		st, err := sqlite.Open(ctx, path, sqlite.Options{})
 		if err != nil {

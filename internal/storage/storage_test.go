@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -54,7 +54,7 @@ func TestOpenedEndsARunInOneTransaction(t *testing.T) {
 // an append then a finish, the message landed and the finish failed).
 func TestOpenedEndOfAnEndedRunAppendsNothing(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(ctx, &config.Config{Storage: config.Storage{Backend: config.BackendSQLite}}, t.TempDir())
+	st, err := Open(ctx, settings.StorageSettings{Backend: settings.BackendSQLite}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/toolinvoke"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -16,7 +16,7 @@ import (
 // NewInvoker returns the direct tool invoker: the tools a run of the
 // target session would get (the agents' policy chain), plus, for the HTTP
 // surface, the default HTTP deny list adjusted by gateway.tools.
-func NewInvoker(cfg *config.Config, st store.Store, box *Box, ws *Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
+func NewInvoker(set *settings.Settings, st store.Store, box *Box, ws *Workspaces, log *slog.Logger, overHTTP bool) (*toolinvoke.Invoker, error) {
 	return toolinvoke.New(toolinvoke.Config{
 		Tools: func(ctx context.Context, agentID, key string) *tools.Set {
 			sess, err := st.GetSession(ctx, key)
@@ -28,12 +28,12 @@ func NewInvoker(cfg *config.Config, st store.Store, box *Box, ws *Workspaces, lo
 		Workspace: func(ctx context.Context, agentID string) string {
 			return ws.ForRun(ctx, agent.RunInfo{AgentID: agentID})
 		},
-		DefaultAgent: sessionkey.NormalizeAgentID(cfg.DefaultAgentID()),
-		KnownAgent:   func(id string) bool { return slices.Contains(cfg.AgentIDs(), id) },
-		GlobalScope:  cfg.Scope() == sessionkey.ScopeGlobal,
+		DefaultAgent: set.DefaultAgent,
+		KnownAgent:   func(id string) bool { return slices.Contains(set.AgentIDs(), id) },
+		GlobalScope:  set.Scope == sessionkey.ScopeGlobal,
 		HTTP:         overHTTP,
-		Allow:        cfg.GatewayToolsAllow(),
-		Deny:         cfg.GatewayToolsDeny(),
+		Allow:        set.GatewayToolsAllow,
+		Deny:         set.GatewayToolsDeny,
 		Logger:       log,
 	})
 }

@@ -21,7 +21,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/approval"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/sandbox"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
@@ -407,7 +406,7 @@ func (b *Box) sandboxTools(set *tools.Set, spec sandbox.Spec) *tools.Set {
 // (the spec: sub-agents inherit the parent workspace). Directories are made
 // on first use.
 type Workspaces struct {
-	cfg   *config.Config
+	set   *settings.Settings
 	store interface {
 		GetSession(ctx context.Context, key string) (*store.Session, error)
 	}
@@ -416,13 +415,13 @@ type Workspaces struct {
 	sandboxDir func(agent.RunInfo) (dir string, ok bool)
 }
 
-// NewWorkspaces returns the workspaces of cfg's agents; st finds a
+// NewWorkspaces returns the workspaces of set's agents; st finds a
 // sub-agent's spawn chain, and the box's SandboxDir replaces the workspace
 // of a sandboxed run with its sandbox's own.
-func NewWorkspaces(cfg *config.Config, st interface {
+func NewWorkspaces(set *settings.Settings, st interface {
 	GetSession(ctx context.Context, key string) (*store.Session, error)
 }, box *Box) *Workspaces {
-	return &Workspaces{cfg: cfg, store: st, sandboxDir: box.SandboxDir}
+	return &Workspaces{set: set, store: st, sandboxDir: box.SandboxDir}
 }
 
 // ForRun returns the directory a run's file tools work in ("" when it
@@ -448,7 +447,7 @@ func (w *Workspaces) ForRun(ctx context.Context, info agent.RunInfo) string {
 		agentID = cmp.Or(s.AgentID, agentID)
 		parent = s.SpawnedBy
 	}
-	dir := w.cfg.AgentWorkspace(agentID)
+	dir := w.set.Agent(agentID).Workspace
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return ""
@@ -459,8 +458,8 @@ func (w *Workspaces) ForRun(ctx context.Context, info agent.RunInfo) string {
 
 // WebFetchTool is the web_fetch tool as tools.web.fetch configures it, or
 // nil when it is disabled.
-func WebFetchTool(cfg *config.Config) tools.Tool {
-	f := cfg.Tools.Web.Fetch
+func WebFetchTool(set *settings.Settings) tools.Tool {
+	f := set.WebFetch
 	if f.Enabled != nil && !*f.Enabled {
 		return nil
 	}

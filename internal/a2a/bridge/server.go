@@ -8,8 +8,7 @@ import (
 	"slices"
 
 	"github.com/switchboardhq/switchboard/internal/a2a"
-	"github.com/switchboardhq/switchboard/internal/config"
-	"github.com/switchboardhq/switchboard/internal/sessionkey"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -17,22 +16,22 @@ import (
 // and has peers, with its interrupted tasks recovered; nil otherwise. raw
 // is the backend under st's wrappers, which keeps the tasks
 // (store.A2ATaskStore).
-func NewServer(ctx context.Context, cfg *config.Config, st, raw store.Store, runner Runner, adm Admitter, version string) (*a2a.Server, error) {
-	s := cfg.A2A()
+func NewServer(ctx context.Context, set *settings.Settings, st, raw store.Store, runner Runner, adm Admitter, version string) (*a2a.Server, error) {
+	s := set.A2A
 	if !s.Enabled || len(s.Peers) == 0 {
 		return nil, nil
 	}
 	agents := slices.Clone(s.ExposeAgents)
 	if len(agents) == 0 {
-		agents = cfg.AgentIDs()
+		agents = set.AgentIDs()
 	}
-	def := sessionkey.NormalizeAgentID(cfg.DefaultAgentID())
+	def := set.DefaultAgent
 	if len(agents) == 0 {
 		agents = []string{def}
 	}
 	// The card advertises channels.a2a.advertisedUrl, else
 	// gateway.publicOrigin, else the address the card was fetched on.
-	c := a2a.Config{AdvertisedURL: cmp.Or(s.AdvertisedURL, cfg.GatewayPublicOrigin()), ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
+	c := a2a.Config{AdvertisedURL: cmp.Or(s.AdvertisedURL, set.PublicOrigin), ReplyTimeout: s.ReplyTimeout, RateLimitPerMinute: s.RateLimitPerMinute,
 		Agents: agents, Version: version}
 	for _, p := range s.Peers {
 		c.Peers = append(c.Peers, a2a.Peer{Name: p.Name, Token: p.Token})

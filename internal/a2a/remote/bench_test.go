@@ -83,7 +83,7 @@ func benchSessionsSendA2A(b *testing.B, think time.Duration) {
 	}
 	defer st.Close()
 	log := slog.New(slog.DiscardHandler)
-	remote := New(cfg, st, nil, nil, nil, log)
+	remote := New(settings.Resolve(cfg), st, nil, nil, nil, log)
 	var send tools.Tool
 	for _, tl := range sessions.New(sessions.Deps{Store: st, Settings: settings.Resolve(cfg), Logger: log, Remote: remote}).All() {
 		if tl.Name() == sessions.SendToolName {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/a2a/outbound"
 	"github.com/switchboardhq/switchboard/internal/a2a/wire"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/tools/sessions"
 )
 
@@ -37,8 +37,8 @@ type Sender struct {
 // New returns the remote sender for the peers with an outbound url, or
 // nil when the channel is off or none has one. kick asks the outbox
 // dispatcher for a pass (nil: none; register Handler with it).
-func New(cfg *config.Config, st OutboxStore, poster Poster, sendRules *policy.SendPolicyConfig, kick func(), log *slog.Logger) *Sender {
-	s := cfg.A2A()
+func New(set *settings.Settings, st OutboxStore, poster Poster, sendRules *policy.SendPolicyConfig, kick func(), log *slog.Logger) *Sender {
+	s := set.A2A
 	if !s.Enabled {
 		return nil
 	}

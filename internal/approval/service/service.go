@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/approval"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -33,7 +33,7 @@ type Gateway interface {
 // files in the state directory, and the gate exec runs behind. The
 // gateway, created later, is reached through gw (see Attach).
 type Approvals struct {
-	cfg   *config.Config
+	set   *settings.Settings
 	lists *approval.Allowlists
 	// Broker holds the pending approvals; Gate is what exec runs behind.
 	Broker  *approval.Broker
@@ -44,13 +44,13 @@ type Approvals struct {
 
 // New opens the allowlist file in stateDir and builds the broker and the
 // gate; refused counts a denied approval (nil: not counted).
-func New(cfg *config.Config, stateDir string, refused func(kind string)) (*Approvals, error) {
+func New(set *settings.Settings, stateDir string, refused func(kind string)) (*Approvals, error) {
 	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	a := &Approvals{cfg: cfg, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
-	a.Broker = approval.NewBroker(approval.BrokerConfig{Timeout: cfg.ExecApprovalTimeout(), Notifier: a, Journal: a.journal})
+	a := &Approvals{set: set, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
+	a.Broker = approval.NewBroker(approval.BrokerConfig{Timeout: set.ExecApprovalTimeout, Notifier: a, Journal: a.journal})
 	a.Gate = &approval.GateConfig{
 		Broker: a.Broker, Allowlists: lists,
 		Policy: a.policy,
@@ -151,7 +151,7 @@ func (a *Approvals) Document() (*wire.ExecApprovalsGetResult, error) {
 		res.File.Agents = map[string]wire.ExecApprovalsAgent{}
 	}
 	res.Hash = approval.Hash(raw)
-	n := a.policy(a.cfg.DefaultAgentID()).Normalized()
+	n := a.policy(a.set.DefaultAgent).Normalized()
 	res.ResolvedDefaults = wire.ExecApprovalDefaults{Security: n.Security, Ask: n.Ask, AskFallback: n.AskFallback}
 	return res, nil
 }
@@ -170,7 +170,7 @@ func (a *Approvals) SetDocument(file json.RawMessage, baseHash string) (*wire.Ex
 // tools.exec (with the agent's own) and the approvals document, as the
 // reference combines them.
 func (a *Approvals) policy(agentID string) approval.Policy {
-	p := a.cfg.ExecApprovals(agentID)
+	p := a.set.ExecApprovals(agentID)
 	conf := approval.Policy{Security: p.Security, Ask: p.Ask, AskFallback: p.AskFallback, SafeBins: p.SafeBins, SafeEnv: p.SafeEnv}
 	return conf.Stricter(a.lists.Policy(agentID))
 }

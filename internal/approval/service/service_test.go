@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/approval"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
@@ -31,7 +32,7 @@ func TestRecoverPendingApprovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := New(&config.Config{}, dir, nil)
+	a, err := New(settings.Resolve(&config.Config{}), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/channel"
 	"github.com/switchboardhq/switchboard/internal/channel/irc"
 	"github.com/switchboardhq/switchboard/internal/channel/telegram"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/settings"
@@ -129,7 +128,7 @@ func New(set *settings.Settings, st store.Store, runner Runner, adm Admitter, ki
 }
 
 // newTelegram builds the Telegram connector from channels.telegram.
-func newTelegram(s config.TelegramSettings, h *Hub, log *slog.Logger) (*telegram.Client, error) {
+func newTelegram(s settings.TelegramSettings, h *Hub, log *slog.Logger) (*telegram.Client, error) {
 	token := s.BotToken
 	if s.TokenFile != "" {
 		fi, err := os.Lstat(s.TokenFile)
@@ -151,8 +150,8 @@ func newTelegram(s config.TelegramSettings, h *Hub, log *slog.Logger) (*telegram
 		}
 		pats = append(pats, re)
 	}
-	var group func(g config.TelegramGroupSettings) telegram.Group
-	group = func(g config.TelegramGroupSettings) telegram.Group {
+	var group func(g settings.TelegramGroupSettings) telegram.Group
+	group = func(g settings.TelegramGroupSettings) telegram.Group {
 		out := telegram.Group{Enabled: g.Enabled, RequireMention: g.RequireMention, AllowFrom: g.AllowFrom, GroupPolicy: g.GroupPolicy, SystemPrompt: g.SystemPrompt}
 		if len(g.Topics) > 0 {
 			out.Topics = map[string]telegram.Group{}
@@ -189,7 +188,7 @@ func (h *Hub) WebhookHandlers() map[string]http.Handler {
 }
 
 // newIRC builds the IRC connector from channels.irc.
-func newIRC(s config.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, error) {
+func newIRC(s settings.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, error) {
 	password, err := secretOrFile(s.Password, s.PasswordFile, "channels.irc.passwordFile")
 	if err != nil {
 		return nil, err
@@ -210,7 +209,7 @@ func newIRC(s config.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, error)
 		DMPolicy: s.DMPolicy, AllowFrom: s.AllowFrom, GroupPolicy: s.GroupPolicy, GroupAllowFrom: s.GroupAllowFrom,
 		Groups: map[string]channel.Group{}, AllowNameMatching: s.AllowNameMatching,
 	}
-	loop := func(b config.BotLoopSettings) channel.LoopConfig {
+	loop := func(b settings.BotLoopSettings) channel.LoopConfig {
 		return channel.LoopConfig{Enabled: b.Enabled, MaxEvents: b.MaxEvents, Window: b.Window, Cooldown: b.Cooldown}
 	}
 	rooms := map[string]channel.LoopConfig{}
@@ -240,7 +239,7 @@ func secretOrFile(inline, file, key string) (string, error) {
 	if file == "" {
 		return inline, nil
 	}
-	v, err := config.ReadSecretFile(file)
+	v, err := settings.ReadSecretFile(file)
 	if err != nil {
 		return "", fmt.Errorf("daemon: %s: %w", key, err)
 	}
@@ -422,7 +421,7 @@ func RoomTools(set *settings.Settings, key string) (sel policy.ToolSelection, ok
 
 // telegramTools resolves the tools of a Telegram room ("<chatId>" or
 // "<chatId>:topic:<threadId>").
-func telegramTools(s config.TelegramSettings, room string) (policy.ToolSelection, bool) {
+func telegramTools(s settings.TelegramSettings, room string) (policy.ToolSelection, bool) {
 	chat, thread, topic := strings.Cut(room, ":topic:")
 	g, ok := s.Groups[chat]
 	if !ok {

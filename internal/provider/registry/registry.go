@@ -14,12 +14,12 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
-	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/anthropic"
 	"github.com/switchboardhq/switchboard/internal/provider/openai"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/secrets"
+	"github.com/switchboardhq/switchboard/internal/settings"
 )
 
 // Default model ids used when an API key is configured but no model is
@@ -32,7 +32,7 @@ const (
 // Registry resolves "<provider>/<model>" references against the config and
 // keeps one adapter per provider id. Safe for concurrent use.
 type Registry struct {
-	cfg      *config.Config
+	set      *settings.Settings
 	scripted provider.Provider // the built-in offline model
 
 	// client sends every provider's requests. The default transport keeps
@@ -53,12 +53,12 @@ const maxIdlePerProvider = 256
 
 var _ agent.ModelResolver = (*Registry)(nil)
 
-// New returns the registry of cfg's providers; the configured secret
+// New returns the registry of set's providers; the configured secret
 // values are masked in every provider error.
-func New(cfg *config.Config) *Registry {
-	mask := secrets.New(cfg.SecretValues()...)
+func New(set *settings.Settings) *Registry {
+	mask := secrets.New(set.SecretValues...)
 	return &Registry{
-		cfg:      cfg,
+		set:      set,
 		mask:     mask,
 		scripted: maskProvider(scripted.New(scripted.Options{}), mask),
 		adapters: make(map[string]provider.Provider),
@@ -79,13 +79,13 @@ func (r *Registry) CloseIdle() { r.client.CloseIdleConnections() }
 // it: its configured model, else the first configured API key's default
 // model, else the built-in offline model.
 func (r *Registry) DefaultModelRef(agentID string) string {
-	if ref := r.cfg.AgentModel(agentID); ref != "" {
+	if ref := r.set.Agent(agentID).Model; ref != "" {
 		return ref
 	}
-	if _, ok := r.cfg.Provider("anthropic"); ok {
+	if _, ok := r.set.Provider("anthropic"); ok {
 		return "anthropic/" + defaultAnthropicModel
 	}
-	if _, ok := r.cfg.Provider("openai"); ok {
+	if _, ok := r.set.Provider("openai"); ok {
 		return "openai/" + defaultOpenAIModel
 	}
 	return scripted.Model
@@ -96,18 +96,18 @@ func (r *Registry) ResolveModel(agentID, ref string) (agent.Model, error) {
 	if ref == "" {
 		ref = r.DefaultModelRef(agentID)
 	}
-	provID, modelID := config.SplitModelRef(ref)
+	provID, modelID := settings.SplitModelRef(ref)
 	provID = strings.ToLower(provID)
 	if provID == "" || modelID == "" {
 		return agent.Model{}, fmt.Errorf("invalid model %q (want \"<provider>/<model>\"): %w", ref, provider.ErrUnknownModel)
 	}
-	pc, ok := r.cfg.Provider(provID)
+	pc, ok := r.set.Provider(provID)
 	if provID == scripted.ProviderName && (!ok || pc.BaseURL == "") {
 		// The built-in offline model; a models.providers.scripted entry
 		// without a baseUrl gives its models' windows and maxTokens.
 		model := agent.Model{Provider: r.scripted, ProviderID: provID, ModelID: modelID, API: "scripted"}
 		applyModelDef(&model, pc, modelID)
-		model.ContextTokens, model.ContextWindow = r.cfg.ModelWindow(provID, modelID)
+		model.ContextTokens, model.ContextWindow = r.set.ModelWindow(provID, modelID)
 		return model, nil
 	}
 	if !ok {
@@ -125,12 +125,12 @@ func (r *Registry) ResolveModel(agentID, ref string) (agent.Model, error) {
 	}
 	model := agent.Model{Provider: p, ProviderID: provID, ModelID: modelID, API: pc.API}
 	applyModelDef(&model, pc, modelID)
-	model.ContextTokens, model.ContextWindow = r.cfg.ModelWindow(provID, modelID)
+	model.ContextTokens, model.ContextWindow = r.set.ModelWindow(provID, modelID)
 	return model, nil
 }
 
 // applyModelDef sets the maxTokens and price pc's catalogue gives modelID.
-func applyModelDef(model *agent.Model, pc config.Provider, modelID string) {
+func applyModelDef(model *agent.Model, pc settings.Provider, modelID string) {
 	for _, def := range pc.Models {
 		if def.ID != modelID {
 			continue
@@ -144,7 +144,7 @@ func applyModelDef(model *agent.Model, pc config.Provider, modelID string) {
 	}
 }
 
-func (r *Registry) adapter(id string, pc config.Provider) (provider.Provider, error) {
+func (r *Registry) adapter(id string, pc settings.Provider) (provider.Provider, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p, ok := r.adapters[id]; ok {
@@ -153,9 +153,9 @@ func (r *Registry) adapter(id string, pc config.Provider) (provider.Provider, er
 	var p provider.Provider
 	var err error
 	switch pc.API {
-	case config.APIOpenAICompletions:
+	case settings.APIOpenAICompletions:
 		p, err = openai.New(openai.Config{Name: id, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2, HTTPClient: r.client})
-	case config.APIAnthropicMessages:
+	case settings.APIAnthropicMessages:
 		base := strings.TrimSuffix(strings.TrimRight(pc.BaseURL, "/"), "/v1")
 		p, err = anthropic.New(anthropic.Config{Name: id, BaseURL: base, APIKey: pc.APIKey, Headers: pc.Headers, MaxRetries: 2, HTTPClient: r.client})
 	default:
@@ -191,7 +191,7 @@ func (r *Registry) EmbedReady() error {
 
 // EmbedModel is memory.search's embedding model, "<provider>/<model>".
 func (r *Registry) EmbedModel() string {
-	p, m := r.cfg.EmbeddingRef()
+	p, m := r.set.EmbeddingRef()
 	return p + "/" + m
 }
 
@@ -199,10 +199,10 @@ func (r *Registry) EmbedModel() string {
 // or else memory.search's: the provider, the model, "<provider>/<model>",
 // the vector size to ask for, or why there is none.
 func (r *Registry) embedder(override string, dims int) (provider.Embedder, string, string, int, error) {
-	ms := r.cfg.Memory.Search
-	provID, model := r.cfg.EmbeddingRef()
+	ms := r.set.MemorySearch
+	provID, model := r.set.EmbeddingRef()
 	if override != "" {
-		provID, model = config.SplitModelRef(override)
+		provID, model = settings.SplitModelRef(override)
 		provID = strings.ToLower(provID)
 	} else if ms.Enabled != nil && !*ms.Enabled {
 		return nil, "", "", 0, fmt.Errorf("%w: memory.search.enabled is false (send x-openclaw-model: <provider>/<model> to pick one)", provider.ErrNoEmbeddings)
@@ -214,7 +214,7 @@ func (r *Registry) embedder(override string, dims int) (provider.Embedder, strin
 	if model == "" {
 		return nil, "", used, 0, fmt.Errorf("%w: set memory.search.model for provider %s", provider.ErrNoEmbeddings, provID)
 	}
-	pc, ok := r.cfg.Provider(provID)
+	pc, ok := r.set.Provider(provID)
 	if !ok {
 		if provID == "openai" {
 			return nil, "", used, 0, fmt.Errorf("%w: no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey", provider.ErrNoEmbeddings)
