@@ -83,6 +83,34 @@ func (d Dialect) True() string {
 	return "true"
 }
 
+// Is is d's test that the boolean column col holds (SQLite stores flags as
+// 0 or 1).
+func (d Dialect) Is(col string) string {
+	if d == SQLite {
+		return col + " = 1"
+	}
+	return col
+}
+
+// IsNot is d's test that the boolean column col does not hold.
+func (d Dialect) IsNot(col string) string {
+	if d == SQLite {
+		return col + " = 0"
+	}
+	return "NOT " + col
+}
+
+// Bool is b as an argument for a boolean column of d: 0 or 1 for SQLite.
+func (d Dialect) Bool(b bool) any {
+	if d != SQLite {
+		return b
+	}
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
 // ToMs converts t to unix milliseconds, the stored form of every time; the
 // zero time is 0.
 func ToMs(t time.Time) int64 {

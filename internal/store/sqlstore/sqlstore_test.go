@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,42 @@ func TestListOutboxQuery(t *testing.T) {
 		q, ok, err := c.d.ListOutbox(c.f)
 		if !ok || err != nil || q.String() != c.want {
 			t.Errorf("dialect %d ListOutbox(%+v):\n got %v %v %s\nwant %s", c.d, c.f, ok, err, q.String(), c.want)
+		}
+	}
+}
+
+func TestFlagStatements(t *testing.T) {
+	for _, c := range []struct {
+		d                  Dialect
+		due, claim, open   string
+		enabled, falseFlag any
+	}{
+		{SQLite,
+			`WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`,
+			`WHERE id = ?1 AND enabled = 1 AND next_run_at = ?2`,
+			`FROM a2a_tasks WHERE final = 0
+		ORDER BY created_at, peer, id LIMIT ?`, int64(1), int64(0)},
+		{Postgres,
+			`WHERE enabled AND next_run_at > 0 AND next_run_at <= $1 ORDER BY next_run_at, id LIMIT $2`,
+			`WHERE id = $1 AND enabled AND next_run_at = $2`,
+			`FROM a2a_tasks WHERE NOT final
+		ORDER BY created_at, peer, id LIMIT $1`, true, false},
+	} {
+		for _, s := range []struct{ got, tail string }{
+			{c.d.DueCronJobs(), c.due}, {c.d.ClaimCronTick(), c.claim}, {c.d.OpenA2ATasks(), c.open},
+		} {
+			if !strings.HasSuffix(s.got, s.tail) {
+				t.Errorf("dialect %d: %q does not end in %q", c.d, s.got, s.tail)
+			}
+		}
+		now := time.UnixMilli(5000)
+		job := c.d.CronJobArgs(&store.CronJob{ID: "j", Enabled: true, NextRunAt: time.UnixMilli(7)}, now)
+		if want := []any{"j", c.enabled, int64(7), int64(0), "{}", int64(5000)}; !slices.Equal(job, want) {
+			t.Errorf("dialect %d: cron job args %v, want %v", c.d, job, want)
+		}
+		task := c.d.A2ATaskArgs(&store.A2ATask{Peer: "p", ID: "t", State: "working", Task: json.RawMessage(`{"a":1}`)}, now)
+		if want := []any{"p", "t", "", "working", c.falseFlag, "", `{"a":1}`, int64(5000)}; !slices.Equal(task, want) {
+			t.Errorf("dialect %d: A2A task args %v, want %v", c.d, task, want)
 		}
 	}
 }
