@@ -111,6 +111,21 @@ func (d Dialect) Bool(b bool) any {
 	return int64(0)
 }
 
+// Qualify returns the column list cols (names separated by commas) with
+// each name qualified by table, for statements that join.
+func Qualify(table, cols string) string {
+	names := colNames(cols)
+	for i, c := range names {
+		names[i] = table + "." + c
+	}
+	return strings.Join(names, ", ")
+}
+
+// colNames splits a column list into its names.
+func colNames(cols string) []string {
+	return strings.Split(strings.Join(strings.Fields(cols), ""), ",")
+}
+
 // ToMs converts t to unix milliseconds, the stored form of every time; the
 // zero time is 0.
 func ToMs(t time.Time) int64 {

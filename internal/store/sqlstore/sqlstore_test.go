@@ -169,3 +169,45 @@ func TestFlagStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionWrites checks the session writes made from SessionCols against
+// the statements the stores wrote out by hand before.
+func TestSessionWrites(t *testing.T) {
+	sets := `session_id = ?2, agent_id = ?3, kind = ?4, channel = ?5, chat_type = ?6,
+		display_name = ?7, label = ?8, spawned_by = ?9, spawn_depth = ?10,
+		model = ?11, thinking_level = ?12, verbose_level = ?13,
+		context_tokens = ?14, input_tokens = ?15, output_tokens = ?16, total_tokens = ?17,
+		system_sent = ?18, aborted_last_run = ?19, send_policy = ?20,
+		last_channel = ?21, last_to = ?22, last_account_id = ?23,
+		delivery_context = ?24, extra = ?25, created_at = ?26, updated_at = ?27`
+	excluded := `session_id = excluded.session_id, agent_id = excluded.agent_id,
+		kind = excluded.kind, channel = excluded.channel,
+		chat_type = excluded.chat_type, display_name = excluded.display_name,
+		label = excluded.label, spawned_by = excluded.spawned_by,
+		spawn_depth = excluded.spawn_depth, model = excluded.model,
+		thinking_level = excluded.thinking_level, verbose_level = excluded.verbose_level,
+		context_tokens = excluded.context_tokens, input_tokens = excluded.input_tokens,
+		output_tokens = excluded.output_tokens, total_tokens = excluded.total_tokens,
+		system_sent = excluded.system_sent, aborted_last_run = excluded.aborted_last_run,
+		send_policy = excluded.send_policy, last_channel = excluded.last_channel,
+		last_to = excluded.last_to, last_account_id = excluded.last_account_id,
+		delivery_context = excluded.delivery_context, extra = excluded.extra,
+		created_at = excluded.created_at, updated_at = excluded.updated_at`
+	values := func(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+	for _, c := range []struct{ got, want string }{
+		{SQLite.InsertSession("key_class"), `INSERT INTO sessions (` + SessionCols + `, key_class)
+			VALUES (` + values(28) + `) ON CONFLICT (key) DO NOTHING`},
+		{UpsertSession("key_class"), `INSERT INTO sessions (` + SessionCols + `, key_class)
+			VALUES (` + values(28) + `) ON CONFLICT (key) DO UPDATE SET ` + excluded},
+		{Postgres.InsertSession("key_class", "search"), Postgres.Q(`INSERT INTO sessions (` + SessionCols + `, key_class, search)
+			VALUES (` + values(29) + `) ON CONFLICT (key) DO NOTHING`)},
+		{Postgres.PutSession("key_class", "search"), Postgres.Q(`UPDATE sessions SET ` + sets +
+			`, key_class = ?28, search = ?29 WHERE key = ?1`)},
+		{Qualify("runs", `run_id, session_key,
+			usage`), `runs.run_id, runs.session_key, runs.usage`},
+	} {
+		if g, w := strings.Join(strings.Fields(c.got), " "), strings.Join(strings.Fields(c.want), " "); g != w {
+			t.Errorf("\n got %s\nwant %s", g, w)
+		}
+	}
+}
