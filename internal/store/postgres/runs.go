@@ -86,13 +86,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if r == nil || r.RunID == "" {
 		return errors.New("postgres.CreateRun: empty run id")
 	}
-	c := *r
-	if c.Status == "" {
-		c.Status = store.RunQueued
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = s.nowTime()
-	}
+	c := sqlstore.NewRun(r, s.nowTime)
 	args, err := runArgs(&c)
 	if err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)
@@ -154,8 +148,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		if err := putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
-		out = r.Clone()
-		out.CreatedAt, out.StartedAt, out.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		out = sqlstore.StoredRun(r)
 		return nil
 	})
 	if fnErr != nil {
@@ -300,8 +293,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		} else if err := br.Close(); err != nil {
 			return err
 		}
-		run = r.Clone()
-		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		run = sqlstore.StoredRun(r)
 		return nil
 	})
 	if err != nil {

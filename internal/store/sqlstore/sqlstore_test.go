@@ -211,3 +211,45 @@ func TestSessionWrites(t *testing.T) {
 		}
 	}
 }
+
+func TestRunEndArgs(t *testing.T) {
+	now := time.UnixMicro(5_000_123)
+	items := []store.OutboxItem{{ID: "a", Kind: "k"}, {ID: "b", Kind: "k", RunID: "other"}}
+	ended, outbox, err := RunEndArgs("r1", time.Time{}, items, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ended.Equal(time.UnixMilli(5_000)) {
+		t.Errorf("ended %v, want now at the stored resolution", ended)
+	}
+	if len(outbox) != 2 || !slices.Contains(outbox[0], any("r1")) || !slices.Contains(outbox[1], any("other")) {
+		t.Errorf("outbox args %v: want the run's id on the first item only", outbox)
+	}
+	if items[0].RunID != "" {
+		t.Error("RunEndArgs changed the caller's items")
+	}
+	at := time.UnixMilli(7)
+	if ended, _, _ := RunEndArgs("r1", at, nil, now); !ended.Equal(at) {
+		t.Errorf("ended %v, want %v", ended, at)
+	}
+	_, _, err = RunEndArgs("r1", at, []store.OutboxItem{{ID: "a", Kind: "k"}, {Kind: "k"}}, now)
+	if err == nil || !strings.HasPrefix(err.Error(), "outbox item 1: ") {
+		t.Errorf("error %v, want one naming outbox item 1", err)
+	}
+}
+
+func TestNewRun(t *testing.T) {
+	now := time.UnixMilli(9)
+	clock := func() time.Time { return now }
+	if c := NewRun(&store.Run{RunID: "r"}, clock); c.Status != store.RunQueued || !c.CreatedAt.Equal(now) {
+		t.Errorf("defaults: %+v", c)
+	}
+	at := time.UnixMilli(3)
+	if c := NewRun(&store.Run{RunID: "r", Status: store.RunRunning, CreatedAt: at}, clock); c.Status != store.RunRunning || !c.CreatedAt.Equal(at) {
+		t.Errorf("set fields changed: %+v", c)
+	}
+	r := &store.Run{RunID: "r", CreatedAt: time.UnixMicro(1_500), EndedAt: time.UnixMicro(2_999)}
+	if c := StoredRun(r); !c.CreatedAt.Equal(time.UnixMilli(1)) || !c.EndedAt.Equal(time.UnixMilli(2)) || c == r {
+		t.Errorf("StoredRun: %+v", c)
+	}
+}
