@@ -253,3 +253,32 @@ func TestNewRun(t *testing.T) {
 		t.Errorf("StoredRun: %+v", c)
 	}
 }
+
+func TestMessageRows(t *testing.T) {
+	out := []store.Message{{Role: "user", RunID: "r"}, {Role: "assistant", RunID: "r"}}
+	out[0].Entry.ID, out[1].Entry.ID = "e1", "e2"
+	rows := MessageRows{SessionID: "s", IdemKey: "k", Seq: 4, PrevID: "e0"}
+	var args []any
+	for i := range out {
+		var err error
+		if args, err = rows.Append(args, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(args) != 16 {
+		t.Fatalf("%d arguments, want two rows of 8", len(args))
+	}
+	for i, want := range []struct {
+		seq      int64
+		id, key  string
+		parentID string
+	}{{5, "e1", "k", "e0"}, {6, "e2", "", "e1"}} {
+		row := args[8*i : 8*i+8]
+		if row[0] != "s" || row[1] != want.seq || row[2] != want.id || row[7] != want.key {
+			t.Errorf("row %d: %v", i, row)
+		}
+		if p := out[i].Entry.ParentID; p == nil || *p != want.parentID {
+			t.Errorf("message %d: parent %v, want %q", i, p, want.parentID)
+		}
+	}
+}
