@@ -1,11 +1,15 @@
 // Package sqlstore owns what the SQLite and PostgreSQL stores share: the
-// text of their common statements, written once with ? placeholders and
-// rewritten for PostgreSQL by Dialect.Q, their column lists, one scanner and
-// one argument list per row type, a builder for the filtered queries they
+// text of their common statements, reads and writes, written once with ?
+// placeholders and rewritten for PostgreSQL by Dialect.Q (those that test a
+// boolean flag, or write a session row with each store's derived columns,
+// are made per dialect by Dialect's methods), their column lists, one
+// scanner and one argument list per row type (and the arguments of a run's
+// end and of appended messages), a builder for the filtered queries they
 // assemble at run time, and Reads, the reading methods they answer alike
 // (each store embeds it over its own connections). Statements that differ
-// in more than their placeholders (upserts, locking reads, full-text
-// search, batched writes) and every write stay in their store.
+// in more than that (locking reads, the run start's fence and PostgreSQL's
+// one-statement run end, full-text search, vectors, batched writes) and the
+// transactions that run the writes stay in their store.
 //
 // Only internal/store/sqlite and internal/store/postgres import it.
 package sqlstore
