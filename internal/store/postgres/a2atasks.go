@@ -15,9 +15,6 @@ var (
 	qPutA2ATask = pq(sqlstore.PutA2ATask)
 )
 
-const qOpenA2ATasks = `SELECT ` + sqlstore.A2ATaskCols + ` FROM a2a_tasks WHERE NOT final
-		ORDER BY created_at, peer, id LIMIT $1`
-
 // PutA2ATask implements store.A2ATaskStore.
 func (s *Store) PutA2ATask(ctx context.Context, t *store.A2ATask) error {
 	if err := s.checkOpen("PutA2ATask"); err != nil {
@@ -26,12 +23,7 @@ func (s *Store) PutA2ATask(ctx context.Context, t *store.A2ATask) error {
 	if t == nil || t.Peer == "" || t.ID == "" || t.State == "" {
 		return errors.New("postgres.PutA2ATask: task needs a peer, an id and a state")
 	}
-	body := string(t.Task)
-	if body == "" {
-		body = "{}"
-	}
-	if _, err := s.pool.Exec(ctx, qPutA2ATask, t.Peer, t.ID, t.ContextID, t.State, t.Final,
-		t.RunID, body, toMs(s.nowTime())); err != nil {
+	if _, err := s.pool.Exec(ctx, qPutA2ATask, sqlstore.Postgres.A2ATaskArgs(t, s.nowTime())...); err != nil {
 		return fmt.Errorf("postgres.PutA2ATask %q/%q: %w", t.Peer, t.ID, err)
 	}
 	return nil

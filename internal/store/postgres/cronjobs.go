@@ -21,12 +21,7 @@ var (
 	qFinishCronRun = pq(sqlstore.FinishCronRun)
 )
 
-const (
-	qDueCronJobs = `SELECT ` + sqlstore.CronJobCols + ` FROM cron_jobs
-		WHERE enabled AND next_run_at > 0 AND next_run_at <= $1 ORDER BY next_run_at, id LIMIT $2`
-	qClaimCronTick = `UPDATE cron_jobs SET next_run_at = $3, last_tick = $2, updated_at = $4
-		WHERE id = $1 AND enabled AND next_run_at = $2`
-)
+var qClaimCronTick = sqlstore.Postgres.ClaimCronTick()
 
 // PutCronJob implements store.CronStore.
 func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
@@ -36,12 +31,7 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if j == nil || j.ID == "" {
 		return errors.New("postgres.PutCronJob: job without id")
 	}
-	spec := string(j.Spec)
-	if spec == "" {
-		spec = "{}"
-	}
-	if _, err := s.pool.Exec(ctx, qPutCronJob, j.ID, j.Enabled, toMs(j.NextRunAt), toMs(j.LastTick),
-		spec, toMs(s.nowTime())); err != nil {
+	if _, err := s.pool.Exec(ctx, qPutCronJob, sqlstore.Postgres.CronJobArgs(j, s.nowTime())...); err != nil {
 		return fmt.Errorf("postgres.PutCronJob %q: %w", j.ID, err)
 	}
 	return nil

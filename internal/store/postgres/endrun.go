@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 var _ store.RunEnder = (*Store)(nil)
@@ -59,23 +60,9 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			added.Count(out[i].Role, line)
 		}
 	}
-	now := s.nowTime()
-	ended := res.EndedAt
-	if ended.IsZero() {
-		ended = now
-	}
-	ended = store.Millis(ended)
-	outbox := make([][]any, len(res.Outbox))
-	for i := range res.Outbox {
-		it := res.Outbox[i] // Payload is shared but only read
-		if it.RunID == "" {
-			it.RunID = runID
-		}
-		args, err := newOutboxArgs(&it, now)
-		if err != nil {
-			return nil, nil, fmt.Errorf("postgres.%s: outbox item %d: %w", op, i, err)
-		}
-		outbox[i] = args
+	ended, outbox, err := sqlstore.RunEndArgs(runID, res.EndedAt, res.Outbox, s.nowTime())
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
 	}
 	usage, err := json.Marshal(res.Usage)
 	if err != nil {

@@ -149,29 +149,21 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out [
 // first message (PostMessage). It is the transaction's last statement
 // (see sendLast).
 func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out []store.Message, idemKey string) error {
-	seq, prevID := t.seq, t.prevID
+	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: t.seq, PrevID: t.prevID}
 	// One multi-row INSERT: one round trip whatever the batch size.
 	args := make([]any, 0, 8*len(out))
 	q := make([]byte, 0, 128+48*len(out))
 	q = append(q, sqlstore.InsertMessages...)
 	for i := range out {
-		m := &out[i]
-		seq++
-		line, err := sqlstore.Chain(m, seq, prevID)
-		prevID = m.Entry.ID
-		if err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
-		}
-		key := ""
-		if i == 0 {
-			key = idemKey
-		}
 		if i > 0 {
 			q = append(q, ',')
 		}
 		n := len(args)
 		q = fmt.Appendf(q, "($%d,$%d,$%d,$%d,$%d,$%d,$%d,$%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
-		args = append(args, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, toMs(m.CreatedAt), string(line), key)
+		var err error
+		if args, err = rows.Append(args, &out[i]); err != nil {
+			return err
+		}
 	}
 	// The transaction's last statement: its COMMIT goes with it.
 	var b pgx.Batch

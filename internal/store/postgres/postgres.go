@@ -104,7 +104,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
 	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.Postgres, Name: "postgres", DB: poolReads{s},
-		NoRows: pgx.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
+		NoRows: pgx.ErrNoRows, CheckOpen: s.checkOpen})
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -24,6 +24,15 @@ var (
 	qInsertRun    = pq(sqlstore.InsertRun)
 	qUpdateRun    = pq(sqlstore.UpdateRun)
 	qRunStatus    = pq(sqlstore.RunStatus)
+
+	// qAbortRunning aborts every running run; the runs are locked in a
+	// fixed order first so that two callers cannot deadlock.
+	qAbortRunning = `WITH locked AS (
+			SELECT run_id FROM runs WHERE status = 'running' ORDER BY run_id FOR UPDATE
+		)
+		UPDATE runs SET status = 'aborted', ended_at = $1, error = $2
+		FROM locked WHERE runs.run_id = locked.run_id AND runs.status = 'running'
+		RETURNING ` + sqlstore.Qualify("runs", runCols)
 )
 
 const (
@@ -41,17 +50,6 @@ const (
 				system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
 			FROM r WHERE sessions.key = r.session_key)
 		SELECT ` + runCols + ` FROM r`
-
-	// qAbortRunning aborts every running run; the runs are locked in a
-	// fixed order first so that two callers cannot deadlock.
-	qAbortRunning = `WITH locked AS (
-			SELECT run_id FROM runs WHERE status = 'running' ORDER BY run_id FOR UPDATE
-		)
-		UPDATE runs SET status = 'aborted', ended_at = $1, error = $2
-		FROM locked WHERE runs.run_id = locked.run_id AND runs.status = 'running'
-		RETURNING ` + `runs.run_id, runs.session_key, runs.session_id, runs.agent_id, runs.lane,
-		runs.status, runs.input, runs.created_at, runs.started_at, runs.ended_at, runs.error,
-		runs.stop_reason, runs.usage`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
 
@@ -88,13 +86,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if r == nil || r.RunID == "" {
 		return errors.New("postgres.CreateRun: empty run id")
 	}
-	c := *r
-	if c.Status == "" {
-		c.Status = store.RunQueued
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = s.nowTime()
-	}
+	c := sqlstore.NewRun(r, s.nowTime)
 	args, err := runArgs(&c)
 	if err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)
@@ -156,8 +148,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		if err := putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
-		out = r.Clone()
-		out.CreatedAt, out.StartedAt, out.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		out = sqlstore.StoredRun(r)
 		return nil
 	})
 	if fnErr != nil {
@@ -302,8 +293,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		} else if err := br.Close(); err != nil {
 			return err
 		}
-		run = r.Clone()
-		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		run = sqlstore.StoredRun(r)
 		return nil
 	})
 	if err != nil {

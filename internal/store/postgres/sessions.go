@@ -21,32 +21,17 @@ var (
 	qDeleteSession    = pq(sqlstore.DeleteSession)
 	qSessionIDInUse   = pq(sqlstore.SessionIDInUse)
 	qDeleteTranscript = pq(sqlstore.DeleteTranscript)
-)
 
-const (
 	// The written columns: sessionCols, then the derived key_class and
 	// search.
-	qInsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class, search)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,
-		$21,$22,$23,$24,$25,$26,$27,$28,$29)
-		ON CONFLICT (key) DO NOTHING`
-
-	// qPlaceholderSession reserves a missing key inside UpdateSession's
-	// transaction, so that concurrent creators of one key queue on its row.
-	qPlaceholderSession = `INSERT INTO sessions (key, session_id, created_at, updated_at, key_class)
-		VALUES ($1, '', 0, 0, $2) ON CONFLICT (key) DO NOTHING`
-
-	qPutSession = `UPDATE sessions SET
-		session_id = $2, agent_id = $3, kind = $4, channel = $5, chat_type = $6,
-		display_name = $7, label = $8, spawned_by = $9, spawn_depth = $10,
-		model = $11, thinking_level = $12, verbose_level = $13,
-		context_tokens = $14, input_tokens = $15, output_tokens = $16, total_tokens = $17,
-		system_sent = $18, aborted_last_run = $19, send_policy = $20,
-		last_channel = $21, last_to = $22, last_account_id = $23,
-		delivery_context = $24, extra = $25, created_at = $26, updated_at = $27,
-		key_class = $28, search = $29
-		WHERE key = $1`
+	qInsertSession = sqlstore.Postgres.InsertSession("key_class", "search")
+	qPutSession    = sqlstore.Postgres.PutSession("key_class", "search")
 )
+
+// qPlaceholderSession reserves a missing key inside UpdateSession's
+// transaction, so that concurrent creators of one key queue on its row.
+const qPlaceholderSession = `INSERT INTO sessions (key, session_id, created_at, updated_at, key_class)
+	VALUES ($1, '', 0, 0, $2) ON CONFLICT (key) DO NOTHING`
 
 // searchSep separates the fields of the search column; see the schema.
 const searchSep = "\x1f"

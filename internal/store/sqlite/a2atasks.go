@@ -12,11 +12,7 @@ import (
 
 var _ store.A2ATaskStore = (*Store)(nil)
 
-const (
-	qPutA2ATask   = sqlstore.PutA2ATask
-	qOpenA2ATasks = `SELECT ` + sqlstore.A2ATaskCols + ` FROM a2a_tasks WHERE final = 0
-		ORDER BY created_at, peer, id LIMIT ?`
-)
+const qPutA2ATask = sqlstore.PutA2ATask
 
 // PutA2ATask implements store.A2ATaskStore.
 func (s *Store) PutA2ATask(ctx context.Context, t *store.A2ATask) error {
@@ -26,13 +22,8 @@ func (s *Store) PutA2ATask(ctx context.Context, t *store.A2ATask) error {
 	if t == nil || t.Peer == "" || t.ID == "" || t.State == "" {
 		return errors.New("sqlite.PutA2ATask: task needs a peer, an id and a state")
 	}
-	body := string(t.Task)
-	if body == "" {
-		body = "{}"
-	}
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, qPutA2ATask, t.Peer, t.ID, t.ContextID, t.State, boolInt(t.Final),
-			t.RunID, body, toMs(s.nowTime()))
+		_, err := tx.ExecContext(ctx, qPutA2ATask, sqlstore.SQLite.A2ATaskArgs(t, s.nowTime())...)
 		return err
 	})
 	if err != nil {

@@ -18,11 +18,9 @@ const (
 	qDeleteCronJob = sqlstore.DeleteCronJob
 	qInsertCronRun = sqlstore.InsertCronRun
 	qFinishCronRun = sqlstore.FinishCronRun
-	qDueCronJobs   = `SELECT ` + sqlstore.CronJobCols + ` FROM cron_jobs
-		WHERE enabled = 1 AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`
-	qClaimCronTick = `UPDATE cron_jobs SET next_run_at = ?3, last_tick = ?2, updated_at = ?4
-		WHERE id = ?1 AND enabled = 1 AND next_run_at = ?2`
 )
+
+var qClaimCronTick = sqlstore.SQLite.ClaimCronTick()
 
 // PutCronJob implements store.CronStore.
 func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
@@ -32,13 +30,8 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if j == nil || j.ID == "" {
 		return errors.New("sqlite.PutCronJob: job without id")
 	}
-	spec := string(j.Spec)
-	if spec == "" {
-		spec = "{}"
-	}
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, qPutCronJob, j.ID, boolInt(j.Enabled), toMs(j.NextRunAt),
-			toMs(j.LastTick), spec, toMs(s.nowTime()))
+		_, err := tx.ExecContext(ctx, qPutCronJob, sqlstore.SQLite.CronJobArgs(j, s.nowTime())...)
 		return err
 	})
 	if err != nil {

@@ -112,20 +112,13 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out 
 	if err != nil {
 		return err
 	}
+	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: seq, PrevID: prevID}
+	args := make([]any, 0, 8)
 	for i := range out {
-		m := &out[i]
-		seq++
-		line, err := sqlstore.Chain(m, seq, prevID)
-		prevID = m.Entry.ID
-		if err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
+		if args, err = rows.Append(args[:0], &out[i]); err != nil {
+			return err
 		}
-		key := ""
-		if i == 0 {
-			key = idemKey
-		}
-		if _, err := ins.ExecContext(ctx, sessionID, m.Seq, m.Entry.ID, m.Role, m.RunID,
-			toMs(m.CreatedAt), string(line), key); err != nil {
+		if _, err := ins.ExecContext(ctx, args...); err != nil {
 			return err
 		}
 	}

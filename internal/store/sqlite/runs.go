@@ -52,13 +52,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if r == nil || r.RunID == "" {
 		return errors.New("sqlite.CreateRun: empty run id")
 	}
-	c := *r
-	if c.Status == "" {
-		c.Status = store.RunQueued
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = s.nowTime()
-	}
+	c := sqlstore.NewRun(r, s.nowTime)
 	args, err := sqlstore.RunArgs(&c)
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
@@ -161,8 +155,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		if err := s.putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
-		out = r.Clone()
-		out.CreatedAt, out.StartedAt, out.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		out = sqlstore.StoredRun(r)
 		return nil
 	})
 	if fnErr != nil {
@@ -212,30 +205,16 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 		}
 	}
-	now := s.nowTime()
-	ended := res.EndedAt
-	if ended.IsZero() {
-		ended = now
-	}
-	ended = store.Millis(ended)
 	// Outbox rows are built before taking the writer.
-	outbox := make([][]any, len(res.Outbox))
-	for i := range res.Outbox {
-		it := res.Outbox[i] // Payload is shared but only read
-		if it.RunID == "" {
-			it.RunID = runID
-		}
-		args, err := newOutboxArgs(&it, now)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sqlite.%s: outbox item %d: %w", op, i, err)
-		}
-		outbox[i] = args
+	ended, outbox, err := sqlstore.RunEndArgs(runID, res.EndedAt, res.Outbox, s.nowTime())
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	var (
 		out  *store.Run
 		sess *store.Session // the session row as the run's end left it
 	)
-	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(tx *sql.Tx) error {
 		out, sess = nil, nil // set, not kept: the body may run again
 		r, err := s.getRunTx(ctx, tx, runID)
 		if err != nil {
@@ -383,8 +362,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 				return err
 			}
 		}
-		run = r.Clone()
-		run.CreatedAt, run.StartedAt, run.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+		run = sqlstore.StoredRun(r)
 		return nil
 	})
 	if err != nil {

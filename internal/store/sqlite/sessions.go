@@ -15,40 +15,17 @@ import (
 const sessionCols = sqlstore.SessionCols
 
 const (
-	qGetSession = sqlstore.GetSession
-
-	// The key class is written with the row and never changes: the key is
-	// the row's identity.
-	qInsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (key) DO NOTHING`
-
-	qUpsertSession = `INSERT INTO sessions (` + sessionCols + `, key_class)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (key) DO UPDATE SET
-		session_id = excluded.session_id, agent_id = excluded.agent_id,
-		kind = excluded.kind, channel = excluded.channel,
-		chat_type = excluded.chat_type, display_name = excluded.display_name,
-		label = excluded.label, spawned_by = excluded.spawned_by,
-		spawn_depth = excluded.spawn_depth, model = excluded.model,
-		thinking_level = excluded.thinking_level,
-		verbose_level = excluded.verbose_level,
-		context_tokens = excluded.context_tokens,
-		input_tokens = excluded.input_tokens,
-		output_tokens = excluded.output_tokens,
-		total_tokens = excluded.total_tokens,
-		system_sent = excluded.system_sent,
-		aborted_last_run = excluded.aborted_last_run,
-		send_policy = excluded.send_policy,
-		last_channel = excluded.last_channel, last_to = excluded.last_to,
-		last_account_id = excluded.last_account_id,
-		delivery_context = excluded.delivery_context,
-		extra = excluded.extra,
-		created_at = excluded.created_at, updated_at = excluded.updated_at`
-
+	qGetSession       = sqlstore.GetSession
 	qDeleteSession    = sqlstore.DeleteSession
 	qSessionIDInUse   = sqlstore.SessionIDInUse
 	qDeleteTranscript = sqlstore.DeleteTranscript
+)
+
+// The key class is written with the row and never changes: the key is the
+// row's identity.
+var (
+	qInsertSession = sqlstore.SQLite.InsertSession("key_class")
+	qUpsertSession = sqlstore.UpsertSession("key_class")
 )
 
 // rowScanner is *sql.Row or *sql.Rows.

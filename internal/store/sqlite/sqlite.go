@@ -112,7 +112,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	s := &Store{now: opts.Now, newID: opts.NewEntryID}
 	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.SQLite, Name: "sqlite", DB: readers{s},
-		NoRows: sql.ErrNoRows, CheckOpen: s.checkOpen, DueCronJobs: qDueCronJobs, OpenA2ATasks: qOpenA2ATasks})
+		NoRows: sql.ErrNoRows, CheckOpen: s.checkOpen})
 	if s.now == nil {
 		s.now = time.Now
 	}

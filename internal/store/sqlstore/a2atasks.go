@@ -1,12 +1,16 @@
 package sqlstore
 
-import "github.com/switchboardhq/switchboard/internal/store"
+import (
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
 
 // A2ATaskCols lists the a2a_tasks columns in ScanA2ATask's order.
 const A2ATaskCols = `peer, id, context_id, state, final, run_id, task, created_at, updated_at`
 
 // Statements on A2A tasks. The listing of open tasks tests the final flag
-// and stays in its store.
+// and is made per dialect by OpenA2ATasks.
 const (
 	PutA2ATask = `INSERT INTO a2a_tasks (` + A2ATaskCols + `) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?8)
 		ON CONFLICT (peer, id) DO UPDATE SET context_id = ?3, state = ?4, final = ?5, run_id = ?6, task = ?7, updated_at = ?8`
@@ -30,4 +34,20 @@ func ScanA2ATask(sc Scanner) (*store.A2ATask, error) {
 	t.Task = []byte(body)
 	t.CreatedAt, t.UpdatedAt = FromMs(created), FromMs(updated)
 	return &t, nil
+}
+
+// OpenA2ATasks is the statement of store.A2ATaskStore's OpenA2ATasks, in d.
+func (d Dialect) OpenA2ATasks() string {
+	return d.Q(`SELECT ` + A2ATaskCols + ` FROM a2a_tasks WHERE ` + d.IsNot("final") + `
+		ORDER BY created_at, peer, id LIMIT ?`)
+}
+
+// A2ATaskArgs returns t, written at now, as the arguments of PutA2ATask in
+// d; an empty task body is stored as {}.
+func (d Dialect) A2ATaskArgs(t *store.A2ATask, now time.Time) []any {
+	body := string(t.Task)
+	if body == "" {
+		body = "{}"
+	}
+	return []any{t.Peer, t.ID, t.ContextID, t.State, d.Bool(t.Final), t.RunID, body, ToMs(now)}
 }

@@ -1,12 +1,16 @@
 package sqlstore
 
-import "github.com/switchboardhq/switchboard/internal/store"
+import (
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
 
 // CronJobCols lists the cron_jobs columns in ScanCronJob's order.
 const CronJobCols = `id, enabled, next_run_at, last_tick, spec, created_at, updated_at`
 
 // Statements on cron jobs and their runs. Those that test the enabled flag
-// stay in their store: SQLite compares an integer, PostgreSQL a boolean.
+// are made per dialect by DueCronJobs and ClaimCronTick.
 const (
 	PutCronJob = `INSERT INTO cron_jobs (` + CronJobCols + `) VALUES (?1,?2,?3,?4,?5,?6,?6)
 		ON CONFLICT (id) DO UPDATE SET enabled = ?2, next_run_at = ?3, last_tick = ?4, spec = ?5, updated_at = ?6`
@@ -46,4 +50,28 @@ func ScanCronRun(sc Scanner) (*store.CronRun, error) {
 	}
 	r.Tick, r.StartedAt, r.EndedAt = FromMs(tick), FromMs(started), FromMs(ended)
 	return &r, nil
+}
+
+// DueCronJobs is the statement of store.CronStore's DueCronJobs, in d.
+func (d Dialect) DueCronJobs() string {
+	return d.Q(`SELECT ` + CronJobCols + ` FROM cron_jobs
+		WHERE ` + d.Is("enabled") + ` AND next_run_at > 0 AND next_run_at <= ? ORDER BY next_run_at, id LIMIT ?`)
+}
+
+// ClaimCronTick is the statement that claims an enabled job's due tick
+// (?2) by moving it to the next (?3), in d; its arguments are the job's id,
+// the due tick, the next and the time of the claim.
+func (d Dialect) ClaimCronTick() string {
+	return d.Q(`UPDATE cron_jobs SET next_run_at = ?3, last_tick = ?2, updated_at = ?4
+		WHERE id = ?1 AND ` + d.Is("enabled") + ` AND next_run_at = ?2`)
+}
+
+// CronJobArgs returns j, written at now, as the arguments of PutCronJob in
+// d; an empty spec is stored as {}.
+func (d Dialect) CronJobArgs(j *store.CronJob, now time.Time) []any {
+	spec := string(j.Spec)
+	if spec == "" {
+		spec = "{}"
+	}
+	return []any{j.ID, d.Bool(j.Enabled), ToMs(j.NextRunAt), ToMs(j.LastTick), spec, ToMs(now)}
 }

@@ -111,6 +111,36 @@ func Chain(m *store.Message, seq int64, prevID string) ([]byte, error) {
 	return m.Entry.MarshalJSON()
 }
 
+// MessageRows numbers and chains prepared messages after a transcript's
+// tail, giving each one's row of InsertMessages; the first row carries
+// IdemKey.
+type MessageRows struct {
+	SessionID, IdemKey string
+	// Seq and PrevID are the tail: its last seq (0 when the transcript is
+	// empty) and entry id.
+	Seq    int64
+	PrevID string
+	n      int
+}
+
+// Append chains m, the next message, and appends its row's arguments to
+// args.
+func (r *MessageRows) Append(args []any, m *store.Message) ([]any, error) {
+	i := r.n
+	r.n++
+	r.Seq++
+	line, err := Chain(m, r.Seq, r.PrevID)
+	r.PrevID = m.Entry.ID
+	if err != nil {
+		return args, fmt.Errorf("message %d: %w", i, err)
+	}
+	key := ""
+	if i == 0 {
+		key = r.IdemKey
+	}
+	return append(args, r.SessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, ToMs(m.CreatedAt), string(line), key), nil
+}
+
 // HistoryStmts lists History's statements in the order HistoryStmt picks
 // them.
 var HistoryStmts = [4]string{HistoryRunTail, HistoryRunAll, HistoryTail, HistoryAll}

@@ -41,9 +41,6 @@ type ReadConfig struct {
 	NoRows error
 	// CheckOpen fails once the store is closed; op names the method.
 	CheckOpen func(op string) error
-	// DueCronJobs and OpenA2ATasks are the store's own statements for
-	// those reads (they test a boolean flag).
-	DueCronJobs, OpenA2ATasks string
 }
 
 // Reads implements the reading methods of store.Store, store.CronStore,
@@ -56,7 +53,7 @@ type reads struct {
 	ReadConfig
 	getRun, getOutbox, getSubagent, getCronJob, listCronJobs, cronRuns   string
 	getA2ATask, listA2ATasks, listA2ATasksCtx, memoryFiles, memoryChunks string
-	countMessages, sessionsByID                                          string
+	countMessages, sessionsByID, dueCronJobs, openA2ATasks               string
 	history                                                              [4]string
 }
 
@@ -69,6 +66,7 @@ func NewReads(c ReadConfig) Reads {
 		getA2ATask: q(GetA2ATask), listA2ATasks: q(ListA2ATasks), listA2ATasksCtx: q(ListA2ATasksCtx),
 		memoryFiles: q(MemoryFiles), memoryChunks: q(MemoryChunks),
 		countMessages: q(CountMessages), sessionsByID: q(SessionsByID),
+		dueCronJobs: c.Dialect.DueCronJobs(), openA2ATasks: c.Dialect.OpenA2ATasks(),
 	}
 	for i, s := range HistoryStmts {
 		r.history[i] = q(s)
@@ -207,7 +205,7 @@ func (rd Reads) DueCronJobs(ctx context.Context, now time.Time, limit int) ([]*s
 	if limit <= 0 {
 		return nil, rd.c.errorf("DueCronJobs", ": limit must be positive")
 	}
-	return list(ctx, rd.c, "DueCronJobs", 0, ScanCronJob, rd.c.DueCronJobs, ToMs(now), limit)
+	return list(ctx, rd.c, "DueCronJobs", 0, ScanCronJob, rd.c.dueCronJobs, ToMs(now), limit)
 }
 
 // CronRuns implements store.CronStore.
@@ -256,7 +254,7 @@ func (rd Reads) OpenA2ATasks(ctx context.Context, limit int) ([]*store.A2ATask, 
 	if limit <= 0 || limit > store.MaxA2ATaskList {
 		return nil, r.errorf("OpenA2ATasks", ": limit %d not in 1..%d", limit, store.MaxA2ATaskList)
 	}
-	return list(ctx, r, "OpenA2ATasks", 0, ScanA2ATask, r.OpenA2ATasks, limit)
+	return list(ctx, r, "OpenA2ATasks", 0, ScanA2ATask, r.openA2ATasks, limit)
 }
 
 // MemoryFiles implements store.MemoryStore.

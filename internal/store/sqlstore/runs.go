@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -71,6 +72,51 @@ func RunArgs(r *store.Run) ([]any, error) {
 	return []any{r.RunID, r.SessionKey, r.SessionID, r.AgentID, r.Lane, string(r.Status), input,
 		ToMs(r.CreatedAt), ToMs(r.StartedAt), ToMs(r.EndedAt), r.Error, r.StopReason,
 		string(usage)}, nil
+}
+
+// NewRun returns a copy of r with CreateRun's defaults: an empty Status is
+// queued, a zero CreatedAt is now().
+func NewRun(r *store.Run, now func() time.Time) store.Run {
+	c := *r
+	if c.Status == "" {
+		c.Status = store.RunQueued
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = now()
+	}
+	return c
+}
+
+// StoredRun returns a copy of r with its times at the stored resolution, as
+// a read of the row would return it.
+func StoredRun(r *store.Run) *store.Run {
+	c := r.Clone()
+	c.CreatedAt, c.StartedAt, c.EndedAt = store.Millis(r.CreatedAt), store.Millis(r.StartedAt), store.Millis(r.EndedAt)
+	return c
+}
+
+// RunEndArgs returns what ending run runID with a store.RunResult writes
+// besides the run's row, built before the transaction: the end (the
+// result's EndedAt, now when zero, at the stored resolution) and its outbox
+// items as arguments of InsertOutbox, with PutOutbox's defaults (an empty
+// RunID is runID).
+func RunEndArgs(runID string, endedAt time.Time, items []store.OutboxItem, now time.Time) (ended time.Time, outbox [][]any, err error) {
+	ended = endedAt
+	if ended.IsZero() {
+		ended = now
+	}
+	ended = store.Millis(ended)
+	outbox = make([][]any, len(items))
+	for i := range items {
+		it := items[i] // Payload is shared but only read
+		if it.RunID == "" {
+			it.RunID = runID
+		}
+		if outbox[i], err = NewOutboxArgs(&it, now); err != nil {
+			return time.Time{}, nil, fmt.Errorf("outbox item %d: %w", i, err)
+		}
+	}
+	return ended, outbox, nil
 }
 
 // ValidRunStatus reports whether s is a run status.

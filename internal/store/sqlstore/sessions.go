@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,59 @@ const (
 
 	DeleteTranscript = `DELETE FROM messages WHERE session_id = ?`
 )
+
+// sessionColNames is SessionCols, one name each.
+var sessionColNames = colNames(SessionCols)
+
+// InsertSession is the insert of a new session row, in d: SessionCols, then
+// the store's derived columns extra, in the order of SessionArgs(s,
+// extra's values...). A row with the key already there is left alone.
+func (d Dialect) InsertSession(extra ...string) string {
+	return d.Q(insertSession(extra) + `
+		ON CONFLICT (key) DO NOTHING`)
+}
+
+// UpsertSession is the write of a whole session row (SQLite's): the insert
+// of InsertSession that, for a key already there, sets every column of
+// SessionCols but the key. The derived columns extra are written with a new
+// row only: they follow from the key.
+func UpsertSession(extra ...string) string {
+	var b strings.Builder
+	b.WriteString(insertSession(extra))
+	b.WriteString(`
+		ON CONFLICT (key) DO UPDATE SET `)
+	for i, c := range sessionColNames[1:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c + " = excluded." + c)
+	}
+	return b.String()
+}
+
+// PutSession is the overwrite of the session row with key ?1, in d: every
+// column of SessionCols but the key, then extra, in the order of
+// SessionArgs(s, extra's values...).
+func (d Dialect) PutSession(extra ...string) string {
+	var b strings.Builder
+	b.WriteString(`UPDATE sessions SET `)
+	for i, c := range append(slices.Clone(sessionColNames[1:]), extra...) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c + " = ?" + strconv.Itoa(i+2))
+	}
+	b.WriteString(`
+		WHERE key = ?1`)
+	return d.Q(b.String())
+}
+
+// insertSession is the INSERT ... VALUES of a session row with extra.
+func insertSession(extra []string) string {
+	cols := append(slices.Clone(sessionColNames), extra...)
+	return `INSERT INTO sessions (` + strings.Join(cols, ", ") + `)
+		VALUES (` + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + `)`
+}
 
 // ScanSession reads one row of SessionCols. Booleans are SQLite integers
 // (0 or 1) or PostgreSQL booleans.

@@ -1,11 +1,15 @@
 // Package sqlstore owns what the SQLite and PostgreSQL stores share: the
-// text of their common statements, written once with ? placeholders and
-// rewritten for PostgreSQL by Dialect.Q, their column lists, one scanner and
-// one argument list per row type, a builder for the filtered queries they
+// text of their common statements, reads and writes, written once with ?
+// placeholders and rewritten for PostgreSQL by Dialect.Q (those that test a
+// boolean flag, or write a session row with each store's derived columns,
+// are made per dialect by Dialect's methods), their column lists, one
+// scanner and one argument list per row type (and the arguments of a run's
+// end and of appended messages), a builder for the filtered queries they
 // assemble at run time, and Reads, the reading methods they answer alike
 // (each store embeds it over its own connections). Statements that differ
-// in more than their placeholders (upserts, locking reads, full-text
-// search, batched writes) and every write stay in their store.
+// in more than that (locking reads, the run start's fence and PostgreSQL's
+// one-statement run end, full-text search, vectors, batched writes) and the
+// transactions that run the writes stay in their store.
 //
 // Only internal/store/sqlite and internal/store/postgres import it.
 package sqlstore
@@ -81,6 +85,49 @@ func (d Dialect) True() string {
 		return "1"
 	}
 	return "true"
+}
+
+// Is is d's test that the boolean column col holds (SQLite stores flags as
+// 0 or 1).
+func (d Dialect) Is(col string) string {
+	if d == SQLite {
+		return col + " = 1"
+	}
+	return col
+}
+
+// IsNot is d's test that the boolean column col does not hold.
+func (d Dialect) IsNot(col string) string {
+	if d == SQLite {
+		return col + " = 0"
+	}
+	return "NOT " + col
+}
+
+// Bool is b as an argument for a boolean column of d: 0 or 1 for SQLite.
+func (d Dialect) Bool(b bool) any {
+	if d != SQLite {
+		return b
+	}
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+// Qualify returns the column list cols (names separated by commas) with
+// each name qualified by table, for statements that join.
+func Qualify(table, cols string) string {
+	names := colNames(cols)
+	for i, c := range names {
+		names[i] = table + "." + c
+	}
+	return strings.Join(names, ", ")
+}
+
+// colNames splits a column list into its names.
+func colNames(cols string) []string {
+	return strings.Split(strings.Join(strings.Fields(cols), ""), ",")
 }
 
 // ToMs converts t to unix milliseconds, the stored form of every time; the
