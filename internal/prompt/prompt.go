@@ -46,6 +46,7 @@ type TranscriptHead interface {
 // Then the skills the agent may use (sk may be nil: none).
 func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
 	var heads resetHeads
+	var boot bootstrapCache
 	return func(ctx context.Context, info agent.RunInfo) string {
 		dir := set.Agent(info.AgentID).Workspace
 		if dir == "" {
@@ -53,8 +54,8 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 		}
 		var files []memory.BootstrapFile
 		for _, name := range bootstrapFiles {
-			if b, err := readBootstrap(filepath.Join(dir, name)); err == nil {
-				files = append(files, memory.BootstrapFile{Name: name, Content: string(b)})
+			if content, err := boot.read(filepath.Join(dir, name)); err == nil {
+				files = append(files, memory.BootstrapFile{Name: name, Content: content})
 			}
 		}
 		if memoryEligible(info) {
@@ -76,6 +77,74 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 		}
 		return strings.Join(parts, "\n\n")
 	}
+}
+
+// bootstrapCache keeps each bootstrap file's content until a stat of the
+// path shows another file, size, modification time or mode: a warm turn
+// stats the files and reads none it read before, and an edited file is
+// read again on the next turn. It is safe for concurrent use.
+type bootstrapCache struct {
+	mu    sync.Mutex
+	files map[string]cachedBootstrap
+	reads int // files read (not served from the cache), for tests
+}
+
+type cachedBootstrap struct {
+	fi      os.FileInfo
+	content string
+}
+
+// read returns the content of the bootstrap file at path, as
+// readBootstrap would; the hard-link check is made on every call.
+func (c *bootstrapCache) read(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", os.ErrInvalid
+	}
+	if err := files.RefuseHardLinks("read", filepath.Base(path), fi); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	k, ok := c.files[path]
+	c.mu.Unlock()
+	if ok && sameVersion(k.fi, fi) {
+		return k.content, nil
+	}
+	b, err := readBootstrap(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if err != nil {
+		delete(c.files, path)
+		return "", err
+	}
+	if c.files == nil {
+		c.files = map[string]cachedBootstrap{}
+	}
+	// fi was taken before the read: a later write changes the
+	// modification time, unless it falls in the same tick of the file
+	// system's clock, so a file modified within racyWindow is not kept.
+	if time.Since(fi.ModTime()) > racyWindow {
+		c.files[path] = cachedBootstrap{fi: fi, content: string(b)}
+	} else {
+		delete(c.files, path)
+	}
+	return string(b), nil
+}
+
+// racyWindow is how old a file's modification time must be for its
+// content to be kept: file systems stamp writes with a coarse clock
+// (a few milliseconds on Linux, 2 s on FAT), and two same-size writes in
+// one tick look alike to a stat.
+const racyWindow = 2 * time.Second
+
+// sameVersion reports whether two stats of a path show the same file,
+// unchanged.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
 }
 
 // readBootstrap returns the bootstrap file at path (refused above

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -123,4 +124,72 @@ func TestSystemPromptBudgetsFromConfig(t *testing.T) {
 	if total := prompt("bootstrapTotalMaxChars: 1200,"); strings.Contains(total, "likes tea") || len(total) > 1400 {
 		t.Errorf("bootstrapTotalMaxChars 1200 kept USER.md or went over: %d chars", len(total))
 	}
+}
+
+// TestBootstrapCacheRereadsOnlyChangedFiles: an unchanged bootstrap file
+// is read once and then served from the cache; a rewrite (same size, a new
+// modification time), a replacement by rename and a new hard link are seen
+// on the next call, and a file modified just now is read every time.
+func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "AGENTS.md")
+	old := time.Now().Add(-time.Hour)
+	write := func(content string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c bootstrapCache
+	check := func(want string, reads int) {
+		t.Helper()
+		got, err := c.read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || c.reads != reads {
+			t.Fatalf("read = %q after %d file reads, want %q after %d", got, c.reads, want, reads)
+		}
+	}
+	write("one", old)
+	check("one", 1)
+	check("one", 1)
+	check("one", 1)
+
+	write("two", old.Add(time.Second)) // same size, a new time
+	check("two", 2)
+	check("two", 2)
+
+	other := filepath.Join(dir, "new.md")
+	if err := os.WriteFile(other, []byte("six"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(other, old.Add(time.Second), old.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil { // same size and time, another file
+		t.Fatal(err)
+	}
+	check("six", 3)
+	check("six", 3)
+
+	if err := os.Link(path, filepath.Join(dir, "outside")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.read(path); err == nil {
+		t.Fatalf("a hard-linked file was served: %q", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "outside")); err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now()
+	write("ten", now)
+	check("ten", 4)
+	check("ten", 5)   // too recent to keep
+	write("elf", now) // same size, same time: still seen
+	check("elf", 6)
 }
