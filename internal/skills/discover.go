@@ -18,11 +18,104 @@ type Root struct {
 }
 
 // Loader discovers skills. It keeps each parsed SKILL.md until the file's
-// size or modification time changes, so a call per turn rereads only what
-// was edited; a Loader is safe for concurrent use.
+// size or modification time changes, and each root's walk (the folders it
+// looked into, what they held) until a stat of one of them shows a change,
+// so a call per turn stats what it found and rereads only what was edited;
+// a Loader is safe for concurrent use.
 type Loader struct {
 	mu    sync.Mutex
 	cache map[string]cached
+	walks map[walkKey]*walk
+	scans int // walks made (not replayed), for tests
+}
+
+// walkKey names one root's walk: the folder, its source and the allowed
+// symlink targets it was checked against.
+type walkKey struct {
+	dir    string
+	source Source
+	allow  string
+}
+
+// walk is what scanning one root found: the stats that show it is still
+// current, and the candidate SKILL.md files and refused folders in scan
+// order.
+type walk struct {
+	stamps []stamp
+	steps  []walkStep
+}
+
+// stamp is a stat of a folder the walk depended on (fi nil: it failed).
+type stamp struct {
+	path string
+	fi   os.FileInfo
+}
+
+// walkStep is a refused folder (problem set) or a candidate SKILL.md and
+// whether it loaded when walked.
+type walkStep struct {
+	problem *Problem
+	md, dir string
+	loaded  bool
+}
+
+// racyWindow is how old a folder's modification time must be for a walk
+// through it to be kept: file systems stamp changes with a coarse clock (a
+// few milliseconds on Linux, 2 s on FAT), and a skill added in the tick of
+// the walk would look like no change to a stat.
+const racyWindow = 2 * time.Second
+
+// maxWalks bounds the kept walks (roots of agents and of reloaded configs).
+const maxWalks = 64
+
+// current reports whether the stats of w's folders are unchanged and old
+// enough to trust.
+func (w *walk) current() bool {
+	for _, st := range w.stamps {
+		fi, err := os.Stat(st.path)
+		if (err != nil) != (st.fi == nil) {
+			return false
+		}
+		if err == nil && !sameVersion(st.fi, fi) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameVersion reports whether two stats of a path show the same file,
+// unchanged.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+}
+
+// replay redoes w's loads (each SKILL.md is stat'ed and reparsed when
+// edited); ok is false when one now loads where it failed or fails where
+// it loaded, which changes where the scan stops: the root is walked again.
+func (l *Loader) replay(w *walk, r Root, live map[string]bool) (skills []*Skill, problems []Problem, ok bool) {
+	for _, st := range w.steps {
+		if st.problem != nil {
+			problems = append(problems, *st.problem)
+			continue
+		}
+		fi, err := os.Lstat(st.md)
+		if err != nil {
+			return nil, nil, false
+		}
+		live[st.md] = true
+		s, err := l.load(st.md, st.dir, fi)
+		if (err == nil) != st.loaded {
+			return nil, nil, false
+		}
+		if err != nil {
+			problems = append(problems, Problem{Path: st.md, Message: err.Error()})
+			continue
+		}
+		c := *s
+		c.Source = r.Source
+		skills = append(skills, &c)
+	}
+	return skills, problems, true
 }
 
 type cached struct {
@@ -70,6 +163,58 @@ func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*S
 	if r.Dir == "" {
 		return nil, nil
 	}
+	key := walkKey{dir: r.Dir, source: r.Source, allow: strings.Join(allowTargets, "\x00")}
+	l.mu.Lock()
+	w := l.walks[key]
+	l.mu.Unlock()
+	if w != nil && w.current() {
+		if skills, problems, ok := l.replay(w, r, live); ok {
+			return skills, problems
+		}
+	}
+	skills, problems, w := l.walk(r, allowTargets, live)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.scans++
+	if w == nil {
+		delete(l.walks, key)
+		return skills, problems
+	}
+	if l.walks == nil || len(l.walks) >= maxWalks {
+		l.walks = map[walkKey]*walk{}
+	}
+	l.walks[key] = w
+	return skills, problems
+}
+
+// walk scans one root and returns what it found with the walk to replay
+// (nil when a folder it went through changed too recently to trust a
+// stat of it).
+func (l *Loader) walk(r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem, *walk) {
+	w := &walk{}
+	stampOf := func(path string) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			fi = nil
+		}
+		w.stamps = append(w.stamps, stamp{path: path, fi: fi})
+	}
+	stampOf(r.Dir)
+	for _, t := range allowTargets {
+		stampOf(t)
+	}
+	skills, problems := l.walkRoot(r, allowTargets, live, w, stampOf)
+	for _, st := range w.stamps {
+		if st.fi != nil && time.Since(st.fi.ModTime()) <= racyWindow {
+			return skills, problems, nil
+		}
+	}
+	return skills, problems, w
+}
+
+// walkRoot is walk's scan, recording its steps in w and a stat of every
+// folder it examines.
+func (l *Loader) walkRoot(r Root, allowTargets []string, live map[string]bool, w *walk, stampOf func(string)) ([]*Skill, []Problem) {
 	rootReal, err := filepath.EvalSymlinks(r.Dir)
 	if err != nil {
 		return nil, nil // an absent root has no skills
@@ -90,8 +235,11 @@ func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*S
 		queue = queue[1:]
 		examined++
 		if it.depth > 0 {
+			stampOf(it.dir)
 			if err := contained(rootReal, it.dir, allowTargets); err != nil {
-				problems = append(problems, Problem{Path: it.dir, Message: err.Error()})
+				p := Problem{Path: it.dir, Message: err.Error()}
+				problems = append(problems, p)
+				w.steps = append(w.steps, walkStep{problem: &p})
 				continue
 			}
 		}
@@ -99,10 +247,13 @@ func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*S
 		if fi, err := os.Lstat(md); err == nil && it.depth == 0 {
 			// A SKILL.md right in the root is not a skill folder; the
 			// folders beside it still are.
-			problems = append(problems, Problem{Path: md, Message: "SKILL.md must be in a folder of its own under the skills directory"})
+			p := Problem{Path: md, Message: "SKILL.md must be in a folder of its own under the skills directory"}
+			problems = append(problems, p)
+			w.steps = append(w.steps, walkStep{problem: &p})
 		} else if err == nil {
 			live[md] = true
 			s, err := l.load(md, it.dir, fi)
+			w.steps = append(w.steps, walkStep{md: md, dir: it.dir, loaded: err == nil})
 			if err != nil {
 				problems = append(problems, Problem{Path: md, Message: err.Error()})
 				continue

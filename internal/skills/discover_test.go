@@ -264,3 +264,68 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("budget 500:\n%s", tiny)
 	}
 }
+
+// TestDiscoverReplaysUnchangedWalks: a root whose folders are unchanged is
+// not walked again (its SKILL.md files are still stat'ed, and an edited one
+// reparsed); a skill added or removed anywhere in the tree, a SKILL.md that
+// stops loading, and a folder changed just now are seen on the next call.
+func TestDiscoverReplaysUnchangedWalks(t *testing.T) {
+	root := t.TempDir()
+	past := time.Now().Add(-time.Hour)
+	age := func(paths ...string) {
+		t.Helper()
+		past = past.Add(time.Second) // a new time for every change
+		for _, p := range paths {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var l Loader
+	roots := []Root{{root, SourceWorkspace}}
+	check := func(want []string, scans int) {
+		t.Helper()
+		got, _ := l.Discover(roots, nil)
+		if !slices.Equal(Names(got), want) || l.scans != scans {
+			t.Fatalf("skills %v after %d walks, want %v after %d", Names(got), l.scans, want, scans)
+		}
+	}
+	x := writeSkill(t, filepath.Join(root, "x"), "x", "first")
+	group := filepath.Join(root, "group")
+	writeSkill(t, filepath.Join(group, "y"), "y", "nested")
+	age(root, filepath.Join(root, "x"), group, filepath.Join(group, "y"))
+	check([]string{"x", "y"}, 1)
+	check([]string{"x", "y"}, 1)
+
+	// An edited SKILL.md is reparsed without a walk.
+	if err := os.WriteFile(x, []byte("---\nname: x\ndescription: second\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	age(x)
+	got, _ := l.Discover(roots, nil)
+	if byName(got)["x"].Description != "second" || l.scans != 1 {
+		t.Fatalf("after the edit: %q after %d walks", byName(got)["x"].Description, l.scans)
+	}
+
+	// A skill added in a nested folder changes that folder.
+	writeSkill(t, filepath.Join(group, "z"), "z", "added")
+	age(group, filepath.Join(group, "z"))
+	check([]string{"x", "y", "z"}, 2)
+	check([]string{"x", "y", "z"}, 2)
+
+	// A SKILL.md that stops loading is walked again and reported.
+	if err := os.WriteFile(x, []byte("no front matter"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	age(x)
+	check([]string{"y", "z"}, 3)
+
+	// A removed skill, and a folder changed just now (never replayed).
+	if err := os.RemoveAll(filepath.Join(group, "y")); err != nil {
+		t.Fatal(err)
+	}
+	check([]string{"z"}, 4)
+	check([]string{"z"}, 5)
+	writeSkill(t, filepath.Join(group, "w"), "w", "in the same tick")
+	check([]string{"w", "z"}, 6)
+}
