@@ -329,3 +329,52 @@ func TestDiscoverReplaysUnchangedWalks(t *testing.T) {
 	writeSkill(t, filepath.Join(group, "w"), "w", "in the same tick")
 	check([]string{"w", "z"}, 6)
 }
+
+// TestDiscoverReplayKeepsRefusals: a replayed walk refuses what the walk
+// refused, and an allowed symlink target retargeted elsewhere is checked
+// again.
+func TestDiscoverReplayKeepsRefusals(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "skills")
+	outside := filepath.Join(base, "outside")
+	elsewhere := filepath.Join(base, "elsewhere")
+	writeSkill(t, filepath.Join(root, "good"), "good", "fine")
+	writeSkill(t, filepath.Join(outside, "escaped"), "escaped", "outside the root")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "escaped"), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	trusted := filepath.Join(base, "trusted")
+	if err := os.Symlink(outside, trusted); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	filepath.Walk(base, func(p string, _ os.FileInfo, _ error) error {
+		return os.Chtimes(p, past, past)
+	})
+	var l Loader
+	roots := []Root{{root, SourceWorkspace}}
+	for i := range 2 {
+		got, problems := l.Discover(roots, nil)
+		if !slices.Equal(Names(got), []string{"good"}) || len(problems) != 1 || problems[0].Path != filepath.Join(root, "link") {
+			t.Fatalf("call %d: %v, %v", i, Names(got), problems)
+		}
+		if got, _ = l.Discover(roots, []string{trusted}); !slices.Equal(Names(got), []string{"escaped", "good"}) {
+			t.Fatalf("call %d, target trusted: %v", i, Names(got))
+		}
+	}
+	if l.scans != 2 {
+		t.Errorf("%d walks, want 2 (one per set of trusted targets)", l.scans)
+	}
+	if err := os.Remove(trusted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, trusted); err != nil {
+		t.Fatal(err)
+	}
+	if got, problems := l.Discover(roots, []string{trusted}); !slices.Equal(Names(got), []string{"good"}) || len(problems) != 1 {
+		t.Fatalf("target retargeted: %v, %v", Names(got), problems)
+	}
+}
