@@ -32,7 +32,7 @@ func Listen(addrs []string, port *int) ([]net.Listener, error) {
 			for _, l := range lns {
 				l.Close()
 			}
-			return nil, fmt.Errorf("daemon: listen: %w", err)
+			return nil, fmt.Errorf("httpserve: listen: %w", err)
 		}
 		lns = append(lns, ln)
 	}

@@ -24,7 +24,7 @@ func UpgradeOr(ws, page http.Handler) http.Handler {
 func MountWebhook(mux *http.ServeMux, path string, h http.Handler) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("daemon: channel webhook path %q: %v", path, r)
+			err = fmt.Errorf("httpserve: channel webhook path %q: %v", path, r)
 		}
 	}()
 	mux.Handle("POST "+path, h)

@@ -28,7 +28,7 @@ func Start(ctx context.Context, injected trace.TracerProvider, env func(string) 
 	}
 	tp, shutdown, err := Setup(ctx, env, version)
 	if err != nil {
-		return nil, fmt.Errorf("daemon: tracing: %w", err)
+		return nil, fmt.Errorf("telemetry: tracing: %w", err)
 	}
 	return &Tracing{Tracer: New(tp), shutdown: shutdown}, nil
 }
@@ -45,7 +45,7 @@ func (t *Tracing) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
 	defer cancel()
 	if err := t.shutdown(ctx); err != nil {
-		return fmt.Errorf("daemon: flush traces: %w", err)
+		return fmt.Errorf("telemetry: flush traces: %w", err)
 	}
 	return nil
 }

@@ -38,15 +38,15 @@ func NewServer(ctx context.Context, set *settings.Settings, st, raw store.Store,
 	}
 	ts, ok := raw.(store.A2ATaskStore)
 	if !ok {
-		return nil, errors.New("daemon: a2a channel: the store cannot keep A2A tasks")
+		return nil, errors.New("a2a bridge: a2a channel: the store cannot keep A2A tasks")
 	}
 	srv, err := a2a.New(c, NewTurns(runner, adm, st, agents[0]), NewTasks(ts))
 	if err != nil {
-		return nil, errors.Join(errors.New("daemon: a2a channel"), err)
+		return nil, errors.Join(errors.New("a2a bridge: a2a channel"), err)
 	}
 	if _, err := srv.Recover(ctx); err != nil {
 		srv.Close()
-		return nil, fmt.Errorf("daemon: a2a channel: %w", err)
+		return nil, fmt.Errorf("a2a bridge: a2a channel: %w", err)
 	}
 	return srv, nil
 }

@@ -47,7 +47,7 @@ type Approvals struct {
 func New(set *settings.Settings, stateDir string, refused func(kind string)) (*Approvals, error) {
 	lists, err := approval.OpenAllowlists(filepath.Join(stateDir, approval.AllowlistFile))
 	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
+		return nil, fmt.Errorf("approval: %w", err)
 	}
 	a := &Approvals{set: set, lists: lists, journal: approval.FileJournal{Path: filepath.Join(stateDir, approval.PendingFile)}}
 	a.Broker = approval.NewBroker(approval.BrokerConfig{Timeout: set.ExecApprovalTimeout, Notifier: a, Journal: a.journal})
@@ -101,7 +101,7 @@ func (a *Approvals) RecoverPending(ctx context.Context, st store.Store, log *slo
 		aside := a.journal.Path + ".corrupt"
 		log.Error("exec approval journal unreadable; moved aside, its approvals cannot be reported", "err", err, "file", aside)
 		if rerr := os.Rename(a.journal.Path, aside); rerr != nil {
-			return fmt.Errorf("daemon: %w (and moving it aside: %v)", err, rerr)
+			return fmt.Errorf("approval: %w (and moving it aside: %v)", err, rerr)
 		}
 		return nil
 	}
@@ -127,11 +127,11 @@ func (a *Approvals) RecoverPending(ctx context.Context, st store.Store, log *slo
 		if _, err := st.AppendMessages(ctx, sess.SessionID, []store.Message{{
 			SessionID: sess.SessionID, Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: r.Request.RunID,
 		}}); err != nil {
-			return fmt.Errorf("daemon: report expired approval %s: %w", r.ID, err)
+			return fmt.Errorf("approval: report expired approval %s: %w", r.ID, err)
 		}
 	}
 	if err := a.journal.Save(nil); err != nil {
-		return fmt.Errorf("daemon: clear approval journal: %w", err)
+		return fmt.Errorf("approval: clear approval journal: %w", err)
 	}
 	return nil
 }

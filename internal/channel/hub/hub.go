@@ -133,10 +133,10 @@ func newTelegram(s settings.TelegramSettings, h *Hub, log *slog.Logger) (*telegr
 	if s.TokenFile != "" {
 		fi, err := os.Lstat(s.TokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("daemon: channels.telegram.tokenFile: %w", err)
+			return nil, fmt.Errorf("hub: channels.telegram.tokenFile: %w", err)
 		}
 		if !fi.Mode().IsRegular() { // the reference rejects symlinks too
-			return nil, fmt.Errorf("daemon: channels.telegram.tokenFile: %s is not a regular file", s.TokenFile)
+			return nil, fmt.Errorf("hub: channels.telegram.tokenFile: %s is not a regular file", s.TokenFile)
 		}
 		if token, err = secretOrFile("", s.TokenFile, "channels.telegram.tokenFile"); err != nil {
 			return nil, err
@@ -146,7 +146,7 @@ func newTelegram(s settings.TelegramSettings, h *Hub, log *slog.Logger) (*telegr
 	for _, p := range s.MentionPatterns {
 		re, err := regexp.Compile("(?i)" + p)
 		if err != nil {
-			return nil, fmt.Errorf("daemon: channels.telegram.mentionPatterns: %w", err)
+			return nil, fmt.Errorf("hub: channels.telegram.mentionPatterns: %w", err)
 		}
 		pats = append(pats, re)
 	}
@@ -173,7 +173,7 @@ func newTelegram(s settings.TelegramSettings, h *Hub, log *slog.Logger) (*telegr
 		BotLoop: channel.LoopConfig{Enabled: s.BotLoop.Enabled, MaxEvents: s.BotLoop.MaxEvents, Window: s.BotLoop.Window, Cooldown: s.BotLoop.Cooldown},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
+		return nil, fmt.Errorf("hub: %w", err)
 	}
 	return c, nil
 }
@@ -201,7 +201,7 @@ func newIRC(s settings.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, erro
 	for _, p := range s.MentionPatterns {
 		re, err := regexp.Compile("(?i)" + p)
 		if err != nil {
-			return nil, fmt.Errorf("daemon: channels.irc.mentionPatterns: %w", err)
+			return nil, fmt.Errorf("hub: channels.irc.mentionPatterns: %w", err)
 		}
 		pats = append(pats, re)
 	}
@@ -228,7 +228,7 @@ func newIRC(s settings.IRCSettings, h *Hub, log *slog.Logger) (*irc.Client, erro
 	}
 	c, err := irc.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
+		return nil, fmt.Errorf("hub: %w", err)
 	}
 	return c, nil
 }
@@ -241,7 +241,7 @@ func secretOrFile(inline, file, key string) (string, error) {
 	}
 	v, err := settings.ReadSecretFile(file)
 	if err != nil {
-		return "", fmt.Errorf("daemon: %s: %w", key, err)
+		return "", fmt.Errorf("hub: %s: %w", key, err)
 	}
 	return v, nil
 }
