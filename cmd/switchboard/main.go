@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -35,8 +36,16 @@ func main() {
 
 // serve adapts the CLI's serve flags to the daemon. With
 // SWITCHBOARD_CPUPROFILE set, it writes a CPU profile of the whole run to
-// that file (a developer's knob for bench/gateway; see the README).
+// that file; with SWITCHBOARD_MEMPROFILE set, a heap profile taken when
+// the stop signal arrives, before the daemon shuts anything down (both are
+// developer's knobs for bench/gateway; see docs/benchmarks.md).
 func serve(ctx context.Context, o cli.ServeOptions) error {
+	if path := os.Getenv("SWITCHBOARD_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 4096 // every 4 KiB: per-session costs show
+		var stop func()
+		ctx, stop = heapProfileAtStop(ctx, path)
+		defer stop()
+	}
 	if path := os.Getenv("SWITCHBOARD_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -71,4 +80,32 @@ func migrate(ctx context.Context, o cli.MigrateOptions) (cli.MigrateResult, erro
 			Inserted: t.Inserted, Updated: t.Updated, SourceSum: t.SourceSum, DestSum: t.DestSum, Match: t.Match()})
 	}
 	return out, err
+}
+
+// heapProfileAtStop returns a context that ends after ctx does, once the
+// heap profile (after a collection, so it shows what is live) has been
+// written to path: the daemon shuts down only then.
+func heapProfileAtStop(ctx context.Context, path string) (context.Context, func()) {
+	inner, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		defer cancel()
+		if err := writeHeapProfile(path); err != nil {
+			fmt.Fprintln(os.Stderr, "switchboard: SWITCHBOARD_MEMPROFILE:", err)
+		}
+	})
+	return inner, func() { stop(); cancel() }
+}
+
+// writeHeapProfile writes the live heap's profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -15,7 +15,7 @@ const maxPostScan = 64
 // sessionLog is one session's logged events, in the order this node
 // logged them, each numbered with SessionSeq.
 type sessionLog struct {
-	events  []Event
+	events  []*Event // shared with the run logs
 	touched time.Time
 	// wake is closed when an event is logged or the log is pruned; made
 	// only when a watcher waits (nil: none does).
@@ -31,15 +31,16 @@ func (sl *sessionLog) wakeLocked() {
 }
 
 // addSessionLocked logs ev in its session's log under the next session
-// sequence number. Posts (which the run logs skip) are logged here, once
-// per post id. l.mu is held.
-func (l *eventLog) addSessionLocked(ev Event, now time.Time) {
+// sequence number, which it sets in ev (logged by this call or shared with
+// a run's log). Posts (which the run logs skip) are logged here, once per
+// post id. l.mu is held.
+func (l *eventLog) addSessionLocked(ev *Event, now time.Time) {
 	if ev.SessionKey == "" {
 		return
 	}
 	sl := l.sessions[ev.SessionKey]
 	if sl == nil {
-		sl = &sessionLog{events: make([]Event, 0, 8)}
+		sl = &sessionLog{events: make([]*Event, 0, 8)}
 		l.sessions[ev.SessionKey] = sl
 	}
 	if ev.Stream == StreamPost {
@@ -71,7 +72,7 @@ func (l *eventLog) sessionSince(key string, after int64, now time.Time) (evs []E
 		sl.wake = make(chan struct{})
 	}
 	i := sort.Search(len(sl.events), func(i int) bool { return sl.events[i].SessionSeq > after })
-	return append(evs, sl.events[i:]...), sl.wake
+	return copyEvents(evs, sl.events[i:], false), sl.wake
 }
 
 // sessionPosition is the SessionSeq of the last event logged.

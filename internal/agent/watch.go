@@ -51,9 +51,11 @@ type eventLog struct {
 	sessSeq  int64
 }
 
-// runLog is one run's logged events.
+// runLog is one run's logged events. An event is allocated once and
+// shared with its session's log (sessionLog), which numbers it with
+// SessionSeq; run watchers get copies without that number.
 type runLog struct {
-	events  []Event
+	events  []*Event
 	last    int64 // highest seq logged
 	ended   bool
 	touched time.Time
@@ -73,7 +75,7 @@ func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == P
 func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 	rl := l.runs[runID]
 	if rl == nil {
-		rl = &runLog{touched: now, events: make([]Event, 0, 8)}
+		rl = &runLog{touched: now, events: make([]*Event, 0, 8)}
 		l.runs[runID] = rl
 	}
 	return rl
@@ -84,8 +86,9 @@ func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 // only (reported as not new).
 func (l *eventLog) add(ev Event, now time.Time) bool {
 	if ev.RunID != "" && ev.Stream == StreamPost {
+		post := ev // only this branch allocates the logged copy
 		l.mu.Lock()
-		l.addSessionLocked(ev, now)
+		l.addSessionLocked(&post, now)
 		l.mu.Unlock()
 		return false
 	}
@@ -107,10 +110,12 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 		return false // seen already (or late)
 	}
 	rl.last = ev.Seq
-	rl.events = appendBounded(rl.events, ev)
+	logged := new(Event)
+	*logged = ev
+	rl.events = appendBounded(rl.events, logged)
 	rl.touched = now
 	rl.wakeLocked()
-	l.addSessionLocked(ev, now)
+	l.addSessionLocked(logged, now)
 	if now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
 	}
@@ -119,9 +124,21 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 
 // appendBounded appends ev to a log's events, dropping the oldest half
 // past maxLogEvents.
-func appendBounded(evs []Event, ev Event) []Event {
+func appendBounded(evs []*Event, ev *Event) []*Event {
 	if evs = append(evs, ev); len(evs) > maxLogEvents {
-		evs = append([]Event(nil), evs[len(evs)-maxLogEvents/2:]...)
+		evs = append([]*Event(nil), evs[len(evs)-maxLogEvents/2:]...)
+	}
+	return evs
+}
+
+// copyEvents appends copies of logged to evs, without their SessionSeq
+// when runView (a run watcher's view: the number is a session watcher's).
+func copyEvents(evs []Event, logged []*Event, runView bool) []Event {
+	for _, p := range logged {
+		evs = append(evs, *p)
+		if runView {
+			evs[len(evs)-1].SessionSeq = 0
+		}
 	}
 	return evs
 }
@@ -180,9 +197,10 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 		rl.wake = make(chan struct{})
 	}
 	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].Seq > after })
-	evs = append(evs, rl.events[i:]...)
+	evs = copyEvents(evs, rl.events[i:], true)
 	if rl.ended && len(evs) == 0 {
-		end := rl.events[len(rl.events)-1]
+		end := *rl.events[len(rl.events)-1]
+		end.SessionSeq = 0
 		if !end.recovered {
 			return nil, true, rl.wake
 		}
