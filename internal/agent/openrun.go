@@ -17,7 +17,8 @@ import (
 // usual: with Lanes (a node must claim the lane, and every write carries
 // its fence, before a run of it starts), for a compaction or a collect-mode
 // input (they read the run back, or wait for company, before starting),
-// on a busy lane, and when the store is no RunOpener.
+// on a busy lane, for the id of a run this runner runs, and when the
+// store is no RunOpener.
 //
 // The run is registered as its lane's active run, and in r.active, before
 // it is stored running, and leaves both after its end is stored, as
@@ -40,7 +41,9 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 		r.mu.Unlock()
 		return Enqueued{}, true, ErrClosed
 	}
-	if _, busy := r.lanes[key]; busy {
+	_, busy := r.lanes[key]
+	_, live := r.active[id] // a repeat of a live run's id, from another session: r.active[id] is that run's
+	if busy || live {
 		r.mu.Unlock()
 		return Enqueued{}, false, nil
 	}

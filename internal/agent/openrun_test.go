@@ -104,3 +104,38 @@ func TestRepeatedRunIDChangesNothing(t *testing.T) {
 		t.Fatalf("%d user messages, want the input once", users)
 	}
 }
+
+// TestRepeatOfALiveRunIDFromAnotherSession: a run id repeated on another,
+// idle session while its run is live is answered with that run, and the
+// run stays abortable (the repeat took nothing of its registration).
+func TestRepeatOfALiveRunIDFromAnotherSession(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if lastUser(req) == "hold" {
+			<-ctx.Done() // runs until aborted
+			return nil, ctx.Err()
+		}
+		return textReply("ok"), nil
+	}, nil)
+	started := make(chan struct{}, 1)
+	h.runner.Subscribe(func(ev Event) {
+		if ev.RunID == "x" && ev.Stream == StreamLifecycle && ev.Phase == PhaseStart {
+			started <- struct{}{}
+		}
+	})
+	ctx := context.Background()
+	h.submit(Input{RunID: "b1", Message: "first", SessionKey: "agent:main:b"}) // b exists, warm and idle
+	h.wait("b1")
+	h.idle()
+	h.submit(Input{RunID: "x", Message: "hold", SessionKey: "agent:main:a"})
+	<-started
+	run, created, err := h.runner.Submit(ctx, Input{RunID: "x", SessionKey: "agent:main:b", AgentID: "main", Message: "again"})
+	if err != nil || created || run.SessionKey != "agent:main:a" {
+		t.Fatalf("repeat = %+v, created %v, %v; want the live run", run, created, err)
+	}
+	if live, err := h.runner.Abort(ctx, "x"); err != nil || !live {
+		t.Fatalf("Abort = %v, %v; want the live run cancelled", live, err)
+	}
+	if got := h.wait("x"); got.Status != store.RunAborted {
+		t.Fatalf("run ended %s %q, want aborted", got.Status, got.Error)
+	}
+}

@@ -515,7 +515,8 @@ type Enqueued struct {
 
 // Enqueue is Submit with the run's place on its lane: it stores the run
 // with its input (durably, before it returns) and queues it on its
-// session's lane.
+// session's lane. On an idle lane the run is stored already started, with
+// its input message, in one transaction (openIdle).
 func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if in.SessionKey == "" {
 		return Enqueued{}, errors.New("agent.Submit: sessionKey required")
