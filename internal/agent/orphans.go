@@ -28,7 +28,9 @@ func (r *Runner) FinishOrphans(ctx context.Context, running []*store.Run) ([]*st
 	// before it is marked running, and leaves only after its end is
 	// recorded, so a run the listing saw running that is not active now
 	// has no goroutine that will end it. A run carried by another one is
-	// registered after its start; its lane is busy meanwhile.
+	// registered after its start; its lane is busy meanwhile. A run
+	// queued and started in one transaction (openIdle) is registered, and
+	// its lane made busy, before that transaction.
 	r.mu.Lock()
 	var orphans []*store.Run
 	for _, run := range running {

@@ -47,7 +47,10 @@ type overflowState struct {
 // admit applies the input's cap to its session's queue: at the cap, drop
 // "new" refuses the input, "old" and "summarize" drop the oldest queued
 // runs first (recorded aborted, so the sender sees it).
-func (r *Runner) admit(ctx context.Context, in *Input) error {
+//
+// A repeated input (dup) refuses and drops nothing: it is answered with
+// its existing run (errDuplicate).
+func (r *Runner) admit(ctx context.Context, in *Input, dup *dupCheck) error {
 	if in.QueueCap <= 0 {
 		return nil
 	}
@@ -58,6 +61,13 @@ func (r *Runner) admit(ctx context.Context, in *Input) error {
 		return nil
 	}
 	d := policy.ApplyQueueCap(len(l.queue), in.QueueCap, policy.QueueDrop(in.QueueDrop))
+	if (d.Refuse || d.DropOldest > 0) && !dup.checked() {
+		r.mu.Unlock()
+		if err := dup.check(ctx); err != nil {
+			return err
+		}
+		return r.admit(ctx, in, dup) // the lane moved on meanwhile: look again
+	}
 	if d.Refuse {
 		r.mu.Unlock()
 		return fmt.Errorf("agent.Submit: %w: %s", ErrQueueFull, policy.QueueFullError(in.QueueCap))

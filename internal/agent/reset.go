@@ -31,7 +31,7 @@ func SessionStartedAt(s *store.Session) time.Time {
 // is queued on it. A busy session is not reset; input from other sessions,
 // announces and tools never resets one. known, when not nil, is the
 // session as just read (returned unread when no reset rule applies).
-func (r *Runner) autoReset(ctx context.Context, in *Input, known *store.Session) (*store.Session, error) {
+func (r *Runner) autoReset(ctx context.Context, in *Input, known *store.Session, dup *dupCheck) (*store.Session, error) {
 	if r.cfg.ResetRule == nil || in.Provenance != nil {
 		return known, nil
 	}
@@ -55,6 +55,9 @@ func (r *Runner) autoReset(ctx context.Context, in *Input, known *store.Session)
 	r.mu.Unlock()
 	if busy {
 		return sess, nil
+	}
+	if err := dup.check(ctx); err != nil {
+		return nil, err // a repeated input resets nothing
 	}
 	old, fresh := sess.SessionID, r.newID()
 	sess, err = r.cfg.Store.UpdateSession(ctx, in.SessionKey, false, func(s *store.Session) error {

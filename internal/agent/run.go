@@ -159,15 +159,21 @@ func (r *Runner) execute(runCtx context.Context, cancel context.CancelCauseFunc,
 		r.finish(&runState{run: queued}, nil, store.RunError, err.Error(), provider.StopError, transcript.Usage{})
 		return
 	}
+	r.begin(runCtx, cancel, run, stored, &in, sess, collected)
+}
+
+// begin runs a run stored as started, with its input messages stored, to
+// its end; the collected runs join it.
+func (r *Runner) begin(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session, collected []string) {
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
-	r.log.Info("run started", "runId", runID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
+	r.log.Info("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
 	}
-	r.runStarted(runCtx, st, &in, sess)
+	r.runStarted(runCtx, st, in, sess)
 }
 
 // inputMessage is the transcript entry of a run's input: a user message

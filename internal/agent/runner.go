@@ -353,6 +353,9 @@ type Runner struct {
 	subList atomic.Pointer[[]subscriber]
 	// events logs every run's recent events for Watch.
 	events *eventLog
+	// noOpen is set once the store turned out not to be a RunOpener
+	// (openIdle).
+	noOpen atomic.Bool
 }
 
 type subscriber struct {
@@ -394,6 +397,12 @@ type lane struct {
 	// created holds the records of queued runs this node's Submit stored,
 	// so their start reads nothing it wrote (execute).
 	created map[string]*store.Run
+}
+
+// newLane returns an idle lane.
+func newLane() *lane {
+	return &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool),
+		created: make(map[string]*store.Run)}
 }
 
 // New returns a runner. Call Recover once before serving.
@@ -506,32 +515,36 @@ type Enqueued struct {
 
 // Enqueue is Submit with the run's place on its lane: it stores the run
 // with its input (durably, before it returns) and queues it on its
-// session's lane.
+// session's lane. On an idle lane the run is stored already started, with
+// its input message, in one transaction (openIdle).
 func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if in.SessionKey == "" {
 		return Enqueued{}, errors.New("agent.Submit: sessionKey required")
 	}
+	// A given run id may exist (a repeated request): the run's insert
+	// finds it, and it is read first only before a write that a repeat
+	// must not cause (dupCheck).
+	dup := &dupCheck{st: r.cfg.Store, runID: in.RunID}
 	if in.RunID == "" {
 		in.RunID = r.newID()
-	} else if existing, err := r.cfg.Store.GetRun(ctx, in.RunID); err == nil {
-		return Enqueued{Run: existing}, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
 	}
 	r.mu.Lock()
 	closing := r.closing
 	r.mu.Unlock()
 	if closing {
+		if err := dup.check(ctx); err != nil {
+			return dup.enqueued(err)
+		}
 		return Enqueued{}, ErrClosed
 	}
-	known, err := r.autoReset(ctx, &in, in.Session)
+	known, err := r.autoReset(ctx, &in, in.Session, dup)
 	in.Session = nil
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
+		return dup.enqueued(err)
 	}
-	sess, err := r.ensureSession(ctx, &in, known)
+	sess, err := r.ensureSession(ctx, &in, known, dup)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
+		return dup.enqueued(err)
 	}
 	origin := in.Untrusted()
 	if in.Chain == nil || in.Chain.ID == "" {
@@ -557,8 +570,14 @@ func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 		Input:      raw,
 		CreatedAt:  r.runCreatedAt(),
 	}
-	if err := r.admit(ctx, &in); err != nil {
+	if err := r.admit(ctx, &in, dup); err != nil {
+		if errors.Is(err, errDuplicate) {
+			return dup.enqueued(err)
+		}
 		return Enqueued{}, err
+	}
+	if e, done, err := r.openIdle(ctx, run, &in, sess); done {
+		return e, err
 	}
 	if err := r.cfg.Store.CreateRun(ctx, run); err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -610,8 +629,7 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input, created *store.Run
 	}
 	l, busy := r.lanes[sessionKey]
 	if !busy {
-		l = &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool),
-			created: make(map[string]*store.Run)}
+		l = newLane()
 		r.lanes[sessionKey] = l
 	}
 	if mode == ModeInterrupt && busy {

@@ -26,8 +26,10 @@ func echo(ctx context.Context, req *provider.Request) ([]provider.Event, error) 
 func TestRunStoresTranscriptAndUsage(t *testing.T) {
 	h := newHarness(t, echo, nil)
 	run := h.submit(Input{RunID: "run-1", Message: "hello", IdempotencyKey: "run-1:user"})
-	if run.Status != store.RunQueued {
-		t.Errorf("Submit status = %q, want queued", run.Status)
+	// The session's lane is idle: the run is queued and started in one
+	// transaction.
+	if run.Status != store.RunRunning || run.StartedAt.IsZero() {
+		t.Errorf("Submit status = %q, started %v, want running", run.Status, run.StartedAt)
 	}
 	got := h.wait("run-1")
 	if got.Status != store.RunOK || got.StopReason != "stop" {

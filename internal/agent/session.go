@@ -12,7 +12,7 @@ import (
 // ensureSession returns the session of in, creating it (with its
 // sessionStartedAt) when it does not exist yet. known, when not nil, is
 // the session as just read.
-func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Session) (*store.Session, error) {
+func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Session, dup *dupCheck) (*store.Session, error) {
 	// The common case, an existing session, needs no write (nor does
 	// outside input to a session already marked as driven by it).
 	origin := in.Untrusted()
@@ -27,6 +27,9 @@ func (r *Runner) ensureSession(ctx context.Context, in *Input, known *store.Sess
 		return s, nil
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
+	}
+	if err := dup.check(ctx); err != nil {
+		return nil, err // a repeated input changes no session
 	}
 	return r.cfg.Store.UpdateSession(ctx, in.SessionKey, true, func(s *store.Session) error {
 		if s.SessionID == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -52,13 +53,29 @@ func (c *countingStore) History(ctx context.Context, sessionID string, opts stor
 	return c.Store.History(ctx, sessionID, opts)
 }
 
+func (c *countingStore) CreateRun(ctx context.Context, run *store.Run) error {
+	c.count("CreateRun")
+	return c.Store.CreateRun(ctx, run)
+}
+
+func (c *countingStore) StartRun(ctx context.Context, runID string, startedAt time.Time, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
+	c.count("StartRun")
+	return c.Store.StartRun(ctx, runID, startedAt, sessionID, msgs)
+}
+
 func (c *countingStore) GetRun(ctx context.Context, runID string) (*store.Run, error) {
 	c.count("GetRun")
 	return c.Store.GetRun(ctx, runID)
 }
 
-// enderStore is a countingStore whose store ends a run in one transaction.
+// enderStore is a countingStore whose store queues and starts a run in
+// one transaction, and ends it in one.
 type enderStore struct{ *countingStore }
+
+func (e enderStore) OpenRun(ctx context.Context, run *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	e.count("OpenRun")
+	return store.OpenRun(ctx, e.Store, run, msgs)
+}
 
 func (e enderStore) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
 	e.count("EndRun")
@@ -66,10 +83,13 @@ func (e enderStore) EndRun(ctx context.Context, runID string, res store.RunResul
 }
 
 // TestWarmTurnReadsNothingItRead runs warm turns and checks what each one
-// asks of the store: the reply is stored with the run's end (one
-// transaction when the store can, AppendMessages then FinishRun when it
-// cannot), the history window is not read again, and a run this node
-// submitted is not read back before it starts. Whatever another writer
+// asks of the store: one write transaction queues and starts the run with
+// its input (CreateRun then StartRun when the store cannot), the reply is
+// stored with the run's end (one transaction when the store can,
+// AppendMessages then FinishRun when it cannot) — two commits a turn —,
+// the history window is not read again, and neither a client's run id
+// (before the insert, which finds a repeat itself) nor a run this node
+// submitted (before it starts) is read. Whatever another writer
 // appends between turns still reaches the next model request.
 func TestWarmTurnReadsNothingItRead(t *testing.T) {
 	for _, oneCommit := range []bool{true, false} {
@@ -101,23 +121,30 @@ func TestWarmTurnReadsNothingItRead(t *testing.T) {
 			})
 			turn := func(i int) {
 				t.Helper()
-				if _, _, err := h.runner.Submit(ctx, Input{SessionKey: "agent:main:main", AgentID: "main", Message: fmt.Sprint("m", i)}); err != nil {
+				// A client's run id (chat.send's idempotency key) is
+				// not read before the run's insert.
+				in := Input{RunID: fmt.Sprint("run-", i), SessionKey: "agent:main:main", AgentID: "main", Message: fmt.Sprint("m", i)}
+				if _, _, err := h.runner.Submit(ctx, in); err != nil {
 					t.Fatal(err)
 				}
 				if got := <-ended; got.Status != store.RunOK {
 					t.Fatalf("run %d: %+v", i, got)
 				}
+				// The next turn finds the lane idle (its goroutine ends
+				// just after the end event), as a client's next message
+				// does: a turn on a busy lane is queued behind it.
+				h.idle()
 			}
 			turn(0) // the cold turn loads the window
 			cs.take()
 			for i := 1; i <= 3; i++ {
 				turn(i)
 				calls := cs.take()
-				want := map[string]int{"EndRun": 1}
+				want := map[string]int{"OpenRun": 1, "EndRun": 1}
 				if !oneCommit {
-					want = map[string]int{"AppendMessages": 1, "FinishRun": 1}
+					want = map[string]int{"CreateRun": 1, "StartRun": 1, "AppendMessages": 1, "FinishRun": 1}
 				}
-				for _, op := range []string{"EndRun", "AppendMessages", "FinishRun", "CountMessages", "History", "GetRun"} {
+				for _, op := range []string{"OpenRun", "CreateRun", "StartRun", "EndRun", "AppendMessages", "FinishRun", "CountMessages", "History", "GetRun"} {
 					if calls[op] != want[op] {
 						t.Errorf("turn %d: %s called %d times, want %d (all: %v)", i, op, calls[op], want[op], calls)
 					}

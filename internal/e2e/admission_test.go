@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/channel/telegram/tgfake"
 	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/mcp"
+	"github.com/switchboardhq/switchboard/internal/relay"
 )
 
 // sendBlocked is the reference's refusal of a message the session's send
@@ -139,6 +140,7 @@ func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 			if d["status"] != "ok" {
 				return fmt.Sprint(d["error"])
 			}
+			announced(t, c, d["runId"])
 			return fmt.Sprint(d["reply"])
 		}},
 		{name: "cron", key: func() string { return "agent:main:cron:" + jobID }, send: func(t *testing.T, text string) string {
@@ -163,10 +165,20 @@ func startDoors(t *testing.T, extra string) (*gateway, *client.Client, []door) {
 			if d["status"] != "ok" {
 				return fmt.Sprint(d["error"])
 			}
+			announced(t, c, d["runId"])
 			return fmt.Sprint(d["reply"])
 		}},
 	}
 	return g, c, doors
+}
+
+// announced waits for the announce step that follows a sessions_send's
+// reply (runId the send's run): the relay starts it after the reply, so
+// without the wait it may still run, or wait on the target's lane, when
+// the door's next message arrives.
+func announced(t *testing.T, c *client.Client, runID any) {
+	t.Helper()
+	call(t, c, "agent.wait", map[string]any{"runId": relay.StepRunID(fmt.Sprint(runID), "announce"), "timeoutMs": 30000})
 }
 
 // TestOneAdmissionForEveryDoor: one rule, decided in admission, answers

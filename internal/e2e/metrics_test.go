@@ -53,7 +53,7 @@ func TestMetrics(t *testing.T) {
 		"switchboard_connections 1",
 		`switchboard_outbox_items{status="pending"} 0`,
 		"switchboard_lanes_busy 0",
-		`switchboard_store_operation_seconds_count{op="start_run"} 2`,
+		`switchboard_store_operation_seconds_count{op="open_run"} 2`, // queued and started in one transaction (idle lanes)
 		`switchboard_store_operation_seconds_count{op="finish_run"} 2`,
 		`switchboard_guardrail_refusals_total{kind="deadlock"} 0`,
 		"go_goroutines ",

@@ -81,3 +81,10 @@ func (s timedStore) EndRun(ctx context.Context, runID string, res store.RunResul
 	defer s.since("finish_run", time.Now())
 	return store.EndRun(ctx, s.Store, runID, res, sessionID, msgs)
 }
+
+// OpenRun keeps the store's one-transaction queue and start of a run
+// (store.RunOpener) visible through the timer.
+func (s timedStore) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	defer s.since("open_run", time.Now())
+	return store.OpenRun(ctx, s.Store, r, msgs)
+}

@@ -54,3 +54,9 @@ func Open(ctx context.Context, ss settings.StorageSettings, stateDir string) (*O
 func (o *Opened) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
 	return store.EndRun(ctx, o.Store, runID, res, sessionID, msgs)
 }
+
+// OpenRun keeps the opened store's one-transaction queue and start of a
+// run (store.RunOpener) visible through Opened.
+func (o *Opened) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	return store.OpenRun(ctx, o.Store, r, msgs)
+}

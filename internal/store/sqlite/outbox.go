@@ -65,7 +65,13 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 // insertOutboxTx inserts one item's args inside a write transaction and
 // reports whether it was inserted (false: the id exists).
 func (s *Store) insertOutboxTx(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
-	st, err := s.wstmt(ctx, tx, qInsertOutbox)
+	return s.insertTx(ctx, tx, qInsertOutbox, args)
+}
+
+// insertTx runs an INSERT … ON CONFLICT DO NOTHING inside a write
+// transaction and reports whether it inserted a row.
+func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, query string, args []any) (bool, error) {
+	st, err := s.wstmt(ctx, tx, query)
 	if err != nil {
 		return false, err
 	}

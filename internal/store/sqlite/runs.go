@@ -58,17 +58,9 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		st, err := s.wstmt(ctx, tx, qInsertRun)
-		if err != nil {
+		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
-		}
-		res, err := st.ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		} else if !ok {
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
 		return nil
@@ -77,6 +69,12 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
 	return nil
+}
+
+// insertRunTx inserts a run's row (RunArgs) inside a write transaction; it
+// reports false when a run with its id exists (nothing is written).
+func (s *Store) insertRunTx(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
+	return s.insertTx(ctx, tx, qInsertRun, args)
 }
 
 // getRunTx reads a run inside a write transaction; ErrNotFound if absent.
@@ -369,4 +367,54 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		return nil, nil, fmt.Errorf("sqlite.StartRun: %w", err)
 	}
 	return run, out, nil
+}
+
+var _ store.RunOpener = (*Store)(nil)
+
+// OpenRun implements store.RunOpener: the insert of a started run and its
+// input messages are one transaction, and the insert itself finds an
+// existing run with the id (ON CONFLICT DO NOTHING), which is then read in
+// the same transaction and returned with ErrConflict.
+func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if err := s.checkOpen("OpenRun"); err != nil {
+		return nil, nil, err
+	}
+	if r == nil || r.RunID == "" || r.SessionID == "" {
+		return nil, nil, errors.New("sqlite.OpenRun: empty run or session id")
+	}
+	if r.Status != store.RunRunning || r.StartedAt.IsZero() {
+		return nil, nil, fmt.Errorf("sqlite.OpenRun: run %q is %s (started %v), not running", r.RunID, r.Status, r.StartedAt)
+	}
+	c := sqlstore.NewRun(r, s.nowTime)
+	args, err := sqlstore.RunArgs(&c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+	}
+	out, err := s.prepareMessages(r.SessionID, msgs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+	}
+	var existing *store.Run
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		existing = nil // set, not kept: the body may run again
+		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
+			return err
+		} else if !ok {
+			if existing, err = s.getRunTx(ctx, tx, r.RunID); err != nil {
+				return err
+			}
+			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
+		}
+		if len(out) > 0 {
+			return s.appendTx(ctx, tx, r.SessionID, out, "")
+		}
+		return nil
+	})
+	if existing != nil && errors.Is(err, store.ErrConflict) {
+		return existing, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+	}
+	return sqlstore.StoredRun(&c), out, nil
 }

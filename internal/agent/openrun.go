@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// openIdle queues and starts a run in one store transaction when its
+// session's lane is idle (store.RunOpener): a warm turn's start is then
+// the commit that makes its chat.send durable, not a second one. It
+// reports done false when it did nothing and the run is to be queued as
+// usual: with Lanes (a node must claim the lane, and every write carries
+// its fence, before a run of it starts), for a compaction or a collect-mode
+// input (they read the run back, or wait for company, before starting),
+// on a busy lane, for the id of a run this runner runs, and when the
+// store is no RunOpener.
+//
+// The run is registered as its lane's active run, and in r.active, before
+// it is stored running, and leaves both after its end is stored, as
+// drain's runs do: FinishOrphans never takes it for an orphan. Its input
+// is in the transcript from the commit on, as StartRun's is. A run with
+// the input's RunID found by the insert is returned as Enqueue's duplicate.
+func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, sess *store.Session) (Enqueued, bool, error) {
+	if r.cfg.Lanes != nil || in.Compact != nil || in.QueueMode == ModeCollect || r.noOpen.Load() {
+		return Enqueued{}, false, nil
+	}
+	// The run executes the input as stored, like a queued run that drain
+	// reads back.
+	var run Input
+	if err := json.Unmarshal(queued.Input, &run); err != nil {
+		return Enqueued{}, false, nil // the queued path records the error on the run
+	}
+	key, id := queued.SessionKey, queued.RunID
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return Enqueued{}, true, ErrClosed
+	}
+	_, busy := r.lanes[key]
+	_, live := r.active[id] // a repeat of a live run's id, from another session: r.active[id] is that run's
+	if busy || live {
+		r.mu.Unlock()
+		return Enqueued{}, false, nil
+	}
+	l := newLane()
+	l.active, l.activeUntrusted = id, in.Untrusted() != ""
+	l.lastArrival = time.Now()
+	r.lanes[key] = l
+	runCtx, cancel := context.WithCancelCause(r.ctx)
+	r.active[id] = cancel
+	r.wg.Add(1) // under r.mu, before Shutdown can wait: Done by the lane's goroutine
+	r.mu.Unlock()
+
+	started := queued.Clone()
+	started.Status, started.StartedAt = store.RunRunning, r.now()
+	msg := r.inputMessage(&run, id)
+	opened, stored, err := store.OpenRun(ctx, r.cfg.Store, started, []store.Message{msg})
+	if err != nil {
+		cancel(nil)
+		r.mu.Lock()
+		delete(r.active, id)
+		l.active, l.activeUntrusted = "", false
+		next := len(l.queue) > 0 // runs queued behind it meanwhile
+		if !next {
+			delete(r.lanes, key)
+		}
+		r.mu.Unlock()
+		if next {
+			go func() {
+				defer r.wg.Done()
+				r.drain(key, l)
+			}()
+		} else {
+			r.wg.Done()
+		}
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			r.noOpen.Store(true)
+			return Enqueued{}, false, nil
+		case errors.Is(err, store.ErrConflict) && opened != nil:
+			return Enqueued{Run: opened}, true, nil
+		}
+		return Enqueued{}, true, fmt.Errorf("agent.Submit: %w", err)
+	}
+	go func() {
+		defer r.wg.Done()
+		r.executeOpened(runCtx, cancel, opened.Clone(), stored, &run, sess)
+		r.mu.Lock()
+		l.active, l.activeUntrusted = "", false
+		r.mu.Unlock()
+		r.drain(key, l) // what queued behind it, then the lane ends
+	}()
+	return Enqueued{Run: opened, Created: true}, true, nil
+}
+
+// executeOpened runs a run openIdle stored started to its end (execute
+// from the start on).
+func (r *Runner) executeOpened(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session) {
+	defer cancel(nil)
+	defer func() {
+		r.mu.Lock()
+		delete(r.active, run.RunID)
+		r.mu.Unlock()
+	}()
+	r.begin(runCtx, cancel, run, stored, in, sess, nil)
+}
+
+// errDuplicate stops an Enqueue whose run id exists: the input is a
+// repeat, answered with the existing run.
+var errDuplicate = errors.New("run id exists")
+
+// dupCheck reads, once, whether the run id an input came with exists.
+// Enqueue does not read it first: the run's insert finds an existing id
+// itself (CreateRun, OpenRun). It asks only before a write a repeated
+// input must not cause (an automatic reset, a session's creation, a drop
+// at the queue cap).
+type dupCheck struct {
+	st    Store
+	runID string // "" when Enqueue makes the id: no run has it
+	done  bool
+	found *store.Run
+	err   error
+}
+
+// checked reports whether the read was made (or needs none).
+func (d *dupCheck) checked() bool { return d.runID == "" || d.done }
+
+// check returns errDuplicate when the run exists, the read's error when
+// it failed, else nil.
+func (d *dupCheck) check(ctx context.Context) error {
+	if !d.checked() {
+		d.done = true
+		d.found, d.err = d.st.GetRun(ctx, d.runID)
+		if errors.Is(d.err, store.ErrNotFound) {
+			d.err = nil
+		}
+	}
+	switch {
+	case d.err != nil:
+		return d.err
+	case d.found != nil:
+		return errDuplicate
+	}
+	return nil
+}
+
+// enqueued is Enqueue's answer to err: the existing run for
+// errDuplicate, else the error.
+func (d *dupCheck) enqueued(err error) (Enqueued, error) {
+	if errors.Is(err, errDuplicate) {
+		return Enqueued{Run: d.found}, nil
+	}
+	return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
+}
