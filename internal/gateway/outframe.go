@@ -198,21 +198,25 @@ func (c *conn) write(f outFrame) error {
 	return c.ws.Write(context.Background(), websocket.MessageText, f.appendTo(nil))
 }
 
-// sendEventFrame queues an event frame (head and payload set) with the
-// connection's next seq. Events before hello-ok are dropped.
-func (c *conn) sendEventFrame(f outFrame, dropIfSlow bool) {
+// queueEvent queues an event frame (head and payload set) with the
+// connection's next seq, and returns what the caller must add to the
+// gateway's outbound total for it (its ownSize; 0 when it was not queued).
+// Events before hello-ok are dropped.
+func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
 	c.mu.Lock()
 	if !c.ready {
 		c.mu.Unlock()
-		return
+		return 0
 	}
 	f.event, f.seq = true, c.seq+1
-	ok := c.enqueueLocked(f, dropIfSlow)
+	ok := c.queueLocked(f, dropIfSlow)
 	if ok {
 		c.seq++
 	}
 	c.mu.Unlock()
-	if ok {
-		c.signal()
+	if !ok {
+		return 0
 	}
+	c.signal()
+	return f.ownSize()
 }

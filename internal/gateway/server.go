@@ -492,11 +492,13 @@ func (s *Server) fanOut(event string, payload json.RawMessage, dropIfSlow bool, 
 		f.body, f.shared = nil, s.newShared(payload)
 		defer f.shared.release()
 	}
+	var queued int64
 	for _, c := range conns {
 		if want == nil || want(c) {
-			c.sendEventFrame(f, dropIfSlow)
+			queued += c.queueEvent(f, dropIfSlow)
 		}
 	}
+	s.queuedTotal.Add(queued) // once for all (see queueLocked)
 }
 
 // healthLoop sends every connection the health snapshot each
