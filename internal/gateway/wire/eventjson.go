@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -79,26 +78,34 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 }
 
 // appendHTMLString appends s as a JSON string as json.Marshal writes it:
-// with <, > and & escaped too.
+// with <, > and & escaped too (as \u003c, \u003e and \u0026, in place).
 func appendHTMLString(b []byte, s string) []byte {
 	start := len(b)
 	b = jsonenc.AppendString(b, s)
-	if bytes.IndexAny(b[start:], "<>&") < 0 {
+	n := 0
+	for _, c := range b[start:] {
+		if c == '<' || c == '>' || c == '&' {
+			n++
+		}
+	}
+	if n == 0 {
 		return b
 	}
-	out := b[start:]
-	b = b[:start:start] // a fresh array: out still holds the text
-	for _, c := range out {
-		switch c {
-		case '<':
-			b = append(b, `\u003c`...)
-		case '>':
-			b = append(b, `\u003e`...)
-		case '&':
-			b = append(b, `\u0026`...)
+	end := len(b)
+	b = append(b, make([]byte, 5*n)...)
+	i := len(b)
+	for j := end - 1; j >= start; j-- { // from the end, as each escape widens
+		switch c := b[j]; c {
+		case '<', '>', '&':
+			i -= 6
+			copy(b[i:], `\u00`)
+			b[i+4], b[i+5] = hexDigits[c>>4], hexDigits[c&0xf]
 		default:
-			b = append(b, c)
+			i--
+			b[i] = c
 		}
 	}
 	return b
 }
+
+const hexDigits = "0123456789abcdef"

@@ -53,3 +53,24 @@ func FuzzEventJSON(f *testing.F) {
 	}
 	f.Fuzz(checkEventJSON)
 }
+
+// BenchmarkChatEventJSON compares json.Marshal with AppendJSON on a chat
+// delta as a turn sends it.
+func BenchmarkChatEventJSON(b *testing.B) {
+	msg := mustMarshal(b, map[string]any{"role": "assistant", "timestamp": 1700000000000,
+		"content": []any{map[string]any{"type": "text", "text": "Hello! How can I help you today? <ok>"}}})
+	e := ChatEvent{RunID: "c12-345", SessionKey: "agent:main:load-12", AgentID: "main", Seq: 4, State: ChatStateDelta,
+		DeltaText: "Hello! How can I help you today? <ok>", Message: msg}
+	b.Run("marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mustMarshal(b, e)
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e.AppendJSON(make([]byte, 0, len(msg)+256))
+		}
+	})
+}
