@@ -172,6 +172,12 @@ func (c *conn) writeBatch(batch []outFrame) error {
 			if mark < len(buf) {
 				vec = append(vec, buf[mark:])
 			}
+			if c.ctx.Err() != nil {
+				// The connection ended (its reader met the peer's close,
+				// which the library answered): no data after a close.
+				err = context.Cause(c.ctx)
+				break
+			}
 			if err = c.sock.writeVec(vec); err != nil {
 				break
 			}

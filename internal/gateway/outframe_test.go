@@ -28,7 +28,7 @@ func (c *countingConn) Write(p []byte) (int, error) {
 func TestBatchIsOneWrite(t *testing.T) {
 	s := &Server{}
 	sock := &countingConn{}
-	c := &conn{s: s, sock: &sockConn{Conn: sock}}
+	c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: t.Context()}
 	payload := json.RawMessage(`{"text":"hi"}`)
 	var batch []outFrame
 	for i := range 50 {
