@@ -10,11 +10,13 @@
 //
 // With -clients it runs many-clients workloads instead: N connected clients,
 // of which some send warm turns on their own sessions while all read the
-// broadcast events; it prints turns/s, latency and server CPU per turn.
+// broadcast events; it prints turns/s, latency and server CPU per turn,
+// and the CPU per turn of this load client beside it (each client decodes
+// only its own runs' chat events, so that it does not set the pace).
 //
 // Usage: go run ./bench/gateway [-bin path] [-sessions 1000] [-turns 500]
 //
-//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s]
+//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s] [-cpuprofile file]
 package main
 
 import (
