@@ -10,11 +10,13 @@
 //
 // With -clients it runs many-clients workloads instead: N connected clients,
 // of which some send warm turns on their own sessions while all read the
-// broadcast events; it prints turns/s, latency and server CPU per turn.
+// broadcast events; it prints turns/s, latency and server CPU per turn,
+// and the CPU per turn of this load client beside it (each client decodes
+// only its own runs' chat events, so that it does not set the pace).
 //
 // Usage: go run ./bench/gateway [-bin path] [-sessions 1000] [-turns 500]
 //
-//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s]
+//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s] [-cpuprofile file]
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +53,19 @@ func run() error {
 	clientsSpec := flag.String("clients", "", "many-clients workloads instead: comma-separated N[/senders] (e.g. 1,10,100,1000/100)")
 	duration := flag.Duration("duration", 5*time.Second, "how long each many-clients workload runs")
 	scoped := flag.Bool("scoped", false, "many-clients: clients declare session-scoped events (each receives its own session's only)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this load client to the file (SWITCHBOARD_CPUPROFILE does the same for the gateway)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	tmp, err := os.MkdirTemp("", "sb-bench-")
 	if err != nil {

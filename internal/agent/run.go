@@ -320,7 +320,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		r.finishCarried(st, last, res)
 		return
 	}
-	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", fin.Status,
+	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", string(fin.Status), // a string: logged without reflection
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
 		d := fin.EndedAt.Sub(fin.StartedAt)

@@ -1,10 +1,13 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +75,60 @@ func asError(err error, target **client.Error) bool {
 		*target = e
 	}
 	return ok
+}
+
+// TestKeepEventFilters: events KeepEvent refuses never reach Events (and
+// are not counted as dropped); the ones it keeps do, decoded; responses
+// pass whatever it says.
+func TestKeepEventFilters(t *testing.T) {
+	dir := t.TempDir()
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tok, err := config.ReadGatewayToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen atomic.Int64
+	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok,
+		KeepEvent: func(frame []byte) bool {
+			seen.Add(1)
+			return bytes.Contains(frame, []byte(`"state":"final"`))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		id := fmt.Sprint("keep-", i)
+		if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": id}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var ev client.Event
+		select {
+		case ev = <-c.Events():
+		case <-ctx.Done():
+			t.Fatalf("no chat final of %s", id)
+		}
+		var p struct{ RunID, State string }
+		if err := json.Unmarshal(ev.Payload, &p); err != nil || ev.Event != "chat" || p.RunID != id || p.State != "final" {
+			t.Fatalf("event %d = %s %s (%v); want the chat final of %s", i, ev.Event, ev.Payload, err, id)
+		}
+	}
+	if n := seen.Load(); n <= 3 {
+		t.Errorf("KeepEvent saw %d frames; a run sends more events than its final", n)
+	}
+	if c.Dropped() != 0 {
+		t.Errorf("Dropped = %d; refused events are not drops", c.Dropped())
+	}
 }

@@ -127,13 +127,9 @@ func (s *Server) dropStream(runID string, st *runStream) {
 	s.runsMu.Unlock()
 }
 
-// emitLocked broadcasts an event of the run, or holds it. st.mu is held.
-func (s *Server) emitLocked(st *runStream, name string, payload any) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		s.log.Error("event encoding failed", "event", name, "err", err)
-		return
-	}
+// emitLocked broadcasts an encoded event of the run, or holds it. st.mu
+// is held.
+func (s *Server) emitLocked(st *runStream, name string, b json.RawMessage) {
 	if st.holds > 0 {
 		st.held = append(st.held, heldEvent{name, b})
 		return
@@ -178,11 +174,12 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		if err != nil {
 			raw = json.RawMessage("{}")
 		}
-		s.emitLocked(st, wire.EventAgent, wire.AgentEvent{
+		ae := wire.AgentEvent{
 			RunID: ev.RunID, Seq: seq, Stream: stream, TS: ts, Data: raw,
 			SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
 			Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
-		})
+		}
+		s.emitLocked(st, wire.EventAgent, ae.AppendJSON(make([]byte, 0, len(raw)+256)))
 	}
 	switch ev.Stream {
 	case agent.StreamLifecycle:
@@ -331,10 +328,11 @@ func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
 		return
 	}
 	msg, _ := json.Marshal(assistantSoFar(liveText(st.text), s.now()))
-	s.emitLocked(st, wire.EventChat, wire.ChatEvent{
+	chat := wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
 		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: liveText(st.text[st.sent:]), Message: msg,
-	})
+	}
+	s.emitLocked(st, wire.EventChat, chat.AppendJSON(make([]byte, 0, len(msg)+len(chat.DeltaText)+256)))
 	st.sent = len(st.text)
 	st.pendingSeq = 0
 	st.lastDelta = s.now()
@@ -393,7 +391,7 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 			chat.ErrorKind = "timeout"
 		}
 	}
-	s.emitLocked(st, wire.EventChat, chat)
+	s.emitLocked(st, wire.EventChat, chat.AppendJSON(make([]byte, 0, len(chat.Message)+len(chat.Usage)+256)))
 	s.runChanged(ev.SessionKey, ev.RunID, "lifecycle", "end", true)
 }
 

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/binary"
 	"strconv"
 	"sync/atomic"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // sharedMin is the payload size from which a broadcast event's payload is
-// shared by every connection instead of copied into each one's frame.
+// counted once in the outbound budget for every connection instead of in
+// each one's.
 const sharedMin = 64 << 10
 
 // sharedPayload is an event payload queued on several connections at once.
@@ -38,25 +40,50 @@ func (p *sharedPayload) release() {
 	}
 }
 
-// outFrame is one queued frame: raw bytes, or (for a shared payload) the
-// event's head, the shared payload and this connection's tail.
+// outFrame is one queued frame: raw bytes, or an event. An event is its
+// head ({"type":"event","event":<name>,"payload":) in raw, its payload in
+// body or shared, and this connection's seq, written as ,"seq":<seq>}.
+// Head and payload are encoded once per broadcast and read (never
+// written) by every connection it reaches; a body counts in each
+// connection's budget as a copy would, a shared payload once in all.
 type outFrame struct {
 	raw    []byte
+	body   []byte
 	shared *sharedPayload
-	tail   []byte
+	seq    int64
+	event  bool
+}
+
+// seqTail is the length of ,"seq":<seq>}.
+func seqTail(seq int64) int {
+	n := len(`,"seq":}`) + 1
+	if seq < 0 {
+		n, seq = n+1, -seq
+	}
+	for ; seq >= 10; seq /= 10 {
+		n++
+	}
+	return n
 }
 
 // size is the frame's length on the wire.
 func (f outFrame) size() int64 {
-	n := int64(len(f.raw) + len(f.tail))
+	n := f.ownSize()
 	if f.shared != nil {
 		n += int64(len(f.shared.b))
 	}
 	return n
 }
 
-// ownSize is what the frame holds that no other connection shares.
-func (f outFrame) ownSize() int64 { return int64(len(f.raw) + len(f.tail)) }
+// ownSize is what the frame counts in its connection's share of the
+// outbound budget: all but a shared payload.
+func (f outFrame) ownSize() int64 {
+	n := len(f.raw) + len(f.body)
+	if f.event {
+		n += seqTail(f.seq)
+	}
+	return int64(n)
+}
 
 func (f outFrame) release() {
 	if f.shared != nil {
@@ -64,55 +91,138 @@ func (f outFrame) release() {
 	}
 }
 
-// sharedEventFrame is an event frame around a shared payload: head is
-// {"type":"event","event":<name>,"payload": and tail ,"seq":<seq>}.
-func sharedEventFrame(event string, p *sharedPayload, seq int64) outFrame {
-	head := jsonenc.AppendString([]byte(`{"type":"event","event":`), event)
-	head = append(head, `,"payload":`...)
-	tail := strconv.AppendInt([]byte(`,"seq":`), seq, 10)
-	tail = append(tail, '}')
-	return outFrame{raw: head, shared: p, tail: tail}
+// payload is an event frame's payload, shared or not.
+func (f outFrame) payload() []byte {
+	if f.shared != nil {
+		return f.shared.b
+	}
+	return f.body
 }
 
-// write sends one frame; a shared frame goes out as one message in three
-// writes, with no copy of the payload.
+// appendTo appends the frame's JSON text to b.
+func (f outFrame) appendTo(b []byte) []byte {
+	b = append(b, f.raw...)
+	if !f.event {
+		return b
+	}
+	b = append(b, f.payload()...)
+	return appendSeq(b, f.seq)
+}
+
+// appendSeq appends an event frame's end, ,"seq":<seq>}.
+func appendSeq(b []byte, seq int64) []byte {
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	return append(b, '}')
+}
+
+// eventHead is the start of an event frame up to its payload (or, for an
+// event without one, up to its seq).
+func eventHead(event string, payload bool) []byte {
+	b := jsonenc.AppendString([]byte(`{"type":"event","event":`), event)
+	if !payload {
+		return b
+	}
+	return append(b, `,"payload":`...)
+}
+
+// appendHeader appends the header of an unmasked, unfragmented WebSocket
+// text message of n bytes (RFC 6455 §5.2), as a server sends it.
+func appendHeader(b []byte, n int64) []byte {
+	switch {
+	case n < 126:
+		return append(b, 0x81, byte(n))
+	case n <= 0xffff:
+		return binary.BigEndian.AppendUint16(append(b, 0x81, 126), uint16(n))
+	default:
+		return binary.BigEndian.AppendUint64(append(b, 0x81, 127), uint64(n))
+	}
+}
+
+// writeBatch writes a batch of frames to the socket as WebSocket messages
+// in one write system call (or one per batchLimit bytes), and releases
+// them. Frames are copied into the connection's buffer, except payloads of
+// sharedMin bytes or more, which are written from where they are (a
+// vectored write), so that a stalled connection holds no copy of them.
+// The WebSocket library's own frames (pings, pongs, the close) go through
+// the same socket whole, between these writes (see sockConn); the
+// connection negotiates no extension, so a message is a plain frame.
+func (c *conn) writeBatch(batch []outFrame) error {
+	defer func() {
+		for _, f := range batch {
+			f.release()
+		}
+	}()
+	buf, vec := c.wbuf[:0], c.wvec[:0]
+	mark, n := 0, 0 // buf[mark:] is not in vec yet; n bytes wait in all
+	var err error
+	for i, f := range batch {
+		size := f.size()
+		buf = appendHeader(buf, size)
+		if p := f.payload(); len(p) >= sharedMin {
+			buf = append(buf, f.raw...)
+			vec = append(vec, buf[mark:], p)
+			mark = len(buf)
+			buf = appendSeq(buf, f.seq)
+		} else {
+			buf = f.appendTo(buf)
+		}
+		n += int(size)
+		if n >= batchLimit || i == len(batch)-1 {
+			if mark < len(buf) {
+				vec = append(vec, buf[mark:])
+			}
+			if c.ctx.Err() != nil {
+				// The connection ended (its reader met the peer's close,
+				// which the library answered): no data after a close.
+				err = context.Cause(c.ctx)
+				break
+			}
+			if err = c.sock.writeVec(vec); err != nil {
+				break
+			}
+			buf, vec, mark, n = buf[:0], vec[:0], 0, 0
+		}
+	}
+	if cap(buf) > 4*batchLimit {
+		buf = nil // do not pin a large buffer after a burst
+	}
+	clear(vec[:cap(vec)])
+	c.wbuf, c.wvec = buf[:0], vec[:0]
+	return err
+}
+
+// write sends one frame through the WebSocket library (for a connection
+// with no socket of its own, in tests), and releases it.
 //
 // It writes without a context: a write with one registers (and removes) a
 // cancel callback on it per frame, a tenth of the gateway's CPU when it
 // fans events out to many connections. writeLoop closes the socket once
 // for all when c.ctx ends, which ends a blocked write the same way.
 func (c *conn) write(f outFrame) error {
-	if f.shared == nil {
-		return c.ws.Write(context.Background(), websocket.MessageText, f.raw)
-	}
-	defer f.shared.release()
-	w, err := c.ws.Writer(context.Background(), websocket.MessageText)
-	if err != nil {
-		return err
-	}
-	for _, part := range [][]byte{f.raw, f.shared.b, f.tail} {
-		if _, err := w.Write(part); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
+	defer f.release()
+	return c.ws.Write(context.Background(), websocket.MessageText, f.appendTo(nil))
 }
 
-// sendShared queues an event with a shared payload and the connection's
-// next seq.
-func (c *conn) sendShared(event string, p *sharedPayload, dropIfSlow bool) {
+// queueEvent queues an event frame (head and payload set) with the
+// connection's next seq, and returns what the caller must add to the
+// gateway's outbound total for it (its ownSize; 0 when it was not queued).
+// Events before hello-ok are dropped.
+func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
 	c.mu.Lock()
 	if !c.ready {
 		c.mu.Unlock()
-		return
+		return 0
 	}
-	ok := c.enqueueLocked(sharedEventFrame(event, p, c.seq+1), dropIfSlow)
+	f.event, f.seq = true, c.seq+1
+	ok := c.queueLocked(f, dropIfSlow)
 	if ok {
 		c.seq++
 	}
 	c.mu.Unlock()
-	if ok {
-		c.signal()
+	if !ok {
+		return 0
 	}
+	c.signal()
+	return f.ownSize()
 }

@@ -415,7 +415,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, reason, status)
 		return
 	}
-	cw := &corkWriter{ResponseWriter: w}
+	cw := &sockWriter{ResponseWriter: w}
 	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{
 		CompressionMode:    websocket.CompressionDisabled,
 		InsecureSkipVerify: true, // checked above
@@ -427,7 +427,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	c := newConn(s, ws, r.RemoteAddr, local)
 	c.origin = r.Header.Get("Origin")
-	c.cork = cw.conn
+	c.sock = cw.conn
 	if !s.addConn(c) {
 		ws.Close(websocket.StatusServiceRestart, "gateway shutting down")
 		return
@@ -478,19 +478,27 @@ func (s *Server) publishConnsLocked() {
 // dropIfSlow, connections whose queue is full skip it instead of being
 // disconnected.
 func (s *Server) broadcast(event string, payload json.RawMessage, dropIfSlow bool) {
+	s.fanOut(event, payload, dropIfSlow, nil)
+}
+
+// fanOut queues an event on every connection that want accepts (every one
+// when want is nil). The frame's head and payload are encoded once and
+// shared by the connections; each adds its own seq as it writes.
+func (s *Server) fanOut(event string, payload json.RawMessage, dropIfSlow bool, want func(*conn) bool) {
 	conns := *s.connList.Load()
+	f := outFrame{raw: eventHead(event, payload != nil), body: payload}
 	if len(payload) >= sharedMin && len(conns) > 1 {
-		// One copy for every connection, counted once in the budget.
-		p := s.newShared(payload)
-		for _, c := range conns {
-			c.sendShared(event, p, dropIfSlow)
-		}
-		p.release()
-		return
+		// Counted once in the budget for every connection.
+		f.body, f.shared = nil, s.newShared(payload)
+		defer f.shared.release()
 	}
+	var queued int64
 	for _, c := range conns {
-		c.sendEvent(event, payload, dropIfSlow)
+		if want == nil || want(c) {
+			queued += c.queueEvent(f, dropIfSlow)
+		}
 	}
+	s.queuedTotal.Add(queued) // once for all (see queueLocked)
 }
 
 // healthLoop sends every connection the health snapshot each

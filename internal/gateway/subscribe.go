@@ -92,28 +92,11 @@ func (s *Server) broadcastSession(event, key string, payload json.RawMessage, dr
 		s.broadcast(event, payload, dropIfSlow)
 		return
 	}
-	conns := *s.connList.Load()
-	if len(payload) >= sharedMin && len(conns) > 1 {
-		p := s.newShared(payload)
-		for _, c := range conns {
-			c.mu.Lock()
-			want := c.wantsLocked(key)
-			c.mu.Unlock()
-			if want {
-				c.sendShared(event, p, dropIfSlow)
-			}
-		}
-		p.release()
-		return
-	}
-	for _, c := range conns {
+	s.fanOut(event, payload, dropIfSlow, func(c *conn) bool {
 		c.mu.Lock()
-		want := c.wantsLocked(key)
-		c.mu.Unlock()
-		if want {
-			c.sendEvent(event, payload, dropIfSlow)
-		}
-	}
+		defer c.mu.Unlock()
+		return c.wantsLocked(key)
+	})
 }
 
 // scopedCaps reports whether connect caps ask for session-scoped events.

@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"strings"
 )
 
 // Level maps the reference's level names onto slog levels.
@@ -31,11 +30,42 @@ var secretKeys = []string{"token", "password", "secret", "apikey", "api_key", "a
 
 // redactSecrets replaces the value of any attribute whose name looks like a
 // secret, wherever a caller put one.
-func redactSecrets(_ []string, a slog.Attr) slog.Attr {
-	k := strings.ToLower(a.Key)
+func redactSecrets(groups []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindString || a.Value.String() == "" {
+		return levelText(groups, a)
+	}
 	for _, s := range secretKeys {
-		if strings.Contains(k, s) && a.Value.Kind() == slog.KindString && a.Value.String() != "" {
+		if containsFold(a.Key, s) {
 			return slog.String(a.Key, "[redacted]")
+		}
+	}
+	return a
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// in any case, without making a lower-case copy of s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			if c := s[i+j]; c != sub[j] && c|0x20 != sub[j] { // |0x20 lower-cases an ASCII letter
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// levelText gives the record's level as its text, which both handlers
+// write as they write the level itself, but without the reflection (and
+// allocations) that a level attribute costs once a ReplaceAttr is set.
+func levelText(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.LevelKey {
+		if l, ok := a.Value.Any().(slog.Level); ok {
+			return slog.String(a.Key, l.String())
 		}
 	}
 	return a

@@ -42,7 +42,7 @@ func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
 	m := h.ref.Get()
-	if m == nil {
+	if m == nil || !needsMask(m, r) {
 		return h.next.Handle(ctx, r)
 	}
 	out := slog.NewRecord(r.Time, r.Level, m.String(r.Message), r.PC)
@@ -51,6 +51,29 @@ func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
 		return true
 	})
 	return h.next.Handle(ctx, out)
+}
+
+// needsMask reports whether the record may hold a secret value: its
+// message or a string holds one, or an attribute's text is only known once
+// formatted (any other value, or a group). Most records (a run's start and
+// end) hold strings and numbers without one and go on as they are, with
+// no copy.
+func needsMask(m *Masker, r slog.Record) bool {
+	if m.Contains(r.Message) {
+		return true
+	}
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Value.Kind() {
+		case slog.KindString:
+			found = m.Contains(a.Value.String())
+		case slog.KindInt64, slog.KindUint64, slog.KindFloat64, slog.KindBool, slog.KindDuration, slog.KindTime:
+		default:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // WithAttrs masks the attributes with the masker of the moment: attributes

@@ -1,0 +1,111 @@
+package wire
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
+)
+
+// The run events are the frames a gateway sends most (several per turn,
+// to every client): AppendJSON writes them without reflection, byte for
+// byte as json.Marshal does, given raw members as json.Marshal makes them
+// (compact, HTML-escaped): those are written as they are, not compacted
+// again.
+
+// AppendJSON appends e as json.Marshal encodes it. Data must be compact
+// JSON as json.Marshal writes it (nil is written as null).
+func (e *AgentEvent) AppendJSON(b []byte) []byte {
+	b = append(b, `{"runId":`...)
+	b = appendHTMLString(b, e.RunID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = append(b, `,"stream":`...)
+	b = appendHTMLString(b, e.Stream)
+	b = append(b, `,"ts":`...)
+	b = strconv.AppendInt(b, e.TS, 10)
+	b = append(b, `,"data":`...)
+	b = appendRaw(b, e.Data)
+	b = appendOptString(b, `,"sessionKey":`, e.SessionKey)
+	b = appendOptString(b, `,"agentId":`, e.AgentID)
+	b = appendOptString(b, `,"sessionId":`, e.SessionID)
+	b = appendOptString(b, `,"lane":`, e.Lane)
+	b = appendOptString(b, `,"spawnedBy":`, e.SpawnedBy)
+	b = append(b, `,"isHeartbeat":`...)
+	b = strconv.AppendBool(b, e.IsHeartbeat)
+	return append(b, '}')
+}
+
+// AppendJSON appends e as json.Marshal encodes it. Message and Usage must
+// be compact JSON as json.Marshal writes it.
+func (e *ChatEvent) AppendJSON(b []byte) []byte {
+	b = append(b, `{"runId":`...)
+	b = appendHTMLString(b, e.RunID)
+	b = append(b, `,"sessionKey":`...)
+	b = appendHTMLString(b, e.SessionKey)
+	b = appendOptString(b, `,"agentId":`, e.AgentID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = append(b, `,"state":`...)
+	b = appendHTMLString(b, e.State)
+	b = appendOptString(b, `,"spawnedBy":`, e.SpawnedBy)
+	b = appendOptString(b, `,"deltaText":`, e.DeltaText)
+	if len(e.Message) > 0 {
+		b = append(append(b, `,"message":`...), e.Message...)
+	}
+	if len(e.Usage) > 0 {
+		b = append(append(b, `,"usage":`...), e.Usage...)
+	}
+	b = appendOptString(b, `,"stopReason":`, e.StopReason)
+	b = appendOptString(b, `,"errorMessage":`, e.ErrorMessage)
+	b = appendOptString(b, `,"errorKind":`, e.ErrorKind)
+	return append(b, '}')
+}
+
+// appendOptString appends name and s unless s is empty (omitempty).
+func appendOptString(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendHTMLString(append(b, name...), s)
+}
+
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if raw == nil {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+// appendHTMLString appends s as a JSON string as json.Marshal writes it:
+// with <, > and & escaped too (as \u003c, \u003e and \u0026, in place).
+func appendHTMLString(b []byte, s string) []byte {
+	start := len(b)
+	b = jsonenc.AppendString(b, s)
+	n := 0
+	for _, c := range b[start:] {
+		if c == '<' || c == '>' || c == '&' {
+			n++
+		}
+	}
+	if n == 0 {
+		return b
+	}
+	end := len(b)
+	b = append(b, make([]byte, 5*n)...)
+	i := len(b)
+	for j := end - 1; j >= start; j-- { // from the end, as each escape widens
+		switch c := b[j]; c {
+		case '<', '>', '&':
+			i -= 6
+			copy(b[i:], `\u00`)
+			b[i+4], b[i+5] = hexDigits[c>>4], hexDigits[c&0xf]
+		default:
+			i--
+			b[i] = c
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"

@@ -1,0 +1,76 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func mustMarshal(t testing.TB, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkEventJSON compares the hand-written encoders with json.Marshal on
+// events whose strings are s and whose raw members json.Marshal made.
+func checkEventJSON(t *testing.T, s string) {
+	t.Helper()
+	raw := mustMarshal(t, map[string]any{"text": s, "n": 1, "nested": []any{s, nil, true}})
+	agents := []AgentEvent{
+		{},
+		{RunID: s, Seq: 7, Stream: s, TS: 1700000000000, Data: raw, SessionKey: s, AgentID: s, SessionID: s, Lane: s, SpawnedBy: s, IsHeartbeat: true},
+		{RunID: "r", Seq: -1, Stream: StreamAssistant, Data: json.RawMessage(`{}`), AgentID: "main"},
+	}
+	for _, e := range agents {
+		if got, want := string(e.AppendJSON(nil)), string(mustMarshal(t, e)); got != want {
+			t.Errorf("AgentEvent.AppendJSON(%q):\n got %s\nwant %s", s, got, want)
+		}
+	}
+	chats := []ChatEvent{
+		{},
+		{RunID: s, SessionKey: s, AgentID: s, Seq: 3, State: ChatStateFinal, SpawnedBy: s, DeltaText: s, Message: raw, Usage: raw,
+			StopReason: s, ErrorMessage: s, ErrorKind: s},
+		{RunID: "r", SessionKey: "agent:main:main", State: ChatStateDelta, DeltaText: s, Message: raw},
+	}
+	for _, e := range chats {
+		if got, want := string(e.AppendJSON([]byte("prefix"))), "prefix"+string(mustMarshal(t, e)); got != want {
+			t.Errorf("ChatEvent.AppendJSON(%q):\n got %s\nwant %s", s, got, want)
+		}
+	}
+}
+
+func TestEventJSONMatchesMarshal(t *testing.T) {
+	for _, s := range []string{"", "plain", `<b>&"quoted"\</b>`, "tab\tnew\nline\x01\x7f", "ünïcödé ✓ 😀", "\u2028\u2029", "bad \xff\xfe utf8", "a<b"} {
+		checkEventJSON(t, s)
+	}
+}
+
+func FuzzEventJSON(f *testing.F) {
+	for _, s := range []string{"", "<&>", "\xff", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkEventJSON)
+}
+
+// BenchmarkChatEventJSON compares json.Marshal with AppendJSON on a chat
+// delta as a turn sends it.
+func BenchmarkChatEventJSON(b *testing.B) {
+	msg := mustMarshal(b, map[string]any{"role": "assistant", "timestamp": 1700000000000,
+		"content": []any{map[string]any{"type": "text", "text": "Hello! How can I help you today? <ok>"}}})
+	e := ChatEvent{RunID: "c12-345", SessionKey: "agent:main:load-12", AgentID: "main", Seq: 4, State: ChatStateDelta,
+		DeltaText: "Hello! How can I help you today? <ok>", Message: msg}
+	b.Run("marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mustMarshal(b, e)
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			e.AppendJSON(make([]byte, 0, len(msg)+256))
+		}
+	})
+}
