@@ -127,7 +127,7 @@ func eventHead(event string, payload bool) []byte {
 }
 
 // appendHeader appends the header of an unmasked, unfragmented WebSocket
-// text message of n bytes (RFC 6455 §5.2), as a server sends it.
+// text message of n bytes (RFC 6455, section 5.2), as a server sends it.
 func appendHeader(b []byte, n int64) []byte {
 	switch {
 	case n < 126:
