@@ -353,6 +353,8 @@ type Runner struct {
 	subList atomic.Pointer[[]subscriber]
 	// events logs every run's recent events for Watch.
 	events *eventLog
+	// interests are the registered Interest funcs (interest.go).
+	interests interests
 }
 
 type subscriber struct {
@@ -944,6 +946,8 @@ func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) e
 
 // Subscribe registers fn for every run event: this node's runs' and the
 // ones relayed from other nodes or recovered from the store (IsRemote).
+// Of a run executing on another node, every node gets the end; its other
+// events only while this node wants them (WantsRelayed, AddInterest).
 // fn runs on the run's goroutine and must not block. The returned func
 // unsubscribes. A door that follows given runs or sessions uses Watch or
 // WatchSession instead.

@@ -12,8 +12,8 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,6 +64,11 @@ type Runner interface {
 	// SubscribeLocal: the relay needs the events of the runs executing
 	// here, and nothing relayed here from other nodes.
 	SubscribeLocal(fn func(agent.Event)) (unsubscribe func())
+	// WantsRelayed and RelayLogged: of a run executing elsewhere, the
+	// reader decodes and relays only the events a subscriber here wants
+	// (and every end and post); the others are logged undecoded.
+	WantsRelayed(sessionKey, runID string) bool
+	RelayLogged(runID, sessionKey string, seq int64, decode func() (agent.Event, error))
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 	RecoverEnds(ctx context.Context, all bool)
 }
@@ -616,16 +621,48 @@ func (n *Node) reader() {
 				}
 				continue
 			}
-			var evs []agent.Event
-			if err := json.Unmarshal(body, &evs); err != nil {
+			if err := n.relayBatch(body); err != nil {
 				n.log.Warn("relayed events undecodable", "id", id, "err", err)
-				continue
-			}
-			for _, ev := range evs {
-				n.runner.Relay(ev)
 			}
 		}
 	}
+}
+
+// relayBatch hands the runner the events of a batch: every end and post,
+// and the other events of the runs WantsRelayed names (asked once per run
+// in a batch), decoded (Relay); the others undecoded (RelayLogged), for
+// watchers only. An event that does not decode is skipped; the first
+// such error is returned.
+func (n *Node) relayBatch(body []byte) error {
+	evs, err := decodeFrame(body)
+	if err != nil {
+		return err
+	}
+	var first error
+	var wanted map[string]bool
+	for _, e := range evs {
+		if !e.always() {
+			want, ok := wanted[e.runID]
+			if !ok {
+				want = n.runner.WantsRelayed(e.sessionKey, e.runID)
+				if wanted == nil {
+					wanted = make(map[string]bool)
+				}
+				wanted[e.runID] = want
+			}
+			if !want {
+				n.runner.RelayLogged(e.runID, e.sessionKey, e.seq, e.decode)
+				continue
+			}
+		}
+		ev, err := e.decode()
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		n.runner.Relay(ev)
+	}
+	return first
 }
 
 // onEvent queues this node's run events for the other nodes, when there
@@ -672,7 +709,7 @@ func (n *Node) flushRelay(ctx context.Context) {
 	if len(batch) == 0 {
 		return
 	}
-	body, err := json.Marshal(batch)
+	body, err := encodeFrame(batch)
 	if err != nil {
 		n.log.Error("relay encode failed", "err", err)
 		return

@@ -142,6 +142,8 @@ func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration
 		m.events = append(m.events, ev)
 		m.mu.Unlock()
 	})
+	// The subscriber wants every session's events but quietKey's.
+	r.AddInterest(func(key, runID string) bool { return key != quietKey })
 	if err := node.Start(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +242,7 @@ func TestLaneRunsOnOneNode(t *testing.T) {
 // reach the other node's subscribers, a wait there returns its final
 // state, and an abort asked there stops it.
 func TestCrossNodeEventsWaitAbort(t *testing.T) {
-	dsn := pgtest.DB(t)
-	llm := newModel(time.Millisecond)
-	a := join(t, dsn, "a", llm, 5*time.Second)
-	b := join(t, dsn, "b", llm, 5*time.Second)
-	waitPeers(t, a, b)
+	a, b := joinTwo(t)
 	const key = "agent:main:x"
 	submit(t, b, key, "hold", key+"|hold")
 	waitActive(t, b, "hold")
@@ -279,6 +277,68 @@ func TestCrossNodeEventsWaitAbort(t *testing.T) {
 	if deltas == 0 || ends != 1 {
 		t.Errorf("a saw %d deltas and %d ends of b's run, want some and one", deltas, ends)
 	}
+}
+
+// quietKey is the session whose events no test member's subscriber
+// wants (see join).
+const quietKey = "agent:main:quiet"
+
+// TestUnwantedEventsReachWatchersOnly runs a session on one node that no
+// subscriber of the other wants: there, subscribers get only the run's
+// end, while a watcher that starts after the run ended still gets every
+// event, in order, from the events logged undecoded.
+func TestUnwantedEventsReachWatchersOnly(t *testing.T) {
+	a, b := joinTwo(t)
+	submit(t, b, quietKey, "quiet-1", quietKey+"|hi")
+	if run := waitRun(t, b, "quiet-1", 10*time.Second); run.Status != store.RunOK {
+		t.Fatalf("run = %s %q", run.Status, run.Error)
+	}
+	if run := waitRun(t, a, "quiet-1", 10*time.Second); run.Status != store.RunOK {
+		t.Fatalf("run, waited for on the other node = %s %q", run.Status, run.Error)
+	}
+	// The end reached a's subscriber: every event before it was relayed
+	// in an earlier batch or the same one.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.eventsOf("quiet-1")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the end of b's run never reached a's subscriber")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if evs := a.eventsOf("quiet-1"); len(evs) != 1 || evs[0].Stream != agent.StreamLifecycle || evs[0].Phase != agent.PhaseEnd {
+		t.Fatalf("a's subscriber got %d events of an unwanted run (%s/%s first), want only its end", len(evs), evs[0].Stream, evs[0].Phase)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var onB, onA []string
+	for ev, err := range b.runner.Watch(ctx, "quiet-1", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		onB = append(onB, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
+	}
+	for ev, err := range a.runner.Watch(ctx, "quiet-1", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ev.IsRemote() {
+			t.Errorf("event %d on a not marked remote", ev.Seq)
+		}
+		onA = append(onA, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
+	}
+	if !slices.Equal(onA, onB) || len(onA) < 3 {
+		t.Fatalf("watched on the other node:\n%v\nwant as on the run's node:\n%v", onA, onB)
+	}
+}
+
+// joinTwo starts two nodes on a fresh database, each knowing the other.
+func joinTwo(t *testing.T) (a, b *member) {
+	t.Helper()
+	dsn := pgtest.DB(t)
+	llm := newModel(time.Millisecond)
+	a, b = join(t, dsn, "a", llm, 5*time.Second), join(t, dsn, "b", llm, 5*time.Second)
+	waitPeers(t, a, b)
+	return a, b
 }
 
 // waitPeers waits until every member knows the others are there (events
