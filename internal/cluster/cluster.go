@@ -5,7 +5,8 @@
 // it), the adoption of dead nodes' work (their running runs aborted as a
 // restart aborts them, their queued runs claimed with SKIP LOCKED), and the
 // relay of run events and wake-ups between nodes over LISTEN/NOTIFY, whose
-// payloads are only ids: the data is read from tables.
+// payloads are ids (the data is read from tables) or, for a batch of run
+// events that fits, the batch itself.
 //
 // The runner (package agent) consumes it as its agent.Lanes; the daemon
 // starts it in place of the runner's single-node Recover.
@@ -158,7 +159,7 @@ type Node struct {
 	dropped  atomic.Int64
 
 	pullCh  chan string
-	eventCh chan int64
+	eventCh chan batchNote
 	joinCh  chan string
 
 	// laneMu guards lanes, the lanes this node holds in the store: a lane
@@ -208,7 +209,7 @@ func New(cfg Config) (*Node, error) {
 		sweepCh: make(chan struct{}, 1),
 		relayCh: make(chan struct{}, 1),
 		pullCh:  make(chan string, 1024),
-		eventCh: make(chan int64, 1024),
+		eventCh: make(chan batchNote, 1024),
 		joinCh:  make(chan string, 64),
 		lanes:   make(map[string]time.Time),
 		epochs:  make(map[string]int64),
@@ -529,16 +530,20 @@ func (n *Node) notified(channel, payload string) {
 	case postgres.ChanAbort:
 		n.runner.AbortLocal(payload)
 	case postgres.ChanEvents:
-		origin, idText, ok := strings.Cut(payload, " ")
+		origin, rest, ok := strings.Cut(payload, " ")
 		if !ok || origin == n.cfg.ID {
 			return
 		}
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
+		var note batchNote
+		if strings.HasPrefix(rest, frameMagic) {
+			note.body = []byte(rest)
+		} else if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+			note.id = id
+		} else {
 			return
 		}
 		select {
-		case n.eventCh <- id:
+		case n.eventCh <- note:
 		default:
 			n.log.Warn("relayed events dropped: reader backlog full")
 			n.relayLost.Store(true)
@@ -604,6 +609,18 @@ func (n *Node) joiner() {
 	}
 }
 
+// batchNote is a relayed batch as notified: its body, when the
+// notification carried it, else its id in the events table.
+type batchNote struct {
+	id   int64
+	body []byte
+}
+
+// maxInlineBatch bounds the notification that carries a batch itself
+// (PostgreSQL's payload limit is 8000 bytes): a larger batch is written
+// to the events table, and its id notified.
+const maxInlineBatch = 7900
+
 // reader reads relayed event batches in notification order and hands
 // their events to the runner.
 func (n *Node) reader() {
@@ -611,18 +628,21 @@ func (n *Node) reader() {
 		select {
 		case <-n.ctx.Done():
 			return
-		case id := <-n.eventCh:
-			body, err := n.st.ReadEvents(n.ctx, id)
-			if err != nil {
-				if n.ctx.Err() == nil {
-					n.log.Warn("relayed events unreadable", "id", id, "err", err)
-					n.relayLost.Store(true)
-					n.runner.WakeAll()
+		case note := <-n.eventCh:
+			body := note.body
+			if body == nil {
+				var err error
+				if body, err = n.st.ReadEvents(n.ctx, note.id); err != nil {
+					if n.ctx.Err() == nil {
+						n.log.Warn("relayed events unreadable", "id", note.id, "err", err)
+						n.relayLost.Store(true)
+						n.runner.WakeAll()
+					}
+					continue
 				}
-				continue
 			}
 			if err := n.relayBatch(body); err != nil {
-				n.log.Warn("relayed events undecodable", "id", id, "err", err)
+				n.log.Warn("relayed events undecodable", "id", note.id, "err", err)
 			}
 		}
 	}
@@ -714,7 +734,14 @@ func (n *Node) flushRelay(ctx context.Context) {
 		n.log.Error("relay encode failed", "err", err)
 		return
 	}
-	if _, err := n.st.PublishEvents(ctx, n.cfg.ID, body); err != nil && ctx.Err() == nil {
+	// A batch that fits in a notification goes in it: no row to write,
+	// none for every other node to read.
+	if payload := n.cfg.ID + " " + string(body); len(payload) < maxInlineBatch {
+		err = n.st.Notify(ctx, postgres.ChanEvents, payload)
+	} else {
+		_, err = n.st.PublishEvents(ctx, n.cfg.ID, body)
+	}
+	if err != nil && ctx.Err() == nil {
 		n.log.Warn("relay publish failed", "events", len(batch), "err", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -100,6 +101,7 @@ func (m models) ResolveModel(agentID, ref string) (agent.Model, error) {
 // member is one node of a test cluster: its store, runner and node.
 type member struct {
 	id     string
+	dsn    string
 	st     *postgres.Store
 	runner *agent.Runner
 	node   *Node
@@ -136,7 +138,7 @@ func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &member{id: id, st: st, runner: r, node: node}
+	m := &member{id: id, dsn: dsn, st: st, runner: r, node: node}
 	r.Subscribe(func(ev agent.Event) {
 		m.mu.Lock()
 		m.events = append(m.events, ev)
@@ -284,51 +286,75 @@ func TestCrossNodeEventsWaitAbort(t *testing.T) {
 const quietKey = "agent:main:quiet"
 
 // TestUnwantedEventsReachWatchersOnly runs a session on one node that no
-// subscriber of the other wants: there, subscribers get only the run's
+// subscriber of the other wants: there, subscribers get only each run's
 // end, while a watcher that starts after the run ended still gets every
-// event, in order, from the events logged undecoded.
+// event, in order, from the events logged undecoded. The first run's
+// batches are small enough to travel in their notifications (no row in
+// the events table); the second's reply is too long for one.
 func TestUnwantedEventsReachWatchersOnly(t *testing.T) {
 	a, b := joinTwo(t)
-	submit(t, b, quietKey, "quiet-1", quietKey+"|hi")
-	if run := waitRun(t, b, "quiet-1", 10*time.Second); run.Status != store.RunOK {
-		t.Fatalf("run = %s %q", run.Status, run.Error)
-	}
-	if run := waitRun(t, a, "quiet-1", 10*time.Second); run.Status != store.RunOK {
-		t.Fatalf("run, waited for on the other node = %s %q", run.Status, run.Error)
-	}
-	// The end reached a's subscriber: every event before it was relayed
-	// in an earlier batch or the same one.
-	deadline := time.Now().Add(10 * time.Second)
-	for len(a.eventsOf("quiet-1")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the end of b's run never reached a's subscriber")
+	for _, c := range []struct {
+		run, text string
+		rows      bool
+	}{
+		{"quiet-1", "hi", false},
+		{"quiet-2", strings.Repeat("long reply ", 1000), true},
+	} {
+		submit(t, b, quietKey, c.run, quietKey+"|"+c.text)
+		if run := waitRun(t, b, c.run, 10*time.Second); run.Status != store.RunOK {
+			t.Fatalf("%s = %s %q", c.run, run.Status, run.Error)
 		}
-		time.Sleep(2 * time.Millisecond)
+		// The end reached a's subscriber: every event before it was
+		// relayed in an earlier batch or the same one.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(a.eventsOf(c.run)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the end of b's run %s never reached a's subscriber", c.run)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if evs := a.eventsOf(c.run); len(evs) != 1 || evs[0].Stream != agent.StreamLifecycle || evs[0].Phase != agent.PhaseEnd {
+			t.Fatalf("a's subscriber got %d events of an unwanted run (%s/%s first), want only its end", len(evs), evs[0].Stream, evs[0].Phase)
+		}
+		if rows := eventRows(t, a.dsn); (rows > 0) != c.rows {
+			t.Errorf("after %s: %d batches in the events table", c.run, rows)
+		}
+		onB, onA := watched(t, b, c.run), watched(t, a, c.run)
+		if !slices.Equal(onA, onB) || len(onA) < 3 {
+			t.Fatalf("watched on the other node:\n%.300v\nwant as on the run's node:\n%.300v", onA, onB)
+		}
 	}
-	if evs := a.eventsOf("quiet-1"); len(evs) != 1 || evs[0].Stream != agent.StreamLifecycle || evs[0].Phase != agent.PhaseEnd {
-		t.Fatalf("a's subscriber got %d events of an unwanted run (%s/%s first), want only its end", len(evs), evs[0].Stream, evs[0].Phase)
-	}
+}
+
+// watched is what a Watch of runID on m yields, from the start.
+func watched(t *testing.T, m *member, runID string) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var onB, onA []string
-	for ev, err := range b.runner.Watch(ctx, "quiet-1", 0) {
+	var out []string
+	for ev, err := range m.runner.Watch(ctx, runID, 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		onB = append(onB, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
+		out = append(out, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
 	}
-	for ev, err := range a.runner.Watch(ctx, "quiet-1", 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ev.IsRemote() {
-			t.Errorf("event %d on a not marked remote", ev.Seq)
-		}
-		onA = append(onA, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
+	return out
+}
+
+// eventRows counts the batches written to the events table.
+func eventRows(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(onA, onB) || len(onA) < 3 {
-		t.Fatalf("watched on the other node:\n%v\nwant as on the run's node:\n%v", onA, onB)
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM cluster_events`).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
 
 // joinTwo starts two nodes on a fresh database, each knowing the other.

@@ -11,15 +11,17 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 )
 
-// A batch of relayed events is stored as text (PostgreSQL's text column):
-// the line frameMagic, then per event a header line
+// A batch of relayed events is text (a notification's payload, or a row
+// of PostgreSQL's events table): the line frameMagic, then per event a
+// header line
 //
-//	<kind> <seq> <payload length> <quoted run id> <quoted session key>\n
+//	<kind> <seq> <quoted run id> <quoted session key>\n
 //
-// and the event's JSON (the payload). A reader decides from the header
-// alone whether it needs the event now, and decodes only those; the
-// others are logged undecoded for watchers (agent.Runner.RelayLogged). Ids are quoted with strconv.Quote (valid UTF-8, no NUL: what a
-// text column takes); the JSON of an event is too.
+// and the event's JSON on one line (encoding/json writes no raw newline).
+// A reader decides from the header alone whether it needs the event now,
+// and decodes only those; the others are logged undecoded for watchers
+// (agent.Runner.RelayLogged). Ids are quoted with strconv.Quote (valid
+// UTF-8, no NUL: what a text column takes); the JSON of an event is too.
 const frameMagic = "SBR2\n"
 
 // Kinds of relayed events, by what every node does with them.
@@ -65,25 +67,25 @@ func kindOf(ev agent.Event) byte {
 
 // encodeFrame encodes a batch of events.
 func encodeFrame(evs []agent.Event) ([]byte, error) {
-	b := make([]byte, 0, 512*len(evs))
-	b = append(b, frameMagic...)
+	var b bytes.Buffer
+	b.Grow(512 * len(evs))
+	b.WriteString(frameMagic)
+	enc := json.NewEncoder(&b)
+	var head []byte
 	for _, ev := range evs {
-		payload, err := json.Marshal(ev)
-		if err != nil {
+		head = append(head[:0], kindOf(ev), ' ')
+		head = strconv.AppendInt(head, ev.Seq, 10)
+		head = append(head, ' ')
+		head = strconv.AppendQuote(head, ev.RunID)
+		head = append(head, ' ')
+		head = strconv.AppendQuote(head, ev.SessionKey)
+		head = append(head, '\n')
+		b.Write(head)
+		if err := enc.Encode(ev); err != nil { // the JSON and a newline
 			return nil, fmt.Errorf("relay frame: run %s: %w", ev.RunID, err)
 		}
-		b = append(b, kindOf(ev), ' ')
-		b = strconv.AppendInt(b, ev.Seq, 10)
-		b = append(b, ' ')
-		b = strconv.AppendInt(b, int64(len(payload)), 10)
-		b = append(b, ' ')
-		b = strconv.AppendQuote(b, ev.RunID)
-		b = append(b, ' ')
-		b = strconv.AppendQuote(b, ev.SessionKey)
-		b = append(b, '\n')
-		b = append(b, payload...)
 	}
-	return b, nil
+	return b.Bytes(), nil
 }
 
 var errBadFrame = errors.New("bad relay frame")
@@ -113,53 +115,47 @@ func decodeFrame(body []byte) ([]relayed, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: header without end", errBadFrame)
 		}
-		e, n, err := parseHeader(string(line))
+		e, err := parseHeader(string(line))
 		if err != nil {
 			return nil, err
 		}
-		if n > len(after) {
-			return nil, fmt.Errorf("%w: payload of %d bytes, %d left", errBadFrame, n, len(after))
+		if e.payload, rest, ok = bytes.Cut(after, []byte{'\n'}); !ok {
+			return nil, fmt.Errorf("%w: event without end", errBadFrame)
 		}
-		e.payload, rest = after[:n], after[n:]
 		out = append(out, e)
 	}
 	return out, nil
 }
 
-// parseHeader parses a header line; n is the payload's length.
-func parseHeader(line string) (e relayed, n int, err error) {
+// parseHeader parses a header line.
+func parseHeader(line string) (e relayed, err error) {
 	if len(line) < 2 || line[1] != ' ' {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
+		return e, badHeader(line)
 	}
 	e.kind = line[0]
 	seq, rest, ok := strings.Cut(line[2:], " ")
 	if !ok {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
+		return e, badHeader(line)
 	}
 	if e.seq, err = strconv.ParseInt(seq, 10, 64); err != nil {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
-	}
-	size, rest, ok := strings.Cut(rest, " ")
-	if !ok {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
-	}
-	if n, err = strconv.Atoi(size); err != nil || n < 0 {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
+		return e, badHeader(line)
 	}
 	if e.runID, rest, err = unquotePrefix(rest); err != nil {
-		return e, 0, err
+		return e, err
 	}
 	if len(rest) == 0 || rest[0] != ' ' {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
+		return e, badHeader(line)
 	}
 	if e.sessionKey, rest, err = unquotePrefix(rest[1:]); err != nil {
-		return e, 0, err
+		return e, err
 	}
 	if rest != "" {
-		return e, 0, fmt.Errorf("%w: header %.40q", errBadFrame, line)
+		return e, badHeader(line)
 	}
-	return e, n, nil
+	return e, nil
 }
+
+func badHeader(line string) error { return fmt.Errorf("%w: header %.40q", errBadFrame, line) }
 
 // unquotePrefix unquotes the quoted string s starts with.
 func unquotePrefix(s string) (string, string, error) {

@@ -21,7 +21,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		{RunID: "r1", SessionKey: "agent:main:main", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
 		{RunID: "r 2", SessionKey: `agent:main:"quoted" key`, Seq: 2, Stream: agent.StreamAssistant, Text: "hé\nllo", Delta: "llo"},
 		{RunID: "r\x003", SessionKey: "line\nbreak\\", Seq: 3, Stream: agent.StreamTool, Phase: agent.PhaseStart,
-			Tool: &agent.ToolEvent{Name: "exec", CallID: "c1", Args: json.RawMessage(`{"cmd":"ls"}`)}},
+			Tool: &agent.ToolEvent{Name: "exec", CallID: "c1", Args: json.RawMessage("{\n  \"cmd\": \"ls\"\n}")}},
 		{RunID: "r4", SessionKey: "ünïcode 🙂", Stream: agent.StreamPost, Message: &transcript.Message{Role: transcript.RoleAssistant}},
 		{RunID: "r1", SessionKey: "agent:main:main", Seq: 9, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd,
 			Run: &store.Run{RunID: "r1", Status: store.RunOK}},
@@ -79,6 +79,43 @@ func (e relayed) decodeRun(t *testing.T) *store.Run {
 	return ev.Run
 }
 
+// BenchmarkEncodeFrame: a two-node bench batch's worth of events (a turn's
+// start, model, assistant deltas, usage and end).
+func BenchmarkEncodeFrame(b *testing.B) {
+	evs := benchBatch()
+	for b.Loop() {
+		if _, err := encodeFrame(evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeFrame(b *testing.B) {
+	body, err := encodeFrame(benchBatch())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := decodeFrame(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchBatch() []agent.Event {
+	var evs []agent.Event
+	for i := range 4 {
+		run, key := fmt.Sprintf("bench-%d", i), fmt.Sprintf("agent:main:c%d", i)
+		evs = append(evs,
+			agent.Event{RunID: run, SessionKey: key, Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+			agent.Event{RunID: run, SessionKey: key, Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseModel, ProviderID: "scripted", ModelID: "scripted-1"},
+			agent.Event{RunID: run, SessionKey: key, Seq: 3, Stream: agent.StreamAssistant, Text: "echo: hi", Delta: "echo: hi"},
+			agent.Event{RunID: run, SessionKey: key, Seq: 4, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd,
+				Run: &store.Run{RunID: run, SessionKey: key, Status: store.RunOK, Input: json.RawMessage(`{"message":"hi"}`)}})
+	}
+	return evs
+}
+
 // TestFrameReadsFirstFormat: a batch from a node of the version before
 // (a JSON array of events) is read, each event one every node takes.
 func TestFrameReadsFirstFormat(t *testing.T) {
@@ -109,17 +146,15 @@ func TestFrameRefusesGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		"no magic":         "hello",
-		"header cut":       frameMagic + "r 1 10",
-		"payload cut":      string(good[:len(good)-3]),
-		"bad seq":          frameMagic + `r x 2 "a" "b"` + "\n{}",
-		"bad length":       frameMagic + `r 1 -2 "a" "b"` + "\n{}",
-		"length too large": frameMagic + `r 1 99 "a" "b"` + "\n{}",
-		"unquoted run":     frameMagic + `r 1 2 a "b"` + "\n{}",
-		"no key":           frameMagic + `r 1 2 "a"` + "\n{}",
-		"trailing":         frameMagic + `r 1 2 "a" "b" x` + "\n{}",
-		"no kind":          frameMagic + "\n{}",
-		"bad json array":   "[{",
+		"no magic":       "hello",
+		"header cut":     frameMagic + `r 1 "a`,
+		"payload cut":    string(good[:len(good)-1]),
+		"bad seq":        frameMagic + `r x "a" "b"` + "\n{}\n",
+		"unquoted run":   frameMagic + `r 1 a "b"` + "\n{}\n",
+		"no key":         frameMagic + `r 1 "a"` + "\n{}\n",
+		"trailing":       frameMagic + `r 1 "a" "b" x` + "\n{}\n",
+		"no kind":        frameMagic + "\n{}\n",
+		"bad json array": "[{",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if evs, err := decodeFrame([]byte(body)); err == nil {
@@ -165,7 +200,7 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An event of u whose JSON is garbage: never decoded, so no error.
-	body = fmt.Appendf(body, "%c 2 9 %q %q\n{garbage!", kindRun, "u", "ku")
+	body = fmt.Appendf(body, "%c 2 %q %q\n{garbage!\n", kindRun, "u", "ku")
 	tail, err := encodeFrame([]agent.Event{
 		{RunID: "u", SessionKey: "ku", Stream: agent.StreamPost, Message: &transcript.Message{Role: transcript.RoleUser}},
 		{RunID: "u", SessionKey: "ku", Seq: 3, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: "u"}},
@@ -194,7 +229,7 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 		t.Errorf("asked %v, want once per run", r.asked)
 	}
 	// A wanted event that does not decode is skipped, and said.
-	bad := fmt.Appendf([]byte(frameMagic), "%c 4 2 %q %q\n{]", kindRun, "w", "kw")
+	bad := fmt.Appendf([]byte(frameMagic), "%c 4 %q %q\n{]\n", kindRun, "w", "kw")
 	r.got = nil
 	if err := n.relayBatch(bad); err == nil || len(r.got) != 0 {
 		t.Fatalf("a wanted event that does not decode: %v, runner got %v", err, r.got)
