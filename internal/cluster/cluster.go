@@ -45,6 +45,7 @@ type Store interface {
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
 	RunningOn(ctx context.Context, node string) ([]*store.Run, error)
 	Notify(ctx context.Context, channel, payload string) error
+	NotifyAll(ctx context.Context, channel string, payloads []string) error
 	Listen(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error
 	PublishEvents(ctx context.Context, origin string, body []byte) (int64, error)
 	ReadEvents(ctx context.Context, id int64) ([]byte, error)
@@ -616,9 +617,10 @@ type batchNote struct {
 	body []byte
 }
 
-// maxInlineBatch bounds the notification that carries a batch itself
-// (PostgreSQL's payload limit is 8000 bytes): a larger batch is written
-// to the events table, and its id notified.
+// maxInlineBatch bounds a notification that carries relayed events
+// itself (PostgreSQL's payload limit is 8000 bytes): a batch is cut into
+// frames that fit, and an event too large for one is written to the
+// events table, and its id notified.
 const maxInlineBatch = 7900
 
 // reader reads relayed event batches in notification order and hands
@@ -729,20 +731,34 @@ func (n *Node) flushRelay(ctx context.Context) {
 	if len(batch) == 0 {
 		return
 	}
-	body, err := encodeFrame(batch)
+	// The batch goes in notifications, cut into frames that fit one: no
+	// row to write, none for every other node to read. An event too large
+	// for one goes through the events table.
+	prefix := n.cfg.ID + " "
+	limit := maxInlineBatch - 1 - len(prefix)
+	frames, err := encodeFrames(batch, limit)
 	if err != nil {
 		n.log.Error("relay encode failed", "err", err)
 		return
 	}
-	// A batch that fits in a notification goes in it: no row to write,
-	// none for every other node to read.
-	if payload := n.cfg.ID + " " + string(body); len(payload) < maxInlineBatch {
-		err = n.st.Notify(ctx, postgres.ChanEvents, payload)
-	} else {
-		_, err = n.st.PublishEvents(ctx, n.cfg.ID, body)
-	}
-	if err != nil && ctx.Err() == nil {
-		n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+	var inline []string
+	for i, f := range frames {
+		if len(f) <= limit {
+			inline = append(inline, prefix+string(f))
+		}
+		if len(inline) > 0 && (len(f) > limit || i == len(frames)-1) {
+			err = n.st.NotifyAll(ctx, postgres.ChanEvents, inline)
+			inline = inline[:0]
+		}
+		if err == nil && len(f) > limit {
+			_, err = n.st.PublishEvents(ctx, n.cfg.ID, f)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+			}
+			return
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -65,27 +66,51 @@ func kindOf(ev agent.Event) byte {
 	return kindRun
 }
 
-// encodeFrame encodes a batch of events.
+// encodeFrame encodes a batch of events as one frame.
 func encodeFrame(evs []agent.Event) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(512 * len(evs))
-	b.WriteString(frameMagic)
-	enc := json.NewEncoder(&b)
-	var head []byte
+	frames, err := encodeFrames(evs, math.MaxInt)
+	if err != nil || len(frames) == 0 {
+		return []byte(frameMagic), err
+	}
+	return frames[0], nil
+}
+
+// encodeFrames encodes a batch of events as frames of at most limit bytes,
+// in order; an event too large for one gets a frame of its own.
+func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
+	var (
+		frames [][]byte
+		cur    []byte
+		rec    bytes.Buffer
+	)
+	enc := json.NewEncoder(&rec)
 	for _, ev := range evs {
-		head = append(head[:0], kindOf(ev), ' ')
+		rec.Reset()
+		head := rec.AvailableBuffer()
+		head = append(head, kindOf(ev), ' ')
 		head = strconv.AppendInt(head, ev.Seq, 10)
 		head = append(head, ' ')
 		head = strconv.AppendQuote(head, ev.RunID)
 		head = append(head, ' ')
 		head = strconv.AppendQuote(head, ev.SessionKey)
 		head = append(head, '\n')
-		b.Write(head)
+		rec.Write(head)
 		if err := enc.Encode(ev); err != nil { // the JSON and a newline
 			return nil, fmt.Errorf("relay frame: run %s: %w", ev.RunID, err)
 		}
+		if cur != nil && len(cur)+rec.Len() > limit {
+			frames, cur = append(frames, cur), nil
+		}
+		if cur == nil {
+			cur = make([]byte, 0, min(limit, 8192))
+			cur = append(cur, frameMagic...)
+		}
+		cur = append(cur, rec.Bytes()...)
 	}
-	return b.Bytes(), nil
+	if cur != nil {
+		frames = append(frames, cur)
+	}
+	return frames, nil
 }
 
 var errBadFrame = errors.New("bad relay frame")

@@ -79,6 +79,47 @@ func (e relayed) decodeRun(t *testing.T) *store.Run {
 	return ev.Run
 }
 
+// TestFramesFitTheLimit: a batch cut into frames of at most limit bytes
+// keeps every event once, in order; an event larger than the limit gets
+// a frame of its own.
+func TestFramesFitTheLimit(t *testing.T) {
+	evs := benchBatch()
+	big := agent.Event{RunID: "big", SessionKey: "k", Seq: 1, Stream: agent.StreamAssistant, Text: strings.Repeat("x", 3000)}
+	evs = append(evs[:5], append([]agent.Event{big}, evs[5:]...)...)
+	const limit = 2000
+	frames, err := encodeFrames(evs, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	oversized := 0
+	for _, f := range frames {
+		rs, err := decodeFrame(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f) > limit {
+			oversized++
+			if len(rs) != 1 || rs[0].runID != "big" {
+				t.Errorf("a frame over the limit holds %d events (%q first)", len(rs), rs[0].runID)
+			}
+		}
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("%s/%d", r.runID, r.seq))
+		}
+	}
+	var want []string
+	for _, ev := range evs {
+		want = append(want, fmt.Sprintf("%s/%d", ev.RunID, ev.Seq))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || oversized != 1 || len(frames) < 4 {
+		t.Fatalf("%d frames (%d oversized) hold %v, want %v", len(frames), oversized, got, want)
+	}
+	if one, err := encodeFrames(evs, 1<<20); err != nil || len(one) != 1 {
+		t.Fatalf("under a large limit: %d frames, %v", len(one), err)
+	}
+}
+
 // BenchmarkEncodeFrame: a two-node bench batch's worth of events (a turn's
 // start, model, assistant deltas, usage and end).
 func BenchmarkEncodeFrame(b *testing.B) {
