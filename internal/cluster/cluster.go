@@ -5,8 +5,8 @@
 // it), the adoption of dead nodes' work (their running runs aborted as a
 // restart aborts them, their queued runs claimed with SKIP LOCKED), and the
 // relay of run events and wake-ups between nodes over LISTEN/NOTIFY, whose
-// payloads are ids (the data is read from tables) or, for a batch of run
-// events that fits, the batch itself.
+// payloads are ids (the data is read from tables) or relayed run events
+// themselves (a batch cut into notifications that fit; frame.go).
 //
 // The runner (package agent) consumes it as its agent.Lanes; the daemon
 // starts it in place of the runner's single-node Recover.
