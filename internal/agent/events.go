@@ -88,6 +88,9 @@ type Event struct {
 	// recovered marks an end read from the store (Runner.Watch), whose
 	// sequence number is this node's, not the run's.
 	recovered bool
+	// lazy, set on a relayed event logged undecoded (RelayLogged), makes
+	// the event; only RunID, SessionKey and Seq are set until then.
+	lazy func() (Event, error)
 }
 
 // QueueEvent describes an accepted message waiting for its session.

@@ -356,6 +356,8 @@ type Runner struct {
 	// noOpen is set once the store turned out not to be a RunOpener
 	// (openIdle).
 	noOpen atomic.Bool
+	// interests are the registered Interest funcs (interest.go).
+	interests interests
 }
 
 type subscriber struct {
@@ -962,6 +964,8 @@ func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) e
 
 // Subscribe registers fn for every run event: this node's runs' and the
 // ones relayed from other nodes or recovered from the store (IsRemote).
+// Of a run executing on another node, every node gets the end; its other
+// events only while this node wants them (WantsRelayed, AddInterest).
 // fn runs on the run's goroutine and must not block. The returned func
 // unsubscribes. A door that follows given runs or sessions uses Watch or
 // WatchSession instead.

@@ -117,10 +117,10 @@ func (r *Runner) WatchSession(ctx context.Context, sessionKey string, afterSeq i
 		for {
 			evs, wake := r.events.sessionSince(sessionKey, next, r.now())
 			for _, ev := range evs {
-				if !yield(ev, nil) {
+				next = ev.SessionSeq
+				if full, ok := r.decoded(ev); ok && !yield(full, nil) {
 					return
 				}
-				next = ev.SessionSeq
 			}
 			select {
 			case <-wake:

@@ -235,10 +235,14 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 		for {
 			evs, seen, wake := r.events.since(runID, next, r.now())
 			for _, ev := range evs {
-				if !yield(ev, nil) || isEnd(ev) {
+				next = ev.Seq
+				full, ok := r.decoded(ev)
+				if !ok {
+					continue
+				}
+				if !yield(full, nil) || isEnd(full) {
 					return
 				}
-				next = ev.Seq
 			}
 			if seen {
 				return

@@ -5,15 +5,16 @@
 // it), the adoption of dead nodes' work (their running runs aborted as a
 // restart aborts them, their queued runs claimed with SKIP LOCKED), and the
 // relay of run events and wake-ups between nodes over LISTEN/NOTIFY, whose
-// payloads are only ids: the data is read from tables.
+// payloads are ids (the data is read from tables) or relayed run events
+// themselves (a batch cut into notifications that fit; frame.go).
 //
 // The runner (package agent) consumes it as its agent.Lanes; the daemon
 // starts it in place of the runner's single-node Recover.
 package cluster
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,7 @@ type Store interface {
 	ClaimOrphans(ctx context.Context, node string, limit int) ([]string, error)
 	RunningOn(ctx context.Context, node string) ([]*store.Run, error)
 	Notify(ctx context.Context, channel, payload string) error
+	NotifyAll(ctx context.Context, channel string, payloads []string) error
 	Listen(ctx context.Context, channels []string, ready func(), fn func(channel, payload string)) error
 	PublishEvents(ctx context.Context, origin string, body []byte) (int64, error)
 	ReadEvents(ctx context.Context, id int64) ([]byte, error)
@@ -64,6 +66,11 @@ type Runner interface {
 	// SubscribeLocal: the relay needs the events of the runs executing
 	// here, and nothing relayed here from other nodes.
 	SubscribeLocal(fn func(agent.Event)) (unsubscribe func())
+	// WantsRelayed and RelayLogged: of a run executing elsewhere, the
+	// reader decodes and relays only the events a subscriber here wants
+	// (and every end and post); the others are logged undecoded.
+	WantsRelayed(sessionKey, runID string) bool
+	RelayLogged(runID, sessionKey string, seq int64, decode func() (agent.Event, error))
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 	RecoverEnds(ctx context.Context, all bool)
 }
@@ -153,7 +160,7 @@ type Node struct {
 	dropped  atomic.Int64
 
 	pullCh  chan string
-	eventCh chan int64
+	eventCh chan batchNote
 	joinCh  chan string
 
 	// laneMu guards lanes, the lanes this node holds in the store: a lane
@@ -203,7 +210,7 @@ func New(cfg Config) (*Node, error) {
 		sweepCh: make(chan struct{}, 1),
 		relayCh: make(chan struct{}, 1),
 		pullCh:  make(chan string, 1024),
-		eventCh: make(chan int64, 1024),
+		eventCh: make(chan batchNote, 1024),
 		joinCh:  make(chan string, 64),
 		lanes:   make(map[string]time.Time),
 		epochs:  make(map[string]int64),
@@ -524,16 +531,20 @@ func (n *Node) notified(channel, payload string) {
 	case postgres.ChanAbort:
 		n.runner.AbortLocal(payload)
 	case postgres.ChanEvents:
-		origin, idText, ok := strings.Cut(payload, " ")
+		origin, rest, ok := strings.Cut(payload, " ")
 		if !ok || origin == n.cfg.ID {
 			return
 		}
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
+		var note batchNote
+		if strings.HasPrefix(rest, frameMagic) {
+			note.body = []byte(rest)
+		} else if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
+			note.id = id
+		} else {
 			return
 		}
 		select {
-		case n.eventCh <- id:
+		case n.eventCh <- note:
 		default:
 			n.log.Warn("relayed events dropped: reader backlog full")
 			n.relayLost.Store(true)
@@ -599,6 +610,19 @@ func (n *Node) joiner() {
 	}
 }
 
+// batchNote is a relayed batch as notified: its body, when the
+// notification carried it, else its id in the events table.
+type batchNote struct {
+	id   int64
+	body []byte
+}
+
+// maxInlineBatch bounds a notification that carries relayed events
+// itself (PostgreSQL's payload limit is 8000 bytes): a batch is cut into
+// frames that fit, and an event too large for one is written to the
+// events table, and its id notified.
+const maxInlineBatch = 7900
+
 // reader reads relayed event batches in notification order and hands
 // their events to the runner.
 func (n *Node) reader() {
@@ -606,26 +630,61 @@ func (n *Node) reader() {
 		select {
 		case <-n.ctx.Done():
 			return
-		case id := <-n.eventCh:
-			body, err := n.st.ReadEvents(n.ctx, id)
-			if err != nil {
-				if n.ctx.Err() == nil {
-					n.log.Warn("relayed events unreadable", "id", id, "err", err)
-					n.relayLost.Store(true)
-					n.runner.WakeAll()
+		case note := <-n.eventCh:
+			body := note.body
+			if body == nil {
+				var err error
+				if body, err = n.st.ReadEvents(n.ctx, note.id); err != nil {
+					if n.ctx.Err() == nil {
+						n.log.Warn("relayed events unreadable", "id", note.id, "err", err)
+						n.relayLost.Store(true)
+						n.runner.WakeAll()
+					}
+					continue
 				}
-				continue
 			}
-			var evs []agent.Event
-			if err := json.Unmarshal(body, &evs); err != nil {
-				n.log.Warn("relayed events undecodable", "id", id, "err", err)
-				continue
-			}
-			for _, ev := range evs {
-				n.runner.Relay(ev)
+			if err := n.relayBatch(body); err != nil {
+				n.log.Warn("relayed events undecodable", "id", note.id, "err", err)
 			}
 		}
 	}
+}
+
+// relayBatch hands the runner the events of a batch: every end and post,
+// and the other events of the runs WantsRelayed names (asked once per run
+// in a batch), decoded (Relay); the others undecoded (RelayLogged), for
+// watchers only. An event that does not decode is skipped; the first
+// such error is returned.
+func (n *Node) relayBatch(body []byte) error {
+	evs, err := decodeFrame(body)
+	if err != nil {
+		return err
+	}
+	var first error
+	var wanted map[string]bool
+	for _, e := range evs {
+		if !e.always() {
+			want, ok := wanted[e.runID]
+			if !ok {
+				want = n.runner.WantsRelayed(e.sessionKey, e.runID)
+				if wanted == nil {
+					wanted = make(map[string]bool)
+				}
+				wanted[e.runID] = want
+			}
+			if !want {
+				n.runner.RelayLogged(e.runID, e.sessionKey, e.seq, e.decode)
+				continue
+			}
+		}
+		ev, err := e.decode()
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		n.runner.Relay(ev)
+	}
+	return first
 }
 
 // onEvent queues this node's run events for the other nodes, when there
@@ -672,13 +731,34 @@ func (n *Node) flushRelay(ctx context.Context) {
 	if len(batch) == 0 {
 		return
 	}
-	body, err := json.Marshal(batch)
+	// The batch goes in notifications, cut into frames that fit one: no
+	// row to write, none for every other node to read. An event too large
+	// for one goes through the events table.
+	prefix := n.cfg.ID + " "
+	limit := maxInlineBatch - 1 - len(prefix)
+	frames, err := encodeFrames(batch, limit)
 	if err != nil {
 		n.log.Error("relay encode failed", "err", err)
 		return
 	}
-	if _, err := n.st.PublishEvents(ctx, n.cfg.ID, body); err != nil && ctx.Err() == nil {
-		n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+	var inline []string
+	for i, f := range frames {
+		if len(f) <= limit {
+			inline = append(inline, prefix+string(f))
+		}
+		if len(inline) > 0 && (len(f) > limit || i == len(frames)-1) {
+			err = n.st.NotifyAll(ctx, postgres.ChanEvents, inline)
+			inline = inline[:0]
+		}
+		if err == nil && len(f) > limit {
+			_, err = n.st.PublishEvents(ctx, n.cfg.ID, f)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+			}
+			return
+		}
 	}
 }
 

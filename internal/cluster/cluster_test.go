@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -100,6 +101,7 @@ func (m models) ResolveModel(agentID, ref string) (agent.Model, error) {
 // member is one node of a test cluster: its store, runner and node.
 type member struct {
 	id     string
+	dsn    string
 	st     *postgres.Store
 	runner *agent.Runner
 	node   *Node
@@ -136,12 +138,14 @@ func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &member{id: id, st: st, runner: r, node: node}
+	m := &member{id: id, dsn: dsn, st: st, runner: r, node: node}
 	r.Subscribe(func(ev agent.Event) {
 		m.mu.Lock()
 		m.events = append(m.events, ev)
 		m.mu.Unlock()
 	})
+	// The subscriber wants every session's events but quietKey's.
+	r.AddInterest(func(key, runID string) bool { return key != quietKey })
 	if err := node.Start(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +244,7 @@ func TestLaneRunsOnOneNode(t *testing.T) {
 // reach the other node's subscribers, a wait there returns its final
 // state, and an abort asked there stops it.
 func TestCrossNodeEventsWaitAbort(t *testing.T) {
-	dsn := pgtest.DB(t)
-	llm := newModel(time.Millisecond)
-	a := join(t, dsn, "a", llm, 5*time.Second)
-	b := join(t, dsn, "b", llm, 5*time.Second)
-	waitPeers(t, a, b)
+	a, b := joinTwo(t)
 	const key = "agent:main:x"
 	submit(t, b, key, "hold", key+"|hold")
 	waitActive(t, b, "hold")
@@ -279,6 +279,92 @@ func TestCrossNodeEventsWaitAbort(t *testing.T) {
 	if deltas == 0 || ends != 1 {
 		t.Errorf("a saw %d deltas and %d ends of b's run, want some and one", deltas, ends)
 	}
+}
+
+// quietKey is the session whose events no test member's subscriber
+// wants (see join).
+const quietKey = "agent:main:quiet"
+
+// TestUnwantedEventsReachWatchersOnly runs a session on one node that no
+// subscriber of the other wants: there, subscribers get only each run's
+// end, while a watcher that starts after the run ended still gets every
+// event, in order, from the events logged undecoded. The first run's
+// batches are small enough to travel in their notifications (no row in
+// the events table); the second's reply is too long for one.
+func TestUnwantedEventsReachWatchersOnly(t *testing.T) {
+	a, b := joinTwo(t)
+	for _, c := range []struct {
+		run, text string
+		rows      bool
+	}{
+		{"quiet-1", "hi", false},
+		{"quiet-2", strings.Repeat("long reply ", 1000), true},
+	} {
+		submit(t, b, quietKey, c.run, quietKey+"|"+c.text)
+		if run := waitRun(t, b, c.run, 10*time.Second); run.Status != store.RunOK {
+			t.Fatalf("%s = %s %q", c.run, run.Status, run.Error)
+		}
+		// The end reached a's subscriber: every event before it was
+		// relayed in an earlier batch or the same one.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(a.eventsOf(c.run)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the end of b's run %s never reached a's subscriber", c.run)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if evs := a.eventsOf(c.run); len(evs) != 1 || evs[0].Stream != agent.StreamLifecycle || evs[0].Phase != agent.PhaseEnd {
+			t.Fatalf("a's subscriber got %d events of an unwanted run (%s/%s first), want only its end", len(evs), evs[0].Stream, evs[0].Phase)
+		}
+		if rows := eventRows(t, a.dsn); (rows > 0) != c.rows {
+			t.Errorf("after %s: %d batches in the events table", c.run, rows)
+		}
+		onB, onA := watched(t, b, c.run), watched(t, a, c.run)
+		if !slices.Equal(onA, onB) || len(onA) < 3 {
+			t.Fatalf("watched on the other node:\n%.300v\nwant as on the run's node:\n%.300v", onA, onB)
+		}
+	}
+}
+
+// watched is what a Watch of runID on m yields, from the start.
+func watched(t *testing.T, m *member, runID string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []string
+	for ev, err := range m.runner.Watch(ctx, runID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d:%s/%s:%s", ev.Seq, ev.Stream, ev.Phase, ev.Text))
+	}
+	return out
+}
+
+// eventRows counts the batches written to the events table.
+func eventRows(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM cluster_events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// joinTwo starts two nodes on a fresh database, each knowing the other.
+func joinTwo(t *testing.T) (a, b *member) {
+	t.Helper()
+	dsn := pgtest.DB(t)
+	llm := newModel(time.Millisecond)
+	a, b = join(t, dsn, "a", llm, 5*time.Second), join(t, dsn, "b", llm, 5*time.Second)
+	waitPeers(t, a, b)
+	return a, b
 }
 
 // waitPeers waits until every member knows the others are there (events

@@ -731,13 +731,7 @@ func watchRuns(t *testing.T, g *gateway) *runWatcher {
 // names (the last its client saw).
 func watchRunsFrom(t *testing.T, g *gateway, after map[string]int64) *runWatcher {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, client.Options{URL: g.url, Token: token, SessionScoped: true})
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := g.dialScoped(t)
 	w := &runWatcher{t: t, c: c, after: after, seqs: make(map[string][]int64), finals: make(map[string]*watchedFinal), read: make(chan struct{})}
 	go func() {
 		defer close(w.read)

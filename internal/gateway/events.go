@@ -146,6 +146,9 @@ func (s *Server) onRunEvent(ev agent.Event) {
 		s.broadcastPost(ev)
 		return
 	}
+	if ev.IsRemote() && s.skipRelayed(ev) {
+		return
+	}
 	st := s.stream(ev.RunID)
 	st.mu.Lock()
 	if st.key == "" {

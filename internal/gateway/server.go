@@ -60,6 +60,8 @@ type Runner interface {
 	Post(ctx context.Context, p agent.Post) (messageID string, err error)
 	// Subscribe registers fn for every run event; fn must not block.
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
+	// AddInterest says which events of runs on other nodes are wanted.
+	AddInterest(wants agent.Interest) (remove func())
 	// Watch streams one run's events after afterSeq, ending with its end
 	// (exactly once, from the store when no event carried it).
 	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]
@@ -369,7 +371,7 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.connList.Store(&[]*conn{})
 	s.sessionChanges = make(chan sessionChange, sessionChangesQueue)
-	s.unsub = cfg.Runner.Subscribe(s.onRunEvent)
+	s.unsub = s.follow(cfg.Runner)
 	s.wg.Go(s.tickLoop)
 	s.wg.Go(s.budgetLoop)
 	s.wg.Go(s.sessionsChangedLoop)

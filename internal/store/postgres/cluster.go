@@ -525,6 +525,18 @@ func (s *Store) Notify(ctx context.Context, channel, payload string) error {
 	return nil
 }
 
+// NotifyAll sends a notification on channel for each of payloads, in
+// order, in one statement.
+func (s *Store) NotifyAll(ctx context.Context, channel string, payloads []string) error {
+	if err := s.checkOpen("NotifyAll"); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, channel, payloads); err != nil {
+		return fmt.Errorf("postgres.NotifyAll: %w", err)
+	}
+	return nil
+}
+
 // Listen holds one connection listening on channels and calls fn for every
 // notification, in order, until ctx ends or the connection fails; then it
 // returns the error. ready, when set, is called once the channels are

@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+)
+
+// A batch of relayed events is text (a notification's payload, or a row
+// of PostgreSQL's events table): the line frameMagic, then per event a
+// header line
+//
+//	<kind> <seq> <quoted run id> <quoted session key>\n
+//
+// and the event's JSON on one line (encoding/json writes no raw newline).
+// A reader decides from the header alone whether it needs the event now,
+// and decodes only those; the others are logged undecoded for watchers
+// (agent.Runner.RelayLogged). Ids are quoted with strconv.Quote (valid
+// UTF-8, no NUL: what a text column takes); the JSON of an event is too.
+const frameMagic = "SBR2\n"
+
+// Kinds of relayed events, by what every node does with them.
+const (
+	// kindEnd is a run's end: every node takes it (waiters, sub-agent
+	// announces, channel replies, the session's change).
+	kindEnd = 'e'
+	// kindPost is a message posted into a session: every node takes it.
+	kindPost = 'p'
+	// kindRun is any other event of a run: a node decodes it only while
+	// a subscriber wants the run (agent.Runner.WantsRelayed).
+	kindRun = 'r'
+)
+
+// relayed is one event of a batch as read: its header, and its JSON.
+type relayed struct {
+	kind       byte
+	seq        int64
+	runID      string
+	sessionKey string
+	payload    []byte
+}
+
+// always reports whether every node takes the event, wanted or not.
+func (e relayed) always() bool { return e.kind != kindRun }
+
+// decode decodes the event's JSON.
+func (e relayed) decode() (agent.Event, error) {
+	var ev agent.Event
+	err := json.Unmarshal(e.payload, &ev)
+	return ev, err
+}
+
+func kindOf(ev agent.Event) byte {
+	switch {
+	case ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd:
+		return kindEnd
+	case ev.Stream == agent.StreamPost:
+		return kindPost
+	}
+	return kindRun
+}
+
+// encodeFrame encodes a batch of events as one frame.
+func encodeFrame(evs []agent.Event) ([]byte, error) {
+	frames, err := encodeFrames(evs, math.MaxInt)
+	if err != nil || len(frames) == 0 {
+		return []byte(frameMagic), err
+	}
+	return frames[0], nil
+}
+
+// encodeFrames encodes a batch of events as frames of at most limit bytes,
+// in order; an event too large for one gets a frame of its own.
+func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
+	var (
+		frames [][]byte
+		cur    []byte
+		rec    bytes.Buffer
+	)
+	enc := json.NewEncoder(&rec)
+	for _, ev := range evs {
+		rec.Reset()
+		head := rec.AvailableBuffer()
+		head = append(head, kindOf(ev), ' ')
+		head = strconv.AppendInt(head, ev.Seq, 10)
+		head = append(head, ' ')
+		head = strconv.AppendQuote(head, ev.RunID)
+		head = append(head, ' ')
+		head = strconv.AppendQuote(head, ev.SessionKey)
+		head = append(head, '\n')
+		rec.Write(head)
+		if err := enc.Encode(ev); err != nil { // the JSON and a newline
+			return nil, fmt.Errorf("relay frame: run %s: %w", ev.RunID, err)
+		}
+		if cur != nil && len(cur)+rec.Len() > limit {
+			frames, cur = append(frames, cur), nil
+		}
+		if cur == nil {
+			cur = make([]byte, 0, min(limit, 8192))
+			cur = append(cur, frameMagic...)
+		}
+		cur = append(cur, rec.Bytes()...)
+	}
+	if cur != nil {
+		frames = append(frames, cur)
+	}
+	return frames, nil
+}
+
+var errBadFrame = errors.New("bad relay frame")
+
+// decodeFrame splits a batch into its events, without decoding their
+// JSON. A batch in the first format (a JSON array of events, from a node
+// of an older version) comes back as events every node takes.
+func decodeFrame(body []byte) ([]relayed, error) {
+	if len(body) > 0 && body[0] == '[' {
+		var evs []json.RawMessage
+		if err := json.Unmarshal(body, &evs); err != nil {
+			return nil, err
+		}
+		out := make([]relayed, len(evs))
+		for i, raw := range evs {
+			out[i] = relayed{kind: kindEnd, payload: raw}
+		}
+		return out, nil
+	}
+	rest, ok := bytes.CutPrefix(body, []byte(frameMagic))
+	if !ok {
+		return nil, fmt.Errorf("%w: no magic", errBadFrame)
+	}
+	var out []relayed
+	for len(rest) > 0 {
+		line, after, ok := bytes.Cut(rest, []byte{'\n'})
+		if !ok {
+			return nil, fmt.Errorf("%w: header without end", errBadFrame)
+		}
+		e, err := parseHeader(string(line))
+		if err != nil {
+			return nil, err
+		}
+		if e.payload, rest, ok = bytes.Cut(after, []byte{'\n'}); !ok {
+			return nil, fmt.Errorf("%w: event without end", errBadFrame)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// parseHeader parses a header line.
+func parseHeader(line string) (e relayed, err error) {
+	if len(line) < 2 || line[1] != ' ' {
+		return e, badHeader(line)
+	}
+	e.kind = line[0]
+	seq, rest, ok := strings.Cut(line[2:], " ")
+	if !ok {
+		return e, badHeader(line)
+	}
+	if e.seq, err = strconv.ParseInt(seq, 10, 64); err != nil {
+		return e, badHeader(line)
+	}
+	if e.runID, rest, err = unquotePrefix(rest); err != nil {
+		return e, err
+	}
+	if len(rest) == 0 || rest[0] != ' ' {
+		return e, badHeader(line)
+	}
+	if e.sessionKey, rest, err = unquotePrefix(rest[1:]); err != nil {
+		return e, err
+	}
+	if rest != "" {
+		return e, badHeader(line)
+	}
+	return e, nil
+}
+
+func badHeader(line string) error { return fmt.Errorf("%w: header %.40q", errBadFrame, line) }
+
+// unquotePrefix unquotes the quoted string s starts with.
+func unquotePrefix(s string) (string, string, error) {
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %.40q: %w", errBadFrame, s, err)
+	}
+	v, err := strconv.Unquote(q)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %.40q: %w", errBadFrame, s, err)
+	}
+	return v, s[len(q):], nil
+}

@@ -1,0 +1,281 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// TestFrameRoundTrip: a batch's headers carry each event's kind, number,
+// run and session as written, whatever characters the ids hold, and the
+// frame is text a PostgreSQL text column takes (valid UTF-8, no NUL).
+func TestFrameRoundTrip(t *testing.T) {
+	evs := []agent.Event{
+		{RunID: "r1", SessionKey: "agent:main:main", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+		{RunID: "r 2", SessionKey: `agent:main:"quoted" key`, Seq: 2, Stream: agent.StreamAssistant, Text: "hé\nllo", Delta: "llo"},
+		{RunID: "r\x003", SessionKey: "line\nbreak\\", Seq: 3, Stream: agent.StreamTool, Phase: agent.PhaseStart,
+			Tool: &agent.ToolEvent{Name: "exec", CallID: "c1", Args: json.RawMessage("{\n  \"cmd\": \"ls\"\n}")}},
+		{RunID: "r4", SessionKey: "ünïcode 🙂", Stream: agent.StreamPost, Message: &transcript.Message{Role: transcript.RoleAssistant}},
+		{RunID: "r1", SessionKey: "agent:main:main", Seq: 9, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd,
+			Run: &store.Run{RunID: "r1", Status: store.RunOK}},
+		{RunID: "", SessionKey: "", Stream: agent.StreamLifecycle, Phase: agent.PhaseQueued, Queue: &agent.QueueEvent{Position: 1}},
+	}
+	body, err := encodeFrame(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(body) || strings.ContainsRune(string(body), 0) {
+		t.Fatalf("frame is not text a text column takes: %q", body)
+	}
+	got, err := decodeFrame(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(evs) {
+		t.Fatalf("%d events read, %d written", len(got), len(evs))
+	}
+	wantKinds := []byte{kindRun, kindRun, kindRun, kindPost, kindEnd, kindRun}
+	for i, e := range got {
+		w := evs[i]
+		if e.kind != wantKinds[i] || e.seq != w.Seq || e.runID != w.RunID || e.sessionKey != w.SessionKey {
+			t.Errorf("event %d: header %c %d %q %q, want %c %d %q %q", i, e.kind, e.seq, e.runID, e.sessionKey, wantKinds[i], w.Seq, w.RunID, w.SessionKey)
+		}
+		if e.always() != (wantKinds[i] != kindRun) {
+			t.Errorf("event %d: always = %v", i, e.always())
+		}
+		ev, err := e.decode()
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if ev.RunID != w.RunID || ev.Seq != w.Seq || ev.Stream != w.Stream || ev.Phase != w.Phase || ev.Text != w.Text {
+			t.Errorf("event %d decoded as %+v, want %+v", i, ev, w)
+		}
+	}
+	if got[2].decodeTool(t).Name != "exec" || got[4].decodeRun(t).Status != store.RunOK {
+		t.Error("tool or run lost in the frame")
+	}
+}
+
+func (e relayed) decodeTool(t *testing.T) *agent.ToolEvent {
+	ev, err := e.decode()
+	if err != nil || ev.Tool == nil {
+		t.Fatalf("tool event: %+v, %v", ev, err)
+	}
+	return ev.Tool
+}
+
+func (e relayed) decodeRun(t *testing.T) *store.Run {
+	ev, err := e.decode()
+	if err != nil || ev.Run == nil {
+		t.Fatalf("end event: %+v, %v", ev, err)
+	}
+	return ev.Run
+}
+
+// TestFramesFitTheLimit: a batch cut into frames of at most limit bytes
+// keeps every event once, in order; an event larger than the limit gets
+// a frame of its own.
+func TestFramesFitTheLimit(t *testing.T) {
+	evs := benchBatch()
+	big := agent.Event{RunID: "big", SessionKey: "k", Seq: 1, Stream: agent.StreamAssistant, Text: strings.Repeat("x", 3000)}
+	evs = append(evs[:5], append([]agent.Event{big}, evs[5:]...)...)
+	const limit = 2000
+	frames, err := encodeFrames(evs, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	oversized := 0
+	for _, f := range frames {
+		rs, err := decodeFrame(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f) > limit {
+			oversized++
+			if len(rs) != 1 || rs[0].runID != "big" {
+				t.Errorf("a frame over the limit holds %d events (%q first)", len(rs), rs[0].runID)
+			}
+		}
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("%s/%d", r.runID, r.seq))
+		}
+	}
+	var want []string
+	for _, ev := range evs {
+		want = append(want, fmt.Sprintf("%s/%d", ev.RunID, ev.Seq))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || oversized != 1 || len(frames) < 4 {
+		t.Fatalf("%d frames (%d oversized) hold %v, want %v", len(frames), oversized, got, want)
+	}
+	if one, err := encodeFrames(evs, 1<<20); err != nil || len(one) != 1 {
+		t.Fatalf("under a large limit: %d frames, %v", len(one), err)
+	}
+}
+
+// BenchmarkEncodeFrame: a two-node bench batch's worth of events (a turn's
+// start, model, assistant deltas, usage and end).
+func BenchmarkEncodeFrame(b *testing.B) {
+	evs := benchBatch()
+	for b.Loop() {
+		if _, err := encodeFrame(evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeFrame(b *testing.B) {
+	body, err := encodeFrame(benchBatch())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := decodeFrame(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchBatch() []agent.Event {
+	var evs []agent.Event
+	for i := range 4 {
+		run, key := fmt.Sprintf("bench-%d", i), fmt.Sprintf("agent:main:c%d", i)
+		evs = append(evs,
+			agent.Event{RunID: run, SessionKey: key, Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+			agent.Event{RunID: run, SessionKey: key, Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseModel, ProviderID: "scripted", ModelID: "scripted-1"},
+			agent.Event{RunID: run, SessionKey: key, Seq: 3, Stream: agent.StreamAssistant, Text: "echo: hi", Delta: "echo: hi"},
+			agent.Event{RunID: run, SessionKey: key, Seq: 4, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd,
+				Run: &store.Run{RunID: run, SessionKey: key, Status: store.RunOK, Input: json.RawMessage(`{"message":"hi"}`)}})
+	}
+	return evs
+}
+
+// TestFrameReadsFirstFormat: a batch from a node of the version before
+// (a JSON array of events) is read, each event one every node takes.
+func TestFrameReadsFirstFormat(t *testing.T) {
+	old, err := json.Marshal([]agent.Event{
+		{RunID: "r1", SessionKey: "k", Seq: 1, Stream: agent.StreamAssistant, Text: "x"},
+		{RunID: "r1", SessionKey: "k", Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeFrame(old)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("decodeFrame(first format) = %d events, %v", len(got), err)
+	}
+	for i, e := range got {
+		ev, err := e.decode()
+		if !e.always() || err != nil || ev.Seq != int64(i+1) {
+			t.Errorf("event %d: always %v, %+v, %v", i, e.always(), ev, err)
+		}
+	}
+}
+
+// TestFrameRefusesGarbage: a body that is not a frame is an error, never
+// a panic or a partial batch taken as whole.
+func TestFrameRefusesGarbage(t *testing.T) {
+	good, err := encodeFrame([]agent.Event{{RunID: "r1", SessionKey: "k", Seq: 1, Stream: agent.StreamAssistant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"no magic":       "hello",
+		"header cut":     frameMagic + `r 1 "a`,
+		"payload cut":    string(good[:len(good)-1]),
+		"bad seq":        frameMagic + `r x "a" "b"` + "\n{}\n",
+		"unquoted run":   frameMagic + `r 1 a "b"` + "\n{}\n",
+		"no key":         frameMagic + `r 1 "a"` + "\n{}\n",
+		"trailing":       frameMagic + `r 1 "a" "b" x` + "\n{}\n",
+		"no kind":        frameMagic + "\n{}\n",
+		"bad json array": "[{",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if evs, err := decodeFrame([]byte(body)); err == nil {
+				t.Fatalf("decodeFrame(%q) = %d events, no error", body, len(evs))
+			}
+		})
+	}
+}
+
+// relayRunner is the part of the runner relayBatch uses: it records what
+// it is handed.
+type relayRunner struct {
+	Runner // nil: relayBatch calls only the methods below
+	wants  map[string]bool
+	asked  map[string]int
+	got    []string
+}
+
+func (r *relayRunner) WantsRelayed(key, runID string) bool {
+	r.asked[runID]++
+	return r.wants[runID]
+}
+
+func (r *relayRunner) Relay(ev agent.Event) {
+	r.got = append(r.got, fmt.Sprintf("relay %s %d %s/%s", ev.RunID, ev.Seq, ev.Stream, ev.Phase))
+}
+
+func (r *relayRunner) RelayLogged(runID, key string, seq int64, decode func() (agent.Event, error)) {
+	r.got = append(r.got, fmt.Sprintf("logged %s %d", runID, seq))
+}
+
+// TestRelayBatchDecodesOnlyWanted: of the runs no subscriber wants, a
+// batch's events are handed over undecoded (a payload that is not even
+// JSON goes through), except ends and posts; the runner is asked once per
+// run.
+func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
+	body, err := encodeFrame([]agent.Event{
+		{RunID: "w", SessionKey: "kw", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+		{RunID: "u", SessionKey: "ku", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+		{RunID: "w", SessionKey: "kw", Seq: 2, Stream: agent.StreamAssistant, Text: "a"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An event of u whose JSON is garbage: never decoded, so no error.
+	body = fmt.Appendf(body, "%c 2 %q %q\n{garbage!\n", kindRun, "u", "ku")
+	tail, err := encodeFrame([]agent.Event{
+		{RunID: "u", SessionKey: "ku", Stream: agent.StreamPost, Message: &transcript.Message{Role: transcript.RoleUser}},
+		{RunID: "u", SessionKey: "ku", Seq: 3, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: "u"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append(body, tail[len(frameMagic):]...)
+	r := &relayRunner{wants: map[string]bool{"w": true}, asked: map[string]int{}}
+	n := &Node{runner: r}
+	if err := n.relayBatch(body); err != nil {
+		t.Fatalf("relayBatch: %v", err)
+	}
+	want := []string{
+		"relay w 1 lifecycle/start",
+		"logged u 1",
+		"relay w 2 assistant/",
+		"logged u 2",
+		"relay u 0 post/",
+		"relay u 3 lifecycle/end",
+	}
+	if strings.Join(r.got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("runner got:\n%s\nwant:\n%s", strings.Join(r.got, "\n"), strings.Join(want, "\n"))
+	}
+	if r.asked["w"] != 1 || r.asked["u"] != 1 {
+		t.Errorf("asked %v, want once per run", r.asked)
+	}
+	// A wanted event that does not decode is skipped, and said.
+	bad := fmt.Appendf([]byte(frameMagic), "%c 4 %q %q\n{]\n", kindRun, "w", "kw")
+	r.got = nil
+	if err := n.relayBatch(bad); err == nil || len(r.got) != 0 {
+		t.Fatalf("a wanted event that does not decode: %v, runner got %v", err, r.got)
+	}
+	if err := n.relayBatch([]byte("garbage")); !errors.Is(err, errBadFrame) {
+		t.Fatalf("relayBatch(garbage) = %v", err)
+	}
+}
