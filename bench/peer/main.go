@@ -113,7 +113,7 @@ func run() error {
 			return err
 		}
 		fmt.Fprintln(os.Stderr, "starting the reference (about 20 s on an idle machine) …")
-		col, err := measure("reference", ref.launcherWithModel, filepath.Join(tmp, "ref"), 1, sz.scaled(*refSamples), 3*time.Minute)
+		col, err := measure("reference", ref.launcherWithModel, filepath.Join(tmp, "ref"), 1, sz.scaled(*refSamples), 90*time.Second)
 		if err != nil {
 			return fmt.Errorf("reference: %w", err)
 		}
