@@ -49,7 +49,7 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 		if run.Status != store.RunOK {
 			return nil // no reply: no ping-pong, no announce
 		}
-		if latest, err = r.runReply(ctx, s.TargetKey, s.WaitRunID, false); err != nil {
+		if latest, err = r.runReply(ctx, run, false); err != nil {
 			return err
 		}
 	}
@@ -149,7 +149,7 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 	if !ok || done.Status != store.RunOK {
 		return "", nil
 	}
-	return r.runReply(ctx, key, run.RunID, false)
+	return r.runReply(ctx, done, false)
 }
 
 // reportInterrupted tells the sender that the target's run was cut by a

@@ -158,8 +158,8 @@ func (r *Relay) Wait(ctx context.Context, runID string, timeout time.Duration) (
 
 // Reply returns the reply of a run by the reference's sessions_send "ok"
 // rule: the text of the last non-tool message the run wrote.
-func (r *Relay) Reply(ctx context.Context, key, runID string) (string, error) {
-	return r.runReply(ctx, key, runID, true)
+func (r *Relay) Reply(ctx context.Context, run *store.Run) (string, error) {
+	return r.runReply(ctx, run, true)
 }
 
 // Follow records f as an outbox item (once: a recorded flow is kept) and
@@ -212,20 +212,24 @@ func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
 	return r.runFlow(ctx, f)
 }
 
-// runReply returns the reply of one run: the messages that run wrote to the
-// session, scanned as the reference scans a session — newest assistant
-// text or, with lastOnly, the text of the last non-tool message only.
-// Reading only the run's own messages means an empty reply is never
-// mistaken for an older one.
-func (r *Relay) runReply(ctx context.Context, key, runID string, lastOnly bool) (string, error) {
-	sess, err := r.cfg.Store.GetSession(ctx, key)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return "", nil
+// runReply returns the reply of one ended run: the messages that run wrote
+// to its session's transcript, scanned as the reference scans a session —
+// newest assistant text or, with lastOnly, the text of the last non-tool
+// message only. Reading only the run's own messages means an empty reply
+// is never mistaken for an older one.
+func (r *Relay) runReply(ctx context.Context, run *store.Run, lastOnly bool) (string, error) {
+	runID, sessionID := run.RunID, run.SessionID
+	if sessionID == "" { // a run that never started wrote nothing; one from an older store may lack it
+		sess, err := r.cfg.Store.GetSession(ctx, run.SessionKey)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return "", nil
+			}
+			return "", err
 		}
-		return "", err
+		sessionID = sess.SessionID
 	}
-	hist, err := r.cfg.Store.History(ctx, sess.SessionID, store.HistoryOptions{RunID: runID, Limit: 200})
+	hist, err := r.cfg.Store.History(ctx, sessionID, store.HistoryOptions{RunID: runID, Limit: 200})
 	if err != nil {
 		return "", err
 	}
@@ -241,7 +245,7 @@ func (r *Relay) runReply(ctx context.Context, key, runID string, lastOnly bool) 
 		// A message steered into another run, or collected into one turn,
 		// is answered by that run: its reply is what the carrier wrote
 		// after the message.
-		carried, err := r.carrierMessages(ctx, sess.SessionID, runID)
+		carried, err := r.carrierMessages(ctx, sessionID, runID)
 		if err != nil {
 			return "", err
 		}

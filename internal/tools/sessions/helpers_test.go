@@ -35,7 +35,7 @@ func (fakeMessenger) Wait(context.Context, string, time.Duration) (*store.Run, b
 	return nil, false, errNoRunner
 }
 
-func (fakeMessenger) Reply(context.Context, string, string) (string, error) { return "", errNoRunner }
+func (fakeMessenger) Reply(context.Context, *store.Run) (string, error) { return "", errNoRunner }
 
 func (fakeMessenger) Follow(context.Context, Flow) error { return errNoRunner }
 

@@ -218,6 +218,14 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display, Delivery: d}, nil
 	}
 
+	// The flow is recorded now, while the target's run works, so that its
+	// write is not between the reply and this tool's result. It waits for
+	// the primary run itself and takes the run's latest reply as its
+	// round one, as a fire-and-forget message's flow does: that is the
+	// reply this call returns whenever that one is not empty. Recorded
+	// once, it is also what a wait that times out or fails leaves to run
+	// (a run that did not end ok has no flow steps).
+	t.follow(ctx, flow)
 	done, ok, err := t.d.Messenger.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
 	if err != nil {
 		return &sendResult{RunID: runID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
@@ -229,7 +237,6 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
 			t.queued(d, target.Key, pos)
 		}
-		t.follow(ctx, flow) // announce once the run ends, as fire-and-forget does
 		return &sendResult{
 			RunID: runID, Status: "timeout", SessionKey: target.Display,
 			Error:    fmt.Sprintf("no reply within %ds; the run continues. Fetch the reply later with agent.wait {runId:%q} or sessions_history.", timeoutSeconds, runID),
@@ -249,12 +256,10 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: runID, Status: "error", Error: msg, SessionKey: target.Display,
 			Delivery: &sendDelivery{Status: DeliveryFailed, Mode: "announce"}}, nil
 	}
-	reply, err := t.d.Messenger.Reply(context.WithoutCancel(ctx), target.Key, runID)
+	reply, err := t.d.Messenger.Reply(context.WithoutCancel(ctx), done)
 	if err != nil {
 		return nil, err
 	}
-	flow.RoundOneReply = reply
-	t.follow(ctx, flow)
 	res := &sendResult{RunID: runID, Status: "ok", SessionKey: target.Display,
 		Delivery: &sendDelivery{Status: DeliveryReplied, Mode: "announce"}}
 	if reply != "" {

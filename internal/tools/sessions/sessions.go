@@ -47,9 +47,9 @@ type Messenger interface {
 	// Wait waits up to timeout for the run to end; done reports whether it
 	// did.
 	Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error)
-	// Reply is the run's reply by the reference's sessions_send "ok" rule
-	// ("" for none).
-	Reply(ctx context.Context, sessionKey, runID string) (string, error)
+	// Reply is the reply of run, which has ended, by the reference's
+	// sessions_send "ok" rule ("" for none).
+	Reply(ctx context.Context, run *store.Run) (string, error)
 	// Follow records f and runs it in the background; a flow cut by a
 	// crash resumes after a restart.
 	Follow(ctx context.Context, f Flow) error
