@@ -139,7 +139,7 @@ func run() error {
 		return err
 	}
 	defer g.Stop()
-	fmt.Printf("RSS after ready:              %.1f MB (%s)\n", rssMB(g), rssParts(g))
+	fmt.Printf("RSS after ready:              %.1f MiB (%s)\n", benchgw.RSSMiB(g.PID()), rssParts(g))
 
 	// The gateway generated its token in the state dir, as on a fresh host.
 	tok, err := settings.ReadGatewayToken(mainDir)
@@ -213,23 +213,8 @@ func run() error {
 	}
 	fmt.Printf("%d sessions created:        %v (%.0f turns/s)\n", *nSessions, benchgw.Round(time.Since(t0)),
 		float64(*nSessions)/time.Since(t0).Seconds())
-	fmt.Printf("RSS after %d sessions:     %.1f MB (%s)\n", *nSessions, rssMB(g), rssParts(g))
+	fmt.Printf("RSS after %d sessions:     %.1f MiB (%s)\n", *nSessions, benchgw.RSSMiB(g.PID()), rssParts(g))
 	return nil
-}
-
-// rssMB is the gateway's resident set in MB.
-func rssMB(g *benchgw.Gateway) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.PID()))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return -1
 }
 
 // rssParts splits the resident set as /proc/<pid>/smaps_rollup does: file
@@ -248,5 +233,5 @@ func rssParts(g *benchgw.Gateway) string {
 		}
 		kb[name], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 	}
-	return fmt.Sprintf("file-backed %.1f MB, anonymous %.1f MB", kb["Pss_File"]/1024, kb["Pss_Anon"]/1024)
+	return fmt.Sprintf("file-backed %.1f MiB, anonymous %.1f MiB", kb["Pss_File"]/1024, kb["Pss_Anon"]/1024)
 }

@@ -232,18 +232,3 @@ func writeJSON(path string, v any) error {
 	}
 	return os.WriteFile(path, b, 0o600)
 }
-
-// rssMiB is process pid's resident set in MiB (-1 when unknown).
-func rssMiB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return -1
-}

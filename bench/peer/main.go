@@ -178,11 +178,11 @@ func measure(name string, mk func() (launcher, func(), error), dir string, start
 	if len(hellos) == 1 {
 		col.cold = benchgw.Round(hellos[0]).String()
 	}
-	col.rssReady = fmt.Sprintf("%.1f MiB", rssMiB(g.pid()))
+	col.rssReady = fmt.Sprintf("%.1f MiB", benchgw.RSSMiB(g.pid()))
 	if err := workloads(&col, g.first, sz, timeout); err != nil {
 		return col, err
 	}
-	col.rssAfter = fmt.Sprintf("%.1f MiB", rssMiB(g.pid()))
+	col.rssAfter = fmt.Sprintf("%.1f MiB", benchgw.RSSMiB(g.pid()))
 	return col, nil
 }
 

@@ -19,30 +19,15 @@ import (
 // TestUnreadEventsNeverBlockCalls: a client that never reads Events keeps
 // getting responses; surplus events are dropped and counted.
 func TestUnreadEventsNeverBlockCalls(t *testing.T) {
-	dir := t.TempDir()
-	port := 0
-	d, err := daemon.Start(context.Background(), daemon.Options{
-		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
-		Port:   &port,
-		Stdout: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	url, tok := startGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tok, err := config.ReadGatewayToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Without auth configured the gateway generated a token: a client
 	// without it is refused.
-	if _, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String()}); err == nil {
+	if _, err := client.Dial(ctx, client.Options{URL: url}); err == nil {
 		t.Fatal("a client without the generated token got in")
 	}
-	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok, EventBuffer: 4})
+	c, err := client.Dial(ctx, client.Options{URL: url, Token: tok, EventBuffer: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,26 +66,11 @@ func asError(err error, target **client.Error) bool {
 // are not counted as dropped); the ones it keeps do, decoded; responses
 // pass whatever it says.
 func TestKeepEventFilters(t *testing.T) {
-	dir := t.TempDir()
-	port := 0
-	d, err := daemon.Start(context.Background(), daemon.Options{
-		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
-		Port:   &port,
-		Stdout: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	url, tok := startGateway(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tok, err := config.ReadGatewayToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var seen atomic.Int64
-	c, err := client.Dial(ctx, client.Options{URL: "ws://" + d.Addrs[0].String(), Token: tok,
+	c, err := client.Dial(ctx, client.Options{URL: url, Token: tok,
 		KeepEvent: func(frame []byte) bool {
 			seen.Add(1)
 			return bytes.Contains(frame, []byte(`"state":"final"`))
@@ -131,4 +101,28 @@ func TestKeepEventFilters(t *testing.T) {
 	if c.Dropped() != 0 {
 		t.Errorf("Dropped = %d; refused events are not drops", c.Dropped())
 	}
+}
+
+// startGateway starts a gateway on a fresh state dir with no auth
+// configured, stopped when the test ends; it returns the gateway's
+// WebSocket URL and the token it generated.
+func startGateway(t *testing.T) (url, token string) {
+	t.Helper()
+	dir := t.TempDir()
+	port := 0
+	d, err := daemon.Start(context.Background(), daemon.Options{
+		Env:    config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir, "HOME": dir}),
+		Port:   &port,
+		Stdout: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	tok, err := config.ReadGatewayToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "ws://" + d.Addrs[0].String(), tok
 }

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -227,4 +228,22 @@ func ticks(f []string, idx ...int) time.Duration {
 		n += v
 	}
 	return time.Duration(n) * time.Second / 100 // USER_HZ
+}
+
+// RSSMiB is process pid's resident set (VmRSS) in MiB, -1 when unknown.
+func RSSMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			if err != nil {
+				return -1
+			}
+			return kb / 1024
+		}
+	}
+	return -1
 }
