@@ -396,9 +396,13 @@ func (w *wiring) newDelivery(context.Context) error {
 		},
 		Remote: remoteDep,
 	})
+	nodeID := ""
+	if w.node != nil {
+		nodeID = w.node.ID()
+	}
 	w.subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Admit: adm, Settings: set, Models: w.mods, Logger: log,
-		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil,
+		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil, NodeID: nodeID,
 		Tracer: w.tr.Tracer, Outbox: disp,
 	})
 	if err != nil {

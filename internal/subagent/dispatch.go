@@ -126,6 +126,23 @@ func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxIte
 // between the claim and the run).
 const staleClaim = 30 * time.Second
 
+// abandoned reports whether a's batch claim was made by a process of this
+// node that is not delivering it: an earlier process (the node restarted
+// with its id, so the process that claimed is gone), or this one, whose
+// delivery failed after the claim. No one else is at work on it, so it
+// need not wait staleClaim to be taken over.
+func (m *Manager) abandoned(a Announce) bool {
+	if m.cfg.NodeID == "" {
+		return false
+	}
+	if a.ClaimedBy == m.claimer {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return !m.claiming[a.BatchRunID]
+	}
+	return strings.HasPrefix(a.ClaimedBy, m.cfg.NodeID+"/")
+}
+
 // errBatchClaimed: the announce was claimed for another batch's run.
 var errBatchClaimed = errors.New("subagent: announce claimed by another batch")
 
@@ -160,7 +177,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			return ids, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
-		case m.cfg.Shared && time.Since(batch[0].item.UpdatedAt) < staleClaim:
+		case m.cfg.Shared && !m.abandoned(batch[0].a) && time.Since(batch[0].item.UpdatedAt) < staleClaim:
 			// Another node's dispatcher may be claiming for it now.
 			return nil, nil
 		}
@@ -178,6 +195,14 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			runID = "announce:v1:batch:" + batch[0].a.ChildRunID + ":" + uuid.NewString()
 		}
 	}
+	m.mu.Lock()
+	m.claiming[runID] = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.claiming, runID)
+		m.mu.Unlock()
+	}()
 	var texts []string
 	var claimed []pending
 	for _, p := range batch {
@@ -187,9 +212,9 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		if reuse != "" && p.a.BatchRunID == "" {
 			continue // goes with a new batch
 		}
-		if p.a.BatchRunID != runID || p.item.SessionKey != target {
+		if p.a.BatchRunID != runID || p.item.SessionKey != target || p.a.ClaimedBy != m.claimer {
 			a := p.a
-			a.BatchRunID = runID
+			a.BatchRunID, a.ClaimedBy = runID, m.claimer
 			payload, err := json.Marshal(a)
 			if err != nil {
 				return nil, err

@@ -102,6 +102,10 @@ type Config struct {
 	// same store: a batch another dispatcher claimed is left to it while
 	// it may still be at work (see staleClaim).
 	Shared bool
+	// NodeID is this gateway node's id when Shared. A batch claimed by an
+	// earlier process of the same node (before a restart) is taken over
+	// at once: that process is gone, so no one is at work on it.
+	NodeID string
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
 	// OnRefusal, when set, is told of each spawn a guardrail refused
@@ -131,10 +135,16 @@ type Manager struct {
 	wg     sync.WaitGroup
 	unsub  func()
 
+	// claimer tags this process's batch claims (Announce.ClaimedBy):
+	// the node's id, a slash, and an id of this process.
+	claimer string
+
 	// mu guards the fields that follow.
 	mu     sync.Mutex
 	active map[string]map[string]string // live children: requester → child run id → child key
 	closed bool
+	// claiming holds the batch run ids this process is delivering now.
+	claiming map[string]bool
 }
 
 // Record is the registry payload of one spawned run.
@@ -172,6 +182,9 @@ type Announce struct {
 	// BatchRunID is the requester run this announce was claimed for; set
 	// just before that run is submitted.
 	BatchRunID string `json:"batchRunId,omitempty"`
+	// ClaimedBy is the claiming process's Manager.claimer (node id/process
+	// id), with BatchRunID.
+	ClaimedBy string `json:"claimedBy,omitempty"`
 	// Untrusted is the outside origin the child's run came from (its
 	// chain's; "" for the operator's): the requester's turn that takes the
 	// result is as untrusted as the child was.
@@ -199,10 +212,12 @@ func New(cfg Config) (*Manager, error) {
 		cfg.NewID = uuid.NewString
 	}
 	m := &Manager{
-		cfg:    cfg,
-		log:    cfg.Logger.With("component", "subagent"),
-		alias:  sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
-		active: make(map[string]map[string]string),
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "subagent"),
+		alias:    sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
+		active:   make(map[string]map[string]string),
+		claiming: make(map[string]bool),
+		claimer:  cfg.NodeID + "/" + cfg.NewID(),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil

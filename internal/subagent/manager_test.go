@@ -488,6 +488,12 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually("the redelivered announce", func() bool { return len(e.announces("agent:main:main")) == 1 })
+	// The announce is in the transcript once its run is queued; the item
+	// is settled just after.
+	e.eventually("the item settled", func() bool {
+		items, _ := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDelivered}})
+		return len(items) == 1
+	})
 	if err := e.m.Redeliver(ctx, dead[0].ID); err == nil {
 		t.Error("redelivering a delivered announce succeeded")
 	}
@@ -513,4 +519,125 @@ func TestCloseOnce(t *testing.T) {
 	if err := e.m.Close(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("second Close = %v, want net.ErrClosed", err)
 	}
+}
+
+// TestAbandonedClaimIsTakenOverAtOnce: on a shared store, an announce
+// claimed for a batch whose run was never made waits staleClaim when
+// another node claimed it (its dispatcher may be at work), but is
+// delivered at once when an earlier process of this node claimed it (the
+// node restarted: that process is gone) or when this process's own
+// delivery failed after the claim.
+func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
+	var flaky *flakyRunner
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
+		flaky.fail.Store(true)
+		c.Runner = flaky
+		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
+		c.Shared, c.NodeID = true, "n1"
+	})
+	ctx := context.Background()
+	clock := time.Now()
+	pass := func() {
+		clock = clock.Add(time.Minute) // past any backoff
+		now := clock
+		e.now.Store(&now)
+		e.outbox.Pass(ctx)
+	}
+	item := func() (*store.OutboxItem, Announce) {
+		items, err := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("announce items %d, %v", len(items), err)
+		}
+		var a Announce
+		if err := json.Unmarshal(items[0].Payload, &a); err != nil {
+			t.Fatal(err)
+		}
+		return items[0], a
+	}
+	// claimBy claims the item for a batch of who's, as its dispatcher
+	// would: a batch run id of its own, so an attempt of this process
+	// that read the item before cannot claim it back.
+	claimBy := func(who string) string {
+		it, _ := item()
+		batch := "announce:v1:batch:test:" + who
+		if _, err := e.store.UpdateOutbox(ctx, it.ID, func(x *store.OutboxItem) error {
+			var a Announce
+			json.Unmarshal(x.Payload, &a)
+			a.BatchRunID, a.ClaimedBy = batch, who
+			x.Payload, _ = json.Marshal(a)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return batch
+	}
+
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
+	e.eventually("a claim whose run failed", func() bool {
+		pass()
+		items, _ := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
+		return len(items) == 1 && items[0].Attempts > 0 && strings.Contains(string(items[0].Payload), `"batchRunId"`)
+	})
+	_, a := item()
+	if !strings.HasPrefix(a.ClaimedBy, "n1/") {
+		t.Fatalf("claim tagged %q, want this node's", a.ClaimedBy)
+	}
+
+	// Another node's fresh claim is left to it.
+	batch := claimBy("n2/other")
+	// An attempt of this process that claimed before that fails (the
+	// requester still refuses); wait it out before the requester accepts.
+	e.eventually("no delivery in flight", func() bool {
+		e.m.mu.Lock()
+		defer e.m.mu.Unlock()
+		return len(e.m.claiming) == 0
+	})
+	flaky.fail.Store(false)
+	pass()
+	if it, got := item(); it.Status != store.OutboxPending || got.BatchRunID != batch || got.ClaimedBy != "n2/other" || len(e.announces("agent:main:main")) != 0 {
+		t.Fatalf("another node's fresh claim was taken over: %s, batch %q by %q", it.Status, got.BatchRunID, got.ClaimedBy)
+	}
+
+	// An earlier process of this node claimed it: taken over now.
+	claimBy("n1/before-the-restart")
+	e.eventually("the announce", func() bool {
+		pass()
+		return len(e.announces("agent:main:main")) == 1
+	})
+	if it, _ := item(); it.Status != store.OutboxDelivered {
+		t.Errorf("item %s after delivery", it.Status)
+	}
+}
+
+// TestOwnFailedClaimIsRetriedAtOnce: this process's claim whose delivery
+// failed is retried on its next attempt, not after staleClaim.
+func TestOwnFailedClaimIsRetriedAtOnce(t *testing.T) {
+	var flaky *flakyRunner
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
+		flaky.fail.Store(true)
+		c.Runner = flaky
+		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
+		c.Shared, c.NodeID = true, "n1"
+	})
+	ctx := context.Background()
+	clock := time.Now()
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
+	e.eventually("a claim whose run failed", func() bool {
+		clock = clock.Add(time.Minute)
+		now := clock
+		e.now.Store(&now)
+		e.outbox.Pass(ctx)
+		items, _ := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
+		return len(items) == 1 && items[0].Attempts > 0 && strings.Contains(string(items[0].Payload), `"batchRunId"`)
+	})
+	flaky.fail.Store(false)
+	e.eventually("the announce", func() bool {
+		clock = clock.Add(time.Minute)
+		now := clock
+		e.now.Store(&now)
+		e.outbox.Pass(ctx)
+		return len(e.announces("agent:main:main")) == 1
+	})
 }
