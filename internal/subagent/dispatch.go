@@ -140,7 +140,9 @@ func (m *Manager) abandoned(a Announce) bool {
 		defer m.mu.Unlock()
 		return !m.claiming[a.BatchRunID]
 	}
-	return strings.HasPrefix(a.ClaimedBy, m.cfg.NodeID+"/")
+	// The process part has no slash; a node id may.
+	i := strings.LastIndexByte(a.ClaimedBy, '/')
+	return i >= 0 && a.ClaimedBy[:i] == m.cfg.NodeID
 }
 
 // errBatchClaimed: the announce was claimed for another batch's run.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -217,7 +218,7 @@ func New(cfg Config) (*Manager, error) {
 		alias:    sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
 		active:   make(map[string]map[string]string),
 		claiming: make(map[string]bool),
-		claimer:  cfg.NodeID + "/" + cfg.NewID(),
+		claimer:  cfg.NodeID + "/" + strings.ReplaceAll(cfg.NewID(), "/", "-"),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil

@@ -641,3 +641,28 @@ func TestOwnFailedClaimIsRetriedAtOnce(t *testing.T) {
 		return len(e.announces("agent:main:main")) == 1
 	})
 }
+
+func TestAbandonedMatchesTheWholeNodeID(t *testing.T) {
+	for _, tc := range []struct {
+		node, claimedBy string
+		want            bool
+	}{
+		{node: "n1", claimedBy: "n1/p0", want: true},
+		{node: "n1", claimedBy: "n10/p0"},
+		{node: "n1", claimedBy: "n2/p0"},
+		{node: "a", claimedBy: "a/b/p0"}, // node "a/b"'s claim
+		{node: "a/b", claimedBy: "a/b/p0", want: true},
+		{node: "n1", claimedBy: ""},                  // claimed before claims were tagged
+		{node: "", claimedBy: "/p0"},                 // not a cluster node
+		{node: "n1", claimedBy: "n1/me", want: true}, // this process, not delivering it
+	} {
+		m := &Manager{cfg: Config{NodeID: tc.node}, claimer: tc.node + "/me", claiming: map[string]bool{}}
+		if got := m.abandoned(Announce{ClaimedBy: tc.claimedBy, BatchRunID: "b"}); got != tc.want {
+			t.Errorf("node %q, claimed by %q: abandoned = %v, want %v", tc.node, tc.claimedBy, got, tc.want)
+		}
+	}
+	m := &Manager{cfg: Config{NodeID: "n1"}, claimer: "n1/me", claiming: map[string]bool{"b": true}}
+	if m.abandoned(Announce{ClaimedBy: "n1/me", BatchRunID: "b"}) {
+		t.Error("this process's claim it is delivering now counts as abandoned")
+	}
+}
