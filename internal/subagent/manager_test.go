@@ -521,13 +521,12 @@ func TestCloseOnce(t *testing.T) {
 	}
 }
 
-// TestAbandonedClaimIsTakenOverAtOnce: on a shared store, an announce
-// claimed for a batch whose run was never made waits staleClaim when
-// another node claimed it (its dispatcher may be at work), but is
-// delivered at once when an earlier process of this node claimed it (the
-// node restarted: that process is gone) or when this process's own
-// delivery failed after the claim.
-func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
+// newClaimEnv is a node "n1" on a shared store whose requester refuses
+// announces until fail is cleared, with one spawned child whose announce
+// was claimed for a batch whose run was never made (the requester
+// refused it).
+func newClaimEnv(t *testing.T) (*env, *flakyRunner) {
+	t.Helper()
 	var flaky *flakyRunner
 	e := newEnvWith(t, `{}`, func(c *Config) {
 		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
@@ -536,30 +535,58 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
 		c.Shared, c.NodeID = true, "n1"
 	})
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
+	e.eventually("a claim whose run failed", func() bool {
+		e.passLater()
+		it, a, ok := e.announceItem()
+		return ok && it.Attempts > 0 && a.BatchRunID != ""
+	})
+	return e, flaky
+}
+
+// passLater moves the env's clock a minute on (past any retry backoff)
+// and runs one outbox pass.
+func (e *env) passLater() {
+	next := time.Now()
+	if p := e.now.Load(); p != nil {
+		next = *p
+	}
+	next = next.Add(time.Minute)
+	e.now.Store(&next)
+	e.outbox.Pass(context.Background())
+}
+
+// announceItem is the env's one announce item and its payload; ok is
+// false while there is none.
+func (e *env) announceItem() (*store.OutboxItem, Announce, bool) {
+	e.t.Helper()
+	items, err := e.store.ListOutbox(context.Background(), store.OutboxFilter{Kind: KindAnnounce})
+	if err != nil || len(items) > 1 {
+		e.t.Fatalf("announce items %d, %v", len(items), err)
+	}
+	if len(items) == 0 {
+		return nil, Announce{}, false
+	}
+	var a Announce
+	if err := json.Unmarshal(items[0].Payload, &a); err != nil {
+		e.t.Fatal(err)
+	}
+	return items[0], a, true
+}
+
+// TestAbandonedClaimIsTakenOverAtOnce: on a shared store, an announce
+// claimed for a batch whose run was never made waits staleClaim when
+// another node claimed it (its dispatcher may be at work), but is
+// delivered at once when an earlier process of this node claimed it (the
+// node restarted: that process is gone).
+func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
+	e, flaky := newClaimEnv(t)
 	ctx := context.Background()
-	clock := time.Now()
-	pass := func() {
-		clock = clock.Add(time.Minute) // past any backoff
-		now := clock
-		e.now.Store(&now)
-		e.outbox.Pass(ctx)
-	}
-	item := func() (*store.OutboxItem, Announce) {
-		items, err := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
-		if err != nil || len(items) != 1 {
-			t.Fatalf("announce items %d, %v", len(items), err)
-		}
-		var a Announce
-		if err := json.Unmarshal(items[0].Payload, &a); err != nil {
-			t.Fatal(err)
-		}
-		return items[0], a
-	}
 	// claimBy claims the item for a batch of who's, as its dispatcher
 	// would: a batch run id of its own, so an attempt of this process
 	// that read the item before cannot claim it back.
 	claimBy := func(who string) string {
-		it, _ := item()
+		it, _, _ := e.announceItem()
 		batch := "announce:v1:batch:test:" + who
 		if _, err := e.store.UpdateOutbox(ctx, it.ID, func(x *store.OutboxItem) error {
 			var a Announce
@@ -573,14 +600,7 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 		return batch
 	}
 
-	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
-	e.eventually("a claim whose run failed", func() bool {
-		pass()
-		items, _ := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
-		return len(items) == 1 && items[0].Attempts > 0 && strings.Contains(string(items[0].Payload), `"batchRunId"`)
-	})
-	_, a := item()
-	if !strings.HasPrefix(a.ClaimedBy, "n1/") {
+	if _, a, _ := e.announceItem(); !strings.HasPrefix(a.ClaimedBy, "n1/") {
 		t.Fatalf("claim tagged %q, want this node's", a.ClaimedBy)
 	}
 
@@ -594,18 +614,18 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 		return len(e.m.claiming) == 0
 	})
 	flaky.fail.Store(false)
-	pass()
-	if it, got := item(); it.Status != store.OutboxPending || got.BatchRunID != batch || got.ClaimedBy != "n2/other" || len(e.announces("agent:main:main")) != 0 {
+	e.passLater()
+	if it, got, _ := e.announceItem(); it.Status != store.OutboxPending || got.BatchRunID != batch || got.ClaimedBy != "n2/other" || len(e.announces("agent:main:main")) != 0 {
 		t.Fatalf("another node's fresh claim was taken over: %s, batch %q by %q", it.Status, got.BatchRunID, got.ClaimedBy)
 	}
 
 	// An earlier process of this node claimed it: taken over now.
 	claimBy("n1/before-the-restart")
 	e.eventually("the announce", func() bool {
-		pass()
+		e.passLater()
 		return len(e.announces("agent:main:main")) == 1
 	})
-	if it, _ := item(); it.Status != store.OutboxDelivered {
+	if it, _, _ := e.announceItem(); it.Status != store.OutboxDelivered {
 		t.Errorf("item %s after delivery", it.Status)
 	}
 }
@@ -613,31 +633,10 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 // TestOwnFailedClaimIsRetriedAtOnce: this process's claim whose delivery
 // failed is retried on its next attempt, not after staleClaim.
 func TestOwnFailedClaimIsRetriedAtOnce(t *testing.T) {
-	var flaky *flakyRunner
-	e := newEnvWith(t, `{}`, func(c *Config) {
-		flaky = &flakyRunner{Runner: c.Runner.(*agent.Runner)}
-		flaky.fail.Store(true)
-		c.Runner = flaky
-		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
-		c.Shared, c.NodeID = true, "n1"
-	})
-	ctx := context.Background()
-	clock := time.Now()
-	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
-	e.eventually("a claim whose run failed", func() bool {
-		clock = clock.Add(time.Minute)
-		now := clock
-		e.now.Store(&now)
-		e.outbox.Pass(ctx)
-		items, _ := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce})
-		return len(items) == 1 && items[0].Attempts > 0 && strings.Contains(string(items[0].Payload), `"batchRunId"`)
-	})
+	e, flaky := newClaimEnv(t)
 	flaky.fail.Store(false)
 	e.eventually("the announce", func() bool {
-		clock = clock.Add(time.Minute)
-		now := clock
-		e.now.Store(&now)
-		e.outbox.Pass(ctx)
+		e.passLater()
 		return len(e.announces("agent:main:main")) == 1
 	})
 }
