@@ -233,10 +233,12 @@ func TestChatDeltaThrottle(t *testing.T) {
 func TestChatSendDedup(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.operator()
-	params := map[string]any{"sessionKey": "main", "message": "/sleep 300ms\n/reply once", "idempotencyKey": "dup-1"}
+	params := map[string]any{"sessionKey": "main", "message": "/reply once", "idempotencyKey": "dup-1"}
 	var first, second, third wire.ChatSendResult
+	release := e.gate.hold() // the run stays in flight until the repeat is answered
 	c.ok(wire.MethodChatSend, params, &first)
 	c.ok(wire.MethodChatSend, params, &second)
+	release()
 	if first.Status != "started" || second != (wire.ChatSendResult{RunID: "dup-1", Status: "in_flight"}) {
 		t.Errorf("first %+v, second %+v", first, second)
 	}
@@ -370,7 +372,8 @@ func TestAgentAndWait(t *testing.T) {
 func TestAgentWaitSurvivesReconnect(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c1 := e.operator()
-	c1.ok(wire.MethodAgent, map[string]any{"message": "/sleep 300ms\n/reply late", "idempotencyKey": "r-1"}, nil)
+	release := e.gate.hold() // the run ends only after the second client waits
+	c1.ok(wire.MethodAgent, map[string]any{"message": "/reply late", "idempotencyKey": "r-1"}, nil)
 	c1.start(wire.MethodAgentWait, map[string]any{"runId": "r-1", "timeoutMs": 10000})
 	// Frames are dispatched in order: once health answers, the wait is
 	// under way server-side.
@@ -379,7 +382,10 @@ func TestAgentWaitSurvivesReconnect(t *testing.T) {
 
 	c2 := e.operator()
 	var wait wire.AgentWaitResult
-	c2.ok(wire.MethodAgentWait, map[string]any{"runId": "r-1", "timeoutMs": 10000}, &wait)
+	_, waited := c2.start(wire.MethodAgentWait, map[string]any{"runId": "r-1", "timeoutMs": 10000})
+	c2.ok(wire.MethodHealth, nil, nil) // the wait is registered
+	release()
+	wait = decodeAs[wire.AgentWaitResult](t, c2.await(waited))
 	if wait.Status != "ok" {
 		t.Errorf("agent.wait after reconnect = %+v", wait)
 	}

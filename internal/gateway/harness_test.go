@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 const testToken = "test-token-123"
 
 // scriptedModels resolves every agent to the offline scripted model.
-type scriptedModels struct{ p *scripted.Provider }
+type scriptedModels struct{ p provider.Provider }
 
 func (m scriptedModels) ResolveModel(agentID, ref string) (agent.Model, error) {
 	if ref != "" && !strings.HasPrefix(ref, scripted.ProviderName+"/") {
@@ -52,6 +54,8 @@ type env struct {
 	store  *sqlite.Store
 	runner *agent.Runner
 	conf   *config.Config
+	// gate holds the model's calls while a test keeps a run in flight.
+	gate *modelGate
 }
 
 type envOptions struct {
@@ -78,7 +82,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	models := scriptedModels{scripted.New(scripted.Options{})}
+	gate := &modelGate{}
+	models := scriptedModels{gatedModel{scripted.New(scripted.Options{}), gate}}
 	runner, err := agent.New(agent.Config{
 		Store:  st,
 		Models: models,
@@ -118,7 +123,66 @@ func newEnv(t testing.TB, o envOptions) *env {
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { gw.Close() })
-	return &env{t: t, gw: gw, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http"), store: st, runner: runner, conf: conf}
+	return &env{t: t, gw: gw, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http"), store: st, runner: runner, conf: conf, gate: gate}
+}
+
+// modelGate holds model calls while it is shut, so that a test keeps a run
+// in flight for as long as it needs without a timed /sleep.
+type modelGate struct {
+	mu   sync.Mutex
+	shut chan struct{} // nil while open; closed to let the held calls go
+}
+
+// hold shuts the gate: model calls wait until release is called.
+func (g *modelGate) hold() (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ch := make(chan struct{})
+	g.shut = ch
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.shut == ch {
+			g.shut = nil
+		}
+		close(ch)
+	}
+}
+
+// pass waits until the gate is open or ctx is done.
+func (g *modelGate) pass(ctx context.Context) error {
+	g.mu.Lock()
+	ch := g.shut
+	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// gatedModel is a provider whose calls pass a modelGate first.
+type gatedModel struct {
+	p    provider.Provider
+	gate *modelGate
+}
+
+func (m gatedModel) Stream(ctx context.Context, req *provider.Request) iter.Seq2[*provider.Event, error] {
+	return func(yield func(*provider.Event, error) bool) {
+		if err := m.gate.pass(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range m.p.Stream(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
 
 // client is a test WebSocket client speaking the protocol.
