@@ -77,6 +77,10 @@ type conn struct {
 	subs        map[string]bool                    // session keys subscribed to: true by sessions.messages.subscribe, false as a scoped sender
 	sessionsSub bool                               // sessions.subscribe: receives sessions.changed
 
+	// unindexed is set when the connection is removed from Server.subs,
+	// which then never adds it again; guarded by Server.subs.mu.
+	unindexed bool
+
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
 
 	// The writer's batch of messages and its vectored write, reused; only

@@ -108,6 +108,7 @@ func (s *Server) handleSessionsSubscribe(ctx context.Context, cl *call) (any, er
 	cl.c.mu.Lock()
 	cl.c.sessionsSub = true
 	cl.c.mu.Unlock()
+	s.subs.setSessions(cl.c, true)
 	res := wire.SessionsSubscribeResult{Subscribed: true}
 	if len(p) == 0 {
 		return res, nil
@@ -128,6 +129,7 @@ func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, 
 	cl.c.mu.Lock()
 	cl.c.sessionsSub = false
 	cl.c.mu.Unlock()
+	s.subs.setSessions(cl.c, false)
 	return wire.SessionsSubscribeResult{}, nil
 }
 
@@ -193,7 +195,7 @@ func (s *Server) queueChange(ch sessionChange) {
 }
 
 func (s *Server) anySessionsSub() bool {
-	for _, c := range *s.connList.Load() {
+	for _, c := range s.subs.sessionsSubs() {
 		c.mu.Lock()
 		want := c.ready && c.sessionsSub
 		c.mu.Unlock()
@@ -207,7 +209,7 @@ func (s *Server) anySessionsSub() bool {
 // anyMessagesSub reports whether a connection subscribed to the messages
 // of session key.
 func (s *Server) anyMessagesSub(key string) bool {
-	for _, c := range *s.connList.Load() {
+	for _, c := range s.subs.subscribers(key) {
 		c.mu.Lock()
 		want := c.wantsMessagesLocked(key)
 		c.mu.Unlock()
@@ -309,7 +311,7 @@ func (s *Server) sendRunMessages(sess *store.Session, r *wire.SessionRow, runID 
 		if err != nil {
 			continue
 		}
-		for _, c := range *s.connList.Load() {
+		for _, c := range s.subs.subscribers(sess.Key) {
 			c.mu.Lock()
 			want := c.wantsMessagesLocked(sess.Key)
 			c.mu.Unlock()
@@ -333,7 +335,7 @@ func (s *Server) sendSessionsChanged(ch sessionChange, r *wire.SessionRow) {
 	if err != nil {
 		return
 	}
-	for _, c := range *s.connList.Load() {
+	for _, c := range s.subs.sessionsSubs() {
 		c.mu.Lock()
 		want := c.ready && c.sessionsSub
 		c.mu.Unlock()

@@ -32,12 +32,15 @@ func (s *Server) wantsRelayed(key, runID string) bool {
 	if _, ok := s.timings.Load(runID); ok {
 		return true
 	}
-	for _, c := range *s.connList.Load() {
-		c.mu.Lock()
-		want := c.wantsLocked(key) || c.ready && c.sessionsSub
-		c.mu.Unlock()
-		if want {
-			return true
+	all, scoped := s.subs.forKey(key)
+	for _, l := range [...][]*conn{all, scoped, s.subs.sessionsSubs()} {
+		for _, c := range l {
+			c.mu.Lock()
+			want := c.wantsLocked(key) || c.ready && c.sessionsSub
+			c.mu.Unlock()
+			if want {
+				return true
+			}
 		}
 	}
 	return false

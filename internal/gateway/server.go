@@ -288,6 +288,8 @@ type Server struct {
 
 	// connList is a copy-on-write snapshot of conns for broadcasts.
 	connList atomic.Pointer[[]*conn]
+	// subs lists the connections that may receive a session's events.
+	subs subIndex
 
 	// runsMu guards runs.
 	runsMu sync.Mutex
@@ -462,7 +464,12 @@ func (s *Server) removeConn(c *conn) {
 	s.mu.Unlock()
 	c.mu.Lock()
 	wasReady := c.ready
+	keys := make([]string, 0, len(c.subs))
+	for k := range c.subs {
+		keys = append(keys, k)
+	}
 	c.mu.Unlock()
+	s.subs.remove(c, keys)
 	if had && wasReady && !closing && !ephemeralClient(c.client.Mode) {
 		s.broadcastPresence() // the client left
 	}
@@ -487,17 +494,27 @@ func (s *Server) broadcast(event string, payload json.RawMessage, dropIfSlow boo
 // when want is nil). The frame's head and payload are encoded once and
 // shared by the connections; each adds its own seq as it writes.
 func (s *Server) fanOut(event string, payload json.RawMessage, dropIfSlow bool, want func(*conn) bool) {
-	conns := *s.connList.Load()
+	s.fanOutTo(event, payload, dropIfSlow, *s.connList.Load(), nil, want)
+}
+
+// fanOutTo is fanOut over the connections of first and then of second,
+// which hold no connection twice.
+func (s *Server) fanOutTo(event string, payload json.RawMessage, dropIfSlow bool, first, second []*conn, want func(*conn) bool) {
+	if len(first)+len(second) == 0 {
+		return
+	}
 	f := outFrame{raw: eventHead(event, payload != nil), body: payload}
-	if len(payload) >= sharedMin && len(conns) > 1 {
+	if len(payload) >= sharedMin && len(first)+len(second) > 1 {
 		// Counted once in the budget for every connection.
 		f.body, f.shared = nil, s.newShared(payload)
 		defer f.shared.release()
 	}
 	var queued int64
-	for _, c := range conns {
-		if want == nil || want(c) {
-			queued += c.queueEvent(f, dropIfSlow)
+	for _, l := range [...][]*conn{first, second} {
+		for _, c := range l {
+			if want == nil || want(c) {
+				queued += c.queueEvent(f, dropIfSlow)
+			}
 		}
 	}
 	s.queuedTotal.Add(queued) // once for all (see queueLocked)

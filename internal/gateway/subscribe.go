@@ -23,8 +23,13 @@ func (c *conn) subscribe(key string, messages bool) {
 	if c.subs == nil {
 		c.subs = make(map[string]bool)
 	}
-	c.subs[key] = c.subs[key] || messages
+	was, had := c.subs[key]
+	c.subs[key] = was || messages
+	scoped := c.scoped
 	c.mu.Unlock()
+	if !had {
+		c.s.subs.addKey(key, c, scoped)
+	}
 }
 
 // wants reports whether the connection receives the events of session key.
@@ -82,6 +87,7 @@ func (s *Server) handleSessionsMessagesUnsubscribe(ctx context.Context, cl *call
 	cl.c.mu.Lock()
 	delete(cl.c.subs, key)
 	cl.c.mu.Unlock()
+	s.subs.removeKey(key, cl.c)
 	return map[string]any{"subscribed": false, "key": key}, nil
 }
 
@@ -92,7 +98,8 @@ func (s *Server) broadcastSession(event, key string, payload json.RawMessage, dr
 		s.broadcast(event, payload, dropIfSlow)
 		return
 	}
-	s.fanOut(event, payload, dropIfSlow, func(c *conn) bool {
+	all, scoped := s.subs.forKey(key)
+	s.fanOutTo(event, payload, dropIfSlow, all, scoped, func(c *conn) bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.wantsLocked(key)
