@@ -632,6 +632,9 @@ var forbiddenStd = map[string]struct {
 	imports []string
 }{
 	"internal/policy": {"policy does no I/O and reads no clock", []string{"os", "net", "net/http", "io/fs", "log", "log/slog", "time"}},
+	// runtime/metrics builds its table of every metric in each process's
+	// init; runtime.MemStats has the few figures /metrics shows.
+	"internal/metrics": {"runtime/metrics costs init work in every start", []string{"runtime/metrics"}},
 }
 
 func TestForbiddenStdImports(t *testing.T) {
