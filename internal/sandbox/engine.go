@@ -95,7 +95,11 @@ func newEngine(host string) (*engine, error) {
 		e.tls, e.scheme = cfg, "https"
 	}
 	if v := os.Getenv("DOCKER_API_VERSION"); v != "" {
-		e.version, e.fixed = strings.TrimPrefix(v, "v"), true
+		v = strings.TrimPrefix(v, "v")
+		if _, _, ok := parseVersion(v); !ok {
+			return nil, fmt.Errorf("invalid DOCKER_API_VERSION %q (want major.minor, such as 1.47)", v)
+		}
+		e.version, e.fixed = v, true
 	}
 	e.tr = &http.Transport{
 		DialContext:     func(ctx context.Context, _, _ string) (net.Conn, error) { return e.dial(ctx) },
@@ -110,27 +114,28 @@ func newEngine(host string) (*engine, error) {
 	return e, nil
 }
 
-// tlsFromDir is the client TLS of the docker CLI: ca.pem, cert.pem and
-// key.pem of dir, verifying the daemon unless insecure.
+// tlsFromDir is the client TLS of the docker CLI: the daemon's CA
+// (ca.pem) and the client's certificate (cert.pem, key.pem) of dir, all
+// required, verifying the daemon unless insecure.
 func tlsFromDir(dir string, insecure bool) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // DOCKER_TLS_VERIFY unset asks for it, as with the docker CLI
-	if ca, err := os.ReadFile(filepath.Join(dir, "ca.pem")); err == nil {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(ca) {
-			return nil, errors.New("ca.pem holds no certificate")
-		}
-		cfg.RootCAs = pool
-	} else if !errors.Is(err, os.ErrNotExist) {
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
 		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, errors.New("ca.pem holds no certificate")
 	}
 	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-	switch {
-	case err == nil:
-		cfg.Certificates = []tls.Certificate{cert}
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("client certificate: %w", err)
 	}
-	return cfg, nil
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		RootCAs:            pool,
+		Certificates:       []tls.Certificate{cert},
+		InsecureSkipVerify: insecure, //nolint:gosec // DOCKER_TLS_VERIFY unset asks for it, as with the docker CLI
+	}, nil
 }
 
 // close releases idle connections.

@@ -3,10 +3,18 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +24,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -216,12 +225,51 @@ func TestNewEngineHosts(t *testing.T) {
 			t.Errorf("%q: %v, addr %q base %q scheme %q", tc.host, err, e.addr, e.base, e.scheme)
 		}
 	}
-	t.Setenv("DOCKER_API_VERSION", "1.41")
-	t.Setenv("DOCKER_CERT_PATH", t.TempDir()) // no files: no client certificate, system roots
+	t.Setenv("DOCKER_API_VERSION", "1.x")
+	if _, err := newEngine("tcp://d:2376"); err == nil || !strings.Contains(err.Error(), "invalid DOCKER_API_VERSION") {
+		t.Errorf("bad DOCKER_API_VERSION: %v", err)
+	}
+	t.Setenv("DOCKER_API_VERSION", "v1.41")
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CERT_PATH", dir)
 	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	if _, err := newEngine("tcp://d:2376"); err == nil || !strings.Contains(err.Error(), "DOCKER_CERT_PATH="+dir) {
+		t.Errorf("missing certificates: %v", err)
+	}
+	writeCerts(t, dir)
 	e, err := newEngine("tcp://d:2376")
-	if err != nil || e.version != "1.41" || !e.fixed || e.scheme != "https" || e.tls.InsecureSkipVerify {
-		t.Errorf("from env: %v %+v", err, e)
+	if err != nil || e.version != "1.41" || !e.fixed || e.scheme != "https" || e.tls.InsecureSkipVerify || len(e.tls.Certificates) != 1 || e.tls.RootCAs == nil {
+		t.Fatalf("from env: %v %+v", err, e)
+	}
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	if e, err := newEngine("tcp://d:2376"); err != nil || !e.tls.InsecureSkipVerify {
+		t.Errorf("DOCKER_TLS_VERIFY unset: %v", err)
+	}
+}
+
+// writeCerts writes a self-signed ca.pem and a cert.pem and key.pem of it
+// to dir.
+func writeCerts(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "d"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for name, b := range map[string][]byte{"ca.pem": certPEM, "cert.pem": certPEM, "key.pem": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -401,5 +449,52 @@ func TestCreateBodyIsTheAPIs(t *testing.T) {
 	wantEx := container.ExecCreateRequest{User: "u", AttachStdin: true, AttachStdout: true, AttachStderr: true, Env: []string{"E=1"}, WorkingDir: "/w", Cmd: []string{"c"}}
 	if diff := cmp.Diff(wantEx, ex); diff != "" {
 		t.Errorf("exec create request (-want +got):\n%s", diff)
+	}
+}
+
+// TestEngineTLS: over tcp:// with DOCKER_CERT_PATH's TLS, calls and the
+// hijacked exec stream both run over TLS to the daemon's name.
+func TestEngineTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/_ping":
+			w.Header().Set("Api-Version", "1.47")
+		case "/v1.47/exec/x/start":
+			conn, brw, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_, _ = brw.WriteString("HTTP/1.1 101 UPGRADED\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n")
+			_, _ = brw.Write(frame(1, "over tls"))
+			_ = brw.Flush()
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	t.Setenv("DOCKER_API_VERSION", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	e, err := newEngine("tcp://" + srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	// As tlsFromDir would make it, with the test server's CA.
+	e.tls = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	e.tr.TLSClientConfig, e.scheme = e.tls, "https"
+	ctx := context.Background()
+	if err := e.ping(ctx); err != nil || e.version != "1.47" {
+		t.Fatalf("ping over TLS: %v, version %q", err, e.version)
+	}
+	h, err := e.execStart(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var out bytes.Buffer
+	if err := demux(&out, io.Discard, h); err != nil || out.String() != "over tls" {
+		t.Errorf("stream over TLS: %q, %v", out.String(), err)
 	}
 }
