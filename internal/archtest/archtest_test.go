@@ -532,7 +532,7 @@ var importAllowLists = map[string][]string{
 	// BPF instruction encoder and the syscall numbers), and the Docker
 	// backend with its own small Engine API client (the SDK's packages
 	// cost ~1.5 ms and 0.5 MB of init work in every start).
-	"internal/sandbox": {"github.com/docker/go-units", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
+	"internal/sandbox": {"github.com/Microsoft/go-winio", "github.com/docker/go-units", "golang.org/x/net/bpf", "golang.org/x/sys/unix"},
 	// The fake Docker Engine speaks the Engine API's types only.
 	"internal/sandbox/dockertest": {"github.com/moby/moby/api/types/container"},
 	"internal/relay": {

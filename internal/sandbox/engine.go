@@ -38,7 +38,7 @@ const defaultDockerHost = "unix:///var/run/docker.sock"
 const engineHostName = "api.moby.localhost"
 
 // engine is a client of the few Docker Engine API endpoints the backend
-// uses: HTTP over the daemon's unix socket or TCP (TLS from
+// uses: HTTP over the daemon's unix socket, Windows named pipe or TCP (TLS from
 // DOCKER_CERT_PATH and DOCKER_TLS_VERIFY), with the API version
 // negotiated through /_ping unless DOCKER_API_VERSION fixes it. Safe for
 // concurrent use.
@@ -84,8 +84,11 @@ func newEngine(host string) (*engine, error) {
 		}
 		e.addr, e.base = u.Host, strings.TrimSuffix(u.Path, "/")
 		e.dial = func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", u.Host) }
+	case "npipe":
+		e.addr = engineHostName
+		e.dial = func(ctx context.Context) (net.Conn, error) { return dialPipe(ctx, addr) }
 	default:
-		return nil, fmt.Errorf("docker host %q: protocol %q is not supported (use unix:// or tcp://)", host, proto)
+		return nil, fmt.Errorf("docker host %q: protocol %q is not supported (use unix://, tcp:// or, on Windows, npipe://)", host, proto)
 	}
 	if dir := os.Getenv("DOCKER_CERT_PATH"); dir != "" {
 		cfg, err := tlsFromDir(dir, os.Getenv("DOCKER_TLS_VERIFY") == "")

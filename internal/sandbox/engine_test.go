@@ -212,6 +212,7 @@ func TestNewEngineHosts(t *testing.T) {
 		{"tcp://10.0.0.2:2375", "10.0.0.2:2375", "", ""},
 		{"tcp://10.0.0.2:2375/prefix/", "10.0.0.2:2375", "/prefix", ""},
 		{"ssh://me@host", "", "", `protocol "ssh" is not supported`},
+		{"npipe:////./pipe/docker_engine", engineHostName, "", ""},
 		{"/var/run/docker.sock", "", "", "unable to parse docker host"},
 	} {
 		e, err := newEngine(tc.host)
