@@ -43,3 +43,14 @@ func TestHeapProfileAtStopUnused(t *testing.T) {
 		t.Fatalf("profile written without a stop signal (stat: %v)", err)
 	}
 }
+
+// TestMemProfileRate: allocations are sampled only for the heap profile
+// knob.
+func TestMemProfileRate(t *testing.T) {
+	if got := memProfileRate(""); got != 0 {
+		t.Errorf("rate without SWITCHBOARD_MEMPROFILE: %d, want 0", got)
+	}
+	if got := memProfileRate("/tmp/heap.prof"); got != 4096 {
+		t.Errorf("rate with SWITCHBOARD_MEMPROFILE: %d, want 4096", got)
+	}
+}

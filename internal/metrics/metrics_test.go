@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,37 @@ func TestCountersCarryAcrossGateways(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want+"\n") {
 			t.Errorf("scrape lacks %q", want)
 		}
+	}
+}
+
+// The Go runtime's figures are read at scrape time: a collection shows
+// in the cycle count, and the heap is within what the runtime mapped.
+func TestRuntimeFigures(t *testing.T) {
+	m := New(Sources{}, nil)
+	scrape := func() map[string]float64 {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		out := map[string]float64{}
+		for _, line := range strings.Split(rec.Body.String(), "\n") {
+			name, v, ok := strings.Cut(line, " ")
+			if !ok || !strings.HasPrefix(name, "go_") || strings.Contains(name, "{") {
+				continue
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			out[name] = f
+		}
+		return out
+	}
+	before := scrape()
+	runtime.GC()
+	after := scrape()
+	if after["go_gc_cycles_total"] < before["go_gc_cycles_total"]+1 {
+		t.Errorf("go_gc_cycles_total %v after a collection, was %v", after["go_gc_cycles_total"], before["go_gc_cycles_total"])
+	}
+	if h, sys := after["go_memstats_heap_alloc_bytes"], after["go_memstats_sys_bytes"]; h <= 0 || sys < h {
+		t.Errorf("heap %v, sys %v", h, sys)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	runtimemetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,25 +250,24 @@ func formatFloat(v float64) string {
 
 // runtimeFamilies are the Go runtime's and the process's figures.
 func runtimeFamilies() []family {
-	rt := func(name, help string, typ metricType, key string) funcFamily {
+	// runtime.MemStats, not runtime/metrics: the figures are the same
+	// (HeapAlloc is /memory/classes/heap/objects:bytes, Sys
+	// /memory/classes/total:bytes, NumGC /gc/cycles/total:gc-cycles), and
+	// runtime/metrics builds its table of every metric in each process's
+	// init.
+	rt := func(name, help string, typ metricType, read func(*runtime.MemStats) uint64) funcFamily {
 		return single(name, help, typ, func() float64 {
-			s := []runtimemetrics.Sample{{Name: key}}
-			runtimemetrics.Read(s)
-			switch s[0].Value.Kind() {
-			case runtimemetrics.KindUint64:
-				return float64(s[0].Value.Uint64())
-			case runtimemetrics.KindFloat64:
-				return s[0].Value.Float64()
-			}
-			return math.NaN()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return float64(read(&ms))
 		})
 	}
 	fams := []family{
 		single("go_goroutines", "Number of goroutines that currently exist.", typeGauge,
 			func() float64 { return float64(runtime.NumGoroutine()) }),
-		rt("go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", typeGauge, "/memory/classes/heap/objects:bytes"),
-		rt("go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", typeGauge, "/memory/classes/total:bytes"),
-		rt("go_gc_cycles_total", "Completed GC cycles.", typeCounter, "/gc/cycles/total:gc-cycles"),
+		rt("go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.HeapAlloc }),
+		rt("go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.Sys }),
+		rt("go_gc_cycles_total", "Completed GC cycles.", typeCounter, func(ms *runtime.MemStats) uint64 { return uint64(ms.NumGC) }),
 		funcFamily{name: "go_info", help: "Information about the Go environment.", typ: typeGauge, labels: []string{"version"},
 			read: func() ([]sample, bool) { return []sample{{values: []string{runtime.Version()}, v: 1}}, true }},
 	}

@@ -20,12 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	units "github.com/docker/go-units"
-	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
 )
 
 // Backends (agents.defaults.sandbox.backend).
@@ -278,11 +273,11 @@ type Run struct {
 	Stdin     bool
 }
 
-// ContainerConfig returns the container that runs r confined by s: the
+// containerConfig returns the container that runs r confined by s: the
 // workspace mounted per workspaceAccess (rw at docker.workdir, ro at
 // /agent with a private docker.workdir, none only the private one), the
 // network, user, capabilities, limits and extra binds of s.Docker.
-func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, error) {
+func (s Spec) containerConfig(r Run) (*containerConfig, *hostConfig, error) {
 	if err := s.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -299,7 +294,7 @@ func (s Spec) ContainerConfig(r Run) (*container.Config, *container.HostConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := &container.Config{
+	cfg := &containerConfig{
 		Image:        d.Image,
 		Cmd:          slices.Clone(r.Argv),
 		Entrypoint:   []string{},
@@ -347,13 +342,13 @@ func (d DockerSpec) baseEnv() []string {
 // and the workspace mounts per workspaceAccess. With access none or ro
 // and a ScopeDir, that directory is docker.workdir (read-write) instead
 // of a tmpfs.
-func (s Spec) hostConfig(ws string) (*container.HostConfig, error) {
+func (s Spec) hostConfig(ws string) (*hostConfig, error) {
 	d := s.Docker.normalized()
 	mem, swap, _ := d.memory()
 	pids := d.PidsLimit
 	init := true
-	hc := &container.HostConfig{
-		NetworkMode:    container.NetworkMode(d.Network),
+	hc := &hostConfig{
+		NetworkMode:    d.Network,
 		ReadonlyRootfs: *d.ReadOnlyRoot,
 		CapDrop:        slices.Clone(d.CapDrop),
 		SecurityOpt:    []string{"no-new-privileges"},
@@ -361,20 +356,18 @@ func (s Spec) hostConfig(ws string) (*container.HostConfig, error) {
 		Tmpfs:          map[string]string{},
 		Binds:          slices.Clone(d.Binds),
 		ExtraHosts:     slices.Clone(d.ExtraHosts),
-		Resources: container.Resources{
-			Memory:     mem,
-			MemorySwap: swap,
-			NanoCPUs:   int64(d.CPUs * 1e9),
-			PidsLimit:  &pids,
-			Ulimits:    d.ulimits(),
-		},
+		Memory:         mem,
+		MemorySwap:     swap,
+		NanoCPUs:       int64(d.CPUs * 1e9),
+		PidsLimit:      &pids,
+		Ulimits:        d.ulimits(),
 	}
 	if d.GPUs != "" {
 		req, err := parseGPUs(d.GPUs)
 		if err != nil {
 			return nil, err
 		}
-		hc.DeviceRequests = []container.DeviceRequest{req}
+		hc.DeviceRequests = []deviceRequest{req}
 	}
 	if d.SeccompProfile != "" {
 		b, err := os.ReadFile(d.SeccompProfile)
@@ -387,21 +380,21 @@ func (s Spec) hostConfig(ws string) (*container.HostConfig, error) {
 		hc.SecurityOpt = append(hc.SecurityOpt, "apparmor="+d.ApparmorProfile)
 	}
 	for _, a := range d.DNS {
-		hc.DNS = append(hc.DNS, netip.MustParseAddr(a))
+		hc.DNS = append(hc.DNS, netip.MustParseAddr(a).String())
 	}
 	for _, t := range d.Tmpfs {
 		p, opts, _ := strings.Cut(t, ":")
 		hc.Tmpfs[p] = opts
 	}
 	if s.WorkspaceAccess == AccessRW {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: d.Workdir})
+		hc.Mounts = append(hc.Mounts, mountSpec{Type: mountBind, Source: ws, Target: d.Workdir})
 		return hc, nil
 	}
 	if s.WorkspaceAccess == AccessRO {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: ws, Target: dockerAgentDir, ReadOnly: true})
+		hc.Mounts = append(hc.Mounts, mountSpec{Type: mountBind, Source: ws, Target: dockerAgentDir, ReadOnly: true})
 	}
 	if s.ScopeDir != "" {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(s.ScopeDir), Target: d.Workdir})
+		hc.Mounts = append(hc.Mounts, mountSpec{Type: mountBind, Source: filepath.Clean(s.ScopeDir), Target: d.Workdir})
 	} else {
 		hc.Tmpfs[d.Workdir] = ""
 	}
@@ -435,7 +428,7 @@ type Docker struct {
 	born time.Time
 
 	mu     sync.Mutex
-	cli    *client.Client
+	eng    *engine
 	pruner *pruner
 
 	smu    sync.Mutex
@@ -448,22 +441,18 @@ type Docker struct {
 func NewDocker(host string) *Docker { return &Docker{host: host, born: time.Now()} }
 
 // client returns the API client, making it on first use.
-func (d *Docker) client() (*client.Client, error) {
+func (d *Docker) client() (*engine, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cli != nil {
-		return d.cli, nil
+	if d.eng != nil {
+		return d.eng, nil
 	}
-	opts := []client.Opt{client.FromEnv}
-	if d.host != "" {
-		opts = append(opts, client.WithHost(d.host))
-	}
-	cli, err := client.New(opts...)
+	eng, err := newEngine(d.host)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox unavailable: Docker client: %w; check DOCKER_HOST", err)
 	}
-	d.cli = cli
-	return cli, nil
+	d.eng = eng
+	return eng, nil
 }
 
 // Host names the daemon the backend talks to.
@@ -471,7 +460,7 @@ func (d *Docker) Host() string {
 	if d.host != "" {
 		return d.host
 	}
-	return cmp.Or(os.Getenv("DOCKER_HOST"), client.DefaultDockerHost)
+	return cmp.Or(os.Getenv("DOCKER_HOST"), defaultDockerHost)
 }
 
 // Close stops the pruner (see StartPruner) and releases the client's
@@ -480,12 +469,12 @@ func (d *Docker) Close() error {
 	d.stopPruner()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cli == nil {
+	if d.eng == nil {
 		return nil
 	}
-	err := d.cli.Close()
-	d.cli = nil
-	return err
+	d.eng.close()
+	d.eng = nil
+	return nil
 }
 
 // Check reports whether the daemon answers, naming it and the fix when
@@ -497,7 +486,7 @@ func (d *Docker) Check(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+	if err := cli.ping(ctx); err != nil {
 		return fmt.Errorf("sandbox unavailable: Docker daemon unreachable at %s (%v); start Docker or point DOCKER_HOST at a running daemon, "+
 			"or set agents.defaults.sandbox.backend to \"bubblewrap\" or sandbox.mode to \"off\"", d.Host(), err)
 	}
@@ -505,19 +494,15 @@ func (d *Docker) Check(ctx context.Context) error {
 }
 
 // ensureImage pulls image unless the daemon has it.
-func (d *Docker) ensureImage(ctx context.Context, cli *client.Client, image string) error {
-	_, err := cli.ImageInspect(ctx, image)
+func (d *Docker) ensureImage(ctx context.Context, cli *engine, image string) error {
+	err := cli.imageInspect(ctx, image)
 	if err == nil {
 		return nil
 	}
-	if !cerrdefs.IsNotFound(err) {
+	if !isNotFound(err) {
 		return fmt.Errorf("sandbox unavailable: Docker image %s: %w", image, err)
 	}
-	resp, err := cli.ImagePull(ctx, image, client.ImagePullOptions{})
-	if err == nil {
-		err = resp.Wait(ctx)
-	}
-	if err != nil {
+	if err := cli.imagePull(ctx, image); err != nil {
 		return fmt.Errorf("sandbox unavailable: Docker image %s is not present and could not be pulled (%v); "+
 			"build or pull it on the Docker host, or set agents.defaults.sandbox.docker.image", image, err)
 	}
@@ -537,7 +522,7 @@ func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
 	if s.ScopeKey != "" {
 		return d.startScoped(ctx, s, r)
 	}
-	cfg, hc, err := s.ContainerConfig(r)
+	cfg, hc, err := s.containerConfig(r)
 	if err != nil {
 		return nil, err
 	}
@@ -555,23 +540,23 @@ func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
 		return nil, err
 	}
 	prefix := s.Docker.normalized().ContainerPrefix
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hc, Name: prefix + randomID()})
+	id, err := cli.containerCreate(ctx, prefix+randomID(), cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create container: %w", err)
 	}
-	c := &Container{cli: cli, id: created.ID, copied: make(chan struct{})}
-	att, err := cli.ContainerAttach(ctx, c.id, client.ContainerAttachOptions{Stream: true, Stdin: r.Stdin, Stdout: true, Stderr: true})
+	c := &Container{cli: cli, id: id, copied: make(chan struct{})}
+	att, err := cli.containerAttach(ctx, c.id, r.Stdin)
 	if err != nil {
 		c.remove()
 		return nil, fmt.Errorf("sandbox: attach container: %w", err)
 	}
-	c.attach = att.HijackedResponse
-	if _, err := cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
+	c.attach = att
+	if err := cli.containerStart(ctx, c.id); err != nil {
 		c.attach.Close()
 		c.remove()
 		return nil, fmt.Errorf("sandbox: start container: %w", err)
 	}
-	c.waited = cli.ContainerWait(context.Background(), c.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	c.waited = cli.containerWait(context.Background(), c.id)
 	if r.Stdin {
 		c.stdin = &containerStdin{c: c}
 	}
@@ -581,7 +566,7 @@ func (d *Docker) Start(ctx context.Context, s Spec, r Run) (*Container, error) {
 	}
 	go func() {
 		defer close(c.copied)
-		_, _ = stdcopy.StdCopy(out, out, c.attach.Reader)
+		_ = demux(out, out, c.attach)
 	}()
 	return c, nil
 }
@@ -596,15 +581,15 @@ func randomID() string {
 // its own, or an exec in a scope's container. Its methods match
 // shell.Process.
 type Container struct {
-	cli    *client.Client
+	cli    *engine
 	id     string
-	attach client.HijackedResponse
+	attach *hijacked
 	stdin  io.WriteCloser
 	copied chan struct{} // closed when the output stream ended
 	killed atomic.Bool
 
 	// A command in a container of its own.
-	waited  client.ContainerWaitResult
+	waited  <-chan waitResult
 	removed sync.Once
 
 	// A command exec'd in a scope's container (nil otherwise).
@@ -637,18 +622,13 @@ func (c *Container) Wait() (int, string, error) {
 	}
 	defer c.remove()
 	var code int64
-	select {
-	case res := <-c.waited.Result:
-		if res.Error != nil && res.Error.Message != "" {
-			c.Kill()
-			return -1, "", fmt.Errorf("container %s: %s", shortID(c.id), res.Error.Message)
-		}
-		code = res.StatusCode
-	case err := <-c.waited.Error:
+	res := <-c.waited
+	if res.err != nil {
 		c.Kill()
 		c.attach.Close()
-		return -1, "", fmt.Errorf("container %s: %w", shortID(c.id), err)
+		return -1, "", fmt.Errorf("container %s: %w", shortID(c.id), res.err)
 	}
+	code = res.code
 	t := time.NewTimer(outputGrace)
 	defer t.Stop()
 	select {
@@ -673,7 +653,7 @@ func (c *Container) Kill() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _ = c.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+	_ = c.cli.containerKill(ctx, c.id, "KILL")
 }
 
 // remove deletes the container (forcefully, so that one still running
@@ -682,7 +662,7 @@ func (c *Container) remove() {
 	c.removed.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, _ = c.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		_ = c.cli.containerRemove(ctx, c.id)
 	})
 }
 
@@ -691,7 +671,7 @@ func shortID(id string) string { return id[:min(len(id), 12)] }
 // containerStdin writes to the attached input; Close ends it.
 type containerStdin struct{ c *Container }
 
-func (w *containerStdin) Write(p []byte) (int, error) { return w.c.attach.Conn.Write(p) }
+func (w *containerStdin) Write(p []byte) (int, error) { return w.c.attach.Write(p) }
 func (w *containerStdin) Close() error                { return w.c.attach.CloseWrite() }
 
 // explainDocker describes the Docker sandbox, for Explain.

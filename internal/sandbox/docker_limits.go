@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/moby/moby/api/types/container"
 )
 
 // dockerUlimitNames are the rlimits Docker accepts in --ulimit.
@@ -39,11 +37,11 @@ func (d DockerSpec) checkUlimits() error {
 
 // ulimits returns docker.ulimits as the Engine API wants them, sorted by
 // name (nil when there are none).
-func (d DockerSpec) ulimits() []*container.Ulimit {
-	var out []*container.Ulimit
+func (d DockerSpec) ulimits() []ulimit {
+	var out []ulimit
 	for _, name := range slices.Sorted(maps.Keys(d.Ulimits)) {
 		u := d.Ulimits[name]
-		out = append(out, &container.Ulimit{Name: name, Soft: u.Soft, Hard: u.Hard})
+		out = append(out, ulimit{Name: name, Soft: u.Soft, Hard: u.Hard})
 	}
 	return out
 }
@@ -54,16 +52,16 @@ func (d DockerSpec) ulimits() []*container.Ulimit {
 // and options=. Without a count or devices one GPU is asked for; the
 // capabilities always include "gpu". Device ids may follow device=
 // unquoted ("device=0,1"), which the CLI needs quoted.
-func parseGPUs(v string) (container.DeviceRequest, error) {
-	bad := func(format string, args ...any) (container.DeviceRequest, error) {
-		return container.DeviceRequest{}, fmt.Errorf("sandbox: docker.gpus %q: "+format, append([]any{v}, args...)...)
+func parseGPUs(v string) (deviceRequest, error) {
+	bad := func(format string, args ...any) (deviceRequest, error) {
+		return deviceRequest{}, fmt.Errorf("sandbox: docker.gpus %q: "+format, append([]any{v}, args...)...)
 	}
 	r := csv.NewReader(strings.NewReader(v))
 	fields, err := r.Read()
 	if err != nil {
 		return bad("%v", err)
 	}
-	req := container.DeviceRequest{Options: map[string]string{}}
+	req := deviceRequest{Options: map[string]string{}}
 	seen := map[string]bool{}
 	last := ""
 	for _, f := range fields {

@@ -12,11 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
 )
 
 // Labels of Switchboard's sandbox containers.
@@ -57,8 +52,8 @@ type scopeTarget struct {
 	setup      string
 	user       string
 	workdir    string
-	cfg        *container.Config
-	hc         *container.HostConfig
+	cfg        *containerConfig
+	hc         *hostConfig
 }
 
 // scopeTarget returns the container of s's scope (s.ScopeKey set) whose
@@ -79,7 +74,7 @@ func (s Spec) scopeTarget(workspace string) (*scopeTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &container.Config{
+	cfg := &containerConfig{
 		Image:      d.Image,
 		Cmd:        slices.Clone(keepAlive),
 		Entrypoint: []string{},
@@ -90,8 +85,8 @@ func (s Spec) scopeTarget(workspace string) (*scopeTarget, error) {
 	}
 	t := &scopeTarget{key: s.ScopeKey, scope: s.Scope, setup: strings.TrimSpace(d.SetupCommand), user: d.User, workdir: d.Workdir, cfg: cfg, hc: hc}
 	b, err := json.Marshal(struct {
-		Config     *container.Config
-		HostConfig *container.HostConfig
+		Config     *containerConfig
+		HostConfig *hostConfig
 		Setup      string
 	}{cfg, hc, t.setup})
 	if err != nil {
@@ -204,7 +199,7 @@ func (d *Docker) forget(st *scopeState, id string) {
 
 // acquire ensures t's container runs and counts a command in it. It
 // returns the container's id.
-func (d *Docker) acquire(ctx context.Context, cli *client.Client, t *scopeTarget) (string, error) {
+func (d *Docker) acquire(ctx context.Context, cli *engine, t *scopeTarget) (string, error) {
 	st := d.scope(t.key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -235,7 +230,7 @@ func (d *Docker) invalidate(t *scopeTarget, id string) {
 // (started again when stopped), else a new one set up with
 // docker.setupCommand. Containers of the scope with another
 // configuration are removed unless a command still runs in them.
-func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState, t *scopeTarget) (string, error) {
+func (d *Docker) ensure(ctx context.Context, cli *engine, st *scopeState, t *scopeTarget) (string, error) {
 	d.dropStale(cli, st)
 	if st.id != "" && st.hash == t.hash {
 		return st.id, nil
@@ -245,7 +240,7 @@ func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState,
 	if err != nil {
 		return "", err
 	}
-	var reuse *container.Summary
+	var reuse *containerSummary
 	for i, c := range found {
 		if reuse == nil && c.Labels[labelConfig] == t.hash && slices.Contains(c.Names, "/"+t.name) {
 			reuse = &found[i]
@@ -285,7 +280,7 @@ func (d *Docker) ensure(ctx context.Context, cli *client.Client, st *scopeState,
 
 // dropStale removes the stale containers of st that no longer run a
 // command, st.mu held.
-func (d *Docker) dropStale(cli *client.Client, st *scopeState) {
+func (d *Docker) dropStale(cli *engine, st *scopeState) {
 	st.stale = slices.DeleteFunc(st.stale, func(id string) bool {
 		if busy, _ := d.usage(id); busy > 0 {
 			return false
@@ -300,21 +295,20 @@ func (d *Docker) dropStale(cli *client.Client, st *scopeState) {
 
 // list returns the scope containers of the daemon (running or not) with
 // every label filter ("key=value") given.
-func (d *Docker) list(ctx context.Context, cli *client.Client, labels ...string) ([]container.Summary, error) {
-	f := client.Filters{}.Add("label", append([]string{labelSandbox + "=scope"}, labels...)...)
-	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+func (d *Docker) list(ctx context.Context, cli *engine, labels ...string) ([]containerSummary, error) {
+	res, err := cli.containerList(ctx, append([]string{labelSandbox + "=scope"}, labels...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: list sandbox containers: %w", err)
 	}
-	return res.Items, nil
+	return res, nil
 }
 
 // revive starts c again unless it runs.
-func (d *Docker) revive(ctx context.Context, cli *client.Client, c *container.Summary) error {
-	if c.State == container.StateRunning {
+func (d *Docker) revive(ctx context.Context, cli *engine, c *containerSummary) error {
+	if c.State == stateRunning {
 		return nil
 	}
-	if _, err := cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
+	if err := cli.containerStart(ctx, c.ID); err != nil {
 		return fmt.Errorf("sandbox: start container %s again: %w", shortID(c.ID), err)
 	}
 	return nil
@@ -322,7 +316,7 @@ func (d *Docker) revive(ctx context.Context, cli *client.Client, c *container.Su
 
 // create makes, starts and sets up t's container. A container that
 // fails on the way is removed.
-func (d *Docker) create(ctx context.Context, cli *client.Client, t *scopeTarget) (string, error) {
+func (d *Docker) create(ctx context.Context, cli *engine, t *scopeTarget) (string, error) {
 	if err := d.ensureImage(ctx, cli, t.cfg.Image); err != nil {
 		return "", err
 	}
@@ -330,18 +324,17 @@ func (d *Docker) create(ctx context.Context, cli *client.Client, t *scopeTarget)
 	if t.setup != "" {
 		name += pendingSuffix
 	}
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: t.cfg, HostConfig: t.hc, Name: name})
+	id, err := cli.containerCreate(ctx, name, t.cfg, t.hc)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: create container %s: %w", name, err)
 	}
-	id := created.ID
 	fail := func(err error) (string, error) {
 		if rerr := d.removeContainer(cli, id); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
 		return "", err
 	}
-	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+	if err := cli.containerStart(ctx, id); err != nil {
 		return fail(fmt.Errorf("sandbox: start container %s: %w", name, err))
 	}
 	if t.setup == "" {
@@ -350,7 +343,7 @@ func (d *Docker) create(ctx context.Context, cli *client.Client, t *scopeTarget)
 	if err := d.runSetup(ctx, cli, id, t); err != nil {
 		return fail(err)
 	}
-	if _, err := cli.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: t.name}); err != nil {
+	if err := cli.containerRename(ctx, id, t.name); err != nil {
 		return fail(fmt.Errorf("sandbox: rename container %s after its setupCommand: %w", name, err))
 	}
 	return id, nil
@@ -361,11 +354,11 @@ const setupTail = 2000
 
 // runSetup runs docker.setupCommand in container id with sh -lc, as the
 // container's user in docker.workdir, and fails unless it exits 0.
-func (d *Docker) runSetup(ctx context.Context, cli *client.Client, id string, t *scopeTarget) error {
+func (d *Docker) runSetup(ctx context.Context, cli *engine, id string, t *scopeTarget) error {
 	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
 	out := &tailBuffer{max: setupTail}
-	ex, err := startExec(ctx, cli, id, client.ExecCreateOptions{
+	ex, err := startExec(ctx, cli, id, execConfig{
 		User: t.user, WorkingDir: t.workdir, Cmd: []string{"sh", "-lc", t.setup},
 		AttachStdout: true, AttachStderr: true,
 	}, out)
@@ -388,11 +381,11 @@ func (d *Docker) runSetup(ctx context.Context, cli *client.Client, id string, t 
 }
 
 // removeContainer deletes container id, with what still runs in it.
-func (d *Docker) removeContainer(cli *client.Client, id string) error {
+func (d *Docker) removeContainer(cli *engine, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	err := cli.containerRemove(ctx, id)
+	if err != nil && !isNotFound(err) {
 		return fmt.Errorf("sandbox: remove container %s: %w", shortID(id), err)
 	}
 	return nil
@@ -428,7 +421,7 @@ func (d *Docker) startScoped(ctx context.Context, s Spec, r Run) (*Container, er
 	// The command's own value of the marker variable, if any, would hide
 	// it from Kill.
 	env := slices.DeleteFunc(slices.Clone(r.Env), func(kv string) bool { return strings.HasPrefix(kv, ExecMarkerVar+"=") })
-	opts := client.ExecCreateOptions{
+	opts := execConfig{
 		User: t.user, WorkingDir: dir, Cmd: slices.Clone(r.Argv),
 		Env:          append(env, marker),
 		AttachStdin:  r.Stdin,
@@ -450,7 +443,7 @@ func (d *Docker) startScoped(ctx context.Context, s Spec, r Run) (*Container, er
 		d.release(id)
 		// The container went away or stopped behind our back: find or
 		// make it again, once.
-		if attempt > 0 || !(cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) {
+		if attempt > 0 || !(isNotFound(err) || isConflict(err)) {
 			return nil, fmt.Errorf("sandbox: exec in container %s: %w", shortID(id), err)
 		}
 		d.invalidate(t, id)
@@ -459,9 +452,9 @@ func (d *Docker) startScoped(ctx context.Context, s Spec, r Run) (*Container, er
 
 // execution is one exec'd process with its attached streams.
 type execution struct {
-	cli    *client.Client
+	cli    *engine
 	id     string
-	attach client.HijackedResponse
+	attach *hijacked
 	copied chan struct{} // closed when the output stream ended
 
 	closeOnce sync.Once
@@ -469,25 +462,25 @@ type execution struct {
 
 // startExec creates and starts an exec in container id, copying its
 // output to out.
-func startExec(ctx context.Context, cli *client.Client, id string, opts client.ExecCreateOptions, out io.Writer) (*execution, error) {
-	created, err := cli.ExecCreate(ctx, id, opts)
+func startExec(ctx context.Context, cli *engine, id string, opts execConfig, out io.Writer) (*execution, error) {
+	execID, err := cli.execCreate(ctx, id, opts)
 	if err != nil {
 		return nil, err
 	}
-	att, err := cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	att, err := cli.execStart(ctx, execID)
 	if err != nil {
 		return nil, fmt.Errorf("start exec: %w", err)
 	}
-	ex := &execution{cli: cli, id: created.ID, attach: att.HijackedResponse, copied: make(chan struct{})}
+	ex := &execution{cli: cli, id: execID, attach: att, copied: make(chan struct{})}
 	go func() {
 		defer close(ex.copied)
-		_, _ = stdcopy.StdCopy(out, out, ex.attach.Reader)
+		_ = demux(out, out, ex.attach)
 	}()
 	return ex, nil
 }
 
 // close ends the attached streams.
-func (ex *execution) close() { ex.closeOnce.Do(ex.attach.Close) }
+func (ex *execution) close() { ex.closeOnce.Do(func() { _ = ex.attach.Close() }) }
 
 // execPoll is how often wait asks the daemon whether the exec still runs
 // while its output stream is open (a process it left may hold it).
@@ -519,14 +512,14 @@ func (ex *execution) wait(ctx context.Context) (int, error) {
 		}
 		t.Stop()
 		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		res, err := ex.cli.ExecInspect(ictx, ex.id, client.ExecInspectOptions{})
+		res, err := ex.cli.execInspect(ictx, ex.id)
 		cancel()
 		switch {
-		case err != nil && (cerrdefs.IsNotFound(err) || failures >= 3):
+		case err != nil && (isNotFound(err) || failures >= 3):
 			return -1, fmt.Errorf("exec %s: %w", shortID(ex.id), err)
 		case err != nil:
 			failures++
-		case !res.Running && res.PID == 0 && copied != nil && time.Since(begun) < execStartLimit:
+		case !res.Running && res.Pid == 0 && copied != nil && time.Since(begun) < execStartLimit:
 			// Not started yet.
 		case !res.Running:
 			g := time.NewTimer(outputGrace)
@@ -535,7 +528,7 @@ func (ex *execution) wait(ctx context.Context) (int, error) {
 			case <-ex.copied:
 			case <-g.C:
 			}
-			return res.ExitCode, nil
+			return exitCode(res), nil
 		default:
 			if copied == nil {
 				interval = min(2*interval, execPoll)
@@ -548,8 +541,8 @@ func (ex *execution) wait(ctx context.Context) (int, error) {
 // ctx is done).
 func (ex *execution) waitStarted(ctx context.Context) {
 	for {
-		res, err := ex.cli.ExecInspect(ctx, ex.id, client.ExecInspectOptions{})
-		if err != nil || res.Running || res.PID != 0 {
+		res, err := ex.cli.execInspect(ctx, ex.id)
+		if err != nil || res.Running || res.Pid != 0 {
 			return
 		}
 		select {
@@ -564,7 +557,7 @@ func (ex *execution) waitStarted(ctx context.Context) {
 
 // newExecContainer returns the Container of a command exec'd in
 // container id.
-func (d *Docker) newExecContainer(cli *client.Client, id string, ex *execution, marker, user string, stdin bool) *Container {
+func (d *Docker) newExecContainer(cli *engine, id string, ex *execution, marker, user string, stdin bool) *Container {
 	c := &Container{cli: cli, id: id, attach: ex.attach, copied: ex.copied,
 		exec: &execCommand{d: d, ex: ex, marker: marker, user: user}}
 	if stdin {
@@ -631,7 +624,7 @@ func (c *Container) killExec() {
 	defer cancel()
 	// A process not started yet would escape the scan.
 	e.ex.waitStarted(ctx)
-	k, err := startExec(ctx, c.cli, c.id, client.ExecCreateOptions{
+	k, err := startExec(ctx, c.cli, c.id, execConfig{
 		User: e.user, Cmd: []string{"/bin/sh", "-c", killScript(e.marker)},
 		AttachStdout: true, AttachStderr: true,
 	}, io.Discard)
@@ -645,6 +638,15 @@ func (c *Container) killExec() {
 		e.ex.close()
 	}
 	k.close()
+}
+
+// exitCode is an ended exec's exit code (0 when the daemon gave none,
+// as the SDK reads it).
+func exitCode(r execInspect) int {
+	if r.ExitCode == nil {
+		return 0
+	}
+	return *r.ExitCode
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -579,12 +580,17 @@ func TestDockerUlimitsAndGPUsRefused(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Errorf("valid spec refused: %v", err)
 	}
-	_, hc, err := ok.ContainerConfig(sandbox.Run{Workspace: "/ws", Argv: []string{"true"}})
+	body, err := ok.CreateBody(sandbox.Run{Workspace: "/ws", Argv: []string{"true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Read as the daemon reads it.
+	var req container.CreateRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
 	want := []container.DeviceRequest{{Driver: "nvidia", DeviceIDs: []string{"0", "1"}, Capabilities: [][]string{{"compute", "gpu"}}, Options: map[string]string{}}}
-	if diff := cmp.Diff(want, hc.DeviceRequests); diff != "" {
+	if diff := cmp.Diff(want, req.HostConfig.DeviceRequests); diff != "" {
 		t.Errorf("device requests (-want +got):\n%s", diff)
 	}
 }

@@ -51,6 +51,17 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
+// SQLite's own page caches, per connection. Its default (2,000 KiB each)
+// kept a copy of most of a small database in every connection, in
+// anonymous memory: 3.5 MiB of the gateway's resident set after 1,000
+// sessions. A page not cached is read from the kernel's page cache, which
+// holds the file once for all connections; the writer keeps more for the
+// b-tree pages its appends walk.
+const (
+	writerCacheKiB = 512
+	readerCacheKiB = 256
+)
+
 // Options configures Open. The zero value is a sensible default.
 type Options struct {
 	// Readers is the maximum number of read connections; 0 means 4.
@@ -156,6 +167,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			"journal_mode(WAL)",
 			"synchronous(" + syncMode + ")",
 			"foreign_keys(1)",
+			"cache_size(" + strconv.Itoa(-writerCacheKiB) + ")",
 		},
 		"_txlock": {"immediate"},
 	}
@@ -182,6 +194,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			"busy_timeout(" + busy + ")",
 			"foreign_keys(1)",
 			"query_only(1)",
+			"cache_size(" + strconv.Itoa(-readerCacheKiB) + ")",
 		},
 	}
 	s.r = sql.OpenDB(connector{dsn: path + "?" + rq.Encode()})

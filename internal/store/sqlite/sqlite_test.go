@@ -376,3 +376,26 @@ func TestUserVersionMarksACurrentSchema(t *testing.T) {
 		t.Fatalf("a current header still ran the migration: schema_migrations tables %d (%v)", n, err)
 	}
 }
+
+// TestPageCacheSizes checks the bounded page caches of the writer and the
+// readers (SQLite's default is 2,000 KiB per connection).
+func TestPageCacheSizes(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "cache.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		db   *sql.DB
+		want int
+	}{{"writer", s.w, -writerCacheKiB}, {"reader", s.r, -readerCacheKiB}} {
+		var got int
+		if err := tc.db.QueryRowContext(context.Background(), `PRAGMA cache_size`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s cache_size %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
