@@ -137,6 +137,9 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
 	}
+	if len(out) > 0 {
+		s.tails.put(sessionID, lastOf(out)) // for the session's next open
+	}
 	return run, out, nil
 }
 

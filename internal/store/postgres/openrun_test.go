@@ -91,3 +91,83 @@ func TestOpenRunFenced(t *testing.T) {
 	}
 	fenced("once another node holds the lane", current, "r2")
 }
+
+// TestOpenRunRemembersTail: an open after the session's last open or end
+// on this store appends its input after the remembered tail, checked
+// under the transcript's lock; when another write appended meanwhile the
+// check fails, nothing of that attempt stays, and the open appends after
+// the real tail. A repeated id and an old fence write nothing on that
+// path either.
+func TestOpenRunRemembersTail(t *testing.T) {
+	ctx := context.Background()
+	a := openNodes(t, 1)[0]
+	a.SetNode("a")
+	register(t, a, "a", time.Minute)
+	const key = "agent:main:tail"
+	if err := a.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid", AgentID: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := a.ClaimLane(ctx, "a", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
+	open := func(ctx context.Context, id string) (store.Message, error) {
+		msg := userMsg("input of " + id)
+		msg.RunID = id
+		_, stored, err := a.OpenRun(ctx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid", AgentID: "main",
+			Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{msg})
+		if err != nil {
+			return store.Message{}, err
+		}
+		if tl, ok := a.tails.get("sid"); !ok || tl != lastOf(stored) {
+			t.Errorf("remembered tail after opening %s = %+v, %v; want %+v", id, tl, ok, lastOf(stored))
+		}
+		return stored[0], nil
+	}
+	parentIs := func(m store.Message, seq int64, parent string) {
+		t.Helper()
+		if m.Seq != seq || m.Entry.ParentID == nil || *m.Entry.ParentID != parent {
+			t.Errorf("message %s: seq %d, parent %v; want %d after %s", m.Entry.ID, m.Seq, m.Entry.ParentID, seq, parent)
+		}
+	}
+	first, err := open(fctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := open(fctx, "r2") // after the remembered tail
+	if err != nil {
+		t.Fatal(err)
+	}
+	parentIs(second, 2, first.Entry.ID)
+
+	// Another write appends: the remembered tail is stale.
+	other, err := a.AppendMessages(ctx, "sid", []store.Message{userMsg("from elsewhere")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := open(fctx, "r3")
+	if err != nil {
+		t.Fatalf("open after a stale tail: %v", err)
+	}
+	parentIs(third, 4, other[0].Entry.ID)
+
+	// An old fence, then a repeated id, with the tail remembered: nothing
+	// is written.
+	if _, err := a.pool.Exec(ctx, `UPDATE lanes SET epoch = epoch + 1 WHERE session_key = $1`, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(fctx, "r4"); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("open under an old epoch = %v, want ErrFenced", err)
+	}
+	fctx = store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch + 1})
+	if _, err := open(fctx, "r3"); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("repeated open = %v, want ErrConflict", err)
+	}
+	if _, err := a.GetRun(ctx, "r4"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the fenced run was stored (%v)", err)
+	}
+	if n, err := a.CountMessages(ctx, "sid"); err != nil || n != 4 {
+		t.Errorf("%d messages (%v), want 4", n, err)
+	}
+}
