@@ -14,11 +14,16 @@ import (
 // session's lane is idle (store.RunOpener): a warm turn's start is then
 // the commit that makes its chat.send durable, not a second one. It
 // reports done false when it did nothing and the run is to be queued as
-// usual: with Lanes (a node must claim the lane, and every write carries
-// its fence, before a run of it starts), for a compaction or a collect-mode
-// input (they read the run back, or wait for company, before starting),
-// on a busy lane, for the id of a run this runner runs, and when the
-// store is no RunOpener.
+// usual: for a compaction or a collect-mode input (they read the run back,
+// or wait for company, before starting), on a busy lane, for the id of a
+// run this runner runs, when the store is no RunOpener, and with Lanes
+// unless this node holds the lane's claim already (heldLanes), or when
+// the store refuses the open as fenced (the claim moved meanwhile).
+//
+// With Lanes, a run of a lane this node holds opens under the claim's
+// fence, as a queued run starts under it: the store checks the fence in
+// the open's transaction and writes nothing when it no longer holds; the
+// run is then queued, for the lane's holder.
 //
 // The run is registered as its lane's active run, and in r.active, before
 // it is stored running, and leaves both after its end is stored, as
@@ -26,7 +31,8 @@ import (
 // is in the transcript from the commit on, as StartRun's is. A run with
 // the input's RunID found by the insert is returned as Enqueue's duplicate.
 func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, sess *store.Session) (Enqueued, bool, error) {
-	if r.cfg.Lanes != nil || in.Compact != nil || in.QueueMode == ModeCollect || r.noOpen.Load() {
+	held, isHeld := r.cfg.Lanes.(heldLanes)
+	if (r.cfg.Lanes != nil && !isHeld) || in.Compact != nil || in.QueueMode == ModeCollect || r.noOpen.Load() {
 		return Enqueued{}, false, nil
 	}
 	// The run executes the input as stored, like a queued run that drain
@@ -56,32 +62,33 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	r.wg.Add(1) // under r.mu, before Shutdown can wait: Done by the lane's goroutine
 	r.mu.Unlock()
 
+	// With Lanes the lane is this node's, kept from an earlier turn, or
+	// the run is queued; claimed, the drain below gives it up again.
+	claimed := false
+	if isHeld {
+		f, ok := held.ClaimHeld(key)
+		if ok {
+			claimed = true
+			r.shareFence(id, f)
+			ctx = store.WithFence(ctx, f)
+		} else {
+			r.unopen(key, id, l, cancel, false)
+			return Enqueued{}, false, nil
+		}
+	}
 	started := queued.Clone()
 	started.Status, started.StartedAt = store.RunRunning, r.now()
 	msg := r.inputMessage(&run, id)
 	opened, stored, err := store.OpenRun(ctx, r.cfg.Store, started, []store.Message{msg})
 	if err != nil {
-		cancel(nil)
-		r.mu.Lock()
-		delete(r.active, id)
-		l.active, l.activeUntrusted = "", false
-		next := len(l.queue) > 0 // runs queued behind it meanwhile
-		if !next {
-			delete(r.lanes, key)
-		}
-		r.mu.Unlock()
-		if next {
-			go func() {
-				defer r.wg.Done()
-				r.drain(key, l)
-			}()
-		} else {
-			r.wg.Done()
-		}
+		r.dropFence(id)
+		r.unopen(key, id, l, cancel, claimed)
 		switch {
 		case errors.Is(err, errors.ErrUnsupported):
 			r.noOpen.Store(true)
 			return Enqueued{}, false, nil
+		case errors.Is(err, store.ErrFenced):
+			return Enqueued{}, false, nil // queued, for the lane's holder
 		case errors.Is(err, store.ErrConflict) && opened != nil:
 			return Enqueued{Run: opened}, true, nil
 		}
@@ -98,10 +105,41 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	return Enqueued{Run: opened, Created: true}, true, nil
 }
 
+// heldLanes is Lanes that can claim a lane this node holds already with
+// no round trip (cluster.Node.ClaimHeld): ok false when it does not.
+type heldLanes interface {
+	ClaimHeld(sessionKey string) (f store.Fence, ok bool)
+}
+
+// unopen undoes openIdle's registration of run id as its lane's active
+// run when the run was not opened. The lane ends, unless runs queued
+// behind it meanwhile, or claimed (the lane's claim was taken for the
+// run): then it drains, which gives the claim up when its queue is empty.
+func (r *Runner) unopen(key, id string, l *lane, cancel context.CancelCauseFunc, claimed bool) {
+	cancel(nil)
+	r.mu.Lock()
+	delete(r.active, id)
+	l.active, l.activeUntrusted = "", false
+	next := len(l.queue) > 0 || claimed
+	if !next {
+		delete(r.lanes, key)
+	}
+	r.mu.Unlock()
+	if next {
+		go func() {
+			defer r.wg.Done()
+			r.drain(key, l)
+		}()
+	} else {
+		r.wg.Done()
+	}
+}
+
 // executeOpened runs a run openIdle stored started to its end (execute
 // from the start on).
 func (r *Runner) executeOpened(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session) {
 	defer cancel(nil)
+	defer r.dropFence(run.RunID)
 	defer func() {
 		r.mu.Lock()
 		delete(r.active, run.RunID)

@@ -812,6 +812,29 @@ func (n *Node) Claim(ctx context.Context, sessionKey string) (string, error) {
 	return "", nil
 }
 
+// ClaimHeld is Claim of a lane this node holds already (from an earlier
+// turn) and may act for, with no round trip: the lane is kept as Claim
+// keeps it, and the fence of its claim returned, for a run to open on it
+// at once (the store checks the fence in the open's transaction). ok is
+// false, and nothing changed, for any other lane: the runner claims it
+// as usual.
+func (n *Node) ClaimHeld(sessionKey string) (f store.Fence, ok bool) {
+	if n.fenced.Load() {
+		return store.Fence{}, false
+	}
+	n.laneMu.Lock()
+	defer n.laneMu.Unlock()
+	if _, held := n.lanes[sessionKey]; !held {
+		return store.Fence{}, false
+	}
+	f, err := n.Hold(sessionKey)
+	if err != nil {
+		return store.Fence{}, false
+	}
+	n.lanes[sessionKey] = time.Time{}
+	return f, true
+}
+
 // markPulled records that the session's lane was handed to this node: its
 // claim must not spread it on.
 func (n *Node) markPulled(sessionKey string) {

@@ -14,14 +14,19 @@ import (
 
 var _ store.RunEnder = (*Store)(nil)
 
+// qEndedHere fails (division_by_zero) unless run $1's row is a version
+// this transaction wrote: after qFinishRun, unless the run was not live.
+const qEndedHere = `SELECT 1 / count(*) FROM runs
+	WHERE run_id = $1 AND xmin::text::bigint = pg_current_xact_id()::text::bigint % 4294967296`
+
 // EndRun implements store.RunEnder: a run's last messages and its end are
-// one transaction of three round trips with one fence check, where
+// one transaction of two round trips with one fence check, where
 // AppendMessages then FinishRun took four (the read of the run's message
 // counts, then two transactions each with its own fence check). The
 // transcript's lock and tail and the run's stored messages are read with
-// BEGIN and the fence check; the run's end (and its outbox items) goes
-// next, then the messages with COMMIT. A run that is not live ends
-// nothing and appends nothing, as on SQLite.
+// BEGIN and the fence check; the run's end, its outbox items and the
+// messages go next, with COMMIT. A run that is not live ends nothing and
+// appends nothing, as on SQLite.
 func (s *Store) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
 	if len(msgs) > 0 && sessionID == "" {
 		return nil, nil, errors.New("postgres.EndRun: empty session id")
@@ -87,23 +92,26 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 				return err
 			}
 		}
-		// The run, its session and the outbox in one round trip (with
-		// BEGIN and the fence check when nothing went before); a run
-		// that is not live is found out after the rollback.
+		// The run, its session, the outbox and the messages in one
+		// round trip with COMMIT (and BEGIN and the fence check when
+		// nothing went before). When the run is not live the end
+		// changes nothing and qEndedHere fails, so the server skips
+		// what follows, COMMIT too; it is found out after the rollback.
 		var b pgx.Batch
 		b.Queue(qFinishRun, runID, string(res.Status), res.Error, res.StopReason, string(usage), toMs(ended),
 			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
+		if len(outbox) > 0 || len(out) > 0 {
+			b.Queue(qEndedHere, runID)
+		}
 		for _, args := range outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
-		// When nothing follows and a run that is not live changes
-		// nothing, COMMIT goes in the same round trip.
-		var br pgx.BatchResults
-		if len(out) == 0 && len(outbox) == 0 {
-			br = sendLast(ctx, tx, &b)
-		} else {
-			br = tx.SendBatch(ctx, &b)
+		if len(out) > 0 {
+			if err := queueAppend(&b, sessionID, t, out, ""); err != nil {
+				return err
+			}
 		}
+		br := sendLast(ctx, tx, &b)
 		r, err := scanRun(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
 			br.Close()
@@ -113,9 +121,6 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			return err
 		}
 		run = r
-		if len(out) > 0 {
-			return appendAfter(ctx, tx, sessionID, t, out, "")
-		}
 		return nil
 	})
 	if errors.Is(err, errNotLive) {
@@ -131,6 +136,9 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
+	}
+	if len(out) > 0 {
+		s.tails.put(sessionID, lastOf(out)) // for the session's next open
 	}
 	return run, out, nil
 }

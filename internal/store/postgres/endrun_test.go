@@ -68,12 +68,17 @@ func TestEndRun(t *testing.T) {
 		t.Fatalf("outbox item of the end: %v", err)
 	}
 
-	// A run that already ended appends nothing.
-	if _, stored, err := s.EndRun(fctx, "r1", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r1", "again")}); !errors.Is(err, store.ErrConflict) || stored != nil {
+	// A run that already ended appends nothing and queues no outbox item
+	// (they travel with the end, in its round trip).
+	again := store.RunResult{Status: store.RunOK, Outbox: []store.OutboxItem{{ID: "ob-again", Kind: "announce", SessionKey: key}}}
+	if _, stored, err := s.EndRun(fctx, "r1", again, "sid", []store.Message{reply("r1", "again")}); !errors.Is(err, store.ErrConflict) || stored != nil {
 		t.Fatalf("second EndRun = %v, %v; want ErrConflict and nothing stored", stored, err)
 	}
 	if n, _ := s.CountMessages(ctx, "sid"); n != 3 {
 		t.Fatalf("%d messages, want 3", n)
+	}
+	if _, err := s.GetOutbox(ctx, "ob-again"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("outbox item of a refused end: %v, want ErrNotFound", err)
 	}
 	// Without messages it is FinishRun.
 	if run, stored, err := s.EndRun(fctx, "r2", store.RunResult{Status: store.RunAborted}, "sid", nil); err != nil || run.Status != store.RunAborted || stored != nil {

@@ -149,6 +149,17 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out [
 // first message (PostMessage). It is the transaction's last statement
 // (see sendLast).
 func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out []store.Message, idemKey string) error {
+	// The transaction's last statement: its COMMIT goes with it.
+	var b pgx.Batch
+	if err := queueAppend(&b, sessionID, t, out, idemKey); err != nil {
+		return err
+	}
+	return sendLast(ctx, tx, &b).Close()
+}
+
+// queueAppend queues on b the insert of prepared messages after the
+// transcript's last entry t (appendAfter's statement).
+func queueAppend(b *pgx.Batch, sessionID string, t tail, out []store.Message, idemKey string) error {
 	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: t.seq, PrevID: t.prevID}
 	// One multi-row INSERT: one round trip whatever the batch size.
 	args := make([]any, 0, 8*len(out))
@@ -165,8 +176,6 @@ func appendAfter(ctx context.Context, tx pgx.Tx, sessionID string, t tail, out [
 			return err
 		}
 	}
-	// The transaction's last statement: its COMMIT goes with it.
-	var b pgx.Batch
 	b.Queue(string(q), args...)
-	return sendLast(ctx, tx, &b).Close()
+	return nil
 }

@@ -65,6 +65,8 @@ type Store struct {
 
 	node atomic.Pointer[string] // the gateway node this store acts for (SetNode)
 
+	tails tailCache // transcript tails, for OpenRun
+
 	// renewMu guards renewConn, the connection lease renewals use
 	// (RenewNode); nil until the first renewal and after a failed one.
 	renewMu   sync.Mutex
