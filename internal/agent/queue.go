@@ -341,7 +341,7 @@ func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store
 			continue // its end is recorded and told by the node that adopts the lane
 		}
 		r.emit(c, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
-		r.wakeWaiters(fin.RunID)
+		r.wakeEnded(fin.RunID, fin)
 	}
 }
 

@@ -334,7 +334,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	// Subscribers see the end before waiters wake, so a client that waited
 	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
-	r.wakeWaiters(fin.RunID)
+	r.wakeEnded(fin.RunID, fin)
 	r.finishCarried(st, last, res)
 }
 

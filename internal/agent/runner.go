@@ -345,7 +345,7 @@ type Runner struct {
 	lanes   map[string]*lane                   // by session key; present while busy
 	active  map[string]context.CancelCauseFunc // running runs by runID
 	fences  map[string]store.Fence             // by runID, with Lanes (fence.go)
-	waiters map[string][]chan struct{}         // by runID
+	waiters map[string][]*waiter               // by runID
 	subs    map[uint64]subscriber
 	nextSub uint64
 
@@ -431,7 +431,7 @@ func New(cfg Config) (*Runner, error) {
 		newID:   cfg.NewID,
 		lanes:   make(map[string]*lane),
 		active:  make(map[string]context.CancelCauseFunc),
-		waiters: make(map[string][]chan struct{}),
+		waiters: make(map[string][]*waiter),
 		subs:    make(map[uint64]subscriber),
 		windows: newWindowCache(cfg.HistoryLimit),
 		events:  newEventLog(),
@@ -784,11 +784,8 @@ func (r *Runner) Busy(sessionKey string) bool {
 // first. The run need not exist yet: a wait registered before Submit is
 // satisfied when that run ends.
 func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error) {
-	ch := make(chan struct{})
-	r.mu.Lock()
-	r.waiters[runID] = append(r.waiters[runID], ch)
-	r.mu.Unlock()
-	defer r.dropWaiter(runID, ch)
+	w := r.newWaiter(runID)
+	defer r.dropWaiter(runID, w)
 
 	run, err = r.cfg.Store.GetRun(ctx, runID)
 	switch {
@@ -818,7 +815,12 @@ func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) 
 				return cur, true, nil
 			}
 			continue
-		case <-ch:
+		case <-w.ch:
+			if w.end != nil {
+				// The run ended on this node, which handed over the record
+				// it stored: nothing to read back.
+				return w.end.Clone(), true, nil
+			}
 			run, err = r.cfg.Store.GetRun(context.WithoutCancel(ctx), runID)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return nil, false, fmt.Errorf("agent.Wait: %w", err)
@@ -827,11 +829,8 @@ func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) 
 				return run, true, nil
 			}
 			// Woken to look again (WakeAll) before the run ended: wait on.
-			ch = make(chan struct{})
-			r.mu.Lock()
-			r.waiters[runID] = append(r.waiters[runID], ch)
-			r.mu.Unlock()
-			defer r.dropWaiter(runID, ch)
+			w = r.newWaiter(runID)
+			defer r.dropWaiter(runID, w)
 			continue
 		case <-timer:
 		case <-ctx.Done():
@@ -847,12 +846,31 @@ func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) 
 	return run, false, nil
 }
 
-func (r *Runner) dropWaiter(runID string, ch chan struct{}) {
+// waiter is one wait for a run's end: ch is closed when the run ends (or
+// at WakeAll); end is then the run's terminal record when the runner that
+// ended it handed it over (set before ch is closed), else nil.
+type waiter struct {
+	ch  chan struct{}
+	end *store.Run
+}
+
+// newWaiter registers a waiter for runID: its channel is closed when the
+// run ends here, is relayed as ended, or the runner is asked to look at
+// every run again (WakeAll).
+func (r *Runner) newWaiter(runID string) *waiter {
+	w := &waiter{ch: make(chan struct{})}
+	r.mu.Lock()
+	r.waiters[runID] = append(r.waiters[runID], w)
+	r.mu.Unlock()
+	return w
+}
+
+func (r *Runner) dropWaiter(runID string, w *waiter) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ws := r.waiters[runID]
-	for i, w := range ws {
-		if w == ch {
+	for i, x := range ws {
+		if x == w {
 			ws = append(ws[:i], ws[i+1:]...)
 			break
 		}
@@ -864,13 +882,21 @@ func (r *Runner) dropWaiter(runID string, ch chan struct{}) {
 	}
 }
 
-func (r *Runner) wakeWaiters(runID string) {
+func (r *Runner) wakeWaiters(runID string) { r.wakeEnded(runID, nil) }
+
+// wakeEnded wakes runID's waiters; end, when not nil, is the run's
+// terminal record as this node stored it, handed to them so that they do
+// not read it back.
+func (r *Runner) wakeEnded(runID string, end *store.Run) {
 	r.mu.Lock()
 	ws := r.waiters[runID]
 	delete(r.waiters, runID)
 	r.mu.Unlock()
-	for _, ch := range ws {
-		close(ch)
+	for _, w := range ws {
+		if end != nil && end.Status.Terminal() {
+			w.end = end
+		}
+		close(w.ch)
 	}
 }
 
@@ -958,7 +984,7 @@ func (r *Runner) finishQueued(ctx context.Context, run *store.Run, msg string) e
 		return fmt.Errorf("agent.Abort: %w", err)
 	}
 	r.emit(&runState{run: fin}, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin})
-	r.wakeWaiters(run.RunID)
+	r.wakeEnded(run.RunID, fin)
 	return nil
 }
 

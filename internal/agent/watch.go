@@ -266,10 +266,10 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 					continue
 				}
 			}
-			woken := r.addWaiter(runID)
+			woken := r.newWaiter(runID)
 			select {
 			case <-wake:
-			case <-woken:
+			case <-woken.ch:
 				look = true
 			case <-retry:
 				look = true
@@ -343,16 +343,6 @@ func (r *Runner) RecoverEnds(ctx context.Context, all bool) {
 			r.deliverRecovered(*end)
 		}
 	}
-}
-
-// addWaiter registers a channel closed when runID ends here, is relayed
-// as ended, or the runner is asked to look at every run again (WakeAll).
-func (r *Runner) addWaiter(runID string) chan struct{} {
-	ch := make(chan struct{})
-	r.mu.Lock()
-	r.waiters[runID] = append(r.waiters[runID], ch)
-	r.mu.Unlock()
-	return ch
 }
 
 // storedEnd reads runID from the store and, when it is terminal, returns
