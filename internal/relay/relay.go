@@ -253,9 +253,13 @@ func (r *Relay) runReply(ctx context.Context, run *store.Run, lastOnly bool) (st
 			own = carried
 		}
 	}
-	msgs := make([]map[string]any, 0, len(own))
-	for _, m := range own {
-		raw, err := json.Marshal(m.Entry.Message)
+	// The reply is one message's text, scanned from the newest: only the
+	// messages looked at are converted to the reference's shape.
+	for i := len(own) - 1; i >= 0; i-- {
+		if role := own[i].Entry.Message.Role; role == transcript.RoleToolResult || role == transcript.RoleTool {
+			continue
+		}
+		raw, err := json.Marshal(own[i].Entry.Message)
 		if err != nil {
 			return "", fmt.Errorf("relay: encode message of run %s: %w", runID, err)
 		}
@@ -263,12 +267,15 @@ func (r *Relay) runReply(ctx context.Context, run *store.Run, lastOnly bool) (st
 		if err := json.Unmarshal(raw, &mm); err != nil {
 			return "", fmt.Errorf("relay: decode message of run %s: %w", runID, err)
 		}
-		msgs = append(msgs, mm)
+		msg := []map[string]any{mm}
+		if lastOnly {
+			return sanitize.LastMessageReply(msg), nil
+		}
+		if t := sanitize.LatestReply(msg); t != "" {
+			return t, nil
+		}
 	}
-	if lastOnly {
-		return sanitize.LastMessageReply(msgs), nil
-	}
-	return sanitize.LatestReply(msgs), nil
+	return "", nil
 }
 
 // carrierScan bounds how far back carrierMessages looks for a carried
