@@ -262,12 +262,16 @@ func TestListPages(t *testing.T) {
 func TestBusyRequesterGetsEveryAnnounce(t *testing.T) {
 	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 20 } } }, messages: { queue: { mode: "followup" } } }`)
 	ctx := context.Background()
-	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "busy", SessionKey: "agent:main:boss", AgentID: "main", Message: "/sleep 700ms\n/reply busy done"}); err != nil {
+	// The requester stays busy (its model call waits at the gate) until
+	// every child has ended.
+	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "busy", SessionKey: "agent:main:boss", AgentID: "main", Message: "[gate]\n/reply busy done"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		e.mustSpawn("agent:main:boss", map[string]any{"task": fmt.Sprintf("part %d\n/reply result %d", i, i)})
+		out := e.mustSpawn("agent:main:boss", map[string]any{"task": fmt.Sprintf("part %d\n/reply result %d", i, i)})
+		e.waitRun(out["runId"].(string))
 	}
+	close(e.gate)
 	busy, _, _ := e.runner.Wait(ctx, "busy", 20*time.Second)
 	e.eventually("five announces", func() bool { return len(e.announces("agent:main:boss")) == 5 })
 	s, _ := e.store.GetSession(ctx, "agent:main:boss")
