@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
 	"github.com/switchboardhq/switchboard/internal/outbox"
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -24,7 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-type scriptedModels struct{ p *scripted.Provider }
+type scriptedModels struct{ p provider.Provider }
 
 func (m scriptedModels) ResolveModel(agentID, ref string) (agent.Model, error) {
 	if ref != "" && !strings.HasPrefix(ref, "scripted/") {
@@ -40,6 +41,9 @@ type env struct {
 	m      *Manager
 	outbox *outbox.Dispatcher
 	now    atomic.Pointer[time.Time]
+	// gate holds every model call whose input contains "[gate]" until
+	// it is closed.
+	gate chan struct{}
 }
 
 // flakyRunner fails announce submissions while fail is set.
@@ -85,8 +89,8 @@ func newEnvWith(tb testing.TB, cfgText string, mod func(*Config)) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e := &env{t: tb, store: st}
-	models := scriptedModels{scripted.New(scripted.Options{})}
+	e := &env{t: tb, store: st, gate: make(chan struct{})}
+	models := scriptedModels{gated{scripted.New(scripted.Options{}), e.gate}}
 	var set *tools.Set
 	e.runner, err = agent.New(agent.Config{
 		Store: st, Models: models, Queue: settings.Resolve(cfg).Queue,
