@@ -1,0 +1,121 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// warmTurn stores one chat turn as the runner does on an idle lane: the
+// run opened with its user message (one transaction), then ended with the
+// reply (a second one).
+func warmTurn(ctx context.Context, s *Store, key, sid string, i int) error {
+	runID := fmt.Sprintf("run-%08d", i)
+	now := time.Now()
+	u := transcript.NewUserMessage(fmt.Sprintf("message %d", i), now)
+	run := &store.Run{RunID: runID, SessionKey: key, SessionID: sid, AgentID: "main",
+		Status: store.RunRunning, StartedAt: now, Input: []byte(`{"message":"hi"}`)}
+	if _, _, err := s.OpenRun(ctx, run, []store.Message{{Entry: transcript.MessageEntry(u, now), Role: u.Role, RunID: runID}}); err != nil {
+		return err
+	}
+	a := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("ok")}, now)
+	a.Usage = &transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
+	reply := []store.Message{{Entry: transcript.MessageEntry(a, now), Role: a.Role, RunID: runID}}
+	_, _, err := s.EndRun(ctx, runID, store.RunResult{Status: store.RunOK, StopReason: "stop",
+		Usage: transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}}, sid, reply)
+	return err
+}
+
+// turnStore is a store with 1,000 sessions (a fifth of them spawned and
+// labelled) and one session of 1,000 warm turns, its WAL checkpointed and
+// not checkpointed again, so that its size after more turns is what they
+// wrote. It returns the store, the WAL's path and the next turn's number.
+func turnStore(tb testing.TB) (*Store, string, int) {
+	tb.Helper()
+	ctx := context.Background()
+	path := filepath.Join(tb.TempDir(), "turn.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if _, err := s.w.Exec(`PRAGMA wal_autocheckpoint=0`); err != nil {
+		tb.Fatal(err)
+	}
+	if err := seedSessions(s, 1000); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, &store.Session{Key: turnKey, SessionID: turnSID, AgentID: "main", Kind: "direct"}); err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for ; n < 1000; n++ {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		tb.Fatal(err)
+	}
+	return s, path + "-wal", n
+}
+
+const turnKey, turnSID = "agent:main:main", "sid-warm"
+
+// walFrames is how many page frames the WAL at path holds (a 32-byte
+// header, then frames of a 24-byte header and a page each).
+func walFrames(tb testing.TB, s *Store, path string) float64 {
+	tb.Helper()
+	var pageSize int64
+	if err := s.w.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return float64(max(fi.Size()-32, 0)) / float64(pageSize+24)
+}
+
+// TestWarmTurnPages: a warm turn's two commits write at most 20 pages.
+// Before the partial indexes of migration 14 a turn wrote 22.7: the run's
+// end moved its entries in runs_status and runs_ended, and the session's
+// new updated_at its entries in sessions_spawned_by and sessions_label.
+func TestWarmTurnPages(t *testing.T) {
+	ctx := context.Background()
+	s, wal, n := turnStore(t)
+	const turns = 200
+	for i := range turns {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := walFrames(t, s, wal) / turns; got > 20 {
+		t.Errorf("a warm turn wrote %.1f pages, want at most 20", got)
+	} else {
+		t.Logf("a warm turn wrote %.1f pages", got)
+	}
+}
+
+// BenchmarkWarmTurn is the store's part of a warm chat turn on a session
+// with 1,000 turns before it, among 1,000 other sessions. It reports the
+// pages one turn writes to the WAL (those its two commits dirty).
+func BenchmarkWarmTurn(b *testing.B) {
+	ctx := context.Background()
+	s, wal, n := turnStore(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(walFrames(b, s, wal)/float64(b.N), "pages/turn")
+}
