@@ -170,9 +170,10 @@ func (d Dialect) ListSessions(opts store.ListOptions) *Query {
 	return q
 }
 
-// partialNonEmpty adds, in SQLite, col != '' (true beside col = a non-empty
-// value): SQLite's indexes by spawned_by and label hold only rows where it
-// holds, and its planner uses them only for a query that names it.
+// partialNonEmpty adds, in SQLite, that col is not the empty string (true
+// beside col = a non-empty value): SQLite's indexes by spawned_by and label
+// hold only such rows, and its planner uses them only for a query that
+// says so.
 func (q *Query) partialNonEmpty(col string) {
 	if q.d == SQLite {
 		q.Write(` AND ` + col + ` != ''`)
