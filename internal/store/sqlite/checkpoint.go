@@ -27,6 +27,10 @@ type checkpointer struct {
 	every  int64        // bodies between checkpoints; < 0 never (tests)
 	bodies atomic.Int64 // committed bodies since the last kick
 	passes atomic.Int64 // checkpoints run (tests)
+	// restartDue says the WAL has grown past restartFrames: the writer
+	// should finish the checkpoint itself (finish).
+	restartDue atomic.Bool
+	finishes   atomic.Int64 // finish's checkpoints on the writer (tests)
 	// ran, when set (tests), is sent to after each checkpoint.
 	ran chan struct{}
 }
@@ -64,7 +68,10 @@ func (c *checkpointer) loop() {
 		}
 		// A failed checkpoint (a reader's snapshot, an I/O error) is
 		// tried again at the next kick; the WAL only grows meanwhile.
-		c.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		var busy, frames, copied int
+		if c.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied) == nil && frames >= restartFrames {
+			c.restartDue.Store(true)
+		}
 		c.passes.Add(1)
 		if c.ran != nil {
 			select {
@@ -74,6 +81,31 @@ func (c *checkpointer) loop() {
 			}
 		}
 	}
+}
+
+// restartFrames is the WAL length at which the writer finishes a
+// checkpoint itself. SQLite starts the WAL again from its beginning only
+// when a write transaction begins with every frame copied back; under a
+// steady stream of commits the background checkpoint never sees that (new
+// frames come while it copies), and the WAL would grow without bound.
+const restartFrames = 2000
+
+// finish runs on the writer, between commits, once the WAL has grown past
+// restartFrames: it copies the frames the last background checkpoint did
+// not (no write is in progress, so it can copy them all unless a reader
+// still needs one), and the next write transaction then starts the WAL
+// again. A failure (another checkpoint at work, a reader's snapshot) is
+// tried again after the next batch.
+func (c *checkpointer) finish(w *sql.DB) {
+	if !c.restartDue.Swap(false) {
+		return
+	}
+	var busy, frames, copied int
+	err := w.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+	if err != nil || busy != 0 || copied < frames {
+		c.restartDue.Store(true)
+	}
+	c.finishes.Add(1)
 }
 
 // close stops the checkpointer after the checkpoint in progress and

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -81,5 +83,35 @@ func TestCloseStopsTheCheckpointer(t *testing.T) {
 	case <-c.done:
 	default:
 		t.Fatal("the checkpointer still runs after Close")
+	}
+}
+
+// TestWALStaysBounded: under a steady stream of commits from several
+// sessions the WAL is still started again from its beginning (the writer
+// finishes a checkpoint once it passes restartFrames), instead of growing
+// by every page written, as it did with background checkpoints alone.
+func TestWALStaysBounded(t *testing.T) {
+	ctx := context.Background()
+	s, wal, n := turnStore(t, Options{})
+	const senders, turns = 4, 400
+	var wg sync.WaitGroup
+	for g := range senders {
+		key, sid := fmt.Sprintf("agent:main:g%d", g), fmt.Sprintf("sid-g%d", g)
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: sid, AgentID: "main"}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for i := range turns {
+				if err := warmTurn(ctx, s, key, sid, n+(g+1)*turns+i); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// About 18 pages a turn are written: 29,000 in all.
+	if frames := walFrames(t, s, wal); frames > 14000 {
+		t.Errorf("the WAL reached %.0f pages for %d turns (%d finishing checkpoints)", frames, senders*turns, s.ckpt.finishes.Load())
 	}
 }

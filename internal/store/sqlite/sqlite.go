@@ -191,7 +191,10 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetConnMaxIdleTime(0)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
 	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
-	s.commits = newCommitter(s.w, s.ckpt.committed)
+	s.commits = newCommitter(s.w, func(bodies int) {
+		s.ckpt.committed(bodies)
+		s.ckpt.finish(s.w)
+	})
 
 	rq := url.Values{
 		"_pragma": {
