@@ -18,6 +18,12 @@
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
 //
+// A third connection, the checkpointer's, copies the WAL back into the
+// database file in the background (every ~110 write bodies), so that the
+// writer's commits need not wait for a checkpoint's fsyncs; the writer
+// itself only finishes a checkpoint when the WAL has grown past 2,000
+// pages under a steady stream of commits (see checkpointer).
+//
 // # Durability
 //
 // By default the writer runs with PRAGMA synchronous=NORMAL. In WAL mode this
