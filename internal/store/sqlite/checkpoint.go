@@ -12,13 +12,14 @@ import (
 const checkpointEvery = 110
 
 // checkpointer copies the WAL back into the database file on its own
-// connection and goroutine, so that the writer never does (the writer runs
-// with wal_autocheckpoint off). A checkpoint's two fsyncs took the writer
-// about 18 ms once every 55 turns, during which no commit, and so no
-// chat.send acknowledgement or final, could happen; now commits go on
-// beside it. The checkpoints are PASSIVE: they copy what no reader still
-// needs and never wait for a lock. Durability is unchanged: the WAL is
-// still fsynced by each checkpoint, as often as before.
+// connection and goroutine, so that the writer (which runs with
+// wal_autocheckpoint off) does not, but for finish's rare remainder. A
+// checkpoint's two fsyncs took the writer about 18 ms once every 55 turns,
+// during which no commit, and so no chat.send acknowledgement or final,
+// could happen; now commits go on beside it. The checkpoints are PASSIVE:
+// they copy what no reader still needs and never wait for a lock.
+// Durability is unchanged: the WAL is still fsynced by each checkpoint,
+// about as often as before.
 type checkpointer struct {
 	db     *sql.DB       // one connection, used by loop only
 	kick   chan struct{} // capacity 1: a checkpoint is due
