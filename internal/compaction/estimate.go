@@ -44,6 +44,16 @@ func (c Counter) String(s string) int {
 	return c.Text(s)
 }
 
+// bytes counts the tokens of b as String does, copying b into a string
+// only for a tokenizer (the estimate needs its length alone; the copy of
+// every tool schema was most of a warm turn's allocation).
+func (c Counter) bytes(b []byte) int {
+	if c.Text == nil {
+		return (len(b) + bytesPerToken - 1) / bytesPerToken
+	}
+	return c.Text(string(b))
+}
+
 // Message counts the tokens of one model message.
 func (c Counter) Message(m *provider.Message) int {
 	if c.Text == nil {
@@ -67,7 +77,7 @@ func (c Counter) Request(req *provider.Request) int {
 	n := c.String(req.System)
 	for i := range req.Tools {
 		t := &req.Tools[i]
-		n += c.String(t.Name) + c.String(t.Description) + c.String(string(t.Parameters))
+		n += c.String(t.Name) + c.String(t.Description) + c.bytes(t.Parameters)
 	}
 	for i := range req.Messages {
 		n += c.Message(&req.Messages[i])

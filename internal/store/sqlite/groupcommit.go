@@ -45,13 +45,17 @@ type committer struct {
 
 	shared  atomic.Int64 // commits that carried more than one body
 	waiting atomic.Int64 // bodies handed in and not yet taken
+
+	// ran, when set, is told how many bodies each batch carried, after
+	// the batch.
+	ran func(bodies int)
 }
 
 // reqsWaiting reports how many bodies wait for the committer to take them.
 func (c *committer) reqsWaiting() int { return int(c.waiting.Load()) }
 
-func newCommitter(w *sql.DB) *committer {
-	c := &committer{w: w, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{})}
+func newCommitter(w *sql.DB, ran func(bodies int)) *committer {
+	c := &committer{w: w, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{}), ran: ran}
 	go c.loop()
 	return c
 }
@@ -101,6 +105,9 @@ func (c *committer) loop() {
 			}
 		}
 		c.commit(batch)
+		if c.ran != nil {
+			c.ran(len(batch))
+		}
 		clear(batch)
 	}
 }

@@ -25,17 +25,19 @@ func TestQueryPlans(t *testing.T) {
 		{"list", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{200, 0}, "sessions_updated"},
 		{"list since", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND updated_at >= ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{0, 200, 0}, "sessions_updated"},
 		{"list agent", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND agent_id = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_agent"},
-		{"list spawnedBy", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND spawned_by = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_spawned_by"},
 		{"list kind", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_kind"},
-		{"list label", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND label = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_label"},
 		{"by id", sqlstore.SessionsByID, []any{"x"}, "sessions_session_id"},
 		{"history tail", sqlstore.HistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
 		{"history all", sqlstore.HistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},
 		{"last entry", qLastEntry, []any{"x"}, "sqlite_autoindex_messages_1"},
 		{"count", sqlstore.CountMessages, []any{"x"}, "sqlite_autoindex_messages_1"},
-		{"running", qRunning, nil, "runs_status"},
+		{"running", qRunning, nil, "runs_live"},
+		{"abort sessions", qAbortSessions, nil, "runs_live"},
+		{"abort runs", qAbortRuns, []any{1, "x"}, "runs_live"},
+		{"usage by day", qUsageByDay, []any{0, 1, 2}, "runs_ended"},
+		{"runs usage", qRunsUsage, []any{1, 2, "", "", "", "", 10}, "runs_ended"},
 		{"runs by session", `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE 1 AND session_key = ? ORDER BY created_at, run_id`, []any{"k"}, "runs_session"},
-		{"runs by status", `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_status"},
+		{"runs by status", `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE 1 AND status IN (SELECT value FROM json_each(?)) AND ` + sqlstore.LiveRuns + ` ORDER BY created_at, run_id`, []any{`["queued"]`}, "runs_live"},
 		{"outbox get", qGetOutbox, []any{"x"}, "sqlite_autoindex_outbox_1"},
 	}
 	for _, o := range []struct {
@@ -60,6 +62,22 @@ func TestQueryPlans(t *testing.T) {
 			want  string
 		}{o.name, q.String(), q.Args(), o.want})
 	}
+	for _, l := range []struct {
+		name string
+		opts store.ListOptions
+		want string
+	}{
+		{"list spawnedBy", store.ListOptions{SpawnedBy: "a", Limit: 200}, "sessions_spawned_by"},
+		{"list label", store.ListOptions{Label: "a", Limit: 200}, "sessions_label"},
+	} {
+		q := sqlstore.SQLite.ListSessions(l.opts)
+		tests = append(tests, struct {
+			name  string
+			query string
+			args  []any
+			want  string
+		}{l.name, q.String(), q.Args(), l.want})
+	}
 	for _, tt := range tests {
 		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tt.query, tt.args...)
 		if err != nil {
@@ -79,7 +97,8 @@ func TestQueryPlans(t *testing.T) {
 		if !strings.Contains(p, tt.want) {
 			t.Errorf("%s: plan %q does not use %s", tt.name, p, tt.want)
 		}
-		if strings.Contains(p, "TEMP B-TREE") && tt.name != "runs by status" && tt.name != "outbox run" {
+		if strings.Contains(p, "TEMP B-TREE") && tt.name != "runs by status" && tt.name != "outbox run" &&
+			tt.name != "usage by day" && tt.name != "runs usage" {
 			t.Errorf("%s: plan %q sorts", tt.name, p)
 		}
 		t.Logf("%s: %s", tt.name, p)

@@ -33,14 +33,16 @@ const (
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
 		WHERE key = ? RETURNING ` + sessionCols
 
-	qRunning = `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE status = 'running'
+	// The queries by status name sqlstore.LiveRuns, the condition of the
+	// partial index runs_live.
+	qRunning = `SELECT ` + sqlstore.RunCols + ` FROM runs WHERE status = 'running' AND ` + sqlstore.LiveRuns + `
 		ORDER BY created_at, run_id`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = 1
-		WHERE key IN (SELECT session_key FROM runs WHERE status = 'running')`
+		WHERE key IN (SELECT session_key FROM runs WHERE status = 'running' AND ` + sqlstore.LiveRuns + `)`
 
 	qAbortRuns = `UPDATE runs SET status = 'aborted', ended_at = ?, error = ?
-		WHERE status = 'running'`
+		WHERE status = 'running' AND ` + sqlstore.LiveRuns
 )
 
 // CreateRun inserts r; ErrConflict if RunID exists. An empty Status means

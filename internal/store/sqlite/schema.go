@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
 // migrations is the schema history: migrations[i] brings the database from
@@ -224,6 +225,24 @@ CREATE TABLE memory_vectors (
 	// 13: a finished run's message counts (store.RunStats JSON), for
 	// sessions.usage; runs finished before are '{}'.
 	`ALTER TABLE runs ADD COLUMN stats TEXT NOT NULL DEFAULT '{}'`,
+	// 14: fewer index pages per chat turn. A run's end moved its entry in
+	// runs_status (running to a terminal status) and in runs_ended (0 to its
+	// end), and every turn's updated_at moved the session's entry in
+	// sessions_spawned_by and sessions_label, which hold mostly ''. Each
+	// index now holds only the rows its queries look for (live runs, ended
+	// runs, spawned or labelled sessions), and those queries name the
+	// index's condition (sqlstore.LiveRuns and the like) so the planner may
+	// use it.
+	`
+DROP INDEX runs_status;
+CREATE INDEX runs_live ON runs (status, created_at, run_id) WHERE ` + sqlstore.LiveRuns + `;
+DROP INDEX runs_ended;
+CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at > 0;
+DROP INDEX sessions_spawned_by;
+CREATE INDEX sessions_spawned_by ON sessions (spawned_by, updated_at DESC, key) WHERE spawned_by != '';
+DROP INDEX sessions_label;
+CREATE INDEX sessions_label ON sessions (label, updated_at DESC, key) WHERE label != '';
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

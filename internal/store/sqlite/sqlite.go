@@ -18,6 +18,12 @@
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
 //
+// A third connection, the checkpointer's, copies the WAL back into the
+// database file in the background (every ~110 write bodies), so that the
+// writer's commits need not wait for a checkpoint's fsyncs; the writer
+// itself only finishes a checkpoint when the WAL has grown past 2,000
+// pages under a steady stream of commits (see checkpointer).
+//
 // # Durability
 //
 // By default the writer runs with PRAGMA synchronous=NORMAL. In WAL mode this
@@ -78,6 +84,12 @@ type Options struct {
 	// NewEntryID returns a fresh transcript entry id for AppendMessages;
 	// nil means a UUIDv7 string.
 	NewEntryID func() string
+
+	// checkpointEvery (tests) is how many write bodies pass between two
+	// checkpoints; 0 means checkpointEvery, < 0 never.
+	checkpointEvery int
+	// checkpointed, when set (tests), is sent to after each checkpoint.
+	checkpointed chan struct{}
 }
 
 // MemoryPath is the path that makes Open create a private database in a
@@ -103,6 +115,7 @@ type Store struct {
 	newID func() string
 
 	commits  *committer // the writer's group commit; set once the schema is ready
+	ckpt     *checkpointer
 	sessions sessionCache
 
 	tempDir string // removed by Close when opened with MemoryPath
@@ -168,6 +181,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			"synchronous(" + syncMode + ")",
 			"foreign_keys(1)",
 			"cache_size(" + strconv.Itoa(-writerCacheKiB) + ")",
+			"wal_autocheckpoint(0)", // the checkpointer's job
 		},
 		"_txlock": {"immediate"},
 	}
@@ -187,7 +201,18 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			return nil, fmt.Errorf("sqlite.Open: prepare: %w", err)
 		}
 	}
-	s.commits = newCommitter(s.w)
+	cq := url.Values{"_pragma": {"busy_timeout(" + busy + ")"}}
+	cdb := sql.OpenDB(connector{dsn: path + "?" + cq.Encode()})
+	cdb.SetMaxOpenConns(1)
+	cdb.SetMaxIdleConns(1)
+	cdb.SetConnMaxLifetime(0)
+	cdb.SetConnMaxIdleTime(0)
+	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
+	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
+	s.commits = newCommitter(s.w, func(bodies int) {
+		s.ckpt.committed(bodies)
+		s.ckpt.finish(s.w)
+	})
 
 	rq := url.Values{
 		"_pragma": {
@@ -227,6 +252,9 @@ func (s *Store) closeAll() error {
 		s.commits.close()
 	}
 	var errs []error
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
+	}
 	errs = append(errs, s.rc.close(), s.wc.close())
 	if s.r != nil {
 		errs = append(errs, s.r.Close())

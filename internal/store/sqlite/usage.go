@@ -21,7 +21,7 @@ const qUsageByDay = `SELECT (ended_at + ?1) / 86400000 AS day, COUNT(*),
 	TOTAL(json_extract(usage, '$.cost.cacheRead')), TOTAL(json_extract(usage, '$.cost.cacheWrite')),
 	TOTAL(json_extract(usage, '$.cost.total')),
 	SUM(json_extract(usage, '$.cost') IS NULL AND json_extract(usage, '$.totalTokens') > 0)
-	FROM runs WHERE ended_at >= ?2 AND ended_at < ?3
+	FROM runs WHERE ended_at >= ?2 AND ended_at < ?3 AND ended_at > 0
 	GROUP BY day ORDER BY day`
 
 // UsageByDay implements store.Store.
@@ -47,7 +47,7 @@ const (
 		FROM messages WHERE session_id = ? AND run_id = ?`
 	// qRunsUsage reads finished runs by their end (runs_ended).
 	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage, stats FROM runs
-		WHERE ended_at >= ? AND ended_at < ? AND (? = '' OR agent_id = ?) AND (? = '' OR session_key = ?)
+		WHERE ended_at >= ? AND ended_at < ? AND ended_at > 0 AND (? = '' OR agent_id = ?) AND (? = '' OR session_key = ?)
 		ORDER BY ended_at, run_id LIMIT ?`
 )
 

@@ -119,6 +119,22 @@ func RunEndArgs(runID string, endedAt time.Time, items []store.OutboxItem, now t
 	return ended, outbox, nil
 }
 
+// LiveRuns is the condition of a run that has not ended. SQLite's index of
+// runs by status (runs_live) holds only these rows, so a query by status
+// names it for the planner to use that index (PostgreSQL's index holds
+// every row).
+const LiveRuns = `status IN ('queued', 'running')`
+
+// live reports whether every status in ss is one of LiveRuns.
+func live(ss []store.RunStatus) bool {
+	for _, s := range ss {
+		if s != store.RunQueued && s != store.RunRunning {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidRunStatus reports whether s is a run status.
 func ValidRunStatus(s store.RunStatus) bool {
 	switch s {
@@ -137,6 +153,9 @@ func (d Dialect) ListRuns(f store.RunFilter) (*Query, error) {
 	if len(f.Statuses) > 0 {
 		if err := q.AddIn("status", Strings(f.Statuses)); err != nil {
 			return nil, err
+		}
+		if d == SQLite && live(f.Statuses) {
+			q.Write(` AND ` + LiveRuns)
 		}
 	}
 	if len(f.SessionKeys) > 0 {

@@ -170,6 +170,16 @@ func (d Dialect) ListSessions(opts store.ListOptions) *Query {
 	return q
 }
 
+// partialNonEmpty adds, in SQLite, that col is not the empty string (true
+// beside col = a non-empty value): SQLite's indexes by spawned_by and label
+// hold only such rows, and its planner uses them only for a query that
+// says so.
+func (q *Query) partialNonEmpty(col string) {
+	if q.d == SQLite {
+		q.Write(` AND ` + col + ` != ''`)
+	}
+}
+
 // CountSessions is the query of store.Store's CountSessions for opts, in d.
 func (d Dialect) CountSessions(opts store.ListOptions) *Query {
 	return d.sessionWhere(`SELECT COUNT(*) FROM sessions`, opts)
@@ -184,9 +194,11 @@ func (d Dialect) sessionWhere(head string, opts store.ListOptions) *Query {
 	}
 	if opts.SpawnedBy != "" {
 		q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
+		q.partialNonEmpty("spawned_by")
 	}
 	if opts.Label != "" {
 		q.Add(` AND label = ?`, opts.Label)
+		q.partialNonEmpty("label")
 	}
 	if opts.Kind != "" {
 		q.Add(` AND kind = ?`, opts.Kind)

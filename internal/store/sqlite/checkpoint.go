@@ -1,0 +1,118 @@
+package sqlite
+
+import (
+	"database/sql"
+	"sync/atomic"
+)
+
+// checkpointEvery is how many committed write bodies pass between two
+// checkpoints by default: a warm chat turn is two bodies of about nine
+// pages each, so this is about SQLite's default of a checkpoint every
+// 1,000 WAL pages.
+const checkpointEvery = 110
+
+// checkpointer copies the WAL back into the database file on its own
+// connection and goroutine, so that the writer (which runs with
+// wal_autocheckpoint off) does not, but for finish's rare remainder. A
+// checkpoint's two fsyncs took the writer about 18 ms once every 55 turns,
+// during which no commit, and so no chat.send acknowledgement or final,
+// could happen; now commits go on beside it. The checkpoints are PASSIVE:
+// they copy what no reader still needs and never wait for a lock.
+// Durability is unchanged: the WAL is still fsynced by each checkpoint,
+// about as often as before.
+type checkpointer struct {
+	db     *sql.DB       // one connection, used by loop only
+	kick   chan struct{} // capacity 1: a checkpoint is due
+	stop   chan struct{}
+	done   chan struct{}
+	every  int64        // bodies between checkpoints; < 0 never (tests)
+	bodies atomic.Int64 // committed bodies since the last kick
+	passes atomic.Int64 // checkpoints run (tests)
+	// restartDue says the WAL has grown past restartFrames: the writer
+	// should finish the checkpoint itself (finish).
+	restartDue atomic.Bool
+	finishes   atomic.Int64 // finish's checkpoints on the writer (tests)
+	// ran, when set (tests), is sent to after each checkpoint.
+	ran chan struct{}
+}
+
+func newCheckpointer(db *sql.DB, every int, ran chan struct{}) *checkpointer {
+	if every == 0 {
+		every = checkpointEvery
+	}
+	c := &checkpointer{db: db, every: int64(every), kick: make(chan struct{}, 1), stop: make(chan struct{}),
+		done: make(chan struct{}), ran: ran}
+	go c.loop()
+	return c
+}
+
+// committed counts n bodies committed by the writer and asks for a
+// checkpoint once c.every have been since the last one. It never blocks.
+func (c *checkpointer) committed(n int) {
+	if c.every < 0 || c.bodies.Add(int64(n)) < c.every {
+		return
+	}
+	c.bodies.Store(0)
+	select {
+	case c.kick <- struct{}{}:
+	default: // one is already due
+	}
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.kick:
+		case <-c.stop:
+			return
+		}
+		// A failed checkpoint (a reader's snapshot, an I/O error) is
+		// tried again at the next kick; the WAL only grows meanwhile.
+		var busy, frames, copied int
+		if c.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied) == nil && frames >= restartFrames {
+			c.restartDue.Store(true)
+		}
+		c.passes.Add(1)
+		if c.ran != nil {
+			select {
+			case c.ran <- struct{}{}:
+			case <-c.stop:
+				return
+			}
+		}
+	}
+}
+
+// restartFrames is the WAL length at which the writer finishes a
+// checkpoint itself. SQLite starts the WAL again from its beginning only
+// when a write transaction begins with every frame copied back; under a
+// steady stream of commits the background checkpoint never sees that (new
+// frames come while it copies), and the WAL would grow without bound.
+const restartFrames = 2000
+
+// finish runs on the writer, between commits, once the WAL has grown past
+// restartFrames: it copies the frames the last background checkpoint did
+// not (no write is in progress, so it can copy them all unless a reader
+// still needs one), and the next write transaction then starts the WAL
+// again. A failure (another checkpoint at work, a reader's snapshot) is
+// tried again after the next batch.
+func (c *checkpointer) finish(w *sql.DB) {
+	if !c.restartDue.Swap(false) {
+		return
+	}
+	var busy, frames, copied int
+	err := w.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+	if err != nil || busy != 0 || copied < frames {
+		c.restartDue.Store(true)
+	}
+	c.finishes.Add(1)
+}
+
+// close stops the checkpointer after the checkpoint in progress and
+// closes its connection.
+func (c *checkpointer) close() error {
+	close(c.stop)
+	<-c.done
+	return c.db.Close()
+}

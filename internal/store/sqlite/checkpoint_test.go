@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// walState is what a PASSIVE checkpoint on its own connection reports:
+// the frames in the WAL and how many of them are in the database file.
+func walState(t *testing.T, s *Store) (frames, copied int) {
+	t.Helper()
+	var busy int
+	if err := s.ckpt.db.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	return frames, copied
+}
+
+// TestWriterNeverCheckpoints: with the checkpointer held back, the WAL
+// keeps every frame the writer appends, past the 1,000 pages at which the
+// writer's own automatic checkpoint would have copied it back and started
+// it again.
+func TestWriterNeverCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{checkpointEvery: -1})
+	err := s.writeTx(ctx, func(tx *sql.Tx) error { // about 1,200 pages
+		_, err := tx.Exec(`CREATE TABLE filler (b BLOB);
+			WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+			INSERT INTO filler SELECT randomblob(3900) FROM n`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, &store.Session{Key: "agent:main:x", SessionID: "sx"}); err != nil {
+		t.Fatal(err)
+	}
+	if frames, _ := walState(t, s); frames < 1200 {
+		t.Fatalf("the WAL holds %d frames after 1,200 pages were written: the writer checkpointed", frames)
+	}
+}
+
+// TestCheckpointerCopiesTheWAL: after checkpointEvery write bodies the
+// checkpointer copies the WAL into the database file, on its own.
+func TestCheckpointerCopiesTheWAL(t *testing.T) {
+	ctx := context.Background()
+	ran := make(chan struct{})
+	s := openTest(t, Options{checkpointEvery: 3, checkpointed: ran})
+	<-ran // the checkpoint after Open
+	for i, key := range []string{"agent:main:a", "agent:main:b", "agent:main:c"} {
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "s" + key}); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			if n := s.ckpt.passes.Load(); n != 1 {
+				t.Fatalf("%d checkpoints after %d bodies, want only the one after Open", n, i+1)
+			}
+		}
+	}
+	<-ran
+	if frames, copied := walState(t, s); frames == 0 || copied != frames {
+		t.Fatalf("WAL after the checkpoint: %d frames, %d copied", frames, copied)
+	}
+	if got, err := s.GetSession(ctx, "agent:main:c"); err != nil || got.Key != "agent:main:c" {
+		t.Fatalf("GetSession after the checkpoint = %+v, %v", got, err)
+	}
+}
+
+// TestCloseStopsTheCheckpointer: Close ends the checkpointer's goroutine,
+// even when nobody takes its reports.
+func TestCloseStopsTheCheckpointer(t *testing.T) {
+	s := openTest(t, Options{checkpointed: make(chan struct{})})
+	c := s.ckpt
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+	default:
+		t.Fatal("the checkpointer still runs after Close")
+	}
+}
+
+// TestWALStaysBounded: under a steady stream of commits from several
+// sessions the WAL is still started again from its beginning (the writer
+// finishes a checkpoint once it passes restartFrames), instead of growing
+// by every page written, as it did with background checkpoints alone.
+func TestWALStaysBounded(t *testing.T) {
+	ctx := context.Background()
+	s, wal, n := turnStore(t, Options{})
+	const senders, turns = 4, 400
+	var wg sync.WaitGroup
+	for g := range senders {
+		key, sid := fmt.Sprintf("agent:main:g%d", g), fmt.Sprintf("sid-g%d", g)
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: sid, AgentID: "main"}); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for i := range turns {
+				if err := warmTurn(ctx, s, key, sid, n+(g+1)*turns+i); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// About 18 pages a turn are written: 29,000 in all.
+	if frames := walFrames(t, s, wal); frames > 14000 {
+		t.Errorf("the WAL reached %.0f pages for %d turns (%d finishing checkpoints)", frames, senders*turns, s.ckpt.finishes.Load())
+	}
+}

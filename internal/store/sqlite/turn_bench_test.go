@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// warmTurn stores one chat turn as the runner does on an idle lane: the
+// run opened with its user message (one transaction), then ended with the
+// reply (a second one).
+func warmTurn(ctx context.Context, s *Store, key, sid string, i int) error {
+	runID := fmt.Sprintf("run-%08d", i)
+	now := time.Now()
+	u := transcript.NewUserMessage(fmt.Sprintf("message %d", i), now)
+	run := &store.Run{RunID: runID, SessionKey: key, SessionID: sid, AgentID: "main",
+		Status: store.RunRunning, StartedAt: now, Input: []byte(`{"message":"hi"}`)}
+	if _, _, err := s.OpenRun(ctx, run, []store.Message{{Entry: transcript.MessageEntry(u, now), Role: u.Role, RunID: runID}}); err != nil {
+		return err
+	}
+	a := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("ok")}, now)
+	a.Usage = &transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
+	reply := []store.Message{{Entry: transcript.MessageEntry(a, now), Role: a.Role, RunID: runID}}
+	_, _, err := s.EndRun(ctx, runID, store.RunResult{Status: store.RunOK, StopReason: "stop",
+		Usage: transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}}, sid, reply)
+	return err
+}
+
+// turnStore is a store with 1,000 sessions (a fifth of them spawned and
+// labelled) and one session of 1,000 warm turns, its WAL checkpointed.
+// It returns the store, the WAL's path and the next turn's number.
+func turnStore(tb testing.TB, opts Options) (*Store, string, int) {
+	tb.Helper()
+	ctx := context.Background()
+	path := filepath.Join(tb.TempDir(), "turn.db")
+	s, err := Open(ctx, path, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if err := seedSessions(s, 1000); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.CreateSession(ctx, &store.Session{Key: turnKey, SessionID: turnSID, AgentID: "main", Kind: "direct"}); err != nil {
+		tb.Fatal(err)
+	}
+	n := 0
+	for ; n < 1000; n++ {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		tb.Fatal(err)
+	}
+	return s, path + "-wal", n
+}
+
+const turnKey, turnSID = "agent:main:main", "sid-warm"
+
+// walFrames is how many page frames the WAL at path holds (a 32-byte
+// header, then frames of a 24-byte header and a page each).
+func walFrames(tb testing.TB, s *Store, path string) float64 {
+	tb.Helper()
+	var pageSize int64
+	if err := s.w.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return float64(max(fi.Size()-32, 0)) / float64(pageSize+24)
+}
+
+// TestWarmTurnPages: a warm turn's two commits write at most 20 pages.
+// Before the partial indexes of migration 14 a turn wrote 22.7: the run's
+// end moved its entries in runs_status and runs_ended, and the session's
+// new updated_at its entries in sessions_spawned_by and sessions_label.
+func TestWarmTurnPages(t *testing.T) {
+	ctx := context.Background()
+	s, wal, n := turnStore(t, Options{checkpointEvery: -1}) // the WAL only grows
+	const turns = 200
+	for i := range turns {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := walFrames(t, s, wal) / turns; got > 20 {
+		t.Errorf("a warm turn wrote %.1f pages, want at most 20", got)
+	} else {
+		t.Logf("a warm turn wrote %.1f pages", got)
+	}
+}
+
+// BenchmarkWarmTurn is the store's part of a warm chat turn on a session
+// with 1,000 turns before it, among 1,000 other sessions, checkpoints
+// included (TestWarmTurnPages logs the pages a turn writes).
+func BenchmarkWarmTurn(b *testing.B) {
+	ctx := context.Background()
+	s, _, n := turnStore(b, Options{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime(b)
+	for i := range b.N {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the CPU time (user and system) the process has used so far,
+// the checkpointer's included.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
