@@ -13,6 +13,19 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
+// liveNodes opens two stores on one database as nodes "a" and "b", each
+// with a lease of a minute.
+func liveNodes(t *testing.T) (a, b *Store) {
+	t.Helper()
+	nodes := openNodes(t, 2)
+	a, b = nodes[0], nodes[1]
+	a.SetNode("a")
+	b.SetNode("b")
+	register(t, a, "a", time.Minute)
+	register(t, b, "b", time.Minute)
+	return a, b
+}
+
 func register(t *testing.T, s *Store, id string, lease time.Duration) {
 	t.Helper()
 	if err := s.RegisterNode(context.Background(), NodeInfo{ID: id, Address: "127.0.0.1:1", Version: "test"}, lease); err != nil {
@@ -90,12 +103,7 @@ func TestClaimLaneOneOwner(t *testing.T) {
 // the run's lane under a live lease, and records itself on the run.
 func TestStartRunFenced(t *testing.T) {
 	ctx := context.Background()
-	nodes := openNodes(t, 2)
-	a, b := nodes[0], nodes[1]
-	a.SetNode("a")
-	b.SetNode("b")
-	register(t, a, "a", time.Minute)
-	register(t, b, "b", time.Minute)
+	a, b := liveNodes(t)
 	queue(t, a, "r1", "agent:main:x")
 	queue(t, a, "r2", "agent:main:x")
 	if o, _, _ := a.ClaimLane(ctx, "a", "agent:main:x"); o != "a" {

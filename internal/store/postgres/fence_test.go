@@ -17,12 +17,7 @@ import (
 // claimed it again (an older epoch).
 func TestFencedWrites(t *testing.T) {
 	ctx := context.Background()
-	nodes := openNodes(t, 2)
-	a, b := nodes[0], nodes[1]
-	a.SetNode("a")
-	b.SetNode("b")
-	register(t, a, "a", time.Minute)
-	register(t, b, "b", time.Minute)
+	a, b := liveNodes(t)
 	const key = "agent:main:f"
 	if err := a.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
 		t.Fatal(err)
@@ -122,12 +117,7 @@ func TestFencedWrites(t *testing.T) {
 // lands before the adoption, never after; the next write is refused.
 func TestFencedWriteHoldsOffAdoption(t *testing.T) {
 	ctx := context.Background()
-	nodes := openNodes(t, 2)
-	a, b := nodes[0], nodes[1]
-	a.SetNode("a")
-	b.SetNode("b")
-	register(t, a, "a", time.Minute)
-	register(t, b, "b", time.Minute)
+	a, b := liveNodes(t)
 	const key = "agent:main:h"
 	if err := a.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
 		t.Fatal(err)

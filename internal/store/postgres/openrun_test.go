@@ -17,12 +17,7 @@ import (
 // nothing: neither the run nor its input.
 func TestOpenRunFenced(t *testing.T) {
 	ctx := context.Background()
-	nodes := openNodes(t, 2)
-	a, b := nodes[0], nodes[1]
-	a.SetNode("a")
-	b.SetNode("b")
-	register(t, a, "a", time.Minute)
-	register(t, b, "b", time.Minute)
+	a, b := liveNodes(t)
 	const key = "agent:main:open"
 	if err := a.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid", AgentID: "main"}); err != nil {
 		t.Fatal(err)
