@@ -107,8 +107,8 @@ func (s *Server) handleSessionsSubscribe(ctx context.Context, cl *call) (any, er
 	// Subscribed before the list is read: a change meanwhile is not lost.
 	cl.c.mu.Lock()
 	cl.c.sessionsSub = true
-	cl.c.mu.Unlock()
 	s.subs.setSessions(cl.c, true)
+	cl.c.mu.Unlock()
 	res := wire.SessionsSubscribeResult{Subscribed: true}
 	if len(p) == 0 {
 		return res, nil
@@ -128,8 +128,8 @@ func (s *Server) handleSessionsUnsubscribe(ctx context.Context, cl *call) (any, 
 	}
 	cl.c.mu.Lock()
 	cl.c.sessionsSub = false
-	cl.c.mu.Unlock()
 	s.subs.setSessions(cl.c, false)
+	cl.c.mu.Unlock()
 	return wire.SessionsSubscribeResult{}, nil
 }
 

@@ -168,14 +168,13 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		c.ready = true
 		c.scoped = scopedCaps(p.Caps) // read by broadcasts under c.mu
 		c.approvals = approvalClient(role, scopes, p.Caps, p.Client.ID)
+		if !c.scoped {
+			s.subs.addAll(c) // with ready, under c.mu (subIndex's lock order)
+		}
 	}
-	scoped := c.scoped
 	c.mu.Unlock()
 	c.signal()
 	if ok {
-		if !scoped {
-			s.subs.addAll(c)
-		}
 		if !ephemeralClient(p.Client.Mode) {
 			s.broadcastPresence() // the new client is in the list
 		}

@@ -468,8 +468,8 @@ func (s *Server) removeConn(c *conn) {
 	for k := range c.subs {
 		keys = append(keys, k)
 	}
-	c.mu.Unlock()
 	s.subs.remove(c, keys)
+	c.mu.Unlock()
 	if had && wasReady && !closing && !ephemeralClient(c.client.Mode) {
 		s.broadcastPresence() // the client left
 	}

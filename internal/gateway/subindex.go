@@ -13,7 +13,9 @@ import (
 // not every connection. The index may name more connections than want an
 // event (each one is still asked under its own lock); it never names
 // fewer. The lists are copy-on-write: a reader keeps a snapshot after
-// the lock is released.
+// the lock is released. Lock order: conn.mu before subIndex.mu (a
+// subscription changes both under conn.mu); subIndex.mu is never held
+// while a conn.mu is taken.
 type subIndex struct {
 	mu       sync.Mutex
 	all      []*conn            // ready connections that are not session-scoped

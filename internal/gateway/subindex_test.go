@@ -39,13 +39,13 @@ func TestSubIndexNeverMissesAConnection(t *testing.T) {
 			case 3: // sessions.messages.unsubscribe
 				c.mu.Lock()
 				delete(c.subs, key)
-				c.mu.Unlock()
 				s.subs.removeKey(key, c)
+				c.mu.Unlock()
 			case 4, 5: // sessions.subscribe / unsubscribe
 				c.mu.Lock()
 				c.sessionsSub = op == 4
-				c.mu.Unlock()
 				s.subs.setSessions(c, op == 4)
+				c.mu.Unlock()
 			case 6: // closes (removeConn), and a late call still arrives
 				if closed[c] {
 					continue
@@ -56,8 +56,8 @@ func TestSubIndexNeverMissesAConnection(t *testing.T) {
 				for k := range c.subs {
 					ks = append(ks, k)
 				}
-				c.mu.Unlock()
 				s.subs.remove(c, ks)
+				c.mu.Unlock()
 				c.subscribe(key, true)
 				s.subs.setSessions(c, true)
 			}

@@ -25,11 +25,12 @@ func (c *conn) subscribe(key string, messages bool) {
 	}
 	was, had := c.subs[key]
 	c.subs[key] = was || messages
-	scoped := c.scoped
-	c.mu.Unlock()
 	if !had {
-		c.s.subs.addKey(key, c, scoped)
+		// Under c.mu, so that a concurrent unsubscribe's removal is
+		// ordered with it.
+		c.s.subs.addKey(key, c, c.scoped)
 	}
+	c.mu.Unlock()
 }
 
 // wants reports whether the connection receives the events of session key.
@@ -86,8 +87,8 @@ func (s *Server) handleSessionsMessagesUnsubscribe(ctx context.Context, cl *call
 	key := s.canonicalKey(p.Key, s.agentID(p.AgentID))
 	cl.c.mu.Lock()
 	delete(cl.c.subs, key)
-	cl.c.mu.Unlock()
 	s.subs.removeKey(key, cl.c)
+	cl.c.mu.Unlock()
 	return map[string]any{"subscribed": false, "key": key}, nil
 }
 
