@@ -200,11 +200,18 @@ func TestWatchResumes(t *testing.T) {
 	if !isEnd(end) || end.Run == nil || end.Run.Status != store.RunOK || end.Message == nil || end.Message.Text() != "hello there" {
 		t.Fatalf("last event %+v, want the run's end with its reply", end)
 	}
-	// The runner's own subscribers saw the same sequence.
+	// The runner's own subscribers saw the same sequence (they get the end
+	// on their own goroutine, which may follow the watcher's).
 	var sub []Event
-	for _, e := range h.eventsFor(run.RunID) {
-		if e.Seq > 0 {
-			sub = append(sub, e)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		sub = sub[:0]
+		for _, e := range h.eventsFor(run.RunID) {
+			if e.Seq > 0 {
+				sub = append(sub, e)
+			}
+		}
+		if len(sub) >= len(all) || time.Now().After(deadline) {
+			break
 		}
 	}
 	if seqs(sub) != seqs(all) {
