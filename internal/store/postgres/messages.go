@@ -179,3 +179,21 @@ func queueAppend(b *pgx.Batch, sessionID string, t tail, out []store.Message, id
 	b.Queue(string(q), args...)
 	return nil
 }
+
+// appendQueued finishes batch results whose remaining statements are the
+// transcript's lock and tail read, queued only when out is not empty: it
+// appends out after that tail, or (nothing to append) closes the batch.
+func appendQueued(ctx context.Context, tx pgx.Tx, br pgx.BatchResults, sessionID string, out []store.Message) error {
+	if len(out) == 0 {
+		return br.Close()
+	}
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return err
+	}
+	t, err := scanTail(br.QueryRow())
+	if err := firstErr(err, br.Close()); err != nil {
+		return err
+	}
+	return appendAfter(ctx, tx, sessionID, t, out, "")
+}

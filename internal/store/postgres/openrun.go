@@ -109,18 +109,7 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 			}
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
-		if len(out) == 0 {
-			return br.Close()
-		}
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-		t, err := scanTail(br.QueryRow())
-		if err := firstErr(err, br.Close()); err != nil {
-			return err
-		}
-		return appendAfter(ctx, tx, r.SessionID, t, out, "")
+		return appendQueued(ctx, tx, br, r.SessionID, out)
 	})
 	if existing != nil && errors.Is(err, store.ErrConflict) {
 		return existing, nil, fmt.Errorf("postgres.OpenRun: %w", err)

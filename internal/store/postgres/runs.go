@@ -278,19 +278,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 			br.Close()
 			return err
 		}
-		if len(out) > 0 {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-			t, err := scanTail(br.QueryRow())
-			if err := firstErr(err, br.Close()); err != nil {
-				return err
-			}
-			if err := appendAfter(ctx, tx, sessionID, t, out, ""); err != nil {
-				return err
-			}
-		} else if err := br.Close(); err != nil {
+		if err := appendQueued(ctx, tx, br, sessionID, out); err != nil {
 			return err
 		}
 		run = sqlstore.StoredRun(r)
