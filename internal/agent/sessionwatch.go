@@ -15,7 +15,7 @@ const maxPostScan = 64
 // sessionLog is one session's logged events, in the order this node
 // logged them, each numbered with SessionSeq.
 type sessionLog struct {
-	events  []*Event // shared with the run logs
+	events  []*logEvent // shared with the run logs
 	touched time.Time
 	// wake is closed when an event is logged or the log is pruned; made
 	// only when a watcher waits (nil: none does).
@@ -34,24 +34,25 @@ func (sl *sessionLog) wakeLocked() {
 // sequence number, which it sets in ev (logged by this call or shared with
 // a run's log). Posts (which the run logs skip) are logged here, once per
 // post id. l.mu is held.
-func (l *eventLog) addSessionLocked(ev *Event, now time.Time) {
-	if ev.SessionKey == "" {
+func (l *eventLog) addSessionLocked(ev *logEvent, now time.Time) {
+	key := ev.id.SessionKey
+	if key == "" {
 		return
 	}
-	sl := l.sessions[ev.SessionKey]
+	sl := l.sessions[key]
 	if sl == nil {
-		sl = &sessionLog{events: make([]*Event, 0, 8)}
-		l.sessions[ev.SessionKey] = sl
+		sl = &sessionLog{events: make([]*logEvent, 0, 8)}
+		l.sessions[key] = sl
 	}
-	if ev.Stream == StreamPost {
+	if ev.isPostOf(ev.id.RunID) {
 		for i := len(sl.events) - 1; i >= 0 && i >= len(sl.events)-maxPostScan; i-- {
-			if e := sl.events[i]; e.Stream == StreamPost && e.RunID == ev.RunID {
+			if sl.events[i].isPostOf(ev.id.RunID) {
 				return // relayed twice
 			}
 		}
 	}
 	l.sessSeq++
-	ev.SessionSeq = l.sessSeq
+	ev.sessionSeq = l.sessSeq
 	sl.events = appendBounded(sl.events, ev)
 	sl.touched = now
 	sl.wakeLocked()
@@ -71,7 +72,7 @@ func (l *eventLog) sessionSince(key string, after int64, now time.Time) (evs []E
 	if sl.wake == nil {
 		sl.wake = make(chan struct{})
 	}
-	i := sort.Search(len(sl.events), func(i int) bool { return sl.events[i].SessionSeq > after })
+	i := sort.Search(len(sl.events), func(i int) bool { return sl.events[i].sessionSeq > after })
 	return copyEvents(evs, sl.events[i:], false), sl.wake
 }
 

@@ -51,11 +51,15 @@ type eventLog struct {
 	sessSeq  int64
 }
 
-// runLog is one run's logged events. An event is allocated once and
-// shared with its session's log (sessionLog), which numbers it with
-// SessionSeq; run watchers get copies without that number.
+// runLog is one run's logged events. An event is allocated once (in its
+// compact form, logEvent) and shared with its session's log (sessionLog),
+// which numbers it with SessionSeq; run watchers get copies without that
+// number.
 type runLog struct {
-	events  []*Event
+	events []*logEvent
+	// id is the identity of the run's last logged event, which the next
+	// one shares when it carries the same.
+	id      *eventIdent
 	last    int64 // highest seq logged
 	ended   bool
 	touched time.Time
@@ -75,7 +79,7 @@ func isEnd(ev Event) bool { return ev.Stream == StreamLifecycle && ev.Phase == P
 func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 	rl := l.runs[runID]
 	if rl == nil {
-		rl = &runLog{touched: now, events: make([]*Event, 0, 8)}
+		rl = &runLog{touched: now, events: make([]*logEvent, 0, 8)}
 		l.runs[runID] = rl
 	}
 	return rl
@@ -86,9 +90,8 @@ func (l *eventLog) runLocked(runID string, now time.Time) *runLog {
 // only (reported as not new).
 func (l *eventLog) add(ev Event, now time.Time) bool {
 	if ev.RunID != "" && ev.Stream == StreamPost {
-		post := ev // only this branch allocates the logged copy
 		l.mu.Lock()
-		l.addSessionLocked(&post, now)
+		l.addSessionLocked(packEvent(&ev, identOf(&ev, nil)), now)
 		l.mu.Unlock()
 		return false
 	}
@@ -110,8 +113,8 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 		return false // seen already (or late)
 	}
 	rl.last = ev.Seq
-	logged := new(Event)
-	*logged = ev
+	rl.id = identOf(&ev, rl.id)
+	logged := packEvent(&ev, rl.id)
 	rl.events = appendBounded(rl.events, logged)
 	rl.touched = now
 	rl.wakeLocked()
@@ -124,18 +127,18 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 
 // appendBounded appends ev to a log's events, dropping the oldest half
 // past maxLogEvents.
-func appendBounded(evs []*Event, ev *Event) []*Event {
+func appendBounded(evs []*logEvent, ev *logEvent) []*logEvent {
 	if evs = append(evs, ev); len(evs) > maxLogEvents {
-		evs = append([]*Event(nil), evs[len(evs)-maxLogEvents/2:]...)
+		evs = append([]*logEvent(nil), evs[len(evs)-maxLogEvents/2:]...)
 	}
 	return evs
 }
 
 // copyEvents appends copies of logged to evs, without their SessionSeq
 // when runView (a run watcher's view: the number is a session watcher's).
-func copyEvents(evs []Event, logged []*Event, runView bool) []Event {
+func copyEvents(evs []Event, logged []*logEvent, runView bool) []Event {
 	for _, p := range logged {
-		evs = append(evs, *p)
+		evs = append(evs, p.event())
 		if runView {
 			evs[len(evs)-1].SessionSeq = 0
 		}
@@ -196,10 +199,10 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 	if rl.wake == nil {
 		rl.wake = make(chan struct{})
 	}
-	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].Seq > after })
+	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].seq > after })
 	evs = copyEvents(evs, rl.events[i:], true)
 	if rl.ended && len(evs) == 0 {
-		end := *rl.events[len(rl.events)-1]
+		end := rl.events[len(rl.events)-1].event()
 		end.SessionSeq = 0
 		if !end.recovered {
 			return nil, true, rl.wake
