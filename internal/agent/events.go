@@ -79,7 +79,10 @@ type Event struct {
 	Compaction *CompactionEvent
 
 	// Lifecycle end: the final run record, and the last assistant message
-	// of the run (nil when it produced none).
+	// of the run (nil when it produced none). The record of an end a
+	// watcher gets from the event log (Runner.Watch, WatchSession) has no
+	// Input: the log keeps it for minutes, and an input can be large
+	// (images); the store has it.
 	Run     *store.Run
 	Message *transcript.Message
 

@@ -64,9 +64,11 @@ func identOf(ev *Event, last *eventIdent) *eventIdent {
 	return &eventIdent{ev.RunID, ev.SessionKey, ev.SessionID, ev.AgentID, ev.Lane, ev.SpawnedBy}
 }
 
-// packEvent makes ev's logged form, sharing id (identOf(ev, …)).
+// packEvent makes ev's logged form, sharing id (identOf(ev, …)), with
+// an end's run record without its input (logRun).
 func packEvent(ev *Event, id *eventIdent) *logEvent {
-	le := &logEvent{id: id, seq: ev.Seq, sessionSeq: ev.SessionSeq, time: ev.Time, run: ev.Run, msg: ev.Message}
+	run := logRun(ev.Run)
+	le := &logEvent{id: id, seq: ev.Seq, sessionSeq: ev.SessionSeq, time: ev.Time, run: run, msg: ev.Message}
 	if ev.remote {
 		le.flags |= logRemote
 	}
@@ -104,10 +106,24 @@ func packEvent(ev *Event, id *eventIdent) *logEvent {
 	text := ev.Text != "" || ev.Delta != ""
 	if !sok || !pok || others > 1 || (text && le.flags&logProvider != 0) {
 		whole := *ev
+		whole.Run = run
 		le.other, le.s1, le.s2, le.run, le.msg = &whole, "", "", nil, nil
 		le.flags |= logWhole
 	}
 	return le
+}
+
+// logRun is the run record the log keeps of run: a copy without Input,
+// which is the run's whole input (its message, images, client tools) and
+// which no watcher reads; the log holds an ended run for minutes. run
+// itself is shared with the event's subscribers and is not changed.
+func logRun(run *store.Run) *store.Run {
+	if run == nil || run.Input == nil {
+		return run
+	}
+	c := *run
+	c.Input = nil
+	return &c
 }
 
 // code is s's index in names; false when names lacks it.

@@ -13,8 +13,9 @@ import (
 )
 
 // TestLogEventRoundTrip: every event the runner emits, relays or recovers
-// comes out of its logged form as it went in, the ones that do not fit the
-// compact form (kept whole) included.
+// comes out of its logged form as it went in (an end's run record without
+// its input), the ones that do not fit the compact form (kept whole)
+// included.
 func TestLogEventRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 28, 9, 0, 0, 5, time.Local)
 	base := Event{RunID: "r1", SessionKey: "agent:main:s", SessionID: "t1", AgentID: "main", Lane: "main",
@@ -26,7 +27,7 @@ func TestLogEventRoundTrip(t *testing.T) {
 	}
 	usage := &transcript.Usage{Input: 10, Output: 3}
 	tool := &ToolEvent{Name: "exec", CallID: "c1", Args: json.RawMessage(`{"cmd":"ls"}`), Result: &tools.Result{}}
-	run := &store.Run{RunID: "r1", Status: store.RunStatus("ok")}
+	run := &store.Run{RunID: "r1", Status: store.RunStatus("ok"), StopReason: "stop"}
 	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("hi")}, at)
 	cases := map[string]Event{
 		"start":     with(func(e *Event) { e.Stream, e.Phase = StreamLifecycle, PhaseStart }),
@@ -78,6 +79,43 @@ func TestLogEventRoundTrip(t *testing.T) {
 	}
 	if _, err := got.lazy(); err == nil || err.Error() != "decoded" {
 		t.Fatalf("lazy decoder gave %v; want the one logged", err)
+	}
+}
+
+// TestLogEventDropsTheEndsInput: the log keeps an end's run record
+// without its input (which may hold images), whether the end fits the
+// compact form or is kept whole, and leaves the subscribers' record as it
+// was.
+func TestLogEventDropsTheEndsInput(t *testing.T) {
+	input := json.RawMessage(`{"message":"hi","images":[{"data":"AAAA"}]}`)
+	for name, in := range map[string]Event{
+		"compact": {RunID: "r", SessionKey: "k", Seq: 3, Stream: StreamLifecycle, Phase: PhaseEnd},
+		"whole":   {RunID: "r", SessionKey: "k", Seq: 3, Stream: StreamLifecycle, Phase: PhaseEnd, Text: "t", ModelID: "m"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := &store.Run{RunID: "r", Status: store.RunStatus("ok"), Error: "e", Input: input}
+			in.Run = run
+			got := packEvent(&in, identOf(&in, nil)).event()
+			if got.Run == nil || got.Run.Input != nil {
+				t.Fatalf("logged end's run record: %+v; want one without input", got.Run)
+			}
+			if got.Run.RunID != "r" || got.Run.Status != "ok" || got.Run.Error != "e" {
+				t.Fatalf("logged end's run record lost more than its input: %+v", got.Run)
+			}
+			if string(run.Input) != string(input) || in.Run != run {
+				t.Fatal("logging the end changed the subscribers' run record")
+			}
+		})
+	}
+	// Through the log, as a watcher resuming after the run's end gets it.
+	l := newEventLog()
+	end := Event{RunID: "r", SessionKey: "k", Seq: 1, Stream: StreamLifecycle, Phase: PhaseEnd,
+		Run: &store.Run{RunID: "r", Input: input}}
+	l.add(end, time.Unix(1000, 0))
+	runEvs, _, _ := l.since("r", 0, time.Unix(1000, 0))
+	sessEvs, _ := l.sessionSince("k", 0, time.Unix(1000, 0))
+	if len(runEvs) != 1 || runEvs[0].Run.Input != nil || len(sessEvs) != 1 || sessEvs[0].Run.Input != nil {
+		t.Fatalf("watchers got %+v and %+v; want the end without its input", runEvs, sessEvs)
 	}
 }
 
