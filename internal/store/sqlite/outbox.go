@@ -46,7 +46,7 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.PutOutbox: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ins, err := s.insertOutboxTx(ctx, tx, args)
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		out   *store.OutboxItem
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetOutbox)
 		if err != nil {
 			return err

@@ -115,6 +115,7 @@ type Store struct {
 	newID func() string
 
 	commits  *committer // the writer's group commit; set once the schema is ready
+	memo     writeMemo  // the committer's: tails and live runs it wrote
 	ckpt     *checkpointer
 	sessions sessionCache
 
@@ -209,7 +210,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetConnMaxIdleTime(0)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
 	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
-	s.commits = newCommitter(s.w, func(bodies int) {
+	s.commits = newCommitter(s.w, &s.memo, func(bodies int) {
 		s.ckpt.committed(bodies)
 		s.ckpt.finish(s.w)
 	})
@@ -281,15 +282,16 @@ func (s *Store) checkOpen(op string) error {
 // Bodies that wait for the writer at the same time share one commit (see
 // committer), so fn may run more than once when a shared commit has to be
 // redone: it must set, not accumulate, what it reports through captured
-// variables.
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// variables. fn gets ctx without its cancellation (see writeReq) and must
+// use it rather than the caller's.
+func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.commits.run(ctx, fn, nil)
 }
 
 // writeTxThen is writeTx running after once fn's work is committed, in
 // commit order with every other write's after (the session cache's
 // updates).
-func (s *Store) writeTxThen(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
 	return s.commits.run(ctx, fn, after)
 }
 

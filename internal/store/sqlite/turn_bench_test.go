@@ -104,7 +104,9 @@ func TestWarmTurnPages(t *testing.T) {
 // with 1,000 turns before it, among 1,000 other sessions, checkpoints
 // included (TestWarmTurnPages logs the pages a turn writes).
 func BenchmarkWarmTurn(b *testing.B) {
-	ctx := context.Background()
+	// A cancellable context, as the runner's are.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	s, _, n := turnStore(b, Options{})
 	b.ReportAllocs()
 	b.ResetTimer()
