@@ -50,6 +50,9 @@ type committer struct {
 
 	// memo follows each body's and transaction's outcome.
 	memo *writeMemo
+	// prepared returns the writer's prepared statement of a query (the
+	// savepoints'), or nil.
+	prepared func(query string) *sql.Stmt
 
 	shared  atomic.Int64 // commits that carried more than one body
 	waiting atomic.Int64 // bodies handed in and not yet taken
@@ -62,8 +65,16 @@ type committer struct {
 // reqsWaiting reports how many bodies wait for the committer to take them.
 func (c *committer) reqsWaiting() int { return int(c.waiting.Load()) }
 
-func newCommitter(w *sql.DB, memo *writeMemo, ran func(bodies int)) *committer {
-	c := &committer{w: w, memo: memo, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{}), ran: ran}
+// The statements around each body of a shared commit.
+const (
+	qSavepoint  = "SAVEPOINT body"
+	qRollbackTo = "ROLLBACK TO body"
+	qRelease    = "RELEASE body"
+)
+
+func newCommitter(w *sql.DB, memo *writeMemo, prepared func(query string) *sql.Stmt, ran func(bodies int)) *committer {
+	c := &committer{w: w, memo: memo, prepared: prepared, reqs: make(chan *writeReq), stop: make(chan struct{}),
+		done: make(chan struct{}), ran: ran}
 	go c.loop()
 	return c
 }
@@ -144,7 +155,7 @@ func (c *committer) commit(batch []*writeReq) {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.Exec("SAVEPOINT body"); err != nil {
+		if err := c.exec(tx, qSavepoint); err != nil {
 			broken = true
 			break
 		}
@@ -152,12 +163,12 @@ func (c *committer) commit(batch []*writeReq) {
 		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
 		c.memo.bodyDone(errs[i] == nil)
 		if errs[i] != nil {
-			if _, err := tx.Exec("ROLLBACK TO body"); err != nil {
+			if err := c.exec(tx, qRollbackTo); err != nil {
 				broken = true
 				break
 			}
 		}
-		if _, err := tx.Exec("RELEASE body"); err != nil {
+		if err := c.exec(tx, qRelease); err != nil {
 			broken = true
 			break
 		}
@@ -180,6 +191,18 @@ func (c *committer) commit(batch []*writeReq) {
 	for _, r := range batch {
 		r.answer(c.single(r))
 	}
+}
+
+// exec runs query in tx, prepared when the writer has it so (SQLite would
+// parse it again each time).
+func (c *committer) exec(tx *sql.Tx, query string) error {
+	var err error
+	if st := c.prepared(query); st != nil {
+		_, err = tx.Stmt(st).Exec()
+	} else {
+		_, err = tx.Exec(query)
+	}
+	return err
 }
 
 // single runs one body in its own transaction.

@@ -120,6 +120,7 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out 
 			return err
 		}
 		if _, err := ins.ExecContext(ctx, args...); err != nil {
+			s.memo.forgetTail(sessionID) // should a body go on after all
 			return err
 		}
 		if out[i].RunID != "" {

@@ -186,7 +186,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		},
 		"_txlock": {"immediate"},
 	}
-	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode()})
+	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), writer: true})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
@@ -210,7 +210,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetConnMaxIdleTime(0)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
 	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
-	s.commits = newCommitter(s.w, &s.memo, func(bodies int) {
+	s.commits = newCommitter(s.w, &s.memo, s.wc.lookup, func(bodies int) {
 		s.ckpt.committed(bodies)
 		s.ckpt.finish(s.w)
 	})
@@ -303,6 +303,7 @@ var writerQueries = []string{
 	qLastEntry, qInsertMessage,
 	qGetRun, qInsertRun, qUpdateRun, qStartRun, qEndRun, qRunLines, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
 	qGetOutbox, qInsertOutbox, qUpdateOutbox,
+	qSavepoint, qRollbackTo, qRelease,
 }
 
 // wstmt returns the writer statement for query bound to tx: the one prepared
@@ -460,11 +461,22 @@ func newDriver() *sqlite.Driver {
 	return d
 }
 
-// connector opens connections of drv with a fixed DSN.
-type connector struct{ dsn string }
+// connector opens connections of drv with a fixed DSN; the writer's are
+// writerConns.
+type connector struct {
+	dsn    string
+	writer bool
+}
 
-func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return drv }
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := drv.Open(c.dsn)
+	if err != nil || !c.writer {
+		return conn, err
+	}
+	return newWriterConn(conn)
+}
+
+func (c connector) Driver() driver.Driver { return drv }
 
 // createFresh creates the database at path from the embedded schema image
 // (see schemaimage.go) when neither it nor its WAL exists: parsing and
