@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -114,6 +115,10 @@ func (c *committer) loop() {
 		case <-c.stop:
 			return
 		}
+		// Let the goroutines that are ready to run hand in their bodies
+		// too: under load a batch then carries them (one commit for many),
+		// and alone the committer goes on at once.
+		runtime.Gosched()
 	gather:
 		for len(batch) < maxBatch {
 			select {
