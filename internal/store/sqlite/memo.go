@@ -119,6 +119,17 @@ func (m *writeMemo) setTail(sid string, t tail) {
 // forgetTail forgets transcript sid's tail.
 func (m *writeMemo) forgetTail(sid string) { delete(m.tails, sid) }
 
+// forgetTranscript forgets transcript sid, deleted: its tail and the runs
+// whose messages it held, whose counts would still have those messages.
+func (m *writeMemo) forgetTranscript(sid string) {
+	m.forgetTail(sid)
+	for id, lr := range m.runs {
+		if lr.run.SessionID == sid {
+			delete(m.runs, id)
+		}
+	}
+}
+
 // run returns the remembered run runID; the caller must not change it.
 func (m *writeMemo) run(runID string) (*liveRun, bool) {
 	lr, ok := m.runs[runID]

@@ -159,9 +159,10 @@ func TestMemoFollowsRollback(t *testing.T) {
 
 // TestEndRunFromMemo: the end of a run OpenRun stored takes its row and
 // counts from the writer's memo. It stores what reading them would (the
-// counts of the run's messages only, the run as read back), leaves the
-// cached session as the stored row, and still refuses an end twice or
-// after the run was aborted or ended by UpdateRun.
+// counts of the run's messages only, the run as read back, what is left
+// after its transcript was deleted), leaves the cached session as the
+// stored row, and still refuses an end twice or after the run was aborted
+// or ended by UpdateRun.
 func TestEndRunFromMemo(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
@@ -260,4 +261,21 @@ func TestEndRunFromMemo(t *testing.T) {
 		t.Errorf("end after AbortInterrupted: %v, want ErrConflict", err)
 	}
 	checkChain(t, s, sid, 7)
+
+	// A run whose transcript is deleted while it runs counts only what
+	// its transcript holds at its end.
+	open("memo-4")
+	if err := s.DeleteSession(ctx, key, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.EndRun(ctx, "memo-4", res, sid, []store.Message{chatMsg(transcript.RoleAssistant, "done", "memo-4")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.w.QueryRow(`SELECT stats FROM runs WHERE run_id = 'memo-4'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"assistant":1}`; stored != want {
+		t.Errorf("counts of a run whose transcript was deleted: %s, want %s", stored, want)
+	}
+	checkChain(t, s, sid, 1)
 }

@@ -207,7 +207,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		if err != nil {
 			return err
 		}
-		s.memo.forgetTail(sid)
+		s.memo.forgetTranscript(sid)
 		_, err = delT.ExecContext(ctx, sid)
 		return err
 	}, func() { s.sessions.drop(key) })
