@@ -109,17 +109,14 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out 
 			return err
 		}
 	}
-	ins, err := s.wstmt(ctx, tx, qInsertMessage)
-	if err != nil {
-		return err
-	}
 	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: t.seq, PrevID: t.id}
+	var err error
 	args := make([]any, 0, 8)
 	for i := range out {
 		if args, err = rows.Append(args[:0], &out[i]); err != nil {
 			return err
 		}
-		if _, err := ins.ExecContext(ctx, args...); err != nil {
+		if _, err := s.wexec(ctx, tx, qInsertMessage, args...); err != nil {
 			s.memo.forgetTail(sessionID) // should a body go on after all
 			return err
 		}

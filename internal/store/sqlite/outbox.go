@@ -71,11 +71,7 @@ func (s *Store) insertOutboxTx(ctx context.Context, tx *sql.Tx, args []any) (boo
 // insertTx runs an INSERT … ON CONFLICT DO NOTHING inside a write
 // transaction and reports whether it inserted a row.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, query string, args []any) (bool, error) {
-	st, err := s.wstmt(ctx, tx, query)
-	if err != nil {
-		return false, err
-	}
-	res, err := st.ExecContext(ctx, args...)
+	res, err := s.wexec(ctx, tx, query, args...)
 	if err != nil {
 		return false, err
 	}

@@ -127,11 +127,7 @@ func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run, stats *s
 	if err != nil {
 		return false, err
 	}
-	st, err := s.wstmt(ctx, tx, qEndRun)
-	if err != nil {
-		return false, err
-	}
-	res, err := st.ExecContext(ctx, r.RunID, string(r.Status), toMs(r.EndedAt), r.Error, r.StopReason, string(usage), string(counts))
+	res, err := s.wexec(ctx, tx, qEndRun, r.RunID, string(r.Status), toMs(r.EndedAt), r.Error, r.StopReason, string(usage), string(counts))
 	if err != nil {
 		return false, err
 	}
@@ -268,11 +264,7 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
 		}
 		s.memo.forgetRun(runID)
-		st, err := s.wstmt(ctx, tx, qFinishSession)
-		if err != nil {
-			return err
-		}
-		fin, err := st.ExecContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+		fin, err := s.wexec(ctx, tx, qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
 			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey)
 		if err != nil {
 			return err

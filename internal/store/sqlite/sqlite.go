@@ -108,6 +108,7 @@ type Store struct {
 	sqlstore.Reads
 
 	w     *sql.DB // the single writer connection
+	wconn atomic.Pointer[writerConn] // w's connection, the last one opened
 	r     *sql.DB // the bounded reader pool
 	wc    stmtCache
 	rc    stmtCache
@@ -186,7 +187,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		},
 		"_txlock": {"immediate"},
 	}
-	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), writer: true})
+	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), opened: s.wconn.Store})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
@@ -313,6 +314,20 @@ func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt,
 		return tx.StmtContext(ctx, st), nil
 	}
 	return tx.PrepareContext(ctx, query)
+}
+
+// wexec runs query, a write that returns no rows, in tx: on the writer's
+// connection directly when it has it (see writerConn.exec), else as a
+// statement of tx.
+func (s *Store) wexec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if w := s.wconn.Load(); w != nil {
+		return w.exec(ctx, query, args)
+	}
+	st, err := s.wstmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // query runs a read query on the reader pool through a cached prepared
@@ -462,18 +477,23 @@ func newDriver() *sqlite.Driver {
 }
 
 // connector opens connections of drv with a fixed DSN; the writer's are
-// writerConns.
+// writerConns, each handed to opened.
 type connector struct {
 	dsn    string
-	writer bool
+	opened func(*writerConn) // nil: not the writer's
 }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) {
 	conn, err := drv.Open(c.dsn)
-	if err != nil || !c.writer {
+	if err != nil || c.opened == nil {
 		return conn, err
 	}
-	return newWriterConn(conn)
+	w, err := newWriterConn(conn)
+	if err != nil {
+		return nil, err
+	}
+	c.opened(w)
+	return w, nil
 }
 
 func (c connector) Driver() driver.Driver { return drv }

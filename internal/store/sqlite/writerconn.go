@@ -15,6 +15,10 @@ import (
 type writerConn struct {
 	driver.Conn
 	begin, commit, rollback driver.StmtExecContext
+
+	// execs and args serve exec, on the committer's goroutine only.
+	execs map[string]driver.StmtExecContext
+	args  []driver.NamedValue
 }
 
 // The driver's connection implements these; writerConn passes them on.
@@ -74,7 +78,47 @@ func (w *writerConn) Close() error {
 			errs = append(errs, st.(driver.Stmt).Close())
 		}
 	}
+	for _, st := range w.execs {
+		errs = append(errs, st.(driver.Stmt).Close())
+	}
 	return errors.Join(append(errs, w.Conn.Close())...)
+}
+
+// exec runs query, a statement that returns no rows, with args in the
+// connection's open transaction, through a statement it prepares once.
+// It does what database/sql would (the default argument conversion, then
+// the driver's exec) without the rest of database/sql's per-statement work:
+// a Stmt bound to the Tx, the connection's locks, a Result wrapper. Only
+// the committer's goroutine calls it, while its transaction holds the
+// connection (the pool has this one connection).
+func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver.Result, error) {
+	st, ok := w.execs[query]
+	if !ok {
+		ds, err := w.full().PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok = ds.(driver.StmtExecContext); !ok {
+			ds.Close()
+			return nil, fmt.Errorf("statement %T cannot execute with a context", ds)
+		}
+		if w.execs == nil {
+			w.execs = make(map[string]driver.StmtExecContext)
+		}
+		w.execs[query] = st
+	}
+	named := w.args[:0]
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	w.args = named
+	res, err := st.ExecContext(ctx, named)
+	clear(named) // holds no argument past the statement
+	return res, err
 }
 
 // BeginTx begins a write transaction (the writer's are all BEGIN
