@@ -107,9 +107,9 @@ type Store struct {
 	// Reads answers the reads both SQL stores share, on the readers.
 	sqlstore.Reads
 
-	w     *sql.DB // the single writer connection
+	w     *sql.DB                    // the single writer connection
 	wconn atomic.Pointer[writerConn] // w's connection, the last one opened
-	r     *sql.DB // the bounded reader pool
+	r     *sql.DB                    // the bounded reader pool
 	wc    stmtCache
 	rc    stmtCache
 	now   func() time.Time
