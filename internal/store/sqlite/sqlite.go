@@ -18,6 +18,10 @@
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
 //
+// The writer remembers what it wrote that a later write would read back
+// (each transcript's tail, the runs OpenRun stored and their message
+// counts; see writeMemo), so a warm chat turn's two commits read no row.
+//
 // A third connection, the checkpointer's, copies the WAL back into the
 // database file in the background (every ~110 write bodies), so that the
 // writer's commits need not wait for a checkpoint's fsyncs; the writer
