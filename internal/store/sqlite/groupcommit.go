@@ -51,9 +51,9 @@ type committer struct {
 
 	// memo follows each body's and transaction's outcome.
 	memo *writeMemo
-	// prepared returns the writer's prepared statement of a query (the
-	// savepoints'), or nil.
-	prepared func(query string) *sql.Stmt
+	// exec runs a statement without arguments (the savepoints) in a
+	// transaction of w.
+	exec func(tx *sql.Tx, query string) error
 
 	shared  atomic.Int64 // commits that carried more than one body
 	waiting atomic.Int64 // bodies handed in and not yet taken
@@ -73,8 +73,8 @@ const (
 	qRelease    = "RELEASE body"
 )
 
-func newCommitter(w *sql.DB, memo *writeMemo, prepared func(query string) *sql.Stmt, ran func(bodies int)) *committer {
-	c := &committer{w: w, memo: memo, prepared: prepared, reqs: make(chan *writeReq), stop: make(chan struct{}),
+func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string) error, ran func(bodies int)) *committer {
+	c := &committer{w: w, memo: memo, exec: exec, reqs: make(chan *writeReq), stop: make(chan struct{}),
 		done: make(chan struct{}), ran: ran}
 	go c.loop()
 	return c
@@ -196,18 +196,6 @@ func (c *committer) commit(batch []*writeReq) {
 	for _, r := range batch {
 		r.answer(c.single(r))
 	}
-}
-
-// exec runs query in tx, prepared when the writer has it so (SQLite would
-// parse it again each time).
-func (c *committer) exec(tx *sql.Tx, query string) error {
-	var err error
-	if st := c.prepared(query); st != nil {
-		_, err = tx.Stmt(st).Exec()
-	} else {
-		_, err = tx.Exec(query)
-	}
-	return err
 }
 
 // single runs one body in its own transaction.

@@ -215,7 +215,10 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetConnMaxIdleTime(0)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
 	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
-	s.commits = newCommitter(s.w, &s.memo, s.wc.lookup, func(bodies int) {
+	s.commits = newCommitter(s.w, &s.memo, func(tx *sql.Tx, query string) error {
+		_, err := s.wexec(context.Background(), tx, query)
+		return err
+	}, func(bodies int) {
 		s.ckpt.committed(bodies)
 		s.ckpt.finish(s.w)
 	})
@@ -308,7 +311,6 @@ var writerQueries = []string{
 	qLastEntry, qInsertMessage,
 	qGetRun, qInsertRun, qUpdateRun, qStartRun, qEndRun, qRunLines, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
 	qGetOutbox, qInsertOutbox, qUpdateOutbox,
-	qSavepoint, qRollbackTo, qRelease,
 }
 
 // wstmt returns the writer statement for query bound to tx: the one prepared
