@@ -69,7 +69,7 @@ func bigStore(b *testing.B) *Store {
 func seedSessions(s *Store, n int) error {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSession)
 		if err != nil {
 			return err

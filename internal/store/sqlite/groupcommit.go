@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -14,7 +15,12 @@ const maxBatch = 64
 // writeReq is one transaction body waiting for the committer.
 type writeReq struct {
 	ctx context.Context
-	fn  func(tx *sql.Tx) error
+	// fn is the body. The context it is given carries ctx's values but
+	// not its cancellation: a body's statements take microseconds, and a
+	// cancellable context costs a goroutine per statement (the driver's
+	// interrupt watch) and per transaction and query (database/sql's).
+	// ctx is checked before the body runs.
+	fn func(ctx context.Context, tx *sql.Tx) error
 	// after, when set, runs once fn's work is committed, on the
 	// committer, before done is answered: the afters of all bodies run in
 	// commit order.
@@ -43,6 +49,12 @@ type committer struct {
 	stop chan struct{}
 	done chan struct{}
 
+	// memo follows each body's and transaction's outcome.
+	memo *writeMemo
+	// exec runs a statement without arguments (the savepoints) in a
+	// transaction of w.
+	exec func(tx *sql.Tx, query string) error
+
 	shared  atomic.Int64 // commits that carried more than one body
 	waiting atomic.Int64 // bodies handed in and not yet taken
 
@@ -54,8 +66,16 @@ type committer struct {
 // reqsWaiting reports how many bodies wait for the committer to take them.
 func (c *committer) reqsWaiting() int { return int(c.waiting.Load()) }
 
-func newCommitter(w *sql.DB, ran func(bodies int)) *committer {
-	c := &committer{w: w, reqs: make(chan *writeReq), stop: make(chan struct{}), done: make(chan struct{}), ran: ran}
+// The statements around each body of a shared commit.
+const (
+	qSavepoint  = "SAVEPOINT body"
+	qRollbackTo = "ROLLBACK TO body"
+	qRelease    = "RELEASE body"
+)
+
+func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string) error, ran func(bodies int)) *committer {
+	c := &committer{w: w, memo: memo, exec: exec, reqs: make(chan *writeReq), stop: make(chan struct{}),
+		done: make(chan struct{}), ran: ran}
 	go c.loop()
 	return c
 }
@@ -69,7 +89,7 @@ func (c *committer) close() {
 
 // run hands fn to the committer and waits for its outcome. after (may be
 // nil) runs on the committer once fn's work is committed.
-func (c *committer) run(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
 	req := &writeReq{ctx: ctx, fn: fn, after: after, done: make(chan error, 1)}
 	c.waiting.Add(1)
 	select {
@@ -95,6 +115,10 @@ func (c *committer) loop() {
 		case <-c.stop:
 			return
 		}
+		// Let the goroutines that are ready to run hand in their bodies
+		// too: under load a batch then carries them (one commit for many),
+		// and alone the committer goes on at once.
+		runtime.Gosched()
 	gather:
 		for len(batch) < maxBatch {
 			select {
@@ -114,10 +138,9 @@ func (c *committer) loop() {
 
 // commit runs a batch. One body runs in a plain transaction. Several run in
 // one transaction with a savepoint each; should the shared transaction
-// break (a body's statement interrupted by its cancelled context makes
-// SQLite roll the whole transaction back), the batch is rolled back and
-// every body not yet answered runs again alone, so no body fails or
-// commits because of another.
+// break (a body that ends it), the batch is rolled back and every body not
+// yet answered runs again alone, so no body fails or commits because of
+// another.
 func (c *committer) commit(batch []*writeReq) {
 	if len(batch) == 1 {
 		batch[0].answer(c.single(batch[0]))
@@ -137,24 +160,28 @@ func (c *committer) commit(batch []*writeReq) {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.Exec("SAVEPOINT body"); err != nil {
+		if err := c.exec(tx, qSavepoint); err != nil {
 			broken = true
 			break
 		}
-		errs[i] = r.fn(tx)
+		c.memo.bodyBegins()
+		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
+		c.memo.bodyDone(errs[i] == nil)
 		if errs[i] != nil {
-			if _, err := tx.Exec("ROLLBACK TO body"); err != nil {
+			if err := c.exec(tx, qRollbackTo); err != nil {
 				broken = true
 				break
 			}
 		}
-		if _, err := tx.Exec("RELEASE body"); err != nil {
+		if err := c.exec(tx, qRelease); err != nil {
 			broken = true
 			break
 		}
 	}
 	if !broken {
-		if err := tx.Commit(); err == nil {
+		err := tx.Commit()
+		c.memo.txDone(err == nil)
+		if err == nil {
 			c.shared.Add(1)
 			for i, r := range batch {
 				r.answer(errs[i])
@@ -163,6 +190,7 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 	} else {
 		tx.Rollback()
+		c.memo.txDone(false)
 	}
 	// Nothing of the batch is stored: each body runs again on its own.
 	for _, r := range batch {
@@ -175,15 +203,20 @@ func (c *committer) single(r *writeReq) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	tx, err := c.w.BeginTx(r.ctx, nil)
+	ctx := context.WithoutCancel(r.ctx)
+	tx, err := c.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := r.fn(tx); err != nil {
+	c.memo.bodyBegins()
+	if err := r.fn(ctx, tx); err != nil {
+		c.memo.txDone(false)
 		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 			return errors.Join(err, rerr)
 		}
 		return err
 	}
-	return tx.Commit()
+	err = tx.Commit()
+	c.memo.txDone(err == nil)
+	return err
 }

@@ -19,14 +19,14 @@ import (
 func TestGroupCommit(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	if err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.Exec(`CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)`)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	insert := func(k string) func(tx *sql.Tx) error {
-		return func(tx *sql.Tx) error {
+	insert := func(k string) func(ctx context.Context, tx *sql.Tx) error {
+		return func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, 1)`, k)
 			return err
 		}
@@ -50,7 +50,7 @@ func TestGroupCommit(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if err := s.writeTx(ctx, func(tx *sql.Tx) error { close(started); <-release; return nil }); err != nil {
+			if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { close(started); <-release; return nil }); err != nil {
 				t.Error(err)
 			}
 		})
@@ -69,8 +69,8 @@ func TestGroupCommit(t *testing.T) {
 				k := fmt.Sprintf("k%02d", i)
 				switch {
 				case i%10 == 3: // writes, then fails: its row must not stay
-					results[i] = s.writeTxThen(ctx, func(tx *sql.Tx) error {
-						if err := insert(k)(tx); err != nil {
+					results[i] = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+						if err := insert(k)(ctx, tx); err != nil {
 							return err
 						}
 						return errBody
@@ -118,7 +118,7 @@ func TestGroupCommit(t *testing.T) {
 	afters = nil
 	hold(func() {
 		wg2.Go(func() {
-			breakErr = s.writeTx(ctx, func(tx *sql.Tx) error {
+			breakErr = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 				_, err := tx.Exec(`ROLLBACK`)
 				return err
 			})

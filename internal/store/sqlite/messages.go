@@ -38,7 +38,7 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
@@ -63,7 +63,7 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		found  store.Message
 		posted bool
 	)
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if idemKey != "" {
 			st, err := s.wstmt(ctx, tx, qByIdemKey)
 			if err != nil {
@@ -95,32 +95,35 @@ func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store
 
 // appendTx appends prepared messages after the transcript's last entry
 // within tx, chaining their parent ids and numbering them. idemKey, when
-// set, is recorded on the first message (PostMessage).
+// set, is recorded on the first message (PostMessage). The tail comes from
+// the writer's memo when it holds the transcript's, and the new tail and
+// the counts of live runs go back into it.
 func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out []store.Message, idemKey string) error {
-	last, err := s.wstmt(ctx, tx, qLastEntry)
-	if err != nil {
-		return err
+	t, ok := s.memo.tailOf(sessionID)
+	if !ok {
+		last, err := s.wstmt(ctx, tx, qLastEntry)
+		if err != nil {
+			return err
+		}
+		if err := last.QueryRowContext(ctx, sessionID).Scan(&t.seq, &t.id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 	}
-	var (
-		seq    int64
-		prevID string
-	)
-	if err := last.QueryRowContext(ctx, sessionID).Scan(&seq, &prevID); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	ins, err := s.wstmt(ctx, tx, qInsertMessage)
-	if err != nil {
-		return err
-	}
-	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: seq, PrevID: prevID}
+	rows := sqlstore.MessageRows{SessionID: sessionID, IdemKey: idemKey, Seq: t.seq, PrevID: t.id}
+	var err error
 	args := make([]any, 0, 8)
 	for i := range out {
 		if args, err = rows.Append(args[:0], &out[i]); err != nil {
 			return err
 		}
-		if _, err := ins.ExecContext(ctx, args...); err != nil {
+		if _, err := s.wexec(ctx, tx, qInsertMessage, args...); err != nil {
+			s.memo.forgetTail(sessionID) // should a body go on after all
 			return err
 		}
+		if out[i].RunID != "" {
+			s.memo.countMessage(sessionID, &out[i], args[6].(string))
+		}
 	}
+	s.memo.setTail(sessionID, tail{seq: rows.Seq, id: rows.PrevID})
 	return nil
 }

@@ -46,7 +46,7 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.PutOutbox: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ins, err := s.insertOutboxTx(ctx, tx, args)
 		if err != nil {
 			return err
@@ -71,11 +71,7 @@ func (s *Store) insertOutboxTx(ctx context.Context, tx *sql.Tx, args []any) (boo
 // insertTx runs an INSERT … ON CONFLICT DO NOTHING inside a write
 // transaction and reports whether it inserted a row.
 func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, query string, args []any) (bool, error) {
-	st, err := s.wstmt(ctx, tx, query)
-	if err != nil {
-		return false, err
-	}
-	res, err := st.ExecContext(ctx, args...)
+	res, err := s.wexec(ctx, tx, query, args...)
 	if err != nil {
 		return false, err
 	}
@@ -96,7 +92,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		out   *store.OutboxItem
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetOutbox)
 		if err != nil {
 			return err

@@ -21,17 +21,17 @@ const (
 	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3
 		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + sqlstore.RunCols
 
-	// qEndRun records a run's end and its message counts.
+	// qEndRun records the end of a live run and its message counts.
 	qEndRun = `UPDATE runs SET status = ?2, ended_at = ?3, error = ?4, stop_reason = ?5,
-		usage = ?6, stats = ?7 WHERE run_id = ?1`
+		usage = ?6, stats = ?7 WHERE run_id = ?1 AND status IN ('queued', 'running')`
 
 	// qFinishSession adds a run's usage to its session and records how the
-	// run ended.
+	// run ended; finishSession does the same to a cached row.
 	qFinishSession = `UPDATE sessions SET
 		input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 		total_tokens = total_tokens + ?, aborted_last_run = ?,
 		system_sent = MAX(system_sent, ?), updated_at = MAX(updated_at, ?)
-		WHERE key = ? RETURNING ` + sessionCols
+		WHERE key = ?`
 
 	// The queries by status name sqlstore.LiveRuns, the condition of the
 	// partial index runs_live.
@@ -59,7 +59,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
 		} else if !ok {
@@ -107,25 +107,32 @@ func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
 }
 
 // endRunTx stores the end of r (its status, end time, error, stop reason
-// and usage) with the counts of its messages, in one statement.
-func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+// and usage) with the counts of its messages, in one statement; stats nil
+// means count them now. It reports false when the run is no longer live
+// (nothing is written).
+func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run, stats *store.RunStats) (bool, error) {
 	if !sqlstore.ValidRunStatus(r.Status) {
-		return fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
+		return false, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
 	}
 	usage, err := json.Marshal(r.Usage)
 	if err != nil {
-		return fmt.Errorf("run %q: usage: %w", r.RunID, err)
+		return false, fmt.Errorf("run %q: usage: %w", r.RunID, err)
 	}
-	stats, err := s.runStatsTx(ctx, tx, r)
+	var counts []byte
+	if stats != nil {
+		counts, err = json.Marshal(stats)
+	} else {
+		counts, err = s.runStatsTx(ctx, tx, r)
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	st, err := s.wstmt(ctx, tx, qEndRun)
+	res, err := s.wexec(ctx, tx, qEndRun, r.RunID, string(r.Status), toMs(r.EndedAt), r.Error, r.StopReason, string(usage), string(counts))
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = st.ExecContext(ctx, r.RunID, string(r.Status), toMs(r.EndedAt), r.Error, r.StopReason, string(usage), stats)
-	return err
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // UpdateRun applies fn to the stored run in one write transaction and stores
@@ -140,7 +147,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		out   *store.Run
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := s.getRunTx(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -155,6 +162,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		if err := s.putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
+		s.memo.forgetRun(runID)
 		out = sqlstore.StoredRun(r)
 		return nil
 	})
@@ -211,22 +219,32 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	var (
-		out  *store.Run
-		sess *store.Session // the session row as the run's end left it
+		out      *store.Run
+		finished bool // the session row exists and took the run's end
 	)
-	err = s.writeTxThen(ctx, func(tx *sql.Tx) error {
-		out, sess = nil, nil // set, not kept: the body may run again
-		r, err := s.getRunTx(ctx, tx, runID)
-		if err != nil {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out, finished = nil, false // set, not kept: the body may run again
+		// A run this writer opened is in its memo, with the counts of its
+		// messages: nothing to read.
+		var (
+			r   *store.Run
+			err error
+		)
+		if lr, ok := s.memo.run(runID); ok {
+			r = lr.run.Clone()
+		} else if r, err = s.getRunTx(ctx, tx, runID); err != nil {
 			return err
-		}
-		if r.Status.Terminal() {
+		} else if r.Status.Terminal() {
 			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
 		}
 		if len(stored) > 0 {
 			if err := s.appendTx(ctx, tx, sessionID, stored, ""); err != nil {
 				return err
 			}
+		}
+		var stats *store.RunStats
+		if lr, ok := s.memo.run(runID); ok {
+			stats = &lr.stats
 		}
 		r.Status = res.Status
 		r.Error = res.Error
@@ -237,21 +255,25 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			r.Usage.Cost = &c
 		}
 		r.EndedAt = ended
-		if err := s.endRunTx(ctx, tx, r); err != nil {
+		if live, err := s.endRunTx(ctx, tx, r, stats); err != nil {
 			return err
+		} else if !live { // ended since the memo took it: say how
+			if r, err = s.getRunTx(ctx, tx, runID); err != nil {
+				return err
+			}
+			return fmt.Errorf("run %q already %s: %w", runID, r.Status, store.ErrConflict)
 		}
-		st, err := s.wstmt(ctx, tx, qFinishSession)
+		s.memo.forgetRun(runID)
+		fin, err := s.wexec(ctx, tx, qFinishSession, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
+			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey)
 		if err != nil {
 			return err
 		}
-		sess, err = scanSession(st.QueryRowContext(ctx, res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens,
-			boolInt(res.Status == store.RunAborted), boolInt(!r.StartedAt.IsZero()), toMs(ended), r.SessionKey))
-		if errors.Is(err, sql.ErrNoRows) {
-			sess, err = nil, nil // a missing session is not an error
-		}
+		n, err := fin.RowsAffected() // a missing session is not an error
 		if err != nil {
 			return err
 		}
+		finished = n == 1
 		for _, args := range outbox {
 			if _, err := s.insertOutboxTx(ctx, tx, args); err != nil {
 				return err
@@ -260,14 +282,28 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		out = r
 		return nil
 	}, func() {
-		if sess != nil {
-			s.sessions.put(sess)
+		if finished {
+			s.sessions.update(out.SessionKey, func(c *store.Session) {
+				finishSession(c, res, !out.StartedAt.IsZero(), ended)
+			})
 		}
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	return out, stored, nil
+}
+
+// finishSession applies qFinishSession to a cached row.
+func finishSession(c *store.Session, res store.RunResult, started bool, ended time.Time) {
+	c.InputTokens += res.Usage.Input
+	c.OutputTokens += res.Usage.Output
+	c.TotalTokens += res.Usage.TotalTokens
+	c.AbortedLastRun = res.Status == store.RunAborted
+	c.SystemSent = c.SystemSent || started
+	if ended.After(c.UpdatedAt) {
+		c.UpdatedAt = ended
+	}
 }
 
 // AbortInterrupted marks every running run aborted with errText and EndedAt
@@ -282,7 +318,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		now = s.nowTime()
 	}
 	var out []*store.Run
-	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = nil // set, not accumulated: the body may run again
 		st, err := s.wstmt(ctx, tx, qRunning)
 		if err != nil {
@@ -316,6 +352,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		if _, err := st.ExecContext(ctx); err != nil {
 			return err
 		}
+		s.memo.forgetRun("")
 		if st, err = s.wstmt(ctx, tx, qAbortRuns); err != nil {
 			return err
 		}
@@ -341,7 +378,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		return nil, nil, fmt.Errorf("sqlite.StartRun: %w", err)
 	}
 	var run *store.Run
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qStartRun)
 		if err != nil {
 			return err
@@ -357,6 +394,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		if err != nil {
 			return err
 		}
+		s.memo.forgetRun(runID)
 		if len(out) > 0 {
 			if err := s.appendTx(ctx, tx, sessionID, out, ""); err != nil {
 				return err
@@ -396,8 +434,12 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
 	}
+	stored := sqlstore.StoredRun(&c)
+	if len(stored.Input) == 0 {
+		stored.Input = nil // stored NULL
+	}
 	var existing *store.Run
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		existing = nil // set, not kept: the body may run again
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
@@ -407,6 +449,7 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 			}
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
+		s.memo.openRun(stored)
 		if len(out) > 0 {
 			return s.appendTx(ctx, tx, r.SessionID, out, "")
 		}
@@ -418,5 +461,5 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
 	}
-	return sqlstore.StoredRun(&c), out, nil
+	return stored.Clone(), out, nil
 }

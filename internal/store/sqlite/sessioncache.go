@@ -73,6 +73,18 @@ func (c *sessionCache) put(s *store.Session) {
 	c.storeLocked(s)
 }
 
+// update applies fn to key's cached row, if any, as a write just did to
+// the stored one. Writers call it from their after (Store.writeTxThen), in
+// commit order.
+func (c *sessionCache) update(key string, fn func(*store.Session)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	if s, ok := c.m[key]; ok {
+		fn(s)
+	}
+}
+
 // drop forgets key's row (every row when key is empty). Writers call it
 // from their after (Store.writeTxThen), in commit order.
 func (c *sessionCache) drop(key string) {

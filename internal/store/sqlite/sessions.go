@@ -82,7 +82,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
-	err = s.writeTxThen(ctx, func(tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSession)
 		if err != nil {
 			return err
@@ -126,7 +126,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out   *store.Session
 		fnErr error
 	)
-	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetSession)
 		if err != nil {
 			return err
@@ -178,7 +178,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 	if err := s.checkOpen("DeleteSession"); err != nil {
 		return err
 	}
-	err := s.writeTxThen(ctx, func(tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		del, err := s.wstmt(ctx, tx, qDeleteSession)
 		if err != nil {
 			return err
@@ -207,6 +207,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		if err != nil {
 			return err
 		}
+		s.memo.forgetTranscript(sid)
 		_, err = delT.ExecContext(ctx, sid)
 		return err
 	}, func() { s.sessions.drop(key) })

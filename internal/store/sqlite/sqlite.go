@@ -18,6 +18,10 @@
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
 //
+// The writer remembers what it wrote that a later write would read back
+// (each transcript's tail, the runs OpenRun stored and their message
+// counts; see writeMemo), so a warm chat turn's two commits read no row.
+//
 // A third connection, the checkpointer's, copies the WAL back into the
 // database file in the background (every ~110 write bodies), so that the
 // writer's commits need not wait for a checkpoint's fsyncs; the writer
@@ -107,14 +111,16 @@ type Store struct {
 	// Reads answers the reads both SQL stores share, on the readers.
 	sqlstore.Reads
 
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // the bounded reader pool
+	w     *sql.DB                    // the single writer connection
+	wconn atomic.Pointer[writerConn] // w's connection, the last one opened
+	r     *sql.DB                    // the bounded reader pool
 	wc    stmtCache
 	rc    stmtCache
 	now   func() time.Time
 	newID func() string
 
 	commits  *committer // the writer's group commit; set once the schema is ready
+	memo     writeMemo  // the committer's: tails and live runs it wrote
 	ckpt     *checkpointer
 	sessions sessionCache
 
@@ -185,7 +191,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		},
 		"_txlock": {"immediate"},
 	}
-	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode()})
+	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), opened: s.wconn.Store})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
@@ -209,7 +215,10 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetConnMaxIdleTime(0)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
 	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
-	s.commits = newCommitter(s.w, func(bodies int) {
+	s.commits = newCommitter(s.w, &s.memo, func(tx *sql.Tx, query string) error {
+		_, err := s.wexec(context.Background(), tx, query)
+		return err
+	}, func(bodies int) {
 		s.ckpt.committed(bodies)
 		s.ckpt.finish(s.w)
 	})
@@ -281,15 +290,16 @@ func (s *Store) checkOpen(op string) error {
 // Bodies that wait for the writer at the same time share one commit (see
 // committer), so fn may run more than once when a shared commit has to be
 // redone: it must set, not accumulate, what it reports through captured
-// variables.
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// variables. fn gets ctx without its cancellation (see writeReq) and must
+// use it rather than the caller's.
+func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.commits.run(ctx, fn, nil)
 }
 
 // writeTxThen is writeTx running after once fn's work is committed, in
 // commit order with every other write's after (the session cache's
 // updates).
-func (s *Store) writeTxThen(ctx context.Context, fn func(tx *sql.Tx) error, after func()) error {
+func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
 	return s.commits.run(ctx, fn, after)
 }
 
@@ -310,6 +320,20 @@ func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt,
 		return tx.StmtContext(ctx, st), nil
 	}
 	return tx.PrepareContext(ctx, query)
+}
+
+// wexec runs query, a write that returns no rows, in tx: on the writer's
+// connection directly when it has it (see writerConn.exec), else as a
+// statement of tx.
+func (s *Store) wexec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if w := s.wconn.Load(); w != nil {
+		return w.exec(ctx, query, args)
+	}
+	st, err := s.wstmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // query runs a read query on the reader pool through a cached prepared
@@ -458,11 +482,27 @@ func newDriver() *sqlite.Driver {
 	return d
 }
 
-// connector opens connections of drv with a fixed DSN.
-type connector struct{ dsn string }
+// connector opens connections of drv with a fixed DSN; the writer's are
+// writerConns, each handed to opened.
+type connector struct {
+	dsn    string
+	opened func(*writerConn) // nil: not the writer's
+}
 
-func (c connector) Connect(context.Context) (driver.Conn, error) { return drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return drv }
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := drv.Open(c.dsn)
+	if err != nil || c.opened == nil {
+		return conn, err
+	}
+	w, err := newWriterConn(conn)
+	if err != nil {
+		return nil, err
+	}
+	c.opened(w)
+	return w, nil
+}
+
+func (c connector) Driver() driver.Driver { return drv }
 
 // createFresh creates the database at path from the embedded schema image
 // (see schemaimage.go) when neither it nor its WAL exists: parsing and

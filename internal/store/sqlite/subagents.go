@@ -32,7 +32,7 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 		return fmt.Errorf("sqlite.PutSubagent: %w", err)
 	}
 	args := sqlstore.SubagentArgs(&c)
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSubagent)
 		if err != nil {
 			return err
@@ -61,7 +61,7 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 	}
 	var out *store.SubagentRun
 	var fnErr error
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get, err := s.wstmt(ctx, tx, qGetSubagent)
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func (s *Store) PruneOutbox(ctx context.Context, kind string, deliveredBefore ti
 		return 0, err
 	}
 	var n int64
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		query, args := qPruneOutbox, []any{deliveredBefore.UnixMilli()}
 		if kind != "" {
 			query, args = qPruneOutboxKind, []any{kind, deliveredBefore.UnixMilli()}

@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,7 +106,9 @@ func TestWarmTurnPages(t *testing.T) {
 // with 1,000 turns before it, among 1,000 other sessions, checkpoints
 // included (TestWarmTurnPages logs the pages a turn writes).
 func BenchmarkWarmTurn(b *testing.B) {
-	ctx := context.Background()
+	// A cancellable context, as the runner's are.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	s, _, n := turnStore(b, Options{})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -115,6 +119,42 @@ func BenchmarkWarmTurn(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkWarmTurnsShared is BenchmarkWarmTurn with 100 sessions
+// taking turns at once (as 100 session-scoped clients do), so their
+// writes share commits; it reports the WAL pages a turn wrote.
+func BenchmarkWarmTurnsShared(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, wal, n := turnStore(b, Options{checkpointEvery: -1}) // the WAL only grows
+	const clients = 100
+	for c := range clients {
+		key := fmt.Sprintf("agent:main:load-%d", c)
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid-" + key, AgentID: "main", Kind: "direct"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	frames := walFrames(b, s, wal)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime(b)
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	for c := range clients {
+		wg.Go(func() {
+			key := fmt.Sprintf("agent:main:load-%d", c)
+			for i := c; i < b.N && errs[c] == nil; i += clients {
+				errs[c] = warmTurn(ctx, s, key, "sid-"+key, n+i)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric((walFrames(b, s, wal)-frames)/float64(b.N), "pages/op")
 }
 
 // cpuTime is the CPU time (user and system) the process has used so far,

@@ -53,35 +53,31 @@ const (
 
 // runStatsTx counts r's messages (those of its session with its run id)
 // inside a write transaction, as the JSON stored in runs.stats.
-func (s *Store) runStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) (string, error) {
+func (s *Store) runStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) ([]byte, error) {
 	var stats store.RunStats
 	if r.SessionID != "" {
 		q, err := s.wstmt(ctx, tx, qRunLines)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		rows, err := q.QueryContext(ctx, r.SessionID, r.RunID)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		defer rows.Close()
 		var role string
 		var line []byte
 		for rows.Next() {
 			if err := rows.Scan(&role, &line); err != nil {
-				return "", err
+				return nil, err
 			}
 			stats.Count(role, line)
 		}
 		if err := rows.Err(); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
-	b, err := json.Marshal(stats)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return json.Marshal(stats)
 }
 
 // RunsUsage implements store.Store.

@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// writerConn is the writer's connection: the driver's, with its
+// transactions begun and ended by statements prepared once. The driver
+// runs "begin immediate", "commit" and "rollback" through sqlite3_exec,
+// which parses each anew: two parses per commit, a turn's writes being two
+// commits.
+type writerConn struct {
+	driver.Conn
+	begin, commit, rollback driver.StmtExecContext
+
+	// execs and args serve exec, on the committer's goroutine only.
+	execs map[string]driver.StmtExecContext
+	args  []driver.NamedValue
+}
+
+// The driver's connection implements these; writerConn passes them on.
+type fullConn interface {
+	driver.Conn
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.SessionResetter
+	driver.Validator
+	driver.Pinger
+}
+
+var (
+	_ fullConn           = (*writerConn)(nil)
+	_ driver.ConnBeginTx = (*writerConn)(nil)
+)
+
+// newWriterConn prepares c's transaction statements; it closes c when that
+// fails.
+func newWriterConn(c driver.Conn) (_ *writerConn, err error) {
+	if _, ok := c.(fullConn); !ok {
+		c.Close()
+		return nil, fmt.Errorf("writer connection %T lacks a method", c)
+	}
+	w := &writerConn{Conn: c}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	for _, p := range []struct {
+		dst   *driver.StmtExecContext
+		query string
+	}{{&w.begin, "BEGIN IMMEDIATE"}, {&w.commit, "COMMIT"}, {&w.rollback, "ROLLBACK"}} {
+		st, err := c.(driver.ConnPrepareContext).PrepareContext(context.Background(), p.query)
+		if err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", p.query, err)
+		}
+		ex, ok := st.(driver.StmtExecContext)
+		if !ok {
+			st.Close()
+			return nil, fmt.Errorf("statement %T cannot execute with a context", st)
+		}
+		*p.dst = ex
+	}
+	return w, nil
+}
+
+func (w *writerConn) full() fullConn { return w.Conn.(fullConn) }
+
+// Close closes the prepared statements, then the connection.
+func (w *writerConn) Close() error {
+	var errs []error
+	for _, st := range []driver.StmtExecContext{w.begin, w.commit, w.rollback} {
+		if st != nil {
+			errs = append(errs, st.(driver.Stmt).Close())
+		}
+	}
+	for _, st := range w.execs {
+		errs = append(errs, st.(driver.Stmt).Close())
+	}
+	return errors.Join(append(errs, w.Conn.Close())...)
+}
+
+// exec runs query, a statement that returns no rows, with args in the
+// connection's open transaction, through a statement it prepares once.
+// It does what database/sql would (the default argument conversion, then
+// the driver's exec) without the rest of database/sql's per-statement work:
+// a Stmt bound to the Tx, the connection's locks, a Result wrapper. Only
+// the committer's goroutine calls it, while its transaction holds the
+// connection (the pool has this one connection).
+func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver.Result, error) {
+	st, ok := w.execs[query]
+	if !ok {
+		ds, err := w.full().PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok = ds.(driver.StmtExecContext); !ok {
+			ds.Close()
+			return nil, fmt.Errorf("statement %T cannot execute with a context", ds)
+		}
+		if w.execs == nil {
+			w.execs = make(map[string]driver.StmtExecContext)
+		}
+		w.execs[query] = st
+	}
+	named := w.args[:0]
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	w.args = named
+	res, err := st.ExecContext(ctx, named)
+	clear(named) // holds no argument past the statement
+	return res, err
+}
+
+// BeginTx begins a write transaction (the writer's are all BEGIN
+// IMMEDIATE).
+func (w *writerConn) BeginTx(ctx context.Context, _ driver.TxOptions) (driver.Tx, error) {
+	if _, err := w.begin.ExecContext(ctx, nil); err != nil {
+		return nil, err
+	}
+	return writerTx{w}, nil
+}
+
+func (w *writerConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return w.full().PrepareContext(ctx, query)
+}
+
+func (w *writerConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return w.full().ExecContext(ctx, query, args)
+}
+
+func (w *writerConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return w.full().QueryContext(ctx, query, args)
+}
+
+func (w *writerConn) ResetSession(ctx context.Context) error { return w.full().ResetSession(ctx) }
+func (w *writerConn) IsValid() bool                          { return w.full().IsValid() }
+func (w *writerConn) Ping(ctx context.Context) error         { return w.full().Ping(ctx) }
+
+// writerTx is a transaction of a writerConn.
+type writerTx struct{ w *writerConn }
+
+// Commit commits; should COMMIT fail, the transaction is rolled back (the
+// connection must leave it either way), as the driver's own Commit does.
+func (t writerTx) Commit() error {
+	_, err := t.w.commit.ExecContext(context.Background(), nil)
+	if err != nil {
+		// Fails harmlessly when COMMIT ended the transaction.
+		t.w.rollback.ExecContext(context.Background(), nil)
+	}
+	return err
+}
+
+func (t writerTx) Rollback() error {
+	_, err := t.w.rollback.ExecContext(context.Background(), nil)
+	return err
+}
