@@ -94,14 +94,14 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 		}
 		return Enqueued{}, true, fmt.Errorf("agent.Submit: %w", err)
 	}
-	go func() {
+	r.workers.Go(func() {
 		defer r.wg.Done()
 		r.executeOpened(runCtx, cancel, opened.Clone(), stored, &run, sess)
 		r.mu.Lock()
 		l.active, l.activeUntrusted = "", false
 		r.mu.Unlock()
 		r.drain(key, l) // what queued behind it, then the lane ends
-	}()
+	})
 	return Enqueued{Run: opened, Created: true}, true, nil
 }
 
@@ -126,10 +126,10 @@ func (r *Runner) unopen(key, id string, l *lane, cancel context.CancelCauseFunc,
 	}
 	r.mu.Unlock()
 	if next {
-		go func() {
+		r.workers.Go(func() {
 			defer r.wg.Done()
 			r.drain(key, l)
-		}()
+		})
 	} else {
 		r.wg.Done()
 	}
