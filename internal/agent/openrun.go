@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -37,8 +36,8 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	}
 	// The run executes the input as stored, like a queued run that drain
 	// reads back.
-	var run Input
-	if err := json.Unmarshal(queued.Input, &run); err != nil {
+	run, err := storedInput(in, queued.Input)
+	if err != nil {
 		return Enqueued{}, false, nil // the queued path records the error on the run
 	}
 	key, id := queued.SessionKey, queued.RunID
