@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/internal/workers"
 	"log/slog"
 	"net"
 	"slices"
@@ -33,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/workers"
 )
 
 // Defaults used when Config leaves a field zero.

@@ -19,7 +19,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/switchboardhq/switchboard/internal/workers"
 	"iter"
 	"log/slog"
 	"net"
@@ -37,6 +36,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/workers"
 )
 
 // Runner is what the gateway needs from the agent runner. Implementations

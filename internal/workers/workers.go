@@ -60,6 +60,7 @@ func (p *Pool) work(fn func()) {
 	ch := make(chan func(), 1)
 	for {
 		fn()
+		fn = nil // what the task held is not kept while idle
 		p.mu.Lock()
 		if p.closed || len(p.idle) >= p.max {
 			p.mu.Unlock()
