@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -37,8 +36,8 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	}
 	// The run executes the input as stored, like a queued run that drain
 	// reads back.
-	var run Input
-	if err := json.Unmarshal(queued.Input, &run); err != nil {
+	run, err := storedInput(in, queued.Input)
+	if err != nil {
 		return Enqueued{}, false, nil // the queued path records the error on the run
 	}
 	key, id := queued.SessionKey, queued.RunID
@@ -94,14 +93,14 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 		}
 		return Enqueued{}, true, fmt.Errorf("agent.Submit: %w", err)
 	}
-	go func() {
+	r.workers.Go(func() {
 		defer r.wg.Done()
 		r.executeOpened(runCtx, cancel, opened.Clone(), stored, &run, sess)
 		r.mu.Lock()
 		l.active, l.activeUntrusted = "", false
 		r.mu.Unlock()
 		r.drain(key, l) // what queued behind it, then the lane ends
-	}()
+	})
 	return Enqueued{Run: opened, Created: true}, true, nil
 }
 
@@ -126,10 +125,10 @@ func (r *Runner) unopen(key, id string, l *lane, cancel context.CancelCauseFunc,
 	}
 	r.mu.Unlock()
 	if next {
-		go func() {
+		r.workers.Go(func() {
 			defer r.wg.Done()
 			r.drain(key, l)
-		}()
+		})
 	} else {
 		r.wg.Done()
 	}

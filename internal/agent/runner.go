@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
 	"github.com/switchboardhq/switchboard/internal/transcript"
+	"github.com/switchboardhq/switchboard/internal/workers"
 )
 
 // Defaults used when Config leaves a field zero.
@@ -314,6 +315,9 @@ type Runner struct {
 	ctx    context.Context // cancelled with errShutdown on Close
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
+	// lanes run on kept workers (a run's stack is grown already); wg
+	// tracks the lanes themselves.
+	workers *workers.Pool
 
 	closeOnce sync.Once
 	windows   *windowCache
@@ -435,6 +439,7 @@ func New(cfg Config) (*Runner, error) {
 		subs:    make(map[uint64]subscriber),
 		windows: newWindowCache(cfg.HistoryLimit),
 		events:  newEventLog(),
+		workers: workers.New(maxIdleLaneWorkers),
 	}
 	r.summarySem = make(chan struct{}, cmp.Or(cfg.Compaction.MaxConcurrent, 4))
 	if r.log == nil {
@@ -670,7 +675,11 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input, created *store.Run
 	}
 	l.lastArrival = time.Now() // a real-time quiet window, not the injected clock
 	if !busy {
-		r.wg.Go(func() { r.drain(sessionKey, l) })
+		r.wg.Add(1)
+		r.workers.Go(func() {
+			defer r.wg.Done()
+			r.drain(sessionKey, l)
+		})
 	}
 	return position, nil
 }
@@ -1054,8 +1063,13 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	r.cancel(errShutdown)
+	r.workers.Close()
 	return nil
 }
+
+// maxIdleLaneWorkers bounds the goroutines kept to run lanes on: about
+// the sessions busy at once under load.
+const maxIdleLaneWorkers = 64
 
 // Close is Shutdown with no grace period.
 func (r *Runner) Close() error {

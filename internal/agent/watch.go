@@ -383,3 +383,28 @@ func lastAssistant(msgs []store.Message) *transcript.Message {
 	}
 	return nil
 }
+
+// EndMessage returns the last message of run runID when the run ended on
+// this runner within the last minute: the message its end event carries,
+// which is the last one the run wrote unless a run that carried it wrote
+// it (then its Meta.RunID names that run). nil when the run's end is not
+// logged here (it ended on another node, or longer ago) or carries no
+// message: read the transcript then. The message is shared: do not change
+// it.
+func (r *Runner) EndMessage(runID string) *transcript.Message {
+	return r.events.endMessage(runID)
+}
+
+func (l *eventLog) endMessage(runID string) *transcript.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rl := l.runs[runID]
+	if rl == nil || !rl.ended || len(rl.events) == 0 {
+		return nil
+	}
+	end := rl.events[len(rl.events)-1]
+	if !isEnd(*end) || end.recovered || end.remote {
+		return nil
+	}
+	return end.Message
+}

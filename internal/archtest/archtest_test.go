@@ -358,6 +358,7 @@ var leaves = map[string][]string{
 	"internal/sessionkey":   nil,
 	"internal/transcript":   {"internal/jsonenc"},
 	"internal/jsonenc":      nil,
+	"internal/workers":      nil,
 	"internal/cronsched":    {"github.com/netresearch/go-cron"},
 	"internal/logfile":      nil,
 	"internal/statedir":     {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
@@ -502,6 +503,7 @@ var importAllowLists = map[string][]string{
 		"internal/toolinvoke",
 		"internal/tools",
 		"internal/transcript",
+		"internal/workers",
 	},
 	// The run-time core: what each layer may build on. The session tools
 	// sit below the runner (agent imports tools), so tools/sessions must not
@@ -510,6 +512,7 @@ var importAllowLists = map[string][]string{
 	"internal/agent": {
 		"github.com/google/uuid",
 		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
+		"internal/workers",
 	},
 	// admission: the one step between the doors and the runner: the
 	// runner's input, the policy rules, the store contract, key parsing,

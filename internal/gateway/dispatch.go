@@ -232,7 +232,9 @@ func (c *conn) dispatch(f *wire.Frame) {
 	}
 
 	cl := &call{c: c, id: f.ID, method: f.Method, params: f.Params, received: time.Now()}
-	go func() {
+	// On a kept worker: a request's stack is grown already (c.wg tracks
+	// the request, not the worker).
+	c.s.calls.Go(func() {
 		defer c.wg.Done()
 		defer func() {
 			c.mu.Lock()
@@ -256,7 +258,7 @@ func (c *conn) dispatch(f *wire.Frame) {
 			return // cancelled or the connection ended: nobody to answer
 		}
 		c.respond(cl.id, res, err)
-	}()
+	})
 }
 
 // decode validates the call's params and decodes them into v.

@@ -173,9 +173,12 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		if d, ok := data.(agentTextData); ok { // a held assistant event
 			seq, stream = d.seq, agent.StreamAssistant
 		}
-		raw, err := json.Marshal(data)
-		if err != nil {
-			raw = json.RawMessage("{}")
+		raw, ok := data.(json.RawMessage) // encoded already (wire's lifecycle data)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(data); err != nil {
+				raw = json.RawMessage("{}")
+			}
 		}
 		ae := wire.AgentEvent{
 			RunID: ev.RunID, Seq: seq, Stream: stream, TS: ts, Data: raw,
@@ -195,13 +198,13 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 					"message": headText(q.Message, MaxLiveText), "acceptedAt": ts})
 			}
 		case agent.PhaseStart:
-			agentEv(map[string]any{"phase": "start", "startedAt": ts})
+			agentEv(json.RawMessage(wire.AppendStartData(make([]byte, 0, 48), ts)))
 			s.runChanged(ev.SessionKey, ev.RunID, "agent.run.started", "start", false)
 		case agent.PhaseModel:
 			s.flushAgentTextLocked(st, agentEv)
 			s.flushDeltaLocked(st, ev)
 			st.text, st.sent, st.agentSent = "", 0, 0
-			agentEv(map[string]any{"phase": "model", "provider": ev.ProviderID, "model": ev.ModelID})
+			agentEv(json.RawMessage(wire.AppendModelData(make([]byte, 0, 64+len(ev.ProviderID)+len(ev.ModelID)), ev.ProviderID, ev.ModelID)))
 			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the previous turn is stored
 		case agent.PhaseEnd:
 			s.flushAgentTextLocked(st, agentEv)
@@ -357,18 +360,18 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 	if run == nil {
 		return
 	}
-	data := map[string]any{"phase": "end", "stopReason": run.StopReason, "aborted": run.Status == store.RunAborted}
-	if !run.StartedAt.IsZero() {
-		data["startedAt"] = run.StartedAt.UnixMilli()
+	data := wire.EndData{Phase: "end", StopReason: run.StopReason, Aborted: run.Status == store.RunAborted,
+		HasStartedAt: !run.StartedAt.IsZero(), HasEndedAt: !run.EndedAt.IsZero()}
+	if data.HasStartedAt {
+		data.StartedAt = run.StartedAt.UnixMilli()
 	}
-	if !run.EndedAt.IsZero() {
-		data["endedAt"] = run.EndedAt.UnixMilli()
+	if data.HasEndedAt {
+		data.EndedAt = run.EndedAt.UnixMilli()
 	}
 	if run.Status == store.RunError || run.Status == store.RunTimeout {
-		data["phase"] = "error"
-		data["error"] = run.Error
+		data.Phase, data.Error, data.HasError = "error", run.Error, true
 	}
-	agentEv(data)
+	agentEv(json.RawMessage(data.AppendJSON(make([]byte, 0, 128+len(run.StopReason)+len(run.Error)))))
 
 	chat := wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/workers"
 )
 
 // Runner is what the gateway needs from the agent runner. Implementations
@@ -272,6 +273,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the tick loop and every connection
 	unsub  func()
+	// calls runs the requests of every connection (see conn.dispatch).
+	calls *workers.Pool
 	// sessionChanges feeds sessionsChangedLoop (see sessionsChanged).
 	sessionChanges chan sessionChange
 	// timings are the chat.sends of operator UIs followed for
@@ -348,6 +351,7 @@ func New(cfg Config) (*Server, error) {
 		alias:        sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
 		defaultAgent: cfg.Settings.DefaultAgent,
 		conns:        make(map[*conn]struct{}),
+		calls:        workers.New(maxIdleCallWorkers),
 		runs:         make(map[string]*runStream),
 	}
 	if s.log == nil {
@@ -619,8 +623,13 @@ func (s *Server) Close() error {
 	}
 	s.cancel()
 	s.wg.Wait()
+	s.calls.Close()
 	return nil
 }
+
+// maxIdleCallWorkers bounds the goroutines kept to run requests on: about
+// the requests in flight at once under load (one per busy client).
+const maxIdleCallWorkers = 64
 
 // Stats are the gateway's live counters, for metrics.
 type Stats struct {

@@ -62,6 +62,9 @@ type Store interface {
 type Runner interface {
 	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
 	Post(ctx context.Context, p agent.Post) (string, error)
+	// EndMessage is the last message of a run that just ended on this
+	// node (nil: read the transcript).
+	EndMessage(runID string) *transcript.Message
 }
 
 // Admitter starts runs: the admission step (*admission.Admitter), which
@@ -219,6 +222,16 @@ func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
 // is never mistaken for an older one.
 func (r *Relay) runReply(ctx context.Context, run *store.Run, lastOnly bool) (string, error) {
 	runID, sessionID := run.RunID, run.SessionID
+	// A run that ended ok here wrote its last message with its end, and
+	// its end event carries it: the newest message, read from memory.
+	// Its text, or with lastOnly no text, is the reply; otherwise older
+	// messages are scanned in the transcript.
+	if m := r.cfg.Runner.EndMessage(runID); m != nil && run.Status == store.RunOK && ownMessage(m, runID) {
+		reply, err := messageReply(m, runID, lastOnly)
+		if err != nil || reply != "" || lastOnly {
+			return reply, err
+		}
+	}
 	if sessionID == "" { // a run that never started wrote nothing; one from an older store may lack it
 		sess, err := r.cfg.Store.GetSession(ctx, run.SessionKey)
 		if err != nil {
@@ -259,23 +272,36 @@ func (r *Relay) runReply(ctx context.Context, run *store.Run, lastOnly bool) (st
 		if role := own[i].Entry.Message.Role; role == transcript.RoleToolResult || role == transcript.RoleTool {
 			continue
 		}
-		raw, err := json.Marshal(own[i].Entry.Message)
-		if err != nil {
-			return "", fmt.Errorf("relay: encode message of run %s: %w", runID, err)
-		}
-		var mm map[string]any
-		if err := json.Unmarshal(raw, &mm); err != nil {
-			return "", fmt.Errorf("relay: decode message of run %s: %w", runID, err)
-		}
-		msg := []map[string]any{mm}
-		if lastOnly {
-			return sanitize.LastMessageReply(msg), nil
-		}
-		if t := sanitize.LatestReply(msg); t != "" {
-			return t, nil
+		reply, err := messageReply(own[i].Entry.Message, runID, lastOnly)
+		if err != nil || reply != "" || lastOnly {
+			return reply, err
 		}
 	}
 	return "", nil
+}
+
+// ownMessage reports whether m is an assistant message run runID wrote.
+func ownMessage(m *transcript.Message, runID string) bool {
+	return m.Role == transcript.RoleAssistant && m.Meta != nil && m.Meta.RunID == runID
+}
+
+// messageReply is the reply text of one non-tool message of run runID,
+// converted to the reference's shape: with lastOnly its text (the
+// reference's last-message rule), else its newest assistant text.
+func messageReply(m *transcript.Message, runID string, lastOnly bool) (string, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("relay: encode message of run %s: %w", runID, err)
+	}
+	var mm map[string]any
+	if err := json.Unmarshal(raw, &mm); err != nil {
+		return "", fmt.Errorf("relay: decode message of run %s: %w", runID, err)
+	}
+	msg := []map[string]any{mm}
+	if lastOnly {
+		return sanitize.LastMessageReply(msg), nil
+	}
+	return sanitize.LatestReply(msg), nil
 }
 
 // carrierScan bounds how far back carrierMessages looks for a carried

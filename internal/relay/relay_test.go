@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -348,5 +349,72 @@ func TestFailedFlowIsRetriedThenDead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// transcriptOnly is a runner that has no run's end message in memory: a
+// relay over it reads every reply from the transcript.
+type transcriptOnly struct{ *agent.Runner }
+
+func (transcriptOnly) EndMessage(string) *transcript.Message { return nil }
+
+// noTranscript is a store whose transcript cannot be read.
+type noTranscript struct{ Store }
+
+func (noTranscript) History(context.Context, string, store.HistoryOptions) ([]store.Message, error) {
+	return nil, errors.New("transcript read")
+}
+
+// TestReplyFromEndMatchesTranscript: the reply of a run that ended here is
+// read from its end event, not the transcript (sessions_send's wait takes
+// it with no read), and it is the one the transcript gives, for replies of
+// each shape, by both rules (the last message's text, and the newest
+// assistant text).
+func TestReplyFromEndMatchesTranscript(t *testing.T) {
+	e := newRunEnv(t, `{}`)
+	fromStore, err := New(Config{Store: e.store, Runner: transcriptOnly{e.runner}, Admit: e.relay.cfg.Admit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEnd, err := New(Config{Store: noTranscript{e.store}, Runner: e.runner, Admit: e.relay.cfg.Admit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, msg := range []string{
+		"/reply pong",
+		"plain text, echoed",
+		"/reply",             // no text
+		"/think hmm\n/reply", // thinking only
+		"/think why\n/reply because",
+		"/reply line one\n/reply <b>two</b> & \"three\"",
+		"/reply NO_REPLY",
+	} {
+		id := fmt.Sprint("r", i)
+		if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: id, SessionKey: "agent:main:t", AgentID: "main", Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+		run, done, err := e.runner.Wait(ctx, id, -1)
+		if err != nil || !done || run.Status != store.RunOK {
+			t.Fatalf("%q: run %v %v %+v", msg, done, err, run)
+		}
+		if got, err := fromEnd.Reply(ctx, run); err != nil {
+			t.Errorf("%q: the reply was read from the transcript (%v)", msg, err)
+		} else if want, _ := fromStore.Reply(ctx, run); got != want {
+			t.Errorf("%q: reply from the end %q, from the transcript %q", msg, got, want)
+		}
+		for _, lastOnly := range []bool{true, false} {
+			got, err := e.relay.runReply(ctx, run, lastOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := fromStore.runReply(ctx, run, lastOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%q (lastOnly %v): reply from the end %q, from the transcript %q", msg, lastOnly, got, want)
+			}
+		}
 	}
 }

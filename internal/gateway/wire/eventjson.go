@@ -109,3 +109,62 @@ func appendHTMLString(b []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// The data of a run's lifecycle agent events, written as json.Marshal
+// writes the map of their members (keys in sorted order).
+
+// AppendStartData appends the data of a run's start event:
+// {"phase":"start","startedAt":startedAt}.
+func AppendStartData(b []byte, startedAt int64) []byte {
+	b = append(b, `{"phase":"start","startedAt":`...)
+	b = strconv.AppendInt(b, startedAt, 10)
+	return append(b, '}')
+}
+
+// AppendModelData appends the data of a run's model event:
+// {"model":model,"phase":"model","provider":provider}.
+func AppendModelData(b []byte, provider, model string) []byte {
+	b = append(b, `{"model":`...)
+	b = appendHTMLString(b, model)
+	b = append(b, `,"phase":"model","provider":`...)
+	b = appendHTMLString(b, provider)
+	return append(b, '}')
+}
+
+// EndData is the data of a run's end event.
+type EndData struct {
+	// Phase is "end", or "error" for a run that failed (with Error).
+	Phase      string
+	StopReason string
+	Aborted    bool
+	// StartedAt and EndedAt are Unix milliseconds, written when the
+	// matching Has flag is set.
+	StartedAt, EndedAt       int64
+	HasStartedAt, HasEndedAt bool
+	// Error is written when HasError is set.
+	Error    string
+	HasError bool
+}
+
+// AppendJSON appends d as json.Marshal writes the map of its members.
+func (d *EndData) AppendJSON(b []byte) []byte {
+	b = append(b, `{"aborted":`...)
+	b = strconv.AppendBool(b, d.Aborted)
+	if d.HasEndedAt {
+		b = append(b, `,"endedAt":`...)
+		b = strconv.AppendInt(b, d.EndedAt, 10)
+	}
+	if d.HasError {
+		b = append(b, `,"error":`...)
+		b = appendHTMLString(b, d.Error)
+	}
+	b = append(b, `,"phase":`...)
+	b = appendHTMLString(b, d.Phase)
+	if d.HasStartedAt {
+		b = append(b, `,"startedAt":`...)
+		b = strconv.AppendInt(b, d.StartedAt, 10)
+	}
+	b = append(b, `,"stopReason":`...)
+	b = appendHTMLString(b, d.StopReason)
+	return append(b, '}')
+}

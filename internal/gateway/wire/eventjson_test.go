@@ -39,6 +39,39 @@ func checkEventJSON(t *testing.T, s string) {
 			t.Errorf("ChatEvent.AppendJSON(%q):\n got %s\nwant %s", s, got, want)
 		}
 	}
+	checkLifecycleJSON(t, s)
+}
+
+// checkLifecycleJSON compares the lifecycle data encoders with json.Marshal
+// of the maps the gateway built for them.
+func checkLifecycleJSON(t *testing.T, s string) {
+	t.Helper()
+	same := func(what string, got []byte, want map[string]any) {
+		t.Helper()
+		if w := string(mustMarshal(t, want)); string(got) != w {
+			t.Errorf("%s(%q):\n got %s\nwant %s", what, s, got, w)
+		}
+	}
+	same("AppendStartData", AppendStartData(nil, 1700000000123), map[string]any{"phase": "start", "startedAt": int64(1700000000123)})
+	same("AppendModelData", AppendModelData(nil, s, s+"-model"), map[string]any{"phase": "model", "provider": s, "model": s + "-model"})
+	for _, d := range []EndData{
+		{Phase: "end", StopReason: s},
+		{Phase: "end", StopReason: "stop", Aborted: true, StartedAt: 1, EndedAt: 2, HasStartedAt: true, HasEndedAt: true},
+		{Phase: "error", StopReason: "error", StartedAt: 5, HasStartedAt: true, Error: s, HasError: true},
+		{Phase: "error", EndedAt: -3, HasEndedAt: true, HasError: true},
+	} {
+		want := map[string]any{"phase": d.Phase, "stopReason": d.StopReason, "aborted": d.Aborted}
+		if d.HasStartedAt {
+			want["startedAt"] = d.StartedAt
+		}
+		if d.HasEndedAt {
+			want["endedAt"] = d.EndedAt
+		}
+		if d.HasError {
+			want["error"] = d.Error
+		}
+		same("EndData.AppendJSON", d.AppendJSON(nil), want)
+	}
 }
 
 func TestEventJSONMatchesMarshal(t *testing.T) {
