@@ -402,8 +402,8 @@ func (l *eventLog) endMessage(runID string) *transcript.Message {
 	if rl == nil || !rl.ended || len(rl.events) == 0 {
 		return nil
 	}
-	end := rl.events[len(rl.events)-1]
-	if !isEnd(*end) || end.recovered || end.remote {
+	end := rl.events[len(rl.events)-1].event()
+	if !isEnd(end) || end.recovered || end.remote {
 		return nil
 	}
 	return end.Message
