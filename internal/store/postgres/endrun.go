@@ -13,14 +13,10 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 var _ store.RunEnder = (*Store)(nil)
-
-// qEndedHere fails (division_by_zero) unless run $1's row is a version
-// this transaction wrote: after qFinishRun, unless the run was not live.
-const qEndedHere = `SELECT 1 / count(*) FROM runs
-	WHERE run_id = $1 AND xmin::text::bigint = pg_current_xact_id()::text::bigint % 4294967296`
 
 // EndRun implements store.RunEnder: a run's last messages and its end are
 // one transaction with one fence check, where AppendMessages then
@@ -172,14 +168,11 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		}
 		// The run, its session, the outbox and the messages in one
 		// round trip with COMMIT (and BEGIN and the fence check when
-		// nothing went before). When the run is not live the end
-		// changes nothing and qEndedHere fails, so the server skips
-		// what follows, COMMIT too; it is found out after the rollback.
+		// nothing went before). When the run is not live qFinishRun
+		// changes nothing and fails, so the server skips what follows,
+		// COMMIT too; it is found out after the rollback.
 		b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
 			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
-		if len(e.outbox) > 0 || len(e.out) > 0 {
-			b.Queue(qEndedHere, e.runID)
-		}
 		for _, args := range e.outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
@@ -203,7 +196,7 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 			}
 		}
 		r, err := scanRun(br.QueryRow())
-		if errors.Is(err, pgx.ErrNoRows) {
+		if isCode(err, "22012") {
 			br.Close()
 			return errNotLive
 		}
@@ -221,10 +214,17 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 
 // countRun adds to stats the messages of out that belong to run runID,
 // as their stored lines count (store.RunStats.Count). The line counted is
-// the entry's JSON but for the parent id, which Count does not look at.
+// the entry's JSON but for the parent id, which Count does not look at;
+// it is written only for the roles whose lines Count reads.
 func countRun(stats *store.RunStats, out []store.Message, runID string) error {
 	for i := range out {
 		if out[i].RunID != runID {
+			continue
+		}
+		switch out[i].Role {
+		case transcript.RoleAssistant, transcript.RoleToolResult, transcript.RoleTool:
+		default:
+			stats.Count(out[i].Role, nil)
 			continue
 		}
 		line, err := out[i].Entry.MarshalJSON()
