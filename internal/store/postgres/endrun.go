@@ -151,14 +151,17 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 	var run *store.Run
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var (
-			b pgx.Batch
-			t tail
+			b   pgx.Batch
+			t   tail
+			led bool // the fence check took the transcript's lock
 		)
 		stats := stats
 		switch {
 		case checked != nil:
 			t = *checked
-			b.Queue(qLockTranscript, transcriptLockKey(e.sessionID))
+			if led = leadLock(tx, transcriptLockKey(e.sessionID)); !led {
+				b.Queue(qLockTranscript, transcriptLockKey(e.sessionID))
+			}
 			b.Queue(qTailIs, e.sessionID, t.seq, t.prevID)
 		case len(e.out) > 0:
 			var err error
@@ -183,9 +186,11 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		}
 		br := sendLast(ctx, tx, &b)
 		if checked != nil {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
+			if !led {
+				if _, err := br.Exec(); err != nil {
+					br.Close()
+					return err
+				}
 			}
 			if _, err := br.Exec(); err != nil {
 				br.Close()

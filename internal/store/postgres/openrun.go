@@ -130,8 +130,9 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 
 // openAfter is OpenRun in one round trip when t, the transcript's
 // remembered tail, is still its tail: the run's insert, the transcript's
-// lock, the check of t (qTailIs) and the input's insert go with BEGIN,
-// the fence check and COMMIT. When t is not the tail, or the run's id
+// lock (taken by the fence check's statement, leadLock), the check of t
+// (qTailIs) and the input's insert go with BEGIN, the fence check and
+// COMMIT. When t is not the tail, or the run's id
 // exists, a statement fails, the server skips the rest (COMMIT included)
 // and it returns errTailMoved, having written nothing. out is not
 // modified: it returns the stored copy.
@@ -139,8 +140,11 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 	stored := slices.Clone(out)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var b pgx.Batch
+		led := leadLock(tx, transcriptLockKey(sessionID))
 		b.Queue(qOpenRunNew, args...)
-		b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		if !led {
+			b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		}
 		b.Queue(qTailIs, sessionID, t.seq, t.prevID)
 		if err := queueAppend(&b, sessionID, t, stored, ""); err != nil {
 			return err
@@ -153,9 +157,11 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 			}
 			return err
 		}
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
+		if !led {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
 		}
 		if _, err := br.Exec(); err != nil {
 			br.Close()
