@@ -87,13 +87,15 @@ func TestEndRun(t *testing.T) {
 }
 
 // TestEndRunAfterOpen: the end of a run this store opened counts the run's
-// messages from what the open stored, without reading them (one round
-// trip), while the transcript's tail is still the one the open left; after
-// another append it reads them, and a stale fence or a run that is no
-// longer live writes nothing on either path.
+// messages from what the open (and this store's appends since) stored,
+// without reading them (one round trip), while the transcript's tail is
+// still the one this store left; after another store's append it reads
+// them, and a stale fence or a run that is no longer live writes nothing
+// on either path.
 func TestEndRunAfterOpen(t *testing.T) {
 	ctx := context.Background()
-	s := openNodes(t, 1)[0]
+	nodes := openNodes(t, 2)
+	s, other := nodes[0], nodes[1]
 	s.SetNode("a")
 	register(t, s, "a", time.Minute)
 	const key = "agent:main:endopen"
@@ -157,19 +159,39 @@ func TestEndRunAfterOpen(t *testing.T) {
 		t.Errorf("r1 stats %+v, want the open's user message and the reply (counted without reading)", st)
 	}
 
-	// r2: another write appends a message of the run after its open: the
-	// end reads the run's messages and chains after that append.
+	// r2: this store appends a message of the run after its open (a tool
+	// step): the end still counts without reading (the input's row is
+	// changed behind its back again) and chains after that append.
 	open("r2")
 	mid, err := s.AppendMessages(ctx, "sid", []store.Message{reply("r2", "thinking")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET role = 'system' WHERE run_id = 'r2' AND role = 'user'`); err != nil {
+		t.Fatal(err)
+	}
 	_, stored, err = s.EndRun(fctx, "r2", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r2", "done")})
 	if err != nil || len(stored) != 1 || stored[0].Seq != 5 || stored[0].Entry.ParentID == nil || *stored[0].Entry.ParentID != mid[0].Entry.ID {
-		t.Fatalf("EndRun after another append = %+v, %v; want seq 5 after %s", stored, err, mid[0].Entry.ID)
+		t.Fatalf("EndRun after this store's append = %+v, %v; want seq 5 after %s", stored, err, mid[0].Entry.ID)
 	}
 	if st := statsOf("r2"); st.User != 1 || st.Assistant != 2 {
-		t.Errorf("r2 stats %+v, want its input and both replies", st)
+		t.Errorf("r2 stats %+v, want its input and both replies (counted without reading)", st)
+	}
+
+	// r4: another store (another node) appends a message of the run: the
+	// remembered tail is stale, and the end reads the run's messages and
+	// chains after that append.
+	open("r4")
+	mid, err = other.AppendMessages(ctx, "sid", []store.Message{reply("r4", "elsewhere")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stored, err = s.EndRun(fctx, "r4", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r4", "done")})
+	if err != nil || len(stored) != 1 || stored[0].Seq != 8 || stored[0].Entry.ParentID == nil || *stored[0].Entry.ParentID != mid[0].Entry.ID {
+		t.Fatalf("EndRun after another store's append = %+v, %v; want seq 8 after %s", stored, err, mid[0].Entry.ID)
+	}
+	if st := statsOf("r4"); st.User != 1 || st.Assistant != 2 {
+		t.Errorf("r4 stats %+v, want its input and both replies", st)
 	}
 
 	// r3 ends without messages (FinishRun's path), and its end is asked
@@ -182,5 +204,5 @@ func TestEndRunAfterOpen(t *testing.T) {
 	if _, stored, err := s.EndRun(fctx, "r3", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r3", "again")}); !errors.Is(err, store.ErrConflict) || stored != nil {
 		t.Fatalf("EndRun of an ended run = %v, %v; want ErrConflict", stored, err)
 	}
-	count(6)
+	count(9)
 }

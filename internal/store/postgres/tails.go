@@ -78,6 +78,37 @@ func (c *tailCache) putEntry(sessionID string, e tailEntry) {
 	c.m[sessionID] = e
 }
 
+// noteAppend records that stored messages were appended to transcript
+// sessionID after its entry after (AppendMessages, PostMessage, read under
+// the transcript's lock): when that is the remembered tail, the tail moves
+// past them and a remembered run counts those of its messages, so that a
+// run's end after its tool results still needs no read (EndRun); when it
+// is not, the remembered tail was stale, and is forgotten.
+func (s *Store) noteAppend(sessionID string, after tail, stored []store.Message) {
+	if len(stored) == 0 {
+		return
+	}
+	c := &s.tails
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[sessionID]
+	if !ok {
+		return
+	}
+	if e.t != after {
+		delete(c.m, sessionID)
+		return
+	}
+	if e.runID != "" {
+		if err := countRun(&e.stats, stored, e.runID); err != nil {
+			delete(c.m, sessionID)
+			return
+		}
+	}
+	e.t = lastOf(stored)
+	c.m[sessionID] = e
+}
+
 // drop forgets sessionID's tail.
 func (c *tailCache) drop(sessionID string) {
 	c.mu.Lock()
