@@ -549,8 +549,10 @@ var importAllowLists = map[string][]string{
 		"internal/transcript",
 	},
 	// A node of several on one database: the runner it coordinates and the
-	// PostgreSQL backend it coordinates through, nothing else.
-	"internal/cluster": {"github.com/google/uuid", "internal/agent", "internal/store", "internal/store/postgres"},
+	// PostgreSQL backend it coordinates through, nothing else (and the
+	// transcript types its events carry, which it writes in its relay
+	// frames).
+	"internal/cluster": {"github.com/google/uuid", "internal/agent", "internal/store", "internal/store/postgres", "internal/transcript"},
 	// The PostgreSQL backend: the store contract and pgx, nothing else.
 	"internal/store/postgres": {
 		"github.com/google/uuid",

@@ -536,7 +536,7 @@ func (n *Node) notified(channel, payload string) {
 			return
 		}
 		var note batchNote
-		if strings.HasPrefix(rest, frameMagic) {
+		if isFrame(rest) {
 			note.body = []byte(rest)
 		} else if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
 			note.id = id

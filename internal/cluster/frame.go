@@ -18,12 +18,23 @@ import (
 //
 //	<kind> <seq> <quoted run id> <quoted session key>\n
 //
-// and the event's JSON on one line (encoding/json writes no raw newline).
-// A reader decides from the header alone whether it needs the event now,
-// and decodes only those; the others are logged undecoded for watchers
-// (agent.Runner.RelayLogged). Ids are quoted with strconv.Quote (valid
-// UTF-8, no NUL: what a text column takes); the JSON of an event is too.
-const frameMagic = "SBR2\n"
+// and the event's JSON on one line (encoding/json writes no raw newline):
+// a wireEvent (wire.go). A reader decides from the header alone whether
+// it needs the event now, and decodes only those; the others are logged
+// undecoded for watchers (agent.Runner.RelayLogged). Ids are quoted with
+// strconv.Quote (valid UTF-8, no NUL: what a text column takes); the JSON
+// of an event is too. A frame of the format before (frameMagicV2: the
+// event's JSON is agent.Event's, every field) is still read.
+const (
+	frameMagic   = "SBR3\n"
+	frameMagicV2 = "SBR2\n"
+)
+
+// isFrame reports whether a notification's payload (after its origin) is
+// a frame, not the id of one in the events table.
+func isFrame(s string) bool {
+	return strings.HasPrefix(s, frameMagic) || strings.HasPrefix(s, frameMagicV2)
+}
 
 // Kinds of relayed events, by what every node does with them.
 const (
@@ -44,6 +55,7 @@ type relayed struct {
 	runID      string
 	sessionKey string
 	payload    []byte
+	v2         bool // payload is agent.Event's JSON (frameMagicV2)
 }
 
 // always reports whether every node takes the event, wanted or not.
@@ -51,9 +63,16 @@ func (e relayed) always() bool { return e.kind != kindRun }
 
 // decode decodes the event's JSON.
 func (e relayed) decode() (agent.Event, error) {
-	var ev agent.Event
-	err := json.Unmarshal(e.payload, &ev)
-	return ev, err
+	if e.v2 {
+		var ev agent.Event
+		err := json.Unmarshal(e.payload, &ev)
+		return ev, err
+	}
+	var w wireEvent
+	if err := json.Unmarshal(e.payload, &w); err != nil {
+		return agent.Event{}, err
+	}
+	return w.event(e.runID, e.sessionKey, e.seq), nil
 }
 
 func kindOf(ev agent.Event) byte {
@@ -95,7 +114,7 @@ func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
 		head = strconv.AppendQuote(head, ev.SessionKey)
 		head = append(head, '\n')
 		rec.Write(head)
-		if err := enc.Encode(ev); err != nil { // the JSON and a newline
+		if err := enc.Encode(toWire(&ev)); err != nil { // the JSON and a newline
 			return nil, fmt.Errorf("relay frame: run %s: %w", ev.RunID, err)
 		}
 		if cur != nil && len(cur)+rec.Len() > limit {
@@ -126,13 +145,16 @@ func decodeFrame(body []byte) ([]relayed, error) {
 		}
 		out := make([]relayed, len(evs))
 		for i, raw := range evs {
-			out[i] = relayed{kind: kindEnd, payload: raw}
+			out[i] = relayed{kind: kindEnd, payload: raw, v2: true}
 		}
 		return out, nil
 	}
 	rest, ok := bytes.CutPrefix(body, []byte(frameMagic))
+	v2 := false
 	if !ok {
-		return nil, fmt.Errorf("%w: no magic", errBadFrame)
+		if rest, v2 = bytes.CutPrefix(body, []byte(frameMagicV2)); !v2 {
+			return nil, fmt.Errorf("%w: no magic", errBadFrame)
+		}
 	}
 	var out []relayed
 	for len(rest) > 0 {
@@ -147,6 +169,7 @@ func decodeFrame(body []byte) ([]relayed, error) {
 		if e.payload, rest, ok = bytes.Cut(after, []byte{'\n'}); !ok {
 			return nil, fmt.Errorf("%w: event without end", errBadFrame)
 		}
+		e.v2 = v2
 		out = append(out, e)
 	}
 	return out, nil

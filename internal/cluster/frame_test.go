@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -86,7 +89,7 @@ func TestFramesFitTheLimit(t *testing.T) {
 	evs := benchBatch()
 	big := agent.Event{RunID: "big", SessionKey: "k", Seq: 1, Stream: agent.StreamAssistant, Text: strings.Repeat("x", 3000)}
 	evs = append(evs[:5], append([]agent.Event{big}, evs[5:]...)...)
-	const limit = 2000
+	const limit = 800
 	frames, err := encodeFrames(evs, limit)
 	if err != nil {
 		t.Fatal(err)
@@ -277,5 +280,121 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 	}
 	if err := n.relayBatch([]byte("garbage")); !errors.Is(err, errBadFrame) {
 		t.Fatalf("relayBatch(garbage) = %v", err)
+	}
+}
+
+// fullEvent is an end with every field of agent.Event and of its run set
+// (TestWireEventKeepsEveryField checks that none is zero).
+func fullEvent() agent.Event {
+	cost := transcript.Cost{Input: 0.5, Total: 1}
+	return agent.Event{
+		RunID: "run-1", SessionKey: "agent:main:k", SessionID: "sid-1", AgentID: "main", Lane: "subagent",
+		SpawnedBy: "agent:main:parent", Seq: 7, SessionSeq: 42, Time: time.Unix(0, 1_795_856_132_165_123_456),
+		Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Text: "text", Delta: "delta",
+		ProviderID: "scripted", ModelID: "echo-1",
+		Tool:       &agent.ToolEvent{Name: "exec", CallID: "c1", Args: json.RawMessage(`{"cmd":"ls"}`)},
+		Queue:      &agent.QueueEvent{Position: 2, Mode: "steer", Message: "hi"},
+		Usage:      &transcript.Usage{Input: 3, Output: 4, TotalTokens: 7},
+		Compaction: &agent.CompactionEvent{Reason: "threshold", Completed: true, Outcome: "completed", TokensBefore: 9, TokensAfter: 3},
+		Run: &store.Run{RunID: "run-1", SessionKey: "agent:main:k", SessionID: "sid-1", AgentID: "main", Lane: "subagent",
+			Status: store.RunOK, Input: json.RawMessage(`{"message":"hi"}`),
+			CreatedAt: time.Unix(0, 1_795_856_132_000_000_000), StartedAt: time.Unix(0, 1_795_856_132_100_000_000),
+			EndedAt: time.Unix(0, 1_795_856_132_165_000_000), Error: "boom", StopReason: "stop",
+			Usage: transcript.Usage{Input: 3, Output: 4, TotalTokens: 7, Cost: &cost}},
+		Message: &transcript.Message{Role: transcript.RoleAssistant, StopReason: "stop"},
+	}
+}
+
+// TestWireEventKeepsEveryField: an event goes through a frame whole, every
+// field of agent.Event and of an end's store.Run (a field added to either
+// and not to wireEvent fails here), and a run whose ids are not its
+// event's keeps its own.
+func TestWireEventKeepsEveryField(t *testing.T) {
+	ev := fullEvent()
+	for _, v := range []reflect.Value{reflect.ValueOf(ev), reflect.ValueOf(*ev.Run)} {
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.IsExported() && v.Field(i).IsZero() {
+				t.Fatalf("%s.%s is not set in fullEvent: set it, and carry it in wireEvent", v.Type(), f.Name)
+			}
+		}
+	}
+	other := fullEvent()
+	other.Run.RunID, other.Run.SessionKey, other.Run.SessionID, other.Run.AgentID, other.Run.Lane = "run-0", "", "sid-0", "", "main"
+	other.Run.StartedAt, other.Run.EndedAt, other.Time = time.Time{}, time.Time{}, time.Time{}
+	for _, want := range []agent.Event{ev, other} {
+		body, err := encodeFrame([]agent.Event{want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := decodeFrame(body)
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("decodeFrame = %d events, %v", len(rs), err)
+		}
+		got, err := rs[0].decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("through a frame:\n got %+v\n run %+v\nwant %+v\n run %+v", got, got.Run, want, want.Run)
+		}
+	}
+}
+
+// TestFrameReadsFormerFormat: a frame of the format before (SBR2: the
+// events' agent.Event JSON) is read, and a payload holding one is taken
+// as a frame; a batch in the new format is at most half its size.
+func TestFrameReadsFormerFormat(t *testing.T) {
+	evs := append(benchBatch(), fullEvent())
+	v2 := []byte(frameMagicV2)
+	for _, ev := range evs {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2 = fmt.Appendf(v2, "%c %d %q %q\n%s\n", kindOf(ev), ev.Seq, ev.RunID, ev.SessionKey, line)
+	}
+	if !isFrame(string(v2)) {
+		t.Fatal("an SBR2 payload is not taken as a frame")
+	}
+	rs, err := decodeFrame(v2)
+	if err != nil || len(rs) != len(evs) {
+		t.Fatalf("decodeFrame(SBR2) = %d events, %v", len(rs), err)
+	}
+	for i, r := range rs {
+		got, err := r.decode()
+		want := evs[i]
+		if err != nil || got.RunID != want.RunID || got.Seq != want.Seq || got.Phase != want.Phase || (want.Run != nil) != (got.Run != nil) {
+			t.Errorf("event %d: %+v, %v; want %+v", i, got, err, want)
+		}
+	}
+	v3, err := encodeFrame(benchBatch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := v2[:bytes.LastIndex(v2[:len(v2)-1], []byte("\ne "))+1] // without fullEvent's lines
+	if len(v3)*2 > len(old) {
+		t.Errorf("a batch takes %d bytes, %d in the format before: want at most half", len(v3), len(old))
+	}
+}
+
+// BenchmarkDecodeEnds: what every other node does with a batch it is
+// sent: split it, and decode its ends.
+func BenchmarkDecodeEnds(b *testing.B) {
+	body, err := encodeFrame(benchBatch())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rs, err := decodeFrame(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.always() {
+				if _, err := r.decode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	}
 }

@@ -5,33 +5,47 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 var _ store.RunEnder = (*Store)(nil)
 
-// qEndedHere fails (division_by_zero) unless run $1's row is a version
-// this transaction wrote: after qFinishRun, unless the run was not live.
-const qEndedHere = `SELECT 1 / count(*) FROM runs
-	WHERE run_id = $1 AND xmin::text::bigint = pg_current_xact_id()::text::bigint % 4294967296`
-
 // EndRun implements store.RunEnder: a run's last messages and its end are
-// one transaction of two round trips with one fence check, where
-// AppendMessages then FinishRun took four (the read of the run's message
-// counts, then two transactions each with its own fence check). The
-// transcript's lock and tail and the run's stored messages are read with
-// BEGIN and the fence check; the run's end, its outbox items and the
-// messages go next, with COMMIT. A run that is not live ends nothing and
-// appends nothing, as on SQLite.
+// one transaction with one fence check, where AppendMessages then
+// FinishRun took four round trips (the read of the run's message counts,
+// then two transactions each with its own fence check). When this store
+// opened the run (OpenRun) and remembers the tail its open left, the
+// transaction is one round trip: the transcript's lock and the check of
+// that tail go with BEGIN, the fence check, the run's end, its outbox
+// items, the messages and COMMIT, and the run's counts are the open's
+// plus the new messages'. Otherwise (or when the tail moved) it is two:
+// the lock, the tail and the run's stored messages are read with BEGIN
+// and the fence check, and the writes go next, with COMMIT. A run that is
+// not live ends nothing and appends nothing, as on SQLite.
 func (s *Store) EndRun(ctx context.Context, runID string, res store.RunResult, sessionID string, msgs []store.Message) (*store.Run, []store.Message, error) {
 	if len(msgs) > 0 && sessionID == "" {
 		return nil, nil, errors.New("postgres.EndRun: empty session id")
 	}
 	return s.endRun(ctx, "EndRun", runID, res, sessionID, msgs)
+}
+
+// runEnd is what a run's end writes, ready for endTx.
+type runEnd struct {
+	runID     string
+	res       store.RunResult
+	ended     time.Time
+	usage     string
+	outbox    [][]any
+	sessionID string
+	out       []store.Message // prepared messages to append
 }
 
 // endRun is FinishRun (op names the caller in errors), appending msgs to
@@ -43,86 +57,27 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 	if !res.Status.Terminal() {
 		return nil, nil, fmt.Errorf("postgres.%s: status %q is not terminal", op, res.Status)
 	}
-	var (
-		out   []store.Message
-		added store.RunStats // the new messages' share of the run's counts
-	)
+	e := runEnd{runID: runID, res: res, sessionID: sessionID}
 	if len(msgs) > 0 {
 		var err error
-		if out, err = s.prepareMessages(sessionID, msgs); err != nil {
+		if e.out, err = s.prepareMessages(sessionID, msgs); err != nil {
 			return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
 		}
-		for i := range out {
-			if out[i].RunID != runID {
-				continue
-			}
-			// The line as appendAfter writes it, but for the parent
-			// id, which Count does not look at.
-			line, err := out[i].Entry.MarshalJSON()
-			if err != nil {
-				return nil, nil, fmt.Errorf("postgres.%s: message %d: %w", op, i, err)
-			}
-			added.Count(out[i].Role, line)
-		}
 	}
-	ended, outbox, err := sqlstore.RunEndArgs(runID, res.EndedAt, res.Outbox, s.nowTime())
-	if err != nil {
+	var err error
+	if e.ended, e.outbox, err = sqlstore.RunEndArgs(runID, res.EndedAt, res.Outbox, s.nowTime()); err != nil {
 		return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
 	}
 	usage, err := json.Marshal(res.Usage)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres.%s: usage: %w", op, err)
 	}
-	// Without messages, the run's counts (sessions.usage), from its
-	// transcript entries, all stored before its end, are read first, so
-	// that the transaction is one round trip; with messages they are read
-	// in the transaction's first round trip, which it needs anyway.
-	var stats string
-	if len(out) == 0 {
-		if stats, err = s.runStats(ctx, runID); err != nil {
-			return nil, nil, fmt.Errorf("postgres.%s: stats: %w", op, err)
-		}
+	e.usage = string(usage)
+	run, stored, err := s.endOpened(ctx, &e)
+	if errors.Is(err, errTailMoved) {
+		s.tails.drop(sessionID)
+		run, stored, err = s.endTx(ctx, &e, nil, "")
 	}
-	var run *store.Run
-	err = s.writeTx(ctx, func(tx pgx.Tx) error {
-		var t tail
-		if len(out) > 0 {
-			var err error
-			if t, stats, err = lockTailAndStats(ctx, tx, sessionID, runID, added); err != nil {
-				return err
-			}
-		}
-		// The run, its session, the outbox and the messages in one
-		// round trip with COMMIT (and BEGIN and the fence check when
-		// nothing went before). When the run is not live the end
-		// changes nothing and qEndedHere fails, so the server skips
-		// what follows, COMMIT too; it is found out after the rollback.
-		var b pgx.Batch
-		b.Queue(qFinishRun, runID, string(res.Status), res.Error, res.StopReason, string(usage), toMs(ended),
-			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
-		if len(outbox) > 0 || len(out) > 0 {
-			b.Queue(qEndedHere, runID)
-		}
-		for _, args := range outbox {
-			b.Queue(qInsertOutbox, args...)
-		}
-		if len(out) > 0 {
-			if err := queueAppend(&b, sessionID, t, out, ""); err != nil {
-				return err
-			}
-		}
-		br := sendLast(ctx, tx, &b)
-		r, err := scanRun(br.QueryRow())
-		if errors.Is(err, pgx.ErrNoRows) {
-			br.Close()
-			return errNotLive
-		}
-		if err := firstErr(err, br.Close()); err != nil {
-			return err
-		}
-		run = r
-		return nil
-	})
 	if errors.Is(err, errNotLive) {
 		var status string
 		switch err := s.pool.QueryRow(ctx, `SELECT status FROM runs WHERE run_id = $1`, runID).Scan(&status); {
@@ -137,10 +92,159 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres.%s: %w", op, err)
 	}
-	if len(out) > 0 {
-		s.tails.put(sessionID, lastOf(out)) // for the session's next open
+	if len(stored) > 0 {
+		s.tails.put(sessionID, lastOf(stored)) // for the session's next open
 	}
-	return run, out, nil
+	return run, stored, nil
+}
+
+// endOpened ends the run in one round trip when this store opened it and
+// remembers the tail its open left (tailCache.opened): the run's counts
+// are the open's plus e's messages'. It returns errTailMoved, having
+// written nothing, when that tail is not the transcript's any more; it
+// ends the run as endTx does when nothing is remembered.
+func (s *Store) endOpened(ctx context.Context, e *runEnd) (*store.Run, []store.Message, error) {
+	if len(e.out) == 0 {
+		return s.endTx(ctx, e, nil, "")
+	}
+	t, counts, ok := s.tails.opened(e.sessionID, e.runID)
+	if !ok {
+		return s.endTx(ctx, e, nil, "")
+	}
+	if err := countRun(&counts, e.out, e.runID); err != nil {
+		return nil, nil, err
+	}
+	stats, err := json.Marshal(counts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.endTx(ctx, e, &t, string(stats))
+}
+
+// endTx writes the run's end, its outbox items and its messages in one
+// transaction. With checked (the transcript's remembered tail) and stats
+// (the run's counts with the messages), it is one round trip: the
+// transcript's lock and the check of checked go first, and errTailMoved
+// is returned when checked is not the tail. Without, the lock, the tail
+// and the run's counts are read first (with messages; without, the
+// run's counts are read before the transaction). It returns the stored
+// copy of e's messages (e.out is not modified, for a retry).
+func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats string) (*store.Run, []store.Message, error) {
+	var added store.RunStats // the new messages' share of the run's counts
+	if checked == nil {
+		if len(e.out) > 0 {
+			if err := countRun(&added, e.out, e.runID); err != nil {
+				return nil, nil, err
+			}
+		} else {
+			// The run's counts (sessions.usage), from its transcript
+			// entries, all stored before its end, are read first, so
+			// that the transaction is one round trip.
+			var err error
+			if stats, err = s.runStats(ctx, e.runID); err != nil {
+				return nil, nil, fmt.Errorf("stats: %w", err)
+			}
+		}
+	}
+	res := e.res
+	stored := slices.Clone(e.out)
+	var run *store.Run
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		var (
+			b   pgx.Batch
+			t   tail
+			led bool // the fence check took the transcript's lock
+		)
+		stats := stats
+		switch {
+		case checked != nil:
+			t = *checked
+			if led = leadLock(tx, transcriptLockKey(e.sessionID)); !led {
+				b.Queue(qLockTranscript, transcriptLockKey(e.sessionID))
+			}
+			b.Queue(qTailIs, e.sessionID, t.seq, t.prevID)
+		case len(e.out) > 0:
+			var err error
+			if t, stats, err = lockTailAndStats(ctx, tx, e.sessionID, e.runID, added); err != nil {
+				return err
+			}
+		}
+		// The run, its session, the outbox and the messages in one
+		// round trip with COMMIT (and BEGIN and the fence check when
+		// nothing went before). When the run is not live qFinishRun
+		// changes nothing and fails, so the server skips what follows,
+		// COMMIT too; it is found out after the rollback.
+		b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
+			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
+		for _, args := range e.outbox {
+			b.Queue(qInsertOutbox, args...)
+		}
+		if len(stored) > 0 {
+			if err := queueAppend(&b, e.sessionID, t, stored, ""); err != nil {
+				return err
+			}
+		}
+		br := sendLast(ctx, tx, &b)
+		if checked != nil {
+			if !led {
+				if _, err := br.Exec(); err != nil {
+					br.Close()
+					return err
+				}
+			}
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				if isCode(err, "22012") {
+					return errTailMoved
+				}
+				return err
+			}
+		}
+		r, err := scanRun(br.QueryRow())
+		if isCode(err, "22012") {
+			br.Close()
+			return errNotLive
+		}
+		if err := firstErr(err, br.Close()); err != nil {
+			return err
+		}
+		run = r
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return run, stored, nil
+}
+
+// countRun adds to stats the messages of out that belong to run runID,
+// as their stored lines count (store.RunStats.Count). The line counted is
+// the entry's JSON but for the parent id, which Count does not look at;
+// it is written only for the roles whose lines Count reads.
+func countRun(stats *store.RunStats, out []store.Message, runID string) error {
+	for i := range out {
+		if out[i].RunID != runID {
+			continue
+		}
+		switch out[i].Role {
+		case transcript.RoleAssistant, transcript.RoleToolResult, transcript.RoleTool:
+		default:
+			stats.Count(out[i].Role, nil)
+			continue
+		}
+		line, err := out[i].Entry.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		stats.Count(out[i].Role, line)
+	}
+	return nil
+}
+
+// isCode reports whether err is a PostgreSQL error of SQLSTATE code.
+func isCode(err error, code string) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == code
 }
 
 // lockTailAndStats takes transcript sessionID's lock and reads its tail

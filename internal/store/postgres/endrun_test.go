@@ -85,3 +85,124 @@ func TestEndRun(t *testing.T) {
 		t.Fatalf("EndRun without messages = %+v, %v, %v", run, stored, err)
 	}
 }
+
+// TestEndRunAfterOpen: the end of a run this store opened counts the run's
+// messages from what the open (and this store's appends since) stored,
+// without reading them (one round trip), while the transcript's tail is
+// still the one this store left; after another store's append it reads
+// them, and a stale fence or a run that is no longer live writes nothing
+// on either path.
+func TestEndRunAfterOpen(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	s, other := nodes[0], nodes[1]
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	const key = "agent:main:endopen"
+	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.ClaimLane(ctx, "a", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
+	stale := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
+	reply := func(runID, text string) store.Message {
+		m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
+		return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
+	}
+	open := func(id string) {
+		t.Helper()
+		in := userMsg("hi " + id)
+		in.RunID = id
+		if _, _, err := s.OpenRun(fctx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid", AgentID: "main",
+			Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statsOf := func(id string) store.RunStats {
+		t.Helper()
+		var raw string
+		if err := s.pool.QueryRow(ctx, `SELECT stats::text FROM runs WHERE run_id = $1`, id).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var st store.RunStats
+		if err := json.Unmarshal([]byte(raw), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	count := func(want int64) {
+		t.Helper()
+		if n, err := s.CountMessages(ctx, "sid"); err != nil || n != want {
+			t.Fatalf("%d messages (%v), want %d", n, err, want)
+		}
+	}
+
+	// r1: its input's row is changed behind the store's back (its role,
+	// not its place): an end that read the run's messages would count no
+	// user message; the end counts the open's.
+	open("r1")
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET role = 'system' WHERE run_id = 'r1'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, stored, err := s.EndRun(stale, "r1", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r1", "late")}); !errors.Is(err, store.ErrFenced) || stored != nil {
+		t.Fatalf("fenced EndRun = %v, %v; want ErrFenced and nothing stored", stored, err)
+	}
+	count(1)
+	run, stored, err := s.EndRun(fctx, "r1", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r1", "hello")})
+	if err != nil || run.Status != store.RunOK || len(stored) != 1 || stored[0].Seq != 2 {
+		t.Fatalf("EndRun = %+v, %+v, %v", run, stored, err)
+	}
+	if st := statsOf("r1"); st.User != 1 || st.Assistant != 1 {
+		t.Errorf("r1 stats %+v, want the open's user message and the reply (counted without reading)", st)
+	}
+
+	// r2: this store appends a message of the run after its open (a tool
+	// step): the end still counts without reading (the input's row is
+	// changed behind its back again) and chains after that append.
+	open("r2")
+	mid, err := s.AppendMessages(ctx, "sid", []store.Message{reply("r2", "thinking")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET role = 'system' WHERE run_id = 'r2' AND role = 'user'`); err != nil {
+		t.Fatal(err)
+	}
+	_, stored, err = s.EndRun(fctx, "r2", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r2", "done")})
+	if err != nil || len(stored) != 1 || stored[0].Seq != 5 || stored[0].Entry.ParentID == nil || *stored[0].Entry.ParentID != mid[0].Entry.ID {
+		t.Fatalf("EndRun after this store's append = %+v, %v; want seq 5 after %s", stored, err, mid[0].Entry.ID)
+	}
+	if st := statsOf("r2"); st.User != 1 || st.Assistant != 2 {
+		t.Errorf("r2 stats %+v, want its input and both replies (counted without reading)", st)
+	}
+
+	// r4: another store (another node) appends a message of the run: the
+	// remembered tail is stale, and the end reads the run's messages and
+	// chains after that append.
+	open("r4")
+	mid, err = other.AppendMessages(ctx, "sid", []store.Message{reply("r4", "elsewhere")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stored, err = s.EndRun(fctx, "r4", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r4", "done")})
+	if err != nil || len(stored) != 1 || stored[0].Seq != 8 || stored[0].Entry.ParentID == nil || *stored[0].Entry.ParentID != mid[0].Entry.ID {
+		t.Fatalf("EndRun after another store's append = %+v, %v; want seq 8 after %s", stored, err, mid[0].Entry.ID)
+	}
+	if st := statsOf("r4"); st.User != 1 || st.Assistant != 2 {
+		t.Errorf("r4 stats %+v, want its input and both replies", st)
+	}
+
+	// r3 ends without messages (FinishRun's path), and its end is asked
+	// again with a message while the open's tail is still remembered:
+	// nothing is appended.
+	open("r3")
+	if _, err := s.FinishRun(fctx, "r3", store.RunResult{Status: store.RunAborted}); err != nil {
+		t.Fatal(err)
+	}
+	if _, stored, err := s.EndRun(fctx, "r3", store.RunResult{Status: store.RunOK}, "sid", []store.Message{reply("r3", "again")}); !errors.Is(err, store.ErrConflict) || stored != nil {
+		t.Fatalf("EndRun of an ended run = %v, %v; want ErrConflict", stored, err)
+	}
+	count(9)
+}

@@ -35,10 +35,16 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 	if err != nil {
 		return nil, fmt.Errorf("postgres.AppendMessages: %w", err)
 	}
-	err = s.writeTx(ctx, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
+	var after tail
+	err = s.writeTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		after, err = s.appendTx(ctx, tx, sessionID, out, "")
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres.AppendMessages: %w", err)
 	}
+	s.noteAppend(sessionID, after, out)
 	return out, nil
 }
 
@@ -60,6 +66,7 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 	var (
 		found  store.Message
 		posted bool
+		after  tail
 	)
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
 		// One round trip: the lock, then (reading after it) the key and
@@ -96,11 +103,14 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		if err := appendAfter(ctx, tx, sessionID, t, out, idemKey); err != nil {
 			return err
 		}
-		found, posted = out[0], true
+		found, posted, after = out[0], true, t
 		return nil
 	})
 	if err != nil {
 		return store.Message{}, false, fmt.Errorf("postgres.PostMessage: %w", err)
+	}
+	if posted {
+		s.noteAppend(sessionID, after, out)
 	}
 	return found, posted, nil
 }
@@ -126,21 +136,21 @@ func scanTail(row pgx.Row) (tail, error) {
 }
 
 // appendTx takes the transcript's lock and reads its tail in one round
-// trip, then appends prepared messages.
-func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) error {
+// trip, then appends prepared messages; it returns the tail they follow.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) (tail, error) {
 	var b pgx.Batch
 	b.Queue(qLockTranscript, transcriptLockKey(sessionID))
 	b.Queue(qLastEntry, sessionID)
 	res := tx.SendBatch(ctx, &b)
 	if _, err := res.Exec(); err != nil {
 		res.Close()
-		return err
+		return tail{}, err
 	}
 	t, err := scanTail(res.QueryRow())
 	if err := errors.Join(err, res.Close()); err != nil {
-		return err
+		return tail{}, err
 	}
-	return appendAfter(ctx, tx, sessionID, t, out, idemKey)
+	return t, appendAfter(ctx, tx, sessionID, t, out, idemKey)
 }
 
 // appendAfter appends prepared messages after the transcript's last entry

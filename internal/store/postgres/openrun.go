@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
@@ -71,11 +70,17 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
 	}
+	// What the run's end counts of the input (store.RunStats), so that it
+	// need not read it back (EndRun).
+	var counts store.RunStats
+	if err := countRun(&counts, out, r.RunID); err != nil {
+		return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
+	}
 	if t, ok := s.tails.get(r.SessionID); ok && len(out) > 0 {
 		stored, err := s.openAfter(ctx, append(args, node), r.SessionID, t, out)
 		switch {
 		case err == nil:
-			s.tails.put(r.SessionID, lastOf(stored))
+			s.tails.putOpened(r.SessionID, lastOf(stored), r.RunID, counts)
 			return sqlstore.StoredRun(&c), stored, nil
 		case !errors.Is(err, errTailMoved):
 			return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
@@ -118,15 +123,16 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 		return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
 	}
 	if len(out) > 0 {
-		s.tails.put(r.SessionID, lastOf(out))
+		s.tails.putOpened(r.SessionID, lastOf(out), r.RunID, counts)
 	}
 	return sqlstore.StoredRun(&c), out, nil
 }
 
 // openAfter is OpenRun in one round trip when t, the transcript's
 // remembered tail, is still its tail: the run's insert, the transcript's
-// lock, the check of t (qTailIs) and the input's insert go with BEGIN,
-// the fence check and COMMIT. When t is not the tail, or the run's id
+// lock (taken by the fence check's statement, leadLock), the check of t
+// (qTailIs) and the input's insert go with BEGIN, the fence check and
+// COMMIT. When t is not the tail, or the run's id
 // exists, a statement fails, the server skips the rest (COMMIT included)
 // and it returns errTailMoved, having written nothing. out is not
 // modified: it returns the stored copy.
@@ -134,8 +140,11 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 	stored := slices.Clone(out)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var b pgx.Batch
+		led := leadLock(tx, transcriptLockKey(sessionID))
 		b.Queue(qOpenRunNew, args...)
-		b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		if !led {
+			b.Queue(qLockTranscript, transcriptLockKey(sessionID))
+		}
 		b.Queue(qTailIs, sessionID, t.seq, t.prevID)
 		if err := queueAppend(&b, sessionID, t, stored, ""); err != nil {
 			return err
@@ -143,18 +152,20 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 		br := sendLast(ctx, tx, &b)
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "23505" {
+			if isCode(err, "23505") {
 				return errTailMoved
 			}
 			return err
 		}
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
+		if !led {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
 		}
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "22012" {
+			if isCode(err, "22012") {
 				return errTailMoved
 			}
 			return err

@@ -29,12 +29,20 @@ const qFenceGuard = `SELECT set_config('idle_in_transaction_session_timeout', $4
 		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
 		FOR SHARE OF l) held`
 
+// qFenceGuardLock is qFenceGuard that also takes the transaction-scoped
+// advisory lock $5 (a transcript's, see leadLock), in the same statement.
+const qFenceGuardLock = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), pg_advisory_xact_lock($5), 1 / count(*) FROM (SELECT 1 FROM lanes l
+		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
+		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
+		FOR SHARE OF l) held`
+
 // pipeTx is a pgx.Tx on one connection whose BEGIN (and fence check) is
 // deferred to its first statement. Savepoints, COPY, large objects and
 // Prepare are not supported (the store uses none in transactions).
 type pipeTx struct {
 	conn      *pgx.Conn
 	fence     *store.Fence // checked with the first statement; nil: none
+	lock      *int64       // advisory lock the fence check takes (leadLock)
 	begun     bool         // BEGIN was sent
 	closed    bool         // committed or rolled back
 	committed bool         // by sendLast's COMMIT
@@ -77,12 +85,34 @@ func (tx *pipeTx) lead(b *pgx.Batch) *pgx.Batch {
 	lead := &pgx.Batch{}
 	lead.Queue("begin")
 	if f := tx.fence; f != nil {
-		lead.Queue(qFenceGuard, f.SessionKey, f.Node, f.Epoch, strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10))
+		timeout := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
+		if tx.lock != nil {
+			lead.Queue(qFenceGuardLock, f.SessionKey, f.Node, f.Epoch, timeout, *tx.lock)
+		} else {
+			lead.Queue(qFenceGuard, f.SessionKey, f.Node, f.Epoch, timeout)
+		}
 	}
 	if b != nil {
 		lead.QueuedQueries = append(lead.QueuedQueries, b.QueuedQueries...)
 	}
 	return lead
+}
+
+// leadLock has tx take the advisory lock key (qLockTranscript's) in its
+// fence check's statement, one statement fewer, when tx is a pipeTx with a
+// fence that has sent nothing yet; it reports whether it will. When it
+// will not, the caller takes the lock itself. Either way the lock is held
+// from the transaction's first statements on, and a statement after them
+// reads what the lock's holders before wrote (a statement's snapshot is
+// taken when it starts: never read what the lock guards in the statement
+// that takes it).
+func leadLock(tx pgx.Tx, key int64) bool {
+	p, ok := tx.(*pipeTx)
+	if !ok || p.begun || p.closed || p.fence == nil {
+		return false
+	}
+	p.lock = &key
+	return true
 }
 
 // readLead reads the results of lead's BEGIN and fence check.

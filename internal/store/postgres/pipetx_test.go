@@ -158,3 +158,71 @@ func TestPipeTx(t *testing.T) {
 		t.Fatalf("fenced append after failures: %v", err)
 	}
 }
+
+// TestLeadLock: a transaction whose fence check takes an advisory lock
+// (leadLock) holds it from its first statement to its end, and under a
+// stale fence takes nothing; a transaction that has begun, or has no
+// fence, does not offer to take it.
+func TestLeadLock(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	const key = "agent:main:lock"
+	_, epoch, err := s.ClaimLane(ctx, "a", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lockKey = int64(0x5eed)
+	// held reports whether another session finds the lock taken.
+	held := func() bool {
+		var free bool
+		if err := s.pool.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey).Scan(&free); err != nil {
+			t.Fatal(err)
+		}
+		if free {
+			if _, err := s.pool.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lockKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return !free
+	}
+	fenced := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
+	if err := s.writeTx(fenced, func(tx pgx.Tx) error {
+		if !leadLock(tx, lockKey) {
+			t.Fatal("leadLock refused a fenced transaction that sent nothing")
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+			return err
+		}
+		if !held() {
+			t.Error("the lock is not held after the first statement")
+		}
+		if leadLock(tx, lockKey) {
+			t.Error("leadLock offered on a transaction that has begun")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if held() {
+		t.Error("the lock is still held after the commit")
+	}
+	stale := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
+	err = s.writeTx(stale, func(tx pgx.Tx) error {
+		leadLock(tx, lockKey)
+		_, err := tx.Exec(ctx, `SELECT 1`)
+		return err
+	})
+	if !errors.Is(err, store.ErrFenced) || held() {
+		t.Errorf("stale fence: %v, lock held %v; want ErrFenced and no lock", err, held())
+	}
+	if err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		if leadLock(tx, lockKey) {
+			t.Error("leadLock offered on a transaction without a fence")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,9 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
@@ -91,6 +94,76 @@ func TestListingPlans(t *testing.T) {
 	got, err := s.ListSessions(ctx, store.ListOptions{AgentID: "a7", Limit: 100})
 	if err != nil || len(got) != 100 || got[0].Key != "agent:a7:s19987" {
 		t.Fatalf("ListSessions = %d rows (first %v), %v", len(got), got[0].Key, err)
+	}
+}
+
+// TestRunPlans checks that the queries by a run's status and by its end
+// read the partial indexes that hold only live runs (runs_live) and ended
+// runs (runs_ended), in a generic plan (the parameters unknown), on a table
+// of many ended runs and a few live ones.
+func TestRunPlans(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	for _, q := range []string{
+		`INSERT INTO runs (run_id, session_key, session_id, status, created_at, started_at, ended_at)
+		 SELECT 'r' || i, 'agent:a:s' || (i % 500), 'sid-' || (i % 500),
+		        CASE WHEN i % 1000 = 0 THEN 'queued' ELSE 'ok' END, i, i,
+		        CASE WHEN i % 1000 = 0 THEN 0 ELSE i + 1 END
+		 FROM generate_series(1, 20000) AS i`,
+		`ANALYZE`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	live, err := sqlstore.Postgres.ListRuns(store.RunFilter{Statuses: []store.RunStatus{store.RunQueued}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		name, index, q string
+		args           []any
+	}{
+		{"queued runs", "runs_live", live.String(), live.Args()},
+		{"runs usage", "runs_ended", qRunsUsage, []any{int64(0), int64(1 << 40), "", "", 100}},
+		{"usage by day", "runs_ended", qUsageByDay, []any{int64(0), int64(0), int64(1 << 40)}},
+	} {
+		// A prepared statement, explained with its parameters: the
+		// generic plan the store's cached statements get.
+		name := strings.ReplaceAll(p.name, " ", "_")
+		if _, err := conn.Exec(ctx, `PREPARE `+name+` AS `+p.q); err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		params := make([]string, len(p.args))
+		for i, a := range p.args {
+			switch v := a.(type) {
+			case string:
+				params[i] = "'" + v + "'"
+			case []string:
+				params[i] = "'{" + strings.Join(v, ",") + "}'"
+			default:
+				params[i] = fmt.Sprint(v)
+			}
+		}
+		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE `+name+`(`+strings.Join(params, ", ")+`)`)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := strings.Join(lines, "\n"); !strings.Contains(text, p.index) {
+			t.Errorf("%s: plan does not read %s:\n%s", p.name, p.index, text)
+		}
 	}
 }
 

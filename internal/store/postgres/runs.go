@@ -39,7 +39,10 @@ const (
 	// qFinishRun ends a live run ($1) with its status, error, stop
 	// reason, usage and end ($2–$6), and adds the usage to its session
 	// ($7–$9), recording whether it was aborted ($10) and, when it had
-	// started, that the system prompt was sent; it returns the run.
+	// started, that the system prompt was sent; it returns the run. It
+	// fails (division_by_zero) when the run is not live, so that in a
+	// pipeline the server skips what follows it (the run's outbox items
+	// and messages, COMMIT).
 	qFinishRun = `WITH r AS (
 			UPDATE runs SET status = $2, error = $3, stop_reason = $4, usage = $5, ended_at = $6, stats = $11
 			WHERE run_id = $1 AND status IN ('queued', 'running')
@@ -49,7 +52,7 @@ const (
 				total_tokens = total_tokens + $9, aborted_last_run = $10,
 				system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
 			FROM r WHERE sessions.key = r.session_key)
-		SELECT ` + runCols + ` FROM r`
+		SELECT ` + runCols + ` FROM (SELECT 1 / count(*) AS live FROM r) ended LEFT JOIN r ON true WHERE ended.live = 1`
 
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
 

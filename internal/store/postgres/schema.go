@@ -270,6 +270,22 @@ CREATE TABLE memory_vectors (
 	// now spread over pages (pages filled later; a database upgraded from
 	// 9 spreads its rows as lanes are claimed anew).
 	`ALTER TABLE lanes SET (fillfactor = 10)`,
+	// 11: fewer index entries per chat turn, as SQLite's migration 14 for
+	// runs. A run's insert put it in runs_ended (at 0), and its end moved
+	// it in runs_status (running to a terminal status) and in runs_ended:
+	// inserts at one hot spot of each index that the nodes' concurrent
+	// turns queued on. Each index now holds only the rows its queries look
+	// for (live runs, ended runs), and those queries name the index's
+	// condition (sqlstore.LiveRuns, ended_at > 0) so that the planner uses
+	// it in a generic plan too. (The sessions' indexes by spawned_by and
+	// label stay whole: with the condition named, PostgreSQL's planner
+	// misjudges a listing by spawner and sorts it.)
+	`
+DROP INDEX runs_status;
+CREATE INDEX runs_live ON runs (status, created_at, run_id) WHERE status IN ('queued', 'running');
+DROP INDEX runs_ended;
+CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at > 0;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

@@ -24,7 +24,7 @@ const qUsageByDay = `SELECT floor((ended_at + $1)::float8 / 86400000)::bigint AS
 	COALESCE(SUM((usage->'cost'->>'total')::float8), 0),
 	COUNT(*) FILTER (WHERE (usage->'cost' IS NULL OR json_typeof(usage->'cost') = 'null')
 		AND COALESCE((usage->>'totalTokens')::float8, 0) > 0)
-	FROM runs WHERE ended_at >= $2 AND ended_at < $3
+	FROM runs WHERE ended_at >= $2 AND ended_at < $3 AND ended_at > 0
 	GROUP BY day ORDER BY day`
 
 // UsageByDay implements store.Store.
@@ -50,7 +50,7 @@ const (
 		FROM messages WHERE session_id = (SELECT session_id FROM runs WHERE run_id = $1) AND run_id = $1`
 	// qRunsUsage reads finished runs by their end (runs_ended).
 	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage::text, stats::text FROM runs
-		WHERE ended_at >= $1 AND ended_at < $2 AND ($3 = '' OR agent_id = $3) AND ($4 = '' OR session_key = $4)
+		WHERE ended_at >= $1 AND ended_at < $2 AND ended_at > 0 AND ($3 = '' OR agent_id = $3) AND ($4 = '' OR session_key = $4)
 		ORDER BY ended_at, run_id LIMIT $5`
 )
 

@@ -119,10 +119,9 @@ func RunEndArgs(runID string, endedAt time.Time, items []store.OutboxItem, now t
 	return ended, outbox, nil
 }
 
-// LiveRuns is the condition of a run that has not ended. SQLite's index of
+// LiveRuns is the condition of a run that has not ended. The index of
 // runs by status (runs_live) holds only these rows, so a query by status
-// names it for the planner to use that index (PostgreSQL's index holds
-// every row).
+// names it for the planner to use that index.
 const LiveRuns = `status IN ('queued', 'running')`
 
 // live reports whether every status in ss is one of LiveRuns.
@@ -154,7 +153,7 @@ func (d Dialect) ListRuns(f store.RunFilter) (*Query, error) {
 		if err := q.AddIn("status", Strings(f.Statuses)); err != nil {
 			return nil, err
 		}
-		if d == SQLite && live(f.Statuses) {
+		if live(f.Statuses) {
 			q.Write(` AND ` + LiveRuns)
 		}
 	}

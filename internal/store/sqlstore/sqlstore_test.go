@@ -39,7 +39,7 @@ func TestListRunsQuery(t *testing.T) {
 	}{
 		{SQLite, `SELECT ` + RunCols + ` FROM runs WHERE 1 AND session_key = ? AND status IN (SELECT value FROM json_each(?)) AND ` + LiveRuns + ` AND session_key IN (SELECT value FROM json_each(?)) ORDER BY created_at DESC, run_id DESC LIMIT ?`,
 			[]any{"k", `["queued","running"]`, `["a"]`, 5}},
-		{Postgres, `SELECT ` + RunCols + ` FROM runs WHERE true AND session_key = $1 AND status = ANY($2) AND session_key = ANY($3) ORDER BY created_at DESC, run_id DESC LIMIT $4`,
+		{Postgres, `SELECT ` + RunCols + ` FROM runs WHERE true AND session_key = $1 AND status = ANY($2) AND ` + LiveRuns + ` AND session_key = ANY($3) ORDER BY created_at DESC, run_id DESC LIMIT $4`,
 			[]any{"k", []string{"queued", "running"}, []string{"a"}, 5}},
 	} {
 		q, err := c.d.ListRuns(f)
