@@ -298,23 +298,22 @@ func findExec(set *tools.Set) *shell.Tool {
 // (foreground unless the run has process, behind exec approvals), when
 // the elevated gates pass.
 func (b *Box) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agent, sandboxed bool, hostExec *shell.Tool) *tools.Set {
-	out := set.All()
-	i := slices.IndexFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ToolName })
-	if i < 0 {
+	exec, ok := set.Get(shell.ToolName)
+	if !ok {
 		return set
 	}
 	channel, sender := sessionkey.InternalChannel, ""
 	if in := info.Input; in != nil {
 		channel, sender = cmp.Or(in.Channel, channel), in.To
 	}
-	g := &elevatedExec{inner: out[i], sandboxed: sandboxed, failing: ag.ElevatedGate(channel, sender),
+	g := &elevatedExec{inner: exec, sandboxed: sandboxed, failing: ag.ElevatedGate(channel, sender),
 		channel: channel, session: info.SessionKey, level: agent.SessionElevatedLevel(info.Session)}
 	if sandboxed && g.failing == "" {
 		if hostExec == nil {
 			g.failing = settings.ElevatedGateEnabled
 		} else {
 			var ht tools.Tool = hostExec
-			if !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ProcessToolName }) {
+			if _, ok := set.Get(shell.ProcessToolName); !ok {
 				ht = hostExec.Foreground()
 			}
 			if b.gate != nil {
@@ -326,8 +325,7 @@ func (b *Box) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agen
 			g.host = ht
 		}
 	}
-	out[i] = g
-	return tools.NewSet(out...)
+	return set.With(g)
 }
 
 // gateExec puts the host exec tool in set behind the approval gate.
