@@ -57,6 +57,10 @@ type Box struct {
 	// roomTools returns a chat room's tool selection for a session key
 	// (ok false: not a room with one).
 	roomTools func(key string) (policy.ToolSelection, bool)
+
+	// hostMu guards host, ForRun's host tools per agent (see hostTools).
+	hostMu sync.Mutex
+	host   hostCache
 }
 
 // Config configures a Box. Settings is required.
@@ -169,17 +173,32 @@ func (b *Box) All() *tools.Set { return b.all.Load() }
 // tool's schema never reaches the model.
 func (b *Box) ForRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 	all := b.all.Load()
+	var ext []tools.Tool
 	if b.mcp != nil {
-		// MCP servers start here, on the first run that needs tools. The
-		// built-in tools come last so that they win a name clash.
-		if ext := b.mcp.Tools(ctx); len(ext) > 0 {
-			all = tools.NewSet(append(ext, all.All()...)...)
-		}
+		// MCP servers start here, on the first run that needs tools.
+		ext = b.mcp.Tools(ctx)
 	}
 	ag := b.conf.Agent(info.AgentID)
-	global, own := b.conf.Tools, ag.Tools
 	sandboxed := policy.ChildSandboxed(ag.SandboxMode, info.SessionKey,
 		sessionkey.MainKey(ag.ID, b.conf.MainKey))
+	depth := sessionkey.SubagentDepth(info.SessionKey)
+	if info.Session != nil && info.Session.SpawnDepth > depth {
+		depth = info.Session.SpawnDepth
+	}
+	if len(ext) == 0 && !sandboxed && depth == 0 {
+		if _, inRoom := b.rooms(info.SessionKey); !inRoom {
+			// The common run (no MCP tools, on the host, no room, not a
+			// sub-agent): its tools before the elevated checks depend
+			// only on the tool set and the agent, so they are made once.
+			set, hostExec := b.hostTools(all, info.AgentID, ag)
+			return b.guardElevated(set, info, ag, false, hostExec)
+		}
+	}
+	if len(ext) > 0 {
+		// The built-in tools come last so that they win a name clash.
+		all = tools.NewSet(append(ext, all.All()...)...)
+	}
+	global, own := b.conf.Tools, ag.Tools
 	all = all.Filter(func(t tools.Tool) bool {
 		if sandboxed && (!sandboxKeeps(t.Name(), ag.SandboxWorkspaceAccess) || !policy.SandboxToolAllowed(t.Name(), ag.SandboxTools)) {
 			return false
@@ -192,10 +211,6 @@ func (b *Box) ForRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 	}
 	if sandboxed {
 		all = b.sandboxTools(all, ag.SandboxSpec(info.SessionKey))
-	}
-	depth := sessionkey.SubagentDepth(info.SessionKey)
-	if info.Session != nil && info.Session.SpawnDepth > depth {
-		depth = info.Session.SpawnDepth
 	}
 	if depth > 0 {
 		tp := b.conf.Subagents.Tools
@@ -214,6 +229,50 @@ func (b *Box) ForRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 		all = b.guardUntrusted(all, ag.UntrustedAllow)
 	}
 	return b.guardElevated(all, info, ag, sandboxed, hostExec)
+}
+
+// hostCache holds, for one tool set (the box's all), each agent's host
+// tools before the elevated checks (see hostTools).
+type hostCache struct {
+	all     *tools.Set
+	byAgent map[string]hostEntry
+}
+
+// hostEntry is one agent's host tools and the exec tool they were cut
+// from (nil: none).
+type hostEntry struct {
+	set      *tools.Set
+	hostExec *shell.Tool
+}
+
+// maxHostCache bounds hostCache.byAgent; past it the cache starts over
+// (runs name their agent, and an unknown id gets the defaults).
+const maxHostCache = 256
+
+// hostTools returns the tools of a run of agent ag (id agentID) on the
+// host, with no MCP tools, outside a chat room and not a sub-agent, before
+// the elevated checks, and the host exec tool: what ForRun makes in that
+// case from all and the settings (fixed for the box's life), made once per
+// tool set and agent. Sets are never changed once made, so runs share it.
+func (b *Box) hostTools(all *tools.Set, agentID string, ag settings.Agent) (*tools.Set, *shell.Tool) {
+	b.hostMu.Lock()
+	defer b.hostMu.Unlock()
+	if b.host.all != all || len(b.host.byAgent) >= maxHostCache {
+		b.host = hostCache{all: all, byAgent: map[string]hostEntry{}}
+	}
+	if e, ok := b.host.byAgent[agentID]; ok {
+		return e.set, e.hostExec
+	}
+	global, own := b.conf.Tools, ag.Tools
+	set := all.Filter(func(t tools.Tool) bool { return policy.ToolOffered(t.Name(), global, own) })
+	hostExec := findExec(set)
+	set = foregroundUnlessProcess(set)
+	if b.gate != nil {
+		set = gateExec(set, b.gate)
+	}
+	set = b.guardUntrusted(set, ag.UntrustedAllow)
+	b.host.byAgent[agentID] = hostEntry{set: set, hostExec: hostExec}
+	return set, hostExec
 }
 
 // rooms returns the chat room's tool selection of key, if any.
@@ -239,23 +298,22 @@ func findExec(set *tools.Set) *shell.Tool {
 // (foreground unless the run has process, behind exec approvals), when
 // the elevated gates pass.
 func (b *Box) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agent, sandboxed bool, hostExec *shell.Tool) *tools.Set {
-	out := set.All()
-	i := slices.IndexFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ToolName })
-	if i < 0 {
+	exec, ok := set.Get(shell.ToolName)
+	if !ok {
 		return set
 	}
 	channel, sender := sessionkey.InternalChannel, ""
 	if in := info.Input; in != nil {
 		channel, sender = cmp.Or(in.Channel, channel), in.To
 	}
-	g := &elevatedExec{inner: out[i], sandboxed: sandboxed, failing: ag.ElevatedGate(channel, sender),
+	g := &elevatedExec{inner: exec, sandboxed: sandboxed, failing: ag.ElevatedGate(channel, sender),
 		channel: channel, session: info.SessionKey, level: agent.SessionElevatedLevel(info.Session)}
 	if sandboxed && g.failing == "" {
 		if hostExec == nil {
 			g.failing = settings.ElevatedGateEnabled
 		} else {
 			var ht tools.Tool = hostExec
-			if !slices.ContainsFunc(out, func(t tools.Tool) bool { return t.Name() == shell.ProcessToolName }) {
+			if _, ok := set.Get(shell.ProcessToolName); !ok {
 				ht = hostExec.Foreground()
 			}
 			if b.gate != nil {
@@ -267,8 +325,7 @@ func (b *Box) guardElevated(set *tools.Set, info agent.RunInfo, ag settings.Agen
 			g.host = ht
 		}
 	}
-	out[i] = g
-	return tools.NewSet(out...)
+	return set.With(g)
 }
 
 // gateExec puts the host exec tool in set behind the approval gate.

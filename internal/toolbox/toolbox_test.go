@@ -155,3 +155,41 @@ func TestToolboxDockerSandbox(t *testing.T) {
 		t.Errorf("preflight without a daemon = %v", err)
 	}
 }
+
+// A host run's tools are made once per tool set and agent: the next run
+// of the agent gets the same set, another agent its own, and a new tool
+// set (Set) is seen by the next run.
+func TestToolboxForRunReusesHostTools(t *testing.T) {
+	cfg, _, err := config.Parse("t.json5", []byte(`{
+  tools: { deny: ["fs__write*"] },
+  agents: { list: [{ id: "main" }, { id: "research", tools: { allow: ["docs__*"] } }] },
+}`), config.MapEnv(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Box{conf: settings.Resolve(cfg)}
+	b.Set(namedTool("docs__search"), namedTool("fs__write_file"), namedTool("sessions_list"))
+	names := func(s *tools.Set) []string {
+		var out []string
+		for _, t := range s.All() {
+			out = append(out, t.Name())
+		}
+		return out
+	}
+	main := agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"}
+	first := b.ForRun(t.Context(), main)
+	if got := names(first); !slices.Equal(got, []string{"docs__search", "sessions_list"}) {
+		t.Fatalf("main tools = %v", got)
+	}
+	if again := b.ForRun(t.Context(), main); again != first {
+		t.Errorf("the next run of main made its tools again")
+	}
+	research := b.ForRun(t.Context(), agent.RunInfo{AgentID: "research", SessionKey: "agent:research:main"})
+	if got := names(research); !slices.Equal(got, []string{"docs__search"}) {
+		t.Errorf("research tools = %v, want [docs__search]", got)
+	}
+	b.Set(namedTool("docs__search"), namedTool("agents_list"))
+	if got := names(b.ForRun(t.Context(), main)); !slices.Equal(got, []string{"agents_list", "docs__search"}) {
+		t.Errorf("main tools after Set = %v, want [agents_list docs__search]", got)
+	}
+}

@@ -143,6 +143,23 @@ func NewSet(ts ...Tool) *Set {
 	return s
 }
 
+// With returns a copy of s holding t, in place of the tool of the same
+// name if s has one. s is left as it was (sets never change once made).
+func (s *Set) With(t Tool) *Set {
+	if s == nil {
+		return NewSet(t)
+	}
+	if _, ok := s.byName[t.Name()]; !ok {
+		return NewSet(append(s.All(), t)...)
+	}
+	out := &Set{byName: make(map[string]Tool, len(s.byName)), names: s.names}
+	for n, x := range s.byName {
+		out.byName[n] = x
+	}
+	out.byName[t.Name()] = t
+	return out
+}
+
 // Get returns the named tool.
 func (s *Set) Get(name string) (Tool, bool) {
 	if s == nil {
