@@ -186,17 +186,8 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		}
 		br := sendLast(ctx, tx, &b)
 		if checked != nil {
-			if !led {
-				if _, err := br.Exec(); err != nil {
-					br.Close()
-					return err
-				}
-			}
-			if _, err := br.Exec(); err != nil {
+			if err := readTailGuard(br, led); err != nil {
 				br.Close()
-				if isCode(err, "22012") {
-					return errTailMoved
-				}
 				return err
 			}
 		}

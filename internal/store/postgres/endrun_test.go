@@ -18,22 +18,8 @@ import (
 func TestEndRun(t *testing.T) {
 	ctx := context.Background()
 	s := openNodes(t, 1)[0]
-	s.SetNode("a")
-	register(t, s, "a", time.Minute)
 	const key = "agent:main:end"
-	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
-		t.Fatal(err)
-	}
-	_, epoch, err := s.ClaimLane(ctx, "a", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
-	stale := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
-	reply := func(runID, text string) store.Message {
-		m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
-		return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
-	}
+	fctx, stale := claimedSession(t, s, key)
 	for _, id := range []string{"r1", "r2"} {
 		queue(t, s, id, key)
 		in := userMsg("hi " + id)
@@ -96,22 +82,8 @@ func TestEndRunAfterOpen(t *testing.T) {
 	ctx := context.Background()
 	nodes := openNodes(t, 2)
 	s, other := nodes[0], nodes[1]
-	s.SetNode("a")
-	register(t, s, "a", time.Minute)
 	const key = "agent:main:endopen"
-	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
-		t.Fatal(err)
-	}
-	_, epoch, err := s.ClaimLane(ctx, "a", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch})
-	stale := store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
-	reply := func(runID, text string) store.Message {
-		m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
-		return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
-	}
+	fctx, stale := claimedSession(t, s, key)
 	open := func(id string) {
 		t.Helper()
 		in := userMsg("hi " + id)
@@ -205,4 +177,29 @@ func TestEndRunAfterOpen(t *testing.T) {
 		t.Fatalf("EndRun of an ended run = %v, %v; want ErrConflict", stored, err)
 	}
 	count(9)
+}
+
+// claimedSession makes session key (id "sid") on s as node "a", claims its
+// lane and returns a context fenced by the claim and one fenced by the
+// epoch before it.
+func claimedSession(t *testing.T, s *Store, key string) (fenced, stale context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.ClaimLane(ctx, "a", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch}),
+		store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
+}
+
+// reply is run runID's assistant message saying text.
+func reply(runID, text string) store.Message {
+	m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
+	return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
 }

@@ -157,17 +157,8 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 			}
 			return err
 		}
-		if !led {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		if _, err := br.Exec(); err != nil {
+		if err := readTailGuard(br, led); err != nil {
 			br.Close()
-			if isCode(err, "22012") {
-				return errTailMoved
-			}
 			return err
 		}
 		return br.Close()

@@ -376,3 +376,23 @@ func (b errBatch) Query() (pgx.Rows, error)         { return nil, b.err }
 func (b errBatch) QueryRow() pgx.Row                { return errRow(b) }
 func (b errBatch) Close() error                     { return b.err }
 func (b errBatch) Tx() pgx.Tx                       { return nil }
+
+// readTailGuard reads the results of the fence check and tail guard that a
+// run's open or end queued: the transcript's lock first, unless led says
+// the transaction's lead statement took it, then the guard, whose division
+// by zero (22012) means the transcript's tail moved (errTailMoved). The
+// caller closes br on an error.
+func readTailGuard(br pgx.BatchResults, led bool) error {
+	if !led {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		if isCode(err, "22012") {
+			return errTailMoved
+		}
+		return err
+	}
+	return nil
+}
