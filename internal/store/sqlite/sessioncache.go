@@ -13,9 +13,9 @@ const maxCachedSessions = 4096
 // session a turn makes (the gateway's send policy and queue settings, the
 // runner's start) decode the row once. One gateway owns the database file
 // (the state dir's lock), so every write passes through this Store: each
-// write that changes session rows puts or drops them once it is committed,
+// write that changes session rows updates or drops them once it is committed,
 // on the committer, in commit order. A read fills the cache only when no
-// put or drop happened while it ran, so a row read before a commit is
+// update or drop happened while it ran, so a row read before a commit is
 // never cached after that commit.
 type sessionCache struct {
 	mu  sync.Mutex // guards gen and m
@@ -41,7 +41,7 @@ func (c *sessionCache) generation() uint64 {
 	return c.gen
 }
 
-// fill caches a copy of s, read when the generation was gen, unless a put
+// fill caches a copy of s, read when the generation was gen, unless an update
 // or drop happened since.
 func (c *sessionCache) fill(gen uint64, s *store.Session) {
 	c.mu.Lock()
@@ -62,15 +62,6 @@ func (c *sessionCache) storeLocked(s *store.Session) {
 		}
 	}
 	c.m[s.Key] = s.Clone()
-}
-
-// put caches a copy of s, the row a write just committed. Writers call
-// it from their after (Store.writeTxThen), in commit order.
-func (c *sessionCache) put(s *store.Session) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	c.storeLocked(s)
 }
 
 // update applies fn to key's cached row, if any, as a write just did to

@@ -10,10 +10,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-// sessionCols lists the sessions columns in the order scanSession and
-// sessionArgs use.
-const sessionCols = sqlstore.SessionCols
-
 const (
 	qGetSession       = sqlstore.GetSession
 	qDeleteSession    = sqlstore.DeleteSession
@@ -31,10 +27,10 @@ var (
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner = sqlstore.Scanner
 
-// scanSession reads one row of sessionCols.
+// scanSession reads one row of sqlstore.SessionCols.
 func scanSession(sc rowScanner) (*store.Session, error) { return sqlstore.ScanSession(sc) }
 
-// sessionArgs returns s as arguments in sessionCols order, then its key
+// sessionArgs returns s as arguments in sqlstore.SessionCols order, then its key
 // class.
 func sessionArgs(s *store.Session) ([]any, error) {
 	return sqlstore.SessionArgs(s, int64(store.ClassOf(s.Key)))
