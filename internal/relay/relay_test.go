@@ -381,6 +381,18 @@ func TestReplyFromEndMatchesTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	// A Wait that starts between the run's stored end and its end event
+	// reads the end from the store and logs it as recovered, which
+	// EndMessage rightly declines: each run's end event is awaited first.
+	ends := make(chan string, 64)
+	defer e.runner.Subscribe(func(ev agent.Event) {
+		if ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd {
+			select {
+			case ends <- ev.RunID:
+			default:
+			}
+		}
+	})()
 	for i, msg := range []string{
 		"/reply pong",
 		"plain text, echoed",
@@ -393,6 +405,8 @@ func TestReplyFromEndMatchesTranscript(t *testing.T) {
 		id := fmt.Sprint("r", i)
 		if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: id, SessionKey: "agent:main:t", AgentID: "main", Message: msg}); err != nil {
 			t.Fatal(err)
+		}
+		for ended := <-ends; ended != id; ended = <-ends {
 		}
 		run, done, err := e.runner.Wait(ctx, id, -1)
 		if err != nil || !done || run.Status != store.RunOK {
