@@ -80,3 +80,27 @@ func BenchmarkToolTurn(b *testing.B) {
 		drain(b, p, ctx, step2)
 	}
 }
+
+// BenchmarkEchoTurnWarmSession is an echo turn as bench/gateway's warm
+// session sends it: 400 messages of history, a few words each, and 15
+// tools with 11 KB of descriptions and schemas.
+func BenchmarkEchoTurnWarmSession(b *testing.B) {
+	p := New(Options{})
+	r := &provider.Request{Model: ModelID}
+	for range 199 {
+		r.Messages = append(r.Messages, user("warm turn"), provider.Message{Role: provider.RoleAssistant, Text: "echo: warm turn"})
+	}
+	r.Messages = append(r.Messages, user("warm turn"), user("warm turn"))
+	for i := range 15 {
+		r.Tools = append(r.Tools, provider.ToolDef{
+			Name:        "tool_" + strings.Repeat("x", i),
+			Description: strings.Repeat("Does one thing to the session. ", 15),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"sessionKey":{"type":"string","description":"` + strings.Repeat("k", 200) + `"}}}`),
+		})
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		drain(b, p, ctx, r)
+	}
+}

@@ -816,3 +816,40 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// TestResponseIDFieldsOfBothForms checks that each field of a message feeds
+// the response id, in the packed form (short fields) and in the long one (a
+// field too long to pack), and that moving bytes between neighbouring
+// fields changes it too.
+func TestResponseIDFieldsOfBothForms(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	for _, base := range []provider.Message{
+		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "ab", Text: "cd"},
+		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: long, Text: "cd"},
+	} {
+		mk := func(change func(m *provider.Message)) string {
+			m := base
+			if change != nil {
+				change(&m)
+			}
+			r := &provider.Request{Model: ModelID, Messages: []provider.Message{user("/reply ok"), m}}
+			return New(Options{}).responseID(r)
+		}
+		seen := map[string]string{mk(nil): "original"}
+		for name, change := range map[string]func(m *provider.Message){
+			"role":        func(m *provider.Message) { m.Role = provider.RoleUser },
+			"text":        func(m *provider.Message) { m.Text = "ce" },
+			"result id":   func(m *provider.Message) { m.ToolCallID = "call_2" },
+			"result name": func(m *provider.Message) { m.ToolName += "x" },
+			"is error":    func(m *provider.Message) { m.IsError = true },
+			"calls":       func(m *provider.Message) { m.ToolCalls = []provider.ToolCall{{ID: "call_3"}} },
+			"name→text":   func(m *provider.Message) { m.ToolName, m.Text = m.ToolName[:1], m.ToolName[1:]+m.Text },
+		} {
+			id := mk(change)
+			if prev, dup := seen[id]; dup {
+				t.Errorf("ToolName of %d bytes: changing %s gives the same ResponseID as %s", len(base.ToolName), name, prev)
+			}
+			seen[id] = name
+		}
+	}
+}
