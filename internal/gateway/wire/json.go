@@ -55,6 +55,9 @@ func kindOf(raw []byte) jsonKind {
 // object decodes a JSON object into its members; a repeated member keeps
 // the last value, as JSON.parse does.
 func object(raw []byte) (map[string]json.RawMessage, bool) {
+	if m, ok, handled := scanObject(raw); handled {
+		return m, ok
+	}
 	var m map[string]json.RawMessage
 	if kindOf(raw) != kindObject || json.Unmarshal(raw, &m) != nil {
 		return nil, false
@@ -117,6 +120,9 @@ func number(raw []byte) float64 {
 
 // str decodes a JSON string.
 func str(raw []byte) string {
+	if s, ok := plainString(raw); ok {
+		return s
+	}
 	var s string
 	json.Unmarshal(raw, &s)
 	return s

@@ -1,0 +1,115 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// stdObject is object as encoding/json alone answers it.
+func stdObject(raw []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if kindOf(raw) != kindObject || json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// objectCases are inputs whose split object must match encoding/json's.
+var objectCases = []string{
+	`{}`, ` { } `, `{"a":1}`, "\t{\"a\" : 1 ,\n\"b\":[1,2,{\"c\":null}]}\r\n",
+	`{"type":"req","id":"1","method":"chat.send","params":{"sessionKey":"main","message":"hi","idempotencyKey":"k"}}`,
+	`{"a":1,"a":2}`, `{"a":"x\"y\\z\u00e9\/"}`, `{"a":-0.5e+10,"b":0,"c":1E3,"d":-12.25}`,
+	`{"a":true,"b":false,"c":null,"d":"","e":[],"f":{}}`, `{"é":1}`, `{"a\u0062":1}`, `{"\u0000":1}`,
+	"{\"a\":\"\xff\xfe\"}", "{\"\xff\":1}",
+	strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70),
+	strings.Repeat(`{"a":`, 63) + `1` + strings.Repeat(`}`, 63),
+	// Not objects, or not JSON.
+	``, ` `, `[]`, `"x"`, `1`, `null`, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{,}`, `{"a":1}x`, `{"a":1}{}`,
+	`{a:1}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, `{"a":+1}`, `{"a":tru}`, `{"a":truex}`,
+	`{"a":"\x"}`, `{"a":"\u12"}`, `{"a":"\u12g4"}`, "{\"a\":\"\x01\"}", `{"a":"x`, `{"a":[1,2}`, `{"a":{"b"}}`,
+	`{"a":[1 2]}`, `{"a":{"b":1 "c":2}}`, `{"a":NaN}`, `{"a":1}}`,
+}
+
+func TestObjectMatchesEncodingJSON(t *testing.T) {
+	for _, in := range objectCases {
+		checkObject(t, []byte(in))
+	}
+}
+
+func checkObject(t *testing.T, raw []byte) {
+	t.Helper()
+	want, wantOK := stdObject(raw)
+	got, ok := object(raw)
+	if ok != wantOK || !cmp.Equal(got, want) {
+		t.Errorf("object(%q) = %q, %v; encoding/json: %q, %v", raw, got, ok, want, wantOK)
+	}
+}
+
+// TestObjectValuesAreCopies checks that the members do not alias the
+// input, and that appending to one member leaves the next as it was.
+func TestObjectValuesAreCopies(t *testing.T) {
+	raw := []byte(`{"a":"x","b":"y"}`)
+	m, ok := object(raw)
+	if !ok {
+		t.Fatal("not an object")
+	}
+	_ = append(m["a"], '!')
+	for i := range raw {
+		raw[i] = ' '
+	}
+	if string(m["a"]) != `"x"` || string(m["b"]) != `"y"` {
+		t.Errorf("members = %q", m)
+	}
+}
+
+func FuzzObject(f *testing.F) {
+	for _, in := range objectCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkObject(t, raw) })
+}
+
+// BenchmarkDecodeChatSend is a chat.send request frame as a client sends
+// each turn: the frame split, then its params validated and decoded.
+func BenchmarkDecodeChatSend(b *testing.B) {
+	frame := []byte(`{"type":"req","id":"c0-1234","method":"chat.send","params":{"sessionKey":"agent:main:load-0","message":"warm turn","idempotencyKey":"c0-1234"}}`)
+	var p ChatSendParams
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Decode(frame)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := DecodeParams(f.Method, f.Params, &p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// strCases are JSON values whose text str must decode as encoding/json does.
+var strCases = []string{`""`, `"abc"`, `"a b-c:d"`, `"\u00e9"`, `"é"`, `"a\"b"`, `"a\\b"`, `"\n"`, "\"\x01\"", `"`, `"a"b"`, ` "a"`, `"a" `, `1`, `null`}
+
+func TestStrMatchesEncodingJSON(t *testing.T) {
+	for _, in := range strCases {
+		checkStr(t, []byte(in))
+	}
+}
+
+func checkStr(t *testing.T, raw []byte) {
+	t.Helper()
+	var want string
+	json.Unmarshal(raw, &want)
+	if got := str(raw); got != want {
+		t.Errorf("str(%q) = %q, encoding/json: %q", raw, got, want)
+	}
+}
+
+func FuzzStr(f *testing.F) {
+	for _, in := range strCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkStr(t, raw) })
+}
