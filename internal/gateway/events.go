@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -333,7 +336,7 @@ func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
 		st.pendingSeq = 0
 		return
 	}
-	msg, _ := json.Marshal(assistantSoFar(liveText(st.text), s.now()))
+	msg := appendAssistantSoFar(nil, liveText(st.text), s.now())
 	chat := wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
 		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: liveText(st.text[st.sent:]), Message: msg,
@@ -342,6 +345,20 @@ func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
 	st.sent = len(st.text)
 	st.pendingSeq = 0
 	st.lastDelta = s.now()
+}
+
+// appendAssistantSoFar appends assistantSoFar(text, now) to b as
+// json.Marshal writes it (keys sorted, <, > and & escaped), without
+// building the map: a delta goes out on every turn.
+func appendAssistantSoFar(b []byte, text string, now time.Time) []byte {
+	if strings.ContainsAny(text, "<>&") {
+		msg, _ := json.Marshal(assistantSoFar(text, now))
+		return append(b, msg...)
+	}
+	b = append(b, `{"content":[{"text":`...)
+	b = jsonenc.AppendString(b, text)
+	b = append(b, `,"type":"`+transcript.BlockText+`"}],"role":"`+transcript.RoleAssistant+`","timestamp":`...)
+	return append(strconv.AppendInt(b, now.UnixMilli(), 10), '}')
 }
 
 // assistantSoFar is the message a chat delta carries.
