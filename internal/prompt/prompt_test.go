@@ -193,3 +193,105 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 	write("elf", now) // same size, same time: still seen
 	check("elf", 6)
 }
+
+// TestBootstrapCacheWatch checks the inotify watch: a warm turn checks no
+// file by its stat (a missing one included), and each kind of change is
+// seen on the next turn: a rewrite, a replacement by rename, a new file, a
+// new hard link, a file behind a symbolic link, and a workspace directory
+// replaced by another at its path.
+func TestBootstrapCacheWatch(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "ws")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agents, soul := filepath.Join(dir, "AGENTS.md"), filepath.Join(dir, "SOUL.md")
+	old := time.Now().Add(-time.Hour)
+	write := func(path, content string, mtime time.Time) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c bootstrapCache
+	c.sync(dir)
+	if c.watch == nil {
+		t.Skip("no inotify here: TestBootstrapCacheRereadsOnlyChangedFiles covers the stat checks")
+	}
+	// turn reads both files as a turn does and checks what it got and
+	// how many stat checks the cache has made so far.
+	turn := func(wantAgents, wantSoul string, checks int) {
+		t.Helper()
+		c.sync(dir)
+		got, err := c.read(agents)
+		if err != nil {
+			got = "<" + err.Error() + ">"
+		}
+		gotSoul, err := c.read(soul)
+		if err != nil {
+			gotSoul = "<missing>"
+		}
+		if got != wantAgents || gotSoul != wantSoul || c.checks != checks {
+			t.Fatalf("turn = %q, %q after %d checks, want %q, %q after %d", got, gotSoul, c.checks, wantAgents, wantSoul, checks)
+		}
+	}
+	write(agents, "one", old)
+	turn("one", "<missing>", 2)
+	turn("one", "<missing>", 2)
+	turn("one", "<missing>", 2)
+
+	write(agents, "two", old.Add(time.Second)) // same size, a new time
+	turn("two", "<missing>", 4)
+	turn("two", "<missing>", 4)
+
+	write(soul, "soul", old)
+	turn("two", "soul", 6)
+	turn("two", "soul", 6)
+
+	other := filepath.Join(dir, "new.md")
+	write(other, "six", old.Add(2*time.Second))
+	if err := os.Rename(other, agents); err != nil {
+		t.Fatal(err)
+	}
+	turn("six", "soul", 8)
+	turn("six", "soul", 8)
+
+	outside := filepath.Join(root, "outside")
+	if err := os.Link(agents, outside); err != nil { // a link from another directory
+		t.Fatal(err)
+	}
+	c.sync(dir)
+	if got, err := c.read(agents); err == nil {
+		t.Fatalf("a hard-linked file was served: %q", got)
+	}
+	if err := os.Remove(outside); err != nil {
+		t.Fatal(err)
+	}
+	turn("six", "soul", 11)
+
+	target := filepath.Join(root, "soul-target.md")
+	write(target, "linked", old)
+	if err := os.Remove(soul); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, soul); err != nil {
+		t.Fatal(err)
+	}
+	turn("six", "linked", 13)
+	turn("six", "linked", 14) // a link is checked on every turn
+	write(target, "LINKED", old.Add(time.Second))
+	turn("six", "LINKED", 15)
+
+	if err := os.Rename(dir, filepath.Join(root, "ws-old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write(agents, "new workspace", old)
+	turn("new workspace", "<missing>", 17)
+	turn("new workspace", "<missing>", 17)
+}
