@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -43,11 +45,23 @@ func (r *writeReq) answer(err error) {
 // many sessions' writes share one commit (one WAL append instead of one per
 // body); an idle store runs each body at once, with no timer. A body that
 // fails rolls back to its savepoint only; the others commit.
+//
+// A body handed in while the writer is free and nothing waits runs on its
+// caller's goroutine, in a transaction of its own: the turn of an idle
+// session then costs no hand-over to the committer's goroutine and back
+// (two wake-ups per commit). Bodies handed in while the writer is busy
+// queue for that goroutine, which takes them all once it is free.
 type committer struct {
-	w    *sql.DB
-	reqs chan *writeReq
-	stop chan struct{}
-	done chan struct{}
+	w *sql.DB
+
+	mu     sync.Mutex
+	cond   sync.Cond   // on mu: busy went false (close waits for it)
+	queue  []*writeReq // handed in, not yet taken
+	busy   bool        // a body or a batch is running (on a caller or the goroutine)
+	closed bool
+	wake   chan struct{} // capacity 1: the queue has bodies and the writer is free
+	stop   chan struct{}
+	done   chan struct{}
 
 	// memo follows each body's and transaction's outcome.
 	memo *writeMemo
@@ -55,8 +69,7 @@ type committer struct {
 	// transaction of w.
 	exec func(tx *sql.Tx, query string) error
 
-	shared  atomic.Int64 // commits that carried more than one body
-	waiting atomic.Int64 // bodies handed in and not yet taken
+	shared atomic.Int64 // commits that carried more than one body
 
 	// ran, when set, is told how many bodies each batch carried, after
 	// the batch.
@@ -64,7 +77,11 @@ type committer struct {
 }
 
 // reqsWaiting reports how many bodies wait for the committer to take them.
-func (c *committer) reqsWaiting() int { return int(c.waiting.Load()) }
+func (c *committer) reqsWaiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
 
 // The statements around each body of a shared commit.
 const (
@@ -74,35 +91,94 @@ const (
 )
 
 func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string) error, ran func(bodies int)) *committer {
-	c := &committer{w: w, memo: memo, exec: exec, reqs: make(chan *writeReq), stop: make(chan struct{}),
+	c := &committer{w: w, memo: memo, exec: exec, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), ran: ran}
+	c.cond.L = &c.mu
 	go c.loop()
 	return c
 }
 
-// close stops the committer after the batch in progress; bodies handed in
-// after that get net.ErrClosed.
+// close stops the committer after the batch or body in progress; bodies
+// handed in after that, and bodies still queued, get net.ErrClosed.
 func (c *committer) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	close(c.stop)
 	<-c.done
+	c.mu.Lock()
+	for c.busy {
+		c.cond.Wait()
+	}
+	queued := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, r := range queued {
+		r.answer(net.ErrClosed)
+	}
 }
 
 // run hands fn to the committer and waits for its outcome. after (may be
-// nil) runs on the committer once fn's work is committed.
+// nil) runs once fn's work is committed, before any later commit.
 func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
-	req := &writeReq{ctx: ctx, fn: fn, after: after, done: make(chan error, 1)}
-	c.waiting.Add(1)
-	select {
-	case c.reqs <- req:
-		c.waiting.Add(-1)
-	case <-ctx.Done():
-		c.waiting.Add(-1)
-		return ctx.Err()
-	case <-c.stop:
-		c.waiting.Add(-1)
-		return net.ErrClosed
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return <-req.done
+	req := &writeReq{ctx: ctx, fn: fn, after: after, done: make(chan error, 1)}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return net.ErrClosed
+	case !c.busy && len(c.queue) == 0:
+		// The writer is free: run here.
+		c.busy = true
+		c.mu.Unlock()
+		c.commit([]*writeReq{req})
+		if c.ran != nil {
+			c.ran(1)
+		}
+		c.release()
+		return <-req.done
+	}
+	c.queue = append(c.queue, req)
+	if !c.busy {
+		c.signal()
+	}
+	c.mu.Unlock()
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		c.mu.Lock()
+		if i := slices.Index(c.queue, req); i >= 0 { // not taken: it never runs
+			c.queue = slices.Delete(c.queue, i, i+1)
+			c.mu.Unlock()
+			return ctx.Err()
+		}
+		c.mu.Unlock()
+		return <-req.done
+	}
+}
+
+// release ends a body or batch: the writer is free, and the goroutine is
+// woken for the bodies that queued meanwhile.
+func (c *committer) release() {
+	c.mu.Lock()
+	c.busy = false
+	if len(c.queue) > 0 {
+		c.signal()
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// signal wakes the goroutine, unless a wake is pending already.
+func (c *committer) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (c *committer) loop() {
@@ -110,29 +186,31 @@ func (c *committer) loop() {
 	batch := make([]*writeReq, 0, maxBatch)
 	for {
 		select {
-		case req := <-c.reqs:
-			batch = append(batch[:0], req)
+		case <-c.wake:
 		case <-c.stop:
 			return
 		}
 		// Let the goroutines that are ready to run hand in their bodies
-		// too: under load a batch then carries them (one commit for many),
-		// and alone the committer goes on at once.
+		// too: under load a batch then carries them (one commit for many).
 		runtime.Gosched()
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case req := <-c.reqs:
-				batch = append(batch, req)
-			default:
-				break gather
-			}
+		c.mu.Lock()
+		if c.busy || len(c.queue) == 0 || c.closed {
+			c.mu.Unlock()
+			continue
 		}
+		n := min(len(c.queue), maxBatch)
+		batch = append(batch[:0], c.queue[:n]...)
+		rest := copy(c.queue, c.queue[n:])
+		clear(c.queue[rest:])
+		c.queue = c.queue[:rest]
+		c.busy = true
+		c.mu.Unlock()
 		c.commit(batch)
 		if c.ran != nil {
 			c.ran(len(batch))
 		}
 		clear(batch)
+		c.release()
 	}
 }
 
