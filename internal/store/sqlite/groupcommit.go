@@ -47,10 +47,10 @@ func (r *writeReq) answer(err error) {
 // fails rolls back to its savepoint only; the others commit.
 //
 // A body handed in while the writer is free and nothing waits runs on its
-// caller's goroutine, in a transaction of its own: the turn of an idle
-// session then costs no hand-over to the committer's goroutine and back
-// (two wake-ups per commit). Bodies handed in while the writer is busy
-// queue for that goroutine, which takes them all once it is free.
+// caller's goroutine (with the bodies handed in meanwhile: lead): the turn
+// of an idle session then costs no hand-over to the committer's goroutine
+// and back (two wake-ups per commit). Bodies handed in while the writer is
+// busy queue for that goroutine, which takes them all once it is free.
 type committer struct {
 	w *sql.DB
 
@@ -131,14 +131,11 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx *sq
 		c.mu.Unlock()
 		return net.ErrClosed
 	case !c.busy && len(c.queue) == 0:
-		// The writer is free: run here.
+		// The writer is free: run here, with the bodies that queue
+		// meanwhile.
 		c.busy = true
 		c.mu.Unlock()
-		c.commit([]*writeReq{req})
-		if c.ran != nil {
-			c.ran(1)
-		}
-		c.release()
+		c.lead(req)
 		return <-req.done
 	}
 	c.queue = append(c.queue, req)
@@ -159,6 +156,35 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx *sq
 		c.mu.Unlock()
 		return <-req.done
 	}
+}
+
+// lead runs first on the caller's goroutine, in one batch with the bodies
+// handed in by the goroutines that were ready to run (the yield lets them):
+// the caller does what the committer's goroutine would have done, without
+// the hand-over.
+func (c *committer) lead(first *writeReq) {
+	runtime.Gosched()
+	var buf [8]*writeReq
+	batch := append(buf[:0], first)
+	c.mu.Lock()
+	batch = c.takeLocked(batch)
+	c.mu.Unlock()
+	c.commit(batch)
+	if c.ran != nil {
+		c.ran(len(batch))
+	}
+	clear(batch)
+	c.release()
+}
+
+// takeLocked moves queued bodies to batch, up to maxBatch in all.
+func (c *committer) takeLocked(batch []*writeReq) []*writeReq {
+	n := min(len(c.queue), maxBatch-len(batch))
+	batch = append(batch, c.queue[:n]...)
+	rest := copy(c.queue, c.queue[n:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	return batch
 }
 
 // release ends a body or batch: the writer is free, and the goroutine is
@@ -198,11 +224,7 @@ func (c *committer) loop() {
 			c.mu.Unlock()
 			continue
 		}
-		n := min(len(c.queue), maxBatch)
-		batch = append(batch[:0], c.queue[:n]...)
-		rest := copy(c.queue, c.queue[n:])
-		clear(c.queue[rest:])
-		c.queue = c.queue[:rest]
+		batch = c.takeLocked(batch[:0])
 		c.busy = true
 		c.mu.Unlock()
 		c.commit(batch)
