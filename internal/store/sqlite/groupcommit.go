@@ -70,6 +70,7 @@ type committer struct {
 	exec func(tx *sql.Tx, query string) error
 
 	shared atomic.Int64 // commits that carried more than one body
+	taken  atomic.Int64 // bodies the committer's goroutine ran (tests)
 
 	// ran, when set, is told how many bodies each batch carried, after
 	// the batch.
@@ -227,6 +228,7 @@ func (c *committer) loop() {
 		batch = c.takeLocked(batch[:0])
 		c.busy = true
 		c.mu.Unlock()
+		c.taken.Add(int64(len(batch)))
 		c.commit(batch)
 		if c.ran != nil {
 			c.ran(len(batch))

@@ -167,3 +167,29 @@ func committedKeys(t *testing.T, s *Store, pattern string) []string {
 	}
 	return out
 }
+
+// TestIdleWriterRunsOnCaller checks that a body handed in while the writer
+// is free runs on its caller's goroutine, not the committer's: one after
+// the other, no body is handed over.
+func TestIdleWriterRunsOnCaller(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	for i := range 20 {
+		if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.Exec(`CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY)`)
+			if err == nil {
+				_, err = tx.Exec(`INSERT INTO kv (k) VALUES (?)`, i)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.commits.taken.Load(); n != 0 {
+		t.Errorf("the committer's goroutine ran %d of 20 bodies handed in one after the other", n)
+	}
+	var rows int
+	if err := s.w.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 20 {
+		t.Errorf("rows = %d (%v), want 20", rows, err)
+	}
+}
