@@ -14,9 +14,10 @@ import (
 //
 // The validator works on raw JSON values and decodes only what a schema
 // looks at: objects into maps of raw members, arrays into raw items,
-// strings only when a length or enum is checked. encoding/json's decoder
-// does the scanning, so large values (a long chat message) cost a few fast
-// passes. Member order, which only matters for naming the first unexpected
+// strings only when a length or enum is checked. Objects are split by
+// one validating pass of our own (scanObject), plain strings read as they
+// are; encoding/json's decoder does the rest of the scanning, so large
+// values (a long chat message) cost a few fast passes. Member order, which only matters for naming the first unexpected
 // property, is recovered with a token scan on that error path alone.
 
 type jsonKind uint8
