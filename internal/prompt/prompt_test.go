@@ -295,35 +295,3 @@ func TestBootstrapCacheWatch(t *testing.T) {
 	turn("new workspace", "<missing>", 17)
 	turn("new workspace", "<missing>", 17)
 }
-
-// BenchmarkBootstrapWarmTurn is a warm turn's bootstrap reads (the four
-// files, two of them missing), with the watch and with the stats alone
-// (as without inotify).
-func BenchmarkBootstrapWarmTurn(b *testing.B) {
-	dir := b.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for _, name := range bootstrapFiles[:2] {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(strings.Repeat("rule\n", 100)), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Chtimes(path, old, old); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for _, mode := range []string{"watch", "stat"} {
-		b.Run(mode, func(b *testing.B) {
-			var c bootstrapCache
-			if mode == "stat" {
-				c.watchTried = true // and no watch
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				c.sync(dir)
-				for _, name := range bootstrapFiles {
-					_, _ = c.read(filepath.Join(dir, name))
-				}
-			}
-		})
-	}
-}
