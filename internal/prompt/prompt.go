@@ -8,7 +8,6 @@ package prompt
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -54,7 +53,6 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 			return ""
 		}
 		var files []memory.BootstrapFile
-		boot.sync(dir)
 		for _, name := range bootstrapFiles {
 			if content, err := boot.read(filepath.Join(dir, name)); err == nil {
 				files = append(files, memory.BootstrapFile{Name: name, Content: content})
@@ -82,113 +80,23 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 }
 
 // bootstrapCache keeps each bootstrap file's content until a stat of the
-// path shows another file, size, modification time or mode: an edited
-// file is read again on the next turn. It is safe for concurrent use.
-//
-// On Linux an inotify watch on each workspace directory (its entries)
-// and on each cached file (its content and links) spares even the stats:
-// a file checked since the last change the watch saw is served as it is,
-// and a warm turn costs one read of the watch (and a stat of the
-// directory, which catches a workspace path that now names another
-// directory: that makes no event). Any change bumps a generation, after
-// which each file is checked by its stat again. Files that are symbolic
-// links are checked on every turn: a change along the link's target path
-// makes no event here.
+// path shows another file, size, modification time or mode: a warm turn
+// stats the files and reads none it read before, and an edited file is
+// read again on the next turn. It is safe for concurrent use.
 type bootstrapCache struct {
-	mu     sync.Mutex
-	files  map[string]cachedBootstrap
-	reads  int // files read (not served from the cache), for tests
-	checks int // files checked by a stat, for tests
-
-	watchTried bool
-	watch      *changeWatch           // nil: none (not Linux, or no inotify instance left)
-	gen        uint64                 // bumped by every change the watch sees; from 1
-	dirs       map[string]os.FileInfo // the watched workspace directories, by path
+	mu    sync.Mutex
+	files map[string]cachedBootstrap
+	reads int // files read (not served from the cache), for tests
 }
 
 type cachedBootstrap struct {
-	fi      os.FileInfo // nil: the file was missing
+	fi      os.FileInfo
 	content string
-	gen     uint64 // the generation the file was last checked in under a watch; 0: unwatched
-}
-
-// sync begins a turn's reads in dir: it drains the watch's events and
-// checks that dir is still the directory it watches. Either change bumps
-// the generation.
-func (c *bootstrapCache) sync(dir string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.watchTried {
-		c.watchTried = true
-		c.watch = newChangeWatch()
-		c.gen = 1
-	}
-	if c.watch == nil {
-		return
-	}
-	if c.watch.changed() {
-		c.gen++
-	}
-	fi, err := os.Stat(dir)
-	prev, watched := c.dirs[dir]
-	switch {
-	case err != nil:
-		if watched {
-			delete(c.dirs, dir)
-			c.gen++
-		}
-	case !watched || !os.SameFile(prev, fi):
-		c.gen++
-		if _, ok := c.watch.add(dir); ok {
-			if c.dirs == nil {
-				c.dirs = map[string]os.FileInfo{}
-			}
-			c.dirs[dir] = fi
-		} else {
-			delete(c.dirs, dir)
-		}
-	}
 }
 
 // read returns the content of the bootstrap file at path, as
-// readBootstrap would; the hard-link check is made whenever the file is
-// checked (a new link is a change the watch sees).
+// readBootstrap would; the hard-link check is made on every call.
 func (c *bootstrapCache) read(path string) (string, error) {
-	c.mu.Lock()
-	k, ok := c.files[path]
-	_, watched := c.dirs[filepath.Dir(path)]
-	if ok && watched && k.gen == c.gen {
-		c.mu.Unlock()
-		if k.fi == nil {
-			return "", os.ErrNotExist
-		}
-		return k.content, nil
-	}
-	gen := c.gen
-	c.checks++
-	c.mu.Unlock()
-	// The file is watched before its stat, so that a change after the
-	// stat is an event, and trusted only when it is no link.
-	var trust uint64
-	if watched {
-		lfi, err := os.Lstat(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			// A missing file stays missing until an entry of the
-			// watched directory changes.
-			c.mu.Lock()
-			if c.files == nil {
-				c.files = map[string]cachedBootstrap{}
-			}
-			c.files[path] = cachedBootstrap{gen: gen}
-			c.mu.Unlock()
-			return "", err
-		case err == nil && lfi.Mode().IsRegular():
-			if _, ok := c.watch.add(path); ok {
-				trust = gen
-			}
-		}
-	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -200,14 +108,11 @@ func (c *bootstrapCache) read(path string) (string, error) {
 		return "", err
 	}
 	c.mu.Lock()
-	k, ok = c.files[path]
-	if ok && k.fi != nil && sameVersion(k.fi, fi) {
-		k.gen = trust
-		c.files[path] = k
-		c.mu.Unlock()
+	k, ok := c.files[path]
+	c.mu.Unlock()
+	if ok && sameVersion(k.fi, fi) {
 		return k.content, nil
 	}
-	c.mu.Unlock()
 	b, err := readBootstrap(path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -221,10 +126,9 @@ func (c *bootstrapCache) read(path string) (string, error) {
 	}
 	// fi was taken before the read: a later write changes the
 	// modification time, unless it falls in the same tick of the file
-	// system's clock, so a file modified within racyWindow is not kept
-	// (after a change the watch saw, the stat decides again).
+	// system's clock, so a file modified within racyWindow is not kept.
 	if time.Since(fi.ModTime()) > racyWindow {
-		c.files[path] = cachedBootstrap{fi: fi, content: string(b), gen: trust}
+		c.files[path] = cachedBootstrap{fi: fi, content: string(b)}
 	} else {
 		delete(c.files, path)
 	}
