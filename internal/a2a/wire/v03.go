@@ -38,34 +38,37 @@ func MethodName(v string, m Method) string {
 // ("message/send", "tasks/get", ...): its caller speaks 0.3 and gets 0.3
 // shapes back.
 func IsV03Name(name string) bool {
-	_, ok := methods[name]
+	_, ok := ResolveMethod(name)
 	return ok && strings.Contains(name, "/")
 }
 
-// states maps 1.0 task states to their 0.3 names.
-var states = map[string]string{
-	StateSubmitted:              "submitted",
-	StateWorking:                "working",
-	StateCompleted:              "completed",
-	StateFailed:                 "failed",
-	StateCanceled:               "canceled",
-	StateRejected:               "rejected",
-	"TASK_STATE_INPUT_REQUIRED": "input-required",
-	"TASK_STATE_AUTH_REQUIRED":  "auth-required",
-	"TASK_STATE_UNSPECIFIED":    "unknown",
+// states maps 1.0 task states to their 0.3 names (a table rather than a
+// map, so that the package has no init-time work).
+var states = [...]struct{ v10, v03 string }{
+	{StateSubmitted, "submitted"},
+	{StateWorking, "working"},
+	{StateCompleted, "completed"},
+	{StateFailed, "failed"},
+	{StateCanceled, "canceled"},
+	{StateRejected, "rejected"},
+	{"TASK_STATE_INPUT_REQUIRED", "input-required"},
+	{"TASK_STATE_AUTH_REQUIRED", "auth-required"},
+	{"TASK_STATE_UNSPECIFIED", "unknown"},
 }
 
 func stateToV03(s string) string {
-	if v, ok := states[s]; ok {
-		return v
+	for _, st := range states {
+		if st.v10 == s {
+			return st.v03
+		}
 	}
 	return "unknown"
 }
 
 func stateFromV03(s string) string {
-	for k, v := range states {
-		if v == s {
-			return k
+	for _, st := range states {
+		if st.v03 == s {
+			return st.v10
 		}
 	}
 	return "TASK_STATE_UNSPECIFIED"
