@@ -16,19 +16,28 @@ const (
 	VersionHeader = "A2A-Version"
 )
 
-// v03Names are the 0.3 JSON-RPC names of the methods a client calls.
-var v03Names = map[Method]string{
-	MethodSendMessage:          "message/send",
-	MethodSendStreamingMessage: "message/stream",
-	MethodGetTask:              "tasks/get",
-	MethodCancelTask:           "tasks/cancel",
-	MethodSubscribeToTask:      "tasks/resubscribe",
+// v03Name is the 0.3 JSON-RPC name of a method a client calls (a switch
+// rather than a map, so that the package has no init-time work).
+func v03Name(m Method) (string, bool) {
+	switch m {
+	case MethodSendMessage:
+		return "message/send", true
+	case MethodSendStreamingMessage:
+		return "message/stream", true
+	case MethodGetTask:
+		return "tasks/get", true
+	case MethodCancelTask:
+		return "tasks/cancel", true
+	case MethodSubscribeToTask:
+		return "tasks/resubscribe", true
+	}
+	return "", false
 }
 
 // MethodName is m's JSON-RPC name in protocol version v (Version03 or
 // anything else for 1.0).
 func MethodName(v string, m Method) string {
-	if n, ok := v03Names[m]; ok && v == Version03 {
+	if n, ok := v03Name(m); ok && v == Version03 {
 		return n
 	}
 	return string(m)

@@ -314,6 +314,9 @@ func TestTruncationMarkerNamesLimit(t *testing.T) {
 	if want := fmt.Sprintf("\n[message truncated at %d bytes]", MaxTextBytes); TruncationMarker != want {
 		t.Fatalf("TruncationMarker = %q, want %q", TruncationMarker, want)
 	}
+	if want := fmt.Sprintf("A2A batch exceeds the %d request limit", MaxBatch); ErrBatchTooLarge.Error() != want {
+		t.Fatalf("ErrBatchTooLarge = %q, want %q", ErrBatchTooLarge, want)
+	}
 }
 
 // Every method name resolves through the table, and unknown names do not.
@@ -321,6 +324,12 @@ func TestResolveMethodTable(t *testing.T) {
 	for _, m := range methods {
 		if got, ok := ResolveMethod(m.name); !ok || got != m.method {
 			t.Errorf("ResolveMethod(%q) = %q, %v", m.name, got, ok)
+		}
+	}
+	for _, m := range []Method{MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodSubscribeToTask} {
+		n := MethodName(Version03, m)
+		if got, ok := ResolveMethod(n); !ok || got != m || !IsV03Name(n) || MethodName("1.0", m) != string(m) {
+			t.Errorf("0.3 name %q of %q does not resolve back", n, m)
 		}
 	}
 	if _, ok := ResolveMethod("tasks/nope"); ok {
