@@ -86,7 +86,20 @@ func Handler(resolve Resolver, auth func(http.Handler) http.Handler) http.Handle
 }
 
 // agentID is a plain agent id segment (the reference's path rule).
-var agentID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+func agentID() *regexp.Regexp {
+	agentIDOnce.once.Do(func() { agentIDOnce.v = buildAgentID() })
+	return agentIDOnce.v
+}
+
+// agentIDOnce holds what agentID builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var agentIDOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildAgentID builds agentID's value.
+func buildAgentID() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) }
 
 // Meta is the "?meta=1" answer, in the reference's shape.
 type Meta struct {

@@ -34,13 +34,26 @@ var overflowPhrases = []string{
 // overflowPatterns catch the worded variants ("... tokens > 200000
 // maximum", "requested 130000 tokens ... context length is 128000").
 // They are compiled on first use, not at process start.
-var overflowPatterns = sync.OnceValue(func() []*regexp.Regexp {
+func overflowPatterns() []*regexp.Regexp {
+	overflowPatternsOnce.once.Do(func() { overflowPatternsOnce.v = buildOverflowPatterns() })
+	return overflowPatternsOnce.v
+}
+
+// overflowPatternsOnce holds what overflowPatterns builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var overflowPatternsOnce struct {
+	once sync.Once
+	v    []*regexp.Regexp
+}
+
+// buildOverflowPatterns builds overflowPatterns's value.
+func buildOverflowPatterns() []*regexp.Regexp {
 	return []*regexp.Regexp{
 		regexp.MustCompile(`\b\d+\s*tokens?\s*>\s*\d+\s*maximum\b`),
 		regexp.MustCompile(`maximum (?:context|input) (?:length|size) (?:is|of) \d+`),
 		regexp.MustCompile(`ollama error:.*context`),
 	}
-})
+}
 
 // IsOverflow reports whether an error text is a provider's refusal of a
 // prompt larger than the model's context window. Rate limits that happen

@@ -300,9 +300,22 @@ func cloneGroupTools(t *GroupTools) *GroupTools {
 }
 
 // ircNickPattern is a conservative RFC 2812 nick.
-var ircNickPattern = sync.OnceValue(func() *regexp.Regexp {
+func ircNickPattern() *regexp.Regexp {
+	ircNickPatternOnce.once.Do(func() { ircNickPatternOnce.v = buildIrcNickPattern() })
+	return ircNickPatternOnce.v
+}
+
+// ircNickPatternOnce holds what ircNickPattern builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var ircNickPatternOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildIrcNickPattern builds ircNickPattern's value.
+func buildIrcNickPattern() *regexp.Regexp {
 	return regexp.MustCompile("^[A-Za-z\\[\\]\\\\`_^{|}][A-Za-z0-9\\[\\]\\\\`_^{|}-]{0,29}$")
-})
+}
 
 // irc checks "channels.irc" and "channels.defaults".
 func (k *checker) irc() {

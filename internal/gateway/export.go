@@ -16,7 +16,22 @@ import (
 )
 
 // safeSessionID is what a session id must look like to become a file name.
-var safeSessionID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+func safeSessionID() *regexp.Regexp {
+	safeSessionIDOnce.once.Do(func() { safeSessionIDOnce.v = buildSafeSessionID() })
+	return safeSessionIDOnce.v
+}
+
+// safeSessionIDOnce holds what safeSessionID builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var safeSessionIDOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildSafeSessionID builds safeSessionID's value.
+func buildSafeSessionID() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+}
 
 // handleSessionsExport writes the session's current transcript as JSONL (the
 // reference's transcript file format) to

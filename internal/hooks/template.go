@@ -10,7 +10,20 @@ import (
 )
 
 // templateRE finds {{ expr }} placeholders.
-var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`) })
+func templateRE() *regexp.Regexp {
+	templateREOnce.once.Do(func() { templateREOnce.v = buildTemplateRE() })
+	return templateREOnce.v
+}
+
+// templateREOnce holds what templateRE builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var templateREOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildTemplateRE builds templateRE's value.
+func buildTemplateRE() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`) }
 
 // scope is what a mapping's templates can read.
 type scope struct {

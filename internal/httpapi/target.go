@@ -25,9 +25,22 @@ const (
 	modelOpenClawDefault = "openclaw/default"
 )
 
-var agentModelRE = sync.OnceValue(func() *regexp.Regexp {
+func agentModelRE() *regexp.Regexp {
+	agentModelREOnce.once.Do(func() { agentModelREOnce.v = buildAgentModelRE() })
+	return agentModelREOnce.v
+}
+
+// agentModelREOnce holds what agentModelRE builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var agentModelREOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildAgentModelRE builds agentModelRE's value.
+func buildAgentModelRE() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(?:openclaw|switchboard)[:/]([a-z0-9][a-z0-9_-]{0,63})$|^agent:([a-z0-9][a-z0-9_-]{0,63})$`)
-})
+}
 
 // isAgentModelID reports whether model is an agent-target model id.
 func isAgentModelID(model string) bool {

@@ -195,9 +195,22 @@ func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minS
 }
 
 // datedNote matches a daily note's date in its file name.
-var datedNote = sync.OnceValue(func() *regexp.Regexp {
+func datedNote() *regexp.Regexp {
+	datedNoteOnce.once.Do(func() { datedNoteOnce.v = buildDatedNote() })
+	return datedNoteOnce.v
+}
+
+// datedNoteOnce holds what datedNote builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var datedNoteOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildDatedNote builds datedNote's value.
+func buildDatedNote() *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})(?:-[^/]*)?\.md$`)
-})
+}
 
 // decay is a dated note's recency weight, 0.5 per 30 days of age; other
 // files (MEMORY.md, USER.md, undated notes) are evergreen.

@@ -92,7 +92,15 @@ type rule struct {
 }
 
 // defaultRedactor compiles the default rules on first use.
-var defaultRedactor = sync.OnceValue(func() *Redactor { return &Redactor{rules: defaultRules()} })
+var defaultRedactorOnce struct {
+	once sync.Once
+	r    *Redactor
+}
+
+func defaultRedactor() *Redactor {
+	defaultRedactorOnce.once.Do(func() { defaultRedactorOnce.r = &Redactor{rules: defaultRules()} })
+	return defaultRedactorOnce.r
+}
 
 // DefaultRedactor returns the shared Redactor for the zero RedactOptions:
 // mode "tools" with the default secret patterns.
@@ -331,12 +339,12 @@ func containsAny(s string, subs []string) bool {
 
 // slashPattern is the reference's /^\/(.+)\/([gimsuy]*)$/ (JavaScript's "."
 // excludes all four line terminators).
-var slashPattern = lazyRegexp(`^/([^\n\r\x{2028}\x{2029}]+)/([gimsuy]*)$`)
+var slashPattern = &lazyRE{expr: `^/([^\n\r\x{2028}\x{2029}]+)/([gimsuy]*)$`}
 
 // compileCustom compiles one logging.redactPatterns entry.
 func compileCustom(raw string) (*regexp.Regexp, error) {
 	body, flags := raw, "i"
-	if m := slashPattern().FindStringSubmatch(raw); m != nil {
+	if m := slashPattern.get().FindStringSubmatch(raw); m != nil {
 		body, flags = m[1], ""
 		seen := map[rune]bool{}
 		for _, f := range m[2] {

@@ -10,31 +10,33 @@ import (
 // tool-call text, reasoning tags.
 
 var (
-	minimaxMarker = lazyRegexp(ci("minimax:tool_call"))
+	minimaxMarker = &lazyRE{src: func() string { return ci("minimax:tool_call") }}
 	// <invoke\b[^>]*>[\s\S]*?</invoke>
-	minimaxInvoke = lazyRegexp(`<` + ci("invoke") + `\b[^>]*>(?s:.)*?</` + ci("invoke") + `>`)
+	minimaxInvoke = &lazyRE{src: func() string { return `<` + ci("invoke") + `\b[^>]*>(?s:.)*?</` + ci("invoke") + `>` }}
 	// </?minimax:tool_call>
-	minimaxTag = lazyRegexp(`</?` + ci("minimax:tool_call") + `>`)
+	minimaxTag = &lazyRE{src: func() string { return `</?` + ci("minimax:tool_call") + `>` }}
 )
 
 // stripMinimaxToolCallXML removes MiniMax tool invocations leaked into text:
 // <invoke …>…</invoke> blocks and <minimax:tool_call> tags, only when the
 // text mentions minimax:tool_call at all. It does not trim.
 func stripMinimaxToolCallXML(text string) string {
-	if text == "" || !minimaxMarker().MatchString(text) {
+	if text == "" || !minimaxMarker.get().MatchString(text) {
 		return text
 	}
-	text = minimaxInvoke().ReplaceAllLiteralString(text, "")
-	return minimaxTag().ReplaceAllLiteralString(text, "")
+	text = minimaxInvoke.get().ReplaceAllLiteralString(text, "")
+	return minimaxTag.get().ReplaceAllLiteralString(text, "")
 }
 
 var (
 	// \[Tool (?:Call|Result)/i and \[Historical context/i
-	downgradedMarker = lazyRegexp(`\[` + ci("Tool ") + `(?:` + ci("Call") + `|` + ci("Result") + `)|\[` + ci("Historical context"))
+	downgradedMarker = &lazyRE{src: func() string {
+		return `\[` + ci("Tool ") + `(?:` + ci("Call") + `|` + ci("Result") + `)|\[` + ci("Historical context")
+	}}
 	// \[Tool Call:[^\]]*\]
-	toolCallMarker = lazyRegexp(`\[` + ci("Tool Call:") + `[^\]]*\]`)
+	toolCallMarker = &lazyRE{src: func() string { return `\[` + ci("Tool Call:") + `[^\]]*\]` }}
 	// \[Historical context:[^\]]*\]\n?
-	historicalContext = lazyRegexp(`\[` + ci("Historical context:") + `[^\]]*\]\n?`)
+	historicalContext = &lazyRE{src: func() string { return `\[` + ci("Historical context:") + `[^\]]*\]\n?` }}
 )
 
 // stripDowngradedToolCallText removes the text forms of tool calls that
@@ -44,12 +46,12 @@ var (
 // "[Historical context: …]" markers. When there is anything to strip the
 // result is trimmed; otherwise text is returned as it is.
 func stripDowngradedToolCallText(text string) string {
-	if text == "" || !downgradedMarker().MatchString(text) {
+	if text == "" || !downgradedMarker.get().MatchString(text) {
 		return text
 	}
 	cleaned := stripToolCalls(text)
 	cleaned = stripToolResults(cleaned)
-	cleaned = historicalContext().ReplaceAllLiteralString(cleaned, "")
+	cleaned = historicalContext.get().ReplaceAllLiteralString(cleaned, "")
 	return jsTrim(cleaned)
 }
 
@@ -67,7 +69,7 @@ func stripToolCalls(input string) string {
 		}
 		return 0
 	}
-	for _, m := range toolCallMarker().FindAllStringIndex(input, -1) {
+	for _, m := range toolCallMarker.get().FindAllStringIndex(input, -1) {
 		start := m[0]
 		if start < cursor {
 			continue
@@ -205,7 +207,7 @@ func (ix *jsonishIndex) consume(start int) (int, bool) {
 }
 
 // toolResultMarker is \[Tool Result for ID[^\]]*\]\n?
-var toolResultMarker = lazyRegexp(`\[` + ci("Tool Result for ID") + `[^\]]*\]\n?`)
+var toolResultMarker = &lazyRE{src: func() string { return `\[` + ci("Tool Result for ID") + `[^\]]*\]\n?` }}
 
 // stripToolResults removes each "[Tool Result for ID …]" marker with the
 // text after it, up to (not including) the line breaks before the next
@@ -215,7 +217,7 @@ func stripToolResults(s string) string {
 	var b strings.Builder
 	pos := 0
 	for pos <= len(s) {
-		loc := toolResultMarker().FindStringIndex(s[pos:])
+		loc := toolResultMarker.get().FindStringIndex(s[pos:])
 		if loc == nil {
 			break
 		}
@@ -255,13 +257,17 @@ func toolResultEnd(s string, from int) int {
 // trimming both ends).
 var (
 	// <\s*\/?\s*(?:think(?:ing)?|thought|antthinking|final)\b
-	reasoningQuick = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `|` + ci("final") + `)\b`)
+	reasoningQuick = &lazyRE{src: func() string {
+		return `<` + jsSpace + `*/?` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `|` + ci("final") + `)\b`
+	}}
 	// <\s*\/?\s*final\b[^<>]*>
-	finalTag = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + `\b[^<>]*>`)
+	finalTag = &lazyRE{src: func() string { return `<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + `\b[^<>]*>` }}
 	// <\s*(\/?)\s*(?:think(?:ing)?|thought|antthinking)\b[^<>]*>
-	thinkingTag = lazyRegexp(`<` + jsSpace + `*(/?)` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `)\b[^<>]*>`)
+	thinkingTag = &lazyRE{src: func() string {
+		return `<` + jsSpace + `*(/?)` + jsSpace + `*(?:` + ci("think") + `(?:` + ci("ing") + `)?|` + ci("thought") + `|` + ci("antthinking") + `)\b[^<>]*>`
+	}}
 	// \/\s*>$
-	selfClosingEnd = lazyRegexp(`/` + jsSpace + `*>$`)
+	selfClosingEnd = &lazyRE{src: func() string { return `/` + jsSpace + `*>$` }}
 )
 
 // stripReasoningTags removes <think>, <thinking>, <thought> and
@@ -270,11 +276,11 @@ var (
 // the end. When any such tag is present the result is trimmed; otherwise
 // text is returned as it is.
 func stripReasoningTags(text string) string {
-	if text == "" || !reasoningQuick().MatchString(text) {
+	if text == "" || !reasoningQuick.get().MatchString(text) {
 		return text
 	}
 	cleaned := text
-	if finals := finalTag().FindAllStringIndex(text, -1); finals != nil {
+	if finals := finalTag.get().FindAllStringIndex(text, -1); finals != nil {
 		regions := findCodeRegions(text)
 		var b strings.Builder
 		last := 0
@@ -291,7 +297,7 @@ func stripReasoningTags(text string) string {
 	var b strings.Builder
 	last := 0
 	inThinking := false
-	for _, m := range thinkingTag().FindAllStringSubmatchIndex(cleaned, -1) {
+	for _, m := range thinkingTag.get().FindAllStringSubmatchIndex(cleaned, -1) {
 		idx := m[0]
 		if regions.contains(idx) {
 			continue
@@ -299,7 +305,7 @@ func stripReasoningTags(text string) string {
 		isClose := cleaned[m[2]:m[3]] == "/"
 		if !inThinking {
 			b.WriteString(cleaned[last:idx])
-			selfClosing := !isClose && selfClosingEnd().MatchString(cleaned[m[0]:m[1]])
+			selfClosing := !isClose && selfClosingEnd.get().MatchString(cleaned[m[0]:m[1]])
 			if !isClose && !selfClosing {
 				inThinking = true
 			}
@@ -334,7 +340,7 @@ func regionAt(regions []codeRegion, pos int) bool {
 }
 
 // inlineCode is `+[^`]+`+
-var inlineCode = lazyRegexp("`+[^`]+`+")
+var inlineCode = &lazyRE{expr: "`+[^`]+`+"}
 
 // findCodeRegions finds fenced and inline Markdown code the way the
 // reference does: a fence is ``` or ~~~ at the start of the text or of a
@@ -353,7 +359,7 @@ func findCodeRegions(text string) codeRegions {
 		pos = r.end
 	}
 	f := 0 // fences ending before the current span cannot contain it
-	for _, m := range inlineCode().FindAllStringIndex(text, -1) {
+	for _, m := range inlineCode.get().FindAllStringIndex(text, -1) {
 		for f < len(c.fenced) && c.fenced[f].end < m[1] {
 			f++
 		}

@@ -3,7 +3,6 @@ package sanitize
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -33,19 +32,19 @@ const (
 
 var (
 	// /<\s*\/?\s*final\s*>/gi
-	finalTagPlain      = lazyRegexp(`<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + jsSpace + `*>`)
-	leadingBlankLines  = lazyRegexp(`^(?:[ \t]*\r?\n)+`)
-	paragraphBreak     = lazyRegexp(`\n{2,}`)
-	jsSpaceRun         = lazyRegexp(jsSpace + `+`)
-	roleOrderingError  = lazyRegexp(`(?i)incorrect role information|roles must alternate`)
-	errorPrefix        = lazyRegexp(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|openai\s*error|anthropic\s*error|gateway\s*error|request failed|failed|exception)(?:\s+\d{3})?[:\s-]+`)
-	contextOverflowHd  = lazyRegexp(`(?i)^(?:context overflow:|request_too_large\b|request size exceeds\b|request exceeds the maximum size\b|context length exceeded\b|maximum context length\b|prompt is too long\b|exceeds model context window\b)`)
-	errorPayloadPrefix = lazyRegexp(`(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|apierror|openai\s*error|anthropic\s*error|gateway\s*error)(?:\s+\d{3})?[:\s-]+`)
-	httpStatusCode     = lazyRegexp(`(?i)^(?:http\s*)?(\d{3})(?:(?:\s*:\s*|\s+)((?s:.)+))?$`)
-	httpStatusLine     = lazyRegexp(`(?i)^(?:http\s*)?(\d{3})(?:\s*:\s*|\s+)([^\n\r\x{2028}\x{2029}]+)$`)
-	httpCodePrefix     = lazyRegexp(`(?s)^(\d{3})\s+(.+)$`)
-	htmlPrefix         = lazyRegexp(`(?i)^\s*(?:<!doctype\s+html\b|<html\b)`)
-	htmlClose          = lazyRegexp(`(?i)</html>`)
+	finalTagPlain      = &lazyRE{src: func() string { return `<` + jsSpace + `*/?` + jsSpace + `*` + ci("final") + jsSpace + `*>` }}
+	leadingBlankLines  = &lazyRE{expr: `^(?:[ \t]*\r?\n)+`}
+	paragraphBreak     = &lazyRE{expr: `\n{2,}`}
+	jsSpaceRun         = &lazyRE{src: func() string { return jsSpace + `+` }}
+	roleOrderingError  = &lazyRE{expr: `(?i)incorrect role information|roles must alternate`}
+	errorPrefix        = &lazyRE{expr: `(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|openai\s*error|anthropic\s*error|gateway\s*error|request failed|failed|exception)(?:\s+\d{3})?[:\s-]+`}
+	contextOverflowHd  = &lazyRE{expr: `(?i)^(?:context overflow:|request_too_large\b|request size exceeds\b|request exceeds the maximum size\b|context length exceeded\b|maximum context length\b|prompt is too long\b|exceeds model context window\b)`}
+	errorPayloadPrefix = &lazyRE{expr: `(?i)^(?:error|(?:[a-z][\w-]*\s+)?api\s*error|apierror|openai\s*error|anthropic\s*error|gateway\s*error)(?:\s+\d{3})?[:\s-]+`}
+	httpStatusCode     = &lazyRE{expr: `(?i)^(?:http\s*)?(\d{3})(?:(?:\s*:\s*|\s+)((?s:.)+))?$`}
+	httpStatusLine     = &lazyRE{expr: `(?i)^(?:http\s*)?(\d{3})(?:\s*:\s*|\s+)([^\n\r\x{2028}\x{2029}]+)$`}
+	httpCodePrefix     = &lazyRE{expr: `(?s)^(\d{3})\s+(.+)$`}
+	htmlPrefix         = &lazyRE{expr: `(?i)^\s*(?:<!doctype\s+html\b|<html\b)`}
+	htmlClose          = &lazyRE{expr: `(?i)</html>`}
 )
 
 var httpErrorHints = []string{
@@ -59,7 +58,7 @@ func sanitizeUserFacingText(text string, errorContext bool) string {
 	if text == "" {
 		return text
 	}
-	stripped := finalTagPlain().ReplaceAllLiteralString(text, "")
+	stripped := finalTagPlain.get().ReplaceAllLiteralString(text, "")
 	trimmed := jsTrim(stripped)
 	if trimmed == "" {
 		return ""
@@ -69,22 +68,22 @@ func sanitizeUserFacingText(text string, errorContext bool) string {
 			return msg
 		}
 	}
-	return collapseDuplicateBlocks(leadingBlankLines().ReplaceAllLiteralString(stripped, ""))
+	return collapseDuplicateBlocks(leadingBlankLines.get().ReplaceAllLiteralString(stripped, ""))
 }
 
 // rewriteError applies the error rewriting table to trimmed error text.
 func rewriteError(t string) (string, bool) {
 	switch {
-	case roleOrderingError().MatchString(t):
+	case roleOrderingError.get().MatchString(t):
 		return msgOrderingConflict, true
 	case isContextOverflowError(t) && (isRawAPIErrorPayload(t) || isLikelyHTTPErrorText(t) ||
-		errorPrefix().MatchString(t) || contextOverflowHd().MatchString(t)):
+		errorPrefix.get().MatchString(t) || contextOverflowHd.get().MatchString(t)):
 		return msgContextOverflow, true
 	case isBillingError(t):
 		return msgBilling, true
 	case isRawAPIErrorPayload(t) || isLikelyHTTPErrorText(t):
 		return formatRawError(t), true
-	case errorPrefix().MatchString(t):
+	case errorPrefix.get().MatchString(t):
 		if msg := rateLimitOrOverloadedCopy(t); msg != "" {
 			return msg, true
 		}
@@ -107,14 +106,14 @@ func collapseDuplicateBlocks(text string) string {
 	if trimmed == "" {
 		return text
 	}
-	blocks := paragraphBreak().Split(trimmed, -1)
+	blocks := paragraphBreak.get().Split(trimmed, -1)
 	if len(blocks) < 2 {
 		return text
 	}
 	result := make([]string, 0, len(blocks))
 	last := ""
 	for _, b := range blocks {
-		norm := jsSpaceRun().ReplaceAllLiteralString(jsTrim(b), " ")
+		norm := jsSpaceRun.get().ReplaceAllLiteralString(jsTrim(b), " ")
 		if last != "" && norm == last {
 			continue
 		}
@@ -134,7 +133,7 @@ type httpStatus struct {
 }
 
 func leadingHTTPStatus(raw string) (httpStatus, bool) {
-	m := httpStatusCode().FindStringSubmatch(raw)
+	m := httpStatusCode.get().FindStringSubmatch(raw)
 	if m == nil {
 		return httpStatus{}, false
 	}
@@ -156,7 +155,7 @@ func isCloudflareOrHTMLErrorPage(raw string) bool {
 	case 521, 522, 523, 524, 525, 526, 530:
 		return true
 	}
-	return htmlPrefix().MatchString(st.rest) && htmlClose().MatchString(st.rest)
+	return htmlPrefix.get().MatchString(st.rest) && htmlClose.get().MatchString(st.rest)
 }
 
 func isLikelyHTTPErrorText(raw string) bool {
@@ -178,7 +177,7 @@ func parseAPIErrorPayload(raw string) map[string]any {
 		return nil
 	}
 	candidates := []string{t}
-	if loc := errorPayloadPrefix().FindStringIndex(t); loc != nil {
+	if loc := errorPayloadPrefix.get().FindStringIndex(t); loc != nil {
 		candidates = append(candidates, jsTrim(t[loc[1]:]))
 	}
 	for _, c := range candidates {
@@ -231,13 +230,13 @@ func formatRawError(raw string) string {
 	if st, ok := leadingHTTPStatus(t); ok && isCloudflareOrHTMLErrorPage(t) {
 		return fmt.Sprintf("The AI service is temporarily unavailable (HTTP %d). Please try again in a moment.", st.code)
 	}
-	if m := httpStatusLine().FindStringSubmatch(t); m != nil {
+	if m := httpStatusLine.get().FindStringSubmatch(t); m != nil {
 		if rest := jsTrim(m[2]); !strings.HasPrefix(rest, "{") {
 			return "HTTP " + m[1] + ": " + rest
 		}
 	}
 	httpCode, candidate := "", t
-	if m := httpCodePrefix().FindStringSubmatch(candidate); m != nil {
+	if m := httpCodePrefix.get().FindStringSubmatch(candidate); m != nil {
 		httpCode, candidate = m[1], jsTrim(m[2])
 	}
 	if p := parseAPIErrorPayload(candidate); p != nil {
@@ -278,12 +277,7 @@ func formatRawError(raw string) string {
 // text.
 type errorPattern struct {
 	sub string
-	re  func() *regexp.Regexp
-}
-
-func lit(sub string) errorPattern { return errorPattern{sub: sub} }
-func rx(expr string) errorPattern {
-	return errorPattern{re: lazyRegexp(expr)}
+	re  *lazyRE
 }
 
 func matchesAny(raw string, pats []errorPattern) bool {
@@ -292,7 +286,7 @@ func matchesAny(raw string, pats []errorPattern) bool {
 	}
 	lower := strings.ToLower(raw)
 	for _, p := range pats {
-		if p.re != nil && p.re().MatchString(lower) || p.re == nil && strings.Contains(lower, p.sub) {
+		if p.re != nil && p.re.get().MatchString(lower) || p.re == nil && strings.Contains(lower, p.sub) {
 			return true
 		}
 	}
@@ -301,31 +295,31 @@ func matchesAny(raw string, pats []errorPattern) bool {
 
 var (
 	rateLimitPatterns = []errorPattern{
-		rx(`rate[_ ]limit|too many requests|429`), lit("model_cooldown"), lit("exceeded your current quota"),
-		lit("resource has been exhausted"), lit("quota exceeded"), lit("resource_exhausted"), lit("usage limit"),
-		rx(`\btpm\b`), lit("tokens per minute"), lit("tokens per day"),
+		{re: &lazyRE{expr: `rate[_ ]limit|too many requests|429`}}, {sub: "model_cooldown"}, {sub: "exceeded your current quota"},
+		{sub: "resource has been exhausted"}, {sub: "quota exceeded"}, {sub: "resource_exhausted"}, {sub: "usage limit"},
+		{re: &lazyRE{expr: `\btpm\b`}}, {sub: "tokens per minute"}, {sub: "tokens per day"},
 	}
 	overloadedPatterns = []errorPattern{
-		rx(`overloaded_error|"type"\s*:\s*"overloaded_error"`), lit("overloaded"),
-		rx(`service[_ ]unavailable.*(?:overload|capacity|high[_ ]demand)|(?:overload|capacity|high[_ ]demand).*service[_ ]unavailable`),
-		lit("high demand"),
+		{re: &lazyRE{expr: `overloaded_error|"type"\s*:\s*"overloaded_error"`}}, {sub: "overloaded"},
+		{re: &lazyRE{expr: `service[_ ]unavailable.*(?:overload|capacity|high[_ ]demand)|(?:overload|capacity|high[_ ]demand).*service[_ ]unavailable`}},
+		{sub: "high demand"},
 	}
 	timeoutPatterns = []errorPattern{
-		lit("timeout"), lit("timed out"), lit("service unavailable"), lit("deadline exceeded"), lit("connection error"),
-		lit("network error"), lit("network request failed"), lit("fetch failed"), lit("socket hang up"),
-		rx(`\beconn(?:refused|reset|aborted)\b`), rx(`\benetunreach\b`), rx(`\behostunreach\b`), rx(`\behostdown\b`),
-		rx(`\benetreset\b`), rx(`\betimedout\b`), rx(`\besockettimedout\b`), rx(`\bepipe\b`), rx(`\benotfound\b`),
-		rx(`\beai_again\b`), rx(`without sending (?:any )?chunks?`),
-		rx(`\breason:\s*(?:abort|error|malformed_response|network_error)\b`), // also "stop reason:", "unhandled stop reason:"
-		rx(`\bprovider returned error\b`),
+		{sub: "timeout"}, {sub: "timed out"}, {sub: "service unavailable"}, {sub: "deadline exceeded"}, {sub: "connection error"},
+		{sub: "network error"}, {sub: "network request failed"}, {sub: "fetch failed"}, {sub: "socket hang up"},
+		{re: &lazyRE{expr: `\beconn(?:refused|reset|aborted)\b`}}, {re: &lazyRE{expr: `\benetunreach\b`}}, {re: &lazyRE{expr: `\behostunreach\b`}}, {re: &lazyRE{expr: `\behostdown\b`}},
+		{re: &lazyRE{expr: `\benetreset\b`}}, {re: &lazyRE{expr: `\betimedout\b`}}, {re: &lazyRE{expr: `\besockettimedout\b`}}, {re: &lazyRE{expr: `\bepipe\b`}}, {re: &lazyRE{expr: `\benotfound\b`}},
+		{re: &lazyRE{expr: `\beai_again\b`}}, {re: &lazyRE{expr: `without sending (?:any )?chunks?`}},
+		{re: &lazyRE{expr: `\breason:\s*(?:abort|error|malformed_response|network_error)\b`}}, // also "stop reason:", "unhandled stop reason:"
+		{re: &lazyRE{expr: `\bprovider returned error\b`}},
 	}
 	billingPatterns = []errorPattern{
-		rx(`["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|\b(?:got|returned|received)\s+(?:a\s+)?402\b|^\s*402\s+payment`),
-		lit("payment required"), lit("insufficient credits"), rx(`insufficient[_ ]quota`), lit("credit balance"),
-		lit("plans & billing"), lit("insufficient balance"), rx(`requires?\s+more\s+credits`),
+		{re: &lazyRE{expr: `["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|\b(?:got|returned|received)\s+(?:a\s+)?402\b|^\s*402\s+payment`}},
+		{sub: "payment required"}, {sub: "insufficient credits"}, {re: &lazyRE{expr: `insufficient[_ ]quota`}}, {sub: "credit balance"},
+		{sub: "plans & billing"}, {sub: "insufficient balance"}, {re: &lazyRE{expr: `requires?\s+more\s+credits`}},
 	}
-	billingHead    = lazyRegexp(`(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402\b)`)
-	billingHard402 = lazyRegexp(`["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|^\s*402\s+payment`)
+	billingHead    = &lazyRE{expr: `(?i)^(?:error[:\s-]+)?billing(?:\s+error)?(?:[:\s-]+|$)|^(?:error[:\s-]+)?(?:credit balance|insufficient credits?|payment required|http\s*402\b)`}
+	billingHard402 = &lazyRE{expr: `["']?(?:status|code)["']?\s*[:=]\s*402\b|\bhttp\s*402\b|\berror(?:\s+code)?\s*[:=]?\s*402\b|^\s*402\s+payment`}
 )
 
 func isTimeoutError(raw string) bool { return matchesAny(raw, timeoutPatterns) }
@@ -336,12 +330,12 @@ func isBillingError(raw string) bool {
 		return false
 	}
 	if utf16Len(raw) > 512 {
-		return billingHard402().MatchString(lower)
+		return billingHard402.get().MatchString(lower)
 	}
 	if matchesAny(raw, billingPatterns) {
 		return true
 	}
-	if !billingHead().MatchString(raw) {
+	if !billingHead.get().MatchString(raw) {
 		return false
 	}
 	return containsAny(lower, []string{"upgrade", "credits", "payment", "plan"})
@@ -358,22 +352,22 @@ func rateLimitOrOverloadedCopy(raw string) string {
 }
 
 var (
-	connRefused = lazyRegexp(`\beconnrefused\b`)
-	connReset   = lazyRegexp(`\beconnreset\b|\beconnaborted\b|\benetreset\b|\bepipe\b`)
-	dnsFailure  = lazyRegexp(`\benotfound\b|\beai_again\b`)
-	unreachable = lazyRegexp(`\benetunreach\b|\behostunreach\b|\behostdown\b`)
+	connRefused = &lazyRE{expr: `\beconnrefused\b`}
+	connReset   = &lazyRE{expr: `\beconnreset\b|\beconnaborted\b|\benetreset\b|\bepipe\b`}
+	dnsFailure  = &lazyRE{expr: `\benotfound\b|\beai_again\b`}
+	unreachable = &lazyRE{expr: `\benetunreach\b|\behostunreach\b|\behostdown\b`}
 )
 
 func transportCopy(raw string) string {
 	lower := strings.ToLower(raw)
 	switch {
-	case connRefused().MatchString(lower) || containsAny(lower, []string{"connection refused", "actively refused"}):
+	case connRefused.get().MatchString(lower) || containsAny(lower, []string{"connection refused", "actively refused"}):
 		return msgConnRefused
-	case connReset().MatchString(lower) || containsAny(lower, []string{"socket hang up", "connection reset", "connection aborted"}):
+	case connReset.get().MatchString(lower) || containsAny(lower, []string{"socket hang up", "connection reset", "connection aborted"}):
 		return msgConnReset
-	case dnsFailure().MatchString(lower) || containsAny(lower, []string{"getaddrinfo", "no such host", "dns"}):
+	case dnsFailure.get().MatchString(lower) || containsAny(lower, []string{"getaddrinfo", "no such host", "dns"}):
 		return msgDNS
-	case unreachable().MatchString(lower) || containsAny(lower, []string{"network is unreachable", "host is unreachable"}):
+	case unreachable.get().MatchString(lower) || containsAny(lower, []string{"network is unreachable", "host is unreachable"}):
 		return msgUnreachable
 	case containsAny(lower, []string{"fetch failed", "connection error", "network request failed"}):
 		return msgNetwork
@@ -387,7 +381,7 @@ func isContextOverflowError(raw string) bool {
 		return false
 	}
 	lower := strings.ToLower(raw)
-	if tpmHint().MatchString(lower) || strings.Contains(lower, "tokens per minute") {
+	if tpmHint.get().MatchString(lower) || strings.Contains(lower, "tokens per minute") {
 		return false // Groq's 413 for TPM is a rate limit
 	}
 	if strings.Contains(lower, "reasoning is mandatory") || strings.Contains(lower, "reasoning is required") ||
@@ -417,4 +411,4 @@ func isContextOverflowError(raw string) bool {
 		containsAny(raw, []string{"上下文过长", "上下文超出", "上下文长度超", "超出最大上下文", "请压缩上下文"})
 }
 
-var tpmHint = lazyRegexp(`\btpm\b`)
+var tpmHint = &lazyRE{expr: `\btpm\b`}

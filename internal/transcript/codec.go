@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Hand-rolled on purpose: a transcript must keep every member byte for
@@ -428,18 +429,34 @@ func objectField[T, U any](name string, c *codec[U], p func(*T) **U) field[T] {
 		})
 }
 
+// lazyCodec builds its codec on first use, so that the package has no
+// init-time work (a start that reads no transcript builds none).
+type lazyCodec[T any] struct {
+	once  sync.Once
+	build func() *codec[T]
+	c     *codec[T]
+}
+
+// get returns the codec, building it on the first call.
+func (l *lazyCodec[T]) get() *codec[T] {
+	l.once.Do(func() { l.c = l.build() })
+	return l.c
+}
+
 // The codecs. Field order is struct order.
 
-var headerCodec = newCodec(func(h *Header) *map[string]json.RawMessage { return &h.Extra },
-	stringField("type", true, func(h *Header) *string { return &h.Type }),
-	intField("version", false, func(h *Header) *int { return &h.Version }),
-	stringField("id", true, func(h *Header) *string { return &h.ID }),
-	stringField("timestamp", true, func(h *Header) *string { return &h.Timestamp }),
-	stringField("cwd", false, func(h *Header) *string { return &h.Cwd }),
-	stringField("parentSession", false, func(h *Header) *string { return &h.ParentSession }),
-)
+var headerCodec = lazyCodec[Header]{build: func() *codec[Header] {
+	return newCodec(func(h *Header) *map[string]json.RawMessage { return &h.Extra },
+		stringField("type", true, func(h *Header) *string { return &h.Type }),
+		intField("version", false, func(h *Header) *int { return &h.Version }),
+		stringField("id", true, func(h *Header) *string { return &h.ID }),
+		stringField("timestamp", true, func(h *Header) *string { return &h.Timestamp }),
+		stringField("cwd", false, func(h *Header) *string { return &h.Cwd }),
+		stringField("parentSession", false, func(h *Header) *string { return &h.ParentSession }),
+	)
+}}
 
-var entryCodec = newEntryCodec()
+var entryCodec = lazyCodec[Entry]{build: newEntryCodec}
 
 func newEntryCodec() *codec[Entry] {
 	c := newCodec(func(e *Entry) *map[string]json.RawMessage { return &e.Extra },
@@ -447,7 +464,7 @@ func newEntryCodec() *codec[Entry] {
 		stringField("id", true, func(e *Entry) *string { return &e.ID }),
 		stringPtrField("parentId", true, func(e *Entry) **string { return &e.ParentID }),
 		stringField("timestamp", true, func(e *Entry) *string { return &e.Timestamp }),
-		objectField("message", messageCodec, func(e *Entry) **Message { return &e.Message }),
+		objectField("message", messageCodec.get(), func(e *Entry) **Message { return &e.Message }),
 	)
 	c.first = c.index["type"]
 	base := c.mask("type", "id", "parentId", "timestamp")
@@ -461,7 +478,7 @@ func newEntryCodec() *codec[Entry] {
 	return c
 }
 
-var messageCodec = newMessageCodec()
+var messageCodec = lazyCodec[Message]{build: newMessageCodec}
 
 func newMessageCodec() *codec[Message] {
 	c := newCodec(func(m *Message) *map[string]json.RawMessage { return &m.Extra },
@@ -486,7 +503,7 @@ func newMessageCodec() *codec[Message] {
 		stringField("api", false, func(m *Message) *string { return &m.API }),
 		stringField("provider", false, func(m *Message) *string { return &m.Provider }),
 		stringField("model", false, func(m *Message) *string { return &m.Model }),
-		objectField("usage", usageCodec, func(m *Message) **Usage { return &m.Usage }),
+		objectField("usage", usageCodec.get(), func(m *Message) **Usage { return &m.Usage }),
 		stringField("stopReason", false, func(m *Message) *string { return &m.StopReason }),
 		stringField("errorMessage", false, func(m *Message) *string { return &m.ErrorMessage }),
 		stringField("responseId", false, func(m *Message) *string { return &m.ResponseID }),
@@ -495,8 +512,8 @@ func newMessageCodec() *codec[Message] {
 		rawField("details", func(m *Message) *json.RawMessage { return &m.Details }),
 		boolPtrField("isError", func(m *Message) **bool { return &m.IsError }),
 		stringField("idempotencyKey", false, func(m *Message) *string { return &m.IdempotencyKey }),
-		objectField("provenance", provenanceCodec, func(m *Message) **Provenance { return &m.Provenance }),
-		objectField("__openclaw", metaCodec, func(m *Message) **Meta { return &m.Meta }),
+		objectField("provenance", provenanceCodec.get(), func(m *Message) **Provenance { return &m.Provenance }),
+		objectField("__openclaw", metaCodec.get(), func(m *Message) **Meta { return &m.Meta }),
 	)
 	c.first = c.index["role"]
 	return c
@@ -513,38 +530,46 @@ func contentRequired(role string) bool {
 	return false
 }
 
-var metaCodec = newCodec(func(m *Meta) *map[string]json.RawMessage { return &m.Extra },
-	stringField("runId", false, func(m *Meta) *string { return &m.RunID }),
-)
+var metaCodec = lazyCodec[Meta]{build: func() *codec[Meta] {
+	return newCodec(func(m *Meta) *map[string]json.RawMessage { return &m.Extra },
+		stringField("runId", false, func(m *Meta) *string { return &m.RunID }),
+	)
+}}
 
-var provenanceCodec = newCodec[Provenance](nil,
-	stringField("kind", true, func(p *Provenance) *string { return &p.Kind }),
-	stringField("sourceSessionKey", false, func(p *Provenance) *string { return &p.SourceSessionKey }),
-	stringField("sourceChannel", false, func(p *Provenance) *string { return &p.SourceChannel }),
-	stringField("sourceTool", false, func(p *Provenance) *string { return &p.SourceTool }),
-	stringField("chainId", false, func(p *Provenance) *string { return &p.ChainID }),
-	intField("chainHops", false, func(p *Provenance) *int { return &p.ChainHops }),
-	stringField("untrusted", false, func(p *Provenance) *string { return &p.Untrusted }),
-)
+var provenanceCodec = lazyCodec[Provenance]{build: func() *codec[Provenance] {
+	return newCodec[Provenance](nil,
+		stringField("kind", true, func(p *Provenance) *string { return &p.Kind }),
+		stringField("sourceSessionKey", false, func(p *Provenance) *string { return &p.SourceSessionKey }),
+		stringField("sourceChannel", false, func(p *Provenance) *string { return &p.SourceChannel }),
+		stringField("sourceTool", false, func(p *Provenance) *string { return &p.SourceTool }),
+		stringField("chainId", false, func(p *Provenance) *string { return &p.ChainID }),
+		intField("chainHops", false, func(p *Provenance) *int { return &p.ChainHops }),
+		stringField("untrusted", false, func(p *Provenance) *string { return &p.Untrusted }),
+	)
+}}
 
-var usageCodec = newCodec[Usage](nil,
-	intField("input", true, func(u *Usage) *int64 { return &u.Input }),
-	intField("output", true, func(u *Usage) *int64 { return &u.Output }),
-	intField("cacheRead", true, func(u *Usage) *int64 { return &u.CacheRead }),
-	intField("cacheWrite", true, func(u *Usage) *int64 { return &u.CacheWrite }),
-	intField("totalTokens", true, func(u *Usage) *int64 { return &u.TotalTokens }),
-	objectField("cost", costCodec, func(u *Usage) **Cost { return &u.Cost }),
-)
+var usageCodec = lazyCodec[Usage]{build: func() *codec[Usage] {
+	return newCodec[Usage](nil,
+		intField("input", true, func(u *Usage) *int64 { return &u.Input }),
+		intField("output", true, func(u *Usage) *int64 { return &u.Output }),
+		intField("cacheRead", true, func(u *Usage) *int64 { return &u.CacheRead }),
+		intField("cacheWrite", true, func(u *Usage) *int64 { return &u.CacheWrite }),
+		intField("totalTokens", true, func(u *Usage) *int64 { return &u.TotalTokens }),
+		objectField("cost", costCodec.get(), func(u *Usage) **Cost { return &u.Cost }),
+	)
+}}
 
-var costCodec = newCodec[Cost](nil,
-	floatField("input", func(c *Cost) *float64 { return &c.Input }),
-	floatField("output", func(c *Cost) *float64 { return &c.Output }),
-	floatField("cacheRead", func(c *Cost) *float64 { return &c.CacheRead }),
-	floatField("cacheWrite", func(c *Cost) *float64 { return &c.CacheWrite }),
-	floatField("total", func(c *Cost) *float64 { return &c.Total }),
-)
+var costCodec = lazyCodec[Cost]{build: func() *codec[Cost] {
+	return newCodec[Cost](nil,
+		floatField("input", func(c *Cost) *float64 { return &c.Input }),
+		floatField("output", func(c *Cost) *float64 { return &c.Output }),
+		floatField("cacheRead", func(c *Cost) *float64 { return &c.CacheRead }),
+		floatField("cacheWrite", func(c *Cost) *float64 { return &c.CacheWrite }),
+		floatField("total", func(c *Cost) *float64 { return &c.Total }),
+	)
+}}
 
-var blockCodec = newBlockCodec()
+var blockCodec = lazyCodec[Block]{build: newBlockCodec}
 
 func newBlockCodec() *codec[Block] {
 	c := newCodec(func(b *Block) *map[string]json.RawMessage { return &b.Extra },
@@ -587,7 +612,7 @@ func appendContent(b []byte, c *Content) ([]byte, error) {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = blockCodec.encode(b, &c.Blocks[i]); err != nil {
+		if b, err = blockCodec.get().encode(b, &c.Blocks[i]); err != nil {
 			return nil, indexError(i, err)
 		}
 	}
@@ -605,7 +630,7 @@ func decodeContent(val []byte) (Content, error) {
 		var blocks []Block
 		err := eachElement(val, func(i int, el []byte) error {
 			var blk Block
-			if _, err := blockCodec.decode(&blk, el); err != nil {
+			if _, err := blockCodec.get().decode(&blk, el); err != nil {
 				return indexError(i, err)
 			}
 			blocks = append(blocks, blk)
@@ -644,49 +669,49 @@ func unmarshal[T any](c *codec[T], v *T, data []byte) error {
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order, then Extra in key order; Version is omitted when zero.
-func (h Header) MarshalJSON() ([]byte, error) { return marshal(headerCodec, &h) }
+func (h Header) MarshalJSON() ([]byte, error) { return marshal(headerCodec.get(), &h) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // are an error; unknown fields go to Extra.
-func (h *Header) UnmarshalJSON(data []byte) error { return unmarshal(headerCodec, h, data) }
+func (h *Header) UnmarshalJSON(data []byte) error { return unmarshal(headerCodec.get(), h, data) }
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order, then Extra in key order. ParentID is written as null when nil, and
 // Message is written only when set.
-func (e Entry) MarshalJSON() ([]byte, error) { return marshal(entryCodec, &e) }
+func (e Entry) MarshalJSON() ([]byte, error) { return marshal(entryCodec.get(), &e) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // are an error. For entries of type "message" the message member is decoded
 // into Message; every other member, including the type-specific fields of
 // other entry types, goes to Extra verbatim.
-func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec, e, data) }
+func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec.get(), e, data) }
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order (empty optional ones omitted), then Extra in key order. Content is
 // always written for the user, assistant, toolResult and tool roles.
-func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec, &m) }
+func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec.get(), &m) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // (a non-string role, a non-integer timestamp, …) are an error; unknown
 // fields go to Extra.
-func (m *Message) UnmarshalJSON(data []byte) error { return unmarshal(messageCodec, m, data) }
+func (m *Message) UnmarshalJSON(data []byte) error { return unmarshal(messageCodec.get(), m, data) }
 
 // MarshalJSON implements json.Marshaler: RunID (when set), then Extra in key
 // order.
-func (m Meta) MarshalJSON() ([]byte, error) { return marshal(metaCodec, &m) }
+func (m Meta) MarshalJSON() ([]byte, error) { return marshal(metaCodec.get(), &m) }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshal(metaCodec, m, data) }
+func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshal(metaCodec.get(), m, data) }
 
 // MarshalJSON implements json.Marshaler. The type is written first, then
 // every non-empty field in struct order, then Extra in key order.
-func (b Block) MarshalJSON() ([]byte, error) { return marshal(blockCodec, &b) }
+func (b Block) MarshalJSON() ([]byte, error) { return marshal(blockCodec.get(), &b) }
 
 // UnmarshalJSON implements json.Unmarshaler. Only the fields of the block's
 // type are decoded (text: text; thinking: thinking, thinkingSignature;
 // toolCall: id, name, arguments; image: data, mimeType); every other member
 // goes to Extra.
-func (b *Block) UnmarshalJSON(data []byte) error { return unmarshal(blockCodec, b, data) }
+func (b *Block) UnmarshalJSON(data []byte) error { return unmarshal(blockCodec.get(), b, data) }
 
 // MarshalJSON implements json.Marshaler: the string when String is set,
 // otherwise the blocks as an array ([] when there are none, never null).

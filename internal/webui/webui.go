@@ -72,7 +72,17 @@ func Handler() http.Handler {
 // file holding one 32×32 PNG, the UI's accent colour with a light bar
 // across, like a switchboard's plug row. It is drawn on the first request
 // for it: encoding the PNG at init allocated 0.8 MB in every process.
-var favicon = sync.OnceValue(makeFavicon)
+func favicon() []byte {
+	faviconOnce.once.Do(func() { faviconOnce.v = makeFavicon() })
+	return faviconOnce.v
+}
+
+// faviconOnce holds what favicon builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var faviconOnce struct {
+	once sync.Once
+	v    []byte
+}
 
 func makeFavicon() []byte {
 	const n = 32

@@ -16,19 +16,28 @@ const (
 	VersionHeader = "A2A-Version"
 )
 
-// v03Names are the 0.3 JSON-RPC names of the methods a client calls.
-var v03Names = map[Method]string{
-	MethodSendMessage:          "message/send",
-	MethodSendStreamingMessage: "message/stream",
-	MethodGetTask:              "tasks/get",
-	MethodCancelTask:           "tasks/cancel",
-	MethodSubscribeToTask:      "tasks/resubscribe",
+// v03Name is the 0.3 JSON-RPC name of a method a client calls (a switch
+// rather than a map, so that the package has no init-time work).
+func v03Name(m Method) (string, bool) {
+	switch m {
+	case MethodSendMessage:
+		return "message/send", true
+	case MethodSendStreamingMessage:
+		return "message/stream", true
+	case MethodGetTask:
+		return "tasks/get", true
+	case MethodCancelTask:
+		return "tasks/cancel", true
+	case MethodSubscribeToTask:
+		return "tasks/resubscribe", true
+	}
+	return "", false
 }
 
 // MethodName is m's JSON-RPC name in protocol version v (Version03 or
 // anything else for 1.0).
 func MethodName(v string, m Method) string {
-	if n, ok := v03Names[m]; ok && v == Version03 {
+	if n, ok := v03Name(m); ok && v == Version03 {
 		return n
 	}
 	return string(m)
@@ -38,34 +47,37 @@ func MethodName(v string, m Method) string {
 // ("message/send", "tasks/get", ...): its caller speaks 0.3 and gets 0.3
 // shapes back.
 func IsV03Name(name string) bool {
-	_, ok := methods[name]
+	_, ok := ResolveMethod(name)
 	return ok && strings.Contains(name, "/")
 }
 
-// states maps 1.0 task states to their 0.3 names.
-var states = map[string]string{
-	StateSubmitted:              "submitted",
-	StateWorking:                "working",
-	StateCompleted:              "completed",
-	StateFailed:                 "failed",
-	StateCanceled:               "canceled",
-	StateRejected:               "rejected",
-	"TASK_STATE_INPUT_REQUIRED": "input-required",
-	"TASK_STATE_AUTH_REQUIRED":  "auth-required",
-	"TASK_STATE_UNSPECIFIED":    "unknown",
+// states maps 1.0 task states to their 0.3 names (a table rather than a
+// map, so that the package has no init-time work).
+var states = [...]struct{ v10, v03 string }{
+	{StateSubmitted, "submitted"},
+	{StateWorking, "working"},
+	{StateCompleted, "completed"},
+	{StateFailed, "failed"},
+	{StateCanceled, "canceled"},
+	{StateRejected, "rejected"},
+	{"TASK_STATE_INPUT_REQUIRED", "input-required"},
+	{"TASK_STATE_AUTH_REQUIRED", "auth-required"},
+	{"TASK_STATE_UNSPECIFIED", "unknown"},
 }
 
 func stateToV03(s string) string {
-	if v, ok := states[s]; ok {
-		return v
+	for _, st := range states {
+		if st.v10 == s {
+			return st.v03
+		}
 	}
 	return "unknown"
 }
 
 func stateFromV03(s string) string {
-	for k, v := range states {
-		if v == s {
-			return k
+	for _, st := range states {
+		if st.v03 == s {
+			return st.v10
 		}
 	}
 	return "TASK_STATE_UNSPECIFIED"

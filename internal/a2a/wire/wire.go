@@ -12,9 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -31,7 +29,7 @@ const (
 )
 
 // TruncationMarker ends a message text cut at MaxTextBytes.
-var TruncationMarker = fmt.Sprintf("\n[message truncated at %d bytes]", MaxTextBytes)
+const TruncationMarker = "\n[message truncated at 65536 bytes]"
 
 // JSON-RPC and A2A error codes, as the reference uses them.
 const (
@@ -85,38 +83,47 @@ const (
 	MethodDeletePushConfig     Method = "DeleteTaskPushNotificationConfig"
 )
 
-var methods = map[string]Method{
-	"SendMessage":                      MethodSendMessage,
-	"SendStreamingMessage":             MethodSendStreamingMessage,
-	"GetTask":                          MethodGetTask,
-	"CancelTask":                       MethodCancelTask,
-	"ListTasks":                        MethodListTasks,
-	"SubscribeToTask":                  MethodSubscribeToTask,
-	"GetExtendedAgentCard":             MethodGetExtendedAgentCard,
-	"CreateTaskPushNotificationConfig": MethodCreatePushConfig,
-	"SetTaskPushNotificationConfig":    MethodCreatePushConfig,
-	"GetTaskPushNotificationConfig":    MethodGetPushConfig,
-	"ListTaskPushNotificationConfig":   MethodListPushConfigs,
-	"ListTaskPushNotificationConfigs":  MethodListPushConfigs,
-	"DeleteTaskPushNotificationConfig": MethodDeletePushConfig,
+// methods maps each method name (1.0 and 0.3 aliases) to its 1.0 method. A
+// table rather than a map, so that the package has no init-time work.
+var methods = [...]struct {
+	name   string
+	method Method
+}{
+	{"SendMessage", MethodSendMessage},
+	{"SendStreamingMessage", MethodSendStreamingMessage},
+	{"GetTask", MethodGetTask},
+	{"CancelTask", MethodCancelTask},
+	{"ListTasks", MethodListTasks},
+	{"SubscribeToTask", MethodSubscribeToTask},
+	{"GetExtendedAgentCard", MethodGetExtendedAgentCard},
+	{"CreateTaskPushNotificationConfig", MethodCreatePushConfig},
+	{"SetTaskPushNotificationConfig", MethodCreatePushConfig},
+	{"GetTaskPushNotificationConfig", MethodGetPushConfig},
+	{"ListTaskPushNotificationConfig", MethodListPushConfigs},
+	{"ListTaskPushNotificationConfigs", MethodListPushConfigs},
+	{"DeleteTaskPushNotificationConfig", MethodDeletePushConfig},
 	// protocol 0.3 aliases
-	"message/send":                        MethodSendMessage,
-	"message/stream":                      MethodSendStreamingMessage,
-	"tasks/get":                           MethodGetTask,
-	"tasks/cancel":                        MethodCancelTask,
-	"tasks/list":                          MethodListTasks,
-	"tasks/resubscribe":                   MethodSubscribeToTask,
-	"agent/getAuthenticatedExtendedCard":  MethodGetExtendedAgentCard,
-	"tasks/pushNotificationConfig/set":    MethodCreatePushConfig,
-	"tasks/pushNotificationConfig/get":    MethodGetPushConfig,
-	"tasks/pushNotificationConfig/list":   MethodListPushConfigs,
-	"tasks/pushNotificationConfig/delete": MethodDeletePushConfig,
+	{"message/send", MethodSendMessage},
+	{"message/stream", MethodSendStreamingMessage},
+	{"tasks/get", MethodGetTask},
+	{"tasks/cancel", MethodCancelTask},
+	{"tasks/list", MethodListTasks},
+	{"tasks/resubscribe", MethodSubscribeToTask},
+	{"agent/getAuthenticatedExtendedCard", MethodGetExtendedAgentCard},
+	{"tasks/pushNotificationConfig/set", MethodCreatePushConfig},
+	{"tasks/pushNotificationConfig/get", MethodGetPushConfig},
+	{"tasks/pushNotificationConfig/list", MethodListPushConfigs},
+	{"tasks/pushNotificationConfig/delete", MethodDeletePushConfig},
 }
 
 // ResolveMethod maps a 1.0 name or a 0.3 alias to its 1.0 method.
 func ResolveMethod(name string) (Method, bool) {
-	m, ok := methods[name]
-	return m, ok
+	for _, m := range methods {
+		if m.name == name {
+			return m.method, true
+		}
+	}
+	return "", false
 }
 
 // Part is one piece of a message or artifact (1.0 JSON form: the kind is
@@ -339,7 +346,8 @@ func idOrNull(id json.RawMessage) json.RawMessage {
 // ErrEmptyBatch, ErrBatchTooLarge report a batch the server refuses whole.
 var (
 	ErrEmptyBatch    = errors.New("empty JSON-RPC batch")
-	ErrBatchTooLarge = fmt.Errorf("A2A batch exceeds the %d request limit", MaxBatch)
+	ErrBatchTooLarge = errors.New("A2A batch exceeds the 30 request limit") // MaxBatch; a test checks it
+
 )
 
 // Body is a decoded request body: one entry, or a batch of them. Entries
@@ -419,10 +427,22 @@ func validID(id json.RawMessage) bool {
 	return false
 }
 
-var contextPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
-
-// ValidContextID reports whether id is a context id the reference accepts.
-func ValidContextID(id string) bool { return contextPattern().MatchString(id) }
+// ValidContextID reports whether id is a context id the reference accepts:
+// 1 to 128 of A-Z, a-z, 0-9 and "._:-" (the reference's
+// /^[A-Za-z0-9._:-]{1,128}$/).
+func ValidContextID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // DecodeSend decodes and checks SendMessage params.
 func DecodeSend(params json.RawMessage) (SendParams, *Error) {

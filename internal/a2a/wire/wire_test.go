@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -304,4 +306,48 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TruncationMarker is a constant (no init-time work); it must still name
+// MaxTextBytes.
+func TestTruncationMarkerNamesLimit(t *testing.T) {
+	if want := fmt.Sprintf("\n[message truncated at %d bytes]", MaxTextBytes); TruncationMarker != want {
+		t.Fatalf("TruncationMarker = %q, want %q", TruncationMarker, want)
+	}
+	if want := fmt.Sprintf("A2A batch exceeds the %d request limit", MaxBatch); ErrBatchTooLarge.Error() != want {
+		t.Fatalf("ErrBatchTooLarge = %q, want %q", ErrBatchTooLarge, want)
+	}
+}
+
+// Every method name resolves through the table, and unknown names do not.
+func TestResolveMethodTable(t *testing.T) {
+	for _, m := range methods {
+		if got, ok := ResolveMethod(m.name); !ok || got != m.method {
+			t.Errorf("ResolveMethod(%q) = %q, %v", m.name, got, ok)
+		}
+	}
+	for _, m := range []Method{MethodSendMessage, MethodSendStreamingMessage, MethodGetTask, MethodCancelTask, MethodSubscribeToTask} {
+		n := MethodName(Version03, m)
+		if got, ok := ResolveMethod(n); !ok || got != m || !IsV03Name(n) || MethodName("1.0", m) != string(m) {
+			t.Errorf("0.3 name %q of %q does not resolve back", n, m)
+		}
+	}
+	if _, ok := ResolveMethod("tasks/nope"); ok {
+		t.Error("ResolveMethod accepted an unknown name")
+	}
+	for _, st := range states {
+		if stateFromV03(stateToV03(st.v10)) != st.v10 {
+			t.Errorf("state %q does not round-trip through 0.3", st.v10)
+		}
+	}
+}
+
+// ValidContextID is a byte loop; it must agree with the reference's pattern.
+func TestValidContextIDMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	for _, id := range []string{"", "a", "Z9._:-", "a b", "é", "a\n", "ctx/1", "[x]", "a\x00", strings.Repeat("z", 128), strings.Repeat("z", 129), "@", "`", "{"} {
+		if got, want := ValidContextID(id), re.MatchString(id); got != want {
+			t.Errorf("ValidContextID(%q) = %v, pattern says %v", id, got, want)
+		}
+	}
 }

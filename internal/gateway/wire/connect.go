@@ -93,51 +93,53 @@ type DeviceIdentity struct {
 	Nonce     string `json:"nonce,omitempty"`
 }
 
-// ConnectSchema validates connect params.
-var ConnectSchema = Object([]string{"minProtocol", "maxProtocol", "client"},
-	P("minProtocol", Int(1)),
-	P("maxProtocol", Int(1)),
-	P("client", Object([]string{"id", "version", "platform", "mode"},
-		P("id", Enum(ClientIDs...)),
-		P("displayName", Str()),
-		P("version", NonEmptyStr()),
-		P("buildId", Str()),
-		P("timeZone", Str()),
-		P("platform", NonEmptyStr()),
-		P("deviceFamily", Str()),
-		P("modelIdentifier", Str()),
-		P("mode", Enum(ClientModes...)),
-		P("instanceId", Str()),
-	)),
-	P("caps", StrArray()),
-	P("commands", StrArray()),
-	// Sent by newer reference clients (the Control UI); accepted, unused
-	// but for modelCatalog.
-	P("computerUse", Any()),
-	P("workerRuns", Any()),
-	P("modelCatalog", Any()), // {sessionKey} or {agentId}: see CapModelCatalogSnapshot
-	P("permissions", OpenObject()),
-	P("pathEnv", Str()),
-	P("role", Enum(RoleOperator, RoleNode, RoleWorker)),
-	P("scopes", StrArray()),
-	P("device", Object([]string{"id", "publicKey", "signature", "signedAt"},
-		P("id", NonEmptyStr()),
-		P("publicKey", NonEmptyStr()),
-		P("signature", NonEmptyStr()),
-		P("signedAt", Int(0)),
-		P("nonce", Str()),
-	)),
-	P("auth", Object(nil,
-		P("token", Str()),
-		P("password", Str()),
-		P("deviceToken", Str()),
-		P("bootstrapToken", Str()),
-		P("approvalRuntimeToken", Str()),
-		P("agentRuntimeIdentityToken", Str()),
-	)),
-	P("locale", Str()),
-	P("userAgent", Str()),
-)
+// connectSchema builds the schema of connect params.
+func connectSchema() *Schema {
+	return Object([]string{"minProtocol", "maxProtocol", "client"},
+		P("minProtocol", Int(1)),
+		P("maxProtocol", Int(1)),
+		P("client", Object([]string{"id", "version", "platform", "mode"},
+			P("id", Enum(ClientIDs...)),
+			P("displayName", Str()),
+			P("version", NonEmptyStr()),
+			P("buildId", Str()),
+			P("timeZone", Str()),
+			P("platform", NonEmptyStr()),
+			P("deviceFamily", Str()),
+			P("modelIdentifier", Str()),
+			P("mode", Enum(ClientModes...)),
+			P("instanceId", Str()),
+		)),
+		P("caps", StrArray()),
+		P("commands", StrArray()),
+		// Sent by newer reference clients (the Control UI); accepted, unused
+		// but for modelCatalog.
+		P("computerUse", Any()),
+		P("workerRuns", Any()),
+		P("modelCatalog", Any()), // {sessionKey} or {agentId}: see CapModelCatalogSnapshot
+		P("permissions", OpenObject()),
+		P("pathEnv", Str()),
+		P("role", Enum(RoleOperator, RoleNode, RoleWorker)),
+		P("scopes", StrArray()),
+		P("device", Object([]string{"id", "publicKey", "signature", "signedAt"},
+			P("id", NonEmptyStr()),
+			P("publicKey", NonEmptyStr()),
+			P("signature", NonEmptyStr()),
+			P("signedAt", Int(0)),
+			P("nonce", Str()),
+		)),
+		P("auth", Object(nil,
+			P("token", Str()),
+			P("password", Str()),
+			P("deviceToken", Str()),
+			P("bootstrapToken", Str()),
+			P("approvalRuntimeToken", Str()),
+			P("agentRuntimeIdentityToken", Str()),
+		)),
+		P("locale", Str()),
+		P("userAgent", Str()),
+	)
+}
 
 // DecodeConnect validates and decodes connect params. Failures read
 // "invalid connect params: <reason>".

@@ -116,14 +116,16 @@ func (e *Error) MarshalJSON() ([]byte, error) {
 	return appendError(nil, e), nil
 }
 
-// errorSchema is the closed error shape.
-var errorSchema = Object([]string{"code", "message"},
-	P("code", NonEmptyStr()),
-	P("message", NonEmptyStr()),
-	P("details", Any()),
-	P("retryable", Bool()),
-	P("retryAfterMs", Int(0)),
-)
+// errorSchema builds the closed error shape.
+func errorSchema() *Schema {
+	return Object([]string{"code", "message"},
+		P("code", NonEmptyStr()),
+		P("message", NonEmptyStr()),
+		P("details", Any()),
+		P("retryable", Bool()),
+		P("retryAfterMs", Int(0)),
+	)
+}
 
 // decodeError decodes a validated error object.
 func decodeError(raw []byte) *Error {

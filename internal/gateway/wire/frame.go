@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"strconv"
+	"sync"
 )
 
 // Frame types (the "type" member of every frame).
@@ -80,37 +81,52 @@ type DecodeError struct {
 // Error implements error.
 func (e *DecodeError) Error() string { return "invalid frame: " + e.Reason }
 
-// Frame envelopes are closed objects.
-var (
-	requestSchema = Object([]string{"type", "id", "method"},
-		P("type", Str()),
-		P("id", NonEmptyStr()),
-		P("method", NonEmptyStr()),
-		P("params", Any()),
-		P("traceparent", &Schema{Type: JSONString, MaxLength: MaxTraceparent}),
-		P("expectedProfileId", Str()),
-	)
-	responseSchema = Object([]string{"type", "id", "ok"},
-		P("type", Str()),
-		P("id", NonEmptyStr()),
-		P("ok", Bool()),
-		P("payload", Any()),
-		P("error", errorSchema),
-	)
-	eventSchema = Object([]string{"type", "event"},
-		P("type", Str()),
-		P("event", NonEmptyStr()),
-		P("payload", Any()),
-		P("seq", Int(0)),
-		P("stateVersion", Object([]string{"presence", "health"},
-			P("presence", Int(0)), P("health", Int(0)))),
-		P("recipientProfileId", Str()),
-	)
-	cancelSchema = Object([]string{"type", "id"},
-		P("type", Str()),
-		P("id", NonEmptyStr()),
-	)
-)
+// frameSchemaSet holds the closed schemas of the frame envelopes.
+type frameSchemaSet struct{ request, response, event, cancel *Schema }
+
+// frameSchemaTable holds the set frameSchemas builds once.
+var frameSchemaTable struct {
+	once sync.Once
+	set  frameSchemaSet
+}
+
+// frameSchemas returns the frame envelopes' schemas, built on first use (the
+// package has no init-time work).
+func frameSchemas() *frameSchemaSet {
+	frameSchemaTable.once.Do(func() {
+		frameSchemaTable.set = frameSchemaSet{
+			request: Object([]string{"type", "id", "method"},
+				P("type", Str()),
+				P("id", NonEmptyStr()),
+				P("method", NonEmptyStr()),
+				P("params", Any()),
+				P("traceparent", &Schema{Type: JSONString, MaxLength: MaxTraceparent}),
+				P("expectedProfileId", Str()),
+			),
+			response: Object([]string{"type", "id", "ok"},
+				P("type", Str()),
+				P("id", NonEmptyStr()),
+				P("ok", Bool()),
+				P("payload", Any()),
+				P("error", errorSchema()),
+			),
+			event: Object([]string{"type", "event"},
+				P("type", Str()),
+				P("event", NonEmptyStr()),
+				P("payload", Any()),
+				P("seq", Int(0)),
+				P("stateVersion", Object([]string{"presence", "health"},
+					P("presence", Int(0)), P("health", Int(0)))),
+				P("recipientProfileId", Str()),
+			),
+			cancel: Object([]string{"type", "id"},
+				P("type", Str()),
+				P("id", NonEmptyStr()),
+			),
+		}
+	})
+	return &frameSchemaTable.set
+}
 
 // Decode parses and strictly validates one frame of any type. It returns a
 // *DecodeError for anything that is not a valid frame.
@@ -139,13 +155,13 @@ func Decode(data []byte) (*Frame, error) {
 	var s *Schema
 	switch f.Type {
 	case FrameRequest:
-		s = requestSchema
+		s = frameSchemas().request
 	case FrameResponse:
-		s = responseSchema
+		s = frameSchemas().response
 	case FrameEvent:
-		s = eventSchema
+		s = frameSchemas().event
 	case FrameCancel:
-		s = cancelSchema
+		s = frameSchemas().cancel
 	default:
 		return nil, &DecodeError{Type: f.Type, ID: f.ID, Reason: "unknown frame type " + strconv.Quote(f.Type), UnknownType: true}
 	}

@@ -391,9 +391,22 @@ type LogsTailParams struct {
 // AgentsListParams are the params of agents.list (none).
 type AgentsListParams struct{}
 
+// methodSchemaTable holds the table methodSchemas builds once.
+var methodSchemaTable struct {
+	once sync.Once
+	m    map[string]*Schema
+}
+
 // methodSchemas returns the table of each method's params schema (all
-// closed), built on first use rather than at process start.
-var methodSchemas = sync.OnceValue(func() map[string]*Schema {
+// closed), built on first use rather than at process start (not even a
+// sync.OnceValue at init: the package has no init-time work).
+func methodSchemas() map[string]*Schema {
+	methodSchemaTable.once.Do(func() { methodSchemaTable.m = buildMethodSchemas() })
+	return methodSchemaTable.m
+}
+
+// buildMethodSchemas builds the table of each method's params schema.
+func buildMethodSchemas() map[string]*Schema {
 	m := baseMethodSchemas()
 	// The other files' methods, in the order their init funcs ran.
 	for _, add := range []func(map[string]*Schema){
@@ -403,7 +416,7 @@ var methodSchemas = sync.OnceValue(func() map[string]*Schema {
 		add(m)
 	}
 	return m
-})
+}
 
 // addSteerSchemas: sessions.steer takes chat.send's params.
 func addSteerSchemas(methodSchemas map[string]*Schema) {
@@ -413,7 +426,7 @@ func addSteerSchemas(methodSchemas map[string]*Schema) {
 // baseMethodSchemas are the schemas of the methods listed here.
 func baseMethodSchemas() map[string]*Schema {
 	return map[string]*Schema{
-		MethodConnect:        ConnectSchema,
+		MethodConnect:        connectSchema(),
 		MethodHealth:         Object(nil, P("probe", Bool())),
 		MethodStatus:         Object(nil),
 		MethodSystemPresence: Object(nil),

@@ -20,9 +20,22 @@ func IsSummaryRequest(req *provider.Request) bool {
 	return req != nil && strings.HasPrefix(req.System, summaryOpening)
 }
 
-var identifierRE = sync.OnceValue(func() *regexp.Regexp {
+func identifierRE() *regexp.Regexp {
+	identifierREOnce.once.Do(func() { identifierREOnce.v = buildIdentifierRE() })
+	return identifierREOnce.v
+}
+
+// identifierREOnce holds what identifierRE builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var identifierREOnce struct {
+	once sync.Once
+	v    *regexp.Regexp
+}
+
+// buildIdentifierRE builds identifierRE's value.
+func buildIdentifierRE() *regexp.Regexp {
 	return regexp.MustCompile(`\b[A-Z][A-Z0-9]*-\d+\b|\b[0-9a-f]{12,40}\b`)
-})
+}
 
 // Summary is the offline model's answer to a summariser prompt: the sections
 // the prompt asks for (safeguard or default format), with the latest

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, read-only here
@@ -54,43 +55,59 @@ type table struct {
 	derived func(row []any) (names []string, vals []any)
 }
 
-var tables = []table{
-	{
-		name: "sessions",
-		cols: cols("key s, session_id s, agent_id s, kind s, channel s, chat_type s, display_name s, label s, " +
-			"spawned_by s, spawn_depth i, model s, thinking_level s, verbose_level s, context_tokens i, " +
-			"input_tokens i, output_tokens i, total_tokens i, system_sent b, aborted_last_run b, send_policy s, " +
-			"last_channel s, last_to s, last_account_id s, delivery_context j, extra j, created_at i, updated_at i"),
-		key: []string{"key"},
-		derived: func(row []any) ([]string, []any) {
-			key, sid, label, display := str(row[0]), str(row[1]), str(row[7]), str(row[6])
-			return []string{"key_class", "search"},
-				[]any{int32(store.ClassOf(key)), postgres.SearchText(key, sid, label, display)}
+// tables lists the tables migrate copies, in copy order.
+func tables() []table {
+	tableList.once.Do(func() { tableList.v = buildTables() })
+	return tableList.v
+}
+
+// tableList holds what tables builds on its first call (a statically
+// initialised var: the package has no init-time work for it).
+var tableList struct {
+	once sync.Once
+	v    []table
+}
+
+// buildTables builds the table list.
+func buildTables() []table {
+	return []table{
+		{
+			name: "sessions",
+			cols: cols("key s, session_id s, agent_id s, kind s, channel s, chat_type s, display_name s, label s, " +
+				"spawned_by s, spawn_depth i, model s, thinking_level s, verbose_level s, context_tokens i, " +
+				"input_tokens i, output_tokens i, total_tokens i, system_sent b, aborted_last_run b, send_policy s, " +
+				"last_channel s, last_to s, last_account_id s, delivery_context j, extra j, created_at i, updated_at i"),
+			key: []string{"key"},
+			derived: func(row []any) ([]string, []any) {
+				key, sid, label, display := str(row[0]), str(row[1]), str(row[7]), str(row[6])
+				return []string{"key_class", "search"},
+					[]any{int32(store.ClassOf(key)), postgres.SearchText(key, sid, label, display)}
+			},
 		},
-	},
-	{
-		name: "messages",
-		cols: cols("session_id s, seq i, entry_id s, role s, run_id s, created_at i, line s, idem_key s"),
-		key:  []string{"session_id", "seq"},
-	},
-	{
-		name: "runs",
-		cols: cols("run_id s, session_key s, session_id s, agent_id s, lane s, status s, input j, created_at i, " +
-			"started_at i, ended_at i, error s, stop_reason s, usage j"),
-		key: []string{"run_id"},
-	},
-	{
-		name: "outbox",
-		cols: cols("id s, kind s, session_key s, run_id s, payload j, status s, attempts i, next_attempt_at i, " +
-			"last_error s, created_at i, updated_at i, delivered_at i"),
-		key: []string{"id"},
-	},
-	{
-		name: "subagent_runs",
-		cols: cols("child_run_id s, child_session_key s, requester_key s, status s, archive_at i, payload j, " +
-			"created_at i, updated_at i"),
-		key: []string{"child_run_id"},
-	},
+		{
+			name: "messages",
+			cols: cols("session_id s, seq i, entry_id s, role s, run_id s, created_at i, line s, idem_key s"),
+			key:  []string{"session_id", "seq"},
+		},
+		{
+			name: "runs",
+			cols: cols("run_id s, session_key s, session_id s, agent_id s, lane s, status s, input j, created_at i, " +
+				"started_at i, ended_at i, error s, stop_reason s, usage j"),
+			key: []string{"run_id"},
+		},
+		{
+			name: "outbox",
+			cols: cols("id s, kind s, session_key s, run_id s, payload j, status s, attempts i, next_attempt_at i, " +
+				"last_error s, created_at i, updated_at i, delivered_at i"),
+			key: []string{"id"},
+		},
+		{
+			name: "subagent_runs",
+			cols: cols("child_run_id s, child_session_key s, requester_key s, status s, archive_at i, payload j, " +
+				"created_at i, updated_at i"),
+			key: []string{"child_run_id"},
+		},
+	}
 }
 
 // cols parses "name kind, …".
@@ -195,7 +212,7 @@ func Copy(ctx context.Context, from, toURL string) (Report, error) {
 	}
 	defer rtx.Rollback()
 	err = pgx.BeginFunc(ctx, conn, func(wtx pgx.Tx) error {
-		for _, t := range tables {
+		for _, t := range tables() {
 			tr, err := copyTable(ctx, rtx, wtx, t)
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
@@ -207,7 +224,7 @@ func Copy(ctx context.Context, from, toURL string) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("pgmigrate: copy: %w", err)
 	}
-	for i, t := range tables {
+	for i, t := range tables() {
 		tr := &rep.Tables[i]
 		if tr.SourceRows, tr.SourceSum, err = digestSQLite(ctx, rtx, t); err != nil {
 			return rep, fmt.Errorf("pgmigrate: verify %s: %w", t.name, err)

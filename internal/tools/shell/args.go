@@ -34,7 +34,18 @@ type request struct {
 // duration far from overflow.
 const maxTimeoutSeconds = 7 * 24 * 3600
 
-var envKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+// envKeyPattern holds the pattern envKeyRE compiles on first use (a
+// statically initialised var: the package has no init-time work).
+var envKeyPattern struct {
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// envKeyRE returns the pattern of an environment variable's name.
+func envKeyRE() *regexp.Regexp {
+	envKeyPattern.once.Do(func() { envKeyPattern.re = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	return envKeyPattern.re
+}
 
 // parseArgs validates exec's arguments: {command, workdir?, env?,
 // timeoutSeconds?, yieldMs?, background?, host?} plus the reference's pty,

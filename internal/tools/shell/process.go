@@ -75,17 +75,46 @@ type ProcessSession struct {
 	ExitCode  *int   `json:"exitCode,omitempty"`
 }
 
-// keyBytes maps send-keys names to what a terminal sends.
-var keyBytes = map[string]string{
-	"enter": "\r", "return": "\r", "tab": "\t", "escape": "\x1b", "esc": "\x1b", "space": " ",
-	"backspace": "\x7f", "up": "\x1b[A", "down": "\x1b[B", "right": "\x1b[C", "left": "\x1b[D",
-	"home": "\x1b[H", "end": "\x1b[F", "delete": "\x1b[3~", "pageup": "\x1b[5~", "pagedown": "\x1b[6~",
+// keyBytes returns what a terminal sends for a send-keys name (a switch
+// rather than a map, so that the package has no init-time work).
+func keyBytes(name string) (string, bool) {
+	switch name {
+	case "enter", "return":
+		return "\r", true
+	case "tab":
+		return "\t", true
+	case "escape", "esc":
+		return "\x1b", true
+	case "space":
+		return " ", true
+	case "backspace":
+		return "\x7f", true
+	case "up":
+		return "\x1b[A", true
+	case "down":
+		return "\x1b[B", true
+	case "right":
+		return "\x1b[C", true
+	case "left":
+		return "\x1b[D", true
+	case "home":
+		return "\x1b[H", true
+	case "end":
+		return "\x1b[F", true
+	case "delete":
+		return "\x1b[3~", true
+	case "pageup":
+		return "\x1b[5~", true
+	case "pagedown":
+		return "\x1b[6~", true
+	}
+	return "", false
 }
 
 // keyInput translates one send-keys entry: a key name, a control chord
 // ("C-c"), or literal text.
 func keyInput(k string) string {
-	if b, ok := keyBytes[strings.ToLower(k)]; ok {
+	if b, ok := keyBytes(strings.ToLower(k)); ok {
 		return b
 	}
 	if len(k) == 3 && (k[:2] == "C-" || k[:2] == "c-") {

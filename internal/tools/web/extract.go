@@ -7,11 +7,16 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// skipped elements carry no readable content.
-var skipped = map[atom.Atom]bool{
-	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
-	atom.Nav: true, atom.Footer: true, atom.Header: true, atom.Aside: true, atom.Form: true,
-	atom.Iframe: true, atom.Object: true, atom.Button: true, atom.Select: true,
+// skipped reports whether elements of a carry no readable content (a switch
+// rather than a map, so that the package has no init-time work).
+func skipped(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg,
+		atom.Nav, atom.Footer, atom.Header, atom.Aside, atom.Form,
+		atom.Iframe, atom.Object, atom.Button, atom.Select:
+		return true
+	}
+	return false
 }
 
 // extract returns the page title and its readable content, as Markdown or
@@ -129,7 +134,7 @@ func (w *writer) node(n *html.Node) {
 		w.children(n)
 		return
 	}
-	if skipped[n.DataAtom] {
+	if skipped(n.DataAtom) {
 		return
 	}
 	md := w.markdown

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -17,8 +18,14 @@ var ErrBlocked = errors.New("blocked")
 // blockedPrefixes are the address ranges a fetch never reaches unless the
 // operator allows private networks: loopback, private, link-local (cloud
 // metadata), carrier-grade NAT, benchmarking, unique-local, multicast and
-// the unspecified and reserved ranges.
-var blockedPrefixes = func() []netip.Prefix {
+// the unspecified and reserved ranges. They are parsed on the first check
+// (the package has no init-time work).
+var blockedPrefixes struct {
+	once sync.Once
+	list []netip.Prefix
+}
+
+func parseBlockedPrefixes() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
@@ -29,12 +36,13 @@ var blockedPrefixes = func() []netip.Prefix {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
-}()
+}
 
 // Blocked reports whether addr is in a range the guard refuses.
 func Blocked(addr netip.Addr) bool {
 	addr = addr.Unmap()
-	for _, p := range blockedPrefixes {
+	blockedPrefixes.once.Do(func() { blockedPrefixes.list = parseBlockedPrefixes() })
+	for _, p := range blockedPrefixes.list {
 		if p.Contains(addr) {
 			return true
 		}
