@@ -45,13 +45,18 @@ const qSessionIs = `SELECT 1 / count(*) FROM sessions WHERE key = $1 AND xmin = 
 type sessionMemo struct {
 	mu sync.Mutex
 	m  map[string]memoSession
+	// clock counts puts and drops: a read begun at clock c fills a row
+	// only when nothing was put or dropped for its key since (fill).
+	clock uint64
 }
 
-// memoSession is one remembered row.
+// memoSession is one remembered row; a nil s marks a row dropped at
+// stamp.
 type memoSession struct {
-	s   *store.Session
-	ver int64
-	at  time.Time
+	s     *store.Session
+	ver   int64
+	at    time.Time
+	stamp uint64
 }
 
 // get returns a copy of key's remembered row and its version.
@@ -59,28 +64,44 @@ func (c *sessionMemo) get(key string) (*store.Session, int64, bool) {
 	c.mu.Lock()
 	e, ok := c.m[key]
 	c.mu.Unlock()
-	if !ok || time.Since(e.at) > sessionMemoAge {
+	if !ok || e.s == nil || time.Since(e.at) > sessionMemoAge {
 		return nil, 0, false
 	}
 	return e.s.Clone(), e.ver, true
 }
 
-// put remembers s (which put keeps: the caller gives it up) at version
-// ver.
-func (c *sessionMemo) put(s *store.Session, ver int64) {
+// now returns the clock, for fill, before a read.
+func (c *sessionMemo) now() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.clock
+}
+
+// put remembers s (which put keeps: the caller gives it up) at version
+// ver, as a write left it.
+func (c *sessionMemo) put(s *store.Session, ver int64) { c.set(s.Key, s, ver, 0, false) }
+
+// fill remembers s at version ver, as a read begun at clock since found
+// it, unless s's row was put or dropped since: then a write may have
+// come after the read, and the read's row is not remembered over it.
+func (c *sessionMemo) fill(since uint64, s *store.Session, ver int64) {
+	c.set(s.Key, s, ver, since, true)
+}
+
+// drop forgets key's row, and that a read begun before has one to fill.
+func (c *sessionMemo) drop(key string) { c.set(key, nil, 0, 0, false) }
+
+func (c *sessionMemo) set(key string, s *store.Session, ver int64, since uint64, read bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; read && ok && e.stamp > since {
+		return
+	}
 	if c.m == nil || len(c.m) >= maxMemoSessions {
 		c.m = make(map[string]memoSession)
 	}
-	c.m[s.Key] = memoSession{s: s, ver: ver, at: time.Now()}
-}
-
-// drop forgets key's row.
-func (c *sessionMemo) drop(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, key)
+	c.clock++
+	c.m[key] = memoSession{s: s, ver: ver, at: time.Now(), stamp: c.clock}
 }
 
 // verRow is a row of sessionCols and the row's version.

@@ -160,3 +160,35 @@ func TestSessionMemo(t *testing.T) {
 		t.Fatalf("plain read = %+v, %v; want the database's row", sess, err)
 	}
 }
+
+// TestSessionMemoFill: a read's row is not remembered over a row put or
+// dropped after the read began (a write that may have come after it).
+func TestSessionMemoFill(t *testing.T) {
+	row := func(label string) *store.Session { return &store.Session{Key: "k", Label: label} }
+	var c sessionMemo
+	before := c.now()
+	c.put(row("written"), 2)
+	c.fill(before, row("read before the write"), 1)
+	if s, ver, ok := c.get("k"); !ok || ver != 2 || s.Label != "written" {
+		t.Fatalf("after a stale fill: %+v %d %v; want the written row", s, ver, ok)
+	}
+	c.fill(c.now(), row("read after"), 3)
+	if s, ver, ok := c.get("k"); !ok || ver != 3 || s.Label != "read after" {
+		t.Fatalf("after a fresh fill: %+v %d %v; want the read row", s, ver, ok)
+	}
+	before = c.now()
+	c.drop("k")
+	c.fill(before, row("read before the drop"), 3)
+	if _, _, ok := c.get("k"); ok {
+		t.Fatal("a read begun before a drop was remembered")
+	}
+	c.fill(c.now(), row("read after the drop"), 4)
+	if s, _, ok := c.get("k"); !ok || s.Label != "read after the drop" {
+		t.Fatalf("after the drop and a fresh fill: %+v %v", s, ok)
+	}
+	s, _, _ := c.get("k")
+	s.Label = "changed by a caller"
+	if s2, _, _ := c.get("k"); s2.Label != "read after the drop" {
+		t.Fatal("get returned the remembered row, not a copy")
+	}
+}

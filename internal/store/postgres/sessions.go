@@ -63,15 +63,15 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if sess, ok := s.memoSessionFor(ctx, key); ok {
 		return sess, nil
 	}
+	since := s.sessions.now()
 	sess, ver, err := scanSessionVer(s.pool.QueryRow(ctx, qGetSessionVer, key))
 	if errors.Is(err, pgx.ErrNoRows) {
-		s.sessions.drop(key)
 		return nil, fmt.Errorf("postgres.GetSession: %q: %w", key, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres.GetSession: %w", err)
 	}
-	s.sessions.put(sess.Clone(), ver)
+	s.sessions.fill(since, sess.Clone(), ver)
 	return sess, nil
 }
 
