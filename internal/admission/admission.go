@@ -283,12 +283,30 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 			return Ticket{}, err
 		}
 	}
+	// A store may serve the session from its memory; the run's open then
+	// checks that it is still the stored row, and when it is not, nothing
+	// was written and the session is read again.
+	e, err := a.enqueue(store.WithSessionCheck(ctx), rule, req, in, &t)
+	if errors.Is(err, store.ErrSessionMoved) {
+		e, err = a.enqueue(ctx, rule, req, in, &t)
+	}
+	if err != nil {
+		return Ticket{}, err
+	}
+	t.RunID, t.Run, t.Created, t.Position = e.Run.RunID, e.Run, e.Created, e.Position
+	return t, nil
+}
+
+// enqueue reads in's session, applies the send policy and the queue
+// settings to in, and stores it as a run (Runner.Enqueue); t gets the
+// queue settings.
+func (a *Admitter) enqueue(ctx context.Context, rule Rule, req Request, in agent.Input, t *Ticket) (agent.Enqueued, error) {
 	sess, err := a.cfg.Store.GetSession(ctx, in.SessionKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return Ticket{}, fmt.Errorf("admission: read session: %w", err)
+		return agent.Enqueued{}, fmt.Errorf("admission: read session: %w", err)
 	}
 	if rule.SendPolicy && sendDenied(a.cfg.SendRules, sess, in.SessionKey, in.Channel) {
-		return Ticket{}, ErrSendDenied
+		return agent.Enqueued{}, ErrSendDenied
 	}
 	if rule.Queue != "none" {
 		q := policy.ResolveQueue(policy.QueueInput{
@@ -307,13 +325,9 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 	in.Session = sess // Enqueue need not read it again
 	e, err := a.cfg.Runner.Enqueue(ctx, in)
 	if errors.Is(err, agent.ErrQueueFull) {
-		return Ticket{}, &QueueFullError{Cap: in.QueueCap}
+		return agent.Enqueued{}, &QueueFullError{Cap: in.QueueCap}
 	}
-	if err != nil {
-		return Ticket{}, err
-	}
-	t.RunID, t.Run, t.Created, t.Position = e.Run.RunID, e.Run, e.Created, e.Position
-	return t, nil
+	return e, err
 }
 
 // command carries out a standalone slash command in req's text. done is

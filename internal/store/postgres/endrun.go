@@ -148,7 +148,11 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 	}
 	res := e.res
 	stored := slices.Clone(e.out)
-	var run *store.Run
+	var (
+		run      *store.Run
+		ended    *store.Session // the session row as written, and its version
+		endedVer int64
+	)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var (
 			b   pgx.Batch
@@ -176,6 +180,9 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		// COMMIT too; it is found out after the rollback.
 		b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
 			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
+		// The session row as the end wrote it, for the session's next
+		// admission (sessionMemo).
+		b.Queue(qEndedSessionVer, e.runID)
 		for _, args := range e.outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
@@ -196,14 +203,25 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 			br.Close()
 			return errNotLive
 		}
+		if err != nil {
+			br.Close()
+			return err
+		}
+		sess, ver, err := scanSessionVer(br.QueryRow())
+		if errors.Is(err, pgx.ErrNoRows) {
+			sess, err = nil, nil // the session is gone: nothing to remember
+		}
 		if err := firstErr(err, br.Close()); err != nil {
 			return err
 		}
-		run = r
+		run, ended, endedVer = r, sess, ver
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if ended != nil {
+		s.sessions.put(ended, endedVer)
 	}
 	return run, stored, nil
 }

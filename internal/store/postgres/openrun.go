@@ -76,9 +76,13 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 	if err := countRun(&counts, out, r.RunID); err != nil {
 		return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
 	}
+	served, checked := checkedVersion(ctx, r.SessionKey)
 	if t, ok := s.tails.get(r.SessionID); ok && len(out) > 0 {
-		stored, err := s.openAfter(ctx, append(args, node), r.SessionID, t, out)
+		stored, err := s.openAfter(ctx, append(args, node), r.SessionID, t, out, r.SessionKey, served)
 		switch {
+		case errors.Is(err, errSessionMoved):
+			s.sessions.drop(r.SessionKey)
+			return nil, nil, fmt.Errorf("postgres.OpenRun: %w", store.ErrSessionMoved)
 		case err == nil:
 			s.tails.putOpened(r.SessionID, lastOf(stored), r.RunID, counts)
 			return sqlstore.StoredRun(&c), stored, nil
@@ -86,6 +90,11 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 			return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
 		}
 		s.tails.drop(r.SessionID) // and open reading the tail
+	}
+	if checked {
+		if err := s.verifyServed(ctx, r.SessionKey); err != nil {
+			return nil, nil, fmt.Errorf("postgres.OpenRun: %w", err)
+		}
 	}
 	var existing *store.Run
 	err = s.writeTx(ctx, func(tx pgx.Tx) error {
@@ -136,7 +145,12 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 // exists, a statement fails, the server skips the rest (COMMIT included)
 // and it returns errTailMoved, having written nothing. out is not
 // modified: it returns the stored copy.
-func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t tail, out []store.Message) ([]store.Message, error) {
+//
+// When served is set (the version of session sessionKey's row that the
+// caller was served from memory, store.SessionCheck), that version is
+// checked too (qSessionIs), and errSessionMoved returned, having written
+// nothing, when the row moved.
+func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t tail, out []store.Message, sessionKey, served string) ([]store.Message, error) {
 	stored := slices.Clone(out)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var b pgx.Batch
@@ -146,6 +160,9 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 			b.Queue(qLockTranscript, transcriptLockKey(sessionID))
 		}
 		b.Queue(qTailIs, sessionID, t.seq, t.prevID)
+		if served != "" {
+			b.Queue(qSessionIs, sessionKey, served)
+		}
 		if err := queueAppend(&b, sessionID, t, stored, ""); err != nil {
 			return err
 		}
@@ -161,10 +178,23 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 			br.Close()
 			return err
 		}
+		if served != "" {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				if isCode(err, "22012") {
+					return errSessionMoved
+				}
+				return err
+			}
+		}
 		return br.Close()
 	})
 	return stored, err
 }
+
+// errSessionMoved is openAfter's: the session row the caller was served
+// from memory moved; nothing was written.
+var errSessionMoved = errors.New("session row moved")
 
 // lastOf is the tail that stored messages leave.
 func lastOf(stored []store.Message) tail {

@@ -94,6 +94,9 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)
 	}
+	if err := s.verifyServed(ctx, r.SessionKey); err != nil {
+		return fmt.Errorf("postgres.CreateRun: %w", err)
+	}
 	tag, err := s.pool.Exec(ctx, qInsertRun, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)

@@ -60,14 +60,26 @@ func (s *Store) GetSession(ctx context.Context, key string) (*store.Session, err
 	if err := s.checkOpen("GetSession"); err != nil {
 		return nil, err
 	}
-	sess, err := scanSession(s.pool.QueryRow(ctx, qGetSession, key))
+	if sess, ok := s.memoSessionFor(ctx, key); ok {
+		return sess, nil
+	}
+	since := s.sessions.now()
+	sess, ver, err := scanSessionVer(s.pool.QueryRow(ctx, qGetSessionVer, key))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres.GetSession: %q: %w", key, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres.GetSession: %w", err)
 	}
+	s.sessions.fill(since, sess.Clone(), ver)
 	return sess, nil
+}
+
+// forgetSession drops the remembered row of session key, which this
+// store is writing, and what ctx's session check recorded of it.
+func (s *Store) forgetSession(ctx context.Context, key string) {
+	s.sessions.drop(key)
+	store.SessionCheckOf(ctx).Forget(key)
 }
 
 // CreateSession inserts sess; ErrConflict if the key exists. CreatedAt and
@@ -169,6 +181,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out = sess.Clone()
 		return nil
 	})
+	s.forgetSession(ctx, key)
 	if fnErr != nil {
 		return nil, fnErr
 	}
@@ -208,6 +221,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		_, err := tx.Exec(ctx, qDeleteTranscript, sid)
 		return err
 	})
+	s.forgetSession(ctx, key)
 	if err != nil {
 		return fmt.Errorf("postgres.DeleteSession: %w", err)
 	}
