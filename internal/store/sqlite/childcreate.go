@@ -14,7 +14,7 @@ var _ store.ChildCreator = (*Store)(nil)
 
 // CreateChild stores a spawned child's session row (fn applied as
 // UpdateSession with create applies it) and its registry row r in one
-// commit (store.ChildCreator).
+// commit (store.ChildCreator), and caches the stored row.
 func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {
 	if err := s.checkOpen("CreateChild"); err != nil {
 		return nil, err
@@ -27,16 +27,26 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 		return nil, fmt.Errorf("sqlite.CreateChild: %w", err)
 	}
 	var (
-		out   *store.Session
-		fnErr error
+		out, row *store.Session
+		fnErr    error
 	)
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		if out, fnErr, err = s.updateSessionTx(ctx, tx, key, true, fn); err != nil {
 			return err
 		}
-		return s.insertNewTx(ctx, tx, qInsertSubagent, r.ChildRunID, args)
-	}, func() { s.sessions.drop(key) })
+		if err := s.insertNewTx(ctx, tx, qInsertSubagent, r.ChildRunID, args); err != nil {
+			return err
+		}
+		// The row as a read returns it, for the cache: the child's run
+		// reads it next (its admission and start).
+		get, err := s.wstmt(ctx, tx, qGetSession)
+		if err != nil {
+			return err
+		}
+		row, err = scanSession(get.QueryRowContext(ctx, key))
+		return err
+	}, func() { s.sessions.put(row) })
 	if fnErr != nil {
 		return nil, fnErr
 	}
