@@ -88,3 +88,10 @@ func (s timedStore) OpenRun(ctx context.Context, r *store.Run, msgs []store.Mess
 	defer s.since("open_run", time.Now())
 	return store.OpenRun(ctx, s.Store, r, msgs)
 }
+
+// CreateChild keeps the store's one-transaction spawn
+// (store.ChildCreator) visible through the timer.
+func (s timedStore) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {
+	defer s.since("create_child", time.Now())
+	return store.CreateChild(ctx, s.Store, key, fn, r)
+}

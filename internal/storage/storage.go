@@ -60,3 +60,9 @@ func (o *Opened) EndRun(ctx context.Context, runID string, res store.RunResult, 
 func (o *Opened) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
 	return store.OpenRun(ctx, o.Store, r, msgs)
 }
+
+// CreateChild keeps the opened store's one-transaction spawn
+// (store.ChildCreator) visible through Opened.
+func (o *Opened) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {
+	return store.CreateChild(ctx, o.Store, key, fn, r)
+}

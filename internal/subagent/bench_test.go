@@ -70,3 +70,20 @@ func BenchmarkSpawn1000(b *testing.B) {
 }
 
 func (e *env) runnerIdle(key string) bool { return !e.runner.Busy(key) }
+
+// BenchmarkSpawnCall times one sessions_spawn call: the spawn's writes
+// and its child's queue and start, until the tool returns (the part of a
+// spawn on its requester's path). The children wait on the gate, so their
+// runs do not load the timing. At most 10,000 (the children limit):
+// -benchtime 1000x.
+func BenchmarkSpawnCall(b *testing.B) {
+	e := newEnv(b, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 10000 } } } }`)
+	b.Cleanup(func() { close(e.gate) })
+	args := map[string]any{"task": "[gate]\n/reply done"}
+	b.ResetTimer()
+	for range b.N {
+		if out, err := e.spawn("agent:main:main", args); err != nil || out["status"] != "accepted" {
+			b.Fatalf("spawn = %v, %v", out, err)
+		}
+	}
+}

@@ -256,9 +256,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		}
 		return &SpawnResult{Status: "error", Error: why, ChildSessionKey: childKey}, nil
 	}
-	// 13. The child session.
+	// 13. The child session (stored with its record below).
 	now := m.cfg.Now()
-	if _, err := m.cfg.Store.UpdateSession(ctx, childKey, true, func(s *store.Session) error {
+	newChild := func(s *store.Session) error {
 		s.SessionID = m.cfg.NewID()
 		s.AgentID = targetAgent
 		s.Kind = string(sessionkey.RowKindOf(childKey))
@@ -275,8 +275,6 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 			return setBudget(s, childBudget)
 		}
 		return nil
-	}); err != nil {
-		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}, nil
 	}
 	// 15. Attachments, in the workspace the child shares with its parent,
 	// or in its sandbox's own workspace when a sandbox with
@@ -296,7 +294,6 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 			MaxFileBytes: lim.MaxFileBytes, RetainOnSessionKeep: lim.RetainOnSessionKeep,
 		}, m.cfg.NewID)
 		if aerr != nil {
-			m.undoSpawn(ctx, childKey, "", "")
 			var ae *attachments.Error
 			if errors.As(aerr, &ae) {
 				return spawnErr(ae.Status, ae.Message), nil
@@ -342,10 +339,12 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if rec.ArchiveAtMs > 0 {
 		row.ArchiveAt = time.UnixMilli(rec.ArchiveAtMs)
 	}
-	if err := m.cfg.Store.PutSubagent(ctx, row); err != nil {
+	// 13 and 18: the child session and its record, in one commit where
+	// the store can.
+	if res := m.createChild(ctx, childKey, newChild, row); res != nil {
 		m.dropActive(requester, runID)
 		m.undoSpawn(ctx, childKey, workspace, attDir)
-		return &SpawnResult{Status: "error", Error: "Failed to register subagent run: " + err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
+		return res, nil
 	}
 	// 17. The child run.
 	timeout := time.Duration(runTimeout) * time.Second
@@ -376,6 +375,34 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		Status: "accepted", ChildSessionKey: childKey, RunID: runID, Mode: mode,
 		Note: SpawnNote(mode == "session", sessionkey.IsCron(caller.SessionKey)), ModelApplied: &applied, Attachments: receipt,
 	}, nil
+}
+
+// createChild stores a spawn's child session (newChild applied to a new
+// row) and its record row, in one transaction when the store can
+// (store.ChildCreator) and else one after the other. It returns the
+// spawn's error result when either is not stored (nil: both are).
+func (m *Manager) createChild(ctx context.Context, childKey string, newChild func(*store.Session) error, row *store.SubagentRun) *SpawnResult {
+	registerErr := func(err error) *SpawnResult {
+		return &SpawnResult{Status: "error", Error: "Failed to register subagent run: " + err.Error(), ChildSessionKey: childKey, RunID: row.ChildRunID}
+	}
+	// Only the record's insert finds a conflict; any other error (fn's as
+	// it is) is the session's, as when the two are stored apart.
+	_, err := store.CreateChild(ctx, m.cfg.Store, childKey, newChild, row)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrConflict):
+		return registerErr(err)
+	case !errors.Is(err, errors.ErrUnsupported):
+		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}
+	}
+	if _, err := m.cfg.Store.UpdateSession(ctx, childKey, true, newChild); err != nil {
+		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}
+	}
+	if err := m.cfg.Store.PutSubagent(ctx, row); err != nil {
+		return registerErr(err)
+	}
+	return nil
 }
 
 func (m *Manager) undoSpawn(ctx context.Context, childKey, workspace, attDir string) {

@@ -130,56 +130,9 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		fnErr error
 	)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		var (
-			fresh bool
-			sess  *store.Session
-			err   error
-		)
-		if create {
-			// Reserve the key and lock the row in one round trip.
-			var b pgx.Batch
-			b.Queue(qPlaceholderSession, key, int32(store.ClassOf(key)))
-			b.Queue(qGetSessionLocked, key)
-			res := tx.SendBatch(ctx, &b)
-			tag, xerr := res.Exec()
-			if xerr != nil {
-				res.Close()
-				return xerr
-			}
-			fresh = tag.RowsAffected() == 1
-			sess, err = scanSession(res.QueryRow())
-			if cerr := res.Close(); err == nil && cerr != nil {
-				return cerr
-			}
-		} else {
-			sess, err = scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
-		}
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
-		case err != nil:
-			return err
-		}
-		if fresh {
-			sess = &store.Session{Key: key}
-		}
-		if err := fn(sess); err != nil {
-			fnErr = err
-			return err
-		}
-		if sess.Key != key {
-			return fmt.Errorf("fn changed key %q to %q", key, sess.Key)
-		}
-		s.defaultTimes(sess)
-		args, err := sessionArgs(sess)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, qPutSession, args...); err != nil {
-			return err
-		}
-		out = sess.Clone()
-		return nil
+		var err error
+		out, fnErr, err = s.updateSessionTx(ctx, tx, key, create, fn)
+		return err
 	})
 	s.forgetSession(ctx, key)
 	if fnErr != nil {
@@ -189,6 +142,59 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		return nil, fmt.Errorf("postgres.UpdateSession: %w", err)
 	}
 	return out, nil
+}
+
+// updateSessionTx is UpdateSession's body in tx: it returns the stored
+// session, and fn's error (also as the error) when fn failed.
+func (s *Store) updateSessionTx(ctx context.Context, tx pgx.Tx, key string, create bool, fn func(*store.Session) error) (*store.Session, error, error) {
+	var (
+		fresh bool
+		sess  *store.Session
+		err   error
+	)
+	if create {
+		// Reserve the key and lock the row in one round trip.
+		var b pgx.Batch
+		b.Queue(qPlaceholderSession, key, int32(store.ClassOf(key)))
+		b.Queue(qGetSessionLocked, key)
+		res := tx.SendBatch(ctx, &b)
+		tag, xerr := res.Exec()
+		if xerr != nil {
+			res.Close()
+			return nil, nil, xerr
+		}
+		fresh = tag.RowsAffected() == 1
+		sess, err = scanSession(res.QueryRow())
+		if cerr := res.Close(); err == nil && cerr != nil {
+			return nil, nil, cerr
+		}
+	} else {
+		sess, err = scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil, fmt.Errorf("%q: %w", key, store.ErrNotFound)
+	case err != nil:
+		return nil, nil, err
+	}
+	if fresh {
+		sess = &store.Session{Key: key}
+	}
+	if err := fn(sess); err != nil {
+		return nil, err, err
+	}
+	if sess.Key != key {
+		return nil, nil, fmt.Errorf("fn changed key %q to %q", key, sess.Key)
+	}
+	s.defaultTimes(sess)
+	args, err := sessionArgs(sess)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := tx.Exec(ctx, qPutSession, args...); err != nil {
+		return nil, nil, err
+	}
+	return sess.Clone(), nil, nil
 }
 
 // DeleteSession removes the session row and, with deleteTranscript, its

@@ -29,11 +29,10 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	if r == nil {
 		return errors.New("postgres.PutSubagent: nil row")
 	}
-	c := *r
-	if err := store.PrepareNewSubagent(&c, s.nowTime()); err != nil {
+	args, err := sqlstore.NewSubagentArgs(r, s.nowTime())
+	if err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)
 	}
-	args := sqlstore.SubagentArgs(&c)
 	tag, err := s.pool.Exec(ctx, qInsertSubagent, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)

@@ -76,6 +76,16 @@ func (c *sessionCache) update(key string, fn func(*store.Session)) {
 	}
 }
 
+// put caches s, the row a write just stored, read back in its
+// transaction. Writers call it from their after (Store.writeTxThen), in
+// commit order.
+func (c *sessionCache) put(s *store.Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.storeLocked(s)
+}
+
 // drop forgets key's row (every row when key is empty). Writers call it
 // from their after (Store.writeTxThen), in commit order.
 func (c *sessionCache) drop(key string) {

@@ -79,20 +79,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := s.wstmt(ctx, tx, qInsertSession)
-		if err != nil {
-			return err
-		}
-		res, err := st.ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("%q: %w", sess.Key, store.ErrConflict)
-		}
-		return nil
+		return s.insertNewTx(ctx, tx, qInsertSession, sess.Key, args)
 	}, func() { s.sessions.drop(sess.Key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
@@ -123,40 +110,9 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		fnErr error
 	)
 	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		get, err := s.wstmt(ctx, tx, qGetSession)
-		if err != nil {
-			return err
-		}
-		sess, err := scanSession(get.QueryRowContext(ctx, key))
-		switch {
-		case errors.Is(err, sql.ErrNoRows) && create:
-			sess = &store.Session{Key: key}
-		case errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
-		case err != nil:
-			return err
-		}
-		if err := fn(sess); err != nil {
-			fnErr = err
-			return err
-		}
-		if sess.Key != key {
-			return fmt.Errorf("fn changed key %q to %q", key, sess.Key)
-		}
-		s.defaultTimes(sess)
-		args, err := sessionArgs(sess)
-		if err != nil {
-			return err
-		}
-		put, err := s.wstmt(ctx, tx, qUpsertSession)
-		if err != nil {
-			return err
-		}
-		if _, err := put.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		out = sess.Clone()
-		return nil
+		var err error
+		out, fnErr, err = s.updateSessionTx(ctx, tx, key, create, fn)
+		return err
 	}, func() { s.sessions.drop(key) })
 	if fnErr != nil {
 		return nil, fnErr
@@ -165,6 +121,43 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		return nil, fmt.Errorf("sqlite.UpdateSession: %w", err)
 	}
 	return out, nil
+}
+
+// updateSessionTx is UpdateSession's body in tx: it returns the stored
+// session, and fn's error (also as the error) when fn failed.
+func (s *Store) updateSessionTx(ctx context.Context, tx *sql.Tx, key string, create bool, fn func(*store.Session) error) (*store.Session, error, error) {
+	get, err := s.wstmt(ctx, tx, qGetSession)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := scanSession(get.QueryRowContext(ctx, key))
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && create:
+		sess = &store.Session{Key: key}
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil, fmt.Errorf("%q: %w", key, store.ErrNotFound)
+	case err != nil:
+		return nil, nil, err
+	}
+	if err := fn(sess); err != nil {
+		return nil, err, err
+	}
+	if sess.Key != key {
+		return nil, nil, fmt.Errorf("fn changed key %q to %q", key, sess.Key)
+	}
+	s.defaultTimes(sess)
+	args, err := sessionArgs(sess)
+	if err != nil {
+		return nil, nil, err
+	}
+	put, err := s.wstmt(ctx, tx, qUpsertSession)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := put.ExecContext(ctx, args...); err != nil {
+		return nil, nil, err
+	}
+	return sess.Clone(), nil, nil
 }
 
 // DeleteSession removes the session row and, with deleteTranscript, its

@@ -27,26 +27,12 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	if r == nil {
 		return errors.New("sqlite.PutSubagent: nil row")
 	}
-	c := *r
-	if err := store.PrepareNewSubagent(&c, s.nowTime()); err != nil {
+	args, err := sqlstore.NewSubagentArgs(r, s.nowTime())
+	if err != nil {
 		return fmt.Errorf("sqlite.PutSubagent: %w", err)
 	}
-	args := sqlstore.SubagentArgs(&c)
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := s.wstmt(ctx, tx, qInsertSubagent)
-		if err != nil {
-			return err
-		}
-		res, err := st.ExecContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return fmt.Errorf("%q: %w", r.ChildRunID, store.ErrConflict)
-		}
-		return nil
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return s.insertNewTx(ctx, tx, qInsertSubagent, r.ChildRunID, args)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite.PutSubagent: %w", err)

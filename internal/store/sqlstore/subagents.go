@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -47,6 +48,16 @@ func ScanSubagent(sc Scanner) (*store.SubagentRun, error) {
 func SubagentArgs(r *store.SubagentRun) []any {
 	return []any{r.ChildRunID, r.ChildSessionKey, r.RequesterKey, string(r.Status), ToMs(r.ArchiveAt),
 		store.PayloadArg(r.Payload), ToMs(r.CreatedAt), ToMs(r.UpdatedAt)}
+}
+
+// NewSubagentArgs applies PutSubagent's defaults to a copy of r (now is
+// the current time), checks it, and returns it as SubagentArgs does.
+func NewSubagentArgs(r *store.SubagentRun, now time.Time) ([]any, error) {
+	c := *r
+	if err := store.PrepareNewSubagent(&c, now); err != nil {
+		return nil, err
+	}
+	return SubagentArgs(&c), nil
 }
 
 // ListSubagents is the query of store.Store's ListSubagents for f, in d.

@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PutOutboxConcurrent", testPutOutboxConcurrent},
 		{"OutboxCloneIndependence", testOutboxCloneIndependence},
 		{"Subagents", testSubagents},
+		{"CreateChild", testCreateChild},
 		{"PruneOutbox", testPruneOutbox},
 		{"CloseTwice", testCloseTwice},
 	}

@@ -135,3 +135,55 @@ func testPruneOutbox(t *testing.T, s store.Store) {
 		t.Errorf("PruneOutbox(all) = %d, %v; want 2", n, err)
 	}
 }
+
+// testCreateChild covers store.CreateChild: the session row and the
+// registry row are stored together, and when the registry row conflicts
+// or fn fails neither is. A store that is no ChildCreator skips it.
+func testCreateChild(t *testing.T, s store.Store) {
+	if _, ok := s.(store.ChildCreator); !ok {
+		t.Skip("not a store.ChildCreator")
+	}
+	ctx := context.Background()
+	newChild := func(id string) func(*store.Session) error {
+		return func(sess *store.Session) error {
+			sess.SessionID, sess.SpawnedBy, sess.SpawnDepth, sess.Label = id, "agent:main:main", 1, "kid"
+			return nil
+		}
+	}
+	row := &store.SubagentRun{ChildRunID: "c1", ChildSessionKey: "agent:main:subagent:c1", RequesterKey: "agent:main:main", CreatedAt: base}
+	got, err := store.CreateChild(ctx, s, row.ChildSessionKey, newChild("s-c1"), row)
+	if err != nil {
+		t.Fatalf("CreateChild: %v", err)
+	}
+	if got.SessionID != "s-c1" || got.SpawnedBy != "agent:main:main" || got.SpawnDepth != 1 || got.Label != "kid" {
+		t.Errorf("CreateChild returned %+v", got)
+	}
+	if sess := mustGet(t, s, row.ChildSessionKey); sess.SessionID != "s-c1" || sess.SpawnDepth != 1 {
+		t.Errorf("stored child session %+v", sess)
+	}
+	if r, err := s.GetSubagent(ctx, "c1"); err != nil || r.ChildSessionKey != row.ChildSessionKey || r.Status != store.SubagentActive {
+		t.Errorf("GetSubagent(c1) = %+v, %v", r, err)
+	}
+
+	// A registry row that exists: no session either.
+	dup := &store.SubagentRun{ChildRunID: "c1", ChildSessionKey: "agent:main:subagent:c2", RequesterKey: "agent:main:main"}
+	_, err = store.CreateChild(ctx, s, dup.ChildSessionKey, newChild("s-c2"), dup)
+	wantErr(t, "CreateChild with an existing run id", err, store.ErrConflict)
+	if _, err := s.GetSession(ctx, dup.ChildSessionKey); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("conflicting CreateChild left its session: %v", err)
+	}
+
+	// fn's error is returned as it is, and nothing is stored.
+	boom := errors.New("boom")
+	r3 := &store.SubagentRun{ChildRunID: "c3", ChildSessionKey: "agent:main:subagent:c3", RequesterKey: "agent:main:main"}
+	_, err = store.CreateChild(ctx, s, r3.ChildSessionKey, func(*store.Session) error { return boom }, r3)
+	if err != boom {
+		t.Errorf("CreateChild with failing fn = %v, want boom itself", err)
+	}
+	if _, err := s.GetSession(ctx, r3.ChildSessionKey); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("failing fn left a session: %v", err)
+	}
+	if _, err := s.GetSubagent(ctx, "c3"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("failing fn left a registry row: %v", err)
+	}
+}
