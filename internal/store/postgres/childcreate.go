@@ -45,6 +45,7 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 		}
 		return nil
 	})
+	s.forgetSession(ctx, key)
 	if fnErr != nil {
 		return nil, fnErr
 	}
