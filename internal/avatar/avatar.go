@@ -37,6 +37,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/tools/files"
 )
 
@@ -86,17 +87,10 @@ func Handler(resolve Resolver, auth func(http.Handler) http.Handler) http.Handle
 }
 
 // agentID is a plain agent id segment (the reference's path rule).
-func agentID() *regexp.Regexp {
-	agentIDOnce.once.Do(func() { agentIDOnce.v = buildAgentID() })
-	return agentIDOnce.v
-}
+func agentID() *regexp.Regexp { return agentIDValue.Get() }
 
-// agentIDOnce holds what agentID builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var agentIDOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// agentIDValue is built on the first call of agentID.
+var agentIDValue = lazy.Value[*regexp.Regexp]{New: buildAgentID}
 
 // buildAgentID builds agentID's value.
 func buildAgentID() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) }

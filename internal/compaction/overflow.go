@@ -3,7 +3,8 @@ package compaction
 import (
 	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // overflowPhrases are lower-case fragments of the context-overflow errors
@@ -34,17 +35,10 @@ var overflowPhrases = []string{
 // overflowPatterns catch the worded variants ("... tokens > 200000
 // maximum", "requested 130000 tokens ... context length is 128000").
 // They are compiled on first use, not at process start.
-func overflowPatterns() []*regexp.Regexp {
-	overflowPatternsOnce.once.Do(func() { overflowPatternsOnce.v = buildOverflowPatterns() })
-	return overflowPatternsOnce.v
-}
+func overflowPatterns() []*regexp.Regexp { return overflowPatternsValue.Get() }
 
-// overflowPatternsOnce holds what overflowPatterns builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var overflowPatternsOnce struct {
-	once sync.Once
-	v    []*regexp.Regexp
-}
+// overflowPatternsValue is built on the first call of overflowPatterns.
+var overflowPatternsValue = lazy.Value[[]*regexp.Regexp]{New: buildOverflowPatterns}
 
 // buildOverflowPatterns builds overflowPatterns's value.
 func buildOverflowPatterns() []*regexp.Regexp {

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // IRCChannel is "channels.irc", with the reference's keys (one account).
@@ -300,17 +301,10 @@ func cloneGroupTools(t *GroupTools) *GroupTools {
 }
 
 // ircNickPattern is a conservative RFC 2812 nick.
-func ircNickPattern() *regexp.Regexp {
-	ircNickPatternOnce.once.Do(func() { ircNickPatternOnce.v = buildIrcNickPattern() })
-	return ircNickPatternOnce.v
-}
+func ircNickPattern() *regexp.Regexp { return ircNickPatternValue.Get() }
 
-// ircNickPatternOnce holds what ircNickPattern builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var ircNickPatternOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// ircNickPatternValue is built on the first call of ircNickPattern.
+var ircNickPatternValue = lazy.Value[*regexp.Regexp]{New: buildIrcNickPattern}
 
 // buildIrcNickPattern builds ircNickPattern's value.
 func buildIrcNickPattern() *regexp.Regexp {

@@ -8,25 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // safeSessionID is what a session id must look like to become a file name.
-func safeSessionID() *regexp.Regexp {
-	safeSessionIDOnce.once.Do(func() { safeSessionIDOnce.v = buildSafeSessionID() })
-	return safeSessionIDOnce.v
-}
+func safeSessionID() *regexp.Regexp { return safeSessionIDValue.Get() }
 
-// safeSessionIDOnce holds what safeSessionID builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var safeSessionIDOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// safeSessionIDValue is built on the first call of safeSessionID.
+var safeSessionIDValue = lazy.Value[*regexp.Regexp]{New: buildSafeSessionID}
 
 // buildSafeSessionID builds safeSessionID's value.
 func buildSafeSessionID() *regexp.Regexp {

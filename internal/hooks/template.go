@@ -5,22 +5,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // templateRE finds {{ expr }} placeholders.
-func templateRE() *regexp.Regexp {
-	templateREOnce.once.Do(func() { templateREOnce.v = buildTemplateRE() })
-	return templateREOnce.v
-}
+func templateRE() *regexp.Regexp { return templateREValue.Get() }
 
-// templateREOnce holds what templateRE builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var templateREOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// templateREValue is built on the first call of templateRE.
+var templateREValue = lazy.Value[*regexp.Regexp]{New: buildTemplateRE}
 
 // buildTemplateRE builds templateRE's value.
 func buildTemplateRE() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`) }

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 )
 
@@ -25,17 +25,10 @@ const (
 	modelOpenClawDefault = "openclaw/default"
 )
 
-func agentModelRE() *regexp.Regexp {
-	agentModelREOnce.once.Do(func() { agentModelREOnce.v = buildAgentModelRE() })
-	return agentModelREOnce.v
-}
+func agentModelRE() *regexp.Regexp { return agentModelREValue.Get() }
 
-// agentModelREOnce holds what agentModelRE builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var agentModelREOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// agentModelREValue is built on the first call of agentModelRE.
+var agentModelREValue = lazy.Value[*regexp.Regexp]{New: buildAgentModelRE}
 
 // buildAgentModelRE builds agentModelRE's value.
 func buildAgentModelRE() *regexp.Regexp {

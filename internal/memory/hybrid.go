@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -195,17 +196,10 @@ func (h *hybrid) merge(vi *vecIndex, q []float32, kw []Hit, maxResults int, minS
 }
 
 // datedNote matches a daily note's date in its file name.
-func datedNote() *regexp.Regexp {
-	datedNoteOnce.once.Do(func() { datedNoteOnce.v = buildDatedNote() })
-	return datedNoteOnce.v
-}
+func datedNote() *regexp.Regexp { return datedNoteValue.Get() }
 
-// datedNoteOnce holds what datedNote builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var datedNoteOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// datedNoteValue is built on the first call of datedNote.
+var datedNoteValue = lazy.Value[*regexp.Regexp]{New: buildDatedNote}
 
 // buildDatedNote builds datedNote's value.
 func buildDatedNote() *regexp.Regexp {

@@ -16,7 +16,8 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
-	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 //go:embed static
@@ -72,17 +73,10 @@ func Handler() http.Handler {
 // file holding one 32×32 PNG, the UI's accent colour with a light bar
 // across, like a switchboard's plug row. It is drawn on the first request
 // for it: encoding the PNG at init allocated 0.8 MB in every process.
-func favicon() []byte {
-	faviconOnce.once.Do(func() { faviconOnce.v = makeFavicon() })
-	return faviconOnce.v
-}
+func favicon() []byte { return faviconValue.Get() }
 
-// faviconOnce holds what favicon builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var faviconOnce struct {
-	once sync.Once
-	v    []byte
-}
+// faviconValue is built on the first call of favicon.
+var faviconValue = lazy.Value[[]byte]{New: makeFavicon}
 
 func makeFavicon() []byte {
 	const n = 32

@@ -4,9 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
@@ -20,17 +20,10 @@ func IsSummaryRequest(req *provider.Request) bool {
 	return req != nil && strings.HasPrefix(req.System, summaryOpening)
 }
 
-func identifierRE() *regexp.Regexp {
-	identifierREOnce.once.Do(func() { identifierREOnce.v = buildIdentifierRE() })
-	return identifierREOnce.v
-}
+func identifierRE() *regexp.Regexp { return identifierREValue.Get() }
 
-// identifierREOnce holds what identifierRE builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var identifierREOnce struct {
-	once sync.Once
-	v    *regexp.Regexp
-}
+// identifierREValue is built on the first call of identifierRE.
+var identifierREValue = lazy.Value[*regexp.Regexp]{New: buildIdentifierRE}
 
 // buildIdentifierRE builds identifierRE's value.
 func buildIdentifierRE() *regexp.Regexp {
