@@ -76,6 +76,17 @@ func TestPostgresSessionTools(t *testing.T) {
 		t.Errorf("target transcript after restart = %q", tgt)
 	}
 	var counts map[string]int
+	defer func() {
+		if t.Failed() {
+			var missing []string
+			for k := range childKeys {
+				if counts[k] == 0 {
+					missing = append(missing, k)
+				}
+			}
+			logAnnounces(t, dsn, missing)
+		}
+	}()
 	eventually(t, "every child's announce", func() bool {
 		counts, _ = announcesBySource(t, c2, "agent:main:boss")
 		return len(counts) >= children
