@@ -344,6 +344,7 @@ func TestClusterNodeKilled(t *testing.T) {
 		}
 		return len(counts) >= children
 	})
+	t.Logf("every child's announce in %v after the kill", time.Since(killed).Round(time.Millisecond))
 	time.Sleep(time.Second) // a late duplicate would show now
 	clear(counts)
 	for b := range bosses {
