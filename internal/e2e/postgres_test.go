@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 	"github.com/switchboardhq/switchboard/internal/store/postgres/pgtest"
@@ -173,15 +170,5 @@ func TestMigrateCommand(t *testing.T) {
 // connection (which is what it takes a node to be offered lanes).
 func leaseConnected(t *testing.T, dsn, node string) bool {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, "switchboard-lease "+node).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n > 0
+	return pgtest.Count(t, dsn, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, "switchboard-lease "+node) > 0
 }
