@@ -921,6 +921,11 @@ func (n *Node) valid() bool {
 	return !n.fenced.Load() && time.Now().UnixNano() < n.validUntil.Load()
 }
 
+// Valid reports whether the node may still act under its lease (see
+// valid): work that other nodes take over once the lease ended (an
+// announce batch claimed by this node) is not started while it may not.
+func (n *Node) Valid() bool { return n.valid() }
+
 // Hold implements agent.Lanes: the fence of the lane's current claim, for
 // a run about to start on it.
 func (n *Node) Hold(sessionKey string) (store.Fence, error) {

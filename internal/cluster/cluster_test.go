@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/internal/agent"
@@ -344,17 +343,7 @@ func watched(t *testing.T, m *member, runID string) []string {
 // eventRows counts the batches written to the events table.
 func eventRows(t *testing.T, dsn string) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM cluster_events`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return pgtest.Count(t, dsn, `SELECT count(*) FROM cluster_events`)
 }
 
 // joinTwo starts two nodes on a fresh database, each knowing the other.

@@ -43,3 +43,21 @@ func nodesView(ctx context.Context, n *cluster.Node) (*wire.NodesList, error) {
 	}
 	return out, nil
 }
+
+// nodeAlive reports whether node id holds a live lease in n's cluster: a
+// node whose lease ended, or whose row an adoption removed, is not alive
+// (the sub-agent manager then takes over its announce claims at once).
+func nodeAlive(n *cluster.Node) func(ctx context.Context, id string) (bool, error) {
+	return func(ctx context.Context, id string) (bool, error) {
+		rows, err := n.Nodes(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, r := range rows {
+			if r.ID == id {
+				return r.Alive, nil
+			}
+		}
+		return false, nil
+	}
+}

@@ -397,12 +397,14 @@ func (w *wiring) newDelivery(context.Context) error {
 		Remote: remoteDep,
 	})
 	nodeID := ""
+	var alive func(context.Context, string) (bool, error)
+	var valid func() bool
 	if w.node != nil {
-		nodeID = w.node.ID()
+		nodeID, alive, valid = w.node.ID(), nodeAlive(w.node), w.node.Valid
 	}
 	w.subs, err = subagent.New(subagent.Config{
 		Store: st, Runner: runner, Admit: adm, Settings: set, Models: w.mods, Logger: log,
-		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil, NodeID: nodeID,
+		AnnounceExpiry: announceExpiry(w.env), OnRefusal: w.refused, Shared: w.node != nil, NodeID: nodeID, NodeAlive: alive, NodeValid: valid,
 		Tracer: w.tr.Tracer, Outbox: disp,
 	})
 	if err != nil {

@@ -229,7 +229,7 @@ func TestClusterSessionTools(t *testing.T) {
 // answers), and every child's outcome reached its requester exactly once.
 func TestClusterNodeKilled(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
-	_, nodes := startCluster(t, 3, llm, "")
+	dsn, nodes := startCluster(t, 3, llm, "")
 	c := []*client.Client{nodes[0].dial(t), nodes[1].dial(t), nodes[2].dial(t)}
 	const (
 		messages = 100
@@ -323,10 +323,15 @@ func TestClusterNodeKilled(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			keys := map[string]bool{}
+			var missing []string
 			for k := range spawned {
 				keys[k] = true
+				if counts[k] == 0 {
+					missing = append(missing, k)
+				}
 			}
 			logFailure(t, nodes, counts, keys)
+			logAnnounces(t, dsn, missing)
 		}
 	}()
 	eventually(t, "every child's announce", func() bool {
@@ -339,6 +344,7 @@ func TestClusterNodeKilled(t *testing.T) {
 		}
 		return len(counts) >= children
 	})
+	t.Logf("every child's announce in %v after the kill", time.Since(killed).Round(time.Millisecond))
 	time.Sleep(time.Second) // a late duplicate would show now
 	clear(counts)
 	for b := range bosses {
@@ -355,6 +361,52 @@ func TestClusterNodeKilled(t *testing.T) {
 	list := call(t, c[0], "nodes.list", map[string]any{})
 	if rows, _ := list["nodes"].([]any); len(rows) != 2 {
 		t.Errorf("nodes after the kill = %v, want the dead one adopted and gone", list)
+	}
+}
+
+// logAnnounces logs, from the database, where the results of the children
+// in missing stand: their runs, and every announce not delivered yet with
+// its batch claim (which process claimed it, for which run, and whether
+// that run exists).
+func logAnnounces(t *testing.T, dsn string, missing []string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Logf("announces not read: %v", err)
+		return
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT session_key, run_id, status, node_id, error FROM runs WHERE session_key = ANY($1) ORDER BY created_at`, missing)
+	if err == nil {
+		for rows.Next() {
+			var key, id, status, node, e string
+			if rows.Scan(&key, &id, &status, &node, &e) == nil {
+				t.Logf("child run %s %s: %s on %q %s", key, id, status, node, e)
+			}
+		}
+		rows.Close()
+	}
+	rows, err = conn.Query(ctx, `SELECT o.id, o.session_key, o.status, o.attempts, o.last_error,
+			o.next_attempt_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+			(extract(epoch FROM clock_timestamp()) * 1000)::bigint - o.updated_at,
+			coalesce(o.payload->>'batchRunId', ''), coalesce(o.payload->>'claimedBy', ''), coalesce(r.status, '(none)')
+		FROM outbox o LEFT JOIN runs r ON r.run_id = o.payload->>'batchRunId'
+		WHERE o.kind = 'announce' AND o.status <> 'delivered' ORDER BY o.created_at`)
+	if err != nil {
+		t.Logf("announces not read: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, key, status, lastErr, batch, by, runStatus string
+		var attempts int
+		var dueIn, age int64
+		if err := rows.Scan(&id, &key, &status, &attempts, &lastErr, &dueIn, &age, &batch, &by, &runStatus); err != nil {
+			t.Logf("announce row: %v", err)
+			return
+		}
+		t.Logf("announce %s to %s: %s, %d attempts (%q), due in %dms, updated %dms ago, batch %q (run %s) claimed by %q",
+			id, key, status, attempts, lastErr, dueIn, age, batch, runStatus, by)
 	}
 }
 

@@ -159,7 +159,10 @@ func startConfigFiles(t *testing.T, port int, files []*os.File, dir, cfg string,
 		close(lines)
 	}()
 	go func() { g.done <- cmd.Wait() }()
-	t.Cleanup(func() { g.kill() })
+	t.Cleanup(func() {
+		g.kill()
+		keepLog(t, g)
+	})
 	select {
 	case line := <-lines:
 		m := listenRE.FindStringSubmatch(line)
@@ -173,6 +176,22 @@ func startConfigFiles(t *testing.T, port int, files []*os.File, dir, cfg string,
 		t.Fatal("gateway did not start")
 	}
 	return g
+}
+
+// keepLog writes g's whole log into the directory SWITCHBOARD_E2E_LOGS
+// names, when it is set and the test failed: a flaky failure's logs are
+// then there to read (CI=true runs print only their WARN lines).
+func keepLog(t *testing.T, g *gateway) {
+	dir := os.Getenv("SWITCHBOARD_E2E_LOGS")
+	if dir == "" || !t.Failed() {
+		return
+	}
+	name := fmt.Sprintf("%s-%d-%d.log", strings.ReplaceAll(t.Name(), "/", "_"), os.Getpid(), g.cmd.Process.Pid)
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(g.stdio.String()), 0o600); err != nil {
+		t.Logf("gateway log not kept: %v", err)
+		return
+	}
+	t.Logf("gateway log kept in %s", filepath.Join(dir, name))
 }
 
 // lockedWriter is an io.Writer safe to read from other goroutines via

@@ -48,6 +48,10 @@ func TestPostgresSessionTools(t *testing.T) {
 		t.Errorf("nodes.list on the second node = %v", nodes)
 	}
 	other.kill()
+	// Until the database sees n2's connections end, n2 still looks alive
+	// to a spreading node (postgres.OfferLane): children would be handed
+	// to it, and wait for its lease (10 s) to end before they start again.
+	eventually(t, "the database to see n2's end", func() bool { return !leaseConnected(t, dsn, "n2") })
 
 	const children = 20
 	call(t, c, "sessions.create", map[string]any{"key": "agent:main:boss"})
@@ -70,16 +74,29 @@ func TestPostgresSessionTools(t *testing.T) {
 	// A new state dir: everything the gateway knows comes from PostgreSQL.
 	// The same node id: the restarted node adopts its own runs at once.
 	g2 := startWith(t, t.TempDir(), llm, `{ id: "main", default: true }, { id: "ops" }`, sessionsConfig, env, "SWITCHBOARD_NODE_ID=n1")
+	restarted := time.Now()
 	c2 := g2.dial(t)
 	tgt := texts(history(t, c2, "agent:main:tgt"))
 	if len(tgt) < 4 || tgt[0] != "user: /reply /reply /reply REPLY_SKIP" || tgt[1] != "assistant: /reply /reply REPLY_SKIP" {
 		t.Errorf("target transcript after restart = %q", tgt)
 	}
 	var counts map[string]int
+	defer func() {
+		if t.Failed() {
+			var missing []string
+			for k := range childKeys {
+				if counts[k] == 0 {
+					missing = append(missing, k)
+				}
+			}
+			logAnnounces(t, dsn, missing)
+		}
+	}()
 	eventually(t, "every child's announce", func() bool {
 		counts, _ = announcesBySource(t, c2, "agent:main:boss")
 		return len(counts) >= children
 	})
+	t.Logf("every child's announce in %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	time.Sleep(500 * time.Millisecond) // a late duplicate would show now
 	counts, _ = announcesBySource(t, c2, "agent:main:boss")
 	for k := range childKeys {
@@ -147,4 +164,11 @@ func TestMigrateCommand(t *testing.T) {
 	if len(got) != 2 || got[1] != "assistant: remember me" {
 		t.Errorf("history on PostgreSQL after migrate = %q", got)
 	}
+}
+
+// leaseConnected reports whether the database still has node's lease
+// connection (which is what it takes a node to be offered lanes).
+func leaseConnected(t *testing.T, dsn, node string) bool {
+	t.Helper()
+	return pgtest.Count(t, dsn, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, "switchboard-lease "+node) > 0
 }

@@ -126,12 +126,14 @@ func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxIte
 // between the claim and the run).
 const staleClaim = 30 * time.Second
 
-// abandoned reports whether a's batch claim was made by a process of this
-// node that is not delivering it: an earlier process (the node restarted
-// with its id, so the process that claimed is gone), or this one, whose
-// delivery failed after the claim. No one else is at work on it, so it
-// need not wait staleClaim to be taken over.
-func (m *Manager) abandoned(a Announce) bool {
+// abandoned reports whether no one is at work on a's batch claim, so that
+// it need not wait staleClaim to be taken over: the claim was made by a
+// process of this node that is not delivering it (an earlier process —
+// the node restarted with its id, so the process that claimed is gone —
+// or this one, whose delivery failed after the claim), or by a node whose
+// lease ended (Config.NodeAlive): it was killed or cut off, and its other
+// work is adopted at the same point.
+func (m *Manager) abandoned(ctx context.Context, a Announce) bool {
 	if m.cfg.NodeID == "" {
 		return false
 	}
@@ -142,7 +144,28 @@ func (m *Manager) abandoned(a Announce) bool {
 	}
 	// The process part has no slash; a node id may.
 	i := strings.LastIndexByte(a.ClaimedBy, '/')
-	return i >= 0 && a.ClaimedBy[:i] == m.cfg.NodeID
+	if i < 0 {
+		return false
+	}
+	node := a.ClaimedBy[:i]
+	if node == m.cfg.NodeID {
+		return true
+	}
+	if m.cfg.NodeAlive == nil {
+		return false
+	}
+	alive, err := m.cfg.NodeAlive(ctx, node)
+	if err != nil {
+		m.log.Warn("announce claim: node liveness unknown; the claim is taken over once stale", "node", node, "err", err)
+		return false
+	}
+	return !alive
+}
+
+// mayAct reports whether this node may claim and submit a batch now: not
+// when its lease is about to end unrenewed (Config.NodeValid).
+func (m *Manager) mayAct() bool {
+	return m.cfg.NodeValid == nil || m.cfg.NodeValid()
 }
 
 // errBatchClaimed: the announce was claimed for another batch's run.
@@ -179,13 +202,16 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			return ids, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
-		case m.cfg.Shared && !m.abandoned(batch[0].a) && time.Since(batch[0].item.UpdatedAt) < staleClaim:
+		case m.cfg.Shared && time.Since(batch[0].item.UpdatedAt) < staleClaim && !m.abandoned(ctx, batch[0].a):
 			// Another node's dispatcher may be claiming for it now.
 			return nil, nil
 		}
 		if m.cfg.Shared {
 			stale, reuse = reuse, ""
 		}
+	}
+	if !m.mayAct() {
+		return nil, outbox.ErrDefer
 	}
 	runID := reuse
 	if runID == "" {
@@ -292,6 +318,11 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		}
 		c := in.Chain.Taint(origin)
 		in.Chain = &c
+	}
+	if !m.mayAct() {
+		// The claims stay; this node's next attempt, or another node's
+		// once the lease ended, takes them over.
+		return nil, outbox.ErrDefer
 	}
 	// A requester that is mid-run takes the results as its own messages
 	// are queued (by default steered into the active run, so it sees them

@@ -107,6 +107,17 @@ type Config struct {
 	// earlier process of the same node (before a restart) is taken over
 	// at once: that process is gone, so no one is at work on it.
 	NodeID string
+	// NodeAlive, when set (a cluster), reports whether the gateway node
+	// with the given id holds a live lease. A batch claimed by a node
+	// whose lease ended is taken over at once, as its runs and lanes are:
+	// that node is dead (or fenced), and waiting staleClaim for it would
+	// hold its requesters' results long after its work was adopted.
+	NodeAlive func(ctx context.Context, id string) (bool, error)
+	// NodeValid, when set (a cluster), reports whether this node may still
+	// act under its lease. A batch is not claimed, nor its run made, while
+	// it may not: once the lease ended another node takes the claim over
+	// (NodeAlive), and a run made after that would post the results twice.
+	NodeValid func() bool
 	// SweepInterval is the archive sweeper's period; zero means 60s.
 	SweepInterval time.Duration
 	// OnRefusal, when set, is told of each spawn a guardrail refused

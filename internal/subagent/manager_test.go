@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -533,7 +534,7 @@ func TestCloseOnce(t *testing.T) {
 // announces until fail is cleared, with one spawned child whose announce
 // was claimed for a batch whose run was never made (the requester
 // refused it).
-func newClaimEnv(t *testing.T) (*env, *flakyRunner) {
+func newClaimEnv(t *testing.T, mods ...func(*Config)) (*env, *flakyRunner) {
 	t.Helper()
 	var flaky *flakyRunner
 	e := newEnvWith(t, `{}`, func(c *Config) {
@@ -542,6 +543,9 @@ func newClaimEnv(t *testing.T) (*env, *flakyRunner) {
 		c.Runner = flaky
 		c.Admit = admit(t, flaky, c.Store.(admission.Store), nil)
 		c.Shared, c.NodeID = true, "n1"
+		for _, mod := range mods {
+			mod(c)
+		}
 	})
 	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
 	e.eventually("a claim whose run failed", func() bool {
@@ -589,31 +593,49 @@ func (e *env) announceItem() (*store.OutboxItem, Announce, bool) {
 // node restarted: that process is gone).
 func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 	e, flaky := newClaimEnv(t)
-	ctx := context.Background()
-	// claimBy claims the item for a batch of who's, as its dispatcher
-	// would: a batch run id of its own, so an attempt of this process
-	// that read the item before cannot claim it back.
-	claimBy := func(who string) string {
-		it, _, _ := e.announceItem()
-		batch := "announce:v1:batch:test:" + who
-		if _, err := e.store.UpdateOutbox(ctx, it.ID, func(x *store.OutboxItem) error {
-			var a Announce
-			json.Unmarshal(x.Payload, &a)
-			a.BatchRunID, a.ClaimedBy = batch, who
-			x.Payload, _ = json.Marshal(a)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return batch
-	}
-
 	if _, a, _ := e.announceItem(); !strings.HasPrefix(a.ClaimedBy, "n1/") {
 		t.Fatalf("claim tagged %q, want this node's", a.ClaimedBy)
 	}
 
 	// Another node's fresh claim is left to it.
-	batch := claimBy("n2/other")
+	e.leftToOtherNode(flaky, "n2/other")
+
+	// An earlier process of this node claimed it: taken over now.
+	e.claimBy("n1/before-the-restart")
+	e.eventually("the announce", func() bool {
+		e.passLater()
+		return len(e.announces("agent:main:main")) == 1
+	})
+	if it, _, _ := e.announceItem(); it.Status != store.OutboxDelivered {
+		t.Errorf("item %s after delivery", it.Status)
+	}
+}
+
+// claimBy claims the env's announce for a batch of who's, as its
+// dispatcher would: a batch run id of its own, so an attempt of this
+// process that read the item before cannot claim it back.
+func (e *env) claimBy(who string) string {
+	e.t.Helper()
+	it, _, _ := e.announceItem()
+	batch := "announce:v1:batch:test:" + who
+	if _, err := e.store.UpdateOutbox(context.Background(), it.ID, func(x *store.OutboxItem) error {
+		var a Announce
+		json.Unmarshal(x.Payload, &a)
+		a.BatchRunID, a.ClaimedBy = batch, who
+		x.Payload, _ = json.Marshal(a)
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return batch
+}
+
+// leftToOtherNode has who, a process of another node, claim the env's
+// announce, lets the requester accept announces, and checks that a pass
+// leaves the fresh claim to that node.
+func (e *env) leftToOtherNode(flaky *flakyRunner, who string) {
+	e.t.Helper()
+	batch := e.claimBy(who)
 	// An attempt of this process that claimed before that fails (the
 	// requester still refuses); wait it out before the requester accepts.
 	e.eventually("no delivery in flight", func() bool {
@@ -623,12 +645,29 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 	})
 	flaky.fail.Store(false)
 	e.passLater()
-	if it, got, _ := e.announceItem(); it.Status != store.OutboxPending || got.BatchRunID != batch || got.ClaimedBy != "n2/other" || len(e.announces("agent:main:main")) != 0 {
-		t.Fatalf("another node's fresh claim was taken over: %s, batch %q by %q", it.Status, got.BatchRunID, got.ClaimedBy)
+	if it, got, _ := e.announceItem(); it.Status != store.OutboxPending || got.BatchRunID != batch || got.ClaimedBy != who || len(e.announces("agent:main:main")) != 0 {
+		e.t.Fatalf("another node's fresh claim was taken over: %s, batch %q by %q", it.Status, got.BatchRunID, got.ClaimedBy)
 	}
+}
 
-	// An earlier process of this node claimed it: taken over now.
-	claimBy("n1/before-the-restart")
+// TestDeadNodesClaimIsTakenOverAtOnce: an announce claimed by another
+// node that died before it made the batch's run (killed between the two)
+// is left to that node while its lease holds, and delivered as soon as
+// the lease ended — not staleClaim after the claim, long after the dead
+// node's other work was adopted.
+func TestDeadNodesClaimIsTakenOverAtOnce(t *testing.T) {
+	var alive atomic.Bool
+	alive.Store(true)
+	e, flaky := newClaimEnv(t, func(c *Config) {
+		c.NodeAlive = func(_ context.Context, id string) (bool, error) {
+			if id != "n2" {
+				return false, fmt.Errorf("liveness of unknown node %q asked", id)
+			}
+			return alive.Load(), nil
+		}
+	})
+	e.leftToOtherNode(flaky, "n2/p0")
+	alive.Store(false) // n2's lease ends
 	e.eventually("the announce", func() bool {
 		e.passLater()
 		return len(e.announces("agent:main:main")) == 1
@@ -636,6 +675,60 @@ func TestAbandonedClaimIsTakenOverAtOnce(t *testing.T) {
 	if it, _, _ := e.announceItem(); it.Status != store.OutboxDelivered {
 		t.Errorf("item %s after delivery", it.Status)
 	}
+}
+
+// TestNoClaimWhileTheLeaseEnds: a node whose lease is about to end
+// unrenewed neither claims announces nor makes their runs (another node
+// takes them over once the lease ended); it delivers them once it may act
+// again.
+func TestNoClaimWhileTheLeaseEnds(t *testing.T) {
+	var valid atomic.Bool
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		c.Shared, c.NodeID, c.NodeValid = true, "n1", valid.Load
+	})
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
+	e.eventually("the child's announce item", func() bool {
+		_, _, ok := e.announceItem()
+		return ok
+	})
+	e.passLater()
+	if it, a, _ := e.announceItem(); it.Status != store.OutboxPending || it.Attempts != 0 || a.BatchRunID != "" || len(e.announces("agent:main:main")) != 0 {
+		t.Fatalf("announce while the lease ends: %s, %d attempts, claimed for %q", it.Status, it.Attempts, a.BatchRunID)
+	}
+	valid.Store(true)
+	e.eventually("the announce", func() bool {
+		e.passLater()
+		return len(e.announces("agent:main:main")) == 1
+	})
+}
+
+// TestNoRunAfterTheLeaseEnds: when the lease comes to its end between a
+// batch's claims and its run, the run is not made (the node that takes
+// the claims over makes it); the claims are this node's to take back once
+// it may act again.
+func TestNoRunAfterTheLeaseEnds(t *testing.T) {
+	var calls atomic.Int32
+	var renewed atomic.Bool
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		c.Shared, c.NodeID = true, "n1"
+		// Valid for the first check (before the claims), then not, until
+		// the lease is renewed.
+		c.NodeValid = func() bool { return calls.Add(1) == 1 || renewed.Load() }
+	})
+	e.mustSpawn("agent:main:main", map[string]any{"task": "x\n/reply the result"})
+	e.eventually("a claim without its run", func() bool {
+		it, a, ok := e.announceItem()
+		return ok && a.BatchRunID != "" && calls.Load() >= 2 && it.Status == store.OutboxPending
+	})
+	_, a, _ := e.announceItem()
+	if _, err := e.store.GetRun(context.Background(), a.BatchRunID); !errors.Is(err, store.ErrNotFound) || len(e.announces("agent:main:main")) != 0 {
+		t.Fatalf("batch run %s made after the lease ended: %v", a.BatchRunID, err)
+	}
+	renewed.Store(true)
+	e.eventually("the announce", func() bool {
+		e.passLater()
+		return len(e.announces("agent:main:main")) == 1
+	})
 }
 
 // TestOwnFailedClaimIsRetriedAtOnce: this process's claim whose delivery
@@ -664,12 +757,29 @@ func TestAbandonedMatchesTheWholeNodeID(t *testing.T) {
 		{node: "n1", claimedBy: "n1/me", want: true}, // this process, not delivering it
 	} {
 		m := &Manager{cfg: Config{NodeID: tc.node}, claimer: tc.node + "/me", claiming: map[string]bool{}}
-		if got := m.abandoned(Announce{ClaimedBy: tc.claimedBy, BatchRunID: "b"}); got != tc.want {
+		if got := m.abandoned(context.Background(), Announce{ClaimedBy: tc.claimedBy, BatchRunID: "b"}); got != tc.want {
 			t.Errorf("node %q, claimed by %q: abandoned = %v, want %v", tc.node, tc.claimedBy, got, tc.want)
 		}
 	}
 	m := &Manager{cfg: Config{NodeID: "n1"}, claimer: "n1/me", claiming: map[string]bool{"b": true}}
-	if m.abandoned(Announce{ClaimedBy: "n1/me", BatchRunID: "b"}) {
+	if m.abandoned(context.Background(), Announce{ClaimedBy: "n1/me", BatchRunID: "b"}) {
 		t.Error("this process's claim it is delivering now counts as abandoned")
+	}
+	// Another node's claim is abandoned when its lease ended; not when
+	// its liveness cannot be read (the claim then waits staleClaim).
+	for _, tc := range []struct {
+		alive bool
+		err   error
+		want  bool
+	}{{alive: true}, {alive: false, want: true}, {err: errors.New("database away")}} {
+		m := &Manager{cfg: Config{NodeID: "n1", NodeAlive: func(_ context.Context, id string) (bool, error) {
+			if id != "a/b" {
+				t.Errorf("liveness asked of %q, want the claim's node a/b", id)
+			}
+			return tc.alive, tc.err
+		}}, claimer: "n1/me", claiming: map[string]bool{}, log: slog.New(slog.DiscardHandler)}
+		if got := m.abandoned(context.Background(), Announce{ClaimedBy: "a/b/p0", BatchRunID: "b"}); got != tc.want {
+			t.Errorf("node alive %v, err %v: abandoned = %v, want %v", tc.alive, tc.err, got, tc.want)
+		}
 	}
 }
