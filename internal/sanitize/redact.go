@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // Redaction modes, config logging.redactSensitive.
@@ -91,16 +92,10 @@ type rule struct {
 	may func(lower string) bool
 }
 
-// defaultRedactor compiles the default rules on first use.
-var defaultRedactorOnce struct {
-	once sync.Once
-	r    *Redactor
-}
+// defaultRedactorValue compiles the default rules on first use.
+var defaultRedactorValue = lazy.Value[*Redactor]{New: func() *Redactor { return &Redactor{rules: defaultRules()} }}
 
-func defaultRedactor() *Redactor {
-	defaultRedactorOnce.once.Do(func() { defaultRedactorOnce.r = &Redactor{rules: defaultRules()} })
-	return defaultRedactorOnce.r
-}
+func defaultRedactor() *Redactor { return defaultRedactorValue.Get() }
 
 // DefaultRedactor returns the shared Redactor for the zero RedactOptions:
 // mode "tools" with the default secret patterns.

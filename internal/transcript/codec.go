@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // Hand-rolled on purpose: a transcript must keep every member byte for
@@ -429,23 +430,11 @@ func objectField[T, U any](name string, c *codec[U], p func(*T) **U) field[T] {
 		})
 }
 
-// lazyCodec builds its codec on first use, so that the package has no
-// init-time work (a start that reads no transcript builds none).
-type lazyCodec[T any] struct {
-	once  sync.Once
-	build func() *codec[T]
-	c     *codec[T]
-}
+// The codecs, each built on first use so that the package has no
+// init-time work (a start that reads no transcript builds none). Field
+// order is struct order.
 
-// get returns the codec, building it on the first call.
-func (l *lazyCodec[T]) get() *codec[T] {
-	l.once.Do(func() { l.c = l.build() })
-	return l.c
-}
-
-// The codecs. Field order is struct order.
-
-var headerCodec = lazyCodec[Header]{build: func() *codec[Header] {
+var headerCodec = lazy.Value[*codec[Header]]{New: func() *codec[Header] {
 	return newCodec(func(h *Header) *map[string]json.RawMessage { return &h.Extra },
 		stringField("type", true, func(h *Header) *string { return &h.Type }),
 		intField("version", false, func(h *Header) *int { return &h.Version }),
@@ -456,7 +445,7 @@ var headerCodec = lazyCodec[Header]{build: func() *codec[Header] {
 	)
 }}
 
-var entryCodec = lazyCodec[Entry]{build: newEntryCodec}
+var entryCodec = lazy.Value[*codec[Entry]]{New: newEntryCodec}
 
 func newEntryCodec() *codec[Entry] {
 	c := newCodec(func(e *Entry) *map[string]json.RawMessage { return &e.Extra },
@@ -464,7 +453,7 @@ func newEntryCodec() *codec[Entry] {
 		stringField("id", true, func(e *Entry) *string { return &e.ID }),
 		stringPtrField("parentId", true, func(e *Entry) **string { return &e.ParentID }),
 		stringField("timestamp", true, func(e *Entry) *string { return &e.Timestamp }),
-		objectField("message", messageCodec.get(), func(e *Entry) **Message { return &e.Message }),
+		objectField("message", messageCodec.Get(), func(e *Entry) **Message { return &e.Message }),
 	)
 	c.first = c.index["type"]
 	base := c.mask("type", "id", "parentId", "timestamp")
@@ -478,7 +467,7 @@ func newEntryCodec() *codec[Entry] {
 	return c
 }
 
-var messageCodec = lazyCodec[Message]{build: newMessageCodec}
+var messageCodec = lazy.Value[*codec[Message]]{New: newMessageCodec}
 
 func newMessageCodec() *codec[Message] {
 	c := newCodec(func(m *Message) *map[string]json.RawMessage { return &m.Extra },
@@ -503,7 +492,7 @@ func newMessageCodec() *codec[Message] {
 		stringField("api", false, func(m *Message) *string { return &m.API }),
 		stringField("provider", false, func(m *Message) *string { return &m.Provider }),
 		stringField("model", false, func(m *Message) *string { return &m.Model }),
-		objectField("usage", usageCodec.get(), func(m *Message) **Usage { return &m.Usage }),
+		objectField("usage", usageCodec.Get(), func(m *Message) **Usage { return &m.Usage }),
 		stringField("stopReason", false, func(m *Message) *string { return &m.StopReason }),
 		stringField("errorMessage", false, func(m *Message) *string { return &m.ErrorMessage }),
 		stringField("responseId", false, func(m *Message) *string { return &m.ResponseID }),
@@ -512,8 +501,8 @@ func newMessageCodec() *codec[Message] {
 		rawField("details", func(m *Message) *json.RawMessage { return &m.Details }),
 		boolPtrField("isError", func(m *Message) **bool { return &m.IsError }),
 		stringField("idempotencyKey", false, func(m *Message) *string { return &m.IdempotencyKey }),
-		objectField("provenance", provenanceCodec.get(), func(m *Message) **Provenance { return &m.Provenance }),
-		objectField("__openclaw", metaCodec.get(), func(m *Message) **Meta { return &m.Meta }),
+		objectField("provenance", provenanceCodec.Get(), func(m *Message) **Provenance { return &m.Provenance }),
+		objectField("__openclaw", metaCodec.Get(), func(m *Message) **Meta { return &m.Meta }),
 	)
 	c.first = c.index["role"]
 	return c
@@ -530,13 +519,13 @@ func contentRequired(role string) bool {
 	return false
 }
 
-var metaCodec = lazyCodec[Meta]{build: func() *codec[Meta] {
+var metaCodec = lazy.Value[*codec[Meta]]{New: func() *codec[Meta] {
 	return newCodec(func(m *Meta) *map[string]json.RawMessage { return &m.Extra },
 		stringField("runId", false, func(m *Meta) *string { return &m.RunID }),
 	)
 }}
 
-var provenanceCodec = lazyCodec[Provenance]{build: func() *codec[Provenance] {
+var provenanceCodec = lazy.Value[*codec[Provenance]]{New: func() *codec[Provenance] {
 	return newCodec[Provenance](nil,
 		stringField("kind", true, func(p *Provenance) *string { return &p.Kind }),
 		stringField("sourceSessionKey", false, func(p *Provenance) *string { return &p.SourceSessionKey }),
@@ -548,18 +537,18 @@ var provenanceCodec = lazyCodec[Provenance]{build: func() *codec[Provenance] {
 	)
 }}
 
-var usageCodec = lazyCodec[Usage]{build: func() *codec[Usage] {
+var usageCodec = lazy.Value[*codec[Usage]]{New: func() *codec[Usage] {
 	return newCodec[Usage](nil,
 		intField("input", true, func(u *Usage) *int64 { return &u.Input }),
 		intField("output", true, func(u *Usage) *int64 { return &u.Output }),
 		intField("cacheRead", true, func(u *Usage) *int64 { return &u.CacheRead }),
 		intField("cacheWrite", true, func(u *Usage) *int64 { return &u.CacheWrite }),
 		intField("totalTokens", true, func(u *Usage) *int64 { return &u.TotalTokens }),
-		objectField("cost", costCodec.get(), func(u *Usage) **Cost { return &u.Cost }),
+		objectField("cost", costCodec.Get(), func(u *Usage) **Cost { return &u.Cost }),
 	)
 }}
 
-var costCodec = lazyCodec[Cost]{build: func() *codec[Cost] {
+var costCodec = lazy.Value[*codec[Cost]]{New: func() *codec[Cost] {
 	return newCodec[Cost](nil,
 		floatField("input", func(c *Cost) *float64 { return &c.Input }),
 		floatField("output", func(c *Cost) *float64 { return &c.Output }),
@@ -569,7 +558,7 @@ var costCodec = lazyCodec[Cost]{build: func() *codec[Cost] {
 	)
 }}
 
-var blockCodec = lazyCodec[Block]{build: newBlockCodec}
+var blockCodec = lazy.Value[*codec[Block]]{New: newBlockCodec}
 
 func newBlockCodec() *codec[Block] {
 	c := newCodec(func(b *Block) *map[string]json.RawMessage { return &b.Extra },
@@ -612,7 +601,7 @@ func appendContent(b []byte, c *Content) ([]byte, error) {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = blockCodec.get().encode(b, &c.Blocks[i]); err != nil {
+		if b, err = blockCodec.Get().encode(b, &c.Blocks[i]); err != nil {
 			return nil, indexError(i, err)
 		}
 	}
@@ -630,7 +619,7 @@ func decodeContent(val []byte) (Content, error) {
 		var blocks []Block
 		err := eachElement(val, func(i int, el []byte) error {
 			var blk Block
-			if _, err := blockCodec.get().decode(&blk, el); err != nil {
+			if _, err := blockCodec.Get().decode(&blk, el); err != nil {
 				return indexError(i, err)
 			}
 			blocks = append(blocks, blk)
@@ -669,49 +658,49 @@ func unmarshal[T any](c *codec[T], v *T, data []byte) error {
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order, then Extra in key order; Version is omitted when zero.
-func (h Header) MarshalJSON() ([]byte, error) { return marshal(headerCodec.get(), &h) }
+func (h Header) MarshalJSON() ([]byte, error) { return marshal(headerCodec.Get(), &h) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // are an error; unknown fields go to Extra.
-func (h *Header) UnmarshalJSON(data []byte) error { return unmarshal(headerCodec.get(), h, data) }
+func (h *Header) UnmarshalJSON(data []byte) error { return unmarshal(headerCodec.Get(), h, data) }
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order, then Extra in key order. ParentID is written as null when nil, and
 // Message is written only when set.
-func (e Entry) MarshalJSON() ([]byte, error) { return marshal(entryCodec.get(), &e) }
+func (e Entry) MarshalJSON() ([]byte, error) { return marshal(entryCodec.Get(), &e) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // are an error. For entries of type "message" the message member is decoded
 // into Message; every other member, including the type-specific fields of
 // other entry types, goes to Extra verbatim.
-func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec.get(), e, data) }
+func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec.Get(), e, data) }
 
 // MarshalJSON implements json.Marshaler. Known fields are written in struct
 // order (empty optional ones omitted), then Extra in key order. Content is
 // always written for the user, assistant, toolResult and tool roles.
-func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec.get(), &m) }
+func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec.Get(), &m) }
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // (a non-string role, a non-integer timestamp, …) are an error; unknown
 // fields go to Extra.
-func (m *Message) UnmarshalJSON(data []byte) error { return unmarshal(messageCodec.get(), m, data) }
+func (m *Message) UnmarshalJSON(data []byte) error { return unmarshal(messageCodec.Get(), m, data) }
 
 // MarshalJSON implements json.Marshaler: RunID (when set), then Extra in key
 // order.
-func (m Meta) MarshalJSON() ([]byte, error) { return marshal(metaCodec.get(), &m) }
+func (m Meta) MarshalJSON() ([]byte, error) { return marshal(metaCodec.Get(), &m) }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshal(metaCodec.get(), m, data) }
+func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshal(metaCodec.Get(), m, data) }
 
 // MarshalJSON implements json.Marshaler. The type is written first, then
 // every non-empty field in struct order, then Extra in key order.
-func (b Block) MarshalJSON() ([]byte, error) { return marshal(blockCodec.get(), &b) }
+func (b Block) MarshalJSON() ([]byte, error) { return marshal(blockCodec.Get(), &b) }
 
 // UnmarshalJSON implements json.Unmarshaler. Only the fields of the block's
 // type are decoded (text: text; thinking: thinking, thinkingSignature;
 // toolCall: id, name, arguments; image: data, mimeType); every other member
 // goes to Extra.
-func (b *Block) UnmarshalJSON(data []byte) error { return unmarshal(blockCodec.get(), b, data) }
+func (b *Block) UnmarshalJSON(data []byte) error { return unmarshal(blockCodec.Get(), b, data) }
 
 // MarshalJSON implements json.Marshaler: the string when String is set,
 // otherwise the blocks as an array ([] when there are none, never null).

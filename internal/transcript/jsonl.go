@@ -49,7 +49,7 @@ func ParseHeader(line []byte) (Header, error) {
 
 func parseEntry(line []byte) (Entry, error) {
 	var e Entry
-	if err := parseObject(entryCodec.get(), &e, line); err != nil {
+	if err := parseObject(entryCodec.Get(), &e, line); err != nil {
 		return Entry{}, err
 	}
 	return e, checkEntry(&e)
@@ -57,7 +57,7 @@ func parseEntry(line []byte) (Entry, error) {
 
 func parseHeader(line []byte) (Header, error) {
 	var h Header
-	if err := parseObject(headerCodec.get(), &h, line); err != nil {
+	if err := parseObject(headerCodec.Get(), &h, line); err != nil {
 		return Header{}, err
 	}
 	return h, checkHeader(&h)
@@ -310,7 +310,7 @@ func (e *Encoder) WriteHeader(h Header) error {
 		e.err = &LineError{Line: e.line + 1, Err: err}
 		return e.err
 	}
-	b, err := headerCodec.get().encode(e.buf[:0], &h)
+	b, err := headerCodec.Get().encode(e.buf[:0], &h)
 	return e.write(b, err)
 }
 
@@ -333,7 +333,7 @@ func (e *Encoder) WriteEntry(en Entry) error {
 		e.err = &LineError{Line: e.line + 1, Err: err}
 		return e.err
 	}
-	b, err := entryCodec.get().encode(e.buf[:0], &en)
+	b, err := entryCodec.Get().encode(e.buf[:0], &en)
 	return e.write(b, err)
 }
 

@@ -3,9 +3,10 @@ package wire
 import (
 	"encoding/json"
 	"errors"
-	"github.com/switchboardhq/switchboard/internal/jsonenc"
 	"strconv"
-	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/jsonenc"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // Frame types (the "type" member of every frame).
@@ -84,48 +85,45 @@ func (e *DecodeError) Error() string { return "invalid frame: " + e.Reason }
 // frameSchemaSet holds the closed schemas of the frame envelopes.
 type frameSchemaSet struct{ request, response, event, cancel *Schema }
 
-// frameSchemaTable holds the set frameSchemas builds once.
-var frameSchemaTable struct {
-	once sync.Once
-	set  frameSchemaSet
-}
+// frameSchemaTable is the set frameSchemas returns, built on first use
+// (the package has no init-time work).
+var frameSchemaTable = lazy.Value[*frameSchemaSet]{New: buildFrameSchemas}
 
-// frameSchemas returns the frame envelopes' schemas, built on first use (the
-// package has no init-time work).
-func frameSchemas() *frameSchemaSet {
-	frameSchemaTable.once.Do(func() {
-		frameSchemaTable.set = frameSchemaSet{
-			request: Object([]string{"type", "id", "method"},
-				P("type", Str()),
-				P("id", NonEmptyStr()),
-				P("method", NonEmptyStr()),
-				P("params", Any()),
-				P("traceparent", &Schema{Type: JSONString, MaxLength: MaxTraceparent}),
-				P("expectedProfileId", Str()),
-			),
-			response: Object([]string{"type", "id", "ok"},
-				P("type", Str()),
-				P("id", NonEmptyStr()),
-				P("ok", Bool()),
-				P("payload", Any()),
-				P("error", errorSchema()),
-			),
-			event: Object([]string{"type", "event"},
-				P("type", Str()),
-				P("event", NonEmptyStr()),
-				P("payload", Any()),
-				P("seq", Int(0)),
-				P("stateVersion", Object([]string{"presence", "health"},
-					P("presence", Int(0)), P("health", Int(0)))),
-				P("recipientProfileId", Str()),
-			),
-			cancel: Object([]string{"type", "id"},
-				P("type", Str()),
-				P("id", NonEmptyStr()),
-			),
-		}
-	})
-	return &frameSchemaTable.set
+// frameSchemas returns the frame envelopes' schemas.
+func frameSchemas() *frameSchemaSet { return frameSchemaTable.Get() }
+
+// buildFrameSchemas builds the frame envelopes' schemas.
+func buildFrameSchemas() *frameSchemaSet {
+	return &frameSchemaSet{
+		request: Object([]string{"type", "id", "method"},
+			P("type", Str()),
+			P("id", NonEmptyStr()),
+			P("method", NonEmptyStr()),
+			P("params", Any()),
+			P("traceparent", &Schema{Type: JSONString, MaxLength: MaxTraceparent}),
+			P("expectedProfileId", Str()),
+		),
+		response: Object([]string{"type", "id", "ok"},
+			P("type", Str()),
+			P("id", NonEmptyStr()),
+			P("ok", Bool()),
+			P("payload", Any()),
+			P("error", errorSchema()),
+		),
+		event: Object([]string{"type", "event"},
+			P("type", Str()),
+			P("event", NonEmptyStr()),
+			P("payload", Any()),
+			P("seq", Int(0)),
+			P("stateVersion", Object([]string{"presence", "health"},
+				P("presence", Int(0)), P("health", Int(0)))),
+			P("recipientProfileId", Str()),
+		),
+		cancel: Object([]string{"type", "id"},
+			P("type", Str()),
+			P("id", NonEmptyStr()),
+		),
+	}
 }
 
 // Decode parses and strictly validates one frame of any type. It returns a

@@ -3,7 +3,8 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // Method names.
@@ -391,19 +392,13 @@ type LogsTailParams struct {
 // AgentsListParams are the params of agents.list (none).
 type AgentsListParams struct{}
 
-// methodSchemaTable holds the table methodSchemas builds once.
-var methodSchemaTable struct {
-	once sync.Once
-	m    map[string]*Schema
-}
+// methodSchemaTable is the table methodSchemas returns, built on first
+// use (the package has no init-time work).
+var methodSchemaTable = lazy.Value[map[string]*Schema]{New: buildMethodSchemas}
 
 // methodSchemas returns the table of each method's params schema (all
-// closed), built on first use rather than at process start (not even a
-// sync.OnceValue at init: the package has no init-time work).
-func methodSchemas() map[string]*Schema {
-	methodSchemaTable.once.Do(func() { methodSchemaTable.m = buildMethodSchemas() })
-	return methodSchemaTable.m
-}
+// closed).
+func methodSchemas() map[string]*Schema { return methodSchemaTable.Get() }
 
 // buildMethodSchemas builds the table of each method's params schema.
 func buildMethodSchemas() map[string]*Schema {

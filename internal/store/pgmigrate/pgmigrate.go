@@ -20,11 +20,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, read-only here
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
@@ -56,17 +56,11 @@ type table struct {
 }
 
 // tables lists the tables migrate copies, in copy order.
-func tables() []table {
-	tableList.once.Do(func() { tableList.v = buildTables() })
-	return tableList.v
-}
+func tables() []table { return tableList.Get() }
 
-// tableList holds what tables builds on its first call (a statically
-// initialised var: the package has no init-time work for it).
-var tableList struct {
-	once sync.Once
-	v    []table
-}
+// tableList is built on the first call of tables (the package has no
+// init-time work for it).
+var tableList = lazy.Value[[]table]{New: buildTables}
 
 // buildTables builds the table list.
 func buildTables() []table {

@@ -7,9 +7,9 @@ import (
 	"math"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
@@ -34,18 +34,14 @@ type request struct {
 // duration far from overflow.
 const maxTimeoutSeconds = 7 * 24 * 3600
 
-// envKeyPattern holds the pattern envKeyRE compiles on first use (a
-// statically initialised var: the package has no init-time work).
-var envKeyPattern struct {
-	once sync.Once
-	re   *regexp.Regexp
-}
+// envKeyPattern is the pattern of an environment variable's name,
+// compiled on first use (the package has no init-time work).
+var envKeyPattern = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+}}
 
 // envKeyRE returns the pattern of an environment variable's name.
-func envKeyRE() *regexp.Regexp {
-	envKeyPattern.once.Do(func() { envKeyPattern.re = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
-	return envKeyPattern.re
-}
+func envKeyRE() *regexp.Regexp { return envKeyPattern.Get() }
 
 // parseArgs validates exec's arguments: {command, workdir?, env?,
 // timeoutSeconds?, yieldMs?, background?, host?} plus the reference's pty,

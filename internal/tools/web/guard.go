@@ -8,8 +8,9 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // ErrBlocked marks a fetch refused by the SSRF guard.
@@ -20,10 +21,7 @@ var ErrBlocked = errors.New("blocked")
 // metadata), carrier-grade NAT, benchmarking, unique-local, multicast and
 // the unspecified and reserved ranges. They are parsed on the first check
 // (the package has no init-time work).
-var blockedPrefixes struct {
-	once sync.Once
-	list []netip.Prefix
-}
+var blockedPrefixes = lazy.Value[[]netip.Prefix]{New: parseBlockedPrefixes}
 
 func parseBlockedPrefixes() []netip.Prefix {
 	var out []netip.Prefix
@@ -41,8 +39,7 @@ func parseBlockedPrefixes() []netip.Prefix {
 // Blocked reports whether addr is in a range the guard refuses.
 func Blocked(addr netip.Addr) bool {
 	addr = addr.Unmap()
-	blockedPrefixes.once.Do(func() { blockedPrefixes.list = parseBlockedPrefixes() })
-	for _, p := range blockedPrefixes.list {
+	for _, p := range blockedPrefixes.Get() {
 		if p.Contains(addr) {
 			return true
 		}
