@@ -168,7 +168,10 @@ func (r *Runner) begin(runCtx context.Context, cancel context.CancelCauseFunc, r
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
-	r.log.Info("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
+	// One INFO line per run ("run ended" below, which names the agent
+	// too): the start is DEBUG, its two writes (console and log file)
+	// were 2% of a warm turn's CPU.
+	r.log.Debug("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
@@ -320,7 +323,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		r.finishCarried(st, last, res)
 		return
 	}
-	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", string(fin.Status), // a string: logged without reflection
+	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "agentId", fin.AgentID, "status", string(fin.Status), // a string: logged without reflection
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
 		d := fin.EndedAt.Sub(fin.StartedAt)
