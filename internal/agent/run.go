@@ -165,6 +165,12 @@ func (r *Runner) execute(runCtx context.Context, cancel context.CancelCauseFunc,
 // begin runs a run stored as started, with its input messages stored, to
 // its end; the collected runs join it.
 func (r *Runner) begin(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session, collected []string) {
+	r.runStarted(runCtx, r.started(cancel, run, stored, in, sess, collected), in, sess)
+}
+
+// started is the start of begin, up to the run's lifecycle start event:
+// its state, the collected runs joined, the start emitted.
+func (r *Runner) started(cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session, collected []string) *runState {
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
@@ -176,7 +182,8 @@ func (r *Runner) begin(runCtx context.Context, cancel context.CancelCauseFunc, r
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
 	}
-	r.runStarted(runCtx, st, in, sess)
+	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
+	return st
 }
 
 // inputMessage is the transcript entry of a run's input: a user message
@@ -239,8 +246,6 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 		}
 		span.End(nil)
 	}()
-
-	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
 
 	// The run counts against its session tree's budgets (and its spawn
 	// ancestors'); they are checked before each model call.
