@@ -93,9 +93,13 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 		}
 		return Enqueued{}, true, fmt.Errorf("agent.Submit: %w", err)
 	}
+	// The start event goes out from here, before Enqueue returns: a
+	// gateway holding the run's events until its answer is queued sends
+	// both in one write.
+	st := r.started(cancel, opened.Clone(), stored, &run, sess, nil)
 	r.workers.Go(func() {
 		defer r.wg.Done()
-		r.executeOpened(runCtx, cancel, opened.Clone(), stored, &run, sess)
+		r.executeOpened(runCtx, cancel, st, &run, sess)
 		r.mu.Lock()
 		l.active, l.activeUntrusted = "", false
 		r.mu.Unlock()
@@ -136,15 +140,16 @@ func (r *Runner) unopen(key, id string, l *lane, cancel context.CancelCauseFunc,
 
 // executeOpened runs a run openIdle stored started to its end (execute
 // from the start on).
-func (r *Runner) executeOpened(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session) {
+func (r *Runner) executeOpened(runCtx context.Context, cancel context.CancelCauseFunc, st *runState, in *Input, sess *store.Session) {
+	id := st.run.RunID
 	defer cancel(nil)
-	defer r.dropFence(run.RunID)
+	defer r.dropFence(id)
 	defer func() {
 		r.mu.Lock()
-		delete(r.active, run.RunID)
+		delete(r.active, id)
 		r.mu.Unlock()
 	}()
-	r.begin(runCtx, cancel, run, stored, in, sess, nil)
+	r.runStarted(runCtx, st, in, sess)
 }
 
 // errDuplicate stops an Enqueue whose run id exists: the input is a

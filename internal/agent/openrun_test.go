@@ -139,3 +139,25 @@ func TestRepeatOfALiveRunIDFromAnotherSession(t *testing.T) {
 		t.Fatalf("run ended %s %q, want aborted", got.Status, got.Error)
 	}
 }
+
+// TestOpenedRunStartsBeforeSubmitReturns: a run opened on an idle lane has
+// emitted its lifecycle start (its first event) by the time Submit
+// returns, on the caller's goroutine: the gateway, which holds a run's
+// events until its chat.send answer is queued, then sends the answer and
+// the start in one socket write instead of two.
+func TestOpenedRunStartsBeforeSubmitReturns(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		<-release
+		return textReply("ok"), nil
+	}, nil)
+	run := h.submit(Input{Message: "go"})
+	evs := h.eventsFor(run.RunID)
+	close(release)
+	if len(evs) == 0 || evs[0].Stream != StreamLifecycle || evs[0].Phase != PhaseStart || evs[0].Seq != 1 {
+		t.Fatalf("events when Submit returned = %+v, want the lifecycle start first", evs)
+	}
+	if got := h.wait(run.RunID); got.Status != store.RunOK {
+		t.Fatalf("run ended %s %q", got.Status, got.Error)
+	}
+}

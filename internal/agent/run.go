@@ -165,15 +165,25 @@ func (r *Runner) execute(runCtx context.Context, cancel context.CancelCauseFunc,
 // begin runs a run stored as started, with its input messages stored, to
 // its end; the collected runs join it.
 func (r *Runner) begin(runCtx context.Context, cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session, collected []string) {
+	r.runStarted(runCtx, r.started(cancel, run, stored, in, sess, collected), in, sess)
+}
+
+// started is the start of begin, up to the run's lifecycle start event:
+// its state, the collected runs joined, the start emitted.
+func (r *Runner) started(cancel context.CancelCauseFunc, run *store.Run, stored []store.Message, in *Input, sess *store.Session, collected []string) *runState {
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
-	r.log.Info("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
+	// One INFO line per run ("run ended" below, which names the agent
+	// too): the start is DEBUG, its two writes (console and log file)
+	// were 2% of a warm turn's CPU.
+	r.log.Debug("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
 	}
-	r.runStarted(runCtx, st, in, sess)
+	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
+	return st
 }
 
 // inputMessage is the transcript entry of a run's input: a user message
@@ -236,8 +246,6 @@ func (r *Runner) runStarted(runCtx context.Context, st *runState, in *Input, ses
 		}
 		span.End(nil)
 	}()
-
-	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseStart})
 
 	// The run counts against its session tree's budgets (and its spawn
 	// ancestors'); they are checked before each model call.
@@ -320,7 +328,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		r.finishCarried(st, last, res)
 		return
 	}
-	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "status", string(fin.Status), // a string: logged without reflection
+	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "agentId", fin.AgentID, "status", string(fin.Status), // a string: logged without reflection
 		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
 		d := fin.EndedAt.Sub(fin.StartedAt)

@@ -127,7 +127,8 @@ func TestFormatLogLine(t *testing.T) {
 	}
 }
 
-// One structured line per run start and end, and per refused request.
+// One structured INFO line per run, at its end (the start is DEBUG), and
+// one per refused request.
 func TestRunAndRefusalLogLines(t *testing.T) {
 	g := startLoggingGateway(t, nil)
 	g.mustRun("sessions", "send", "main", "log me", "--wait")
@@ -141,14 +142,15 @@ func TestRunAndRefusalLogLines(t *testing.T) {
 		}
 		switch m["message"] {
 		case "run started":
-			started = m["sessionKey"] == "agent:main:main" && m["runId"] != nil
+			started = true
 		case "run ended":
-			ended = m["status"] == "ok" && m["durationMs"] != nil && m["totalTokens"] != nil
+			ended = m["status"] == "ok" && m["durationMs"] != nil && m["totalTokens"] != nil &&
+				m["sessionKey"] == "agent:main:main" && m["agentId"] == "main" && m["runId"] != nil
 		case "request refused":
 			refused = refused || m["code"] == "INVALID_REQUEST"
 		}
 	}
-	if !started || !ended || !refused {
+	if started || !ended || !refused {
 		t.Errorf("log lines: run started %v, run ended %v, request refused %v\n%s", started, ended, refused, out)
 	}
 }

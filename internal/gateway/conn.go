@@ -282,12 +282,18 @@ func (c *conn) signal() {
 // is disconnected as a slow consumer. It reports whether the frame was
 // queued. Never blocks.
 func (c *conn) enqueue(b []byte, dropIfSlow bool) bool {
-	c.mu.Lock()
-	ok := c.enqueueLocked(outFrame{raw: b}, dropIfSlow)
-	c.mu.Unlock()
+	ok := c.push(b, dropIfSlow)
 	if ok {
 		c.signal()
 	}
+	return ok
+}
+
+// push is enqueue without waking the writer (see queueResponse).
+func (c *conn) push(b []byte, dropIfSlow bool) bool {
+	c.mu.Lock()
+	ok := c.enqueueLocked(outFrame{raw: b}, dropIfSlow)
+	c.mu.Unlock()
 	return ok
 }
 
@@ -419,11 +425,19 @@ func (c *conn) keepalive() {
 // respond queues the response to request id: payload marshalled as JSON
 // when err is nil, else the error shape of err.
 func (c *conn) respond(id string, payload any, err error) {
+	if c.queueResponse(id, payload, err) {
+		c.signal()
+	}
+}
+
+// queueResponse is respond without waking the writer: the caller signals
+// once it has queued what goes out with the response. It reports whether
+// the response was queued.
+func (c *conn) queueResponse(id string, payload any, err error) bool {
 	if err == nil {
 		b, merr := json.Marshal(payload)
 		if merr == nil {
-			c.enqueue(wire.AppendResponse(make([]byte, 0, len(b)+64), id, b), false)
-			return
+			return c.push(wire.AppendResponse(make([]byte, 0, len(b)+64), id, b), false)
 		}
 		err = merr
 	}
@@ -435,7 +449,7 @@ func (c *conn) respond(id string, payload any, err error) {
 	}
 	we := c.wireError(err)
 	c.log.Info("request refused", "id", id, "code", we.Code, "reason", we.Message)
-	c.enqueue(wire.AppendErrorResponse(nil, id, payloadBytes, we), false)
+	return c.push(wire.AppendErrorResponse(nil, id, payloadBytes, we), false)
 }
 
 // errorWithPayload is a failed response that also carries a payload (the

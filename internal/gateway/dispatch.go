@@ -246,10 +246,7 @@ func (c *conn) dispatch(f *wire.Frame) {
 		if err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), errRequestCancelled) {
 			err = errRequestCancelled
 		}
-		c.respond(cl.id, res, err)
-		if cl.releaseAfterResponse != nil {
-			cl.releaseAfterResponse()
-		}
+		c.answer(cl, res, err)
 		if err != nil || cl.followUp == nil {
 			return
 		}
@@ -259,6 +256,20 @@ func (c *conn) dispatch(f *wire.Frame) {
 		}
 		c.respond(cl.id, res, err)
 	})
+}
+
+// answer sends a call's first response, then runs its
+// releaseAfterResponse. The writer wakes once, after both: the response
+// and the run's events held until it (a run's start, at least, when its
+// lane was idle) leave in one socket write instead of two.
+func (c *conn) answer(cl *call, res any, err error) {
+	if cl.releaseAfterResponse == nil {
+		c.respond(cl.id, res, err)
+		return
+	}
+	c.queueResponse(cl.id, res, err)
+	cl.releaseAfterResponse()
+	c.signal()
 }
 
 // decode validates the call's params and decodes them into v.

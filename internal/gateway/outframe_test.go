@@ -108,3 +108,34 @@ func TestSeqTail(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerWakesTheWriterOnce: a call's response and what its
+// releaseAfterResponse queues (a run's held events) are in the queue
+// before the writer is woken, so that they leave in one write.
+func TestAnswerWakesTheWriterOnce(t *testing.T) {
+	s := &Server{}
+	s.cfg.MaxBufferedBytes = 1 << 20
+	c := &conn{s: s, ctx: t.Context(), wake: make(chan struct{}, 1)}
+	cl := &call{c: c, id: "1"}
+	woken := func() bool {
+		select {
+		case <-c.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	cl.releaseAfterResponse = func() {
+		if woken() {
+			t.Error("the writer was woken before the held events were queued")
+		}
+		c.push(eventHead("agent", true), false)
+	}
+	c.answer(cl, map[string]string{"status": "started"}, nil)
+	if !woken() {
+		t.Fatal("the writer was not woken")
+	}
+	if len(c.queue) != 2 || !bytes.Contains(c.queue[0].raw, []byte(`"type":"res"`)) {
+		t.Fatalf("queue = %d frames, want the response, then the event", len(c.queue))
+	}
+}

@@ -12,10 +12,10 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
-// BenchmarkRunLogLines is the two INFO lines every run logs ("run started"
-// and "run ended", internal/agent), through the gateway's logger as the
-// daemon builds it: secret masking over the text console and the JSON log
-// file.
+// BenchmarkRunLogLines is the log lines every run logs ("run started" at
+// DEBUG, which the default level drops, and "run ended" at INFO,
+// internal/agent), through the gateway's logger as the daemon builds it:
+// secret masking over the text console and the JSON log file.
 func BenchmarkRunLogLines(b *testing.B) {
 	l := logfile.NewLogger(logfile.Settings{File: filepath.Join(b.TempDir(), "switchboard.log")}, io.Discard)
 	defer l.Close()
@@ -25,8 +25,8 @@ func BenchmarkRunLogLines(b *testing.B) {
 	d := 1500 * time.Microsecond
 	b.ReportAllocs()
 	for b.Loop() {
-		log.Info("run started", "runId", "c12-3456", "sessionKey", "agent:main:load-12", "agentId", "main")
-		log.Info("run ended", "runId", "c12-3456", "sessionKey", "agent:main:load-12", "status", string(store.RunOK),
+		log.Debug("run started", "runId", "c12-3456", "sessionKey", "agent:main:load-12", "agentId", "main")
+		log.Info("run ended", "runId", "c12-3456", "sessionKey", "agent:main:load-12", "agentId", "main", "status", string(store.RunOK),
 			"inputTokens", int64(120), "outputTokens", int64(42), "totalTokens", int64(162), "durationMs", d.Milliseconds())
 	}
 }

@@ -25,7 +25,7 @@ func TestQueryPlans(t *testing.T) {
 		{"list", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{200, 0}, "sessions_updated"},
 		{"list since", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND updated_at >= ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{0, 200, 0}, "sessions_updated"},
 		{"list agent", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND agent_id = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_agent"},
-		{"list kind", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_kind"},
+		{"list kind", `SELECT ` + sqlstore.SessionCols + ` FROM sessions WHERE 1 AND kind = ? ORDER BY updated_at DESC, key LIMIT ? OFFSET ?`, []any{"a", 200, 0}, "sessions_updated"}, // no index by kind (migration 15)
 		{"by id", sqlstore.SessionsByID, []any{"x"}, "sessions_session_id"},
 		{"history tail", sqlstore.HistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
 		{"history all", sqlstore.HistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},

@@ -243,6 +243,11 @@ CREATE INDEX sessions_spawned_by ON sessions (spawned_by, updated_at DESC, key) 
 DROP INDEX sessions_label;
 CREATE INDEX sessions_label ON sessions (label, updated_at DESC, key) WHERE label != '';
 `,
+	// 15: no index by kind. Nothing lists sessions by kind but tests, and
+	// sessions_kind held updated_at: every turn's end moved the session's
+	// entry in it (a page of the end's WAL append). A listing by kind
+	// walks sessions_updated and keeps the rows of the kind.
+	`DROP INDEX sessions_kind`,
 }
 
 // schemaVersion is the version this binary migrates to.
