@@ -254,11 +254,10 @@ func (w *wiring) openStorage(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	onAdopt := func(ctx context.Context, _ []*store.Run) {
+	onAdopt := func(context.Context, []*store.Run) {
 		if w.subs != nil {
-			if err := w.subs.Reconcile(ctx); err != nil {
-				log.Warn("sub-agent announces after an adoption failed", "err", err)
-			}
+			// Retried in the background until the store answers.
+			w.subs.ReconcileSoon()
 		}
 	}
 	// Every node marks the agents' workspaces, and checks the others'

@@ -30,7 +30,13 @@ func (m *Manager) childBudget(ctx context.Context, requester, childAgent string,
 		limits = asked
 	}
 	limits = spend.Tighter(limits, m.cfg.Settings.Agent(childAgent).Budget)
-	limits, refused, err := m.guards().SpawnBudget(ctx, requester, limits, m.ActiveDescendants, m.cfg.Now())
+	want := limits
+	limits, refused, err := m.guards().SpawnBudget(ctx, requester, want, m.ActiveDescendants, m.cfg.Now())
+	if err == nil && refused != nil {
+		// A refusal counts only descendants the store has live.
+		m.pruneActive(ctx, "")
+		limits, refused, err = m.guards().SpawnBudget(ctx, requester, want, m.ActiveDescendants, m.cfg.Now())
+	}
 	if err != nil {
 		return spend.Limits{}, "", fmt.Errorf("subagent: %w", err)
 	}

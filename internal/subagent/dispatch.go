@@ -472,16 +472,21 @@ func (m *Manager) Redeliver(ctx context.Context, id string) error {
 	return nil
 }
 
-// sweepLoop archives finished children until Close.
+// sweepLoop archives finished children until Close; every reconcileEvery
+// sweeps it also asks for a reconcile pass, which writes any announce a
+// failed write left out (on every backend, one node or several).
 func (m *Manager) sweepLoop() {
 	t := time.NewTicker(m.cfg.SweepInterval)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-m.ctx.Done():
 			return
 		case <-t.C:
 			m.Sweep(m.ctx)
+			if n%reconcileEvery == 0 {
+				m.ReconcileSoon()
+			}
 		}
 	}
 }

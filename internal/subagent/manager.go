@@ -157,6 +157,10 @@ type Manager struct {
 	closed bool
 	// claiming holds the batch run ids this process is delivering now.
 	claiming map[string]bool
+
+	// reconcile asks reconcileLoop for a pass (capacity one: requests
+	// made while one waits are coalesced with it).
+	reconcile chan struct{}
 }
 
 // Record is the registry payload of one spawned run.
@@ -224,12 +228,13 @@ func New(cfg Config) (*Manager, error) {
 		cfg.NewID = uuid.NewString
 	}
 	m := &Manager{
-		cfg:      cfg,
-		log:      cfg.Logger.With("component", "subagent"),
-		alias:    sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
-		active:   make(map[string]map[string]string),
-		claiming: make(map[string]bool),
-		claimer:  cfg.NodeID + "/" + strings.ReplaceAll(cfg.NewID(), "/", "-"),
+		cfg:       cfg,
+		log:       cfg.Logger.With("component", "subagent"),
+		alias:     sessionkey.NewMainAlias(cfg.Settings.Scope, cfg.Settings.MainKey),
+		active:    make(map[string]map[string]string),
+		claiming:  make(map[string]bool),
+		reconcile: make(chan struct{}, 1),
+		claimer:   cfg.NodeID + "/" + strings.ReplaceAll(cfg.NewID(), "/", "-"),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m, nil
@@ -268,6 +273,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		m.cfg.Outbox.Kick() // a requester's lane may have gone idle
 	})
 	m.wg.Go(m.sweepLoop)
+	m.wg.Go(m.reconcileLoop)
 	return nil
 }
 
@@ -294,6 +300,55 @@ func (m *Manager) Close() error {
 // running them died and another node adopted its work.
 func (m *Manager) Reconcile(ctx context.Context) error { return m.recover(ctx) }
 
+// Reconcile's retries: the first after reconcileRetryMin, each next one
+// twice as late, up to reconcileRetryMax.
+const (
+	reconcileRetryMin = 100 * time.Millisecond
+	reconcileRetryMax = 30 * time.Second
+	// reconcileEvery is how many archive sweeps go between two passes
+	// that write any announce a failed write left out.
+	reconcileEvery = 5
+)
+
+// ReconcileSoon asks for a Reconcile pass in the background, retried with
+// backoff until one succeeds or Close; requests made while one waits are
+// coalesced with it. It does not block.
+func (m *Manager) ReconcileSoon() {
+	select {
+	case m.reconcile <- struct{}{}:
+	default:
+	}
+}
+
+// reconcileLoop runs the passes ReconcileSoon asks for until Close.
+func (m *Manager) reconcileLoop() {
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.reconcile:
+		}
+		for delay := reconcileRetryMin; ; delay = min(2*delay, reconcileRetryMax) {
+			err := m.recover(m.ctx)
+			if err == nil {
+				m.pruneActive(m.ctx, "")
+				break
+			}
+			if m.ctx.Err() != nil {
+				return
+			}
+			m.log.Warn("sub-agent announces not reconciled; retrying", "err", err, "in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-m.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
 // recover rebuilds the live-children index and writes the announce of every
 // child that ended while no announce could be written (a run aborted by a
 // restart ends outside the runner's finish path).
@@ -317,6 +372,11 @@ func (m *Manager) recover(ctx context.Context) error {
 		}
 		if !run.Status.Terminal() {
 			m.addActive(rec.RequesterKey, rec.ChildRunID, rec.ChildSessionKey)
+			continue
+		}
+		if !run.EndedAt.IsZero() && m.cfg.Now().Sub(run.EndedAt) > announceRetention/2 {
+			// Long over: its delivered announce may have been pruned
+			// (announceRetention), and must not be written again.
 			continue
 		}
 		target := rec.RequesterKey
@@ -379,6 +439,32 @@ func (m *Manager) ActiveDescendants(key string) int {
 		}
 	}
 	return n
+}
+
+// pruneActive drops from the live-children index of requester (of every
+// requester when "") each child whose run the store has as ended or has
+// not: a child counted live here (a reconcile rebuilt the index) may have
+// ended on another gateway node, where this node's finish hook never ran.
+// A store that does not answer leaves an entry as it is.
+func (m *Manager) pruneActive(ctx context.Context, requester string) {
+	type entry struct{ requester, runID string }
+	var entries []entry
+	m.mu.Lock()
+	for req, set := range m.active {
+		if requester != "" && req != requester {
+			continue
+		}
+		for runID := range set {
+			entries = append(entries, entry{req, runID})
+		}
+	}
+	m.mu.Unlock()
+	for _, en := range entries {
+		run, err := m.cfg.Store.GetRun(ctx, en.runID)
+		if errors.Is(err, store.ErrNotFound) || err == nil && run.Status.Terminal() {
+			m.dropActive(en.requester, en.runID)
+		}
+	}
 }
 
 // ActiveChildren returns how many children of requester are still running.

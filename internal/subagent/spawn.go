@@ -193,6 +193,9 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	// 7. Active children (both admission's guards).
 	maxDepth := sub.MaxSpawnDepth
 	guards := m.guards()
+	if policy.CheckActiveChildren(m.ActiveChildren(requester), sub.MaxChildrenPerAgent) != nil {
+		m.pruneActive(ctx, requester) // a refusal counts only children the store has live
+	}
 	if r := guards.SpawnLimits(depth, maxDepth, m.ActiveChildren(requester), sub.MaxChildrenPerAgent); r != nil {
 		return spawnErr(r.Status, r.Text), nil
 	}
