@@ -442,10 +442,11 @@ func (m *Manager) ActiveDescendants(key string) int {
 }
 
 // pruneActive drops from the live-children index of requester (of every
-// requester when "") each child whose run the store has as ended or has
-// not: a child counted live here (a reconcile rebuilt the index) may have
-// ended on another gateway node, where this node's finish hook never ran.
-// A store that does not answer leaves an entry as it is.
+// requester when "") each child whose run the store has as ended: a child
+// counted live here (a reconcile rebuilt the index) may have ended on
+// another gateway node, where this node's finish hook never ran. An entry
+// whose run is not stored yet (a spawn under way) stays, and so does one
+// the store could not be asked about.
 func (m *Manager) pruneActive(ctx context.Context, requester string) {
 	type entry struct{ requester, runID string }
 	var entries []entry
@@ -461,7 +462,7 @@ func (m *Manager) pruneActive(ctx context.Context, requester string) {
 	m.mu.Unlock()
 	for _, en := range entries {
 		run, err := m.cfg.Store.GetRun(ctx, en.runID)
-		if errors.Is(err, store.ErrNotFound) || err == nil && run.Status.Terminal() {
+		if err == nil && run.Status.Terminal() {
 			m.dropActive(en.requester, en.runID)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite"
 )
@@ -70,7 +71,22 @@ func TestReconcileIsRetriedUntilItSucceeds(t *testing.T) {
 // another node; the requester must not be refused spawns forever because
 // this node never saw that child end.
 func TestChildEndedElsewhereFreesItsSlot(t *testing.T) {
-	e := newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 1 } } } }`)
+	t.Run("maxChildrenPerAgent", func(t *testing.T) {
+		testChildEndedElsewhere(t, newEnv(t, `{ agents: { defaults: { subagents: { maxChildrenPerAgent: 1 } } } }`))
+	})
+	t.Run("maxConcurrentChildren", func(t *testing.T) {
+		e := newEnv(t, `{}`)
+		if _, err := e.store.UpdateSession(context.Background(), "agent:main:main", true, func(s *store.Session) error {
+			s.SessionID, s.AgentID = "sid-main", "main"
+			return setBudget(s, spend.Limits{ConcurrentChildren: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		testChildEndedElsewhere(t, e)
+	})
+}
+
+func testChildEndedElsewhere(t *testing.T, e *env) {
 	out := e.mustSpawn("agent:main:main", map[string]any{"task": "[gate]\n/reply done"})
 	// The adopting node: another manager on the same store.
 	other, err := New(e.m.cfg)
