@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -430,5 +431,53 @@ func TestReplyFromEndMatchesTranscript(t *testing.T) {
 				t.Errorf("%q (lastOnly %v): reply from the end %q, from the transcript %q", msg, lastOnly, got, want)
 			}
 		}
+	}
+}
+
+// waitLog is the test's runner: it records the runs the relay waits for.
+type waitLog struct {
+	Runner
+	mu    sync.Mutex
+	waits []string
+}
+
+func (w *waitLog) Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error) {
+	w.mu.Lock()
+	w.waits = append(w.waits, runID)
+	w.mu.Unlock()
+	return w.Runner.Wait(ctx, runID, timeout)
+}
+
+// TestFlowStartsAfterTheRequesterRun: the announce step of a
+// sessions_send with a wait starts once the requester's run has ended
+// (its result step is not competing with the flow's commits).
+func TestFlowStartsAfterTheRequesterRun(t *testing.T) {
+	e := newRunEnv(t, `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`)
+	log := &waitLog{Runner: e.runner}
+	e.relay.cfg.Runner = log
+	msg := scripted.ToolDirective("sessions_send", map[string]any{
+		"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": 10,
+	}) + "\n/then requester done"
+	ctx := context.Background()
+	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
+		t.Fatalf("requester run = %+v", run)
+	}
+	announce := StepRunID(firstSendRunID(t, e), "announce")
+	run, done, _ := e.runner.Wait(ctx, announce, 20*time.Second)
+	if !done || run.Status != store.RunOK {
+		t.Fatalf("announce step = %+v", run)
+	}
+	log.mu.Lock()
+	waits := slices.Clone(log.waits)
+	log.mu.Unlock()
+	if !slices.Contains(waits, "req-run") {
+		t.Errorf("the flow waited for %q, not for the requester's run", waits)
+	}
+	reqRun, _ := e.store.GetRun(ctx, "req-run")
+	if run.StartedAt.Before(reqRun.EndedAt) {
+		t.Errorf("announce step started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
 	}
 }
