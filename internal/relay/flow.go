@@ -116,6 +116,14 @@ func (r *Relay) afterRequesterRun(ctx context.Context, s sessions.Flow, wait tim
 	if s.RequesterRunID == "" || s.RequesterRunID == s.WaitRunID {
 		return nil
 	}
+	switch run, err := r.cfg.Store.GetRun(ctx, s.RequesterRunID); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // pruned since (a flow resumed long after): nothing to wait for
+	case err != nil:
+		return err
+	case run.Status.Terminal():
+		return nil
+	}
 	if _, _, err := r.cfg.Runner.Wait(ctx, s.RequesterRunID, wait); err != nil {
 		return fmt.Errorf("wait for the requester's run %s: %w", s.RequesterRunID, err)
 	}

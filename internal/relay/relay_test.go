@@ -481,3 +481,18 @@ func TestFlowStartsAfterTheRequesterRun(t *testing.T) {
 		t.Errorf("announce step started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
 	}
 }
+
+// A flow resumed after its requester's run was pruned does not wait for
+// that run.
+func TestFlowDoesNotWaitForAMissingRequesterRun(t *testing.T) {
+	e := newRunEnv(t, `{}`)
+	log := &waitLog{Runner: e.runner}
+	e.relay.cfg.Runner = log
+	err := e.relay.afterRequesterRun(context.Background(), sessions.Flow{RequesterRunID: "gone", WaitRunID: "primary"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.waits) != 0 {
+		t.Errorf("waited for %q", log.waits)
+	}
+}
