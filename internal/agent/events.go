@@ -152,6 +152,9 @@ type runState struct {
 	// final is the run's last assistant message while it waits to be
 	// stored with the run's end, in one transaction (store.RunEnder).
 	final *store.Message
+	// resultWrite is the outcome of the tool result write in flight
+	// (callTool with more), nil when none is.
+	resultWrite chan error
 }
 
 func (r *Runner) emit(st *runState, ev Event) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/policy"
@@ -319,13 +320,17 @@ func (r *Runner) carry(st *runState, sessionID, id string, withInput bool) bool 
 // finishCarried ends the runs st carried with st's result.
 func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store.RunResult) {
 	bg := context.WithoutCancel(r.ctx)
-	for _, c := range st.carried {
-		cres := res
-		cres.Outbox = nil
+	results := make([]store.RunResult, len(st.carried))
+	for i, c := range st.carried {
+		results[i] = res
+		results[i].Outbox = nil
 		if r.cfg.OnFinish != nil {
-			r.cfg.OnFinish(bg, c.run, &cres, last)
+			r.cfg.OnFinish(bg, c.run, &results[i], last)
 		}
-		fin, err := r.finishRun(c.run.RunID, cres)
+	}
+	fins, errs := r.finishRuns(st.carried, results)
+	for i, c := range st.carried {
+		fin, err := fins[i], errs[i]
 		r.dropFence(c.run.RunID)
 		if err != nil {
 			if !errors.Is(err, store.ErrFenced) {
@@ -343,6 +348,24 @@ func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store
 		r.emit(c, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
 		r.wakeEnded(fin.RunID, fin)
 	}
+}
+
+// finishRuns records the ends of runs (results[i] for runs[i]) at the
+// same time: their writes share one commit of a store that groups its
+// writes (the carrier's lane waits for them before its next run), where
+// one after the other took a commit each.
+func (r *Runner) finishRuns(runs []*runState, results []store.RunResult) ([]*store.Run, []error) {
+	fins, errs := make([]*store.Run, len(runs)), make([]error, len(runs))
+	if len(runs) == 1 {
+		fins[0], errs[0] = r.finishRun(runs[0].run.RunID, results[0])
+		return fins, errs
+	}
+	var wg sync.WaitGroup
+	for i, c := range runs {
+		wg.Go(func() { fins[i], errs[i] = r.finishRun(c.run.RunID, results[i]) })
+	}
+	wg.Wait()
+	return fins, errs
 }
 
 // skipCalls records the reference's synthetic skipped result for each

@@ -488,15 +488,22 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			// A steered message waiting before a call starts: the calls
 			// not yet started are skipped, the message joins next.
 			if r.userSteerWaiting(st) {
+				if err := r.awaitResult(st); err != nil {
+					return last, usage, stop, err
+				}
 				if err := r.skipCalls(st, sessionID, append(calls[i:], pending...)); err != nil {
 					return last, usage, stop, err
 				}
 				steered = true
 				break
 			}
-			if err := r.callTool(ctx, st, toolSet, caller, sessionID, call); err != nil {
+			if err := r.callTool(ctx, st, toolSet, caller, sessionID, call, i < len(calls)-1); err != nil {
+				_ = r.awaitResult(st) // the call's error is the run's
 				return last, usage, stop, err
 			}
+		}
+		if err := r.awaitResult(st); err != nil {
+			return last, usage, stop, err
 		}
 		if err := ctx.Err(); err != nil {
 			return last, usage, stop, err
@@ -616,8 +623,13 @@ func (r *Runner) redactCalls(msg *transcript.Message) *transcript.Message {
 	return &c
 }
 
-// callTool runs one tool call and stores its result.
-func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, caller tools.Caller, sessionID string, call transcript.Block) error {
+// callTool runs one tool call and stores its result. With more (another
+// call of the same model turn follows) the result is written while that
+// call runs (its write and the next call's writes share a group commit),
+// and the caller awaits it (awaitResult) before anything else of the run
+// is stored or the model called; the result event is sent as the write
+// starts. The last call's result is stored before it returns.
+func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, caller tools.Caller, sessionID string, call transcript.Block, more bool) error {
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseStart, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments}})
 	ctx, span := r.cfg.Tracer.StartTool(ctx, call.Name, call.ID)
 	defer span.End(nil)
@@ -654,11 +666,31 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	if len(res.Blocks) > 0 {
 		msg.Content = transcript.BlockContent(resultBlocks(res.Blocks)...)
 	}
-	if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+	// The previous call's result first: results are stored in call order.
+	if err := r.awaitResult(st); err != nil {
+		return err
+	}
+	if more {
+		done := make(chan error, 1)
+		runID := st.run.RunID
+		go func() { done <- r.append(sessionID, runID, msg) }()
+		st.resultWrite = done
+	} else if err := r.append(sessionID, st.run.RunID, msg); err != nil {
 		return err
 	}
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
 	return nil
+}
+
+// awaitResult waits for the tool result write callTool left in flight,
+// if any, and returns its error.
+func (r *Runner) awaitResult(st *runState) error {
+	if st.resultWrite == nil {
+		return nil
+	}
+	err := <-st.resultWrite
+	st.resultWrite = nil
+	return err
 }
 
 // maskResult returns res and its encoded details with mask applied to

@@ -56,6 +56,9 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 	if latest == "" {
 		return nil
 	}
+	if err := r.afterRequesterRun(ctx, s, stepWait); err != nil {
+		return err
+	}
 	roundOne := latest
 	targetChannel := r.sessionChannel(ctx, s.TargetKey)
 	requesterChannel := s.RequesterChannel
@@ -100,6 +103,31 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession,
 			SourceSessionKey: s.RequesterKey, SourceTool: sessions.SendToolName},
 	})
+}
+
+// afterRequesterRun waits (at most wait) for the run that sent the
+// message to end. That run goes on with the reply as soon as its wait
+// ends; the flow's steps are background work, and started at once they
+// would take the store's writer and the CPU from that run's next steps
+// (on an instant model, the announce step's start and end commits fell
+// between the sender's tool result and its end). A reply-back turn on the
+// requester queues behind that run anyway.
+func (r *Relay) afterRequesterRun(ctx context.Context, s sessions.Flow, wait time.Duration) error {
+	if s.RequesterRunID == "" || s.RequesterRunID == s.WaitRunID {
+		return nil
+	}
+	switch run, err := r.cfg.Store.GetRun(ctx, s.RequesterRunID); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // pruned since (a flow resumed long after): nothing to wait for
+	case err != nil:
+		return err
+	case run.Status.Terminal():
+		return nil
+	}
+	if _, _, err := r.cfg.Runner.Wait(ctx, s.RequesterRunID, wait); err != nil {
+		return fmt.Errorf("wait for the requester's run %s: %w", s.RequesterRunID, err)
+	}
+	return nil
 }
 
 // agentStep runs one turn on key as its own queued run and returns that

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func (m scriptedModels) ResolveModel(string, string) (agent.Model, error) {
 	return agent.Model{Provider: m.p, ProviderID: "scripted", ModelID: "echo-1", API: "scripted"}, nil
 }
 
-func newRunEnv(tb testing.TB, cfgText string) *runEnv {
+func newRunEnv(tb testing.TB, cfgText string, extra ...tools.Tool) *runEnv {
 	tb.Helper()
 	dir := tb.TempDir()
 	cfg, _, err := config.Parse("test.json5", []byte(cfgText), config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir}))
@@ -79,7 +80,7 @@ func newRunEnv(tb testing.TB, cfgText string) *runEnv {
 		tb.Fatal(err)
 	}
 	e.tools = sessions.New(sessions.Deps{Store: st, Messenger: e.relay, Settings: settings.Resolve(cfg)})
-	set = tools.NewSet(e.tools.All()...)
+	set = tools.NewSet(append(e.tools.All(), extra...)...)
 	tb.Cleanup(func() {
 		e.outbox.Close()
 		e.runner.Close()
@@ -430,5 +431,115 @@ func TestReplyFromEndMatchesTranscript(t *testing.T) {
 				t.Errorf("%q (lastOnly %v): reply from the end %q, from the transcript %q", msg, lastOnly, got, want)
 			}
 		}
+	}
+}
+
+// waitLog is the test's runner: it records the runs the relay waits for,
+// and closes sawWait when it waits for run watched.
+type waitLog struct {
+	Runner
+	watched string
+	sawWait chan struct{}
+	mu      sync.Mutex
+	waits   []string
+}
+
+func (w *waitLog) Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error) {
+	w.mu.Lock()
+	w.waits = append(w.waits, runID)
+	if runID == w.watched && w.sawWait != nil {
+		close(w.sawWait)
+		w.sawWait = nil
+	}
+	w.mu.Unlock()
+	return w.Runner.Wait(ctx, runID, timeout)
+}
+
+// stepLog is the test's admission: it closes admitted when a flow step is
+// admitted.
+type stepLog struct {
+	Admitter
+	once     sync.Once
+	admitted chan struct{}
+}
+
+func (s *stepLog) Accept(ctx context.Context, req admission.Request) (admission.Ticket, error) {
+	if req.Origin == admission.OriginStep {
+		s.once.Do(func() { close(s.admitted) })
+	}
+	return s.Admitter.Accept(ctx, req)
+}
+
+// holdTool holds the requester's run until release is closed.
+type holdTool struct{ release func() <-chan struct{} }
+
+func (holdTool) Name() string            { return "hold" }
+func (holdTool) Description() string     { return "waits" }
+func (holdTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (h holdTool) Call(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
+	<-h.release()
+	return &tools.Result{Text: "held"}, nil
+}
+
+// TestFlowStartsAfterTheRequesterRun: the steps of a sessions_send flow
+// (here its announce step) start once the requester's run has ended,
+// not while it goes on after the reply (its next call, "hold", holds it
+// until the flow either waits for it or admits a step).
+func TestFlowStartsAfterTheRequesterRun(t *testing.T) {
+	var log *waitLog
+	var steps *stepLog
+	release := make(chan struct{})
+	hold := holdTool{release: func() <-chan struct{} { return release }}
+	e := newRunEnv(t, `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`, hold)
+	log = &waitLog{Runner: e.runner, watched: "req-run", sawWait: make(chan struct{})}
+	steps = &stepLog{Admitter: e.relay.cfg.Admit, admitted: make(chan struct{})}
+	sawWait := log.sawWait
+	e.relay.cfg.Runner, e.relay.cfg.Admit = log, steps
+	go func() {
+		select {
+		case <-sawWait:
+		case <-steps.admitted:
+		}
+		close(release)
+	}()
+	msg := scripted.ToolDirective("sessions_send", map[string]any{
+		"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": 10,
+	}) + "\n" + scripted.ToolDirective("hold", nil) + "\n/then requester done"
+	ctx := context.Background()
+	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
+		t.Fatalf("requester run = %+v", run)
+	}
+	announce := StepRunID(firstSendRunID(t, e), "announce")
+	run, done, _ := e.runner.Wait(ctx, announce, 20*time.Second)
+	if !done || run.Status != store.RunOK {
+		t.Fatalf("announce step = %+v", run)
+	}
+	log.mu.Lock()
+	waits := slices.Clone(log.waits)
+	log.mu.Unlock()
+	if !slices.Contains(waits, "req-run") {
+		t.Errorf("the flow waited for %q, not for the requester's run", waits)
+	}
+	reqRun, _ := e.store.GetRun(ctx, "req-run")
+	if run.StartedAt.Before(reqRun.EndedAt) {
+		t.Errorf("announce step started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
+	}
+}
+
+// A flow resumed after its requester's run was pruned does not wait for
+// that run.
+func TestFlowDoesNotWaitForAMissingRequesterRun(t *testing.T) {
+	e := newRunEnv(t, `{}`)
+	log := &waitLog{Runner: e.runner}
+	e.relay.cfg.Runner = log
+	err := e.relay.afterRequesterRun(context.Background(), sessions.Flow{RequesterRunID: "gone", WaitRunID: "primary"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.waits) != 0 {
+		t.Errorf("waited for %q", log.waits)
 	}
 }

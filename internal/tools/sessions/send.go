@@ -204,7 +204,7 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
 		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Settings.Sessions.MaxPingPongTurns,
 		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
-		Chain: caller.Chain.Next(target.Key),
+		RequesterRunID: caller.RunID, Chain: caller.Chain.Next(target.Key),
 	}
 
 	if timeoutSeconds == 0 {

@@ -83,6 +83,10 @@ type Flow struct {
 	// flow is a hop further.
 	Chain     tools.Chain `json:"chain,omitzero"`
 	WaitRunID string      `json:"waitRunId,omitempty"`
+	// RequesterRunID is the run that sent the message: the flow's steps
+	// start once it has ended (bounded by the step wait), so that they
+	// do not compete with its next steps.
+	RequesterRunID string `json:"requesterRunId,omitempty"`
 }
 
 // Deps are the session tools' collaborators. Store, Messenger and Settings

@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/tools"
+	"github.com/switchboardhq/switchboard/internal/transcript"
+)
+
+// resultGateStore holds the write of tool result "first" until the next
+// tool call has started (or, when it never does meanwhile, until a bound
+// that only a failing runner reaches).
+type resultGateStore struct {
+	Store
+	next   chan struct{} // closed when the second call starts
+	mu     sync.Mutex
+	apart  bool // the bound passed: the second call waited for the write
+	writes int  // tool result writes
+}
+
+func (g *resultGateStore) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	for _, m := range msgs {
+		if m.Entry.Message == nil || m.Entry.Message.Role != transcript.RoleToolResult {
+			continue
+		}
+		g.mu.Lock()
+		g.writes++
+		g.mu.Unlock()
+		if m.Entry.Message.ToolCallID != "first" {
+			continue
+		}
+		select {
+		case <-g.next:
+		case <-time.After(3 * time.Second):
+			g.mu.Lock()
+			g.apart = true
+			g.mu.Unlock()
+		}
+	}
+	return g.Store.AppendMessages(ctx, sessionID, msgs)
+}
+
+// A tool result is written while the next call of the same model turn
+// runs, and the results are stored in call order before the next model
+// call, which sees them all.
+func TestToolResultWrittenWhileNextCallRuns(t *testing.T) {
+	var log reqLog
+	var gate *resultGateStore
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if log.add(req) == 1 {
+			return toolTurn(
+				provider.ToolCall{ID: "first", Name: "a", Arguments: json.RawMessage(`{}`)},
+				provider.ToolCall{ID: "second", Name: "b", Arguments: json.RawMessage(`{}`)},
+			), nil
+		}
+		return textReply("done"), nil
+	}, func(c *Config) {
+		gate = &resultGateStore{Store: c.Store, next: make(chan struct{})}
+		c.Store = gate
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
+			return tools.NewSet(
+				funcTool{"a", func(context.Context, json.RawMessage) (*tools.Result, error) {
+					return &tools.Result{Text: "a done"}, nil
+				}},
+				funcTool{"b", func(context.Context, json.RawMessage) (*tools.Result, error) {
+					close(gate.next)
+					return &tools.Result{Text: "b done"}, nil
+				}},
+			)
+		}
+	})
+	h.submit(Input{RunID: "r1", Message: "go"})
+	if run := h.wait("r1"); run.Status != store.RunOK {
+		t.Fatalf("run: %s (%s)", run.Status, run.Error)
+	}
+	gate.mu.Lock()
+	apart, writes := gate.apart, gate.writes
+	gate.mu.Unlock()
+	if apart {
+		t.Error("the second call started only once the first call's result was written")
+	}
+	if writes != 2 {
+		t.Errorf("tool result writes = %d, want 2", writes)
+	}
+	reqs := log.get()
+	want := []string{"user:go", "assistant:[calls first,second]", "tool:a done", "tool:b done"}
+	if len(reqs) != 2 || !cmp.Equal(reqs[1], want) {
+		t.Errorf("model calls = %q, want the second to be %q", reqs, want)
+	}
+	if got := h.texts("agent:main:main"); !cmp.Equal(got, []string{"user:go", "assistant:", "toolResult:a done", "toolResult:b done", "assistant:done"}) {
+		t.Errorf("transcript = %q", got)
+	}
+}
+
+// failFirstStore fails the write of tool result "first".
+type failFirstStore struct{ Store }
+
+func (f failFirstStore) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	for _, m := range msgs {
+		if m.Entry.Message != nil && m.Entry.Message.ToolCallID == "first" {
+			return nil, errors.New("disk full")
+		}
+	}
+	return f.Store.AppendMessages(ctx, sessionID, msgs)
+}
+
+// A tool result write that fails while the next call runs fails the run
+// before its next model call.
+func TestFailedResultWriteEndsTheRun(t *testing.T) {
+	var log reqLog
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if log.add(req) == 1 {
+			return toolTurn(
+				provider.ToolCall{ID: "first", Name: "a", Arguments: json.RawMessage(`{}`)},
+				provider.ToolCall{ID: "second", Name: "a", Arguments: json.RawMessage(`{}`)},
+			), nil
+		}
+		return textReply("done"), nil
+	}, func(c *Config) {
+		c.Store = failFirstStore{c.Store}
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
+			return tools.NewSet(funcTool{"a", func(context.Context, json.RawMessage) (*tools.Result, error) {
+				return &tools.Result{Text: "a done"}, nil
+			}})
+		}
+	})
+	h.submit(Input{RunID: "r1", Message: "go"})
+	run := h.wait("r1")
+	if run.Status != store.RunError || !strings.Contains(run.Error, "disk full") {
+		t.Errorf("run = %s (%s), want an error with the write's", run.Status, run.Error)
+	}
+	if n := len(log.get()); n != 1 {
+		t.Errorf("model calls = %d, want 1 (none after the failed write)", n)
+	}
+}
