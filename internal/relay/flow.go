@@ -56,14 +56,17 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 	if latest == "" {
 		return nil
 	}
-	if err := r.afterRequesterRun(ctx, s, stepWait); err != nil {
-		return err
-	}
 	roundOne := latest
 	targetChannel := r.sessionChannel(ctx, s.TargetKey)
 	requesterChannel := s.RequesterChannel
 
 	if s.MaxTurns > 0 && s.RequesterKey != "" && s.RequesterKey != s.TargetKey {
+		// The loop's first turn is the requester's: it queues behind the
+		// requester's run anyway. Without a loop the announce step does
+		// not wait for that run.
+		if err := r.afterRequesterRun(ctx, s, stepWait); err != nil {
+			return err
+		}
 		current, next := s.RequesterKey, s.TargetKey
 		incoming := latest
 		chain := s.Chain
@@ -110,8 +113,9 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 // ends; the flow's steps are background work, and started at once they
 // would take the store's writer and the CPU from that run's next steps
 // (on an instant model, the announce step's start and end commits fell
-// between the sender's tool result and its end). A reply-back turn on the
-// requester queues behind that run anyway.
+// between the sender's tool result and its end). Only a flow whose
+// reply-back loop runs waits: its first turn, on the requester, queues
+// behind that run anyway.
 func (r *Relay) afterRequesterRun(ctx context.Context, s sessions.Flow, wait time.Duration) error {
 	if s.RequesterRunID == "" || s.RequesterRunID == s.WaitRunID {
 		return nil

@@ -482,50 +482,60 @@ func (h holdTool) Call(ctx context.Context, _ json.RawMessage) (*tools.Result, e
 }
 
 // TestFlowStartsAfterTheRequesterRun: the steps of a sessions_send flow
-// (here its announce step) start once the requester's run has ended,
-// not while it goes on after the reply (its next call, "hold", holds it
-// until the flow either waits for it or admits a step).
+// with a reply-back loop start once the requester's run has ended, not
+// while it goes on after the reply (its next call, "hold", holds it until
+// the flow either waits for it or admits a step). Without a loop the
+// announce step does not wait for the requester's run.
 func TestFlowStartsAfterTheRequesterRun(t *testing.T) {
-	var log *waitLog
-	var steps *stepLog
-	release := make(chan struct{})
-	hold := holdTool{release: func() <-chan struct{} { return release }}
-	e := newRunEnv(t, `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`, hold)
-	log = &waitLog{Runner: e.runner, watched: "req-run", sawWait: make(chan struct{})}
-	steps = &stepLog{Admitter: e.relay.cfg.Admit, admitted: make(chan struct{})}
-	sawWait := log.sawWait
-	e.relay.cfg.Runner, e.relay.cfg.Admit = log, steps
-	go func() {
-		select {
-		case <-sawWait:
-		case <-steps.admitted:
-		}
-		close(release)
-	}()
-	msg := scripted.ToolDirective("sessions_send", map[string]any{
-		"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": 10,
-	}) + "\n" + scripted.ToolDirective("hold", nil) + "\n/then requester done"
-	ctx := context.Background()
-	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
-		t.Fatal(err)
-	}
-	if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
-		t.Fatalf("requester run = %+v", run)
-	}
-	announce := StepRunID(firstSendRunID(t, e), "announce")
-	run, done, _ := e.runner.Wait(ctx, announce, 20*time.Second)
-	if !done || run.Status != store.RunOK {
-		t.Fatalf("announce step = %+v", run)
-	}
-	log.mu.Lock()
-	waits := slices.Clone(log.waits)
-	log.mu.Unlock()
-	if !slices.Contains(waits, "req-run") {
-		t.Errorf("the flow waited for %q, not for the requester's run", waits)
-	}
-	reqRun, _ := e.store.GetRun(ctx, "req-run")
-	if run.StartedAt.Before(reqRun.EndedAt) {
-		t.Errorf("announce step started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
+	for _, tc := range []struct {
+		turns int
+		wait  bool
+	}{{1, true}, {0, false}} {
+		t.Run(fmt.Sprintf("maxPingPongTurns=%d", tc.turns), func(t *testing.T) {
+			release := make(chan struct{})
+			hold := holdTool{release: func() <-chan struct{} { return release }}
+			e := newRunEnv(t, fmt.Sprintf(`{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: %d } } }`, tc.turns), hold)
+			log := &waitLog{Runner: e.runner, watched: "req-run", sawWait: make(chan struct{})}
+			steps := &stepLog{Admitter: e.relay.cfg.Admit, admitted: make(chan struct{})}
+			sawWait := log.sawWait
+			e.relay.cfg.Runner, e.relay.cfg.Admit = log, steps
+			go func() {
+				select {
+				case <-sawWait:
+				case <-steps.admitted:
+				}
+				close(release)
+			}()
+			msg := scripted.ToolDirective("sessions_send", map[string]any{
+				"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": 10,
+			}) + "\n" + scripted.ToolDirective("hold", nil) + "\n/then requester done"
+			ctx := context.Background()
+			if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
+				t.Fatal(err)
+			}
+			if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
+				t.Fatalf("requester run = %+v", run)
+			}
+			announce := StepRunID(firstSendRunID(t, e), "announce")
+			run, done, _ := e.runner.Wait(ctx, announce, 20*time.Second)
+			if !done || run.Status != store.RunOK {
+				t.Fatalf("announce step = %+v", run)
+			}
+			log.mu.Lock()
+			waited := slices.Contains(log.waits, "req-run")
+			waits := slices.Clone(log.waits)
+			log.mu.Unlock()
+			if waited != tc.wait {
+				t.Errorf("the flow waited for %q; waiting for the requester's run = %v, want %v", waits, waited, tc.wait)
+			}
+			if !tc.wait {
+				return
+			}
+			reqRun, _ := e.store.GetRun(ctx, "req-run")
+			if run.StartedAt.Before(reqRun.EndedAt) {
+				t.Errorf("announce step started %v before the requester's run ended %v", run.StartedAt, reqRun.EndedAt)
+			}
+		})
 	}
 }
 
