@@ -40,7 +40,13 @@ type wireEvent struct {
 }
 
 // wireRun is an end's store.Run in a frame. Same says which of the run's
-// ids are its event's (and so left out): sameRunID and the like.
+// ids are its event's (and so left out): sameRunID and the like. The run's
+// Input is not relayed: it is the run's whole input (its message, images,
+// client tools), a third of a warm turn's end, which every other node
+// would decode and no consumer of a relayed end reads (the event log drops
+// it, see agent's logRun; who needs it reads the run from the store).
+// Input stays in the struct so that a frame of a node of the version
+// before, which carries it, still reads.
 type wireRun struct {
 	Same       uint8            `json:"same,omitempty"`
 	RunID      string           `json:"id,omitempty"`
@@ -77,7 +83,7 @@ func toWire(ev *agent.Event) wireEvent {
 	}
 	if r := ev.Run; r != nil {
 		wr := &wireRun{
-			Status: r.Status, Input: r.Input, CreatedAt: nanos(r.CreatedAt), StartedAt: nanos(r.StartedAt),
+			Status: r.Status, CreatedAt: nanos(r.CreatedAt), StartedAt: nanos(r.StartedAt),
 			EndedAt: nanos(r.EndedAt), Error: r.Error, StopReason: r.StopReason, Usage: r.Usage,
 		}
 		wr.RunID = sameOr(&wr.Same, sameRunID, r.RunID, ev.RunID)
