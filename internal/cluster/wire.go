@@ -9,15 +9,17 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// An event's JSON in a frame (format SBR3) is wireEvent: the fields of
-// agent.Event that are set, without the run id, session key and number
-// its header line carries already, and times as unix nanoseconds. An end's
-// run record is wireRun, without the ids it shares with its event. Every
-// other node decodes each end it is sent, and each node's listener
-// receives every frame: the SBR2 form (agent.Event's JSON, every field
-// written, the ids three times) made a warm turn's events 3.5 KB, this one
-// about half. TestWireEventKeepsEveryField checks that every field of
-// agent.Event and store.Run goes through.
+// An event's JSON in a frame is wireEvent: the fields of agent.Event that
+// are set, without the run id, session key and number its header line
+// carries already (and, in the current format SBR4, without its identity:
+// session id, agent, lane and spawner, which the header carries once per
+// run), and times as unix nanoseconds. An end's run record is wireRun,
+// without the ids it shares with its event. Every other node decodes each
+// end it is sent, and each node's listener receives every frame: the SBR2
+// form (agent.Event's JSON, every field written, the ids three times) made
+// a warm turn's events 3.5 KB, SBR3 about half, SBR4 (no run input, the
+// identity once) about 1.1 KB. TestWireEventKeepsEveryField checks that
+// every field of agent.Event and store.Run goes through.
 type wireEvent struct {
 	SessionID  string                 `json:"sid,omitempty"`
 	AgentID    string                 `json:"agent,omitempty"`
