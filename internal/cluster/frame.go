@@ -130,9 +130,10 @@ func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
 	enc := json.NewEncoder(&js)
 	for _, ev := range evs {
 		js.Reset()
+		// The JSON and a newline; the identity goes in the header.
 		w := toWire(&ev)
-		w.SessionID, w.AgentID, w.Lane, w.SpawnedBy = "", "", "", "" // in the header
-		if err := enc.Encode(w); err != nil {                        // the JSON and a newline
+		w.SessionID, w.AgentID, w.Lane, w.SpawnedBy = "", "", "", ""
+		if err := enc.Encode(w); err != nil {
 			return nil, fmt.Errorf("relay frame: run %s: %w", ev.RunID, err)
 		}
 		id := identityOf(&ev)
