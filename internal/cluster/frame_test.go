@@ -190,15 +190,21 @@ func TestFrameRefusesGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		"no magic":       "hello",
-		"header cut":     frameMagic + `r 1 "a`,
-		"payload cut":    string(good[:len(good)-1]),
-		"bad seq":        frameMagic + `r x "a" "b"` + "\n{}\n",
-		"unquoted run":   frameMagic + `r 1 a "b"` + "\n{}\n",
-		"no key":         frameMagic + `r 1 "a"` + "\n{}\n",
-		"trailing":       frameMagic + `r 1 "a" "b" x` + "\n{}\n",
-		"no kind":        frameMagic + "\n{}\n",
-		"bad json array": "[{",
+		"no magic":        "hello",
+		"header cut":      frameMagic + `r 1 "a`,
+		"payload cut":     string(good[:len(good)-1]),
+		"bad seq":         frameMagic + `r x "a" "b"` + "\n{}\n",
+		"unquoted run":    frameMagic + `r 1 a "b"` + "\n{}\n",
+		"no key":          frameMagic + `r 1 "a"` + "\n{}\n",
+		"trailing":        frameMagic + `r 1 "a" "b" x` + "\n{}\n",
+		"no kind":         frameMagic + "\n{}\n",
+		"bad json array":  "[{",
+		"same, first":     frameMagic + `r 1 "a" "b" =` + "\n{}\n",
+		"same, other run": string(good) + `r 2 "c" "b" =` + "\n{}\n",
+		"three of four":   frameMagic + `r 1 "a" "b" "s" "m" ""` + "\n{}\n",
+		"five of four":    frameMagic + `r 1 "a" "b" "s" "m" "" "" ""` + "\n{}\n",
+		"no identity":     frameMagic + `r 1 "a" "b" ` + "\n{}\n",
+		"v3 trailing":     frameMagicV3 + `r 1 "a" "b" "" "" "" ""` + "\n{}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if evs, err := decodeFrame([]byte(body)); err == nil {
@@ -244,7 +250,7 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An event of u whose JSON is garbage: never decoded, so no error.
-	body = fmt.Appendf(body, "%c 2 %q %q\n{garbage!\n", kindRun, "u", "ku")
+	body = fmt.Appendf(body, "%c 2 %q %q =\n{garbage!\n", kindRun, "u", "ku")
 	tail, err := encodeFrame([]agent.Event{
 		{RunID: "u", SessionKey: "ku", Stream: agent.StreamPost, Message: &transcript.Message{Role: transcript.RoleUser}},
 		{RunID: "u", SessionKey: "ku", Seq: 3, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: "u"}},
@@ -273,7 +279,7 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 		t.Errorf("asked %v, want once per run", r.asked)
 	}
 	// A wanted event that does not decode is skipped, and said.
-	bad := fmt.Appendf([]byte(frameMagic), "%c 4 %q %q\n{]\n", kindRun, "w", "kw")
+	bad := fmt.Appendf([]byte(frameMagic), "%c 4 %q %q \"\" \"\" \"\" \"\"\n{]\n", kindRun, "w", "kw")
 	r.got = nil
 	if err := n.relayBatch(bad); err == nil || len(r.got) != 0 {
 		t.Fatalf("a wanted event that does not decode: %v, runner got %v", err, r.got)
@@ -307,8 +313,9 @@ func fullEvent() agent.Event {
 
 // TestWireEventKeepsEveryField: an event goes through a frame whole, every
 // field of agent.Event and of an end's store.Run (a field added to either
-// and not to wireEvent fails here), and a run whose ids are not its
-// event's keeps its own.
+// and not to wireEvent fails here) but the run's Input, which is not
+// relayed (see wireRun), and a run whose ids are not its event's keeps its
+// own.
 func TestWireEventKeepsEveryField(t *testing.T) {
 	ev := fullEvent()
 	for _, v := range []reflect.Value{reflect.ValueOf(ev), reflect.ValueOf(*ev.Run)} {
@@ -330,10 +337,16 @@ func TestWireEventKeepsEveryField(t *testing.T) {
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("decodeFrame = %d events, %v", len(rs), err)
 		}
+		if bytes.Contains(body, want.Run.Input) {
+			t.Errorf("the run's input is in the frame: %s", body)
+		}
 		got, err := rs[0].decode()
 		if err != nil {
 			t.Fatal(err)
 		}
+		run := *want.Run
+		run.Input = nil
+		want.Run = &run
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("through a frame:\n got %+v\n run %+v\nwant %+v\n run %+v", got, got.Run, want, want.Run)
 		}
@@ -395,6 +408,126 @@ func BenchmarkDecodeEnds(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		}
+	}
+}
+
+// turnEvents are the events of one warm turn as the instant model emits
+// them, with the identity every event of a run carries and the end's
+// run record.
+func turnEvents(i int, now time.Time) []agent.Event {
+	run, key := fmt.Sprintf("t2-c%d-%d", i, 7*i), fmt.Sprintf("agent:main:c%d", i)
+	base := agent.Event{RunID: run, SessionKey: key, SessionID: fmt.Sprintf("9f5f20e8-b163-4d4f-b95b-ac15f57c%04d", i),
+		AgentID: "main", Time: now}
+	at := func(seq int64, f func(*agent.Event)) agent.Event {
+		ev := base
+		ev.Seq = seq
+		f(&ev)
+		return ev
+	}
+	return []agent.Event{
+		at(1, func(ev *agent.Event) { ev.Stream, ev.Phase = agent.StreamLifecycle, agent.PhaseStart }),
+		at(2, func(ev *agent.Event) {
+			ev.Stream, ev.Phase, ev.ProviderID, ev.ModelID = agent.StreamLifecycle, agent.PhaseModel, "scripted", "echo-1"
+		}),
+		at(3, func(ev *agent.Event) { ev.Stream, ev.Text, ev.Delta = agent.StreamAssistant, "echo: hi", "echo: hi" }),
+		at(4, func(ev *agent.Event) { ev.Stream, ev.Text = agent.StreamAssistant, "echo: hi" }),
+		at(5, func(ev *agent.Event) {
+			ev.Stream, ev.Usage = "usage", &transcript.Usage{Input: 1, Output: 2, TotalTokens: 3}
+		}),
+		at(6, func(ev *agent.Event) {
+			ev.Stream, ev.Phase = agent.StreamLifecycle, agent.PhaseEnd
+			ev.Message = &transcript.Message{Role: transcript.RoleAssistant, StopReason: "stop", Provider: "scripted", Model: "echo-1"}
+			ev.Run = &store.Run{RunID: run, SessionKey: key, SessionID: ev.SessionID, AgentID: "main", Status: store.RunOK,
+				CreatedAt: now, StartedAt: now, EndedAt: now, StopReason: "stop", Usage: transcript.Usage{Input: 1, Output: 2, TotalTokens: 3}}
+		}),
+	}
+}
+
+// encodeV3 is a batch in the format before (SBR3: no identity in the
+// headers, each event's JSON carries it).
+func encodeV3(t testing.TB, evs []agent.Event) []byte {
+	body := []byte(frameMagicV3)
+	for _, ev := range evs {
+		line, err := json.Marshal(toWire(&ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = fmt.Appendf(body, "%c %d %q %q\n%s\n", kindOf(ev), ev.Seq, ev.RunID, ev.SessionKey, line)
+	}
+	return body
+}
+
+// TestFrameIdentityOncePerRun: a run's session id, agent, lane and
+// spawner are written once per frame (again when they change, and in each
+// frame a batch is cut into), and every event gets its own back; a warm
+// turn's events take at most four fifths of the bytes they took in the
+// format before (79%), which is still read.
+func TestFrameIdentityOncePerRun(t *testing.T) {
+	now := time.Unix(0, 1_795_878_182_468_932_495)
+	var evs []agent.Event
+	for i := range 3 {
+		evs = append(evs, turnEvents(i, now)...)
+	}
+	// Turns interleaved as a busy node's batch has them, and a run whose
+	// identity changes midway (a lane moved).
+	evs[1], evs[6] = evs[6], evs[1]
+	evs[10].Lane, evs[11].Lane = "subagent", "subagent"
+	for _, limit := range []int{1 << 20, 900} {
+		frames, err := encodeFrames(evs, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []agent.Event
+		for _, f := range frames {
+			rs, err := decodeFrame(f)
+			if err != nil {
+				t.Fatalf("limit %d: %v", limit, err)
+			}
+			runs := map[string]bool{}
+			for _, r := range rs {
+				runs[r.runID] = true
+				ev, err := r.decode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, ev)
+			}
+			if limit > len(f) && len(runs) == 3 {
+				// One full identity per run, one more for the lane change.
+				if n := bytes.Count(f, []byte(`"main" "`)); n != 4 {
+					t.Errorf("identity written %d times in a frame of 3 runs, want 4:\n%s", n, f)
+				}
+			}
+		}
+		if len(got) != len(evs) {
+			t.Fatalf("limit %d: %d events read, %d written", limit, len(got), len(evs))
+		}
+		for i := range evs {
+			if !reflect.DeepEqual(got[i], evs[i]) {
+				t.Errorf("limit %d, event %d:\n got %+v\nwant %+v", limit, i, got[i], evs[i])
+			}
+		}
+		if limit < 1<<20 && len(frames) < 3 {
+			t.Errorf("limit %d: %d frames, want the batch cut", limit, len(frames))
+		}
+	}
+	v4, err := encodeFrame(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := encodeV3(t, evs)
+	if len(v4)*5 > len(v3)*4 {
+		t.Errorf("a batch of warm turns takes %d bytes, %d in the format before: want at most four fifths", len(v4), len(v3))
+	}
+	t.Logf("three warm turns: %d bytes (%d in the format before)", len(v4), len(v3))
+	rs, err := decodeFrame(v3)
+	if err != nil || len(rs) != len(evs) {
+		t.Fatalf("decodeFrame(SBR3) = %d events, %v", len(rs), err)
+	}
+	for i, r := range rs {
+		if got, err := r.decode(); err != nil || !reflect.DeepEqual(got, evs[i]) {
+			t.Errorf("SBR3 event %d: %+v, %v; want %+v", i, got, err, evs[i])
 		}
 	}
 }

@@ -9,15 +9,17 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// An event's JSON in a frame (format SBR3) is wireEvent: the fields of
-// agent.Event that are set, without the run id, session key and number
-// its header line carries already, and times as unix nanoseconds. An end's
-// run record is wireRun, without the ids it shares with its event. Every
-// other node decodes each end it is sent, and each node's listener
-// receives every frame: the SBR2 form (agent.Event's JSON, every field
-// written, the ids three times) made a warm turn's events 3.5 KB, this one
-// about half. TestWireEventKeepsEveryField checks that every field of
-// agent.Event and store.Run goes through.
+// An event's JSON in a frame is wireEvent: the fields of agent.Event that
+// are set, without the run id, session key and number its header line
+// carries already (and, in the current format SBR4, without its identity:
+// session id, agent, lane and spawner, which the header carries once per
+// run), and times as unix nanoseconds. An end's run record is wireRun,
+// without the ids it shares with its event. Every other node decodes each
+// end it is sent, and each node's listener receives every frame: the SBR2
+// form (agent.Event's JSON, every field written, the ids three times) made
+// a warm turn's events 3.5 KB, SBR3 about half, SBR4 (no run input, the
+// identity once) about 1.1 KB. TestWireEventKeepsEveryField checks that
+// every field of agent.Event and store.Run goes through.
 type wireEvent struct {
 	SessionID  string                 `json:"sid,omitempty"`
 	AgentID    string                 `json:"agent,omitempty"`
@@ -40,7 +42,13 @@ type wireEvent struct {
 }
 
 // wireRun is an end's store.Run in a frame. Same says which of the run's
-// ids are its event's (and so left out): sameRunID and the like.
+// ids are its event's (and so left out): sameRunID and the like. The run's
+// Input is not relayed: it is the run's whole input (its message, images,
+// client tools), a third of a warm turn's end, which every other node
+// would decode and no consumer of a relayed end reads (the event log drops
+// it, see agent's logRun; who needs it reads the run from the store).
+// Input stays in the struct so that a frame of a node of the version
+// before, which carries it, still reads.
 type wireRun struct {
 	Same       uint8            `json:"same,omitempty"`
 	RunID      string           `json:"id,omitempty"`
@@ -77,7 +85,7 @@ func toWire(ev *agent.Event) wireEvent {
 	}
 	if r := ev.Run; r != nil {
 		wr := &wireRun{
-			Status: r.Status, Input: r.Input, CreatedAt: nanos(r.CreatedAt), StartedAt: nanos(r.StartedAt),
+			Status: r.Status, CreatedAt: nanos(r.CreatedAt), StartedAt: nanos(r.StartedAt),
 			EndedAt: nanos(r.EndedAt), Error: r.Error, StopReason: r.StopReason, Usage: r.Usage,
 		}
 		wr.RunID = sameOr(&wr.Same, sameRunID, r.RunID, ev.RunID)
