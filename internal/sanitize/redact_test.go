@@ -261,3 +261,22 @@ func TestRedactLiteralSecrets(t *testing.T) {
 		t.Errorf("a secret with regexp metacharacters leaked: %q", out)
 	}
 }
+
+// TestNewRedactorCompilesOnFirstUse: building a redactor compiles nothing
+// (the gateway builds its redactors while it starts); its first Redact
+// compiles its rules, and every later use shares them.
+func TestNewRedactorCompilesOnFirstUse(t *testing.T) {
+	opts := RedactOptions{Secrets: []string{"hunter2-the-password"}, Patterns: []string{`tok-[0-9]+`}}
+	var r *Redactor
+	if n := testing.AllocsPerRun(1, func() { r = NewRedactor(opts) }); n > 4 {
+		t.Fatalf("NewRedactor allocated %v times: it compiled its rules", n)
+	}
+	opts.Secrets[0], opts.Patterns[0] = "changed-after-the-call", "changed"
+	got, changed := r.Redact("pw hunter2-the-password and tok-123")
+	if want := "pw hunter…word and ***"; got != want || !changed {
+		t.Fatalf("Redact = %q, %v; want %q, true", got, changed, want)
+	}
+	if n := testing.AllocsPerRun(1, func() { r.Enabled() }); n != 0 {
+		t.Fatalf("Enabled after the first use allocated %v times: the rules were compiled again", n)
+	}
+}
