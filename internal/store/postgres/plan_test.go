@@ -25,7 +25,8 @@ func TestListingPlans(t *testing.T) {
 	for _, q := range []string{
 		`INSERT INTO sessions (key, session_id, agent_id, kind, spawned_by, label, created_at, updated_at, key_class, search)
 		 SELECT 'agent:a' || (i % 20) || ':s' || i, 'sid-' || i, 'a' || (i % 20), 'direct',
-		        CASE WHEN i % 10 = 0 THEN 'agent:a0:main' ELSE '' END, '', i, i, 0, 'agent:a:s' || i
+		        CASE WHEN i % 10 = 0 THEN 'agent:a0:main' ELSE '' END,
+		        CASE WHEN i % 50 = 0 THEN 'l' || (i % 7) ELSE '' END, i, i, 0, 'agent:a:s' || i
 		 FROM generate_series(1, 20000) AS i`,
 		`INSERT INTO outbox (id, kind, session_key, status, next_attempt_at, created_at, updated_at)
 		 SELECT 'o' || i, CASE WHEN i % 2 = 0 THEN 'announce' ELSE 'a2a' END, 'agent:a0:main',
@@ -55,6 +56,7 @@ func TestListingPlans(t *testing.T) {
 		{"sessions page", store.ListOptions{}},
 		{"sessions of an agent", store.ListOptions{AgentID: "a7"}},
 		{"sessions spawned by", store.ListOptions{SpawnedBy: "agent:a0:main"}},
+		{"sessions by label", store.ListOptions{Label: "l3"}},
 		{"sessions excluding classes", store.ListOptions{Exclude: store.ClassSubagent | store.ClassCronRun}},
 	} {
 		q, args := sessionQuery(c.opts)

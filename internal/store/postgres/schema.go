@@ -286,6 +286,18 @@ CREATE INDEX runs_live ON runs (status, created_at, run_id) WHERE status IN ('qu
 DROP INDEX runs_ended;
 CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at > 0;
 `,
+	// 12: fewer index entries per session update. A turn moves its
+	// session's updated_at (an indexed column, so the update is not HOT)
+	// and each such update adds an entry to every index of the row:
+	// sessions_kind served only ListOptions.Kind, which no listing uses
+	// (one by kind walks sessions_updated), and sessions_label now holds
+	// only labelled rows (the listing by label names label <> '', so that
+	// a generic plan uses it too).
+	`
+DROP INDEX sessions_kind;
+DROP INDEX sessions_label;
+CREATE INDEX sessions_label ON sessions (label, updated_at DESC, key) WHERE label <> '';
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

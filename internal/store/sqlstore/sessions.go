@@ -171,9 +171,8 @@ func (d Dialect) ListSessions(opts store.ListOptions) *Query {
 }
 
 // partialNonEmpty adds, in SQLite, that col is not the empty string (true
-// beside col = a non-empty value): SQLite's indexes by spawned_by and label
-// hold only such rows, and its planner uses them only for a query that
-// says so.
+// beside col = a non-empty value): SQLite's index by spawned_by holds only
+// such rows, and its planner uses it only for a query that says so.
 func (q *Query) partialNonEmpty(col string) {
 	if q.d == SQLite {
 		q.Write(` AND ` + col + ` != ''`)
@@ -197,8 +196,8 @@ func (d Dialect) sessionWhere(head string, opts store.ListOptions) *Query {
 		q.partialNonEmpty("spawned_by")
 	}
 	if opts.Label != "" {
-		q.Add(` AND label = ?`, opts.Label)
-		q.partialNonEmpty("label")
+		// Both stores' indexes by label hold only labelled rows.
+		q.Add(` AND label = ? AND label != ''`, opts.Label)
 	}
 	if opts.Kind != "" {
 		q.Add(` AND kind = ?`, opts.Kind)
