@@ -192,8 +192,18 @@ func (d Dialect) sessionWhere(head string, opts store.ListOptions) *Query {
 		q.Add(` AND agent_id = ?`, opts.AgentID)
 	}
 	if opts.SpawnedBy != "" {
-		q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
-		q.partialNonEmpty("spawned_by")
+		if d == SQLite {
+			q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
+			q.partialNonEmpty("spawned_by")
+		} else {
+			// PostgreSQL's index by spawner holds only spawned rows, by
+			// NULLIF(spawned_by, ''): this condition implies the index's
+			// (the expression is not null) whatever the value, in a
+			// generic plan too, and the planner estimates it from the
+			// index's statistics (naming spawned_by <> '' beside
+			// spawned_by = ? makes it misjudge the rows and sort).
+			q.Add(` AND NULLIF(spawned_by, '') = ?`, opts.SpawnedBy)
+		}
 	}
 	if opts.Label != "" {
 		// Both stores' indexes by label hold only labelled rows.
