@@ -97,14 +97,7 @@ func TestListingPlans(t *testing.T) {
 	// a generic plan too (the parameter unknown), as the store's cached
 	// statements get after a few runs: the index's condition follows from
 	// the query's text, not from the value.
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+	conn := genericConn(ctx, t, s)
 	for _, p := range []struct {
 		name, index string
 		opts        store.ListOptions
@@ -143,14 +136,7 @@ func TestRunPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
+	conn := genericConn(ctx, t, s)
 	live, err := sqlstore.Postgres.ListRuns(store.RunFilter{Statuses: []store.RunStatus{store.RunQueued}, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -213,6 +199,21 @@ func TestOpenBadURL(t *testing.T) {
 	if _, err := Open(ctx, "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2", Options{}); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("Open(unreachable) = %v", err)
 	}
+}
+
+// genericConn returns a connection of s's pool that plans every prepared
+// statement generically, released when the test ends.
+func genericConn(ctx context.Context, t *testing.T, s *Store) *pgxpool.Conn {
+	t.Helper()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // explainGeneric prepares q on conn (which has plan_cache_mode set to
