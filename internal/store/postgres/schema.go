@@ -286,6 +286,23 @@ CREATE INDEX runs_live ON runs (status, created_at, run_id) WHERE status IN ('qu
 DROP INDEX runs_ended;
 CREATE INDEX runs_ended ON runs (ended_at) WHERE ended_at > 0;
 `,
+	// 12: fewer index entries per session update. A turn moves its
+	// session's updated_at (an indexed column, so the update is not HOT)
+	// and each such update adds an entry to every index whose condition
+	// the row meets: sessions_kind served only ListOptions.Kind, which no
+	// listing uses (one by kind walks sessions_updated); sessions_label
+	// holds only labelled rows (the listing by label names label <> '',
+	// so that a generic plan uses it too), and sessions_spawned_by only
+	// spawned ones, keyed by NULLIF(spawned_by, '') (the listing by
+	// spawner compares that, which implies the index's condition). A
+	// plain session's update adds 4 entries instead of 7.
+	`
+DROP INDEX sessions_kind;
+DROP INDEX sessions_label;
+CREATE INDEX sessions_label ON sessions (label, updated_at DESC, key) WHERE label <> '';
+DROP INDEX sessions_spawned_by;
+CREATE INDEX sessions_spawned_by ON sessions (NULLIF(spawned_by, ''), updated_at DESC, key) WHERE NULLIF(spawned_by, '') IS NOT NULL;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

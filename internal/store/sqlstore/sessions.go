@@ -171,9 +171,8 @@ func (d Dialect) ListSessions(opts store.ListOptions) *Query {
 }
 
 // partialNonEmpty adds, in SQLite, that col is not the empty string (true
-// beside col = a non-empty value): SQLite's indexes by spawned_by and label
-// hold only such rows, and its planner uses them only for a query that
-// says so.
+// beside col = a non-empty value): SQLite's index by spawned_by holds only
+// such rows, and its planner uses it only for a query that says so.
 func (q *Query) partialNonEmpty(col string) {
 	if q.d == SQLite {
 		q.Write(` AND ` + col + ` != ''`)
@@ -193,12 +192,22 @@ func (d Dialect) sessionWhere(head string, opts store.ListOptions) *Query {
 		q.Add(` AND agent_id = ?`, opts.AgentID)
 	}
 	if opts.SpawnedBy != "" {
-		q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
-		q.partialNonEmpty("spawned_by")
+		if d == SQLite {
+			q.Add(` AND spawned_by = ?`, opts.SpawnedBy)
+			q.partialNonEmpty("spawned_by")
+		} else {
+			// PostgreSQL's index by spawner holds only spawned rows, by
+			// NULLIF(spawned_by, ''): this condition implies the index's
+			// (the expression is not null) whatever the value, in a
+			// generic plan too, and the planner estimates it from the
+			// index's statistics (naming spawned_by <> '' beside
+			// spawned_by = ? makes it misjudge the rows and sort).
+			q.Add(` AND NULLIF(spawned_by, '') = ?`, opts.SpawnedBy)
+		}
 	}
 	if opts.Label != "" {
-		q.Add(` AND label = ?`, opts.Label)
-		q.partialNonEmpty("label")
+		// Both stores' indexes by label hold only labelled rows.
+		q.Add(` AND label = ? AND label != ''`, opts.Label)
 	}
 	if opts.Kind != "" {
 		q.Add(` AND kind = ?`, opts.Kind)
