@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/tools"
 )
 
 // meetingStore holds each FinishRun of the runs in meet until all of them
@@ -60,13 +59,7 @@ func TestCarriedRunsFinishTogether(t *testing.T) {
 	}, func(c *Config) {
 		ms = &meetingStore{Store: c.Store, meet: map[string]bool{"s1": true, "s2": true}, all: make(chan struct{})}
 		c.Store = ms
-		c.Tools = func(context.Context, RunInfo) *tools.Set {
-			return tools.NewSet(funcTool{"slow", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
-				toolStarted <- struct{}{}
-				<-releaseTool
-				return &tools.Result{Text: "slow done"}, nil
-			}})
-		}
+		c.Tools = slowTool(toolStarted, releaseTool)
 	})
 	const key = "agent:main:main"
 	h.submit(Input{RunID: "a1", Message: "go"})

@@ -82,13 +82,7 @@ func TestSteerJoinsActiveRunAndSkipsUnstartedTools(t *testing.T) {
 		}
 		return textReply("answered " + lastUser(req)), nil
 	}, func(c *Config) {
-		c.Tools = func(context.Context, RunInfo) *tools.Set {
-			return tools.NewSet(funcTool{"slow", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
-				toolStarted <- struct{}{}
-				<-releaseTool
-				return &tools.Result{Text: "slow done"}, nil
-			}})
-		}
+		c.Tools = slowTool(toolStarted, releaseTool)
 	})
 	const key = "agent:main:main"
 	h.submit(Input{RunID: "a1", Message: "go"})
@@ -393,4 +387,16 @@ func TestKeptInputSurvivesCap(t *testing.T) {
 	close(release)
 	h.wait("k1")
 	h.wait("q2")
+}
+
+// slowTool is a tool set of one tool, "slow", that says when a call
+// started and returns "slow done" once release is closed.
+func slowTool(started chan<- struct{}, release <-chan struct{}) func(context.Context, RunInfo) *tools.Set {
+	return func(context.Context, RunInfo) *tools.Set {
+		return tools.NewSet(funcTool{"slow", func(ctx context.Context, _ json.RawMessage) (*tools.Result, error) {
+			started <- struct{}{}
+			<-release
+			return &tools.Result{Text: "slow done"}, nil
+		}})
+	}
 }

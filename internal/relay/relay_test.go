@@ -192,6 +192,19 @@ func TestReplyIsTheRunsOwn(t *testing.T) {
 	}
 }
 
+// runRequester runs msg on agent:main:req as run "req-run" and waits for
+// it to end ok.
+func runRequester(t *testing.T, e *runEnv, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
+		t.Fatal(err)
+	}
+	if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
+		t.Fatalf("requester run = %+v", run)
+	}
+}
+
 // TestBusyRequesterDoesNotDeadlock: the requester's reply-back turn is a
 // queued run on its lane, so a requester whose own run waits for the send
 // still gets its turn once that run ends.
@@ -201,12 +214,7 @@ func TestBusyRequesterDoesNotDeadlock(t *testing.T) {
 		"sessionKey": "agent:main:t", "message": "/reply /reply REPLY_SKIP", "timeoutSeconds": 10,
 	}) + "\n/then requester done"
 	ctx := context.Background()
-	if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
-		t.Fatal(err)
-	}
-	if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
-		t.Fatalf("requester run = %+v", run)
-	}
+	runRequester(t, e, msg)
 	// Turn 1 ran on the requester after its run: input "/reply REPLY_SKIP".
 	turn := StepRunID(firstSendRunID(t, e), "turn1")
 	run, done, _ := e.runner.Wait(ctx, turn, 20*time.Second)
@@ -510,12 +518,7 @@ func TestFlowStartsAfterTheRequesterRun(t *testing.T) {
 				"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": 10,
 			}) + "\n" + scripted.ToolDirective("hold", nil) + "\n/then requester done"
 			ctx := context.Background()
-			if _, _, err := e.runner.Submit(ctx, agent.Input{RunID: "req-run", SessionKey: "agent:main:req", AgentID: "main", Message: msg}); err != nil {
-				t.Fatal(err)
-			}
-			if run, done, _ := e.runner.Wait(ctx, "req-run", 20*time.Second); !done || run.Status != store.RunOK {
-				t.Fatalf("requester run = %+v", run)
-			}
+			runRequester(t, e, msg)
 			announce := StepRunID(firstSendRunID(t, e), "announce")
 			run, done, _ := e.runner.Wait(ctx, announce, 20*time.Second)
 			if !done || run.Status != store.RunOK {
