@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -223,4 +226,64 @@ func BenchmarkTurnStore(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkFencedTurn is the store's share of one warm turn on a node, as
+// the runner makes it: the run opened under its lane's claim (OpenRun,
+// one round trip with the remembered tail) and ended with its reply
+// (EndRun, one round trip). Besides the time it reports server-µs/op: the
+// CPU time of the database's backends per turn, read from /proc, so that
+// the server's share is seen apart from the client's.
+func BenchmarkFencedTurn(b *testing.B) {
+	ctx := context.Background()
+	s := openNodes(b, 1)[0]
+	const key = "agent:main:fenced"
+	fenced, _ := claimedSession(b, s, key)
+	i := 0
+	turn := func() {
+		i++
+		id := fmt.Sprint("r", i)
+		if err := openTurn(fenced, s, key, id); err != nil {
+			b.Fatal(err)
+		}
+		out := benchMessage(i)
+		out.RunID = id
+		if _, _, err := s.EndRun(fenced, id, store.RunResult{Status: store.RunOK, Usage: transcript.Usage{Input: 5, Output: 5, TotalTokens: 10}},
+			"sid", []store.Message{out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 20 { // the statements prepared, generic plans chosen
+		turn()
+	}
+	backends := func() time.Duration {
+		rows, err := s.pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ticks int64
+		for _, pid := range pids {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				b.Skipf("backend CPU: %v", err)
+			}
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			k, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + k
+		}
+		return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ
+	}
+	cpu0 := backends()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		turn()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((backends()-cpu0).Microseconds())/float64(b.N), "server-µs/op")
 }

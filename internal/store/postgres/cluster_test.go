@@ -26,7 +26,7 @@ func liveNodes(t *testing.T) (a, b *Store) {
 	return a, b
 }
 
-func register(t *testing.T, s *Store, id string, lease time.Duration) {
+func register(t testing.TB, s *Store, id string, lease time.Duration) {
 	t.Helper()
 	if err := s.RegisterNode(context.Background(), NodeInfo{ID: id, Address: "127.0.0.1:1", Version: "test"}, lease); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -180,9 +181,6 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		// COMMIT too; it is found out after the rollback.
 		b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
 			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
-		// The session row as the end wrote it, for the session's next
-		// admission (sessionMemo).
-		b.Queue(qEndedSessionVer, e.runID)
 		for _, args := range e.outbox {
 			b.Queue(qInsertOutbox, args...)
 		}
@@ -198,18 +196,10 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 				return err
 			}
 		}
-		r, err := scanRun(br.QueryRow())
+		r, sess, ver, err := scanFinished(br)
 		if isCode(err, "22012") {
 			br.Close()
 			return errNotLive
-		}
-		if err != nil {
-			br.Close()
-			return err
-		}
-		sess, ver, err := scanSessionVer(br.QueryRow())
-		if errors.Is(err, pgx.ErrNoRows) {
-			sess, err = nil, nil // the session is gone: nothing to remember
 		}
 		if err := firstErr(err, br.Close()); err != nil {
 			return err
@@ -290,4 +280,47 @@ func lockTailAndStats(ctx context.Context, tx pgx.Tx, sessionID, runID string, a
 	}
 	b2, err := json.Marshal(stats)
 	return t, string(b2), err
+}
+
+// scanFinished reads qFinishRun's row: the run, then the session row as
+// the end wrote it and its version, or a nil session when it is gone (its
+// columns are NULL). One row, split in two for the two scanners.
+func scanFinished(br pgx.BatchResults) (*store.Run, *store.Session, int64, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, nil, 0, firstErr(rows.Err(), pgx.ErrNoRows)
+	}
+	raw, fields := rows.RawValues(), rows.FieldDescriptions()
+	n := strings.Count(runCols, ",") + 1 // the run's columns come first
+	if len(raw) <= n {
+		return nil, nil, 0, fmt.Errorf("finished run: %d columns", len(raw))
+	}
+	c := rows.Conn()
+	run, err := scanRun(rawRow{c, fields[:n], raw[:n]})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if raw[n] == nil { // the session's key: no session row
+		return run, nil, 0, rows.Err()
+	}
+	sess, ver, err := scanSessionVer(rawRow{c, fields[n:], raw[n:]})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return run, sess, ver, rows.Err()
+}
+
+// rawRow is part of a row's raw values, scanned as a row of its own.
+type rawRow struct {
+	conn   *pgx.Conn // its type map decodes
+	fields []pgconn.FieldDescription
+	values [][]byte
+}
+
+func (r rawRow) Scan(dest ...any) error {
+	return pgx.ScanRow(r.conn.TypeMap(), r.fields, r.values, dest...)
 }

@@ -182,7 +182,7 @@ func TestEndRunAfterOpen(t *testing.T) {
 // claimedSession makes session key (id "sid") on s as node "a", claims its
 // lane and returns a context fenced by the claim and one fenced by the
 // epoch before it.
-func claimedSession(t *testing.T, s *Store, key string) (fenced, stale context.Context) {
+func claimedSession(t testing.TB, s *Store, key string) (fenced, stale context.Context) {
 	t.Helper()
 	ctx := context.Background()
 	s.SetNode("a")
@@ -198,8 +198,71 @@ func claimedSession(t *testing.T, s *Store, key string) (fenced, stale context.C
 		store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1})
 }
 
+// openTurn opens run id of session key (transcript "sid") with a user
+// message as its input, as a warm turn's open does.
+func openTurn(ctx context.Context, s *Store, key, id string) error {
+	in := userMsg("hi " + id)
+	in.RunID = id
+	_, _, err := s.OpenRun(ctx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid", AgentID: "main",
+		Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{in})
+	return err
+}
+
 // reply is run runID's assistant message saying text.
 func reply(runID, text string) store.Message {
 	m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
 	return store.Message{Entry: transcript.MessageEntry(m, time.Now()), RunID: runID}
+}
+
+// TestEndRunWritesSessionOnce: a run's end returns the session row as it
+// wrote it (with the row's version) from its one statement: the next
+// admission is served that row and the open on it is accepted; when the
+// session row is gone, the end still ends the run and nothing is
+// remembered.
+func TestEndRunWritesSessionOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	const key = "agent:main:once"
+	fenced, _ := claimedSession(t, s, key)
+	open := func(ctx context.Context, id string) error { return openTurn(ctx, s, key, id) }
+	admit := func() (context.Context, *store.Session, bool) {
+		t.Helper()
+		actx := store.WithSessionCheck(fenced)
+		sess, err := s.GetSession(actx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, served := store.SessionCheckOf(actx).Version(key)
+		return actx, sess, served
+	}
+	if err := open(fenced, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := s.EndRun(fenced, "r1", store.RunResult{Status: store.RunOK, Usage: transcript.Usage{Input: 4, Output: 2, TotalTokens: 6}},
+		"sid", []store.Message{reply("r1", "one")})
+	if err != nil || run.Status != store.RunOK || run.RunID != "r1" {
+		t.Fatalf("EndRun = %+v, %v", run, err)
+	}
+	actx, sess, served := admit()
+	if !served || sess.TotalTokens != 6 || !sess.SystemSent {
+		t.Fatalf("after the end: served %v, %+v; want the end's row from memory", served, sess)
+	}
+	if err := open(actx, "r2"); err != nil {
+		t.Fatalf("open on the row the end returned: %v (its version is not the row's)", err)
+	}
+	// The session row goes while r2 runs: r2 still ends.
+	if _, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE key = $1`, key); err != nil {
+		t.Fatal(err)
+	}
+	s.sessions.drop(key) // as another node's delete would leave it
+	run, _, err = s.EndRun(fenced, "r2", store.RunResult{Status: store.RunError, Error: "x"}, "sid", []store.Message{reply("r2", "two")})
+	if err != nil || run.Status != store.RunError {
+		t.Fatalf("EndRun without its session = %+v, %v; want the run ended", run, err)
+	}
+	if _, _, ok := s.sessions.get(key); ok {
+		t.Error("a session row was remembered for a session that is gone")
+	}
+	if got, err := s.GetRun(ctx, "r2"); err != nil || got.Status != store.RunError {
+		t.Errorf("stored r2 = %+v, %v", got, err)
+	}
 }

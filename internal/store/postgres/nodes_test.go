@@ -16,7 +16,7 @@ import (
 )
 
 // openNodes opens n Stores on one fresh database, as n gateway nodes would.
-func openNodes(t *testing.T, n int) []*Store {
+func openNodes(t testing.TB, n int) []*Store {
 	t.Helper()
 	dsn := pgtest.DB(t)
 	out := make([]*Store, n)

@@ -45,7 +45,10 @@ type pipeTx struct {
 	lock      *int64       // advisory lock the fence check takes (leadLock)
 	begun     bool         // BEGIN was sent
 	closed    bool         // committed or rolled back
-	committed bool         // by sendLast's COMMIT
+	committed bool         // by sendLast's COMMIT, or its batch's Sync
+	// implicit: the transaction is one batch (sendLast as its first
+	// statements), sent without BEGIN and COMMIT (see sendLast).
+	implicit bool
 }
 
 var _ pgx.Tx = (*pipeTx)(nil)
@@ -83,7 +86,9 @@ func (tx *pipeTx) lead(b *pgx.Batch) *pgx.Batch {
 	}
 	tx.begun = true
 	lead := &pgx.Batch{}
-	lead.Queue("begin")
+	if !tx.implicit {
+		lead.Queue("begin")
+	}
 	if f := tx.fence; f != nil {
 		timeout := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
 		if tx.lock != nil {
@@ -117,8 +122,10 @@ func leadLock(tx pgx.Tx, key int64) bool {
 
 // readLead reads the results of lead's BEGIN and fence check.
 func (tx *pipeTx) readLead(br pgx.BatchResults) error {
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if !tx.implicit {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
 	}
 	if f := tx.fence; f != nil {
 		if _, err := br.Exec(); err != nil {
@@ -252,18 +259,20 @@ func (tx *pipeTx) Rollback(ctx context.Context) error {
 // pipeline after an error, leaving the transaction to roll back). The
 // caller reads b's results as usual; Close reports the commit's outcome.
 // Nothing may be sent in the transaction after it.
+//
+// A transaction that sent nothing before is sent without BEGIN and
+// COMMIT: pgx ends a batch with one Sync, and the server runs the
+// statements before a Sync as one implicit transaction, committed at the
+// Sync when all succeeded and rolled back when one failed (the rest
+// skipped, as with BEGIN). Two statements fewer per transaction, the
+// fence check still first: the one-round-trip open and end of a run.
 func sendLast(ctx context.Context, tx pgx.Tx, b *pgx.Batch) pgx.BatchResults {
 	p, ok := tx.(*pipeTx)
 	if !ok || p.closed {
 		return tx.SendBatch(ctx, b)
 	}
 	n := len(b.QueuedQueries)
-	full := p.lead(b)
-	led := full != nil
-	if !led {
-		full = &pgx.Batch{QueuedQueries: slices.Clone(b.QueuedQueries)}
-	}
-	full.Queue("commit")
+	full, led := p.lastBatch(b)
 	br := p.conn.SendBatch(ctx, full)
 	if led {
 		if err := p.readLead(br); err != nil {
@@ -272,6 +281,20 @@ func sendLast(ctx context.Context, tx pgx.Tx, b *pgx.Batch) pgx.BatchResults {
 		}
 	}
 	return &lastResults{BatchResults: br, tx: p, left: n}
+}
+
+// lastBatch is what sendLast sends for b: with BEGIN (when nothing was
+// sent before, led) and COMMIT, or, when nothing was, b behind the fence
+// check alone (an implicit transaction: nothing can follow it, so the
+// pipeTx is closed).
+func (tx *pipeTx) lastBatch(b *pgx.Batch) (full *pgx.Batch, led bool) {
+	if !tx.begun {
+		tx.implicit, tx.closed = true, true
+		return tx.lead(b), true
+	}
+	full = &pgx.Batch{QueuedQueries: slices.Clone(b.QueuedQueries)}
+	full.Queue("commit")
+	return full, false
 }
 
 // lastResults are sendLast's results: left of the caller's results are
@@ -308,7 +331,7 @@ func (r *lastResults) Close() error {
 	for ; r.left > 0 && r.err == nil; r.left-- {
 		_, r.err = r.BatchResults.Exec()
 	}
-	if r.err == nil {
+	if r.err == nil && !r.tx.implicit {
 		tag, err := r.BatchResults.Exec()
 		switch {
 		case err != nil:
@@ -320,6 +343,9 @@ func (r *lastResults) Close() error {
 		}
 	}
 	r.err = firstErr(r.err, r.BatchResults.Close())
+	if r.err == nil && r.tx.implicit {
+		r.tx.committed = true // at the batch's Sync
+	}
 	return r.err
 }
 

@@ -226,3 +226,33 @@ func TestLeadLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLastBatchImplicit: a transaction whose only batch is sendLast's goes
+// without BEGIN and COMMIT (the batch's Sync commits it), its fence check
+// still first; one that sent a statement before ends its last batch with
+// COMMIT.
+func TestLastBatchImplicit(t *testing.T) {
+	sqls := func(b *pgx.Batch) []string {
+		var out []string
+		for _, q := range b.QueuedQueries {
+			out = append(out, q.SQL)
+		}
+		return out
+	}
+	var b pgx.Batch
+	b.Queue(`INSERT INTO t VALUES (1)`)
+	fence := &store.Fence{Node: "a", SessionKey: "k", Epoch: 1}
+	tx := &pipeTx{fence: fence}
+	full, led := tx.lastBatch(&b)
+	if got := sqls(full); !led || len(got) != 2 || got[0] != qFenceGuard || got[1] != `INSERT INTO t VALUES (1)` {
+		t.Errorf("first and last batch = %q (led %v); want the fence check and the insert only", got, led)
+	}
+	if !tx.closed || !tx.implicit {
+		t.Error("an implicit transaction's pipeTx is not closed after its batch")
+	}
+	tx = &pipeTx{fence: fence, begun: true}
+	full, led = tx.lastBatch(&b)
+	if got := sqls(full); led || len(got) != 2 || got[1] != "commit" {
+		t.Errorf("last batch after a statement = %q (led %v); want the insert and COMMIT", got, led)
+	}
+}

@@ -36,24 +36,6 @@ var (
 )
 
 const (
-	// qFinishRun ends a live run ($1) with its status, error, stop
-	// reason, usage and end ($2–$6), and adds the usage to its session
-	// ($7–$9), recording whether it was aborted ($10) and, when it had
-	// started, that the system prompt was sent; it returns the run. It
-	// fails (division_by_zero) when the run is not live, so that in a
-	// pipeline the server skips what follows it (the run's outbox items
-	// and messages, COMMIT).
-	qFinishRun = `WITH r AS (
-			UPDATE runs SET status = $2, error = $3, stop_reason = $4, usage = $5, ended_at = $6, stats = $11
-			WHERE run_id = $1 AND status IN ('queued', 'running')
-			RETURNING ` + runCols + `),
-		s AS (
-			UPDATE sessions SET input_tokens = input_tokens + $7, output_tokens = output_tokens + $8,
-				total_tokens = total_tokens + $9, aborted_last_run = $10,
-				system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
-			FROM r WHERE sessions.key = r.session_key)
-		SELECT ` + runCols + ` FROM (SELECT 1 / count(*) AS live FROM r) ended LEFT JOIN r ON true WHERE ended.live = 1`
-
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
 
 	// qStartRun starts a queued run. With a node ($4 not empty) it also
@@ -67,6 +49,28 @@ const (
 			WHERE l.session_key = runs.session_key AND l.node_id = $4 AND n.lease_until > now()))
 		RETURNING ` + runCols
 )
+
+// qFinishRun ends a live run ($1) with its status, error, stop
+// reason, usage and end ($2–$6), and adds the usage to its session
+// ($7–$9), recording whether it was aborted ($10) and, when it had
+// started, that the system prompt was sent; it returns the run, then
+// the session row as it wrote it and that row's version (xmin), for
+// the session's next admission (sessionMemo): all NULL when the
+// session is gone (scanFinished). It fails (division_by_zero) when
+// the run is not live, so that in a pipeline the server skips what
+// follows it (the run's outbox items and messages, COMMIT).
+var qFinishRun = `WITH r AS (
+		UPDATE runs SET status = $2, error = $3, stop_reason = $4, usage = $5, ended_at = $6, stats = $11
+		WHERE run_id = $1 AND status IN ('queued', 'running')
+		RETURNING ` + runCols + `),
+	s AS (
+		UPDATE sessions SET input_tokens = input_tokens + $7, output_tokens = output_tokens + $8,
+			total_tokens = total_tokens + $9, aborted_last_run = $10,
+			system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
+		FROM r WHERE sessions.key = r.session_key
+		RETURNING ` + sqlstore.Qualify("sessions", sessionCols) + `, sessions.xmin::text::bigint AS ver)
+	SELECT ` + sqlstore.Qualify("r", runCols) + `, ` + sqlstore.Qualify("s", sessionCols) + `, s.ver
+	FROM (SELECT 1 / count(*) AS live FROM r) ended LEFT JOIN r ON true LEFT JOIN s ON true WHERE ended.live = 1`
 
 // scanRun reads one row of runCols.
 func scanRun(row pgx.Row) (*store.Run, error) { return sqlstore.ScanRun(row) }

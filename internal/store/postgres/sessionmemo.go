@@ -20,15 +20,10 @@ const maxMemoSessions = 4096
 const sessionMemoAge = time.Minute
 
 // Session rows with their version (xmin, the transaction that wrote the
-// row version): qGetSessionVer reads one; qSessionIs fails
-// (division_by_zero) unless session $1's row is still version $2.
-var (
-	qGetSessionVer = `SELECT ` + sessionCols + `, xmin::text::bigint FROM sessions WHERE key = $1`
-	// qEndedSessionVer reads, inside a run's end after its session's
-	// update, the row that update wrote (run $1's session).
-	qEndedSessionVer = `SELECT ` + sessionCols + `, xmin::text::bigint FROM sessions
-		WHERE key = (SELECT session_key FROM runs WHERE run_id = $1)`
-)
+// row version): qGetSessionVer reads one (and qFinishRun returns the one
+// it wrote); qSessionIs fails (division_by_zero) unless session $1's row
+// is still version $2.
+const qGetSessionVer = `SELECT ` + sessionCols + `, xmin::text::bigint FROM sessions WHERE key = $1`
 
 const qSessionIs = `SELECT 1 / count(*) FROM sessions WHERE key = $1 AND xmin = $2::text::xid`
 

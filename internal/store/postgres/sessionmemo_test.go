@@ -34,14 +34,7 @@ func TestSessionMemo(t *testing.T) {
 		_, ok := store.SessionCheckOf(actx).Version(key)
 		return ok
 	}
-	open := func(actx context.Context, id string) error {
-		t.Helper()
-		in := userMsg("hi " + id)
-		in.RunID = id
-		_, _, err := s.OpenRun(actx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid", AgentID: "main",
-			Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{in})
-		return err
-	}
+	open := func(actx context.Context, id string) error { return openTurn(actx, s, key, id) }
 	exists := func(id string) bool {
 		t.Helper()
 		_, err := s.GetRun(ctx, id)
