@@ -22,19 +22,29 @@ import (
 // then skips the rest of the pipeline, so a fenced statement is never
 // executed, not even in a transaction rolled back later.
 
-// qFenceGuard is qCheckFence failing (division_by_zero) unless the fence
-// holds; it share-locks the lane row as qCheckFence does.
-const qFenceGuard = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), 1 / count(*) FROM (SELECT 1 FROM lanes l
+// fenceHeld is the lane row of fence ($1 lane, $2 node, $3 epoch) while
+// its node's lease is live, share-locked as qCheckFence does: the fence
+// checks divide by its count.
+const fenceHeld = `FROM (SELECT 1 FROM lanes l
 		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
 		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
 		FOR SHARE OF l) held`
 
-// qFenceGuardLock is qFenceGuard that also takes the transaction-scoped
-// advisory lock $5 (a transcript's, see leadLock), in the same statement.
-const qFenceGuardLock = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), pg_advisory_xact_lock($5), 1 / count(*) FROM (SELECT 1 FROM lanes l
-		WHERE l.session_key = $1 AND l.node_id = $2 AND l.epoch = $3
-		AND EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.node_id AND n.lease_until > now())
-		FOR SHARE OF l) held`
+const (
+	// qFenceGuard is qCheckFence failing (division_by_zero) unless the
+	// fence holds, setting the transaction's idle timeout ($4).
+	qFenceGuard = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), 1 / count(*) ` + fenceHeld
+	// qFenceGuardLock is qFenceGuard that also takes the
+	// transaction-scoped advisory lock $5 (a transcript's, see leadLock),
+	// in the same statement.
+	qFenceGuardLock = `SELECT set_config('idle_in_transaction_session_timeout', $4, true), pg_advisory_xact_lock($5), 1 / count(*) ` + fenceHeld
+	// qFenceGuardOnly and qFenceGuardOnlyLock (lock $4) are the two for a
+	// transaction of one batch (sendLast): it is never idle between
+	// statements (the server runs the batch through to its Sync and
+	// commits), so they set no idle timeout.
+	qFenceGuardOnly     = `SELECT 1 / count(*) ` + fenceHeld
+	qFenceGuardOnlyLock = `SELECT pg_advisory_xact_lock($4), 1 / count(*) ` + fenceHeld
+)
 
 // pipeTx is a pgx.Tx on one connection whose BEGIN (and fence check) is
 // deferred to its first statement. Savepoints, COPY, large objects and
@@ -89,7 +99,13 @@ func (tx *pipeTx) lead(b *pgx.Batch) *pgx.Batch {
 	if !tx.implicit {
 		lead.Queue("begin")
 	}
-	if f := tx.fence; f != nil {
+	if f := tx.fence; f != nil && tx.implicit {
+		if tx.lock != nil {
+			lead.Queue(qFenceGuardOnlyLock, f.SessionKey, f.Node, f.Epoch, *tx.lock)
+		} else {
+			lead.Queue(qFenceGuardOnly, f.SessionKey, f.Node, f.Epoch)
+		}
+	} else if f != nil {
 		timeout := strconv.FormatInt(fenceIdleTimeout.Milliseconds(), 10)
 		if tx.lock != nil {
 			lead.Queue(qFenceGuardLock, f.SessionKey, f.Node, f.Epoch, timeout, *tx.lock)

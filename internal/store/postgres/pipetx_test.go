@@ -229,8 +229,8 @@ func TestLeadLock(t *testing.T) {
 
 // TestLastBatchImplicit: a transaction whose only batch is sendLast's goes
 // without BEGIN and COMMIT (the batch's Sync commits it), its fence check
-// still first; one that sent a statement before ends its last batch with
-// COMMIT.
+// still first (without the idle timeout: it is never idle); one that sent
+// a statement before ends its last batch with COMMIT.
 func TestLastBatchImplicit(t *testing.T) {
 	sqls := func(b *pgx.Batch) []string {
 		var out []string
@@ -244,7 +244,7 @@ func TestLastBatchImplicit(t *testing.T) {
 	fence := &store.Fence{Node: "a", SessionKey: "k", Epoch: 1}
 	tx := &pipeTx{fence: fence}
 	full, led := tx.lastBatch(&b)
-	if got := sqls(full); !led || len(got) != 2 || got[0] != qFenceGuard || got[1] != `INSERT INTO t VALUES (1)` {
+	if got := sqls(full); !led || len(got) != 2 || got[0] != qFenceGuardOnly || got[1] != `INSERT INTO t VALUES (1)` {
 		t.Errorf("first and last batch = %q (led %v); want the fence check and the insert only", got, led)
 	}
 	if !tx.closed || !tx.implicit {
