@@ -299,10 +299,10 @@ func sendLast(ctx context.Context, tx pgx.Tx, b *pgx.Batch) pgx.BatchResults {
 	return &lastResults{BatchResults: br, tx: p, left: n}
 }
 
-// lastBatch is what sendLast sends for b: with BEGIN (when nothing was
-// sent before, led) and COMMIT, or, when nothing was, b behind the fence
-// check alone (an implicit transaction: nothing can follow it, so the
-// pipeTx is closed).
+// lastBatch is what sendLast sends for b: when the transaction sent
+// nothing before (led), b behind the fence check alone, an implicit
+// transaction (nothing can follow it, so the pipeTx is closed);
+// otherwise b and COMMIT.
 func (tx *pipeTx) lastBatch(b *pgx.Batch) (full *pgx.Batch, led bool) {
 	if !tx.begun {
 		tx.implicit, tx.closed = true, true
