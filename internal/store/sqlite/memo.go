@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // maxMemo bounds each of writeMemo's maps.
@@ -163,7 +164,11 @@ func (m *writeMemo) countMessage(sid string, msg *store.Message, line string) {
 	}
 	next := &liveRun{run: lr.run, stats: lr.stats}
 	next.stats.Tools = maps.Clone(lr.stats.Tools)
-	next.stats.Count(msg.Role, []byte(line))
+	var b []byte
+	if msg.Role != transcript.RoleUser {
+		b = []byte(line) // a user message counts by its role alone: no copy
+	}
+	next.stats.Count(msg.Role, b)
 	m.setRun(msg.RunID, next)
 }
 
