@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
 // maxMemo bounds each of writeMemo's maps.
@@ -164,11 +163,7 @@ func (m *writeMemo) countMessage(sid string, msg *store.Message, line string) {
 	}
 	next := &liveRun{run: lr.run, stats: lr.stats}
 	next.stats.Tools = maps.Clone(lr.stats.Tools)
-	var b []byte
-	if msg.Role != transcript.RoleUser {
-		b = []byte(line) // a user message counts by its role alone: no copy
-	}
-	next.stats.Count(msg.Role, b)
+	next.stats.CountLine(msg.Role, line)
 	m.setRun(msg.RunID, next)
 }
 
