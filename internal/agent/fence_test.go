@@ -211,6 +211,17 @@ func TestStartWaitsForStore(t *testing.T) {
 	})
 	ds.reads.Store(3)
 	ds.down.Store(true)
+	// Wait may read the ended run from the store before the end event
+	// goes out (the commit comes first): the check below waits for it.
+	// Subscribers are called in the order they subscribed, so the
+	// harness has recorded the event when this one sees it.
+	ended := make(chan struct{})
+	var once sync.Once
+	defer h.runner.Subscribe(func(ev Event) {
+		if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {
+			once.Do(func() { close(ended) })
+		}
+	})()
 	id := h.submit(Input{Message: "go"}).RunID
 	var run *store.Run
 	for {
@@ -228,6 +239,7 @@ func TestStartWaitsForStore(t *testing.T) {
 	if run.Status != store.RunOK {
 		t.Fatalf("run = %s %q, want ok", run.Status, run.Error)
 	}
+	<-ended
 	ends := 0
 	for _, ev := range h.eventsFor(run.RunID) {
 		if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {

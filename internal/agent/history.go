@@ -198,10 +198,14 @@ func (c *windowCache) appended(m store.Message) {
 	// The window may grow a quarter past the limit before it is cut
 	// back (get hands out the last limit entries only): cutting at every
 	// append copied the whole window twice per turn.
-	msgs := append(w.msgs, m)
-	if len(msgs) > c.limit+max(c.limit/4, 1) {
-		msgs = append([]store.Message(nil), msgs[len(msgs)-c.limit:]...)
+	msgs := w.msgs
+	if slack := max(c.limit/4, 1); len(msgs) >= c.limit+slack {
+		// Cut before appending, into a copy with room for the appends
+		// until the next cut: a copy of exactly limit entries was grown
+		// (copied again) by the very next append.
+		msgs = append(make([]store.Message, 0, c.limit+slack), msgs[len(msgs)-max(c.limit-1, 0):]...)
 	}
+	msgs = append(msgs, m)
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
 }
 

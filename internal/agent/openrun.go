@@ -75,10 +75,10 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 			return Enqueued{}, false, nil
 		}
 	}
-	started := queued.Clone()
+	started := *queued // a copy that shares Input: nothing writes to it
 	started.Status, started.StartedAt = store.RunRunning, r.now()
 	msg := r.inputMessage(&run, id)
-	opened, stored, err := store.OpenRun(ctx, r.cfg.Store, started, []store.Message{msg})
+	opened, stored, err := store.OpenRun(ctx, r.cfg.Store, &started, []store.Message{msg})
 	if err != nil {
 		r.dropFence(id)
 		r.unopen(key, id, l, cancel, claimed)

@@ -375,7 +375,10 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	}
 	sessionID := info.Session.SessionID
 
-	var defs []provider.ToolDef
+	var defs []provider.ToolDef // nil when there are none, as before
+	if n := toolSet.Len() + len(in.ClientTools); n > 0 {
+		defs = make([]provider.ToolDef, 0, n) // grown by appends, it was copied about six times a run
+	}
 	for _, t := range toolSet.All() {
 		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
@@ -403,7 +406,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	}
 	// The memory flush and a background summary act with the agent's own
 	// tools (never the caller's) and the run's system prompt.
-	ft := &flushTurn{info: info, system: system, defs: defs[:len(defs)-len(clientTools)], tools: toolSet, caller: caller}
+	ft := &flushTurn{info: info, system: system, defs: defs[: len(defs)-len(clientTools) : len(defs)-len(clientTools)], tools: toolSet, caller: caller}
 	st.bg = &bgTrigger{sess: info.Session, model: model, budget: budget, flush: ft,
 		fixed: r.calib.Scale(modelKey(model), r.counter(model).Request(&provider.Request{System: system, Tools: defs}))}
 	for step := 0; ; step++ {

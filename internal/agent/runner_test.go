@@ -599,6 +599,37 @@ func TestWindowCacheKeepsExactSlices(t *testing.T) {
 	}
 }
 
+// TestWindowCacheCutHasRoom: the copy a cut makes holds the appends up
+// to the next cut, so a warm session's turns allocate for the window at
+// a cut only (an exact-size copy was grown, that is copied again, by the
+// very next append).
+func TestWindowCacheCutHasRoom(t *testing.T) {
+	const limit = 400
+	c := newWindowCache(limit)
+	c.put("s", 0, nil)
+	seq := int64(0)
+	add := func() {
+		seq++
+		c.appended(store.Message{SessionID: "s", Seq: seq})
+	}
+	// One cycle is limit/4+1 appends, one cut among them, wherever it
+	// starts: the cut's copy is its only allocation.
+	cycle := func() {
+		for range limit/4 + 1 {
+			add()
+		}
+	}
+	for range limit + limit/4 + 1 { // past the first cut
+		add()
+	}
+	if allocs := testing.AllocsPerRun(10, cycle); allocs != 1 {
+		t.Errorf("%d appends (one cut) allocated %.0f times, want 1", limit/4+1, allocs)
+	}
+	if got, ok := c.get("s", seq); !ok || len(got) != limit || got[limit-1].Seq != seq {
+		t.Fatalf("get = len %d, %v; want the last %d entries", len(got), ok, limit)
+	}
+}
+
 // TestWindowCacheSlides: appends past the limit keep handing out exactly
 // the last limit entries (the window is cut back only now and then), and
 // a gap in the Seqs drops the window.

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -30,6 +31,32 @@ var errorStops = map[string]bool{"error": true, "aborted": true, "timeout": true
 func errorStop(line []byte) bool {
 	for stop := range errorStops {
 		if bytes.Contains(line, []byte(`"stopReason":"`+stop+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// CountLine is Count of a line held as a string: it copies the line to
+// decode it only when it may hold a tool call or an error (a warm turn's
+// reply does not).
+func (s *RunStats) CountLine(role, line string) {
+	switch {
+	case role == transcript.RoleAssistant && !strings.Contains(line, `"toolCall"`) && !errorStopLine(line):
+		s.Assistant++
+	case (role == transcript.RoleToolResult || role == transcript.RoleTool) && !strings.Contains(line, `"isError":true`):
+		s.ToolResults++
+	case role == transcript.RoleAssistant || role == transcript.RoleToolResult || role == transcript.RoleTool:
+		s.Count(role, []byte(line))
+	default:
+		s.Count(role, nil) // counted by its role alone
+	}
+}
+
+// errorStopLine is errorStop of a line held as a string.
+func errorStopLine(line string) bool {
+	for stop := range errorStops {
+		if strings.Contains(line, `"stopReason":"`+stop+`"`) {
 			return true
 		}
 	}

@@ -28,5 +28,25 @@ func TestRunStatsCount(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
+		var line RunStats
+		line.CountLine(tt.role, tt.line)
+		if !reflect.DeepEqual(line, tt.want) {
+			t.Errorf("%s: CountLine %+v, want %+v", tt.name, line, tt.want)
+		}
+	}
+}
+
+// TestCountLineCopiesNothing: a user message, and a reply or tool result
+// with no tool call and no error, are counted without copying the line.
+func TestCountLineCopiesNothing(t *testing.T) {
+	var s RunStats
+	for _, e := range [][2]string{
+		{"user", `{"type":"message","message":{"role":"user","content":"hi"}}`},
+		{"assistant", `{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}}`},
+		{"toolResult", `{"type":"message","message":{"role":"toolResult","toolName":"exec","content":"x"}}`},
+	} {
+		if n := testing.AllocsPerRun(10, func() { s.CountLine(e[0], e[1]) }); n != 0 {
+			t.Errorf("%s: %v allocations, want 0", e[0], n)
+		}
 	}
 }

@@ -163,7 +163,7 @@ func (m *writeMemo) countMessage(sid string, msg *store.Message, line string) {
 	}
 	next := &liveRun{run: lr.run, stats: lr.stats}
 	next.stats.Tools = maps.Clone(lr.stats.Tools)
-	next.stats.Count(msg.Role, []byte(line))
+	next.stats.CountLine(msg.Role, line)
 	m.setRun(msg.RunID, next)
 }
 

@@ -231,7 +231,11 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 			err error
 		)
 		if lr, ok := s.memo.run(runID); ok {
-			r = lr.run.Clone()
+			// A copy of the remembered record, which the body must not
+			// change (it may roll back); it shares Input, which nothing
+			// writes to, and takes the end's fields below.
+			c := lr.run
+			r = &c
 		} else if r, err = s.getRunTx(ctx, tx, runID); err != nil {
 			return err
 		} else if r.Status.Terminal() {
