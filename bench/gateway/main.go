@@ -14,7 +14,16 @@
 // and the CPU per turn of this load client beside it (each client decodes
 // only its own runs' chat events, so that it does not set the pace).
 //
-// Usage: go run ./bench/gateway [-bin path] [-sessions 1000] [-turns 500]
+// Without -bin it builds the binary as releases ship it
+// (scripts/build-release.sh: CGO_ENABLED=0, -trimpath, -ldflags=-s -w), or
+// with -cgo as a plain `go build` does here (cgo on); either way it runs a
+// copy written with write(2), as `cat a > b` or a download writes it: the
+// linker writes through a mapping, and the page cache then holds the file in
+// larger folios, so the same bytes straight from the linker show about
+// 4 MiB more file-backed RSS (docs/benchmarks.md, "Start and page faults,
+// ninth round").
+//
+// Usage: go run ./bench/gateway [-bin path] [-cgo] [-sessions 1000] [-turns 500]
 //
 //	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s] [-cpuprofile file]
 package main
@@ -23,6 +32,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +55,8 @@ func main() {
 }
 
 func run() error {
-	bin := flag.String("bin", "", "switchboard binary (default: build ./cmd/switchboard into a temp dir)")
+	bin := flag.String("bin", "", "switchboard binary (default: build ./cmd/switchboard into a temp dir as the release build)")
+	cgo := flag.Bool("cgo", false, "without -bin: build with the `go build` defaults (cgo on here) instead of the release build's flags")
 	nSessions := flag.Int("sessions", 1000, "sessions to create for the RSS figure")
 	nTurns := flag.Int("turns", 500, "warm chat.send turns to time")
 	nDials := flag.Int("dials", 200, "connect+handshake samples")
@@ -73,11 +84,8 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	if *bin == "" {
-		*bin = filepath.Join(tmp, "switchboard")
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/switchboard")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
+		if *bin, err = build(tmp, *cgo); err != nil {
+			return err
 		}
 	}
 
@@ -215,6 +223,49 @@ func run() error {
 		float64(*nSessions)/time.Since(t0).Seconds())
 	fmt.Printf("RSS after %d sessions:     %.1f MiB (%s)\n", *nSessions, benchgw.RSSMiB(g.PID()), rssParts(g))
 	return nil
+}
+
+// build builds ./cmd/switchboard into dir and returns the path of a copy
+// written with write(2) (see the package comment). Without cgo it builds as
+// scripts/build-release.sh does, without the version stamp.
+func build(dir string, cgo bool) (string, error) {
+	linked := filepath.Join(dir, "switchboard.linked")
+	args := []string{"build", "-o", linked}
+	env := os.Environ()
+	if !cgo {
+		args = append(args, "-trimpath", "-buildvcs=false", "-ldflags=-s -w")
+		env = append(env, "CGO_ENABLED=0")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/switchboard")...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build: %w", err)
+	}
+	bin := filepath.Join(dir, "switchboard")
+	if err := copyFile(bin, linked); err != nil {
+		return "", fmt.Errorf("copy the binary: %w", err)
+	}
+	return bin, os.Remove(linked)
+}
+
+// copyFile writes src's bytes to a new executable dst with plain writes.
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	// The wrapper hides out's ReadFrom: plain write(2)s, no copy_file_range.
+	if _, err := io.Copy(struct{ io.Writer }{out}, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // rssParts splits the resident set as /proc/<pid>/smaps_rollup does: file

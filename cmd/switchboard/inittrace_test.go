@@ -18,26 +18,14 @@ import (
 // or a static table instead of a map literal, a const instead of a
 // formatted string.
 var initWorkAllowed = map[string]bool{
-	"internal/admission":          true,
-	"internal/agent":              true,
-	"internal/approval":           true,
-	"internal/avatar":             true,
-	"internal/channel":            true,
-	"internal/compaction":         true,
-	"internal/config":             true,
-	"internal/cronsched":          true,
-	"internal/gateway":            true,
-	"internal/httpapi":            true,
-	"internal/policy":             true,
-	"internal/provider/anthropic": true,
-	"internal/provider/scripted":  true,
-	"internal/settings":           true,
-	"internal/skills":             true,
-	"internal/store":              true,
-	"internal/store/postgres":     true,
-	"internal/store/sqlite":       true,
-	"internal/store/sqlstore":     true,
-	"internal/webui":              true,
+	"internal/admission":      true,
+	"internal/agent":          true,
+	"internal/config":         true,
+	"internal/gateway":        true,
+	"internal/httpapi":        true,
+	"internal/settings":       true,
+	"internal/store/postgres": true,
+	"internal/store/sqlite":   true,
 }
 
 // TestNoNewInitWork runs this test binary (which links every package the

@@ -45,7 +45,16 @@ func (cfg *GateConfig) Wrap(t tools.Tool) tools.Tool { return Gate{Tool: t, cfg:
 // Unwrap returns the gated tool.
 func (g Gate) Unwrap() tools.Tool { return g.Tool }
 
-var askRank = map[string]int{AskOff: 0, AskOnMiss: 1, AskAlways: 2}
+// askRank orders the ask modes, off first; an unknown mode ranks with off.
+func askRank(mode string) int {
+	switch mode {
+	case AskOnMiss:
+		return 1
+	case AskAlways:
+		return 2
+	}
+	return 0
+}
 
 // Call implements tools.Tool.
 func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, error) {
@@ -59,7 +68,7 @@ func (g Gate) Call(ctx context.Context, args json.RawMessage) (*tools.Result, er
 	}
 	caller := tools.CallerFrom(ctx)
 	p := g.cfg.Policy(caller.AgentID).Normalized()
-	if p.Ask != AskOff && askRank[req.Ask] > askRank[p.Ask] {
+	if p.Ask != AskOff && askRank(req.Ask) > askRank(p.Ask) {
 		// A call may only harden the ask mode, and not when the operator
 		// turned asking off (the reference ignores it then).
 		p.Ask = req.Ask

@@ -34,7 +34,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/internal/lazy"
@@ -201,15 +200,26 @@ func revision(b []byte) string {
 
 // The source classes, compiled on first use (no work at init).
 var (
-	httpURL   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^https?://`) })
-	uriScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*:`) })
-	imagePath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\.(png|jpe?g|gif|webp|svg|ico)$`) })
+	httpURL   = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)^https?://`) }}
+	uriScheme = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*:`) }}
+	imagePath = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)\.(png|jpe?g|gif|webp|svg|ico)$`) }}
 )
 
 // mimeByExt are the local image types served, by extension.
-var mimeByExt = map[string]string{
-	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-	".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml",
+func mimeByExt(ext string) (string, bool) {
+	switch ext {
+	case ".png":
+		return "image/png", true
+	case ".jpg", ".jpeg":
+		return "image/jpeg", true
+	case ".gif":
+		return "image/gif", true
+	case ".webp":
+		return "image/webp", true
+	case ".svg":
+		return "image/svg+xml", true
+	}
+	return "", false
 }
 
 // load classifies and reads source ("" : no image) for an agent whose
@@ -218,7 +228,7 @@ func load(workspace, source string) image {
 	switch {
 	case source == "":
 		return image{}
-	case httpURL().MatchString(source):
+	case httpURL.Get().MatchString(source):
 		return image{kind: kindRemote, source: source}
 	case strings.HasPrefix(strings.ToLower(source), "data:"):
 		body, ctype, err := decodeDataURL(source)
@@ -226,9 +236,9 @@ func load(workspace, source string) image {
 			return image{kind: kindNone, source: source, reason: "unsupported_data_url"}
 		}
 		return image{kind: kindData, source: source, body: body, ctype: ctype}
-	case uriScheme().MatchString(source):
+	case uriScheme.Get().MatchString(source):
 		return image{kind: kindNone, source: source, reason: "unsupported_uri"}
-	case !strings.ContainsAny(source, `/\`) && !imagePath().MatchString(source):
+	case !strings.ContainsAny(source, `/\`) && !imagePath.Get().MatchString(source):
 		return image{} // a short text avatar ("A", an emoji): no image
 	}
 	body, ctype, reason := readLocal(workspace, source)
@@ -261,7 +271,7 @@ func readLocal(workspace, source string) (body []byte, ctype, reason string) {
 	if !lexicallyInside(root, real) {
 		return nil, "", "outside_workspace"
 	}
-	ctype, ok := mimeByExt[strings.ToLower(filepath.Ext(real))]
+	ctype, ok := mimeByExt(strings.ToLower(filepath.Ext(real)))
 	if !ok {
 		return nil, "", "unsupported_extension"
 	}

@@ -1,19 +1,19 @@
 package channel
 
 import (
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"regexp"
 	"strings"
-	"sync"
 )
 
 var (
-	mdLink     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\s]+)\)`) })
-	mdStrong   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\*\*|__)([^*_\n]+?)(\*\*|__)`) })
-	mdEmph     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*`) })
-	mdStrike   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`~~([^~\n]+?)~~`) })
-	mdCode     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") })
-	mdHeading  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+`) })
-	mdQuoteRaw = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^>\s?`) })
+	mdLink     = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`!?\[([^\]\n]*)\]\(([^)\s]+)\)`) }}
+	mdStrong   = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(\*\*|__)([^*_\n]+?)(\*\*|__)`) }}
+	mdEmph     = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*`) }}
+	mdStrike   = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`~~([^~\n]+?)~~`) }}
+	mdCode     = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile("`([^`\n]+)`") }}
+	mdHeading  = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+`) }}
+	mdQuoteRaw = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^>\s?`) }}
 )
 
 // PlainText renders Markdown as plain text for a channel without
@@ -40,24 +40,24 @@ func PlainText(md string) string {
 }
 
 func plainLine(s string) string {
-	s = mdHeading().ReplaceAllString(s, "")
-	s = mdQuoteRaw().ReplaceAllString(s, "")
+	s = mdHeading.Get().ReplaceAllString(s, "")
+	s = mdQuoteRaw.Get().ReplaceAllString(s, "")
 	// Inline code first, so that what it holds keeps its markers.
 	var codes []string
-	s = mdCode().ReplaceAllStringFunc(s, func(m string) string {
+	s = mdCode.Get().ReplaceAllStringFunc(s, func(m string) string {
 		codes = append(codes, m[1:len(m)-1])
 		return "\x00" + string(rune('0'+len(codes)-1)) + "\x00"
 	})
-	s = mdLink().ReplaceAllStringFunc(s, func(m string) string {
-		sub := mdLink().FindStringSubmatch(m)
+	s = mdLink.Get().ReplaceAllStringFunc(s, func(m string) string {
+		sub := mdLink.Get().FindStringSubmatch(m)
 		if sub[1] == "" || sub[1] == sub[2] {
 			return sub[2]
 		}
 		return sub[1] + " (" + sub[2] + ")"
 	})
-	s = mdStrong().ReplaceAllString(s, "$2")
-	s = mdEmph().ReplaceAllString(s, "$1$2")
-	s = mdStrike().ReplaceAllString(s, "$1")
+	s = mdStrong.Get().ReplaceAllString(s, "$2")
+	s = mdEmph.Get().ReplaceAllString(s, "$1$2")
+	s = mdStrike.Get().ReplaceAllString(s, "$1")
 	for i, c := range codes {
 		s = strings.Replace(s, "\x00"+string(rune('0'+i))+"\x00", c, 1)
 	}

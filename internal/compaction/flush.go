@@ -22,25 +22,22 @@ const (
 	flushReadOnlyHint = "Treat workspace bootstrap/reference files such as MEMORY.md, DREAMS.md, SOUL.md, and AGENTS.md as read-only during this flush; never overwrite, replace, or edit them."
 )
 
-// DefaultFlushPrompt is the reference's memory-flush user prompt.
-var DefaultFlushPrompt = strings.Join([]string{
-	"Pre-compaction memory flush.",
-	flushTargetHint,
-	flushReadOnlyHint,
-	flushAppendHint,
-	"Do NOT create timestamped variant files (e.g., YYYY-MM-DD-HHMM.md); always use the canonical YYYY-MM-DD.md filename.",
-	"If nothing to store, reply with " + SilentToken + ".",
-}, " ")
+// DefaultFlushPrompt is the reference's memory-flush user prompt (its
+// sentences joined by spaces).
+const DefaultFlushPrompt = "Pre-compaction memory flush. " +
+	flushTargetHint + " " +
+	flushReadOnlyHint + " " +
+	flushAppendHint + " " +
+	"Do NOT create timestamped variant files (e.g., YYYY-MM-DD-HHMM.md); always use the canonical YYYY-MM-DD.md filename. " +
+	"If nothing to store, reply with " + SilentToken + "."
 
 // DefaultFlushSystemPrompt is the reference's memory-flush system prompt.
-var DefaultFlushSystemPrompt = strings.Join([]string{
-	"Pre-compaction memory flush turn.",
-	"The session is near auto-compaction; capture durable memories to disk.",
-	flushTargetHint,
-	flushReadOnlyHint,
-	flushAppendHint,
-	"You may reply, but usually " + SilentToken + " is correct.",
-}, " ")
+const DefaultFlushSystemPrompt = "Pre-compaction memory flush turn. " +
+	"The session is near auto-compaction; capture durable memories to disk. " +
+	flushTargetHint + " " +
+	flushReadOnlyHint + " " +
+	flushAppendHint + " " +
+	"You may reply, but usually " + SilentToken + " is correct."
 
 // FlushSystemMarker opens every memory-flush system prompt built from the
 // default; tests and logs recognise the flush turn by it.

@@ -2,12 +2,12 @@ package config
 
 import (
 	"cmp"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"maps"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // TelegramChannel is "channels.telegram", with the reference's keys (one
@@ -167,10 +167,10 @@ func telegramGroup(g TelegramGroup, topics bool) TelegramGroupSettings {
 }
 
 var (
-	telegramChatID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?[0-9]{1,20}$`) })
-	telegramTopic  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,12}$`) })
+	telegramChatID = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^-?[0-9]{1,20}$`) }}
+	telegramTopic  = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,12}$`) }}
 	// telegramSecret is what setWebhook accepts as secret_token.
-	telegramSecret = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`) })
+	telegramSecret = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`) }}
 )
 
 // telegram checks "channels.telegram".
@@ -207,14 +207,14 @@ func (k *checker) telegram() {
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.Groups)) {
 		gp := p.key("groups").key(id)
-		if id != "*" && !telegramChatID().MatchString(strings.TrimSpace(id)) {
+		if id != "*" && !telegramChatID.Get().MatchString(strings.TrimSpace(id)) {
 			k.fail(gp, "must be a numeric Telegram chat id (such as \"-1001234567890\") or \"*\"")
 		}
 		g := r.Groups[id]
 		k.enum(gp.key("groupPolicy"), g.GroupPolicy, "allowlist", "open", "disabled")
 		for _, tid := range slices.Sorted(maps.Keys(g.Topics)) {
 			tp := gp.key("topics").key(tid)
-			if tid != "*" && !telegramTopic().MatchString(strings.TrimSpace(tid)) {
+			if tid != "*" && !telegramTopic.Get().MatchString(strings.TrimSpace(tid)) {
 				k.fail(tp, "must be a numeric forum topic (thread) id or \"*\"")
 			}
 			k.enum(tp.key("groupPolicy"), g.Topics[tid].GroupPolicy, "allowlist", "open", "disabled")
@@ -235,7 +235,7 @@ func (k *checker) telegram() {
 			k.fail(p.key("webhookSecret"), "is required when webhookUrl is set")
 		}
 	}
-	if sec, err := expandVars(strings.TrimSpace(r.WebhookSecret), k.c.env); err == nil && sec != "" && sec != redacted && !telegramSecret().MatchString(sec) {
+	if sec, err := expandVars(strings.TrimSpace(r.WebhookSecret), k.c.env); err == nil && sec != "" && sec != redacted && !telegramSecret.Get().MatchString(sec) {
 		k.fail(p.key("webhookSecret"), "must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
 	}
 	k.webhookPath(p, r)

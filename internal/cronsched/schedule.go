@@ -8,6 +8,7 @@ package cronsched
 import (
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"strings"
 	"time"
 
@@ -28,7 +29,11 @@ type Schedule struct {
 // minEvery is the shortest accepted interval.
 const minEvery = time.Second
 
-var parser = gocron.MustNewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor)
+var parser = lazy.Value[gocron.Parser]{New: newParser}
+
+func newParser() gocron.Parser {
+	return gocron.MustNewParser(gocron.Minute | gocron.Hour | gocron.Dom | gocron.Month | gocron.Dow | gocron.Descriptor)
+}
 
 // Validate reports whether s is a usable schedule, with a message naming the
 // bad field.
@@ -82,7 +87,7 @@ func (s Schedule) cronSchedule() (gocron.Schedule, error) {
 		}
 		expr = "CRON_TZ=" + s.Tz + " " + expr
 	}
-	sch, err := parser.Parse(expr)
+	sch, err := parser.Get().Parse(expr)
 	if err != nil {
 		return nil, fmt.Errorf("schedule.expr %q: %w", s.Expr, err)
 	}

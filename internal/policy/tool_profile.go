@@ -5,32 +5,32 @@ import "slices"
 // toolGroups are the reference's tool groups for tools.allow, alsoAllow and
 // deny. "list", the old name of Switchboard's directory-listing tool, is
 // an alias of "ls" (see normalizeToolName).
-var toolGroups = map[string][]string{
-	"group:runtime": {"exec", "process", "code_execution"},
-	"group:fs":      {"ls", "read", "write", "edit", "apply_patch"},
-	"group:sessions": {"sessions", "sessions_list", "sessions_history", "sessions_search", "conversations_list",
+var toolGroups = [...]namedList{
+	{"group:runtime", []string{"exec", "process", "code_execution"}},
+	{"group:fs", []string{"ls", "read", "write", "edit", "apply_patch"}},
+	{"group:sessions", []string{"sessions", "sessions_list", "sessions_history", "sessions_search", "conversations_list",
 		"conversations_send", "conversations_turn", "sessions_send", "sessions_spawn", "sessions_yield", "subagents",
-		"session_status", "suggest_task", "dismiss_task"},
-	"group:memory":     {"memory_search", "memory_get"},
-	"group:web":        {"web_search", "x_search", "web_fetch"},
-	"group:ui":         {"browser", "screen", "theme", "dashboard", "terminal", "portal", "canvas", "show_widget"},
-	"group:automation": {"heartbeat_respond", "automations", "cron", "gateway", "plugins", "openclaw"},
-	"group:messaging":  {"message"},
-	"group:nodes":      {"nodes", "computer"},
-	"group:agents":     {"agents_list", "get_goal", "create_goal", "update_goal", "progress_card", "ask_user", "skill_workshop"},
-	"group:media":      {"view_image", "image_generate", "music_generate", "video_generate", "tts", "pdf"},
+		"session_status", "suggest_task", "dismiss_task"}},
+	{"group:memory", []string{"memory_search", "memory_get"}},
+	{"group:web", []string{"web_search", "x_search", "web_fetch"}},
+	{"group:ui", []string{"browser", "screen", "theme", "dashboard", "terminal", "portal", "canvas", "show_widget"}},
+	{"group:automation", []string{"heartbeat_respond", "automations", "cron", "gateway", "plugins", "openclaw"}},
+	{"group:messaging", []string{"message"}},
+	{"group:nodes", []string{"nodes", "computer"}},
+	{"group:agents", []string{"agents_list", "get_goal", "create_goal", "update_goal", "progress_card", "ask_user", "skill_workshop"}},
+	{"group:media", []string{"view_image", "image_generate", "music_generate", "video_generate", "tts", "pdf"}},
 }
 
 // toolProfiles are the base allow lists of the restrictive profiles;
 // "full" (like an unset profile) filters nothing.
-var toolProfiles = map[string][]string{
-	"minimal": {"session_status", "gateway"},
-	"coding": {"group:fs", "group:runtime", "group:web", "group:sessions", "group:memory", "cron", "gateway",
+var toolProfiles = [...]namedList{
+	{"minimal", []string{"session_status", "gateway"}},
+	{"coding", []string{"group:fs", "group:runtime", "group:web", "group:sessions", "group:memory", "cron", "gateway",
 		"get_goal", "create_goal", "update_goal", "progress_card", "ask_user", "skill_workshop", "view_image",
-		"image_generate", "music_generate", "video_generate", "theme"},
-	"messaging": {"group:messaging", "sessions", "sessions_list", "sessions_history", "sessions_search",
+		"image_generate", "music_generate", "video_generate", "theme"}},
+	{"messaging", []string{"group:messaging", "sessions", "sessions_list", "sessions_history", "sessions_search",
 		"conversations_list", "conversations_send", "conversations_turn", "sessions_send", "sessions_spawn",
-		"sessions_yield", "subagents", "session_status", "gateway", "ask_user", "theme"},
+		"sessions_yield", "subagents", "session_status", "gateway", "ask_user", "theme"}},
 }
 
 // ToolProfiles lists the valid tools.profile values.
@@ -56,7 +56,7 @@ func ExpandToolGroups(entries []string) []string {
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
 		n := lowerTrim(e)
-		if ts, ok := toolGroups[n]; ok {
+		if ts, ok := lookup(toolGroups[:], n); ok {
 			out = append(out, ts...)
 			continue
 		}
@@ -87,7 +87,7 @@ func ToolOffered(tool string, global, agent ToolSelection) bool {
 	if profile == "" {
 		profile = lowerTrim(global.Profile)
 	}
-	if base, ok := toolProfiles[profile]; ok {
+	if base, ok := lookup(toolProfiles[:], profile); ok {
 		also := agent.AlsoAllow
 		if also == nil {
 			also = global.AlsoAllow
@@ -110,4 +110,21 @@ func layerAllows(name string, allow, deny []string) bool {
 	}
 	return matchesToolPattern(name, allow) ||
 		name == "apply_patch" && matchesToolPattern("write", allow)
+}
+
+// namedList is a named list of tool names: a tool group or a profile's
+// base allow list. The tables are arrays, initialised statically.
+type namedList struct {
+	name  string
+	names []string
+}
+
+// lookup returns the names of the list called name.
+func lookup(lists []namedList, name string) ([]string, bool) {
+	for _, l := range lists {
+		if l.name == name {
+			return l.names, true
+		}
+	}
+	return nil, false
 }

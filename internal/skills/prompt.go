@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"strings"
 	"unicode/utf8"
 )
@@ -100,6 +101,10 @@ func shorten(d string, max int) string {
 	return strings.TrimRight(string(r[:max-3]), " ") + "..."
 }
 
-var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+var xmlEscaper = lazy.Value[*strings.Replacer]{New: newXMLEscaper}
 
-func escapeXML(s string) string { return xmlEscaper.Replace(s) }
+func newXMLEscaper() *strings.Replacer {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;")
+}
+
+func escapeXML(s string) string { return xmlEscaper.Get().Replace(s) }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,12 +25,17 @@ type RunStats struct {
 	Tools       map[string]int64 `json:"tools,omitempty"`
 }
 
-// errorStops are the stop reasons counted as errors.
-var errorStops = map[string]bool{"error": true, "aborted": true, "timeout": true}
+// errorStopReasons are the stop reasons counted as errors.
+var errorStopReasons = [...]string{"error", "aborted", "timeout"}
+
+// errorStops reports whether a stop reason is counted as an error.
+func errorStops(reason string) bool {
+	return slices.Contains(errorStopReasons[:], reason)
+}
 
 // errorStop reports whether a line may carry an error stop reason.
 func errorStop(line []byte) bool {
-	for stop := range errorStops {
+	for _, stop := range errorStopReasons {
 		if bytes.Contains(line, []byte(`"stopReason":"`+stop+`"`)) {
 			return true
 		}
@@ -55,7 +61,7 @@ func (s *RunStats) CountLine(role, line string) {
 
 // errorStopLine is errorStop of a line held as a string.
 func errorStopLine(line string) bool {
-	for stop := range errorStops {
+	for _, stop := range errorStopReasons {
 		if strings.Contains(line, `"stopReason":"`+stop+`"`) {
 			return true
 		}
@@ -102,7 +108,7 @@ func (s *RunStats) Count(role string, line []byte) {
 		return
 	}
 	s.Assistant++
-	if errorStops[e.Message.StopReason] {
+	if errorStops(e.Message.StopReason) {
 		s.Errors++
 	}
 	var blocks []struct{ Type, Name string }

@@ -29,13 +29,13 @@ const Prefix = "/ui/"
 // securityHeaders keep the page to its own scripts and the gateway: no
 // inline script, no framing, no referrer (the token lives in the URL
 // fragment on the first load).
-var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-		"connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-	"X-Content-Type-Options": "nosniff",
-	"X-Frame-Options":        "DENY",
-	"Referrer-Policy":        "no-referrer",
-	"Cache-Control":          "no-cache",
+var securityHeaders = [...][2]string{
+	{"Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"},
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Frame-Options", "DENY"},
+	{"Referrer-Policy", "no-referrer"},
+	{"Cache-Control", "no-cache"},
 }
 
 // Handler serves the page at "/" and its assets under Prefix.
@@ -46,8 +46,8 @@ func Handler() http.Handler {
 	}
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, v := range securityHeaders {
-			w.Header().Set(k, v)
+		for _, h := range securityHeaders {
+			w.Header().Set(h[0], h[1])
 		}
 		if r.URL.Path == "/favicon.ico" {
 			w.Header().Set("Content-Type", "image/x-icon")

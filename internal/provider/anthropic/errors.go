@@ -12,19 +12,32 @@ import (
 	"github.com/switchboardhq/switchboard/internal/provider/transport"
 )
 
-// errorStatus is the HTTP status Anthropic documents for each error type,
+// errorStatuses are the HTTP status Anthropic documents for each error type,
 // used for errors sent inside a 200 event stream.
-var errorStatus = map[string]int{
-	"invalid_request_error": 400,
-	"authentication_error":  401,
-	"billing_error":         402,
-	"permission_error":      403,
-	"not_found_error":       404,
-	"request_too_large":     413,
-	"rate_limit_error":      429,
-	"api_error":             500,
-	"timeout_error":         504,
-	"overloaded_error":      529,
+var errorStatuses = [...]struct {
+	typ    string
+	status int
+}{
+	{"invalid_request_error", 400},
+	{"authentication_error", 401},
+	{"billing_error", 402},
+	{"permission_error", 403},
+	{"not_found_error", 404},
+	{"request_too_large", 413},
+	{"rate_limit_error", 429},
+	{"api_error", 500},
+	{"timeout_error", 504},
+	{"overloaded_error", 529},
+}
+
+// errorStatus is the status of error type typ, 0 when it is not known.
+func errorStatus(typ string) int {
+	for _, e := range errorStatuses {
+		if e.typ == typ {
+			return e.status
+		}
+	}
+	return 0
 }
 
 // classify maps a failure other than cancellation to a *provider.Error.
@@ -46,7 +59,7 @@ func classify(name string, err error) *provider.Error {
 func errorResponse(name string, status int, body []byte) *provider.Error {
 	typ, msg := errorBody(body)
 	if status < 400 {
-		status = errorStatus[typ]
+		status = errorStatus(typ)
 	}
 	if msg == "" {
 		msg = strings.TrimSpace(string(body))

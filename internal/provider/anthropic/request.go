@@ -67,11 +67,17 @@ const (
 	roleAssistant = "assistant"
 )
 
-// thinkingBudgets maps Request.Thinking to an extended-thinking budget.
-var thinkingBudgets = map[string]int64{
-	"low":    1024,
-	"medium": 4096,
-	"high":   16384,
+// thinkingBudget maps Request.Thinking to an extended-thinking budget.
+func thinkingBudget(level string) int64 {
+	switch level {
+	case "low":
+		return 1024
+	case "medium":
+		return 4096
+	case "high":
+		return 16384
+	}
+	return 0
 }
 
 // newParams maps a provider request to Messages parameters.
@@ -107,7 +113,7 @@ func newParams(req *provider.Request, defaultMaxTokens int) (*messageParams, err
 	}
 
 	thinkingOn := false
-	if budget := thinkingBudgets[req.Thinking]; budget > 0 && !lastAssistantCallsTools(req.Messages) {
+	if budget := thinkingBudget(req.Thinking); budget > 0 && !lastAssistantCallsTools(req.Messages) {
 		thinkingOn = true
 		params.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 		if params.MaxTokens <= budget {

@@ -11,13 +11,16 @@ import (
 )
 
 // summaryOpening is the first sentence of the summariser's system prompt.
-var summaryOpening, _, _ = strings.Cut(compaction.SystemPrompt, " Your task")
+func summaryOpening() string {
+	s, _, _ := strings.Cut(compaction.SystemPrompt, " Your task")
+	return s
+}
 
 // IsSummaryRequest reports whether req is a compaction summariser call
 // (its system prompt opens as the summariser's, whatever a wire format
 // added after it).
 func IsSummaryRequest(req *provider.Request) bool {
-	return req != nil && strings.HasPrefix(req.System, summaryOpening)
+	return req != nil && strings.HasPrefix(req.System, summaryOpening())
 }
 
 func identifierRE() *regexp.Regexp { return identifierREValue.Get() }

@@ -213,8 +213,14 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	cdb.SetMaxIdleConns(1)
 	cdb.SetConnMaxLifetime(0)
 	cdb.SetConnMaxIdleTime(0)
+	// What the migrations wrote (or a crash left in the WAL) is copied back
+	// here, on the writer, which is idle until Open returns: the
+	// checkpointer's connection, with its own parse of the schema, is
+	// opened at its first due checkpoint, not at every start. With nothing
+	// in the WAL this is a no-op; a failure is left to the checkpointer.
+	var busyFrames, walFrames, copiedFrames int
+	_ = s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busyFrames, &walFrames, &copiedFrames)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
-	s.ckpt.committed(int(s.ckpt.every)) // what the migrations wrote
 	s.commits = newCommitter(s.w, &s.memo, func(tx *sql.Tx, query string) error {
 		_, err := s.wexec(context.Background(), tx, query)
 		return err

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ const (
 )
 
 // sessionColNames is SessionCols, one name each.
-var sessionColNames = colNames(SessionCols)
+var sessionColNames = lazy.Value[[]string]{New: func() []string { return colNames(SessionCols) }}
 
 // InsertSession is the insert of a new session row, in d: SessionCols, then
 // the store's derived columns extra, in the order of SessionArgs(s,
@@ -54,7 +55,7 @@ func UpsertSession(extra ...string) string {
 	b.WriteString(insertSession(extra))
 	b.WriteString(`
 		ON CONFLICT (key) DO UPDATE SET `)
-	for i, c := range sessionColNames[1:] {
+	for i, c := range sessionColNames.Get()[1:] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -69,7 +70,7 @@ func UpsertSession(extra ...string) string {
 func (d Dialect) PutSession(extra ...string) string {
 	var b strings.Builder
 	b.WriteString(`UPDATE sessions SET `)
-	for i, c := range append(slices.Clone(sessionColNames[1:]), extra...) {
+	for i, c := range append(slices.Clone(sessionColNames.Get()[1:]), extra...) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -82,7 +83,7 @@ func (d Dialect) PutSession(extra ...string) string {
 
 // insertSession is the INSERT ... VALUES of a session row with extra.
 func insertSession(extra []string) string {
-	cols := append(slices.Clone(sessionColNames), extra...)
+	cols := append(slices.Clone(sessionColNames.Get()), extra...)
 	return `INSERT INTO sessions (` + strings.Join(cols, ", ") + `)
 		VALUES (` + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + `)`
 }
