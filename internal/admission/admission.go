@@ -301,8 +301,12 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 // settings to in, and stores it as a run (Runner.Enqueue); t gets the
 // queue settings.
 func (a *Admitter) enqueue(ctx context.Context, rule Rule, req Request, in agent.Input, t *Ticket) (agent.Enqueued, error) {
-	sess, err := a.cfg.Store.GetSession(ctx, in.SessionKey)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	var sess *store.Session
+	var err error
+	if c := store.ChildOpenOf(ctx, in.SessionKey); c != nil && !c.Stored() {
+		// A spawned child's session, stored with its first run.
+		sess = c.Session.Clone()
+	} else if sess, err = a.cfg.Store.GetSession(ctx, in.SessionKey); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return agent.Enqueued{}, fmt.Errorf("admission: read session: %w", err)
 	}
 	if rule.SendPolicy && sendDenied(a.cfg.SendRules, sess, in.SessionKey, in.Channel) {

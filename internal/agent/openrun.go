@@ -78,7 +78,7 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	started := *queued // a copy that shares Input: nothing writes to it
 	started.Status, started.StartedAt = store.RunRunning, r.now()
 	msg := r.inputMessage(&run, id)
-	opened, stored, err := store.OpenRun(ctx, r.cfg.Store, &started, []store.Message{msg})
+	opened, stored, err := r.openRun(ctx, &started, []store.Message{msg})
 	if err != nil {
 		r.dropFence(id)
 		r.unopen(key, id, l, cancel, claimed)
@@ -198,4 +198,38 @@ func (d *dupCheck) enqueued(err error) (Enqueued, error) {
 		return Enqueued{Run: d.found}, nil
 	}
 	return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
+}
+
+// openRun stores run started and its messages (store.OpenRun); a spawned
+// child's rows the context carries (store.ChildOpen) are stored in the
+// same transaction where the store can, and else on their own first.
+func (r *Runner) openRun(ctx context.Context, started *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if c := store.ChildOpenOf(ctx, started.SessionKey); c != nil && !c.Stored() {
+		opened, stored, err := store.OpenChildRun(ctx, r.cfg.Store, c, started, msgs)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			if err == nil {
+				c.MarkStored()
+			}
+			return opened, stored, err
+		}
+		if err := storeChild(ctx, started.SessionKey); err != nil {
+			return nil, nil, err
+		}
+	}
+	return store.OpenRun(ctx, r.cfg.Store, started, msgs)
+}
+
+// storeChild stores the spawned child's rows ctx carries for session key
+// (store.ChildOpen) on their own, unless they are stored already: before
+// its run is stored by other means than openRun.
+func storeChild(ctx context.Context, key string) error {
+	c := store.ChildOpenOf(ctx, key)
+	if c == nil || c.Stored() {
+		return nil
+	}
+	if err := c.Create(ctx); err != nil {
+		return err
+	}
+	c.MarkStored()
+	return nil
 }

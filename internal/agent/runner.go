@@ -586,6 +586,9 @@ func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 	if e, done, err := r.openIdle(ctx, run, &in, sess); done {
 		return e, err
 	}
+	if err := storeChild(ctx, in.SessionKey); err != nil {
+		return Enqueued{}, fmt.Errorf("agent.Submit: %w", err)
+	}
 	if err := r.cfg.Store.CreateRun(ctx, run); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			existing, gerr := r.cfg.Store.GetRun(ctx, in.RunID)

@@ -89,6 +89,13 @@ func (s timedStore) OpenRun(ctx context.Context, r *store.Run, msgs []store.Mess
 	return store.OpenRun(ctx, s.Store, r, msgs)
 }
 
+// OpenChildRun keeps the store's one-transaction spawn and child run
+// (store.ChildRunOpener) visible through the timer.
+func (s timedStore) OpenChildRun(ctx context.Context, c *store.ChildOpen, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	defer s.since("open_run", time.Now())
+	return store.OpenChildRun(ctx, s.Store, c, r, msgs)
+}
+
 // CreateChild keeps the store's one-transaction spawn
 // (store.ChildCreator) visible through the timer.
 func (s timedStore) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {

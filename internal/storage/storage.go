@@ -61,6 +61,12 @@ func (o *Opened) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message
 	return store.OpenRun(ctx, o.Store, r, msgs)
 }
 
+// OpenChildRun keeps the opened store's one-transaction spawn and child
+// run (store.ChildRunOpener) visible through Opened.
+func (o *Opened) OpenChildRun(ctx context.Context, c *store.ChildOpen, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	return store.OpenChildRun(ctx, o.Store, c, r, msgs)
+}
+
 // CreateChild keeps the opened store's one-transaction spawn
 // (store.ChildCreator) visible through Opened.
 func (o *Opened) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {

@@ -59,11 +59,13 @@ func spawnWrites(t *testing.T, wrap func(*writeCounter) Store) int32 {
 	return writes
 }
 
-// A spawn stores its child's session row and record in one write (one
-// commit) where the store can, before the child's run is queued.
-func TestSpawnStoresChildInOneWrite(t *testing.T) {
-	if n := spawnWrites(t, func(w *writeCounter) Store { return childCounter{w} }); n != 1 {
-		t.Errorf("a spawn wrote its child in %d store writes, want 1 (store.CreateChild)", n)
+// A spawn stores its child's session row and record with the child's
+// run, in the commit that opens it (store.ChildOpen), where the manager's
+// store can keep them in one commit and the runner's store can open a
+// run with them: no write of their own.
+func TestSpawnStoresChildWithItsRun(t *testing.T) {
+	if n := spawnWrites(t, func(w *writeCounter) Store { return childCounter{w} }); n != 0 {
+		t.Errorf("a spawn wrote its child in %d store writes of its own, want 0 (with the run's open)", n)
 	}
 }
 

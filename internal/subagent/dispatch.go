@@ -40,6 +40,10 @@ func (m *Manager) AnnounceHandler() outbox.Handler {
 // into its active run, before its next model call; other busy requesters'
 // announces are deferred until the lane is idle.
 func (m *Manager) deliverAnnounces(ctx context.Context, items []*store.OutboxItem) map[string]error {
+	if !m.cfg.Shared {
+		m.delivering.Lock()
+		defer m.delivering.Unlock()
+	}
 	out := make(map[string]error, len(items))
 	var order []string
 	groups := map[string][]pending{}
@@ -182,6 +186,13 @@ type pending struct {
 // every item is first claimed for the batch's run id (stored in its
 // payload), and Submit with a known run id returns the existing run — so a
 // crash at any point neither loses a result nor posts it twice.
+//
+// On a store no other node delivers from (not Config.Shared), a lone
+// announce is not claimed: its run id is its own (announceRunID), so a
+// repeat of its delivery finds its run, and a later batch that takes it
+// with others first looks for that run (lonelyDelivered) and settles it
+// without posting it again. That is one commit less between a child's end
+// and its requester's turn.
 func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pending) (map[string]bool, error) {
 	// A batch claimed before (by a dispatcher that stopped before it
 	// settled) is delivered again under its run id, with the items
@@ -233,6 +244,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	}()
 	var texts []string
 	var claimed []pending
+	var settled []string // lone announces delivered before, alone
 	for _, p := range batch {
 		if p.a.BatchRunID != "" && p.a.BatchRunID != runID && p.a.BatchRunID != stale {
 			continue // claimed by another batch: delivered with that one
@@ -240,7 +252,20 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		if reuse != "" && p.a.BatchRunID == "" {
 			continue // goes with a new batch
 		}
-		if p.a.BatchRunID != runID || p.item.SessionKey != target || p.a.ClaimedBy != m.claimer {
+		lone := !m.cfg.Shared && p.a.BatchRunID == ""
+		if lone && len(batch) > 1 {
+			done, err := m.loneDelivered(ctx, p.a)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				settled = append(settled, p.item.ID)
+				continue
+			}
+		}
+		if lone && len(batch) == 1 {
+			// Delivered unclaimed, under its own run id.
+		} else if p.a.BatchRunID != runID || p.item.SessionKey != target || p.a.ClaimedBy != m.claimer {
 			a := p.a
 			a.BatchRunID, a.ClaimedBy = runID, m.claimer
 			payload, err := json.Marshal(a)
@@ -268,7 +293,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		claimed = append(claimed, p)
 	}
 	if len(claimed) == 0 {
-		return nil, nil
+		return settledIDs(settled, nil), nil
 	}
 	in := agent.Input{
 		RunID:      runID,
@@ -331,11 +356,34 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	if _, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAnnounce, Input: in}); err != nil {
 		return nil, err
 	}
-	ids := make(map[string]bool, len(claimed))
+	return settledIDs(settled, claimed), nil
+}
+
+// settledIDs is deliverBatch's answer: the ids of the items it settles.
+func settledIDs(settled []string, claimed []pending) map[string]bool {
+	ids := make(map[string]bool, len(settled)+len(claimed))
+	for _, id := range settled {
+		ids[id] = true
+	}
 	for _, p := range claimed {
 		ids[p.item.ID] = true
 	}
-	return ids, nil
+	return ids
+}
+
+// loneDelivered reports whether an unclaimed announce was delivered
+// alone before (on a store no other node delivers from, a lone announce
+// is not claimed): its own run exists. Its settle was then lost (a crash,
+// a failed write), and it is settled without being posted again.
+func (m *Manager) loneDelivered(ctx context.Context, a Announce) (bool, error) {
+	_, err := m.cfg.Store.GetRun(ctx, announceRunID(a.ChildSessionKey, a.ChildRunID))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, err
 }
 
 // route picks where an announce goes: the requester, or — when that

@@ -150,6 +150,11 @@ type Manager struct {
 	// claimer tags this process's batch claims (Announce.ClaimedBy):
 	// the node's id, a slash, and an id of this process.
 	claimer string
+	// delivering serialises deliverAnnounces on a store no other node
+	// delivers from (not Config.Shared): a lone announce is delivered
+	// there without a claim (deliverBatch), which only one delivery at a
+	// time keeps exactly-once.
+	delivering sync.Mutex
 
 	// mu guards the fields that follow.
 	mu     sync.Mutex

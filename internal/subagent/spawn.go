@@ -343,8 +343,10 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 		row.ArchiveAt = time.UnixMilli(rec.ArchiveAtMs)
 	}
 	// 13 and 18: the child session and its record, in one commit where
-	// the store can.
-	if res := m.createChild(ctx, childKey, newChild, row); res != nil {
+	// the store can; with the child's run (17), in the commit that opens
+	// it, where the runner's store can too (openChild).
+	acceptCtx, child, res := m.openChild(ctx, childKey, newChild, row, chain.Untrusted != "")
+	if res != nil {
 		m.dropActive(requester, runID)
 		m.undoSpawn(ctx, childKey, workspace, attDir)
 		return res, nil
@@ -360,24 +362,78 @@ func (m *Manager) Spawn(ctx context.Context, caller tools.Caller, p tools.Params
 	if id := span.ID(); id != "" {
 		chain.Span = id
 	}
-	if _, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginSpawn, Input: agent.Input{
+	if _, err := m.cfg.Admit.Accept(acceptCtx, admission.Request{Origin: admission.OriginSpawn, Input: agent.Input{
 		RunID: runID, SessionKey: childKey, AgentID: targetAgent, Message: message, Lane: LaneSubagent,
 		ExtraSystemPrompt: system, Thinking: runThinking, Timeout: timeout,
 		Model: model, Label: label, SpawnedBy: requester, Channel: caller.Channel,
 		IdempotencyKey: runID + ":user", Chain: &chain,
 	}}); err != nil {
 		m.dropActive(requester, runID)
+		if child != nil && child.res != nil {
+			// The child's rows were refused: nothing of it was stored.
+			m.undoSpawn(ctx, childKey, workspace, attDir)
+			return child.res, nil
+		}
 		if rerr := m.setRetired(context.WithoutCancel(ctx), runID); rerr != nil {
 			m.log.Error("sub-agent record of a failed spawn not closed", "runId", runID, "err", rerr)
 		}
 		m.undoSpawn(ctx, childKey, workspace, attDir)
 		return &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey, RunID: runID}, nil
 	}
+	if child != nil && !child.Stored() {
+		// Not reached (an admitted run stores them): stored late rather
+		// than never.
+		if err := child.Create(context.WithoutCancel(ctx)); err != nil {
+			m.log.Error("spawned child's rows not stored", "child", childKey, "err", err)
+		}
+	}
 	applied := true
 	return &SpawnResult{
 		Status: "accepted", ChildSessionKey: childKey, RunID: runID, Mode: mode,
 		Note: SpawnNote(mode == "session", sessionkey.IsCron(caller.SessionKey)), ModelApplied: &applied, Attachments: receipt,
 	}, nil
+}
+
+// childOpen is a spawn's store.ChildOpen and what storing the child's
+// rows on their own answered (res: the spawn's error result, nil when
+// they were stored or were not stored so).
+type childOpen struct {
+	store.ChildOpen
+	res *SpawnResult
+}
+
+// openChild prepares the storing of a spawn's child session (newChild
+// applied to a new row) and record: where the manager's store keeps them
+// in one commit (store.ChildCreator), they go with the child's first run,
+// stored in the commit that opens it where the runner's store can
+// (store.ChildOpen in the returned context, which the run's admission is
+// to get), and else on their own just before (ChildOpen.Create). A child
+// whose run comes from outside (untrusted: its run's admission marks its
+// session) has them stored now (createChild), as has a store that cannot
+// keep them in one commit. res is the spawn's error result when they are
+// not stored (nil: stored, or to be stored with the run).
+func (m *Manager) openChild(ctx context.Context, childKey string, newChild func(*store.Session) error, row *store.SubagentRun, untrusted bool) (context.Context, *childOpen, *SpawnResult) {
+	if _, ok := m.cfg.Store.(store.ChildCreator); !ok || untrusted {
+		return ctx, nil, m.createChild(ctx, childKey, newChild, row)
+	}
+	sess := &store.Session{Key: childKey}
+	if err := newChild(sess); err != nil {
+		return ctx, nil, &SpawnResult{Status: "error", Error: err.Error(), ChildSessionKey: childKey}
+	}
+	c := &childOpen{ChildOpen: store.ChildOpen{Session: sess, Row: row}}
+	c.Create = func(ctx context.Context) error {
+		// The row the run's admission was given, as it is (its session
+		// id is the run's).
+		c.res = m.createChild(ctx, childKey, func(s *store.Session) error {
+			*s = *sess.Clone()
+			return nil
+		}, row)
+		if c.res != nil {
+			return errors.New(c.res.Error)
+		}
+		return nil
+	}
+	return store.WithChildOpen(ctx, &c.ChildOpen), c, nil
 }
 
 // createChild stores a spawn's child session (newChild applied to a new

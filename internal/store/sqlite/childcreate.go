@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,6 +55,22 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 		return nil, fmt.Errorf("sqlite.CreateChild: %w", err)
 	}
 	return out, nil
+}
+
+// insertChildTx inserts a spawned child's new session row and its
+// registry row (args, its insert's arguments) in tx.
+func (s *Store) insertChildTx(ctx context.Context, tx *sql.Tx, c *store.ChildOpen, args []any) error {
+	row := c.Session.Clone()
+	if _, fnErr, err := s.updateSessionTx(ctx, tx, row.Key, true, func(x *store.Session) error {
+		if !x.CreatedAt.IsZero() {
+			return fmt.Errorf("child session %q: %w", row.Key, store.ErrConflict)
+		}
+		*x = *row
+		return nil
+	}); err != nil || fnErr != nil {
+		return cmp.Or(fnErr, err)
+	}
+	return s.insertNewTx(ctx, tx, qInsertSubagent, c.Row.ChildRunID, args)
 }
 
 // insertNewTx runs insert statement q (one that inserts nothing when its

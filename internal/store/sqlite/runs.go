@@ -420,50 +420,95 @@ var _ store.RunOpener = (*Store)(nil)
 // existing run with the id (ON CONFLICT DO NOTHING), which is then read in
 // the same transaction and returned with ErrConflict.
 func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
-	if err := s.checkOpen("OpenRun"); err != nil {
+	return s.openRun(ctx, "OpenRun", nil, r, msgs)
+}
+
+// OpenChildRun stores a spawned child's session and registry rows and
+// opens its first run in one commit (store.ChildRunOpener), and caches
+// the stored session row.
+func (s *Store) OpenChildRun(ctx context.Context, c *store.ChildOpen, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if c == nil || c.Session == nil || c.Session.Key == "" || c.Row == nil {
+		return nil, nil, errors.New("sqlite.OpenChildRun: no child")
+	}
+	return s.openRun(ctx, "OpenChildRun", c, r, msgs)
+}
+
+// openRun is OpenRun, and with child OpenChildRun (named op in errors).
+func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	if err := s.checkOpen(op); err != nil {
 		return nil, nil, err
 	}
 	if r == nil || r.RunID == "" || r.SessionID == "" {
-		return nil, nil, errors.New("sqlite.OpenRun: empty run or session id")
+		return nil, nil, fmt.Errorf("sqlite.%s: empty run or session id", op)
 	}
 	if r.Status != store.RunRunning || r.StartedAt.IsZero() {
-		return nil, nil, fmt.Errorf("sqlite.OpenRun: run %q is %s (started %v), not running", r.RunID, r.Status, r.StartedAt)
+		return nil, nil, fmt.Errorf("sqlite.%s: run %q is %s (started %v), not running", op, r.RunID, r.Status, r.StartedAt)
 	}
 	c := sqlstore.NewRun(r, s.nowTime)
 	args, err := sqlstore.RunArgs(&c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	out, err := s.prepareMessages(r.SessionID, msgs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
+	}
+	var childArgs []any
+	if child != nil {
+		if childArgs, err = sqlstore.NewSubagentArgs(child.Row, s.nowTime()); err != nil {
+			return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
+		}
 	}
 	stored := sqlstore.StoredRun(&c)
 	if len(stored.Input) == 0 {
 		stored.Input = nil // stored NULL
 	}
-	var existing *store.Run
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		existing = nil // set, not kept: the body may run again
+	var sess *store.Session
+	var existingRun *store.Run
+	after := func() {
+		if sess != nil {
+			s.sessions.put(sess)
+		}
+	}
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		existingRun, sess = nil, nil // set, not kept: the body may run again
+		if child != nil {
+			if err := s.insertChildTx(ctx, tx, child, childArgs); err != nil {
+				return err
+			}
+		}
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
 		} else if !ok {
-			if existing, err = s.getRunTx(ctx, tx, r.RunID); err != nil {
-				return err
+			if child == nil {
+				if existingRun, err = s.getRunTx(ctx, tx, r.RunID); err != nil {
+					return err
+				}
 			}
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
+		}
+		if child != nil {
+			// The row as a read returns it, for the cache: the child's
+			// run reads it next.
+			get, err := s.wstmt(ctx, tx, qGetSession)
+			if err != nil {
+				return err
+			}
+			if sess, err = scanSession(get.QueryRowContext(ctx, child.Session.Key)); err != nil {
+				return err
+			}
 		}
 		s.memo.openRun(stored)
 		if len(out) > 0 {
 			return s.appendTx(ctx, tx, r.SessionID, out, "")
 		}
 		return nil
-	})
-	if existing != nil && errors.Is(err, store.ErrConflict) {
-		return existing, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+	}, after)
+	if existingRun != nil && errors.Is(err, store.ErrConflict) {
+		return existingRun, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite.OpenRun: %w", err)
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	return stored.Clone(), out, nil
 }
