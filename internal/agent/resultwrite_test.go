@@ -143,3 +143,91 @@ func TestFailedResultWriteEndsTheRun(t *testing.T) {
 		t.Errorf("model calls = %d, want 1 (none after the failed write)", n)
 	}
 }
+
+// storedResults records the tool results its store has written (after the
+// write returned).
+type storedResults struct {
+	Store
+	mu     sync.Mutex
+	stored map[string]bool
+}
+
+func (s *storedResults) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	out, err := s.Store.AppendMessages(ctx, sessionID, msgs)
+	if err == nil {
+		s.mu.Lock()
+		for _, m := range msgs {
+			if m.Entry.Message != nil && m.Entry.Message.Role == transcript.RoleToolResult {
+				s.stored[m.Entry.Message.ToolCallID] = true
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out, err
+}
+
+// A tool result's event goes out once its write returned, never before
+// (a client that sees it finds the result in the history, and a crash
+// cannot lose a result a client saw), while the next call still runs
+// during the write.
+func TestResultEventFollowsItsWrite(t *testing.T) {
+	var gate *resultGateStore
+	var stored *storedResults
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if len(req.Messages) == 1 {
+			return toolTurn(
+				provider.ToolCall{ID: "first", Name: "a", Arguments: json.RawMessage(`{}`)},
+				provider.ToolCall{ID: "second", Name: "b", Arguments: json.RawMessage(`{}`)},
+			), nil
+		}
+		return textReply("done"), nil
+	}, func(c *Config) {
+		gate = &resultGateStore{Store: c.Store, next: make(chan struct{})}
+		stored = &storedResults{Store: gate, stored: map[string]bool{}}
+		c.Store = stored
+		c.Tools = func(context.Context, RunInfo) *tools.Set {
+			return tools.NewSet(
+				funcTool{"a", func(context.Context, json.RawMessage) (*tools.Result, error) {
+					return &tools.Result{Text: "a done"}, nil
+				}},
+				funcTool{"b", func(context.Context, json.RawMessage) (*tools.Result, error) {
+					close(gate.next)
+					return &tools.Result{Text: "b done"}, nil
+				}},
+			)
+		}
+	})
+	var mu sync.Mutex
+	var seen, early []string
+	h.runner.Subscribe(func(ev Event) {
+		if ev.Stream != StreamTool || ev.Phase != PhaseResult {
+			return
+		}
+		stored.mu.Lock()
+		ok := stored.stored[ev.Tool.CallID]
+		stored.mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, ev.Tool.CallID)
+		if !ok {
+			early = append(early, ev.Tool.CallID)
+		}
+	})
+	h.submit(Input{RunID: "r1", Message: "go"})
+	if run := h.wait("r1"); run.Status != store.RunOK {
+		t.Fatalf("run: %s (%s)", run.Status, run.Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) > 0 {
+		t.Errorf("result events before their writes: %q", early)
+	}
+	if !cmp.Equal(seen, []string{"first", "second"}) {
+		t.Errorf("result events %q, want first, second", seen)
+	}
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if gate.apart {
+		t.Error("the second call started only once the first call's result was written")
+	}
+}
