@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/agent"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider/scripted"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/postgres"
@@ -30,48 +32,101 @@ func openPG(t *testing.T, dsn string) *postgres.Store {
 	return st
 }
 
-// TestSendPolicyChangedOnAnotherNode: on PostgreSQL, a node's admission
-// that remembers a session whose send policy denied does not keep
-// refusing it once another node allowed it (the remembered row is a guess
-// that only a run's open checks; a refusal opens no run).
-func TestSendPolicyChangedOnAnotherNode(t *testing.T) {
+// pgNodes is two nodes' stores on one PostgreSQL database, and node a's
+// runner and admission.
+type pgNodes struct {
+	a, b   *postgres.Store
+	runner *agent.Runner
+	adm    *admission.Admitter
+}
+
+func newPGNodes(t *testing.T, queue policy.QueueConfig) *pgNodes {
+	t.Helper()
 	dsn := pgtest.DB(t)
-	a, b := openPG(t, dsn), openPG(t, dsn)
-	runner, err := agent.New(agent.Config{
-		Store: a, Models: scriptedModels{scripted.New(scripted.Options{})},
+	n := &pgNodes{a: openPG(t, dsn), b: openPG(t, dsn)}
+	var err error
+	n.runner, err = agent.New(agent.Config{
+		Store: n.a, Models: scriptedModels{scripted.New(scripted.Options{})},
 		Tools:       func(context.Context, agent.RunInfo) *tools.Set { return tools.NewSet() },
 		InitSession: admission.FillRunnerSession,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { runner.Close() })
-	adm, err := admission.New(admission.Config{Runner: runner, Store: a, Commands: &replies{}})
+	t.Cleanup(func() { n.runner.Close() })
+	if n.adm, err = admission.New(admission.Config{Runner: n.runner, Store: n.a, Commands: &replies{}, Queue: queue}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// onB changes session key's row on node b (creating it).
+func (n *pgNodes) onB(t *testing.T, key string, fn func(*store.Session)) {
+	t.Helper()
+	if _, err := n.b.UpdateSession(context.Background(), key, true, func(x *store.Session) error {
+		admission.FillSession(x, "main", "webchat", time.Now(), uuid.NewString)
+		fn(x)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// send has node a accept an operator's message to key.
+func (n *pgNodes) send(key, text string) (admission.Ticket, error) {
+	return n.adm.Accept(context.Background(), admission.Request{Origin: admission.OriginOperator, Input: input(admission.OriginOperator, key, text)})
+}
+
+// TestSendPolicyChangedOnAnotherNode: on PostgreSQL, a node's admission
+// that remembers a session whose send policy denied does not keep
+// refusing it once another node allowed it (the remembered row is a guess
+// that only a run's open checks; a refusal opens no run).
+func TestSendPolicyChangedOnAnotherNode(t *testing.T) {
+	n := newPGNodes(t, policy.QueueConfig{})
+	const key = "agent:main:main"
+	n.onB(t, key, func(x *store.Session) { x.SendPolicy = "deny" })
+	if _, err := n.send(key, "hi"); !errors.Is(err, admission.ErrSendDenied) {
+		t.Fatalf("denied session: %v, want the send policy's refusal", err)
+	}
+	n.onB(t, key, func(x *store.Session) { x.SendPolicy = "allow" })
+	if _, err := n.send(key, "hi"); err != nil {
+		t.Fatalf("after another node allowed the session: %v", err)
+	}
+}
+
+// TestQueueCapRaisedOnAnotherNode: on PostgreSQL, a node that remembers a
+// session under the default queue cap does not refuse a message at that
+// cap once another node raised the session's own cap.
+func TestQueueCapRaisedOnAnotherNode(t *testing.T) {
+	one := 1
+	n := newPGNodes(t, policy.QueueConfig{Mode: "followup", Cap: &one, Drop: "new"})
+	const key = "agent:main:main"
+	n.onB(t, key, func(*store.Session) {})
+	busyIn := input(admission.OriginOperator, key, "/stall")
+	started := make(chan struct{})
+	var once sync.Once
+	unsub := n.runner.Subscribe(func(ev agent.Event) {
+		if ev.RunID == busyIn.RunID && ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseStart {
+			once.Do(func() { close(started) })
+		}
+	})
+	defer unsub()
+	busy, err := n.adm.Accept(context.Background(), admission.Request{Origin: admission.OriginOperator, Input: busyIn})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	const key = "agent:main:main"
-	setPolicy := func(p string) {
-		t.Helper()
-		if _, err := b.UpdateSession(ctx, key, true, func(x *store.Session) error {
-			admission.FillSession(x, "main", "webchat", time.Now(), uuid.NewString)
-			x.SendPolicy = p
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+	t.Cleanup(func() { n.runner.Abort(context.Background(), busy.RunID) })
+	<-started
+	if tk, err := n.send(key, "queued"); err != nil || tk.Position == 0 {
+		t.Fatalf("queued: %+v %v", tk, err)
+	}
+	five := 5
+	n.onB(t, key, func(x *store.Session) {
+		if err := agent.SetSessionQueueOverride(x, policy.QueueOverride{Cap: &five}); err != nil {
+			t.Error(err)
 		}
-	}
-	send := func() error {
-		_, err := adm.Accept(ctx, admission.Request{Origin: admission.OriginOperator, Input: input(admission.OriginOperator, key, "hi")})
-		return err
-	}
-	setPolicy("deny")
-	if err := send(); !errors.Is(err, admission.ErrSendDenied) {
-		t.Fatalf("denied session: %v, want the send policy's refusal", err)
-	}
-	setPolicy("allow")
-	if err := send(); err != nil {
-		t.Fatalf("after another node allowed the session: %v", err)
+	})
+	if tk, err := n.send(key, "one more"); err != nil || tk.Position != 2 {
+		t.Fatalf("after another node raised the cap: %+v %v, want it queued", tk, err)
 	}
 }
