@@ -156,6 +156,9 @@ type runState struct {
 	// resultWrite is the outcome of the tool result write in flight
 	// (callTool with more), nil when none is.
 	resultWrite chan error
+	// written is closed once the write of resultWrite returned (a tool
+	// reading its own transcript waits for it, tools.AwaitWritten).
+	written chan struct{}
 	// emitMu guards seq, holding and held: the event of a tool result
 	// written while the next call runs is sent from its write's
 	// goroutine once stored, and the run's events meanwhile are held

@@ -650,7 +650,18 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	} else {
 		var err error
 		caller.ToolCallID = call.ID
-		res, err = callSafely(tools.WithCaller(ctx, caller), t, call.Arguments)
+		cctx := tools.WithCaller(ctx, caller)
+		if w := st.written; w != nil {
+			cctx = tools.WithWritten(cctx, func(ctx context.Context) error {
+				select {
+				case <-w:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		}
+		res, err = callSafely(cctx, t, call.Arguments)
 		if err != nil {
 			res = tools.ErrorResult(call.Name, err)
 		}
@@ -675,7 +686,7 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	}
 	ev := Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}}
 	if more {
-		done := make(chan error, 1)
+		done, written := make(chan error, 1), make(chan struct{})
 		runID := st.run.RunID
 		st.hold()
 		go func() {
@@ -685,9 +696,10 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 			} else {
 				r.release(st, nil)
 			}
+			close(written)
 			done <- err
 		}()
-		st.resultWrite = done
+		st.resultWrite, st.written = done, written
 		return nil
 	}
 	if err := r.append(sessionID, st.run.RunID, msg); err != nil {
@@ -704,7 +716,7 @@ func (r *Runner) awaitResult(st *runState) error {
 		return nil
 	}
 	err := <-st.resultWrite
-	st.resultWrite = nil
+	st.resultWrite, st.written = nil, nil
 	return err
 }
 
