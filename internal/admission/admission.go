@@ -285,9 +285,13 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 	}
 	// A store may serve the session from its memory; the run's open then
 	// checks that it is still the stored row, and when it is not, nothing
-	// was written and the session is read again.
-	e, err := a.enqueue(store.WithSessionCheck(ctx), rule, req, in, &t)
-	if errors.Is(err, store.ErrSessionMoved) {
+	// was written and the session is read again. A refusal opens no run,
+	// so one judged on a row served from memory (another node may have
+	// changed its send policy or queue settings since) is judged again on
+	// the stored row.
+	cctx := store.WithSessionCheck(ctx)
+	e, err := a.enqueue(cctx, rule, req, in, &t)
+	if errors.Is(err, store.ErrSessionMoved) || (refusal(err) && servedFromMemory(cctx, in.SessionKey)) {
 		e, err = a.enqueue(ctx, rule, req, in, &t)
 	}
 	if err != nil {
@@ -295,6 +299,20 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 	}
 	t.RunID, t.Run, t.Created, t.Position = e.Run.RunID, e.Run, e.Created, e.Position
 	return t, nil
+}
+
+// refusal reports whether err is enqueue's refusal of a message (send
+// policy, queue cap), which follows from the session row read.
+func refusal(err error) bool {
+	var full *QueueFullError
+	return errors.Is(err, ErrSendDenied) || errors.As(err, &full)
+}
+
+// servedFromMemory reports whether ctx's session check says the row of key
+// was served from the store's memory.
+func servedFromMemory(ctx context.Context, key string) bool {
+	_, ok := store.SessionCheckOf(ctx).Version(key)
+	return ok
 }
 
 // enqueue reads in's session, applies the send policy and the queue

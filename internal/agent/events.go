@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -155,9 +156,56 @@ type runState struct {
 	// resultWrite is the outcome of the tool result write in flight
 	// (callTool with more), nil when none is.
 	resultWrite chan error
+	// written is closed once the write of resultWrite returned (a tool
+	// reading its own transcript waits for it, tools.AwaitWritten).
+	written chan struct{}
+	// emitMu guards seq, holding and held: the event of a tool result
+	// written while the next call runs is sent from its write's
+	// goroutine once stored, and the run's events meanwhile are held
+	// (holding) and sent after it, in order.
+	emitMu  sync.Mutex
+	holding bool
+	held    []Event
 }
 
 func (r *Runner) emit(st *runState, ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = r.now()
+	}
+	st.emitMu.Lock()
+	defer st.emitMu.Unlock()
+	if st.holding {
+		st.held = append(st.held, ev)
+		return
+	}
+	r.sendLocked(st, ev)
+}
+
+// hold holds st's events from now on until release (a tool result write
+// is in flight).
+func (st *runState) hold() {
+	st.emitMu.Lock()
+	st.holding = true
+	st.emitMu.Unlock()
+}
+
+// release sends first (when not nil: the stored result) and then the
+// events held since hold, and stops holding.
+func (r *Runner) release(st *runState, first *Event) {
+	st.emitMu.Lock()
+	defer st.emitMu.Unlock()
+	if first != nil {
+		r.sendLocked(st, *first)
+	}
+	for _, ev := range st.held {
+		r.sendLocked(st, ev)
+	}
+	st.held, st.holding = nil, false
+}
+
+// sendLocked numbers ev and sends it to the subscribers; st.emitMu is
+// held.
+func (r *Runner) sendLocked(st *runState, ev Event) {
 	st.seq++
 	ev.Seq = st.seq
 	ev.RunID = st.run.RunID
@@ -166,9 +214,6 @@ func (r *Runner) emit(st *runState, ev Event) {
 	ev.AgentID = st.run.AgentID
 	ev.Lane = st.run.Lane
 	ev.SpawnedBy = st.spawnedBy
-	if ev.Time.IsZero() {
-		ev.Time = r.now()
-	}
 	if !r.events.add(ev, r.now()) && isEnd(ev) {
 		return // the run's end was seen already (relayed, or from the store)
 	}

@@ -630,8 +630,11 @@ func (r *Runner) redactCalls(msg *transcript.Message) *transcript.Message {
 // call of the same model turn follows) the result is written while that
 // call runs (its write and the next call's writes share a group commit),
 // and the caller awaits it (awaitResult) before anything else of the run
-// is stored or the model called; the result event is sent as the write
-// starts. The last call's result is stored before it returns.
+// is stored or the model called. A result's event is sent once its write
+// returned (never for a result a crash could lose): the last call's
+// before callTool returns, an earlier one's by its write's goroutine,
+// which holds the run's later events until then so that they keep their
+// order.
 func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, caller tools.Caller, sessionID string, call transcript.Block, more bool) error {
 	r.emit(st, Event{Stream: StreamTool, Phase: PhaseStart, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments}})
 	ctx, span := r.cfg.Tracer.StartTool(ctx, call.Name, call.ID)
@@ -650,7 +653,18 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	} else {
 		var err error
 		caller.ToolCallID = call.ID
-		res, err = callSafely(tools.WithCaller(ctx, caller), t, call.Arguments)
+		cctx := tools.WithCaller(ctx, caller)
+		if w := st.written; w != nil {
+			cctx = tools.WithWritten(cctx, func(ctx context.Context) error {
+				select {
+				case <-w:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		}
+		res, err = callSafely(cctx, t, call.Arguments)
 		if err != nil {
 			res = tools.ErrorResult(call.Name, err)
 		}
@@ -673,15 +687,28 @@ func (r *Runner) callTool(ctx context.Context, st *runState, set *tools.Set, cal
 	if err := r.awaitResult(st); err != nil {
 		return err
 	}
+	ev := Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}}
 	if more {
-		done := make(chan error, 1)
+		done, written := make(chan error, 1), make(chan struct{})
 		runID := st.run.RunID
-		go func() { done <- r.append(sessionID, runID, msg) }()
-		st.resultWrite = done
-	} else if err := r.append(sessionID, st.run.RunID, msg); err != nil {
+		st.hold()
+		go func() {
+			err := r.append(sessionID, runID, msg)
+			if err == nil {
+				r.release(st, &ev)
+			} else {
+				r.release(st, nil)
+			}
+			close(written)
+			done <- err
+		}()
+		st.resultWrite, st.written = done, written
+		return nil
+	}
+	if err := r.append(sessionID, st.run.RunID, msg); err != nil {
 		return err
 	}
-	r.emit(st, Event{Stream: StreamTool, Phase: PhaseResult, Tool: &ToolEvent{Name: call.Name, CallID: call.ID, Args: call.Arguments, Result: res}})
+	r.emit(st, ev)
 	return nil
 }
 
@@ -692,7 +719,7 @@ func (r *Runner) awaitResult(st *runState) error {
 		return nil
 	}
 	err := <-st.resultWrite
-	st.resultWrite = nil
+	st.resultWrite, st.written = nil, nil
 	return err
 }
 

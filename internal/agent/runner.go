@@ -258,6 +258,11 @@ type Input struct {
 	// cap: a sub-agent's result announced to its requester is never lost.
 	QueueKeep bool `json:"queueKeep,omitempty"`
 
+	// Carries names the outbox items (announces) the run delivers: a
+	// dispatcher that finds the run made already settles these and no
+	// others claimed for it.
+	Carries []string `json:"carries,omitempty"`
+
 	// Step marks an internal step of a flow (a reply-back turn, an
 	// announce step): not a turn of the session's conversation, so a
 	// steered message never joins it; it waits for the next turn.

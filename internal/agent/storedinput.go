@@ -38,7 +38,7 @@ func storedInput(in *Input, raw []byte) (Input, error) {
 // plainInput reports whether in survives its JSON round trip unchanged
 // (up to Session, which is not stored, and an empty chain path).
 func plainInput(in *Input) bool {
-	if in.Images != nil || in.Sampling != nil || in.ClientTools != nil || in.Compact != nil {
+	if in.Images != nil || in.Sampling != nil || in.ClientTools != nil || in.Compact != nil || in.Carries != nil {
 		return false
 	}
 	if p := in.Provenance; p != nil && (p.SourceSessionKeys != nil ||

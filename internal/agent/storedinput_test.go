@@ -96,7 +96,7 @@ func TestStoredInputIsTheRoundTrip(t *testing.T) {
 func TestInputFieldsKnown(t *testing.T) {
 	known := []string{"RunID", "SessionKey", "AgentID", "Message", "Lane", "Provenance", "Chain", "IdempotencyKey",
 		"ExtraSystemPrompt", "Model", "Thinking", "Images", "Sampling", "ClientTools", "Timeout", "Channel", "To",
-		"AccountID", "ThreadID", "QueueMode", "QueueCap", "QueueDrop", "QueueDebounceMs", "QueueKeep", "Step",
+		"AccountID", "ThreadID", "QueueMode", "QueueCap", "QueueDrop", "QueueDebounceMs", "QueueKeep", "Carries", "Step",
 		"Compact", "Label", "SpawnedBy", "Session"}
 	check := func(typ reflect.Type, want []string) {
 		var got []string

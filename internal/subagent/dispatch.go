@@ -184,13 +184,18 @@ type pending struct {
 
 // deliverBatch posts announces to target as one internal run. Exactly once:
 // every item is first claimed for the batch's run id (stored in its
-// payload), and Submit with a known run id returns the existing run — so a
-// crash at any point neither loses a result nor posts it twice.
+// payload), the run names the items it carries (Input.Carries), Submit
+// with a known run id returns the existing run, and a batch's run id is
+// never changed once claimed, not even by a takeover: at most one run
+// carries an item, and an item is settled only by the run that carries
+// it. So neither a crash nor a stalled dispatcher that resumes after
+// another took its claims over (SIGSTOP, a partition) loses a result or
+// posts it twice.
 //
 // On a store no other node delivers from (not Config.Shared), a lone
 // announce is not claimed: its run id is its own (announceRunID), so a
 // repeat of its delivery finds its run, and a later batch that takes it
-// with others first looks for that run (lonelyDelivered) and settles it
+// with others first looks for that run (loneDelivered) and settles it
 // without posting it again. That is one commit less between a child's end
 // and its requester's turn.
 func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pending) (map[string]bool, error) {
@@ -198,28 +203,26 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	// settled) is delivered again under its run id, with the items
 	// claimed for it and no others: its run may exist already.
 	reuse := batch[0].a.BatchRunID
-	var stale string // a claim taken over from a dispatcher that stopped
 	if reuse != "" {
-		switch _, err := m.cfg.Store.GetRun(ctx, reuse); {
+		switch run, err := m.cfg.Store.GetRun(ctx, reuse); {
 		case err == nil:
-			// Its run exists, and carries every item claimed for it
-			// (items are claimed before the run is made): settle them.
-			ids := map[string]bool{}
+			// Its run exists: settle the items it carries.
+			var ids []string
 			for _, p := range batch {
 				if p.a.BatchRunID == reuse {
-					ids[p.item.ID] = true
+					ids = append(ids, p.item.ID)
 				}
 			}
-			return ids, nil
+			return m.settle(ctx, run, ids)
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		case m.cfg.Shared && time.Since(batch[0].item.UpdatedAt) < staleClaim && !m.abandoned(ctx, batch[0].a):
 			// Another node's dispatcher may be claiming for it now.
 			return nil, nil
 		}
-		if m.cfg.Shared {
-			stale, reuse = reuse, ""
-		}
+		// Taken over under the same run id: the dispatcher that claimed
+		// may still make that run (it stalled between its claims and its
+		// run), and then one of the two is the existing run of the other.
 	}
 	if !m.mayAct() {
 		return nil, outbox.ErrDefer
@@ -246,7 +249,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	var claimed []pending
 	var settled []string // lone announces delivered before, alone
 	for _, p := range batch {
-		if p.a.BatchRunID != "" && p.a.BatchRunID != runID && p.a.BatchRunID != stale {
+		if p.a.BatchRunID != "" && p.a.BatchRunID != runID {
 			continue // claimed by another batch: delivered with that one
 		}
 		if reuse != "" && p.a.BatchRunID == "" {
@@ -276,7 +279,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			// may have claimed the item for its own batch meanwhile.
 			_, err = m.cfg.Store.UpdateOutbox(ctx, p.item.ID, func(x *store.OutboxItem) error {
 				var cur Announce
-				if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID && cur.BatchRunID != stale) {
+				if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID) {
 					return errBatchClaimed
 				}
 				x.Payload, x.SessionKey = payload, target
@@ -308,8 +311,9 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		},
 	}
 	in.IdempotencyKey = in.RunID
-	if len(claimed) > 1 {
-		for _, p := range claimed {
+	for _, p := range claimed {
+		in.Carries = append(in.Carries, p.item.ID)
+		if len(claimed) > 1 {
 			in.Provenance.SourceSessionKeys = append(in.Provenance.SourceSessionKeys, p.a.ChildSessionKey)
 		}
 	}
@@ -353,8 +357,21 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	// are queued (by default steered into the active run, so it sees them
 	// before its next model call); a result never interrupts that run and
 	// is never dropped at the queue's cap (admission's announce rule).
-	if _, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAnnounce, Input: in}); err != nil {
+	t, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAnnounce, Input: in})
+	if err != nil {
 		return nil, err
+	}
+	if !t.Created && t.Run != nil {
+		// Another dispatcher made the run (it took these claims over, or
+		// was taken over): it carries what that one claimed.
+		ids, err := m.settle(ctx, t.Run, in.Carries)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range settled {
+			ids[id] = true
+		}
+		return ids, nil
 	}
 	return settledIDs(settled, claimed), nil
 }
@@ -384,6 +401,50 @@ func (m *Manager) loneDelivered(ctx context.Context, a Announce) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// settle returns which of the items ids, claimed for run, run carries
+// (Input.Carries; a run stored without it, before it was recorded,
+// carries every item claimed for it), and hands the others' claims back
+// so that a later batch delivers them: they were claimed for the run
+// after another dispatcher made it without them.
+func (m *Manager) settle(ctx context.Context, run *store.Run, ids []string) (map[string]bool, error) {
+	var in agent.Input
+	if err := json.Unmarshal(run.Input, &in); err != nil || in.Carries == nil {
+		out := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			out[id] = true
+		}
+		return out, nil
+	}
+	carried := make(map[string]bool, len(in.Carries))
+	for _, id := range in.Carries {
+		carried[id] = true
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if carried[id] {
+			out[id] = true
+			continue
+		}
+		_, err := m.cfg.Store.UpdateOutbox(ctx, id, func(x *store.OutboxItem) error {
+			var a Announce
+			if x.Status != store.OutboxPending || json.Unmarshal(x.Payload, &a) != nil || a.BatchRunID != run.RunID {
+				return errBatchClaimed // settled, or claimed again meanwhile
+			}
+			a.BatchRunID, a.ClaimedBy = "", ""
+			payload, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			x.Payload = payload
+			return nil
+		})
+		if err != nil && !errors.Is(err, errBatchClaimed) {
+			return nil, fmt.Errorf("announce %s: hand its claim back: %w", id, err)
+		}
+	}
+	return out, nil
 }
 
 // route picks where an announce goes: the requester, or — when that

@@ -162,6 +162,12 @@ type Manager struct {
 	closed bool
 	// claiming holds the batch run ids this process is delivering now.
 	claiming map[string]bool
+	// passes counts the reconcile passes under way; ended holds the
+	// child runs whose finish hook ran meanwhile, so that a pass that
+	// read such a run live before it ended does not count it (cleared
+	// when no pass is under way).
+	passes int
+	ended  map[string]bool
 
 	// reconcile asks reconcileLoop for a pass (capacity one: requests
 	// made while one waits are coalesced with it).
@@ -358,6 +364,16 @@ func (m *Manager) reconcileLoop() {
 // child that ended while no announce could be written (a run aborted by a
 // restart ends outside the runner's finish path).
 func (m *Manager) recover(ctx context.Context) error {
+	m.mu.Lock()
+	m.passes++
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.passes--; m.passes == 0 {
+			m.ended = nil
+		}
+	}()
 	rows, err := m.cfg.Store.ListSubagents(ctx, store.SubagentFilter{Statuses: []store.SubagentStatus{store.SubagentActive}})
 	if err != nil {
 		return fmt.Errorf("subagent: recover: %w", err)
@@ -376,7 +392,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			return fmt.Errorf("subagent: recover: %w", err)
 		}
 		if !run.Status.Terminal() {
-			m.addActive(rec.RequesterKey, rec.ChildRunID, rec.ChildSessionKey)
+			m.addLive(rec.RequesterKey, rec.ChildRunID, rec.ChildSessionKey)
 			continue
 		}
 		if !run.EndedAt.IsZero() && m.cfg.Now().Sub(run.EndedAt) > announceRetention/2 {
@@ -405,6 +421,10 @@ func (m *Manager) recover(ctx context.Context) error {
 func (m *Manager) addActive(requester, runID, childKey string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.addActiveLocked(requester, runID, childKey)
+}
+
+func (m *Manager) addActiveLocked(requester, runID, childKey string) {
 	set := m.active[requester]
 	if set == nil {
 		set = make(map[string]string)
@@ -413,9 +433,37 @@ func (m *Manager) addActive(requester, runID, childKey string) {
 	set[runID] = childKey
 }
 
+// addLive is addActive for a reconcile pass that read the run live: not
+// when the run's finish hook ran since the pass began.
+func (m *Manager) addLive(requester, runID, childKey string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ended[runID] {
+		m.addActiveLocked(requester, runID, childKey)
+	}
+}
+
+// finished is dropActive for a child run whose finish hook runs: a
+// reconcile pass under way that read it live does not count it again.
+func (m *Manager) finished(requester, runID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.passes > 0 {
+		if m.ended == nil {
+			m.ended = make(map[string]bool)
+		}
+		m.ended[runID] = true
+	}
+	m.dropActiveLocked(requester, runID)
+}
+
 func (m *Manager) dropActive(requester, runID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dropActiveLocked(requester, runID)
+}
+
+func (m *Manager) dropActiveLocked(requester, runID string) {
 	if set := m.active[requester]; set != nil {
 		delete(set, runID)
 		if len(set) == 0 {
@@ -493,7 +541,7 @@ func (m *Manager) OnFinish(ctx context.Context, run *store.Run, res *store.RunRe
 		}
 		return
 	}
-	m.dropActive(rec.RequesterKey, run.RunID)
+	m.finished(rec.RequesterKey, run.RunID)
 	item, err := m.announceItem(ctx, rec, run, *res, last)
 	if err != nil {
 		m.log.Error("announce not built; deferred to recovery", "runId", run.RunID, "err", err)

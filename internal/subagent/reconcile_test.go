@@ -138,3 +138,47 @@ func TestCloseStopsReconcileRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// heldRunStore holds the first read of run hold (once armed) after it
+// read the run, until release is closed: a reconcile pass that found the
+// run live and has not counted it yet.
+type heldRunStore struct {
+	*sqlite.Store
+	hold          atomic.Pointer[string]
+	read, release chan struct{}
+}
+
+func (s *heldRunStore) GetRun(ctx context.Context, runID string) (*store.Run, error) {
+	run, err := s.Store.GetRun(ctx, runID)
+	if p := s.hold.Load(); p != nil && *p == runID && s.hold.CompareAndSwap(p, nil) {
+		close(s.read)
+		<-s.release
+	}
+	return run, err
+}
+
+// TestChildEndingDuringAReconcileIsNotCounted: a child that ends on this
+// node while a reconcile pass is between reading its run (live) and
+// counting it is not counted live after the pass.
+func TestChildEndingDuringAReconcileIsNotCounted(t *testing.T) {
+	var hs *heldRunStore
+	e := newEnvWith(t, `{}`, func(c *Config) {
+		hs = &heldRunStore{Store: c.Store.(*sqlite.Store), read: make(chan struct{}), release: make(chan struct{})}
+		c.Store = hs
+	})
+	out := e.mustSpawn("agent:main:main", map[string]any{"task": "[gate] x\n/reply done"})
+	runID := out["runId"].(string)
+	hs.hold.Store(&runID)
+	done := make(chan error, 1)
+	go func() { done <- e.m.Reconcile(context.Background()) }()
+	<-hs.read
+	close(e.gate)
+	e.waitRun(runID)
+	close(hs.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := e.m.ActiveChildren("agent:main:main"); n != 0 {
+		t.Errorf("active children after the child ended = %d, want 0", n)
+	}
+}

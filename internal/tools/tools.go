@@ -123,6 +123,25 @@ func CallerFrom(ctx context.Context) Caller {
 	return c
 }
 
+type writtenKey struct{}
+
+// WithWritten returns ctx carrying wait, which returns once the results
+// of the calling run's earlier tool calls are stored (the runner writes a
+// call's result while the next call of the same model step runs).
+func WithWritten(ctx context.Context, wait func(context.Context) error) context.Context {
+	return context.WithValue(ctx, writtenKey{}, wait)
+}
+
+// AwaitWritten waits until the results of the calling run's earlier tool
+// calls are stored, so that a tool reading its own session's transcript
+// finds them; at once when ctx carries no such wait (WithWritten).
+func AwaitWritten(ctx context.Context) error {
+	if wait, ok := ctx.Value(writtenKey{}).(func(context.Context) error); ok {
+		return wait(ctx)
+	}
+	return nil
+}
+
 // Set is an ordered, name-indexed set of tools.
 type Set struct {
 	byName map[string]Tool

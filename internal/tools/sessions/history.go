@@ -105,6 +105,12 @@ func (t *Tools) history(ctx context.Context, caller tools.Caller, p tools.Params
 		}
 		limit = n
 	}
+	if target.Key == caller.SessionKey {
+		// Its own transcript: with the results of the step's earlier calls.
+		if err := tools.AwaitWritten(ctx); err != nil {
+			return nil, err
+		}
+	}
 	sess, err := t.d.Store.GetSession(ctx, target.Key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -493,5 +494,31 @@ func TestHistoryQuery(t *testing.T) {
 	d := e.mustCall(mainCaller, HistoryToolName, map[string]any{"sessionKey": "main", "query": "lands"})
 	if meta := d["messages"].([]any)[0].(map[string]any)["__openclaw"].(map[string]any); meta["sessionId"] != "old-transcript" {
 		t.Errorf("archived match meta = %v", meta)
+	}
+}
+
+// TestHistoryOfItsOwnSessionAwaitsEarlierResults: sessions_history of the
+// caller's own session waits for the results of the step's earlier calls
+// to be stored (tools.AwaitWritten); of another session it does not.
+func TestHistoryOfItsOwnSessionAwaitsEarlierResults(t *testing.T) {
+	e := newEnv(t, "")
+	e.sess(store.Session{Key: "agent:main:main", SessionID: idMain})
+	e.keys("agent:main:other")
+	for _, tc := range []struct {
+		ref  string
+		want bool
+	}{{"main", true}, {"agent:main:other", false}} {
+		waited := false
+		ctx := tools.WithWritten(tools.WithCaller(t.Context(), mainCaller), func(context.Context) error {
+			waited = true
+			return nil
+		})
+		raw, _ := json.Marshal(map[string]any{"sessionKey": tc.ref})
+		if _, err := e.tool(HistoryToolName).Call(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+		if waited != tc.want {
+			t.Errorf("%s: waited for earlier results = %v, want %v", tc.ref, waited, tc.want)
+		}
 	}
 }
