@@ -20,8 +20,9 @@ type extraMemo[T any] struct {
 	byText map[string]T
 }
 
-// maxExtraMemo bounds extraMemo.byText; past it the memo starts over.
-const maxExtraMemo = 1024
+// maxExtraMemo bounds extraMemo.byText (each entry holds a copy of its
+// extra); past it the memo starts over.
+const maxExtraMemo = 256
 
 // get returns decode(extra), from the memo when extra was seen before.
 func (m *extraMemo[T]) get(extra json.RawMessage) T {
