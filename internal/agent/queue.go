@@ -565,14 +565,7 @@ func (in *Input) ApplyInterSessionQueue(q policy.QueueSettings, keep bool) {
 // reference's SessionEntry elevatedLevel: "on", "ask", "full", "off"), ""
 // when none is.
 func SessionElevatedLevel(sess *store.Session) string {
-	var x struct {
-		ElevatedLevel string `json:"elevatedLevel"`
-	}
-	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &x) != nil {
-		return ""
-	}
-	l, _ := policy.NormalizeElevatedLevel(x.ElevatedLevel)
-	return l
+	return extraElevated.get(sessionExtra(sess))
 }
 
 // SetSessionElevatedLevel stores level on sess ("" clears it), keeping

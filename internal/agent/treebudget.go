@@ -66,7 +66,7 @@ type BudgetNode struct {
 // limitsOf returns a session's own budget: the limits set at its spawn,
 // or, for a root session, its agent's configured budget.
 func (r *Runner) limitsOf(s *store.Session) spend.Limits {
-	if l := spend.FromExtra(s.Extra); !l.IsZero() {
+	if l := extraLimits.get(s.Extra); !l.IsZero() {
 		return l
 	}
 	if s.SpawnedBy == "" && r.cfg.RootBudget != nil {

@@ -53,9 +53,9 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 			return ""
 		}
 		var files []memory.BootstrapFile
-		for _, name := range bootstrapFiles {
-			if content, err := boot.read(filepath.Join(dir, name)); err == nil {
-				files = append(files, memory.BootstrapFile{Name: name, Content: content})
+		for i, path := range boot.paths(dir) {
+			if content, err := boot.read(path); err == nil {
+				files = append(files, memory.BootstrapFile{Name: bootstrapFiles[i], Content: content})
 			}
 		}
 		if memoryEligible(info) {
@@ -87,6 +87,31 @@ type bootstrapCache struct {
 	mu    sync.Mutex
 	files map[string]cachedBootstrap
 	reads int // files read (not served from the cache), for tests
+	// byDir holds each workspace's bootstrap file paths (see paths).
+	byDir map[string][]string
+}
+
+// maxBootstrapDirs bounds bootstrapCache.byDir; past it the paths are
+// joined again from scratch.
+const maxBootstrapDirs = 256
+
+// paths returns the paths of the bootstrapFiles in workspace dir, joined
+// once per workspace rather than on every run.
+func (c *bootstrapCache) paths(dir string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.byDir[dir]; ok {
+		return p
+	}
+	p := make([]string, len(bootstrapFiles))
+	for i, name := range bootstrapFiles {
+		p[i] = filepath.Join(dir, name)
+	}
+	if c.byDir == nil || len(c.byDir) >= maxBootstrapDirs {
+		c.byDir = map[string][]string{}
+	}
+	c.byDir[dir] = p
+	return p
 }
 
 type cachedBootstrap struct {

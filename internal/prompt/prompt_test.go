@@ -193,3 +193,24 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 	write("elf", now) // same size, same time: still seen
 	check("elf", 6)
 }
+
+// A run's bootstrap paths are joined once per workspace: a warm turn
+// allocates none, and each workspace gets its own.
+func TestBootstrapPathsJoinedOnce(t *testing.T) {
+	var c bootstrapCache
+	a, b := filepath.Join("ws", "a"), filepath.Join("ws", "b")
+	for _, dir := range []string{a, b, a} {
+		got := c.paths(dir)
+		if len(got) != len(bootstrapFiles) {
+			t.Fatalf("paths(%s) = %q", dir, got)
+		}
+		for i, name := range bootstrapFiles {
+			if got[i] != filepath.Join(dir, name) {
+				t.Errorf("paths(%s)[%d] = %q, want %q", dir, i, got[i], filepath.Join(dir, name))
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(50, func() { _ = c.paths(a) }); n != 0 {
+		t.Errorf("paths of a seen workspace made %v allocations, want 0", n)
+	}
+}

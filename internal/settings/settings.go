@@ -91,6 +91,7 @@ type Settings struct {
 	provider map[string]bool  // configured model providers, by normalised id
 	cfg      *config.Config   // for the lookups by argument (layer.go), agents not configured, config.get
 	listen   []string         // gateway listen addresses, host:port
+	scopes   *skillScopes     // SkillScope's, by agent id (nil: not cached)
 }
 
 // HTTP is what gateway.http.endpoints enables.
@@ -280,6 +281,7 @@ func Resolve(cfg *config.Config) *Settings {
 		listen:            cfg.GatewayListenAddrs(),
 		MemorySearch:      cfg.Memory.Search,
 		GatewayToolsAllow: cfg.GatewayToolsAllow(), GatewayToolsDeny: cfg.GatewayToolsDeny(),
+		scopes: &skillScopes{},
 	}
 	s.Serve = Serve{
 		PublicOrigin:   cfg.GatewayPublicOrigin(),

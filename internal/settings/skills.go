@@ -95,5 +95,36 @@ func SkillScope(c *config.Config, agentID string) skills.Scope {
 	}
 }
 
-// SkillScope is agent id's skills.Scope under these settings.
-func (s *Settings) SkillScope(agentID string) skills.Scope { return SkillScope(s.cfg, agentID) }
+// SkillScope is agent id's skills.Scope under these settings, made once
+// per agent: a run's system prompt asks for it on every turn, and it
+// changes only with the configuration (a reload resolves new Settings).
+// The skill files, binaries and environment it gates on are still looked
+// at on every call of its users.
+func (s *Settings) SkillScope(agentID string) skills.Scope {
+	if s.scopes == nil { // Settings not made by Resolve
+		return SkillScope(s.cfg, agentID)
+	}
+	c := s.scopes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sc, ok := c.byAgent[agentID]; ok {
+		return sc
+	}
+	if c.byAgent == nil || len(c.byAgent) >= maxSkillScopes {
+		c.byAgent = map[string]skills.Scope{}
+	}
+	sc := SkillScope(s.cfg, agentID)
+	c.byAgent[agentID] = sc
+	return sc
+}
+
+// skillScopes holds Settings.SkillScope's scopes by agent id as asked.
+// Users only read a scope (its slices and maps are shared).
+type skillScopes struct {
+	mu      sync.Mutex
+	byAgent map[string]skills.Scope
+}
+
+// maxSkillScopes bounds skillScopes.byAgent; past it the cache starts
+// over (an unknown agent id gets the defaults' scope, under its own key).
+const maxSkillScopes = 256

@@ -2,6 +2,8 @@ package settings
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +31,33 @@ func TestSkillScope(t *testing.T) {
 		if got := truthy(path); got != want {
 			t.Errorf("ConfigTruthy(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// Settings.SkillScope makes an agent's scope once (a warm turn asks for it
+// every run), gives what SkillScope gives, and keeps agents apart; new
+// Settings from a changed configuration give the new scope.
+func TestSettingsSkillScopeMemoised(t *testing.T) {
+	src := `{
+  agents: { defaults: { workspace: "/ws", skills: ["a"] }, list: [{ id: "main" }, { id: "solo", workspace: "/solo", skills: [] }] },
+  skills: { load: { extraDirs: ["/extra"] }, entries: { a: { env: { K: "v" } } }, limits: { maxSkillsPromptChars: 500 } },
+}`
+	c := parse(t, src)
+	s := Resolve(c)
+	want := SkillScope(c, "main")
+	got := s.SkillScope("main")
+	if !slices.Equal(got.Roots, want.Roots) || !slices.Equal(got.AllowTargets, want.AllowTargets) || got.PromptChars != want.PromptChars ||
+		!slices.Equal(got.Policy.Allow, want.Policy.Allow) || got.Policy.Entries["a"].Env["K"] != "v" || got.Policy.ConfigTruthy == nil {
+		t.Errorf("SkillScope(main) = %+v, want %+v", got, want)
+	}
+	if n := testing.AllocsPerRun(50, func() { _ = s.SkillScope("main") }); n != 0 {
+		t.Errorf("a second SkillScope(main) made %v allocations, want 0 (made once)", n)
+	}
+	if solo := s.SkillScope("solo"); solo.Roots[0].Dir != filepath.Join("/solo", "skills") || len(solo.Policy.Allow) != 0 || solo.Policy.Allow == nil {
+		t.Errorf("SkillScope(solo) = %+v", solo)
+	}
+	changed := Resolve(parse(t, strings.Replace(src, `maxSkillsPromptChars: 500`, `maxSkillsPromptChars: 900`, 1)))
+	if sc := changed.SkillScope("main"); sc.PromptChars != 900 {
+		t.Errorf("after a changed configuration PromptChars = %d, want 900", sc.PromptChars)
 	}
 }

@@ -41,3 +41,40 @@ func TestSetWith(t *testing.T) {
 		t.Errorf("nil set with ls = %v", got)
 	}
 }
+
+// Replacing a tool (a run's exec behind its own checks, made every run)
+// does not copy the set's map, and a replacement of a replacement, of the
+// same or another name, still reads as every With applied in turn.
+func TestSetWithReplacesWithoutCopy(t *testing.T) {
+	s := NewSet(stubTool{"read", "a"}, stubTool{"exec", "a"}, stubTool{"ls", "a"}, stubTool{"write", "a"})
+	var r *Set
+	if n := testing.AllocsPerRun(100, func() { r = s.With(stubTool{"exec", "b"}) }); n > 1 {
+		t.Errorf("With(exec) made %v allocations, want 1 (the set, not a copy of its map)", n)
+	}
+	if got, _ := r.Get("exec"); got != (stubTool{"exec", "b"}) {
+		t.Errorf("replaced exec = %v", got)
+	}
+	again := r.With(stubTool{"exec", "c"})
+	if got := again.All(); !slices.Equal(got, []Tool{stubTool{"exec", "c"}, stubTool{"ls", "a"}, stubTool{"read", "a"}, stubTool{"write", "a"}}) {
+		t.Errorf("exec replaced twice = %v", got)
+	}
+	two := r.With(stubTool{"read", "d"})
+	want := []Tool{stubTool{"exec", "b"}, stubTool{"ls", "a"}, stubTool{"read", "d"}, stubTool{"write", "a"}}
+	if got := two.All(); !slices.Equal(got, want) {
+		t.Errorf("exec and read replaced = %v, want %v", got, want)
+	}
+	for _, tool := range want {
+		if got, ok := two.Get(tool.Name()); !ok || got != tool {
+			t.Errorf("Get(%s) = %v %v, want %v", tool.Name(), got, ok, tool)
+		}
+	}
+	if got := r.All(); !slices.Equal(got, []Tool{stubTool{"exec", "b"}, stubTool{"ls", "a"}, stubTool{"read", "a"}, stubTool{"write", "a"}}) {
+		t.Errorf("r after the later Withs = %v, want it unchanged", got)
+	}
+	if got := s.All(); !slices.Equal(got, []Tool{stubTool{"exec", "a"}, stubTool{"ls", "a"}, stubTool{"read", "a"}, stubTool{"write", "a"}}) {
+		t.Errorf("s after the Withs = %v, want it unchanged", got)
+	}
+	if f := two.Filter(func(t Tool) bool { return t.Name() != "ls" }); !slices.Equal(f.All(), []Tool{stubTool{"exec", "b"}, stubTool{"read", "d"}, stubTool{"write", "a"}}) {
+		t.Errorf("filtered = %v", f.All())
+	}
+}

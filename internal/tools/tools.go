@@ -146,6 +146,11 @@ func AwaitWritten(ctx context.Context) error {
 type Set struct {
 	byName map[string]Tool
 	names  []string
+	// over, when set, stands in for byName's tool of the same name
+	// (overName): With's replacement, made without copying byName, which
+	// the set shares with the one it came from.
+	over     Tool
+	overName string
 }
 
 // NewSet returns a set holding ts. A later tool with the same name replaces
@@ -168,14 +173,21 @@ func (s *Set) With(t Tool) *Set {
 	if s == nil {
 		return NewSet(t)
 	}
-	if _, ok := s.byName[t.Name()]; !ok {
+	name := t.Name()
+	if _, ok := s.byName[name]; !ok {
 		return NewSet(append(s.All(), t)...)
+	}
+	if s.over == nil || s.overName == name {
+		// A run's replacement (its exec behind its own checks) shares the
+		// map: one small allocation instead of a copy of every tool.
+		return &Set{byName: s.byName, names: s.names, over: t, overName: name}
 	}
 	out := &Set{byName: make(map[string]Tool, len(s.byName)), names: s.names}
 	for n, x := range s.byName {
 		out.byName[n] = x
 	}
-	out.byName[t.Name()] = t
+	out.byName[s.overName] = s.over
+	out.byName[name] = t
 	return out
 }
 
@@ -183,6 +195,9 @@ func (s *Set) With(t Tool) *Set {
 func (s *Set) Get(name string) (Tool, bool) {
 	if s == nil {
 		return nil, false
+	}
+	if s.over != nil && name == s.overName {
+		return s.over, true
 	}
 	t, ok := s.byName[name]
 	return t, ok
@@ -196,6 +211,9 @@ func (s *Set) All() []Tool {
 	out := make([]Tool, len(s.names))
 	for i, n := range s.names {
 		out[i] = s.byName[n]
+		if s.over != nil && n == s.overName {
+			out[i] = s.over
+		}
 	}
 	return out
 }

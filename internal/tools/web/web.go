@@ -124,8 +124,11 @@ func (t *fetchTool) Description() string {
 	return "Fetch a web page (http/https GET, no JavaScript) and return its readable content as markdown or text."
 }
 
-func (t *fetchTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
+func (t *fetchTool) Schema() json.RawMessage { return fetchSchema }
+
+// fetchSchema is web_fetch's parameters, made once: a run lists every
+// tool's schema.
+var fetchSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
     "url": {"type": "string", "description": "URL to fetch (http or https)."},
@@ -134,7 +137,6 @@ func (t *fetchTool) Schema() json.RawMessage {
   },
   "required": ["url"]
 }`)
-}
 
 // result is web_fetch's payload.
 type result struct {

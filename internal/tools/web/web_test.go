@@ -185,3 +185,18 @@ func FuzzExtract(f *testing.F) {
 		extract(doc, false)
 	})
 }
+
+// Every run lists the tools' schemas: web_fetch's is made once, and is
+// valid JSON naming the url parameter.
+func TestFetchSchemaAllocatesNothing(t *testing.T) {
+	tool := New(Config{})
+	if n := testing.AllocsPerRun(100, func() { _ = tool.Schema() }); n != 0 {
+		t.Errorf("Schema made %v allocations, want 0", n)
+	}
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(tool.Schema(), &s); err != nil || len(s.Required) != 1 || s.Required[0] != "url" {
+		t.Errorf("schema = %s (%v), want one required url", tool.Schema(), err)
+	}
+}
