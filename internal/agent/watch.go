@@ -229,6 +229,10 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // A store that does not answer is waited for.
 func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		// Another node sends this one a run's events beyond its end only
+		// while some use here wants them (the run's session is not known
+		// here yet).
+		defer r.WantRemote(WantAll)()
 		next := afterSeq
 		look := true
 		// A run executing on another node: its events are relayed, and
