@@ -221,7 +221,11 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // resumes with the last Seq it saw and gets what followed, without gap or
 // duplicate while this node's log holds the run's events (a minute after
 // its end; events lost in a relay show as a gap, the end never goes
-// missing). A watcher that saw the end gets nothing more. Watch starts at
+// missing). With several nodes, a run executing elsewhere has its events
+// other than its end here only while this node wants them (WantRemote:
+// a Watch wants every session's, and is sent the running runs' events so
+// far); of a run that ended before that, a watcher gets the end only. A
+// watcher that saw the end gets nothing more. Watch starts at
 // any time: the run need not have started, and events emitted before the
 // call are in the log.
 //
