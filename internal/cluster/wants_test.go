@@ -284,3 +284,43 @@ func TestAnnouncementsFit(t *testing.T) {
 		t.Errorf("no keys to unwant = %q", out)
 	}
 }
+
+// TestCatchUpFrames: events sent again for a peer go as kindCatchUp,
+// except ends and posts, and read back whole.
+func TestCatchUpFrames(t *testing.T) {
+	evs := []agent.Event{
+		{RunID: "r1", SessionKey: "agent:main:x", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+		{RunID: "r1", SessionKey: "agent:main:x", Seq: 2, Stream: agent.StreamAssistant, Text: "hi", Delta: "hi"},
+		{RunID: "r1", SessionKey: "agent:main:x", Seq: 3, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: "r1", Status: store.RunOK}},
+	}
+	frames, err := encodeFramesAs(evs, maxInlineBatch, true)
+	if err != nil || len(frames) != 1 {
+		t.Fatalf("encode = %d frames, %v", len(frames), err)
+	}
+	got, err := decodeFrame(frames[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := ""
+	for _, e := range got {
+		kinds += string(e.kind)
+	}
+	if kinds != "cce" {
+		t.Fatalf("kinds %q, want %q", kinds, "cce")
+	}
+	if ev, err := got[1].decode(); err != nil || ev.Delta != "hi" || ev.Seq != 2 || ev.RunID != "r1" {
+		t.Fatalf("decoded %+v, %v", ev, err)
+	}
+}
+
+// TestRelayedTwiceReachesSubscribersOnce: a run event relayed again (a
+// catch-up of one the node had) reaches subscribers once.
+func TestRelayedTwiceReachesSubscribersOnce(t *testing.T) {
+	a, _ := joinAnnounced(t, newModel(time.Millisecond))
+	ev := agent.Event{RunID: "elsewhere", SessionKey: "agent:main:x", Seq: 1, Stream: agent.StreamAssistant, Text: "hi", Delta: "hi"}
+	a.runner.Relay(ev)
+	a.runner.Relay(ev)
+	if n := len(a.eventsOf("elsewhere")); n != 1 {
+		t.Fatalf("a's subscriber got the event %d times", n)
+	}
+}
