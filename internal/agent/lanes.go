@@ -152,8 +152,11 @@ func (r *Runner) pull(ctx context.Context, sessionKey string) (int, error) {
 // wakes this node's waiters.
 func (r *Runner) Relay(ev Event) {
 	ev.remote = true
-	if !r.events.add(ev, r.now()) && isEnd(ev) {
-		return // its end was seen already (from the store, or relayed twice)
+	if !r.events.add(ev, r.now()) && (isEnd(ev) || ev.RunID != "" && ev.Seq > 0 && ev.Stream != StreamPost) {
+		// Its end was seen already (from the store, or relayed twice), or
+		// the event was (a node that starts wanting a run's events is
+		// sent them all again).
+		return
 	}
 	r.publishRemote(ev)
 	if ev.Stream == StreamLifecycle && ev.Phase == PhaseEnd {

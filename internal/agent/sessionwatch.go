@@ -111,6 +111,7 @@ func (l *eventLog) pruneSessionsLocked(now time.Time) {
 // run's start follows when it leaves the queue.
 func (r *Runner) WatchSession(ctx context.Context, sessionKey string, afterSeq int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		defer r.WantRemote(sessionKey)()
 		next := afterSeq
 		if next < 0 {
 			next = r.events.sessionPosition()

@@ -221,7 +221,11 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // resumes with the last Seq it saw and gets what followed, without gap or
 // duplicate while this node's log holds the run's events (a minute after
 // its end; events lost in a relay show as a gap, the end never goes
-// missing). A watcher that saw the end gets nothing more. Watch starts at
+// missing). With several nodes, a run executing elsewhere has its events
+// other than its end here only while this node wants them (WantRemote:
+// a Watch wants every session's, and is sent the running runs' events so
+// far); of a run that ended before that, a watcher gets the end only. A
+// watcher that saw the end gets nothing more. Watch starts at
 // any time: the run need not have started, and events emitted before the
 // call are in the log.
 //
@@ -229,6 +233,10 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // A store that does not answer is waited for.
 func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		// Another node sends this one a run's events beyond its end only
+		// while some use here wants them (the run's session is not known
+		// here yet).
+		defer r.WantRemote(WantAll)()
 		next := afterSeq
 		look := true
 		// A run executing on another node: its events are relayed, and

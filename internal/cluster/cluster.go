@@ -71,6 +71,9 @@ type Runner interface {
 	// (and every end and post); the others are logged undecoded.
 	WantsRelayed(sessionKey, runID string) bool
 	RelayLogged(runID, sessionKey string, seq int64, decode func() (agent.Event, error))
+	// Executing: the events of a session's runs executing here so far,
+	// for a peer that starts wanting them mid-run (wants.go).
+	Executing(sessionKey string) []agent.Event
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 	RecoverEnds(ctx context.Context, all bool)
 }
@@ -159,6 +162,25 @@ type Node struct {
 	relayCh  chan struct{}
 	dropped  atomic.Int64
 
+	// What the peers want relayed (wants.go): peerWants is each peer's
+	// announced set of session keys (nil: not known, it gets everything),
+	// guarded by relayMu; scope is what they add up to.
+	peerWants map[string]map[string]bool
+	scope     atomic.Pointer[relayScope]
+	// catchUp are the events queued for peers that started wanting their
+	// sessions mid-run, guarded by relayMu; they go out before relayBuf.
+	catchUp []agent.Event
+	// What this node wants: wantRefs counts the holders of each key
+	// (Want), guarded by wantMu; the announcer sends the changes, and its
+	// whole set when a peer said hello (helloAsked), after its own hello
+	// when its listener (re)connected (helloSend).
+	wantMu     sync.Mutex
+	wantRefs   map[string]int
+	wantSince  map[string]time.Time // since when each key of wantRefs is held
+	announceCh chan struct{}
+	helloAsked atomic.Bool
+	helloSend  atomic.Bool
+
 	pullCh  chan string
 	eventCh chan batchNote
 	joinCh  chan string
@@ -215,6 +237,11 @@ func New(cfg Config) (*Node, error) {
 		lanes:   make(map[string]time.Time),
 		epochs:  make(map[string]int64),
 		pulled:  make(map[string]bool),
+
+		peerWants:  make(map[string]map[string]bool),
+		wantRefs:   make(map[string]int),
+		wantSince:  make(map[string]time.Time),
+		announceCh: make(chan struct{}, 1),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -266,6 +293,8 @@ func (n *Node) Start(ctx context.Context, runner Runner) error {
 	n.wg.Go(n.puller)
 	n.wg.Go(n.reader)
 	n.wg.Go(n.joiner)
+	n.wg.Go(n.announcer)
+	n.kickAnnounce()
 	if err := n.sweep(ctx); err != nil {
 		n.log.Warn("first sweep failed", "err", err)
 	}
@@ -370,6 +399,7 @@ func (n *Node) sweeper() {
 		if time.Since(orphans) > orphanEvery && n.valid() && !n.leaving.Load() {
 			orphans = time.Now()
 			n.finishOrphans(n.ctx)
+			n.prunePeers(n.ctx)
 		}
 		if time.Since(prune) > eventRetention/2 {
 			prune = time.Now()
@@ -501,6 +531,11 @@ func (n *Node) listen(ready chan struct{}) {
 			n.relayLost.Store(true)
 			n.runner.WakeAll()
 			n.kickSweep()
+			// Announcements may have been missed too: every peer gets
+			// everything until it has sent its set again.
+			n.peerUnknown("", false)
+			n.helloSend.Store(true)
+			n.kickAnnounce()
 		}, n.notified)
 		if n.ctx.Err() != nil {
 			return
@@ -552,18 +587,26 @@ func (n *Node) notified(channel, payload string) {
 			n.kickSweep()
 		}
 	case postgres.ChanNodes:
-		op, id, _ := strings.Cut(payload, " ")
+		op, rest, _ := strings.Cut(payload, " ")
+		id, keys, _ := strings.Cut(rest, "\n")
 		if id == n.cfg.ID {
 			return
 		}
 		switch op {
+		case wantsOp, wantOp, unwantOp:
+			n.peerAnnounced(op, id, keys)
+		case helloOp:
+			n.helloAsked.Store(true)
+			n.kickAnnounce()
 		case "join":
+			n.peerUnknown(id, false)
 			n.peers.Store(max(n.peers.Load(), 1))
 			select {
 			case n.joinCh <- id:
 			default: // a burst of joins: the ones queued say enough
 			}
 		case "leave":
+			n.peerUnknown(id, true)
 			n.kickSweep()
 			select {
 			case n.joinCh <- "": // the loads are read anew
@@ -663,6 +706,12 @@ func (n *Node) relayBatch(body []byte) error {
 	var first error
 	var wanted map[string]bool
 	for _, e := range evs {
+		if e.kind == kindCatchUp {
+			if err := n.caughtUp(e); err != nil {
+				first = cmp.Or(first, err)
+			}
+			continue
+		}
 		if !e.always() {
 			want, ok := wanted[e.runID]
 			if !ok {
@@ -694,6 +743,10 @@ func (n *Node) onEvent(ev agent.Event) {
 		return
 	}
 	n.relayMu.Lock()
+	if kindOf(ev) == kindRun && !n.scope.Load().wanted(ev.SessionKey, int(n.peers.Load())) {
+		n.relayMu.Unlock()
+		return // no peer wants the run's session (wants.go)
+	}
 	if len(n.relayBuf) >= maxRelayBacklog && ev.Stream == agent.StreamAssistant {
 		n.relayMu.Unlock()
 		if n.dropped.Add(1) == 1 {
@@ -725,10 +778,10 @@ func (n *Node) publisher() {
 // flushRelay publishes the events queued for the other nodes as one batch.
 func (n *Node) flushRelay(ctx context.Context) {
 	n.relayMu.Lock()
-	batch := n.relayBuf
-	n.relayBuf = nil
+	batch, catchUp := n.relayBuf, n.catchUp
+	n.relayBuf, n.catchUp = nil, nil
 	n.relayMu.Unlock()
-	if len(batch) == 0 {
+	if len(batch) == 0 && len(catchUp) == 0 {
 		return
 	}
 	// The batch goes in notifications, cut into frames that fit one: no
@@ -736,7 +789,12 @@ func (n *Node) flushRelay(ctx context.Context) {
 	// for one goes through the events table.
 	prefix := n.cfg.ID + " "
 	limit := maxInlineBatch - 1 - len(prefix)
-	frames, err := encodeFrames(batch, limit)
+	frames, err := encodeFramesAs(catchUp, limit, true)
+	if err == nil {
+		var more [][]byte
+		more, err = encodeFrames(batch, limit)
+		frames = append(frames, more...)
+	}
 	if err != nil {
 		n.log.Error("relay encode failed", "err", err)
 		return

@@ -121,8 +121,17 @@ func (m *member) eventsOf(runID string) []agent.Event {
 	return out
 }
 
-// join starts a node on dsn.
+// join starts a node on dsn whose consumers want the events of every
+// session's runs on the other nodes (agent.WantAll).
 func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration) *member {
+	t.Helper()
+	return joinWith(t, dsn, id, p, lease, true)
+}
+
+// joinWith starts a node on dsn; with wantAll it wants the events of
+// every session's runs on the other nodes, else only their ends and posts
+// (until a test calls Want).
+func joinWith(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration, wantAll bool) *member {
 	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: 8})
@@ -145,6 +154,9 @@ func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration
 	})
 	// The subscriber wants every session's events but quietKey's.
 	r.AddInterest(func(key, runID string) bool { return key != quietKey })
+	if wantAll {
+		r.WantRemote(agent.WantAll)
+	}
 	if err := node.Start(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,12 @@ const (
 	// kindRun is any other event of a run: a node decodes it only while
 	// a subscriber wants the run (agent.Runner.WantsRelayed).
 	kindRun = 'r'
+	// kindCatchUp is an event of a run sent again for a node that started
+	// wanting the run's session mid-run (wants.go): a node logs it, and
+	// hands it to its subscribers only when it was emitted after the node
+	// started wanting the session. Only nodes that announce what they
+	// want send it (a node of a version before takes it as an end).
+	kindCatchUp = 'c'
 )
 
 // relayed is one event of a batch as read: its header, and its JSON.
@@ -77,7 +83,8 @@ func identityOf(ev *agent.Event) identity {
 	return identity{sessionID: ev.SessionID, agentID: ev.AgentID, lane: ev.Lane, spawnedBy: ev.SpawnedBy}
 }
 
-// always reports whether every node takes the event, wanted or not.
+// always reports whether every node takes the event, wanted or not (a
+// kindCatchUp is asked about before).
 func (e relayed) always() bool { return e.kind != kindRun }
 
 // decode decodes the event's JSON.
@@ -119,6 +126,12 @@ func encodeFrame(evs []agent.Event) ([]byte, error) {
 // encodeFrames encodes a batch of events as frames of at most limit bytes,
 // in order; an event too large for one gets a frame of its own.
 func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
+	return encodeFramesAs(evs, limit, false)
+}
+
+// encodeFramesAs is encodeFrames; with catchUp, events of kindRun are
+// written as kindCatchUp.
+func encodeFramesAs(evs []agent.Event, limit int, catchUp bool) ([][]byte, error) {
 	var (
 		frames [][]byte
 		cur    []byte
@@ -138,11 +151,11 @@ func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
 		}
 		id := identityOf(&ev)
 		prev, same := last[ev.RunID]
-		head = appendHeader(head[:0], &ev, id, same && prev == id)
+		head = appendHeader(head[:0], &ev, id, same && prev == id, catchUp)
 		if cur != nil && len(cur)+len(head)+js.Len() > limit {
 			frames, cur = append(frames, cur), nil
 			clear(last)
-			head = appendHeader(head[:0], &ev, id, false)
+			head = appendHeader(head[:0], &ev, id, false, catchUp)
 		}
 		if cur == nil {
 			cur = make([]byte, 0, min(limit, 8192))
@@ -159,9 +172,14 @@ func encodeFrames(evs []agent.Event, limit int) ([][]byte, error) {
 }
 
 // appendHeader appends ev's header line; same writes its identity id as
-// "=" (that of the run's event before it in the frame).
-func appendHeader(b []byte, ev *agent.Event, id identity, same bool) []byte {
-	b = append(b, kindOf(*ev), ' ')
+// "=" (that of the run's event before it in the frame); catchUp writes a
+// kindRun as kindCatchUp.
+func appendHeader(b []byte, ev *agent.Event, id identity, same, catchUp bool) []byte {
+	kind := kindOf(*ev)
+	if catchUp && kind == kindRun {
+		kind = kindCatchUp
+	}
+	b = append(b, kind, ' ')
 	b = strconv.AppendInt(b, ev.Seq, 10)
 	b = append(b, ' ')
 	b = strconv.AppendQuote(b, ev.RunID)

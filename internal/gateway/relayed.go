@@ -10,7 +10,11 @@ import (
 func (s *Server) follow(r Runner) (stop func()) {
 	unsub := r.Subscribe(s.onRunEvent)
 	unwant := r.AddInterest(s.wantsRelayed)
+	// The other nodes send the events wantsRelayed may want: of the
+	// sessions connections here may receive (subIndex).
+	s.subs.setWant(r.WantRemote)
 	return func() {
+		s.subs.setWant(nil)
 		unwant()
 		unsub()
 	}

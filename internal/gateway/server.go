@@ -63,6 +63,9 @@ type Runner interface {
 	Subscribe(fn func(agent.Event)) (unsubscribe func())
 	// AddInterest says which events of runs on other nodes are wanted.
 	AddInterest(wants agent.Interest) (remove func())
+	// WantRemote asks other nodes for the events of a session's runs
+	// (agent.WantAll: every session's) until release.
+	WantRemote(sessionKey string) (release func())
 	// Watch streams one run's events after afterSeq, ending with its end
 	// (exactly once, from the store when no event carried it).
 	Watch(ctx context.Context, runID string, afterSeq int64) iter.Seq2[agent.Event, error]

@@ -3,6 +3,8 @@ package gateway
 import (
 	"slices"
 	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
 )
 
 // subIndex lists which connections may receive a session's events: the
@@ -22,6 +24,68 @@ type subIndex struct {
 	keys     map[string][]*conn // connections with the key in their subs
 	scoped   map[string][]*conn // of those, the session-scoped ones
 	sessions []*conn            // connections that called sessions.subscribe
+
+	// want, when set, asks the other nodes for the events of a session's
+	// runs (agent.Runner.WantRemote) while a connection here may receive
+	// them: held per key with subscribers (wanted), and for every session
+	// while a connection receives every session's events or
+	// sessions.changed (wantedAll).
+	want      func(sessionKey string) (release func())
+	wanted    map[string]func()
+	wantedAll func()
+}
+
+// setWant sets want (nil: releases every key held).
+func (x *subIndex) setWant(want func(sessionKey string) (release func())) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, release := range x.wanted {
+		release()
+	}
+	if x.wantedAll != nil {
+		x.wantedAll()
+	}
+	x.wanted, x.wantedAll, x.want = nil, nil, want
+	if want == nil {
+		return
+	}
+	for key := range x.keys {
+		x.syncKeyLocked(key)
+	}
+	x.syncAllLocked()
+}
+
+// syncKeyLocked holds a want of key while it has subscribers.
+func (x *subIndex) syncKeyLocked(key string) {
+	if x.want == nil {
+		return
+	}
+	release, held := x.wanted[key]
+	switch has := len(x.keys[key]) > 0; {
+	case has && !held:
+		if x.wanted == nil {
+			x.wanted = make(map[string]func())
+		}
+		x.wanted[key] = x.want(key)
+	case !has && held:
+		release()
+		delete(x.wanted, key)
+	}
+}
+
+// syncAllLocked holds a want of every session while a connection receives
+// every session's events or sessions.changed.
+func (x *subIndex) syncAllLocked() {
+	if x.want == nil {
+		return
+	}
+	switch has := len(x.all)+len(x.sessions) > 0; {
+	case has && x.wantedAll == nil:
+		x.wantedAll = x.want(agent.WantAll)
+	case !has && x.wantedAll != nil:
+		x.wantedAll()
+		x.wantedAll = nil
+	}
 }
 
 // forKey returns the connections that may receive key's events, in two
@@ -54,6 +118,7 @@ func (x *subIndex) addAll(c *conn) {
 	defer x.mu.Unlock()
 	if !c.unindexed {
 		x.all = with(x.all, c)
+		x.syncAllLocked()
 	}
 }
 
@@ -72,6 +137,7 @@ func (x *subIndex) addKey(key string, c *conn, scoped bool) {
 	if scoped {
 		x.scoped[key] = with(x.scoped[key], c)
 	}
+	x.syncKeyLocked(key)
 }
 
 // removeKey forgets c's subscription to key.
@@ -89,6 +155,7 @@ func (x *subIndex) dropKeyLocked(key string, c *conn) {
 			delete(m, key)
 		}
 	}
+	x.syncKeyLocked(key)
 }
 
 // setSessions records whether c receives sessions.changed.
@@ -100,6 +167,7 @@ func (x *subIndex) setSessions(c *conn, on bool) {
 	} else if !on {
 		x.sessions = without(x.sessions, c)
 	}
+	x.syncAllLocked()
 }
 
 // remove forgets c, a closed connection, together with its subscriptions
@@ -113,6 +181,7 @@ func (x *subIndex) remove(c *conn, keys []string) {
 	for _, k := range keys {
 		x.dropKeyLocked(k, c)
 	}
+	x.syncAllLocked()
 }
 
 // with returns l and c, as a new slice when c is not in l yet.

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/agent"
 )
 
 // TestSubIndexNeverMissesAConnection drives connections through random
@@ -102,4 +104,42 @@ func countOf(l []*conn, c *conn) (n int) {
 		}
 	}
 	return n
+}
+
+// TestSubIndexWantsWhatItsConnectionsReceive: the index holds a want of
+// other nodes' events of each session a connection subscribed to, and of
+// every session while a connection receives them all or follows
+// sessions.changed; each is released when its last connection goes.
+func TestSubIndexWantsWhatItsConnectionsReceive(t *testing.T) {
+	var x subIndex
+	held := map[string]int{}
+	x.setWant(func(key string) func() {
+		held[key]++
+		return func() { held[key]-- }
+	})
+	want := func(step string, exp map[string]int) {
+		t.Helper()
+		for _, k := range []string{"k1", "k2", "k3", agent.WantAll} {
+			if held[k] != exp[k] {
+				t.Errorf("%s: %q held %d times, want %d", step, k, held[k], exp[k])
+			}
+		}
+	}
+	a, b, c := &conn{}, &conn{}, &conn{}
+	x.addKey("k1", a, true)
+	x.addKey("k1", b, true)
+	x.addKey("k2", b, true)
+	want("two keys", map[string]int{"k1": 1, "k2": 1})
+	x.removeKey("k1", a)
+	want("k1 still has b", map[string]int{"k1": 1, "k2": 1})
+	x.addAll(c)
+	want("an unscoped connection", map[string]int{"k1": 1, "k2": 1, agent.WantAll: 1})
+	x.setSessions(b, true)
+	x.remove(c, nil)
+	want("b follows sessions.changed", map[string]int{"k1": 1, "k2": 1, agent.WantAll: 1})
+	x.remove(b, []string{"k1", "k2"})
+	want("every connection gone", map[string]int{})
+	x.addKey("k3", a, true)
+	x.setWant(nil)
+	want("no want any more", map[string]int{})
 }
