@@ -146,10 +146,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen("Ping"); err != nil {
 		return err
 	}
-	// A connection cut while idle fails once and leaves the pool: try
-	// again with a fresh one.
+	// A connection cut while idle fails once and leaves the pool. After a
+	// database restart every idle connection is such a one: try each of
+	// them, and then a fresh one, before calling the database unreachable.
+	tries := int(s.pool.Stat().IdleConns()) + 1
 	err := s.pool.Ping(ctx)
-	if err != nil && ctx.Err() == nil {
+	for i := 1; err != nil && i < tries && ctx.Err() == nil; i++ {
 		err = s.pool.Ping(ctx)
 	}
 	if err != nil {
