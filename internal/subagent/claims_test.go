@@ -48,15 +48,17 @@ func TestBatchClaimsWrittenTogether(t *testing.T) {
 		}
 		if err := e.store.PutOutbox(ctx, &store.OutboxItem{
 			ID: announceID(a.ChildRunID, requester), Kind: KindAnnounce, SessionKey: requester, RunID: a.ChildRunID,
-			Payload: payload, NextAttemptAt: time.Now(),
+			Payload: payload, NextAttemptAt: time.Now().Add(30 * time.Second), // due together, at passLater
 		}); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, a.Message)
 	}
-	e.outbox.KickSession(KindAnnounce, requester)
+	passed := make(chan struct{})
+	go func() { defer close(passed); e.passLater() }()
 	e.eventually("both claims in flight", func() bool { return held.inFlight.Load() == 2 })
 	release()
+	<-passed
 	e.eventually("both announces settled", func() bool {
 		items, err := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDelivered}})
 		return err == nil && len(items) == 2
