@@ -320,17 +320,44 @@ func (d *Dispatcher) dispatch(ctx context.Context, h *Handler, items []*store.Ou
 	}
 	outcomes := h.Batch(ctx, items)
 	n := 0
+	var settle []*store.OutboxItem
 	for _, it := range items {
 		err, ok := outcomes[it.ID]
-		if !ok {
+		if !ok || errors.Is(err, ErrDefer) {
 			continue
 		}
 		if err == nil {
 			n++
 		}
-		d.settle(h, it, err)
+		settle = append(settle, it)
 	}
+	d.settleAll(h, settle, outcomes)
 	return n
+}
+
+// maxSettles bounds how many outcomes of one batch are recorded at once.
+const maxSettles = 16
+
+// settleAll records the outcomes of a batch's items side by side rather
+// than one after another: each is its own write, and on a store with a
+// group commit (SQLite) writes handed in together share one commit. The
+// dispatcher is then free for the next batch (a requester's next
+// announces) one commit after the handler returned, not one per item.
+func (d *Dispatcher) settleAll(h *Handler, items []*store.OutboxItem, outcomes map[string]error) {
+	if len(items) == 1 {
+		d.settle(h, items[0], outcomes[items[0].ID])
+		return
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxSettles)
+	for _, it := range items {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			d.settle(h, it, outcomes[it.ID])
+		})
+	}
+	wg.Wait()
 }
 
 // eachClaim is how long a claim on an Each item lasts (Config.Shared); the

@@ -434,3 +434,57 @@ func TestStaleListingDoesNotRunASettledItem(t *testing.T) {
 		t.Fatalf("the item ran %d times, want 1", n)
 	}
 }
+
+// heldUpdates holds every UpdateOutbox until open is closed, counting
+// those in flight.
+type heldUpdates struct {
+	*sqlite.Store
+	inFlight atomic.Int32
+	open     chan struct{}
+}
+
+func (h *heldUpdates) UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error) {
+	h.inFlight.Add(1)
+	<-h.open
+	return h.Store.UpdateOutbox(ctx, id, fn)
+}
+
+// TestBatchOutcomesSettledTogether: the outcomes of one batch are recorded
+// side by side (with SQLite's group commit, in one commit), not one write
+// after another; a deferred item is not written.
+func TestBatchOutcomesSettledTogether(t *testing.T) {
+	c := &clock{now: t0}
+	st := openStore(t, c)
+	for _, id := range []string{"a", "b", "c", "later"} {
+		put(t, st, id, "k", t0)
+	}
+	held := &heldUpdates{Store: st, open: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(held.open) }) }
+	t.Cleanup(release)
+	h := Handler{Kind: "k", Batch: func(_ context.Context, items []*store.OutboxItem) map[string]error {
+		return map[string]error{"a": nil, "b": nil, "c": errors.New("retry"), "later": ErrDefer}
+	}}
+	d, err := New(Config{Store: held, Handlers: []Handler{h}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := make(chan int, 1)
+	go func() { passed <- d.Pass(context.Background()) }()
+	waitFor(t, func() bool { return held.inFlight.Load() == 3 })
+	release()
+	if n := <-passed; n != 2 {
+		t.Errorf("pass delivered %d, want 2", n)
+	}
+	if n := held.inFlight.Load(); n != 3 {
+		t.Errorf("%d outcome writes, want 3 (none for the deferred item)", n)
+	}
+	for id, want := range map[string]store.OutboxStatus{"a": store.OutboxDelivered, "b": store.OutboxDelivered, "c": store.OutboxPending, "later": store.OutboxPending} {
+		if it := get(t, st, id); it.Status != want {
+			t.Errorf("%s: status %s, want %s", id, it.Status, want)
+		}
+	}
+	if it := get(t, st, "c"); it.Attempts != 1 {
+		t.Errorf("failed item's attempts = %d, want 1", it.Attempts)
+	}
+}

@@ -126,7 +126,10 @@ func (r *Relay) Handler() outbox.Handler {
 	return outbox.Handler{Kind: Kind, Each: r.runItem, MaxAttempts: r.cfg.MaxAttempts, Retention: deliveredRetention}
 }
 
-// Send queues m as a run on its target's lane.
+// Send queues m as a run on its target's lane, and records m.Flow, if set:
+// in the transaction that stores the run where the store can
+// (store.RunOutbox), else on its own once the run is admitted (Follow). A
+// flow that cannot be recorded is logged; the message stands.
 func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error) {
 	in := agent.Input{
 		RunID:             m.RunID,
@@ -150,8 +153,31 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 	// reference's text) and queue: a busy target takes the message as its
 	// own messages are queued (steered into the active run by default),
 	// never interrupting it.
+	var withRun *store.RunOutbox
+	if m.Flow != nil {
+		f := *m.Flow
+		f.WaitRunID = m.RunID
+		item, err := r.flowItem(f)
+		if err != nil {
+			return nil, err
+		}
+		withRun = &store.RunOutbox{RunID: m.RunID, Item: item}
+		ctx = store.WithRunOutbox(ctx, withRun)
+	}
 	t, err := r.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAgent, Input: in})
-	return t.Run, err
+	if err != nil || withRun == nil || t.Run == nil {
+		return t.Run, err
+	}
+	if withRun.Stored() {
+		r.kick(m.Flow.RequesterKey)
+		return t.Run, nil
+	}
+	f := *m.Flow
+	f.WaitRunID = t.Run.RunID
+	if err := r.Follow(ctx, f); err != nil {
+		r.log.Error("agent-to-agent flow not recorded", "runId", f.WaitRunID, "target", f.TargetKey, "err", err)
+	}
+	return t.Run, nil
 }
 
 // Wait waits up to timeout for a run to end.
@@ -168,21 +194,36 @@ func (r *Relay) Reply(ctx context.Context, run *store.Run) (string, error) {
 // Follow records f as an outbox item (once: a recorded flow is kept) and
 // wakes the dispatcher that runs it.
 func (r *Relay) Follow(ctx context.Context, f sessions.Flow) error {
-	payload, err := json.Marshal(f)
+	item, err := r.flowItem(f)
 	if err != nil {
-		return fmt.Errorf("relay: record flow: %w", err)
+		return err
 	}
-	err = r.cfg.Store.PutOutbox(context.WithoutCancel(ctx), &store.OutboxItem{
-		ID: flowID(f.WaitRunID), Kind: Kind, SessionKey: f.RequesterKey, RunID: f.WaitRunID,
-		Payload: payload, NextAttemptAt: r.cfg.Now(),
-	})
+	err = r.cfg.Store.PutOutbox(context.WithoutCancel(ctx), item)
 	if err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("relay: record flow: %w", err)
 	}
-	if r.cfg.Kicker != nil {
-		r.cfg.Kicker.KickSession(Kind, f.RequesterKey) // the item's SessionKey
-	}
+	r.kick(f.RequesterKey)
 	return nil
+}
+
+// flowItem is f's outbox item.
+func (r *Relay) flowItem(f sessions.Flow) (*store.OutboxItem, error) {
+	payload, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("relay: record flow: %w", err)
+	}
+	return &store.OutboxItem{
+		ID: flowID(f.WaitRunID), Kind: Kind, SessionKey: f.RequesterKey, RunID: f.WaitRunID,
+		Payload: payload, NextAttemptAt: r.cfg.Now(),
+	}, nil
+}
+
+// kick wakes the dispatcher for the flows of requester key (a flow
+// item's SessionKey).
+func (r *Relay) kick(key string) {
+	if r.cfg.Kicker != nil {
+		r.cfg.Kicker.KickSession(Kind, key)
+	}
 }
 
 // flowID is the outbox id of the flow started by the primary run.

@@ -44,6 +44,13 @@ func (m scriptedModels) ResolveModel(string, string) (agent.Model, error) {
 
 func newRunEnv(tb testing.TB, cfgText string, extra ...tools.Tool) *runEnv {
 	tb.Helper()
+	return newRunEnvWith(tb, cfgText, nil, extra...)
+}
+
+// newRunEnvWith is newRunEnv whose runner uses runStore(st) as its store
+// (nil: st).
+func newRunEnvWith(tb testing.TB, cfgText string, runStore func(*sqlite.Store) agent.Store, extra ...tools.Tool) *runEnv {
+	tb.Helper()
 	dir := tb.TempDir()
 	cfg, _, err := config.Parse("test.json5", []byte(cfgText), config.MapEnv(map[string]string{"SWITCHBOARD_STATE_DIR": dir}))
 	if err != nil {
@@ -55,8 +62,12 @@ func newRunEnv(tb testing.TB, cfgText string, extra ...tools.Tool) *runEnv {
 	}
 	e := &runEnv{store: st}
 	var set *tools.Set
+	var rs agent.Store = st
+	if runStore != nil {
+		rs = runStore(st)
+	}
 	e.runner, err = agent.New(agent.Config{
-		Store: st, Models: scriptedModels{scripted.New(scripted.Options{})},
+		Store: rs, Models: scriptedModels{scripted.New(scripted.Options{})},
 		Tools: func(context.Context, agent.RunInfo) *tools.Set { return set },
 	})
 	if err != nil {
@@ -554,5 +565,67 @@ func TestFlowDoesNotWaitForAMissingRequesterRun(t *testing.T) {
 	}
 	if len(log.waits) != 0 {
 		t.Errorf("waited for %q", log.waits)
+	}
+}
+
+// countPuts counts the relay's own outbox writes.
+type countPuts struct {
+	Store
+	puts atomic.Int32
+}
+
+func (c *countPuts) PutOutbox(ctx context.Context, it *store.OutboxItem) error {
+	c.puts.Add(1)
+	return c.Store.PutOutbox(ctx, it)
+}
+
+// hiddenRunOutbox is a store whose runs' transactions carry no outbox item
+// (store.RunOutbox), as a store that cannot.
+type hiddenRunOutbox struct{ *sqlite.Store }
+
+func (h hiddenRunOutbox) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
+	return h.Store.OpenRun(store.WithRunOutbox(ctx, nil), r, msgs)
+}
+
+func (h hiddenRunOutbox) CreateRun(ctx context.Context, r *store.Run) error {
+	return h.Store.CreateRun(store.WithRunOutbox(ctx, nil), r)
+}
+
+// TestFlowRecordedWithItsRun: a sessions_send's agent-to-agent flow is
+// stored in the transaction that stores the target's run, with no write
+// of its own; where the runner's store cannot, it is stored on its own
+// once the run is admitted. Either way the flow runs (its announce step).
+func TestFlowRecordedWithItsRun(t *testing.T) {
+	const cfg = `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`
+	for _, tc := range []struct {
+		name     string
+		runStore func(*sqlite.Store) agent.Store
+		puts     int32
+	}{
+		{"with the run", nil, 0},
+		{"store cannot", func(st *sqlite.Store) agent.Store { return hiddenRunOutbox{st} }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRunEnvWith(t, cfg, tc.runStore)
+			counted := &countPuts{Store: e.relay.cfg.Store}
+			e.relay.cfg.Store = counted
+			for _, wait := range []int{10, 0} {
+				before := counted.puts.Load()
+				got := e.send(t, "agent:main:req", map[string]any{"sessionKey": "agent:main:t", "message": "/reply pong", "timeoutSeconds": wait})
+				runID, _ := got["runId"].(string)
+				if want := map[int]string{10: "ok", 0: "accepted"}[wait]; got["status"] != want || runID == "" {
+					t.Fatalf("timeoutSeconds %d: sessions_send = %v", wait, got)
+				}
+				if n := counted.puts.Load() - before; n != tc.puts {
+					t.Errorf("timeoutSeconds %d: %d flow writes of its own, want %d", wait, n, tc.puts)
+				}
+				if _, err := e.store.GetOutbox(context.Background(), flowID(runID)); err != nil {
+					t.Errorf("timeoutSeconds %d: flow record: %v", wait, err)
+				}
+				if run, done, _ := e.runner.Wait(context.Background(), StepRunID(runID, "announce"), 20*time.Second); !done || run.Status != store.RunOK {
+					t.Errorf("timeoutSeconds %d: announce step = %+v", wait, run)
+				}
+			}
+		})
 	}
 }

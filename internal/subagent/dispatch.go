@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -245,8 +246,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		delete(m.claiming, runID)
 		m.mu.Unlock()
 	}()
-	var texts []string
-	var claimed []pending
+	var todo []claim
 	var settled []string // lone announces delivered before, alone
 	for _, p := range batch {
 		if p.a.BatchRunID != "" && p.a.BatchRunID != runID {
@@ -266,6 +266,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 				continue
 			}
 		}
+		c := claim{p: p}
 		if lone && len(batch) == 1 {
 			// Delivered unclaimed, under its own run id.
 		} else if p.a.BatchRunID != runID || p.item.SessionKey != target || p.a.ClaimedBy != m.claimer {
@@ -275,25 +276,21 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 			if err != nil {
 				return nil, err
 			}
-			// A compare-and-set: another dispatcher (another gateway node)
-			// may have claimed the item for its own batch meanwhile.
-			_, err = m.cfg.Store.UpdateOutbox(ctx, p.item.ID, func(x *store.OutboxItem) error {
-				var cur Announce
-				if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID) {
-					return errBatchClaimed
-				}
-				x.Payload, x.SessionKey = payload, target
-				return nil
-			})
-			if errors.Is(err, errBatchClaimed) {
-				continue // delivered with the other batch
-			}
-			if err != nil {
-				return nil, err
-			}
+			c.payload = payload
 		}
-		texts = append(texts, p.a.Message)
-		claimed = append(claimed, p)
+		todo = append(todo, c)
+	}
+	var texts []string
+	var claimed []pending
+	for i, err := range m.claimAll(ctx, target, runID, todo) {
+		if errors.Is(err, errBatchClaimed) {
+			continue // delivered with the other batch
+		}
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, todo[i].p.a.Message)
+		claimed = append(claimed, todo[i].p)
 	}
 	if len(claimed) == 0 {
 		return settledIDs(settled, nil), nil
@@ -374,6 +371,63 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		return ids, nil
 	}
 	return settledIDs(settled, claimed), nil
+}
+
+// claim is one announce a batch takes: payload, when set, is the item's
+// payload claimed for the batch, to be written before the batch's run.
+type claim struct {
+	p       pending
+	payload []byte
+}
+
+// maxClaims bounds how many claims of one batch are written at once.
+const maxClaims = 16
+
+// claimAll writes the claims of todo (those with a payload) side by side
+// and returns each one's outcome, in todo's order: each claim is its own
+// compare-and-set, and on a store with a group commit (SQLite) the claims
+// handed in together share one commit instead of one each, between the
+// children's ends and their requester's turn.
+func (m *Manager) claimAll(ctx context.Context, target, runID string, todo []claim) []error {
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxClaims)
+	n := 0
+	for _, c := range todo {
+		if c.payload != nil {
+			n++
+		}
+	}
+	for i, c := range todo {
+		switch {
+		case c.payload == nil:
+		case n == 1:
+			errs[i] = m.claimFor(ctx, target, runID, c)
+		default:
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				errs[i] = m.claimFor(ctx, target, runID, c)
+			})
+		}
+	}
+	wg.Wait()
+	return errs
+}
+
+// claimFor claims c's item for run runID, moved to target: a
+// compare-and-set, since another dispatcher (another gateway node) may
+// have claimed the item for its own batch meanwhile (errBatchClaimed).
+func (m *Manager) claimFor(ctx context.Context, target, runID string, c claim) error {
+	_, err := m.cfg.Store.UpdateOutbox(ctx, c.p.item.ID, func(x *store.OutboxItem) error {
+		var cur Announce
+		if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID) {
+			return errBatchClaimed
+		}
+		x.Payload, x.SessionKey = c.payload, target
+		return nil
+	})
+	return err
 }
 
 // settledIDs is deliverBatch's answer: the ids of the items it settles.

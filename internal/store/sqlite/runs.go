@@ -47,6 +47,8 @@ const (
 
 // CreateRun inserts r; ErrConflict if RunID exists. An empty Status means
 // queued and a zero CreatedAt means now. r itself is not modified.
+// An outbox item ctx carries for the run (store.RunOutbox) is inserted in
+// the same transaction.
 func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err := s.checkOpen("CreateRun"); err != nil {
 		return err
@@ -59,18 +61,59 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	ob, obArgs, err := s.runOutbox(ctx, r.RunID)
+	if err != nil {
+		return fmt.Errorf("sqlite.CreateRun: %w", err)
+	}
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
 		} else if !ok {
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
-		return nil
-	})
+		return s.insertRunOutboxTx(ctx, tx, obArgs)
+	}, ob.markStored)
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
 	return nil
+}
+
+// runOutbox returns the outbox item ctx carries for run runID
+// (store.RunOutbox), to be inserted in the transaction that stores the
+// run, and its insert's arguments; nil when there is none.
+func (s *Store) runOutbox(ctx context.Context, runID string) (runOutbox, []any, error) {
+	o := store.RunOutboxOf(ctx, runID)
+	if o == nil {
+		return runOutbox{}, nil, nil
+	}
+	c := *o.Item // Payload is shared but only read
+	args, err := newOutboxArgs(&c, s.nowTime())
+	if err != nil {
+		return runOutbox{}, nil, err
+	}
+	return runOutbox{o}, args, nil
+}
+
+// runOutbox is the store.RunOutbox a run's transaction carries, if any.
+type runOutbox struct{ o *store.RunOutbox }
+
+// markStored marks the item stored (its transaction committed).
+func (r runOutbox) markStored() {
+	if r.o != nil {
+		r.o.MarkStored()
+	}
+}
+
+// insertRunOutboxTx inserts the outbox item of a run's transaction
+// (runOutbox's args; none when nil) in tx: an item with its id that exists
+// is kept, as a recorded flow is.
+func (s *Store) insertRunOutboxTx(ctx context.Context, tx *sql.Tx, args []any) error {
+	if args == nil {
+		return nil
+	}
+	_, err := s.insertOutboxTx(ctx, tx, args)
+	return err
 }
 
 // insertRunTx inserts a run's row (RunArgs) inside a write transaction; it
@@ -418,7 +461,9 @@ var _ store.RunOpener = (*Store)(nil)
 // OpenRun implements store.RunOpener: the insert of a started run and its
 // input messages are one transaction, and the insert itself finds an
 // existing run with the id (ON CONFLICT DO NOTHING), which is then read in
-// the same transaction and returned with ErrConflict.
+// the same transaction and returned with ErrConflict. An outbox item ctx
+// carries for the run (store.RunOutbox) is inserted in the same
+// transaction.
 func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message) (*store.Run, []store.Message, error) {
 	return s.openRun(ctx, "OpenRun", nil, r, msgs)
 }
@@ -453,6 +498,10 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
+	ob, obArgs, err := s.runOutbox(ctx, r.RunID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite.%s: %w", op, err)
+	}
 	var childArgs []any
 	if child != nil {
 		if childArgs, err = sqlstore.NewSubagentArgs(child.Row, s.nowTime()); err != nil {
@@ -469,6 +518,7 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 		if sess != nil {
 			s.sessions.put(sess)
 		}
+		ob.markStored()
 	}
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		existingRun, sess = nil, nil // set, not kept: the body may run again
@@ -486,6 +536,9 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 				}
 			}
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
+		}
+		if err := s.insertRunOutboxTx(ctx, tx, obArgs); err != nil {
+			return err
 		}
 		if child != nil {
 			// The row as a read returns it, for the cache: the child's

@@ -37,8 +37,6 @@ func (fakeMessenger) Wait(context.Context, string, time.Duration) (*store.Run, b
 
 func (fakeMessenger) Reply(context.Context, *store.Run) (string, error) { return "", errNoRunner }
 
-func (fakeMessenger) Follow(context.Context, Flow) error { return errNoRunner }
-
 // testEnv is a session tool set over a real sqlite store.
 type testEnv struct {
 	t        *testing.T

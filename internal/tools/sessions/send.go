@@ -183,11 +183,27 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 	// one refuses the message here, where the model reads why, rather than
 	// stopping the run it would start) — and the target's send policy
 	// (docs/spec/reference-behaviour.md §8).
+	//
+	// The agent-to-agent flow is recorded with the run (in the commit that
+	// stores it, where the store can), so that its write is neither
+	// between the reply and this tool's result nor beside the target's
+	// run. It waits for the primary run itself and takes the run's latest
+	// reply as its round one: that is the reply this call returns whenever
+	// that one is not empty. Recorded once, it is also what a wait that
+	// times out or fails leaves to run (a run that did not end ok has no
+	// flow steps).
+	msgRunID := t.d.NewID()
 	run, err := t.d.Messenger.Send(ctx, Message{
-		RunID: t.d.NewID(), TargetKey: target.Key, Text: message,
+		RunID: msgRunID, TargetKey: target.Key, Text: message,
 		ExtraSystemPrompt: A2AMessageContext(caller.SessionKey, caller.Channel, target.Display),
 		SourceSessionKey:  caller.SessionKey, SourceChannel: caller.Channel,
 		Chain: caller.Chain.Next(target.Key),
+		Flow: &Flow{
+			TargetKey: target.Key, DisplayKey: target.Display, Message: message,
+			AnnounceTimeout: announceTimeout, MaxTurns: t.d.Settings.Sessions.MaxPingPongTurns,
+			RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: msgRunID,
+			RequesterRunID: caller.RunID, Chain: caller.Chain.Next(target.Key),
+		},
 	})
 	var refused interface{ RefusalKind() string }
 	if errors.As(err, &refused) {
@@ -200,15 +216,8 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: t.d.NewID(), Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
 	}
 	runID := run.RunID
-	flow := Flow{
-		TargetKey: target.Key, DisplayKey: target.Display, Message: message,
-		AnnounceTimeout: announceTimeout, MaxTurns: t.d.Settings.Sessions.MaxPingPongTurns,
-		RequesterKey: caller.SessionKey, RequesterChannel: caller.Channel, WaitRunID: runID,
-		RequesterRunID: caller.RunID, Chain: caller.Chain.Next(target.Key),
-	}
 
 	if timeoutSeconds == 0 {
-		t.follow(ctx, flow)
 		d := &sendDelivery{Status: DeliveryPending, Mode: "announce"}
 		if pos := t.queuePosition(context.WithoutCancel(ctx), target.Key, runID); pos > 0 {
 			// The target is busy: say so, where the message waits, and for
@@ -218,14 +227,6 @@ func (t *Tools) send(ctx context.Context, caller tools.Caller, p tools.Params) (
 		return &sendResult{RunID: runID, Status: "accepted", SessionKey: target.Display, Delivery: d}, nil
 	}
 
-	// The flow is recorded now, while the target's run works, so that its
-	// write is not between the reply and this tool's result. It waits for
-	// the primary run itself and takes the run's latest reply as its
-	// round one, as a fire-and-forget message's flow does: that is the
-	// reply this call returns whenever that one is not empty. Recorded
-	// once, it is also what a wait that times out or fails leaves to run
-	// (a run that did not end ok has no flow steps).
-	t.follow(ctx, flow)
 	done, ok, err := t.d.Messenger.Wait(ctx, runID, time.Duration(timeoutSeconds)*time.Second)
 	if err != nil {
 		return &sendResult{RunID: runID, Status: "error", Error: err.Error(), SessionKey: target.Display}, nil
@@ -322,14 +323,6 @@ func SendPolicyOf(rules *policy.SendPolicyConfig, s *store.Session, key, channel
 		in.EntryChatType = s.ChatType
 	}
 	return policy.ResolveSend(in)
-}
-
-// follow hands a sent message's agent-to-agent flow to the messenger; a
-// flow that cannot be recorded is logged (the send itself stands).
-func (t *Tools) follow(ctx context.Context, f Flow) {
-	if err := t.d.Messenger.Follow(ctx, f); err != nil {
-		t.log.Error("agent-to-agent flow not recorded", "runId", f.WaitRunID, "target", f.TargetKey, "err", err)
-	}
 }
 
 // A2AMessageContext is the extra system prompt of the primary run (docs/spec/reference-behaviour.md §6.2).

@@ -28,6 +28,11 @@ func (m *orderMessenger) note(call string) {
 
 func (m *orderMessenger) Send(_ context.Context, msg Message) (*store.Run, error) {
 	m.note("send")
+	if msg.Flow != nil {
+		m.mu.Lock()
+		m.flows = append(m.flows, *msg.Flow)
+		m.mu.Unlock()
+	}
 	return &store.Run{RunID: msg.RunID, SessionKey: msg.TargetKey, Status: store.RunQueued}, nil
 }
 
@@ -44,20 +49,14 @@ func (m *orderMessenger) Reply(_ context.Context, run *store.Run) (string, error
 	return "pong", nil
 }
 
-func (m *orderMessenger) Follow(_ context.Context, f Flow) error {
-	m.note("follow")
-	m.mu.Lock()
-	m.flows = append(m.flows, f)
-	m.mu.Unlock()
-	return nil
-}
-
-// TestWaitedSendRecordsItsFlowFirst: a sessions_send that waits records
-// its agent-to-agent flow before it waits, so that no write sits between
-// the target's reply and the tool's result, and reads the reply of the
-// run its wait returned (whose transcript it names), not the session's.
-// The flow, recorded before the reply is known, takes its round one
-// itself, as a fire-and-forget message's flow does.
+// TestWaitedSendRecordsItsFlowFirst: a sessions_send that waits hands
+// its agent-to-agent flow to the messenger with the message (recorded with
+// the message's run, in its commit where the store can), so that no write
+// sits between the target's reply and the tool's result nor beside the
+// target's run, and reads the reply of the run its wait returned (whose
+// transcript it names), not the session's. The flow, recorded before the
+// reply is known, takes its round one itself, as a fire-and-forget
+// message's flow does.
 func TestWaitedSendRecordsItsFlowFirst(t *testing.T) {
 	m := &orderMessenger{}
 	e := newEnv(t, `{tools: {sessions: {visibility: "all"}}}`, func(d *Deps) { d.Messenger = m })
@@ -67,7 +66,7 @@ func TestWaitedSendRecordsItsFlowFirst(t *testing.T) {
 	if d["status"] != "ok" || d["reply"] != "pong" {
 		t.Fatalf("sessions_send = %v", d)
 	}
-	if want := []string{"send", "follow", "wait", "reply"}; !slices.Equal(m.calls, want) {
+	if want := []string{"send", "wait", "reply"}; !slices.Equal(m.calls, want) {
 		t.Errorf("calls %v, want %v", m.calls, want)
 	}
 	if len(m.flows) != 1 || m.flows[0].WaitRunID != d["runId"] || m.flows[0].RoundOneReply != "" || m.flows[0].TargetKey != "agent:main:target" {
@@ -78,9 +77,9 @@ func TestWaitedSendRecordsItsFlowFirst(t *testing.T) {
 	}
 
 	// Fire-and-forget: recorded, never waited for.
-	m.calls = nil
+	m.calls, m.flows = nil, nil
 	d = e.mustCall(caller, SendToolName, map[string]any{"sessionKey": "agent:main:target", "message": "ping", "timeoutSeconds": 0})
-	if d["status"] != "accepted" || !slices.Equal(m.calls, []string{"send", "follow"}) {
-		t.Errorf("fire-and-forget = %v, calls %v", d, m.calls)
+	if d["status"] != "accepted" || !slices.Equal(m.calls, []string{"send"}) || len(m.flows) != 1 || m.flows[0].WaitRunID != d["runId"] {
+		t.Errorf("fire-and-forget = %v, calls %v, flows %+v", d, m.calls, m.flows)
 	}
 }

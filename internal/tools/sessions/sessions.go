@@ -43,6 +43,10 @@ type Store interface {
 // follows a sent message with the agent-to-agent flow (reply-back loop and
 // announce step), durably, in the background. internal/relay implements it.
 type Messenger interface {
+	// Send queues m as a run on its target's lane and, when m.Flow is
+	// set, records that flow (with the run's id as its WaitRunID) and
+	// runs it in the background; a flow cut by a crash resumes after a
+	// restart. A refused message records no flow.
 	Send(ctx context.Context, m Message) (*store.Run, error)
 	// Wait waits up to timeout for the run to end; done reports whether it
 	// did.
@@ -50,9 +54,6 @@ type Messenger interface {
 	// Reply is the reply of run, which has ended, by the reference's
 	// sessions_send "ok" rule ("" for none).
 	Reply(ctx context.Context, run *store.Run) (string, error)
-	// Follow records f and runs it in the background; a flow cut by a
-	// crash resumes after a restart.
-	Follow(ctx context.Context, f Flow) error
 }
 
 // Message is one sessions_send message to queue on the target's lane.
@@ -66,6 +67,11 @@ type Message struct {
 	SourceChannel     string
 	// Chain is the chain of causes the message continues.
 	Chain tools.Chain
+	// Flow, when set, is the agent-to-agent flow that follows the
+	// message. It is recorded in the transaction that stores the
+	// message's run where the store can (one commit less on the
+	// sender's path), else on its own right after.
+	Flow *Flow
 }
 
 // Flow is everything the agent-to-agent flow of docs/spec/reference-behaviour.md §6.4 needs; it is stored
