@@ -196,6 +196,21 @@ func (n *Node) requeue(catchUp []agent.Event, acks map[string]int64) {
 	}
 }
 
+// kickRequeued has the publisher try again the catch-ups and
+// acknowledgements a failed publication put back (the sweeper calls it;
+// no new event may come to carry them).
+func (n *Node) kickRequeued() {
+	n.relayMu.Lock()
+	waiting := len(n.catchUp) > 0 || len(n.acks) > 0
+	n.relayMu.Unlock()
+	if waiting {
+		select {
+		case n.relayCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // ackPayload is the notification acknowledging acks (peer → number), with
 // prefix (the origin and a space) before; "" for none.
 func ackPayload(prefix string, acks map[string]int64) string {

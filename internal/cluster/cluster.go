@@ -415,6 +415,7 @@ func (n *Node) sweeper() {
 		// subscribers get it from there.
 		n.runner.RecoverEnds(n.ctx, n.relayLost.Swap(false))
 		n.kickRelease() // held events past their bound (acks.go)
+		n.kickRequeued()
 		if !n.fenced.Load() {
 			n.releaseIdle(n.ctx)
 		}
@@ -836,6 +837,8 @@ func (n *Node) flushRelay(ctx context.Context) {
 	n.relayBuf, n.catchUp = nil, nil
 	if len(acks) > 0 {
 		n.acks = make(map[string]int64)
+	} else {
+		acks = nil // n.acks stays, and is not read outside relayMu
 	}
 	n.relayMu.Unlock()
 	if len(batch) == 0 && len(catchUp) == 0 && len(acks) == 0 {
