@@ -348,14 +348,27 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 
 // missesRemote reports whether evs, a watcher's events of a run after
 // seq after, end with the end of a run that executed elsewhere and miss
-// some of its events: the first is not numbered after+1, or the end came
-// from the store (it carries no number of the run's).
+// some of its events: their numbers (a run's rise by one) skip some
+// after after, or the end came from the store (it carries no number of
+// the run's).
 func missesRemote(evs []Event, after int64) bool {
 	if len(evs) == 0 {
 		return false
 	}
 	end := evs[len(evs)-1]
-	return isEnd(end) && end.remote && (end.recovered || evs[0].Seq > after+1)
+	if !isEnd(end) || !end.remote {
+		return false
+	}
+	if end.recovered {
+		return true
+	}
+	for _, ev := range evs {
+		if ev.Seq != after+1 {
+			return true
+		}
+		after = ev.Seq
+	}
+	return false
 }
 
 // running reports whether runID executes on this runner: its end comes
