@@ -30,8 +30,9 @@ import (
 // relayed before the node heard of the want reaches the peer's
 // subscribers after the run's last events, which the catch-up brings.
 // Held events are handed over when the node acknowledged, left, or is no
-// longer live, and after a lease at most (a node that never acknowledges
-// and that is alive: one of a version before). Replay uses the same
+// longer live, and after a lease at most: a node that did not
+// acknowledge within a lease (one of a version before) is not waited for
+// again until it acknowledges, leaves or joins again. Replay uses the same
 // numbers: it returns once every such node acknowledged its request.
 const ackOp = "ack"
 
@@ -43,9 +44,13 @@ type ackState struct {
 	// the number of the last one that added keys.
 	no, added int64
 	// from is what each peer acknowledged; peers are the peers that
-	// acknowledge (they announce).
-	from  map[string]int64
-	peers map[string]bool
+	// acknowledge (they announce); silent are the peers that announce but
+	// did not acknowledge within a lease (a node of a version before):
+	// they are not waited for until they acknowledge, leave or join
+	// again.
+	from   map[string]int64
+	peers  map[string]bool
+	silent map[string]bool
 	// wake is closed when an acknowledgement comes or a peer goes.
 	wake chan struct{}
 	// wantGen counts the Wants that added a key; sentGen is wantGen as
@@ -55,7 +60,7 @@ type ackState struct {
 }
 
 func newAckState() *ackState {
-	return &ackState{from: make(map[string]int64), peers: make(map[string]bool), wake: make(chan struct{})}
+	return &ackState{from: make(map[string]int64), peers: make(map[string]bool), silent: make(map[string]bool), wake: make(chan struct{})}
 }
 
 // pending reports whether a want of this node may not have been heard by
@@ -69,10 +74,23 @@ func (a *ackState) pending(origin string) bool {
 	return a.peers[origin] && a.from[origin] < a.added
 }
 
-// known records that peer id announces, and so acknowledges.
+// known records that peer id announces, and so acknowledges (unless it
+// is silent).
 func (a *ackState) known(id string) {
 	a.mu.Lock()
-	a.peers[id] = true
+	if !a.silent[id] {
+		a.peers[id] = true
+	}
+	a.mu.Unlock()
+}
+
+// silence stops waiting for peer id's acknowledgements: it announces but
+// did not acknowledge within a lease.
+func (a *ackState) silence(id string) {
+	a.mu.Lock()
+	a.silent[id] = true
+	delete(a.peers, id)
+	a.wakeLocked()
 	a.mu.Unlock()
 }
 
@@ -80,6 +98,7 @@ func (a *ackState) known(id string) {
 // no.
 func (a *ackState) ack(id string, no int64) {
 	a.mu.Lock()
+	delete(a.silent, id)
 	a.peers[id] = true
 	a.from[id] = max(a.from[id], no)
 	a.wakeLocked()
@@ -91,6 +110,7 @@ func (a *ackState) gone(id string) {
 	a.mu.Lock()
 	delete(a.peers, id)
 	delete(a.from, id)
+	delete(a.silent, id)
 	a.wakeLocked()
 	a.mu.Unlock()
 }
@@ -103,6 +123,11 @@ func (a *ackState) prune(live map[string]bool) {
 		if !live[id] {
 			delete(a.peers, id)
 			delete(a.from, id)
+		}
+	}
+	for id := range a.silent {
+		if !live[id] {
+			delete(a.silent, id)
 		}
 	}
 	a.wakeLocked()
@@ -286,8 +311,9 @@ func (n *Node) releaseHeld(all bool) {
 		if !all && !late && n.acked.pending(origin) {
 			continue
 		}
-		if late {
-			n.log.Warn("relayed events held for a want not acknowledged: handed over", "origin", origin, "events", len(h.evs))
+		if late && n.acked.pending(origin) {
+			n.log.Warn("a peer did not acknowledge a want within a lease: its relayed events are no longer held for its acknowledgements", "origin", origin, "events", len(h.evs))
+			n.acked.silence(origin)
 		}
 		delete(n.held, origin)
 		var wanted map[string]bool

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -230,5 +231,56 @@ func TestAckPayload(t *testing.T) {
 	n.ackedBy("a", "c\t9\n"+acks)
 	if n.acked.pending("a") || n.acked.from["a"] != 4 {
 		t.Errorf("after the ack: pending %v, from %v", n.acked.pending("a"), n.acked.from)
+	}
+}
+
+// TestHeldUntilAcknowledged: while a peer has not acknowledged a want,
+// its relayed events are held back, in order, and handed over on its
+// acknowledgement; another peer's are not; a peer that does not
+// acknowledge within a lease is no longer waited for.
+func TestHeldUntilAcknowledged(t *testing.T) {
+	body, err := encodeFrame([]agent.Event{
+		{RunID: "r", SessionKey: "k", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+		{RunID: "r", SessionKey: "k", Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: "r"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relayRunner{wants: map[string]bool{"r": true}, asked: map[string]int{}}
+	n := &Node{cfg: Config{ID: "b"}, runner: r, lease: time.Hour, log: slog.New(slog.DiscardHandler), acked: newAckState(), held: map[string]*heldEvents{}}
+	n.acked.known("a")
+	n.acked.known("c")
+	n.acked.no, n.acked.added = 3, 3
+	n.acked.ack("c", 3)
+	if err := n.relayBatch("a", body); err != nil || len(r.got) != 0 {
+		t.Fatalf("before a's acknowledgement: %v, runner got %v", err, r.got)
+	}
+	if err := n.relayBatch("c", body); err != nil || len(r.got) != 2 {
+		t.Fatalf("c acknowledged: %v, runner got %v", err, r.got)
+	}
+	r.got = nil
+	n.ackedBy("a", "b\t2")
+	if len(r.got) != 0 {
+		t.Fatalf("an acknowledgement of an earlier announcement released %v", r.got)
+	}
+	n.ackedBy("a", "b\t3")
+	if want := []string{"relay r 1 lifecycle/start", "relay r 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("after a's acknowledgement the runner got %v, want %v", r.got, want)
+	}
+
+	// A peer that never acknowledges: held for a lease, then not again.
+	r.got = nil
+	n.acked.known("old")
+	n.lease = 0
+	if err := n.relayBatch("old", body); err != nil {
+		t.Fatal(err)
+	}
+	n.releaseHeld(false)
+	if len(r.got) != 2 || n.acked.pending("old") {
+		t.Fatalf("after a lease: runner got %v, pending %v", r.got, n.acked.pending("old"))
+	}
+	n.acked.known("old")
+	if n.acked.pending("old") {
+		t.Fatal("a silent peer is waited for again on its next announcement")
 	}
 }
