@@ -262,7 +262,7 @@ func (n *Node) ackedBy(origin, acks string) {
 			n.acked.ack(origin, v)
 		}
 	}
-	n.releaseHeld(false)
+	n.releaseHeld()
 }
 
 // peerGone forgets what peer id acknowledged, and hands over what was held
@@ -305,10 +305,10 @@ func (n *Node) hold(origin string, e relayed) {
 // releaseHeld hands the runner, in order, the held events of the peers
 // no longer pending, and of those held for a lease (on the reader's
 // goroutine).
-func (n *Node) releaseHeld(all bool) {
+func (n *Node) releaseHeld() {
 	for origin, h := range n.held {
 		late := time.Since(h.since) >= n.lease
-		if !all && !late && n.acked.pending(origin) {
+		if !late && n.acked.pending(origin) {
 			continue
 		}
 		if late && n.acked.pending(origin) {

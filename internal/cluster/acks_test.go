@@ -275,7 +275,7 @@ func TestHeldUntilAcknowledged(t *testing.T) {
 	if err := n.relayBatch("old", body); err != nil {
 		t.Fatal(err)
 	}
-	n.releaseHeld(false)
+	n.releaseHeld()
 	if len(r.got) != 2 || n.acked.pending("old") {
 		t.Fatalf("after a lease: runner got %v, pending %v", r.got, n.acked.pending("old"))
 	}

@@ -189,8 +189,9 @@ type Node struct {
 
 	// Acknowledgements (acks.go): acks are the numbers of the peers'
 	// announcements handled here, to acknowledge (relayMu); acked is
-	// what the peers acknowledged of this node's (holdMu); held are the
-	// relayed events kept back until then (the reader's own).
+	// what the peers acknowledged of this node's announcements (with a
+	// lock of its own); held are the relayed events kept back until then
+	// (the reader's own).
 	acks  map[string]int64
 	acked *ackState
 	held  map[string]*heldEvents
@@ -708,7 +709,7 @@ func (n *Node) reader() {
 		case <-n.ctx.Done():
 			return
 		case <-n.releaseCh:
-			n.releaseHeld(false)
+			n.releaseHeld()
 		case note := <-n.eventCh:
 			if note.acks != "" {
 				n.ackedBy(note.origin, note.acks)
