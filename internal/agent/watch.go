@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -102,6 +103,12 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 	defer l.mu.Unlock()
 	rl := l.runLocked(ev.RunID, now)
 	switch {
+	case ev.remote && !isEnd(ev) && (rl.ended || ev.Seq <= rl.last):
+		// An earlier event of a run executing elsewhere, sent again (a
+		// catch-up or a replay, wants.go in package cluster): it fills
+		// its gap in the log, for watchers; it is not new to subscribers.
+		l.backfillLocked(rl, ev, now)
+		return false
 	case rl.ended:
 		return false // one end per run, and nothing after it
 	case isEnd(ev):
@@ -123,6 +130,41 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 		l.pruneLocked(now)
 	}
 	return true
+}
+
+// backfillLocked puts ev, an event of a run executing elsewhere numbered
+// at or below what rl logged (or sent after its end), in its place in rl,
+// unless its number is logged already. It is not added to its session's
+// log (session watchers number events as they arrive). An end recovered
+// from the store, which carries no number of the run's, is renumbered
+// after it.
+func (l *eventLog) backfillLocked(rl *runLog, ev Event, now time.Time) {
+	i := sort.Search(len(rl.events), func(i int) bool { return rl.events[i].seq >= ev.Seq })
+	var recovered *logEvent // the run's end, when it came from the store
+	if rl.ended && len(rl.events) > 0 {
+		if end := rl.events[len(rl.events)-1]; end.flags&logRecovered != 0 {
+			recovered = end
+			i = min(i, len(rl.events)-1)
+		} else if ev.Seq >= end.seq {
+			return // after the run's own end
+		}
+	}
+	switch {
+	case i < len(rl.events) && rl.events[i].seq == ev.Seq && rl.events[i] != recovered:
+		return // logged already
+	case len(rl.events) >= maxLogEvents && i == 0:
+		return // before what the bounded log keeps
+	}
+	rl.events = slices.Insert(rl.events, i, packEvent(&ev, identOf(&ev, rl.id)))
+	if recovered != nil && recovered.seq <= ev.Seq {
+		recovered.seq = ev.Seq + 1
+	}
+	if len(rl.events) > maxLogEvents {
+		rl.events = append([]*logEvent(nil), rl.events[len(rl.events)-maxLogEvents/2:]...)
+	}
+	rl.last = max(rl.last, rl.events[len(rl.events)-1].seq)
+	rl.touched = now
+	rl.wakeLocked()
 }
 
 // appendBounded appends ev to a log's events, dropping the oldest half
@@ -224,7 +266,9 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // missing). With several nodes, a run executing elsewhere has its events
 // other than its end here only while this node wants them (WantRemote:
 // a Watch wants every session's, and is sent the running runs' events so
-// far); of a run that ended before that, a watcher gets the end only. A
+// far); of a run that ended before that, the node that ran it is asked
+// to send its events again (RemoteReplayer), which it can while it logs
+// them (a minute after the end); else the watcher gets the end only. A
 // watcher that saw the end gets nothing more. Watch starts at
 // any time: the run need not have started, and events emitted before the
 // call are in the log.
@@ -243,8 +287,16 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 		// the end of one whose relay was lost comes from the store
 		// (RecoverEnds, which the cluster calls).
 		var retry <-chan time.Time
+		replayed := false
 		for {
 			evs, seen, wake := r.events.since(runID, next, r.now())
+			if !replayed && missesRemote(evs, next) {
+				// The run ended on another node before this one logged
+				// all its events: that node sends them again.
+				replayed = true
+				r.replayRemote(ctx, runID)
+				continue
+			}
 			for _, ev := range evs {
 				next = ev.Seq
 				full, ok := r.decoded(ev)
@@ -292,6 +344,31 @@ func (r *Runner) Watch(ctx context.Context, runID string, afterSeq int64) iter.S
 			r.dropWaiter(runID, woken)
 		}
 	}
+}
+
+// missesRemote reports whether evs, a watcher's events of a run after
+// seq after, end with the end of a run that executed elsewhere and miss
+// some of its events: their numbers (a run's rise by one) skip some
+// after after, or the end came from the store (it carries no number of
+// the run's).
+func missesRemote(evs []Event, after int64) bool {
+	if len(evs) == 0 {
+		return false
+	}
+	end := evs[len(evs)-1]
+	if !isEnd(end) || !end.remote {
+		return false
+	}
+	if end.recovered {
+		return true
+	}
+	for _, ev := range evs {
+		if ev.Seq != after+1 {
+			return true
+		}
+		after = ev.Seq
+	}
+	return false
 }
 
 // running reports whether runID executes on this runner: its end comes

@@ -71,9 +71,12 @@ type Runner interface {
 	// (and every end and post); the others are logged undecoded.
 	WantsRelayed(sessionKey, runID string) bool
 	RelayLogged(runID, sessionKey string, seq int64, decode func() (agent.Event, error))
-	// Executing: the events of a session's runs executing here so far,
-	// for a peer that starts wanting them mid-run (wants.go).
-	Executing(sessionKey string) []agent.Event
+	// Executing: the events of a session's runs executing here so far
+	// (and of those that ended since a time), for a peer that starts
+	// wanting them mid-run; RunEvents: a run's, for a peer that asks
+	// for them again (wants.go).
+	Executing(sessionKey string, endedSince time.Time) []agent.Event
+	RunEvents(runID string) []agent.Event
 	FinishOrphans(ctx context.Context, running []*store.Run) ([]*store.Run, error)
 	RecoverEnds(ctx context.Context, all bool)
 }
@@ -180,6 +183,21 @@ type Node struct {
 	announceCh chan struct{}
 	helloAsked atomic.Bool
 	helloSend  atomic.Bool
+	// replays are the runs whose events Replay asks the peers for,
+	// guarded by wantMu; the announcer sends them.
+	replays []replayReq
+
+	// Acknowledgements (acks.go): acks are the numbers of the peers'
+	// announcements handled here, to acknowledge (relayMu); acked is
+	// what the peers acknowledged of this node's announcements (with a
+	// lock of its own); held are the relayed events kept back until then
+	// (the reader's own).
+	acks  map[string]int64
+	acked *ackState
+	held  map[string]*heldEvents
+	// releaseCh asks the reader to hand over the held events no longer
+	// waiting for an acknowledgement.
+	releaseCh chan struct{}
 
 	pullCh  chan string
 	eventCh chan batchNote
@@ -242,6 +260,10 @@ func New(cfg Config) (*Node, error) {
 		wantRefs:   make(map[string]int),
 		wantSince:  make(map[string]time.Time),
 		announceCh: make(chan struct{}, 1),
+		releaseCh:  make(chan struct{}, 1),
+		acks:       make(map[string]int64),
+		held:       make(map[string]*heldEvents),
+		acked:      newAckState(),
 	}
 	if n.lease <= 0 {
 		n.lease = DefaultLease
@@ -393,6 +415,8 @@ func (n *Node) sweeper() {
 		// A run's end whose relay was lost is in the store: watchers and
 		// subscribers get it from there.
 		n.runner.RecoverEnds(n.ctx, n.relayLost.Swap(false))
+		n.kickRelease() // held events past their bound (acks.go)
+		n.kickRequeued()
 		if !n.fenced.Load() {
 			n.releaseIdle(n.ctx)
 		}
@@ -570,9 +594,11 @@ func (n *Node) notified(channel, payload string) {
 		if !ok || origin == n.cfg.ID {
 			return
 		}
-		var note batchNote
+		note := batchNote{origin: origin}
 		if isFrame(rest) {
 			note.body = []byte(rest)
+		} else if acks, ok := strings.CutPrefix(rest, ackOp+"\n"); ok {
+			note.acks = acks
 		} else if id, err := strconv.ParseInt(rest, 10, 64); err == nil {
 			note.id = id
 		} else {
@@ -588,17 +614,22 @@ func (n *Node) notified(channel, payload string) {
 		}
 	case postgres.ChanNodes:
 		op, rest, _ := strings.Cut(payload, " ")
-		id, keys, _ := strings.Cut(rest, "\n")
+		line, keys, _ := strings.Cut(rest, "\n")
+		id, meta, _ := strings.Cut(line, "\t")
 		if id == n.cfg.ID {
 			return
 		}
 		switch op {
-		case wantsOp, wantOp, unwantOp:
-			n.peerAnnounced(op, id, keys)
+		case wantsOp, wantOp, unwantOp, replayOp:
+			n.acked.known(id)
+			no, since := parseMeta(meta)
+			n.peerAnnounced(op, id, no, since, keys)
 		case helloOp:
+			n.acked.known(id)
 			n.helloAsked.Store(true)
 			n.kickAnnounce()
 		case "join":
+			n.peerGone(id) // a new incarnation acknowledged nothing yet
 			n.peerUnknown(id, false)
 			n.peers.Store(max(n.peers.Load(), 1))
 			select {
@@ -606,6 +637,7 @@ func (n *Node) notified(channel, payload string) {
 			default: // a burst of joins: the ones queued say enough
 			}
 		case "leave":
+			n.peerGone(id)
 			n.peerUnknown(id, true)
 			n.kickSweep()
 			select {
@@ -653,11 +685,14 @@ func (n *Node) joiner() {
 	}
 }
 
-// batchNote is a relayed batch as notified: its body, when the
-// notification carried it, else its id in the events table.
+// batchNote is a relayed batch as notified by node origin: its body,
+// when the notification carried it, else its id in the events table; or
+// the origin's acknowledgements (acks.go).
 type batchNote struct {
-	id   int64
-	body []byte
+	origin string
+	id     int64
+	body   []byte
+	acks   string
 }
 
 // maxInlineBatch bounds a notification that carries relayed events
@@ -673,7 +708,13 @@ func (n *Node) reader() {
 		select {
 		case <-n.ctx.Done():
 			return
+		case <-n.releaseCh:
+			n.releaseHeld()
 		case note := <-n.eventCh:
+			if note.acks != "" {
+				n.ackedBy(note.origin, note.acks)
+				continue
+			}
 			body := note.body
 			if body == nil {
 				var err error
@@ -686,23 +727,26 @@ func (n *Node) reader() {
 					continue
 				}
 			}
-			if err := n.relayBatch(body); err != nil {
+			if err := n.relayBatch(note.origin, body); err != nil {
 				n.log.Warn("relayed events undecodable", "id", note.id, "err", err)
 			}
 		}
 	}
 }
 
-// relayBatch hands the runner the events of a batch: every end and post,
-// and the other events of the runs WantsRelayed names (asked once per run
-// in a batch), decoded (Relay); the others undecoded (RelayLogged), for
-// watchers only. An event that does not decode is skipped; the first
-// such error is returned.
-func (n *Node) relayBatch(body []byte) error {
+// relayBatch hands the runner the events of a batch from node origin:
+// every end and post, and the other events of the runs WantsRelayed names
+// (asked once per run in a batch), decoded (Relay); the others undecoded
+// (RelayLogged), for watchers only. An event that does not decode is
+// skipped; the first such error is returned. While origin has not
+// acknowledged what this node started wanting, its events other than
+// catch-ups are held back (acks.go).
+func (n *Node) relayBatch(origin string, body []byte) error {
 	evs, err := decodeFrame(body)
 	if err != nil {
 		return err
 	}
+	hold := origin != "" && n.holding(origin)
 	var first error
 	var wanted map[string]bool
 	for _, e := range evs {
@@ -712,28 +756,40 @@ func (n *Node) relayBatch(body []byte) error {
 			}
 			continue
 		}
-		if !e.always() {
-			want, ok := wanted[e.runID]
-			if !ok {
-				want = n.runner.WantsRelayed(e.sessionKey, e.runID)
-				if wanted == nil {
-					wanted = make(map[string]bool)
-				}
-				wanted[e.runID] = want
-			}
-			if !want {
-				n.runner.RelayLogged(e.runID, e.sessionKey, e.seq, e.decode)
-				continue
-			}
-		}
-		ev, err := e.decode()
-		if err != nil {
-			first = cmp.Or(first, err)
+		if hold {
+			n.hold(origin, e)
 			continue
 		}
-		n.runner.Relay(ev)
+		if err := n.relayOne(e, &wanted); err != nil {
+			first = cmp.Or(first, err)
+		}
 	}
 	return first
+}
+
+// relayOne hands the runner one event of a batch (relayBatch); wanted
+// remembers what WantsRelayed said of each run of the batch.
+func (n *Node) relayOne(e relayed, wanted *map[string]bool) error {
+	if !e.always() {
+		want, ok := (*wanted)[e.runID]
+		if !ok {
+			want = n.runner.WantsRelayed(e.sessionKey, e.runID)
+			if *wanted == nil {
+				*wanted = make(map[string]bool)
+			}
+			(*wanted)[e.runID] = want
+		}
+		if !want {
+			n.runner.RelayLogged(e.runID, e.sessionKey, e.seq, e.decode)
+			return nil
+		}
+	}
+	ev, err := e.decode()
+	if err != nil {
+		return err
+	}
+	n.runner.Relay(ev)
+	return nil
 }
 
 // onEvent queues this node's run events for the other nodes, when there
@@ -778,10 +834,15 @@ func (n *Node) publisher() {
 // flushRelay publishes the events queued for the other nodes as one batch.
 func (n *Node) flushRelay(ctx context.Context) {
 	n.relayMu.Lock()
-	batch, catchUp := n.relayBuf, n.catchUp
+	batch, catchUp, acks := n.relayBuf, n.catchUp, n.acks
 	n.relayBuf, n.catchUp = nil, nil
+	if len(acks) > 0 {
+		n.acks = make(map[string]int64)
+	} else {
+		acks = nil // n.acks stays, and is not read outside relayMu
+	}
 	n.relayMu.Unlock()
-	if len(batch) == 0 && len(catchUp) == 0 {
+	if len(batch) == 0 && len(catchUp) == 0 && len(acks) == 0 {
 		return
 	}
 	// The batch goes in notifications, cut into frames that fit one: no
@@ -799,12 +860,19 @@ func (n *Node) flushRelay(ctx context.Context) {
 		n.log.Error("relay encode failed", "err", err)
 		return
 	}
+	// The acknowledgements go last, in the same statement as the last
+	// frames when they went inline: a peer reads them after the frames.
+	ack := ackPayload(prefix, acks)
 	var inline []string
 	for i, f := range frames {
+		last := i == len(frames)-1
 		if len(f) <= limit {
 			inline = append(inline, prefix+string(f))
+			if last && ack != "" {
+				inline, ack = append(inline, ack), ""
+			}
 		}
-		if len(inline) > 0 && (len(f) > limit || i == len(frames)-1) {
+		if len(inline) > 0 && (len(f) > limit || last) {
 			err = n.st.NotifyAll(ctx, postgres.ChanEvents, inline)
 			inline = inline[:0]
 		}
@@ -812,11 +880,19 @@ func (n *Node) flushRelay(ctx context.Context) {
 			_, err = n.st.PublishEvents(ctx, n.cfg.ID, f)
 		}
 		if err != nil {
-			if ctx.Err() == nil {
-				n.log.Warn("relay publish failed", "events", len(batch), "err", err)
-			}
-			return
+			break
 		}
+	}
+	if err == nil && ack != "" {
+		err = n.st.NotifyAll(ctx, postgres.ChanEvents, []string{ack})
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Warn("relay publish failed", "events", len(batch), "err", err)
+		}
+		// The catch-ups and acknowledgements go again with the next
+		// batch (a peer drops what it has).
+		n.requeue(catchUp, acks)
 	}
 }
 

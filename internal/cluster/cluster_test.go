@@ -133,12 +133,23 @@ func join(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration
 // (until a test calls Want).
 func joinWith(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration, wantAll bool) *member {
 	t.Helper()
+	return joinWrapped(t, dsn, id, p, lease, wantAll, nil)
+}
+
+// joinWrapped is joinWith whose node reaches the database through
+// wrap(store) (nil: the store itself).
+func joinWrapped(t *testing.T, dsn, id string, p provider.Provider, lease time.Duration, wantAll bool, wrap func(*postgres.Store) Store) *member {
+	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, dsn, postgres.Options{MaxConns: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := New(Config{Store: st, ID: id, Address: "127.0.0.1:0", Version: "test", Lease: lease})
+	var nst Store = st
+	if wrap != nil {
+		nst = wrap(st)
+	}
+	node, err := New(Config{Store: nst, ID: id, Address: "127.0.0.1:0", Version: "test", Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}

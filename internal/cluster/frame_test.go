@@ -261,7 +261,7 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 	body = append(body, tail[len(frameMagic):]...)
 	r := &relayRunner{wants: map[string]bool{"w": true}, asked: map[string]int{}}
 	n := &Node{runner: r}
-	if err := n.relayBatch(body); err != nil {
+	if err := n.relayBatch("", body); err != nil {
 		t.Fatalf("relayBatch: %v", err)
 	}
 	want := []string{
@@ -281,10 +281,10 @@ func TestRelayBatchDecodesOnlyWanted(t *testing.T) {
 	// A wanted event that does not decode is skipped, and said.
 	bad := fmt.Appendf([]byte(frameMagic), "%c 4 %q %q \"\" \"\" \"\" \"\"\n{]\n", kindRun, "w", "kw")
 	r.got = nil
-	if err := n.relayBatch(bad); err == nil || len(r.got) != 0 {
+	if err := n.relayBatch("", bad); err == nil || len(r.got) != 0 {
 		t.Fatalf("a wanted event that does not decode: %v, runner got %v", err, r.got)
 	}
-	if err := n.relayBatch([]byte("garbage")); !errors.Is(err, errBadFrame) {
+	if err := n.relayBatch("", []byte("garbage")); !errors.Is(err, errBadFrame) {
 		t.Fatalf("relayBatch(garbage) = %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,33 +136,12 @@ func TestClusterMidRunSubscriber(t *testing.T) {
 	call(t, b, "sessions.messages.subscribe", map[string]any{"key": barrier})
 	call(t, a, "chat.send", map[string]any{"sessionKey": barrier, "idempotencyKey": "bar1", "message": "/reply ok"})
 	onB.waitFinal(t, "bar1")
+	// The gate opens right after the subscription: the run may end before
+	// node 0 heard that node 1 wants the session; node 1 holds the run's
+	// end until node 0 acknowledged the want, after sending the events
+	// node 1 missed.
 	call(t, b, "sessions.messages.subscribe", map[string]any{"key": key})
-	// Node 0 hears of what node 1 wants asynchronously, and a run that
-	// ended before it did is not caught up (only its final reaches node
-	// 1): the gate opens once node 0 heard. A runs.watch of mid1 on node
-	// 1, announced after the subscription (so heard after it), getting
-	// the run's first events shows that.
-	w := nodes[1].dialScoped(t)
-	frames := w.Events()
-	watched := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		var out map[string]any
-		watched <- w.Call(ctx, "runs.watch", map[string]any{"runId": "mid1", "afterSeq": 0, "timeoutMs": 20000}, &out)
-	}()
-	for first := false; !first; {
-		select {
-		case ev := <-frames:
-			first = ev.Event == "runs.watch"
-		case err := <-watched:
-			t.Fatalf("runs.watch of mid1 on node 1 ended before any event: %v", err)
-		}
-	}
 	close(gate)
-	if err := <-watched; err != nil {
-		t.Fatalf("runs.watch of mid1 on node 1: %v", err)
-	}
 
 	if w := call(t, b, "agent.wait", map[string]any{"runId": "mid1", "timeoutMs": 20000}); w["status"] != "ok" {
 		t.Fatalf("agent.wait on node 1 for node 0's run = %v", w)
@@ -227,5 +208,77 @@ func TestClusterMidRunSubscriber(t *testing.T) {
 	}
 	if n := len(onB.chat["bar1"]) + len(onB.chat["mid2"]); n < 2 {
 		t.Errorf("node 1's subscriber got %d chat events of the later runs", n)
+	}
+}
+
+// watchRun follows runID on g with runs.watch from afterSeq, on a
+// connection of its own, and returns the events it got ("seq:stream")
+// and the final's status and text.
+func watchRun(t *testing.T, g *gateway, runID string, afterSeq float64) (evs []string, status, text string) {
+	t.Helper()
+	c := g.dialScoped(t)
+	frames := c.Events()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var res map[string]any
+	if err := c.Call(ctx, "runs.watch", map[string]any{"runId": runID, "afterSeq": afterSeq, "timeoutMs": 20000}, &res); err != nil {
+		t.Fatalf("runs.watch %s after %v: %v", runID, afterSeq, err)
+	}
+	// The events came before the answer; the frames channel has them.
+	for {
+		select {
+		case ev := <-frames:
+			if ev.Event != "runs.watch" {
+				continue
+			}
+			var p map[string]any
+			if json.Unmarshal(ev.Payload, &p) != nil || p["runId"] != runID {
+				continue
+			}
+			evs = append(evs, fmt.Sprintf("%v:%v", p["seq"], p["stream"]))
+			continue
+		default:
+		}
+		break
+	}
+	status, _ = res["status"].(string)
+	text, _ = res["text"].(string)
+	return evs, status, text
+}
+
+// TestClusterWatchRunThatEndedElsewhere: node 1 has only a session-scoped
+// client that never subscribed to the session, so of node 0's run it got
+// only the final. A runs.watch there after the run ended, from the start
+// or from any sequence number, gets the events after it as on node 0,
+// then the final.
+func TestClusterWatchRunThatEndedElsewhere(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	_, nodes := startCluster(t, 2, llm, "")
+	a, b := nodes[0].dialScoped(t), nodes[1].dialScoped(t)
+	onA := collectRelayed(a)
+	const key = "agent:main:ended"
+	call(t, a, "chat.send", map[string]any{"sessionKey": key, "idempotencyKey": "end1",
+		"message": "/reply first part\n/tool sessions_list {}\n/then second part"})
+	onA.waitFinal(t, "end1")
+	if w := call(t, b, "agent.wait", map[string]any{"runId": "end1", "timeoutMs": 20000}); w["status"] != "ok" {
+		t.Fatalf("agent.wait on node 1 = %v", w)
+	}
+
+	want, status, text := watchRun(t, nodes[0], "end1", 0)
+	if status != "ok" || !strings.Contains(text, "second part") || len(want) < 4 {
+		t.Fatalf("runs.watch on node 0: %v, %s %q", want, status, text)
+	}
+	for i := -1; i < len(want); i++ {
+		after := 0.0
+		if i >= 0 {
+			fmt.Sscanf(want[i], "%g:", &after)
+		}
+		got, st, tx := watchRun(t, nodes[1], "end1", after)
+		if st != "ok" || tx != text {
+			t.Errorf("runs.watch on node 1 after %v: final %s %q, want ok %q", after, st, tx, text)
+		}
+		if !slices.Equal(got, want[i+1:]) {
+			t.Errorf("runs.watch on node 1 after %v:\n%v\nwant as on node 0:\n%v", after, got, want[i+1:])
+		}
 	}
 }
