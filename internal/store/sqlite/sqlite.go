@@ -522,16 +522,12 @@ func createFresh(path string) (err error) {
 			return err // exists (nil), or cannot be looked at
 		}
 	}
-	img, err := schemaImage()
-	if err != nil {
-		return fmt.Errorf("create: %w", err)
-	}
 	tmp := path + ".new"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
-	_, err = f.Write(img)
+	err = writeSchemaImage(f)
 	if err == nil {
 		err = f.Sync()
 	}
