@@ -24,6 +24,7 @@ var initWorkAllowed = map[string]bool{
 	"internal/gateway":        true,
 	"internal/httpapi":        true,
 	"internal/settings":       true,
+	"internal/stackstart":     true, // grows the main goroutine's stack before deep initialisers do
 	"internal/store/postgres": true,
 	"internal/store/sqlite":   true,
 }

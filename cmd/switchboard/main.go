@@ -17,6 +17,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/storage"
+
+	_ "github.com/switchboardhq/switchboard/internal/stackstart"
 )
 
 func main() {

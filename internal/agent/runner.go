@@ -28,6 +28,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/spend"
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/telemetry"
 	"github.com/switchboardhq/switchboard/internal/tools"
@@ -502,7 +503,7 @@ func (r *Runner) Recover(ctx context.Context) ([]*store.Run, error) {
 			return aborted, err
 		}
 	}
-	r.wg.Go(r.sweepOrphans)
+	stackstart.Go(r.wg.Go, r.sweepOrphans)
 	return aborted, nil
 }
 

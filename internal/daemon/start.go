@@ -45,6 +45,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/spend"
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/storage"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -636,9 +637,10 @@ func (w *wiring) serve(ctx context.Context) error {
 	maxConns := cmp.Or(opts.MaxConnsPerAddr, httpserve.DefaultMaxConnsPerAddr)
 	loops, stop := context.WithCancel(context.Background())
 	d.stop = stop
-	d.wg.Go(func() { d.readiness.Loop(loops, d.log) })
+	// The loops query the store at once: their stacks grow first (stackstart).
+	stackstart.Go(d.wg.Go, func() { d.readiness.Loop(loops, d.log) })
 	if d.cron != nil {
-		d.wg.Go(func() {
+		stackstart.Go(d.wg.Go, func() {
 			if err := d.cron.Run(loops); err != nil {
 				d.log.Error("cron scheduler stopped", "err", err)
 			}
@@ -646,7 +648,7 @@ func (w *wiring) serve(ctx context.Context) error {
 	}
 	for _, ln := range w.lns {
 		d.Addrs = append(d.Addrs, ln.Addr())
-		d.serving.Go(func() {
+		stackstart.Go(d.serving.Go, func() {
 			if err := d.srv.Serve(httpserve.CapListener(ln, maxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http serve failed", "addr", ln.Addr().String(), "err", err)
 			}

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/workers"
 )
@@ -381,9 +382,9 @@ func New(cfg Config) (*Server, error) {
 	s.connList.Store(&[]*conn{})
 	s.sessionChanges = make(chan sessionChange, sessionChangesQueue)
 	s.unsub = s.follow(cfg.Runner)
-	s.wg.Go(s.tickLoop)
+	stackstart.Go(s.wg.Go, s.tickLoop)
 	s.wg.Go(s.budgetLoop)
-	s.wg.Go(s.sessionsChangedLoop)
+	stackstart.Go(s.wg.Go, s.sessionsChangedLoop)
 	s.wg.Go(s.healthLoop)
 	return s, nil
 }

@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 )
 
 // Bounds of the gateway port's HTTP server (README "Limits").
@@ -92,6 +95,17 @@ type cappedConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	grown   atomic.Bool
+}
+
+// RemoteAddr is the first method net/http calls on a connection in the
+// connection's own goroutine, with few frames on its stack: the stack
+// grows there.
+func (c *cappedConn) RemoteAddr() net.Addr {
+	if !c.grown.Load() && c.grown.CompareAndSwap(false, true) {
+		stackstart.Grow16()
+	}
+	return c.Conn.RemoteAddr()
 }
 
 func (c *cappedConn) Close() error {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/safeerr"
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -198,7 +199,7 @@ func (d *Dispatcher) Start() error {
 		return errors.New("outbox: already started")
 	}
 	d.started = true
-	d.wg.Go(d.loop)
+	stackstart.Go(d.wg.Go, d.loop)
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/switchboardhq/switchboard/internal/stackstart"
 )
 
 // maxBatch bounds how many transaction bodies one group commit carries.
@@ -95,7 +97,7 @@ func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string
 	c := &committer{w: w, memo: memo, exec: exec, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), ran: ran}
 	c.cond.L = &c.mu
-	go c.loop()
+	stackstart.Go(nil, c.loop) // its bodies run SQLite, whose frames are deep
 	return c
 }
 

@@ -114,7 +114,6 @@ type Store struct {
 	w     *sql.DB                    // the single writer connection
 	wconn atomic.Pointer[writerConn] // w's connection, the last one opened
 	r     *sql.DB                    // the bounded reader pool
-	wc    stmtCache
 	rc    stmtCache
 	now   func() time.Time
 	newID func() string
@@ -202,11 +201,6 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if err := backfillKeyClass(ctx, s.w); err != nil {
 		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
-	for _, q := range writerQueries {
-		if err := s.wc.prepare(ctx, s.w, q); err != nil {
-			return nil, fmt.Errorf("sqlite.Open: prepare: %w", err)
-		}
-	}
 	cq := url.Values{"_pragma": {"busy_timeout(" + busy + ")"}}
 	cdb := sql.OpenDB(connector{dsn: path + "?" + cq.Encode()})
 	cdb.SetMaxOpenConns(1)
@@ -270,7 +264,7 @@ func (s *Store) closeAll() error {
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
 	}
-	errs = append(errs, s.rc.close(), s.wc.close())
+	errs = append(errs, s.rc.close())
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
 	}
@@ -309,22 +303,12 @@ func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx
 	return s.commits.run(ctx, fn, after)
 }
 
-// writerQueries are prepared on the writer at Open. They cannot be prepared
-// lazily: the writer's one connection is busy inside the transaction that
-// needs them.
-var writerQueries = []string{
-	qGetSession, qInsertSession, qUpsertSession, qDeleteSession, qSessionIDInUse, qDeleteTranscript,
-	qLastEntry, qInsertMessage,
-	qGetRun, qInsertRun, qUpdateRun, qStartRun, qEndRun, qRunLines, qFinishSession, qRunning, qAbortSessions, qAbortRuns,
-	qGetOutbox, qInsertOutbox, qUpdateOutbox,
-}
-
-// wstmt returns the writer statement for query bound to tx: the one prepared
-// at Open, or else one prepared on tx.
+// wstmt returns the writer statement for query bound to tx. The writer's
+// connection prepares each statement at its first use and keeps it for its
+// lifetime (writerConn.PrepareContext): a statement a process never runs is
+// never prepared (Open prepared 21 on every start: SQLite's parser, and
+// about 300 KiB of its heap, before the gateway was ready).
 func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	if st := s.wc.lookup(query); st != nil {
-		return tx.StmtContext(ctx, st), nil
-	}
 	return tx.PrepareContext(ctx, query)
 }
 
@@ -437,24 +421,6 @@ func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt
 	return st
 }
 
-// prepare caches the statement for query on db, reporting failure.
-func (c *stmtCache) prepare(ctx context.Context, db *sql.DB, query string) error {
-	st, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return fmt.Errorf("%w in %s", err, query)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[string]*sql.Stmt)
-	}
-	if old := c.m[query]; old != nil {
-		old.Close()
-	}
-	c.m[query] = st
-	return nil
-}
-
 // close closes every cached statement.
 func (c *stmtCache) close() error {
 	c.mu.Lock()
@@ -522,16 +488,12 @@ func createFresh(path string) (err error) {
 			return err // exists (nil), or cannot be looked at
 		}
 	}
-	img, err := schemaImage()
-	if err != nil {
-		return fmt.Errorf("create: %w", err)
-	}
 	tmp := path + ".new"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
-	_, err = f.Write(img)
+	err = writeSchemaImage(f)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -11,15 +11,35 @@ import (
 // transactions begun and ended by statements prepared once. The driver
 // runs "begin immediate", "commit" and "rollback" through sqlite3_exec,
 // which parses each anew: two parses per commit, a turn's writes being two
-// commits.
+// commits. The statements the store runs in its transactions are prepared
+// at their first use and kept (see PrepareContext).
 type writerConn struct {
 	driver.Conn
 	begin, commit, rollback driver.StmtExecContext
 
-	// execs and args serve exec, on the committer's goroutine only.
-	execs map[string]driver.StmtExecContext
-	args  []driver.NamedValue
+	// kept holds the statements prepared through PrepareContext and exec,
+	// by query, up to maxCachedStmts. database/sql calls the connection
+	// under its own lock, and exec runs on the committer only while its
+	// transaction holds the connection, so they never run at once.
+	kept map[string]*keptStmt
+	// args serves exec.
+	args []driver.NamedValue
 }
+
+// keptStmt is a statement the writer's connection keeps prepared for its
+// lifetime: the Close database/sql calls when a transaction that prepared
+// it ends leaves it open; writerConn.Close closes it.
+type keptStmt struct{ keepable }
+
+// keepable is a driver statement that runs with a context.
+type keepable interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+// Close leaves the statement prepared.
+func (*keptStmt) Close() error { return nil }
 
 // The driver's connection implements these; writerConn passes them on.
 type fullConn interface {
@@ -78,8 +98,8 @@ func (w *writerConn) Close() error {
 			errs = append(errs, st.(driver.Stmt).Close())
 		}
 	}
-	for _, st := range w.execs {
-		errs = append(errs, st.(driver.Stmt).Close())
+	for _, st := range w.kept {
+		errs = append(errs, st.keepable.Close())
 	}
 	return errors.Join(append(errs, w.Conn.Close())...)
 }
@@ -92,20 +112,16 @@ func (w *writerConn) Close() error {
 // the committer's goroutine calls it, while its transaction holds the
 // connection (the pool has this one connection).
 func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver.Result, error) {
-	st, ok := w.execs[query]
+	ds, err := w.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ds.(*keptStmt); !ok {
+		defer ds.Close() // the cache is full
+	}
+	st, ok := ds.(driver.StmtExecContext)
 	if !ok {
-		ds, err := w.full().PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		if st, ok = ds.(driver.StmtExecContext); !ok {
-			ds.Close()
-			return nil, fmt.Errorf("statement %T cannot execute with a context", ds)
-		}
-		if w.execs == nil {
-			w.execs = make(map[string]driver.StmtExecContext)
-		}
-		w.execs[query] = st
+		return nil, fmt.Errorf("statement %T cannot execute with a context", ds)
 	}
 	named := w.args[:0]
 	for i, a := range args {
@@ -130,8 +146,27 @@ func (w *writerConn) BeginTx(ctx context.Context, _ driver.TxOptions) (driver.Tx
 	return writerTx{w}, nil
 }
 
+// PrepareContext returns the statement kept for query, preparing and
+// keeping it at its first use. Once maxCachedStmts are kept, it prepares
+// a statement that Close finalizes, as the driver does.
 func (w *writerConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return w.full().PrepareContext(ctx, query)
+	if st, ok := w.kept[query]; ok {
+		return st, nil
+	}
+	ds, err := w.full().PrepareContext(ctx, query)
+	if err != nil || len(w.kept) >= maxCachedStmts {
+		return ds, err
+	}
+	k, ok := ds.(keepable)
+	if !ok {
+		return ds, nil
+	}
+	if w.kept == nil {
+		w.kept = make(map[string]*keptStmt)
+	}
+	st := &keptStmt{k}
+	w.kept[query] = st
+	return st, nil
 }
 
 func (w *writerConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {

@@ -3,7 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // TestWriterCommitFails: a COMMIT that fails (here a deferred foreign key
@@ -35,5 +38,41 @@ func TestWriterCommitFails(t *testing.T) {
 	}
 	if children != 0 || parents != 1 {
 		t.Errorf("%d children and %d parents stored, want 0 and 1", children, parents)
+	}
+}
+
+// TestWriterPreparesAtFirstUse: Open prepares none of the store's writer
+// statements; a statement is prepared on the writer's connection at its
+// first use and kept there, still open after the transaction that
+// prepared it, for every later transaction.
+func TestWriterPreparesAtFirstUse(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	w := s.wconn.Load()
+	if w == nil {
+		t.Fatal("no writer connection after Open")
+	}
+	if len(w.kept) != 0 {
+		t.Fatalf("Open prepared %d writer statements, want none", len(w.kept))
+	}
+	var kept []*keptStmt
+	for i, key := range []string{"agent:main:a", "agent:main:b"} {
+		sess := &store.Session{Key: key, SessionID: fmt.Sprintf("0195d2a4-0000-7000-8000-00000000000%d", i), AgentID: "main"}
+		if err := s.CreateSession(ctx, sess); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+		st := w.kept[qInsertSession]
+		if st == nil {
+			t.Fatalf("after write %d the insert is not kept (kept: %d statements)", i+1, len(w.kept))
+		}
+		kept = append(kept, st)
+	}
+	if kept[0] != kept[1] {
+		t.Error("the second write prepared the insert again")
+	}
+	for _, key := range []string{"agent:main:a", "agent:main:b"} {
+		if got, err := s.GetSession(ctx, key); err != nil || got == nil {
+			t.Errorf("GetSession(%q) = %v, %v after its write", key, got, err)
+		}
 	}
 }
