@@ -116,6 +116,10 @@ type serviceManager struct {
 	text func(serviceSpec) string
 	// install/uninstall/status run the manager's own commands.
 	install, uninstall, status [][]string
+	// mainPID asks the manager for the pid of the service's process, and
+	// parsePID reads it from the answer (0: not running or unknown).
+	mainPID  []string
+	parsePID func(out string) int
 }
 
 func pickServiceManager(env settings.Env) (*serviceManager, error) {
@@ -145,6 +149,8 @@ func pickServiceManager(env settings.Env) (*serviceManager, error) {
 			install:   [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}},
 			uninstall: [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}, {"systemctl", "--user", "daemon-reload"}},
 			status:    [][]string{{"systemctl", "--user", "status", "--no-pager", systemdUnit}},
+			mainPID:   []string{"systemctl", "--user", "show", "--property", "MainPID", "--value", systemdUnit},
+			parsePID:  func(out string) int { n, _ := strconv.Atoi(strings.TrimSpace(out)); return n },
 		}, nil
 	case "launchd":
 		path := filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist")
@@ -153,9 +159,48 @@ func pickServiceManager(env settings.Env) (*serviceManager, error) {
 			install:   [][]string{{"launchctl", "load", "-w", path}},
 			uninstall: [][]string{{"launchctl", "unload", "-w", path}},
 			status:    [][]string{{"launchctl", "list", launchdLabel}},
+			mainPID:   []string{"launchctl", "list", launchdLabel},
+			parsePID:  launchdPID,
 		}, nil
 	}
 	return nil, fmt.Errorf("service: unknown service manager %q (want systemd or launchd)", name)
+}
+
+// launchdPID reads the "PID" = N; line of `launchctl list <label>`.
+func launchdPID(out string) int {
+	for line := range strings.Lines(out) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == `"PID"` {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), ";"))
+			return n
+		}
+	}
+	return 0
+}
+
+// servicePID returns the pid of the service's running process, 0 when it
+// is not running or the manager cannot say.
+func (m *serviceManager) servicePID(ctx context.Context) int {
+	out, err := exec.CommandContext(ctx, m.mainPID[0], m.mainPID[1:]...).Output()
+	if err != nil {
+		return 0
+	}
+	return m.parsePID(string(out))
+}
+
+// foregroundGateway returns the gateway running from stateDir when it is
+// not the service's own process: a serve started by hand, which holds the
+// state dir so that the service's serve would fail at each restart until
+// the manager gave up.
+func foregroundGateway(ctx context.Context, m *serviceManager, stateDir string) (statedir.Record, bool) {
+	rec, ok, err := statedir.Running(stateDir)
+	if err != nil || !ok || rec.PID == 0 {
+		return statedir.Record{}, false
+	}
+	if m.servicePID(ctx) == rec.PID {
+		return statedir.Record{}, false
+	}
+	return rec, true
 }
 
 // servicePort returns the --port the service's serve gets, and where it
@@ -243,9 +288,14 @@ func newServiceCmd(opts Options) *cobra.Command {
 			if from != "" {
 				fmt.Fprintf(out, "the service serves on port %s, %s\n", port, from)
 			}
+			startCmd := strings.Join(m.install[len(m.install)-1], " ")
 			if noStart {
-				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", strings.Join(m.install[len(m.install)-1], " "))
+				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", startCmd)
 				return nil
+			}
+			if rec, ok := foregroundGateway(cmd.Context(), m, paths.StateDir); ok {
+				return fmt.Errorf("service: the definition is written, but not started: a gateway started by hand is running on this state dir (pid %d, %s), and the service's serve could not start beside it (one gateway per state dir); stop it (Ctrl-C where it runs, or kill %d), then start the service: %s",
+					rec.PID, rec.URL, rec.PID, startCmd)
 			}
 			if err := runAll(cmd.Context(), m.install, out, cmd.ErrOrStderr()); err != nil {
 				return fmt.Errorf("service: the definition is written, but starting it failed: %w", err)
@@ -321,10 +371,20 @@ func runAll(ctx context.Context, cmds [][]string, stdout, stderr io.Writer) erro
 		x.Stdout = stdout
 		x.Stderr = io.MultiWriter(stderr, &errBuf)
 		if err := x.Run(); err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(c, " "), err)
+			return fmt.Errorf("%s: %w%s", strings.Join(c, " "), err, managerHint(errBuf.String()))
 		}
 	}
 	return nil
+}
+
+// managerHint says what to do when the service manager's own error is one
+// a user cannot act on as it is: no systemd user session to talk to (a
+// container, or a shell from su or sudo).
+func managerHint(stderr string) string {
+	if strings.Contains(stderr, "Failed to connect to bus") || strings.Contains(stderr, "DBUS_SESSION_BUS_ADDRESS") {
+		return " (systemctl --user finds no user session here: log in as the user, and `loginctl enable-linger $USER` keeps the service running after logout; without systemd, run `switchboard serve` under the supervisor you have)"
+	}
+	return ""
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames
