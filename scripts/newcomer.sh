@@ -34,6 +34,9 @@ mkdir -p "$HOME"
 # Run it: doctor first, then serve on a port that is not the default.
 "$bin" doctor >"$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor failed on a clean state dir"; }
 grep -q "scripted/echo-1 resolves$" "$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor's models line does not read as a sentence"; }
+# dashboard before serve: the link would not load; it says to start serve.
+"$bin" dashboard --no-open >/dev/null 2>"$work/dash.err" || fail "dashboard failed before serve"
+grep -q "no gateway is running.*switchboard serve" "$work/dash.err" || { cat "$work/dash.err"; fail "dashboard before serve did not say to start serve"; }
 step "switchboard serve --port 0"
 "$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!

@@ -120,14 +120,8 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 // names one elsewhere: then the file is read directly, not through
 // logs.tail.
 func (g *globalFlags) localLogFile(cmd *cobra.Command) (file, dir string, ok bool) {
-	if cmd.Flags().Changed("url") || strings.TrimSpace(g.env(EnvURL)) != "" {
-		return "", "", false
-	}
-	paths, err := settings.ResolvePaths(g.env)
-	if err != nil {
-		return "", "", false
-	}
-	if _, running, err := statedir.Running(paths.StateDir); err != nil || running {
+	paths, ok := g.noLocalGateway(cmd)
+	if !ok {
 		return "", "", false
 	}
 	file = filepath.Join(paths.StateDir, "logs", "switchboard.log")
@@ -135,6 +129,23 @@ func (g *globalFlags) localLogFile(cmd *cobra.Command) (file, dir string, ok boo
 		file = set.Log.File
 	}
 	return file, paths.StateDir, true
+}
+
+// noLocalGateway returns the state dir's paths when the CLI talks to the
+// gateway of this state dir (no --url or SWITCHBOARD_URL) and none runs
+// on it.
+func (g *globalFlags) noLocalGateway(cmd *cobra.Command) (settings.Paths, bool) {
+	if cmd.Flags().Changed("url") || strings.TrimSpace(g.env(EnvURL)) != "" {
+		return settings.Paths{}, false
+	}
+	paths, err := settings.ResolvePaths(g.env)
+	if err != nil {
+		return settings.Paths{}, false
+	}
+	if _, running, err := statedir.Running(paths.StateDir); err != nil || running {
+		return settings.Paths{}, false
+	}
+	return paths, true
 }
 
 // tailLocal reads the log file at path as logs.tail would.
