@@ -101,6 +101,15 @@ PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service stat
 grep -q "installed" "$work/service-status.out" || { cat "$work/service-status.out"; fail "service status does not say it is installed"; }
 grep -q -- "\"--port\" \"$port\"" "$HOME/.config/systemd/user/switchboard.service" \
   || { cat "$HOME/.config/systemd/user/switchboard.service"; fail "service install did not keep port $port"; }
+# The service does not inherit this shell: the key it uses goes into
+# service.env (0600), which the unit reads; the unit holds no secret.
+OPENAI_API_KEY=sk-newcomer PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service install --no-start >"$work/service-env.out"
+grep -q 'OPENAI_API_KEY="sk-newcomer"' "$SWITCHBOARD_STATE_DIR/service.env" \
+  && grep -q "EnvironmentFile=-$SWITCHBOARD_STATE_DIR/service.env" "$HOME/.config/systemd/user/switchboard.service" \
+  && ! grep -q sk-newcomer "$HOME/.config/systemd/user/switchboard.service" \
+  || { cat "$work/service-env.out"; fail "service install did not carry OPENAI_API_KEY to the service"; }
+[ "$(stat -c %a "$SWITCHBOARD_STATE_DIR/service.env")" = 600 ] || fail "service.env is not 0600"
+rm "$SWITCHBOARD_STATE_DIR/service.env"
 # Installing beside the gateway started by hand does not start the service
 # (it would crash-loop on the held state dir) and says what to do.
 if PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service install >/dev/null 2>"$work/service-fg.err"; then

@@ -36,6 +36,7 @@ type serviceSpec struct {
 	Args     []string          // after the binary: serve and its flags
 	Env      map[string]string // SWITCHBOARD_STATE_DIR and friends, when set
 	LogDir   string            // launchd: where stdout/stderr go
+	EnvFile  string            // systemd: an optional file of more variables
 	WorkDir  string
 	HomePath string
 }
@@ -50,6 +51,11 @@ func systemdUnitText(s serviceSpec) string {
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdQuoteArgs(append([]string{s.Exe}, s.Args...)))
 	for _, k := range sortedEnvKeys(s.Env) {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(k+"="+s.Env[k]))
+	}
+	if s.EnvFile != "" {
+		// "-": a missing file is no error. The path is taken as it is
+		// (no quotes); "%" is still systemd's specifier character.
+		fmt.Fprintf(&b, "EnvironmentFile=-%s\n", strings.ReplaceAll(s.EnvFile, "%", "%%"))
 	}
 	if s.WorkDir != "" {
 		fmt.Fprintf(&b, "WorkingDirectory=%s\n", systemdQuote(s.WorkDir))
@@ -203,6 +209,74 @@ func foregroundGateway(ctx context.Context, m *serviceManager, stateDir string) 
 	return rec, true
 }
 
+// serviceEnvFile is the file in the state dir the systemd unit reads more
+// variables from: those of the installing shell the gateway uses.
+const serviceEnvFile = "service.env"
+
+// daemonEnv are variables serve reads beyond the config's.
+var daemonEnv = []string{"SWITCHBOARD_SHUTDOWN_GRACE", "SWITCHBOARD_NODE_ID", "SWITCHBOARD_ANNOUNCE_EXPIRY"}
+
+// serviceEnvVars returns the variables set in env that serve would read
+// with the config at configPath (API keys, gateway secrets, the config's
+// "${NAME}" references, the database URL) and the daemon's own, less
+// those the definition carries itself. A service does not inherit the
+// installing shell's environment: without these, the service's gateway
+// would fall back to the offline model or fail to load its config.
+func serviceEnvVars(env settings.Env, configPath string) map[string]string {
+	got := map[string]string{}
+	record := func(name string) string {
+		v := env(name)
+		if strings.TrimSpace(v) != "" {
+			got[name] = v
+		}
+		return v
+	}
+	_, _, _ = settings.Load(configPath, record) // only the variables it reads matter here
+	for _, name := range daemonEnv {
+		record(name)
+	}
+	for name := range got {
+		switch {
+		case name == "HOME" || name == "PATH" || name == "USER" || strings.HasPrefix(name, "XDG_"),
+			name == settings.EnvStateDir || name == settings.EnvConfig:
+			delete(got, name)
+		}
+	}
+	return got
+}
+
+// writeServiceEnv writes vars into the env file at path (mode 0600),
+// keeping the lines of variables it does not set; it returns the names
+// written and those left out (a value with a newline cannot be written).
+func writeServiceEnv(path string, vars map[string]string) (written, skipped []string, err error) {
+	var keep []string
+	if old, err := os.ReadFile(path); err == nil {
+		for line := range strings.Lines(string(old)) {
+			line = strings.TrimRight(line, "\n")
+			name, _, _ := strings.Cut(line, "=")
+			if _, ok := vars[strings.TrimSpace(name)]; !ok && strings.TrimSpace(line) != "" {
+				keep = append(keep, line)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	for _, name := range sortedEnvKeys(vars) {
+		v := vars[name]
+		if strings.ContainsAny(v, "\r\n") {
+			skipped = append(skipped, name)
+			continue
+		}
+		// Double quotes, with systemd's escapes of \ " ` and $.
+		keep = append(keep, name+`="`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`).Replace(v)+`"`)
+		written = append(written, name)
+	}
+	if len(keep) == 0 {
+		return nil, skipped, nil
+	}
+	return written, skipped, writeFileAtomic(path, []byte(strings.Join(keep, "\n")+"\n"), 0o600)
+}
+
 // servicePort returns the --port the service's serve gets, and where it
 // came from when not from the flag: --port when given; else the port of
 // the gateway running from stateDir (started with serve --port), so that
@@ -258,12 +332,14 @@ func newServiceCmd(opts Options) *cobra.Command {
 				return err
 			}
 			spec := serviceSpec{Exe: exe, Args: []string{"serve"}, Env: map[string]string{settings.EnvStateDir: paths.StateDir}, LogDir: paths.StateDir, WorkDir: paths.StateDir}
+			cfgFile := paths.ConfigPath
 			if configPath != "" {
 				abs, err := filepath.Abs(configPath)
 				if err != nil {
 					return fmt.Errorf("service: %w", err)
 				}
 				spec.Args = append(spec.Args, "--config", abs)
+				cfgFile = abs
 			} else if v := strings.TrimSpace(opts.Env(settings.EnvConfig)); v != "" {
 				spec.Env[settings.EnvConfig] = v
 			}
@@ -280,10 +356,26 @@ func newServiceCmd(opts Options) *cobra.Command {
 			if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 				return fmt.Errorf("service: %w", err)
 			}
+			out := cmd.OutOrStdout()
+			vars := serviceEnvVars(opts.Env, cfgFile)
+			if m.name == "systemd" {
+				spec.EnvFile = filepath.Join(paths.StateDir, serviceEnvFile)
+				written, skipped, err := writeServiceEnv(spec.EnvFile, vars)
+				if err != nil {
+					return fmt.Errorf("service: %w", err)
+				}
+				if len(written) > 0 {
+					fmt.Fprintf(out, "the service reads %s from %s (copied from this shell, mode 0600)\n", strings.Join(written, ", "), spec.EnvFile)
+				}
+				if len(skipped) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "switchboard: not copied (a value of several lines): %s; write them in the config\n", strings.Join(skipped, ", "))
+				}
+			} else if len(vars) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "switchboard: the service does not see this shell's %s; write them in the config\n", strings.Join(sortedEnvKeys(vars), ", "))
+			}
 			if err := writeFileAtomic(m.path, []byte(m.text(spec)), 0o644); err != nil {
 				return fmt.Errorf("service: %w", err)
 			}
-			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "wrote %s (%s)\n", m.path, m.name)
 			if from != "" {
 				fmt.Fprintf(out, "the service serves on port %s, %s\n", port, from)

@@ -265,3 +265,52 @@ func TestLaunchdPID(t *testing.T) {
 		}
 	}
 }
+
+// A service does not inherit the installing shell's environment: the
+// variables the gateway reads (an API key, the config's "${NAME}"
+// references) are copied into <state dir>/service.env (0600), which the
+// unit reads; the unit itself holds no secret. Lines of variables this
+// shell does not set are kept.
+func TestServiceInstallCarriesTheShellsVariables(t *testing.T) {
+	home := t.TempDir()
+	state := filepath.Join(home, "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "switchboard.json5"), []byte(`{gateway: {auth: {mode: "token", token: "${MY_GW_TOKEN}"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envFile := filepath.Join(state, serviceEnvFile)
+	if err := os.WriteFile(envFile, []byte("KEPT=\"1\"\nOPENAI_API_KEY=\"old\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, envSvcManager: "systemd", config.EnvStateDir: state,
+		"OPENAI_API_KEY": `sk-"x"\y$z`, "MY_GW_TOKEN": "gw-secret", "UNRELATED": "1", "SWITCHBOARD_SHUTDOWN_GRACE": "30s"}
+	r := runWith(t, serviceTestOpts(t, env), "service", "install", "--no-start")
+	if r.err != nil {
+		t.Fatalf("install: %v", r.err)
+	}
+	if want := "the service reads MY_GW_TOKEN, OPENAI_API_KEY, SWITCHBOARD_SHUTDOWN_GRACE from " + envFile; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "KEPT=\"1\"\nMY_GW_TOKEN=\"gw-secret\"\nOPENAI_API_KEY=\"sk-\\\"x\\\"\\\\y\\$z\"\nSWITCHBOARD_SHUTDOWN_GRACE=\"30s\"\n"; string(b) != want {
+		t.Errorf("%s:\n%s\nwant:\n%s", envFile, b, want)
+	}
+	if fi, err := os.Stat(envFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s mode: %v %v", envFile, fi.Mode(), err)
+	}
+	unit, err := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", systemdUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(unit), "EnvironmentFile=-"+envFile+"\n") {
+		t.Errorf("unit does not read %s:\n%s", envFile, unit)
+	}
+	if strings.Contains(string(unit), "gw-secret") || strings.Contains(string(unit), "sk-") {
+		t.Errorf("unit holds a secret:\n%s", unit)
+	}
+}
