@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -47,7 +49,11 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 			if file, dir, ok := g.localLogFile(cmd); ok {
 				// No gateway runs on this state dir (it stopped, or never
 				// started): its log file says why, so read it here.
-				fmt.Fprintf(errOut, "logs: no gateway is running on %s; reading %s\n", dir, file)
+				if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+					fmt.Fprintf(errOut, "logs: no gateway is running on %s, and it has no log file yet (%s); `switchboard serve` prints why it does not start\n", dir, file)
+				} else {
+					fmt.Fprintf(errOut, "logs: no gateway is running on %s; reading %s\n", dir, file)
+				}
 				read = func(_ context.Context, _ map[string]any, cursor *int64) (logsTailResult, error) {
 					return tailLocal(file, cursor, limit, maxBytes)
 				}

@@ -188,6 +188,11 @@ func TestLogsWithoutGateway(t *testing.T) {
 	if r := runCLI(t, env, "logs", "--limit", "0"); r.err == nil || !strings.Contains(r.errText(), "--limit must be") {
 		t.Errorf("logs --limit 0: %v", r.err)
 	}
+	// A state dir whose gateway never logged: the note says so.
+	empty := t.TempDir()
+	if r := runCLI(t, map[string]string{config.EnvStateDir: empty, "HOME": empty}, "logs"); r.err != nil || r.stdout != "" || !strings.Contains(r.stderr, "it has no log file yet") {
+		t.Errorf("logs on a state dir with no log file: %v %q %q", r.err, r.stdout, r.stderr)
+	}
 	// A --url names a gateway elsewhere: no local reading.
 	if r := runCLI(t, env, "--url", "ws://127.0.0.1:1", "logs"); r.err == nil || !strings.Contains(r.errText(), "cannot reach the gateway") {
 		t.Errorf("logs --url: %v", r.err)
