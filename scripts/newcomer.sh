@@ -33,6 +33,10 @@ mkdir -p "$HOME"
 
 # Run it: doctor first, then serve on a port that is not the default.
 "$bin" doctor >"$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor failed on a clean state dir"; }
+grep -q "scripted/echo-1 resolves$" "$work/doctor.out" || { cat "$work/doctor.out"; fail "doctor's models line does not read as a sentence"; }
+# dashboard before serve: the link would not load; it says to start serve.
+"$bin" dashboard --no-open >/dev/null 2>"$work/dash.err" || fail "dashboard failed before serve"
+grep -q "no gateway is running.*switchboard serve" "$work/dash.err" || { cat "$work/dash.err"; fail "dashboard before serve did not say to start serve"; }
 step "switchboard serve --port 0"
 "$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 serve_pid=$!
@@ -97,6 +101,28 @@ PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service stat
 grep -q "installed" "$work/service-status.out" || { cat "$work/service-status.out"; fail "service status does not say it is installed"; }
 grep -q -- "\"--port\" \"$port\"" "$HOME/.config/systemd/user/switchboard.service" \
   || { cat "$HOME/.config/systemd/user/switchboard.service"; fail "service install did not keep port $port"; }
+# The service does not inherit this shell: the key it uses goes into
+# service.env (0600), which the unit reads; the unit holds no secret.
+OPENAI_API_KEY=sk-newcomer PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service install --no-start >"$work/service-env.out"
+grep -q 'OPENAI_API_KEY="sk-newcomer"' "$SWITCHBOARD_STATE_DIR/service.env" \
+  && grep -q "EnvironmentFile=-$SWITCHBOARD_STATE_DIR/service.env" "$HOME/.config/systemd/user/switchboard.service" \
+  && ! grep -q sk-newcomer "$HOME/.config/systemd/user/switchboard.service" \
+  || { cat "$work/service-env.out"; fail "service install did not carry OPENAI_API_KEY to the service"; }
+[ "$(stat -c %a "$SWITCHBOARD_STATE_DIR/service.env")" = 600 ] || fail "service.env is not 0600"
+rm "$SWITCHBOARD_STATE_DIR/service.env"
+# Installing beside the gateway started by hand does not start the service
+# (it would crash-loop on the held state dir) and says what to do.
+if PATH=$work/fakebin:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service install >/dev/null 2>"$work/service-fg.err"; then
+  fail "service install started the service beside the gateway started by hand"
+fi
+grep -q "started by hand" "$work/service-fg.err" && grep -q "systemctl --user enable --now" "$work/service-fg.err" \
+  || { cat "$work/service-fg.err"; fail "service install beside a running gateway did not say what to do"; }
+# No systemd user session (a container): systemctl's error gets the fix.
+mkdir -p "$work/nobus"
+printf '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n' >"$work/nobus/systemctl"
+chmod +x "$work/nobus/systemctl"
+if PATH=$work/nobus:$PATH SWITCHBOARD_SERVICE_MANAGER=systemd "$bin" service status >/dev/null 2>"$work/nobus.err"; then fail "service status without a user session exited 0"; fi
+grep -q "loginctl enable-linger" "$work/nobus.err" || { cat "$work/nobus.err"; fail "no user session: the error does not say what to do"; }
 
 # A run under way when the gateway gets SIGTERM finishes within the grace,
 # and the client waiting on it gets the reply; the gateway exits 0.
@@ -112,6 +138,10 @@ grep -q "finished in the grace" "$work/drain.out" || fail "the drained run's rep
 wait "$serve_pid" || fail "the gateway did not exit 0 after SIGTERM"
 grep -q "shutdown: draining.*runs=1" "$work/serve.err" && grep -q "shutdown: drained.*cutShort=false" "$work/serve.err" \
   || { tail -5 "$work/serve.err"; fail "the drain was not logged"; }
+# With the gateway stopped, logs reads its log file.
+"$bin" logs >"$work/logs-down.out" 2>"$work/logs-down.err" || { cat "$work/logs-down.err"; fail "logs failed with the gateway stopped"; }
+grep -q "shutdown: drained" "$work/logs-down.out" && grep -q "no gateway is running" "$work/logs-down.err" \
+  || { cat "$work/logs-down.err"; tail -3 "$work/logs-down.out"; fail "logs did not read the stopped gateway's log file"; }
 "$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 pids+=($!)
 for _ in $(seq 1 100); do
@@ -125,9 +155,41 @@ grep -q 'listening on' "$work/serve.out" || { cat "$work/serve.err"; fail "serve
 if "$bin" sessions send main "blocked" 2>"$work/refused.err"; then fail "a refused send exited 0"; fi
 grep -q "send blocked by session policy" "$work/refused.err" || { cat "$work/refused.err"; fail "the refused send did not give the reason"; }
 
+# Configure the basics: the README's custom provider applies while the
+# gateway runs (here on a port where nothing listens), and a run against a
+# server that is not there says what to check.
+awk '/^A custom OpenAI-compatible server/{f=1} f&&/^```json5/{p=1;next} p&&/^```/{exit} p' README.md \
+  | sed 's#127.0.0.1:11434#127.0.0.1:1#' >"$SWITCHBOARD_STATE_DIR/switchboard.json5"
+grep -q 'local/llama3.1' "$SWITCHBOARD_STATE_DIR/switchboard.json5" || fail "the README's provider example was not found"
+for _ in $(seq 1 100); do
+  grep -q 'model local/llama3.1' "$work/serve.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q 'model local/llama3.1' "$work/serve.out" || { tail -5 "$work/serve.err"; fail "the README's provider config was not applied"; }
+if "$bin" sessions send agent:main:local "hi" --wait >/dev/null 2>"$work/local.err"; then fail "a run against a closed port exited 0"; fi
+grep -q "is the server running, and is models.providers.local.baseUrl right?" "$work/local.err" \
+  || { cat "$work/local.err"; fail "an unreachable provider did not say what to check"; }
+
+# A config with several errors: each under doctor's config check.
+printf '{\n  gateway: { port: "abc",\n    bind: 5 },\n}\n' >"$SWITCHBOARD_STATE_DIR/switchboard.json5"
+if "$bin" doctor >"$work/doctor-errs.out" 2>&1; then fail "doctor passed with an invalid config"; fi
+grep -q '^  *[^ ].*switchboard.json5:3: gateway.bind' "$work/doctor-errs.out" \
+  || { cat "$work/doctor-errs.out"; fail "doctor's second config error is not under its check"; }
+
 # Configure it wrong: doctor names the bad model reference and fails.
 echo '{ agents: { defaults: { model: "nope/x" } } }' >"$SWITCHBOARD_STATE_DIR/switchboard.json5"
 if "$bin" doctor >"$work/doctor3.out" 2>&1; then fail "doctor passed with a bad model reference"; fi
 grep -q 'unknown model provider "nope"' "$work/doctor3.out" || { cat "$work/doctor3.out"; fail "doctor did not name the bad model"; }
+! grep -q 'unknown model$' "$work/doctor3.out" || { cat "$work/doctor3.out"; fail "doctor's bad-model line ends in the sentinel, not the fix"; }
+# A model with no key: the run fails with the cause and the fix, as the README shows it.
+echo '{ agents: { defaults: { model: { primary: "openai/gpt-4.1-mini" } } } }' >"$SWITCHBOARD_STATE_DIR/switchboard.json5"
+for _ in $(seq 1 100); do
+  grep -q 'model openai/gpt-4.1-mini' "$work/serve.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q 'model openai/gpt-4.1-mini' "$work/serve.out" || { tail -5 "$work/serve.err"; fail "the openai config was not applied"; }
+if "$bin" sessions send agent:main:nokey "hi" --wait >/dev/null 2>"$work/nokey.err"; then fail "a run with no API key exited 0"; fi
+grep -q 'no API key for provider openai: set OPENAI_API_KEY or models.providers.openai.apiKey$' "$work/nokey.err" \
+  || { cat "$work/nokey.err"; fail "the run with no API key did not end with the fix"; }
 
 step "ok"

@@ -56,6 +56,11 @@ Treat the link like the token.`,
 			if _, err := fmt.Fprintln(cmd.OutOrStdout(), link); err != nil {
 				return err
 			}
+			if paths, ok := g.noLocalGateway(cmd); ok {
+				// The link would not load, and on a fresh state dir it has no
+				// token yet: serve generates it on its first start.
+				fmt.Fprintf(cmd.ErrOrStderr(), "switchboard: no gateway is running on %s: start it with `switchboard serve`, then run `switchboard dashboard` again\n", paths.StateDir)
+			}
 			if !noOpen && hasDisplay(g) {
 				if err := openBrowser(link); err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "switchboard: could not open a browser:", err)

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -53,17 +55,8 @@ func newDoctorCmd(opts Options, g *globalFlags) *cobra.Command {
 				if err := writeJSON(cmd.OutOrStdout(), map[string]any{"ok": failed == 0, "checks": checks}); err != nil {
 					return err
 				}
-			} else {
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-				for _, c := range checks {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, c.Detail)
-					if c.Fix != "" && c.Status != "ok" {
-						fmt.Fprintf(tw, "\t\tfix: %s\n", c.Fix)
-					}
-				}
-				if err := tw.Flush(); err != nil {
-					return err
-				}
+			} else if err := printDoctorChecks(cmd.OutOrStdout(), checks); err != nil {
+				return err
 			}
 			if failed > 0 {
 				return fmt.Errorf("doctor: %d check(s) failed", failed)
@@ -74,4 +67,32 @@ func newDoctorCmd(opts Options, g *globalFlags) *cobra.Command {
 	cmd.Flags().StringVar(&do.ConfigPath, "config", "", "config file (default $SWITCHBOARD_CONFIG or <state dir>/switchboard.json5)")
 	cmd.Flags().IntVar(&port, "port", 0, "the port serve would be given (default gateway.port or 18789)")
 	return cmd
+}
+
+// printDoctorChecks prints one line per check, status, name and detail in
+// columns, with the fix under a check that is not ok. A detail or fix of
+// several lines (a config with several errors) keeps each line in the
+// detail column.
+func printDoctorChecks(w io.Writer, checks []DoctorCheck) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range checks {
+		for i, line := range strings.Split(c.Detail, "\n") {
+			if i == 0 {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, line)
+			} else {
+				fmt.Fprintf(tw, "\t\t%s\n", line)
+			}
+		}
+		if c.Fix != "" && c.Status != "ok" {
+			for i, line := range strings.Split(c.Fix, "\n") {
+				if i == 0 {
+					line = "fix: " + line
+				} else {
+					line = "     " + line
+				}
+				fmt.Fprintf(tw, "\t\t%s\n", line)
+			}
+		}
+	}
+	return tw.Flush()
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/logfile"
+	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/statedir"
 )
 
 // logsTailResult is logs.tail's result.
@@ -32,19 +38,39 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs",
 		Short: "Print the gateway's log file (logs.tail); -f follows it",
-		Long: "Prints the end of the gateway's log file, read through the gateway (logs.tail).\n" +
+		Long: "Prints the end of the gateway's log file, read through the gateway (logs.tail);\n" +
+			"when no gateway runs on the state dir (and no --url names one), the file itself.\n" +
 			"Lines are shown as time, level, message and fields; --json prints the JSON lines as written.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			g.resolve(cmd)
-			dctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
-			c, err := g.dial(dctx, true)
-			cancel()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var read func(ctx context.Context, params map[string]any, cursor *int64) (logsTailResult, error)
+			if file, dir, ok := g.localLogFile(cmd); ok {
+				// No gateway runs on this state dir (it stopped, or never
+				// started): its log file says why, so read it here.
+				if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+					fmt.Fprintf(errOut, "logs: no gateway is running on %s, and it has no log file yet (%s); `switchboard serve` prints why it does not start\n", dir, file)
+				} else {
+					fmt.Fprintf(errOut, "logs: no gateway is running on %s; reading %s\n", dir, file)
+				}
+				read = func(_ context.Context, _ map[string]any, cursor *int64) (logsTailResult, error) {
+					return tailLocal(file, cursor, limit, maxBytes)
+				}
+			} else {
+				dctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
+				c, err := g.dial(dctx, true)
+				cancel()
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				read = func(ctx context.Context, params map[string]any, _ *int64) (logsTailResult, error) {
+					var res logsTailResult
+					err := g.call(ctx, c, wire.MethodLogsTail, params, &res)
+					return res, err
+				}
+			}
 			var cursor *int64
 			for {
 				params := map[string]any{"limit": limit, "maxBytes": maxBytes}
@@ -52,8 +78,7 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 					params["cursor"] = *cursor
 				}
 				cctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
-				var res logsTailResult
-				err := g.call(cctx, c, wire.MethodLogsTail, params, &res)
+				res, err := read(cctx, params, cursor)
 				cancel()
 				if err != nil {
 					if cmd.Context().Err() != nil {
@@ -94,6 +119,58 @@ func newLogsCmd(g *globalFlags) *cobra.Command {
 	cmd.Flags().IntVar(&maxBytes, "max-bytes", 250000, "at most this many bytes per read (1..1000000)")
 	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often to read while following")
 	return cmd
+}
+
+// localLogFile returns the log file of the state dir's gateway, and the
+// state dir, when no gateway runs on it and no --url or SWITCHBOARD_URL
+// names one elsewhere: then the file is read directly, not through
+// logs.tail.
+func (g *globalFlags) localLogFile(cmd *cobra.Command) (file, dir string, ok bool) {
+	paths, ok := g.noLocalGateway(cmd)
+	if !ok {
+		return "", "", false
+	}
+	file = filepath.Join(paths.StateDir, "logs", "switchboard.log")
+	if set, _, err := settings.Load(paths.ConfigPath, g.env); err == nil && set.Log.File != "" {
+		file = set.Log.File
+	}
+	return file, paths.StateDir, true
+}
+
+// noLocalGateway returns the state dir's paths when the CLI talks to the
+// gateway of this state dir (no --url or SWITCHBOARD_URL) and none runs
+// on it.
+func (g *globalFlags) noLocalGateway(cmd *cobra.Command) (settings.Paths, bool) {
+	if cmd.Flags().Changed("url") || strings.TrimSpace(g.env(EnvURL)) != "" {
+		return settings.Paths{}, false
+	}
+	paths, err := settings.ResolvePaths(g.env)
+	if err != nil {
+		return settings.Paths{}, false
+	}
+	if _, running, err := statedir.Running(paths.StateDir); err != nil || running {
+		return settings.Paths{}, false
+	}
+	return paths, true
+}
+
+// tailLocal reads the log file at path as logs.tail would.
+func tailLocal(path string, cursor *int64, limit, maxBytes int) (logsTailResult, error) {
+	if limit < 1 || limit > logfile.MaxTailLimit {
+		return logsTailResult{}, fmt.Errorf("--limit must be 1..%d", logfile.MaxTailLimit)
+	}
+	if maxBytes < 1 || maxBytes > logfile.MaxTailMaxBytes {
+		return logsTailResult{}, fmt.Errorf("--max-bytes must be 1..%d", logfile.MaxTailMaxBytes)
+	}
+	r, err := logfile.Tail(path, logfile.TailParams{Cursor: cursor, Limit: limit, MaxBytes: maxBytes})
+	if err != nil {
+		return logsTailResult{}, err
+	}
+	res := logsTailResult{File: r.File, Cursor: r.Cursor, Size: r.Size, Lines: r.Lines, Truncated: r.Truncated, Reset: r.Reset}
+	if r.SkippedBytes != nil {
+		res.SkippedBytes = *r.SkippedBytes
+	}
+	return res, nil
 }
 
 // formatLogLine renders one JSON log line as "time LEVEL message k=v ...";

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,4 +154,97 @@ func TestRunAndRefusalLogLines(t *testing.T) {
 	if started || !ended || !refused {
 		t.Errorf("log lines: run started %v, run ended %v, request refused %v\n%s", started, ended, refused, out)
 	}
+}
+
+// With no gateway on the state dir (it stopped, or never started),
+// `switchboard logs` reads the log file itself: the lines that say why
+// the gateway is down are what a user runs it for.
+func TestLogsWithoutGateway(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "logs", "switchboard.log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lines := `{"time":"2026-01-02T03:04:05Z","level":"INFO","message":"first"}` + "\n" +
+		`{"time":"2026-01-02T03:04:06Z","level":"ERROR","message":"serve failed","err":"boom"}` + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{config.EnvStateDir: dir, "HOME": dir}
+
+	r := runCLI(t, env, "logs")
+	if r.err != nil {
+		t.Fatalf("logs: %v", r.err)
+	}
+	if !strings.Contains(r.stdout, "INFO  first") || !strings.Contains(r.stdout, "ERROR serve failed err=boom") {
+		t.Errorf("logs:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "no gateway is running on "+dir+"; reading "+path) {
+		t.Errorf("stderr = %q, want it to say the file is read directly", r.stderr)
+	}
+	if r := runCLI(t, env, "logs", "--limit", "1", "--json"); r.err != nil || r.stdout != `{"time":"2026-01-02T03:04:06Z","level":"ERROR","message":"serve failed","err":"boom"}`+"\n" {
+		t.Errorf("logs --limit 1 --json: %v %q", r.err, r.stdout)
+	}
+	if r := runCLI(t, env, "logs", "--limit", "0"); r.err == nil || !strings.Contains(r.errText(), "--limit must be") {
+		t.Errorf("logs --limit 0: %v", r.err)
+	}
+	// A state dir whose gateway never logged: the note says so.
+	empty := t.TempDir()
+	if r := runCLI(t, map[string]string{config.EnvStateDir: empty, "HOME": empty}, "logs"); r.err != nil || r.stdout != "" || !strings.Contains(r.stderr, "it has no log file yet") {
+		t.Errorf("logs on a state dir with no log file: %v %q %q", r.err, r.stdout, r.stderr)
+	}
+	// A --url names a gateway elsewhere: no local reading.
+	if r := runCLI(t, env, "--url", "ws://127.0.0.1:1", "logs"); r.err == nil || !strings.Contains(r.errText(), "cannot reach the gateway") {
+		t.Errorf("logs --url: %v", r.err)
+	}
+
+	// -f follows the file: a line appended shows up.
+	out := &notifyWriter{wrote: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"logs", "-f", "--interval", "10ms"}, Options{Env: config.MapEnv(env), Stdout: out, Stderr: io.Discard, Stdin: strings.NewReader("")})
+	}()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(out.String(), "serve failed") {
+		<-out.wrote
+	}
+	if _, err := f.WriteString(`{"time":"2026-01-02T03:04:07Z","level":"INFO","message":"appended"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for !strings.Contains(out.String(), "INFO  appended") {
+		<-out.wrote
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("logs -f: %v", err)
+	}
+}
+
+// notifyWriter collects what is written and signals each write.
+type notifyWriter struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	wrote chan struct{}
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.b.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

@@ -36,6 +36,7 @@ type serviceSpec struct {
 	Args     []string          // after the binary: serve and its flags
 	Env      map[string]string // SWITCHBOARD_STATE_DIR and friends, when set
 	LogDir   string            // launchd: where stdout/stderr go
+	EnvFile  string            // systemd: an optional file of more variables
 	WorkDir  string
 	HomePath string
 }
@@ -50,6 +51,11 @@ func systemdUnitText(s serviceSpec) string {
 	fmt.Fprintf(&b, "ExecStart=%s\n", systemdQuoteArgs(append([]string{s.Exe}, s.Args...)))
 	for _, k := range sortedEnvKeys(s.Env) {
 		fmt.Fprintf(&b, "Environment=%s\n", systemdQuote(k+"="+s.Env[k]))
+	}
+	if s.EnvFile != "" {
+		// "-": a missing file is no error. The path is taken as it is
+		// (no quotes); "%" is still systemd's specifier character.
+		fmt.Fprintf(&b, "EnvironmentFile=-%s\n", strings.ReplaceAll(s.EnvFile, "%", "%%"))
 	}
 	if s.WorkDir != "" {
 		fmt.Fprintf(&b, "WorkingDirectory=%s\n", systemdQuote(s.WorkDir))
@@ -116,6 +122,10 @@ type serviceManager struct {
 	text func(serviceSpec) string
 	// install/uninstall/status run the manager's own commands.
 	install, uninstall, status [][]string
+	// mainPID asks the manager for the pid of the service's process, and
+	// parsePID reads it from the answer (0: not running or unknown).
+	mainPID  []string
+	parsePID func(out string) int
 }
 
 func pickServiceManager(env settings.Env) (*serviceManager, error) {
@@ -145,6 +155,8 @@ func pickServiceManager(env settings.Env) (*serviceManager, error) {
 			install:   [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}},
 			uninstall: [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}, {"systemctl", "--user", "daemon-reload"}},
 			status:    [][]string{{"systemctl", "--user", "status", "--no-pager", systemdUnit}},
+			mainPID:   []string{"systemctl", "--user", "show", "--property", "MainPID", "--value", systemdUnit},
+			parsePID:  func(out string) int { n, _ := strconv.Atoi(strings.TrimSpace(out)); return n },
 		}, nil
 	case "launchd":
 		path := filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist")
@@ -153,9 +165,116 @@ func pickServiceManager(env settings.Env) (*serviceManager, error) {
 			install:   [][]string{{"launchctl", "load", "-w", path}},
 			uninstall: [][]string{{"launchctl", "unload", "-w", path}},
 			status:    [][]string{{"launchctl", "list", launchdLabel}},
+			mainPID:   []string{"launchctl", "list", launchdLabel},
+			parsePID:  launchdPID,
 		}, nil
 	}
 	return nil, fmt.Errorf("service: unknown service manager %q (want systemd or launchd)", name)
+}
+
+// launchdPID reads the "PID" = N; line of `launchctl list <label>`.
+func launchdPID(out string) int {
+	for line := range strings.Lines(out) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == `"PID"` {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), ";"))
+			return n
+		}
+	}
+	return 0
+}
+
+// servicePID returns the pid of the service's running process, 0 when it
+// is not running or the manager cannot say.
+func (m *serviceManager) servicePID(ctx context.Context) int {
+	out, err := exec.CommandContext(ctx, m.mainPID[0], m.mainPID[1:]...).Output()
+	if err != nil {
+		return 0
+	}
+	return m.parsePID(string(out))
+}
+
+// foregroundGateway returns the gateway running from stateDir when it is
+// not the service's own process: a serve started by hand, which holds the
+// state dir so that the service's serve would fail at each restart until
+// the manager gave up.
+func foregroundGateway(ctx context.Context, m *serviceManager, stateDir string) (statedir.Record, bool) {
+	rec, ok, err := statedir.Running(stateDir)
+	if err != nil || !ok || rec.PID == 0 {
+		return statedir.Record{}, false
+	}
+	if m.servicePID(ctx) == rec.PID {
+		return statedir.Record{}, false
+	}
+	return rec, true
+}
+
+// serviceEnvFile is the file in the state dir the systemd unit reads more
+// variables from: those of the installing shell the gateway uses.
+const serviceEnvFile = "service.env"
+
+// daemonEnv are variables serve reads beyond the config's.
+var daemonEnv = []string{"SWITCHBOARD_SHUTDOWN_GRACE", "SWITCHBOARD_NODE_ID", "SWITCHBOARD_ANNOUNCE_EXPIRY"}
+
+// serviceEnvVars returns the variables set in env that serve would read
+// with the config at configPath (API keys, gateway secrets, the config's
+// "${NAME}" references, the database URL) and the daemon's own, less
+// those the definition carries itself. A service does not inherit the
+// installing shell's environment: without these, the service's gateway
+// would fall back to the offline model or fail to load its config.
+func serviceEnvVars(env settings.Env, configPath string) map[string]string {
+	got := map[string]string{}
+	record := func(name string) string {
+		v := env(name)
+		if strings.TrimSpace(v) != "" {
+			got[name] = v
+		}
+		return v
+	}
+	_, _, _ = settings.Load(configPath, record) // only the variables it reads matter here
+	for _, name := range daemonEnv {
+		record(name)
+	}
+	for name := range got {
+		switch {
+		case name == "HOME" || name == "PATH" || name == "USER" || strings.HasPrefix(name, "XDG_"),
+			name == settings.EnvStateDir || name == settings.EnvConfig:
+			delete(got, name)
+		}
+	}
+	return got
+}
+
+// writeServiceEnv writes vars into the env file at path (mode 0600),
+// keeping the lines of variables it does not set; it returns the names
+// written and those left out (a value with a newline cannot be written).
+func writeServiceEnv(path string, vars map[string]string) (written, skipped []string, err error) {
+	var keep []string
+	if old, err := os.ReadFile(path); err == nil {
+		for line := range strings.Lines(string(old)) {
+			line = strings.TrimRight(line, "\n")
+			name, _, _ := strings.Cut(line, "=")
+			if _, ok := vars[strings.TrimSpace(name)]; !ok && strings.TrimSpace(line) != "" {
+				keep = append(keep, line)
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	for _, name := range sortedEnvKeys(vars) {
+		v := vars[name]
+		if strings.ContainsAny(v, "\r\n") {
+			skipped = append(skipped, name)
+			continue
+		}
+		// Double quotes, with systemd's escapes of \ " ` and $.
+		keep = append(keep, name+`="`+strings.NewReplacer(`\`, `\\`, `"`, `\"`, "`", "\\`", `$`, `\$`).Replace(v)+`"`)
+		written = append(written, name)
+	}
+	if len(keep) == 0 {
+		return nil, skipped, nil
+	}
+	return written, skipped, writeFileAtomic(path, []byte(strings.Join(keep, "\n")+"\n"), 0o600)
 }
 
 // servicePort returns the --port the service's serve gets, and where it
@@ -213,12 +332,14 @@ func newServiceCmd(opts Options) *cobra.Command {
 				return err
 			}
 			spec := serviceSpec{Exe: exe, Args: []string{"serve"}, Env: map[string]string{settings.EnvStateDir: paths.StateDir}, LogDir: paths.StateDir, WorkDir: paths.StateDir}
+			cfgFile := paths.ConfigPath
 			if configPath != "" {
 				abs, err := filepath.Abs(configPath)
 				if err != nil {
 					return fmt.Errorf("service: %w", err)
 				}
 				spec.Args = append(spec.Args, "--config", abs)
+				cfgFile = abs
 			} else if v := strings.TrimSpace(opts.Env(settings.EnvConfig)); v != "" {
 				spec.Env[settings.EnvConfig] = v
 			}
@@ -235,17 +356,38 @@ func newServiceCmd(opts Options) *cobra.Command {
 			if err := os.MkdirAll(filepath.Dir(m.path), 0o755); err != nil {
 				return fmt.Errorf("service: %w", err)
 			}
+			out := cmd.OutOrStdout()
+			vars := serviceEnvVars(opts.Env, cfgFile)
+			if m.name == "systemd" {
+				spec.EnvFile = filepath.Join(paths.StateDir, serviceEnvFile)
+				written, skipped, err := writeServiceEnv(spec.EnvFile, vars)
+				if err != nil {
+					return fmt.Errorf("service: %w", err)
+				}
+				if len(written) > 0 {
+					fmt.Fprintf(out, "the service reads %s from %s (copied from this shell, mode 0600)\n", strings.Join(written, ", "), spec.EnvFile)
+				}
+				if len(skipped) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "switchboard: not copied (a value of several lines): %s; write them in the config\n", strings.Join(skipped, ", "))
+				}
+			} else if len(vars) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "switchboard: the service does not see this shell's %s; write them in the config\n", strings.Join(sortedEnvKeys(vars), ", "))
+			}
 			if err := writeFileAtomic(m.path, []byte(m.text(spec)), 0o644); err != nil {
 				return fmt.Errorf("service: %w", err)
 			}
-			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "wrote %s (%s)\n", m.path, m.name)
 			if from != "" {
 				fmt.Fprintf(out, "the service serves on port %s, %s\n", port, from)
 			}
+			startCmd := strings.Join(m.install[len(m.install)-1], " ")
 			if noStart {
-				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", strings.Join(m.install[len(m.install)-1], " "))
+				fmt.Fprintf(out, "not started (--no-start); start it with: %s\n", startCmd)
 				return nil
+			}
+			if rec, ok := foregroundGateway(cmd.Context(), m, paths.StateDir); ok {
+				return fmt.Errorf("service: the definition is written, but not started: a gateway started by hand is running on this state dir (pid %d, %s), and the service's serve could not start beside it (one gateway per state dir); stop it (Ctrl-C where it runs, or kill %d), then start the service: %s",
+					rec.PID, rec.URL, rec.PID, startCmd)
 			}
 			if err := runAll(cmd.Context(), m.install, out, cmd.ErrOrStderr()); err != nil {
 				return fmt.Errorf("service: the definition is written, but starting it failed: %w", err)
@@ -321,10 +463,20 @@ func runAll(ctx context.Context, cmds [][]string, stdout, stderr io.Writer) erro
 		x.Stdout = stdout
 		x.Stderr = io.MultiWriter(stderr, &errBuf)
 		if err := x.Run(); err != nil {
-			return fmt.Errorf("%s: %w", strings.Join(c, " "), err)
+			return fmt.Errorf("%s: %w%s", strings.Join(c, " "), err, managerHint(errBuf.String()))
 		}
 	}
 	return nil
+}
+
+// managerHint says what to do when the service manager's own error is one
+// a user cannot act on as it is: no systemd user session to talk to (a
+// container, or a shell from su or sudo).
+func managerHint(stderr string) string {
+	if strings.Contains(stderr, "Failed to connect to bus") || strings.Contains(stderr, "DBUS_SESSION_BUS_ADDRESS") {
+		return " (systemctl --user finds no user session here: log in as the user, and `loginctl enable-linger $USER` keeps the service running after logout; without systemd, run `switchboard serve` under the supervisor you have)"
+	}
+	return ""
 }
 
 // writeFileAtomic writes data to a temporary file beside path and renames

@@ -148,7 +148,11 @@ func Models(set *settings.Settings) []Check {
 	if len(problems) > 0 {
 		out = append(out, Check{Name: "models", Status: CheckFail, Detail: strings.Join(problems, "; "), Fix: strings.Join(fixes, "; ")})
 	} else {
-		out = append(out, Check{Name: "models", Status: CheckOK, Detail: strings.Join(refs, ", ") + " resolve"})
+		verb := " resolve"
+		if len(refs) == 1 {
+			verb = " resolves"
+		}
+		out = append(out, Check{Name: "models", Status: CheckOK, Detail: strings.Join(refs, ", ") + verb})
 	}
 	return out
 }

@@ -61,6 +61,19 @@ func TestDoctorFreshStateDir(t *testing.T) {
 	}
 }
 
+// TestDoctorModelsDetail: the models line reads as a sentence for one
+// model and for several.
+func TestDoctorModelsDetail(t *testing.T) {
+	dir := t.TempDir()
+	if c := doctorIn(t, dir, nil, nil)["models"]; c.Detail != "scripted/echo-1 resolves" {
+		t.Errorf("one model: %q", c.Detail)
+	}
+	writeDoctorConfig(t, dir, `{agents: {list: [{id: "main"}, {id: "ops", model: "scripted/echo-2"}]}}`)
+	if c := doctorIn(t, dir, nil, nil)["models"]; c.Detail != "scripted/echo-1, scripted/echo-2 resolve" {
+		t.Errorf("two models: %q", c.Detail)
+	}
+}
+
 func TestDoctorFindsProblems(t *testing.T) {
 	t.Run("bad model ref", func(t *testing.T) {
 		dir := t.TempDir()

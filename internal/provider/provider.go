@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"net"
 	"strconv"
 )
 
@@ -177,6 +178,16 @@ func (e *Error) Error() string {
 		return e.Provider + ": HTTP " + strconv.Itoa(e.StatusCode) + ": " + e.Message
 	}
 	return e.Provider + ": " + e.Message
+}
+
+// UnreachableHint returns what to check, to append to the message, when
+// err is a failure to connect to provider name's server (refused, no
+// route, unknown host); "" for any other error.
+func UnreachableHint(name string, err error) string {
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return " (cannot connect: is the server running, and is models.providers." + name + ".baseUrl right?)"
+	}
+	return ""
 }
 
 // ErrUnknownModel is returned when a model reference cannot be resolved.

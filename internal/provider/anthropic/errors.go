@@ -48,7 +48,7 @@ func classify(name string, err error) *provider.Error {
 	_, isNet := errors.AsType[net.Error](err)
 	return &provider.Error{
 		Provider:  name,
-		Message:   err.Error(),
+		Message:   err.Error() + provider.UnreachableHint(name, err),
 		Retryable: isNet || errors.Is(err, io.ErrUnexpectedEOF),
 	}
 }

@@ -505,7 +505,11 @@ func TestConnectionRefused(t *testing.T) {
 	_, _, _, _, err = provider.Collect(p.Stream(t.Context(), simpleRequest()))
 	perr, ok := errors.AsType[*provider.Error](err)
 	if !ok || !perr.Retryable || perr.StatusCode != 0 || perr.Provider != "gone" {
-		t.Errorf("err = %#v, want a retryable *provider.Error", err)
+		t.Fatalf("err = %#v, want a retryable *provider.Error", err)
+	}
+	// The message says what to check, not only that the dial failed.
+	if want := "is the server running, and is models.providers.gone.baseUrl right?"; !strings.Contains(perr.Error(), want) {
+		t.Errorf("err = %q, want it to say %q", perr.Error(), want)
 	}
 }
 

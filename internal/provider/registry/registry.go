@@ -72,6 +72,19 @@ func providerTransport() *http.Transport {
 	return t
 }
 
+// unresolvedError is a model reference that cannot be resolved: its
+// message says why and what to do, and it matches provider.ErrUnknownModel
+// without that sentinel's text trailing the fix a user reads.
+type unresolvedError struct{ msg string }
+
+func unresolved(msg string) error { return &unresolvedError{msg: msg} }
+
+// Error returns why the reference cannot be resolved.
+func (e *unresolvedError) Error() string { return e.msg }
+
+// Unwrap returns provider.ErrUnknownModel.
+func (e *unresolvedError) Unwrap() error { return provider.ErrUnknownModel }
+
 // CloseIdle closes the providers' idle connections (at shutdown).
 func (r *Registry) CloseIdle() { r.client.CloseIdleConnections() }
 
@@ -99,7 +112,7 @@ func (r *Registry) ResolveModel(agentID, ref string) (agent.Model, error) {
 	provID, modelID := settings.SplitModelRef(ref)
 	provID = strings.ToLower(provID)
 	if provID == "" || modelID == "" {
-		return agent.Model{}, fmt.Errorf("invalid model %q (want \"<provider>/<model>\"): %w", ref, provider.ErrUnknownModel)
+		return agent.Model{}, unresolved(fmt.Sprintf("invalid model %q (want \"<provider>/<model>\")", ref))
 	}
 	pc, ok := r.set.Provider(provID)
 	if provID == scripted.ProviderName && (!ok || pc.BaseURL == "") {
@@ -113,11 +126,11 @@ func (r *Registry) ResolveModel(agentID, ref string) (agent.Model, error) {
 	if !ok {
 		if provID == "openai" || provID == "anthropic" {
 			// Built in, but only once a key says which account to use.
-			return agent.Model{}, fmt.Errorf("no API key for provider %s: set %s_API_KEY or models.providers.%s.apiKey: %w",
-				provID, strings.ToUpper(provID), provID, provider.ErrUnknownModel)
+			return agent.Model{}, unresolved(fmt.Sprintf("no API key for provider %s: set %s_API_KEY or models.providers.%s.apiKey",
+				provID, strings.ToUpper(provID), provID))
 		}
-		return agent.Model{}, fmt.Errorf("unknown model provider %q in %q (configure it under models.providers, or use %s offline): %w",
-			provID, ref, scripted.Model, provider.ErrUnknownModel)
+		return agent.Model{}, unresolved(fmt.Sprintf("unknown model provider %q in %q (configure it under models.providers, or use %s offline)",
+			provID, ref, scripted.Model))
 	}
 	p, err := r.adapter(provID, pc)
 	if err != nil {
