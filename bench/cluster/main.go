@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,7 @@ func main() {
 }
 
 func run() error {
+	idRun = strconv.FormatInt(time.Now().UnixNano(), 36)
 	bin := flag.String("bin", "", "switchboard binary (default: build ./cmd/switchboard into a temp dir)")
 	db := flag.String("db", "", "PostgreSQL URL of an empty database (default: a throwaway cluster)")
 	nTurns := flag.Int("turns", 300, "turns to time for the latency figures")
@@ -170,7 +172,7 @@ func warmTurns(n *benchgw.Gateway, turns int, label string) error {
 	fa := benchgw.NewFinals(a)
 	var warm []time.Duration
 	for i := range turns + 20 { // the first 20 warm up the session and the pools
-		id := fmt.Sprintf("warm-%d-%d", warmRound, i)
+		id := fmt.Sprintf("%s-warm-%d-%d", idRun, warmRound, i)
 		t0 := time.Now()
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
@@ -240,7 +242,7 @@ func crossWait(nodes []*benchgw.Gateway, turns int) error {
 	fa := benchgw.NewFinals(a)
 	var cross []time.Duration
 	for i := range turns {
-		id := fmt.Sprintf("x-%d", i)
+		id := fmt.Sprintf("%s-x-%d", idRun, i)
 		// The wait is registered on node b before the run starts on a.
 		waited := make(chan time.Time, 1)
 		go func() {
@@ -263,6 +265,11 @@ func crossWait(nodes []*benchgw.Gateway, turns int) error {
 
 // tpRound numbers the throughput calls, for fresh run ids.
 var tpRound int
+
+// idRun tells this process's idempotency keys from those of an earlier
+// process on the same -db database, whose acknowledged duplicates would
+// bring no final and leave a client waiting for ever. Set by run.
+var idRun string
 
 // throughput runs clients spread over the nodes, each sending turns on its
 // own session back to back, and prints turns/s and the CPU time per turn
@@ -321,7 +328,7 @@ func throughput(backend string, nodes []*benchgw.Gateway, clients int, d time.Du
 		f := benchgw.NewFinals(c)
 		wg.Go(func() {
 			for j := 0; time.Now().Before(deadline); j++ {
-				id := fmt.Sprintf("t%d-c%d-%d", round, i, j)
+				id := fmt.Sprintf("%s-t%d-c%d-%d", idRun, round, i, j)
 				if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": fmt.Sprintf("agent:main:c%d", i), "message": "hi", "idempotencyKey": id}, nil); err != nil {
 					mu.Lock()
 					first = cmpErr(first, err)
