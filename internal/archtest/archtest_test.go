@@ -391,7 +391,9 @@ var leaves = map[string][]string{
 	"internal/media":    {"internal/provider"},
 	// config reads the file; turning it into policy values is settings'.
 	"internal/config": {"internal/sessionkey", "github.com/titanous/json5"},
-	"internal/outbox": {"internal/safeerr", "internal/store"},
+	"internal/outbox": {"internal/safeerr", "internal/store", "internal/stackstart"},
+	// stackstart: grows a goroutine's stack before its work; imports nothing.
+	"internal/stackstart": nil,
 	// channel: routing, access gates and splitting for chat channels, pure.
 	"internal/channel": nil,
 	// Test support: nothing from Switchboard, so any package's tests may use it.
@@ -503,6 +505,7 @@ var importAllowLists = map[string][]string{
 		"internal/sessionkey",
 		"internal/settings",
 		"internal/skills",
+		"internal/stackstart",
 		"internal/store",
 		"internal/subagent",
 		"internal/toolinvoke",
@@ -516,7 +519,7 @@ var importAllowLists = map[string][]string{
 	// which implements the tools' Messenger.
 	"internal/agent": {
 		"github.com/google/uuid",
-		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
+		"internal/compaction", "internal/policy", "internal/provider", "internal/spend", "internal/stackstart", "internal/store", "internal/telemetry", "internal/tokenize", "internal/tools", "internal/transcript",
 		"internal/workers",
 	},
 	// admission: the one step between the doors and the runner: the
