@@ -94,6 +94,12 @@ func (l *eventLog) pruneSessionsLocked(now time.Time) {
 	}
 }
 
+// SessionPosition is the session sequence number of the last event this
+// node logged: WatchSession(ctx, key, SessionPosition()) streams what is
+// logged after the call to SessionPosition, however late the iteration
+// starts.
+func (r *Runner) SessionPosition() int64 { return r.events.sessionPosition() }
+
 // WatchSession streams the events of every run of the session key (and
 // the messages posted into it), in the order this node logged them, from
 // the first with a SessionSeq above afterSeq (0: every event the log

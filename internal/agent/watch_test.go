@@ -451,3 +451,43 @@ func TestSubscribeLocal(t *testing.T) {
 		t.Fatalf("a local subscriber got %s, want the local run's events and its end", seqs(local))
 	}
 }
+
+// TestWatchSessionFromPosition: a watch from SessionPosition, taken
+// before a run, gets that run's events even when its iteration starts
+// only after the run ended (the MCP server takes the position while it
+// answers a subscribe and follows on a goroutine of its own); a watch
+// from -1 started then gets none of them.
+func TestWatchSessionFromPosition(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("here"), nil
+	}, nil)
+	const key = "agent:main:main"
+	h.wait(h.submit(Input{Message: "before"}).RunID)
+	from := h.runner.SessionPosition()
+	run := h.submit(Input{Message: "between"})
+	h.wait(run.RunID)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []Event
+	for e, err := range h.runner.WatchSession(ctx, key, from) {
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		if e.RunID != run.RunID {
+			t.Fatalf("watch from the position got %s's event, want only %s's", e.RunID, run.RunID)
+		}
+		if got = append(got, e); isEnd(e) {
+			break
+		}
+	}
+	if len(got) < 2 {
+		t.Fatalf("watched %d events of the run, want its start to its end", len(got))
+	}
+	short, stop := context.WithCancel(ctx)
+	stop()
+	for e, err := range h.runner.WatchSession(short, key, -1) {
+		if err == nil {
+			t.Fatalf("a watch from -1 started after the run got %+v", e)
+		}
+	}
+}

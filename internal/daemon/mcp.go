@@ -31,17 +31,23 @@ func newMCPServer(gw *gateway.Server, runner *agent.Runner, box *toolbox.Box, ve
 			}
 			return tools.Caller{SessionKey: k, AgentID: sessionkey.AgentID(k), Channel: sessionkey.InternalChannel, Operator: operator}, nil
 		},
-		WatchSession: func(ctx context.Context, key string, changed func()) {
+		WatchSession: func(key string) func(context.Context, func()) {
 			k := gw.CanonicalKey(key)
 			if k == "" {
-				return
+				return nil
 			}
-			for ev, err := range runner.WatchSession(ctx, k, -1) {
-				if err != nil {
-					return // ctx ended: the last subscriber left
-				}
-				if transcriptGrew(ev) {
-					changed()
+			// The position is taken now, while the subscribe is answered,
+			// not when the loop's goroutine first runs: a run that ends in
+			// between is a change too.
+			from := runner.SessionPosition()
+			return func(ctx context.Context, changed func()) {
+				for ev, err := range runner.WatchSession(ctx, k, from) {
+					if err != nil {
+						return // ctx ended: the last subscriber left
+					}
+					if transcriptGrew(ev) {
+						changed()
+					}
 				}
 			}
 		},

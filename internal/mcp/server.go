@@ -53,11 +53,14 @@ type Config struct {
 	// none) into the caller the tools run as, or an error for a key that
 	// cannot act.
 	Caller func(sessionKey string) (tools.Caller, error)
-	// WatchSession, when set, follows one session's stream until ctx
-	// ends, calling changed (which does not block) each time the
-	// session's transcript grows. The server follows the sessions whose
+	// WatchSession, when set, starts following one session's stream and
+	// returns the follow loop (nil: the key is not one), which the server
+	// runs on its own goroutine: it calls changed (which does not block)
+	// each time the session's transcript grows after WatchSession
+	// returned, until ctx ends. So a change made once a subscribe has
+	// returned is never missed. The server follows the sessions whose
 	// transcript resource a client subscribed to, one watch per resource.
-	WatchSession func(ctx context.Context, sessionKey string, changed func())
+	WatchSession func(sessionKey string) func(ctx context.Context, changed func())
 	// Exists, when set, reports whether a session exists; the transcript
 	// resource of one that does not is resource-not-found.
 	Exists func(ctx context.Context, sessionKey string) (bool, error)
@@ -470,9 +473,13 @@ func (s *Server) watch(uri string, ss *sdk.ServerSession) {
 		w.subscribers[ss] = true
 		return
 	}
+	follow := s.cfg.WatchSession(key)
+	if follow == nil {
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.watches[uri] = &watchState{subscribers: map[*sdk.ServerSession]bool{ss: true}, cancel: cancel}
-	s.wg.Go(func() { s.cfg.WatchSession(ctx, key, func() { s.changed(uri) }) })
+	s.wg.Go(func() { follow(ctx, func() { s.changed(uri) }) })
 }
 
 // dropUnwatchedLocked forgets the subscribers whose MCP session ended
