@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -110,6 +111,10 @@ func Summarize(r io.Reader, w io.Writer, o Options) (Result, error) {
 			case "pass":
 				res.Passed++
 			case "fail":
+				// Tests of the package that never ended (a timeout's panic
+				// names them, and its goroutine dump is their output):
+				// print what they wrote, or the failure says nothing.
+				writeUnended(w, testOut, ev.Package)
 				res.Failed++
 				res.FailedPackages = append(res.FailedPackages, ev.Package)
 				groupFail[group]++
@@ -131,6 +136,14 @@ func Summarize(r io.Reader, w io.Writer, o Options) (Result, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return res, fmt.Errorf("testsummary: read: %w", err)
+	}
+	// A stream cut short (go test killed) leaves tests that never ended.
+	pkgs := map[string]bool{}
+	for k := range testOut {
+		pkgs[k[0]] = true
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
+		writeUnended(w, testOut, pkg)
 	}
 	slices.SortStableFunc(times, func(a, b PackageTime) int { return int(b.Elapsed - a.Elapsed) })
 	res.Slowest = times[:min(10, len(times))]
@@ -173,5 +186,25 @@ func shortDuration(d time.Duration) string {
 	default:
 		d = d.Round(time.Second)
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}
+
+// writeUnended writes the output of pkg's tests that started and never
+// passed, failed or skipped, each under a line naming it, and forgets them.
+func writeUnended(w io.Writer, testOut map[[2]string][]string, pkg string) {
+	var names []string
+	for k := range testOut {
+		if k[0] == pkg {
+			names = append(names, k[1])
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		k := [2]string{pkg, name}
+		fmt.Fprintf(w, "--- DID NOT END: %s (%s)\n", name, pkg)
+		for _, s := range testOut[k] {
+			io.WriteString(w, s)
+		}
+		delete(testOut, k)
 	}
 }

@@ -71,3 +71,45 @@ func TestShortDuration(t *testing.T) {
 		}
 	}
 }
+
+// A package that times out fails without a "fail" event for the test that
+// hung; go test attributes the timeout's panic and goroutine dump to that
+// test (the shape below is go 1.26's). Its output is printed under a line
+// naming it, or the run's log would not say which test hung.
+func TestSummarizeTimedOutPackage(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"start","Package":"example.com/m/a"}`,
+		`{"Action":"run","Package":"example.com/m/a","Test":"TestFine"}`,
+		`{"Action":"output","Package":"example.com/m/a","Test":"TestFine","Output":"fine's noise\n"}`,
+		`{"Action":"pass","Package":"example.com/m/a","Test":"TestFine","Elapsed":0}`,
+		`{"Action":"run","Package":"example.com/m/a","Test":"TestHangs"}`,
+		`{"Action":"output","Package":"example.com/m/a","Test":"TestHangs","Output":"=== RUN   TestHangs\n"}`,
+		`{"Action":"output","Package":"example.com/m/a","Test":"TestHangs","Output":"panic: test timed out after 2s\n"}`,
+		`{"Action":"output","Package":"example.com/m/a","Test":"TestHangs","Output":"example.com/m/a.TestHangs(0x2161f107a908?)\n"}`,
+		`{"Action":"output","Package":"example.com/m/a","Output":"FAIL\texample.com/m/a\t2.005s\n"}`,
+		`{"Action":"fail","Package":"example.com/m/a","Elapsed":2.005}`,
+		`{"Action":"start","Package":"example.com/m/b"}`,
+		`{"Action":"run","Package":"example.com/m/b","Test":"TestCut"}`,
+		`{"Action":"output","Package":"example.com/m/b","Test":"TestCut","Output":"last words\n"}`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	res, err := Summarize(strings.NewReader(in), &out, Options{Module: "example.com/m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if res.Failed != 1 {
+		t.Errorf("result = %+v", res)
+	}
+	for _, want := range []string{
+		"--- DID NOT END: TestHangs (example.com/m/a)\n=== RUN   TestHangs\npanic: test timed out after 2s\nexample.com/m/a.TestHangs(",
+		"--- DID NOT END: TestCut (example.com/m/b)\nlast words\n", // a stream cut short
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "fine's noise") || strings.Index(got, "DID NOT END: TestHangs") > strings.Index(got, "==> summary") {
+		t.Errorf("wrong output:\n%s", got)
+	}
+}
