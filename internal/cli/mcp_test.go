@@ -87,7 +87,15 @@ func TestMCPStdioThroughGateway(t *testing.T) {
 			progress = append(progress, r.Params.Progress)
 			mu.Unlock()
 		},
-		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+		// Never blocks: the transcript changes many times (the child's
+		// run, the send's turn), and a handler that blocks stalls the
+		// session's Close for ever (CI hung here for 20 minutes).
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) {
+			select {
+			case updated <- r.Params.URI:
+			default:
+			}
+		},
 	})
 	ctx := context.Background()
 	lt, err := cs.ListTools(ctx, nil)

@@ -269,7 +269,10 @@ func TestMCPHTTPHistoryResource(t *testing.T) {
 	updated := make(chan string, 16)
 	cs := connectMCP(t, endpoint, "", &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) {
-			updated <- r.Params.URI
+			select { // never blocks: a blocked handler stalls the session's Close
+			case updated <- r.Params.URI:
+			default:
+			}
 		},
 	})
 	ctx := context.Background()
