@@ -157,6 +157,15 @@ func run() error {
 	ctx := context.Background()
 	opts := client.Options{URL: g.WSURL, Token: tok}
 
+	// The first client's hello-ok, as benchpeer's "RSS after ready"
+	// measures it: what answering one connect makes resident.
+	first, err := client.Dial(ctx, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("RSS after the first hello-ok: %.1f MiB (%s)\n", benchgw.RSSMiB(g.PID()), rssParts(g))
+	first.Close()
+
 	// Connect + handshake latency.
 	var dials []time.Duration
 	for range *nDials {

@@ -3,6 +3,7 @@ package httpserve
 import (
 	"net"
 	"testing"
+	"unsafe"
 )
 
 // TestCappedConnRemoteAddr: a capped connection answers its peer's
@@ -40,3 +41,49 @@ func TestCappedConnRemoteAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestCappedConnGrowsTheStackForAConnect: after a connection's first
+// RemoteAddr its goroutine's stack holds 24 KiB of frames (a WebSocket
+// connect takes it past 16 KiB) without growing again: a growth copies the
+// stack elsewhere and walks every frame on it, which the early growth
+// spares.
+func TestCappedConnGrowsTheStackForAConnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	capped := CapListener(ln, 4)
+	go func() {
+		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			defer c.Close()
+			var b [1]byte
+			c.Read(b[:]) // until the server side closes
+		}
+	}()
+	c, err := capped.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	moved := make(chan bool)
+	go func() {
+		c.RemoteAddr()
+		var here byte
+		before := uintptr(unsafe.Pointer(&here))
+		use24K()
+		moved <- uintptr(unsafe.Pointer(&here)) != before
+	}()
+	if <-moved {
+		t.Error("the stack grew again under 24 KiB of frames after RemoteAddr")
+	}
+}
+
+//go:noinline
+func use24K() {
+	var b [24 << 10]byte
+	keep(&b)
+}
+
+//go:noinline
+func keep(*[24 << 10]byte) {}

@@ -5,12 +5,12 @@ import (
 	"testing"
 )
 
-// TestGrowKeepsItsFrameOnTheStack: Grow16 and the initialiser's grow32
+// TestGrowKeepsItsFrameOnTheStack: Grow16 and Grow32 (also the initialiser's)
 // grow the stack only while their arrays live in their frames; an array
 // moved to the heap (an escaping change) would leave every goroutine to
 // grow, and walk its frames, later.
 func TestGrowKeepsItsFrameOnTheStack(t *testing.T) {
-	for name, f := range map[string]func(){"Grow16": Grow16, "grow32": grow32} {
+	for name, f := range map[string]func(){"Grow16": Grow16, "Grow32": Grow32} {
 		if n := testing.AllocsPerRun(10, f); n != 0 {
 			t.Errorf("%s allocates %v times per call; its array must stay in its frame", name, n)
 		}
