@@ -177,7 +177,9 @@ func warmTurns(n *benchgw.Gateway, turns int, label string) error {
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:bench", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
 		}
-		<-fa.Expect(id)
+		if st := <-fa.Expect(id); st == benchgw.ConnClosed {
+			return fmt.Errorf("run %s: %s before its final", id, st)
+		}
 		if i >= 20 {
 			warm = append(warm, time.Since(t0))
 		}
@@ -254,7 +256,9 @@ func crossWait(nodes []*benchgw.Gateway, turns int) error {
 		if err := a.Call(ctx, "chat.send", map[string]any{"sessionKey": "agent:main:cross", "message": "hi", "idempotencyKey": id}, nil); err != nil {
 			return err
 		}
-		<-fa.Expect(id)
+		if st := <-fa.Expect(id); st == benchgw.ConnClosed {
+			return fmt.Errorf("run %s: %s before its final", id, st)
+		}
 		ended := time.Now()
 		cross = append(cross, (<-waited).Sub(ended))
 	}
@@ -335,7 +339,12 @@ func throughput(backend string, nodes []*benchgw.Gateway, clients int, d time.Du
 					mu.Unlock()
 					return
 				}
-				<-f.Expect(id)
+				if st := <-f.Expect(id); st == benchgw.ConnClosed {
+					mu.Lock()
+					first = cmpErr(first, fmt.Errorf("run %s: %s before its final", id, st))
+					mu.Unlock()
+					return
+				}
 				done.Add(1)
 			}
 		})

@@ -112,13 +112,19 @@ type waitReq struct {
 	done  chan string
 }
 
+// ConnClosed is the state Expect's channel gets when the connection's
+// events end (the gateway closed it, or it went away) before the run's
+// final: a waiter gets it instead of waiting for ever.
+const ConnClosed = "connection closed"
+
 // NewFinals follows the chat events c receives.
-func NewFinals(c *client.Client) *Finals {
+func NewFinals(c *client.Client) *Finals { return newFinals(c.Events()) }
+
+func newFinals(events <-chan client.Event) *Finals {
 	f := &Finals{ch: make(chan waitReq)}
 	go func() {
 		waiting := map[string]chan string{}
 		ended := map[string]string{}
-		events := c.Events()
 		for {
 			select {
 			case w := <-f.ch:
@@ -127,10 +133,19 @@ func NewFinals(c *client.Client) *Finals {
 					delete(ended, w.runID)
 					continue
 				}
+				if events == nil {
+					w.done <- ConnClosed
+					continue
+				}
 				waiting[w.runID] = w.done
 			case ev, ok := <-events:
 				if !ok {
-					return
+					for id, d := range waiting {
+						d <- ConnClosed
+						delete(waiting, id)
+					}
+					events = nil // from now on, Expect answers ConnClosed
+					continue
 				}
 				if ev.Event != "chat" {
 					continue
