@@ -67,6 +67,11 @@ func startDaemon(t testing.TB, stateDir string) *Daemon {
 	if !strings.Contains(out.String(), "listening on http://127.0.0.1:") {
 		t.Errorf("start notice = %q", out.String())
 	}
+	for _, a := range d.Addrs { // loopback is 127.0.0.1 and ::1: both named
+		if !strings.Contains(out.String(), "http://"+a.String()) {
+			t.Errorf("start notice %q does not name %s", out.String(), a)
+		}
+	}
 	return d
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -669,8 +670,14 @@ func (w *wiring) serve(ctx context.Context) error {
 			w.evHooks.Fire(loops, eventhooks.Startup, map[string]any{"url": rec.URL, "pid": rec.PID})
 		})
 	}
-	fmt.Fprintf(w.stdout, "switchboard: listening on http://%s (state %s, model %s)\n",
-		d.Addrs[0], w.paths.StateDir, w.mods.DefaultModelRef(w.set.DefaultAgent))
+	// Every address (loopback is 127.0.0.1 and ::1), the first as before:
+	// scripts take the port from "listening on http://HOST:PORT".
+	urls := make([]string, len(d.Addrs))
+	for i, a := range d.Addrs {
+		urls[i] = "http://" + a.String()
+	}
+	fmt.Fprintf(w.stdout, "switchboard: listening on %s (state %s, model %s)\n",
+		strings.Join(urls, " and "), w.paths.StateDir, w.mods.DefaultModelRef(w.set.DefaultAgent))
 	w.box.StartDocker() // its prune sweep runs from now; Close stops it
 	return nil
 }
