@@ -214,20 +214,28 @@ func renderTop(w *strings.Builder, res *wire.RunsActiveResult, gatewayURL string
 	fmt.Fprintf(w, "switchboard top  %s  %s\n", gatewayURL, now.UTC().Format("2006-01-02 15:04:05 UTC"))
 	fmt.Fprintf(w, "runs: %d running, %d queued\n\n", running, len(res.Runs)-running)
 
-	fmt.Fprintf(w, "LANES\n  %-20s %8s %8s\n", "LANE", "RUNNING", "QUEUED")
 	lanes := topLanes(res.Runs)
+	lw := 20 // text columns as wide as their longest value: long keys stay aligned
+	for _, l := range lanes {
+		lw = max(lw, len(l.lane))
+	}
+	fmt.Fprintf(w, "LANES\n  %-*s %8s %8s\n", lw, "LANE", "RUNNING", "QUEUED")
 	if len(lanes) == 0 {
 		w.WriteString("  (idle)\n")
 	}
 	for _, l := range lanes {
-		fmt.Fprintf(w, "  %-20s %8d %8d\n", l.lane, l.running, l.queued)
+		fmt.Fprintf(w, "  %-*s %8d %8d\n", lw, l.lane, l.running, l.queued)
 	}
 
 	runs := slices.Clone(res.Runs)
 	slices.SortStableFunc(runs, func(a, b wire.ActiveRun) int {
 		return cmp.Or(cmp.Compare(statusRank(a.Status), statusRank(b.Status)), cmp.Compare(a.CreatedAt, b.CreatedAt))
 	})
-	fmt.Fprintf(w, "\nRUNS\n  %-8s %7s  %-12s %-40s %s\n", "STATUS", "AGE", "LANE", "SESSION", "RUN")
+	laneW, keyW := 12, 40
+	for _, r := range runs[:min(len(runs), topRunRows)] {
+		laneW, keyW = max(laneW, len(r.Lane)), max(keyW, len(r.SessionKey))
+	}
+	fmt.Fprintf(w, "\nRUNS\n  %-8s %7s  %-*s %-*s %s\n", "STATUS", "AGE", laneW, "LANE", keyW, "SESSION", "RUN")
 	if len(runs) == 0 {
 		w.WriteString("  (none)\n")
 	}
@@ -240,11 +248,15 @@ func renderTop(w *strings.Builder, res *wire.RunsActiveResult, gatewayURL string
 		if r.StartedAt != 0 {
 			since = r.StartedAt
 		}
-		fmt.Fprintf(w, "  %-8s %7s  %-12s %-40s %s\n", r.Status, shortAge(now.Sub(time.UnixMilli(since))), r.Lane, r.SessionKey, r.RunID)
+		fmt.Fprintf(w, "  %-8s %7s  %-*s %-*s %s\n", r.Status, shortAge(now.Sub(time.UnixMilli(since))), laneW, r.Lane, keyW, r.SessionKey, r.RunID)
 	}
 
 	trees := topTrees(res)
-	fmt.Fprintf(w, "\nSESSION TREES\n  %-40s %8s %7s %7s %10s %10s %10s %10s\n", "ROOT", "SESSIONS", "RUNNING", "QUEUED", "IN", "OUT", "TOKENS", "COST")
+	rootW := 40
+	for _, t := range trees[:min(len(trees), topTreeRows)] {
+		rootW = max(rootW, len(t.root))
+	}
+	fmt.Fprintf(w, "\nSESSION TREES\n  %-*s %8s %7s %7s %10s %10s %10s %10s\n", rootW, "ROOT", "SESSIONS", "RUNNING", "QUEUED", "IN", "OUT", "TOKENS", "COST")
 	if len(trees) == 0 {
 		w.WriteString("  (none)\n")
 	}
@@ -253,7 +265,7 @@ func renderTop(w *strings.Builder, res *wire.RunsActiveResult, gatewayURL string
 			fmt.Fprintf(w, "  ... %d more\n", len(trees)-topTreeRows)
 			break
 		}
-		fmt.Fprintf(w, "  %-40s %8d %7d %7d %10d %10d %10d %10s\n", t.root, t.sessions, t.running, t.queued, t.input, t.output, t.tokens, fmt.Sprintf("$%.4f", t.cost))
+		fmt.Fprintf(w, "  %-*s %8d %7d %7d %10d %10d %10d %10s\n", rootW, t.root, t.sessions, t.running, t.queued, t.input, t.output, t.tokens, fmt.Sprintf("$%.4f", t.cost))
 	}
 }
 

@@ -169,3 +169,51 @@ func TestTopLive(t *testing.T) {
 		t.Errorf("top --interval 1ms = %v", r.err)
 	}
 }
+
+// TestRenderTopLongKeys: a session key longer than its column's default
+// width (a cron job's, a channel peer's) widens the column, so the rows
+// stay aligned with their headers.
+func TestRenderTopLongKeys(t *testing.T) {
+	long := "agent:main:cron:4f9c2a8e-1b7d-4c3e-9a5f-0e6d8b2c1a7f:run:1764370000"
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()
+	var b strings.Builder
+	renderTop(&b, &wire.RunsActiveResult{
+		TS: now,
+		Runs: []wire.ActiveRun{
+			{RunID: "r1", SessionKey: long, Lane: "cron-scheduled-lane-1", Status: "running", CreatedAt: now},
+			{RunID: "r2", SessionKey: "agent:main:main", Lane: "main", Status: "queued", CreatedAt: now},
+		},
+		Sessions: []wire.ActivitySession{{Key: long, TotalTokens: 5}, {Key: "agent:main:main", TotalTokens: 7, UpdatedAt: 1}},
+	}, "ws://x")
+	out := b.String()
+	line := func(prefix string) string {
+		for l := range strings.Lines(out) {
+			if strings.HasPrefix(strings.TrimSpace(l), prefix) {
+				return l
+			}
+		}
+		t.Fatalf("no line starting %q:\n%s", prefix, out)
+		return ""
+	}
+	// Left-aligned columns start where their header does; right-aligned
+	// ones end where it ends.
+	for _, c := range []struct{ header, name, row, value string }{
+		{"STATUS", "RUN", "running", " r1"},
+		{"STATUS", "RUN", "queued", " r2"},
+		{"STATUS", "SESSION", "queued", " agent:main:main"},
+	} {
+		if got, want := strings.Index(line(c.row), c.value)+1, strings.Index(line(c.header), c.name); got != want {
+			t.Errorf("%s column: %q at %d, header at %d:\n%s", c.name, c.value, got, want, out)
+		}
+	}
+	for _, c := range []struct{ header, name, row, value string }{
+		{"LANE ", "QUEUED", "cron-scheduled-lane-1", " 0\n"},
+		{"ROOT", "TOKENS", long, " 5 "},
+		{"ROOT", "TOKENS", "agent:main:main", " 7 "},
+	} {
+		got := strings.Index(line(c.row), c.value) + len(strings.TrimRight(c.value, " \n"))
+		if want := strings.Index(line(c.header), c.name) + len(c.name); got != want {
+			t.Errorf("%s column: %q ends at %d, header at %d:\n%s", c.name, c.value, got, want, out)
+		}
+	}
+}
