@@ -67,6 +67,7 @@ type Store struct {
 
 	tails    tailCache   // transcript tails, for OpenRun
 	sessions sessionMemo // session rows, for a turn's admission (sessionMemo)
+	ends     groupCommitter // runs' ends sent together (endGrouped)
 
 	// renewMu guards renewConn, the connection lease renewals use
 	// (RenewNode); nil until the first renewal and after a failed one.

@@ -1,0 +1,224 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// groupSessions makes n sessions (keys agent:main:g<i>, transcripts
+// sid-g<i>) on s as node "a", claims their lanes and returns a context
+// fenced by each claim and one fenced by the epoch before it.
+func groupSessions(t testing.TB, s *Store, n int) (keys []string, fenced, stale []context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	for i := range n {
+		key := fmt.Sprintf("agent:main:g%d", i)
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid-" + key}); err != nil {
+			t.Fatal(err)
+		}
+		_, epoch, err := s.ClaimLane(ctx, "a", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+		fenced = append(fenced, store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch}))
+		stale = append(stale, store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1}))
+	}
+	return keys, fenced, stale
+}
+
+// openIn opens run id of session key (transcript "sid-"+key) with a user
+// message as its input, as a warm turn's open does.
+func openIn(ctx context.Context, s *Store, key, id string) error {
+	in := userMsg("hi " + id)
+	in.RunID = id
+	_, _, err := s.OpenRun(ctx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid-" + key, AgentID: "main",
+		Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{in})
+	return err
+}
+
+// TestGroupedEnds: ends that arrive while one is in flight go as one
+// transaction; when one member of the group is fenced, the group is
+// rolled back and each member ends alone: the others commit, the fenced
+// one is refused (ErrFenced) and writes nothing.
+func TestGroupedEnds(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, stale := groupSessions(t, s, 4)
+
+	// round ends run round-<r>-<i> of each session, with stale's fence
+	// for the sessions in bad, while the first session's end is in
+	// flight: held by its transcript's lock, which this test holds.
+	round := func(r int, bad map[int]bool) []error {
+		t.Helper()
+		for i, key := range keys {
+			if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d-%d", r, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		holder, err := s.pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Release()
+		lock := transcriptLockKey("sid-" + keys[0])
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+			t.Fatal(err)
+		}
+		joined := make(chan struct{})
+		s.ends.mu.Lock()
+		s.ends.joined = func(n int) {
+			if n == len(keys)-1 {
+				close(joined)
+			}
+		}
+		s.ends.mu.Unlock()
+		errs := make([]error, len(keys))
+		var wg sync.WaitGroup
+		end := func(i int) {
+			c := fenced[i]
+			if bad[i] {
+				c = stale[i]
+			}
+			id := fmt.Sprintf("run-%d-%d", r, i)
+			_, _, errs[i] = s.EndRun(c, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+		}
+		wg.Go(func() { end(0) })
+		// The first end is in flight once it waits for the lock.
+		for {
+			var waiting bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting {
+				break
+			}
+		}
+		for i := 1; i < len(keys); i++ {
+			wg.Go(func() { end(i) })
+		}
+		<-joined
+		if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		return errs
+	}
+	status := func(id string) store.RunStatus {
+		t.Helper()
+		run, err := s.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.Status
+	}
+
+	// A group with the third session's end fenced.
+	errs := round(1, map[int]bool{2: true})
+	for i, err := range errs {
+		id := fmt.Sprintf("run-1-%d", i)
+		if i == 2 {
+			if !errors.Is(err, store.ErrFenced) || status(id) != store.RunRunning {
+				t.Fatalf("fenced member: %v, run %s; want ErrFenced and the run still running", err, status(id))
+			}
+			continue
+		}
+		if err != nil || status(id) != store.RunOK {
+			t.Fatalf("member %d: %v, run %s; want it ended", i, err, status(id))
+		}
+	}
+	if g, f := s.ends.groups.Load(), s.ends.failed.Load(); g != 0 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 0 and 1", g, f)
+	}
+	if n, _ := s.CountMessages(ctx, "sid-"+keys[2]); n != 1 {
+		t.Fatalf("fenced member's transcript has %d messages, want its input only", n)
+	}
+	if _, err := s.FinishRun(fenced[2], "run-1-2", store.RunResult{Status: store.RunAborted}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A group of good members commits as one.
+	for i, err := range round(2, nil) {
+		id := fmt.Sprintf("run-2-%d", i)
+		if err != nil || status(id) != store.RunOK {
+			t.Fatalf("member %d: %v, run %s; want it ended", i, err, status(id))
+		}
+	}
+	if g, f := s.ends.groups.Load(), s.ends.failed.Load(); g != 1 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 1 and 1", g, f)
+	}
+	for i, key := range keys {
+		want := int64(4) // two turns' input and reply
+		if i == 2 {
+			want = 3 // its first reply was refused
+		}
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || int64(len(msgs)) != want {
+			t.Fatalf("session %d: %d messages (%v), want %d", i, len(msgs), err, want)
+		}
+		for j := 1; j < len(msgs); j++ { // one chain, in order
+			if msgs[j].Seq != msgs[j-1].Seq+1 || msgs[j].Entry.ParentID == nil || *msgs[j].Entry.ParentID != msgs[j-1].Entry.ID {
+				t.Fatalf("session %d: message %d does not follow %d", i, j, j-1)
+			}
+		}
+		// The session row the end wrote is the one served next.
+		if sess, err := s.GetSession(ctx, key); err != nil || sess.UpdatedAt.IsZero() {
+			t.Fatalf("session %d after the group: %+v, %v", i, sess, err)
+		}
+	}
+}
+
+// TestGroupedEndsConcurrent: many sessions' turns at once, every third
+// end tried first with a stale fence: each stale end is refused and
+// writes nothing, each good one lands once, whether alone or grouped.
+func TestGroupedEndsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	const sessions, turns = 8, 12
+	keys, fenced, stale := groupSessions(t, s, sessions)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Go(func() {
+			for turn := range turns {
+				id := fmt.Sprintf("run-%d-%d", i, turn)
+				if err := openIn(fenced[i], s, key, id); err != nil {
+					t.Error(err)
+					return
+				}
+				if turn%3 == 0 {
+					_, stored, err := s.EndRun(stale[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "late")})
+					if !errors.Is(err, store.ErrFenced) || stored != nil {
+						t.Errorf("stale end of %s: %v, %v; want ErrFenced", id, stored, err)
+						return
+					}
+				}
+				run, stored, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")})
+				if err != nil || run.Status != store.RunOK || len(stored) != 1 || stored[0].Seq != int64(2*turn+2) {
+					t.Errorf("end of %s: %+v, %+v, %v", id, run, stored, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, key := range keys {
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || len(msgs) != 2*turns {
+			t.Fatalf("%s: %d messages (%v), want %d", key, len(msgs), err, 2*turns)
+		}
+		for j, m := range msgs {
+			if m.Entry.Message == nil || (j%2 == 1) != (m.Entry.Message.Role == "assistant") || (j%2 == 1 && *m.Entry.Message.Content.Blocks[0].Text != "done") {
+				t.Fatalf("%s: message %d is %+v", key, j, m.Entry.Message)
+			}
+		}
+	}
+	t.Logf("%d groups committed, %d rolled back", s.ends.groups.Load(), s.ends.failed.Load())
+}
