@@ -56,7 +56,7 @@ func TestGroupedEnds(t *testing.T) {
 
 	// round ends run round-<r>-<i> of each session, with stale's fence
 	// for the sessions in bad, while the first session's end is in
-	// flight: held by its transcript's lock, which this test holds.
+	// flight.
 	round := func(r int, bad map[int]bool) []error {
 		t.Helper()
 		for i, key := range keys {
@@ -64,53 +64,15 @@ func TestGroupedEnds(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		holder, err := s.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer holder.Release()
-		lock := transcriptLockKey("sid-" + keys[0])
-		if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
-			t.Fatal(err)
-		}
-		joined := make(chan struct{})
-		s.ends.mu.Lock()
-		s.ends.joined = func(n int) {
-			if n == len(keys)-1 {
-				close(joined)
-			}
-		}
-		s.ends.mu.Unlock()
-		errs := make([]error, len(keys))
-		var wg sync.WaitGroup
-		end := func(i int) {
+		return inGroup(t, s, "sid-"+keys[0], len(keys), func(i int) error {
 			c := fenced[i]
 			if bad[i] {
 				c = stale[i]
 			}
 			id := fmt.Sprintf("run-%d-%d", r, i)
-			_, _, errs[i] = s.EndRun(c, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
-		}
-		wg.Go(func() { end(0) })
-		// The first end is in flight once it waits for the lock.
-		for {
-			var waiting bool
-			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
-				t.Fatal(err)
-			}
-			if waiting {
-				break
-			}
-		}
-		for i := 1; i < len(keys); i++ {
-			wg.Go(func() { end(i) })
-		}
-		<-joined
-		if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-		return errs
+			_, _, err := s.EndRun(c, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+			return err
+		})
 	}
 	status := func(id string) store.RunStatus {
 		t.Helper()
@@ -221,4 +183,136 @@ func TestGroupedEndsConcurrent(t *testing.T) {
 		}
 	}
 	t.Logf("%d groups committed, %d rolled back", s.ends.groups.Load(), s.ends.failed.Load())
+}
+
+// inGroup runs op(0) … op(n-1) at once on s so that op(1) … op(n-1) go to
+// s's group committer as one group: op(0)'s transaction is held in flight
+// by transcript sessionID's lock (op(0) must take it), which inGroup holds
+// until the others have joined. It returns their errors.
+func inGroup(t *testing.T, s *Store, sessionID string, n int, op func(i int) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock := transcriptLockKey(sessionID)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan struct{})
+	s.ends.mu.Lock()
+	s.ends.joined = func(k int) {
+		if k == n-1 {
+			close(joined)
+		}
+	}
+	s.ends.mu.Unlock()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = op(0) })
+	// op(0) is in flight once it waits for the lock.
+	for {
+		var waiting bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+	}
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = op(i) })
+	}
+	<-joined
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestGroupedOpens: runs' opens (on a remembered tail) that arrive while
+// a transaction is in flight go as one group, with ends: a group with a
+// fenced open is rolled back, the others then open alone and the fenced
+// one is refused, writing neither its run nor its input; a group of good
+// opens commits as one, each input chained after its transcript's tail.
+func TestGroupedOpens(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, stale := groupSessions(t, s, 4)
+	// A first turn in each session, so the store remembers the tails.
+	for i, key := range keys {
+		id := fmt.Sprintf("first-%d", i)
+		if err := openIn(fenced[i], s, key, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round := func(r int, bad map[int]bool) []error {
+		return inGroup(t, s, "sid-"+keys[0], len(keys), func(i int) error {
+			c := fenced[i]
+			if bad[i] {
+				c = stale[i]
+			}
+			return openIn(c, s, keys[i], fmt.Sprintf("run-%d-%d", r, i))
+		})
+	}
+	g0, f0 := s.ends.groups.Load(), s.ends.failed.Load()
+	for i, err := range round(1, map[int]bool{1: true}) {
+		if i == 1 {
+			if !errors.Is(err, store.ErrFenced) {
+				t.Fatalf("fenced open: %v, want ErrFenced", err)
+			}
+			if _, err := s.GetRun(ctx, "run-1-1"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("fenced open's run: %v, want ErrNotFound", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	if g, f := s.ends.groups.Load()-g0, s.ends.failed.Load()-f0; g != 0 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 0 and 1", g, f)
+	}
+	// The good ones end (alone), and a group of good opens commits as one.
+	for i, key := range keys {
+		if i == 1 {
+			continue
+		}
+		id := fmt.Sprintf("run-1-%d", i)
+		if _, _, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, err := range round(2, nil) {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	if g, f := s.ends.groups.Load()-g0, s.ends.failed.Load()-f0; g != 1 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 1 and 1", g, f)
+	}
+	for i, key := range keys {
+		want := 5 // first turn, round 1's turn, round 2's input
+		if i == 1 {
+			want = 3
+		}
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || len(msgs) != want {
+			t.Fatalf("session %d: %d messages (%v), want %d", i, len(msgs), err, want)
+		}
+		for j := 1; j < len(msgs); j++ {
+			if msgs[j].Seq != msgs[j-1].Seq+1 || msgs[j].Entry.ParentID == nil || *msgs[j].Entry.ParentID != msgs[j-1].Entry.ID {
+				t.Fatalf("session %d: message %d does not follow %d", i, j, j-1)
+			}
+		}
+		if run, err := s.GetRun(ctx, fmt.Sprintf("run-2-%d", i)); err != nil || run.Status != store.RunRunning {
+			t.Fatalf("session %d: round 2's run %+v, %v; want it running", i, run, err)
+		}
+	}
 }
