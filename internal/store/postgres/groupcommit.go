@@ -30,9 +30,9 @@ type groupCommitter struct {
 	busy    bool           // a transaction (alone or a group) is in flight
 	waiting []*groupMember // arrived while busy: the next group
 
-	// joined, when set (tests), is called with the number of members
-	// waiting after one joined.
-	joined func(n int)
+	// joined, when set (tests), is called with a member that joined the
+	// next group and the number of members waiting then.
+	joined func(m *groupMember, n int)
 
 	groups atomic.Int64 // groups of two or more members committed
 	failed atomic.Int64 // groups rolled back, their members then sent alone
@@ -76,7 +76,7 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	n, joined := len(g.waiting), g.joined
 	g.mu.Unlock()
 	if joined != nil {
-		joined(n)
+		joined(m, n)
 	}
 	var t groupTurn
 	select {
@@ -118,14 +118,28 @@ func (g *groupCommitter) next() {
 	}
 }
 
-// send sends ms (the caller's member first) as one batch on the caller's
-// context, wakes the others with their outcome and returns the first's.
+// send sends ms (the caller's member first) as one batch, wakes the
+// others with their outcome and returns the first's. The batch's context
+// ends when every member's has: a member whose caller gave up does not
+// fail the others.
 func (g *groupCommitter) send(s *Store, ms []*groupMember) error {
 	lead := ms[0]
 	if len(ms) == 1 {
 		return lead.alone(lead.ctx)
 	}
-	err := g.sendBatch(lead.ctx, s, ms)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(lead.ctx))
+	defer cancel()
+	live := atomic.Int32{}
+	live.Store(int32(len(ms)))
+	for _, m := range ms {
+		stop := context.AfterFunc(m.ctx, func() {
+			if live.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	err := g.sendBatch(ctx, s, ms)
 	var turn groupTurn
 	switch _, inDB := errors.AsType[*pgconn.PgError](err); {
 	case err == nil:
@@ -137,7 +151,7 @@ func (g *groupCommitter) send(s *Store, ms []*groupMember) error {
 	default:
 		// The connection failed: the outcome is unknown to every member,
 		// as it would be to a transaction of its own.
-		turn.err = fmt.Errorf("group of %d ends: %w", len(ms), err)
+		turn.err = fmt.Errorf("group of %d transactions: %w", len(ms), err)
 	}
 	for _, m := range ms[1:] {
 		m.wake <- turn

@@ -203,7 +203,7 @@ func inGroup(t *testing.T, s *Store, sessionID string, n int, op func(i int) err
 	}
 	joined := make(chan struct{})
 	s.ends.mu.Lock()
-	s.ends.joined = func(k int) {
+	s.ends.joined = func(_ *groupMember, k int) {
 		if k == n-1 {
 			close(joined)
 		}
@@ -314,5 +314,96 @@ func TestGroupedOpens(t *testing.T) {
 		if run, err := s.GetRun(ctx, fmt.Sprintf("run-2-%d", i)); err != nil || run.Status != store.RunRunning {
 			t.Fatalf("session %d: round 2's run %+v, %v; want it running", i, run, err)
 		}
+	}
+}
+
+// TestGroupOutlivesItsSender: a group is sent on behalf of all its
+// members: when the member that sends it gives up while it is in flight,
+// the others' ends still commit (and so does its own: the outcome is the
+// group's).
+func TestGroupOutlivesItsSender(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, _ := groupSessions(t, s, 4)
+	ctxs := make([]context.Context, len(keys))
+	cancels := make([]context.CancelFunc, len(keys))
+	for i, key := range keys {
+		if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		ctxs[i], cancels[i] = context.WithCancel(fenced[i])
+		defer cancels[i]()
+	}
+	// Session 0's end is held in flight by its transcript's lock; the
+	// group of the others is held, once sent, by session 3's.
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock0, lock3 := transcriptLockKey("sid-"+keys[0]), transcriptLockKey("sid-"+keys[3])
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1), pg_advisory_lock($2)`, lock0, lock3); err != nil {
+		t.Fatal(err)
+	}
+	waiter := func() {
+		t.Helper()
+		for {
+			var waiting bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting {
+				return
+			}
+		}
+	}
+	var (
+		first  = make(chan context.Context, 1)
+		joined = make(chan struct{})
+	)
+	s.ends.mu.Lock()
+	s.ends.joined = func(m *groupMember, n int) {
+		if n == 1 {
+			first <- m.ctx // the group's sender
+		}
+		if n == len(keys)-1 {
+			close(joined)
+		}
+	}
+	s.ends.mu.Unlock()
+	errs := make([]error, len(keys))
+	end := func(i int) {
+		id := fmt.Sprintf("run-%d", i)
+		_, _, errs[i] = s.EndRun(ctxs[i], id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { end(0) })
+	waiter()
+	for i := 1; i < len(keys); i++ {
+		wg.Go(func() { end(i) })
+	}
+	<-joined
+	sender := <-first
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock0); err != nil {
+		t.Fatal(err)
+	}
+	waiter() // the group, at session 3's lock
+	for i := range keys {
+		if ctxs[i] == sender {
+			cancels[i]()
+		}
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock3); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		run, gerr := s.GetRun(ctx, fmt.Sprintf("run-%d", i))
+		if err != nil || gerr != nil || run.Status != store.RunOK {
+			t.Errorf("end %d: %v; run %+v, %v", i, err, run, gerr)
+		}
+	}
+	if g := s.ends.groups.Load(); g != 1 {
+		t.Fatalf("%d groups committed, want 1", g)
 	}
 }
