@@ -119,7 +119,85 @@ func (s *Store) endOpened(ctx context.Context, e *runEnd) (*store.Run, []store.M
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.endTx(ctx, e, &t, string(stats))
+	return s.endGrouped(ctx, e, t, string(stats))
+}
+
+// endGrouped is endTx with checked tail t and stats, offered to the
+// store's group committer: sent alone when no end is in flight (endTx),
+// else with the ends that arrived meanwhile, in one transaction. Its
+// statements are endTx's: the fence check (taking the transcript's
+// lock), the check of t, the run's end, its outbox items and its
+// messages. When its group is rolled back (a member fenced, not live, or
+// its tail moved) it is sent alone, and errTailMoved, ErrFenced and
+// errNotLive come from there, as without the group.
+func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string) (*store.Run, []store.Message, error) {
+	stored := slices.Clone(e.out)
+	var b pgx.Batch
+	lock := transcriptLockKey(e.sessionID)
+	if f, ok := store.FenceOf(ctx); ok {
+		b.Queue(qFenceGuardOnlyLock, f.SessionKey, f.Node, f.Epoch, lock)
+	} else {
+		b.Queue(qLockTranscript, lock)
+	}
+	b.Queue(qTailIs, e.sessionID, t.seq, t.prevID)
+	queueFinish(&b, e, stats)
+	if err := queueAppend(&b, e.sessionID, t, stored, ""); err != nil {
+		return nil, nil, err
+	}
+	var (
+		run, aloneRun *store.Run
+		ended         *store.Session
+		endedVer      int64
+		aloneStored   []store.Message
+		alone         bool
+	)
+	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
+	m.read = func(br pgx.BatchResults) error {
+		for range 2 { // the fence check (or lock), the tail's
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		r, sess, ver, err := scanFinished(br)
+		if err != nil {
+			return err
+		}
+		for range len(e.outbox) + 1 { // the outbox items, the messages
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		run, ended, endedVer = r, sess, ver
+		return nil
+	}
+	m.alone = func(ctx context.Context) error {
+		alone = true
+		var err error
+		aloneRun, aloneStored, err = s.endTx(ctx, e, &t, stats)
+		return err
+	}
+	err := s.ends.commit(s, m)
+	if alone {
+		return aloneRun, aloneStored, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ended != nil {
+		s.sessions.put(ended, endedVer)
+	}
+	return run, stored, nil
+}
+
+// queueFinish queues the end of e's run (qFinishRun, with the run's
+// counts stats) and its outbox items.
+func queueFinish(b *pgx.Batch, e *runEnd, stats string) {
+	res := e.res
+	b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
+		res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
+	for _, args := range e.outbox {
+		b.Queue(qInsertOutbox, args...)
+	}
 }
 
 // endTx writes the run's end, its outbox items and its messages in one
@@ -147,7 +225,6 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 			}
 		}
 	}
-	res := e.res
 	stored := slices.Clone(e.out)
 	var (
 		run      *store.Run
@@ -179,11 +256,7 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 		// nothing went before). When the run is not live qFinishRun
 		// changes nothing and fails, so the server skips what follows,
 		// COMMIT too; it is found out after the rollback.
-		b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
-			res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
-		for _, args := range e.outbox {
-			b.Queue(qInsertOutbox, args...)
-		}
+		queueFinish(&b, e, stats)
 		if len(stored) > 0 {
 			if err := queueAppend(&b, e.sessionID, t, stored, ""); err != nil {
 				return err

@@ -150,7 +150,59 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 // caller was served from memory, store.SessionCheck), that version is
 // checked too (qSessionIs), and errSessionMoved returned, having written
 // nothing, when the row moved.
+//
+// It is offered to the store's group committer (groupCommitter, shared
+// with the runs' ends): sent alone (openAfterTx) when nothing is in
+// flight, else with the opens and ends that arrived meanwhile, its fence
+// check first among its statements; when its group is rolled back it is
+// sent alone, and the errors above come from there.
 func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t tail, out []store.Message, sessionKey, served string) ([]store.Message, error) {
+	stored := slices.Clone(out)
+	var b pgx.Batch
+	lock := transcriptLockKey(sessionID)
+	f, fenced := store.FenceOf(ctx)
+	if fenced {
+		b.Queue(qFenceGuardOnlyLock, f.SessionKey, f.Node, f.Epoch, lock)
+	}
+	b.Queue(qOpenRunNew, args...)
+	if !fenced {
+		b.Queue(qLockTranscript, lock)
+	}
+	b.Queue(qTailIs, sessionID, t.seq, t.prevID)
+	if served != "" {
+		b.Queue(qSessionIs, sessionKey, served)
+	}
+	if err := queueAppend(&b, sessionID, t, stored, ""); err != nil {
+		return nil, err
+	}
+	var (
+		aloneStored []store.Message
+		alone       bool
+	)
+	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
+	m.read = func(br pgx.BatchResults) error {
+		for range b.QueuedQueries {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	m.alone = func(ctx context.Context) error {
+		alone = true
+		var err error
+		aloneStored, err = s.openAfterTx(ctx, args, sessionID, t, out, sessionKey, served)
+		return err
+	}
+	err := s.ends.commit(s, m)
+	if alone {
+		return aloneStored, err
+	}
+	return stored, err
+}
+
+// openAfterTx is openAfter in a transaction of its own.
+func (s *Store) openAfterTx(ctx context.Context, args []any, sessionID string, t tail, out []store.Message, sessionKey, served string) ([]store.Message, error) {
 	stored := slices.Clone(out)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var b pgx.Batch

@@ -65,8 +65,9 @@ type Store struct {
 
 	node atomic.Pointer[string] // the gateway node this store acts for (SetNode)
 
-	tails    tailCache   // transcript tails, for OpenRun
-	sessions sessionMemo // session rows, for a turn's admission (sessionMemo)
+	tails    tailCache      // transcript tails, for OpenRun
+	sessions sessionMemo    // session rows, for a turn's admission (sessionMemo)
+	ends     groupCommitter // runs' ends sent together (endGrouped)
 
 	// renewMu guards renewConn, the connection lease renewals use
 	// (RenewNode); nil until the first renewal and after a failed one.

@@ -1,0 +1,409 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// groupSessions makes n sessions (keys agent:main:g<i>, transcripts
+// sid-g<i>) on s as node "a", claims their lanes and returns a context
+// fenced by each claim and one fenced by the epoch before it.
+func groupSessions(t testing.TB, s *Store, n int) (keys []string, fenced, stale []context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	s.SetNode("a")
+	register(t, s, "a", time.Minute)
+	for i := range n {
+		key := fmt.Sprintf("agent:main:g%d", i)
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid-" + key}); err != nil {
+			t.Fatal(err)
+		}
+		_, epoch, err := s.ClaimLane(ctx, "a", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+		fenced = append(fenced, store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch}))
+		stale = append(stale, store.WithFence(ctx, store.Fence{Node: "a", SessionKey: key, Epoch: epoch - 1}))
+	}
+	return keys, fenced, stale
+}
+
+// openIn opens run id of session key (transcript "sid-"+key) with a user
+// message as its input, as a warm turn's open does.
+func openIn(ctx context.Context, s *Store, key, id string) error {
+	in := userMsg("hi " + id)
+	in.RunID = id
+	_, _, err := s.OpenRun(ctx, &store.Run{RunID: id, SessionKey: key, SessionID: "sid-" + key, AgentID: "main",
+		Status: store.RunRunning, StartedAt: time.Now(), Input: []byte(`{}`)}, []store.Message{in})
+	return err
+}
+
+// TestGroupedEnds: ends that arrive while one is in flight go as one
+// transaction; when one member of the group is fenced, the group is
+// rolled back and each member ends alone: the others commit, the fenced
+// one is refused (ErrFenced) and writes nothing.
+func TestGroupedEnds(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, stale := groupSessions(t, s, 4)
+
+	// round ends run round-<r>-<i> of each session, with stale's fence
+	// for the sessions in bad, while the first session's end is in
+	// flight.
+	round := func(r int, bad map[int]bool) []error {
+		t.Helper()
+		for i, key := range keys {
+			if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d-%d", r, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return inGroup(t, s, "sid-"+keys[0], len(keys), func(i int) error {
+			c := fenced[i]
+			if bad[i] {
+				c = stale[i]
+			}
+			id := fmt.Sprintf("run-%d-%d", r, i)
+			_, _, err := s.EndRun(c, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+			return err
+		})
+	}
+	status := func(id string) store.RunStatus {
+		t.Helper()
+		run, err := s.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run.Status
+	}
+
+	// A group with the third session's end fenced.
+	errs := round(1, map[int]bool{2: true})
+	for i, err := range errs {
+		id := fmt.Sprintf("run-1-%d", i)
+		if i == 2 {
+			if !errors.Is(err, store.ErrFenced) || status(id) != store.RunRunning {
+				t.Fatalf("fenced member: %v, run %s; want ErrFenced and the run still running", err, status(id))
+			}
+			continue
+		}
+		if err != nil || status(id) != store.RunOK {
+			t.Fatalf("member %d: %v, run %s; want it ended", i, err, status(id))
+		}
+	}
+	if g, f := s.ends.groups.Load(), s.ends.failed.Load(); g != 0 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 0 and 1", g, f)
+	}
+	if n, _ := s.CountMessages(ctx, "sid-"+keys[2]); n != 1 {
+		t.Fatalf("fenced member's transcript has %d messages, want its input only", n)
+	}
+	if _, err := s.FinishRun(fenced[2], "run-1-2", store.RunResult{Status: store.RunAborted}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A group of good members commits as one.
+	for i, err := range round(2, nil) {
+		id := fmt.Sprintf("run-2-%d", i)
+		if err != nil || status(id) != store.RunOK {
+			t.Fatalf("member %d: %v, run %s; want it ended", i, err, status(id))
+		}
+	}
+	if g, f := s.ends.groups.Load(), s.ends.failed.Load(); g != 1 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 1 and 1", g, f)
+	}
+	for i, key := range keys {
+		want := int64(4) // two turns' input and reply
+		if i == 2 {
+			want = 3 // its first reply was refused
+		}
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || int64(len(msgs)) != want {
+			t.Fatalf("session %d: %d messages (%v), want %d", i, len(msgs), err, want)
+		}
+		for j := 1; j < len(msgs); j++ { // one chain, in order
+			if msgs[j].Seq != msgs[j-1].Seq+1 || msgs[j].Entry.ParentID == nil || *msgs[j].Entry.ParentID != msgs[j-1].Entry.ID {
+				t.Fatalf("session %d: message %d does not follow %d", i, j, j-1)
+			}
+		}
+		// The session row the end wrote is the one served next.
+		if sess, err := s.GetSession(ctx, key); err != nil || sess.UpdatedAt.IsZero() {
+			t.Fatalf("session %d after the group: %+v, %v", i, sess, err)
+		}
+	}
+}
+
+// TestGroupedEndsConcurrent: many sessions' turns at once, every third
+// end tried first with a stale fence: each stale end is refused and
+// writes nothing, each good one lands once, whether alone or grouped.
+func TestGroupedEndsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	const sessions, turns = 8, 12
+	keys, fenced, stale := groupSessions(t, s, sessions)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		wg.Go(func() {
+			for turn := range turns {
+				id := fmt.Sprintf("run-%d-%d", i, turn)
+				if err := openIn(fenced[i], s, key, id); err != nil {
+					t.Error(err)
+					return
+				}
+				if turn%3 == 0 {
+					_, stored, err := s.EndRun(stale[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "late")})
+					if !errors.Is(err, store.ErrFenced) || stored != nil {
+						t.Errorf("stale end of %s: %v, %v; want ErrFenced", id, stored, err)
+						return
+					}
+				}
+				run, stored, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")})
+				if err != nil || run.Status != store.RunOK || len(stored) != 1 || stored[0].Seq != int64(2*turn+2) {
+					t.Errorf("end of %s: %+v, %+v, %v", id, run, stored, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, key := range keys {
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || len(msgs) != 2*turns {
+			t.Fatalf("%s: %d messages (%v), want %d", key, len(msgs), err, 2*turns)
+		}
+		for j, m := range msgs {
+			if m.Entry.Message == nil || (j%2 == 1) != (m.Entry.Message.Role == "assistant") || (j%2 == 1 && *m.Entry.Message.Content.Blocks[0].Text != "done") {
+				t.Fatalf("%s: message %d is %+v", key, j, m.Entry.Message)
+			}
+		}
+	}
+	t.Logf("%d groups committed, %d rolled back", s.ends.groups.Load(), s.ends.failed.Load())
+}
+
+// inGroup runs op(0) … op(n-1) at once on s so that op(1) … op(n-1) go to
+// s's group committer as one group: op(0)'s transaction is held in flight
+// by transcript sessionID's lock (op(0) must take it), which inGroup holds
+// until the others have joined. It returns their errors.
+func inGroup(t *testing.T, s *Store, sessionID string, n int, op func(i int) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock := transcriptLockKey(sessionID)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan struct{})
+	s.ends.mu.Lock()
+	s.ends.joined = func(_ *groupMember, k int) {
+		if k == n-1 {
+			close(joined)
+		}
+	}
+	s.ends.mu.Unlock()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = op(0) })
+	// op(0) is in flight once it waits for the lock.
+	for {
+		var waiting bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+	}
+	for i := 1; i < n; i++ {
+		wg.Go(func() { errs[i] = op(i) })
+	}
+	<-joined
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestGroupedOpens: runs' opens (on a remembered tail) that arrive while
+// a transaction is in flight go as one group, with ends: a group with a
+// fenced open is rolled back, the others then open alone and the fenced
+// one is refused, writing neither its run nor its input; a group of good
+// opens commits as one, each input chained after its transcript's tail.
+func TestGroupedOpens(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, stale := groupSessions(t, s, 4)
+	// A first turn in each session, so the store remembers the tails.
+	for i, key := range keys {
+		id := fmt.Sprintf("first-%d", i)
+		if err := openIn(fenced[i], s, key, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round := func(r int, bad map[int]bool) []error {
+		return inGroup(t, s, "sid-"+keys[0], len(keys), func(i int) error {
+			c := fenced[i]
+			if bad[i] {
+				c = stale[i]
+			}
+			return openIn(c, s, keys[i], fmt.Sprintf("run-%d-%d", r, i))
+		})
+	}
+	g0, f0 := s.ends.groups.Load(), s.ends.failed.Load()
+	for i, err := range round(1, map[int]bool{1: true}) {
+		if i == 1 {
+			if !errors.Is(err, store.ErrFenced) {
+				t.Fatalf("fenced open: %v, want ErrFenced", err)
+			}
+			if _, err := s.GetRun(ctx, "run-1-1"); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("fenced open's run: %v, want ErrNotFound", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	if g, f := s.ends.groups.Load()-g0, s.ends.failed.Load()-f0; g != 0 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 0 and 1", g, f)
+	}
+	// The good ones end (alone), and a group of good opens commits as one.
+	for i, key := range keys {
+		if i == 1 {
+			continue
+		}
+		id := fmt.Sprintf("run-1-%d", i)
+		if _, _, err := s.EndRun(fenced[i], id, store.RunResult{Status: store.RunOK}, "sid-"+key, []store.Message{reply(id, "done")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, err := range round(2, nil) {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	if g, f := s.ends.groups.Load()-g0, s.ends.failed.Load()-f0; g != 1 || f != 1 {
+		t.Fatalf("%d groups committed, %d rolled back; want 1 and 1", g, f)
+	}
+	for i, key := range keys {
+		want := 5 // first turn, round 1's turn, round 2's input
+		if i == 1 {
+			want = 3
+		}
+		msgs, err := s.History(ctx, "sid-"+key, store.HistoryOptions{})
+		if err != nil || len(msgs) != want {
+			t.Fatalf("session %d: %d messages (%v), want %d", i, len(msgs), err, want)
+		}
+		for j := 1; j < len(msgs); j++ {
+			if msgs[j].Seq != msgs[j-1].Seq+1 || msgs[j].Entry.ParentID == nil || *msgs[j].Entry.ParentID != msgs[j-1].Entry.ID {
+				t.Fatalf("session %d: message %d does not follow %d", i, j, j-1)
+			}
+		}
+		if run, err := s.GetRun(ctx, fmt.Sprintf("run-2-%d", i)); err != nil || run.Status != store.RunRunning {
+			t.Fatalf("session %d: round 2's run %+v, %v; want it running", i, run, err)
+		}
+	}
+}
+
+// TestGroupOutlivesItsSender: a group is sent on behalf of all its
+// members: when the member that sends it gives up while it is in flight,
+// the others' ends still commit (and so does its own: the outcome is the
+// group's).
+func TestGroupOutlivesItsSender(t *testing.T) {
+	ctx := context.Background()
+	s := openNodes(t, 1)[0]
+	keys, fenced, _ := groupSessions(t, s, 4)
+	ctxs := make([]context.Context, len(keys))
+	cancels := make([]context.CancelFunc, len(keys))
+	for i, key := range keys {
+		if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		ctxs[i], cancels[i] = context.WithCancel(fenced[i])
+		defer cancels[i]()
+	}
+	// Session 0's end is held in flight by its transcript's lock; the
+	// group of the others is held, once sent, by session 3's.
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock0, lock3 := transcriptLockKey("sid-"+keys[0]), transcriptLockKey("sid-"+keys[3])
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1), pg_advisory_lock($2)`, lock0, lock3); err != nil {
+		t.Fatal(err)
+	}
+	waiter := func() {
+		t.Helper()
+		for {
+			var waiting bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting {
+				return
+			}
+		}
+	}
+	var (
+		first  = make(chan context.Context, 1)
+		joined = make(chan struct{})
+	)
+	s.ends.mu.Lock()
+	s.ends.joined = func(m *groupMember, n int) {
+		if n == 1 {
+			first <- m.ctx // the group's sender
+		}
+		if n == len(keys)-1 {
+			close(joined)
+		}
+	}
+	s.ends.mu.Unlock()
+	errs := make([]error, len(keys))
+	end := func(i int) {
+		id := fmt.Sprintf("run-%d", i)
+		_, _, errs[i] = s.EndRun(ctxs[i], id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { end(0) })
+	waiter()
+	for i := 1; i < len(keys); i++ {
+		wg.Go(func() { end(i) })
+	}
+	<-joined
+	sender := <-first
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock0); err != nil {
+		t.Fatal(err)
+	}
+	waiter() // the group, at session 3's lock
+	for i := range keys {
+		if ctxs[i] == sender {
+			cancels[i]()
+		}
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock3); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		run, gerr := s.GetRun(ctx, fmt.Sprintf("run-%d", i))
+		if err != nil || gerr != nil || run.Status != store.RunOK {
+			t.Errorf("end %d: %v; run %+v, %v", i, err, run, gerr)
+		}
+	}
+	if g := s.ends.groups.Load(); g != 1 {
+		t.Fatalf("%d groups committed, want 1", g)
+	}
+}
