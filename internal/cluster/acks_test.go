@@ -284,3 +284,38 @@ func TestHeldUntilAcknowledged(t *testing.T) {
 		t.Fatal("a silent peer is waited for again on its next announcement")
 	}
 }
+
+// TestRejoinedNodeAcknowledgesAgain: a node that joins again after its
+// lease was lost (rejoin) is new to its peers, which forget what it
+// acknowledged; it says hello, so that they send their sets again and it
+// acknowledges them: its relayed events are not held back once it
+// announces, and it is not taken for a node that never acknowledges.
+func TestRejoinedNodeAcknowledgesAgain(t *testing.T) {
+	dsn := pgtest.DB(t)
+	a, b := joinWith(t, dsn, "a", newModel(time.Millisecond), 5*time.Second, false), joinWith(t, dsn, "b", newModel(time.Millisecond), 5*time.Second, false)
+	waitPeers(t, a, b)
+	defer a.node.Want("agent:main:x")()
+	waitAcked := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for a.node.acked.pending("b") {
+			if time.Now().After(deadline) {
+				a.node.acked.mu.Lock()
+				t.Fatalf("%s: b never acknowledged a's want: from %v, added %d", what, a.node.acked.from, a.node.acked.added)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		a.node.acked.mu.Lock()
+		defer a.node.acked.mu.Unlock()
+		if a.node.acked.silent["b"] {
+			t.Fatalf("%s: b was taken for a node that does not acknowledge", what)
+		}
+	}
+	waitAcked("at the start")
+	b.node.rejoin()
+	// b's next announcement makes a wait for b's acknowledgements again
+	// (a forgot them when b joined).
+	defer b.node.Want("agent:main:y")()
+	waitScope(t, a, "b's want", func(sc *relayScope) bool { return sc.keys["agent:main:y"] })
+	waitAcked("after b joined again")
+}

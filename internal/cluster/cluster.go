@@ -535,6 +535,12 @@ func (n *Node) rejoin() {
 		n.log.Warn("rejoin: register failed", "err", err)
 		return
 	}
+	// The peers took the join for a new node's: they forgot what this one
+	// wants and acknowledged (wants.go, acks.go). As a starting node's
+	// listener does, it says hello: they send their sets again, which it
+	// acknowledges, and it sends its whole set.
+	n.helloSend.Store(true)
+	n.kickAnnounce()
 	n.log.Info("node joined again")
 	n.kickSweep()
 }
