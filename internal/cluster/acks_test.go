@@ -319,3 +319,62 @@ func TestRejoinedNodeAcknowledgesAgain(t *testing.T) {
 	waitScope(t, a, "b's want", func(sc *relayScope) bool { return sc.keys["agent:main:y"] })
 	waitAcked("after b joined again")
 }
+
+// TestHeldUntilTheirWantIsAcknowledged: a peer's relayed events are held
+// until it acknowledged the wants made before they came, not the wants
+// made since: while wants keep coming faster than the peer acknowledges
+// them (each a round trip), its events are still handed over a round
+// trip after they came, in order, not after a lease.
+func TestHeldUntilTheirWantIsAcknowledged(t *testing.T) {
+	frame := func(runID string) []byte {
+		body, err := encodeFrame([]agent.Event{
+			{RunID: runID, SessionKey: "k", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+			{RunID: runID, SessionKey: "k", Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: runID}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	r := &relayRunner{wants: map[string]bool{"r1": true, "r2": true, "r3": true}, asked: map[string]int{}}
+	n := &Node{cfg: Config{ID: "b"}, runner: r, lease: time.Hour, log: slog.New(slog.DiscardHandler), acked: newAckState(), held: map[string]*heldEvents{}}
+	n.acked.known("a")
+	// A want announced as 1; a's events come before a acknowledged it.
+	n.acked.no, n.acked.added = 1, 1
+	if err := n.relayBatch("a", frame("r1")); err != nil || len(r.got) != 0 {
+		t.Fatalf("before a's acknowledgement: %v, runner got %v", err, r.got)
+	}
+	// Another want, announced as 2, and more of a's events.
+	n.acked.no, n.acked.added = 2, 2
+	if err := n.relayBatch("a", frame("r2")); err != nil {
+		t.Fatal(err)
+	}
+	// A third want, not announced yet, and more of a's events.
+	n.acked.wantGen.Add(1)
+	if err := n.relayBatch("a", frame("r3")); err != nil {
+		t.Fatal(err)
+	}
+	n.ackedBy("a", "b\t1")
+	if want := []string{"relay r1 1 lifecycle/start", "relay r1 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 1: the runner got %v, want %v (what came before want 2)", r.got, want)
+	}
+	r.got = nil
+	// The third want is announced as 3 (and a fourth is made) before a
+	// acknowledged 2.
+	n.acked.no, n.acked.added = 3, 3
+	n.acked.sentGen.Store(n.acked.wantGen.Load())
+	n.releaseHeld()
+	n.acked.wantGen.Add(1)
+	n.ackedBy("a", "b\t2")
+	if want := []string{"relay r2 1 lifecycle/start", "relay r2 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 2: the runner got %v, want %v", r.got, want)
+	}
+	r.got = nil
+	n.ackedBy("a", "b\t3")
+	if want := []string{"relay r3 1 lifecycle/start", "relay r3 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 3: the runner got %v, want %v", r.got, want)
+	}
+	if n.held["a"] != nil {
+		t.Errorf("still held: %+v", n.held["a"])
+	}
+}

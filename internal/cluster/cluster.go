@@ -753,6 +753,10 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 		return err
 	}
 	hold := origin != "" && n.holding(origin)
+	var need, gen int64
+	if hold {
+		need, gen = n.acked.owed()
+	}
 	var first error
 	var wanted map[string]bool
 	for _, e := range evs {
@@ -763,7 +767,7 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 			continue
 		}
 		if hold {
-			n.hold(origin, e)
+			n.hold(origin, e, need, gen)
 			continue
 		}
 		if err := n.relayOne(e, &wanted); err != nil {
