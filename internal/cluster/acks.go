@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,10 +280,55 @@ func (n *Node) kickRelease() {
 	}
 }
 
-// heldEvents are a peer's relayed events held back, since when.
+// heldEvents are a peer's relayed events held back, in the order they
+// came.
 type heldEvents struct {
-	since time.Time
-	evs   []relayed
+	evs []heldEvent
+}
+
+// heldEvent is one event held back: it is handed over once its peer
+// acknowledged need, the number of this node's last announcement adding
+// keys when it came (-1 while that want was not numbered yet: the
+// announcement made once wantGen reached gen), or a lease after at (when).
+type heldEvent struct {
+	e    relayed
+	need int64
+	gen  int64
+	at   time.Time
+}
+
+// owed is what a peer must acknowledge before an event of it that comes
+// now is handed over: the number of the last announcement adding keys,
+// or -1 and the want generation to wait for while the last wants are not
+// numbered yet.
+func (a *ackState) owed() (need, gen int64) {
+	gen = a.wantGen.Load()
+	if gen > a.sentGen.Load() {
+		return -1, gen
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.added, gen
+}
+
+// numbered returns the number an event held for want generation gen
+// waits for, once the wants up to gen were numbered (the last number
+// adding keys then, or a later one); -1 until then.
+func (a *ackState) numbered(gen int64) int64 {
+	if a.sentGen.Load() < gen {
+		return -1
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.added
+}
+
+// acknowledged reports whether peer origin acknowledged need, or is not
+// waited for.
+func (a *ackState) acknowledged(origin string, need int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.peers[origin] || a.from[origin] >= need
 }
 
 // holding reports whether origin's relayed events are held back (on the
@@ -292,34 +338,54 @@ func (n *Node) holding(origin string) bool {
 	return n.held[origin] != nil || n.acked.pending(origin)
 }
 
-// hold holds back e, an event origin relayed.
-func (n *Node) hold(origin string, e relayed) {
+// hold holds back e, an event origin relayed, until origin acknowledged
+// need (owed).
+func (n *Node) hold(origin string, e relayed, need, gen int64) {
 	h := n.held[origin]
 	if h == nil {
-		h = &heldEvents{since: time.Now()}
+		h = &heldEvents{}
 		n.held[origin] = h
 	}
-	h.evs = append(h.evs, e)
+	h.evs = append(h.evs, heldEvent{e: e, need: need, gen: gen, at: time.Now()})
 }
 
-// releaseHeld hands the runner, in order, the held events of the peers
-// no longer pending, and of those held for a lease (on the reader's
-// goroutine).
+// releaseHeld hands the runner, in order, the held events whose peers
+// acknowledged what they wait for, and all of a peer's once its first
+// was held for a lease (on the reader's goroutine). An event is held for
+// the wants made before it came, not for those made since: while wants
+// come faster than a peer acknowledges them, its events are still handed
+// over a round trip after they came.
 func (n *Node) releaseHeld() {
 	for origin, h := range n.held {
-		late := time.Since(h.since) >= n.lease
-		if !late && n.acked.pending(origin) {
+		for i := range h.evs {
+			if h.evs[i].need < 0 {
+				h.evs[i].need = n.acked.numbered(h.evs[i].gen)
+			}
+		}
+		ready := 0
+		for ready < len(h.evs) && h.evs[ready].need >= 0 && n.acked.acknowledged(origin, h.evs[ready].need) {
+			ready++
+		}
+		if ready < len(h.evs) && time.Since(h.evs[ready].at) >= n.lease {
+			if n.acked.pending(origin) {
+				n.log.Warn("a peer did not acknowledge a want within a lease: its relayed events are no longer held for its acknowledgements", "origin", origin, "events", len(h.evs))
+				n.acked.silence(origin)
+			}
+			ready = len(h.evs)
+		}
+		if ready == 0 {
 			continue
 		}
-		if late && n.acked.pending(origin) {
-			n.log.Warn("a peer did not acknowledge a want within a lease: its relayed events are no longer held for its acknowledgements", "origin", origin, "events", len(h.evs))
-			n.acked.silence(origin)
+		release := h.evs[:ready]
+		if ready == len(h.evs) {
+			delete(n.held, origin)
+		} else {
+			h.evs = slices.Clone(h.evs[ready:])
 		}
-		delete(n.held, origin)
 		var wanted map[string]bool
-		for _, e := range h.evs {
-			if err := n.relayOne(e, &wanted); err != nil {
-				n.log.Warn("relayed event undecodable", "origin", origin, "runId", e.runID, "err", err)
+		for _, he := range release {
+			if err := n.relayOne(he.e, &wanted); err != nil {
+				n.log.Warn("relayed event undecodable", "origin", origin, "runId", he.e.runID, "err", err)
 			}
 		}
 	}

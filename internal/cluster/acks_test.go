@@ -284,3 +284,97 @@ func TestHeldUntilAcknowledged(t *testing.T) {
 		t.Fatal("a silent peer is waited for again on its next announcement")
 	}
 }
+
+// TestRejoinedNodeAcknowledgesAgain: a node that joins again after its
+// lease was lost (rejoin) is new to its peers, which forget what it
+// acknowledged; it says hello, so that they send their sets again and it
+// acknowledges them: its relayed events are not held back once it
+// announces, and it is not taken for a node that never acknowledges.
+func TestRejoinedNodeAcknowledgesAgain(t *testing.T) {
+	dsn := pgtest.DB(t)
+	a, b := joinWith(t, dsn, "a", newModel(time.Millisecond), 5*time.Second, false), joinWith(t, dsn, "b", newModel(time.Millisecond), 5*time.Second, false)
+	waitPeers(t, a, b)
+	defer a.node.Want("agent:main:x")()
+	waitAcked := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for a.node.acked.pending("b") {
+			if time.Now().After(deadline) {
+				a.node.acked.mu.Lock()
+				t.Fatalf("%s: b never acknowledged a's want: from %v, added %d", what, a.node.acked.from, a.node.acked.added)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		a.node.acked.mu.Lock()
+		defer a.node.acked.mu.Unlock()
+		if a.node.acked.silent["b"] {
+			t.Fatalf("%s: b was taken for a node that does not acknowledge", what)
+		}
+	}
+	waitAcked("at the start")
+	b.node.rejoin()
+	// b's next announcement makes a wait for b's acknowledgements again
+	// (a forgot them when b joined).
+	defer b.node.Want("agent:main:y")()
+	waitScope(t, a, "b's want", func(sc *relayScope) bool { return sc.keys["agent:main:y"] })
+	waitAcked("after b joined again")
+}
+
+// TestHeldUntilTheirWantIsAcknowledged: a peer's relayed events are held
+// until it acknowledged the wants made before they came, not the wants
+// made since: while wants keep coming faster than the peer acknowledges
+// them (each a round trip), its events are still handed over a round
+// trip after they came, in order, not after a lease.
+func TestHeldUntilTheirWantIsAcknowledged(t *testing.T) {
+	frame := func(runID string) []byte {
+		body, err := encodeFrame([]agent.Event{
+			{RunID: runID, SessionKey: "k", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart},
+			{RunID: runID, SessionKey: "k", Seq: 2, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd, Run: &store.Run{RunID: runID}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	r := &relayRunner{wants: map[string]bool{"r1": true, "r2": true, "r3": true}, asked: map[string]int{}}
+	n := &Node{cfg: Config{ID: "b"}, runner: r, lease: time.Hour, log: slog.New(slog.DiscardHandler), acked: newAckState(), held: map[string]*heldEvents{}}
+	n.acked.known("a")
+	// A want announced as 1; a's events come before a acknowledged it.
+	n.acked.no, n.acked.added = 1, 1
+	if err := n.relayBatch("a", frame("r1")); err != nil || len(r.got) != 0 {
+		t.Fatalf("before a's acknowledgement: %v, runner got %v", err, r.got)
+	}
+	// Another want, announced as 2, and more of a's events.
+	n.acked.no, n.acked.added = 2, 2
+	if err := n.relayBatch("a", frame("r2")); err != nil {
+		t.Fatal(err)
+	}
+	// A third want, not announced yet, and more of a's events.
+	n.acked.wantGen.Add(1)
+	if err := n.relayBatch("a", frame("r3")); err != nil {
+		t.Fatal(err)
+	}
+	n.ackedBy("a", "b\t1")
+	if want := []string{"relay r1 1 lifecycle/start", "relay r1 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 1: the runner got %v, want %v (what came before want 2)", r.got, want)
+	}
+	r.got = nil
+	// The third want is announced as 3 (and a fourth is made) before a
+	// acknowledged 2.
+	n.acked.no, n.acked.added = 3, 3
+	n.acked.sentGen.Store(n.acked.wantGen.Load())
+	n.releaseHeld()
+	n.acked.wantGen.Add(1)
+	n.ackedBy("a", "b\t2")
+	if want := []string{"relay r2 1 lifecycle/start", "relay r2 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 2: the runner got %v, want %v", r.got, want)
+	}
+	r.got = nil
+	n.ackedBy("a", "b\t3")
+	if want := []string{"relay r3 1 lifecycle/start", "relay r3 2 lifecycle/end"}; !slices.Equal(r.got, want) {
+		t.Fatalf("a acknowledged 3: the runner got %v, want %v", r.got, want)
+	}
+	if n.held["a"] != nil {
+		t.Errorf("still held: %+v", n.held["a"])
+	}
+}

@@ -535,6 +535,12 @@ func (n *Node) rejoin() {
 		n.log.Warn("rejoin: register failed", "err", err)
 		return
 	}
+	// The peers took the join for a new node's: they forgot what this one
+	// wants and acknowledged (wants.go, acks.go). As a starting node's
+	// listener does, it says hello: they send their sets again, which it
+	// acknowledges, and it sends its whole set.
+	n.helloSend.Store(true)
+	n.kickAnnounce()
 	n.log.Info("node joined again")
 	n.kickSweep()
 }
@@ -747,6 +753,10 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 		return err
 	}
 	hold := origin != "" && n.holding(origin)
+	var need, gen int64
+	if hold {
+		need, gen = n.acked.owed()
+	}
 	var first error
 	var wanted map[string]bool
 	for _, e := range evs {
@@ -757,7 +767,7 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 			continue
 		}
 		if hold {
-			n.hold(origin, e)
+			n.hold(origin, e, need, gen)
 			continue
 		}
 		if err := n.relayOne(e, &wanted); err != nil {
