@@ -247,14 +247,16 @@ func serviceEnvVars(env settings.Env, configPath string) map[string]string {
 
 // writeServiceEnv writes vars into the env file at path (mode 0600),
 // keeping the lines of variables it does not set; it returns the names
-// written and those left out (a value with a newline cannot be written).
+// written and those left out (a value with a newline cannot be written:
+// such a variable keeps the line it had, if any).
 func writeServiceEnv(path string, vars map[string]string) (written, skipped []string, err error) {
 	var keep []string
 	if old, err := os.ReadFile(path); err == nil {
 		for line := range strings.Lines(string(old)) {
 			line = strings.TrimRight(line, "\n")
 			name, _, _ := strings.Cut(line, "=")
-			if _, ok := vars[strings.TrimSpace(name)]; !ok && strings.TrimSpace(line) != "" {
+			v, set := vars[strings.TrimSpace(name)]
+			if (!set || strings.ContainsAny(v, "\r\n")) && strings.TrimSpace(line) != "" {
 				keep = append(keep, line)
 			}
 		}

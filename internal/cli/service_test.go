@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -312,5 +313,27 @@ func TestServiceInstallCarriesTheShellsVariables(t *testing.T) {
 	}
 	if strings.Contains(string(unit), "gw-secret") || strings.Contains(string(unit), "sk-") {
 		t.Errorf("unit holds a secret:\n%s", unit)
+	}
+}
+
+// TestWriteServiceEnvKeepsWhatItCannotWrite: a variable whose value in
+// this shell has several lines cannot be written to the env file; the
+// line it had there stays (dropping it would take the service's key
+// away), and it is reported as not copied.
+func TestWriteServiceEnvKeepsWhatItCannotWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), serviceEnvFile)
+	if err := os.WriteFile(path, []byte("MULTI=\"one line\"\nOTHER=\"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written, skipped, err := writeServiceEnv(path, map[string]string{"MULTI": "a\nb", "NEW": "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(written, []string{"NEW"}) || !slices.Equal(skipped, []string{"MULTI"}) {
+		t.Errorf("written %v, skipped %v", written, skipped)
+	}
+	b, _ := os.ReadFile(path)
+	if want := "MULTI=\"one line\"\nOTHER=\"x\"\nNEW=\"v\"\n"; string(b) != want {
+		t.Errorf("%s:\n%s\nwant:\n%s", path, b, want)
 	}
 }
