@@ -123,3 +123,33 @@ func BenchmarkEndJSON(b *testing.B) {
 		_ = appendAgentText(nil, "echo: warm turn", "echo: warm turn")
 	}
 }
+
+// TestEventHeadShared: the chat and agent heads are shared between frames
+// yet read as built, and appending to one does not write into the next.
+func TestEventHeadShared(t *testing.T) {
+	for _, c := range []struct {
+		event   string
+		payload bool
+		want    string
+	}{
+		{"chat", true, `{"type":"event","event":"chat","payload":`},
+		{"agent", true, `{"type":"event","event":"agent","payload":`},
+		{"chat", false, `{"type":"event","event":"chat"`},
+		{"tick", true, `{"type":"event","event":"tick","payload":`},
+		{`a"b`, false, `{"type":"event","event":"a\"b"`},
+	} {
+		first := eventHead(c.event, c.payload)
+		_ = append(first, "garbage"...)
+		if got := eventHead(c.event, c.payload); string(got) != c.want || string(first) != c.want {
+			t.Errorf("eventHead(%q, %v) = %s then %s, want %s", c.event, c.payload, first, got, c.want)
+		}
+	}
+}
+
+// BenchmarkEventHead is the head of a run's chat event.
+func BenchmarkEventHead(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = eventHead("chat", true)
+	}
+}
