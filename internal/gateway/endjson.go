@@ -40,7 +40,7 @@ func messageJSON(m *transcript.Message) (json.RawMessage, error) {
 	if !plainMessage(m) {
 		return json.Marshal(m)
 	}
-	raw, err := m.MarshalJSON()
+	raw, err := m.AppendJSON(make([]byte, 0, messageSize(m)))
 	if err != nil {
 		return nil, err
 	}
@@ -84,4 +84,24 @@ func usageJSON(u transcript.Usage) json.RawMessage {
 	b = append(b, `,"totalTokens":`...)
 	b = strconv.AppendInt(b, u.TotalTokens, 10)
 	return append(b, '}')
+}
+
+// messageSize is about how many bytes m's JSON takes: its text and
+// strings, and room for the keys and numbers.
+func messageSize(m *transcript.Message) int {
+	n := 320 + len(m.Provider) + len(m.Model) + len(m.API) + len(m.StopReason) + len(m.ErrorMessage) + len(m.ResponseID)
+	if m.Content.String != nil {
+		n += len(*m.Content.String)
+	}
+	for i := range m.Content.Blocks {
+		b := &m.Content.Blocks[i]
+		n += 48 + len(b.ID) + len(b.Name) + len(b.ThinkingSignature) + len(b.Data)
+		if b.Text != nil {
+			n += len(*b.Text)
+		}
+		if b.Thinking != nil {
+			n += len(*b.Thinking)
+		}
+	}
+	return n
 }

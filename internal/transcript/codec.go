@@ -690,6 +690,16 @@ func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec.G
 // always written for the user, assistant, toolResult and tool roles.
 func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec.Get(), &m) }
 
+// AppendJSON appends m's MarshalJSON bytes to b (a caller that knows about
+// how long the message is can encode it without growing a buffer).
+func (m *Message) AppendJSON(b []byte) ([]byte, error) {
+	out, err := messageCodec.Get().encode(b, m)
+	if err != nil {
+		return b, fmt.Errorf("transcript: %w", err)
+	}
+	return out, nil
+}
+
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // (a non-string role, a non-integer timestamp, …) are an error; unknown
 // fields go to Extra.
