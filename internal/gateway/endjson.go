@@ -105,3 +105,24 @@ func messageSize(m *transcript.Message) int {
 	}
 	return n
 }
+
+// appendUsageData appends usageData(u) to b as json.Marshal writes the
+// map (keys sorted).
+func appendUsageData(b []byte, u *transcript.Usage) []byte {
+	b = append(b, '{')
+	if u.CacheRead != 0 {
+		b = append(b, `"cacheReadTokens":`...)
+		b = append(strconv.AppendInt(b, u.CacheRead, 10), ',')
+	}
+	if u.CacheWrite != 0 {
+		b = append(b, `"cacheWriteTokens":`...)
+		b = append(strconv.AppendInt(b, u.CacheWrite, 10), ',')
+	}
+	b = append(b, `"inputTokens":`...)
+	b = strconv.AppendInt(b, u.Input, 10)
+	b = append(b, `,"outputTokens":`...)
+	b = strconv.AppendInt(b, u.Output, 10)
+	b = append(b, `,"totalTokens":`...)
+	b = strconv.AppendInt(b, u.TotalTokens, 10)
+	return append(b, '}')
+}

@@ -153,3 +153,27 @@ func BenchmarkEventHead(b *testing.B) {
 		_ = eventHead("chat", true)
 	}
 }
+
+// TestUsageDataMatchesMarshal: a usage event's data has the bytes
+// json.Marshal gives usageData's map.
+func TestUsageDataMatchesMarshal(t *testing.T) {
+	for _, u := range []transcript.Usage{{}, {Input: 10, Output: 2, TotalTokens: 12}, {CacheRead: 5}, {CacheWrite: -3, Input: 1},
+		{Input: 1 << 62, Output: -1, CacheRead: 7, CacheWrite: 9, TotalTokens: 3, Cost: &transcript.Cost{Total: 1}}} {
+		want, err := json.Marshal(usageData(&u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendUsageData([]byte("x"), &u); string(got) != "x"+string(want) {
+			t.Errorf("appendUsageData(%+v) = %s, json.Marshal: %s", u, got[1:], want)
+		}
+	}
+}
+
+// BenchmarkUsageData is a warm turn's usage event data.
+func BenchmarkUsageData(b *testing.B) {
+	u := &transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = appendUsageData(make([]byte, 0, 128), u)
+	}
+}

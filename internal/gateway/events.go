@@ -247,7 +247,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	case agent.StreamUsage:
 		s.flushAgentTextLocked(st, agentEv)
 		if u := ev.Usage; u != nil {
-			agentEv(usageData(u))
+			agentEv(json.RawMessage(appendUsageData(make([]byte, 0, 128), u)))
 		}
 	}
 }
