@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -300,6 +301,24 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 	return store.RunError, err.Error()
 }
 
+// logEnded logs a run's one INFO line. Its attributes are typed and in an
+// array of their own: no []any grown past its first size, no boxed
+// numbers.
+func logEnded(log *slog.Logger, fin *store.Run) {
+	var buf [9]slog.Attr
+	attrs := append(buf[:0], slog.String("runId", fin.RunID), slog.String("sessionKey", fin.SessionKey),
+		slog.String("agentId", fin.AgentID), slog.String("status", string(fin.Status)),
+		slog.Int64("inputTokens", fin.Usage.Input), slog.Int64("outputTokens", fin.Usage.Output),
+		slog.Int64("totalTokens", fin.Usage.TotalTokens))
+	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
+		attrs = append(attrs, slog.Int64("durationMs", fin.EndedAt.Sub(fin.StartedAt).Milliseconds()))
+	}
+	if fin.Error != "" {
+		attrs = append(attrs, slog.String("error", fin.Error))
+	}
+	log.LogAttrs(context.Background(), slog.LevelInfo, "run ended", attrs...)
+}
+
 // finish records the terminal state, wakes waiters and emits lifecycle end.
 func (r *Runner) finish(st *runState, last *transcript.Message, status store.RunStatus, errText, stop string, usage transcript.Usage) {
 	bg := r.writeCtx(st.run.RunID)
@@ -328,17 +347,10 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		r.finishCarried(st, last, res)
 		return
 	}
-	attrs := []any{"runId", fin.RunID, "sessionKey", fin.SessionKey, "agentId", fin.AgentID, "status", string(fin.Status), // a string: logged without reflection
-		"inputTokens", fin.Usage.Input, "outputTokens", fin.Usage.Output, "totalTokens", fin.Usage.TotalTokens}
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
-		d := fin.EndedAt.Sub(fin.StartedAt)
-		attrs = append(attrs, "durationMs", d.Milliseconds())
-		r.durations.observe(fin.SessionKey, d)
+		r.durations.observe(fin.SessionKey, fin.EndedAt.Sub(fin.StartedAt))
 	}
-	if fin.Error != "" {
-		attrs = append(attrs, "error", fin.Error)
-	}
-	r.log.Info("run ended", attrs...)
+	logEnded(r.log, fin)
 	// Subscribers see the end before waiters wake, so a client that waited
 	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})

@@ -177,6 +177,9 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			seq, stream = d.seq, agent.StreamAssistant
 		}
 		raw, ok := data.(json.RawMessage) // encoded already (wire's lifecycle data)
+		if d, text := data.(agentTextData); text {
+			raw, ok = appendAgentText(make([]byte, 0, 24+len(d.Text)+len(d.Delta)), d.Text, d.Delta), true
+		}
 		if !ok {
 			var err error
 			if raw, err = json.Marshal(data); err != nil {
@@ -244,7 +247,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	case agent.StreamUsage:
 		s.flushAgentTextLocked(st, agentEv)
 		if u := ev.Usage; u != nil {
-			agentEv(usageData(u))
+			agentEv(json.RawMessage(appendUsageData(make([]byte, 0, 128), u)))
 		}
 	}
 }
@@ -395,12 +398,12 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 		Seq: ev.Seq, StopReason: run.StopReason,
 	}
 	if ev.Message != nil {
-		chat.Message, _ = json.Marshal(ev.Message)
+		chat.Message, _ = messageJSON(ev.Message)
 	}
 	switch run.Status {
 	case store.RunOK:
 		chat.State = wire.ChatStateFinal
-		chat.Usage, _ = json.Marshal(run.Usage)
+		chat.Usage = usageJSON(run.Usage)
 	case store.RunAborted:
 		chat.State = wire.ChatStateAborted
 		if chat.StopReason == "" {

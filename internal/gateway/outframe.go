@@ -8,7 +8,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/jsonenc"
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // sharedMin is the payload size from which a broadcast event's payload is
@@ -119,11 +121,34 @@ func appendSeq(b []byte, seq int64) []byte {
 // eventHead is the start of an event frame up to its payload (or, for an
 // event without one, up to its seq).
 func eventHead(event string, payload bool) []byte {
-	b := jsonenc.AppendString([]byte(`{"type":"event","event":`), event)
-	if !payload {
-		return b
+	if payload {
+		// The events of every run: one head each, shared by their
+		// frames, which only read it (capped, so that an append copies).
+		switch event {
+		case wire.EventChat:
+			return chatHead.Get()
+		case wire.EventAgent:
+			return agentHead.Get()
+		}
 	}
-	return append(b, `,"payload":`...)
+	return buildEventHead(event, payload)
+}
+
+// The heads of the chat and agent events with a payload.
+var (
+	chatHead  = lazy.Value[[]byte]{New: func() []byte { return buildEventHead(wire.EventChat, true) }}
+	agentHead = lazy.Value[[]byte]{New: func() []byte { return buildEventHead(wire.EventAgent, true) }}
+)
+
+// buildEventHead builds eventHead(event, payload) in a slice of its own,
+// its capacity its length.
+func buildEventHead(event string, payload bool) []byte {
+	b := append(make([]byte, 0, 48+len(event)), `{"type":"event","event":`...)
+	b = jsonenc.AppendString(b, event)
+	if payload {
+		b = append(b, `,"payload":`...)
+	}
+	return b[:len(b):len(b)]
 }
 
 // appendHeader appends the header of an unmasked, unfragmented WebSocket

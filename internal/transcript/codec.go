@@ -669,6 +669,16 @@ func (h *Header) UnmarshalJSON(data []byte) error { return unmarshal(headerCodec
 // Message is written only when set.
 func (e Entry) MarshalJSON() ([]byte, error) { return marshal(entryCodec.Get(), &e) }
 
+// AppendJSON appends e's MarshalJSON bytes to b (a caller that copies
+// the line out can encode into a buffer it reuses).
+func (e *Entry) AppendJSON(b []byte) ([]byte, error) {
+	out, err := entryCodec.Get().encode(b, e)
+	if err != nil {
+		return b, fmt.Errorf("transcript: %w", err)
+	}
+	return out, nil
+}
+
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // are an error. For entries of type "message" the message member is decoded
 // into Message; every other member, including the type-specific fields of
@@ -679,6 +689,16 @@ func (e *Entry) UnmarshalJSON(data []byte) error { return unmarshal(entryCodec.G
 // order (empty optional ones omitted), then Extra in key order. Content is
 // always written for the user, assistant, toolResult and tool roles.
 func (m Message) MarshalJSON() ([]byte, error) { return marshal(messageCodec.Get(), &m) }
+
+// AppendJSON appends m's MarshalJSON bytes to b (a caller that knows about
+// how long the message is can encode it without growing a buffer).
+func (m *Message) AppendJSON(b []byte) ([]byte, error) {
+	out, err := messageCodec.Get().encode(b, m)
+	if err != nil {
+		return b, fmt.Errorf("transcript: %w", err)
+	}
+	return out, nil
+}
 
 // UnmarshalJSON implements json.Unmarshaler. Fields of the wrong JSON type
 // (a non-string role, a non-integer timestamp, …) are an error; unknown

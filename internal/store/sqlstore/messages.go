@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -96,7 +97,7 @@ func PrepareMessages(sessionID string, msgs []store.Message, now time.Time, newI
 // Chain places prepared message m after the transcript entry prevID (""
 // when m is the first): it numbers m seq, sets an unset parent id to
 // prevID, and returns m's stored line.
-func Chain(m *store.Message, seq int64, prevID string) ([]byte, error) {
+func Chain(m *store.Message, seq int64, prevID string) (string, error) {
 	m.Seq = seq
 	if m.Entry.ParentID == nil || *m.Entry.ParentID == "" {
 		m.Entry.ParentID = nil
@@ -105,11 +106,30 @@ func Chain(m *store.Message, seq int64, prevID string) ([]byte, error) {
 			m.Entry.ParentID = &p
 		}
 	}
-	// The type's own JSON method, not json.Marshal: it writes the same
+	// The type's own encoder, not json.Marshal: it writes the same
 	// compact line transcript.Encoder does (json.Marshal would re-validate
-	// it and escape <, > and &).
-	return m.Entry.MarshalJSON()
+	// it and escape <, > and &). It writes into a pooled buffer, so that
+	// the line's one allocation is the string it is stored as, not every
+	// step of a buffer grown from nothing.
+	bp := lineBufs.Get().(*[]byte)
+	b, err := m.Entry.AppendJSON((*bp)[:0])
+	line := string(b)
+	if cap(b) <= maxPooledLine {
+		*bp = b
+		lineBufs.Put(bp)
+	}
+	if err != nil {
+		return "", err
+	}
+	return line, nil
 }
+
+// lineBufs holds the buffers Chain encodes into; a buffer that grew past
+// maxPooledLine (a message with a large tool result) is left to the
+// collector.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledLine = 64 << 10
 
 // MessageRows numbers and chains prepared messages after a transcript's
 // tail, giving each one's row of InsertMessages; the first row carries
@@ -138,7 +158,7 @@ func (r *MessageRows) Append(args []any, m *store.Message) ([]any, error) {
 	if i == 0 {
 		key = r.IdemKey
 	}
-	return append(args, r.SessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, ToMs(m.CreatedAt), string(line), key), nil
+	return append(args, r.SessionID, m.Seq, m.Entry.ID, m.Role, m.RunID, ToMs(m.CreatedAt), line, key), nil
 }
 
 // HistoryStmts lists History's statements in the order HistoryStmt picks
