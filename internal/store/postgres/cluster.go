@@ -178,7 +178,8 @@ func (s *Store) LeaveNode(ctx context.Context, id string) error {
 		return err
 	}
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM lanes WHERE node_id = $1`, id); err != nil {
+		if _, err := tx.Exec(ctx, `WITH l AS (`+lanesInOrder("")+`)
+			DELETE FROM lanes USING l WHERE lanes.session_key = l.session_key`, []string{id}); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM nodes WHERE node_id = $1`, id); err != nil {
@@ -296,6 +297,16 @@ func (s *Store) OfferLane(ctx context.Context, node, sessionKey string) (owner s
 // long, the transaction is ended by the server when idle for this long.
 const fenceIdleTimeout = 2 * time.Second
 
+// lanesInOrder selects the lanes l of the nodes in $1 (and cond, "" or
+// " AND …"), locking them (FOR UPDATE) in the byte order of their keys:
+// the order ClaimOrphans and a group of fenced writes (groupCommitter)
+// take lanes in, so that a transaction that deletes several lanes never
+// waits for such a group in a cycle.
+func lanesInOrder(cond string) string {
+	return `SELECT l.session_key FROM lanes l WHERE l.node_id = ANY($1)` + cond +
+		` ORDER BY l.session_key COLLATE "C" FOR UPDATE OF l`
+}
+
 // ReleaseLanes gives up node's lanes of the sessions in keys that have no
 // queued runs, in one statement, and returns those it released; the
 // others stay node's (their queued runs are for it to run).
@@ -303,9 +314,10 @@ func (s *Store) ReleaseLanes(ctx context.Context, node string, keys []string) ([
 	if err := s.checkOpen("ReleaseLanes"); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `DELETE FROM lanes l WHERE l.node_id = $1 AND l.session_key = ANY($2)
-		AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_key = l.session_key AND r.status = 'queued')
-		RETURNING l.session_key`, node, keys)
+	rows, err := s.pool.Query(ctx, `WITH l AS (`+lanesInOrder(` AND l.session_key = ANY($2)
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_key = l.session_key AND r.status = 'queued')`)+`)
+		DELETE FROM lanes USING l WHERE lanes.session_key = l.session_key
+		RETURNING lanes.session_key`, []string{node}, keys)
 	if err != nil {
 		return nil, fmt.Errorf("postgres.ReleaseLanes: %w", err)
 	}
@@ -398,7 +410,8 @@ func (s *Store) AdoptDead(ctx context.Context, errText string, also ...string) (
 		// The lanes first: deleting them waits for the dead nodes' fenced
 		// writes in flight (they share-lock the lane, then lock the run),
 		// and takes locks in the order those writes do.
-		tag, err := tx.Exec(ctx, `DELETE FROM lanes WHERE node_id = ANY($1)`, dead)
+		tag, err := tx.Exec(ctx, `WITH l AS (`+lanesInOrder("")+`)
+			DELETE FROM lanes USING l WHERE lanes.session_key = l.session_key`, dead)
 		if err != nil {
 			return err
 		}

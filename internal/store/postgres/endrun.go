@@ -134,7 +134,8 @@ func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string)
 	stored := slices.Clone(e.out)
 	var b pgx.Batch
 	lock := transcriptLockKey(e.sessionID)
-	if f, ok := store.FenceOf(ctx); ok {
+	f, fenced := store.FenceOf(ctx)
+	if fenced {
 		b.Queue(qFenceGuardOnlyLock, f.SessionKey, f.Node, f.Epoch, lock)
 	} else {
 		b.Queue(qLockTranscript, lock)
@@ -152,6 +153,9 @@ func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string)
 		alone         bool
 	)
 	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
+	if fenced {
+		m.lane = f.SessionKey
+	}
 	m.read = func(br pgx.BatchResults) error {
 		for range 2 { // the fence check (or lock), the tail's
 			if _, err := br.Exec(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -25,6 +26,13 @@ import (
 // Sync, and then each member commits alone, as it would have without the
 // group: one bad member never fails another, and a fenced member is refused
 // in its own fence check's statement, as before.
+//
+// The members go in the order of their lanes' keys (byte order), those
+// without a fence last, in the order they came: a member's fence check
+// share-locks its lane, and the group holds each lane until it commits,
+// so it takes them in the order the transactions that lock several lanes
+// do (AdoptDead, LeaveNode, ReleaseLanes, ClaimOrphans), and neither
+// waits for the other in a cycle. Members of one lane keep their order.
 type groupCommitter struct {
 	mu      sync.Mutex
 	busy    bool           // a transaction (alone or a group) is in flight
@@ -41,6 +49,9 @@ type groupCommitter struct {
 // groupMember is one transaction offered to a groupCommitter.
 type groupMember struct {
 	ctx context.Context
+	// lane is the key of the lane whose fence the member checks, "" when
+	// none: the group goes in their order (see groupCommitter).
+	lane string
 	// stmts are the transaction's statements, its fence check first; read
 	// reads their results from a group's batch (and must change nothing
 	// but the member's own results: the group may still roll back).
@@ -173,6 +184,8 @@ func (g *groupCommitter) sendBatch(ctx context.Context, s *Store, ms []*groupMem
 		return fmt.Errorf("%w: %w", errGroupNotSent, err)
 	}
 	defer conn.Release()
+	ms = slices.Clone(ms)
+	slices.SortStableFunc(ms, byLane)
 	var b pgx.Batch
 	for _, m := range ms {
 		b.QueuedQueries = append(b.QueuedQueries, m.stmts...)
@@ -185,4 +198,19 @@ func (g *groupCommitter) sendBatch(ctx context.Context, s *Store, ms []*groupMem
 		}
 	}
 	return br.Close()
+}
+
+// byLane orders a group's members by their lanes' keys, in byte order
+// (as lanesInOrder and ClaimOrphans lock lanes), those without a lane
+// last.
+func byLane(a, b *groupMember) int {
+	switch {
+	case a.lane == b.lane:
+		return 0
+	case a.lane == "":
+		return 1
+	case b.lane == "":
+		return -1
+	}
+	return strings.Compare(a.lane, b.lane)
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -405,5 +408,208 @@ func TestGroupOutlivesItsSender(t *testing.T) {
 	}
 	if g := s.ends.groups.Load(); g != 1 {
 		t.Fatalf("%d groups committed, want 1", g)
+	}
+}
+
+// TestGroupAndAdoptionDoNotDeadlock: a group share-locks its members'
+// lanes, one member after the other, and an adoption deletes a dead
+// node's lanes: both take them in the lanes' key order, so that a group
+// whose node's lease ends while it is in flight holds the adoption up
+// until it commits, and neither waits for the other in a cycle (which
+// the server would break after deadlock_timeout by failing one of them).
+// The group here arrives in the other order: session 3's end, then
+// session 1's; the adoption finds the lanes in the order they were
+// claimed (0 to 3).
+func TestGroupAndAdoptionDoNotDeadlock(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	s, b := nodes[0], nodes[1]
+	keys, fenced, _ := groupSessions(t, s, 4)
+	register(t, b, "b", time.Minute)
+	b.SetNode("b")
+	for i, key := range keys {
+		if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock0, lock3 := transcriptLockKey("sid-"+keys[0]), transcriptLockKey("sid-"+keys[3])
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1), pg_advisory_lock($2)`, lock0, lock3); err != nil {
+		t.Fatal(err)
+	}
+	// waitFor waits until a lock of the kind sql selects is waited for.
+	waitFor := func(sql string) {
+		t.Helper()
+		for {
+			var waiting bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND `+sql+`)`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting {
+				return
+			}
+		}
+	}
+	joined := make(chan int, len(keys))
+	s.ends.mu.Lock()
+	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
+	s.ends.mu.Unlock()
+	errs := make([]error, len(keys))
+	end := func(ctx context.Context, i int) {
+		id := fmt.Sprintf("run-%d", i)
+		_, _, errs[i] = s.EndRun(ctx, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+	}
+	// Session 0's end (unfenced: it holds no lane) is in flight, held by
+	// its transcript's lock, while sessions 3 and 1 join, in that order.
+	var wg sync.WaitGroup
+	first := make(chan struct{})
+	wg.Go(func() { end(ctx, 0); close(first) })
+	waitFor(`locktype = 'advisory'`)
+	wg.Go(func() { end(fenced[3], 3) })
+	<-joined
+	wg.Go(func() { end(fenced[1], 1) })
+	<-joined
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock0); err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	waitFor(`locktype = 'advisory'`) // the group, at session 3's lock
+	// Node a is given up for dead meanwhile: the adoption deletes its
+	// lanes, waiting for those the group holds.
+	adopted := make(chan error, 1)
+	go func() {
+		_, err := b.AdoptDead(ctx, "node gone", "a")
+		adopted <- err
+	}()
+	waitFor(`locktype <> 'advisory'`)
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock3); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err := <-adopted; err != nil {
+		t.Errorf("adoption: %v", err)
+	}
+	for _, i := range []int{0, 1, 3} {
+		run, gerr := s.GetRun(ctx, fmt.Sprintf("run-%d", i))
+		if errs[i] != nil || gerr != nil || run.Status != store.RunOK {
+			t.Errorf("end %d: %v; run %+v, %v", i, errs[i], run, gerr)
+		}
+	}
+	if run, err := s.GetRun(ctx, "run-2"); err != nil || run.Status != store.RunAborted {
+		t.Errorf("run-2, adopted: %+v, %v", run, err)
+	}
+}
+
+// TestAdoptionDeletesLanesInKeyOrder: an adoption locks the dead node's
+// lanes in their keys' order, as a group of fenced writes does, whatever
+// their order in the table: here session 1's lane was claimed again, so
+// that a scan finds it after session 3's, and the group (ends of sessions
+// 1 and 3) is held between its two lanes by a lock on session 1's run.
+func TestAdoptionDeletesLanesInKeyOrder(t *testing.T) {
+	ctx := context.Background()
+	nodes := openNodes(t, 2)
+	s, b := nodes[0], nodes[1]
+	keys, fenced, _ := groupSessions(t, s, 4)
+	register(t, b, "b", time.Minute)
+	b.SetNode("b")
+	// Session 1's lane claimed again: its row now follows session 3's.
+	if _, err := s.ReleaseLanes(ctx, "a", keys[1:2]); err != nil {
+		t.Fatal(err)
+	}
+	_, epoch, err := s.ClaimLane(ctx, "a", keys[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced[1] = store.WithFence(ctx, store.Fence{Node: "a", SessionKey: keys[1], Epoch: epoch})
+	for i, key := range keys {
+		if err := openIn(fenced[i], s, key, fmt.Sprintf("run-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	rows, err := s.pool.Query(ctx, `SELECT session_key FROM lanes WHERE node_id = 'a'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if order, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, []string{keys[0], keys[2], keys[3], keys[1]}) {
+		t.Fatalf("lanes in the table's order %q", order)
+	}
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	lock0 := transcriptLockKey("sid-" + keys[0])
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock0); err != nil {
+		t.Fatal(err)
+	}
+	runLock, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runLock.Rollback(ctx)
+	if _, err := runLock.Exec(ctx, `SELECT 1 FROM runs WHERE run_id = 'run-1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	// waitFor waits until n locks that sql selects are waited for.
+	waitFor := func(sql string, n int) {
+		t.Helper()
+		for {
+			var waiting int
+			if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND `+sql).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			if waiting >= n {
+				return
+			}
+		}
+	}
+	joined := make(chan int, len(keys))
+	s.ends.mu.Lock()
+	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
+	s.ends.mu.Unlock()
+	errs := make([]error, len(keys))
+	end := func(ctx context.Context, i int) {
+		id := fmt.Sprintf("run-%d", i)
+		_, _, errs[i] = s.EndRun(ctx, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+	}
+	var wg sync.WaitGroup
+	first := make(chan struct{})
+	wg.Go(func() { end(ctx, 0); close(first) })
+	waitFor(`locktype = 'advisory'`, 1)
+	wg.Go(func() { end(fenced[1], 1) })
+	<-joined
+	wg.Go(func() { end(fenced[3], 3) })
+	<-joined
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock0); err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	waitFor(`locktype <> 'advisory'`, 1) // the group, at session 1's run
+	adopted := make(chan error, 1)
+	go func() {
+		_, err := b.AdoptDead(ctx, "node gone", "a")
+		adopted <- err
+	}()
+	waitFor(`locktype <> 'advisory'`, 2) // the adoption, at a lane the group holds
+	if err := runLock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err := <-adopted; err != nil {
+		t.Errorf("adoption: %v", err)
+	}
+	for _, i := range []int{0, 1, 3} {
+		run, gerr := s.GetRun(ctx, fmt.Sprintf("run-%d", i))
+		if errs[i] != nil || gerr != nil || run.Status != store.RunOK {
+			t.Errorf("end %d: %v; run %+v, %v", i, errs[i], run, gerr)
+		}
 	}
 }

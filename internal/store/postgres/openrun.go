@@ -180,6 +180,9 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 		alone       bool
 	)
 	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
+	if fenced {
+		m.lane = f.SessionKey
+	}
 	m.read = func(br pgx.BatchResults) error {
 		for range b.QueuedQueries {
 			if _, err := br.Exec(); err != nil {
