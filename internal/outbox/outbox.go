@@ -113,8 +113,9 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	started  bool
 	closed   bool
-	inFlight map[string]bool            // Each items running
-	targets  map[string]map[string]bool // kind → sessions kicked since the last full scan
+	inFlight map[string]bool              // Each items running
+	targets  map[string]map[string]uint64 // kind → sessions kicked since the last full scan → kicks' generation
+	kicks    uint64                       // generation of the latest KickSession
 }
 
 // New returns a dispatcher for the handlers.
@@ -123,7 +124,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("outbox.New: Store required")
 	}
 	d := &Dispatcher{cfg: cfg, handlers: map[string]*Handler{}, wake: make(chan struct{}, 1),
-		inFlight: map[string]bool{}, targets: map[string]map[string]bool{}}
+		inFlight: map[string]bool{}, targets: map[string]map[string]uint64{}}
 	for _, h := range cfg.Handlers {
 		if err := d.add(h); err != nil {
 			return nil, fmt.Errorf("outbox.New: %w", err)
@@ -232,9 +233,10 @@ func (d *Dispatcher) Kick() {
 func (d *Dispatcher) KickSession(kind, key string) {
 	d.mu.Lock()
 	if d.targets[kind] == nil {
-		d.targets[kind] = map[string]bool{}
+		d.targets[kind] = map[string]uint64{}
 	}
-	d.targets[kind][key] = true
+	d.kicks++
+	d.targets[kind][key] = d.kicks
 	d.mu.Unlock()
 	d.Kick()
 }
@@ -281,16 +283,23 @@ func (d *Dispatcher) Pass(ctx context.Context) int {
 	return n
 }
 
-// targeted dispatches the due items of the kicked sessions only.
+// targeted dispatches the due items of the kicked sessions only. A
+// session is listed again at each pass until a listing finds nothing due
+// — or, for an Each kind, until its items are running: they settle
+// themselves, and listing them again at every pass while they run (a
+// flow waits on runs, and every run's end wakes the dispatcher) would
+// only find them running. A kick after the listing keeps the session
+// listed.
 func (d *Dispatcher) targeted(ctx context.Context) {
 	for _, kind := range d.kinds {
+		h := d.handlers[kind]
 		d.mu.Lock()
-		keys := make([]string, 0, len(d.targets[kind]))
-		for k := range d.targets[kind] {
-			keys = append(keys, k)
+		keys := make(map[string]uint64, len(d.targets[kind]))
+		for k, gen := range d.targets[kind] {
+			keys[k] = gen
 		}
 		d.mu.Unlock()
-		for _, key := range keys {
+		for key, gen := range keys {
 			items, err := d.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: kind, SessionKey: key, DueBefore: d.cfg.Now()})
 			if err != nil {
 				if ctx.Err() == nil {
@@ -298,14 +307,23 @@ func (d *Dispatcher) targeted(ctx context.Context) {
 				}
 				continue
 			}
-			if len(items) == 0 {
-				d.mu.Lock()
-				delete(d.targets[kind], key)
-				d.mu.Unlock()
-				continue
+			if len(items) > 0 {
+				d.dispatch(ctx, h, items)
 			}
-			d.dispatch(ctx, d.handlers[kind], items)
+			if len(items) == 0 || h.Each != nil {
+				d.untarget(kind, key, gen)
+			}
 		}
+	}
+}
+
+// untarget stops listing session key of kind between full scans, unless
+// it was kicked again since generation gen.
+func (d *Dispatcher) untarget(kind, key string, gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.targets[kind][key] == gen {
+		delete(d.targets[kind], key)
 	}
 }
 
