@@ -109,3 +109,7 @@ func (s timedStore) PostToSession(ctx context.Context, key, sessionID, idemKey s
 	defer s.since("post_message", time.Now())
 	return store.PostToSession(ctx, s.Store, key, sessionID, idemKey, msg, at)
 }
+
+// ClaimsWithRuns keeps the store's claims in a run's transaction
+// (store.RunClaimer) visible through the timer.
+func (s timedStore) ClaimsWithRuns() bool { return store.ClaimsWithRuns(s.Store) }
