@@ -29,6 +29,26 @@ import (
 // "not now" (the target's lane is busy), which is not a failed attempt.
 var ErrDefer = errors.New("outbox: deferred")
 
+// Settled, returned (or wrapped) by an Each handler for an item, says
+// that the handler recorded the item's delivery itself, in the
+// transaction of its last write (with Delivered): the dispatcher records
+// nothing more.
+var Settled = errors.New("outbox: settled by its handler")
+
+// Delivered is the change that records an item delivered at now(), as the
+// dispatcher records a nil outcome, for a handler that settles its item
+// in its own last write (then returning Settled). An item that is not
+// pending any more is left as it is.
+func Delivered(now func() time.Time) func(*store.OutboxItem) error {
+	return func(x *store.OutboxItem) error {
+		if x.Status == store.OutboxPending {
+			x.Attempts++
+			x.Status, x.DeliveredAt, x.LastError = store.OutboxDelivered, now(), ""
+		}
+		return nil
+	}
+}
+
 // permanent marks a failure that retrying cannot fix.
 type permanent struct{ err error }
 
@@ -60,7 +80,7 @@ type Handler struct {
 	// Each runs one due item in its own goroutine, owned by the
 	// dispatcher, for long work (an agent-to-agent flow waits on runs). An
 	// item is never run twice at once; its return value is its outcome as
-	// for Batch.
+	// for Batch, or Settled when it recorded its delivery itself.
 	Each func(ctx context.Context, item *store.OutboxItem) error
 	// MaxAttempts makes an item dead after that many failed attempts; 0
 	// means no limit by count.
@@ -488,7 +508,7 @@ func (d *Dispatcher) release(id string) {
 
 // settle records an attempt's outcome.
 func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
-	if errors.Is(outcome, ErrDefer) {
+	if errors.Is(outcome, ErrDefer) || errors.Is(outcome, Settled) {
 		return
 	}
 	now := d.cfg.Now()

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sync"
@@ -550,4 +551,49 @@ func TestRunningEachItemsNotListedAgain(t *testing.T) {
 	waitFor(t, func() bool {
 		return get(t, st, "flow-1").Status == store.OutboxDelivered && get(t, st, "flow-2").Status == store.OutboxDelivered
 	})
+}
+
+// countedUpdates counts outbox updates.
+type countedUpdates struct {
+	*sqlite.Store
+	updates atomic.Int32
+}
+
+func (c *countedUpdates) UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error) {
+	c.updates.Add(1)
+	return c.Store.UpdateOutbox(ctx, id, fn)
+}
+
+// TestHandlerSettled: an Each item whose handler settled it itself
+// (Settled) gets no write of the dispatcher's; Delivered records it as
+// the dispatcher would.
+func TestHandlerSettled(t *testing.T) {
+	c := &clock{now: t0}
+	st := &countedUpdates{Store: openStore(t, c)}
+	put(t, st, "flow", "a2a", t0)
+	var done atomic.Bool
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		if _, err := st.Store.UpdateOutbox(ctx, it.ID, Delivered(c.Now)); err != nil {
+			return err
+		}
+		return fmt.Errorf("posted: %w", Settled)
+	}
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: func(ctx context.Context, it *store.OutboxItem) error {
+		defer done.Store(true)
+		return each(ctx, it)
+	}}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Pass(t.Context())
+	waitFor(t, func() bool { return done.Load() })
+	if err := d.Close(); err != nil { // waits for the item's goroutine
+		t.Fatal(err)
+	}
+	if n := st.updates.Load(); n != 0 {
+		t.Errorf("the dispatcher wrote a settled item %d times, want 0", n)
+	}
+	if it := get(t, st, "flow"); it.Status != store.OutboxDelivered || it.Attempts != 1 || !it.DeliveredAt.Equal(t0) {
+		t.Errorf("item = %+v, want delivered once at t0", it)
+	}
 }

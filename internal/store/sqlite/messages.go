@@ -57,8 +57,9 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 const qTouchSession = `UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE key = ?`
 
 // PostToSession implements store.SessionPoster: PostMessage, and when the
-// message is posted, session key's updated_at moved forward to at, in the
-// same write transaction.
+// message is posted, session key's updated_at moved forward to at, and
+// the outbox item ctx carries to settle with the post (store.PostSettle)
+// settled, in the same write transaction.
 func (s *Store) PostToSession(ctx context.Context, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
 	if key == "" {
 		return store.Message{}, false, errors.New("sqlite.PostToSession: empty session key")
@@ -78,13 +79,18 @@ func (s *Store) post(ctx context.Context, op, key, sessionID, idemKey string, ms
 	if err != nil {
 		return store.Message{}, false, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
+	var settle *store.PostSettle
+	if key != "" {
+		settle = store.PostSettleOf(ctx)
+	}
 	var (
 		found   store.Message
 		posted  bool
 		touched bool // the session row took at
+		settled bool // settle's item took its outcome
 	)
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		posted, touched = false, false // set, not kept: the body may run again
+		posted, touched, settled = false, false, false // set, not kept: the body may run again
 		if idemKey != "" {
 			st, err := s.wstmt(ctx, tx, qByIdemKey)
 			if err != nil {
@@ -110,9 +116,21 @@ func (s *Store) post(ctx context.Context, op, key, sessionID, idemKey string, ms
 			}
 			touched = n == 1
 		}
+		if settle != nil {
+			_, _, err := s.updateOutboxTx(ctx, tx, settle.ID, settle.Apply)
+			switch {
+			case err == nil:
+				settled = true
+			case !errors.Is(err, store.ErrNotFound): // an item that is gone is settled as before
+				return fmt.Errorf("settle %s: %w", settle.ID, err)
+			}
+		}
 		found, posted = out[0], true
 		return nil
 	}, func() {
+		if settled {
+			settle.MarkStored()
+		}
 		if touched {
 			s.sessions.update(key, func(c *store.Session) {
 				if at.After(c.UpdatedAt) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -72,5 +73,65 @@ func TestPostToSession(t *testing.T) {
 	}
 	if _, _, err := s.PostToSession(ctx, "", "sid-1", "", chatMsg("assistant", "x", "p-5"), at); err == nil {
 		t.Error("an empty session key was accepted")
+	}
+}
+
+// An outbox item the context carries to settle with a post
+// (store.PostSettle) takes its outcome in the post's transaction, and is
+// marked stored; a repeated post settles nothing; an item that is gone
+// does not refuse the post; a refused outcome refuses it.
+func TestPostSettlesItsItem(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, Options{})
+	const key = "agent:main:t"
+	if _, err := s.UpdateSession(ctx, key, true, func(sess *store.Session) error {
+		sess.SessionID, sess.AgentID = "sid-t", "main"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a2a:1", "a2a:2"} {
+		if err := s.PutOutbox(ctx, &store.OutboxItem{ID: id, Kind: "a2a", SessionKey: "agent:main:req", Payload: []byte(`{}`), NextAttemptAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver := func(x *store.OutboxItem) error {
+		x.Status, x.Attempts = store.OutboxDelivered, x.Attempts+1
+		return nil
+	}
+	statusOf := func(id string) store.OutboxStatus {
+		t.Helper()
+		it, err := s.GetOutbox(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return it.Status
+	}
+	now := time.Now()
+	ps := &store.PostSettle{ID: "a2a:1", Apply: deliver}
+	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k1", chatMsg("assistant", "announce", "p-1"), now); err != nil || !posted {
+		t.Fatalf("post = %v, %v", posted, err)
+	}
+	if !ps.Stored() || statusOf("a2a:1") != store.OutboxDelivered {
+		t.Fatalf("settled with the post: stored %v, item %s", ps.Stored(), statusOf("a2a:1"))
+	}
+	ps = &store.PostSettle{ID: "a2a:2", Apply: deliver}
+	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k1", chatMsg("assistant", "announce", "p-2"), now); err != nil || posted {
+		t.Fatalf("repeat = %v, %v", posted, err)
+	}
+	if ps.Stored() || statusOf("a2a:2") != store.OutboxPending {
+		t.Fatalf("a repeat settled: stored %v, item %s", ps.Stored(), statusOf("a2a:2"))
+	}
+	ps = &store.PostSettle{ID: "a2a:gone", Apply: deliver}
+	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k3", chatMsg("assistant", "x", "p-3"), now); err != nil || !posted || ps.Stored() {
+		t.Fatalf("post with an item that is gone = %v, %v, stored %v", posted, err, ps.Stored())
+	}
+	refused := errors.New("refused")
+	ps = &store.PostSettle{ID: "a2a:2", Apply: func(*store.OutboxItem) error { return refused }}
+	if _, _, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k4", chatMsg("assistant", "y", "p-4"), now); !errors.Is(err, refused) {
+		t.Fatalf("post with a refused outcome = %v, want its error", err)
+	}
+	if n, err := s.CountMessages(ctx, "sid-t"); err != nil || n != 2 {
+		t.Errorf("transcript has %d messages (%v), want 2 (the refused post not stored)", n, err)
 	}
 }
