@@ -29,15 +29,15 @@ import (
 // "not now" (the target's lane is busy), which is not a failed attempt.
 var ErrDefer = errors.New("outbox: deferred")
 
-// Settled, returned (or wrapped) by an Each handler for an item, says
+// ErrSettled, returned (or wrapped) by an Each handler for an item, says
 // that the handler recorded the item's delivery itself, in the
 // transaction of its last write (with Delivered): the dispatcher records
 // nothing more.
-var Settled = errors.New("outbox: settled by its handler")
+var ErrSettled = errors.New("outbox: settled by its handler")
 
 // Delivered is the change that records an item delivered at now(), as the
 // dispatcher records a nil outcome, for a handler that settles its item
-// in its own last write (then returning Settled). An item that is not
+// in its own last write (then returning ErrSettled). An item that is not
 // pending any more is left as it is.
 func Delivered(now func() time.Time) func(*store.OutboxItem) error {
 	return func(x *store.OutboxItem) error {
@@ -80,7 +80,7 @@ type Handler struct {
 	// Each runs one due item in its own goroutine, owned by the
 	// dispatcher, for long work (an agent-to-agent flow waits on runs). An
 	// item is never run twice at once; its return value is its outcome as
-	// for Batch, or Settled when it recorded its delivery itself.
+	// for Batch, or ErrSettled when it recorded its delivery itself.
 	Each func(ctx context.Context, item *store.OutboxItem) error
 	// MaxAttempts makes an item dead after that many failed attempts; 0
 	// means no limit by count.
@@ -508,7 +508,7 @@ func (d *Dispatcher) release(id string) {
 
 // settle records an attempt's outcome.
 func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
-	if errors.Is(outcome, ErrDefer) || errors.Is(outcome, Settled) {
+	if errors.Is(outcome, ErrDefer) || errors.Is(outcome, ErrSettled) {
 		return
 	}
 	now := d.cfg.Now()
@@ -516,7 +516,7 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 	dead := errors.As(outcome, &perm)
 	_, err := d.cfg.Store.UpdateOutbox(context.WithoutCancel(d.ctx), it.ID, func(x *store.OutboxItem) error {
 		if x.Status != store.OutboxPending {
-			return errSettled
+			return errAlreadySettled
 		}
 		x.Attempts++
 		if outcome == nil {
@@ -532,7 +532,7 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 		return nil
 	})
 	switch {
-	case errors.Is(err, errSettled), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errAlreadySettled), errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		d.log.Error("outbox: outcome not recorded", "id", it.ID, "kind", it.Kind, "err", err)
 	case outcome == nil:
@@ -543,8 +543,8 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 	}
 }
 
-// errSettled stops settle from touching an item another path finished.
-var errSettled = errors.New("outbox: already settled")
+// errAlreadySettled stops settle from touching an item another path finished.
+var errAlreadySettled = errors.New("outbox: already settled")
 
 // Backoff is the delay before the attempt after the given number of failed
 // attempts: MinBackoff doubled per attempt, capped at MaxBackoff.

@@ -565,7 +565,7 @@ func (c *countedUpdates) UpdateOutbox(ctx context.Context, id string, fn func(*s
 }
 
 // TestHandlerSettled: an Each item whose handler settled it itself
-// (Settled) gets no write of the dispatcher's; Delivered records it as
+// (ErrSettled) gets no write of the dispatcher's; Delivered records it as
 // the dispatcher would.
 func TestHandlerSettled(t *testing.T) {
 	c := &clock{now: t0}
@@ -576,7 +576,7 @@ func TestHandlerSettled(t *testing.T) {
 		if _, err := st.Store.UpdateOutbox(ctx, it.ID, Delivered(c.Now)); err != nil {
 			return err
 		}
-		return fmt.Errorf("posted: %w", Settled)
+		return fmt.Errorf("posted: %w", ErrSettled)
 	}
 	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: func(ctx context.Context, it *store.OutboxItem) error {
 		defer done.Store(true)

@@ -263,11 +263,11 @@ func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
 	return settledBy(settle, err)
 }
 
-// settledBy is the outcome of a flow that ended with err: outbox.Settled
+// settledBy is the outcome of a flow that ended with err: outbox.ErrSettled
 // when its item was settled with its last post.
 func settledBy(settle *store.PostSettle, err error) error {
 	if err == nil && settle.Stored() {
-		return outbox.Settled
+		return outbox.ErrSettled
 	}
 	return err
 }

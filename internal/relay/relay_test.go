@@ -636,7 +636,7 @@ type hiddenPost struct{ agent.Store }
 
 // TestFlowSettledWithItsAnnounce: a flow that ends with its announce's
 // post settles its outbox item in the post's transaction (the handler
-// says so: outbox.Settled, and the dispatcher writes nothing more); where
+// says so: outbox.ErrSettled, and the dispatcher writes nothing more); where
 // the runner's store cannot, the flow returns nil and leaves the item to
 // the dispatcher, as before.
 func TestFlowSettledWithItsAnnounce(t *testing.T) {
@@ -647,7 +647,7 @@ func TestFlowSettledWithItsAnnounce(t *testing.T) {
 		want     error
 		status   store.OutboxStatus
 	}{
-		{"with the post", nil, outbox.Settled, store.OutboxDelivered},
+		{"with the post", nil, outbox.ErrSettled, store.OutboxDelivered},
 		{"store cannot", func(st *sqlite.Store) agent.Store { return hiddenPost{st} }, nil, store.OutboxPending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
