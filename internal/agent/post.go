@@ -79,9 +79,9 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 		label, _ := json.Marshal(p.Label)
 		msg.Meta.Extra = map[string]json.RawMessage{"label": label}
 	}
-	stored, posted, err := r.cfg.Store.PostMessage(ctx, sess.SessionID, p.IdempotencyKey, store.Message{
+	stored, posted, err := r.postMessage(ctx, p.SessionKey, sess.SessionID, p.IdempotencyKey, store.Message{
 		Entry: transcript.MessageEntry(msg, now), Role: msg.Role, RunID: postID,
-	})
+	}, now)
 	if err != nil {
 		return "", fmt.Errorf("agent.Post: %w", err)
 	}
@@ -89,15 +89,31 @@ func (r *Runner) Post(ctx context.Context, p Post) (messageID string, err error)
 		return stored.Entry.ID, nil
 	}
 	r.windows.appended(stored)
-	if _, err := r.cfg.Store.UpdateSession(ctx, p.SessionKey, false, func(x *store.Session) error {
-		x.UpdatedAt = now
-		return nil
-	}); err != nil && !errors.Is(err, store.ErrNotFound) {
-		r.log.Warn("post: session update failed", "sessionKey", p.SessionKey, "err", err)
-	}
 	st := &runState{run: &store.Run{RunID: postID, SessionKey: p.SessionKey, SessionID: sess.SessionID, AgentID: sess.AgentID}, spawnedBy: sess.SpawnedBy}
 	r.emit(st, Event{Stream: StreamPost, Message: msg, Time: now})
 	return stored.Entry.ID, nil
+}
+
+// postMessage stores a posted message and moves its session's UpdatedAt
+// to now: in one transaction where the store can (store.SessionPoster),
+// else the message, then the session (a failed session update is logged;
+// the message stands).
+func (r *Runner) postMessage(ctx context.Context, key, sessionID, idemKey string, m store.Message, now time.Time) (store.Message, bool, error) {
+	stored, posted, err := store.PostToSession(ctx, r.cfg.Store, key, sessionID, idemKey, m, now)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		return stored, posted, err
+	}
+	stored, posted, err = r.cfg.Store.PostMessage(ctx, sessionID, idemKey, m)
+	if err != nil || !posted {
+		return stored, posted, err
+	}
+	if _, err := r.cfg.Store.UpdateSession(ctx, key, false, func(x *store.Session) error {
+		x.UpdatedAt = now
+		return nil
+	}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.log.Warn("post: session update failed", "sessionKey", key, "err", err)
+	}
+	return stored, true, nil
 }
 
 // maxPostWait bounds how long a post waits for a busy session: under

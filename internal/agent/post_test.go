@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/provider"
+	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -114,5 +116,87 @@ func TestPostAfterRun(t *testing.T) {
 	}
 	if strings.Join(texts, "|") != "question|answer|an announce" {
 		t.Errorf("transcript %q", texts)
+	}
+}
+
+// postCounter counts the store writes of posts: the message and the
+// session's update. It is no store.SessionPoster (the Store it embeds
+// hides that).
+type postCounter struct {
+	Store
+	writes atomic.Int32
+}
+
+func (c *postCounter) PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error) {
+	c.writes.Add(1)
+	return c.Store.PostMessage(ctx, sessionID, idemKey, msg)
+}
+
+func (c *postCounter) UpdateSession(ctx context.Context, key string, create bool, fn func(*store.Session) error) (*store.Session, error) {
+	c.writes.Add(1)
+	return c.Store.UpdateSession(ctx, key, create, fn)
+}
+
+// sessionPostCounter is a postCounter that keeps the wrapped store's
+// one-transaction post.
+type sessionPostCounter struct{ *postCounter }
+
+func (c sessionPostCounter) PostToSession(ctx context.Context, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
+	c.writes.Add(1)
+	return store.PostToSession(ctx, c.Store, key, sessionID, idemKey, msg, at)
+}
+
+// postWrites posts once to a session that has had a turn, through the
+// runner's store wrapped by wrap, and returns the post's store writes; it
+// checks that the message is stored and the session's UpdatedAt moved to
+// the post's time.
+func postWrites(t *testing.T, wrap func(*postCounter) Store) int32 {
+	t.Helper()
+	var pc *postCounter
+	h := newHarness(t, echo, func(c *Config) {
+		pc = &postCounter{Store: c.Store}
+		c.Store = wrap(pc)
+	})
+	const key = "agent:main:main"
+	h.wait(h.submit(Input{RunID: "run-1", Message: "hello"}).RunID)
+	ctx := context.Background()
+	before, err := h.store.GetSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := pc.writes.Load()
+	postedAt := time.Now().Truncate(time.Millisecond) // the store keeps milliseconds
+	if _, err := h.runner.Post(ctx, Post{SessionKey: key, Text: "an announce", IdempotencyKey: "k-1"}); err != nil {
+		t.Fatal(err)
+	}
+	writes := pc.writes.Load() - from
+	msgs := h.transcript(key)
+	if last := msgs[len(msgs)-1].Entry.Message; last.Content.Text() != "an announce" {
+		t.Errorf("last message %q, want the post", last.Content.Text())
+	}
+	after, err := h.store.GetSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UpdatedAt.Before(before.UpdatedAt) || after.UpdatedAt.Before(postedAt) {
+		t.Errorf("session UpdatedAt %v after the post (before %v, posted from %v)", after.UpdatedAt, before.UpdatedAt, postedAt)
+	}
+	return writes
+}
+
+// TestPostIsOneWrite: a post stores its message and moves its session's
+// UpdatedAt in one store write where the store can (store.SessionPoster):
+// an agent-to-agent announce is one commit, not two.
+func TestPostIsOneWrite(t *testing.T) {
+	if n := postWrites(t, func(c *postCounter) Store { return sessionPostCounter{c} }); n != 1 {
+		t.Errorf("a post took %d store writes, want 1", n)
+	}
+}
+
+// TestPostWithoutSessionPoster: a store that cannot gets the message,
+// then the session's update.
+func TestPostWithoutSessionPoster(t *testing.T) {
+	if n := postWrites(t, func(c *postCounter) Store { return c }); n != 2 {
+		t.Errorf("a post took %d store writes, want 2 (PostMessage, UpdateSession)", n)
 	}
 }

@@ -179,6 +179,7 @@ func (r *Runner) started(cancel context.CancelCauseFunc, run *store.Run, stored 
 	// too): the start is DEBUG, its two writes (console and log file)
 	// were 2% of a warm turn's CPU.
 	r.log.Debug("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
+	r.setLive(run.RunID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
 		r.carry(st, sess.SessionID, id, false)
@@ -344,6 +345,7 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 		// store went away as it shut down): the node that adopts the
 		// lane, or the next start, records it and tells the clients.
 		r.log.Warn("run end left to the node that adopts its lane", "runId", fin.RunID, "status", fin.Status)
+		r.notLive(fin.RunID)
 		r.finishCarried(st, last, res)
 		return
 	}

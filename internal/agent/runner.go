@@ -356,6 +356,10 @@ type Runner struct {
 	active  map[string]context.CancelCauseFunc // running runs by runID
 	fences  map[string]store.Fence             // by runID, with Lanes (fence.go)
 	waiters map[string][]*waiter               // by runID
+	// live are the runs this node started whose end it has not told
+	// yet: each is sure to wake its waiters (wakeEnded), so a wait for
+	// one reads nothing first.
+	live    map[string]bool
 	subs    map[uint64]subscriber
 	nextSub uint64
 
@@ -442,6 +446,7 @@ func New(cfg Config) (*Runner, error) {
 		lanes:   make(map[string]*lane),
 		active:  make(map[string]context.CancelCauseFunc),
 		waiters: make(map[string][]*waiter),
+		live:    make(map[string]bool),
 		subs:    make(map[uint64]subscriber),
 		windows: newWindowCache(cfg.HistoryLimit),
 		events:  newEventLog(),
@@ -802,15 +807,19 @@ func (r *Runner) Busy(sessionKey string) bool {
 // first. The run need not exist yet: a wait registered before Submit is
 // satisfied when that run ends.
 func (r *Runner) Wait(ctx context.Context, runID string, timeout time.Duration) (run *store.Run, done bool, err error) {
-	w := r.newWaiter(runID)
+	w, live := r.newLiveWaiter(runID)
 	defer r.dropWaiter(runID, w)
 
-	run, err = r.cfg.Store.GetRun(ctx, runID)
-	switch {
-	case err == nil && run.Status.Terminal():
-		return run, true, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
-		return nil, false, fmt.Errorf("agent.Wait: %w", err)
+	// A run this node started and has not ended yet wakes w with its
+	// record: nothing to read first.
+	if !live {
+		run, err = r.cfg.Store.GetRun(ctx, runID)
+		switch {
+		case err == nil && run.Status.Terminal():
+			return run, true, nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return nil, false, fmt.Errorf("agent.Wait: %w", err)
+		}
 	}
 	var timer <-chan time.Time
 	if timeout >= 0 {
@@ -876,11 +885,34 @@ type waiter struct {
 // run ends here, is relayed as ended, or the runner is asked to look at
 // every run again (WakeAll).
 func (r *Runner) newWaiter(runID string) *waiter {
+	w, _ := r.newLiveWaiter(runID)
+	return w
+}
+
+// newLiveWaiter is newWaiter, also reporting whether runID is live (see
+// Runner.live) as the waiter is registered: then its end wakes it.
+func (r *Runner) newLiveWaiter(runID string) (*waiter, bool) {
 	w := &waiter{ch: make(chan struct{})}
 	r.mu.Lock()
 	r.waiters[runID] = append(r.waiters[runID], w)
+	live := r.live[runID]
 	r.mu.Unlock()
-	return w
+	return w, live
+}
+
+// setLive marks run runID started on this node (Runner.live).
+func (r *Runner) setLive(runID string) {
+	r.mu.Lock()
+	r.live[runID] = true
+	r.mu.Unlock()
+}
+
+// notLive unmarks run runID, whose end this node will not tell (it could
+// not record it).
+func (r *Runner) notLive(runID string) {
+	r.mu.Lock()
+	delete(r.live, runID)
+	r.mu.Unlock()
 }
 
 func (r *Runner) dropWaiter(runID string, w *waiter) {
@@ -909,6 +941,7 @@ func (r *Runner) wakeEnded(runID string, end *store.Run) {
 	r.mu.Lock()
 	ws := r.waiters[runID]
 	delete(r.waiters, runID)
+	delete(r.live, runID)
 	r.mu.Unlock()
 	for _, w := range ws {
 		if end != nil && end.Status.Terminal() {

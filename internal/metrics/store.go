@@ -102,3 +102,14 @@ func (s timedStore) CreateChild(ctx context.Context, key string, fn func(*store.
 	defer s.since("create_child", time.Now())
 	return store.CreateChild(ctx, s.Store, key, fn, r)
 }
+
+// PostToSession keeps the store's one-transaction post
+// (store.SessionPoster) visible through the timer.
+func (s timedStore) PostToSession(ctx context.Context, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
+	defer s.since("post_message", time.Now())
+	return store.PostToSession(ctx, s.Store, key, sessionID, idemKey, msg, at)
+}
+
+// ClaimsWithRuns keeps the store's claims in a run's transaction
+// (store.RunClaimer) visible through the timer.
+func (s timedStore) ClaimsWithRuns() bool { return store.ClaimsWithRuns(s.Store) }

@@ -29,6 +29,26 @@ import (
 // "not now" (the target's lane is busy), which is not a failed attempt.
 var ErrDefer = errors.New("outbox: deferred")
 
+// ErrSettled, returned (or wrapped) by an Each handler for an item, says
+// that the handler recorded the item's delivery itself, in the
+// transaction of its last write (with Delivered): the dispatcher records
+// nothing more.
+var ErrSettled = errors.New("outbox: settled by its handler")
+
+// Delivered is the change that records an item delivered at now(), as the
+// dispatcher records a nil outcome, for a handler that settles its item
+// in its own last write (then returning ErrSettled). An item that is not
+// pending any more is left as it is.
+func Delivered(now func() time.Time) func(*store.OutboxItem) error {
+	return func(x *store.OutboxItem) error {
+		if x.Status == store.OutboxPending {
+			x.Attempts++
+			x.Status, x.DeliveredAt, x.LastError = store.OutboxDelivered, now(), ""
+		}
+		return nil
+	}
+}
+
 // permanent marks a failure that retrying cannot fix.
 type permanent struct{ err error }
 
@@ -60,7 +80,7 @@ type Handler struct {
 	// Each runs one due item in its own goroutine, owned by the
 	// dispatcher, for long work (an agent-to-agent flow waits on runs). An
 	// item is never run twice at once; its return value is its outcome as
-	// for Batch.
+	// for Batch, or ErrSettled when it recorded its delivery itself.
 	Each func(ctx context.Context, item *store.OutboxItem) error
 	// MaxAttempts makes an item dead after that many failed attempts; 0
 	// means no limit by count.
@@ -113,8 +133,9 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	started  bool
 	closed   bool
-	inFlight map[string]bool            // Each items running
-	targets  map[string]map[string]bool // kind → sessions kicked since the last full scan
+	inFlight map[string]bool              // Each items running
+	targets  map[string]map[string]uint64 // kind → sessions kicked since the last full scan → kicks' generation
+	kicks    uint64                       // generation of the latest KickSession
 }
 
 // New returns a dispatcher for the handlers.
@@ -123,7 +144,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("outbox.New: Store required")
 	}
 	d := &Dispatcher{cfg: cfg, handlers: map[string]*Handler{}, wake: make(chan struct{}, 1),
-		inFlight: map[string]bool{}, targets: map[string]map[string]bool{}}
+		inFlight: map[string]bool{}, targets: map[string]map[string]uint64{}}
 	for _, h := range cfg.Handlers {
 		if err := d.add(h); err != nil {
 			return nil, fmt.Errorf("outbox.New: %w", err)
@@ -232,9 +253,10 @@ func (d *Dispatcher) Kick() {
 func (d *Dispatcher) KickSession(kind, key string) {
 	d.mu.Lock()
 	if d.targets[kind] == nil {
-		d.targets[kind] = map[string]bool{}
+		d.targets[kind] = map[string]uint64{}
 	}
-	d.targets[kind][key] = true
+	d.kicks++
+	d.targets[kind][key] = d.kicks
 	d.mu.Unlock()
 	d.Kick()
 }
@@ -281,16 +303,23 @@ func (d *Dispatcher) Pass(ctx context.Context) int {
 	return n
 }
 
-// targeted dispatches the due items of the kicked sessions only.
+// targeted dispatches the due items of the kicked sessions only. A
+// session is listed again at each pass until a listing finds nothing due
+// — or, for an Each kind, until its items are running: they settle
+// themselves, and listing them again at every pass while they run (a
+// flow waits on runs, and every run's end wakes the dispatcher) would
+// only find them running. A kick after the listing keeps the session
+// listed.
 func (d *Dispatcher) targeted(ctx context.Context) {
 	for _, kind := range d.kinds {
+		h := d.handlers[kind]
 		d.mu.Lock()
-		keys := make([]string, 0, len(d.targets[kind]))
-		for k := range d.targets[kind] {
-			keys = append(keys, k)
+		keys := make(map[string]uint64, len(d.targets[kind]))
+		for k, gen := range d.targets[kind] {
+			keys[k] = gen
 		}
 		d.mu.Unlock()
-		for _, key := range keys {
+		for key, gen := range keys {
 			items, err := d.cfg.Store.ListOutbox(ctx, store.OutboxFilter{Kind: kind, SessionKey: key, DueBefore: d.cfg.Now()})
 			if err != nil {
 				if ctx.Err() == nil {
@@ -298,14 +327,23 @@ func (d *Dispatcher) targeted(ctx context.Context) {
 				}
 				continue
 			}
-			if len(items) == 0 {
-				d.mu.Lock()
-				delete(d.targets[kind], key)
-				d.mu.Unlock()
-				continue
+			if len(items) > 0 {
+				d.dispatch(ctx, h, items)
 			}
-			d.dispatch(ctx, d.handlers[kind], items)
+			if len(items) == 0 || h.Each != nil {
+				d.untarget(kind, key, gen)
+			}
 		}
+	}
+}
+
+// untarget stops listing session key of kind between full scans, unless
+// it was kicked again since generation gen.
+func (d *Dispatcher) untarget(kind, key string, gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.targets[kind][key] == gen {
+		delete(d.targets[kind], key)
 	}
 }
 
@@ -470,7 +508,7 @@ func (d *Dispatcher) release(id string) {
 
 // settle records an attempt's outcome.
 func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
-	if errors.Is(outcome, ErrDefer) {
+	if errors.Is(outcome, ErrDefer) || errors.Is(outcome, ErrSettled) {
 		return
 	}
 	now := d.cfg.Now()
@@ -478,7 +516,7 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 	dead := errors.As(outcome, &perm)
 	_, err := d.cfg.Store.UpdateOutbox(context.WithoutCancel(d.ctx), it.ID, func(x *store.OutboxItem) error {
 		if x.Status != store.OutboxPending {
-			return errSettled
+			return errAlreadySettled
 		}
 		x.Attempts++
 		if outcome == nil {
@@ -494,7 +532,7 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 		return nil
 	})
 	switch {
-	case errors.Is(err, errSettled), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, errAlreadySettled), errors.Is(err, store.ErrNotFound):
 	case err != nil:
 		d.log.Error("outbox: outcome not recorded", "id", it.ID, "kind", it.Kind, "err", err)
 	case outcome == nil:
@@ -505,8 +543,8 @@ func (d *Dispatcher) settle(h *Handler, it *store.OutboxItem, outcome error) {
 	}
 }
 
-// errSettled stops settle from touching an item another path finished.
-var errSettled = errors.New("outbox: already settled")
+// errAlreadySettled stops settle from touching an item another path finished.
+var errAlreadySettled = errors.New("outbox: already settled")
 
 // Backoff is the delay before the attempt after the given number of failed
 // attempts: MinBackoff doubled per attempt, capped at MaxBackoff.

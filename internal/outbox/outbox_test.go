@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sync"
@@ -486,5 +487,113 @@ func TestBatchOutcomesSettledTogether(t *testing.T) {
 	}
 	if it := get(t, st, "c"); it.Attempts != 1 {
 		t.Errorf("failed item's attempts = %d, want 1", it.Attempts)
+	}
+}
+
+// countedLists counts the listings of one session's items.
+type countedLists struct {
+	*sqlite.Store
+	key   string
+	lists atomic.Int32
+}
+
+func (c *countedLists) ListOutbox(ctx context.Context, f store.OutboxFilter) ([]*store.OutboxItem, error) {
+	if f.SessionKey == c.key {
+		c.lists.Add(1)
+	}
+	return c.Store.ListOutbox(ctx, f)
+}
+
+// TestRunningEachItemsNotListedAgain: once a kicked session's Each items
+// run, the passes that follow (every run's end wakes the dispatcher) do
+// not list that session again while they run; a new kick of it does.
+func TestRunningEachItemsNotListedAgain(t *testing.T) {
+	c := &clock{now: t0}
+	const key = "agent:main:sender"
+	st := &countedLists{Store: openStore(t, c), key: key}
+	release := make(chan struct{})
+	var runs atomic.Int32
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		runs.Add(1)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: each}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	putFor := func(id string) {
+		t.Helper()
+		if err := st.PutOutbox(t.Context(), &store.OutboxItem{ID: id, Kind: "a2a", SessionKey: key, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		d.KickSession("a2a", key)
+	}
+	putFor("flow-1")
+	for range 4 { // the kick's pass, then three passes woken by other work
+		d.targeted(t.Context())
+	}
+	if n := st.lists.Load(); n != 1 {
+		t.Errorf("the session was listed %d times while its flow ran, want 1", n)
+	}
+	putFor("flow-2")
+	d.targeted(t.Context())
+	if n := st.lists.Load(); n != 2 {
+		t.Errorf("a new kick of the session listed it %d times in all, want 2", n)
+	}
+	waitFor(t, func() bool { return runs.Load() == 2 })
+	close(release)
+	waitFor(t, func() bool {
+		return get(t, st, "flow-1").Status == store.OutboxDelivered && get(t, st, "flow-2").Status == store.OutboxDelivered
+	})
+}
+
+// countedUpdates counts outbox updates.
+type countedUpdates struct {
+	*sqlite.Store
+	updates atomic.Int32
+}
+
+func (c *countedUpdates) UpdateOutbox(ctx context.Context, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error) {
+	c.updates.Add(1)
+	return c.Store.UpdateOutbox(ctx, id, fn)
+}
+
+// TestHandlerSettled: an Each item whose handler settled it itself
+// (ErrSettled) gets no write of the dispatcher's; Delivered records it as
+// the dispatcher would.
+func TestHandlerSettled(t *testing.T) {
+	c := &clock{now: t0}
+	st := &countedUpdates{Store: openStore(t, c)}
+	put(t, st, "flow", "a2a", t0)
+	var done atomic.Bool
+	each := func(ctx context.Context, it *store.OutboxItem) error {
+		if _, err := st.Store.UpdateOutbox(ctx, it.ID, Delivered(c.Now)); err != nil {
+			return err
+		}
+		return fmt.Errorf("posted: %w", ErrSettled)
+	}
+	d, err := New(Config{Store: st, Handlers: []Handler{{Kind: "a2a", Each: func(ctx context.Context, it *store.OutboxItem) error {
+		defer done.Store(true)
+		return each(ctx, it)
+	}}}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Pass(t.Context())
+	waitFor(t, func() bool { return done.Load() })
+	if err := d.Close(); err != nil { // waits for the item's goroutine
+		t.Fatal(err)
+	}
+	if n := st.updates.Load(); n != 0 {
+		t.Errorf("the dispatcher wrote a settled item %d times, want 0", n)
+	}
+	if it := get(t, st, "flow"); it.Status != store.OutboxDelivered || it.Attempts != 1 || !it.DeliveredAt.Equal(t0) {
+		t.Errorf("item = %+v, want delivered once at t0", it)
 	}
 }

@@ -35,7 +35,10 @@ const maxStepWait = 60 * time.Second
 const laneAllowance = 10 * time.Minute
 
 // runFlow is the reply-back loop and announce step (docs/spec/reference-behaviour.md §6.4).
-func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
+//
+// settle is the flow's outbox item, settled with the announce's post where
+// the store can (store.PostSettle).
+func (r *Relay) runFlow(ctx context.Context, s sessions.Flow, settle *store.PostSettle) error {
 	stepWait := min(s.AnnounceTimeout, maxStepWait)
 	latest := s.RoundOneReply
 	if latest == "" && s.WaitRunID != "" {
@@ -105,7 +108,7 @@ func (r *Relay) runFlow(ctx context.Context, s sessions.Flow) error {
 		SessionKey: s.TargetKey, Text: announce, IdempotencyKey: "a2a-announce:" + s.WaitRunID,
 		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession,
 			SourceSessionKey: s.RequesterKey, SourceTool: sessions.SendToolName},
-	})
+	}, settle)
 }
 
 // afterRequesterRun waits (at most wait) for the run that sent the
@@ -186,7 +189,7 @@ func (r *Relay) agentStep(ctx context.Context, runID, key, message, extra, sourc
 
 // reportInterrupted tells the sender that the target's run was cut by a
 // gateway restart before it replied.
-func (r *Relay) reportInterrupted(ctx context.Context, s sessions.Flow, run *store.Run) error {
+func (r *Relay) reportInterrupted(ctx context.Context, s sessions.Flow, run *store.Run, settle *store.PostSettle) error {
 	if s.RequesterKey == "" {
 		return nil // sent from outside a session: agent.wait reports it
 	}
@@ -196,7 +199,7 @@ func (r *Relay) reportInterrupted(ctx context.Context, s sessions.Flow, run *sto
 		SessionKey: s.RequesterKey, Text: text, IdempotencyKey: "a2a-interrupted:" + run.RunID,
 		Provenance: &transcript.Provenance{Kind: transcript.ProvenanceInterSession,
 			SourceSessionKey: s.TargetKey, SourceTool: sessions.SendToolName},
-	})
+	}, settle)
 }
 
 // sessionChannel is a session's delivery channel, or "unknown".
@@ -212,8 +215,9 @@ func (r *Relay) sessionChannel(ctx context.Context, key string) string {
 }
 
 // deliver posts p to its session's channel, unless the session's send
-// policy denies delivery.
-func (r *Relay) deliver(ctx context.Context, p agent.Post) error {
+// policy denies delivery; settle (nil: none) is settled with the post
+// where the store can.
+func (r *Relay) deliver(ctx context.Context, p agent.Post, settle *store.PostSettle) error {
 	s, err := r.cfg.Store.GetSession(ctx, p.SessionKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -223,6 +227,9 @@ func (r *Relay) deliver(ctx context.Context, p agent.Post) error {
 		return nil
 	}
 	p.AfterRun = true // never inside a turn the target is answering
+	if settle != nil {
+		ctx = store.WithPostSettle(ctx, settle)
+	}
 	_, err = r.cfg.Runner.Post(ctx, p)
 	return err
 }

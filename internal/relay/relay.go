@@ -242,18 +242,34 @@ func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
 	if err := json.Unmarshal(it.Payload, &f); err != nil {
 		return outbox.Permanent(fmt.Errorf("bad flow record: %w", err))
 	}
+	// A flow that ends with a post (its announce, or the report of an
+	// interrupted run) is settled in the post's transaction where the
+	// store can: one commit, not the post's and then the settle's.
+	settle := &store.PostSettle{ID: it.ID, Apply: outbox.Delivered(r.cfg.Now)}
+	var err error
 	if f.WaitRunID != "" && f.RoundOneReply == "" {
-		run, err := r.cfg.Store.GetRun(ctx, f.WaitRunID)
+		run, gerr := r.cfg.Store.GetRun(ctx, f.WaitRunID)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(gerr, store.ErrNotFound):
 			return outbox.Permanent(errors.New("primary run missing"))
-		case err != nil:
-			return err
+		case gerr != nil:
+			return gerr
 		case run.Status == store.RunAborted && run.Error == InterruptedError:
-			return r.reportInterrupted(ctx, f, run)
+			err = r.reportInterrupted(ctx, f, run, settle)
+			return settledBy(settle, err)
 		}
 	}
-	return r.runFlow(ctx, f)
+	err = r.runFlow(ctx, f, settle)
+	return settledBy(settle, err)
+}
+
+// settledBy is the outcome of a flow that ended with err: outbox.ErrSettled
+// when its item was settled with its last post.
+func settledBy(settle *store.PostSettle, err error) error {
+	if err == nil && settle.Stored() {
+		return outbox.ErrSettled
+	}
+	return err
 }
 
 // runReply returns the reply of one ended run: the messages that run wrote

@@ -629,3 +629,70 @@ func TestFlowRecordedWithItsRun(t *testing.T) {
 		})
 	}
 }
+
+// hiddenPost is a runner store that cannot settle an outbox item with a
+// post (no store.SessionPoster: the agent.Store it embeds hides it).
+type hiddenPost struct{ agent.Store }
+
+// TestFlowSettledWithItsAnnounce: a flow that ends with its announce's
+// post settles its outbox item in the post's transaction (the handler
+// says so: outbox.ErrSettled, and the dispatcher writes nothing more); where
+// the runner's store cannot, the flow returns nil and leaves the item to
+// the dispatcher, as before.
+func TestFlowSettledWithItsAnnounce(t *testing.T) {
+	const cfg = `{ tools: { sessions: { visibility: "agent" } }, session: { agentToAgent: { maxPingPongTurns: 0 } } }`
+	for _, tc := range []struct {
+		name     string
+		runStore func(*sqlite.Store) agent.Store
+		want     error
+		status   store.OutboxStatus
+	}{
+		{"with the post", nil, outbox.ErrSettled, store.OutboxDelivered},
+		{"store cannot", func(st *sqlite.Store) agent.Store { return hiddenPost{st} }, nil, store.OutboxPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newRunEnvWith(t, cfg, tc.runStore)
+			ctx := context.Background()
+			const target = "agent:main:t"
+			// The target's session, then a primary run with no flow of
+			// its own.
+			e.runner.Wait(ctx, mustSubmit(t, e, target, "warm", "hello").RunID, 20*time.Second)
+			primary := mustSubmit(t, e, target, "primary", "/reply pong")
+			if run, done, _ := e.runner.Wait(ctx, primary.RunID, 20*time.Second); !done || run.Status != store.RunOK {
+				t.Fatalf("primary run = %+v", run)
+			}
+			item, err := e.relay.flowItem(sessions.Flow{TargetKey: target, DisplayKey: target, Message: "ping",
+				AnnounceTimeout: 20 * time.Second, RequesterKey: "agent:main:req", WaitRunID: primary.RunID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			item.NextAttemptAt = time.Now().Add(time.Hour) // not the dispatcher's: run here
+			if err := e.store.PutOutbox(ctx, item); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.relay.runItem(ctx, item); !errors.Is(err, tc.want) && err != tc.want {
+				t.Fatalf("runItem = %v, want %v", err, tc.want)
+			}
+			if got := e.posts(t, target); len(got) != 1 {
+				t.Fatalf("announces posted to the target: %q, want 1", got)
+			}
+			it, err := e.store.GetOutbox(ctx, item.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if it.Status != tc.status || (tc.status == store.OutboxDelivered && (it.Attempts != 1 || it.DeliveredAt.IsZero())) {
+				t.Errorf("flow item = %s, %d attempts, delivered at %v; want %s", it.Status, it.Attempts, it.DeliveredAt, tc.status)
+			}
+		})
+	}
+}
+
+// mustSubmit queues message on key as run id.
+func mustSubmit(t *testing.T, e *runEnv, key, id, message string) *store.Run {
+	t.Helper()
+	run, _, err := e.runner.Submit(context.Background(), agent.Input{RunID: id, SessionKey: key, AgentID: "main", Message: message})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -72,3 +73,14 @@ func (o *Opened) OpenChildRun(ctx context.Context, c *store.ChildOpen, r *store.
 func (o *Opened) CreateChild(ctx context.Context, key string, fn func(*store.Session) error, r *store.SubagentRun) (*store.Session, error) {
 	return store.CreateChild(ctx, o.Store, key, fn, r)
 }
+
+// PostToSession keeps the opened store's one-transaction post
+// (store.SessionPoster) visible through Opened: without it an announce's
+// post took two commits, and its flow's settle a third.
+func (o *Opened) PostToSession(ctx context.Context, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
+	return store.PostToSession(ctx, o.Store, key, sessionID, idemKey, msg, at)
+}
+
+// ClaimsWithRuns keeps the opened store's claims in a run's transaction
+// (store.RunClaimer) visible through Opened.
+func (o *Opened) ClaimsWithRuns() bool { return store.ClaimsWithRuns(o.Store) }

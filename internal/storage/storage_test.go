@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
@@ -80,5 +81,36 @@ func TestOpenedEndOfAnEndedRunAppendsNothing(t *testing.T) {
 	}
 	if n, err := st.CountMessages(ctx, "sid"); err != nil || n != 0 {
 		t.Fatalf("%d messages (%v), want none", n, err)
+	}
+}
+
+// TestOpenedKeepsPostsAndClaimsWithOneCommit: the opened SQLite store,
+// wrapped as the daemon wraps it (the store timer), keeps the backend's
+// one-transaction post (store.SessionPoster) and its claims in a run's
+// transaction (store.RunClaimer) visible: the runner and the sub-agent
+// manager are handed Opened.
+func TestOpenedKeepsPostsAndClaimsWithOneCommit(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, settings.StorageSettings{Backend: settings.BackendSQLite}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Store = metrics.NewStoreTimer().Wrap(st.Store)
+	if !store.ClaimsWithRuns(st) {
+		t.Error("the opened store does not make claims with runs")
+	}
+	const key = "agent:main:main"
+	if err := st.CreateSession(ctx, &store.Session{Key: key, SessionID: "sid"}); err != nil {
+		t.Fatal(err)
+	}
+	text := "posted"
+	m := transcript.NewAssistantMessage([]transcript.Block{{Type: transcript.BlockText, Text: &text}}, time.Now())
+	at := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	if _, posted, err := store.PostToSession(ctx, st, key, "sid", "k", store.Message{Entry: transcript.MessageEntry(m, time.Now())}, at); err != nil || !posted {
+		t.Fatalf("PostToSession through Opened = %v, %v", posted, err)
+	}
+	if sess, err := st.GetSession(ctx, key); err != nil || !sess.UpdatedAt.Equal(at) {
+		t.Errorf("session after the post = %+v, %v; want UpdatedAt %v", sess, err, at)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -282,15 +283,33 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	}
 	var texts []string
 	var claimed []pending
-	for i, err := range m.claimAll(ctx, target, runID, todo) {
-		if errors.Is(err, errBatchClaimed) {
-			continue // delivered with the other batch
+	// On a store no other node delivers from, and that makes a run's
+	// claims in the transaction that stores it, the claims go with the
+	// batch's run: one commit less before the requester's turn. With
+	// other nodes a claim may be refused (another dispatcher's batch
+	// took the item), which must be known before the run's text is.
+	var withRun *store.RunClaims
+	if !m.cfg.Shared && store.ClaimsWithRuns(m.cfg.Store) && slices.ContainsFunc(todo, func(c claim) bool { return c.payload != nil }) {
+		withRun = &store.RunClaims{RunID: runID}
+		for _, c := range todo {
+			if c.payload != nil {
+				withRun.Claims = append(withRun.Claims, store.RunClaim{ID: c.p.item.ID, Apply: claimApply(runID, target, c)})
+			}
+			texts = append(texts, c.p.a.Message)
+			claimed = append(claimed, c.p)
 		}
-		if err != nil {
-			return nil, err
+		ctx = store.WithRunClaims(ctx, withRun)
+	} else {
+		for i, err := range m.claimAll(ctx, target, runID, todo) {
+			if errors.Is(err, errBatchClaimed) {
+				continue // delivered with the other batch
+			}
+			if err != nil {
+				return nil, err
+			}
+			texts = append(texts, todo[i].p.a.Message)
+			claimed = append(claimed, todo[i].p)
 		}
-		texts = append(texts, todo[i].p.a.Message)
-		claimed = append(claimed, todo[i].p)
 	}
 	if len(claimed) == 0 {
 		return settledIDs(settled, nil), nil
@@ -355,8 +374,22 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 	// before its next model call); a result never interrupts that run and
 	// is never dropped at the queue's cap (admission's announce rule).
 	t, err := m.cfg.Admit.Accept(ctx, admission.Request{Origin: admission.OriginAnnounce, Input: in})
+	if withRun != nil && errors.Is(err, errBatchClaimed) {
+		// An item changed since it was listed: the next pass lists the
+		// batch again, as it is now.
+		return nil, outbox.ErrDefer
+	}
 	if err != nil {
 		return nil, err
+	}
+	if withRun != nil && t.Created && !withRun.Stored() {
+		// The run was stored without its claims (by a path that does not
+		// make them): they are made now, as they were before the run.
+		for i, err := range m.claimAll(ctx, target, runID, todo) {
+			if err != nil {
+				m.log.Error("announce claim not stored with its batch run", "id", todo[i].p.item.ID, "runId", runID, "err", err)
+			}
+		}
 	}
 	if !t.Created && t.Run != nil {
 		// Another dispatcher made the run (it took these claims over, or
@@ -419,15 +452,21 @@ func (m *Manager) claimAll(ctx context.Context, target, runID string, todo []cla
 // compare-and-set, since another dispatcher (another gateway node) may
 // have claimed the item for its own batch meanwhile (errBatchClaimed).
 func (m *Manager) claimFor(ctx context.Context, target, runID string, c claim) error {
-	_, err := m.cfg.Store.UpdateOutbox(ctx, c.p.item.ID, func(x *store.OutboxItem) error {
+	_, err := m.cfg.Store.UpdateOutbox(ctx, c.p.item.ID, claimApply(runID, target, c))
+	return err
+}
+
+// claimApply is the compare-and-set of c's claim for run runID, moved to
+// target, on the stored item.
+func claimApply(runID, target string, c claim) func(x *store.OutboxItem) error {
+	return func(x *store.OutboxItem) error {
 		var cur Announce
 		if x.Status != store.OutboxPending || (json.Unmarshal(x.Payload, &cur) == nil && cur.BatchRunID != "" && cur.BatchRunID != runID) {
 			return errBatchClaimed
 		}
 		x.Payload, x.SessionKey = c.payload, target
 		return nil
-	})
-	return err
+	}
 }
 
 // settledIDs is deliverBatch's answer: the ids of the items it settles.

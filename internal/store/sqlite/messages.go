@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
@@ -49,21 +50,47 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 // run in one write transaction, and a unique index on (session, key) backs
 // it, so two concurrent posts with one key store one message.
 func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg store.Message) (store.Message, bool, error) {
-	if err := s.checkOpen("PostMessage"); err != nil {
+	return s.post(ctx, "PostMessage", "", sessionID, idemKey, msg, time.Time{})
+}
+
+// qTouchSession moves a session's updated_at forward (PostToSession).
+const qTouchSession = `UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE key = ?`
+
+// PostToSession implements store.SessionPoster: PostMessage, and when the
+// message is posted, session key's updated_at moved forward to at, and
+// the outbox item ctx carries to settle with the post (store.PostSettle)
+// settled, in the same write transaction.
+func (s *Store) PostToSession(ctx context.Context, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
+	if key == "" {
+		return store.Message{}, false, errors.New("sqlite.PostToSession: empty session key")
+	}
+	return s.post(ctx, "PostToSession", key, sessionID, idemKey, msg, at)
+}
+
+// post is PostMessage and, with key set, PostToSession.
+func (s *Store) post(ctx context.Context, op, key, sessionID, idemKey string, msg store.Message, at time.Time) (store.Message, bool, error) {
+	if err := s.checkOpen(op); err != nil {
 		return store.Message{}, false, err
 	}
 	if sessionID == "" {
-		return store.Message{}, false, errors.New("sqlite.PostMessage: empty session id")
+		return store.Message{}, false, fmt.Errorf("sqlite.%s: empty session id", op)
 	}
 	out, err := s.prepareMessages(sessionID, []store.Message{msg})
 	if err != nil {
-		return store.Message{}, false, fmt.Errorf("sqlite.PostMessage: %w", err)
+		return store.Message{}, false, fmt.Errorf("sqlite.%s: %w", op, err)
+	}
+	var settle *store.PostSettle
+	if key != "" {
+		settle = store.PostSettleOf(ctx)
 	}
 	var (
-		found  store.Message
-		posted bool
+		found   store.Message
+		posted  bool
+		touched bool // the session row took at
+		settled bool // settle's item took its outcome
 	)
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		posted, touched, settled = false, false, false // set, not kept: the body may run again
 		if idemKey != "" {
 			st, err := s.wstmt(ctx, tx, qByIdemKey)
 			if err != nil {
@@ -78,11 +105,42 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		if err := s.appendTx(ctx, tx, sessionID, out, idemKey); err != nil {
 			return err
 		}
+		if key != "" {
+			res, err := s.wexec(ctx, tx, qTouchSession, toMs(at), key)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			touched = n == 1
+		}
+		if settle != nil {
+			_, _, err := s.updateOutboxTx(ctx, tx, settle.ID, settle.Apply)
+			switch {
+			case err == nil:
+				settled = true
+			case !errors.Is(err, store.ErrNotFound): // an item that is gone is settled as before
+				return fmt.Errorf("settle %s: %w", settle.ID, err)
+			}
+		}
 		found, posted = out[0], true
 		return nil
+	}, func() {
+		if settled {
+			settle.MarkStored()
+		}
+		if touched {
+			s.sessions.update(key, func(c *store.Session) {
+				if at.After(c.UpdatedAt) {
+					c.UpdatedAt = at
+				}
+			})
+		}
 	})
 	if err != nil {
-		return store.Message{}, false, fmt.Errorf("sqlite.PostMessage: %w", err)
+		return store.Message{}, false, fmt.Errorf("sqlite.%s: %w", op, err)
 	}
 	return found, posted, nil
 }

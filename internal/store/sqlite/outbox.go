@@ -93,39 +93,9 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		fnErr error
 	)
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		get, err := s.wstmt(ctx, tx, qGetOutbox)
-		if err != nil {
-			return err
-		}
-		it, err := scanOutbox(get.QueryRowContext(ctx, id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%q: %w", id, store.ErrNotFound)
-		} else if err != nil {
-			return err
-		}
-		if err := fn(it); err != nil {
-			fnErr = err
-			return err
-		}
-		if it.ID != id {
-			return fmt.Errorf("fn changed outbox item id %q to %q", id, it.ID)
-		}
-		c := it.Clone() // fn may keep it and mutate it later
-		now := s.nowTime()
-		c.UpdatedAt = now
-		args, err := outboxArgs(c, now)
-		if err != nil {
-			return err
-		}
-		put, err := s.wstmt(ctx, tx, qUpdateOutbox)
-		if err != nil {
-			return err
-		}
-		if _, err := put.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		out = c
-		return nil
+		var err error
+		out, fnErr, err = s.updateOutboxTx(ctx, tx, id, fn)
+		return err
 	})
 	if fnErr != nil {
 		return nil, fnErr
@@ -134,4 +104,59 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		return nil, fmt.Errorf("sqlite.UpdateOutbox: %w", err)
 	}
 	return out, nil
+}
+
+// updateOutboxTx is UpdateOutbox's body in tx: it returns the stored item,
+// and fn's error (also as the error) when fn failed.
+func (s *Store) updateOutboxTx(ctx context.Context, tx *sql.Tx, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error, error) {
+	get, err := s.wstmt(ctx, tx, qGetOutbox)
+	if err != nil {
+		return nil, nil, err
+	}
+	it, err := scanOutbox(get.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("%q: %w", id, store.ErrNotFound)
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if err := fn(it); err != nil {
+		return nil, err, err
+	}
+	if it.ID != id {
+		return nil, nil, fmt.Errorf("fn changed outbox item id %q to %q", id, it.ID)
+	}
+	c := it.Clone() // fn may keep it and mutate it later
+	now := s.nowTime()
+	c.UpdatedAt = now
+	args, err := outboxArgs(c, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	put, err := s.wstmt(ctx, tx, qUpdateOutbox)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := put.ExecContext(ctx, args...); err != nil {
+		return nil, nil, err
+	}
+	return c, nil, nil
+}
+
+// ClaimsWithRuns implements store.RunClaimer: OpenRun and CreateRun make
+// the claims their context carries (store.RunClaims) in the run's
+// transaction.
+func (s *Store) ClaimsWithRuns() bool { return true }
+
+// runClaimsTx makes the claims ctx carries for run runID in tx (none:
+// nothing); a claim's error refuses the run.
+func (s *Store) runClaimsTx(ctx context.Context, tx *sql.Tx, c *store.RunClaims) error {
+	if c == nil {
+		return nil
+	}
+	for _, cl := range c.Claims {
+		if _, _, err := s.updateOutboxTx(ctx, tx, cl.ID, cl.Apply); err != nil {
+			return fmt.Errorf("claim %s: %w", cl.ID, err)
+		}
+	}
+	return nil
 }

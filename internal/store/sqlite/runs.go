@@ -65,14 +65,23 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
+	claims := store.RunClaimsOf(ctx, r.RunID)
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
 		} else if !ok {
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
-		return s.insertRunOutboxTx(ctx, tx, obArgs)
-	}, ob.markStored)
+		if err := s.insertRunOutboxTx(ctx, tx, obArgs); err != nil {
+			return err
+		}
+		return s.runClaimsTx(ctx, tx, claims)
+	}, func() {
+		ob.markStored()
+		if claims != nil {
+			claims.MarkStored()
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
@@ -514,11 +523,15 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 	}
 	var sess *store.Session
 	var existingRun *store.Run
+	claims := store.RunClaimsOf(ctx, r.RunID)
 	after := func() {
 		if sess != nil {
 			s.sessions.put(sess)
 		}
 		ob.markStored()
+		if claims != nil {
+			claims.MarkStored()
+		}
 	}
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		existingRun, sess = nil, nil // set, not kept: the body may run again
@@ -538,6 +551,9 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 			return fmt.Errorf("%q: %w", r.RunID, store.ErrConflict)
 		}
 		if err := s.insertRunOutboxTx(ctx, tx, obArgs); err != nil {
+			return err
+		}
+		if err := s.runClaimsTx(ctx, tx, claims); err != nil {
 			return err
 		}
 		if child != nil {
