@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,10 +35,22 @@ import (
 // so it takes them in the order the transactions that lock several lanes
 // do (AdoptDead, LeaveNode, ReleaseLanes, ClaimOrphans), and neither
 // waits for the other in a cycle. Members of one lane keep their order.
+//
+// A flight that lasts stallAfter (waiting on a lock: a lane row another
+// node holds while it is paused, a transcript lock) no longer holds up the
+// rest: the members that waited meanwhile go as the next group beside it,
+// so one stuck session does not stall every run's open and end on the
+// node.
 type groupCommitter struct {
 	mu      sync.Mutex
 	busy    bool           // a transaction (alone or a group) is in flight
+	flight  uint64         // numbers the flights; the current one's while busy
 	waiting []*groupMember // arrived while busy: the next group
+
+	// stallAfter is how long a flight holds up the next group, in
+	// nanoseconds (0: defaultStallAfter).
+	stallAfter atomic.Int64
+	stalled    atomic.Int64 // flights that outlasted stallAfter
 
 	// joined, when set (tests), is called with a member that joined the
 	// next group and the number of members waiting then.
@@ -63,11 +77,17 @@ type groupMember struct {
 	wake  chan groupTurn // buffered: one turn
 }
 
+// defaultStallAfter is how long a flight holds up the next group: far
+// above a transaction's few milliseconds, even on a loaded machine, far
+// below a lease.
+const defaultStallAfter = 50 * time.Millisecond
+
 // groupTurn is what a waiting member is woken with.
 type groupTurn struct {
-	lead  []*groupMember // non-nil: send these (this member first) as a group
-	retry bool           // the group was rolled back: commit alone
-	err   error          // otherwise the group's outcome
+	lead   []*groupMember // non-nil: send these (this member first) as a group
+	flight uint64         // with lead: the flight it is
+	retry  bool           // the group was rolled back: commit alone
+	err    error          // otherwise the group's outcome
 }
 
 // commit runs m's transaction: alone on the caller when nothing is in
@@ -77,9 +97,13 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	g.mu.Lock()
 	if !g.busy {
 		g.busy = true
+		g.flight++
+		id := g.flight
 		g.mu.Unlock()
+		stop := g.watch(id)
 		err := m.alone(m.ctx)
-		g.next()
+		stop()
+		g.next(id)
 		return err
 	}
 	m.wake = make(chan groupTurn, 1)
@@ -104,8 +128,10 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	}
 	switch {
 	case t.lead != nil:
+		stop := g.watch(t.flight)
 		err := g.send(s, t.lead)
-		g.next()
+		stop()
+		g.next(t.flight)
 		return err
 	case t.retry:
 		return m.alone(m.ctx)
@@ -114,19 +140,37 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	}
 }
 
-// next ends a flight: the members that waited meanwhile go as the next
-// group, sent by the first of them; with none, the committer is free.
-func (g *groupCommitter) next() {
+// next ends flight id, or stops it holding up the rest (watch): the
+// members that waited meanwhile go as the next flight, sent by the first
+// of them; with none, the committer is free. A flight already ended or
+// handed over changes nothing.
+func (g *groupCommitter) next(id uint64) {
 	g.mu.Lock()
+	if !g.busy || g.flight != id {
+		g.mu.Unlock()
+		return
+	}
 	ms := g.waiting
 	g.waiting = nil
 	if len(ms) == 0 {
 		g.busy = false
+		g.mu.Unlock()
+		return
 	}
+	g.flight++
+	next := g.flight
 	g.mu.Unlock()
-	if len(ms) > 0 {
-		ms[0].wake <- groupTurn{lead: ms}
-	}
+	ms[0].wake <- groupTurn{lead: ms, flight: next}
+}
+
+// watch hands flight id's place over to the next group if it lasts
+// stallAfter; the returned func stops the watch.
+func (g *groupCommitter) watch(id uint64) (stop func()) {
+	t := time.AfterFunc(cmp.Or(time.Duration(g.stallAfter.Load()), defaultStallAfter), func() {
+		g.stalled.Add(1)
+		g.next(id)
+	})
+	return func() { t.Stop() }
 }
 
 // send sends ms (the caller's member first) as one batch, wakes the

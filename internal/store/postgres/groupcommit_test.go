@@ -205,6 +205,8 @@ func inGroup(t *testing.T, s *Store, sessionID string, n int, op func(i int) err
 		t.Fatal(err)
 	}
 	joined := make(chan struct{})
+	holdFlights(s)
+	defer s.ends.stallAfter.Store(0)
 	s.ends.mu.Lock()
 	s.ends.joined = func(_ *groupMember, k int) {
 		if k == n-1 {
@@ -364,6 +366,7 @@ func TestGroupOutlivesItsSender(t *testing.T) {
 		first  = make(chan context.Context, 1)
 		joined = make(chan struct{})
 	)
+	holdFlights(s)
 	s.ends.mu.Lock()
 	s.ends.joined = func(m *groupMember, n int) {
 		if n == 1 {
@@ -455,6 +458,7 @@ func TestGroupAndAdoptionDoNotDeadlock(t *testing.T) {
 		}
 	}
 	joined := make(chan int, len(keys))
+	holdFlights(s)
 	s.ends.mu.Lock()
 	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
 	s.ends.mu.Unlock()
@@ -572,6 +576,7 @@ func TestAdoptionDeletesLanesInKeyOrder(t *testing.T) {
 		}
 	}
 	joined := make(chan int, len(keys))
+	holdFlights(s)
 	s.ends.mu.Lock()
 	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
 	s.ends.mu.Unlock()
@@ -613,3 +618,54 @@ func TestAdoptionDeletesLanesInKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestStalledFlightHandsOver: a flight that waits (a lock held by a paused
+// node) holds up the members that come meanwhile for stallAfter only:
+// they then go as the next flight beside it, and the stalled one still
+// ends with its own outcome. No database: groups of one go alone.
+func TestStalledFlightHandsOver(t *testing.T) {
+	g := &groupCommitter{}
+	g.stallAfter.Store(int64(time.Millisecond))
+	started, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- g.commit(nil, &groupMember{ctx: context.Background(), alone: func(context.Context) error {
+			close(started)
+			<-release // stuck on a lock until the test lets it go
+			return errors.New("first's outcome")
+		}})
+	}()
+	<-started
+	second := make(chan error, 1)
+	go func() {
+		second <- g.commit(nil, &groupMember{ctx: context.Background(), alone: func(context.Context) error { return nil }})
+	}()
+	select {
+	case err := <-second:
+		if err != nil {
+			t.Errorf("second: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a guard: it goes after 1 ms
+		t.Fatal("the member that came during a stalled flight waited for it")
+	}
+	close(release)
+	if err := <-first; err == nil || err.Error() != "first's outcome" {
+		t.Errorf("stalled flight's outcome: %v", err)
+	}
+	// The committer is free again: the next member goes alone, at once.
+	if err := g.commit(nil, &groupMember{ctx: context.Background(), alone: func(context.Context) error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	busy, waiting := g.busy, len(g.waiting)
+	g.mu.Unlock()
+	if busy || waiting != 0 || g.stalled.Load() == 0 {
+		t.Errorf("after: busy %v, %d waiting, %d stalled", busy, waiting, g.stalled.Load())
+	}
+}
+
+// holdFlights keeps s's stalled flights holding up the members that come
+// meanwhile: the tests that stall a flight on purpose (a lock they hold)
+// to gather a group need its members to wait, not to be handed its place
+// (TestStalledFlightHandsOver).
+func holdFlights(s *Store) { s.ends.stallAfter.Store(int64(time.Hour)) }
