@@ -31,7 +31,13 @@ type checkpointer struct {
 	// restartDue says the WAL has grown past restartFrames: the writer
 	// should finish the checkpoint itself (finish).
 	restartDue atomic.Bool
-	finishes   atomic.Int64 // finish's checkpoints on the writer (tests)
+	// sinceRestart counts the bodies committed since the WAL was last
+	// copied back whole: past restartBodies the writer finishes a
+	// checkpoint whether or not loop has run (on a loaded machine its
+	// goroutine can wait while the writer's runs, and the WAL then grew
+	// by everything written).
+	sinceRestart atomic.Int64
+	finishes     atomic.Int64 // finish's checkpoints on the writer (tests)
 	// ran, when set (tests), is sent to after each checkpoint.
 	ran chan struct{}
 }
@@ -49,7 +55,13 @@ func newCheckpointer(db *sql.DB, every int, ran chan struct{}) *checkpointer {
 // committed counts n bodies committed by the writer and asks for a
 // checkpoint once c.every have been since the last one. It never blocks.
 func (c *checkpointer) committed(n int) {
-	if c.every < 0 || c.bodies.Add(int64(n)) < c.every {
+	if c.every < 0 {
+		return
+	}
+	if c.sinceRestart.Add(int64(n)) >= restartBodies {
+		c.restartDue.Store(true)
+	}
+	if c.bodies.Add(int64(n)) < c.every {
 		return
 	}
 	c.bodies.Store(0)
@@ -91,6 +103,11 @@ func (c *checkpointer) loop() {
 // frames come while it copies), and the WAL would grow without bound.
 const restartFrames = 2000
 
+// restartBodies is how many committed bodies make the writer finish a
+// checkpoint even when loop has not reported restartFrames: at about nine
+// pages a body, twice restartFrames.
+const restartBodies = 2 * restartFrames / 9
+
 // finish runs on the writer, between commits, once the WAL has grown past
 // restartFrames: it copies the frames the last background checkpoint did
 // not (no write is in progress, so it can copy them all unless a reader
@@ -105,6 +122,8 @@ func (c *checkpointer) finish(w *sql.DB) {
 	err := w.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
 	if err != nil || busy != 0 || copied < frames {
 		c.restartDue.Store(true)
+	} else {
+		c.sinceRestart.Store(0)
 	}
 	c.finishes.Add(1)
 }
