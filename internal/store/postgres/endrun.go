@@ -152,10 +152,7 @@ func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string)
 		aloneStored   []store.Message
 		alone         bool
 	)
-	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
-	if fenced {
-		m.lane = f.SessionKey
-	}
+	m := newGroupMember(ctx, b.QueuedQueries)
 	m.read = func(br pgx.BatchResults) error {
 		for range 2 { // the fence check (or lock), the tail's
 			if _, err := br.Exec(); err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // A run's end is a transaction of one batch (fence check, the end, its
@@ -36,16 +38,18 @@ import (
 // do (AdoptDead, LeaveNode, ReleaseLanes, ClaimOrphans), and neither
 // waits for the other in a cycle. Members of one lane keep their order.
 //
-// A flight that lasts stallAfter (waiting on a lock: a lane row another
-// node holds while it is paused, a transcript lock) no longer holds up the
-// rest: the members that waited meanwhile go as the next group beside it,
-// so one stuck session does not stall every run's open and end on the
-// node.
+// A flight holds up the members that come meanwhile for stallAfter at
+// most, counted from the first of them (a timer only then: an idle
+// committer's transactions arm none): a flight waiting on a lock (a lane
+// row another node holds while it is paused, a transcript lock) then
+// hands its place to them, and they go as the next group beside it, so
+// one stuck session does not stall every run's open and end on the node.
 type groupCommitter struct {
 	mu      sync.Mutex
 	busy    bool           // a transaction (alone or a group) is in flight
 	flight  uint64         // numbers the flights; the current one's while busy
 	waiting []*groupMember // arrived while busy: the next group
+	stall   *time.Timer    // armed by the first of waiting: hands the flight over
 
 	// stallAfter is how long a flight holds up the next group, in
 	// nanoseconds (0: defaultStallAfter).
@@ -82,6 +86,16 @@ type groupMember struct {
 // below a lease.
 const defaultStallAfter = 50 * time.Millisecond
 
+// newGroupMember is a member of ctx's transaction stmts, in the lane
+// of ctx's fence (none: no lane).
+func newGroupMember(ctx context.Context, stmts []*pgx.QueuedQuery) *groupMember {
+	m := &groupMember{ctx: ctx, stmts: stmts}
+	if f, ok := store.FenceOf(ctx); ok {
+		m.lane = f.SessionKey
+	}
+	return m
+}
+
 // groupTurn is what a waiting member is woken with.
 type groupTurn struct {
 	lead   []*groupMember // non-nil: send these (this member first) as a group
@@ -100,14 +114,19 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 		g.flight++
 		id := g.flight
 		g.mu.Unlock()
-		stop := g.watch(id)
 		err := m.alone(m.ctx)
-		stop()
 		g.next(id)
 		return err
 	}
 	m.wake = make(chan groupTurn, 1)
 	g.waiting = append(g.waiting, m)
+	if len(g.waiting) == 1 {
+		id := g.flight
+		g.stall = time.AfterFunc(cmp.Or(time.Duration(g.stallAfter.Load()), defaultStallAfter), func() {
+			g.stalled.Add(1)
+			g.next(id)
+		})
+	}
 	n, joined := len(g.waiting), g.joined
 	g.mu.Unlock()
 	if joined != nil {
@@ -128,9 +147,7 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	}
 	switch {
 	case t.lead != nil:
-		stop := g.watch(t.flight)
 		err := g.send(s, t.lead)
-		stop()
 		g.next(t.flight)
 		return err
 	case t.retry:
@@ -140,10 +157,10 @@ func (g *groupCommitter) commit(s *Store, m *groupMember) error {
 	}
 }
 
-// next ends flight id, or stops it holding up the rest (watch): the
-// members that waited meanwhile go as the next flight, sent by the first
-// of them; with none, the committer is free. A flight already ended or
-// handed over changes nothing.
+// next ends flight id, or stops it holding up the rest (its stall timer
+// fired): the members that waited meanwhile go as the next flight, sent by
+// the first of them; with none, the committer is free. A flight already
+// ended or handed over changes nothing.
 func (g *groupCommitter) next(id uint64) {
 	g.mu.Lock()
 	if !g.busy || g.flight != id {
@@ -152,6 +169,10 @@ func (g *groupCommitter) next(id uint64) {
 	}
 	ms := g.waiting
 	g.waiting = nil
+	if g.stall != nil {
+		g.stall.Stop()
+		g.stall = nil
+	}
 	if len(ms) == 0 {
 		g.busy = false
 		g.mu.Unlock()
@@ -161,16 +182,6 @@ func (g *groupCommitter) next(id uint64) {
 	next := g.flight
 	g.mu.Unlock()
 	ms[0].wake <- groupTurn{lead: ms, flight: next}
-}
-
-// watch hands flight id's place over to the next group if it lasts
-// stallAfter; the returned func stops the watch.
-func (g *groupCommitter) watch(id uint64) (stop func()) {
-	t := time.AfterFunc(cmp.Or(time.Duration(g.stallAfter.Load()), defaultStallAfter), func() {
-		g.stalled.Add(1)
-		g.next(id)
-	})
-	return func() { t.Stop() }
 }
 
 // send sends ms (the caller's member first) as one batch, wakes the

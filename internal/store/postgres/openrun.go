@@ -179,10 +179,7 @@ func (s *Store) openAfter(ctx context.Context, args []any, sessionID string, t t
 		aloneStored []store.Message
 		alone       bool
 	)
-	m := &groupMember{ctx: ctx, stmts: b.QueuedQueries}
-	if fenced {
-		m.lane = f.SessionKey
-	}
+	m := newGroupMember(ctx, b.QueuedQueries)
 	m.read = func(br pgx.BatchResults) error {
 		for range b.QueuedQueries {
 			if _, err := br.Exec(); err != nil {
