@@ -360,6 +360,7 @@ var leaves = map[string][]string{
 	"internal/jsonenc":      nil,
 	"internal/workers":      nil,
 	"internal/lazy":         nil,
+	"internal/fsstamp":      nil,
 	"internal/cronsched":    {"github.com/netresearch/go-cron"},
 	"internal/logfile":      nil,
 	"internal/statedir":     {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
@@ -383,7 +384,7 @@ var leaves = map[string][]string{
 	},
 	"internal/spend": nil,
 	// skills: SKILL.md discovery, gating and the prompt catalog; files only.
-	"internal/skills":     {"github.com/titanous/json5", "go.yaml.in/yaml/v3"},
+	"internal/skills":     {"github.com/titanous/json5", "go.yaml.in/yaml/v3", "internal/fsstamp"},
 	"internal/eventhooks": nil,
 	// tokenize: OpenAI's tokenizers, nothing of ours.
 	"internal/tokenize": {"github.com/tiktoken-go/tokenizer"},

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -179,9 +180,15 @@ func clampToBudget(s string, budget int) string {
 // ReadBootstrap reads the named files at the workspace root for
 // BuildBootstrap; missing, linked and unreadable files are skipped.
 func ReadBootstrap(workspace string, names ...string) []BootstrapFile {
+	return ReadBootstrapLstat(os.Lstat, workspace, names...)
+}
+
+// ReadBootstrapLstat is ReadBootstrap with lstat in place of os.Lstat for
+// the link checks (an fsstamp.View's, which skips files known absent).
+func ReadBootstrapLstat(lstat func(string) (fs.FileInfo, error), workspace string, names ...string) []BootstrapFile {
 	var out []BootstrapFile
 	for _, n := range names {
-		b, _, err := readFile(workspace, n)
+		b, _, err := readFile(lstat, workspace, n)
 		if err != nil {
 			continue
 		}

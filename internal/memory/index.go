@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -87,7 +88,7 @@ func (x *Index) sync(ctx context.Context, scope, workspace string) (SyncStats, [
 			now = append(now, old)
 			continue
 		}
-		b, fi, err := readFile(workspace, f.rel)
+		b, fi, err := readFile(os.Lstat, workspace, f.rel)
 		if err != nil {
 			// Gone, swapped for a link or unreadable since the listing: it
 			// leaves the index rather than failing every search.

@@ -94,13 +94,14 @@ var errLinked = errors.New("memory file is a symbolic link or has several hard l
 // checkNoLinks refuses rel when the file or any directory on the way to it
 // inside workspace is a symbolic link, or when the file has more than one
 // hard link. It returns the file's info; a missing file gives an error
-// satisfying errors.Is(err, fs.ErrNotExist).
-func checkNoLinks(workspace, rel string) (fs.FileInfo, error) {
+// satisfying errors.Is(err, fs.ErrNotExist). lstat is os.Lstat or one that
+// acts alike.
+func checkNoLinks(lstat func(string) (fs.FileInfo, error), workspace, rel string) (fs.FileInfo, error) {
 	parts := strings.Split(rel, "/")
 	cur := workspace
 	for i, part := range parts {
 		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
+		fi, err := lstat(cur)
 		if err != nil {
 			return nil, err
 		}
@@ -125,9 +126,9 @@ func checkNoLinks(workspace, rel string) (fs.FileInfo, error) {
 }
 
 // readFile reads the memory file rel of workspace through an os.Root after
-// checkNoLinks, refusing files above MaxFileBytes.
-func readFile(workspace, rel string) ([]byte, fs.FileInfo, error) {
-	fi, err := checkNoLinks(workspace, rel)
+// checkNoLinks (with lstat), refusing files above MaxFileBytes.
+func readFile(lstat func(string) (fs.FileInfo, error), workspace, rel string) ([]byte, fs.FileInfo, error) {
+	fi, err := checkNoLinks(lstat, workspace, rel)
 	if err != nil {
 		return nil, nil, err
 	}

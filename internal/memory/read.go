@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -43,7 +44,7 @@ func Read(workspace, p string, from, lines int) (*ReadResult, error) {
 	if err != nil {
 		return &ReadResult{Status: "error", Path: strings.TrimSpace(p), Code: "MEMORY_PATH_NOT_ALLOWED", Error: err.Error()}, nil
 	}
-	b, _, err := readFile(workspace, rel)
+	b, _, err := readFile(os.Lstat, workspace, rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return &ReadResult{Status: "not_found", Path: rel}, nil

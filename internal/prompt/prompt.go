@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/fsstamp"
 	"github.com/switchboardhq/switchboard/internal/memory"
 	"github.com/switchboardhq/switchboard/internal/sessionkey"
 	"github.com/switchboardhq/switchboard/internal/settings"
@@ -44,23 +45,33 @@ type TranscriptHead interface {
 // and files the read tool would refuse (not regular, or with other hard
 // links), are skipped. st may be nil (no daily notes).
 // Then the skills the agent may use (sk may be nil: none).
+//
+// A file found missing is not stat'ed again while the workspace is
+// unchanged (fsstamp): a warm turn on a workspace without them stats the
+// workspace once.
 func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
+	return newBuilder(set, st, sk, &bootstrapCache{absent: &fsstamp.Cache{}})
+}
+
+// newBuilder is Builder with the cache of bootstrap files given (tests
+// count its stats).
+func newBuilder(set *settings.Settings, st TranscriptHead, sk *skills.Agents, boot *bootstrapCache) func(context.Context, agent.RunInfo) string {
 	var heads resetHeads
-	var boot bootstrapCache
 	return func(ctx context.Context, info agent.RunInfo) string {
 		dir := set.Agent(info.AgentID).Workspace
 		if dir == "" {
 			return ""
 		}
+		v := boot.absent.View()
 		var files []memory.BootstrapFile
 		for i, path := range boot.paths(dir) {
-			if content, err := boot.read(path); err == nil {
+			if content, err := boot.read(v, path); err == nil {
 				files = append(files, memory.BootstrapFile{Name: bootstrapFiles[i], Content: content})
 			}
 		}
 		if memoryEligible(info) {
 			// Memory files are read as the memory tools read them: no links.
-			files = append(files, memory.ReadBootstrap(dir, memory.MemoryFile)...)
+			files = append(files, memory.ReadBootstrapLstat(v.Lstat, dir, memory.MemoryFile)...)
 			if heads.startedByReset(ctx, st, info) {
 				files = append(files, memory.DailyNotes(dir, time.Now())...)
 			}
@@ -82,8 +93,11 @@ func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(
 // bootstrapCache keeps each bootstrap file's content until a stat of the
 // path shows another file, size, modification time or mode: a warm turn
 // stats the files and reads none it read before, and an edited file is
-// read again on the next turn. It is safe for concurrent use.
+// read again on the next turn; a missing one is not stat'ed while its
+// folder is unchanged (absent). It is safe for concurrent use.
 type bootstrapCache struct {
+	absent *fsstamp.Cache
+
 	mu    sync.Mutex
 	files map[string]cachedBootstrap
 	reads int // files read (not served from the cache), for tests
@@ -120,9 +134,10 @@ type cachedBootstrap struct {
 }
 
 // read returns the content of the bootstrap file at path, as
-// readBootstrap would; the hard-link check is made on every call.
-func (c *bootstrapCache) read(path string) (string, error) {
-	fi, err := os.Stat(path)
+// readBootstrap would, stat'ing it through v; the hard-link check is made
+// on every call.
+func (c *bootstrapCache) read(v *fsstamp.View, path string) (string, error) {
+	fi, err := v.Stat(path)
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/config"
+	"github.com/switchboardhq/switchboard/internal/fsstamp"
 	"github.com/switchboardhq/switchboard/internal/settings"
+	"github.com/switchboardhq/switchboard/internal/skills"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
 
@@ -143,10 +146,10 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var c bootstrapCache
+	c := bootstrapCache{absent: &fsstamp.Cache{}}
 	check := func(want string, reads int) {
 		t.Helper()
-		got, err := c.read(path)
+		got, err := c.read(c.absent.View(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +182,7 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 	if err := os.Link(path, filepath.Join(dir, "outside")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.read(path); err == nil {
+	if got, err := c.read(c.absent.View(), path); err == nil {
 		t.Fatalf("a hard-linked file was served: %q", got)
 	}
 	if err := os.Remove(filepath.Join(dir, "outside")); err != nil {
@@ -213,4 +216,102 @@ func TestBootstrapPathsJoinedOnce(t *testing.T) {
 	if n := testing.AllocsPerRun(50, func() { _ = c.paths(a) }); n != 0 {
 		t.Errorf("paths of a seen workspace made %v allocations, want 0", n)
 	}
+}
+
+// TestWarmTurnStatsAndSeesChanges: a turn on a workspace without
+// bootstrap, memory or skill files stats the workspace and the state dir
+// only (the missing files and skill folders are known absent while they
+// are unchanged), and a turn after each kind of file or skill is created,
+// edited, renamed into place or removed shows the change. The Cache's
+// clock runs an hour ahead so that every stamp is trusted: the changes are
+// seen through the folders' stamps, not because they are recent.
+func TestWarmTurnStatsAndSeesChanges(t *testing.T) {
+	state := t.TempDir()
+	ws := filepath.Join(state, "workspace")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Parse("t.json5", fmt.Appendf(nil, `{agents: {list: [{id: "main", default: true, workspace: %q}]}}`, ws),
+		config.MapEnv(map[string]string{"HOME": t.TempDir(), "SWITCHBOARD_STATE_DIR": state}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := settings.Resolve(cfg)
+	var stats []string
+	abs := &fsstamp.Cache{
+		StatFunc:  func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Stat(p) },
+		LstatFunc: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Lstat(p) },
+		NowFunc:   func() time.Time { return time.Now().Add(time.Hour) },
+	}
+	build := newBuilder(set, nil, &skills.Agents{Resolve: set.SkillScope, Absent: abs}, &bootstrapCache{absent: abs})
+	info := agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"}
+	turn := func() string { stats = nil; return build(t.Context(), info) }
+	// warmTurns: the workspace (bootstrap files), then the workspace and
+	// the state dir (the three skill roots).
+	const warmStats = 3
+	warm := func(step string) {
+		t.Helper()
+		turn()
+		if got := turn(); got != "" || len(stats) > warmStats {
+			t.Fatalf("%s: a warm turn on an empty workspace stat'ed %d paths %q (want at most %d) and built %q", step, len(stats), stats, warmStats, got)
+		}
+	}
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(state, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(rel string) {
+		t.Helper()
+		if err := os.RemoveAll(filepath.Join(state, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shows := func(step, want string, has bool) {
+		t.Helper()
+		if got := turn(); strings.Contains(got, want) != has {
+			t.Fatalf("%s: prompt has %q = %v, want %v:\n%s", step, want, !has, has, got)
+		}
+	}
+	skill := func(name string) string {
+		return "---\nname: " + name + "\ndescription: does " + name + "\n---\nSteps.\n"
+	}
+
+	warm("start")
+	for _, name := range []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md"} {
+		rel := filepath.Join("workspace", name)
+		write(rel, "first "+name)
+		shows(name+" created", "first "+name, true)
+		write(rel, "other "+name) // the same size, edited in place
+		shows(name+" edited", "other "+name, true)
+		remove(rel)
+		shows(name+" removed", name, false)
+		write("elsewhere", "moved "+name)
+		if err := os.Rename(filepath.Join(state, "elsewhere"), filepath.Join(state, rel)); err != nil {
+			t.Fatal(err)
+		}
+		shows(name+" renamed into place", "moved "+name, true)
+		remove(rel)
+		shows(name+" removed again", name, false)
+	}
+	warm("bootstrap files gone")
+	for _, root := range []string{"workspace/skills", "workspace/.agents/skills", "skills"} {
+		write(filepath.Join(root, "tea", "SKILL.md"), skill("tea"))
+		shows(root+": skill created", "does tea", true)
+		write(filepath.Join(root, "tea", "SKILL.md"), skill("tee"))
+		shows(root+": skill edited", "does tee", true)
+		remove(filepath.Join(root, "tea"))
+		shows(root+": skill removed", "does tee", false)
+		remove(root)
+		shows(root+": root removed", "## Skills", false)
+		if root == "workspace/.agents/skills" {
+			remove("workspace/.agents")
+		}
+	}
+	warm("skills gone")
 }

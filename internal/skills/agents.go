@@ -1,6 +1,10 @@
 package skills
 
-import "os"
+import (
+	"os"
+
+	"github.com/switchboardhq/switchboard/internal/fsstamp"
+)
 
 // Scope is what one agent's skills depend on besides the files.
 type Scope struct {
@@ -17,13 +21,24 @@ type Scope struct {
 // gives an agent's scope (from the live configuration).
 type Agents struct {
 	Resolve func(agentID string) Scope
-	loader  Loader
+	// Absent remembers the folders found absent (nil: the Agents' own).
+	Absent *fsstamp.Cache
+	loader Loader
+}
+
+// discover is the Loader's Discover with Absent's View.
+func (a *Agents) discover(sc Scope) ([]*Skill, []Problem) {
+	c := a.Absent
+	if c == nil {
+		c = a.loader.absentCache()
+	}
+	return a.loader.discover(c.View(), sc.Roots, sc.AllowTargets)
 }
 
 // Status lists agent id's skills with their gates, and the files refused.
 func (a *Agents) Status(agentID string) ([]Status, []Problem) {
 	sc := a.Resolve(agentID)
-	list, problems := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	list, problems := a.discover(sc)
 	out := make([]Status, 0, len(list))
 	for _, s := range list {
 		out = append(out, sc.Policy.Status(s))
@@ -35,7 +50,7 @@ func (a *Agents) Status(agentID string) ([]Status, []Problem) {
 // when it may use none); readTool names the tool that reads files.
 func (a *Agents) Section(agentID, readTool string) string {
 	sc := a.Resolve(agentID)
-	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	list, _ := a.discover(sc)
 	return Section(sc.Policy.Visible(list), readTool, sc.PromptChars)
 }
 
@@ -45,7 +60,7 @@ func (a *Agents) Section(agentID, readTool string) string {
 // injection; sandboxed commands get none).
 func (a *Agents) Env(agentID string) map[string]string {
 	sc := a.Resolve(agentID)
-	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
+	list, _ := a.discover(sc)
 	lookup := sc.Policy.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv

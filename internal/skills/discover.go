@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/fsstamp"
 )
 
 // Root is one directory skills are discovered under.
@@ -21,8 +23,14 @@ type Root struct {
 // size or modification time changes, and each root's walk (the folders it
 // looked into, what they held) until a stat of one of them shows a change,
 // so a call per turn stats what it found and rereads only what was edited;
-// a Loader is safe for concurrent use.
+// a folder found absent (a root, an allowed target) is not stat'ed again
+// while the folder above it is unchanged (fsstamp). A Loader is safe for
+// concurrent use.
 type Loader struct {
+	// Absent remembers the paths found absent (nil: the Loader's own).
+	Absent *fsstamp.Cache
+	own    fsstamp.Cache
+
 	mu    sync.Mutex
 	cache map[string]cached
 	walks map[walkKey]*walk
@@ -68,11 +76,11 @@ const racyWindow = 2 * time.Second
 // maxWalks bounds the kept walks (roots of agents and of reloaded configs).
 const maxWalks = 64
 
-// current reports whether the stats of w's folders are unchanged and old
-// enough to trust.
-func (w *walk) current() bool {
+// current reports whether the stats of w's folders, taken through v, are
+// unchanged and old enough to trust.
+func (w *walk) current(v *fsstamp.View) bool {
 	for _, st := range w.stamps {
-		fi, err := os.Stat(st.path)
+		fi, err := v.Stat(st.path)
 		if (err != nil) != (st.fi == nil) {
 			return false
 		}
@@ -131,12 +139,25 @@ type cached struct {
 // (skills.load.allowSymlinkTargets). Refused files are returned as
 // problems; their valid siblings still load.
 func (l *Loader) Discover(roots []Root, allowTargets []string) ([]*Skill, []Problem) {
+	return l.discover(l.absentCache().View(), roots, allowTargets)
+}
+
+// absentCache is l.Absent, or l's own.
+func (l *Loader) absentCache() *fsstamp.Cache {
+	if l.Absent != nil {
+		return l.Absent
+	}
+	return &l.own
+}
+
+// discover is Discover with the folders' stats taken through v.
+func (l *Loader) discover(v *fsstamp.View, roots []Root, allowTargets []string) ([]*Skill, []Problem) {
 	var out []*Skill
 	var problems []Problem
 	seen := map[string]bool{}
 	live := map[string]bool{}
 	for _, r := range roots {
-		found, probs := l.scan(r, allowTargets, live)
+		found, probs := l.scan(v, r, allowTargets, live)
 		problems = append(problems, probs...)
 		for _, s := range found {
 			if seen[s.Name] {
@@ -159,7 +180,7 @@ func (l *Loader) Discover(roots []Root, allowTargets []string) ([]*Skill, []Prob
 // scan finds the SKILL.md files under one root: a folder holding one is a
 // skill and is not looked into further; hidden folders and node_modules
 // are skipped.
-func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem) {
+func (l *Loader) scan(v *fsstamp.View, r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem) {
 	if r.Dir == "" {
 		return nil, nil
 	}
@@ -167,12 +188,12 @@ func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*S
 	l.mu.Lock()
 	w := l.walks[key]
 	l.mu.Unlock()
-	if w != nil && w.current() {
+	if w != nil && w.current(v) {
 		if skills, problems, ok := l.replay(w, r, live); ok {
 			return skills, problems
 		}
 	}
-	skills, problems, w := l.walk(r, allowTargets, live)
+	skills, problems, w := l.walk(v, r, allowTargets, live)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.scans++
@@ -190,10 +211,10 @@ func (l *Loader) scan(r Root, allowTargets []string, live map[string]bool) ([]*S
 // walk scans one root and returns what it found with the walk to replay
 // (nil when a folder it went through changed too recently to trust a
 // stat of it).
-func (l *Loader) walk(r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem, *walk) {
+func (l *Loader) walk(v *fsstamp.View, r Root, allowTargets []string, live map[string]bool) ([]*Skill, []Problem, *walk) {
 	w := &walk{}
 	stampOf := func(path string) {
-		fi, err := os.Stat(path)
+		fi, err := v.Stat(path)
 		if err != nil {
 			fi = nil
 		}

@@ -2,12 +2,16 @@ package skills
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/fsstamp"
 )
 
 func writeSkill(t *testing.T, dir, name, desc string) string {
@@ -377,4 +381,56 @@ func TestDiscoverReplayKeepsRefusals(t *testing.T) {
 	if got, problems := l.Discover(roots, []string{trusted}); !slices.Equal(Names(got), []string{"good"}) || len(problems) != 1 {
 		t.Fatalf("target retargeted: %v, %v", Names(got), problems)
 	}
+}
+
+// TestDiscoverAbsentRootsStatTheirFolders: roots that do not exist cost a
+// stat of the folder above them per call (one for roots that share it),
+// and a root created later, or a skill put into it, is found on the next
+// call. The Cache's clock runs an hour ahead: the creations are seen
+// through the folders' stamps.
+func TestDiscoverAbsentRootsStatTheirFolders(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "workspace")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stats := 0
+	l := Loader{Absent: &fsstamp.Cache{
+		StatFunc:  func(p string) (fs.FileInfo, error) { stats++; return os.Stat(p) },
+		LstatFunc: func(p string) (fs.FileInfo, error) { stats++; return os.Lstat(p) },
+		NowFunc:   func() time.Time { return time.Now().Add(time.Hour) },
+	}}
+	roots := []Root{
+		{filepath.Join(ws, "skills"), SourceWorkspace},
+		{filepath.Join(ws, ".agents", "skills"), SourceProject},
+		{filepath.Join(base, "skills"), SourceManaged},
+	}
+	check := func(step string, want []string, maxStats int) {
+		t.Helper()
+		stats = 0
+		got, _ := l.Discover(roots, nil)
+		if !slices.Equal(Names(got), want) || (maxStats > 0 && stats > maxStats) {
+			t.Fatalf("%s: skills %v after %d stats, want %v after at most %d", step, Names(got), stats, want, maxStats)
+		}
+	}
+	check("cold", nil, 0)
+	check("warm", nil, 2) // the workspace and base
+	for i, r := range roots {
+		name := fmt.Sprintf("s%d", i)
+		if err := os.MkdirAll(r.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		check(r.Dir+" created", nil, 0)
+		writeSkill(t, filepath.Join(r.Dir, name), name, "found")
+		check(r.Dir+" given a skill", []string{name}, 0)
+		if err := os.RemoveAll(r.Dir); err != nil {
+			t.Fatal(err)
+		}
+		check(r.Dir+" removed", nil, 0)
+	}
+	if err := os.Remove(filepath.Join(ws, ".agents")); err != nil {
+		t.Fatal(err)
+	}
+	check("all gone", nil, 0)
+	check("warm again", nil, 2)
 }
