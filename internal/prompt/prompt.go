@@ -46,9 +46,9 @@ type TranscriptHead interface {
 // links), are skipped. st may be nil (no daily notes).
 // Then the skills the agent may use (sk may be nil: none).
 //
-// A file found missing is not stat'ed again while the workspace is
-// unchanged (fsstamp): a warm turn on a workspace without them stats the
-// workspace once.
+// A file or skill folder found missing is not stat'ed again while the
+// folder above it is unchanged (fsstamp): a warm turn on a workspace
+// without them stats the workspace and the state dir, once each.
 func Builder(set *settings.Settings, st TranscriptHead, sk *skills.Agents) func(context.Context, agent.RunInfo) string {
 	return newBuilder(set, st, sk, &bootstrapCache{absent: &fsstamp.Cache{}})
 }
@@ -82,7 +82,7 @@ func newBuilder(set *settings.Settings, st TranscriptHead, sk *skills.Agents, bo
 			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}
 		if sk != nil {
-			if sec := sk.Section(info.AgentID, "read"); sec != "" {
+			if sec := sk.SectionIn(v, info.AgentID, "read"); sec != "" {
 				parts = append(parts, sec)
 			}
 		}

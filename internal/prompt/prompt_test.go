@@ -243,12 +243,12 @@ func TestWarmTurnStatsAndSeesChanges(t *testing.T) {
 		LstatFunc: func(p string) (fs.FileInfo, error) { stats = append(stats, p); return os.Lstat(p) },
 		NowFunc:   func() time.Time { return time.Now().Add(time.Hour) },
 	}
-	build := newBuilder(set, nil, &skills.Agents{Resolve: set.SkillScope, Absent: abs}, &bootstrapCache{absent: abs})
+	build := newBuilder(set, nil, &skills.Agents{Resolve: set.SkillScope}, &bootstrapCache{absent: abs})
 	info := agent.RunInfo{AgentID: "main", SessionKey: "agent:main:main"}
 	turn := func() string { stats = nil; return build(t.Context(), info) }
-	// warmTurns: the workspace (bootstrap files), then the workspace and
-	// the state dir (the three skill roots).
-	const warmStats = 3
+	// warmStats: the workspace (the bootstrap files and two skill roots)
+	// and the state dir (the managed skills).
+	const warmStats = 2
 	warm := func(step string) {
 		t.Helper()
 		turn()

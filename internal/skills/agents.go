@@ -21,18 +21,21 @@ type Scope struct {
 // gives an agent's scope (from the live configuration).
 type Agents struct {
 	Resolve func(agentID string) Scope
-	// Absent remembers the folders found absent (nil: the Agents' own).
-	Absent *fsstamp.Cache
-	loader Loader
+	loader  Loader
 }
 
-// discover is the Loader's Discover with Absent's View.
+// discover is the Loader's Discover for scope sc.
 func (a *Agents) discover(sc Scope) ([]*Skill, []Problem) {
-	c := a.Absent
-	if c == nil {
-		c = a.loader.absentCache()
-	}
-	return a.loader.discover(c.View(), sc.Roots, sc.AllowTargets)
+	return a.loader.Discover(sc.Roots, sc.AllowTargets)
+}
+
+// SectionIn is Section with the folders stat'ed through v, the caller's
+// pass (a run's system prompt stats the workspace once for its bootstrap
+// files and the skill folders under it).
+func (a *Agents) SectionIn(v *fsstamp.View, agentID, readTool string) string {
+	sc := a.Resolve(agentID)
+	list, _ := a.loader.discover(v, sc.Roots, sc.AllowTargets)
+	return Section(sc.Policy.Visible(list), readTool, sc.PromptChars)
 }
 
 // Status lists agent id's skills with their gates, and the files refused.
