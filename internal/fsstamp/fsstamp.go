@@ -53,10 +53,12 @@ type Cache struct {
 	absent map[string]absence
 }
 
-// absence is a path known absent while dir's stamp is st.
+// absence is a path known absent while dir's stamp is st; err is the
+// error that showed it, given again (errors are not changed by callers).
 type absence struct {
 	dir string
 	st  stamp
+	err error
 }
 
 // stamp is what shows a directory's entries unchanged.
@@ -67,10 +69,11 @@ type stamp struct {
 
 // View is one pass over a set of paths (a turn's): each directory the
 // Cache's records depend on is stat'ed at most once in it. A View is not
-// safe for concurrent use; take one per pass.
+// safe for concurrent use, nor to be copied once used; take one per pass.
 type View struct {
-	c    *Cache
-	dirs []dirStat
+	c     *Cache
+	dirs  []dirStat
+	small [2]dirStat // dirs' first backing array: a pass sees one or two
 }
 
 // dirStat is a stat of a directory taken in a View, and the time just
@@ -84,7 +87,7 @@ type dirStat struct {
 }
 
 // View starts a pass.
-func (c *Cache) View() *View { return &View{c: c} }
+func (c *Cache) View() View { return View{c: c} }
 
 // Stat is os.Stat, except that a path known absent is not stat'ed.
 func (v *View) Stat(path string) (fs.FileInfo, error) { return v.stat(path, true) }
@@ -97,8 +100,8 @@ func (v *View) stat(path string, follow bool) (fs.FileInfo, error) {
 	if follow {
 		op = "stat"
 	}
-	if v.knownAbsent(path) {
-		return nil, &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist}
+	if err := v.knownAbsent(path, op); err != nil {
+		return nil, err
 	}
 	var fi fs.FileInfo
 	var err error
@@ -108,30 +111,33 @@ func (v *View) stat(path string, follow bool) (fs.FileInfo, error) {
 		fi, err = v.c.osLstat(path)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		v.learn(path)
+		v.learn(path, err)
 	}
 	return fi, err
 }
 
-// knownAbsent reports whether path was found absent and the directory
-// that showed it still has the same stamp.
-func (v *View) knownAbsent(path string) bool {
+// knownAbsent returns the error for path when it was found absent and the
+// directory that showed it still has the same stamp, else nil.
+func (v *View) knownAbsent(path, op string) error {
 	c := v.c
 	c.mu.Lock()
 	a, ok := c.absent[path]
 	c.mu.Unlock()
 	if !ok {
-		return false
+		return nil
 	}
 	if d := v.dir(a.dir); d.ok && d.st == a.st {
-		return true
+		if pe, ok := a.err.(*fs.PathError); ok && pe.Op == op {
+			return a.err
+		}
+		return &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist}
 	}
 	c.mu.Lock()
 	if cur, ok := c.absent[path]; ok && cur == a {
 		delete(c.absent, path)
 	}
 	c.mu.Unlock()
-	return false
+	return nil
 }
 
 // learn records path, just found absent, against the nearest directory
@@ -139,7 +145,7 @@ func (v *View) knownAbsent(path string) bool {
 // stamp is taken first, and then the entry under it on the way to path is
 // checked to be absent (not merely a dangling symbolic link), so a change
 // between the two shows as a new stamp.
-func (v *View) learn(path string) {
+func (v *View) learn(path string, err error) {
 	child := filepath.Clean(path)
 	for {
 		parent := filepath.Dir(child)
@@ -162,7 +168,7 @@ func (v *View) learn(path string) {
 		if c.absent == nil || len(c.absent) >= maxAbsent {
 			c.absent = make(map[string]absence)
 		}
-		c.absent[path] = absence{dir: parent, st: d.st}
+		c.absent[path] = absence{dir: parent, st: d.st, err: err}
 		c.mu.Unlock()
 		return
 	}
@@ -192,6 +198,9 @@ func (v *View) dir(path string) dirStat {
 	d.err = err
 	if err == nil && fi.IsDir() {
 		d.st, d.ok = stampOf(fi)
+	}
+	if v.dirs == nil {
+		v.dirs = v.small[:0]
 	}
 	v.dirs = append(v.dirs, d)
 	return d

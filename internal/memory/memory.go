@@ -97,9 +97,9 @@ var errLinked = errors.New("memory file is a symbolic link or has several hard l
 // satisfying errors.Is(err, fs.ErrNotExist). lstat is os.Lstat or one that
 // acts alike.
 func checkNoLinks(lstat func(string) (fs.FileInfo, error), workspace, rel string) (fs.FileInfo, error) {
-	parts := strings.Split(rel, "/")
 	cur := workspace
-	for i, part := range parts {
+	for rest := rel; ; {
+		part, after, more := strings.Cut(rest, "/") // no slice of parts: a warm turn checks MEMORY.md
 		cur = filepath.Join(cur, part)
 		fi, err := lstat(cur)
 		if err != nil {
@@ -108,10 +108,11 @@ func checkNoLinks(lstat func(string) (fs.FileInfo, error), workspace, rel string
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, errLinked
 		}
-		if i < len(parts)-1 {
+		if more {
 			if !fi.IsDir() {
 				return nil, fs.ErrNotExist
 			}
+			rest = after
 			continue
 		}
 		if !fi.Mode().IsRegular() {
@@ -122,7 +123,6 @@ func checkNoLinks(lstat func(string) (fs.FileInfo, error), workspace, rel string
 		}
 		return fi, nil
 	}
-	return nil, fs.ErrNotExist
 }
 
 // readFile reads the memory file rel of workspace through an os.Root after

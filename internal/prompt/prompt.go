@@ -65,7 +65,7 @@ func newBuilder(set *settings.Settings, st TranscriptHead, sk *skills.Agents, bo
 		v := boot.absent.View()
 		var files []memory.BootstrapFile
 		for i, path := range boot.paths(dir) {
-			if content, err := boot.read(v, path); err == nil {
+			if content, err := boot.read(&v, path); err == nil {
 				files = append(files, memory.BootstrapFile{Name: bootstrapFiles[i], Content: content})
 			}
 		}
@@ -82,7 +82,7 @@ func newBuilder(set *settings.Settings, st TranscriptHead, sk *skills.Agents, bo
 			parts = append(parts, "## "+f.Name+"\n\n"+strings.TrimSpace(f.Content))
 		}
 		if sk != nil {
-			if sec := sk.SectionIn(v, info.AgentID, "read"); sec != "" {
+			if sec := sk.SectionIn(&v, info.AgentID, "read"); sec != "" {
 				parts = append(parts, sec)
 			}
 		}

@@ -149,7 +149,7 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 	c := bootstrapCache{absent: &fsstamp.Cache{}}
 	check := func(want string, reads int) {
 		t.Helper()
-		got, err := c.read(c.absent.View(), path)
+		got, err := c.read(new(c.absent.View()), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestBootstrapCacheRereadsOnlyChangedFiles(t *testing.T) {
 	if err := os.Link(path, filepath.Join(dir, "outside")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := c.read(c.absent.View(), path); err == nil {
+	if got, err := c.read(new(c.absent.View()), path); err == nil {
 		t.Fatalf("a hard-linked file was served: %q", got)
 	}
 	if err := os.Remove(filepath.Join(dir, "outside")); err != nil {

@@ -139,7 +139,8 @@ type cached struct {
 // (skills.load.allowSymlinkTargets). Refused files are returned as
 // problems; their valid siblings still load.
 func (l *Loader) Discover(roots []Root, allowTargets []string) ([]*Skill, []Problem) {
-	return l.discover(l.absentCache().View(), roots, allowTargets)
+	v := l.absentCache().View()
+	return l.discover(&v, roots, allowTargets)
 }
 
 // absentCache is l.Absent, or l's own.
