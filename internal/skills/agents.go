@@ -24,11 +24,6 @@ type Agents struct {
 	loader  Loader
 }
 
-// discover is the Loader's Discover for scope sc.
-func (a *Agents) discover(sc Scope) ([]*Skill, []Problem) {
-	return a.loader.Discover(sc.Roots, sc.AllowTargets)
-}
-
 // SectionIn is Section with the folders stat'ed through v, the caller's
 // pass (a run's system prompt stats the workspace once for its bootstrap
 // files and the skill folders under it).
@@ -41,7 +36,7 @@ func (a *Agents) SectionIn(v *fsstamp.View, agentID, readTool string) string {
 // Status lists agent id's skills with their gates, and the files refused.
 func (a *Agents) Status(agentID string) ([]Status, []Problem) {
 	sc := a.Resolve(agentID)
-	list, problems := a.discover(sc)
+	list, problems := a.loader.Discover(sc.Roots, sc.AllowTargets)
 	out := make([]Status, 0, len(list))
 	for _, s := range list {
 		out = append(out, sc.Policy.Status(s))
@@ -53,7 +48,7 @@ func (a *Agents) Status(agentID string) ([]Status, []Problem) {
 // when it may use none); readTool names the tool that reads files.
 func (a *Agents) Section(agentID, readTool string) string {
 	sc := a.Resolve(agentID)
-	list, _ := a.discover(sc)
+	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
 	return Section(sc.Policy.Visible(list), readTool, sc.PromptChars)
 }
 
@@ -63,7 +58,7 @@ func (a *Agents) Section(agentID, readTool string) string {
 // injection; sandboxed commands get none).
 func (a *Agents) Env(agentID string) map[string]string {
 	sc := a.Resolve(agentID)
-	list, _ := a.discover(sc)
+	list, _ := a.loader.Discover(sc.Roots, sc.AllowTargets)
 	lookup := sc.Policy.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv

@@ -27,9 +27,7 @@ type Root struct {
 // while the folder above it is unchanged (fsstamp). A Loader is safe for
 // concurrent use.
 type Loader struct {
-	// Absent remembers the paths found absent (nil: the Loader's own).
-	Absent *fsstamp.Cache
-	own    fsstamp.Cache
+	absent fsstamp.Cache // the folders found absent
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -139,16 +137,8 @@ type cached struct {
 // (skills.load.allowSymlinkTargets). Refused files are returned as
 // problems; their valid siblings still load.
 func (l *Loader) Discover(roots []Root, allowTargets []string) ([]*Skill, []Problem) {
-	v := l.absentCache().View()
+	v := l.absent.View()
 	return l.discover(&v, roots, allowTargets)
-}
-
-// absentCache is l.Absent, or l's own.
-func (l *Loader) absentCache() *fsstamp.Cache {
-	if l.Absent != nil {
-		return l.Absent
-	}
-	return &l.own
 }
 
 // discover is Discover with the folders' stats taken through v.

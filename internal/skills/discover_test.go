@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboardhq/switchboard/internal/fsstamp"
 )
 
 func writeSkill(t *testing.T, dir, name, desc string) string {
@@ -395,11 +393,10 @@ func TestDiscoverAbsentRootsStatTheirFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	stats := 0
-	l := Loader{Absent: &fsstamp.Cache{
-		StatFunc:  func(p string) (fs.FileInfo, error) { stats++; return os.Stat(p) },
-		LstatFunc: func(p string) (fs.FileInfo, error) { stats++; return os.Lstat(p) },
-		NowFunc:   func() time.Time { return time.Now().Add(time.Hour) },
-	}}
+	var l Loader
+	l.absent.StatFunc = func(p string) (fs.FileInfo, error) { stats++; return os.Stat(p) }
+	l.absent.LstatFunc = func(p string) (fs.FileInfo, error) { stats++; return os.Lstat(p) }
+	l.absent.NowFunc = func() time.Time { return time.Now().Add(time.Hour) }
 	roots := []Root{
 		{filepath.Join(ws, "skills"), SourceWorkspace},
 		{filepath.Join(ws, ".agents", "skills"), SourceProject},
