@@ -133,7 +133,7 @@ func (v *View) knownAbsent(path, op string) error {
 		return &fs.PathError{Op: op, Path: path, Err: fs.ErrNotExist}
 	}
 	c.mu.Lock()
-	if cur, ok := c.absent[path]; ok && cur == a {
+	if cur, ok := c.absent[path]; ok && cur.dir == a.dir && cur.st == a.st {
 		delete(c.absent, path)
 	}
 	c.mu.Unlock()
