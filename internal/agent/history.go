@@ -172,24 +172,38 @@ func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
 func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[sessionID]; !ok && len(c.m) >= maxCachedTranscripts {
-		for k := range c.m { // evict an arbitrary entry
-			delete(c.m, k)
-			break
-		}
-	}
+	c.evictLocked(sessionID)
 	// Keep an exact-size copy: the loaded slice may have spare capacity,
 	// and the cache holds windows of many sessions.
 	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
 }
 
-// appended records a message just stored; a gap drops the entry.
+// evictLocked makes room for a window of sessionID when it has none and
+// the cache is full, by dropping an arbitrary entry.
+func (c *windowCache) evictLocked(sessionID string) {
+	if _, ok := c.m[sessionID]; !ok && len(c.m) >= maxCachedTranscripts {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+}
+
+// appended records a message just stored; a gap drops the entry. A
+// transcript's first entry (Seq 1: the store numbers from 1, without gaps)
+// starts a window, since nothing comes before it: a new session's first
+// turn reads nothing back.
 func (c *windowCache) appended(m store.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.m[m.SessionID]
 	if !ok {
-		return
+		if m.Seq != 1 || m.SessionID == "" {
+			return
+		}
+		c.evictLocked(m.SessionID)
+		w = &window{}
+		c.m[m.SessionID] = w
 	}
 	if w.lastSeq != m.Seq-1 {
 		delete(c.m, m.SessionID)
