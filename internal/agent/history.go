@@ -108,11 +108,13 @@ const maxCachedTranscripts = 1024
 type windowCache struct {
 	limit int
 
-	mu sync.Mutex // guards m
-	m  map[string]*window
+	mu   sync.Mutex // guards m and tick
+	m    map[string]*window
+	tick uint64 // counts uses; a window's used is the tick of its last
 }
 
 type window struct {
+	used    uint64 // windowCache.tick at the window's last use, for eviction
 	lastSeq int64
 	msgs    []store.Message
 	// lastRun is the run whose own write (appended) made the window end
@@ -151,6 +153,7 @@ func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, boo
 	if !ok || w.lastSeq != lastSeq {
 		return nil, false
 	}
+	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
 	return msgs[:len(msgs):len(msgs)], true
 }
@@ -164,6 +167,7 @@ func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
 	if !ok || runID == "" || w.lastRun != runID {
 		return nil, false
 	}
+	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
 	return msgs[:len(msgs):len(msgs)], true
 }
@@ -175,18 +179,34 @@ func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message)
 	c.evictLocked(sessionID)
 	// Keep an exact-size copy: the loaded slice may have spare capacity,
 	// and the cache holds windows of many sessions.
-	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
+	w := &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
+	c.useLocked(w)
+	c.m[sessionID] = w
+}
+
+// useLocked marks w as the most recently used window.
+func (c *windowCache) useLocked(w *window) {
+	c.tick++
+	w.used = c.tick
 }
 
 // evictLocked makes room for a window of sessionID when it has none and
-// the cache is full, by dropping an arbitrary entry.
+// the cache is full, by dropping the least recently used window: with more
+// sessions running than the cache holds, an arbitrary choice dropped the
+// busiest sessions' windows as often as idle ones, each drop costing a
+// history read. The scan runs only when a new window finds the cache
+// full, and is cheap next to the read it spares.
 func (c *windowCache) evictLocked(sessionID string) {
-	if _, ok := c.m[sessionID]; !ok && len(c.m) >= maxCachedTranscripts {
-		for k := range c.m {
-			delete(c.m, k)
-			break
+	if _, ok := c.m[sessionID]; ok || len(c.m) < maxCachedTranscripts {
+		return
+	}
+	oldest, used := "", uint64(0)
+	for k, w := range c.m {
+		if oldest == "" || w.used < used {
+			oldest, used = k, w.used
 		}
 	}
+	delete(c.m, oldest)
 }
 
 // appended records a message just stored; a gap drops the entry. A
@@ -221,6 +241,7 @@ func (c *windowCache) appended(m store.Message) {
 	}
 	msgs = append(msgs, m)
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
+	c.useLocked(w)
 }
 
 // modelMessages is toProviderMessages(entries) for a model turn of
