@@ -34,6 +34,13 @@ const (
 	endCheckEvery = 5 * time.Second
 	// maxEndChecks bounds the runs one RecoverEnds looks at.
 	maxEndChecks = 500
+	// maxEndedRuns bounds the ended runs the log keeps: past it the run
+	// that ended first is dropped before its minute is up (a watcher
+	// resuming it gets the end from the store). Kept a minute each, the
+	// runs of a busy gateway grew the heap without bound: one client's
+	// warm turns, 1,300 a second, held 70 MB of events after 30 seconds
+	// (RSS 237 MiB after 35). About 2 KB a run, this is some 8 MB.
+	maxEndedRuns = 4096
 )
 
 // eventLog keeps the recent events of every run this node executes or
@@ -50,6 +57,17 @@ type eventLog struct {
 	// numbered by sessSeq, which rises across all sessions.
 	sessions map[string]*sessionLog
 	sessSeq  int64
+	// ends holds the logged runs that ended, in the order their ends were
+	// logged, from index endsHead on: the oldest is dropped past
+	// maxEndedRuns. An entry whose run was pruned since is skipped.
+	ends     []endedRun
+	endsHead int
+}
+
+// endedRun is an entry of eventLog.ends.
+type endedRun struct {
+	id string
+	rl *runLog
 }
 
 // runLog is one run's logged events. An event is allocated once (in its
@@ -116,6 +134,7 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 			ev.Seq = rl.last + 1
 		}
 		rl.ended = true
+		l.endedLocked(ev.RunID, rl)
 	case ev.Seq <= rl.last:
 		return false // seen already (or late)
 	}
@@ -188,6 +207,29 @@ func copyEvents(evs []Event, logged []*logEvent, runView bool) []Event {
 	return evs
 }
 
+// endedLocked records that rl, runID's log, logged its end, and drops
+// the run that ended first when more than maxEndedRuns did; its watchers
+// are woken to look at the store.
+func (l *eventLog) endedLocked(runID string, rl *runLog) {
+	l.ends = append(l.ends, endedRun{id: runID, rl: rl})
+	for len(l.ends)-l.endsHead > maxEndedRuns {
+		old := l.ends[l.endsHead]
+		l.ends[l.endsHead] = endedRun{}
+		l.endsHead++
+		if l.runs[old.id] == old.rl { // not pruned (and made again) since
+			delete(l.runs, old.id)
+			old.rl.wakeLocked()
+		}
+	}
+	if l.endsHead >= maxEndedRuns {
+		// Move the live part to the front, so the slice stays about
+		// twice the bound.
+		n := copy(l.ends, l.ends[l.endsHead:])
+		clear(l.ends[n:])
+		l.ends, l.endsHead = l.ends[:n], 0
+	}
+}
+
 // pruneLocked drops the runs that ended logRetention ago or were idle for
 // logIdle; their watchers are woken to look at the store.
 func (l *eventLog) pruneLocked(now time.Time) {
@@ -199,6 +241,15 @@ func (l *eventLog) pruneLocked(now time.Time) {
 			rl.wakeLocked()
 		}
 	}
+	// Forget the ended runs just dropped: an entry would keep its log.
+	kept := l.ends[:0]
+	for _, e := range l.ends[l.endsHead:] {
+		if l.runs[e.id] == e.rl {
+			kept = append(kept, e)
+		}
+	}
+	clear(l.ends[len(kept):])
+	l.ends, l.endsHead = kept, 0
 	l.pruneSessionsLocked(now)
 }
 
@@ -262,13 +313,13 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // where every run's final status is recorded. A watcher that reconnects
 // resumes with the last Seq it saw and gets what followed, without gap or
 // duplicate while this node's log holds the run's events (a minute after
-// its end; events lost in a relay show as a gap, the end never goes
+// its end, or until maxEndedRuns runs ended after it; events lost in a relay show as a gap, the end never goes
 // missing). With several nodes, a run executing elsewhere has its events
 // other than its end here only while this node wants them (WantRemote:
 // a Watch wants every session's, and is sent the running runs' events so
 // far); of a run that ended before that, the node that ran it is asked
 // to send its events again (RemoteReplayer), which it can while it logs
-// them (a minute after the end); else the watcher gets the end only. A
+// them (as above); else the watcher gets the end only. A
 // watcher that saw the end gets nothing more. Watch starts at
 // any time: the run need not have started, and events emitted before the
 // call are in the log.

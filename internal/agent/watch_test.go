@@ -491,3 +491,64 @@ func TestWatchSessionFromPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestEventLogBoundsEndedRuns: however fast runs end, the log keeps the
+// last maxEndedRuns of them (a busy gateway's heap grew by every run of
+// the last minute), dropping the one that ended first and waking its
+// watchers; runs still going are never dropped for it, and an entry
+// outlives neither the time-based pruning of its run nor a run made
+// again under the same id.
+func TestEventLogBoundsEndedRuns(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newEventLog()
+	l.add(ev("running", 1, StreamLifecycle, PhaseStart), t0)
+	_, _, wake := l.since("r-0", 0, t0) // a watcher of the first run
+	run := func(id string, at time.Time) {
+		l.add(ev(id, 1, StreamLifecycle, PhaseStart), at)
+		l.add(withSeq(ev(id, 0, StreamLifecycle, PhaseEnd), 2), at)
+	}
+	for i := range maxEndedRuns + 10 {
+		run(fmt.Sprint("r-", i), t0)
+	}
+	l.mu.Lock()
+	n := len(l.runs)
+	_, first := l.runs["r-0"]
+	_, tenth := l.runs["r-9"]
+	_, kept := l.runs["r-10"]
+	_, running := l.runs["running"]
+	ends := len(l.ends) - l.endsHead
+	l.mu.Unlock()
+	if n != maxEndedRuns+1 || first || tenth || !kept || !running || ends != maxEndedRuns {
+		t.Fatalf("log holds %d runs (want %d), r-0 %v, r-9 %v, r-10 %v, running %v, %d ends listed (want %d)",
+			n, maxEndedRuns+1, first, tenth, kept, running, ends, maxEndedRuns)
+	}
+	select {
+	case <-wake:
+	default:
+		t.Fatal("dropping r-0 did not wake its watcher")
+	}
+	// The ended runs pruned by time leave the list too.
+	run("late", t0.Add(logRetention))
+	l.mu.Lock()
+	n, ends = len(l.runs), len(l.ends)-l.endsHead
+	l.mu.Unlock()
+	if n != 2 || ends != 1 {
+		t.Fatalf("after the retention: %d runs, %d ends listed; want 2 (running, late) and 1", n, ends)
+	}
+	// A run pruned and made again under the same id (a watcher's since
+	// makes its log) is not dropped for the end of the first.
+	run("dup", t0.Add(logRetention))
+	l.mu.Lock()
+	delete(l.runs, "dup") // as pruning does, its entry still listed
+	l.mu.Unlock()
+	l.since("dup", 0, t0.Add(logRetention))
+	for i := range maxEndedRuns {
+		run(fmt.Sprint("s-", i), t0.Add(logRetention))
+	}
+	l.mu.Lock()
+	_, again := l.runs["dup"]
+	l.mu.Unlock()
+	if !again {
+		t.Fatal("the log made again for dup was dropped for the first dup's end")
+	}
+}
