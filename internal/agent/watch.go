@@ -60,14 +60,13 @@ type eventLog struct {
 	// ends holds the logged runs that ended, in the order their ends were
 	// logged, from index endsHead on: the oldest is dropped past
 	// maxEndedRuns. An entry whose run was pruned since is skipped.
-	ends     []endedRun
+	ends     []*runLog
 	endsHead int
-}
-
-// endedRun is an entry of eventLog.ends.
-type endedRun struct {
-	id string
-	rl *runLog
+	// sessEvs holds the events logged in session logs, in the order they
+	// were logged, from index sessHead on: the oldest is dropped past
+	// maxSessionEvents.
+	sessEvs  []*logEvent
+	sessHead int
 }
 
 // runLog is one run's logged events. An event is allocated once (in its
@@ -134,7 +133,6 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 			ev.Seq = rl.last + 1
 		}
 		rl.ended = true
-		l.endedLocked(ev.RunID, rl)
 	case ev.Seq <= rl.last:
 		return false // seen already (or late)
 	}
@@ -144,6 +142,9 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 	rl.events = appendBounded(rl.events, logged)
 	rl.touched = now
 	rl.wakeLocked()
+	if rl.ended {
+		l.endedLocked(rl)
+	}
 	l.addSessionLocked(logged, now)
 	if now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
@@ -207,18 +208,18 @@ func copyEvents(evs []Event, logged []*logEvent, runView bool) []Event {
 	return evs
 }
 
-// endedLocked records that rl, runID's log, logged its end, and drops
-// the run that ended first when more than maxEndedRuns did; its watchers
-// are woken to look at the store.
-func (l *eventLog) endedLocked(runID string, rl *runLog) {
-	l.ends = append(l.ends, endedRun{id: runID, rl: rl})
+// endedLocked records that rl logged its run's end, and drops the run
+// that ended first when more than maxEndedRuns did; its watchers are woken
+// to look at the store.
+func (l *eventLog) endedLocked(rl *runLog) {
+	l.ends = append(l.ends, rl)
 	for len(l.ends)-l.endsHead > maxEndedRuns {
 		old := l.ends[l.endsHead]
-		l.ends[l.endsHead] = endedRun{}
+		l.ends[l.endsHead] = nil
 		l.endsHead++
-		if l.runs[old.id] == old.rl { // not pruned (and made again) since
-			delete(l.runs, old.id)
-			old.rl.wakeLocked()
+		if old.id != nil && l.runs[old.id.RunID] == old { // not pruned (and made again) since
+			delete(l.runs, old.id.RunID)
+			old.wakeLocked()
 		}
 	}
 	if l.endsHead >= maxEndedRuns {
@@ -243,9 +244,9 @@ func (l *eventLog) pruneLocked(now time.Time) {
 	}
 	// Forget the ended runs just dropped: an entry would keep its log.
 	kept := l.ends[:0]
-	for _, e := range l.ends[l.endsHead:] {
-		if l.runs[e.id] == e.rl {
-			kept = append(kept, e)
+	for _, rl := range l.ends[l.endsHead:] {
+		if rl.id != nil && l.runs[rl.id.RunID] == rl {
+			kept = append(kept, rl)
 		}
 	}
 	clear(l.ends[len(kept):])

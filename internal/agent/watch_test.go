@@ -552,3 +552,54 @@ func TestEventLogBoundsEndedRuns(t *testing.T) {
 		t.Fatal("the log made again for dup was dropped for the first dup's end")
 	}
 }
+
+// TestEventLogBoundsSessionEvents: the session logs together keep the
+// last maxSessionEvents events logged, each log losing its oldest first,
+// so a resuming session watcher sees what is left, in order, without
+// duplicates; a session log pruned for idleness leaves the count too.
+func TestEventLogBoundsSessionEvents(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newEventLog()
+	// Eight sessions, so that none reaches its own bound (maxLogEvents).
+	var keys []string
+	for i := range 8 {
+		keys = append(keys, fmt.Sprint("agent:main:s", i))
+	}
+	const over = 600
+	for i := range maxSessionEvents/2 + over/2 {
+		id := fmt.Sprint("r-", i)
+		start, end := ev(id, 1, StreamLifecycle, PhaseStart), withSeq(ev(id, 0, StreamLifecycle, PhaseEnd), 2)
+		start.SessionKey, end.SessionKey = keys[i%len(keys)], keys[i%len(keys)]
+		l.add(start, t0)
+		l.add(end, t0)
+	}
+	total := 0
+	for _, key := range keys {
+		evs, _ := l.sessionSince(key, 0, t0)
+		total += len(evs)
+		for i := 1; i < len(evs); i++ {
+			if evs[i].SessionSeq <= evs[i-1].SessionSeq {
+				t.Fatalf("%s: events out of order at %d", key, i)
+			}
+		}
+		if len(evs) == 0 || evs[0].SessionSeq <= over {
+			t.Errorf("%s: first event kept has SessionSeq %d; want the first %d dropped", key, evs[0].SessionSeq, over)
+		}
+		if last := evs[len(evs)-1].SessionSeq; last < l.sessionPosition()-int64(2*len(keys)) {
+			t.Errorf("%s: last event %d, log at %d; the newest must stay", key, last, l.sessionPosition())
+		}
+	}
+	if total != maxSessionEvents {
+		t.Fatalf("session logs hold %d events; want %d", total, maxSessionEvents)
+	}
+	// Idle session logs are pruned, and their events leave the count.
+	e := ev("late", 1, StreamLifecycle, PhaseStart)
+	e.SessionKey = "agent:main:d"
+	l.add(e, t0.Add(logIdle+pruneEvery))
+	l.mu.Lock()
+	n := len(l.sessEvs) - l.sessHead
+	l.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("after pruning the idle logs %d session events are counted; want 1", n)
+	}
+}
