@@ -15,32 +15,51 @@ import (
 // call (cut off by the window) are dropped, and tool calls that never got a
 // result (an interrupted run) are removed from their assistant message.
 func toProviderMessages(hist []store.Message) []provider.Message {
-	out, _, _ := convertHistory(hist, false)
-	return out
+	return convertHistory(hist, false).out
 }
 
-// convertHistory is toProviderMessages that also returns, with withSeqs,
-// the Seq of the entry each message came from, and the Seq of the last
-// entry that carries tool calls or is a tool result (0 when none: then
-// every message depends on its own entry only).
-func convertHistory(hist []store.Message, withSeqs bool) (out []provider.Message, seqs []int64, lastTool int64) {
-	var answered, called map[string]bool // made on the first tool entry
+// converted is what convertHistory makes of a window.
+type converted struct {
+	out []provider.Message
+	// With withSeqs, per message: seqs is the Seq of the entry it came
+	// from, and deps, for a tool result, the Seq of the call it answers (0
+	// for other messages): a window that starts after the call drops the
+	// result.
+	seqs, deps []int64
+	// lastUnpaired is the Seq of the last entry whose form depends on
+	// entries it does not pair with inside the window (0 when none): a
+	// tool call without a result after it (removed; a later result would
+	// bring it back), a call answered only before it, a result without a
+	// call before it (dropped). A window of entries after lastUnpaired
+	// depends on nothing outside it but through deps.
+	lastUnpaired int64
+}
+
+// convertHistory is toProviderMessages that also tells, with withSeqs,
+// where each message came from and what it depends on (see converted).
+func convertHistory(hist []store.Message, withSeqs bool) converted {
+	// answered: each result's call id, with the last Seq it is answered
+	// at; called: each kept call's id, with the last Seq it was made at.
+	// Both are made on the first tool entry.
+	var answered, called map[string]int64
 	for _, m := range hist {
 		if msg := m.Entry.Message; msg != nil && isToolResult(msg.Role) && msg.ToolCallID != "" {
 			if answered == nil {
-				answered = make(map[string]bool)
+				answered = make(map[string]int64)
 			}
-			answered[msg.ToolCallID] = true
+			answered[msg.ToolCallID] = m.Seq
 		}
 	}
-	out = make([]provider.Message, 0, len(hist))
+	c := converted{out: make([]provider.Message, 0, len(hist))}
 	if withSeqs {
-		seqs = make([]int64, 0, len(hist))
+		c.seqs = make([]int64, 0, len(hist))
+		c.deps = make([]int64, 0, len(hist))
 	}
-	add := func(seq int64, pm provider.Message) {
-		out = append(out, pm)
+	add := func(seq, dep int64, pm provider.Message) {
+		c.out = append(c.out, pm)
 		if withSeqs {
-			seqs = append(seqs, seq)
+			c.seqs = append(c.seqs, seq)
+			c.deps = append(c.deps, dep)
 		}
 	}
 	for _, m := range hist {
@@ -50,37 +69,41 @@ func convertHistory(hist []store.Message, withSeqs bool) (out []provider.Message
 		}
 		switch {
 		case msg.Role == transcript.RoleUser:
-			add(m.Seq, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text(), Images: imagesOf(msg.Content)})
+			add(m.Seq, 0, provider.Message{Role: provider.RoleUser, Text: msg.Content.Text(), Images: imagesOf(msg.Content)})
 		case msg.Role == transcript.RoleAssistant:
 			pm := provider.Message{Role: provider.RoleAssistant, Text: msg.Content.Text()}
 			for _, b := range msg.Content.ToolCalls() {
-				lastTool = m.Seq
-				if !answered[b.ID] {
+				at, ok := answered[b.ID]
+				if at < m.Seq {
+					c.lastUnpaired = m.Seq
+				}
+				if !ok {
 					continue
 				}
 				if called == nil {
-					called = make(map[string]bool)
+					called = make(map[string]int64)
 				}
-				called[b.ID] = true
+				called[b.ID] = m.Seq
 				pm.ToolCalls = append(pm.ToolCalls, provider.ToolCall{ID: b.ID, Name: b.Name, Arguments: b.Arguments})
 			}
 			if pm.Text == "" && len(pm.ToolCalls) == 0 {
 				continue
 			}
-			add(m.Seq, pm)
+			add(m.Seq, 0, pm)
 		case isToolResult(msg.Role):
-			lastTool = m.Seq
-			if !called[msg.ToolCallID] {
+			at, ok := called[msg.ToolCallID]
+			if !ok {
+				c.lastUnpaired = m.Seq
 				continue
 			}
 			isErr := msg.IsError != nil && *msg.IsError
-			add(m.Seq, provider.Message{
+			add(m.Seq, at, provider.Message{
 				Role: provider.RoleTool, Text: msg.Content.Text(),
 				ToolCallID: msg.ToolCallID, ToolName: msg.ToolName, IsError: isErr,
 			})
 		}
 	}
-	return out, seqs, lastTool
+	return c
 }
 
 // imagesOf returns the image blocks of a message's content.
@@ -108,11 +131,13 @@ const maxCachedTranscripts = 1024
 type windowCache struct {
 	limit int
 
-	mu sync.Mutex // guards m
-	m  map[string]*window
+	mu   sync.Mutex // guards m and tick
+	m    map[string]*window
+	tick uint64 // counts uses; a window's used is the tick of its last
 }
 
 type window struct {
+	used    uint64 // windowCache.tick at the window's last use, for eviction
 	lastSeq int64
 	msgs    []store.Message
 	// lastRun is the run whose own write (appended) made the window end
@@ -129,14 +154,17 @@ type window struct {
 // first to Seq last, as toProviderMessages made them: out[i] came from the
 // entry with Seq seqs[i]. A transcript entry never changes once stored,
 // so a later window that starts at or after first reuses out, provided
-// nothing in the part it keeps depends on entries outside it: a tool call
-// is paired with its result across entries, so the memo is reused only
-// from after its last tool entry (lastTool) on.
+// nothing in the part it keeps depends on entries outside it. A tool call
+// is paired with its result across entries: the memo is reused only for
+// windows starting after its last entry that did not pair inside its own
+// window (lastUnpaired), and a result whose call (deps) is before the new
+// window's start is dropped, as a fresh conversion drops it. Windows of a
+// session that uses tools thus convert only their new entries too.
 type modelMemo struct {
-	first, last, lastTool int64
-	lastID                string // the Entry.ID of the entry at last
-	out                   []provider.Message
-	seqs                  []int64
+	first, last, lastUnpaired int64
+	lastID                    string // the Entry.ID of the entry at last
+	out                       []provider.Message
+	seqs, deps                []int64
 }
 
 func newWindowCache(limit int) *windowCache {
@@ -151,6 +179,7 @@ func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, boo
 	if !ok || w.lastSeq != lastSeq {
 		return nil, false
 	}
+	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
 	return msgs[:len(msgs):len(msgs)], true
 }
@@ -164,6 +193,7 @@ func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
 	if !ok || runID == "" || w.lastRun != runID {
 		return nil, false
 	}
+	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
 	return msgs[:len(msgs):len(msgs)], true
 }
@@ -172,24 +202,54 @@ func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
 func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[sessionID]; !ok && len(c.m) >= maxCachedTranscripts {
-		for k := range c.m { // evict an arbitrary entry
-			delete(c.m, k)
-			break
-		}
-	}
+	c.evictLocked(sessionID)
 	// Keep an exact-size copy: the loaded slice may have spare capacity,
 	// and the cache holds windows of many sessions.
-	c.m[sessionID] = &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
+	w := &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
+	c.useLocked(w)
+	c.m[sessionID] = w
 }
 
-// appended records a message just stored; a gap drops the entry.
+// useLocked marks w as the most recently used window.
+func (c *windowCache) useLocked(w *window) {
+	c.tick++
+	w.used = c.tick
+}
+
+// evictLocked makes room for a window of sessionID when it has none and
+// the cache is full, by dropping the least recently used window: with more
+// sessions running than the cache holds, an arbitrary choice dropped the
+// busiest sessions' windows as often as idle ones, each drop costing a
+// history read. The scan runs only when a new window finds the cache
+// full, and is cheap next to the read it spares.
+func (c *windowCache) evictLocked(sessionID string) {
+	if _, ok := c.m[sessionID]; ok || len(c.m) < maxCachedTranscripts {
+		return
+	}
+	oldest, used := "", uint64(0)
+	for k, w := range c.m {
+		if oldest == "" || w.used < used {
+			oldest, used = k, w.used
+		}
+	}
+	delete(c.m, oldest)
+}
+
+// appended records a message just stored; a gap drops the entry. A
+// transcript's first entry (Seq 1: the store numbers from 1, without gaps)
+// starts a window, since nothing comes before it: a new session's first
+// turn reads nothing back.
 func (c *windowCache) appended(m store.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.m[m.SessionID]
 	if !ok {
-		return
+		if m.Seq != 1 || m.SessionID == "" {
+			return
+		}
+		c.evictLocked(m.SessionID)
+		w = &window{}
+		c.m[m.SessionID] = w
 	}
 	if w.lastSeq != m.Seq-1 {
 		delete(c.m, m.SessionID)
@@ -207,6 +267,7 @@ func (c *windowCache) appended(m store.Message) {
 	}
 	msgs = append(msgs, m)
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
+	c.useLocked(w)
 }
 
 // modelMessages is toProviderMessages(entries) for a model turn of
@@ -235,31 +296,53 @@ func (m *modelMemo) messages(entries []store.Message) []provider.Message {
 	// j is the first entry the memo does not cover; the one before it
 	// must be the memo's last (the same entry, not only the same Seq).
 	j := sort.Search(len(entries), func(j int) bool { return entries[j].Seq > m.last })
-	if m.out == nil || a < m.first || a <= m.lastTool || m.last < a || m.last > b ||
+	if m.out == nil || a < m.first || a <= m.lastUnpaired || m.last < a || m.last > b ||
 		entries[j-1].Seq != m.last || entries[j-1].Entry.ID != m.lastID {
-		out, seqs, lastTool := convertHistory(entries, true)
-		*m = modelMemo{first: a, last: b, lastID: entries[len(entries)-1].Entry.ID, lastTool: lastTool, out: out, seqs: seqs}
-		return out[:len(out):len(out)]
+		return m.reset(entries)
 	}
 	if j < len(entries) {
-		// The part kept has no tool entry, so the new entries pair
-		// among themselves only.
-		out, seqs, lastTool := convertHistory(entries[j:], true)
-		m.out, m.seqs = append(m.out, out...), append(m.seqs, seqs...)
-		m.last, m.lastID = b, entries[len(entries)-1].Entry.ID
-		if lastTool != 0 {
-			m.lastTool = lastTool
+		c := convertHistory(entries[j:], true)
+		if c.lastUnpaired != 0 {
+			// A new entry pairs with one the memo holds (or none):
+			// its form, or an older message's, depends on both.
+			return m.reset(entries)
 		}
+		m.out, m.seqs, m.deps = append(m.out, c.out...), append(m.seqs, c.seqs...), append(m.deps, c.deps...)
+		m.last, m.lastID = b, entries[len(entries)-1].Entry.ID
 	}
 	i := sort.Search(len(m.seqs), func(i int) bool { return m.seqs[i] >= a })
-	if i > 0 && i >= len(m.out)-i {
-		// Drop what windows no longer reach, so the memo stays about
-		// the window's size (slices handed out keep their own copy).
-		m.out, m.seqs = append([]provider.Message(nil), m.out[i:]...), append([]int64(nil), m.seqs[i:]...)
-		m.first, i = a, 0
+	orphans := false // results kept whose call is before a
+	for _, d := range m.deps[i:] {
+		if d != 0 && d < a {
+			orphans = true
+			break
+		}
+	}
+	if orphans || (i > 0 && i >= len(m.out)-i) {
+		// Drop what windows no longer reach, and the results whose call
+		// they no longer reach (no later window does), so the memo stays
+		// about the window's size (slices handed out keep their own
+		// copy).
+		n := len(m.out) - i
+		out, seqs, deps := make([]provider.Message, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+		for k := i; k < len(m.out); k++ {
+			if d := m.deps[k]; d != 0 && d < a {
+				continue
+			}
+			out, seqs, deps = append(out, m.out[k]), append(seqs, m.seqs[k]), append(deps, m.deps[k])
+		}
+		m.out, m.seqs, m.deps, m.first, i = out, seqs, deps, a, 0
 	}
 	out := m.out[i:]
 	return out[:len(out):len(out)]
+}
+
+// reset converts entries afresh and makes the memo theirs.
+func (m *modelMemo) reset(entries []store.Message) []provider.Message {
+	c := convertHistory(entries, true)
+	*m = modelMemo{first: entries[0].Seq, last: entries[len(entries)-1].Seq, lastID: entries[len(entries)-1].Entry.ID,
+		lastUnpaired: c.lastUnpaired, out: c.out, seqs: c.seqs, deps: c.deps}
+	return c.out[:len(c.out):len(c.out)]
 }
 
 // history returns the last HistoryLimit entries of the transcript.

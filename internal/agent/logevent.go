@@ -10,7 +10,8 @@ import (
 
 // logEvent is an Event as the event log keeps it (128 bytes where an
 // Event is 288; the log holds every event of every run for a minute after
-// its end, and of every session for logIdle): the identity each event of a
+// its end (of the last maxEndedRuns runs to end), and of every session for
+// logIdle): the identity each event of a
 // run repeats is held once per run (eventIdent), stream and phase as
 // codes, the two string pairs no event sets together in one pair of
 // fields, and the pointer fields an event sets at most one of (besides an

@@ -2,10 +2,12 @@ package agent
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
@@ -73,6 +75,121 @@ func TestModelMemoMatchesFreshConversion(t *testing.T) {
 		}
 		if diff := cmp.Diff(toProviderMessages(other), memo.messages(other)); diff != "" {
 			t.Fatalf("rewritten transcript, size %d (-fresh +memo):\n%s", size, diff)
+		}
+	}
+}
+
+// TestModelMemoRandomTranscripts compares the memo with a fresh conversion
+// over random transcripts whose tool ids repeat (some local models number
+// their calls call_0, call_1, … in every turn), whose calls go unanswered
+// or are answered late, twice or before they are made, and over windows
+// that mostly slide forward, as turns do, but now and then jump back.
+func TestModelMemoRandomTranscripts(t *testing.T) {
+	f := false
+	for seed := range int64(300) {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		ids := 2 + rng.IntN(6)
+		id := func() string { return fmt.Sprint("call_", rng.IntN(ids)) }
+		var hist []store.Message
+		add := func(m transcript.Message) {
+			seq := int64(len(hist) + 1)
+			hist = append(hist, store.Message{Seq: seq, Role: m.Role,
+				Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
+		}
+		for range 40 + rng.IntN(120) {
+			switch r := rng.IntN(10); {
+			case r < 2:
+				add(transcript.Message{Role: "user", Content: transcript.StringContent(fmt.Sprint("u", len(hist)))})
+			case r < 4:
+				add(transcript.Message{Role: "assistant", Content: transcript.StringContent(fmt.Sprint("a", len(hist)))})
+			case r < 7:
+				// A call and, mostly, its results right after.
+				var blocks []transcript.Block
+				if rng.IntN(2) == 0 {
+					blocks = append(blocks, transcript.TextBlock("calling"))
+				}
+				var called []string
+				for range 1 + rng.IntN(3) {
+					c := id()
+					called = append(called, c)
+					blocks = append(blocks, transcript.ToolCallBlock(c, "t", nil))
+				}
+				add(transcript.Message{Role: "assistant", Content: transcript.BlockContent(blocks...)})
+				for _, c := range called {
+					if rng.IntN(5) != 0 {
+						add(transcript.Message{Role: "toolResult", ToolCallID: c, ToolName: "t",
+							Content: transcript.BlockContent(transcript.TextBlock("r " + c)), IsError: &f})
+					}
+				}
+			case r < 9:
+				// A result on its own: late, repeated, or for no call.
+				add(transcript.Message{Role: "toolResult", ToolCallID: id(), ToolName: "t",
+					Content: transcript.BlockContent(transcript.TextBlock("late")), IsError: &f})
+			default:
+				hist = append(hist, store.Message{Seq: int64(len(hist) + 1), Entry: transcript.Entry{Type: "model_change", ID: fmt.Sprint("m", len(hist))}})
+			}
+		}
+		var memo modelMemo
+		start, end := 0, 1
+		for end <= len(hist) {
+			win := hist[start:end]
+			if diff := cmp.Diff(toProviderMessages(win), memo.messages(win)); diff != "" {
+				t.Fatalf("seed %d, window %d..%d (-fresh +memo):\n%s", seed, win[0].Seq, win[len(win)-1].Seq, diff)
+			}
+			switch r := rng.IntN(20); {
+			case r == 0 && start > 0:
+				start = rng.IntN(start) // back: converted afresh
+			default:
+				end += 1 + rng.IntN(4)
+				if max := 5 + rng.IntN(30); end-start > max {
+					start = end - max
+				}
+			}
+			start = min(start, len(hist)-1, end-1)
+		}
+	}
+}
+
+// TestModelMemoReusesToolTurns: the windows of the model steps of a
+// session whose turns all use tools convert only their new entries; the messages kept from
+// the last window (here: the assistant's tool calls) are those made then,
+// whether or not the window's start cut a call from its result.
+func TestModelMemoReusesToolTurns(t *testing.T) {
+	f := false
+	var hist []store.Message
+	add := func(m transcript.Message) {
+		seq := int64(len(hist) + 1)
+		hist = append(hist, store.Message{Seq: seq, Role: m.Role,
+			Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
+	}
+	for turn := range 100 {
+		c := fmt.Sprint("call-", turn)
+		add(transcript.Message{Role: "user", Content: transcript.StringContent(fmt.Sprint("q", turn))})
+		add(transcript.Message{Role: "assistant", Content: transcript.BlockContent(transcript.ToolCallBlock(c, "t", nil))})
+		add(transcript.Message{Role: "toolResult", ToolCallID: c, ToolName: "t", Content: transcript.BlockContent(transcript.TextBlock("r")), IsError: &f})
+		add(transcript.Message{Role: "assistant", Content: transcript.StringContent(fmt.Sprint("a", turn))})
+	}
+	const size = 41 // not a multiple of a turn: starts fall between a call and its result
+	var memo modelMemo
+	calls := map[int64]*provider.ToolCall{} // by entry Seq, as first made
+	// A turn's model steps see the window up to its user message, then up
+	// to its tool result: windows end at Seqs 4t+1 and 4t+3.
+	for end := size; end <= len(hist); end += 2 {
+		win := hist[end-size : end]
+		got := memo.messages(win)
+		if diff := cmp.Diff(toProviderMessages(win), got); diff != "" {
+			t.Fatalf("window ending %d (-fresh +memo):\n%s", end, diff)
+		}
+		for k, m := range got {
+			if len(m.ToolCalls) == 0 {
+				continue
+			}
+			seq := memo.seqs[len(memo.seqs)-len(got)+k]
+			if first, ok := calls[seq]; !ok {
+				calls[seq] = &m.ToolCalls[0]
+			} else if first != &m.ToolCalls[0] {
+				t.Fatalf("window ending %d: the call of entry %d was converted again", end, seq)
+			}
 		}
 	}
 }

@@ -660,3 +660,45 @@ func TestWindowCacheSlides(t *testing.T) {
 		t.Error("a window with a gap (41 missing) was kept")
 	}
 }
+
+// TestWindowCacheEvictsTheLeastRecentlyUsed: a new window in a full cache
+// takes the place of the one used longest ago, so a busy session keeps
+// its window while more sessions than the cache holds come and go; and a
+// transcript's first entry starts a window without a read.
+func TestWindowCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	c := newWindowCache(4)
+	sid := func(i int) string { return fmt.Sprint("s", i) }
+	for i := range maxCachedTranscripts {
+		c.put(sid(i), 1, []store.Message{{SessionID: sid(i), Seq: 1}})
+	}
+	// s0 and s1 are used again (a read hit, an append), s2 is not.
+	if _, ok := c.get(sid(0), 1); !ok {
+		t.Fatal("s0 not cached")
+	}
+	c.appended(store.Message{SessionID: sid(1), Seq: 2, RunID: "r"})
+	c.put("new", 1, []store.Message{{SessionID: "new", Seq: 1}})
+	if len(c.m) != maxCachedTranscripts {
+		t.Fatalf("cache holds %d windows, want %d", len(c.m), maxCachedTranscripts)
+	}
+	if _, ok := c.m[sid(2)]; ok {
+		t.Error("s2, the least recently used, was kept")
+	}
+	for _, k := range []string{sid(0), sid(1), "new"} {
+		if _, ok := c.m[k]; !ok {
+			t.Errorf("%s was evicted", k)
+		}
+	}
+	// A first entry starts a window (evicting the next oldest, s3); an
+	// entry past the first of a session without a window starts none.
+	c.appended(store.Message{SessionID: "fresh", Seq: 1, RunID: "run-1"})
+	if got, ok := c.own("fresh", "run-1"); !ok || len(got) != 1 || got[0].Seq != 1 {
+		t.Errorf("own(fresh) = %v, %v; want its first entry", got, ok)
+	}
+	if _, ok := c.m[sid(3)]; ok {
+		t.Error("s3 was kept for the fresh window")
+	}
+	c.appended(store.Message{SessionID: "later", Seq: 5, RunID: "run-2"})
+	if _, ok := c.m["later"]; ok {
+		t.Error("an entry with seq 5 started a window")
+	}
+}

@@ -12,6 +12,15 @@ import (
 // relayed twice.
 const maxPostScan = 64
 
+// maxSessionEvents bounds the events all session logs hold together: past
+// it the event logged first is dropped from its session's log. Each
+// session's log was bounded only by maxLogEvents: 100 busy sessions held
+// 56 MB of events after 20 seconds and would have held some 300 MB. About
+// 400 bytes an event (those of ended runs shared with their run's log),
+// this is some 13 MB; a busy session's log keeps its last
+// maxSessionEvents/(active sessions) events or so.
+const maxSessionEvents = 32768
+
 // sessionLog is one session's logged events, in the order this node
 // logged them, each numbered with SessionSeq.
 type sessionLog struct {
@@ -56,6 +65,23 @@ func (l *eventLog) addSessionLocked(ev *logEvent, now time.Time) {
 	sl.events = appendBounded(sl.events, ev)
 	sl.touched = now
 	sl.wakeLocked()
+	l.sessEvs = append(l.sessEvs, ev)
+	for len(l.sessEvs)-l.sessHead > maxSessionEvents {
+		old := l.sessEvs[l.sessHead]
+		l.sessEvs[l.sessHead] = nil
+		l.sessHead++
+		// Its session's oldest event, unless that log dropped it since
+		// (appendBounded) or was pruned.
+		if sl := l.sessions[old.id.SessionKey]; sl != nil && len(sl.events) > 0 && sl.events[0] == old {
+			sl.events[0] = nil // the backing array must not keep it
+			sl.events = sl.events[1:]
+		}
+	}
+	if l.sessHead >= maxSessionEvents {
+		n := copy(l.sessEvs, l.sessEvs[l.sessHead:])
+		clear(l.sessEvs[n:])
+		l.sessEvs, l.sessHead = l.sessEvs[:n], 0
+	}
 }
 
 // sessionSince returns key's logged events with a SessionSeq above after;
@@ -86,12 +112,27 @@ func (l *eventLog) sessionPosition() int64 {
 // pruneSessionsLocked drops the session logs idle for logIdle; their
 // watchers are woken and wait on a fresh log. l.mu is held.
 func (l *eventLog) pruneSessionsLocked(now time.Time) {
+	pruned := false
 	for key, sl := range l.sessions {
 		if now.Sub(sl.touched) >= logIdle {
 			delete(l.sessions, key)
 			sl.wakeLocked()
+			pruned = true
 		}
 	}
+	if !pruned {
+		return
+	}
+	// Forget the events of the logs just dropped: an entry would keep its
+	// log.
+	kept := l.sessEvs[:0]
+	for _, ev := range l.sessEvs[l.sessHead:] {
+		if l.sessions[ev.id.SessionKey] != nil {
+			kept = append(kept, ev)
+		}
+	}
+	clear(l.sessEvs[len(kept):])
+	l.sessEvs, l.sessHead = kept, 0
 }
 
 // SessionPosition is the session sequence number of the last event this
@@ -108,7 +149,8 @@ func (r *Runner) SessionPosition() int64 { return r.events.sessionPosition() }
 // error and stops). Every event yielded carries SessionSeq: a watcher that
 // reconnects passes the last one it saw and resumes without gap or
 // duplicate while the log holds the session's events (its runs' events up
-// to maxLogEvents, for logIdle after the session was last active). The
+// to maxLogEvents, among the last maxSessionEvents of all sessions, for
+// logIdle after the session was last active). The
 // numbers are this node's: they rise across all sessions, so consecutive
 // events of one session need not have consecutive numbers. A run that
 // executes on another node is seen through the events relayed here.

@@ -87,7 +87,7 @@ func (e enderStore) EndRun(ctx context.Context, runID string, res store.RunResul
 // its input (CreateRun then StartRun when the store cannot), the reply is
 // stored with the run's end (one transaction when the store can,
 // AppendMessages then FinishRun when it cannot) — two commits a turn —,
-// the history window is not read again, and neither a client's run id
+// the history window is not read again (nor read at all on a new session), and neither a client's run id
 // (before the insert, which finds a repeat itself) nor a run this node
 // submitted (before it starts) is read. Whatever another writer
 // appends between turns still reaches the next model request.
@@ -135,8 +135,12 @@ func TestWarmTurnReadsNothingItRead(t *testing.T) {
 				// does: a turn on a busy lane is queued behind it.
 				h.idle()
 			}
-			turn(0) // the cold turn loads the window
-			cs.take()
+			// A new session's first turn reads nothing back either: its
+			// input is the transcript's first entry.
+			turn(0)
+			if calls := cs.take(); calls["History"] != 0 || calls["CountMessages"] != 0 {
+				t.Errorf("first turn: %v, want no History or CountMessages", calls)
+			}
 			for i := 1; i <= 3; i++ {
 				turn(i)
 				calls := cs.take()

@@ -34,6 +34,13 @@ const (
 	endCheckEvery = 5 * time.Second
 	// maxEndChecks bounds the runs one RecoverEnds looks at.
 	maxEndChecks = 500
+	// maxEndedRuns bounds the ended runs the log keeps: past it the run
+	// that ended first is dropped before its minute is up (a watcher
+	// resuming it gets the end from the store). Kept a minute each, the
+	// runs of a busy gateway grew the heap without bound: one client's
+	// warm turns, 1,300 a second, held 70 MB of events after 30 seconds
+	// (RSS 237 MiB after 35). About 2 KB a run, this is some 8 MB.
+	maxEndedRuns = 4096
 )
 
 // eventLog keeps the recent events of every run this node executes or
@@ -50,6 +57,16 @@ type eventLog struct {
 	// numbered by sessSeq, which rises across all sessions.
 	sessions map[string]*sessionLog
 	sessSeq  int64
+	// ends holds the logged runs that ended, in the order their ends were
+	// logged, from index endsHead on: the oldest is dropped past
+	// maxEndedRuns. An entry whose run was pruned since is skipped.
+	ends     []*runLog
+	endsHead int
+	// sessEvs holds the events logged in session logs, in the order they
+	// were logged, from index sessHead on: the oldest is dropped past
+	// maxSessionEvents.
+	sessEvs  []*logEvent
+	sessHead int
 }
 
 // runLog is one run's logged events. An event is allocated once (in its
@@ -125,6 +142,9 @@ func (l *eventLog) add(ev Event, now time.Time) bool {
 	rl.events = appendBounded(rl.events, logged)
 	rl.touched = now
 	rl.wakeLocked()
+	if rl.ended {
+		l.endedLocked(rl)
+	}
 	l.addSessionLocked(logged, now)
 	if now.Sub(l.pruned) >= pruneEvery {
 		l.pruneLocked(now)
@@ -188,6 +208,29 @@ func copyEvents(evs []Event, logged []*logEvent, runView bool) []Event {
 	return evs
 }
 
+// endedLocked records that rl logged its run's end, and drops the run
+// that ended first when more than maxEndedRuns did; its watchers are woken
+// to look at the store.
+func (l *eventLog) endedLocked(rl *runLog) {
+	l.ends = append(l.ends, rl)
+	for len(l.ends)-l.endsHead > maxEndedRuns {
+		old := l.ends[l.endsHead]
+		l.ends[l.endsHead] = nil
+		l.endsHead++
+		if old.id != nil && l.runs[old.id.RunID] == old { // not pruned (and made again) since
+			delete(l.runs, old.id.RunID)
+			old.wakeLocked()
+		}
+	}
+	if l.endsHead >= maxEndedRuns {
+		// Move the live part to the front, so the slice stays about
+		// twice the bound.
+		n := copy(l.ends, l.ends[l.endsHead:])
+		clear(l.ends[n:])
+		l.ends, l.endsHead = l.ends[:n], 0
+	}
+}
+
 // pruneLocked drops the runs that ended logRetention ago or were idle for
 // logIdle; their watchers are woken to look at the store.
 func (l *eventLog) pruneLocked(now time.Time) {
@@ -199,6 +242,15 @@ func (l *eventLog) pruneLocked(now time.Time) {
 			rl.wakeLocked()
 		}
 	}
+	// Forget the ended runs just dropped: an entry would keep its log.
+	kept := l.ends[:0]
+	for _, rl := range l.ends[l.endsHead:] {
+		if rl.id != nil && l.runs[rl.id.RunID] == rl {
+			kept = append(kept, rl)
+		}
+	}
+	clear(l.ends[len(kept):])
+	l.ends, l.endsHead = kept, 0
 	l.pruneSessionsLocked(now)
 }
 
@@ -262,13 +314,13 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // where every run's final status is recorded. A watcher that reconnects
 // resumes with the last Seq it saw and gets what followed, without gap or
 // duplicate while this node's log holds the run's events (a minute after
-// its end; events lost in a relay show as a gap, the end never goes
+// its end, or until maxEndedRuns runs ended after it; events lost in a relay show as a gap, the end never goes
 // missing). With several nodes, a run executing elsewhere has its events
 // other than its end here only while this node wants them (WantRemote:
 // a Watch wants every session's, and is sent the running runs' events so
 // far); of a run that ended before that, the node that ran it is asked
 // to send its events again (RemoteReplayer), which it can while it logs
-// them (a minute after the end); else the watcher gets the end only. A
+// them (as above); else the watcher gets the end only. A
 // watcher that saw the end gets nothing more. Watch starts at
 // any time: the run need not have started, and events emitted before the
 // call are in the log.

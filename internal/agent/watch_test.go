@@ -491,3 +491,115 @@ func TestWatchSessionFromPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestEventLogBoundsEndedRuns: however fast runs end, the log keeps the
+// last maxEndedRuns of them (a busy gateway's heap grew by every run of
+// the last minute), dropping the one that ended first and waking its
+// watchers; runs still going are never dropped for it, and an entry
+// outlives neither the time-based pruning of its run nor a run made
+// again under the same id.
+func TestEventLogBoundsEndedRuns(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newEventLog()
+	l.add(ev("running", 1, StreamLifecycle, PhaseStart), t0)
+	_, _, wake := l.since("r-0", 0, t0) // a watcher of the first run
+	run := func(id string, at time.Time) {
+		l.add(ev(id, 1, StreamLifecycle, PhaseStart), at)
+		l.add(withSeq(ev(id, 0, StreamLifecycle, PhaseEnd), 2), at)
+	}
+	for i := range maxEndedRuns + 10 {
+		run(fmt.Sprint("r-", i), t0)
+	}
+	l.mu.Lock()
+	n := len(l.runs)
+	_, first := l.runs["r-0"]
+	_, tenth := l.runs["r-9"]
+	_, kept := l.runs["r-10"]
+	_, running := l.runs["running"]
+	ends := len(l.ends) - l.endsHead
+	l.mu.Unlock()
+	if n != maxEndedRuns+1 || first || tenth || !kept || !running || ends != maxEndedRuns {
+		t.Fatalf("log holds %d runs (want %d), r-0 %v, r-9 %v, r-10 %v, running %v, %d ends listed (want %d)",
+			n, maxEndedRuns+1, first, tenth, kept, running, ends, maxEndedRuns)
+	}
+	select {
+	case <-wake:
+	default:
+		t.Fatal("dropping r-0 did not wake its watcher")
+	}
+	// The ended runs pruned by time leave the list too.
+	run("late", t0.Add(logRetention))
+	l.mu.Lock()
+	n, ends = len(l.runs), len(l.ends)-l.endsHead
+	l.mu.Unlock()
+	if n != 2 || ends != 1 {
+		t.Fatalf("after the retention: %d runs, %d ends listed; want 2 (running, late) and 1", n, ends)
+	}
+	// A run pruned and made again under the same id (a watcher's since
+	// makes its log) is not dropped for the end of the first.
+	run("dup", t0.Add(logRetention))
+	l.mu.Lock()
+	delete(l.runs, "dup") // as pruning does, its entry still listed
+	l.mu.Unlock()
+	l.since("dup", 0, t0.Add(logRetention))
+	for i := range maxEndedRuns {
+		run(fmt.Sprint("s-", i), t0.Add(logRetention))
+	}
+	l.mu.Lock()
+	_, again := l.runs["dup"]
+	l.mu.Unlock()
+	if !again {
+		t.Fatal("the log made again for dup was dropped for the first dup's end")
+	}
+}
+
+// TestEventLogBoundsSessionEvents: the session logs together keep the
+// last maxSessionEvents events logged, each log losing its oldest first,
+// so a resuming session watcher sees what is left, in order, without
+// duplicates; a session log pruned for idleness leaves the count too.
+func TestEventLogBoundsSessionEvents(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newEventLog()
+	// Eight sessions, so that none reaches its own bound (maxLogEvents).
+	var keys []string
+	for i := range 8 {
+		keys = append(keys, fmt.Sprint("agent:main:s", i))
+	}
+	const over = 600
+	for i := range maxSessionEvents/2 + over/2 {
+		id := fmt.Sprint("r-", i)
+		start, end := ev(id, 1, StreamLifecycle, PhaseStart), withSeq(ev(id, 0, StreamLifecycle, PhaseEnd), 2)
+		start.SessionKey, end.SessionKey = keys[i%len(keys)], keys[i%len(keys)]
+		l.add(start, t0)
+		l.add(end, t0)
+	}
+	total := 0
+	for _, key := range keys {
+		evs, _ := l.sessionSince(key, 0, t0)
+		total += len(evs)
+		for i := 1; i < len(evs); i++ {
+			if evs[i].SessionSeq <= evs[i-1].SessionSeq {
+				t.Fatalf("%s: events out of order at %d", key, i)
+			}
+		}
+		if len(evs) == 0 || evs[0].SessionSeq <= over {
+			t.Errorf("%s: first event kept has SessionSeq %d; want the first %d dropped", key, evs[0].SessionSeq, over)
+		}
+		if last := evs[len(evs)-1].SessionSeq; last < l.sessionPosition()-int64(2*len(keys)) {
+			t.Errorf("%s: last event %d, log at %d; the newest must stay", key, last, l.sessionPosition())
+		}
+	}
+	if total != maxSessionEvents {
+		t.Fatalf("session logs hold %d events; want %d", total, maxSessionEvents)
+	}
+	// Idle session logs are pruned, and their events leave the count.
+	e := ev("late", 1, StreamLifecycle, PhaseStart)
+	e.SessionKey = "agent:main:d"
+	l.add(e, t0.Add(logIdle+pruneEvery))
+	l.mu.Lock()
+	n := len(l.sessEvs) - l.sessHead
+	l.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("after pruning the idle logs %d session events are counted; want 1", n)
+	}
+}
