@@ -121,8 +121,14 @@ func isToolResult(role string) bool {
 	return role == transcript.RoleToolResult || role == transcript.RoleTool
 }
 
-// maxCachedTranscripts bounds the transcript window cache.
-const maxCachedTranscripts = 1024
+// maxCachedTranscripts bounds the transcript window cache by windows, and
+// maxCachedBytes by the size of their entries (entryBytes): a window holds
+// up to HistoryLimit entries and a quarter, and a thousand sessions whose
+// turns carry large tool results would otherwise hold gigabytes.
+const (
+	maxCachedTranscripts = 1024
+	maxCachedBytes       = 64 << 20
+)
 
 // windowCache keeps the recent transcript window of sessions that ran lately,
 // so a model turn does not re-read and re-decode its whole history. An entry
@@ -131,13 +137,17 @@ const maxCachedTranscripts = 1024
 type windowCache struct {
 	limit int
 
-	mu   sync.Mutex // guards m and tick
-	m    map[string]*window
-	tick uint64 // counts uses; a window's used is the tick of its last
+	budget int64 // maxCachedBytes; tests set less
+
+	mu    sync.Mutex // guards m, tick and bytes
+	m     map[string]*window
+	tick  uint64 // counts uses; a window's used is the tick of its last
+	bytes int64  // the windows' bytes, summed
 }
 
 type window struct {
 	used    uint64 // windowCache.tick at the window's last use, for eviction
+	bytes   int64  // entryBytes of msgs, summed
 	lastSeq int64
 	msgs    []store.Message
 	// lastRun is the run whose own write (appended) made the window end
@@ -168,7 +178,7 @@ type modelMemo struct {
 }
 
 func newWindowCache(limit int) *windowCache {
-	return &windowCache{limit: limit, m: make(map[string]*window)}
+	return &windowCache{limit: limit, budget: maxCachedBytes, m: make(map[string]*window)}
 }
 
 // get returns the cached window of sessionID if it ends at lastSeq.
@@ -203,11 +213,68 @@ func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.evictLocked(sessionID)
+	c.dropLocked(sessionID)
 	// Keep an exact-size copy: the loaded slice may have spare capacity,
 	// and the cache holds windows of many sessions.
 	w := &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
+	for i := range w.msgs {
+		w.bytes += entryBytes(&w.msgs[i])
+	}
 	c.useLocked(w)
 	c.m[sessionID] = w
+	c.bytes += w.bytes
+	c.trimLocked(sessionID)
+}
+
+// dropLocked removes key's window, if any.
+func (c *windowCache) dropLocked(key string) {
+	if w, ok := c.m[key]; ok {
+		c.bytes -= w.bytes
+		delete(c.m, key)
+	}
+}
+
+// trimLocked drops the least recently used windows but keep's while the
+// windows hold more than the budget.
+func (c *windowCache) trimLocked(keep string) {
+	for c.bytes > c.budget && len(c.m) > 1 {
+		c.dropLocked(c.oldestLocked(keep))
+	}
+}
+
+// oldestLocked is the key of the least recently used window but keep's.
+func (c *windowCache) oldestLocked(keep string) string {
+	oldest, used := "", uint64(0)
+	for k, w := range c.m {
+		if k != keep && (oldest == "" || w.used < used) {
+			oldest, used = k, w.used
+		}
+	}
+	return oldest
+}
+
+// entryBytes estimates what m holds: its texts, arguments and images, and
+// a fixed part for the rest.
+func entryBytes(m *store.Message) int64 {
+	n := int64(256 + len(m.Entry.Timestamp) + len(m.Entry.ID))
+	msg := m.Entry.Message
+	if msg == nil {
+		return n
+	}
+	if msg.Content.String != nil {
+		n += int64(len(*msg.Content.String))
+	}
+	for i := range msg.Content.Blocks {
+		b := &msg.Content.Blocks[i]
+		n += int64(128 + len(b.Arguments) + len(b.Data) + len(b.ThinkingSignature))
+		if b.Text != nil {
+			n += int64(len(*b.Text))
+		}
+		if b.Thinking != nil {
+			n += int64(len(*b.Thinking))
+		}
+	}
+	return n
 }
 
 // useLocked marks w as the most recently used window.
@@ -226,13 +293,7 @@ func (c *windowCache) evictLocked(sessionID string) {
 	if _, ok := c.m[sessionID]; ok || len(c.m) < maxCachedTranscripts {
 		return
 	}
-	oldest, used := "", uint64(0)
-	for k, w := range c.m {
-		if oldest == "" || w.used < used {
-			oldest, used = k, w.used
-		}
-	}
-	delete(c.m, oldest)
+	c.dropLocked(c.oldestLocked(sessionID))
 }
 
 // appended records a message just stored; a gap drops the entry. A
@@ -252,7 +313,7 @@ func (c *windowCache) appended(m store.Message) {
 		c.m[m.SessionID] = w
 	}
 	if w.lastSeq != m.Seq-1 {
-		delete(c.m, m.SessionID)
+		c.dropLocked(m.SessionID)
 		return
 	}
 	// The window may grow a quarter past the limit before it is cut
@@ -264,10 +325,20 @@ func (c *windowCache) appended(m store.Message) {
 		// until the next cut: a copy of exactly limit entries was grown
 		// (copied again) by the very next append.
 		msgs = append(make([]store.Message, 0, c.limit+slack), msgs[len(msgs)-max(c.limit-1, 0):]...)
+		c.bytes -= w.bytes
+		w.bytes = 0
+		for i := range msgs {
+			w.bytes += entryBytes(&msgs[i])
+		}
+		c.bytes += w.bytes
 	}
 	msgs = append(msgs, m)
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
+	n := entryBytes(&m)
+	w.bytes += n
+	c.bytes += n
 	c.useLocked(w)
+	c.trimLocked(m.SessionID)
 }
 
 // modelMessages is toProviderMessages(entries) for a model turn of

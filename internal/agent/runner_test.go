@@ -702,3 +702,77 @@ func TestWindowCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 		t.Error("an entry with seq 5 started a window")
 	}
 }
+
+// TestWindowCacheBoundsBytes: the windows together hold at most the
+// cache's budget of entry bytes (the least recently used dropped first,
+// never the one just used), and the running sum stays the sum of what
+// they hold through puts, appends, cuts and gaps.
+func TestWindowCacheBoundsBytes(t *testing.T) {
+	c := newWindowCache(8)
+	c.budget = 44 << 10 // four sessions of 8 entries of about 1.3 KB
+	text := func(n int) string { return strings.Repeat("x", n) }
+	msg := func(sid string, seq int64, n int) store.Message {
+		m := transcript.NewUserMessage(text(n), time.Unix(0, 0))
+		return store.Message{SessionID: sid, Seq: seq, Entry: transcript.MessageEntry(m, time.Unix(0, 0))}
+	}
+	check := func(step string) {
+		t.Helper()
+		var sum int64
+		for _, w := range c.m {
+			var b int64
+			for i := range w.msgs {
+				b += entryBytes(&w.msgs[i])
+			}
+			if b != w.bytes {
+				t.Fatalf("%s: a window counts %d bytes, holds %d", step, w.bytes, b)
+			}
+			sum += b
+		}
+		if sum != c.bytes {
+			t.Fatalf("%s: the cache counts %d bytes, its windows hold %d", step, c.bytes, sum)
+		}
+		if c.bytes > c.budget && len(c.m) > 1 {
+			t.Fatalf("%s: %d bytes in %d windows, budget %d", step, c.bytes, len(c.m), c.budget)
+		}
+	}
+	// Four sessions of 1 KiB entries fit; a fifth pushes out the least
+	// recently used (s1: s0 was used again).
+	seq := map[string]int64{}
+	add := func(sid string, n int) {
+		seq[sid]++
+		c.appended(msg(sid, seq[sid], n))
+	}
+	for _, sid := range []string{"s0", "s1", "s2", "s3"} {
+		for range 8 {
+			add(sid, 1000)
+		}
+		check("fill " + sid)
+	}
+	if _, ok := c.get("s0", seq["s0"]); !ok {
+		t.Fatal("s0 was dropped while under budget")
+	}
+	for range 8 {
+		add("s4", 1000)
+		check("s4")
+	}
+	if _, ok := c.m["s1"]; ok {
+		t.Error("s1, the least recently used, was kept over budget")
+	}
+	if _, ok := c.m["s0"]; !ok {
+		t.Error("s0, used again, was dropped before s1's turn")
+	}
+	// One window bigger than the budget stays alone; cuts and gaps keep
+	// the sums right.
+	for range 30 {
+		add("big", 3000)
+		check("big")
+	}
+	if len(c.m) != 1 {
+		t.Errorf("%d windows beside one over budget; want it alone", len(c.m))
+	}
+	c.appended(msg("big", seq["big"]+2, 10)) // a gap drops it
+	check("gap")
+	c.put("p", 3, []store.Message{msg("p", 1, 100), msg("p", 2, 100), msg("p", 3, 100)})
+	c.put("p", 4, []store.Message{msg("p", 4, 100)})
+	check("put again")
+}
