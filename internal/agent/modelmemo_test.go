@@ -13,6 +13,13 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
+// appendEntry appends m to hist as its next message entry.
+func appendEntry(hist []store.Message, m transcript.Message) []store.Message {
+	seq := int64(len(hist) + 1)
+	return append(hist, store.Message{Seq: seq, Role: m.Role,
+		Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
+}
+
 // TestModelMemoMatchesFreshConversion slides windows of several sizes over
 // a transcript of plain turns, tool exchanges (one answered only in a later
 // entry, one never answered) and non-message entries, as turns append to
@@ -22,11 +29,7 @@ import (
 func TestModelMemoMatchesFreshConversion(t *testing.T) {
 	f := false
 	var hist []store.Message
-	add := func(m transcript.Message) {
-		seq := int64(len(hist) + 1)
-		hist = append(hist, store.Message{Seq: seq, Role: m.Role,
-			Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
-	}
+	add := func(m transcript.Message) { hist = appendEntry(hist, m) }
 	call := func(ids ...string) transcript.Message {
 		blocks := []transcript.Block{transcript.TextBlock("calling")}
 		for _, id := range ids {
@@ -92,11 +95,7 @@ func TestModelMemoRandomTranscripts(t *testing.T) {
 		ids := 2 + rng.IntN(6)
 		id := func() string { return fmt.Sprint("call_", rng.IntN(ids)) }
 		var hist []store.Message
-		add := func(m transcript.Message) {
-			seq := int64(len(hist) + 1)
-			hist = append(hist, store.Message{Seq: seq, Role: m.Role,
-				Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
-		}
+		add := func(m transcript.Message) { hist = appendEntry(hist, m) }
 		for range 40 + rng.IntN(120) {
 			switch r := rng.IntN(10); {
 			case r < 2:
@@ -159,11 +158,7 @@ func TestModelMemoRandomTranscripts(t *testing.T) {
 func TestModelMemoReusesToolTurns(t *testing.T) {
 	f := false
 	var hist []store.Message
-	add := func(m transcript.Message) {
-		seq := int64(len(hist) + 1)
-		hist = append(hist, store.Message{Seq: seq, Role: m.Role,
-			Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", seq), Message: &m}})
-	}
+	add := func(m transcript.Message) { hist = appendEntry(hist, m) }
 	for turn := range 100 {
 		c := fmt.Sprint("call-", turn)
 		add(transcript.Message{Role: "user", Content: transcript.StringContent(fmt.Sprint("q", turn))})
