@@ -535,30 +535,35 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 // the partial message (if any text or thinking arrived) is returned too so
 // the transcript keeps it.
 func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provider.Request) (*transcript.Message, transcript.Usage, error) {
-	var text, thinking strings.Builder
-	var calls []provider.ToolCall
-	var pu provider.Usage
-	var done *provider.Event
-	var streamErr error
-	for ev, err := range model.Provider.Stream(ctx, req) {
+	// What the stream brings is in one variable, and the sequence is
+	// called with its yield function rather than ranged over: the body is
+	// a closure the provider's iterator calls, so each variable it captures
+	// is an allocation of its own (and a range adds its state's).
+	var a turnAcc
+	model.Provider.Stream(ctx, req)(func(ev *provider.Event, err error) bool {
+		if a.err != nil {
+			return false // a sequence that goes on after it was told to stop
+		}
 		if err != nil {
-			streamErr = err
-			break
+			a.err = err
+			return false
 		}
 		switch ev.Type {
 		case provider.EventTextDelta:
-			text.WriteString(ev.Text)
-			r.emit(st, Event{Stream: StreamAssistant, Text: text.String(), Delta: ev.Text})
+			a.text.WriteString(ev.Text)
+			r.emit(st, Event{Stream: StreamAssistant, Text: a.text.String(), Delta: ev.Text})
 		case provider.EventThinkingDelta:
-			thinking.WriteString(ev.Text)
+			a.thinking.WriteString(ev.Text)
 		case provider.EventToolCall:
-			calls = append(calls, *ev.ToolCall)
+			a.calls = append(a.calls, *ev.ToolCall)
 		case provider.EventUsage:
-			pu = *ev.Usage
+			a.usage = *ev.Usage
 		case provider.EventDone:
-			done = ev
+			a.done = ev
 		}
-	}
+		return true
+	})
+	text, thinking, calls, pu, done, streamErr := &a.text, &a.thinking, a.calls, a.usage, a.done, a.err
 	if streamErr == nil && done == nil {
 		streamErr = ctx.Err()
 		if streamErr == nil {
@@ -570,6 +575,9 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 	}
 	usage.Cost = model.Price.Cost(usage)
 	var blocks []transcript.Block
+	if n := len(calls) + min(thinking.Len(), 1) + min(text.Len(), 1); n > 0 {
+		blocks = make([]transcript.Block, 0, n)
+	}
 	if thinking.Len() > 0 {
 		s := thinking.String()
 		blocks = append(blocks, transcript.Block{Type: transcript.BlockThinking, Thinking: &s})
@@ -600,6 +608,15 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 	}
 	msg.ResponseID = done.ResponseID
 	return msg, usage, nil
+}
+
+// turnAcc is what a model turn's stream has brought so far.
+type turnAcc struct {
+	text, thinking strings.Builder
+	calls          []provider.ToolCall
+	usage          provider.Usage
+	done           *provider.Event
+	err            error
 }
 
 func (r *Runner) assistant(model Model, blocks []transcript.Block, usage transcript.Usage) *transcript.Message {
