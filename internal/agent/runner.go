@@ -320,6 +320,10 @@ type Runner struct {
 	newID  func() string
 	ctx    context.Context // cancelled with errShutdown on Close
 	cancel context.CancelCauseFunc
+	// writes is ctx without its cancellation, made once: a run's end and
+	// its other writes go on through a shutdown, and each turn makes
+	// several of them.
+	writes context.Context
 	wg     sync.WaitGroup
 	// lanes run on kept workers (a run's stack is grown already); wg
 	// tracks the lanes themselves.
@@ -470,6 +474,7 @@ func New(cfg Config) (*Runner, error) {
 		r.newID = uuid.NewString
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.writes = context.WithoutCancel(r.ctx)
 	r.bgCtx, r.bgCancel = context.WithCancel(r.ctx)
 	return r, nil
 }

@@ -57,3 +57,22 @@ func TestTurnAllocations(t *testing.T) {
 		t.Errorf("a turn made %v allocations, want at most %v (%v of them the delta's event)", got, want, base)
 	}
 }
+
+var ctxSink context.Context
+
+// TestWriteContextMadeOnce checks that the context a run's writes go
+// through (the runner's, without its cancellation) is made once, not at
+// each of a turn's writes, and still outlives the runner's cancellation.
+func TestWriteContextMadeOnce(t *testing.T) {
+	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		return textReply("unused"), nil
+	}, nil)
+	r := h.runner
+	if n := testing.AllocsPerRun(50, func() { ctxSink = r.writeCtx("no-such-run") }); n != 0 {
+		t.Errorf("writeCtx made %v allocations, want 0", n)
+	}
+	r.cancel(errShutdown)
+	if err := r.writeCtx("no-such-run").Err(); err != nil {
+		t.Errorf("the write context ended with the runner: %v", err)
+	}
+}
