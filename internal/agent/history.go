@@ -255,7 +255,11 @@ func (m *modelMemo) messages(entries []store.Message) []provider.Message {
 	if i > 0 && i >= len(m.out)-i {
 		// Drop what windows no longer reach, so the memo stays about
 		// the window's size (slices handed out keep their own copy).
-		m.out, m.seqs = append([]provider.Message(nil), m.out[i:]...), append([]int64(nil), m.seqs[i:]...)
+		// The copy has room for as many again: the appends until the
+		// next drop then fit, where a copy of its length was grown (and
+		// copied whole) three or four times before it.
+		m.out = append(make([]provider.Message, 0, 2*(len(m.out)-i)), m.out[i:]...)
+		m.seqs = append(make([]int64, 0, 2*(len(m.seqs)-i)), m.seqs[i:]...)
 		m.first, i = a, 0
 	}
 	out := m.out[i:]
