@@ -590,7 +590,7 @@ func TestWindowCacheKeepsExactSlices(t *testing.T) {
 	c := newWindowCache(400)
 	loaded := make([]store.Message, 2, 400)
 	c.put("s", 2, loaded)
-	got, ok := c.get("s", 2)
+	got, _, ok := c.get("s", 2)
 	if !ok || len(got) != 2 {
 		t.Fatalf("get = %d, %v", len(got), ok)
 	}
@@ -625,7 +625,7 @@ func TestWindowCacheCutHasRoom(t *testing.T) {
 	if allocs := testing.AllocsPerRun(10, cycle); allocs != 1 {
 		t.Errorf("%d appends (one cut) allocated %.0f times, want 1", limit/4+1, allocs)
 	}
-	if got, ok := c.get("s", seq); !ok || len(got) != limit || got[limit-1].Seq != seq {
+	if got, _, ok := c.get("s", seq); !ok || len(got) != limit || got[limit-1].Seq != seq {
 		t.Fatalf("get = len %d, %v; want the last %d entries", len(got), ok, limit)
 	}
 }
@@ -639,7 +639,7 @@ func TestWindowCacheSlides(t *testing.T) {
 	c.put("s", 3, []store.Message{msg(1), msg(2), msg(3)})
 	for seq := int64(4); seq <= 40; seq++ {
 		c.appended(msg(seq))
-		got, ok := c.get("s", seq)
+		got, _, ok := c.get("s", seq)
 		if !ok || len(got) != 4 || cap(got) != 4 {
 			t.Fatalf("after %d: get = len %d cap %d, %v; want the last 4", seq, len(got), cap(got), ok)
 		}
@@ -652,11 +652,11 @@ func TestWindowCacheSlides(t *testing.T) {
 			t.Fatalf("after %d: window holds %d entries, want at most 5", seq, len(w.msgs))
 		}
 	}
-	if _, ok := c.get("s", 39); ok {
+	if _, _, ok := c.get("s", 39); ok {
 		t.Error("a window ending at 40 was returned for 39")
 	}
 	c.appended(msg(42))
-	if _, ok := c.get("s", 42); ok {
+	if _, _, ok := c.get("s", 42); ok {
 		t.Error("a window with a gap (41 missing) was kept")
 	}
 }
