@@ -121,7 +121,7 @@ func (r *Runner) CompactRun(ctx context.Context, runID, sessionKey string, o Com
 // no input enters the transcript, steered messages never join it, and it
 // emits no lifecycle events (the gateway shows compaction events).
 func (r *Runner) executeCompact(ctx context.Context, queued *store.Run, in *Input) {
-	bg := context.WithoutCancel(r.ctx)
+	bg := r.writes
 	res, err := r.compactQueued(ctx, bg, queued, in.Compact)
 	if errors.Is(err, store.ErrConflict) {
 		return // aborted or started meanwhile

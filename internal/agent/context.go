@@ -95,6 +95,37 @@ func isBoundary(m *store.Message) bool {
 	return m.Entry.Type == transcript.TypeCompaction || m.Entry.Type == transcript.TypeReset
 }
 
+// scanBoundary returns the index of the last compaction or reset entry of
+// hist, or -1.
+func scanBoundary(hist []store.Message) int {
+	for i := len(hist) - 1; i >= 0; i-- {
+		if isBoundary(&hist[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastBoundary is scanBoundary(hist) for entries that end a cached window
+// whose last boundary entry has Seq seq (0: it has none; -1: unknown, the
+// entries were read from the store). The window holds hist and what came
+// before it, so a boundary before hist's first entry leaves none in hist;
+// one inside is found at its Seq's offset, checked (a window with a gap
+// in its Seqs is scanned). Scanning looked at each of the window's 400
+// entries at every turn, each on a cache line of its own.
+func lastBoundary(hist []store.Message, seq int64) int {
+	switch {
+	case seq < 0 || len(hist) == 0:
+		return scanBoundary(hist)
+	case seq == 0 || seq < hist[0].Seq:
+		return -1
+	}
+	if i := seq - hist[0].Seq; i < int64(len(hist)) && hist[i].Seq == seq && isBoundary(&hist[i]) {
+		return int(i)
+	}
+	return scanBoundary(hist)
+}
+
 // view returns the model's view of transcript sessionID.
 func (r *Runner) view(ctx context.Context, sessionID string) (*contextView, error) {
 	return r.turnView(ctx, sessionID, "")
@@ -103,17 +134,11 @@ func (r *Runner) view(ctx context.Context, sessionID string) (*contextView, erro
 // turnView is view for a model turn of run ownRun, which has just stored
 // its input or its last tool result (see Runner.turnHistory).
 func (r *Runner) turnView(ctx context.Context, sessionID, ownRun string) (*contextView, error) {
-	hist, err := r.turnHistory(ctx, sessionID, ownRun)
+	hist, bseq, err := r.turnHistory(ctx, sessionID, ownRun)
 	if err != nil {
 		return nil, err
 	}
-	b := -1
-	for i := len(hist) - 1; i >= 0; i-- {
-		if isBoundary(&hist[i]) {
-			b = i
-			break
-		}
-	}
+	b := lastBoundary(hist, bseq)
 	v := &contextView{}
 	if b < 0 {
 		v.entries = hist

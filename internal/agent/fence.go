@@ -63,7 +63,7 @@ func (r *Runner) dropFence(runID string) {
 // cancellation (an aborted run still records what it produced) and
 // carries the run's fence.
 func (r *Runner) writeCtx(runID string) context.Context {
-	return store.WithFence(context.WithoutCancel(r.ctx), r.fenceOf(runID))
+	return store.WithFence(r.writes, r.fenceOf(runID))
 }
 
 // checkClaim fails with errFenced when runID's node no longer holds the
@@ -139,7 +139,7 @@ func (r *Runner) untilStoreAnswers(runID, what string, fn func(ctx context.Conte
 
 // storeDown reports whether the store does not answer a read of runID.
 func (r *Runner) storeDown(runID string) bool {
-	_, err := r.cfg.Store.GetRun(context.WithoutCancel(r.ctx), runID)
+	_, err := r.cfg.Store.GetRun(r.writes, runID)
 	return err != nil && !errors.Is(err, store.ErrNotFound)
 }
 

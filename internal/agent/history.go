@@ -150,6 +150,10 @@ type window struct {
 	bytes   int64  // entryBytes of msgs, summed
 	lastSeq int64
 	msgs    []store.Message
+	// boundary is the Seq of the last compaction or reset entry of msgs
+	// (0: none), kept as entries are appended so that a turn does not
+	// look for it through the whole window (see lastBoundary).
+	boundary int64
 	// lastRun is the run whose own write (appended) made the window end
 	// at lastSeq, with no gap before it; "" when anything else did.
 	lastRun string
@@ -181,31 +185,32 @@ func newWindowCache(limit int) *windowCache {
 	return &windowCache{limit: limit, budget: maxCachedBytes, m: make(map[string]*window)}
 }
 
-// get returns the cached window of sessionID if it ends at lastSeq.
-func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, bool) {
+// get returns the cached window of sessionID if it ends at lastSeq, with
+// the Seq of its last boundary entry (0: none).
+func (c *windowCache) get(sessionID string, lastSeq int64) ([]store.Message, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.m[sessionID]
 	if !ok || w.lastSeq != lastSeq {
-		return nil, false
+		return nil, 0, false
 	}
 	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
-	return msgs[:len(msgs):len(msgs)], true
+	return msgs[:len(msgs):len(msgs)], w.boundary, true
 }
 
 // own returns the cached window of sessionID if its last entry is one run
 // runID just wrote, contiguous with the window before it.
-func (c *windowCache) own(sessionID, runID string) ([]store.Message, bool) {
+func (c *windowCache) own(sessionID, runID string) ([]store.Message, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.m[sessionID]
 	if !ok || runID == "" || w.lastRun != runID {
-		return nil, false
+		return nil, 0, false
 	}
 	c.useLocked(w)
 	msgs := w.msgs[max(len(w.msgs)-c.limit, 0):]
-	return msgs[:len(msgs):len(msgs)], true
+	return msgs[:len(msgs):len(msgs)], w.boundary, true
 }
 
 // put stores a freshly loaded window ending at lastSeq.
@@ -219,6 +224,9 @@ func (c *windowCache) put(sessionID string, lastSeq int64, msgs []store.Message)
 	w := &window{lastSeq: lastSeq, msgs: append([]store.Message(nil), msgs...)}
 	for i := range w.msgs {
 		w.bytes += entryBytes(&w.msgs[i])
+	}
+	if b := scanBoundary(msgs); b >= 0 {
+		w.boundary = msgs[b].Seq
 	}
 	c.useLocked(w)
 	c.m[sessionID] = w
@@ -334,6 +342,9 @@ func (c *windowCache) appended(m store.Message) {
 	}
 	msgs = append(msgs, m)
 	w.msgs, w.lastSeq, w.lastRun = msgs, m.Seq, m.RunID
+	if isBoundary(&m) {
+		w.boundary = m.Seq
+	}
 	n := entryBytes(&m)
 	w.bytes += n
 	c.bytes += n
@@ -393,8 +404,10 @@ func (m *modelMemo) messages(entries []store.Message) []provider.Message {
 		// Drop what windows no longer reach, and the results whose call
 		// they no longer reach (no later window does), so the memo stays
 		// about the window's size (slices handed out keep their own
-		// copy).
-		n := len(m.out) - i
+		// copy). The copy has room for as many again: the appends until
+		// the next drop then fit, where a copy of its length was grown
+		// (and copied whole) three or four times before it.
+		n := 2 * (len(m.out) - i)
 		out, seqs, deps := make([]provider.Message, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 		for k := i; k < len(m.out); k++ {
 			if d := m.deps[k]; d != 0 && d < a {
@@ -418,7 +431,8 @@ func (m *modelMemo) reset(entries []store.Message) []provider.Message {
 
 // history returns the last HistoryLimit entries of the transcript.
 func (r *Runner) history(ctx context.Context, sessionID string) ([]store.Message, error) {
-	return r.turnHistory(ctx, sessionID, "")
+	msgs, _, err := r.turnHistory(ctx, sessionID, "")
+	return msgs, err
 }
 
 // turnHistory is history for a model turn of run ownRun. Every model turn
@@ -427,20 +441,24 @@ func (r *Runner) history(ctx context.Context, sessionID string) ([]store.Message
 // was contiguous with the cached window, the window is the transcript as
 // of that write, and nothing is read. Anything appended by others before
 // it shows as a gap, which drops the window (windowCache.appended).
-func (r *Runner) turnHistory(ctx context.Context, sessionID, ownRun string) ([]store.Message, error) {
-	if msgs, ok := r.windows.own(sessionID, ownRun); ok {
-		return msgs, nil
+//
+// boundary is the Seq of the last compaction or reset entry of the cached
+// window the entries end (0: it has none), or -1 when they were read from
+// the store: see lastBoundary.
+func (r *Runner) turnHistory(ctx context.Context, sessionID, ownRun string) (msgs []store.Message, boundary int64, err error) {
+	if msgs, b, ok := r.windows.own(sessionID, ownRun); ok {
+		return msgs, b, nil
 	}
 	n, err := r.cfg.Store.CountMessages(ctx, sessionID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if msgs, ok := r.windows.get(sessionID, n); ok {
-		return msgs, nil
+	if msgs, b, ok := r.windows.get(sessionID, n); ok {
+		return msgs, b, nil
 	}
-	msgs, err := r.cfg.Store.History(ctx, sessionID, store.HistoryOptions{Limit: r.cfg.HistoryLimit})
+	msgs, err = r.cfg.Store.History(ctx, sessionID, store.HistoryOptions{Limit: r.cfg.HistoryLimit})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	last := int64(0)
 	if len(msgs) > 0 {
@@ -449,5 +467,5 @@ func (r *Runner) turnHistory(ctx context.Context, sessionID, ownRun string) ([]s
 	if last == n {
 		r.windows.put(sessionID, n, msgs)
 	}
-	return msgs, nil
+	return msgs, -1, nil
 }

@@ -190,3 +190,42 @@ func TestModelMemoReusesToolTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestModelMemoCopiesOncePerDrop slides a window of 400 entries over
+// 3,000 plain turns and counts how often the memo's messages move to a new
+// array: once per drop of what the window left behind (every 200 turns),
+// besides the growth of the first conversion (made at its length) up to
+// the first drop; not also three or four times between every two drops
+// as appends grew a copy made at its length (43 moves for 14 drops).
+func TestModelMemoCopiesOncePerDrop(t *testing.T) {
+	const window, turns = 400, 3000
+	var hist []store.Message
+	for i := range 2 * turns {
+		role, text := "user", fmt.Sprint("q", i)
+		if i%2 == 1 {
+			role, text = "assistant", fmt.Sprint("a", i)
+		}
+		m := transcript.Message{Role: role, Content: transcript.StringContent(text)}
+		hist = append(hist, store.Message{Seq: int64(i + 1), Role: role,
+			Entry: transcript.Entry{Type: "message", ID: fmt.Sprint("e", i+1), Message: &m}})
+	}
+	var memo modelMemo
+	moves, drops := 0, 0
+	var first *provider.Message
+	for end := window; end <= len(hist); end += 2 {
+		out := memo.messages(hist[end-window : end])
+		if len(out) != window || out[len(out)-1].Text != fmt.Sprint("a", end-1) {
+			t.Fatalf("window ending at %d: %d messages, last %q", end, len(out), out[len(out)-1].Text)
+		}
+		if memo.first == hist[end-window].Seq && end > window {
+			drops++
+		}
+		if p := &memo.out[0]; p != first {
+			moves++
+			first = p
+		}
+	}
+	if moves > drops+4 {
+		t.Errorf("the memo's messages moved %d times for %d drops", moves, drops)
+	}
+}

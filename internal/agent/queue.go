@@ -319,7 +319,7 @@ func (r *Runner) carry(st *runState, sessionID, id string, withInput bool) bool 
 
 // finishCarried ends the runs st carried with st's result.
 func (r *Runner) finishCarried(st *runState, last *transcript.Message, res store.RunResult) {
-	bg := context.WithoutCancel(r.ctx)
+	bg := r.writes
 	results := make([]store.RunResult, len(st.carried))
 	for i, c := range st.carried {
 		results[i] = res

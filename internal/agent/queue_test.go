@@ -400,3 +400,25 @@ func slowTool(started chan<- struct{}, release <-chan struct{}) func(context.Con
 		}})
 	}
 }
+
+var laneSink *lane
+
+// TestNewLaneMakesNoMaps checks that a lane, made for every warm turn,
+// is one allocation: its maps of queued runs' modes and flags are made by
+// the first run queued behind it, and reads and deletes on them work
+// before.
+func TestNewLaneMakesNoMaps(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { laneSink = newLane() }); n != 1 {
+		t.Errorf("newLane: %v allocations, want 1", n)
+	}
+	l := newLane()
+	if l.modes["r1"] != "" || l.untrusted["r1"] || l.steersLocked("r1") {
+		t.Fatal("an empty lane reports a queued run")
+	}
+	l.forget("r1")
+	put(&l.modes, "r1", ModeSteer)
+	put(&l.untrusted, "r1", true)
+	if l.modes["r1"] != ModeSteer || !l.untrusted["r1"] {
+		t.Fatalf("put did not record: %v %v", l.modes, l.untrusted)
+	}
+}

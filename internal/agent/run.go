@@ -178,7 +178,7 @@ func (r *Runner) started(cancel context.CancelCauseFunc, run *store.Run, stored 
 	// One INFO line per run ("run ended" below, which names the agent
 	// too): the start is DEBUG, its two writes (console and log file)
 	// were 2% of a warm turn's CPU.
-	r.log.Debug("run started", "runId", run.RunID, "sessionKey", run.SessionKey, "agentId", run.AgentID)
+	logStarted(r.log, run)
 	r.setLive(run.RunID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
 	for _, id := range collected {
@@ -300,6 +300,18 @@ func classify(ctx context.Context, err error) (store.RunStatus, string) {
 		return store.RunAborted, InterruptedError
 	}
 	return store.RunError, err.Error()
+}
+
+// logStarted logs a run's DEBUG line. The level is asked first: the
+// arguments of a dropped line were boxed (three allocations a turn) all
+// the same.
+func logStarted(log *slog.Logger, run *store.Run) {
+	ctx := context.Background()
+	if !log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	log.LogAttrs(ctx, slog.LevelDebug, "run started",
+		slog.String("runId", run.RunID), slog.String("sessionKey", run.SessionKey), slog.String("agentId", run.AgentID))
 }
 
 // logEnded logs a run's one INFO line. Its attributes are typed and in an
@@ -535,30 +547,35 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 // the partial message (if any text or thinking arrived) is returned too so
 // the transcript keeps it.
 func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provider.Request) (*transcript.Message, transcript.Usage, error) {
-	var text, thinking strings.Builder
-	var calls []provider.ToolCall
-	var pu provider.Usage
-	var done *provider.Event
-	var streamErr error
-	for ev, err := range model.Provider.Stream(ctx, req) {
+	// What the stream brings is in one variable, and the sequence is
+	// called with its yield function rather than ranged over: the body is
+	// a closure the provider's iterator calls, so each variable it captures
+	// is an allocation of its own (and a range adds its state's).
+	var a turnAcc
+	model.Provider.Stream(ctx, req)(func(ev *provider.Event, err error) bool {
+		if a.err != nil {
+			return false // a sequence that goes on after it was told to stop
+		}
 		if err != nil {
-			streamErr = err
-			break
+			a.err = err
+			return false
 		}
 		switch ev.Type {
 		case provider.EventTextDelta:
-			text.WriteString(ev.Text)
-			r.emit(st, Event{Stream: StreamAssistant, Text: text.String(), Delta: ev.Text})
+			a.text.WriteString(ev.Text)
+			r.emit(st, Event{Stream: StreamAssistant, Text: a.text.String(), Delta: ev.Text})
 		case provider.EventThinkingDelta:
-			thinking.WriteString(ev.Text)
+			a.thinking.WriteString(ev.Text)
 		case provider.EventToolCall:
-			calls = append(calls, *ev.ToolCall)
+			a.calls = append(a.calls, *ev.ToolCall)
 		case provider.EventUsage:
-			pu = *ev.Usage
+			a.usage = *ev.Usage
 		case provider.EventDone:
-			done = ev
+			a.done = ev
 		}
-	}
+		return true
+	})
+	text, thinking, calls, pu, done, streamErr := &a.text, &a.thinking, a.calls, a.usage, a.done, a.err
 	if streamErr == nil && done == nil {
 		streamErr = ctx.Err()
 		if streamErr == nil {
@@ -570,6 +587,9 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 	}
 	usage.Cost = model.Price.Cost(usage)
 	var blocks []transcript.Block
+	if n := len(calls) + min(thinking.Len(), 1) + min(text.Len(), 1); n > 0 {
+		blocks = make([]transcript.Block, 0, n)
+	}
 	if thinking.Len() > 0 {
 		s := thinking.String()
 		blocks = append(blocks, transcript.Block{Type: transcript.BlockThinking, Thinking: &s})
@@ -600,6 +620,15 @@ func (r *Runner) turn(ctx context.Context, st *runState, model Model, req *provi
 	}
 	msg.ResponseID = done.ResponseID
 	return msg, usage, nil
+}
+
+// turnAcc is what a model turn's stream has brought so far.
+type turnAcc struct {
+	text, thinking strings.Builder
+	calls          []provider.ToolCall
+	usage          provider.Usage
+	done           *provider.Event
+	err            error
 }
 
 func (r *Runner) assistant(model Model, blocks []transcript.Block, usage transcript.Usage) *transcript.Message {

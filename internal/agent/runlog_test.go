@@ -97,3 +97,24 @@ func BenchmarkRunEndedLog(b *testing.B) {
 		logEnded(log, fin)
 	}
 }
+
+// TestRunStartedLogLine: a run's start is one DEBUG line naming the run,
+// session and agent; at the default level nothing of it is made, not even
+// its boxed arguments.
+func TestRunStartedLogLine(t *testing.T) {
+	run := &store.Run{RunID: "run-1", SessionKey: "agent:main:main", AgentID: "main"}
+	info := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if n := testing.AllocsPerRun(50, func() { logStarted(info, run) }); n != 0 {
+		t.Errorf("a dropped start line made %v allocations, want 0", n)
+	}
+	var out lockedBuffer
+	logStarted(slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})), run)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
+		t.Fatalf("start line %q: %v", out.String(), err)
+	}
+	if got["msg"] != "run started" || got["level"] != "DEBUG" || got["runId"] != "run-1" ||
+		got["sessionKey"] != "agent:main:main" || got["agentId"] != "main" {
+		t.Errorf("start line = %v", got)
+	}
+}

@@ -320,6 +320,10 @@ type Runner struct {
 	newID  func() string
 	ctx    context.Context // cancelled with errShutdown on Close
 	cancel context.CancelCauseFunc
+	// writes is ctx without its cancellation, made once: a run's end and
+	// its other writes go on through a shutdown, and each turn makes
+	// several of them.
+	writes context.Context
 	wg     sync.WaitGroup
 	// lanes run on kept workers (a run's stack is grown already); wg
 	// tracks the lanes themselves.
@@ -415,10 +419,16 @@ type lane struct {
 	created map[string]*store.Run
 }
 
-// newLane returns an idle lane.
-func newLane() *lane {
-	return &lane{modes: make(map[string]string), keep: make(map[string]bool), untrusted: make(map[string]bool), delivered: make(map[string]bool),
-		created: make(map[string]*store.Run)}
+// newLane returns an idle lane. Its maps are made by their first put: a
+// lane lives for one warm turn, most of which queue nothing behind them.
+func newLane() *lane { return &lane{} }
+
+// put sets (*m)[k] to v, making the map first when it is nil.
+func put[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = make(map[string]V)
+	}
+	(*m)[k] = v
 }
 
 // New returns a runner. Call Recover once before serving.
@@ -464,6 +474,7 @@ func New(cfg Config) (*Runner, error) {
 		r.newID = uuid.NewString
 	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.writes = context.WithoutCancel(r.ctx)
 	r.bgCtx, r.bgCancel = context.WithCancel(r.ctx)
 	return r, nil
 }
@@ -667,22 +678,22 @@ func (r *Runner) enqueue(sessionKey, runID string, in *Input, created *store.Run
 		}
 	}
 	if mode != "" {
-		l.modes[runID] = mode
+		put(&l.modes, runID, mode)
 	}
 	if mode == ModeSteer {
 		l.steers++
 	}
 	if in.QueueKeep {
-		l.keep[runID] = true
+		put(&l.keep, runID, true)
 	}
 	if in.Untrusted() != "" {
-		l.untrusted[runID] = true
+		put(&l.untrusted, runID, true)
 	}
 	if in.Provenance != nil {
-		l.delivered[runID] = true
+		put(&l.delivered, runID, true)
 	}
 	if created != nil {
-		l.created[runID] = created
+		put(&l.created, runID, created)
 	}
 	if mode == ModeCollect {
 		l.debounce = time.Duration(debounceMs) * time.Millisecond

@@ -590,7 +590,7 @@ func TestWindowCacheKeepsExactSlices(t *testing.T) {
 	c := newWindowCache(400)
 	loaded := make([]store.Message, 2, 400)
 	c.put("s", 2, loaded)
-	got, ok := c.get("s", 2)
+	got, _, ok := c.get("s", 2)
 	if !ok || len(got) != 2 {
 		t.Fatalf("get = %d, %v", len(got), ok)
 	}
@@ -625,7 +625,7 @@ func TestWindowCacheCutHasRoom(t *testing.T) {
 	if allocs := testing.AllocsPerRun(10, cycle); allocs != 1 {
 		t.Errorf("%d appends (one cut) allocated %.0f times, want 1", limit/4+1, allocs)
 	}
-	if got, ok := c.get("s", seq); !ok || len(got) != limit || got[limit-1].Seq != seq {
+	if got, _, ok := c.get("s", seq); !ok || len(got) != limit || got[limit-1].Seq != seq {
 		t.Fatalf("get = len %d, %v; want the last %d entries", len(got), ok, limit)
 	}
 }
@@ -639,7 +639,7 @@ func TestWindowCacheSlides(t *testing.T) {
 	c.put("s", 3, []store.Message{msg(1), msg(2), msg(3)})
 	for seq := int64(4); seq <= 40; seq++ {
 		c.appended(msg(seq))
-		got, ok := c.get("s", seq)
+		got, _, ok := c.get("s", seq)
 		if !ok || len(got) != 4 || cap(got) != 4 {
 			t.Fatalf("after %d: get = len %d cap %d, %v; want the last 4", seq, len(got), cap(got), ok)
 		}
@@ -652,11 +652,11 @@ func TestWindowCacheSlides(t *testing.T) {
 			t.Fatalf("after %d: window holds %d entries, want at most 5", seq, len(w.msgs))
 		}
 	}
-	if _, ok := c.get("s", 39); ok {
+	if _, _, ok := c.get("s", 39); ok {
 		t.Error("a window ending at 40 was returned for 39")
 	}
 	c.appended(msg(42))
-	if _, ok := c.get("s", 42); ok {
+	if _, _, ok := c.get("s", 42); ok {
 		t.Error("a window with a gap (41 missing) was kept")
 	}
 }
@@ -672,7 +672,7 @@ func TestWindowCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 		c.put(sid(i), 1, []store.Message{{SessionID: sid(i), Seq: 1}})
 	}
 	// s0 and s1 are used again (a read hit, an append), s2 is not.
-	if _, ok := c.get(sid(0), 1); !ok {
+	if _, _, ok := c.get(sid(0), 1); !ok {
 		t.Fatal("s0 not cached")
 	}
 	c.appended(store.Message{SessionID: sid(1), Seq: 2, RunID: "r"})
@@ -691,7 +691,7 @@ func TestWindowCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
 	// A first entry starts a window (evicting the next oldest, s3); an
 	// entry past the first of a session without a window starts none.
 	c.appended(store.Message{SessionID: "fresh", Seq: 1, RunID: "run-1"})
-	if got, ok := c.own("fresh", "run-1"); !ok || len(got) != 1 || got[0].Seq != 1 {
+	if got, _, ok := c.own("fresh", "run-1"); !ok || len(got) != 1 || got[0].Seq != 1 {
 		t.Errorf("own(fresh) = %v, %v; want its first entry", got, ok)
 	}
 	if _, ok := c.m[sid(3)]; ok {
@@ -748,7 +748,7 @@ func TestWindowCacheBoundsBytes(t *testing.T) {
 		}
 		check("fill " + sid)
 	}
-	if _, ok := c.get("s0", seq["s0"]); !ok {
+	if _, _, ok := c.get("s0", seq["s0"]); !ok {
 		t.Fatal("s0 was dropped while under budget")
 	}
 	for range 8 {

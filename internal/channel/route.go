@@ -60,6 +60,9 @@ func SessionKey(agentID, mainKey, dmScope string, in Inbound) string {
 // scoped DM keys their peer, topic keys "<chat>:topic:<thread>"). ok is false for keys that do not name one
 // (the main session, other channels' keys).
 func RouteFromKey(channel, key string) (r Route, ok bool) {
+	if !namesChannel(channel, key) {
+		return Route{}, false // most keys: nothing to split
+	}
 	parts := strings.Split(key, ":")
 	if len(parts) < 3 || parts[0] != "agent" {
 		return Route{}, false
@@ -77,4 +80,20 @@ func RouteFromKey(channel, key string) (r Route, ok bool) {
 		return Route{Channel: channel, AccountID: rest[1], To: rest[3]}, true
 	}
 	return Route{}, false
+}
+
+// namesChannel reports whether key starts "agent:<id>:<channel>:", which
+// every key RouteFromKey routes does: a run's tools ask of its session's
+// key at every turn, and splitting it was two allocations.
+func namesChannel(channel, key string) bool {
+	rest, ok := strings.CutPrefix(key, "agent:")
+	if !ok {
+		return false
+	}
+	i := strings.IndexByte(rest, ':')
+	if i < 0 {
+		return false
+	}
+	rest = rest[i+1:]
+	return len(rest) > len(channel) && rest[:len(channel)] == channel && rest[len(channel)] == ':'
 }

@@ -248,6 +248,27 @@ func (d *Dispatcher) Kick() {
 	}
 }
 
+// KickTargeted asks for a pass now if some session is listed between
+// full scans (kicked, or with items deferred, and not yet listed with
+// nothing due); with none listed, a pass now would list nothing, and the
+// full scans come on their own. The end of every run calls it, for the
+// announces deferred while their requester's lane was busy: a plain chat
+// turn then wakes nothing.
+func (d *Dispatcher) KickTargeted() {
+	d.mu.Lock()
+	listed := false
+	for _, keys := range d.targets {
+		if len(keys) > 0 {
+			listed = true
+			break
+		}
+	}
+	d.mu.Unlock()
+	if listed {
+		d.Kick()
+	}
+}
+
 // KickSession notes that session key has items of kind due and asks for a
 // pass: the next passes list that session's items even between full scans.
 func (d *Dispatcher) KickSession(kind, key string) {

@@ -597,3 +597,32 @@ func TestHandlerSettled(t *testing.T) {
 		t.Errorf("item = %+v, want delivered once at t0", it)
 	}
 }
+
+// TestKickTargetedWakesOnlyForListedSessions checks that the kick every
+// run's end makes wakes the loop only while some session is listed between
+// full scans: a plain chat turn's end finds none and wakes nothing, and a
+// session with items deferred still gets its pass.
+func TestKickTargetedWakesOnlyForListedSessions(t *testing.T) {
+	d := &Dispatcher{wake: make(chan struct{}, 1), targets: map[string]map[string]uint64{}}
+	d.KickTargeted()
+	if len(d.wake) != 0 {
+		t.Fatal("KickTargeted with no session listed woke the loop")
+	}
+	d.targets["announce"] = map[string]uint64{} // a kind whose sessions were all untargeted
+	d.KickTargeted()
+	if len(d.wake) != 0 {
+		t.Fatal("KickTargeted with an empty kind woke the loop")
+	}
+	d.KickSession("announce", "agent:main:main")
+	<-d.wake // KickSession's own kick
+	d.KickTargeted()
+	if len(d.wake) != 1 {
+		t.Fatal("KickTargeted with a listed session did not wake the loop")
+	}
+	<-d.wake
+	d.untarget("announce", "agent:main:main", d.kicks)
+	d.KickTargeted()
+	if len(d.wake) != 0 {
+		t.Fatal("KickTargeted woke the loop after the session was untargeted")
+	}
+}

@@ -118,6 +118,13 @@ const (
 	SandboxAll     = "all"      // every session
 )
 
+// SandboxReadsMainKey reports whether ChildSandboxed of sandboxMode reads
+// its agentMainKey: off and all decide without it, so a caller need not
+// make the key (a run on the host made it at each of three checks).
+func SandboxReadsMainKey(sandboxMode string) bool {
+	return sandboxMode != "" && sandboxMode != SandboxOff && sandboxMode != SandboxAll
+}
+
 // ChildSandboxed reports whether the session childKey of an agent whose
 // sandbox mode is sandboxMode (agents.list[].sandbox.mode, else
 // agents.defaults.sandbox.mode; "" means off) runs sandboxed, mirroring

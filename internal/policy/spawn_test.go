@@ -212,3 +212,27 @@ func TestCompareAgentIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxReadsMainKey checks that a mode SandboxReadsMainKey says
+// decides without the agent's main key gives the same answer whatever
+// key is passed, and that the modes that compare with it are reported.
+func TestSandboxReadsMainKey(t *testing.T) {
+	keys := []string{"", "agent:main:main", " agent:main:main ", "agent:main:other", "global"}
+	for _, mode := range []string{"", SandboxOff, SandboxAll, "non-main", "weird", " off"} {
+		reads := SandboxReadsMainKey(mode)
+		differs := false
+		for _, child := range keys {
+			for _, main := range keys {
+				if ChildSandboxed(mode, child, main) != ChildSandboxed(mode, child, "") {
+					differs = true
+				}
+			}
+		}
+		if differs && !reads {
+			t.Errorf("mode %q: ChildSandboxed reads the main key, SandboxReadsMainKey says no", mode)
+		}
+		if want := mode != "" && mode != SandboxOff && mode != SandboxAll; reads != want {
+			t.Errorf("SandboxReadsMainKey(%q) = %v, want %v", mode, reads, want)
+		}
+	}
+}

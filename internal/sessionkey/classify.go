@@ -115,6 +115,9 @@ func ChatTypeOf(key string) ChatType {
 // isLegacyDiscordChannel matches
 // ^discord:(?:[^:]+:)?guild-[^:]+:channel-[^:]+$.
 func isLegacyDiscordChannel(s string) bool {
+	if !strings.HasPrefix(s, "discord:") {
+		return false // what the split below rejects first, without splitting
+	}
 	parts := strings.Split(s, ":")
 	if parts[0] != "discord" {
 		return false

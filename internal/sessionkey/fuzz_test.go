@@ -245,3 +245,41 @@ func FuzzDerive(f *testing.F) {
 		}
 	})
 }
+
+// isLegacyDiscordChannelReference is isLegacyDiscordChannel as it was,
+// splitting every scope.
+func isLegacyDiscordChannelReference(s string) bool {
+	parts := strings.Split(s, ":")
+	if parts[0] != "discord" {
+		return false
+	}
+	switch len(parts) {
+	case 3:
+	case 4:
+		if parts[1] == "" {
+			return false
+		}
+		parts = parts[1:]
+	default:
+		return false
+	}
+	return hasNonEmptySuffix(parts[1], "guild-") && hasNonEmptySuffix(parts[2], "channel-")
+}
+
+// FuzzLegacyDiscordChannel checks the early rejection of scopes that are
+// not Discord's against the splitting reference; a main session's scope
+// is rejected without an allocation.
+func FuzzLegacyDiscordChannel(f *testing.F) {
+	for _, s := range []string{"", "discord", "discord:", "discord:guild-1:channel-2", "discord:acct:guild-1:channel-2",
+		"discord::guild-1:channel-2", "Discord:guild-1:channel-2", "main", "discordx:guild-1:channel-2", "discord:guild-:channel-2"} {
+		f.Add(s)
+	}
+	if n := testing.AllocsPerRun(50, func() { isLegacyDiscordChannel("main") }); n != 0 {
+		f.Errorf("isLegacyDiscordChannel(main) made %v allocations, want 0", n)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isLegacyDiscordChannel(s), isLegacyDiscordChannelReference(s); got != want {
+			t.Errorf("isLegacyDiscordChannel(%q) = %v, the reference says %v", s, got, want)
+		}
+	})
+}

@@ -67,7 +67,7 @@ type Store interface {
 
 // Outbox is the dispatcher that delivers announces (internal/outbox).
 type Outbox interface {
-	Kick()
+	KickTargeted()
 	KickSession(kind, key string)
 	Redeliver(ctx context.Context, id string) (*store.OutboxItem, error)
 }
@@ -281,7 +281,9 @@ func (m *Manager) Start(ctx context.Context) error {
 			m.cfg.Outbox.KickSession(KindAnnounce, ev.SpawnedBy)
 			return
 		}
-		m.cfg.Outbox.Kick() // a requester's lane may have gone idle
+		// A requester's lane may have gone idle: its deferred announces
+		// are listed between full scans, and only those need a pass.
+		m.cfg.Outbox.KickTargeted()
 	})
 	m.wg.Go(m.sweepLoop)
 	m.wg.Go(m.reconcileLoop)

@@ -34,3 +34,27 @@ func BenchmarkForRunHost(b *testing.B) {
 		}
 	}
 }
+
+// TestSandboxedMakesNoMainKeyOnTheHost checks that the sandbox check a
+// run makes three times a turn (its tools, its preflight, its workspace)
+// makes nothing for an agent whose sandbox is off, and still compares
+// with the agent's main session for non-main.
+func TestSandboxedMakesNoMainKeyOnTheHost(t *testing.T) {
+	cfg, _, err := config.Parse("t.json5", []byte(`{ agents: { list: [{ id: "main" }, { id: "ops", sandbox: { mode: "non-main" } }] } }`),
+		config.MapEnv(map[string]string{"HOME": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := &Box{conf: settings.Resolve(cfg)}
+	host := box.conf.Agent("main")
+	if box.sandboxed(&host, "agent:main:main") || box.sandboxed(&host, "agent:main:other") {
+		t.Fatal("an agent without a sandbox runs sandboxed")
+	}
+	if n := testing.AllocsPerRun(50, func() { box.sandboxed(&host, "agent:main:other") }); n != 0 {
+		t.Errorf("the sandbox check of a host agent made %v allocations, want 0", n)
+	}
+	ops := box.conf.Agent("ops")
+	if box.sandboxed(&ops, "agent:ops:main") || !box.sandboxed(&ops, "agent:ops:other") {
+		t.Error("non-main: the main session must run on the host and the others sandboxed")
+	}
+}

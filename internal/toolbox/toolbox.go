@@ -179,8 +179,7 @@ func (b *Box) ForRun(ctx context.Context, info agent.RunInfo) *tools.Set {
 		ext = b.mcp.Tools(ctx)
 	}
 	ag := b.conf.Agent(info.AgentID)
-	sandboxed := policy.ChildSandboxed(ag.SandboxMode, info.SessionKey,
-		sessionkey.MainKey(ag.ID, b.conf.MainKey))
+	sandboxed := b.sandboxed(&ag, info.SessionKey)
 	depth := sessionkey.SubagentDepth(info.SessionKey)
 	if info.Session != nil && info.Session.SpawnDepth > depth {
 		depth = info.Session.SpawnDepth
@@ -367,12 +366,23 @@ func foregroundUnlessProcess(set *tools.Set) *tools.Set {
 	return tools.NewSet(out...)
 }
 
+// sandboxed reports whether a run of agent ag in session sessionKey is
+// sandboxed (policy.ChildSandboxed), making the agent's main session key
+// only when the agent's sandbox mode compares with it.
+func (b *Box) sandboxed(ag *settings.Agent, sessionKey string) bool {
+	mainKey := ""
+	if policy.SandboxReadsMainKey(ag.SandboxMode) {
+		mainKey = sessionkey.MainKey(ag.ID, b.conf.MainKey)
+	}
+	return policy.ChildSandboxed(ag.SandboxMode, sessionKey, mainKey)
+}
+
 // WorkspaceWritable reports whether a run may write its workspace: always
 // outside a sandbox, inside one unless the workspace is mounted read-only
 // (with access none the run's workspace is its sandbox's own).
 func (b *Box) WorkspaceWritable(info agent.RunInfo) bool {
 	ag := b.conf.Agent(info.AgentID)
-	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
+	if !b.sandboxed(&ag, info.SessionKey) {
 		return true
 	}
 	return ag.SandboxWorkspaceAccess != sandbox.AccessRO
@@ -385,7 +395,7 @@ func (b *Box) WorkspaceWritable(info agent.RunInfo) bool {
 // The directory is made on first use.
 func (b *Box) SandboxDir(info agent.RunInfo) (dir string, ok bool) {
 	ag := b.conf.Agent(info.AgentID)
-	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) ||
+	if !b.sandboxed(&ag, info.SessionKey) ||
 		ag.SandboxWorkspaceAccess != sandbox.AccessNone {
 		return "", false
 	}
@@ -401,7 +411,7 @@ func (b *Box) SandboxDir(info agent.RunInfo) (dir string, ok bool) {
 // the fix: nothing of the run executes on the host.
 func (b *Box) Preflight(ctx context.Context, info agent.RunInfo) error {
 	ag := b.conf.Agent(info.AgentID)
-	if !policy.ChildSandboxed(ag.SandboxMode, info.SessionKey, sessionkey.MainKey(ag.ID, b.conf.MainKey)) {
+	if !b.sandboxed(&ag, info.SessionKey) {
 		return nil
 	}
 	spec := ag.SandboxSpec(info.SessionKey)

@@ -163,7 +163,8 @@ func Decode(data []byte) (*Frame, error) {
 	default:
 		return nil, &DecodeError{Type: f.Type, ID: f.ID, Reason: "unknown frame type " + strconv.Quote(f.Type), UnknownType: true}
 	}
-	if issues := s.checkMembers(members, data, nil); len(issues) > 0 {
+	var buf [8]string
+	if issues := s.checkMembers(members, data, rootPath(&buf)); len(issues) > 0 {
 		return nil, &DecodeError{Type: f.Type, ID: f.ID, Reason: (&ValidationError{Issues: issues}).Error()}
 	}
 	for name, v := range members {

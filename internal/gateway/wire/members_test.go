@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -112,4 +113,43 @@ func FuzzStr(f *testing.F) {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkStr(t, raw) })
+}
+
+// TestValidMembersMakeNoPath checks that validating a valid object makes
+// nothing of the JSON pointers that issues would carry (each member
+// checked was a path node), and that an issue names where it is, escaped,
+// in arrays, and deeper than the path's first array.
+func TestValidMembersMakeNoPath(t *testing.T) {
+	s := Object([]string{"sessionKey", "message"},
+		P("sessionKey", Str()), P("message", Str()), P("idempotencyKey", Str()), P("thinking", Str()),
+		P("deliver", Bool()), P("timeoutMs", Int(0)))
+	raw := []byte(`{"sessionKey":"agent:main:main","message":"hi","idempotencyKey":"k1","thinking":"low","deliver":false,"timeoutMs":5}`)
+	members, ok := object(raw)
+	if !ok {
+		t.Fatal("test object does not decode")
+	}
+	var buf [8]string
+	if issues := s.checkMembers(members, raw, rootPath(&buf)); len(issues) > 0 {
+		t.Fatalf("valid object: %v", issues)
+	}
+	if n := testing.AllocsPerRun(50, func() { s.checkMembers(members, raw, rootPath(&buf)) }); n != 0 {
+		t.Errorf("validating a valid object made %v allocations, want 0 (a path node for each member was 6)", n)
+	}
+
+	deep := Int(0)
+	want := ""
+	for _, name := range []string{"i", "h", "g", "f", "e", "d", "c", "b~", "a/"} {
+		deep = Object(nil, P(name, deep))
+		want = "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name) + want
+	}
+	err := deep.Validate([]byte(`{"a/":{"b~":{"c":{"d":{"e":{"f":{"g":{"h":{"i":"no"}}}}}}}}}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Issues[0].Path != want {
+		t.Errorf("issue = %v, want one at %s", err, want)
+	}
+	err = Object(nil, P("list", Array()), P("items", &Schema{Type: JSONArray, Items: Object(nil, P("n", Int(0)))})).
+		Validate([]byte(`{"list":[1],"items":[{"n":1},{"n":-1}]}`))
+	if !errors.As(err, &ve) || ve.Issues[0].Path != "/items/1/n" {
+		t.Errorf("issue = %v, want one at /items/1/n", err)
+	}
 }

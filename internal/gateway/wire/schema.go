@@ -145,32 +145,40 @@ func (s *Schema) Validate(data []byte) error {
 
 // validateRaw validates a value already known to be valid JSON.
 func (s *Schema) validateRaw(raw []byte) error {
-	if issues := s.check(raw, nil); len(issues) > 0 {
+	var buf [8]string
+	if issues := s.check(raw, rootPath(&buf)); len(issues) > 0 {
 		return &ValidationError{Issues: issues}
 	}
 	return nil
 }
 
-// path is a JSON pointer built only when an issue needs it.
-type path struct {
-	parent *path
-	token  string
-}
+// path is a JSON pointer's tokens, made into the pointer only when an
+// issue needs it. A child's tokens are appended to its parent's, into the
+// array the validation started with (rootPath), which the siblings of a
+// child reuse: a valid request's validation makes nothing of it (a node
+// for each member checked was an allocation).
+type path []string
 
-func (p *path) child(token string) *path { return &path{p, token} }
+// rootPath is the empty path, with room for a few levels on the stack of
+// the caller that declares buf.
+func rootPath(buf *[8]string) path { return buf[:0] }
 
-func (p *path) String() string {
-	if p == nil {
-		return ""
+func (p path) child(token string) path { return append(p, token) }
+
+func (p path) String() string {
+	var b strings.Builder
+	for _, tok := range p {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(tok))
 	}
-	return p.parent.String() + "/" + escapePointer(p.token)
+	return b.String()
 }
 
 // check validates raw at p and returns the issues of the first failure.
 // The order of checks follows AJV: the type, then for objects required,
 // additionalProperties and the properties in schema order, then for other
 // types the value keywords.
-func (s *Schema) check(raw []byte, p *path) []Issue {
+func (s *Schema) check(raw []byte, p path) []Issue {
 	if s.Nullable {
 		if kindOf(raw) == kindNull {
 			return nil
@@ -187,7 +195,7 @@ func (s *Schema) check(raw []byte, p *path) []Issue {
 	return s.checkValue(raw, p)
 }
 
-func (s *Schema) checkValue(raw []byte, p *path) []Issue {
+func (s *Schema) checkValue(raw []byte, p path) []Issue {
 	if !s.typeOK(raw) {
 		return []Issue{{Path: p.String(), Keyword: "type", Message: "must be " + s.Type.String()}}
 	}
@@ -231,7 +239,7 @@ func (s *Schema) checkValue(raw []byte, p *path) []Issue {
 	return nil
 }
 
-func (s *Schema) checkObject(raw []byte, p *path) []Issue {
+func (s *Schema) checkObject(raw []byte, p path) []Issue {
 	if len(s.Required) == 0 && len(s.Props) == 0 && s.Open && s.Values == nil {
 		return nil // any object; nothing to look at
 	}
@@ -240,7 +248,7 @@ func (s *Schema) checkObject(raw []byte, p *path) []Issue {
 }
 
 // checkMembers is checkObject on an object already decoded into members.
-func (s *Schema) checkMembers(members map[string]json.RawMessage, raw []byte, p *path) []Issue {
+func (s *Schema) checkMembers(members map[string]json.RawMessage, raw []byte, p path) []Issue {
 	for _, name := range s.Required {
 		if _, ok := members[name]; !ok {
 			return []Issue{{Path: p.String(), Keyword: "required", Message: "must have required property '" + name + "'", Property: name}}
@@ -390,12 +398,13 @@ func decodeInto(s *Schema, data []byte, v any) error {
 		data = []byte("{}")
 	}
 	var issues []Issue
+	var buf [8]string
 	if members, ok := object(data); ok && s.Type == JSONObject && !s.Nullable {
-		issues = s.checkMembers(members, data, nil) // one decode validates and splits
+		issues = s.checkMembers(members, data, rootPath(&buf)) // one decode validates and splits
 	} else if !json.Valid(data) {
 		return &ValidationError{Issues: []Issue{{Keyword: "type", Message: "must be valid JSON"}}}
 	} else {
-		issues = s.check(data, nil)
+		issues = s.check(data, rootPath(&buf))
 	}
 	if len(issues) > 0 {
 		return &ValidationError{Issues: issues}
