@@ -150,10 +150,10 @@ func (r *Runner) SessionPosition() int64 { return r.events.sessionPosition() }
 // reconnects passes the last one it saw and resumes without gap or
 // duplicate while the log holds the session's events (its runs' events up
 // to maxLogEvents, among the last maxSessionEvents of all sessions, for
-// logIdle after the session was last active). The
-// numbers are this node's: they rise across all sessions, so consecutive
-// events of one session need not have consecutive numbers. A run that
-// executes on another node is seen through the events relayed here.
+// logIdle after the session was last active). The numbers are this
+// node's: they rise across all sessions, so consecutive events of one
+// session need not have consecutive numbers. A run that executes on
+// another node is seen through the events relayed here.
 //
 // Queued notices are not logged (they carry no run sequence number); a
 // run's start follows when it leaves the queue.

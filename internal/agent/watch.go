@@ -39,7 +39,7 @@ const (
 	// resuming it gets the end from the store). Kept a minute each, the
 	// runs of a busy gateway grew the heap without bound: one client's
 	// warm turns, 1,300 a second, held 70 MB of events after 30 seconds
-	// (RSS 237 MiB after 35). About 2 KB a run, this is some 8 MB.
+	// (RSS 232 MiB after 35). About 2 KB a run, this is some 8 MB.
 	maxEndedRuns = 4096
 )
 
@@ -314,8 +314,8 @@ func (l *eventLog) since(runID string, after int64, now time.Time) (evs []Event,
 // where every run's final status is recorded. A watcher that reconnects
 // resumes with the last Seq it saw and gets what followed, without gap or
 // duplicate while this node's log holds the run's events (a minute after
-// its end, or until maxEndedRuns runs ended after it; events lost in a relay show as a gap, the end never goes
-// missing). With several nodes, a run executing elsewhere has its events
+// its end, or until maxEndedRuns runs ended after it; events lost in a
+// relay show as a gap, the end never goes missing). With several nodes, a run executing elsewhere has its events
 // other than its end here only while this node wants them (WantRemote:
 // a Watch wants every session's, and is sent the running runs' events so
 // far); of a run that ended before that, the node that ran it is asked
