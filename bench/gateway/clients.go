@@ -97,6 +97,9 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu, self := cpuTime(g.PID())-cpu0, cpuTime(os.Getpid())-self0
+	// The resident set at the end: with -duration long enough it shows
+	// whether what the gateway keeps per run or per event is bounded.
+	rss := benchgw.RSSMiB(g.PID())
 	t := turns.Load()
 	p50, p99 := benchgw.Percentiles(lats)
 	mode := "all events"
@@ -104,8 +107,8 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 		mode = "session-scoped"
 	}
 	perTurn := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(max(t, 1)) }
-	fmt.Printf("%4d clients, %3d sending, %s:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn, load client CPU %.3f ms/turn (%d turns, %d failed)\n",
-		n, senders, mode, float64(t)/elapsed.Seconds(), benchgw.Round(p50), benchgw.Round(p99), perTurn(cpu), perTurn(self), t, fails.Load())
+	fmt.Printf("%4d clients, %3d sending, %s:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn, load client CPU %.3f ms/turn, server RSS at the end %.1f MiB (%d turns, %d failed)\n",
+		n, senders, mode, float64(t)/elapsed.Seconds(), benchgw.Round(p50), benchgw.Round(p99), perTurn(cpu), perTurn(self), rss, t, fails.Load())
 	return nil
 }
 

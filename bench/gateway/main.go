@@ -12,7 +12,9 @@
 // of which some send warm turns on their own sessions while all read the
 // broadcast events; it prints turns/s, latency and server CPU per turn,
 // and the CPU per turn of this load client beside it (each client decodes
-// only its own runs' chat events, so that it does not set the pace).
+// only its own runs' chat events, so that it does not set the pace), and
+// the gateway's RSS at the end (with a long -duration: whether what it
+// keeps per run is bounded).
 //
 // Without -bin it builds the binary as releases ship it
 // (scripts/build-release.sh: CGO_ENABLED=0, -trimpath, -ldflags=-s -w), or
