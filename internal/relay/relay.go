@@ -245,7 +245,7 @@ func (r *Relay) runItem(ctx context.Context, it *store.OutboxItem) error {
 	// A flow that ends with a post (its announce, or the report of an
 	// interrupted run) is settled in the post's transaction where the
 	// store can: one commit, not the post's and then the settle's.
-	settle := &store.PostSettle{ID: it.ID, Apply: outbox.Delivered(r.cfg.Now)}
+	settle := &store.PostSettle{OutboxChange: store.OutboxChange{ID: it.ID, Apply: outbox.Delivered(r.cfg.Now)}}
 	var err error
 	if f.WaitRunID != "" && f.RoundOneReply == "" {
 		run, gerr := r.cfg.Store.GetRun(ctx, f.WaitRunID)

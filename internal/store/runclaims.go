@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "context"
 
 // RunClaims are claims on outbox items to make in the transaction that
 // stores a run, carried by the context of the run's admission
@@ -19,24 +16,11 @@ import (
 type RunClaims struct {
 	// RunID is the run whose transaction carries the claims.
 	RunID string
-	// Claims are the claims, applied in order.
-	Claims []RunClaim
+	// Claims are the claims, applied in order (an error refuses the run).
+	Claims []OutboxChange
 
-	stored atomic.Bool
+	carried
 }
-
-// RunClaim is one claim: Apply changes the stored item (as UpdateOutbox's
-// fn; an error refuses the run).
-type RunClaim struct {
-	ID    string
-	Apply func(*OutboxItem) error
-}
-
-// Stored reports whether the claims were committed with their run.
-func (c *RunClaims) Stored() bool { return c.stored.Load() }
-
-// MarkStored records that the claims were committed with their run.
-func (c *RunClaims) MarkStored() { c.stored.Store(true) }
 
 type runClaimsKey struct{}
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"time"
 )
 
@@ -41,19 +40,11 @@ func PostToSession(ctx context.Context, st any, key, sessionID, idemKey string, 
 // post. Where nothing stores it, Stored stays false and the item is
 // settled as before.
 type PostSettle struct {
-	// ID is the outbox item's id.
-	ID string
-	// Apply records the item's outcome.
-	Apply func(*OutboxItem) error
+	// OutboxChange is the item and how Apply records its outcome.
+	OutboxChange
 
-	stored atomic.Bool
+	carried
 }
-
-// Stored reports whether the item was settled with the post.
-func (p *PostSettle) Stored() bool { return p.stored.Load() }
-
-// MarkStored records that the item was settled with the post.
-func (p *PostSettle) MarkStored() { p.stored.Store(true) }
 
 type postSettleKey struct{}
 

@@ -293,7 +293,7 @@ func (m *Manager) deliverBatch(ctx context.Context, target string, batch []pendi
 		withRun = &store.RunClaims{RunID: runID}
 		for _, c := range todo {
 			if c.payload != nil {
-				withRun.Claims = append(withRun.Claims, store.RunClaim{ID: c.p.item.ID, Apply: claimApply(runID, target, c)})
+				withRun.Claims = append(withRun.Claims, store.OutboxChange{ID: c.p.item.ID, Apply: claimApply(runID, target, c)})
 			}
 			texts = append(texts, c.p.a.Message)
 			claimed = append(claimed, c.p)

@@ -29,8 +29,8 @@ func TestRunClaimsMadeWithItsRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	claim := func(id, runID string) store.RunClaim {
-		return store.RunClaim{ID: id, Apply: func(x *store.OutboxItem) error {
+	claim := func(id, runID string) store.OutboxChange {
+		return store.OutboxChange{ID: id, Apply: func(x *store.OutboxItem) error {
 			if string(x.Payload) != `{}` {
 				return errRefused
 			}
@@ -55,7 +55,7 @@ func TestRunClaimsMadeWithItsRun(t *testing.T) {
 	}
 
 	// OpenRun.
-	c := &store.RunClaims{RunID: "r1", Claims: []store.RunClaim{claim("a1", "r1"), claim("a2", "r1")}}
+	c := &store.RunClaims{RunID: "r1", Claims: []store.OutboxChange{claim("a1", "r1"), claim("a2", "r1")}}
 	if _, _, err := s.OpenRun(store.WithRunClaims(ctx, c), &store.Run{RunID: "r1", SessionKey: key, SessionID: "sid", AgentID: "main", Status: store.RunRunning, StartedAt: time.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRunClaimsMadeWithItsRun(t *testing.T) {
 	}
 
 	// CreateRun (a queued run).
-	c = &store.RunClaims{RunID: "r2", Claims: []store.RunClaim{claim("a3", "r2")}}
+	c = &store.RunClaims{RunID: "r2", Claims: []store.OutboxChange{claim("a3", "r2")}}
 	if err := s.CreateRun(store.WithRunClaims(ctx, c), &store.Run{RunID: "r2", SessionKey: key, AgentID: "main"}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,14 +74,14 @@ func TestRunClaimsMadeWithItsRun(t *testing.T) {
 
 	// A refused claim (a1 is claimed already) refuses the run, and the
 	// claim before it is not made either.
-	c = &store.RunClaims{RunID: "r3", Claims: []store.RunClaim{claim("a4", "r3"), claim("a1", "r3")}}
+	c = &store.RunClaims{RunID: "r3", Claims: []store.OutboxChange{claim("a4", "r3"), claim("a1", "r3")}}
 	if err := s.CreateRun(store.WithRunClaims(ctx, c), &store.Run{RunID: "r3", SessionKey: key, AgentID: "main"}); !errors.Is(err, errRefused) {
 		t.Fatalf("CreateRun with a refused claim = %v, want its error", err)
 	}
 	if c.Stored() || runExists("r3") || claimedFor("a4") != "" {
 		t.Fatalf("refused: stored %v, run stored %v, a4 claimed %q; want nothing written", c.Stored(), runExists("r3"), claimedFor("a4"))
 	}
-	c = &store.RunClaims{RunID: "r4", Claims: []store.RunClaim{claim("a5", "r4"), claim("a2", "r4")}}
+	c = &store.RunClaims{RunID: "r4", Claims: []store.OutboxChange{claim("a5", "r4"), claim("a2", "r4")}}
 	if _, _, err := s.OpenRun(store.WithRunClaims(ctx, c), &store.Run{RunID: "r4", SessionKey: key, SessionID: "sid", AgentID: "main", Status: store.RunRunning, StartedAt: time.Now()}, nil); !errors.Is(err, errRefused) {
 		t.Fatalf("OpenRun with a refused claim = %v, want its error", err)
 	}
@@ -90,7 +90,7 @@ func TestRunClaimsMadeWithItsRun(t *testing.T) {
 	}
 
 	// Claims for another run are not this run's.
-	c = &store.RunClaims{RunID: "other", Claims: []store.RunClaim{claim("a5", "other")}}
+	c = &store.RunClaims{RunID: "other", Claims: []store.OutboxChange{claim("a5", "other")}}
 	if err := s.CreateRun(store.WithRunClaims(ctx, c), &store.Run{RunID: "r5", SessionKey: key, AgentID: "main"}); err != nil {
 		t.Fatal(err)
 	}

@@ -108,26 +108,26 @@ func TestPostSettlesItsItem(t *testing.T) {
 		return it.Status
 	}
 	now := time.Now()
-	ps := &store.PostSettle{ID: "a2a:1", Apply: deliver}
+	ps := &store.PostSettle{OutboxChange: store.OutboxChange{ID: "a2a:1", Apply: deliver}}
 	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k1", chatMsg("assistant", "announce", "p-1"), now); err != nil || !posted {
 		t.Fatalf("post = %v, %v", posted, err)
 	}
 	if !ps.Stored() || statusOf("a2a:1") != store.OutboxDelivered {
 		t.Fatalf("settled with the post: stored %v, item %s", ps.Stored(), statusOf("a2a:1"))
 	}
-	ps = &store.PostSettle{ID: "a2a:2", Apply: deliver}
+	ps = &store.PostSettle{OutboxChange: store.OutboxChange{ID: "a2a:2", Apply: deliver}}
 	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k1", chatMsg("assistant", "announce", "p-2"), now); err != nil || posted {
 		t.Fatalf("repeat = %v, %v", posted, err)
 	}
 	if ps.Stored() || statusOf("a2a:2") != store.OutboxPending {
 		t.Fatalf("a repeat settled: stored %v, item %s", ps.Stored(), statusOf("a2a:2"))
 	}
-	ps = &store.PostSettle{ID: "a2a:gone", Apply: deliver}
+	ps = &store.PostSettle{OutboxChange: store.OutboxChange{ID: "a2a:gone", Apply: deliver}}
 	if _, posted, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k3", chatMsg("assistant", "x", "p-3"), now); err != nil || !posted || ps.Stored() {
 		t.Fatalf("post with an item that is gone = %v, %v, stored %v", posted, err, ps.Stored())
 	}
 	refused := errors.New("refused")
-	ps = &store.PostSettle{ID: "a2a:2", Apply: func(*store.OutboxItem) error { return refused }}
+	ps = &store.PostSettle{OutboxChange: store.OutboxChange{ID: "a2a:2", Apply: func(*store.OutboxItem) error { return refused }}}
 	if _, _, err := s.PostToSession(store.WithPostSettle(ctx, ps), key, "sid-t", "k4", chatMsg("assistant", "y", "p-4"), now); !errors.Is(err, refused) {
 		t.Fatalf("post with a refused outcome = %v, want its error", err)
 	}
