@@ -444,35 +444,14 @@ func TestGroupAndAdoptionDoNotDeadlock(t *testing.T) {
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1), pg_advisory_lock($2)`, lock0, lock3); err != nil {
 		t.Fatal(err)
 	}
-	// waitFor waits until a lock of the kind sql selects is waited for.
-	waitFor := func(sql string) {
-		t.Helper()
-		for {
-			var waiting bool
-			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND `+sql+`)`).Scan(&waiting); err != nil {
-				t.Fatal(err)
-			}
-			if waiting {
-				return
-			}
-		}
-	}
-	joined := make(chan int, len(keys))
-	holdFlights(s)
-	s.ends.mu.Lock()
-	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
-	s.ends.mu.Unlock()
-	errs := make([]error, len(keys))
-	end := func(ctx context.Context, i int) {
-		id := fmt.Sprintf("run-%d", i)
-		_, _, errs[i] = s.EndRun(ctx, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
-	}
+	waitFor := func(sql string, n int) { t.Helper(); waitForLockWaiters(t, s, sql, n) }
+	joined, errs, end := heldEnds(s, keys)
 	// Session 0's end (unfenced: it holds no lane) is in flight, held by
 	// its transcript's lock, while sessions 3 and 1 join, in that order.
 	var wg sync.WaitGroup
 	first := make(chan struct{})
 	wg.Go(func() { end(ctx, 0); close(first) })
-	waitFor(`locktype = 'advisory'`)
+	waitFor(`locktype = 'advisory'`, 1)
 	wg.Go(func() { end(fenced[3], 3) })
 	<-joined
 	wg.Go(func() { end(fenced[1], 1) })
@@ -481,7 +460,7 @@ func TestGroupAndAdoptionDoNotDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-first
-	waitFor(`locktype = 'advisory'`) // the group, at session 3's lock
+	waitFor(`locktype = 'advisory'`, 1) // the group, at session 3's lock
 	// Node a is given up for dead meanwhile: the adoption deletes its
 	// lanes, waiting for those the group holds.
 	adopted := make(chan error, 1)
@@ -489,7 +468,7 @@ func TestGroupAndAdoptionDoNotDeadlock(t *testing.T) {
 		_, err := b.AdoptDead(ctx, "node gone", "a")
 		adopted <- err
 	}()
-	waitFor(`locktype <> 'advisory'`)
+	waitFor(`locktype <> 'advisory'`, 1)
 	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, lock3); err != nil {
 		t.Fatal(err)
 	}
@@ -562,29 +541,8 @@ func TestAdoptionDeletesLanesInKeyOrder(t *testing.T) {
 	if _, err := runLock.Exec(ctx, `SELECT 1 FROM runs WHERE run_id = 'run-1' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	// waitFor waits until n locks that sql selects are waited for.
-	waitFor := func(sql string, n int) {
-		t.Helper()
-		for {
-			var waiting int
-			if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted AND `+sql).Scan(&waiting); err != nil {
-				t.Fatal(err)
-			}
-			if waiting >= n {
-				return
-			}
-		}
-	}
-	joined := make(chan int, len(keys))
-	holdFlights(s)
-	s.ends.mu.Lock()
-	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
-	s.ends.mu.Unlock()
-	errs := make([]error, len(keys))
-	end := func(ctx context.Context, i int) {
-		id := fmt.Sprintf("run-%d", i)
-		_, _, errs[i] = s.EndRun(ctx, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
-	}
+	waitFor := func(sql string, n int) { t.Helper(); waitForLockWaiters(t, s, sql, n) }
+	joined, errs, end := heldEnds(s, keys)
 	var wg sync.WaitGroup
 	first := make(chan struct{})
 	wg.Go(func() { end(ctx, 0); close(first) })
@@ -669,3 +627,35 @@ func TestStalledFlightHandsOver(t *testing.T) {
 // to gather a group need its members to wait, not to be handed its place
 // (TestStalledFlightHandsOver).
 func holdFlights(s *Store) { s.ends.stallAfter.Store(int64(time.Hour)) }
+
+// waitForLockWaiters waits until n locks that sql (a condition on
+// pg_locks) selects are waited for.
+func waitForLockWaiters(t *testing.T, s *Store, sql string, n int) {
+	t.Helper()
+	for {
+		var waiting int
+		if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE NOT granted AND `+sql).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= n {
+			return
+		}
+	}
+}
+
+// heldEnds holds s's end flights (holdFlights) and reports each member
+// that joins one on joined; end ends run-i of session keys[i] under ctx,
+// its error in errs[i].
+func heldEnds(s *Store, keys []string) (joined chan int, errs []error, end func(ctx context.Context, i int)) {
+	joined = make(chan int, len(keys))
+	holdFlights(s)
+	s.ends.mu.Lock()
+	s.ends.joined = func(_ *groupMember, n int) { joined <- n }
+	s.ends.mu.Unlock()
+	errs = make([]error, len(keys))
+	end = func(ctx context.Context, i int) {
+		id := fmt.Sprintf("run-%d", i)
+		_, _, errs[i] = s.EndRun(ctx, id, store.RunResult{Status: store.RunOK}, "sid-"+keys[i], []store.Message{reply(id, "done")})
+	}
+	return joined, errs, end
+}
