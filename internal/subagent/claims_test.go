@@ -39,22 +39,7 @@ func TestBatchClaimsWrittenTogether(t *testing.T) {
 	t.Cleanup(release)
 	ctx := context.Background()
 	const requester = "agent:main:main"
-	var want []string
-	for _, n := range []string{"one", "two"} {
-		a := Announce{ChildRunID: "child-run-" + n, ChildSessionKey: "agent:main:subagent:" + n, RequesterKey: requester,
-			Status: "ok", Message: "result " + n}
-		payload, err := json.Marshal(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.store.PutOutbox(ctx, &store.OutboxItem{
-			ID: announceID(a.ChildRunID, requester), Kind: KindAnnounce, SessionKey: requester, RunID: a.ChildRunID,
-			Payload: payload, NextAttemptAt: time.Now().Add(30 * time.Second), // due together, at passLater
-		}); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, a.Message)
-	}
+	want := putTwoAnnounces(t, e, requester)
 	passed := make(chan struct{})
 	go func() { defer close(passed); e.passLater() }()
 	e.eventually("both claims in flight", func() bool { return held.inFlight.Load() == 2 })
@@ -99,22 +84,7 @@ func TestBatchClaimedWithItsRun(t *testing.T) {
 	e := newEnvWith(t, `{}`, func(c *Config) { counted.Store = c.Store; c.Store = counted })
 	ctx := context.Background()
 	const requester = "agent:main:main"
-	var want []string
-	for _, n := range []string{"one", "two"} {
-		a := Announce{ChildRunID: "child-run-" + n, ChildSessionKey: "agent:main:subagent:" + n, RequesterKey: requester,
-			Status: "ok", Message: "result " + n}
-		payload, err := json.Marshal(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.store.PutOutbox(ctx, &store.OutboxItem{
-			ID: announceID(a.ChildRunID, requester), Kind: KindAnnounce, SessionKey: requester, RunID: a.ChildRunID,
-			Payload: payload, NextAttemptAt: time.Now().Add(30 * time.Second), // due together, at passLater
-		}); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, a.Message)
-	}
+	want := putTwoAnnounces(t, e, requester)
 	e.passLater()
 	e.eventually("both announces settled", func() bool {
 		items, err := e.store.ListOutbox(ctx, store.OutboxFilter{Kind: KindAnnounce, Statuses: []store.OutboxStatus{store.OutboxDelivered}})
@@ -150,4 +120,27 @@ func TestBatchClaimedWithItsRun(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("announces %q, want each result once: %q", got, want)
 	}
+}
+
+// putTwoAnnounces stores the announces of two children of requester, due
+// together at the env's next passLater, and returns their messages.
+func putTwoAnnounces(t *testing.T, e *env, requester string) []string {
+	t.Helper()
+	var want []string
+	for _, n := range []string{"one", "two"} {
+		a := Announce{ChildRunID: "child-run-" + n, ChildSessionKey: "agent:main:subagent:" + n, RequesterKey: requester,
+			Status: "ok", Message: "result " + n}
+		payload, err := json.Marshal(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.PutOutbox(context.Background(), &store.OutboxItem{
+			ID: announceID(a.ChildRunID, requester), Kind: KindAnnounce, SessionKey: requester, RunID: a.ChildRunID,
+			Payload: payload, NextAttemptAt: time.Now().Add(30 * time.Second), // due together, at passLater
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, a.Message)
+	}
+	return want
 }
