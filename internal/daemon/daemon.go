@@ -102,6 +102,11 @@ type Options struct {
 	// DefaultBodyTimeout and DefaultMaxConnsPerAddr.
 	IdleTimeout, BodyTimeout time.Duration
 	MaxConnsPerAddr          int
+	// AdaptProcs lets the daemon move the process's GOMAXPROCS between one
+	// and the runtime's default by load (package procs). The binary sets
+	// it; tests leave it off, since GOMAXPROCS is the whole process's and
+	// a test process may run several daemons.
+	AdaptProcs bool
 }
 
 // Daemon is a running gateway. Create with Start; stop with Close.

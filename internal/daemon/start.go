@@ -37,6 +37,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/metrics"
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/procs"
 	"github.com/switchboardhq/switchboard/internal/prompt"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/readiness"
@@ -640,6 +641,10 @@ func (w *wiring) serve(ctx context.Context) error {
 	d.stop = stop
 	// The loops query the store at once: their stacks grow first (stackstart).
 	stackstart.Go(d.wg.Go, func() { d.readiness.Loop(loops, d.log) })
+	if opts.AdaptProcs && procs.Enabled() {
+		ctl := procs.New(d.log)
+		d.wg.Go(func() { ctl.Run(loops) })
+	}
 	if d.cron != nil {
 		stackstart.Go(d.wg.Go, func() {
 			if err := d.cron.Run(loops); err != nil {

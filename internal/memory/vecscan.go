@@ -1,9 +1,10 @@
 package memory
 
 import (
-	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/switchboardhq/switchboard/internal/procs"
 )
 
 // scored is a chunk's similarity to a query.
@@ -22,11 +23,11 @@ const scanShard = 2048
 
 // topSimilar returns the k vectors of vecs most similar to the unit vector
 // q, best first (ties in index order); vectors of another length than q
-// are left out. The dot products are spread over GOMAXPROCS goroutines,
+// are left out. The dot products are spread over procs.Parallelism goroutines,
 // the best k kept in a bounded heap rather than sorting them all.
 func topSimilar(vecs [][]float32, q []float32, k int) []scored {
 	sims := make([]float32, len(vecs))
-	workers := min(runtime.GOMAXPROCS(0), len(vecs)/scanShard)
+	workers := min(procs.Parallelism(), len(vecs)/scanShard)
 	if workers <= 1 {
 		similarities(vecs, q, sims)
 	} else {

@@ -1,0 +1,281 @@
+package procs
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+)
+
+var testPolicy = Policy{Raise: 0.5, Calm: 0.25, MaxCores: 1.1, CalmSamples: 3, MaxCalmSamples: 12, RecentSamples: 5}
+
+var (
+	calm  = Sample{Waiting: 0.1, Cores: 0.9}
+	busy  = Sample{Waiting: 2, Cores: 0.9}   // goroutines queue
+	heavy = Sample{Waiting: 0.1, Cores: 1.5} // calm, but more than a core of work
+	edge  = Sample{Waiting: 0.3, Cores: 0.9} // neither calm nor queueing
+)
+
+// lows runs samples through testPolicy from the default and returns
+// whether each left the process on one processor.
+func lows(samples ...Sample) []bool {
+	var s State
+	out := make([]bool, len(samples))
+	for i, x := range samples {
+		s = testPolicy.Next(s, x)
+		out[i] = s.Low
+	}
+	return out
+}
+
+func TestPolicy(t *testing.T) {
+	rep := func(x Sample, n int) []Sample {
+		out := make([]Sample, n)
+		for i := range out {
+			out[i] = x
+		}
+		return out
+	}
+	cat := func(parts ...[]Sample) []Sample {
+		var out []Sample
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []Sample
+		want    string // per sample: 'L' one processor, 'D' the default
+	}{
+		{"calm samples lower once there are CalmSamples in a row", rep(calm, 4), "DDLL"},
+		{"a busy sample breaks the row", cat(rep(calm, 2), []Sample{busy}, rep(calm, 3)), "DDDDDL"},
+		{"more than a core of work never lowers", rep(heavy, 6), "DDDDDD"},
+		{"between the thresholds is not calm", rep(edge, 6), "DDDDDD"},
+		{"edge on one processor does not raise", cat(rep(calm, 3), rep(edge, 3)), "DDLLLL"},
+		{"the first busy sample on one processor raises", cat(rep(calm, 3), []Sample{calm, busy, calm}), "DDLLDD"},
+		{"a quick raise doubles the next row", cat(rep(calm, 3), []Sample{busy}, rep(calm, 6)), "DDLDDDDDDL"},
+		{"flapping doubles up to the cap", cat(rep(calm, 3), []Sample{busy}, rep(calm, 6), []Sample{busy},
+			rep(calm, 12), []Sample{busy}, rep(calm, 12)),
+			"DDLD" + "DDDDDL" + "D" + "DDDDDDDDDDDL" + "D" + "DDDDDDDDDDDL"},
+		{"one processor that lasted resets the row", cat(rep(calm, 3), []Sample{busy}, rep(calm, 6), rep(calm, 6),
+			[]Sample{busy}, rep(calm, 3)), "DDLD" + "DDDDDL" + "LLLLLL" + "D" + "DDL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			for _, l := range lows(tc.samples...) {
+				if l {
+					got += "L"
+				} else {
+					got += "D"
+				}
+			}
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSampleOf(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	for _, tc := range []struct {
+		name string
+		a, b reading
+		want Sample
+		ok   bool
+	}{
+		{"rates per second", reading{1, 10, t0}, reading{1.05, 10.09, t0.Add(100 * time.Millisecond)}, Sample{0.5, 0.9}, true},
+		{"no time", reading{1, 10, t0}, reading{2, 11, t0}, Sample{}, false},
+		{"time backwards", reading{1, 10, t0}, reading{2, 11, t0.Add(-time.Second)}, Sample{}, false},
+		{"wait backwards", reading{2, 10, t0}, reading{1, 11, t0.Add(time.Second)}, Sample{}, false},
+		{"cpu backwards", reading{1, 11, t0}, reading{2, 10, t0.Add(time.Second)}, Sample{}, false},
+	} {
+		got, ok := sampleOf(tc.a, tc.b)
+		if ok != tc.ok || math.Abs(got.Waiting-tc.want.Waiting) > 1e-9 || math.Abs(got.Cores-tc.want.Cores) > 1e-9 {
+			t.Errorf("%s: got %+v %v, want %+v %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestHistogramSum(t *testing.T) {
+	inf := math.Inf(1)
+	h := &metrics.Float64Histogram{
+		Buckets: []float64{-inf, 0, 1, 3, inf},
+		Counts:  []uint64{2, 4, 1, 3},
+	}
+	// (-inf,0) at its edge 0: 0; [0,1) at 0.5: 2; [1,3) at 2: 2; [3,inf) at 3: 9.
+	if got := histogramSum(h); got != 13 {
+		t.Errorf("sum = %v, want 13", got)
+	}
+	if got := histogramSum(&metrics.Float64Histogram{Buckets: []float64{-inf, inf}, Counts: []uint64{5}}); got != 0 {
+		t.Errorf("a histogram without a finite edge sums to %v, want 0", got)
+	}
+}
+
+// fakeSource hands out the readings a test queues.
+type fakeSource struct {
+	mu  sync.Mutex
+	rs  []reading
+	bad bool // the next read fails
+}
+
+func (f *fakeSource) read() (reading, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bad {
+		f.bad = false
+		return reading{}, false
+	}
+	r := f.rs[0]
+	f.rs = f.rs[1:]
+	return r, true
+}
+
+func TestControllerMovesAndRestores(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	step := 100 * time.Millisecond
+	// Cumulative readings: three calm intervals (0.1 waiting, 0.9 cores),
+	// then a busy one (1 waiting), then calm again.
+	src := &fakeSource{}
+	var wait, cpu float64
+	at := t0
+	src.rs = append(src.rs, reading{wait, cpu, at})
+	for _, w := range []float64{0.1, 0.1, 0.1, 1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1} {
+		wait += w * step.Seconds()
+		cpu += 0.9 * step.Seconds()
+		at = at.Add(step)
+		src.rs = append(src.rs, reading{wait, cpu, at})
+	}
+	var sets []bool
+	tick := make(chan time.Time)
+	moved := make(chan State)
+	c := &Controller{policy: testPolicy, src: src, set: func(low bool) { sets = append(sets, low) }, tick: tick, moved: moved}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	var lowsSeen string
+	for range 10 {
+		tick <- time.Time{}
+		if (<-moved).Low {
+			lowsSeen += "L"
+		} else {
+			lowsSeen += "D"
+		}
+	}
+	if want := "DDLD" + "DDDDDL"; lowsSeen != want {
+		t.Errorf("states %s, want %s", lowsSeen, want)
+	}
+	cancel()
+	<-done
+	// Lowered, raised, lowered again, and the default restored at the end.
+	if want := []bool{true, false, true, false}; !equal(sets, want) {
+		t.Errorf("sets %v, want %v", sets, want)
+	}
+}
+
+func TestControllerSkipsFailedReads(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	src := &fakeSource{rs: []reading{{0, 0, t0}, {0, 0.09, t0.Add(100 * time.Millisecond)}}}
+	tick := make(chan time.Time)
+	moved := make(chan State)
+	c := &Controller{policy: Policy{Raise: 0.5, Calm: 0.25, MaxCores: 1.1, CalmSamples: 1}, src: src, set: func(bool) {}, tick: tick, moved: moved}
+	src.bad = true // Run's first read fails
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go c.Run(ctx)
+	tick <- time.Time{} // a reading, but none before it: no sample
+	tick <- time.Time{} // the first whole interval
+	if st := <-moved; !st.Low {
+		t.Errorf("state after the first whole interval: %+v, want one processor", st)
+	}
+}
+
+func equal(a, b []bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestEnabledHonoursTheEnvironment(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "2")
+	if Enabled() {
+		t.Error("Enabled with GOMAXPROCS set in the environment")
+	}
+}
+
+// TestRuntimeSourceSeesQueueing checks the real source: goroutines that
+// take turns on one processor wait for it, and the reading grows.
+func TestRuntimeSourceSeesQueueing(t *testing.T) {
+	if !cpuSupported {
+		t.Skip("no process CPU time on " + runtime.GOOS)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	src := newRuntimeSource()
+	before, ok := src.read()
+	if !ok {
+		t.Fatal("read failed")
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 2000 {
+				spin(20 * time.Microsecond)
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	after, ok := src.read()
+	if !ok {
+		t.Fatal("read failed")
+	}
+	if after.wait <= before.wait {
+		t.Errorf("waiting did not grow: %v then %v", before.wait, after.wait)
+	}
+	if after.cpu <= before.cpu {
+		t.Errorf("CPU time did not grow: %v then %v", before.cpu, after.cpu)
+	}
+	if !after.at.After(before.at) {
+		t.Errorf("time did not pass: %v then %v", before.at, after.at)
+	}
+}
+
+// spin keeps the processor busy for about d.
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+func TestParallelismWhileLowered(t *testing.T) {
+	orig := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(orig)
+	runtime.SetDefaultGOMAXPROCS()
+	def := runtime.GOMAXPROCS(0)
+	setProcs(true)
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("lowered GOMAXPROCS = %d, want 1", got)
+	}
+	if got := Parallelism(); got != def {
+		t.Errorf("Parallelism while lowered = %d, want the default %d", got, def)
+	}
+	setProcs(false)
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Errorf("raised GOMAXPROCS = %d, want the default %d", got, def)
+	}
+	if got := Parallelism(); got != def {
+		t.Errorf("Parallelism = %d, want %d", got, def)
+	}
+}
