@@ -128,8 +128,14 @@ func (p Policy) Next(s State, x Sample) State {
 	return s
 }
 
-// Interval is how often a Controller samples.
-const Interval = 100 * time.Millisecond
+// Interval is how often a Controller samples; IdleInterval how often
+// while the process is on one processor and idle (under IdleCores), so
+// that an idle gateway does not wake ten times a second for it.
+const (
+	Interval     = 100 * time.Millisecond
+	IdleInterval = time.Second
+	IdleCores    = 0.02
+)
 
 // reading is a source's cumulative figures at one instant.
 type reading struct {
@@ -183,12 +189,16 @@ func setProcs(low bool) {
 // Run samples until ctx ends, then leaves the runtime's default in place.
 func (c *Controller) Run(ctx context.Context) {
 	tick := c.tick
+	var ticker *time.Ticker // nil when the test ticks
 	if tick == nil {
-		t := time.NewTicker(Interval)
-		defer t.Stop()
-		tick = t.C
+		ticker = time.NewTicker(Interval)
+		defer ticker.Stop()
+		tick = ticker.C
 	}
-	var st State
+	var (
+		st    State
+		every = Interval // the ticker's period
+	)
 	defer func() {
 		if st.Low {
 			c.set(false)
@@ -220,10 +230,23 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		}
 		st = next
+		if d := intervalAfter(st, x); ticker != nil && d != every {
+			every = d
+			ticker.Reset(every)
+		}
 		if c.moved != nil {
 			c.moved <- st
 		}
 	}
+}
+
+// intervalAfter is how long to wait for the next sample once x left st:
+// IdleInterval on one processor with next to no work, else Interval.
+func intervalAfter(st State, x Sample) time.Duration {
+	if st.Low && x.Cores < IdleCores {
+		return IdleInterval
+	}
+	return Interval
 }
 
 // sampleOf is the Sample between two readings; false when no time passed

@@ -279,3 +279,21 @@ func TestParallelismWhileLowered(t *testing.T) {
 		t.Errorf("Parallelism = %d, want %d", got, def)
 	}
 }
+
+func TestIntervalAfter(t *testing.T) {
+	for _, tc := range []struct {
+		low   bool
+		cores float64
+		want  time.Duration
+	}{
+		{true, 0, IdleInterval},
+		{true, IdleCores / 2, IdleInterval},
+		{true, IdleCores, Interval},
+		{true, 0.9, Interval},
+		{false, 0, Interval}, // on the default, sample at the pace that lowers it
+	} {
+		if got := intervalAfter(State{Low: tc.low}, Sample{Cores: tc.cores}); got != tc.want {
+			t.Errorf("low %v, cores %v: %v, want %v", tc.low, tc.cores, got, tc.want)
+		}
+	}
+}
