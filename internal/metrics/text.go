@@ -265,6 +265,8 @@ func runtimeFamilies() []family {
 	fams := []family{
 		single("go_goroutines", "Number of goroutines that currently exist.", typeGauge,
 			func() float64 { return float64(runtime.NumGoroutine()) }),
+		single("go_sched_gomaxprocs_threads", "The current runtime.GOMAXPROCS setting, or the number of operating system threads that can execute user-level Go code simultaneously.", typeGauge,
+			func() float64 { return float64(runtime.GOMAXPROCS(0)) }),
 		rt("go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.HeapAlloc }),
 		rt("go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.Sys }),
 		rt("go_gc_cycles_total", "Completed GC cycles.", typeCounter, func(ms *runtime.MemStats) uint64 { return uint64(ms.NumGC) }),
