@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// TestSchedulerFollowsTheLoad: an idle gateway moves to one scheduler
-// processor (package procs), and concurrent turns move it back to the
-// default once they queue for that processor.
+// TestSchedulerFollowsTheLoad: a ready gateway runs on one scheduler
+// processor (package procs), concurrent turns move it to the default once
+// they queue for that processor, and it returns to one when they stop.
 func TestSchedulerFollowsTheLoad(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: the gateway's default is one processor, nothing to move")
@@ -27,7 +27,7 @@ func TestSchedulerFollowsTheLoad(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, "the idle gateway on one processor", func() bool {
+	eventually(t, "the ready gateway on one processor", func() bool {
 		m := moves()
 		return len(m) == 1 && strings.Contains(m[0], "processors=1 ")
 	})
@@ -58,10 +58,11 @@ func TestSchedulerFollowsTheLoad(t *testing.T) {
 			}
 		})
 	}
-	defer func() {
+	stop := func() {
 		cancel()
 		wg.Wait()
-	}()
+	}
+	defer stop()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		m := moves()
 		if len(m) >= 2 {
@@ -79,4 +80,9 @@ func TestSchedulerFollowsTheLoad(t *testing.T) {
 			t.Fatalf("the gateway stayed on one processor under load; moves:\n%s", strings.Join(m, "\n"))
 		}
 	}
+	stop()
+	eventually(t, "one processor again once the load stopped", func() bool {
+		m := moves()
+		return len(m) >= 3 && strings.Contains(m[len(m)-1], "processors=1 ")
+	})
 }

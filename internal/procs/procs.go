@@ -15,7 +15,8 @@
 // for a processor (runtime/metrics' /sched/latencies) and how much CPU the
 // process used. On one processor it raises to the default at the first
 // sample whose goroutines waited; on the default it lowers to one once the
-// load stayed calm and under one core for a while (see Policy). The
+// load stayed calm and under one core for a while (see Policy). It starts
+// on one processor. The
 // runtime's default follows the container's CPU limit; while lowered it is
 // not followed until the next raise.
 package procs
@@ -195,10 +196,15 @@ func (c *Controller) Run(ctx context.Context) {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
+	// The daemon starts this once it is ready, with nothing to do yet:
+	// on one processor, which the first sample with goroutines waiting
+	// leaves.
 	var (
-		st    State
+		st    = State{Low: true}
 		every = Interval // the ticker's period
 	)
+	c.set(true)
+	c.logMove(Sample{})
 	defer func() {
 		if st.Low {
 			c.set(false)
@@ -224,10 +230,7 @@ func (c *Controller) Run(ctx context.Context) {
 		next := c.policy.Next(st, x)
 		if next.Low != st.Low {
 			c.set(next.Low)
-			if c.log != nil {
-				c.log.Debug("scheduler processors moved", "processors", runtime.GOMAXPROCS(0),
-					"waiting", x.Waiting, "cores", x.Cores)
-			}
+			c.logMove(x)
 		}
 		st = next
 		if d := intervalAfter(st, x); ticker != nil && d != every {
@@ -237,6 +240,14 @@ func (c *Controller) Run(ctx context.Context) {
 		if c.moved != nil {
 			c.moved <- st
 		}
+	}
+}
+
+// logMove logs the processors a move left, and the sample that moved them.
+func (c *Controller) logMove(x Sample) {
+	if c.log != nil {
+		c.log.Debug("scheduler processors moved", "processors", runtime.GOMAXPROCS(0),
+			"waiting", x.Waiting, "cores", x.Cores)
 	}
 }
 
