@@ -62,7 +62,9 @@ func (r *writeReq) answer(err error) {
 // transactions and their statements on it directly (wtx). A connection
 // that is no longer usable (closed, or interrupted) goes back to the pool
 // as broken, which closes it, and the next transaction takes a new one, as
-// the pool's BeginTx did.
+// the pool's BeginTx did. (database/sql documents the connection Conn.Raw
+// lends as not to be used after Raw returns: it guards the connection only
+// while a Conn or Tx has it, and the committer's Conn has it until close.)
 type committer struct {
 	db *sql.DB
 	// conn holds the writer's connection, w, out of db's pool; both nil
@@ -116,8 +118,8 @@ func newCommitter(db *sql.DB, memo *writeMemo, ran func(bodies int, w wtx)) *com
 
 // close stops the committer after the batch or body in progress; bodies
 // handed in after that, and bodies still queued, get net.ErrClosed. Then
-// last (may be nil) runs on the writer's connection, if the committer has
-// one, and the connection goes back to the pool.
+// last (may be nil) runs on the writer's connection, outside any
+// transaction, and the connection goes back to the pool.
 func (c *committer) close(last func(w *writerConn)) error {
 	c.mu.Lock()
 	c.closed = true
@@ -134,11 +136,13 @@ func (c *committer) close(last func(w *writerConn)) error {
 	for _, r := range queued {
 		r.answer(net.ErrClosed)
 	}
+	if last != nil {
+		if w, err := c.writer(); err == nil {
+			last(w)
+		}
+	}
 	if c.conn == nil {
 		return nil
-	}
-	if last != nil {
-		last(c.w)
 	}
 	err := c.conn.Close()
 	c.conn, c.w = nil, nil

@@ -110,8 +110,7 @@ func (w *writerConn) Close() error {
 // It does what database/sql would (the default argument conversion, then
 // the driver's exec) without the rest of database/sql's per-statement work:
 // a Stmt bound to the Tx, the connection's locks, a Result wrapper. Only
-// the committer's goroutine of the moment calls it (see wtx), or
-// database/sql's, which has this connection then.
+// the goroutine that has the writer (see committer) calls it.
 func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver.Result, error) {
 	ds, err := w.PrepareContext(ctx, query)
 	if err != nil {
