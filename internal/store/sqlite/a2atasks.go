@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -22,7 +21,7 @@ func (s *Store) PutA2ATask(ctx context.Context, t *store.A2ATask) error {
 	if t == nil || t.Peer == "" || t.ID == "" || t.State == "" {
 		return errors.New("sqlite.PutA2ATask: task needs a peer, an id and a state")
 	}
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		_, err := tx.ExecContext(ctx, qPutA2ATask, sqlstore.SQLite.A2ATaskArgs(t, s.nowTime())...)
 		return err
 	})

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,7 +68,7 @@ func bigStore(b *testing.B) *Store {
 func seedSessions(s *Store, n int) error {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		st, err := s.wstmt(ctx, tx, qInsertSession)
 		if err != nil {
 			return err

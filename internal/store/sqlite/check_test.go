@@ -92,9 +92,7 @@ func TestKeyClassBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.w.ExecContext(ctx, `UPDATE sessions SET key_class = -1`); err != nil {
-		t.Fatal(err)
-	}
+	writerExec(t, s, `UPDATE sessions SET key_class = -1`)
 	s.Close()
 	s, err = Open(ctx, path, Options{})
 	if err != nil {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"sync/atomic"
 )
@@ -113,13 +114,15 @@ const restartBodies = 2 * restartFrames / 9
 // not (no write is in progress, so it can copy them all unless a reader
 // still needs one), and the next write transaction then starts the WAL
 // again. A failure (another checkpoint at work, a reader's snapshot) is
-// tried again after the next batch.
-func (c *checkpointer) finish(w *sql.DB) {
-	if !c.restartDue.Swap(false) {
+// tried again after the next batch. w is the writer's connection, outside
+// any transaction; a zero w (the writer has none: it could not reopen a
+// broken one) leaves the checkpoint due.
+func (c *checkpointer) finish(w wtx) {
+	if w.w == nil || !c.restartDue.Swap(false) {
 		return
 	}
 	var busy, frames, copied int
-	err := w.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
+	err := w.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied)
 	if err != nil || busy != 0 || copied < frames {
 		c.restartDue.Store(true)
 	} else {

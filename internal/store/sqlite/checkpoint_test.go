@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"testing"
@@ -28,8 +27,8 @@ func walState(t *testing.T, s *Store) (frames, copied int) {
 func TestWriterNeverCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{checkpointEvery: -1})
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { // about 1,200 pages
-		_, err := tx.Exec(`CREATE TABLE filler (b BLOB);
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { // about 1,200 pages
+		_, err := tx.ExecContext(ctx, `CREATE TABLE filler (b BLOB);
 			WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
 			INSERT INTO filler SELECT randomblob(3900) FROM n`)
 		return err

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -31,7 +30,7 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 		out, row *store.Session
 		fnErr    error
 	)
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		var err error
 		if out, fnErr, err = s.updateSessionTx(ctx, tx, key, true, fn); err != nil {
 			return err
@@ -59,7 +58,7 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 
 // insertChildTx inserts a spawned child's new session row and its
 // registry row (args, its insert's arguments) in tx.
-func (s *Store) insertChildTx(ctx context.Context, tx *sql.Tx, c *store.ChildOpen, args []any) error {
+func (s *Store) insertChildTx(ctx context.Context, tx wtx, c *store.ChildOpen, args []any) error {
 	row := c.Session.Clone()
 	if _, fnErr, err := s.updateSessionTx(ctx, tx, row.Key, true, func(x *store.Session) error {
 		if !x.CreatedAt.IsZero() {
@@ -76,7 +75,7 @@ func (s *Store) insertChildTx(ctx context.Context, tx *sql.Tx, c *store.ChildOpe
 // insertNewTx runs insert statement q (one that inserts nothing when its
 // row exists) with args in tx; ErrConflict, naming id, when it inserted
 // nothing.
-func (s *Store) insertNewTx(ctx context.Context, tx *sql.Tx, q, id string, args []any) error {
+func (s *Store) insertNewTx(ctx context.Context, tx wtx, q, id string, args []any) error {
 	st, err := s.wstmt(ctx, tx, q)
 	if err != nil {
 		return err

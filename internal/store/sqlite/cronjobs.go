@@ -30,7 +30,7 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if j == nil || j.ID == "" {
 		return errors.New("sqlite.PutCronJob: job without id")
 	}
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		_, err := tx.ExecContext(ctx, qPutCronJob, sqlstore.SQLite.CronJobArgs(j, s.nowTime())...)
 		return err
 	})
@@ -46,7 +46,7 @@ func (s *Store) DeleteCronJob(ctx context.Context, id string) error {
 		return err
 	}
 	var n int64
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		res, err := tx.ExecContext(ctx, qDeleteCronJob, id)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (s *Store) ClaimCronTick(ctx context.Context, id string, due, next time.Tim
 		return false, errors.New("sqlite.ClaimCronTick: zero tick")
 	}
 	won := false
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		now := toMs(s.nowTime())
 		res, err := tx.ExecContext(ctx, qClaimCronTick, id, toMs(due), toMs(next), now)
 		if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) StartCronRun(ctx context.Context, id string, tick time.Time, run
 	if err := s.checkOpen("StartCronRun"); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM cron_jobs WHERE id = ?`, id).Scan(&one); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
@@ -122,7 +122,7 @@ func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, st
 		return err
 	}
 	var n int64
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		res, err := tx.ExecContext(ctx, qFinishCronRun, id, toMs(tick), status, errText, toMs(s.nowTime()))
 		if err != nil {
 			return err

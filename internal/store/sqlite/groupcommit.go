@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"net"
 	"runtime"
 	"slices"
@@ -24,7 +26,7 @@ type writeReq struct {
 	// cancellable context costs a goroutine per statement (the driver's
 	// interrupt watch) and per transaction and query (database/sql's).
 	// ctx is checked before the body runs.
-	fn func(ctx context.Context, tx *sql.Tx) error
+	fn func(ctx context.Context, tx wtx) error
 	// after, when set, runs once fn's work is committed, on the
 	// committer, before done is answered: the afters of all bodies run in
 	// commit order.
@@ -53,8 +55,23 @@ func (r *writeReq) answer(err error) {
 // of an idle session then costs no hand-over to the committer's goroutine
 // and back (two wake-ups per commit). Bodies handed in while the writer is
 // busy queue for that goroutine, which takes them all once it is free.
+//
+// The committer has the writer's connection to itself: it takes it out of
+// the writer's pool (db, MaxOpenConns 1) at its first transaction and holds
+// it until close, so database/sql never uses it meanwhile, and runs its
+// transactions and their statements on it directly (wtx). A connection
+// that is no longer usable (closed, or interrupted) goes back to the pool
+// as broken, which closes it, and the next transaction takes a new one, as
+// the pool's BeginTx did. (database/sql documents the connection Conn.Raw
+// lends as not to be used after Raw returns: it guards the connection only
+// while a Conn or Tx has it, and the committer's Conn has it until close.)
 type committer struct {
-	w *sql.DB
+	db *sql.DB
+	// conn holds the writer's connection, w, out of db's pool; both nil
+	// until the first transaction and after the connection broke. Only
+	// the goroutine that has the writer (busy) uses them.
+	conn *sql.Conn
+	w    *writerConn
 
 	mu     sync.Mutex
 	cond   sync.Cond   // on mu: busy went false (close waits for it)
@@ -67,16 +84,14 @@ type committer struct {
 
 	// memo follows each body's and transaction's outcome.
 	memo *writeMemo
-	// exec runs a statement without arguments (the savepoints) in a
-	// transaction of w.
-	exec func(tx *sql.Tx, query string) error
 
 	shared atomic.Int64 // commits that carried more than one body
 	taken  atomic.Int64 // bodies the committer's goroutine ran (tests)
 
 	// ran, when set, is told how many bodies each batch carried, after
-	// the batch.
-	ran func(bodies int)
+	// the batch, and given the writer's connection outside any
+	// transaction (zero when it has none).
+	ran func(bodies int, w wtx)
 }
 
 // reqsWaiting reports how many bodies wait for the committer to take them.
@@ -93,8 +108,8 @@ const (
 	qRelease    = "RELEASE body"
 )
 
-func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string) error, ran func(bodies int)) *committer {
-	c := &committer{w: w, memo: memo, exec: exec, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+func newCommitter(db *sql.DB, memo *writeMemo, ran func(bodies int, w wtx)) *committer {
+	c := &committer{db: db, memo: memo, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), ran: ran}
 	c.cond.L = &c.mu
 	stackstart.Go(nil, c.loop) // its bodies run SQLite, whose frames are deep
@@ -102,8 +117,10 @@ func newCommitter(w *sql.DB, memo *writeMemo, exec func(tx *sql.Tx, query string
 }
 
 // close stops the committer after the batch or body in progress; bodies
-// handed in after that, and bodies still queued, get net.ErrClosed.
-func (c *committer) close() {
+// handed in after that, and bodies still queued, get net.ErrClosed. Then
+// last (may be nil) runs on the writer's connection, outside any
+// transaction, and the connection goes back to the pool.
+func (c *committer) close(last func(w *writerConn)) error {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
@@ -119,11 +136,75 @@ func (c *committer) close() {
 	for _, r := range queued {
 		r.answer(net.ErrClosed)
 	}
+	if last != nil {
+		if w, err := c.writer(); err == nil {
+			last(w)
+		}
+	}
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn, c.w = nil, nil
+	return err
+}
+
+// writer returns the writer's connection, taking it out of the pool when
+// the committer has none or its own is no longer usable.
+func (c *committer) writer() (*writerConn, error) {
+	if c.w != nil {
+		if c.w.IsValid() {
+			return c.w, nil
+		}
+		c.drop()
+	}
+	conn, err := c.db.Conn(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("writer connection: %w", err)
+	}
+	var w *writerConn
+	conn.Raw(func(dc any) error {
+		w, _ = dc.(*writerConn)
+		return nil
+	})
+	if w == nil {
+		conn.Close()
+		return nil, errors.New("writer connection: not the writer's")
+	}
+	c.conn, c.w = conn, w
+	return w, nil
+}
+
+// drop hands the committer's connection back to the pool as broken: the
+// pool closes it.
+func (c *committer) drop() {
+	c.conn.Raw(func(any) error { return driver.ErrBadConn })
+	c.conn, c.w = nil, nil
+}
+
+// begin begins a write transaction on the writer's connection. A
+// connection that fails BEGIN as broken is dropped and BEGIN tried once on
+// a new one, as database/sql's BeginTx retried.
+func (c *committer) begin() (wtx, error) {
+	for retried := false; ; retried = true {
+		w, err := c.writer()
+		if err != nil {
+			return wtx{}, err
+		}
+		err = w.beginTx(context.Background())
+		if err == nil {
+			return wtx{w}, nil
+		}
+		if retried || !errors.Is(err, driver.ErrBadConn) {
+			return wtx{}, err
+		}
+		c.drop()
+	}
 }
 
 // run hands fn to the committer and waits for its outcome. after (may be
 // nil) runs once fn's work is committed, before any later commit.
-func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx wtx) error, after func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -174,7 +255,7 @@ func (c *committer) lead(first *writeReq) {
 	c.mu.Unlock()
 	c.commit(batch)
 	if c.ran != nil {
-		c.ran(len(batch))
+		c.ran(len(batch), wtx{c.w})
 	}
 	clear(batch)
 	c.release()
@@ -233,7 +314,7 @@ func (c *committer) loop() {
 		c.taken.Add(int64(len(batch)))
 		c.commit(batch)
 		if c.ran != nil {
-			c.ran(len(batch))
+			c.ran(len(batch), wtx{c.w})
 		}
 		clear(batch)
 		c.release()
@@ -250,7 +331,7 @@ func (c *committer) commit(batch []*writeReq) {
 		batch[0].answer(c.single(batch[0]))
 		return
 	}
-	tx, err := c.w.BeginTx(context.Background(), nil)
+	tx, err := c.begin()
 	if err != nil {
 		for _, r := range batch {
 			r.answer(c.single(r))
@@ -264,7 +345,7 @@ func (c *committer) commit(batch []*writeReq) {
 			errs[i] = err
 			continue
 		}
-		if err := c.exec(tx, qSavepoint); err != nil {
+		if _, err := tx.ExecContext(context.Background(), qSavepoint); err != nil {
 			broken = true
 			break
 		}
@@ -272,18 +353,18 @@ func (c *committer) commit(batch []*writeReq) {
 		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
 		c.memo.bodyDone(errs[i] == nil)
 		if errs[i] != nil {
-			if err := c.exec(tx, qRollbackTo); err != nil {
+			if _, err := tx.ExecContext(context.Background(), qRollbackTo); err != nil {
 				broken = true
 				break
 			}
 		}
-		if err := c.exec(tx, qRelease); err != nil {
+		if _, err := tx.ExecContext(context.Background(), qRelease); err != nil {
 			broken = true
 			break
 		}
 	}
 	if !broken {
-		err := tx.Commit()
+		err := tx.w.commitTx()
 		c.memo.txDone(err == nil)
 		if err == nil {
 			c.shared.Add(1)
@@ -293,7 +374,7 @@ func (c *committer) commit(batch []*writeReq) {
 			return
 		}
 	} else {
-		tx.Rollback()
+		tx.w.rollbackTx()
 		c.memo.txDone(false)
 	}
 	// Nothing of the batch is stored: each body runs again on its own.
@@ -307,20 +388,19 @@ func (c *committer) single(r *writeReq) error {
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
-	ctx := context.WithoutCancel(r.ctx)
-	tx, err := c.w.BeginTx(ctx, nil)
+	tx, err := c.begin()
 	if err != nil {
 		return err
 	}
 	c.memo.bodyBegins()
-	if err := r.fn(ctx, tx); err != nil {
+	if err := r.fn(context.WithoutCancel(r.ctx), tx); err != nil {
 		c.memo.txDone(false)
-		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+		if rerr := tx.w.rollbackTx(); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 		return err
 	}
-	err = tx.Commit()
+	err = tx.w.commitTx()
 	c.memo.txDone(err == nil)
 	return err
 }

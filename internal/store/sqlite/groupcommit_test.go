@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -19,15 +18,15 @@ import (
 func TestGroupCommit(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.Exec(`CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)`)
+	if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER)`)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	insert := func(k string) func(ctx context.Context, tx *sql.Tx) error {
-		return func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, 1)`, k)
+	insert := func(k string) func(ctx context.Context, tx wtx) error {
+		return func(ctx context.Context, tx wtx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO kv (k, v) VALUES (?, 1)`, k)
 			return err
 		}
 	}
@@ -50,7 +49,7 @@ func TestGroupCommit(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { close(started); <-release; return nil }); err != nil {
+			if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { close(started); <-release; return nil }); err != nil {
 				t.Error(err)
 			}
 		})
@@ -69,7 +68,7 @@ func TestGroupCommit(t *testing.T) {
 				k := fmt.Sprintf("k%02d", i)
 				switch {
 				case i%10 == 3: // writes, then fails: its row must not stay
-					results[i] = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					results[i] = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 						if err := insert(k)(ctx, tx); err != nil {
 							return err
 						}
@@ -103,7 +102,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Error("no commit carried more than one body")
 	}
 	var rows int
-	if err := s.w.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 40-4-1 {
+	if err := s.r.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 40-4-1 {
 		t.Errorf("rows = %d (%v), want %d", rows, err, 40-4-1)
 	}
 	if got, want := afters, committedKeys(t, s, "k%"); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -118,8 +117,8 @@ func TestGroupCommit(t *testing.T) {
 	afters = nil
 	hold(func() {
 		wg2.Go(func() {
-			breakErr = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-				_, err := tx.Exec(`ROLLBACK`)
+			breakErr = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
+				_, err := tx.ExecContext(ctx, `ROLLBACK`)
 				return err
 			})
 		})
@@ -140,7 +139,7 @@ func TestGroupCommit(t *testing.T) {
 			t.Errorf("body %d after a broken batch: %v", i, err)
 		}
 	}
-	if err := s.w.QueryRow(`SELECT count(*) FROM kv WHERE k LIKE 'again%'`).Scan(&rows); err != nil || rows != 5 {
+	if err := s.r.QueryRow(`SELECT count(*) FROM kv WHERE k LIKE 'again%'`).Scan(&rows); err != nil || rows != 5 {
 		t.Errorf("rows after a broken batch = %d (%v), want 5", rows, err)
 	}
 	if got, want := afters, committedKeys(t, s, "again%"); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -152,7 +151,7 @@ func TestGroupCommit(t *testing.T) {
 // written.
 func committedKeys(t *testing.T, s *Store, pattern string) []string {
 	t.Helper()
-	rows, err := s.w.Query(`SELECT k FROM kv WHERE k LIKE ? ORDER BY rowid`, pattern)
+	rows, err := s.r.Query(`SELECT k FROM kv WHERE k LIKE ? ORDER BY rowid`, pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +174,10 @@ func TestIdleWriterRunsOnCaller(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
 	for i := range 20 {
-		if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			_, err := tx.Exec(`CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY)`)
+		if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY)`)
 			if err == nil {
-				_, err = tx.Exec(`INSERT INTO kv (k) VALUES (?)`, i)
+				_, err = tx.ExecContext(ctx, `INSERT INTO kv (k) VALUES (?)`, i)
 			}
 			return err
 		}); err != nil {
@@ -189,7 +188,7 @@ func TestIdleWriterRunsOnCaller(t *testing.T) {
 		t.Errorf("the committer's goroutine ran %d of 20 bodies handed in one after the other", n)
 	}
 	var rows int
-	if err := s.w.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 20 {
+	if err := s.r.QueryRow(`SELECT count(*) FROM kv`).Scan(&rows); err != nil || rows != 20 {
 		t.Errorf("rows = %d (%v), want 20", rows, err)
 	}
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +48,7 @@ func checkChain(t *testing.T, s *Store, sid string, want int) {
 		prev = m.Entry.ID
 	}
 	// The memo is the committer's: read it on the committer.
-	if err := s.writeTx(context.Background(), func(context.Context, *sql.Tx) error {
+	if err := s.writeTx(context.Background(), func(context.Context, wtx) error {
 		if tl, ok := s.memo.tailOf(sid); ok && (tl.seq != int64(want) || tl.id != prev) {
 			t.Errorf("memo holds tail %+v of %s, want seq %d id %q", tl, sid, want, prev)
 		}
@@ -73,7 +72,7 @@ func TestMemoFollowsRollback(t *testing.T) {
 	}
 	appended++
 	errBody := errors.New("body failed")
-	appendThenFail := func(ctx context.Context, tx *sql.Tx) error {
+	appendThenFail := func(ctx context.Context, tx wtx) error {
 		out, err := s.prepareMessages(sid, []store.Message{chatMsg(transcript.RoleUser, "lost", "")})
 		if err != nil {
 			return err
@@ -99,7 +98,7 @@ func TestMemoFollowsRollback(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if err := s.writeTx(ctx, func(context.Context, *sql.Tx) error { close(started); <-release; return nil }); err != nil {
+			if err := s.writeTx(ctx, func(context.Context, wtx) error { close(started); <-release; return nil }); err != nil {
 				t.Error(err)
 			}
 		})
@@ -112,11 +111,11 @@ func TestMemoFollowsRollback(t *testing.T) {
 				case i == 2:
 					errs[i] = s.writeTx(ctx, appendThenFail)
 				case i == 4 && breaks:
-					errs[i] = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					errs[i] = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 						if err := appendThenFail(ctx, tx); !errors.Is(err, errBody) {
 							return err
 						}
-						_, err := tx.Exec(`ROLLBACK`)
+						_, err := tx.ExecContext(ctx, `ROLLBACK`)
 						return err
 					})
 				default:
@@ -181,7 +180,7 @@ func TestEndRunFromMemo(t *testing.T) {
 		if _, _, err := s.OpenRun(ctx, r, []store.Message{chatMsg(transcript.RoleUser, "go", runID)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.writeTx(ctx, func(context.Context, *sql.Tx) error {
+		if err := s.writeTx(ctx, func(context.Context, wtx) error {
 			if _, ok := s.memo.run(runID); !ok {
 				t.Errorf("the memo does not hold run %s, just opened", runID)
 			}
@@ -218,14 +217,14 @@ func TestEndRunFromMemo(t *testing.T) {
 		t.Errorf("EndRun returned\n%+v\nwhich reads back as\n%+v", ended, read)
 	}
 	var counted []byte
-	if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		counted, err = s.runStatsTx(ctx, tx, read)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	var stored string
-	if err := s.w.QueryRow(`SELECT stats FROM runs WHERE run_id = 'memo-1'`).Scan(&stored); err != nil {
+	if err := s.r.QueryRow(`SELECT stats FROM runs WHERE run_id = 'memo-1'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"user":1,"assistant":2,"toolCalls":2,"toolResults":1,"errors":1,"tools":{"exec":1,"read":1}}`; stored != string(counted) || stored != want {
@@ -271,7 +270,7 @@ func TestEndRunFromMemo(t *testing.T) {
 	if _, _, err := s.EndRun(ctx, "memo-4", res, sid, []store.Message{chatMsg(transcript.RoleAssistant, "done", "memo-4")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.w.QueryRow(`SELECT stats FROM runs WHERE run_id = 'memo-4'`).Scan(&stored); err != nil {
+	if err := s.r.QueryRow(`SELECT stats FROM runs WHERE run_id = 'memo-4'`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"assistant":1}`; stored != want {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +28,7 @@ const (
 )
 
 // deleteMemoryFile removes path's chunks and row in tx.
-func deleteMemoryFile(ctx context.Context, tx *sql.Tx, scope, path string) error {
+func deleteMemoryFile(ctx context.Context, tx wtx, scope, path string) error {
 	for _, q := range []string{qMemoryFTSDelete, qMemoryChunksDelete, qMemoryFileDelete} {
 		if _, err := tx.ExecContext(ctx, q, scope, path); err != nil {
 			return err
@@ -46,7 +45,7 @@ func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryF
 	if f.Path == "" {
 		return errors.New("sqlite.PutMemoryFile: file without path")
 	}
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		for _, q := range []string{qMemoryFTSDelete, qMemoryChunksDelete} {
 			if _, err := tx.ExecContext(ctx, q, scope, f.Path); err != nil {
 				return err
@@ -81,7 +80,7 @@ func (s *Store) DeleteMemoryFile(ctx context.Context, scope, path string) error 
 	if err := s.checkOpen("DeleteMemoryFile"); err != nil {
 		return err
 	}
-	if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return deleteMemoryFile(ctx, tx, scope, path) }); err != nil {
+	if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { return deleteMemoryFile(ctx, tx, scope, path) }); err != nil {
 		return fmt.Errorf("sqlite.DeleteMemoryFile %q: %w", path, err)
 	}
 	return nil
@@ -167,7 +166,7 @@ func (s *Store) PutMemoryVectors(ctx context.Context, model string, vecs map[str
 	if err := s.checkOpen("PutMemoryVectors"); err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		for h, v := range vecs {
 			if _, err := tx.ExecContext(ctx, qMemoryVecPut, model, h, store.EncodeVector(v)); err != nil {
 				return err

@@ -39,7 +39,7 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []sto
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error { return s.appendTx(ctx, tx, sessionID, out, "") })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite.AppendMessages: %w", err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) post(ctx context.Context, op, key, sessionID, idemKey string, ms
 		touched bool // the session row took at
 		settled bool // settle's item took its outcome
 	)
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		posted, touched, settled = false, false, false // set, not kept: the body may run again
 		if idemKey != "" {
 			st, err := s.wstmt(ctx, tx, qByIdemKey)
@@ -156,7 +156,7 @@ func (s *Store) prepareMessages(sessionID string, msgs []store.Message) ([]store
 // set, is recorded on the first message (PostMessage). The tail comes from
 // the writer's memo when it holds the transcript's, and the new tail and
 // the counts of live runs go back into it.
-func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, out []store.Message, idemKey string) error {
+func (s *Store) appendTx(ctx context.Context, tx wtx, sessionID string, out []store.Message, idemKey string) error {
 	t, ok := s.memo.tailOf(sessionID)
 	if !ok {
 		last, err := s.wstmt(ctx, tx, qLastEntry)

@@ -46,7 +46,7 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.PutOutbox: %w", err)
 	}
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		ins, err := s.insertOutboxTx(ctx, tx, args)
 		if err != nil {
 			return err
@@ -64,13 +64,13 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 
 // insertOutboxTx inserts one item's args inside a write transaction and
 // reports whether it was inserted (false: the id exists).
-func (s *Store) insertOutboxTx(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
+func (s *Store) insertOutboxTx(ctx context.Context, tx wtx, args []any) (bool, error) {
 	return s.insertTx(ctx, tx, qInsertOutbox, args)
 }
 
 // insertTx runs an INSERT … ON CONFLICT DO NOTHING inside a write
 // transaction and reports whether it inserted a row.
-func (s *Store) insertTx(ctx context.Context, tx *sql.Tx, query string, args []any) (bool, error) {
+func (s *Store) insertTx(ctx context.Context, tx wtx, query string, args []any) (bool, error) {
 	res, err := s.wexec(ctx, tx, query, args...)
 	if err != nil {
 		return false, err
@@ -92,7 +92,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		out   *store.OutboxItem
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		var err error
 		out, fnErr, err = s.updateOutboxTx(ctx, tx, id, fn)
 		return err
@@ -108,7 +108,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 
 // updateOutboxTx is UpdateOutbox's body in tx: it returns the stored item,
 // and fn's error (also as the error) when fn failed.
-func (s *Store) updateOutboxTx(ctx context.Context, tx *sql.Tx, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error, error) {
+func (s *Store) updateOutboxTx(ctx context.Context, tx wtx, id string, fn func(*store.OutboxItem) error) (*store.OutboxItem, error, error) {
 	get, err := s.wstmt(ctx, tx, qGetOutbox)
 	if err != nil {
 		return nil, nil, err
@@ -149,7 +149,7 @@ func (s *Store) ClaimsWithRuns() bool { return true }
 
 // runClaimsTx makes the claims ctx carries for run runID in tx (none:
 // nothing); a claim's error refuses the run.
-func (s *Store) runClaimsTx(ctx context.Context, tx *sql.Tx, c *store.RunClaims) error {
+func (s *Store) runClaimsTx(ctx context.Context, tx wtx, c *store.RunClaims) error {
 	if c == nil {
 		return nil
 	}

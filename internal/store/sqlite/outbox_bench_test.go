@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -30,7 +29,7 @@ var benchPayload = json.RawMessage(`{"childSessionKey":"agent:main:subagent:0195
 func seedOutbox(s *Store, n int) (due int, err error) {
 	ctx := context.Background()
 	created := benchOutboxNow.Add(-48 * time.Hour)
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		for i := range n {
 			it := &store.OutboxItem{
 				ID:         fmt.Sprintf("announce:run-%07d:agent:main:s%04d", i, i%1000),

@@ -66,7 +66,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite.CreateRun: %w", err)
 	}
 	claims := store.RunClaimsOf(ctx, r.RunID)
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		if ok, err := s.insertRunTx(ctx, tx, args); err != nil {
 			return err
 		} else if !ok {
@@ -117,7 +117,7 @@ func (r runOutbox) markStored() {
 // insertRunOutboxTx inserts the outbox item of a run's transaction
 // (runOutbox's args; none when nil) in tx: an item with its id that exists
 // is kept, as a recorded flow is.
-func (s *Store) insertRunOutboxTx(ctx context.Context, tx *sql.Tx, args []any) error {
+func (s *Store) insertRunOutboxTx(ctx context.Context, tx wtx, args []any) error {
 	if args == nil {
 		return nil
 	}
@@ -127,12 +127,12 @@ func (s *Store) insertRunOutboxTx(ctx context.Context, tx *sql.Tx, args []any) e
 
 // insertRunTx inserts a run's row (RunArgs) inside a write transaction; it
 // reports false when a run with its id exists (nothing is written).
-func (s *Store) insertRunTx(ctx context.Context, tx *sql.Tx, args []any) (bool, error) {
+func (s *Store) insertRunTx(ctx context.Context, tx wtx, args []any) (bool, error) {
 	return s.insertTx(ctx, tx, qInsertRun, args)
 }
 
 // getRunTx reads a run inside a write transaction; ErrNotFound if absent.
-func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.Run, error) {
+func (s *Store) getRunTx(ctx context.Context, tx wtx, runID string) (*store.Run, error) {
 	st, err := s.wstmt(ctx, tx, qGetRun)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Store) getRunTx(ctx context.Context, tx *sql.Tx, runID string) (*store.
 }
 
 // putRunTx overwrites a run's row inside a write transaction.
-func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
+func (s *Store) putRunTx(ctx context.Context, tx wtx, r *store.Run) error {
 	args, err := sqlstore.RunArgs(r)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (s *Store) putRunTx(ctx context.Context, tx *sql.Tx, r *store.Run) error {
 // and usage) with the counts of its messages, in one statement; stats nil
 // means count them now. It reports false when the run is no longer live
 // (nothing is written).
-func (s *Store) endRunTx(ctx context.Context, tx *sql.Tx, r *store.Run, stats *store.RunStats) (bool, error) {
+func (s *Store) endRunTx(ctx context.Context, tx wtx, r *store.Run, stats *store.RunStats) (bool, error) {
 	if !sqlstore.ValidRunStatus(r.Status) {
 		return false, fmt.Errorf("run %q: unknown status %q", r.RunID, r.Status)
 	}
@@ -199,7 +199,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		out   *store.Run
 		fnErr error
 	)
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		r, err := s.getRunTx(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -274,7 +274,7 @@ func (s *Store) endRun(ctx context.Context, op, runID string, res store.RunResul
 		out      *store.Run
 		finished bool // the session row exists and took the run's end
 	)
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		out, finished = nil, false // set, not kept: the body may run again
 		// A run this writer opened is in its memo, with the counts of its
 		// messages: nothing to read.
@@ -374,7 +374,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 		now = s.nowTime()
 	}
 	var out []*store.Run
-	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		out = nil // set, not accumulated: the body may run again
 		st, err := s.wstmt(ctx, tx, qRunning)
 		if err != nil {
@@ -434,7 +434,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		return nil, nil, fmt.Errorf("sqlite.StartRun: %w", err)
 	}
 	var run *store.Run
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		st, err := s.wstmt(ctx, tx, qStartRun)
 		if err != nil {
 			return err
@@ -533,7 +533,7 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 			claims.MarkStored()
 		}
 	}
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		existingRun, sess = nil, nil // set, not kept: the body may run again
 		if child != nil {
 			if err := s.insertChildTx(ctx, tx, child, childArgs); err != nil {

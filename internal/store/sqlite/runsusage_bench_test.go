@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -24,7 +23,7 @@ func BenchmarkRunsUsage30kRuns(b *testing.B) {
 	defer s.Close()
 	end := time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC)
 	const sessions, perSession = 10_000, 6
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		for i := range sessions * perSession {
 			ended := end.Add(-time.Duration(i) * 86 * time.Second) // 60k runs over ~60 days
 			_, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, session_key, session_id, agent_id, status, created_at, ended_at, usage, stats)

@@ -78,7 +78,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		return s.insertNewTx(ctx, tx, qInsertSession, sess.Key, args)
 	}, func() { s.sessions.drop(sess.Key) })
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 		out   *store.Session
 		fnErr error
 	)
-	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		var err error
 		out, fnErr, err = s.updateSessionTx(ctx, tx, key, create, fn)
 		return err
@@ -125,7 +125,7 @@ func (s *Store) UpdateSession(ctx context.Context, key string, create bool, fn f
 
 // updateSessionTx is UpdateSession's body in tx: it returns the stored
 // session, and fn's error (also as the error) when fn failed.
-func (s *Store) updateSessionTx(ctx context.Context, tx *sql.Tx, key string, create bool, fn func(*store.Session) error) (*store.Session, error, error) {
+func (s *Store) updateSessionTx(ctx context.Context, tx wtx, key string, create bool, fn func(*store.Session) error) (*store.Session, error, error) {
 	get, err := s.wstmt(ctx, tx, qGetSession)
 	if err != nil {
 		return nil, nil, err
@@ -167,7 +167,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 	if err := s.checkOpen("DeleteSession"); err != nil {
 		return err
 	}
-	err := s.writeTxThen(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
 		del, err := s.wstmt(ctx, tx, qDeleteSession)
 		if err != nil {
 			return err

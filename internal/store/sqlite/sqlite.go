@@ -13,7 +13,9 @@
 //     goes through, each begun with BEGIN IMMEDIATE. Writers therefore queue
 //     in Go rather than spin on SQLITE_BUSY, and read-modify-write sequences
 //     (AppendMessages assigning seq, UpdateSession, FinishRun, UpdateOutbox)
-//     are serialized.
+//     are serialized. Once Open has migrated the schema through
+//     database/sql, the group committer holds that connection and runs the
+//     transactions on it without database/sql (see committer, wtx).
 //   - readers: a bounded pool (Options.Readers, default 4) of query_only
 //     connections. WAL lets them read a consistent snapshot while the writer
 //     commits.
@@ -111,9 +113,8 @@ type Store struct {
 	// Reads answers the reads both SQL stores share, on the readers.
 	sqlstore.Reads
 
-	w     *sql.DB                    // the single writer connection
-	wconn atomic.Pointer[writerConn] // w's connection, the last one opened
-	r     *sql.DB                    // the bounded reader pool
+	w     *sql.DB // the single writer connection; the committer's once Open returns
+	r     *sql.DB // the bounded reader pool
 	rc    stmtCache
 	now   func() time.Time
 	newID func() string
@@ -164,7 +165,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	defer func() {
 		if err != nil {
-			s.closeAll()
+			s.closeAll(nil)
 		}
 	}()
 	if err := createFresh(path); err != nil {
@@ -190,7 +191,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		},
 		"_txlock": {"immediate"},
 	}
-	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), opened: s.wconn.Store})
+	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), writer: true})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
@@ -215,12 +216,9 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	var busyFrames, walFrames, copiedFrames int
 	_ = s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busyFrames, &walFrames, &copiedFrames)
 	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
-	s.commits = newCommitter(s.w, &s.memo, func(tx *sql.Tx, query string) error {
-		_, err := s.wexec(context.Background(), tx, query)
-		return err
-	}, func(bodies int) {
+	s.commits = newCommitter(s.w, &s.memo, func(bodies int, w wtx) {
 		s.ckpt.committed(bodies)
-		s.ckpt.finish(s.w)
+		s.ckpt.finish(w)
 	})
 
 	rq := url.Values{
@@ -248,19 +246,22 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return net.ErrClosed
 	}
-	s.w.Exec(`PRAGMA optimize`) // best effort
-	if err := s.closeAll(); err != nil {
+	if err := s.closeAll(func(w *writerConn) {
+		w.ExecContext(context.Background(), `PRAGMA optimize`, nil) // best effort
+	}); err != nil {
 		return fmt.Errorf("sqlite.Close: %w", err)
 	}
 	return nil
 }
 
-// closeAll releases statements, pools and the temporary directory.
-func (s *Store) closeAll() error {
-	if s.commits != nil {
-		s.commits.close()
-	}
+// closeAll releases statements, pools and the temporary directory; last
+// (may be nil) runs on the writer's connection once the committer is
+// stopped.
+func (s *Store) closeAll(last func(w *writerConn)) error {
 	var errs []error
+	if s.commits != nil {
+		errs = append(errs, s.commits.close(last))
+	}
 	if s.ckpt != nil {
 		errs = append(errs, s.ckpt.close())
 	}
@@ -292,14 +293,14 @@ func (s *Store) checkOpen(op string) error {
 // redone: it must set, not accumulate, what it reports through captured
 // variables. fn gets ctx without its cancellation (see writeReq) and must
 // use it rather than the caller's.
-func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx wtx) error) error {
 	return s.commits.run(ctx, fn, nil)
 }
 
 // writeTxThen is writeTx running after once fn's work is committed, in
 // commit order with every other write's after (the session cache's
 // updates).
-func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, after func()) error {
+func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx wtx) error, after func()) error {
 	return s.commits.run(ctx, fn, after)
 }
 
@@ -308,22 +309,14 @@ func (s *Store) writeTxThen(ctx context.Context, fn func(ctx context.Context, tx
 // lifetime (writerConn.PrepareContext): a statement a process never runs is
 // never prepared (Open prepared 21 on every start: SQLite's parser, and
 // about 300 KiB of its heap, before the gateway was ready).
-func (s *Store) wstmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	return tx.PrepareContext(ctx, query)
+func (s *Store) wstmt(ctx context.Context, tx wtx, query string) (wstmt, error) {
+	return tx.prepare(ctx, query)
 }
 
-// wexec runs query, a write that returns no rows, in tx: on the writer's
-// connection directly when it has it (see writerConn.exec), else as a
-// statement of tx.
-func (s *Store) wexec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	if w := s.wconn.Load(); w != nil {
-		return w.exec(ctx, query, args)
-	}
-	st, err := s.wstmt(ctx, tx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
+// wexec runs query, a write that returns no rows, in tx (see
+// writerConn.exec).
+func (s *Store) wexec(ctx context.Context, tx wtx, query string, args ...any) (driver.Result, error) {
+	return tx.ExecContext(ctx, query, args...)
 }
 
 // query runs a read query on the reader pool through a cached prepared
@@ -455,23 +448,18 @@ func newDriver() *sqlite.Driver {
 }
 
 // connector opens connections of drv with a fixed DSN; the writer's are
-// writerConns, each handed to opened.
+// writerConns.
 type connector struct {
 	dsn    string
-	opened func(*writerConn) // nil: not the writer's
+	writer bool
 }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) {
 	conn, err := drv.Open(c.dsn)
-	if err != nil || c.opened == nil {
+	if err != nil || !c.writer {
 		return conn, err
 	}
-	w, err := newWriterConn(conn)
-	if err != nil {
-		return nil, err
-	}
-	c.opened(w)
-	return w, nil
+	return newWriterConn(conn)
 }
 
 func (c connector) Driver() driver.Driver { return drv }

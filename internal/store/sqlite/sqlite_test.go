@@ -26,6 +26,29 @@ func openTest(t *testing.T, opts Options) *Store {
 	return s
 }
 
+// writerExec runs query, which returns no rows, with args in a write
+// transaction of s's writer.
+func writerExec(tb testing.TB, s *Store, query string, args ...any) {
+	tb.Helper()
+	if err := s.writeTx(context.Background(), func(ctx context.Context, tx wtx) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	}); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+}
+
+// writerRow scans the row of query into dest, in a write transaction of
+// s's writer: for what the writer's own connection reports (its pragmas).
+func writerRow(tb testing.TB, s *Store, query string, dest ...any) {
+	tb.Helper()
+	if err := s.writeTx(context.Background(), func(ctx context.Context, tx wtx) error {
+		return tx.QueryRowContext(ctx, query).Scan(dest...)
+	}); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t, Options{}) })
 }
@@ -40,18 +63,10 @@ func TestPragmas(t *testing.T) {
 		s := openTest(t, Options{FullSync: full})
 		var mode string
 		var syncLevel, fk, busy, qo int
-		if err := s.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&syncLevel); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.w.QueryRowContext(ctx, `PRAGMA foreign_keys`).Scan(&fk); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.w.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
-			t.Fatal(err)
-		}
+		writerRow(t, s, `PRAGMA journal_mode`, &mode)
+		writerRow(t, s, `PRAGMA synchronous`, &syncLevel)
+		writerRow(t, s, `PRAGMA foreign_keys`, &fk)
+		writerRow(t, s, `PRAGMA busy_timeout`, &busy)
 		wantSync := 1 // NORMAL
 		if full {
 			wantSync = 2
@@ -114,13 +129,8 @@ func TestRefusesNewerSchema(t *testing.T) {
 	}
 	// What a newer binary's migration leaves: its version in the table
 	// and in the header.
-	if _, err := s.w.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`,
-		schemaVersion()+1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion()+1)); err != nil {
-		t.Fatal(err)
-	}
+	writerExec(t, s, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)`, schemaVersion()+1)
+	writerExec(t, s, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion()+1))
 	s.Close()
 	if s, err := Open(ctx, path, Options{}); !errors.Is(err, ErrNewerSchema) {
 		if s != nil {
@@ -220,13 +230,6 @@ func TestWriteTxIsImmediate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	// The write lock is taken at BEGIN, before any statement: another
-	// connection cannot start a write transaction.
 	other := sql.OpenDB(connector{dsn: path + "?_pragma=busy_timeout(0)"})
 	defer other.Close()
 	conn, err := other.Conn(ctx)
@@ -234,9 +237,16 @@ func TestWriteTxIsImmediate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err == nil {
-		conn.ExecContext(ctx, "ROLLBACK")
-		t.Fatal("a second writer got the lock while a store transaction was open")
+	// The write lock is taken at BEGIN, before any statement: another
+	// connection cannot start a write transaction.
+	if err := s.writeTx(ctx, func(context.Context, wtx) error {
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err == nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+			return errors.New("a second writer got the lock while a store transaction was open")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -349,7 +359,7 @@ func TestUserVersionMarksACurrentSchema(t *testing.T) {
 	userVersion := func(s *Store) int {
 		t.Helper()
 		var v int
-		if err := s.w.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		if err := s.r.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 			t.Fatal(err)
 		}
 		return v
@@ -358,21 +368,17 @@ func TestUserVersionMarksACurrentSchema(t *testing.T) {
 	if v := userVersion(s); v != schemaVersion() {
 		t.Fatalf("user_version after a fresh open = %d, want %d", v, schemaVersion())
 	}
-	if _, err := s.w.ExecContext(ctx, `PRAGMA user_version = 0`); err != nil {
-		t.Fatal(err)
-	}
+	writerExec(t, s, `PRAGMA user_version = 0`)
 	s.Close()
 	s = openAt(t, path)
 	if v := userVersion(s); v != schemaVersion() {
 		t.Fatalf("user_version after opening an older binary's database = %d, want %d", v, schemaVersion())
 	}
-	if _, err := s.w.ExecContext(ctx, `DROP TABLE schema_migrations`); err != nil {
-		t.Fatal(err)
-	}
+	writerExec(t, s, `DROP TABLE schema_migrations`)
 	s.Close()
 	s = openAt(t, path)
 	var n int
-	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&n); err != nil || n != 0 {
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("a current header still ran the migration: schema_migrations tables %d (%v)", n, err)
 	}
 }

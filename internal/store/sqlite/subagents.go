@@ -31,7 +31,7 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	if err != nil {
 		return fmt.Errorf("sqlite.PutSubagent: %w", err)
 	}
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		return s.insertNewTx(ctx, tx, qInsertSubagent, r.ChildRunID, args)
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 	}
 	var out *store.SubagentRun
 	var fnErr error
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		get, err := s.wstmt(ctx, tx, qGetSubagent)
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (s *Store) PruneOutbox(ctx context.Context, kind string, deliveredBefore ti
 		return 0, err
 	}
 	var n int64
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		query, args := qPruneOutbox, []any{deliveredBefore.UnixMilli()}
 		if kind != "" {
 			query, args = qPruneOutboxKind, []any{kind, deliveredBefore.UnixMilli()}

@@ -59,7 +59,7 @@ func turnStore(tb testing.TB, opts Options) (*Store, string, int) {
 			tb.Fatal(err)
 		}
 	}
-	if _, err := s.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := s.ckpt.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		tb.Fatal(err)
 	}
 	return s, path + "-wal", n
@@ -72,7 +72,7 @@ const turnKey, turnSID = "agent:main:main", "sid-warm"
 func walFrames(tb testing.TB, s *Store, path string) float64 {
 	tb.Helper()
 	var pageSize int64
-	if err := s.w.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+	if err := s.r.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
 		tb.Fatal(err)
 	}
 	fi, err := os.Stat(path)

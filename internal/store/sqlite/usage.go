@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -53,7 +52,7 @@ const (
 
 // runStatsTx counts r's messages (those of its session with its run id)
 // inside a write transaction, as the JSON stored in runs.stats.
-func (s *Store) runStatsTx(ctx context.Context, tx *sql.Tx, r *store.Run) ([]byte, error) {
+func (s *Store) runStatsTx(ctx context.Context, tx wtx, r *store.Run) ([]byte, error) {
 	var stats store.RunStats
 	if r.SessionID != "" {
 		q, err := s.wstmt(ctx, tx, qRunLines)

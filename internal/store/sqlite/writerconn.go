@@ -18,11 +18,12 @@ type writerConn struct {
 	begin, commit, rollback driver.StmtExecContext
 
 	// kept holds the statements prepared through PrepareContext and exec,
-	// by query, up to maxCachedStmts. database/sql calls the connection
-	// under its own lock, and exec runs on the committer only while its
-	// transaction holds the connection, so they never run at once.
+	// by query, up to maxCachedStmts. database/sql uses the connection
+	// only before the committer takes it out of the pool (Open's
+	// migrations) and after it hands it back (Close), so the two never
+	// run at once.
 	kept map[string]*keptStmt
-	// args serves exec.
+	// args serves exec and query.
 	args []driver.NamedValue
 }
 
@@ -109,8 +110,7 @@ func (w *writerConn) Close() error {
 // It does what database/sql would (the default argument conversion, then
 // the driver's exec) without the rest of database/sql's per-statement work:
 // a Stmt bound to the Tx, the connection's locks, a Result wrapper. Only
-// the committer's goroutine calls it, while its transaction holds the
-// connection (the pool has this one connection).
+// the goroutine that has the writer (see committer) calls it.
 func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver.Result, error) {
 	ds, err := w.PrepareContext(ctx, query)
 	if err != nil {
@@ -119,28 +119,108 @@ func (w *writerConn) exec(ctx context.Context, query string, args []any) (driver
 	if _, ok := ds.(*keptStmt); !ok {
 		defer ds.Close() // the cache is full
 	}
+	return w.execStmt(ctx, ds, args)
+}
+
+// execStmt runs ds, a statement of w that returns no rows, with args.
+func (w *writerConn) execStmt(ctx context.Context, ds driver.Stmt, args []any) (driver.Result, error) {
 	st, ok := ds.(driver.StmtExecContext)
 	if !ok {
 		return nil, fmt.Errorf("statement %T cannot execute with a context", ds)
 	}
-	named := w.args[:0]
-	for i, a := range args {
-		v, err := driver.DefaultParameterConverter.ConvertValue(a)
-		if err != nil {
-			return nil, fmt.Errorf("argument %d: %w", i+1, err)
-		}
-		named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
+	named, err := w.bind(args)
+	if err != nil {
+		return nil, err
 	}
-	w.args = named
 	res, err := st.ExecContext(ctx, named)
 	clear(named) // holds no argument past the statement
 	return res, err
 }
 
+// query runs query with args as exec does; the rows must be closed.
+func (w *writerConn) query(ctx context.Context, query string, args []any) (*wrows, error) {
+	ds, err := w.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows := new(wrows)
+	if _, ok := ds.(*keptStmt); !ok {
+		rows.stmt = ds // the cache is full: closed with the rows
+	}
+	if err := w.queryStmt(ctx, rows, ds, args); err != nil {
+		if rows.stmt != nil {
+			rows.stmt.Close()
+		}
+		return nil, err
+	}
+	return rows, nil
+}
+
+// queryStmt runs ds, a statement of w, with args, into rows.
+func (w *writerConn) queryStmt(ctx context.Context, rows *wrows, ds driver.Stmt, args []any) error {
+	st, ok := ds.(driver.StmtQueryContext)
+	if !ok {
+		return fmt.Errorf("statement %T cannot query with a context", ds)
+	}
+	named, err := w.bind(args)
+	if err != nil {
+		return err
+	}
+	// The driver binds the arguments before it returns: the rows keep
+	// none of named.
+	dr, err := st.QueryContext(ctx, named)
+	clear(named)
+	if err != nil {
+		return err
+	}
+	rows.rows = dr
+	return nil
+}
+
+// bind converts args as database/sql would (the default conversion) into
+// w.args, which the caller clears once the driver has them.
+func (w *writerConn) bind(args []any) ([]driver.NamedValue, error) {
+	named := w.args[:0]
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			clear(named)
+			return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		named = append(named, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	w.args = named
+	return named, nil
+}
+
+// beginTx begins a write transaction (BEGIN IMMEDIATE) for the committer.
+func (w *writerConn) beginTx(ctx context.Context) error {
+	_, err := w.begin.ExecContext(ctx, nil)
+	return err
+}
+
+// commitTx commits the open transaction; should COMMIT fail, the
+// transaction is rolled back (the connection must leave it either way),
+// as the driver's own Commit does.
+func (w *writerConn) commitTx() error {
+	_, err := w.commit.ExecContext(context.Background(), nil)
+	if err != nil {
+		// Fails harmlessly when COMMIT ended the transaction.
+		w.rollback.ExecContext(context.Background(), nil)
+	}
+	return err
+}
+
+// rollbackTx rolls the open transaction back.
+func (w *writerConn) rollbackTx() error {
+	_, err := w.rollback.ExecContext(context.Background(), nil)
+	return err
+}
+
 // BeginTx begins a write transaction (the writer's are all BEGIN
 // IMMEDIATE).
 func (w *writerConn) BeginTx(ctx context.Context, _ driver.TxOptions) (driver.Tx, error) {
-	if _, err := w.begin.ExecContext(ctx, nil); err != nil {
+	if err := w.beginTx(ctx); err != nil {
 		return nil, err
 	}
 	return writerTx{w}, nil
@@ -181,21 +261,9 @@ func (w *writerConn) ResetSession(ctx context.Context) error { return w.full().R
 func (w *writerConn) IsValid() bool                          { return w.full().IsValid() }
 func (w *writerConn) Ping(ctx context.Context) error         { return w.full().Ping(ctx) }
 
-// writerTx is a transaction of a writerConn.
+// writerTx is a transaction of a writerConn, as database/sql runs it
+// (the migrations, before the committer has the connection).
 type writerTx struct{ w *writerConn }
 
-// Commit commits; should COMMIT fail, the transaction is rolled back (the
-// connection must leave it either way), as the driver's own Commit does.
-func (t writerTx) Commit() error {
-	_, err := t.w.commit.ExecContext(context.Background(), nil)
-	if err != nil {
-		// Fails harmlessly when COMMIT ended the transaction.
-		t.w.rollback.ExecContext(context.Background(), nil)
-	}
-	return err
-}
-
-func (t writerTx) Rollback() error {
-	_, err := t.w.rollback.ExecContext(context.Background(), nil)
-	return err
-}
+func (t writerTx) Commit() error   { return t.w.commitTx() }
+func (t writerTx) Rollback() error { return t.w.rollbackTx() }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 
@@ -15,8 +14,8 @@ import (
 func TestWriterCommitFails(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	exec := func(q string) func(context.Context, *sql.Tx) error {
-		return func(ctx context.Context, tx *sql.Tx) error {
+	exec := func(q string) func(context.Context, wtx) error {
+		return func(ctx context.Context, tx wtx) error {
 			_, err := tx.ExecContext(ctx, q)
 			return err
 		}
@@ -33,7 +32,7 @@ func TestWriterCommitFails(t *testing.T) {
 		t.Fatalf("the write after a failed commit: %v", err)
 	}
 	var children, parents int
-	if err := s.w.QueryRow(`SELECT (SELECT count(*) FROM child), (SELECT count(*) FROM parent)`).Scan(&children, &parents); err != nil {
+	if err := s.r.QueryRow(`SELECT (SELECT count(*) FROM child), (SELECT count(*) FROM parent)`).Scan(&children, &parents); err != nil {
 		t.Fatal(err)
 	}
 	if children != 0 || parents != 1 {
@@ -48,9 +47,9 @@ func TestWriterCommitFails(t *testing.T) {
 func TestWriterPreparesAtFirstUse(t *testing.T) {
 	s := openTest(t, Options{})
 	ctx := context.Background()
-	w := s.wconn.Load()
-	if w == nil {
-		t.Fatal("no writer connection after Open")
+	var w *writerConn
+	if err := s.writeTx(ctx, func(_ context.Context, tx wtx) error { w = tx.w; return nil }); err != nil {
+		t.Fatal(err)
 	}
 	if len(w.kept) != 0 {
 		t.Fatalf("Open prepared %d writer statements, want none", len(w.kept))
