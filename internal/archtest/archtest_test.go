@@ -649,6 +649,7 @@ var forbiddenStd = map[string]struct {
 	// runtime/metrics builds its table of every metric in each process's
 	// init; runtime.MemStats has the few figures /metrics shows.
 	"internal/metrics": {"runtime/metrics costs init work in every start", []string{"runtime/metrics"}},
+	"internal/procs":   {"runtime/metrics costs init work in every start (the workers' wait serves)", []string{"runtime/metrics"}},
 }
 
 func TestForbiddenStdImports(t *testing.T) {

@@ -61,6 +61,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 	"github.com/switchboardhq/switchboard/internal/treebudget"
 	"github.com/switchboardhq/switchboard/internal/webui"
+	"github.com/switchboardhq/switchboard/internal/workers"
 )
 
 // Start loads the config, opens the store, recovers interrupted runs and
@@ -642,7 +643,7 @@ func (w *wiring) serve(ctx context.Context) error {
 	// The loops query the store at once: their stacks grow first (stackstart).
 	stackstart.Go(d.wg.Go, func() { d.readiness.Loop(loops, d.log) })
 	if opts.AdaptProcs && procs.Enabled() {
-		ctl := procs.New(d.log)
+		ctl := procs.New(workers.Waited, d.log)
 		d.wg.Go(func() { ctl.Run(loops) })
 	}
 	if d.cron != nil {

@@ -1,6 +1,6 @@
 // Package procs adapts the Go scheduler's parallelism (GOMAXPROCS) to the
 // gateway's load: one processor while one does, the runtime's default as
-// soon as goroutines queue for a processor.
+// soon as work queues for a processor.
 //
 // A conversation's turn passes between several goroutines: the
 // connection's reader, a request worker, the run, the connection's writer.
@@ -11,14 +11,18 @@
 // with one, and a lower latency). Under load one processor is not enough:
 // runnable goroutines wait for it.
 //
-// A Controller samples, every Interval, how long runnable goroutines waited
-// for a processor (runtime/metrics' /sched/latencies) and how much CPU the
-// process used. On one processor it raises to the default at the first
-// sample whose goroutines waited; on the default it lowers to one once the
-// load stayed calm and under one core for a while (see Policy). It starts
-// on one processor. The
-// runtime's default follows the container's CPU limit; while lowered it is
-// not followed until the next raise.
+// A Controller samples, every Interval, how long the gateway's tasks (its
+// requests and runs, handed to workers: workers.Waited) waited to start,
+// which they do as soon as a processor is free, and how much CPU the
+// process used. It starts on one processor. There it raises to the default
+// at the first sample in which tasks waited; on the default it lowers to
+// one once the load stayed calm and under one core for a while (see
+// Policy). The runtime's default follows the container's CPU limit; while
+// lowered it is not followed until the next raise.
+//
+// The wait is the workers' and not the runtime's own scheduling latencies
+// (runtime/metrics): that package's initialiser builds its table of every
+// metric in each process's start, CLI commands included.
 package procs
 
 import (
@@ -47,10 +51,8 @@ func Parallelism() int {
 
 // Sample is what the process did over one interval.
 type Sample struct {
-	// Waiting is the goroutine-seconds that runnable goroutines spent
-	// waiting for a processor per second of the interval, as the runtime
-	// samples it (it tracks one scheduling in eight): about an eighth of
-	// the mean number of goroutines waiting.
+	// Waiting is the seconds that tasks waited to start per second of
+	// the interval: the mean number of tasks waiting for a processor.
 	Waiting float64
 	// Cores is the CPU time the process used per second of the interval
 	// (user and system, every thread).
@@ -81,8 +83,9 @@ type Policy struct {
 }
 
 // DefaultPolicy is calibrated on bench/gateway (2 cores, 100 ms samples):
-// one client's warm turns wait 0.10–0.17 on either setting and use
-// 0.8–0.95 cores; 100 clients wait 4–13 on either.
+// on one processor, one client's warm turns have 0.06–0.08 tasks waiting
+// and use 0.7–0.9 cores, and 100 clients' first sample 1.8–13; on the
+// default, 100 clients have 2–13 waiting.
 var DefaultPolicy = Policy{Raise: 0.5, Calm: 0.25, MaxCores: 1.1, CalmSamples: 5, MaxCalmSamples: 600, RecentSamples: 300}
 
 // State is where a Policy stands between samples.
@@ -140,7 +143,7 @@ const (
 
 // reading is a source's cumulative figures at one instant.
 type reading struct {
-	wait float64   // sampled goroutine-seconds runnable goroutines waited
+	wait float64   // seconds tasks waited to start
 	cpu  float64   // CPU seconds the process used
 	at   time.Time // when
 }
@@ -170,10 +173,12 @@ func Enabled() bool {
 	return os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) > 1 && cpuSupported
 }
 
-// New returns a Controller of this process's scheduler. log (may be nil)
-// gets a debug line at each move.
-func New(log *slog.Logger) *Controller {
-	return &Controller{policy: DefaultPolicy, src: newRuntimeSource(), set: setProcs, log: log}
+// New returns a Controller of this process's scheduler. waited reports how
+// long the process's tasks have waited to start, in all (workers.Waited);
+// log (may be nil) gets a debug line at each move.
+func New(waited func() time.Duration, log *slog.Logger) *Controller {
+	return &Controller{policy: DefaultPolicy, src: &processSource{wait: waited, now: time.Now, cpu: processCPU},
+		set: setProcs, log: log}
 }
 
 // setProcs runs the scheduler on one processor, or on the runtime's

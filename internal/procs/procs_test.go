@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -98,21 +97,6 @@ func TestSampleOf(t *testing.T) {
 		if ok != tc.ok || math.Abs(got.Waiting-tc.want.Waiting) > 1e-9 || math.Abs(got.Cores-tc.want.Cores) > 1e-9 {
 			t.Errorf("%s: got %+v %v, want %+v %v", tc.name, got, ok, tc.want, tc.ok)
 		}
-	}
-}
-
-func TestHistogramSum(t *testing.T) {
-	inf := math.Inf(1)
-	h := &metrics.Float64Histogram{
-		Buckets: []float64{-inf, 0, 1, 3, inf},
-		Counts:  []uint64{2, 4, 1, 3},
-	}
-	// (-inf,0) at its edge 0: 0; [0,1) at 0.5: 2; [1,3) at 2: 2; [3,inf) at 3: 9.
-	if got := histogramSum(h); got != 13 {
-		t.Errorf("sum = %v, want 13", got)
-	}
-	if got := histogramSum(&metrics.Float64Histogram{Buckets: []float64{-inf, inf}, Counts: []uint64{5}}); got != 0 {
-		t.Errorf("a histogram without a finite edge sums to %v, want 0", got)
 	}
 }
 
@@ -219,34 +203,26 @@ func TestEnabledHonoursTheEnvironment(t *testing.T) {
 	}
 }
 
-// TestRuntimeSourceSeesQueueing checks the real source: goroutines that
-// take turns on one processor wait for it, and the reading grows.
-func TestRuntimeSourceSeesQueueing(t *testing.T) {
+// TestProcessSourceReadsCPU checks the source over the operating system:
+// the process's CPU time grows with work, and the wait is the function's.
+func TestProcessSourceReadsCPU(t *testing.T) {
 	if !cpuSupported {
 		t.Skip("no process CPU time on " + runtime.GOOS)
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	src := newRuntimeSource()
+	w := 3 * time.Second
+	src := &processSource{wait: func() time.Duration { return w }, now: time.Now, cpu: processCPU}
 	before, ok := src.read()
 	if !ok {
 		t.Fatal("read failed")
 	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for range 2000 {
-				spin(20 * time.Microsecond)
-				runtime.Gosched()
-			}
-		})
-	}
-	wg.Wait()
+	spin(20 * time.Millisecond)
+	w += 500 * time.Millisecond
 	after, ok := src.read()
 	if !ok {
 		t.Fatal("read failed")
 	}
-	if after.wait <= before.wait {
-		t.Errorf("waiting did not grow: %v then %v", before.wait, after.wait)
+	if before.wait != 3 || after.wait != 3.5 {
+		t.Errorf("waits %v, %v; want 3, 3.5", before.wait, after.wait)
 	}
 	if after.cpu <= before.cpu {
 		t.Errorf("CPU time did not grow: %v then %v", before.cpu, after.cpu)

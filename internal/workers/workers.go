@@ -6,7 +6,27 @@
 // costs (the worker is made runnable next on the caller's processor).
 package workers
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// waited is how long the tasks of every Pool waited between Go and their
+// start, in nanoseconds.
+var waited atomic.Int64
+
+// Waited returns how long the tasks of every Pool in the process have
+// waited, in all, between Go and the moment their worker began them: the
+// time a worker, idle or new, waited to be scheduled. It grows as fast as
+// tasks queue for a processor (package procs reads it).
+func Waited() time.Duration { return time.Duration(waited.Load()) }
+
+// task is a function handed to a worker, and when.
+type task struct {
+	fn func()
+	at time.Time
+}
 
 // Pool keeps up to a bounded number of idle workers. The zero value is not
 // usable; make one with New. The tasks themselves are their caller's to
@@ -15,7 +35,7 @@ type Pool struct {
 	max int
 
 	mu     sync.Mutex
-	idle   []chan func()
+	idle   []chan task
 	closed bool
 	// parked counts the workers waiting in idle; Close waits for them.
 	parked sync.WaitGroup
@@ -36,13 +56,14 @@ func (p *Pool) Go(fn func()) {
 		go fn()
 		return
 	}
+	t := task{fn, time.Now()}
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		ch := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		ch <- fn // buffered: never blocks
+		ch <- t // buffered: never blocks
 		return
 	}
 	closed := p.closed
@@ -51,16 +72,17 @@ func (p *Pool) Go(fn func()) {
 		go fn()
 		return
 	}
-	go p.work(fn)
+	go p.work(t)
 }
 
 // work runs fn and then the tasks handed to it while it is idle, until the
 // pool is full of idle workers or closed.
-func (p *Pool) work(fn func()) {
-	ch := make(chan func(), 1)
+func (p *Pool) work(t task) {
+	ch := make(chan task, 1)
 	for {
-		fn()
-		fn = nil // what the task held is not kept while idle
+		waited.Add(int64(time.Since(t.at)))
+		t.fn()
+		t = task{} // what the task held is not kept while idle
 		p.mu.Lock()
 		if p.closed || len(p.idle) >= p.max {
 			p.mu.Unlock()
@@ -77,7 +99,7 @@ func (p *Pool) work(fn func()) {
 		if !ok {
 			return
 		}
-		fn = next
+		t = next
 	}
 }
 

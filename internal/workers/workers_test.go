@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // goroutineID is the id of the calling goroutine, from its stack header
@@ -87,4 +88,31 @@ func TestGoWithoutWorkers(t *testing.T) {
 	nilPool.Go(func() { close(ran) })
 	<-ran
 	nilPool.Close()
+}
+
+// TestWaitedCountsTheWaitToStart: a task handed to a pool while the only
+// processor is busy waits until the caller lets it run, and Waited grows
+// by at least that wait, for a new worker and for an idle one alike.
+func TestWaitedCountsTheWaitToStart(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p, parks := newTestPool(1)
+	defer p.Close()
+	for _, worker := range []string{"new", "idle"} {
+		before := Waited()
+		started := make(chan struct{})
+		// A fresh time slice: the scheduler preempts a goroutine only
+		// after 10 ms of one, longer than the busy loop below.
+		runtime.Gosched()
+		p.Go(func() { close(started) })
+		// One processor, and this goroutine keeps it: the worker cannot
+		// start before the busy loop ends.
+		const busy = 5 * time.Millisecond
+		for end := time.Now().Add(busy); time.Now().Before(end); {
+		}
+		<-started
+		<-parks
+		if got := Waited() - before; got < busy {
+			t.Errorf("%s worker: Waited grew by %v, want at least %v", worker, got, busy)
+		}
+	}
 }
