@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/cli"
 	"github.com/switchboardhq/switchboard/internal/daemon"
 	"github.com/switchboardhq/switchboard/internal/doctor"
+	"github.com/switchboardhq/switchboard/internal/procs"
 	"github.com/switchboardhq/switchboard/internal/storage"
 
 	_ "github.com/switchboardhq/switchboard/internal/stackstart"
@@ -43,6 +44,7 @@ func main() {
 // the stop signal arrives, before the daemon shuts anything down (both are
 // developer's knobs for bench/gateway; see docs/benchmarks.md).
 func serve(ctx context.Context, o cli.ServeOptions) error {
+	procs.LowerAtStart() // the daemon's controller raises it under load
 	if path := os.Getenv("SWITCHBOARD_MEMPROFILE"); path != "" {
 		var stop func()
 		ctx, stop = heapProfileAtStop(ctx, path)

@@ -3,6 +3,7 @@ package procs
 import (
 	"context"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -249,6 +250,13 @@ func TestParallelismWhileLowered(t *testing.T) {
 	}
 	if got := Parallelism(); got != def {
 		t.Errorf("Parallelism while lowered = %d, want the default %d", got, def)
+	}
+	setProcs(true) // again, as Run does after LowerAtStart
+	if got := Parallelism(); got != def {
+		t.Errorf("Parallelism after a second lower = %d, want the default %d", got, def)
+	}
+	if def > 1 && cpuSupported && os.Getenv("GOMAXPROCS") == "" && !Enabled() {
+		t.Error("not Enabled once lowered")
 	}
 	setProcs(false)
 	if got := runtime.GOMAXPROCS(0); got != def {
