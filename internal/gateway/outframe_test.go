@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
@@ -137,5 +141,96 @@ func TestAnswerWakesTheWriterOnce(t *testing.T) {
 	}
 	if len(c.queue) != 2 || !bytes.Contains(c.queue[0].raw, []byte(`"type":"res"`)) {
 		t.Fatalf("queue = %d frames, want the response, then the event", len(c.queue))
+	}
+}
+
+// signallingConn is a socket that reports each write and fails the writes
+// after stopAfter of them (ending the writer's loop).
+type signallingConn struct {
+	net.Conn
+	mu        sync.Mutex
+	writes    [][]byte
+	stopAfter int
+	wrote     chan struct{}
+}
+
+var errTestSocketClosed = errors.New("test socket closed")
+
+func (c *signallingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.writes) >= c.stopAfter {
+		return 0, errTestSocketClosed
+	}
+	c.writes = append(c.writes, bytes.Clone(p))
+	c.wrote <- struct{}{}
+	return len(p), nil
+}
+
+// TestWriterLetsReadyGoroutinesQueueFirst: on one processor, a frame
+// queued by a goroutine that was ready to run when the writer was woken
+// leaves in the same write as the frame that woke it, as a chat.send's
+// answer and the first events of the run it started do. (The scheduler
+// takes the writer back first when its periodic look at the global run
+// queue falls on that moment, about one time in 61: most rounds, not all,
+// must join.)
+func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := &Server{}
+	s.cfg.MaxBufferedBytes = 1 << 20
+	sock := &signallingConn{stopAfter: 1 << 20, wrote: make(chan struct{}, 2)}
+	// The writer ends on a failed write, through cancel; its context
+	// (which would close the WebSocket, which this test has not) never
+	// ends.
+	ended := make(chan error, 1)
+	c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: context.Background(), cancel: func(err error) { ended <- err },
+		wake: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop()
+	}()
+	const rounds = 20
+	joined := 0
+	for range rounds {
+		// The only processor passes to the writer, which finds nothing
+		// queued and waits for a wake-up.
+		runtime.Gosched()
+		sock.mu.Lock()
+		before := len(sock.writes)
+		sock.mu.Unlock()
+		// A run made ready before its answer wakes the writer: the
+		// writer, readied last, is the one the scheduler would run next.
+		queued := make(chan struct{})
+		go func() {
+			c.enqueue(eventHead("agent", true), false)
+			close(queued)
+		}()
+		c.enqueue([]byte(`{"type":"res","id":"1","ok":true}`), false)
+		<-queued
+		<-sock.wrote
+		sock.mu.Lock()
+		first := sock.writes[before]
+		sock.mu.Unlock()
+		if !bytes.Contains(first, []byte(`"type":"res"`)) {
+			t.Fatalf("the first write holds %q, want the answer first", first)
+		}
+		if bytes.Contains(first, []byte(`"event":"agent"`)) {
+			joined++
+		} else {
+			<-sock.wrote // the event, alone
+		}
+	}
+	if joined < rounds*3/4 {
+		t.Errorf("the answer and the run's event left in one write in %d of %d rounds, want most", joined, rounds)
+	}
+	// End the writer: its next write fails.
+	sock.mu.Lock()
+	sock.stopAfter = len(sock.writes)
+	sock.mu.Unlock()
+	c.enqueue([]byte(`{"type":"res","id":"2","ok":true}`), false)
+	<-done
+	if err := <-ended; !errors.Is(err, errTestSocketClosed) {
+		t.Errorf("the writer ended with %v", err)
 	}
 }
