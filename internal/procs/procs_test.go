@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func TestControllerMovesAndRestores(t *testing.T) {
 	<-done
 	// Lowered at the start, raised, lowered again, the default restored at
 	// the end.
-	if want := []bool{true, false, true, false}; !equal(sets, want) {
+	if want := []bool{true, false, true, false}; !slices.Equal(sets, want) {
 		t.Errorf("sets %v, want %v", sets, want)
 	}
 }
@@ -179,22 +180,10 @@ func TestControllerSkipsFailedReads(t *testing.T) {
 	defer cancel()
 	go c.Run(ctx)
 	tick <- time.Time{} // a reading, but none before it: no sample
-	tick <- time.Time{} // the first whole interval: goroutines waited
+	tick <- time.Time{} // the first whole interval: tasks waited
 	if st := <-moved; st.Low {
 		t.Errorf("state after the first whole interval: %+v, want the default", st)
 	}
-}
-
-func equal(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestEnabledHonoursTheEnvironment(t *testing.T) {
