@@ -314,32 +314,10 @@ func logStarted(log *slog.Logger, run *store.Run) {
 		slog.String("runId", run.RunID), slog.String("sessionKey", run.SessionKey), slog.String("agentId", run.AgentID))
 }
 
-// quickRun is the duration under which a run that ended ok logs its end
-// at DEBUG: as the reference logs a model call's start and its successful
-// answer under one second at debug, and a slower or failed one at info.
-// Runs against a remote model take longer; an instant model's (the
-// offline one, a cache) would fill the log with a line per turn.
-const quickRun = time.Second
-
-// endedLevel is the level of a run's end line: INFO, but DEBUG for a run
-// that ended ok in under quickRun.
-func endedLevel(fin *store.Run) slog.Level {
-	if fin.Status == store.RunOK && !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() &&
-		fin.EndedAt.Sub(fin.StartedAt) < quickRun {
-		return slog.LevelDebug
-	}
-	return slog.LevelInfo
-}
-
-// logEnded logs a run's one end line (at endedLevel). Its attributes are
-// typed and in an array of their own: no []any grown past its first size,
-// no boxed numbers; a dropped line makes none of them.
+// logEnded logs a run's one INFO line. Its attributes are typed and in an
+// array of their own: no []any grown past its first size, no boxed
+// numbers.
 func logEnded(log *slog.Logger, fin *store.Run) {
-	level := endedLevel(fin)
-	ctx := context.Background()
-	if !log.Enabled(ctx, level) {
-		return
-	}
 	var buf [9]slog.Attr
 	attrs := append(buf[:0], slog.String("runId", fin.RunID), slog.String("sessionKey", fin.SessionKey),
 		slog.String("agentId", fin.AgentID), slog.String("status", string(fin.Status)),
@@ -351,7 +329,7 @@ func logEnded(log *slog.Logger, fin *store.Run) {
 	if fin.Error != "" {
 		attrs = append(attrs, slog.String("error", fin.Error))
 	}
-	log.LogAttrs(ctx, level, "run ended", attrs...)
+	log.LogAttrs(context.Background(), slog.LevelInfo, "run ended", attrs...)
 }
 
 // finish records the terminal state, wakes waiters and emits lifecycle end.

@@ -34,17 +34,15 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestRunEndedLogLine: a run's one end line names the run, session,
+// TestRunEndedLogLine: a run's one INFO line names the run, session,
 // agent, status, tokens and duration, in that order, with numbers as
-// numbers (this run ends ok at once: a DEBUG line, see endedLevel).
+// numbers.
 func TestRunEndedLogLine(t *testing.T) {
 	var out lockedBuffer
 	reply := textReply("logged")
 	h := newHarness(t, func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
 		return reply, nil
-	}, func(c *Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	}, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&out, nil)) })
 	h.submit(Input{RunID: "run-log", Message: "hi"})
 	h.wait("run-log")
 	var line string
@@ -79,7 +77,7 @@ func TestRunEndedLogLine(t *testing.T) {
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("keys %q, want %q", got, want)
 	}
-	if vals["level"] != "DEBUG" || vals["runId"] != "run-log" || vals["sessionKey"] != "agent:main:main" || vals["agentId"] != "main" ||
+	if vals["runId"] != "run-log" || vals["sessionKey"] != "agent:main:main" || vals["agentId"] != "main" ||
 		vals["status"] != "ok" || vals["inputTokens"] != json.Number("10") || vals["outputTokens"] != json.Number("3") {
 		t.Errorf("line %s", line)
 	}
@@ -88,47 +86,9 @@ func TestRunEndedLogLine(t *testing.T) {
 	}
 }
 
-// TestRunEndedLevel: a run that ended ok in under a second logs its end at
-// DEBUG; a slower one, one that failed, was aborted or timed out, and one
-// without both times, at INFO. At INFO a quick run's line is not made.
-func TestRunEndedLevel(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	for _, tc := range []struct {
-		name   string
-		status store.RunStatus
-		start  time.Time
-		took   time.Duration
-		want   slog.Level
-	}{
-		{"ok and quick", store.RunOK, t0, 999 * time.Millisecond, slog.LevelDebug},
-		{"ok in a second", store.RunOK, t0, time.Second, slog.LevelInfo},
-		{"ok and slow", store.RunOK, t0, 40 * time.Second, slog.LevelInfo},
-		{"error", store.RunError, t0, time.Millisecond, slog.LevelInfo},
-		{"aborted", store.RunAborted, t0, time.Millisecond, slog.LevelInfo},
-		{"timeout", store.RunTimeout, t0, time.Millisecond, slog.LevelInfo},
-		{"never started", store.RunOK, time.Time{}, 0, slog.LevelInfo},
-	} {
-		fin := &store.Run{RunID: "r", Status: tc.status, StartedAt: tc.start, EndedAt: t0.Add(tc.took)}
-		if got := endedLevel(fin); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-		var out lockedBuffer
-		logEnded(slog.New(slog.NewJSONHandler(&out, nil)), fin) // INFO
-		if logged := strings.Contains(out.String(), `"msg":"run ended"`); logged != (tc.want == slog.LevelInfo) {
-			t.Errorf("%s: logged at INFO %v, want %v", tc.name, logged, tc.want == slog.LevelInfo)
-		}
-	}
-	quick := &store.Run{RunID: "r", Status: store.RunOK, StartedAt: t0, EndedAt: t0.Add(time.Millisecond)}
-	info := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	if n := testing.AllocsPerRun(50, func() { logEnded(info, quick) }); n != 0 {
-		t.Errorf("a dropped end line made %v allocations, want 0", n)
-	}
-}
-
-// BenchmarkRunEndedLog is a run's "run ended" line through a JSON handler
-// (at DEBUG, which this quick run's line is).
+// BenchmarkRunEndedLog is a run's "run ended" line through a JSON handler.
 func BenchmarkRunEndedLog(b *testing.B) {
-	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	now := time.Now()
 	fin := &store.Run{RunID: "c12-3456", SessionKey: "agent:main:load-12", AgentID: "main", Status: store.RunOK,
 		Usage: transcript.Usage{Input: 1200, Output: 420, TotalTokens: 1620}, StartedAt: now, EndedAt: now.Add(1500 * time.Microsecond)}
