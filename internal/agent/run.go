@@ -175,9 +175,9 @@ func (r *Runner) started(cancel context.CancelCauseFunc, run *store.Run, stored 
 	for _, m := range stored {
 		r.windows.appended(m)
 	}
-	// One line per run ("run ended", which names the agent too, at the
-	// level endedLevel picks): the start is DEBUG, its two writes
-	// (console and log file) were 2% of a warm turn's CPU.
+	// One INFO line per run ("run ended" below, which names the agent
+	// too): the start is DEBUG, its two writes (console and log file)
+	// were 2% of a warm turn's CPU.
 	logStarted(r.log, run)
 	r.setLive(run.RunID)
 	st := &runState{run: run, spawnedBy: sess.SpawnedBy, cancel: cancel, step: in.Step}
