@@ -6,13 +6,16 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/client"
 )
 
 // TestSchedulerFollowsTheLoad: a ready gateway runs on one scheduler
-// processor (package procs), concurrent turns move it to the default once
-// they queue for that processor, and it returns to one when they stop.
+// processor (package procs), turns that queue for that processor move it
+// to the default, and it returns to one when they stop.
 func TestSchedulerFollowsTheLoad(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: the gateway's default is one processor, nothing to move")
@@ -32,38 +35,44 @@ func TestSchedulerFollowsTheLoad(t *testing.T) {
 		return len(m) == 1 && strings.Contains(m[0], "processors=1 ")
 	})
 
-	// Sixteen clients send turns (the built-in model answers at once)
-	// until the gateway leaves one processor.
+	// Bursts of turns on many sessions at once, sent without waiting for
+	// their runs: the gateway's requests and runs queue for its one
+	// processor however slowly this (race-enabled) test process sends, and
+	// it moves to the default.
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 16 {
-		c := g.dial(t)
-		wg.Go(func() {
-			for n := 0; ctx.Err() == nil; n++ {
-				id := fmt.Sprintf("load-%d-%d", i, n)
-				var out map[string]any
-				if err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": fmt.Sprintf("agent:main:load-%d", i), "message": "hello", "idempotencyKey": id}, &out); err != nil {
-					if ctx.Err() == nil {
-						errs <- err
-					}
-					return
-				}
-				if err := c.Call(ctx, "agent.wait", map[string]any{"runId": id, "timeoutMs": 30000}, &out); err != nil {
-					if ctx.Err() == nil {
-						errs <- err
-					}
-					return
-				}
-			}
-		})
-	}
 	stop := func() {
 		cancel()
 		wg.Wait()
 	}
 	defer stop()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	clients := make([]*client.Client, 8)
+	for i := range clients {
+		clients[i] = g.dial(t)
+	}
+	errs := make(chan error, 1)
+	var sent atomic.Int64
+	burst := func() {
+		for i, c := range clients {
+			for j := range 25 {
+				wg.Go(func() {
+					n := sent.Add(1)
+					var out map[string]any
+					err := c.Call(ctx, "chat.send", map[string]any{"sessionKey": fmt.Sprintf("agent:main:load-%d-%d", i, j),
+						"message": "hello", "idempotencyKey": fmt.Sprintf("load-%d", n)}, &out)
+					if err != nil && ctx.Err() == nil {
+						select {
+						case errs <- err:
+						default:
+						}
+					}
+				})
+			}
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		burst()
+		wg.Wait()
 		m := moves()
 		if len(m) >= 2 {
 			if strings.Contains(m[1], "processors=1 ") {
@@ -73,7 +82,7 @@ func TestSchedulerFollowsTheLoad(t *testing.T) {
 		}
 		select {
 		case err := <-errs:
-			t.Fatalf("turn failed: %v", err)
+			t.Fatalf("chat.send failed: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
