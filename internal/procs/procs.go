@@ -65,7 +65,7 @@ type Policy struct {
 	// Raise is the Waiting at or above which one processor is not enough:
 	// the next sample on one processor with as much raises to the default.
 	Raise float64
-	// Calm is the Waiting under which the default's goroutines are calm.
+	// Calm is the Waiting under which the default's tasks are calm.
 	Calm float64
 	// MaxCores is the load, in cores, under which one processor would do.
 	MaxCores float64
@@ -216,7 +216,7 @@ func (c *Controller) Run(ctx context.Context) {
 		tick = ticker.C
 	}
 	// The daemon starts this once it is ready, with nothing to do yet:
-	// on one processor, which the first sample with goroutines waiting
+	// on one processor, which the first sample with tasks waiting
 	// leaves.
 	var (
 		st    = State{Low: true}
