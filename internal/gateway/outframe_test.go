@@ -170,10 +170,14 @@ func (c *signallingConn) Write(p []byte) (int, error) {
 // TestWriterLetsReadyGoroutinesQueueFirst: on one processor, a frame
 // queued by a goroutine that was ready to run when the writer was woken
 // leaves in the same write as the frame that woke it, as a chat.send's
-// answer and the first events of the run it started do. (The scheduler
-// takes the writer back first when its periodic look at the global run
-// queue falls on that moment, about one time in 61: most rounds, not all,
-// must join.)
+// answer and the first events of the run it started do. Not every round
+// joins: the scheduler takes the writer back first when its periodic look
+// at the global run queue falls on that moment (about one time in 61), and
+// on a loaded machine, where this process's thread waits for a CPU, when
+// the monitor preempts a goroutine it finds running too long (14 of 20
+// rounds joined beside two busy loops and another test binary). Without
+// the writer's yield, 0–1 of 20 join: half of 60 rounds tells the two
+// apart with a wide margin either way.
 func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	s := &Server{}
@@ -190,7 +194,7 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 		defer close(done)
 		c.writeLoop()
 	}()
-	const rounds = 20
+	const rounds = 60
 	joined := 0
 	for range rounds {
 		// The only processor passes to the writer, which finds nothing
@@ -221,8 +225,8 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 			<-sock.wrote // the event, alone
 		}
 	}
-	if joined < rounds*3/4 {
-		t.Errorf("the answer and the run's event left in one write in %d of %d rounds, want most", joined, rounds)
+	if joined < rounds/2 {
+		t.Errorf("the answer and the run's event left in one write in %d of %d rounds, want at least half", joined, rounds)
 	}
 	// End the writer: its next write fails.
 	sock.mu.Lock()
