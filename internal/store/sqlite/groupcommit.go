@@ -87,6 +87,11 @@ type committer struct {
 
 	shared atomic.Int64 // commits that carried more than one body
 	taken  atomic.Int64 // bodies the committer's goroutine ran (tests)
+	yields atomic.Int64 // leads that yielded before taking the queue (tests)
+
+	// gate decides whether a lead yields first; only the goroutine that
+	// has the writer (busy) uses it.
+	gate yieldGate
 
 	// ran, when set, is told how many bodies each batch carried, after
 	// the batch, and given the writer's connection outside any
@@ -245,9 +250,14 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx wtx
 // lead runs first on the caller's goroutine, in one batch with the bodies
 // handed in by the goroutines that were ready to run (the yield lets them):
 // the caller does what the committer's goroutine would have done, without
-// the hand-over.
+// the hand-over. The yield is skipped while yields bring no company
+// (yieldGate).
 func (c *committer) lead(first *writeReq) {
-	runtime.Gosched()
+	yielded := c.gate.yield()
+	if yielded {
+		c.yields.Add(1)
+		runtime.Gosched()
+	}
 	var buf [8]*writeReq
 	batch := append(buf[:0], first)
 	c.mu.Lock()
@@ -257,8 +267,9 @@ func (c *committer) lead(first *writeReq) {
 	if c.ran != nil {
 		c.ran(len(batch), wtx{c.w})
 	}
+	shared := len(batch) > 1
 	clear(batch)
-	c.release()
+	c.release(func(queued bool) { c.gate.observe(yielded, shared, queued) })
 }
 
 // takeLocked moves queued bodies to batch, up to maxBatch in all.
@@ -272,15 +283,63 @@ func (c *committer) takeLocked(batch []*writeReq) []*writeReq {
 }
 
 // release ends a body or batch: the writer is free, and the goroutine is
-// woken for the bodies that queued meanwhile.
-func (c *committer) release() {
+// woken for the bodies that queued meanwhile. observe (may be nil) is told
+// whether any did, while the writer is still the caller's.
+func (c *committer) release(observe func(queued bool)) {
 	c.mu.Lock()
+	queued := len(c.queue) > 0
+	if observe != nil {
+		observe(queued)
+	}
 	c.busy = false
-	if len(c.queue) > 0 {
+	if queued {
 		c.signal()
 	}
 	c.cond.Broadcast()
 	c.mu.Unlock()
+}
+
+// yieldGate decides whether a lead yields before it takes the queue. The
+// yield lets the goroutines that are ready to run hand in their bodies
+// first, so that under load one commit carries many; with one session
+// at a time nothing is ready but the connection's writer, which then
+// writes the turn's events so far on its own, and the run's final goes in
+// a second write after the commit. So after fruitlessToSkip yields in a
+// row that brought no company, leads stop yielding, except every
+// probeEvery-th; a batch of several bodies, or a body queued while one
+// committed, brings the yields back at once.
+type yieldGate struct {
+	fruitless int // yields in a row that brought no company, up to fruitlessToSkip
+	skipped   int // leads since the last yield while skipping
+}
+
+const (
+	fruitlessToSkip = 8
+	probeEvery      = 16
+)
+
+// yield reports whether the next lead yields first.
+func (g *yieldGate) yield() bool {
+	if g.fruitless < fruitlessToSkip {
+		return true
+	}
+	g.skipped++
+	if g.skipped >= probeEvery {
+		g.skipped = 0
+		return true
+	}
+	return false
+}
+
+// observe records how a batch went: whether its lead yielded, whether it
+// carried several bodies, and whether bodies queued while it ran.
+func (g *yieldGate) observe(yielded, shared, queued bool) {
+	switch {
+	case shared || queued:
+		g.fruitless, g.skipped = 0, 0
+	case yielded && g.fruitless < fruitlessToSkip:
+		g.fruitless++
+	}
 }
 
 // signal wakes the goroutine, unless a wake is pending already.
@@ -317,7 +376,8 @@ func (c *committer) loop() {
 			c.ran(len(batch), wtx{c.w})
 		}
 		clear(batch)
-		c.release()
+		// Bodies that queued while the writer was busy: company for leads.
+		c.release(func(bool) { c.gate.observe(true, true, true) })
 	}
 }
 

@@ -192,3 +192,99 @@ func TestIdleWriterRunsOnCaller(t *testing.T) {
 		t.Errorf("rows = %d (%v), want 20", rows, err)
 	}
 }
+
+// TestYieldGate checks when a lead yields first: at first and while yields
+// bring company, not after fruitlessToSkip yields in a row that brought
+// none (but every probeEvery-th lead), and at once again after a shared
+// batch or a body that queued meanwhile.
+func TestYieldGate(t *testing.T) {
+	var g yieldGate
+	lead := func(shared, queued bool) bool {
+		y := g.yield()
+		g.observe(y, shared, queued)
+		return y
+	}
+	for i := range fruitlessToSkip {
+		if !lead(false, false) {
+			t.Fatalf("lead %d did not yield: fewer than %d fruitless yields so far", i, fruitlessToSkip)
+		}
+	}
+	for round := range 3 {
+		for i := range probeEvery - 1 {
+			if lead(false, false) {
+				t.Fatalf("round %d, lead %d yielded after %d fruitless yields", round, i, fruitlessToSkip)
+			}
+		}
+		if !lead(false, false) {
+			t.Fatalf("round %d: the probe lead did not yield", round)
+		}
+	}
+	lead(false, false) // skipping: no yield, and company shows all the same
+	g.observe(false, false, true)
+	if !lead(false, false) {
+		t.Fatal("no yield right after a body queued while one committed")
+	}
+	for range fruitlessToSkip + probeEvery {
+		lead(false, false)
+	}
+	g.observe(true, true, false) // the committer's goroutine ran a batch
+	for i := range fruitlessToSkip {
+		if !lead(false, false) {
+			t.Fatalf("lead %d after a shared batch did not yield", i)
+		}
+	}
+}
+
+// TestLeadYieldsOnlyForCompany checks the yield of a lead on the writer:
+// bodies handed in one after the other stop yielding after
+// fruitlessToSkip leads (only the probes do), and bodies that queue behind
+// a busy writer bring the yield back for the next lead.
+func TestLeadYieldsOnlyForCompany(t *testing.T) {
+	s := openTest(t, Options{})
+	ctx := context.Background()
+	body := func(ctx context.Context, tx wtx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS kv (k INTEGER PRIMARY KEY)`)
+		return err
+	}
+	c := s.commits
+	const n = 200
+	before := c.yields.Load()
+	for range n {
+		if err := s.writeTx(ctx, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The gate may have started anywhere (Open writes too): at most the
+	// fruitless yields, and a probe in every probeEvery leads after them.
+	if got, most := c.yields.Load()-before, int64(fruitlessToSkip+n/probeEvery+1); got > most {
+		t.Fatalf("%d of %d leads one after the other yielded, want at most %d", got, n, most)
+	}
+
+	// Hold the writer; a second body queues behind it and is run by the
+	// committer's goroutine: the next lead yields again.
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { close(started); <-release; return nil }); err != nil {
+			t.Error(err)
+		}
+	})
+	<-started
+	queued := make(chan error, 1)
+	go func() { queued <- s.writeTx(ctx, body) }()
+	for c.reqsWaiting() == 0 {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if err := <-queued; err != nil {
+		t.Fatal(err)
+	}
+	before = c.yields.Load()
+	if err := s.writeTx(ctx, body); err != nil {
+		t.Fatal(err)
+	}
+	if c.yields.Load() == before {
+		t.Fatal("the lead after a queued body did not yield")
+	}
+}
