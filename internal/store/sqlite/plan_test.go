@@ -30,6 +30,11 @@ func TestQueryPlans(t *testing.T) {
 		{"history tail", sqlstore.HistoryTail, []any{"x", 10, 50}, "sqlite_autoindex_messages_1"},
 		{"history all", sqlstore.HistoryAll, []any{"x", 10}, "sqlite_autoindex_messages_1"},
 		{"last entry", qLastEntry, []any{"x"}, "sqlite_autoindex_messages_1"},
+		{"history run tail", sqlstore.SQLite.HistoryStmts()[0], []any{"x", "r", 10, 50}, "sqlite_autoindex_messages_1 (session_id=? AND seq>? AND seq<?)"}, // no index by run (migration 16)
+		{"history run all", sqlstore.SQLite.HistoryStmts()[1], []any{"x", "r", 10}, "sqlite_autoindex_messages_1 (session_id=? AND seq>? AND seq<?)"},
+		{"run lines", qRunLines, []any{"x", "r"}, "sqlite_autoindex_messages_1 (session_id=? AND seq>?)"},
+		{"next seq", qInsertRun, []any{"r", "k", "x", "", "", "ok", nil, 0, 0, 0, "", "", "{}"}, "sqlite_autoindex_messages_1 (session_id=?)"},
+		{"unbound live runs", qUnboundLiveRuns, []any{"x"}, "runs_live"},
 		{"count", sqlstore.CountMessages, []any{"x"}, "sqlite_autoindex_messages_1"},
 		{"running", qRunning, nil, "runs_live"},
 		{"abort sessions", qAbortSessions, nil, "runs_live"},

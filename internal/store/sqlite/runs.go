@@ -13,12 +13,33 @@ import (
 )
 
 const (
-	qGetRun    = sqlstore.GetRun
-	qInsertRun = sqlstore.InsertRun
-	qUpdateRun = sqlstore.UpdateRun
+	qGetRun = sqlstore.GetRun
 
-	// qStartRun starts a queued run, and only a queued one.
-	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3
+	// qInsertRun is sqlstore.InsertRun that also sets first_seq
+	// (sqlstore.RunFrom): every message of the run comes after the last
+	// of its transcript when the row is inserted (OpenRun inserts the row
+	// before the run's input).
+	qInsertRun = `INSERT INTO runs (` + sqlstore.RunCols + `, first_seq)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ` + nextSeq3 + `)
+		ON CONFLICT (run_id) DO NOTHING`
+
+	// nextSeq3 is the seq the next entry of transcript ?3 gets.
+	nextSeq3 = `COALESCE((SELECT MAX(seq) FROM messages WHERE session_id = ?3), 0) + 1`
+
+	// qUpdateRun is sqlstore.UpdateRun, which forgets first_seq (0:
+	// unknown) when the run moves to another transcript. (The right-hand
+	// sides of an UPDATE see the row as it was.)
+	qUpdateRun = `UPDATE runs SET session_key = ?2, session_id = ?3, agent_id = ?4,
+		lane = ?5, status = ?6, input = ?7, created_at = ?8, started_at = ?9,
+		ended_at = ?10, error = ?11, stop_reason = ?12, usage = ?13,
+		first_seq = CASE WHEN session_id = ?3 THEN first_seq ELSE 0 END
+		WHERE run_id = ?1`
+
+	// qStartRun starts a queued run, and only a queued one; a run that
+	// starts in another transcript than it was queued for takes that
+	// transcript's next seq for first_seq.
+	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3,
+		first_seq = CASE WHEN session_id = ?3 THEN first_seq ELSE ` + nextSeq3 + ` END
 		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + sqlstore.RunCols
 
 	// qEndRun records the end of a live run and its message counts.

@@ -248,6 +248,22 @@ CREATE INDEX sessions_label ON sessions (label, updated_at DESC, key) WHERE labe
 	// entry in it (a page of the end's WAL append). A listing by kind
 	// walks sessions_updated and keeps the rows of the kind.
 	`DROP INDEX sessions_kind`,
+	// 16: no index by run. messages_run took a page of every turn's two
+	// WAL appends (its entries of a session are in run id order, so a
+	// turn's two messages went to a random page, and often a third on a
+	// split). A run's messages are now found from its first_seq on, along
+	// the primary key (sqlstore.RunFrom): the seq of its first message, or
+	// of the next entry of its transcript when it has none yet (first_seq
+	// is a lower bound; 0 bounds nothing).
+	`
+ALTER TABLE runs ADD COLUMN first_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET first_seq = COALESCE(
+	(SELECT MIN(seq) FROM messages WHERE messages.session_id = runs.session_id AND messages.run_id = runs.run_id),
+	(SELECT MAX(seq) FROM messages WHERE messages.session_id = runs.session_id) + 1,
+	1)
+	WHERE session_id != '';
+DROP INDEX messages_run;
+`,
 }
 
 // schemaVersion is the version this binary migrates to.

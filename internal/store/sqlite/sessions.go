@@ -15,6 +15,11 @@ const (
 	qDeleteSession    = sqlstore.DeleteSession
 	qSessionIDInUse   = sqlstore.SessionIDInUse
 	qDeleteTranscript = sqlstore.DeleteTranscript
+
+	// qUnboundLiveRuns forgets the first_seq of the live runs of
+	// transcript ? (sqlstore.RunFrom), whose seqs start over once it is
+	// deleted: a run that goes on writing there numbers from 1 again.
+	qUnboundLiveRuns = `UPDATE runs SET first_seq = 0 WHERE ` + sqlstore.LiveRuns + ` AND session_id = ?`
 )
 
 // The key class is written with the row and never changes: the key is the
@@ -197,7 +202,10 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 			return err
 		}
 		s.memo.forgetTranscript(sid)
-		_, err = delT.ExecContext(ctx, sid)
+		if _, err = delT.ExecContext(ctx, sid); err != nil {
+			return err
+		}
+		_, err = s.wexec(ctx, tx, qUnboundLiveRuns, sid)
 		return err
 	}, func() { s.sessions.drop(key) })
 	if err != nil {

@@ -40,10 +40,11 @@ func (s *Store) UsageByDay(ctx context.Context, from, to time.Time, zoneOffset t
 }
 
 const (
-	// qRunLines reads what RunStats counts of a run's messages (over
-	// messages_run): every role, the lines of those it reads.
+	// qRunLines reads what RunStats counts of a run's messages (from the
+	// run's first_seq on, sqlstore.RunFrom): every role, the lines of
+	// those it reads.
 	qRunLines = `SELECT role, CASE WHEN role IN ('assistant', 'toolResult', 'tool') THEN line ELSE '' END
-		FROM messages WHERE session_id = ? AND run_id = ?`
+		FROM messages WHERE session_id = ?1 AND run_id = ?2 AND ` + sqlstore.RunFrom
 	// qRunsUsage reads finished runs by their end (runs_ended).
 	qRunsUsage = `SELECT run_id, session_key, agent_id, ended_at, usage, stats FROM runs
 		WHERE ended_at >= ? AND ended_at < ? AND ended_at > 0 AND (? = '' OR agent_id = ?) AND (? = '' OR session_key = ?)

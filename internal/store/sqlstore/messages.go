@@ -165,6 +165,33 @@ func (r *MessageRows) Append(args []any, m *store.Message) ([]any, error) {
 // them.
 var HistoryStmts = [4]string{HistoryRunTail, HistoryRunAll, HistoryTail, HistoryAll}
 
+// RunFrom is the SQLite condition that bounds a read of run ?2's messages
+// in transcript ?1 below by the run's first_seq (a lower bound of the seqs
+// of its messages there, kept on its row; 0 when unknown), so that the
+// read walks the primary key from the run's first message on: SQLite has
+// no index by run (schema 16), which saved a page of the WAL append per
+// message. A run of another transcript, or none, bounds nothing.
+const RunFrom = `seq >= COALESCE((SELECT first_seq FROM runs WHERE run_id = ?2 AND session_id = ?1), 0)`
+
+// HistoryStmts returns History's statements in d, in the order HistoryStmt
+// picks them: SQLite's reads by run are bounded by RunFrom.
+func (d Dialect) HistoryStmts() [4]string {
+	if d != SQLite {
+		out := HistoryStmts
+		for i, s := range out {
+			out[i] = d.Q(s)
+		}
+		return out
+	}
+	return [4]string{
+		`SELECT ` + MessageCols + ` FROM messages
+		WHERE session_id = ?1 AND run_id = ?2 AND seq < ?3 AND ` + RunFrom + ` ORDER BY seq DESC LIMIT ?4`,
+		`SELECT ` + MessageCols + ` FROM messages
+		WHERE session_id = ?1 AND run_id = ?2 AND seq < ?3 AND ` + RunFrom + ` ORDER BY seq`,
+		HistoryTail, HistoryAll,
+	}
+}
+
 // HistoryStmt picks the statement of store.Store's History for opts: its
 // index in HistoryStmts and its arguments.
 func HistoryStmt(sessionID string, opts store.HistoryOptions) (int, []any) {

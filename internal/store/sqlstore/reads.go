@@ -68,9 +68,7 @@ func NewReads(c ReadConfig) Reads {
 		countMessages: q(CountMessages), sessionsByID: q(SessionsByID),
 		dueCronJobs: c.Dialect.DueCronJobs(), openA2ATasks: c.Dialect.OpenA2ATasks(),
 	}
-	for i, s := range HistoryStmts {
-		r.history[i] = q(s)
-	}
+	r.history = c.Dialect.HistoryStmts()
 	return Reads{r}
 }
 
