@@ -399,9 +399,10 @@ func decodeInto(s *Schema, data []byte, v any) error {
 	}
 	var issues []Issue
 	var buf [8]string
-	if members, ok := object(data); ok && s.Type == JSONObject && !s.Nullable {
+	members, ok := object(data)
+	if ok && s.Type == JSONObject && !s.Nullable {
 		issues = s.checkMembers(members, data, rootPath(&buf)) // one decode validates and splits
-	} else if !json.Valid(data) {
+	} else if members = nil; !json.Valid(data) {
 		return &ValidationError{Issues: []Issue{{Keyword: "type", Message: "must be valid JSON"}}}
 	} else {
 		issues = s.check(data, rootPath(&buf))
@@ -410,6 +411,9 @@ func decodeInto(s *Schema, data []byte, v any) error {
 		return &ValidationError{Issues: issues}
 	}
 	if v == nil {
+		return nil
+	}
+	if d, ok := v.(membersDecoder); ok && members != nil && d.decodeMembers(members) {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
