@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/spend"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -51,5 +52,38 @@ func TestSessionExtraMemo(t *testing.T) {
 	}
 	if got := SessionElevatedLevel(&store.Session{Extra: json.RawMessage(`{"elevatedLevel":`)}); got != "" {
 		t.Errorf("broken extra's level = %q, want none", got)
+	}
+}
+
+// Every chat.send reads its session's /queue override: the same extra is
+// decoded once, a patched one again, and the numbers handed out are the
+// caller's own.
+func TestSessionQueueOverrideMemo(t *testing.T) {
+	sess := &store.Session{Key: "agent:main:main", Extra: json.RawMessage(`{"queueMode":"collect","queueCap":5,"elevatedLevel":"ask"}`)}
+	got := SessionQueueOverride(sess)
+	if got.Mode != "collect" || got.Cap == nil || *got.Cap != 5 || got.DebounceMs != nil {
+		t.Fatalf("override = %+v, want collect with cap 5", got)
+	}
+	*got.Cap = 9 // the caller's copy
+	if again := SessionQueueOverride(sess); again.Cap == nil || *again.Cap != 5 {
+		t.Errorf("a caller's change reached the memo: cap %v", again.Cap)
+	}
+	plain := &store.Session{Key: "agent:main:other", Extra: json.RawMessage(`{"elevatedLevel":"ask","label":"x"}`)}
+	if o := SessionQueueOverride(plain); o != (policy.QueueOverride{}) {
+		t.Errorf("override of an extra without one = %+v", o)
+	}
+	if n := testing.AllocsPerRun(50, func() { _ = SessionQueueOverride(plain) }); n != 0 {
+		t.Errorf("SessionQueueOverride of a seen extra made %v allocations, want 0", n)
+	}
+	patched := *sess
+	five := 5
+	if err := SetSessionQueueOverride(&patched, policy.QueueOverride{Mode: "steer", Cap: &five}); err != nil {
+		t.Fatal(err)
+	}
+	if o := SessionQueueOverride(&patched); o.Mode != "steer" {
+		t.Errorf("after the patch mode = %q, want steer", o.Mode)
+	}
+	if o := SessionQueueOverride(&store.Session{Extra: json.RawMessage(`{"queueMode":`)}); o != (policy.QueueOverride{}) {
+		t.Errorf("broken extra's override = %+v, want none", o)
 	}
 }

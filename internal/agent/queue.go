@@ -487,17 +487,33 @@ type sessionQueue struct {
 }
 
 // SessionQueueOverride returns the /queue override stored on sess (zero
-// when none or sess is nil).
+// when none or sess is nil). Every chat.send asks, so the decoding is
+// memoised by the extra's content (extraQueue); the numbers it points to
+// are copies of the memo's, which the caller may keep or change.
 func SessionQueueOverride(sess *store.Session) policy.QueueOverride {
+	o := extraQueue.get(sessionExtra(sess))
+	if o.DebounceMs != nil {
+		v := *o.DebounceMs
+		o.DebounceMs = &v
+	}
+	if o.Cap != nil {
+		v := *o.Cap
+		o.Cap = &v
+	}
+	return o
+}
+
+// extraQueue is SessionQueueOverride's decoding of a session's extra.
+var extraQueue = extraMemo[policy.QueueOverride]{decode: func(extra json.RawMessage) policy.QueueOverride {
 	var q sessionQueue
-	if sess == nil || len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &q) != nil {
+	if len(extra) == 0 || json.Unmarshal(extra, &q) != nil {
 		return policy.QueueOverride{}
 	}
 	o := policy.QueueOverride{DebounceMs: q.QueueDebounceMs, Cap: q.QueueCap}
 	o.Mode, _ = policy.NormalizeQueueMode(q.QueueMode)
 	o.Drop, _ = policy.NormalizeQueueDrop(q.QueueDrop)
 	return o
-}
+}}
 
 // SetSessionQueueOverride writes o into sess's extra fields, replacing the
 // previous override and keeping every other field.
