@@ -112,8 +112,8 @@ func BenchmarkEchoTurnWarmSession(b *testing.B) {
 // answer), its messages share their strings with the earlier turns'
 // (the runner keeps the transcript), and the windows repeat with a
 // period of n+128 messages so that a benchmark can run any number of
-// turns.
-func slidingHistory(n int) func(i int) []provider.Message {
+// turns. Its texts name tag.
+func slidingHistory(n int, tag string) func(i int) []provider.Message {
 	period := n + 128
 	ring := make([]provider.Message, period+n)
 	for k := range ring {
@@ -124,14 +124,14 @@ func slidingHistory(n int) func(i int) []provider.Message {
 		id := "call_" + strconv.Itoa(k-k%4+1)
 		switch k % 4 {
 		case 0:
-			ring[k] = user("message " + strconv.Itoa(k) + " of a conversation about the weather")
+			ring[k] = user("message " + strconv.Itoa(k) + " of a conversation about " + tag)
 		case 1:
 			ring[k] = provider.Message{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{
 				{ID: id, Name: "sessions_list", Arguments: json.RawMessage(`{"limit":5}`)}}}
 		case 2:
-			ring[k] = provider.Message{Role: provider.RoleTool, ToolCallID: id, ToolName: "sessions_list", Text: `{"count":0,"sessions":[]}`}
+			ring[k] = provider.Message{Role: provider.RoleTool, ToolCallID: id, ToolName: "sessions_list", Text: `{"count":0,"about":"` + tag + `"}`}
 		case 3:
-			ring[k] = provider.Message{Role: provider.RoleAssistant, Text: "echo: message " + strconv.Itoa(k-3)}
+			ring[k] = provider.Message{Role: provider.RoleAssistant, Text: "echo: message " + strconv.Itoa(k-3) + " about " + tag}
 		}
 	}
 	return func(i int) []provider.Message {
@@ -168,7 +168,7 @@ func BenchmarkResponseIDWarm(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				p := New(Options{})
-				window := slidingHistory(n)
+				window := slidingHistory(n, "the weather")
 				r := &provider.Request{Model: ModelID, System: strings.Repeat("You are helpful. ", 240), Tools: warmTools(), MaxTokens: 4096}
 				i := 0
 				b.ReportAllocs()
@@ -183,5 +183,40 @@ func BenchmarkResponseIDWarm(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkResponseIDManySessions is the response id of turns of 4 × the
+// memo's windows sessions taken in turn, each a 200-message window that
+// slid by two messages since its session's turn before: no window is
+// still remembered when its session comes back, so each turn costs the
+// whole hash and the memo's search and copy ("memo"), against the hash
+// alone ("scratch").
+func BenchmarkResponseIDManySessions(b *testing.B) {
+	const sessions = 4 * memoChains
+	windows := make([]func(int) []provider.Message, sessions)
+	for i := range windows {
+		windows[i] = slidingHistory(200, "topic "+strconv.Itoa(i))
+	}
+	for _, memo := range []bool{true, false} {
+		name := "scratch"
+		if memo {
+			name = "memo"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := New(Options{})
+			r := &provider.Request{Model: ModelID, System: strings.Repeat("You are helpful. ", 240), Tools: warmTools(), MaxTokens: 4096}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Messages = windows[i%sessions](i / sessions)
+				i++
+				if memo {
+					_ = p.responseID(r)
+				} else {
+					_ = scratchID(p.name, r)
+				}
+			}
+		})
 	}
 }

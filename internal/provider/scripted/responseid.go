@@ -191,19 +191,29 @@ func powBase(n int) uint64 {
 
 // Bounds of the memo. It holds at most memoChains windows of at most
 // maxChainMessages messages each, referring to at most maxChainBytes of
-// text, tool calls and images each, and memoFixed system prompts and tool
-// sets of at most maxFixedBytes each: about 17 MiB at worst (nearly all of
-// it strings the runner's transcript holds too), and in a warm gateway the
-// windows of its last few busy sessions.
+// text, tool calls and images each (a window over either bound is not
+// kept), and memoFixed system prompts and tool sets of at most
+// maxFixedBytes each. At worst that is about 8 × (1 MiB referred to +
+// 0.5 MiB of message headers and prefix values, the arrays growing by
+// appends) + 4 × 2 × 256 KiB ≈ 14 MiB, most of it strings the runner's
+// transcript cache holds as well; a warm gateway's memo holds its few
+// busiest sessions' windows (400 messages of a few words: about 60 KiB
+// each).
 const (
 	memoChains       = 8
-	maxChainMessages = 4096
-	maxChainBytes    = 2 << 20
+	maxChainMessages = 2048
+	maxChainBytes    = 1 << 20
 	memoFixed        = 4
 	maxFixedBytes    = 256 << 10
 	// alignHints is how many starts of a remembered window are tried
 	// first: a window that slid by up to that many messages.
 	alignHints = 8
+	// ghostReach is how many messages a returning session's request may
+	// have added since the one that left its ghost.
+	ghostReach = 32
+	// alignBudget bounds the message comparisons of the wider search of
+	// one request beyond the likely starts.
+	alignBudget = 64
 )
 
 // idMemo remembers the message windows and fixed parts of recent requests
@@ -219,6 +229,10 @@ type idMemo struct {
 	tick   uint64
 	chains [memoChains]chain
 	fixes  [memoFixed]fixedEntry
+	// ghosts hold the fingerprints (ghost) of the last requests that
+	// matched no window.
+	ghosts    [memoChains]uint64
+	nextGhost int
 }
 
 // chain is a remembered message window: msgs = buf[off:], and f[i] the
@@ -261,10 +275,13 @@ func (c *chain) keep(a, b int) {
 	c.off += a
 }
 
-// push appends a copy of m, whose digest is d, to the window.
-func (c *chain) push(m *provider.Message, d uint64) {
-	if len(c.buf) == cap(c.buf) && c.off > 0 {
-		// Move the window to the start of its array instead of growing it.
+// push appends a copy of m, whose digest is d, to the window, with m's
+// tool calls and their arguments copied into the arrays of a (see arena).
+func (c *chain) push(m *provider.Message, d uint64, a *arena) {
+	if len(c.buf) == cap(c.buf) && c.off > 0 && c.off >= len(c.buf)/2 {
+		// Move the window to the start of its array instead of growing
+		// it; at least half of the array is free then, so the window
+		// moves at most once per as many pushes as it holds.
 		n := copy(c.buf, c.buf[c.off:])
 		clear(c.buf[n:])
 		c.buf = c.buf[:n]
@@ -272,17 +289,67 @@ func (c *chain) push(m *provider.Message, d uint64) {
 		c.off = 0
 	}
 	f := c.fbuf[len(c.fbuf)-1]
-	c.buf = append(c.buf, copyMessage(m))
+	c.buf = append(c.buf, a.copy(m))
 	c.fbuf = append(c.fbuf, addMod(mulMod(f, polyBase), d))
 	c.bytes += messageBytes(m)
+}
+
+// arena holds the private copies of the tool calls of the messages one
+// request adds to a window, in two arrays allocated at their final size
+// (a cold window of hundreds of tool calls cost two allocations per call).
+type arena struct {
+	calls []provider.ToolCall
+	args  []byte
+}
+
+// newArena sizes an arena for msgs.
+func newArena(msgs []provider.Message) arena {
+	var calls, args int
+	for i := range msgs {
+		calls += len(msgs[i].ToolCalls)
+		for j := range msgs[i].ToolCalls {
+			args += len(msgs[i].ToolCalls[j].Arguments)
+		}
+	}
+	var a arena
+	if calls > 0 {
+		a.calls = make([]provider.ToolCall, 0, calls)
+	}
+	if args > 0 {
+		a.args = make([]byte, 0, args)
+	}
+	return a
+}
+
+// copy returns a copy of m that shares none of its mutable memory
+// (strings are immutable and are shared). The arena's arrays never grow
+// past the size newArena gave them, so the copies stay in them.
+func (a *arena) copy(m *provider.Message) provider.Message {
+	c := *m
+	c.ToolCalls, c.Images = nil, nil
+	if len(m.ToolCalls) > 0 {
+		start := len(a.calls)
+		for _, tc := range m.ToolCalls {
+			n := len(a.args)
+			a.args = append(a.args, tc.Arguments...)
+			tc.Arguments = a.args[n:len(a.args):len(a.args)]
+			a.calls = append(a.calls, tc)
+		}
+		c.ToolCalls = a.calls[start:len(a.calls):len(a.calls)]
+	}
+	if len(m.Images) > 0 {
+		c.Images = slices.Clone(m.Images)
+	}
+	return c
 }
 
 // align returns the start j and length l of the longest run of msgs (l
 // of them) that the window repeats from its j-th message on, trying the
 // likely starts first (the window slid by up to alignHints messages) and
 // stopping at a start from which the window's rest, or all of msgs, is
-// repeated.
-func (c *chain) align(msgs []provider.Message) (j, l int) {
+// repeated. The other starts are tried while *budget, which they spend a
+// message comparison each, lasts.
+func (c *chain) align(msgs []provider.Message, budget *int) (j, l int) {
 	m := c.msgs()
 	if len(m) == 0 || len(msgs) == 0 {
 		return 0, 0
@@ -303,18 +370,17 @@ func (c *chain) align(msgs []provider.Message) (j, l int) {
 			return bestJ, bestL
 		}
 	}
-	// A wider search, bounded: each start compares one message unless it
-	// matches the first of msgs.
-	budget := 2 * (len(m) + len(msgs))
-	for s := 0; s < len(m) && budget > 0; s++ {
+	// A wider search: each start compares one message unless it matches
+	// the first of msgs.
+	for s := 0; s < len(m) && *budget > 0; s++ {
 		if s >= hint && s < hint+alignHints {
 			continue
 		}
-		budget--
+		*budget--
 		if !sameMessage(&m[s], &msgs[0]) {
 			continue
 		}
-		budget -= min(len(m)-s, len(msgs))
+		*budget -= min(len(m)-s, len(msgs))
 		if full(s) {
 			return bestJ, bestL
 		}
@@ -334,22 +400,108 @@ func (ids *idMemo) chain(msgs []provider.Message) uint64 {
 		return windowValue(msgs)
 	}
 	ids.mu.Lock()
+	if v, ok := ids.extendLocked(msgs); ok {
+		ids.mu.Unlock()
+		return v
+	}
+	ids.mu.Unlock()
+
+	// msgs matches no window. Its hash is computed outside the lock, and
+	// it takes a window's place only if it continues a request that
+	// missed recently too (its session has just come back: a ghost
+	// holds the digests of that request's last two messages). Sessions that
+	// come back less often than the memo has windows would only evict
+	// each other; copying their windows cost more than hashing them.
+	var (
+		f    uint64
+		last [ghostReach]uint64
+	)
+	for i := range msgs {
+		d := messageDigest(&msgs[i])
+		f = addMod(mulMod(f, polyBase), d)
+		last[i%ghostReach] = d
+	}
+	ids.mu.Lock()
 	defer ids.mu.Unlock()
 	ids.tick++
-	var (
-		c    *chain
-		j, l int
-		lru  = &ids.chains[0]
-	)
+	if !ids.returningLocked(&last, n) {
+		ids.ghosts[ids.nextGhost] = ghost(&last, n)
+		ids.nextGhost = (ids.nextGhost + 1) % len(ids.ghosts)
+		return f
+	}
+	c := &ids.chains[0]
 	for i := range ids.chains {
-		e := &ids.chains[i]
-		if e.used < lru.used {
-			lru = e
+		if ids.chains[i].used < c.used {
+			c = &ids.chains[i]
 		}
+	}
+	c.reset()
+	c.used = ids.tick
+	a := newArena(msgs)
+	for i := range msgs {
+		c.push(&msgs[i], messageDigest(&msgs[i]), &a)
+	}
+	if c.bytes > maxChainBytes {
+		c.reset()
+	}
+	return f
+}
+
+// returningLocked reports whether two consecutive messages among the
+// last of a request (last holds the digests of its last ghostReach
+// messages, n of them in all) are the last two of a request that missed
+// recently, and forgets that ghost.
+func (ids *idMemo) returningLocked(last *[ghostReach]uint64, n int) bool {
+	for k := 1; k <= min(n, ghostReach-1); k++ {
+		g := ghost(last, n-k+1)
+		for i := range ids.ghosts {
+			if ids.ghosts[i] == g {
+				ids.ghosts[i] = 0
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ghost is the fingerprint of the first n messages of a request whose
+// digests from the (n-ghostReach)-th on are in last: the polynomial of its
+// last two (of its only one if n is 1), plus one, as zero is no ghost.
+func ghost(last *[ghostReach]uint64, n int) uint64 {
+	var prev uint64
+	if n > 1 {
+		prev = last[(n-2)%ghostReach]
+	}
+	return addMod(mulMod(prev, polyBase), last[(n-1)%ghostReach]) + 1
+}
+
+// extendLocked returns the polynomial of msgs if it repeats enough of a
+// remembered window, which becomes msgs; ok is false if it matches none.
+func (ids *idMemo) extendLocked(msgs []provider.Message) (v uint64, ok bool) {
+	n := len(msgs)
+	ids.tick++
+	// The windows are tried from the most recently used on, and the
+	// searches beyond the likely starts share a small budget: a request
+	// that matches no window (a new session, or more busy sessions than
+	// windows) costs little more than hashing it.
+	var order [memoChains]int
+	for i := range order {
+		order[i] = i
+		for k := i; k > 0 && ids.chains[order[k]].used > ids.chains[order[k-1]].used; k-- {
+			order[k], order[k-1] = order[k-1], order[k]
+		}
+	}
+	var (
+		c      *chain
+		j, l   int
+		budget = alignBudget
+	)
+	for _, i := range order {
+		e := &ids.chains[i]
 		if len(e.buf) == e.off {
 			continue
 		}
-		ej, el := e.align(msgs)
+		ej, el := e.align(msgs, &budget)
 		if el > l {
 			c, j, l = e, ej, el
 			if el == n || el == len(e.msgs())-ej {
@@ -361,7 +513,7 @@ func (ids *idMemo) chain(msgs []provider.Message) uint64 {
 	case c != nil && l == n:
 		// msgs is a part of the window: nothing to hash or remember.
 		c.used = ids.tick
-		return c.value(j, j+l)
+		return c.value(j, j+l), true
 	case c != nil && (l == len(c.msgs())-j || 2*l >= len(c.msgs())-j):
 		// msgs continues the window from j on, or replaces its end (an
 		// edit of the same conversation, most likely): the window
@@ -369,20 +521,19 @@ func (ids *idMemo) chain(msgs []provider.Message) uint64 {
 		c.keep(j, j+l)
 	default:
 		// A new conversation, or one that shares only a short start
-		// with a remembered one: it takes the least recently used
-		// window's place.
-		c, l = lru, 0
-		c.reset()
+		// with a remembered one.
+		return 0, false
 	}
 	c.used = ids.tick
+	a := newArena(msgs[l:])
 	for i := l; i < n; i++ {
-		c.push(&msgs[i], messageDigest(&msgs[i]))
+		c.push(&msgs[i], messageDigest(&msgs[i]), &a)
 	}
-	v := c.value(0, n)
+	v = c.value(0, n)
 	if c.bytes > maxChainBytes {
 		c.reset()
 	}
-	return v
+	return v, true
 }
 
 // fixedEntry is a remembered system prompt and tool set with their digest.
@@ -460,13 +611,8 @@ func sameMessage(a, b *provider.Message) bool {
 	if len(a.Text) != len(b.Text) || a.IsError != b.IsError ||
 		len(a.ToolCallID) != len(b.ToolCallID) || len(a.ToolName) != len(b.ToolName) ||
 		len(a.ToolCalls) != len(b.ToolCalls) || len(a.Images) != len(b.Images) ||
-		a.Role != b.Role || a.Text != b.Text {
-		return false
-	}
-	if len(a.ToolCallID)|len(a.ToolName)|len(a.ToolCalls)|len(a.Images) == 0 {
-		return true
-	}
-	if a.ToolCallID != b.ToolCallID || a.ToolName != b.ToolName {
+		a.Role != b.Role || !sameString(a.Text, b.Text) ||
+		!sameString(a.ToolCallID, b.ToolCallID) || !sameString(a.ToolName, b.ToolName) {
 		return false
 	}
 	for i := range a.ToolCalls {
@@ -483,6 +629,10 @@ func sameMessage(a, b *provider.Message) bool {
 	return true
 }
 
+// sameString is a == b for strings of equal lengths, without a call for
+// empty ones.
+func sameString(a, b string) bool { return len(a) == 0 || a == b }
+
 func sameTools(a, b []provider.ToolDef) bool {
 	if len(a) != len(b) {
 		return false
@@ -494,24 +644,6 @@ func sameTools(a, b []provider.ToolDef) bool {
 		}
 	}
 	return true
-}
-
-// copyMessage returns a copy of m that shares none of its mutable memory
-// (strings are immutable and are shared).
-func copyMessage(m *provider.Message) provider.Message {
-	c := *m
-	c.ToolCalls, c.Images = nil, nil
-	if len(m.ToolCalls) > 0 {
-		c.ToolCalls = make([]provider.ToolCall, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			tc.Arguments = slices.Clone(tc.Arguments)
-			c.ToolCalls[i] = tc
-		}
-	}
-	if len(m.Images) > 0 {
-		c.Images = slices.Clone(m.Images)
-	}
-	return c
 }
 
 // messageBytes is how many bytes of strings and slices m refers to.

@@ -179,26 +179,38 @@ func TestResponseIDMemoConcurrent(t *testing.T) {
 // the earlier one's polynomial instead of starting again.
 func TestResponseIDMemoSlides(t *testing.T) {
 	p := New(Options{})
-	window := slidingHistory(50)
+	window := slidingHistory(50, "the weather")
 	r := &provider.Request{Model: ModelID}
+	// A session's first request leaves a ghost; its second, which
+	// continues the first, is remembered.
+	r.Messages = window(0)[:48]
+	p.responseID(r)
 	r.Messages = window(0)
 	first := p.responseID(r)
-	c := &p.ids.chains[0]
-	before := slices.Clone(c.f())
-	if len(c.msgs()) != 50 || before[0] != 0 {
-		t.Fatalf("after the first request the memo holds %d messages from %d", len(c.msgs()), before[0])
+	held := func() []*chain {
+		var cs []*chain
+		for i := range p.ids.chains {
+			if c := &p.ids.chains[i]; len(c.msgs()) > 0 {
+				cs = append(cs, c)
+			}
+		}
+		return cs
 	}
+	cs := held()
+	if len(cs) != 1 || len(cs[0].msgs()) != 50 || cs[0].f()[0] != 0 {
+		t.Fatalf("after the first request the memo holds %d windows, want one of 50 messages from 0", len(cs))
+	}
+	c := cs[0]
+	before := slices.Clone(c.f())
 	r.Messages = window(1)
 	if got, want := p.responseID(r), scratchID(p.name, r); got != want || got == first {
 		t.Fatalf("id %s, from scratch %s, first %s", got, want, first)
 	}
+	if cs := held(); len(cs) != 1 || cs[0] != c || len(c.msgs()) != 50 {
+		t.Fatalf("after the slid window the memo holds %d windows, want the same one of 50 messages", len(cs))
+	}
 	if !slices.Equal(c.f()[:49], before[2:]) {
 		t.Errorf("the slid window's prefix values are not the earlier window's")
-	}
-	for i := range p.ids.chains[1:] {
-		if e := &p.ids.chains[1+i]; len(e.msgs()) != 0 {
-			t.Errorf("window %d holds %d messages, want none", 1+i, len(e.msgs()))
-		}
 	}
 }
 
@@ -214,11 +226,13 @@ func TestResponseIDMemoBounded(t *testing.T) {
 		}
 	}
 	for i := range 2 * memoChains {
-		check(req(user("session " + strconv.Itoa(i))))
+		s := user("session " + strconv.Itoa(i))
+		check(req(s))
+		check(req(s, user("again")))
 	}
 	for i := range p.ids.chains {
-		if n := len(p.ids.chains[i].msgs()); n != 1 {
-			t.Errorf("window %d holds %d messages, want 1", i, n)
+		if n := len(p.ids.chains[i].msgs()); n != 2 {
+			t.Errorf("window %d holds %d messages, want 2", i, n)
 		}
 	}
 
@@ -227,8 +241,10 @@ func TestResponseIDMemoBounded(t *testing.T) {
 		long[i] = user("m")
 	}
 	check(req(long...))
+	check(req(long[1:]...))
 	big := strings.Repeat("x", maxChainBytes)
 	check(req(user("a"), user(big)))
+	check(req(user("a"), user(big), user("b")))
 	check(&provider.Request{System: strings.Repeat("s", maxFixedBytes+1), Messages: []provider.Message{user("a")}})
 	for i := range p.ids.chains {
 		c := &p.ids.chains[i]
