@@ -219,7 +219,8 @@ const (
 // idMemo remembers the message windows and fixed parts of recent requests
 // with their digests. The Provider serves every session's runs at once,
 // so it is guarded by a mutex and holds several windows, the least
-// recently used one giving way to a request that matches none. It keeps
+// recently used one giving way to a request that matches none but
+// continues another that missed recently (see chain). It keeps
 // private copies of everything mutable it compares with later (tool
 // calls and their arguments, images, schemas): what it keeps of a
 // request is compared by value, never by where it is in memory. The zero
