@@ -265,10 +265,11 @@ func (c *chain) reset() {
 // keep forgets all of the window but msgs[a:b].
 func (c *chain) keep(a, b int) {
 	m := c.msgs()
-	for i := range m {
-		if i < a || i >= b {
-			c.bytes -= messageBytes(&m[i])
-		}
+	for i := range m[:a] {
+		c.bytes -= messageBytes(&m[i])
+	}
+	for i := range m[b:] {
+		c.bytes -= messageBytes(&m[b+i])
 	}
 	clear(m[b:])
 	clear(m[:a])

@@ -144,6 +144,29 @@ func TestResponseIDMemoMatchesScratch(t *testing.T) {
 			if got, want := p.responseID(r), scratchID(p.name, r); got != want {
 				t.Fatalf("seed %d, step %d, session %d (%d messages): id %s, from scratch %s", seed, step, i, len(r.Messages), got, want)
 			}
+			checkWindows(t, p)
+		}
+	}
+}
+
+// checkWindows checks the memo's windows: each one's byte count is what
+// its messages refer to, and its prefix values are its messages'.
+func checkWindows(t *testing.T, p *Provider) {
+	t.Helper()
+	for i := range p.ids.chains {
+		c := &p.ids.chains[i]
+		if c.fbuf == nil {
+			continue // never used
+		}
+		n := 0
+		for _, m := range c.msgs() {
+			n += messageBytes(&m)
+		}
+		if n != c.bytes || len(c.fbuf) != len(c.buf)+1 {
+			t.Fatalf("window %d: %d bytes counted, %d referred to; %d prefix values for %d messages", i, c.bytes, n, len(c.fbuf), len(c.buf))
+		}
+		if m := c.msgs(); len(m) > 0 && c.value(0, len(m)) != windowValue(m) {
+			t.Fatalf("window %d: its prefix values are not its messages'", i)
 		}
 	}
 }
