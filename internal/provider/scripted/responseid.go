@@ -366,9 +366,20 @@ func (c *chain) align(msgs []provider.Message, budget *int) (j, l int) {
 		}
 		return k == n
 	}
-	hint := max(len(m)-len(msgs), 0)
-	for s := hint; s < len(m) && s < hint+alignHints; s++ {
-		if full(s) {
+	// msgs starts at hint if it only added messages to the window, and
+	// a little later if it also dropped some from its start. A window
+	// at its limit (msgs no longer than m) has slid: the later starts
+	// are tried first. That matters when a history repeats itself (a
+	// client sending "hello" again and again): m and msgs then match by
+	// value from several starts, and the one the session did slide by
+	// has strings that share their bytes, which compare without reading
+	// them.
+	hint, shift := max(len(m)-len(msgs), 0), 0
+	if len(msgs) <= len(m) {
+		shift = 1
+	}
+	for t := range alignHints {
+		if s := hint + (t+shift)%alignHints; s < len(m) && full(s) {
 			return bestJ, bestL
 		}
 	}
