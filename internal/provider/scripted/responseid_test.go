@@ -124,7 +124,7 @@ func newSessionRequest() *provider.Request {
 // one computed from scratch, whatever the memo remembered of the earlier
 // requests, including memory they shared and that was changed since.
 func TestResponseIDMemoMatchesScratch(t *testing.T) {
-	for seed := range uint64(20) {
+	for seed := range uint64(12) {
 		p := New(Options{})
 		rng := rand.New(rand.NewPCG(seed, 1))
 		sessions := make([]*session, memoChains+4)
@@ -144,7 +144,9 @@ func TestResponseIDMemoMatchesScratch(t *testing.T) {
 			if got, want := p.responseID(r), scratchID(p.name, r); got != want {
 				t.Fatalf("seed %d, step %d, session %d (%d messages): id %s, from scratch %s", seed, step, i, len(r.Messages), got, want)
 			}
-			checkWindows(t, p)
+			if step%8 == 0 {
+				checkWindows(t, p)
+			}
 		}
 	}
 }
