@@ -196,9 +196,11 @@ func powBase(n int) uint64 {
 // maxFixedBytes each. At worst that is about 8 × (1 MiB referred to +
 // 0.5 MiB of message headers and prefix values, the arrays growing by
 // appends) + 4 × 2 × 256 KiB ≈ 14 MiB, most of it strings the runner's
-// transcript cache holds as well; a warm gateway's memo holds its few
-// busiest sessions' windows (400 messages of a few words: about 60 KiB
-// each).
+// transcript cache holds as well; each window also keeps the caller's
+// array of the last request matched to it (to guess where the next one
+// starts), at most maxChainMessages messages. A warm gateway's memo holds
+// its few busiest sessions' windows (400 messages of a few words: about
+// 60 KiB each).
 const (
 	memoChains       = 8
 	maxChainMessages = 2048
@@ -245,6 +247,11 @@ type chain struct {
 	off   int
 	bytes int // what msgs refers to (messageBytes)
 	used  uint64
+	// prev is the last request matched to the window, whose first
+	// message is msgs[prevAt]: the caller's memory, kept to guess where
+	// the next request starts (align), never read.
+	prev   []provider.Message
+	prevAt int
 }
 
 func (c *chain) msgs() []provider.Message { return c.buf[c.off:] }
@@ -260,6 +267,7 @@ func (c *chain) value(a, b int) uint64 {
 func (c *chain) reset() {
 	clear(c.buf)
 	c.buf, c.fbuf, c.off, c.bytes = c.buf[:0], append(c.fbuf[:0], 0), 0, 0
+	c.prev, c.prevAt = nil, 0
 }
 
 // keep forgets all of the window but msgs[a:b].
@@ -366,20 +374,33 @@ func (c *chain) align(msgs []provider.Message, budget *int) (j, l int) {
 		}
 		return k == n
 	}
+	// The start the caller's memory suggests first: where msgs begins
+	// in the array of the last request matched to the window, if it
+	// does. It is a guess only, checked by value like any other start;
+	// it matters when a history repeats itself (a client sending
+	// "hello" again and again), where m and msgs match by value from
+	// several starts and the right one has strings that share their
+	// bytes, which compare without reading them.
+	guess := -1
+	for k := range min(len(c.prev), 2*alignHints) {
+		if &c.prev[k] == &msgs[0] {
+			guess = c.prevAt + k
+			if guess < len(m) && full(guess) {
+				return bestJ, bestL
+			}
+			break
+		}
+	}
 	// msgs starts at hint if it only added messages to the window, and
-	// a little later if it also dropped some from its start. A window
-	// at its limit (msgs no longer than m) has slid: the later starts
-	// are tried first. That matters when a history repeats itself (a
-	// client sending "hello" again and again): m and msgs then match by
-	// value from several starts, and the one the session did slide by
-	// has strings that share their bytes, which compare without reading
-	// them.
+	// a little later if it also dropped some from its start: a window at
+	// its limit (msgs no longer than m) has slid, and those later starts
+	// are tried first.
 	hint, shift := max(len(m)-len(msgs), 0), 0
 	if len(msgs) <= len(m) {
 		shift = 1
 	}
 	for t := range alignHints {
-		if s := hint + (t+shift)%alignHints; s < len(m) && full(s) {
+		if s := hint + (t+shift)%alignHints; s < len(m) && s != guess && full(s) {
 			return bestJ, bestL
 		}
 	}
@@ -449,7 +470,7 @@ func (ids *idMemo) chain(msgs []provider.Message) uint64 {
 		}
 	}
 	c.reset()
-	c.used = ids.tick
+	c.used, c.prev = ids.tick, msgs
 	a := newArena(msgs)
 	for i := range msgs {
 		c.push(&msgs[i], messageDigest(&msgs[i]), &a)
@@ -525,7 +546,7 @@ func (ids *idMemo) extendLocked(msgs []provider.Message) (v uint64, ok bool) {
 	switch {
 	case c != nil && l == n:
 		// msgs is a part of the window: nothing to hash or remember.
-		c.used = ids.tick
+		c.used, c.prev, c.prevAt = ids.tick, msgs, j
 		return c.value(j, j+l), true
 	case c != nil && (l == len(c.msgs())-j || 2*l >= len(c.msgs())-j):
 		// msgs continues the window from j on, or replaces its end (an
@@ -537,7 +558,7 @@ func (ids *idMemo) extendLocked(msgs []provider.Message) (v uint64, ok bool) {
 		// with a remembered one.
 		return 0, false
 	}
-	c.used = ids.tick
+	c.used, c.prev, c.prevAt = ids.tick, msgs, 0
 	a := newArena(msgs[l:])
 	for i := l; i < n; i++ {
 		c.push(&msgs[i], messageDigest(&msgs[i]), &a)
