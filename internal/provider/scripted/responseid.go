@@ -626,7 +626,7 @@ func commonPrefix(a, b []provider.Message) int {
 		x, y := &a[i], &b[i]
 		if len(x.ToolCallID)|len(x.ToolName)|len(x.ToolCalls)|len(x.Images)|
 			len(y.ToolCallID)|len(y.ToolName)|len(y.ToolCalls)|len(y.Images) == 0 {
-			if x.IsError != y.IsError || x.Text != y.Text || x.Role != y.Role {
+			if x.IsError != y.IsError || x.Text != y.Text || !sameRole(x.Role, y.Role) {
 				return i
 			}
 		} else if !sameMessage(x, y) {
@@ -661,6 +661,27 @@ func sameMessage(a, b *provider.Message) bool {
 		}
 	}
 	return true
+}
+
+// sameRole is a == b, compared inline for the roles the runner sends.
+func sameRole(a, b provider.Role) bool {
+	if k := roleKind(a); k != 0 {
+		return k == roleKind(b)
+	}
+	return a == b
+}
+
+// roleKind numbers the roles of package provider, 0 for any other.
+func roleKind(r provider.Role) int {
+	switch r {
+	case provider.RoleUser:
+		return 1
+	case provider.RoleAssistant:
+		return 2
+	case provider.RoleTool:
+		return 3
+	}
+	return 0
 }
 
 // sameString is a == b for strings of equal lengths, without a call for

@@ -30,7 +30,11 @@ func (s *session) message() provider.Message {
 	case 0, 1:
 		return provider.Message{Role: provider.RoleUser, Text: w()}
 	case 2:
-		return provider.Message{Role: provider.RoleAssistant, Text: w(), IsError: s.rng.IntN(4) == 0}
+		role := provider.RoleAssistant
+		if s.rng.IntN(4) == 0 {
+			role = []provider.Role{"system", "developer"}[s.rng.IntN(2)]
+		}
+		return provider.Message{Role: role, Text: w(), IsError: s.rng.IntN(4) == 0}
 	case 3:
 		m := provider.Message{Role: provider.RoleAssistant}
 		for i := range s.rng.IntN(3) + 1 {
