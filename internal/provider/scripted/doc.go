@@ -102,7 +102,12 @@
 //     replaces them (cache fields default to 0).
 //  7. Emit done. StopReason is "toolUse" if the step called tools, "length"
 //     if the reply was cut by MaxTokens, else "stop". ResponseID is
-//     "<Name>-<16 hex digits>", a hash of the whole request.
+//     "<Name>-<16 hex digits>", a hash of the whole request but Sampling
+//     (images included). A Provider remembers, in a small bounded memo,
+//     the digests of the messages, system prompt and tools of its recent
+//     requests, so that a turn whose history window repeats the last
+//     one's, slid by a few messages, hashes only the messages it adds;
+//     the id does not depend on what the memo holds.
 //
 // When Request.MaxTokens is positive and the reply is longer than
 // 4×MaxTokens bytes, it is cut to that length (at a character boundary), the

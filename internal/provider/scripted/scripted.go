@@ -3,7 +3,6 @@ package scripted
 import (
 	"context"
 	"iter"
-	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -37,11 +36,14 @@ type Options struct {
 	Delay time.Duration
 }
 
-// Provider is the scripted model. It keeps no state between calls and is
-// safe for concurrent use.
+// Provider is the scripted model. It is safe for concurrent use. Its
+// answers depend on nothing but the request and the Options: the only
+// state it keeps between calls is a bounded memo of digests that spares
+// hashing again what a request repeats of recent ones for its response id.
 type Provider struct {
 	name  string
 	delay time.Duration
+	ids   idMemo
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -390,133 +392,4 @@ func wait(ctx context.Context, d time.Duration) error {
 
 func (p *Provider) errorf(status int, msg string) *provider.Error {
 	return &provider.Error{Provider: p.name, StatusCode: status, Message: msg}
-}
-
-// responseID returns "<name>-<16 hex digits>", a hash of every field of req.
-func (p *Provider) responseID(req *provider.Request) string {
-	var h hasher
-	hashBytes(&h, req.Model)
-	hashBytes(&h, req.System)
-	h.u64(uint64(len(req.Messages)))
-	for i := range req.Messages {
-		hashMessage(&h, &req.Messages[i])
-	}
-	h.u64(uint64(len(req.Tools)))
-	for _, t := range req.Tools {
-		hashBytes(&h, t.Name)
-		hashBytes(&h, t.Description)
-		hashBytes(&h, t.Parameters)
-	}
-	h.u64(uint64(req.MaxTokens))
-	hashBytes(&h, req.Thinking)
-
-	var buf [64]byte
-	b := append(buf[:0], p.name...)
-	b = append(b, '-')
-	const hex = "0123456789abcdef"
-	sum := h.sum()
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, hex[sum>>uint(shift)&0xf])
-	}
-	return string(b)
-}
-
-// hashMessage mixes every field of m into h. A request carries the
-// session's history (hundreds of messages of a few words each), so the
-// lengths and flags of a message go in as one word when they fit in it
-// (the top bit tells the two forms apart) and empty strings cost nothing:
-// about three rounds per message where a round per field took nine.
-func hashMessage(h *hasher, m *provider.Message) {
-	var isErr uint64
-	if m.IsError {
-		isErr = 1
-	}
-	if len(m.Role) < 1<<8 && len(m.ToolCallID) < 1<<8 && len(m.ToolName) < 1<<8 &&
-		len(m.ToolCalls) < 1<<6 && uint64(len(m.Text)) < 1<<32 {
-		h.u64(1<<63 | isErr<<62 | uint64(len(m.ToolCalls))<<56 | uint64(len(m.Role))<<48 |
-			uint64(len(m.ToolCallID))<<40 | uint64(len(m.ToolName))<<32 | uint64(len(m.Text)))
-		hashRaw(h, m.Role)
-		hashRaw(h, m.Text)
-		hashRaw(h, m.ToolCallID)
-		hashRaw(h, m.ToolName)
-	} else {
-		h.u64(isErr)
-		hashBytes(h, m.Role)
-		hashBytes(h, m.Text)
-		h.u64(uint64(len(m.ToolCalls)))
-		hashBytes(h, m.ToolCallID)
-		hashBytes(h, m.ToolName)
-	}
-	for _, c := range m.ToolCalls {
-		hashBytes(h, c.ID)
-		hashBytes(h, c.Name)
-		hashBytes(h, c.Arguments)
-	}
-}
-
-// hasher is a small, fast, deterministic 64-bit hash (not cryptographic),
-// reading 8 bytes at a time in little-endian order on every platform.
-type hasher struct{ h uint64 }
-
-const (
-	mulA = 0x9e3779b97f4a7c15
-	mulB = 0xbf58476d1ce4e5b9
-	mulC = 0x94d049bb133111eb
-)
-
-func (h *hasher) u64(v uint64) {
-	h.h = bits.RotateLeft64(h.h^(v*mulA), 27)*mulB + mulC
-}
-
-// hashBytes mixes the length and the bytes of s into h; the length prefix
-// keeps consecutive fields apart. Long inputs go through four independent
-// lanes, which keeps the multiply chains short.
-func hashBytes[T ~string | ~[]byte](h *hasher, s T) {
-	h.u64(uint64(len(s)))
-	hashRaw(h, s)
-}
-
-// hashRaw mixes the bytes of s into h without their length (the caller
-// has mixed it in); an empty s leaves h as it is.
-func hashRaw[T ~string | ~[]byte](h *hasher, s T) {
-	if len(s) >= 32 {
-		a, b, c, d := h.h, h.h^mulA, h.h^mulB, h.h^mulC
-		for ; len(s) >= 32; s = s[32:] {
-			a = lane(a, le64(s[0:8]))
-			b = lane(b, le64(s[8:16]))
-			c = lane(c, le64(s[16:24]))
-			d = lane(d, le64(s[24:32]))
-		}
-		h.u64(a)
-		h.u64(b)
-		h.u64(c)
-		h.u64(d)
-	}
-	for ; len(s) >= 8; s = s[8:] {
-		h.u64(le64(s[:8]))
-	}
-	if len(s) > 0 {
-		var v uint64
-		for i := len(s) - 1; i >= 0; i-- {
-			v = v<<8 | uint64(s[i])
-		}
-		h.u64(v)
-	}
-}
-
-func lane(acc, v uint64) uint64 { return bits.RotateLeft64(acc+v*mulB, 31) * mulA }
-
-// le64 reads 8 bytes in little-endian order.
-func le64[T ~string | ~[]byte](s T) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// sum returns the hash with a final avalanche (the splitmix64 finalizer).
-func (h *hasher) sum() uint64 {
-	z := h.h
-	z = (z ^ z>>30) * mulB
-	z = (z ^ z>>27) * mulC
-	return z ^ z>>31
 }

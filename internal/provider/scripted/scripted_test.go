@@ -658,6 +658,10 @@ func TestDeterminism(t *testing.T) {
 		"max tokens":  func(r *provider.Request) { r.MaxTokens++ },
 		"thinking":    func(r *provider.Request) { r.Thinking = "high" },
 		"messages":    func(r *provider.Request) { r.Messages = append(r.Messages, user("")) },
+		"image": func(r *provider.Request) {
+			r.Messages[0].Images = []provider.Image{{MimeType: "image/png", Data: "AAAA"}}
+		},
+		"order": func(r *provider.Request) { r.Messages[2], r.Messages[3] = r.Messages[3], r.Messages[2] },
 	}
 	seen := map[string]string{id: "original"}
 	for name, change := range changes {
@@ -843,6 +847,8 @@ func TestResponseIDFieldsOfBothForms(t *testing.T) {
 			"result name": func(m *provider.Message) { m.ToolName += "x" },
 			"is error":    func(m *provider.Message) { m.IsError = true },
 			"calls":       func(m *provider.Message) { m.ToolCalls = []provider.ToolCall{{ID: "call_3"}} },
+			"image":       func(m *provider.Message) { m.Images = []provider.Image{{MimeType: "image/png", Data: "AAAA"}} },
+			"image data":  func(m *provider.Message) { m.Images = []provider.Image{{MimeType: "image/png", Data: "AAAB"}} },
 			"name→text":   func(m *provider.Message) { m.ToolName, m.Text = m.ToolName[:1], m.ToolName[1:]+m.Text },
 		} {
 			id := mk(change)
