@@ -401,14 +401,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	}
 	sessionID := info.Session.SessionID
 
-	var defs []provider.ToolDef // nil when there are none, as before
-	if n := toolSet.Len() + len(in.ClientTools); n > 0 {
-		defs = make([]provider.ToolDef, 0, n) // grown by appends, it was copied about six times a run
-	}
-	for _, t := range toolSet.All() {
-		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
-	}
-	defs, clientTools, err := withClientTools(defs, in.ClientTools)
+	defs, clientTools, err := withClientTools(r.toolDefs.of(toolSet, len(in.ClientTools)), in.ClientTools)
 	if err != nil {
 		return nil, usage, "", err
 	}

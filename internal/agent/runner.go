@@ -331,6 +331,7 @@ type Runner struct {
 
 	closeOnce sync.Once
 	windows   *windowCache
+	toolDefs  toolDefs
 
 	// calib scales token estimates by providers' reported usage.
 	calib        compaction.Calibrator
