@@ -61,3 +61,26 @@ func TestRunEventsAllocateOnlyTheirFrames(t *testing.T) {
 		t.Errorf("a warm turn's events: %v allocations, want 7 (one per frame)", n)
 	}
 }
+
+// TestRunStreamMadeOnce: a warm turn's events on a new stream allocate
+// the stream, its one buffer for the events' data and messages (with room
+// for a short turn's), and the frames.
+func TestRunStreamMadeOnce(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.gw
+	evs := warmTurnEvents()
+	run := func() {
+		st := s.stream("run-1")
+		st.mu.Lock()
+		st.key = "agent:main:main"
+		for _, ev := range evs {
+			s.translateLocked(st, ev)
+		}
+		st.mu.Unlock()
+		s.dropStream("run-1", st)
+	}
+	run()
+	if n := testing.AllocsPerRun(100, run); n != 9 {
+		t.Errorf("a warm turn's events on a new stream: %v allocations, want 9 (the stream, its buffer, 7 frames)", n)
+	}
+}

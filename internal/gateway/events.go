@@ -90,7 +90,9 @@ func (s *Server) stream(runID string) *runStream {
 	defer s.runsMu.Unlock()
 	st := s.runs[runID]
 	if st == nil {
-		st = &runStream{}
+		// Room for a short turn's event data and final message, which
+		// grew it two or three times.
+		st = &runStream{data: make([]byte, 0, 512)}
 		s.runs[runID] = st
 	}
 	return st
