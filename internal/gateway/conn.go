@@ -140,8 +140,15 @@ func (c *conn) serve() {
 	handshakeDone := make(chan struct{})
 	c.wg.Go(func() { c.handshakeDeadline(handshakeDone) })
 
+	// Frames are read without a context, as they are written (see
+	// writeLoop): given one, the WebSocket library registered and stopped
+	// a callback on it for each frame's header and payload (four
+	// allocations a request). The connection's end closes the socket,
+	// which ends a read under way.
+	stopRead := context.AfterFunc(c.ctx, func() { c.ws.CloseNow() })
+	defer stopRead()
 	for {
-		_, data, err := c.ws.Read(c.ctx)
+		_, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			if st := websocket.CloseStatus(err); st == websocket.StatusMessageTooBig {
 				c.log.Info("frame over the size limit; connection closed")
