@@ -126,6 +126,21 @@ func buildFrameSchemas() *frameSchemaSet {
 	}
 }
 
+// frameType is str(raw), without its allocation for the four frame types.
+func frameType(raw []byte) string {
+	switch string(raw) {
+	case `"` + FrameRequest + `"`:
+		return FrameRequest
+	case `"` + FrameResponse + `"`:
+		return FrameResponse
+	case `"` + FrameEvent + `"`:
+		return FrameEvent
+	case `"` + FrameCancel + `"`:
+		return FrameCancel
+	}
+	return str(raw)
+}
+
 // Decode parses and strictly validates one frame of any type. It returns a
 // *DecodeError for anything that is not a valid frame.
 func Decode(data []byte) (*Frame, error) {
@@ -145,7 +160,7 @@ func Decode(data []byte) (*Frame, error) {
 	if raw, ok := members["type"]; !ok || kindOf(raw) != kindString {
 		return nil, &DecodeError{Reason: "must have required property 'type'"}
 	} else {
-		f.Type = str(raw)
+		f.Type = frameType(raw)
 	}
 	if raw, ok := members["id"]; ok && kindOf(raw) == kindString {
 		f.ID = str(raw)
