@@ -142,7 +142,8 @@ func frameType(raw []byte) string {
 }
 
 // Decode parses and strictly validates one frame of any type. It returns a
-// *DecodeError for anything that is not a valid frame.
+// *DecodeError for anything that is not a valid frame. Neither keeps a
+// reference to data: a reader may reuse it for its next frame.
 func Decode(data []byte) (*Frame, error) {
 	if nestingExceeds(data, MaxNesting) {
 		return nil, tooDeep(data)
