@@ -14,7 +14,9 @@ import (
 // start, model, the reply's text, usage and the end.
 func warmTurnEvents() []agent.Event {
 	now := time.UnixMilli(1_764_000_000_123)
-	base := agent.Event{RunID: "run-1", SessionKey: "agent:main:main", AgentID: "main", SessionID: "sess-1", Lane: "main", Time: now}
+	// Ids as the gateway makes them.
+	const runID, sessionID = "0b7c1e4a-5d2f-4c3b-9a8e-1f2d3c4b5a69", "7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2910"
+	base := agent.Event{RunID: runID, SessionKey: "agent:main:load-0", AgentID: "main", SessionID: sessionID, Lane: "agent:main:load-0", Time: now}
 	at := func(seq int64, e agent.Event) agent.Event {
 		e.RunID, e.SessionKey, e.AgentID, e.SessionID, e.Lane, e.Time = base.RunID, base.SessionKey, base.AgentID, base.SessionID, base.Lane, base.Time
 		e.Seq = seq
@@ -23,7 +25,7 @@ func warmTurnEvents() []agent.Event {
 	u := transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
 	msg := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("echo: warm turn")}, now)
 	msg.Usage, msg.StopReason = &u, "stop"
-	run := &store.Run{RunID: "run-1", Status: store.RunOK, StopReason: "stop", StartedAt: now, EndedAt: now, Usage: u}
+	run := &store.Run{RunID: runID, Status: store.RunOK, StopReason: "stop", StartedAt: now, EndedAt: now, Usage: u}
 	return []agent.Event{
 		at(1, agent.Event{Stream: agent.StreamLifecycle, Phase: agent.PhaseStart}),
 		at(2, agent.Event{Stream: agent.StreamLifecycle, Phase: agent.PhaseModel, ProviderID: "offline", ModelID: "echo"}),
@@ -42,7 +44,7 @@ func TestRunEventsAllocateOnlyTheirFrames(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.gw
 	evs := warmTurnEvents()
-	st := &runStream{key: "agent:main:main", holds: 1, held: make([]heldEvent, 0, 16)}
+	st := &runStream{key: "agent:main:load-0", holds: 1, held: make([]heldEvent, 0, 16)}
 	translate := func() {
 		*st = runStream{key: st.key, holds: 1, held: st.held[:0], data: st.data}
 		for _, ev := range evs {
@@ -72,7 +74,7 @@ func TestRunStreamMadeOnce(t *testing.T) {
 	run := func() {
 		st := s.stream("run-1")
 		st.mu.Lock()
-		st.key = "agent:main:main"
+		st.key = "agent:main:load-0"
 		for _, ev := range evs {
 			s.translateLocked(st, ev)
 		}

@@ -253,7 +253,7 @@ func (s *Server) agentEventLocked(st *runStream, ev *agent.Event, seq int64, str
 		SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
 		Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
 	}
-	s.emitLocked(st, wire.EventAgent, ae.AppendJSON(make([]byte, 0, len(data)+256)))
+	s.emitLocked(st, wire.EventAgent, ae.AppendJSON(make([]byte, 0, ae.SizeHint())))
 }
 
 // marshalData is json.Marshal(data) for an agent event's data, {} when it
