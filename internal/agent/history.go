@@ -38,6 +38,19 @@ type converted struct {
 // convertHistory is toProviderMessages that also tells, with withSeqs,
 // where each message came from and what it depends on (see converted).
 func convertHistory(hist []store.Message, withSeqs bool) converted {
+	c := converted{out: make([]provider.Message, 0, len(hist))}
+	if withSeqs {
+		c.seqs = make([]int64, 0, len(hist))
+		c.deps = make([]int64, 0, len(hist))
+	}
+	c.add(hist, withSeqs)
+	return c
+}
+
+// add appends what convertHistory makes of hist to c's messages (and with
+// withSeqs to its seqs and deps), and sets c.lastUnpaired to hist's.
+func (c *converted) add(hist []store.Message, withSeqs bool) {
+	c.lastUnpaired = 0
 	// answered: each result's call id, with the last Seq it is answered
 	// at; called: each kept call's id, with the last Seq it was made at.
 	// Both are made on the first tool entry.
@@ -49,11 +62,6 @@ func convertHistory(hist []store.Message, withSeqs bool) converted {
 			}
 			answered[msg.ToolCallID] = m.Seq
 		}
-	}
-	c := converted{out: make([]provider.Message, 0, len(hist))}
-	if withSeqs {
-		c.seqs = make([]int64, 0, len(hist))
-		c.deps = make([]int64, 0, len(hist))
 	}
 	add := func(seq, dep int64, pm provider.Message) {
 		c.out = append(c.out, pm)
@@ -103,7 +111,6 @@ func convertHistory(hist []store.Message, withSeqs bool) converted {
 			})
 		}
 	}
-	return c
 }
 
 // imagesOf returns the image blocks of a message's content.
@@ -383,13 +390,17 @@ func (m *modelMemo) messages(entries []store.Message) []provider.Message {
 		return m.reset(entries)
 	}
 	if j < len(entries) {
-		c := convertHistory(entries[j:], true)
+		// The new entries' messages are appended to the memo's in place:
+		// the slices handed out end at the memo's length, so nobody sees
+		// what goes past it, and a reset below replaces all three.
+		c := converted{out: m.out, seqs: m.seqs, deps: m.deps}
+		c.add(entries[j:], true)
 		if c.lastUnpaired != 0 {
 			// A new entry pairs with one the memo holds (or none):
 			// its form, or an older message's, depends on both.
 			return m.reset(entries)
 		}
-		m.out, m.seqs, m.deps = append(m.out, c.out...), append(m.seqs, c.seqs...), append(m.deps, c.deps...)
+		m.out, m.seqs, m.deps = c.out, c.seqs, c.deps
 		m.last, m.lastID = b, entries[len(entries)-1].Entry.ID
 	}
 	i := sort.Search(len(m.seqs), func(i int) bool { return m.seqs[i] >= a })

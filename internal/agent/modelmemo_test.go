@@ -229,3 +229,32 @@ func TestModelMemoCopiesOncePerDrop(t *testing.T) {
 		t.Errorf("the memo's messages moved %d times for %d drops", moves, drops)
 	}
 }
+
+// TestModelMemoExtendsInPlace: a warm turn's window (the previous one and
+// the turn's two new entries, sliding by two) converts its new entries into
+// the memo's own slices; only the memo's drops, every few hundred entries,
+// allocate. Converting them apart and appending the result made three
+// allocations a turn.
+func TestModelMemoExtendsInPlace(t *testing.T) {
+	var hist []store.Message
+	var replies []string
+	for turn := range 2000 {
+		replies = append(replies, fmt.Sprint("a", turn))
+		hist = appendEntry(hist, transcript.Message{Role: "user", Content: transcript.StringContent(fmt.Sprint("q", turn))})
+		hist = appendEntry(hist, transcript.Message{Role: "assistant", Content: transcript.BlockContent(transcript.TextBlock(replies[turn]))})
+	}
+	const size = 400
+	var memo modelMemo
+	end := size
+	step := func() {
+		out := memo.messages(hist[end-size : end])
+		if len(out) != size || out[size-1].Text != replies[end/2-1] {
+			t.Fatalf("window ending at %d: %d messages, last %+v", end, len(out), out[len(out)-1])
+		}
+		end += 2
+	}
+	step()
+	if n := testing.AllocsPerRun(500, step); n > 0.1 {
+		t.Errorf("%v allocations per window, want about none", n)
+	}
+}

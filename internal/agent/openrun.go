@@ -95,8 +95,11 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	}
 	// The start event goes out from here, before Enqueue returns: a
 	// gateway holding the run's events until its answer is queued sends
-	// both in one write.
-	st := r.started(cancel, opened.Clone(), stored, &run, sess, nil)
+	// both in one write. The run's state holds the stored record in
+	// started, which the store did not keep (the caller gets opened):
+	// the two share Input, which nothing writes.
+	started = *opened
+	st := r.started(cancel, &started, stored, &run, sess, nil)
 	r.workers.Go(func() {
 		defer r.wg.Done()
 		r.executeOpened(runCtx, cancel, st, &run, sess)

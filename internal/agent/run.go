@@ -401,14 +401,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	}
 	sessionID := info.Session.SessionID
 
-	var defs []provider.ToolDef // nil when there are none, as before
-	if n := toolSet.Len() + len(in.ClientTools); n > 0 {
-		defs = make([]provider.ToolDef, 0, n) // grown by appends, it was copied about six times a run
-	}
-	for _, t := range toolSet.All() {
-		defs = append(defs, provider.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
-	}
-	defs, clientTools, err := withClientTools(defs, in.ClientTools)
+	defs, clientTools, err := withClientTools(r.toolDefs.of(toolSet, len(in.ClientTools)), in.ClientTools)
 	if err != nil {
 		return nil, usage, "", err
 	}
@@ -433,8 +426,9 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 	// The memory flush and a background summary act with the agent's own
 	// tools (never the caller's) and the run's system prompt.
 	ft := &flushTurn{info: info, system: system, defs: defs[: len(defs)-len(clientTools) : len(defs)-len(clientTools)], tools: toolSet, caller: caller}
+	mkey := modelKey(model) // made once: each is an allocation
 	st.bg = &bgTrigger{sess: info.Session, model: model, budget: budget, flush: ft,
-		fixed: r.calib.Scale(modelKey(model), r.counter(model).Request(&provider.Request{System: system, Tools: defs}))}
+		fixed: r.calib.Scale(mkey, r.counter(model).Request(&provider.Request{System: system, Tools: defs}))}
 	for step := 0; ; step++ {
 		if step >= r.cfg.MaxSteps {
 			return last, usage, stop, fmt.Errorf("step limit reached (%d model turns)", r.cfg.MaxSteps)
@@ -463,7 +457,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 		if err != nil {
 			return last, usage, stop, err
 		}
-		st.bg.est = r.calib.Scale(modelKey(model), est)
+		st.bg.est = r.calib.Scale(mkey, est)
 		r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseModel, ProviderID: model.ProviderID, ModelID: model.ModelID})
 		reqStart := r.now()
 		mctx, mspan := r.cfg.Tracer.StartModel(ctx, model.ProviderID, model.ModelID)
@@ -476,7 +470,7 @@ func (r *Runner) loop(ctx context.Context, st *runState, info RunInfo) (last *tr
 			r.prunes.record(sessionID, reqStart, budget.pruned)
 		}
 		if terr == nil && turnUsage.Input > 0 {
-			r.calib.Observe(modelKey(model), int64(est), turnUsage.Input+turnUsage.CacheRead+turnUsage.CacheWrite)
+			r.calib.Observe(mkey, int64(est), turnUsage.Input+turnUsage.CacheRead+turnUsage.CacheWrite)
 		}
 		if terr != nil && msg == nil && ctx.Err() == nil && compaction.IsOverflow(terr.Error()) {
 			if rerr := r.recoverOverflow(ctx, st, info.Session, model, budget, terr); rerr != nil {

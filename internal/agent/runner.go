@@ -331,6 +331,7 @@ type Runner struct {
 
 	closeOnce sync.Once
 	windows   *windowCache
+	toolDefs  toolDefs
 
 	// calib scales token estimates by providers' reported usage.
 	calib        compaction.Calibrator
@@ -576,14 +577,17 @@ func (r *Runner) Enqueue(ctx context.Context, in Input) (Enqueued, error) {
 		return dup.enqueued(err)
 	}
 	origin := in.Untrusted()
+	var chain tools.Chain
 	if in.Chain == nil || in.Chain.ID == "" {
 		// A run nothing else caused starts a chain of its own, named
 		// after it; it is stored with the run like any other chain.
-		in.Chain = &tools.Chain{ID: in.RunID, Path: []string{in.SessionKey}}
+		chain = tools.Chain{ID: in.RunID, Path: []string{in.SessionKey}}
+	} else {
+		chain = *in.Chain
 	}
 	// Who is speaking is decided here, once, and stored with the run: the
 	// chain carries the least-trusted origin to everything the run causes.
-	chain := in.Chain.Taint(origin)
+	chain = chain.Taint(origin)
 	in.Chain = &chain
 	raw, err := json.Marshal(&in)
 	if err != nil {

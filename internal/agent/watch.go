@@ -188,10 +188,12 @@ func (l *eventLog) backfillLocked(rl *runLog, ev Event, now time.Time) {
 }
 
 // appendBounded appends ev to a log's events, dropping the oldest half
-// past maxLogEvents.
+// past maxLogEvents into a copy with room for the appends until the next
+// drop: a copy of its length was grown (copied again) by the next append,
+// and twice more before the next drop.
 func appendBounded(evs []*logEvent, ev *logEvent) []*logEvent {
 	if evs = append(evs, ev); len(evs) > maxLogEvents {
-		evs = append([]*logEvent(nil), evs[len(evs)-maxLogEvents/2:]...)
+		evs = append(make([]*logEvent, 0, maxLogEvents+1), evs[len(evs)-maxLogEvents/2:]...)
 	}
 	return evs
 }

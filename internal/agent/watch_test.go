@@ -603,3 +603,32 @@ func TestEventLogBoundsSessionEvents(t *testing.T) {
 		t.Fatalf("after pruning the idle logs %d session events are counted; want 1", n)
 	}
 }
+
+// TestAppendBoundedCopiesOncePerDrop: a log that dropped its oldest half
+// takes the appends until its next drop without growing: one allocation
+// from one drop to the next (the drop's copy), where the copy of its
+// length was grown three times before the next drop (4).
+func TestAppendBoundedCopiesOncePerDrop(t *testing.T) {
+	ev := &logEvent{}
+	evs := make([]*logEvent, 0, 8)
+	for prev := 0; len(evs) >= prev; { // up to the first drop
+		prev = len(evs)
+		evs = appendBounded(evs, ev)
+	}
+	// From one drop to the next: maxLogEvents/2 events kept, and as many
+	// and one more appended.
+	n := testing.AllocsPerRun(3, func() {
+		for range maxLogEvents/2 + 1 {
+			evs = appendBounded(evs, ev)
+		}
+		if len(evs) != maxLogEvents/2 {
+			t.Fatalf("%d events after a drop, want %d", len(evs), maxLogEvents/2)
+		}
+	})
+	if n != 1 {
+		t.Errorf("%v allocations from one drop to the next, want 1", n)
+	}
+	if len(evs) > maxLogEvents {
+		t.Errorf("%d events kept, want at most %d", len(evs), maxLogEvents)
+	}
+}

@@ -194,16 +194,27 @@ func (v *View) dir(path string) dirStat {
 		}
 	}
 	d := dirStat{path: path, at: v.c.now()}
-	fi, err := v.c.osStat(path)
-	d.err = err
-	if err == nil && fi.IsDir() {
-		d.st, d.ok = stampOf(fi)
-	}
+	d.st, d.ok, d.err = v.c.dirStamp(path)
 	if v.dirs == nil {
 		v.dirs = v.small[:0]
 	}
 	v.dirs = append(v.dirs, d)
 	return d
+}
+
+// dirStamp is os.Stat's error for path, and the stamp of path when it is a
+// directory and the platform gives one (ok). Without StatFunc it is taken
+// without os.Stat's FileInfo (statDir), two allocations a stat fewer.
+func (c *Cache) dirStamp(path string) (st stamp, ok bool, err error) {
+	if c.StatFunc == nil {
+		return statDir(path)
+	}
+	fi, err := c.StatFunc(path)
+	if err != nil || !fi.IsDir() {
+		return stamp{}, false, err
+	}
+	st, ok = stampOf(fi)
+	return st, ok, nil
 }
 
 func (c *Cache) osStat(path string) (fs.FileInfo, error) {

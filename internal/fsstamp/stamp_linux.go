@@ -18,3 +18,24 @@ func stampOf(fi fs.FileInfo) (st stamp, ok bool) {
 		mtimeNs: s.Mtim.Nano(), ctimeNs: s.Ctim.Nano(),
 	}, true
 }
+
+// statDir is dirStamp without StatFunc: os.Stat's system call into a
+// stat buffer of its own, with os.Stat's error.
+func statDir(path string) (st stamp, ok bool, err error) {
+	var s syscall.Stat_t
+	for {
+		if err = syscall.Stat(path, &s); err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return stamp{}, false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if s.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		return stamp{}, false, nil
+	}
+	return stamp{
+		dev: uint64(s.Dev), ino: uint64(s.Ino),
+		mtimeNs: s.Mtim.Nano(), ctimeNs: s.Ctim.Nano(),
+	}, true, nil
+}

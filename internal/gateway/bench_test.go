@@ -72,6 +72,7 @@ func BenchmarkChatSendRoundTrip(b *testing.B) {
 	c.runEvents("warm")
 	ds := make([]time.Duration, 0, b.N)
 	i := 0
+	b.ReportAllocs() // the client's and the gateway's
 	b.ResetTimer()
 	for b.Loop() {
 		i++

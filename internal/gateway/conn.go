@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"runtime"
@@ -88,6 +89,44 @@ type conn struct {
 	// writeLoop uses them.
 	wbuf []byte
 	wvec net.Buffers
+
+	// rbuf holds the message read last, reused for the next (readMessage);
+	// only serve's loop uses it.
+	rbuf []byte
+}
+
+// maxReadBuf bounds the read buffer a connection keeps between messages:
+// a larger message's buffer is dropped after it.
+const maxReadBuf = 64 << 10
+
+// readMessage reads the next message into c.rbuf, which the next call
+// reuses: its frame is handled (decoded, which copies what it keeps) before
+// the next read. io.ReadAll, which the WebSocket library's Read uses, made
+// a new buffer for every message and grew it twice for a chat.send.
+func (c *conn) readMessage() ([]byte, error) {
+	_, r, err := c.ws.Reader(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	b := c.rbuf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grown as append grows it
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.rbuf = b
+	if cap(b) > maxReadBuf {
+		c.rbuf = nil
+	}
+	return b, nil
 }
 
 func newConn(s *Server, ws *websocket.Conn, remote string, local net.Addr) *conn {
@@ -140,8 +179,15 @@ func (c *conn) serve() {
 	handshakeDone := make(chan struct{})
 	c.wg.Go(func() { c.handshakeDeadline(handshakeDone) })
 
+	// Frames are read without a context, as they are written (see
+	// writeLoop): given one, the WebSocket library registered and stopped
+	// a callback on it for each frame's header and payload (four
+	// allocations a request). The connection's end closes the socket,
+	// which ends a read under way.
+	stopRead := context.AfterFunc(c.ctx, func() { c.ws.CloseNow() })
+	defer stopRead()
 	for {
-		_, data, err := c.ws.Read(c.ctx)
+		data, err := c.readMessage()
 		if err != nil {
 			if st := websocket.CloseStatus(err); st == websocket.StatusMessageTooBig {
 				c.log.Info("frame over the size limit; connection closed")

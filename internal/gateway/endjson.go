@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,23 +32,28 @@ func appendAgentText(b []byte, text, delta string) []byte {
 	return append(b, '}')
 }
 
-// messageJSON is json.Marshal(m). The transcript codec writes a message
-// compact, with each string as jsonenc writes it; json.Marshal then only
-// escapes <, > and &, and compacts raw JSON the message carries. So a
-// message without raw JSON members whose encoding has none of <, > and &
-// is its codec's bytes as they are.
-func messageJSON(m *transcript.Message) (json.RawMessage, error) {
-	if !plainMessage(m) {
-		return json.Marshal(m)
+// appendMessageJSON appends json.Marshal(m) to b; on an error it returns
+// b as it was. The transcript codec writes a message compact, with each
+// string as jsonenc writes it; json.Marshal then only escapes <, > and &,
+// and compacts raw JSON the message carries. So a message without raw
+// JSON members whose encoding has none of <, > and & is its codec's bytes
+// as they are.
+func appendMessageJSON(b []byte, m *transcript.Message) ([]byte, error) {
+	start := len(b)
+	if plainMessage(m) {
+		out, err := m.AppendJSON(slices.Grow(b, messageSize(m)))
+		if err != nil {
+			return b[:start], err
+		}
+		if !bytes.ContainsAny(out[start:], "<>&") {
+			return out, nil
+		}
 	}
-	raw, err := m.AppendJSON(make([]byte, 0, messageSize(m)))
+	raw, err := json.Marshal(m)
 	if err != nil {
-		return nil, err
+		return b[:start], err
 	}
-	if bytes.ContainsAny(raw, "<>&") {
-		return json.Marshal(m)
-	}
-	return raw, nil
+	return append(b[:start], raw...), nil
 }
 
 // plainMessage reports whether m carries no member the codec writes from
@@ -66,13 +72,12 @@ func plainMessage(m *transcript.Message) bool {
 	return true
 }
 
-// usageJSON is json.Marshal(u).
-func usageJSON(u transcript.Usage) json.RawMessage {
+// appendUsageJSON appends json.Marshal(u) to b.
+func appendUsageJSON(b []byte, u transcript.Usage) []byte {
 	if u.Cost != nil {
 		raw, _ := json.Marshal(u)
-		return raw
+		return append(b, raw...)
 	}
-	b := make([]byte, 0, 96)
 	b = append(b, `{"input":`...)
 	b = strconv.AppendInt(b, u.Input, 10)
 	b = append(b, `,"output":`...)

@@ -56,16 +56,16 @@ func TestEndJSONMatchesMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := messageJSON(m)
-		if err != nil || string(got) != string(want) {
-			t.Errorf("messageJSON = %s, %v; json.Marshal: %s", got, err, want)
+		got, err := appendMessageJSON([]byte("x"), m)
+		if err != nil || string(got) != "x"+string(want) {
+			t.Errorf("appendMessageJSON = %s, %v; json.Marshal: %s", got, err, want)
 		}
 	}
 	for _, u := range []transcript.Usage{{}, {Input: 10, Output: 2, CacheRead: 3, CacheWrite: 4, TotalTokens: 19},
 		{Input: -1, TotalTokens: 1 << 62}, {Output: 5, Cost: &transcript.Cost{Output: 0.25, Total: 0.25}}} {
 		want, _ := json.Marshal(u)
-		if got := usageJSON(u); string(got) != string(want) {
-			t.Errorf("usageJSON(%+v) = %s, json.Marshal: %s", u, got, want)
+		if got := appendUsageJSON([]byte("x"), u); string(got) != "x"+string(want) {
+			t.Errorf("appendUsageJSON(%+v) = %s, json.Marshal: %s", u, got[1:], want)
 		}
 	}
 	for _, text := range deltaTexts {
@@ -104,8 +104,8 @@ func FuzzMessageJSON(f *testing.F) {
 		if err != nil {
 			t.Skip(err)
 		}
-		if got, err := messageJSON(m); err != nil || string(got) != string(want) {
-			t.Errorf("messageJSON = %s, %v; json.Marshal: %s", got, err, want)
+		if got, err := appendMessageJSON([]byte("x"), m); err != nil || string(got) != "x"+string(want) {
+			t.Errorf("appendMessageJSON = %s, %v; json.Marshal: %s", got, err, want)
 		}
 	})
 }
@@ -116,11 +116,12 @@ func BenchmarkEndJSON(b *testing.B) {
 	m := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("echo: warm turn")}, time.Now())
 	m.Usage = &transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
 	m.StopReason, m.Provider, m.Model = "stop", "offline", "echo"
+	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = messageJSON(m)
-		_ = usageJSON(*m.Usage)
-		_ = appendAgentText(nil, "echo: warm turn", "echo: warm turn")
+		buf, _ = appendMessageJSON(buf[:0], m)
+		buf = appendUsageJSON(buf, *m.Usage)
+		buf = appendAgentText(buf, "echo: warm turn", "echo: warm turn")
 	}
 }
 

@@ -36,10 +36,17 @@ type runStream struct {
 	lastDelta  time.Time
 
 	// Agent assistant events are coalesced the same way: agentSent bytes
-	// of text went out, agentPending is the newest unsent event.
+	// of text went out; the newest unsent event, if any (agentPending),
+	// had seq agentSeq and text agentText.
 	agentSent    int
-	agentPending *agent.Event
+	agentPending bool
+	agentSeq     int64
+	agentText    string
 	lastAgent    time.Time
+
+	// data is where an event's data or message is encoded before it is
+	// copied into the event's frame: it is reused by the run's next event.
+	data []byte
 }
 
 // MaxLiveText bounds the cumulative assistant text a delta event carries
@@ -83,7 +90,9 @@ func (s *Server) stream(runID string) *runStream {
 	defer s.runsMu.Unlock()
 	st := s.runs[runID]
 	if st == nil {
-		st = &runStream{}
+		// Room for a short turn's event data and final message, which
+		// grew it two or three times.
+		st = &runStream{data: make([]byte, 0, 512)}
 		s.runs[runID] = st
 	}
 	return st
@@ -171,28 +180,9 @@ func (s *Server) onRunEvent(ev agent.Event) {
 
 func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 	ts := ev.Time.UnixMilli()
-	agentEv := func(data any) {
-		seq, stream := ev.Seq, ev.Stream
-		if d, ok := data.(agentTextData); ok { // a held assistant event
-			seq, stream = d.seq, agent.StreamAssistant
-		}
-		raw, ok := data.(json.RawMessage) // encoded already (wire's lifecycle data)
-		if d, text := data.(agentTextData); text {
-			raw, ok = appendAgentText(make([]byte, 0, 24+len(d.Text)+len(d.Delta)), d.Text, d.Delta), true
-		}
-		if !ok {
-			var err error
-			if raw, err = json.Marshal(data); err != nil {
-				raw = json.RawMessage("{}")
-			}
-		}
-		ae := wire.AgentEvent{
-			RunID: ev.RunID, Seq: seq, Stream: stream, TS: ts, Data: raw,
-			SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
-			Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
-		}
-		s.emitLocked(st, wire.EventAgent, ae.AppendJSON(make([]byte, 0, len(raw)+256)))
-	}
+	// agentEv emits an agent event of ev with data, encoded already (in
+	// st.data, or by marshalData).
+	agentEv := func(data json.RawMessage) { s.agentEventLocked(st, &ev, ev.Seq, ev.Stream, ts, data) }
 	switch ev.Stream {
 	case agent.StreamLifecycle:
 		switch ev.Phase {
@@ -200,56 +190,80 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 			// Accepted input waiting for the session: every client of the
 			// session sees it (chat.history lists it in pendingInputs).
 			if q := ev.Queue; q != nil {
-				agentEv(map[string]any{"phase": "queued", "position": q.Position, "queueMode": q.Mode,
-					"message": headText(q.Message, MaxLiveText), "acceptedAt": ts})
+				agentEv(marshalData(map[string]any{"phase": "queued", "position": q.Position, "queueMode": q.Mode,
+					"message": headText(q.Message, MaxLiveText), "acceptedAt": ts}))
 			}
 		case agent.PhaseStart:
-			agentEv(json.RawMessage(wire.AppendStartData(make([]byte, 0, 48), ts)))
+			st.data = wire.AppendStartData(st.data[:0], ts)
+			agentEv(st.data)
 			s.runChanged(ev.SessionKey, ev.RunID, "agent.run.started", "start", false)
 		case agent.PhaseModel:
-			s.flushAgentTextLocked(st, agentEv)
-			s.flushDeltaLocked(st, ev)
+			s.flushAgentTextLocked(st, &ev, ts)
+			s.flushDeltaLocked(st, &ev)
 			st.text, st.sent, st.agentSent = "", 0, 0
-			agentEv(json.RawMessage(wire.AppendModelData(make([]byte, 0, 64+len(ev.ProviderID)+len(ev.ModelID)), ev.ProviderID, ev.ModelID)))
+			st.data = wire.AppendModelData(st.data[:0], ev.ProviderID, ev.ModelID)
+			agentEv(st.data)
 			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the previous turn is stored
 		case agent.PhaseEnd:
-			s.flushAgentTextLocked(st, agentEv)
-			s.flushDeltaLocked(st, ev)
-			s.endLocked(st, ev, agentEv)
+			s.flushAgentTextLocked(st, &ev, ts)
+			s.flushDeltaLocked(st, &ev)
+			s.endLocked(st, &ev, ts)
 		}
 	case agent.StreamAssistant:
 		st.text = ev.Text
 		st.pendingSeq = ev.Seq
-		pending := ev
-		st.agentPending = &pending
+		st.agentPending, st.agentSeq, st.agentText = true, ev.Seq, ev.Text
 		now := s.now()
 		iv := s.cfg.ChatDeltaInterval
 		if iv < 0 || st.lastAgent.IsZero() || now.Sub(st.lastAgent) >= iv {
-			s.flushAgentTextLocked(st, agentEv)
+			s.flushAgentTextLocked(st, &ev, ts)
 		}
 		if iv < 0 || st.lastDelta.IsZero() || now.Sub(st.lastDelta) >= iv {
-			s.flushDeltaLocked(st, ev)
+			s.flushDeltaLocked(st, &ev)
 		}
 	case agent.StreamTool:
-		s.flushAgentTextLocked(st, agentEv)
-		s.flushDeltaLocked(st, ev)
+		s.flushAgentTextLocked(st, &ev, ts)
+		s.flushDeltaLocked(st, &ev)
 		if ev.Tool == nil {
 			return
 		}
-		agentEv(toolData(ev))
+		agentEv(marshalData(toolData(ev)))
 		if ev.Phase == agent.PhaseResult {
 			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the call and its result are stored
 		}
 	case agent.StreamCompaction:
-		s.flushAgentTextLocked(st, agentEv)
-		s.flushDeltaLocked(st, ev)
-		agentEv(compactionData(ev))
+		s.flushAgentTextLocked(st, &ev, ts)
+		s.flushDeltaLocked(st, &ev)
+		agentEv(marshalData(compactionData(ev)))
 	case agent.StreamUsage:
-		s.flushAgentTextLocked(st, agentEv)
+		s.flushAgentTextLocked(st, &ev, ts)
 		if u := ev.Usage; u != nil {
-			agentEv(json.RawMessage(appendUsageData(make([]byte, 0, 128), u)))
+			st.data = appendUsageData(st.data[:0], u)
+			agentEv(st.data)
 		}
 	}
+}
+
+// agentEventLocked emits an agent event of ev's run with seq, stream and
+// data (compact JSON as json.Marshal writes it), stamped ts. The frame is
+// a copy: data may be st.data, which the next event reuses.
+func (s *Server) agentEventLocked(st *runStream, ev *agent.Event, seq int64, stream string, ts int64, data json.RawMessage) {
+	ae := wire.AgentEvent{
+		RunID: ev.RunID, Seq: seq, Stream: stream, TS: ts, Data: data,
+		SessionKey: ev.SessionKey, AgentID: ev.AgentID, SessionID: ev.SessionID,
+		Lane: ev.Lane, SpawnedBy: ev.SpawnedBy,
+	}
+	s.emitLocked(st, wire.EventAgent, ae.AppendJSON(make([]byte, 0, ae.SizeHint())))
+}
+
+// marshalData is json.Marshal(data) for an agent event's data, {} when it
+// cannot be encoded.
+func marshalData(data any) json.RawMessage {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return raw
 }
 
 // toolData is the data of a "tool" agent event (ev.Tool set): the call's
@@ -306,40 +320,41 @@ func compactionData(ev agent.Event) map[string]any {
 
 // flushAgentTextLocked sends the newest held assistant event with the text
 // that arrived since the last one as its delta (and the live text, capped,
-// as its text). agentEv stamps it with the held event's seq.
-func (s *Server) flushAgentTextLocked(st *runStream, agentEv func(any)) {
-	ev := st.agentPending
-	if ev == nil {
+// as its text), with the held event's seq, as an event of ev's run
+// stamped ts.
+func (s *Server) flushAgentTextLocked(st *runStream, ev *agent.Event, ts int64) {
+	if !st.agentPending {
 		return
 	}
-	st.agentPending = nil
+	text := st.agentText
+	st.agentPending, st.agentText = false, ""
 	delta := ""
-	if st.agentSent < len(ev.Text) {
-		delta = ev.Text[st.agentSent:]
+	if st.agentSent < len(text) {
+		delta = text[st.agentSent:]
 	}
-	st.agentSent = len(ev.Text)
+	st.agentSent = len(text)
 	st.lastAgent = s.now()
 	if len(delta) > MaxLiveText {
 		delta = liveText(delta)
 	}
-	agentEv(agentTextData{Text: liveText(ev.Text), Delta: delta, seq: ev.Seq})
+	st.data = appendAgentText(st.data[:0], liveText(text), delta)
+	s.agentEventLocked(st, ev, st.agentSeq, agent.StreamAssistant, ts, st.data)
 }
 
-// agentTextData is an assistant event's data; seq is the runner event it
-// stands for (the last one coalesced into it).
+// agentTextData is an assistant event's data.
 type agentTextData struct {
 	Text  string `json:"text"`
 	Delta string `json:"delta"`
-	seq   int64
 }
 
 // flushDeltaLocked sends the text not yet sent as a chat delta.
-func (s *Server) flushDeltaLocked(st *runStream, ev agent.Event) {
+func (s *Server) flushDeltaLocked(st *runStream, ev *agent.Event) {
 	if st.pendingSeq == 0 || st.sent >= len(st.text) {
 		st.pendingSeq = 0
 		return
 	}
-	msg := appendAssistantSoFar(nil, liveText(st.text), s.now())
+	st.data = appendAssistantSoFar(st.data[:0], liveText(st.text), s.now())
+	msg := st.data
 	chat := wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
 		Seq: st.pendingSeq, State: wire.ChatStateDelta, DeltaText: liveText(st.text[st.sent:]), Message: msg,
@@ -375,7 +390,7 @@ func assistantSoFar(text string, now time.Time) map[string]any {
 
 // endLocked emits lifecycle end (or error) and the chat final, aborted or
 // error event of a finished run.
-func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
+func (s *Server) endLocked(st *runStream, ev *agent.Event, ts int64) {
 	run := ev.Run
 	if run == nil {
 		return
@@ -391,19 +406,24 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 	if run.Status == store.RunError || run.Status == store.RunTimeout {
 		data.Phase, data.Error, data.HasError = "error", run.Error, true
 	}
-	agentEv(json.RawMessage(data.AppendJSON(make([]byte, 0, 128+len(run.StopReason)+len(run.Error)))))
+	st.data = data.AppendJSON(st.data[:0])
+	s.agentEventLocked(st, ev, ev.Seq, ev.Stream, ts, st.data)
 
 	chat := wire.ChatEvent{
 		RunID: ev.RunID, SessionKey: ev.SessionKey, AgentID: ev.AgentID, SpawnedBy: ev.SpawnedBy,
 		Seq: ev.Seq, StopReason: run.StopReason,
 	}
+	// The message and the usage are encoded one after the other into
+	// st.data, and sliced from it once both are in.
+	st.data = st.data[:0]
 	if ev.Message != nil {
-		chat.Message, _ = messageJSON(ev.Message)
+		st.data, _ = appendMessageJSON(st.data, ev.Message)
 	}
+	msgEnd := len(st.data)
 	switch run.Status {
 	case store.RunOK:
 		chat.State = wire.ChatStateFinal
-		chat.Usage = usageJSON(run.Usage)
+		st.data = appendUsageJSON(st.data, run.Usage)
 	case store.RunAborted:
 		chat.State = wire.ChatStateAborted
 		if chat.StopReason == "" {
@@ -417,6 +437,7 @@ func (s *Server) endLocked(st *runStream, ev agent.Event, agentEv func(any)) {
 			chat.ErrorKind = "timeout"
 		}
 	}
+	chat.Message, chat.Usage = st.data[:msgEnd], st.data[msgEnd:]
 	s.emitLocked(st, wire.EventChat, chat.AppendJSON(make([]byte, 0, len(chat.Message)+len(chat.Usage)+256)))
 	s.runChanged(ev.SessionKey, ev.RunID, "lifecycle", "end", true)
 }

@@ -14,8 +14,9 @@ type RunOpener interface {
 	// r.SessionID as AppendMessages does, in one transaction: on any error
 	// nothing is written. When a run with r.RunID exists it returns that
 	// run with ErrConflict (the insert itself finds it: no read first). It
-	// returns the stored run and messages. A store that cannot (a wrapper
-	// around a store that is no RunOpener) returns errors.ErrUnsupported.
+	// returns the stored run (a copy: it does not keep r) and messages. A
+	// store that cannot (a wrapper around a store that is no RunOpener)
+	// returns errors.ErrUnsupported.
 	OpenRun(ctx context.Context, r *Run, msgs []Message) (*Run, []Message, error)
 }
 

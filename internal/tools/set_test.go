@@ -78,3 +78,31 @@ func TestSetWithReplacesWithoutCopy(t *testing.T) {
 		t.Errorf("filtered = %v", f.All())
 	}
 }
+
+// Each yields All's tools in All's order, replacement included, and
+// allocates nothing.
+func TestSetEach(t *testing.T) {
+	s := NewSet(stubTool{"read", "a"}, stubTool{"exec", "a"}, stubTool{"ls", "a"}).With(stubTool{"exec", "b"})
+	var got []Tool
+	for tool := range s.Each() {
+		got = append(got, tool)
+	}
+	if !slices.Equal(got, s.All()) {
+		t.Errorf("Each = %v, All = %v", got, s.All())
+	}
+	for range s.Each() {
+		break // stops where the loop does
+	}
+	var none *Set
+	for tool := range none.Each() {
+		t.Errorf("nil set yields %v", tool)
+	}
+	n := 0
+	if allocs := testing.AllocsPerRun(50, func() {
+		for range s.Each() {
+			n++
+		}
+	}); allocs != 0 {
+		t.Errorf("Each: %v allocations, want 0", allocs)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 )
@@ -201,6 +202,24 @@ func (s *Set) Get(name string) (Tool, bool) {
 	}
 	t, ok := s.byName[name]
 	return t, ok
+}
+
+// Each yields the tools in All's order without making All's slice.
+func (s *Set) Each() iter.Seq[Tool] {
+	return func(yield func(Tool) bool) {
+		if s == nil {
+			return
+		}
+		for _, n := range s.names {
+			t := s.byName[n]
+			if s.over != nil && n == s.overName {
+				t = s.over
+			}
+			if !yield(t) {
+				return
+			}
+		}
+	}
 }
 
 // All returns the tools sorted by name.

@@ -36,6 +36,21 @@ func (e *AgentEvent) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// SizeHint is how many bytes AppendJSON appends for e at most when its
+// strings need no escaping (each of its two numbers counted at 20 digits),
+// for a buffer made to size.
+func (e *AgentEvent) SizeHint() int {
+	n := len(`{"runId":,"seq":,"stream":,"ts":,"data":,"isHeartbeat":false}`) + 2*2 + 2*20
+	n += len(e.RunID) + len(e.Stream) + max(len(e.Data), len("null"))
+	for _, opt := range [...]struct{ name, s string }{{`,"sessionKey":`, e.SessionKey}, {`,"agentId":`, e.AgentID},
+		{`,"sessionId":`, e.SessionID}, {`,"lane":`, e.Lane}, {`,"spawnedBy":`, e.SpawnedBy}} {
+		if opt.s != "" {
+			n += len(opt.name) + 2 + len(opt.s)
+		}
+	}
+	return n
+}
+
 // AppendJSON appends e as json.Marshal encodes it. Message and Usage must
 // be compact JSON as json.Marshal writes it.
 func (e *ChatEvent) AppendJSON(b []byte) []byte {

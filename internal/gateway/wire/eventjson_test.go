@@ -107,3 +107,23 @@ func BenchmarkChatEventJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestAgentEventSizeHint: an agent event whose strings need no escaping
+// fits the size its hint gives, which is at most its two numbers' unused
+// digits over (a buffer of len(Data)+256 was 60 bytes over for a warm
+// turn's events: a size class up).
+func TestAgentEventSizeHint(t *testing.T) {
+	id := "0b7c1e4a-5d2f-4c3b-9a8e-1f2d3c4b5a69"
+	for _, e := range []AgentEvent{
+		{},
+		{RunID: id, Seq: 1, Stream: StreamLifecycle, TS: 1764000000123, Data: json.RawMessage(`{"phase":"start","startedAt":1764000000123}`),
+			SessionKey: "agent:main:load-0", AgentID: "main", SessionID: id, Lane: "agent:main:load-0"},
+		{RunID: id, Seq: -9223372036854775808, Stream: StreamAssistant, TS: 9223372036854775807, Data: json.RawMessage(`{}`),
+			SessionKey: "k", AgentID: "a", SessionID: "s", Lane: "l", SpawnedBy: "p", IsHeartbeat: true},
+	} {
+		n, hint := len(e.AppendJSON(nil)), e.SizeHint()
+		if n > hint || hint-n > 40 {
+			t.Errorf("%+v: %d bytes, hint %d", e, n, hint)
+		}
+	}
+}

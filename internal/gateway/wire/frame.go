@@ -126,8 +126,24 @@ func buildFrameSchemas() *frameSchemaSet {
 	}
 }
 
+// frameType is str(raw), without its allocation for the four frame types.
+func frameType(raw []byte) string {
+	switch string(raw) {
+	case `"` + FrameRequest + `"`:
+		return FrameRequest
+	case `"` + FrameResponse + `"`:
+		return FrameResponse
+	case `"` + FrameEvent + `"`:
+		return FrameEvent
+	case `"` + FrameCancel + `"`:
+		return FrameCancel
+	}
+	return str(raw)
+}
+
 // Decode parses and strictly validates one frame of any type. It returns a
-// *DecodeError for anything that is not a valid frame.
+// *DecodeError for anything that is not a valid frame. Neither keeps a
+// reference to data: a reader may reuse it for its next frame.
 func Decode(data []byte) (*Frame, error) {
 	if nestingExceeds(data, MaxNesting) {
 		return nil, tooDeep(data)
@@ -145,7 +161,7 @@ func Decode(data []byte) (*Frame, error) {
 	if raw, ok := members["type"]; !ok || kindOf(raw) != kindString {
 		return nil, &DecodeError{Reason: "must have required property 'type'"}
 	} else {
-		f.Type = str(raw)
+		f.Type = frameType(raw)
 	}
 	if raw, ok := members["id"]; ok && kindOf(raw) == kindString {
 		f.ID = str(raw)

@@ -77,9 +77,49 @@ func scanObject(raw []byte) (m map[string]json.RawMessage, ok, handled bool) {
 		for raw[end] != '"' {
 			end++
 		}
-		m[string(raw[mb.name+1:end])] = json.RawMessage(vals[at:len(vals):len(vals)])
+		m[memberName(raw[mb.name+1:end])] = json.RawMessage(vals[at:len(vals):len(vals)])
 	}
 	return m, true, true
+}
+
+// memberName is string(name), without its allocation for the member names
+// of a frame and of the params of the requests sent most (chat.send).
+func memberName(name []byte) string {
+	switch string(name) {
+	case "type":
+		return "type"
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	case "ok":
+		return "ok"
+	case "payload":
+		return "payload"
+	case "error":
+		return "error"
+	case "event":
+		return "event"
+	case "seq":
+		return "seq"
+	case "sessionKey":
+		return "sessionKey"
+	case "message":
+		return "message"
+	case "idempotencyKey":
+		return "idempotencyKey"
+	case "thinking":
+		return "thinking"
+	case "deliver":
+		return "deliver"
+	case "timeoutMs":
+		return "timeoutMs"
+	case "attachments":
+		return "attachments"
+	}
+	return string(name)
 }
 
 // scanMaxDepth is the nesting the scanner follows; deeper values go to

@@ -153,3 +153,31 @@ func TestValidMembersMakeNoPath(t *testing.T) {
 		t.Errorf("issue = %v, want one at /items/1/n", err)
 	}
 }
+
+// TestObjectNamesNotCopied: splitting a chat.send frame and its params
+// allocates their values' copy and their maps, not their member names, and
+// a request's type is not copied either.
+func TestObjectNamesNotCopied(t *testing.T) {
+	frame := []byte(`{"type":"req","id":"c0-1234","method":"chat.send","params":{"sessionKey":"agent:main:load-0","message":"warm turn","idempotencyKey":"c0-1234"}}`)
+	params := []byte(`{"sessionKey":"agent:main:load-0","message":"warm turn","idempotencyKey":"c0-1234","thinking":"low","deliver":false,"timeoutMs":5,"attachments":[]}`)
+	for _, raw := range [][]byte{frame, params} {
+		// The values' copy, the map and its table.
+		if n := testing.AllocsPerRun(50, func() { _, _ = object(raw) }); n > 3 {
+			t.Errorf("object(%s): %v allocations, want at most 3", raw, n)
+		}
+	}
+	other := []byte(`{"x-member":1}`)
+	if m, ok := object(other); !ok || string(m["x-member"]) != "1" {
+		t.Errorf("object(%s) = %q, %v", other, m, ok)
+	}
+	for _, typ := range []string{FrameRequest, FrameResponse, FrameEvent, FrameCancel, "other", `a\"b`} {
+		raw := []byte(`"` + typ + `"`)
+		if got := frameType(raw); got != str(raw) {
+			t.Errorf("frameType(%s) = %q, str: %q", raw, got, str(raw))
+		}
+	}
+	req := []byte(`"req"`)
+	if n := testing.AllocsPerRun(50, func() { _ = frameType(req) }); n != 0 {
+		t.Errorf("frameType: %v allocations, want 0", n)
+	}
+}
