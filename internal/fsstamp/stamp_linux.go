@@ -13,10 +13,7 @@ func stampOf(fi fs.FileInfo) (st stamp, ok bool) {
 	if !ok {
 		return stamp{}, false
 	}
-	return stamp{
-		dev: uint64(s.Dev), ino: uint64(s.Ino),
-		mtimeNs: s.Mtim.Nano(), ctimeNs: s.Ctim.Nano(),
-	}, true
+	return statStamp(s), true
 }
 
 // statDir is dirStamp without StatFunc: os.Stat's system call into a
@@ -34,8 +31,13 @@ func statDir(path string) (st stamp, ok bool, err error) {
 	if s.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return stamp{}, false, nil
 	}
+	return statStamp(&s), true, nil
+}
+
+// statStamp is the stamp in a stat buffer.
+func statStamp(s *syscall.Stat_t) stamp {
 	return stamp{
 		dev: uint64(s.Dev), ino: uint64(s.Ino),
 		mtimeNs: s.Mtim.Nano(), ctimeNs: s.Ctim.Nano(),
-	}, true, nil
+	}
 }

@@ -44,20 +44,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 
 	// Hold the writer so that the next bodies queue up into one batch.
-	hold := func(bodies func()) {
-		t.Helper()
-		started, release := make(chan struct{}), make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { close(started); <-release; return nil }); err != nil {
-				t.Error(err)
-			}
-		})
-		<-started
-		bodies()
-		close(release)
-		wg.Wait()
-	}
+	hold := func(bodies func()) { t.Helper(); holdWriter(t, s, bodies) }
 
 	cancelled, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -262,21 +249,13 @@ func TestLeadYieldsOnlyForCompany(t *testing.T) {
 
 	// Hold the writer; a second body queues behind it and is run by the
 	// committer's goroutine: the next lead yields again.
-	started, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error { close(started); <-release; return nil }); err != nil {
-			t.Error(err)
+	queued := make(chan error, 1)
+	holdWriter(t, s, func() {
+		go func() { queued <- s.writeTx(ctx, body) }()
+		for c.reqsWaiting() == 0 {
+			runtime.Gosched()
 		}
 	})
-	<-started
-	queued := make(chan error, 1)
-	go func() { queued <- s.writeTx(ctx, body) }()
-	for c.reqsWaiting() == 0 {
-		runtime.Gosched()
-	}
-	close(release)
-	wg.Wait()
 	if err := <-queued; err != nil {
 		t.Fatal(err)
 	}
@@ -287,4 +266,21 @@ func TestLeadYieldsOnlyForCompany(t *testing.T) {
 	if c.yields.Load() == before {
 		t.Fatal("the lead after a queued body did not yield")
 	}
+}
+
+// holdWriter runs bodies while a write transaction holds the writer, and
+// returns once it is released: bodies handed in meanwhile queue up.
+func holdWriter(t *testing.T, s *Store, bodies func()) {
+	t.Helper()
+	started, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.writeTx(context.Background(), func(ctx context.Context, tx wtx) error { close(started); <-release; return nil }); err != nil {
+			t.Error(err)
+		}
+	})
+	<-started
+	bodies()
+	close(release)
+	wg.Wait()
 }
