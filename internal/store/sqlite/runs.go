@@ -12,19 +12,30 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
+// runSeqSlack is how many of a transcript's last entries a new live
+// run's first_seq reaches back over (firstSeq3 spells it out): a chat
+// command answered under the request's run id ("/new hello" runs the
+// text under the id its reply was recorded with) is found with the run.
+const runSeqSlack = 16
+
 const (
 	qGetRun = sqlstore.GetRun
 
 	// qInsertRun is sqlstore.InsertRun that also sets first_seq
-	// (sqlstore.RunFrom): every message of the run comes after the last
-	// of its transcript when the row is inserted (OpenRun inserts the row
-	// before the run's input).
+	// (sqlstore.RunFrom). A live run's messages come after its row (OpenRun
+	// inserts the row before the run's input), but for a chat command's
+	// reply, recorded under the request's run id before the row: firstSeq3
+	// reaches back over the transcript's last runSeqSlack entries. A run
+	// stored already ended (EndCommand's record of a command) bounds
+	// nothing (0): its messages were all written before it.
 	qInsertRun = `INSERT INTO runs (` + sqlstore.RunCols + `, first_seq)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ` + nextSeq3 + `)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+		CASE WHEN ?6 IN ('queued', 'running') THEN ` + firstSeq3 + ` ELSE 0 END)
 		ON CONFLICT (run_id) DO NOTHING`
 
-	// nextSeq3 is the seq the next entry of transcript ?3 gets.
-	nextSeq3 = `COALESCE((SELECT MAX(seq) FROM messages WHERE session_id = ?3), 0) + 1`
+	// firstSeq3 is the first_seq of a run that starts in transcript ?3:
+	// the seq of the transcript's next entry, less runSeqSlack.
+	firstSeq3 = `MAX(COALESCE((SELECT MAX(seq) FROM messages WHERE session_id = ?3), 0) + 1 - 16, 0)`
 
 	// qUpdateRun is sqlstore.UpdateRun, which forgets first_seq (0:
 	// unknown) when the run moves to another transcript. (The right-hand
@@ -36,10 +47,10 @@ const (
 		WHERE run_id = ?1`
 
 	// qStartRun starts a queued run, and only a queued one; a run that
-	// starts in another transcript than it was queued for takes that
-	// transcript's next seq for first_seq.
+	// starts in another transcript than it was queued for takes its
+	// first_seq there (firstSeq3).
 	qStartRun = `UPDATE runs SET status = 'running', started_at = ?2, session_id = ?3,
-		first_seq = CASE WHEN session_id = ?3 THEN first_seq ELSE ` + nextSeq3 + ` END
+		first_seq = CASE WHEN session_id = ?3 THEN first_seq ELSE ` + firstSeq3 + ` END
 		WHERE run_id = ?1 AND status = 'queued' RETURNING ` + sqlstore.RunCols
 
 	// qEndRun records the end of a live run and its message counts.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -318,6 +319,27 @@ func testHistory(t *testing.T, s store.Store) {
 	for _, tt := range tests {
 		if got := seqs(mustHistory(t, s, sid, tt.opts)); got != tt.want {
 			t.Errorf("History(%+v) seqs = %q, want %q", tt.opts, got, tt.want)
+		}
+	}
+	// Runs stored after messages written under their ids still find them:
+	// a chat command answered under the request's run id and then
+	// recorded ended (EndCommand), and a run that goes on under that id
+	// ("/new hello").
+	now := time.Now()
+	for _, r := range []*store.Run{
+		{RunID: "run-a", SessionKey: "agent:main:hist", SessionID: sid, Status: store.RunOK, StartedAt: now, EndedAt: now},
+		{RunID: "run-b", SessionKey: "agent:main:hist", SessionID: sid},
+	} {
+		if err := s.CreateRun(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range tests {
+		if tt.opts.RunID == "" {
+			continue
+		}
+		if got := seqs(mustHistory(t, s, sid, tt.opts)); got != tt.want {
+			t.Errorf("with its run stored: History(%+v) seqs = %q, want %q", tt.opts, got, tt.want)
 		}
 	}
 	if got := mustHistory(t, s, "missing", store.HistoryOptions{Limit: 5}); len(got) != 0 {
