@@ -428,33 +428,15 @@ func (s *Server) call(ctx context.Context, peer string, req wire.Request) (any, 
 	return nil, wire.Errorf(wire.CodeUnsupportedOp, "Unsupported operation: %s", req.Name)
 }
 
+// send answers SendMessage: it admits the message as a task, waits for the
+// task's final state unless the caller asked to return at once, and
+// answers with the task as stored then.
 func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wire.SendResult, error) {
-	text := wire.MessageText(p.Message.Parts)
-	if text == "" {
-		return nil, wire.Errorf(wire.CodeInvalidParams, "Message must contain at least one usable text part")
+	t, done, err := s.admit(ctx, peer, p)
+	if err != nil {
+		return nil, err
 	}
-	contextID := p.Message.ContextID
-	if contextID == "" {
-		contextID = "ctx-" + uuid.NewString()
-	}
-	t := wire.Task{ID: uuid.NewString(), ContextID: contextID}
-	t.Status = s.status(t, wire.StateWorking, "")
-	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "/") {
-		t.Status = s.status(t, wire.StateRejected, SlashRejection)
-		if err := s.save(ctx, peer, t); err != nil {
-			return nil, fmt.Errorf("a2a: store task: %w", err)
-		}
-		return &wire.SendResult{Task: &t}, nil
-	}
-	if err := s.save(ctx, peer, t); err != nil {
-		return nil, fmt.Errorf("a2a: store task: %w", err)
-	}
-	turn := Turn{RunID: t.ID, Text: text}
-	if id, hops, ok := wire.ChainOf(p.Message.Metadata); ok {
-		turn.ChainID, turn.ChainHops = id, hops
-	}
-	done := s.startRun(peer, t, turn)
-	if !p.Immediate() {
+	if done != nil && !p.Immediate() {
 		timer := time.NewTimer(s.cfg.ReplyTimeout)
 		defer timer.Stop()
 		select {
@@ -468,6 +450,38 @@ func (s *Server) send(ctx context.Context, peer string, p wire.SendParams) (*wir
 		return &wire.SendResult{Task: &t}, nil
 	}
 	return &wire.SendResult{Task: cur}, nil
+}
+
+// admit stores the message's task and starts its run. It returns the task
+// as first stored (working, or rejected for a slash command) and a channel
+// that closes when the run's final state is stored (nil when no run
+// started).
+func (s *Server) admit(ctx context.Context, peer string, p wire.SendParams) (wire.Task, <-chan struct{}, error) {
+	text := wire.MessageText(p.Message.Parts)
+	if text == "" {
+		return wire.Task{}, nil, wire.Errorf(wire.CodeInvalidParams, "Message must contain at least one usable text part")
+	}
+	contextID := p.Message.ContextID
+	if contextID == "" {
+		contextID = "ctx-" + uuid.NewString()
+	}
+	t := wire.Task{ID: uuid.NewString(), ContextID: contextID}
+	t.Status = s.status(t, wire.StateWorking, "")
+	if strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "/") {
+		t.Status = s.status(t, wire.StateRejected, SlashRejection)
+		if err := s.save(ctx, peer, t); err != nil {
+			return wire.Task{}, nil, fmt.Errorf("a2a: store task: %w", err)
+		}
+		return t, nil, nil
+	}
+	if err := s.save(ctx, peer, t); err != nil {
+		return wire.Task{}, nil, fmt.Errorf("a2a: store task: %w", err)
+	}
+	turn := Turn{RunID: t.ID, Text: text}
+	if id, hops, ok := wire.ChainOf(p.Message.Metadata); ok {
+		turn.ChainID, turn.ChainHops = id, hops
+	}
+	return t, s.startRun(peer, t, turn), nil
 }
 
 // startRun runs the task's turn in the background; the channel closes
@@ -641,8 +655,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req
 		writeJSON(w, http.StatusOK, wire.Fail(req.ID, perr))
 		return
 	}
-	p.Configuration = &wire.SendConfiguration{ReturnImmediately: true}
-	res, err := s.send(r.Context(), peer, p)
+	// The stream starts from the task as admitted, not as it is by now: a
+	// run that ends before the first event still streams its reply as an
+	// artifact update and its final status, the shape every client reads.
+	t, _, err := s.admit(r.Context(), peer, p)
 	if err != nil {
 		var we *wire.Error
 		if !errors.As(err, &we) {
@@ -651,7 +667,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, peer string, req
 		writeJSON(w, http.StatusOK, wire.Fail(req.ID, we))
 		return
 	}
-	s.follow(w, r, peer, req, res.Task)
+	s.follow(w, r, peer, req, &t)
 }
 
 // subscribe answers SubscribeToTask (0.3: tasks/resubscribe) with

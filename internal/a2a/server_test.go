@@ -338,6 +338,59 @@ func TestStreamingSend(t *testing.T) {
 	}
 }
 
+// finalFirst is a task store whose reads wait until some task is final:
+// every read of a streamed send then sees a run that already ended.
+type finalFirst struct {
+	Tasks
+	once  sync.Once
+	final chan struct{}
+}
+
+func (f *finalFirst) Put(ctx context.Context, peer string, t wire.Task) error {
+	err := f.Tasks.Put(ctx, peer, t)
+	if wire.Terminal(t.Status.State) {
+		f.once.Do(func() { close(f.final) })
+	}
+	return err
+}
+
+func (f *finalFirst) Get(ctx context.Context, peer, id string) (*wire.Task, error) {
+	<-f.final
+	return f.Tasks.Get(ctx, peer, id)
+}
+
+// TestStreamOfRunEndedFirst: a streamed send whose run ends before the
+// stream's first event still streams the working task, the reply as an
+// artifact update and the final status, the shape clients read the
+// reply from.
+func TestStreamOfRunEndedFirst(t *testing.T) {
+	tasks := &finalFirst{Tasks: NewMemTasks(), final: make(chan struct{})}
+	s, err := New(Config{ReplyTimeout: 5 * time.Second, Peers: []Peer{{Name: "alpha", Token: "tok-a"}}}, &echo{}, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(func() { hs.Close(); s.Close() })
+	body := strings.Replace(sendBody("quick", ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok-a")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := readEvents(t, bufio.NewScanner(resp.Body), 3)
+	if events[0].Task == nil || events[0].Task.Status.State != wire.StateWorking {
+		t.Fatalf("first event = %+v", events[0])
+	}
+	if a := events[1].ArtifactUpdate; a == nil || !a.LastChunk || *a.Artifact.Parts[0].Text != "echo: quick" {
+		t.Fatalf("second event = %+v", events[1])
+	}
+	if st := events[2].StatusUpdate; st == nil || st.Status.State != wire.StateCompleted {
+		t.Fatalf("third event = %+v", events[2])
+	}
+}
+
 // TestRecover: tasks a crash left working become final on start, completed
 // with the run's reply when it ended ok, failed otherwise; final tasks stay.
 func TestRecover(t *testing.T) {
