@@ -176,8 +176,12 @@ type Command struct {
 	Channel string
 	// Elevated is set for "/elevated [level]".
 	Elevated *policy.ElevatedCommand
-	// Session is set for /new, /reset, /compact and /context.
+	// Session is set for /new, /reset, /compact, /context, /help and
+	// /status.
 	Session *compaction.Command
+	// Queue is set for /status: the session's queue settings as a message
+	// from the command's channel would get them.
+	Queue *policy.QueueSettings
 }
 
 // Answer is what a command did.
@@ -382,6 +386,22 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 	if c, ok := compaction.ParseCommand(text); ok {
 		t.Command = c.Kind
 		cmd.Session = &c
+		if c.Kind == compaction.CmdHelp || c.Kind == compaction.CmdStatus {
+			// A session's first message may be /help or /status: the
+			// session starts as it would for any message, so that the
+			// answer has somewhere to go.
+			if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
+				return true, "", err
+			}
+		}
+		if c.Kind == compaction.CmdStatus {
+			sess, err := a.cfg.Store.GetSession(ctx, cmd.SessionKey)
+			if err != nil {
+				return true, "", fmt.Errorf("admission: read session: %w", err)
+			}
+			q := policy.ResolveQueue(policy.QueueInput{Session: agent.SessionQueueOverride(sess), Channel: cmd.Channel, Config: a.cfg.Queue})
+			cmd.Queue = &q
+		}
 		ans, err := a.cmds().RunCommand(ctx, cmd)
 		t.Reply = ans.Reply
 		return ans.Next == "" || err != nil, ans.Next, err

@@ -12,9 +12,15 @@ const (
 	CmdReset   = "reset"
 	// CmdContext is "/context [list|detail|map|json]".
 	CmdContext = "context"
+	// CmdHelp is "/help" (or "/commands"): the commands chat understands.
+	CmdHelp = "help"
+	// CmdStatus is "/status": the session's model, context, tokens,
+	// queue and the gateway's version and uptime.
+	CmdStatus = "status"
 )
 
-// Command is a parsed /compact, /new or /reset chat message.
+// Command is a parsed session command: /compact, /new, /reset, /context,
+// /help or /status.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
@@ -27,8 +33,9 @@ type Command struct {
 
 // ParseCommand recognises a chat message that is one of the session
 // commands: "/compact [instructions]", "/new [model|message]",
-// "/reset [soft [message]]" and "/context [list|detail|map|json]". The command name is case-insensitive and must
-// be the whole first word; anything else is not a command.
+// "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
+// (alias "/commands") and "/status". The command name is case-insensitive
+// and must be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
 	if !strings.HasPrefix(s, "/") {
@@ -41,8 +48,10 @@ func ParseCommand(msg string) (Command, bool) {
 	name := strings.ToLower(s[1:end])
 	rest := strings.TrimSpace(s[end:])
 	switch name {
-	case CmdCompact, CmdNew, CmdContext:
+	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus:
 		return Command{Kind: name, Rest: rest}, true
+	case "commands":
+		return Command{Kind: CmdHelp, Rest: rest}, true
 	case CmdReset:
 		c := Command{Kind: CmdReset, Rest: rest}
 		word, after := cutSpace(rest)

@@ -262,6 +262,11 @@ func TestParseCommand(t *testing.T) {
 		{"/reset softly", true, Command{Kind: CmdReset, Rest: "softly"}},
 		{"please /reset", false, Command{}},
 		{"/context json", true, Command{Kind: CmdContext, Rest: "json"}},
+		{"/help", true, Command{Kind: CmdHelp}},
+		{"/Commands", true, Command{Kind: CmdHelp}},
+		{"/status", true, Command{Kind: CmdStatus}},
+		{"/statusbar", false, Command{}},
+		{"what is my /status", false, Command{}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}

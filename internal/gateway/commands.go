@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
+	"github.com/switchboardhq/switchboard/internal/compaction"
 )
 
 // Admitter is the admission step every message to a session goes
@@ -21,6 +22,9 @@ func (s *Server) RunCommand(ctx context.Context, cmd admission.Command) (admissi
 	switch {
 	case cmd.Elevated != nil:
 		reply, err := s.elevatedCommand(ctx, cmd.SessionKey, cmd.AgentID, cmd.RunID, cmd.Channel, *cmd.Elevated)
+		return admission.Answer{Reply: reply}, err
+	case cmd.Session != nil && (cmd.Session.Kind == compaction.CmdHelp || cmd.Session.Kind == compaction.CmdStatus):
+		reply, err := s.infoCommand(ctx, cmd)
 		return admission.Answer{Reply: reply}, err
 	case cmd.Session != nil:
 		reply, next, err := s.sessionCommand(ctx, cmd.SessionKey, cmd.AgentID, cmd.RunID, *cmd.Session)

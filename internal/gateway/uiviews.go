@@ -37,6 +37,8 @@ var chatCommands = []wire.ChatCommand{
 	{Name: compaction.CmdReset, Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session", AcceptsArgs: true},
 	{Name: compaction.CmdCompact, Description: "Compact the session's context (optional instructions).", Category: "session", AcceptsArgs: true},
 	{Name: compaction.CmdContext, Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
+	{Name: compaction.CmdStatus, Description: "Show the session's model, tokens, context, queue and send policy, and the gateway's version and uptime.", Category: "status"},
+	{Name: compaction.CmdHelp, Description: "List the chat commands (alias /commands).", Category: "status"},
 	{Name: "send", Description: "Set this session's send policy: on, off or inherit.", Category: "options", AcceptsArgs: true},
 	{Name: "queue", Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options", AcceptsArgs: true},
 	{Name: "elevated", Description: "Let a sandboxed session's exec run on the host: on, off, ask or full (tools.elevated must allow you).", Category: "options", AcceptsArgs: true},

@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/internal/admission"
+	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/store"
+)
+
+// infoCommand answers /help and /status without a model turn: the reply
+// is recorded in the session (which admission made sure exists) under
+// the command's run id.
+func (s *Server) infoCommand(ctx context.Context, cmd admission.Command) (string, error) {
+	reply := helpText(chatCommands)
+	if cmd.Session.Kind == compaction.CmdStatus {
+		st, err := s.chatStatus(ctx, cmd)
+		if err != nil {
+			return "", err
+		}
+		reply = statusText(st)
+	}
+	if err := s.Reply(ctx, cmd.SessionKey, cmd.RunID, reply); err != nil {
+		return "", err
+	}
+	return reply, nil
+}
+
+// helpText is the /help answer: every chat command, grouped by its
+// category, with its description.
+func helpText(cmds []wire.ChatCommand) string {
+	var b strings.Builder
+	b.WriteString("ℹ️ Help")
+	for _, cat := range []struct{ key, label string }{{"session", "Session"}, {"status", "Status"}, {"options", "Options"}} {
+		first := true
+		for _, c := range cmds {
+			if c.Category != cat.key {
+				continue
+			}
+			if first {
+				b.WriteString("\n\n" + cat.label)
+				first = false
+			}
+			fmt.Fprintf(&b, "\n  /%s — %s", c.Name, c.Description)
+		}
+	}
+	b.WriteString("\n\nAnything else is a message to the agent.")
+	return b.String()
+}
+
+// chatStatus is what /status reports about one session.
+type chatStatus struct {
+	Version string
+	Uptime  time.Duration
+	// Model is "<provider>/<model>"; Window its context window in tokens
+	// (0 unknown) and Context the estimate of the next turn's prompt.
+	Model           string
+	Window, Context int
+	// Input and Output are the session's token totals.
+	Input, Output int64
+	Compactions   int64
+	Key, ID       string
+	Agent         string
+	Updated       time.Duration // since the session last changed
+	SendPolicy    string        // "allow", "deny" or "" (inherit)
+	Thinking      string
+	Queue         policy.QueueSettings
+}
+
+// chatStatus gathers /status's figures for cmd's session.
+func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatStatus, error) {
+	sess, err := s.cfg.Store.GetSession(ctx, cmd.SessionKey)
+	if err != nil {
+		return chatStatus{}, fmt.Errorf("gateway: /status: %w", err)
+	}
+	rep, err := s.cfg.Runner.ContextReport(ctx, cmd.SessionKey)
+	if err != nil {
+		return chatStatus{}, fmt.Errorf("gateway: /status: %w", err)
+	}
+	now := s.now()
+	st := chatStatus{
+		Version: s.cfg.Version, Uptime: now.Sub(s.started),
+		Model: rep.Model, Window: rep.Window, Context: rep.Total,
+		Input: sess.InputTokens, Output: sess.OutputTokens, Compactions: extraCount(sess, "compactionCount"),
+		Key: sess.Key, ID: sess.SessionID, Agent: sess.AgentID, SendPolicy: sess.SendPolicy, Thinking: sess.ThinkingLevel,
+	}
+	if !sess.UpdatedAt.IsZero() {
+		st.Updated = now.Sub(sess.UpdatedAt)
+	}
+	if cmd.Queue != nil {
+		st.Queue = *cmd.Queue
+	}
+	return st, nil
+}
+
+// extraCount reads a counter the session keeps in its extra fields (0
+// when absent or not a number).
+func extraCount(sess *store.Session, name string) int64 {
+	var m map[string]json.RawMessage
+	if len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &m) != nil {
+		return 0
+	}
+	var n int64
+	if json.Unmarshal(m[name], &n) != nil {
+		return 0
+	}
+	return n
+}
+
+// statusText is the /status answer.
+func statusText(st chatStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "🔀 Switchboard %s · up %s", st.Version, roughDuration(st.Uptime))
+	fmt.Fprintf(&b, "\n🧠 Model: %s", st.Model)
+	if st.Thinking != "" {
+		fmt.Fprintf(&b, " · thinking %s", st.Thinking)
+	}
+	fmt.Fprintf(&b, "\n🧮 Tokens: %s in / %s out", compaction.FormatTokens(int(st.Input)), compaction.FormatTokens(int(st.Output)))
+	fmt.Fprintf(&b, "\n📚 %s", compaction.ContextLine(st.Context, st.Window))
+	if st.Compactions > 0 {
+		fmt.Fprintf(&b, " · 🧹 Compactions: %d", st.Compactions)
+	}
+	fmt.Fprintf(&b, "\n🧵 Session: %s (agent %s, transcript %s)", st.Key, st.Agent, st.ID)
+	if st.Updated > 0 {
+		fmt.Fprintf(&b, " · updated %s ago", roughDuration(st.Updated))
+	}
+	q := st.Queue
+	fmt.Fprintf(&b, "\n🪢 Queue: %s", cmp.Or(string(q.Mode), "default"))
+	if q.DebounceMs > 0 {
+		fmt.Fprintf(&b, " · debounce %dms", q.DebounceMs)
+	}
+	if q.Cap > 0 {
+		fmt.Fprintf(&b, " · cap %d", q.Cap)
+		if q.Drop != "" {
+			fmt.Fprintf(&b, " (drop %s)", q.Drop)
+		}
+	}
+	fmt.Fprintf(&b, "\n📨 Send policy: %s", cmp.Or(st.SendPolicy, "inherit"))
+	return b.String()
+}
+
+// roughDuration writes d in its two largest units ("2h 5m", "3d", "12s";
+// "0s" under a second).
+func roughDuration(d time.Duration) string {
+	units := []struct {
+		name string
+		secs int64
+	}{{"d", 86400}, {"h", 3600}, {"m", 60}, {"s", 1}}
+	s := max(int64(d/time.Second), 0)
+	for i, u := range units {
+		n := s / u.secs
+		if n == 0 {
+			continue
+		}
+		out := fmt.Sprintf("%d%s", n, u.name)
+		if i+1 < len(units) {
+			if m := s % u.secs / units[i+1].secs; m > 0 {
+				out += fmt.Sprintf(" %d%s", m, units[i+1].name)
+			}
+		}
+		return out
+	}
+	return "0s"
+}
