@@ -386,10 +386,11 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 	if c, ok := compaction.ParseCommand(text); ok {
 		t.Command = c.Kind
 		cmd.Session = &c
-		if c.Kind == compaction.CmdHelp || c.Kind == compaction.CmdStatus {
-			// A session's first message may be /help or /status: the
-			// session starts as it would for any message, so that the
-			// answer has somewhere to go.
+		if c.Kind != compaction.CmdNew && c.Kind != compaction.CmdReset {
+			// A session's first message may be /help, /status, /context
+			// or /compact: the session starts as it would for any
+			// message, so that the answer has somewhere to go (/new and
+			// /reset start it themselves).
 			if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
 				return true, "", err
 			}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,5 +47,27 @@ func TestHelpAndStatusCommands(t *testing.T) {
 		if !strings.Contains(st, want) {
 			t.Errorf("/status lacks %q:\n%s", want, st)
 		}
+	}
+}
+
+// TestCommandsAsFirstMessage: /compact and /context as a session's first
+// message answer in the new session instead of vanishing.
+func TestCommandsAsFirstMessage(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := startModel(t, "", llm, windowModel(100000), "", "")
+	c := g.dial(t)
+	for i, tt := range []struct{ key, msg, want string }{
+		{"first-compact", "/compact", "⚙️ Compaction skipped: "},
+		{"first-context", "/context", "🧠 Context breakdown"},
+	} {
+		if w := runTurn(t, c, tt.key, "cmd-"+strconv.Itoa(i), tt.msg); w["status"] != "ok" {
+			t.Fatalf("%s: agent.wait = %v", tt.msg, w)
+		}
+		if got := strings.Join(texts(history(t, c, tt.key)), "\n"); !strings.Contains(got, tt.want) {
+			t.Errorf("%s as the first message: history %q, want %q", tt.msg, got, tt.want)
+		}
+	}
+	if n := llm.Count(); n != 0 {
+		t.Errorf("the commands reached the model (%d requests)", n)
 	}
 }
