@@ -36,7 +36,7 @@ func (s *Store) CreateChild(ctx context.Context, key string, fn func(*store.Sess
 		if out, fnErr, err = s.updateSessionTx(ctx, tx, key, true, fn); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, qInsertSubagent, args...)
+		tag, err := tx.Exec(ctx, s.q.insertSubagent, args...)
 		if err != nil {
 			return err
 		}

@@ -14,15 +14,6 @@ import (
 
 var _ store.CronStore = (*Store)(nil)
 
-var (
-	qPutCronJob    = pq(sqlstore.PutCronJob)
-	qDeleteCronJob = pq(sqlstore.DeleteCronJob)
-	qInsertCronRun = pq(sqlstore.InsertCronRun)
-	qFinishCronRun = pq(sqlstore.FinishCronRun)
-)
-
-var qClaimCronTick = sqlstore.Postgres.ClaimCronTick()
-
 // PutCronJob implements store.CronStore.
 func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if err := s.checkOpen("PutCronJob"); err != nil {
@@ -31,7 +22,7 @@ func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if j == nil || j.ID == "" {
 		return errors.New("postgres.PutCronJob: job without id")
 	}
-	if _, err := s.pool.Exec(ctx, qPutCronJob, sqlstore.Postgres.CronJobArgs(j, s.nowTime())...); err != nil {
+	if _, err := s.pool.Exec(ctx, s.q.putCronJob, sqlstore.Postgres.CronJobArgs(j, s.nowTime())...); err != nil {
 		return fmt.Errorf("postgres.PutCronJob %q: %w", j.ID, err)
 	}
 	return nil
@@ -42,7 +33,7 @@ func (s *Store) DeleteCronJob(ctx context.Context, id string) error {
 	if err := s.checkOpen("DeleteCronJob"); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, qDeleteCronJob, id)
+	tag, err := s.pool.Exec(ctx, s.q.deleteCronJob, id)
 	if err != nil {
 		return fmt.Errorf("postgres.DeleteCronJob %q: %w", id, err)
 	}
@@ -65,11 +56,11 @@ func (s *Store) ClaimCronTick(ctx context.Context, id string, due, next time.Tim
 	won := false
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		now := toMs(s.nowTime())
-		tag, err := tx.Exec(ctx, qClaimCronTick, id, toMs(due), toMs(next), now)
+		tag, err := tx.Exec(ctx, s.q.claimCronTick, id, toMs(due), toMs(next), now)
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qInsertCronRun, id, toMs(due), runID, now); err != nil {
+		if _, err := tx.Exec(ctx, s.q.insertCronRun, id, toMs(due), runID, now); err != nil {
 			return err
 		}
 		won = true
@@ -105,7 +96,7 @@ func (s *Store) FinishCronRun(ctx context.Context, id string, tick time.Time, st
 	if err := s.checkOpen("FinishCronRun"); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, qFinishCronRun, id, toMs(tick), status, errText, toMs(s.nowTime()))
+	tag, err := s.pool.Exec(ctx, s.q.finishCronRun, id, toMs(tick), status, errText, toMs(s.nowTime()))
 	if err != nil {
 		return fmt.Errorf("postgres.FinishCronRun %q: %w", id, err)
 	}

@@ -141,7 +141,7 @@ func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string)
 		b.Queue(qLockTranscript, lock)
 	}
 	b.Queue(qTailIs, e.sessionID, t.seq, t.prevID)
-	queueFinish(&b, e, stats)
+	s.queueFinish(&b, e, stats)
 	if err := queueAppend(&b, e.sessionID, t, stored, ""); err != nil {
 		return nil, nil, err
 	}
@@ -190,14 +190,14 @@ func (s *Store) endGrouped(ctx context.Context, e *runEnd, t tail, stats string)
 	return run, stored, nil
 }
 
-// queueFinish queues the end of e's run (qFinishRun, with the run's
+// queueFinish queues the end of e's run (finishRun, with the run's
 // counts stats) and its outbox items.
-func queueFinish(b *pgx.Batch, e *runEnd, stats string) {
+func (s *Store) queueFinish(b *pgx.Batch, e *runEnd, stats string) {
 	res := e.res
-	b.Queue(qFinishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
+	b.Queue(s.q.finishRun, e.runID, string(res.Status), res.Error, res.StopReason, e.usage, toMs(e.ended),
 		res.Usage.Input, res.Usage.Output, res.Usage.TotalTokens, res.Status == store.RunAborted, stats)
 	for _, args := range e.outbox {
-		b.Queue(qInsertOutbox, args...)
+		b.Queue(s.q.insertOutbox, args...)
 	}
 }
 
@@ -248,16 +248,16 @@ func (s *Store) endTx(ctx context.Context, e *runEnd, checked *tail, stats strin
 			b.Queue(qTailIs, e.sessionID, t.seq, t.prevID)
 		case len(e.out) > 0:
 			var err error
-			if t, stats, err = lockTailAndStats(ctx, tx, e.sessionID, e.runID, added); err != nil {
+			if t, stats, err = s.lockTailAndStats(ctx, tx, e.sessionID, e.runID, added); err != nil {
 				return err
 			}
 		}
 		// The run, its session, the outbox and the messages in one
 		// round trip with COMMIT (and BEGIN and the fence check when
-		// nothing went before). When the run is not live qFinishRun
+		// nothing went before). When the run is not live finishRun
 		// changes nothing and fails, so the server skips what follows,
 		// COMMIT too; it is found out after the rollback.
-		queueFinish(&b, e, stats)
+		s.queueFinish(&b, e, stats)
 		if len(stored) > 0 {
 			if err := queueAppend(&b, e.sessionID, t, stored, ""); err != nil {
 				return err
@@ -323,10 +323,10 @@ func isCode(err error, code string) bool {
 // lockTailAndStats takes transcript sessionID's lock and reads its tail
 // and the counts of run runID's stored messages plus added, in one round
 // trip (the transaction's first: BEGIN and the fence check go with it).
-func lockTailAndStats(ctx context.Context, tx pgx.Tx, sessionID, runID string, added store.RunStats) (tail, string, error) {
+func (s *Store) lockTailAndStats(ctx context.Context, tx pgx.Tx, sessionID, runID string, added store.RunStats) (tail, string, error) {
 	var b pgx.Batch
 	b.Queue(qLockTranscript, transcriptLockKey(sessionID))
-	b.Queue(qLastEntry, sessionID)
+	b.Queue(s.q.lastEntry, sessionID)
 	b.Queue(qRunLines, runID)
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
@@ -356,7 +356,7 @@ func lockTailAndStats(ctx context.Context, tx pgx.Tx, sessionID, runID string, a
 	return t, string(b2), err
 }
 
-// scanFinished reads qFinishRun's row: the run, then the session row as
+// scanFinished reads finishRun's row: the run, then the session row as
 // the end wrote it and its version, or a nil session when it is gone (its
 // columns are NULL). One row, split in two for the two scanners.
 func scanFinished(br pgx.BatchResults) (*store.Run, *store.Session, int64, error) {

@@ -15,13 +15,6 @@ import (
 
 var _ store.MemoryStore = (*Store)(nil)
 
-var (
-	qMemoryChunksDelete = pq(sqlstore.MemoryChunksDelete)
-	qMemoryFileDelete   = pq(sqlstore.MemoryFileDelete)
-	qMemoryFilePut      = pq(sqlstore.MemoryFilePut)
-	qMemoryVecPut       = pq(sqlstore.MemoryVecPut)
-)
-
 const (
 	qMemoryChunkPut = `INSERT INTO memory_chunks (scope, path, start_line, end_line, text, search)
 		VALUES ($1,$2,$3,$4,$5,$6)`
@@ -39,10 +32,10 @@ func (s *Store) PutMemoryFile(ctx context.Context, scope string, f store.MemoryF
 		// The file row first: its row lock (or the unique index, for a new
 		// file) makes a concurrent put of the same file wait, so that its
 		// delete then sees these chunks and no file is indexed twice.
-		if _, err := tx.Exec(ctx, qMemoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
+		if _, err := tx.Exec(ctx, s.q.memoryFilePut, scope, f.Path, f.Hash, f.Size, f.MtimeNs); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, f.Path); err != nil {
+		if _, err := tx.Exec(ctx, s.q.memoryChunksDelete, scope, f.Path); err != nil {
 			return err
 		}
 		var b pgx.Batch
@@ -63,10 +56,10 @@ func (s *Store) DeleteMemoryFile(ctx context.Context, scope, path string) error 
 		return err
 	}
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, qMemoryChunksDelete, scope, path); err != nil {
+		if _, err := tx.Exec(ctx, s.q.memoryChunksDelete, scope, path); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, qMemoryFileDelete, scope, path)
+		_, err := tx.Exec(ctx, s.q.memoryFileDelete, scope, path)
 		return err
 	})
 	if err != nil {
@@ -145,7 +138,7 @@ func (s *Store) PutMemoryVectors(ctx context.Context, model string, vecs map[str
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for h, v := range vecs {
-			b.Queue(qMemoryVecPut, model, h, store.EncodeVector(v))
+			b.Queue(s.q.memoryVecPut, model, h, store.EncodeVector(v))
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})

@@ -11,11 +11,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-var (
-	qLastEntry = pq(sqlstore.LastEntry)
-	qByIdemKey = pq(sqlstore.ByIdemKey)
-)
-
 // AppendMessages appends msgs to transcript sessionID in order, in one
 // transaction holding the transcript's lock. It assigns what the SQLite
 // backend assigns (Seq, Entry.ID, Entry.ParentID, Entry.Timestamp,
@@ -74,9 +69,9 @@ func (s *Store) PostMessage(ctx context.Context, sessionID, idemKey string, msg 
 		var b pgx.Batch
 		b.Queue(qLockTranscript, transcriptLockKey(sessionID))
 		if idemKey != "" {
-			b.Queue(qByIdemKey, sessionID, idemKey)
+			b.Queue(s.q.byIdemKey, sessionID, idemKey)
 		}
-		b.Queue(qLastEntry, sessionID)
+		b.Queue(s.q.lastEntry, sessionID)
 		res := tx.SendBatch(ctx, &b)
 		defer res.Close()
 		if _, err := res.Exec(); err != nil {
@@ -140,7 +135,7 @@ func scanTail(row pgx.Row) (tail, error) {
 func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, sessionID string, out []store.Message, idemKey string) (tail, error) {
 	var b pgx.Batch
 	b.Queue(qLockTranscript, transcriptLockKey(sessionID))
-	b.Queue(qLastEntry, sessionID)
+	b.Queue(s.q.lastEntry, sessionID)
 	res := tx.SendBatch(ctx, &b)
 	if _, err := res.Exec(); err != nil {
 		res.Close()

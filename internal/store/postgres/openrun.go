@@ -14,7 +14,7 @@ import (
 
 // qOpenRun inserts a run already started on node $14; qOpenRunNew fails
 // (unique_violation) where qOpenRun does nothing, when the id exists.
-var (
+const (
 	qOpenRunNew = `INSERT INTO runs (` + runCols + `, node_id)
 	VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`
 	qOpenRun = qOpenRunNew + ` ON CONFLICT (run_id) DO NOTHING`
@@ -103,7 +103,7 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 		b.Queue(qOpenRun, append(args, node)...)
 		if len(out) > 0 {
 			b.Queue(qLockTranscript, transcriptLockKey(r.SessionID))
-			b.Queue(qLastEntry, r.SessionID)
+			b.Queue(s.q.lastEntry, r.SessionID)
 		}
 		br := tx.SendBatch(ctx, &b)
 		tag, err := br.Exec()
@@ -117,7 +117,7 @@ func (s *Store) OpenRun(ctx context.Context, r *store.Run, msgs []store.Message)
 			if err := br.Close(); err != nil {
 				return err
 			}
-			if existing, err = scanRun(tx.QueryRow(ctx, qGetRun, r.RunID)); err != nil {
+			if existing, err = scanRun(tx.QueryRow(ctx, s.q.getRun, r.RunID)); err != nil {
 				existing = nil
 				return err
 			}

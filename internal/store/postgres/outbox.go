@@ -13,13 +13,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-var (
-	qGetOutbox       = pq(sqlstore.GetOutbox)
-	qGetOutboxLocked = qGetOutbox + ` FOR UPDATE`
-	qInsertOutbox    = pq(sqlstore.InsertOutbox)
-	qUpdateOutbox    = pq(sqlstore.UpdateOutbox)
-)
-
 // scanOutbox reads one row of sqlstore.OutboxCols.
 func scanOutbox(row pgx.Row) (*store.OutboxItem, error) { return sqlstore.ScanOutbox(row) }
 
@@ -50,11 +43,11 @@ func (s *Store) PutOutbox(ctx context.Context, item *store.OutboxItem) error {
 	var tag pgconn.CommandTag
 	if _, fenced := store.FenceOf(ctx); fenced {
 		err = s.writeTx(ctx, func(tx pgx.Tx) error {
-			tag, err = tx.Exec(ctx, qInsertOutbox, args...)
+			tag, err = tx.Exec(ctx, s.q.insertOutbox, args...)
 			return err
 		})
 	} else {
-		tag, err = s.pool.Exec(ctx, qInsertOutbox, args...)
+		tag, err = s.pool.Exec(ctx, s.q.insertOutbox, args...)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres.PutOutbox: %w", err)
@@ -79,7 +72,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		fnErr error
 	)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		it, err := scanOutbox(tx.QueryRow(ctx, qGetOutboxLocked, id))
+		it, err := scanOutbox(tx.QueryRow(ctx, s.q.getOutboxLocked, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%q: %w", id, store.ErrNotFound)
 		} else if err != nil {
@@ -99,7 +92,7 @@ func (s *Store) UpdateOutbox(ctx context.Context, id string, fn func(*store.Outb
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qUpdateOutbox, args...); err != nil {
+		if _, err := tx.Exec(ctx, s.q.updateOutbox, args...); err != nil {
 			return err
 		}
 		out = c

@@ -59,6 +59,7 @@ type Store struct {
 	sqlstore.Reads
 
 	pool   *pgxpool.Pool
+	q      *statements // the statements built from sqlstore's (stmts)
 	now    func() time.Time
 	newID  func() string
 	closed atomic.Bool
@@ -106,7 +107,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	} else if cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
-	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s := &Store{q: stmts.Get(), now: opts.Now, newID: opts.NewEntryID}
 	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.Postgres, Name: "postgres", DB: poolReads{s},
 		NoRows: pgx.ErrNoRows, CheckOpen: s.checkOpen})
 	if s.now == nil {
@@ -217,6 +218,3 @@ func (r poolReads) QueryRow(ctx context.Context, query string, args ...any) sqls
 func (r poolReads) QueryRowKey(ctx context.Context, query, key string) sqlstore.Scanner {
 	return r.s.pool.QueryRow(ctx, query, key)
 }
-
-// pq rewrites a shared statement's placeholders for PostgreSQL.
-func pq(q string) string { return sqlstore.Postgres.Q(q) }

@@ -18,23 +18,6 @@ import (
 // runCols lists the runs columns in the order scanRun and runArgs use.
 const runCols = sqlstore.RunCols
 
-var (
-	qGetRun       = pq(sqlstore.GetRun)
-	qGetRunLocked = qGetRun + ` FOR UPDATE`
-	qInsertRun    = pq(sqlstore.InsertRun)
-	qUpdateRun    = pq(sqlstore.UpdateRun)
-	qRunStatus    = pq(sqlstore.RunStatus)
-
-	// qAbortRunning aborts every running run; the runs are locked in a
-	// fixed order first so that two callers cannot deadlock.
-	qAbortRunning = `WITH locked AS (
-			SELECT run_id FROM runs WHERE status = 'running' ORDER BY run_id FOR UPDATE
-		)
-		UPDATE runs SET status = 'aborted', ended_at = $1, error = $2
-		FROM locked WHERE runs.run_id = locked.run_id AND runs.status = 'running'
-		RETURNING ` + sqlstore.Qualify("runs", runCols)
-)
-
 const (
 	qAbortSessions = `UPDATE sessions SET aborted_last_run = true WHERE key = ANY($1)`
 
@@ -49,28 +32,6 @@ const (
 			WHERE l.session_key = runs.session_key AND l.node_id = $4 AND n.lease_until > now()))
 		RETURNING ` + runCols
 )
-
-// qFinishRun ends a live run ($1) with its status, error, stop
-// reason, usage and end ($2–$6), and adds the usage to its session
-// ($7–$9), recording whether it was aborted ($10) and, when it had
-// started, that the system prompt was sent; it returns the run, then
-// the session row as it wrote it and that row's version (xmin), for
-// the session's next admission (sessionMemo): all NULL when the
-// session is gone (scanFinished). It fails (division_by_zero) when
-// the run is not live, so that in a pipeline the server skips what
-// follows it (the run's outbox items and messages, COMMIT).
-var qFinishRun = `WITH r AS (
-		UPDATE runs SET status = $2, error = $3, stop_reason = $4, usage = $5, ended_at = $6, stats = $11
-		WHERE run_id = $1 AND status IN ('queued', 'running')
-		RETURNING ` + runCols + `),
-	s AS (
-		UPDATE sessions SET input_tokens = input_tokens + $7, output_tokens = output_tokens + $8,
-			total_tokens = total_tokens + $9, aborted_last_run = $10,
-			system_sent = system_sent OR r.started_at <> 0, updated_at = GREATEST(updated_at, $6)
-		FROM r WHERE sessions.key = r.session_key
-		RETURNING ` + sqlstore.Qualify("sessions", sessionCols) + `, sessions.xmin::text::bigint AS ver)
-	SELECT ` + sqlstore.Qualify("r", runCols) + `, ` + sqlstore.Qualify("s", sessionCols) + `, s.ver
-	FROM (SELECT 1 / count(*) AS live FROM r) ended LEFT JOIN r ON true LEFT JOIN s ON true WHERE ended.live = 1`
 
 // scanRun reads one row of runCols.
 func scanRun(row pgx.Row) (*store.Run, error) { return sqlstore.ScanRun(row) }
@@ -101,7 +62,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err := s.verifyServed(ctx, r.SessionKey); err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, qInsertRun, args...)
+	tag, err := s.pool.Exec(ctx, s.q.insertRun, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.CreateRun: %w", err)
 	}
@@ -113,8 +74,8 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 
 // getRunLocked reads and locks a run inside a transaction; ErrNotFound if
 // absent.
-func getRunLocked(ctx context.Context, tx pgx.Tx, runID string) (*store.Run, error) {
-	r, err := scanRun(tx.QueryRow(ctx, qGetRunLocked, runID))
+func (s *Store) getRunLocked(ctx context.Context, tx pgx.Tx, runID string) (*store.Run, error) {
+	r, err := scanRun(tx.QueryRow(ctx, s.q.getRunLocked, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 	}
@@ -122,12 +83,12 @@ func getRunLocked(ctx context.Context, tx pgx.Tx, runID string) (*store.Run, err
 }
 
 // putRunTx overwrites a run's row inside a transaction.
-func putRunTx(ctx context.Context, tx pgx.Tx, r *store.Run) error {
+func (s *Store) putRunTx(ctx context.Context, tx pgx.Tx, r *store.Run) error {
 	args, err := runArgs(r)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, qUpdateRun, args...)
+	_, err = tx.Exec(ctx, s.q.updateRun, args...)
 	return err
 }
 
@@ -144,7 +105,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		fnErr error
 	)
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		r, err := getRunLocked(ctx, tx, runID)
+		r, err := s.getRunLocked(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
@@ -155,7 +116,7 @@ func (s *Store) UpdateRun(ctx context.Context, runID string, fn func(*store.Run)
 		if r.RunID != runID {
 			return fmt.Errorf("fn changed run id %q to %q", runID, r.RunID)
 		}
-		if err := putRunTx(ctx, tx, r); err != nil {
+		if err := s.putRunTx(ctx, tx, r); err != nil {
 			return err
 		}
 		out = sqlstore.StoredRun(r)
@@ -200,7 +161,7 @@ func (s *Store) AbortInterrupted(ctx context.Context, now time.Time, errText str
 	}
 	var out []*store.Run
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, qAbortRunning, toMs(now), errText)
+		rows, err := tx.Query(ctx, s.q.abortRunning, toMs(now), errText)
 		if err != nil {
 			return err
 		}
@@ -265,7 +226,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 		b.Queue(qStartRun, runID, toMs(startedAt), sessionID, node)
 		if len(out) > 0 {
 			b.Queue(qLockTranscript, transcriptLockKey(sessionID))
-			b.Queue(qLastEntry, sessionID)
+			b.Queue(s.q.lastEntry, sessionID)
 		}
 		br := tx.SendBatch(ctx, &b)
 		r, err := scanRun(br.QueryRow())
@@ -274,7 +235,7 @@ func (s *Store) StartRun(ctx context.Context, runID string, startedAt time.Time,
 				return err
 			}
 			var status string
-			if err := tx.QueryRow(ctx, qRunStatus, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
+			if err := tx.QueryRow(ctx, s.q.runStatus, runID).Scan(&status); errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%q: %w", runID, store.ErrNotFound)
 			} else if err != nil {
 				return err

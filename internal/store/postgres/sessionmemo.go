@@ -20,7 +20,7 @@ const maxMemoSessions = 4096
 const sessionMemoAge = time.Minute
 
 // Session rows with their version (xmin, the transaction that wrote the
-// row version): qGetSessionVer reads one (and qFinishRun returns the one
+// row version): qGetSessionVer reads one (and finishRun returns the one
 // it wrote); qSessionIs fails (division_by_zero) unless session $1's row
 // is still version $2.
 const qGetSessionVer = `SELECT ` + sessionCols + `, xmin::text::bigint FROM sessions WHERE key = $1`

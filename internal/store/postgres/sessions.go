@@ -15,19 +15,6 @@ import (
 // sessionCols lists the sessions columns in the order scanSession reads.
 const sessionCols = sqlstore.SessionCols
 
-var (
-	qGetSession       = pq(sqlstore.GetSession)
-	qGetSessionLocked = qGetSession + ` FOR UPDATE`
-	qDeleteSession    = pq(sqlstore.DeleteSession)
-	qSessionIDInUse   = pq(sqlstore.SessionIDInUse)
-	qDeleteTranscript = pq(sqlstore.DeleteTranscript)
-
-	// The written columns: sessionCols, then the derived key_class and
-	// search.
-	qInsertSession = sqlstore.Postgres.InsertSession("key_class", "search")
-	qPutSession    = sqlstore.Postgres.PutSession("key_class", "search")
-)
-
 // qPlaceholderSession reserves a missing key inside UpdateSession's
 // transaction, so that concurrent creators of one key queue on its row.
 const qPlaceholderSession = `INSERT INTO sessions (key, session_id, created_at, updated_at, key_class)
@@ -50,7 +37,7 @@ func SearchText(key, sessionID, label, displayName string) string {
 // scanSession reads one row of sessionCols.
 func scanSession(row pgx.Row) (*store.Session, error) { return sqlstore.ScanSession(row) }
 
-// sessionArgs returns s as the arguments of qInsertSession and qPutSession.
+// sessionArgs returns s as the arguments of insertSession and putSession.
 func sessionArgs(s *store.Session) ([]any, error) {
 	return sqlstore.SessionArgs(s, int32(store.ClassOf(s.Key)), searchText(s))
 }
@@ -97,7 +84,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 	if err != nil {
 		return fmt.Errorf("postgres.CreateSession: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, qInsertSession, args...)
+	tag, err := s.pool.Exec(ctx, s.q.insertSession, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.CreateSession: %w", err)
 	}
@@ -156,7 +143,7 @@ func (s *Store) updateSessionTx(ctx context.Context, tx pgx.Tx, key string, crea
 		// Reserve the key and lock the row in one round trip.
 		var b pgx.Batch
 		b.Queue(qPlaceholderSession, key, int32(store.ClassOf(key)))
-		b.Queue(qGetSessionLocked, key)
+		b.Queue(s.q.getSessionLocked, key)
 		res := tx.SendBatch(ctx, &b)
 		tag, xerr := res.Exec()
 		if xerr != nil {
@@ -169,7 +156,7 @@ func (s *Store) updateSessionTx(ctx context.Context, tx pgx.Tx, key string, crea
 			return nil, nil, cerr
 		}
 	} else {
-		sess, err = scanSession(tx.QueryRow(ctx, qGetSessionLocked, key))
+		sess, err = scanSession(tx.QueryRow(ctx, s.q.getSessionLocked, key))
 	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -191,7 +178,7 @@ func (s *Store) updateSessionTx(ctx context.Context, tx pgx.Tx, key string, crea
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := tx.Exec(ctx, qPutSession, args...); err != nil {
+	if _, err := tx.Exec(ctx, s.q.putSession, args...); err != nil {
 		return nil, nil, err
 	}
 	return sess.Clone(), nil, nil
@@ -206,7 +193,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 	}
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		var sid string
-		if err := tx.QueryRow(ctx, qDeleteSession, key).Scan(&sid); errors.Is(err, pgx.ErrNoRows) {
+		if err := tx.QueryRow(ctx, s.q.deleteSession, key).Scan(&sid); errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%q: %w", key, store.ErrNotFound)
 		} else if err != nil {
 			return err
@@ -215,7 +202,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 			return nil
 		}
 		var used bool
-		if err := tx.QueryRow(ctx, qSessionIDInUse, sid).Scan(&used); err != nil {
+		if err := tx.QueryRow(ctx, s.q.sessionIDInUse, sid).Scan(&used); err != nil {
 			return err
 		}
 		if used {
@@ -224,7 +211,7 @@ func (s *Store) DeleteSession(ctx context.Context, key string, deleteTranscript 
 		if err := lockTranscript(ctx, tx, sid); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, qDeleteTranscript, sid)
+		_, err := tx.Exec(ctx, s.q.deleteTranscript, sid)
 		return err
 	})
 	s.forgetSession(ctx, key)

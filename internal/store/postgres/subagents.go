@@ -12,15 +12,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
-var (
-	qGetSubagent       = pq(sqlstore.GetSubagent)
-	qGetSubagentLocked = qGetSubagent + ` FOR UPDATE`
-	qInsertSubagent    = pq(sqlstore.InsertSubagent)
-	qUpdateSubagent    = pq(sqlstore.UpdateSubagent)
-	qPruneOutbox       = pq(sqlstore.PruneOutbox)
-	qPruneOutboxKind   = pq(sqlstore.PruneOutboxKind)
-)
-
 // PutSubagent inserts a registry row; ErrConflict if the child run exists.
 func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	if err := s.checkOpen("PutSubagent"); err != nil {
@@ -33,7 +24,7 @@ func (s *Store) PutSubagent(ctx context.Context, r *store.SubagentRun) error {
 	if err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, qInsertSubagent, args...)
+	tag, err := s.pool.Exec(ctx, s.q.insertSubagent, args...)
 	if err != nil {
 		return fmt.Errorf("postgres.PutSubagent: %w", err)
 	}
@@ -51,7 +42,7 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 	var out *store.SubagentRun
 	var fnErr error
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		r, err := sqlstore.ScanSubagent(tx.QueryRow(ctx, qGetSubagentLocked, childRunID))
+		r, err := sqlstore.ScanSubagent(tx.QueryRow(ctx, s.q.getSubagentLocked, childRunID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%q: %w", childRunID, store.ErrNotFound)
 		} else if err != nil {
@@ -70,7 +61,7 @@ func (s *Store) UpdateSubagent(ctx context.Context, childRunID string, fn func(*
 			return err
 		}
 		args := sqlstore.SubagentArgs(c)
-		if _, err := tx.Exec(ctx, qUpdateSubagent, args...); err != nil {
+		if _, err := tx.Exec(ctx, s.q.updateSubagent, args...); err != nil {
 			return err
 		}
 		out = c
@@ -91,9 +82,9 @@ func (s *Store) PruneOutbox(ctx context.Context, kind string, deliveredBefore ti
 	if err := s.checkOpen("PruneOutbox"); err != nil {
 		return 0, err
 	}
-	query, args := qPruneOutbox, []any{deliveredBefore.UnixMilli()}
+	query, args := s.q.pruneOutbox, []any{deliveredBefore.UnixMilli()}
 	if kind != "" {
-		query, args = qPruneOutboxKind, []any{kind, deliveredBefore.UnixMilli()}
+		query, args = s.q.pruneOutboxKind, []any{kind, deliveredBefore.UnixMilli()}
 	}
 	tag, err := s.pool.Exec(ctx, query, args...)
 	if err != nil {

@@ -69,7 +69,7 @@ func seedSessions(s *Store, n int) error {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	return s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
-		st, err := s.wstmt(ctx, tx, qInsertSession)
+		st, err := s.wstmt(ctx, tx, s.q.insertSession)
 		if err != nil {
 			return err
 		}

@@ -20,8 +20,6 @@ const (
 	qFinishCronRun = sqlstore.FinishCronRun
 )
 
-var qClaimCronTick = sqlstore.SQLite.ClaimCronTick()
-
 // PutCronJob implements store.CronStore.
 func (s *Store) PutCronJob(ctx context.Context, j *store.CronJob) error {
 	if err := s.checkOpen("PutCronJob"); err != nil {
@@ -74,7 +72,7 @@ func (s *Store) ClaimCronTick(ctx context.Context, id string, due, next time.Tim
 	won := false
 	err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		now := toMs(s.nowTime())
-		res, err := tx.ExecContext(ctx, qClaimCronTick, id, toMs(due), toMs(next), now)
+		res, err := tx.ExecContext(ctx, s.q.claimCronTick, id, toMs(due), toMs(next), now)
 		if err != nil {
 			return err
 		}

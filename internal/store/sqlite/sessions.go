@@ -22,13 +22,6 @@ const (
 	qUnboundLiveRuns = `UPDATE runs SET first_seq = 0 WHERE ` + sqlstore.LiveRuns + ` AND session_id = ?`
 )
 
-// The key class is written with the row and never changes: the key is the
-// row's identity.
-var (
-	qInsertSession = sqlstore.SQLite.InsertSession("key_class")
-	qUpsertSession = sqlstore.UpsertSession("key_class")
-)
-
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner = sqlstore.Scanner
 
@@ -84,7 +77,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session) error {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
 	}
 	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
-		return s.insertNewTx(ctx, tx, qInsertSession, sess.Key, args)
+		return s.insertNewTx(ctx, tx, s.q.insertSession, sess.Key, args)
 	}, func() { s.sessions.drop(sess.Key) })
 	if err != nil {
 		return fmt.Errorf("sqlite.CreateSession: %w", err)
@@ -155,7 +148,7 @@ func (s *Store) updateSessionTx(ctx context.Context, tx wtx, key string, create 
 	if err != nil {
 		return nil, nil, err
 	}
-	put, err := s.wstmt(ctx, tx, qUpsertSession)
+	put, err := s.wstmt(ctx, tx, s.q.upsertSession)
 	if err != nil {
 		return nil, nil, err
 	}

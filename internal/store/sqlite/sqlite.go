@@ -59,6 +59,7 @@ import (
 	"github.com/google/uuid"
 	"modernc.org/sqlite"
 
+	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
@@ -116,6 +117,7 @@ type Store struct {
 	w     *sql.DB // the single writer connection; the committer's once Open returns
 	r     *sql.DB // the bounded reader pool
 	rc    stmtCache
+	q     *statements // the statements built from sqlstore's (stmts)
 	now   func() time.Time
 	newID func() string
 
@@ -140,7 +142,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second
 	}
-	s := &Store{now: opts.Now, newID: opts.NewEntryID}
+	s := &Store{q: stmts.Get(), now: opts.Now, newID: opts.NewEntryID}
 	s.Reads = sqlstore.NewReads(sqlstore.ReadConfig{Dialect: sqlstore.SQLite, Name: "sqlite", DB: readers{s},
 		NoRows: sql.ErrNoRows, CheckOpen: s.checkOpen})
 	if s.now == nil {
@@ -427,9 +429,12 @@ func (c *stmtCache) close() error {
 }
 
 // drv is the package's private driver instance, so the functions it
-// registers reach only this package's connections.
-var drv = newDriver()
+// registers reach only this package's connections. It is made on the first
+// connection, not at process start (a gateway on PostgreSQL links this
+// package but never opens it).
+var drv = lazy.Value[*sqlite.Driver]{New: newDriver}
 
+// newDriver makes drv.
 func newDriver() *sqlite.Driver {
 	d := &sqlite.Driver{}
 	// sb_icontains(haystack, needle) reports whether the lower-cased
@@ -455,14 +460,14 @@ type connector struct {
 }
 
 func (c connector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := drv.Open(c.dsn)
+	conn, err := drv.Get().Open(c.dsn)
 	if err != nil || !c.writer {
 		return conn, err
 	}
 	return newWriterConn(conn)
 }
 
-func (c connector) Driver() driver.Driver { return drv }
+func (c connector) Driver() driver.Driver { return drv.Get() }
 
 // createFresh creates the database at path from the embedded schema image
 // (see schemaimage.go) when neither it nor its WAL exists: parsing and

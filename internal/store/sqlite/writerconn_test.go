@@ -60,7 +60,7 @@ func TestWriterPreparesAtFirstUse(t *testing.T) {
 		if err := s.CreateSession(ctx, sess); err != nil {
 			t.Fatalf("write %d: %v", i+1, err)
 		}
-		st := w.kept[qInsertSession]
+		st := w.kept[s.q.insertSession]
 		if st == nil {
 			t.Fatalf("after write %d the insert is not kept (kept: %d statements)", i+1, len(w.kept))
 		}
