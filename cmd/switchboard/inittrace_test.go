@@ -20,12 +20,6 @@ import (
 // or a static table instead of a map literal, a const instead of a
 // formatted string.
 var initWorkAllowed = map[string]bool{
-	"internal/admission":  true,
-	"internal/agent":      true,
-	"internal/config":     true,
-	"internal/gateway":    true,
-	"internal/httpapi":    true,
-	"internal/settings":   true,
 	"internal/stackstart": true, // grows the main goroutine's stack before deep initialisers do
 }
 

@@ -68,7 +68,7 @@ const (
 	OriginStep Origin = "step"
 )
 
-// Rule is what admission does for one origin (the table Rules).
+// Rule is what admission does for one origin (the table RuleFor).
 type Rule struct {
 	// Commands: a standalone slash command is carried out (when the input
 	// is not from outside the operator, see agent.Input.Untrusted);
@@ -85,17 +85,25 @@ type Rule struct {
 	Guards bool
 }
 
-// Rules is the one table of what each origin gets.
-var Rules = map[Origin]Rule{
-	OriginOperator: {Commands: true, SendPolicy: true},
-	OriginChannel:  {Commands: true, SendPolicy: true},
-	OriginA2A:      {SendPolicy: true},
-	OriginWebhook:  {SendPolicy: true},
-	OriginCron:     {SendPolicy: true},
-	OriginAgent:    {SendPolicy: true, Queue: "inter", Guards: true},
-	OriginSpawn:    {},
-	OriginAnnounce: {Queue: "keep"},
-	OriginStep:     {Queue: "none"},
+// RuleFor is the one table of what each origin gets; ok is false for an
+// origin that is not one of the constants above. (A switch, not a map
+// literal: a package-level map is built at every process start.)
+func RuleFor(o Origin) (r Rule, ok bool) {
+	switch o {
+	case OriginOperator, OriginChannel:
+		return Rule{Commands: true, SendPolicy: true}, true
+	case OriginA2A, OriginWebhook, OriginCron:
+		return Rule{SendPolicy: true}, true
+	case OriginAgent:
+		return Rule{SendPolicy: true, Queue: "inter", Guards: true}, true
+	case OriginSpawn:
+		return Rule{}, true
+	case OriginAnnounce:
+		return Rule{Queue: "keep"}, true
+	case OriginStep:
+		return Rule{Queue: "none"}, true
+	}
+	return Rule{}, false
 }
 
 // ErrSendDenied is the refusal of a message the session's send policy
@@ -259,7 +267,7 @@ func (a *Admitter) cmds() Commands {
 // is refused (*QueueFullError), and any other is stored as a run on its
 // session's lane with its queue settings.
 func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
-	rule, ok := Rules[req.Origin]
+	rule, ok := RuleFor(req.Origin)
 	if !ok {
 		return Ticket{}, fmt.Errorf("admission: unknown origin %q", req.Origin)
 	}

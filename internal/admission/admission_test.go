@@ -209,7 +209,7 @@ func TestSendPolicyByOrigin(t *testing.T) {
 		t.Run(string(o), func(t *testing.T) {
 			e := newEnv(t, deny, policy.QueueConfig{})
 			tk, err := e.adm.Accept(context.Background(), admission.Request{Origin: o, Input: input(o, "agent:main:main", "hi")})
-			refused := admission.Rules[o].SendPolicy
+			refused := rule(o).SendPolicy
 			if refused {
 				if !errors.Is(err, admission.ErrSendDenied) || err.Error() != "send blocked by session policy" {
 					t.Fatalf("err = %v, want the send policy's refusal", err)
@@ -222,7 +222,7 @@ func TestSendPolicyByOrigin(t *testing.T) {
 		})
 	}
 	for o, want := range map[admission.Origin]bool{admission.OriginAnnounce: false, admission.OriginStep: false, admission.OriginSpawn: false, admission.OriginA2A: true} {
-		if admission.Rules[o].SendPolicy != want {
+		if rule(o).SendPolicy != want {
 			t.Errorf("%s send policy = %v", o, !want)
 		}
 	}
@@ -364,4 +364,10 @@ func TestAcceptReadsTheSessionOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rule is the origin's rule (the zero Rule for an unknown origin).
+func rule(o admission.Origin) admission.Rule {
+	r, _ := admission.RuleFor(o)
+	return r
 }

@@ -36,7 +36,7 @@ func TestGuardsByOrigin(t *testing.T) {
 			c := chain
 			in.Chain = &c
 			tk, err := e.adm.Accept(context.Background(), admission.Request{Origin: o, Input: in})
-			if !admission.Rules[o].Guards {
+			if !rule(o).Guards {
 				if err != nil || !tk.Created {
 					t.Fatalf("%+v %v, want the run", tk, err)
 				}
@@ -48,7 +48,7 @@ func TestGuardsByOrigin(t *testing.T) {
 			}
 		})
 	}
-	if !admission.Rules[admission.OriginAgent].Guards {
+	if !rule(admission.OriginAgent).Guards {
 		t.Error("sessions_send's origin is not guarded")
 	}
 }

@@ -33,7 +33,15 @@ const droppedByCap = "dropped: session queue is at its cap"
 
 // errInterrupted is the cancellation cause of a run interrupted by a newer
 // message; it is an abort whose partial reply is not kept.
-var errInterrupted = fmt.Errorf("interrupted by a newer message: %w", errAborted)
+var errInterrupted error = interruptedError{}
+
+// interruptedError is errInterrupted's type: it wraps errAborted as
+// fmt.Errorf("interrupted by a newer message: %w", errAborted) did, as a
+// value the linker lays out (a call would run at every process start).
+type interruptedError struct{}
+
+func (interruptedError) Error() string { return "interrupted by a newer message: aborted" }
+func (interruptedError) Unwrap() error { return errAborted }
 
 // ErrQueueFull is returned by Submit when the session's queue is at its cap
 // and the input's drop policy is "new"; nothing is stored.

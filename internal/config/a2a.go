@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/lazy"
 )
 
 // Channels is the "channels" section. Switchboard reads the A2A, IRC and
@@ -52,11 +53,11 @@ const (
 	a2aURLSchemeProblemMessage = "must be an http:// or https:// URL, got %q"
 )
 
-var a2aPeerNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(a2aPeerNamePatternSource) })
+var a2aPeerNamePattern = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(a2aPeerNamePatternSource) }}
 
 // ValidA2APeerName reports whether name is a peer name the reference
 // accepts (lower-case letters, digits, '.', '_', '-'; at most 64).
-func ValidA2APeerName(name string) bool { return a2aPeerNamePattern().MatchString(name) }
+func ValidA2APeerName(name string) bool { return a2aPeerNamePattern.Get().MatchString(name) }
 
 // A2APeerSettings is one peer with its "${ENV}" secrets expanded.
 type A2APeerSettings struct {

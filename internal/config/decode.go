@@ -24,8 +24,6 @@ type customDecoder interface {
 	decodeJSON5(d *decoder, p keyPath, v any) bool
 }
 
-var customDecoderType = reflect.TypeFor[customDecoder]()
-
 // maxSafeInt is the largest integer a float64 holds exactly.
 const maxSafeInt = 1 << 53
 
@@ -35,7 +33,7 @@ func (d *decoder) decode(p keyPath, v any, rv reflect.Value) bool {
 	if v == nil {
 		return true
 	}
-	if rv.CanAddr() && rv.Addr().Type().Implements(customDecoderType) {
+	if rv.CanAddr() && rv.Addr().Type().Implements(reflect.TypeFor[customDecoder]()) {
 		return rv.Addr().Interface().(customDecoder).decodeJSON5(d, p, v)
 	}
 	switch rv.Kind() {

@@ -20,11 +20,6 @@ func JSONSchema() map[string]any {
 	return s
 }
 
-var (
-	rawMessage  = reflect.TypeFor[json.RawMessage]()
-	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
-)
-
 // typeSchema is the schema of t; seen holds the struct types being
 // described, so a recursive type becomes an unconstrained value.
 func typeSchema(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
@@ -33,7 +28,7 @@ func typeSchema(t reflect.Type, seen map[reflect.Type]bool) map[string]any {
 	}
 	// A type that decodes itself (a rawMessage, a value that may be a
 	// string or an object) takes any JSON value.
-	if t == rawMessage || reflect.PointerTo(t).Implements(unmarshaler) {
+	if t == reflect.TypeFor[json.RawMessage]() || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
 		return map[string]any{}
 	}
 	switch t.Kind() {

@@ -481,29 +481,52 @@ func (k *checker) logging() {
 	}
 }
 
-// queueModeAliases and queueDropAliases map every spelling the queue
-// settings accept to the canonical name. They mirror the policy package's
-// normalisers (config stays a leaf); a test in package settings checks that
-// the two agree.
+// queueModeAliases and queueDropAliases pair every spelling the queue
+// settings accept with the canonical name. They mirror the policy
+// package's normalisers (config stays a leaf); a test in package settings
+// checks that the two agree. Static tables, not map literals: a
+// package-level map is built at every process start.
 var (
-	queueModeAliases = map[string]string{
-		"interrupt": "interrupt", "interrupts": "interrupt", "abort": "interrupt",
-		"steer": "steer", "steering": "steer",
-		"followup": "followup", "follow-ups": "followup", "followups": "followup",
-		"collect": "collect", "coalesce": "collect",
+	queueModeAliases = []alias{
+		{"interrupt", "interrupt"}, {"interrupts", "interrupt"}, {"abort", "interrupt"},
+		{"steer", "steer"}, {"steering", "steer"},
+		{"followup", "followup"}, {"follow-ups", "followup"}, {"followups", "followup"},
+		{"collect", "collect"}, {"coalesce", "collect"},
 	}
-	queueDropAliases = map[string]string{
-		"old": "old", "oldest": "old", "new": "new", "newest": "new", "summarize": "summarize", "summary": "summarize",
+	queueDropAliases = []alias{
+		{"old", "old"}, {"oldest", "old"}, {"new", "new"}, {"newest", "new"}, {"summarize", "summarize"}, {"summary", "summarize"},
 	}
 )
 
+// alias is one accepted spelling and its canonical name.
+type alias struct{ spelling, name string }
+
+// knownAlias reports whether s is one of the table's spellings.
+func knownAlias(table []alias, s string) bool {
+	for _, a := range table {
+		if a.spelling == s {
+			return true
+		}
+	}
+	return false
+}
+
+// aliasMap returns the table as a new map from spelling to name.
+func aliasMap(table []alias) map[string]string {
+	m := make(map[string]string, len(table))
+	for _, a := range table {
+		m[a.spelling] = a.name
+	}
+	return m
+}
+
 // QueueModeAliases returns a copy of the queue mode spellings config
 // accepts, each mapped to its canonical mode.
-func QueueModeAliases() map[string]string { return maps.Clone(queueModeAliases) }
+func QueueModeAliases() map[string]string { return aliasMap(queueModeAliases) }
 
 // QueueDropAliases returns a copy of the queue drop spellings config
 // accepts, each mapped to its canonical policy.
-func QueueDropAliases() map[string]string { return maps.Clone(queueDropAliases) }
+func QueueDropAliases() map[string]string { return aliasMap(queueDropAliases) }
 
 func (k *checker) messages() {
 	q := k.c.Messages.Queue
@@ -511,7 +534,7 @@ func (k *checker) messages() {
 	modes := []string{"steer", "followup", "collect", "interrupt"}
 	mode := func(p keyPath, v string) {
 		if v != "" {
-			if _, ok := queueModeAliases[strings.ToLower(strings.TrimSpace(v))]; !ok {
+			if !knownAlias(queueModeAliases, strings.ToLower(strings.TrimSpace(v))) {
 				k.fail(p, "must be one of %s, got %q", quoteList(modes), v)
 			}
 		}
@@ -522,7 +545,7 @@ func (k *checker) messages() {
 	}
 	k.intMin(qp.key("cap"), q.Cap, 1)
 	if q.Drop != "" {
-		if _, ok := queueDropAliases[strings.ToLower(strings.TrimSpace(q.Drop))]; !ok {
+		if !knownAlias(queueDropAliases, strings.ToLower(strings.TrimSpace(q.Drop))) {
 			k.fail(qp.key("drop"), "must be one of %s, got %q", quoteList([]string{"summarize", "old", "new"}), q.Drop)
 		}
 	}

@@ -16,8 +16,8 @@ import (
 func newLogSetup(ls settings.LogSettings, level, format string, console io.Writer) (*logfile.Logger, error) {
 	if level != "" {
 		level = strings.ToLower(strings.TrimSpace(level))
-		if !slices.Contains(settings.LogLevels, level) {
-			return nil, fmt.Errorf("daemon: --log-level %q: want one of %s", level, strings.Join(settings.LogLevels, ", "))
+		if levels := settings.LogLevels(); !slices.Contains(levels, level) {
+			return nil, fmt.Errorf("daemon: --log-level %q: want one of %s", level, strings.Join(levels, ", "))
 		}
 		ls.Level, ls.ConsoleLevel = level, level
 	}

@@ -56,6 +56,21 @@ func TestLoggingSetup(t *testing.T) {
 			t.Errorf("newLogSetup(%q, %q) accepted", bad[0], bad[1])
 		}
 	}
+	// --log-level takes every level, in any case, and names them all when
+	// it refuses one.
+	for _, level := range config.LogLevels {
+		l, err := newLogSetup(ls, " "+strings.ToUpper(level), "", io.Discard)
+		if err != nil {
+			t.Fatalf("--log-level %s: %v", level, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = newLogSetup(ls, "loud", "", io.Discard)
+	if want := "want one of " + strings.Join(config.LogLevels, ", "); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("--log-level loud: %v, want it to end %q", err, want)
+	}
 }
 
 // serve warns at start about a model that cannot run, naming the fix.

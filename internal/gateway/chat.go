@@ -284,7 +284,7 @@ func (s *Server) handleChatInject(ctx context.Context, cl *call) (any, error) {
 	}
 	key := s.canonicalKey(p.SessionKey, "")
 	id, err := s.Inject(ctx, Injection{SessionKey: key, Text: p.Message, Label: p.Label})
-	if errors.Is(err, ErrNoSession) {
+	if errors.Is(err, agent.ErrNoSession) {
 		return nil, invalid("session not found: " + key)
 	}
 	if err != nil {

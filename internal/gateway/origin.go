@@ -89,8 +89,9 @@ func stripDefaultPort(host, scheme string) string {
 	return host
 }
 
-// cgnat is the Tailscale address range.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// cgnat is the Tailscale address range, 100.64.0.0/10 (a func: a parsed
+// package-level prefix would be parsed at every process start).
+func cgnat() netip.Prefix { return netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, 0, 0}), 10) }
 
 // privateHost reports whether a browser reaching host is on this machine or
 // a private network: no public DNS name can stand for it.
@@ -98,7 +99,7 @@ func privateHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ip = ip.Unmap()
-		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || cgnat.Contains(ip)
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || cgnat().Contains(ip)
 	}
 	switch {
 	case host == "localhost", strings.HasSuffix(host, ".localhost"),

@@ -17,8 +17,15 @@ import (
 // acknowledged, agent-run-started, first-assistant-event and
 // dispatch-completed. The UI records them as timing telemetry.
 
-// operatorUIClients are the reference's client ids of operator UIs.
-var operatorUIClients = map[string]bool{"openclaw-control-ui": true, "openclaw-browser-copilot": true, "openclaw-tui": true}
+// operatorUIClient reports whether id is one of the reference's client ids
+// of operator UIs.
+func operatorUIClient(id string) bool {
+	switch id {
+	case "openclaw-control-ui", "openclaw-browser-copilot", "openclaw-tui":
+		return true
+	}
+	return false
+}
 
 // sendTiming is one chat.send followed for chat.send_timing.
 type sendTiming struct {
@@ -45,7 +52,7 @@ func (s *Server) followSendTiming(cl *call, runID, sessionKey, agentID string, r
 	cl.c.mu.Lock()
 	id := strings.ToLower(strings.TrimSpace(cl.c.client.ID))
 	cl.c.mu.Unlock()
-	if !operatorUIClients[id] {
+	if !operatorUIClient(id) {
 		return nil
 	}
 	t := &sendTiming{c: cl.c, sessionKey: sessionKey, agentID: agentID, received: received}

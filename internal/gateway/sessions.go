@@ -416,8 +416,13 @@ func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, erro
 // Thinking levels sessions.patch accepts.
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "adaptive"}
 
-// errSessionChanged aborts an update whose expectedSessionId is stale.
-var errSessionChanged = invalid("session changed").WithDetails(map[string]any{"code": wire.DetailSessionChanged, "reason": "session-changed"})
+// errSessionChanged aborts an update whose expectedSessionId is stale. Its
+// details are written out as WithDetails would marshal them, so the
+// linker lays the error out and nothing builds it at process start.
+var errSessionChanged = &wire.Error{
+	Code: wire.CodeInvalidRequest, Message: "session changed",
+	Details: json.RawMessage(`{"code":"` + wire.DetailSessionChanged + `","reason":"session-changed"}`),
+}
 
 func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error) {
 	var p wire.SessionsPatchParams
@@ -647,11 +652,24 @@ func resolved(s *store.Session) wire.SessionsResolveResult {
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// rowStatuses maps a run's status to the session row status the
-// reference reports for the session's latest run.
-var rowStatuses = map[store.RunStatus]string{
-	store.RunQueued: "queued", store.RunRunning: "running", store.RunOK: "done",
-	store.RunError: "failed", store.RunAborted: "killed", store.RunTimeout: "timeout",
+// rowStatus maps a run's status to the session row status the reference
+// reports for the session's latest run ("" for an unknown status).
+func rowStatus(st store.RunStatus) string {
+	switch st {
+	case store.RunQueued:
+		return "queued"
+	case store.RunRunning:
+		return "running"
+	case store.RunOK:
+		return "done"
+	case store.RunError:
+		return "failed"
+	case store.RunAborted:
+		return "killed"
+	case store.RunTimeout:
+		return "timeout"
+	}
+	return ""
 }
 
 // statusRunsPerSession is how many runs per listed session one query
@@ -683,7 +701,7 @@ func (s *Server) sessionStatuses(ctx context.Context, page []*store.Session) (ma
 	}
 	for _, r := range runs {
 		if _, ok := out[r.SessionKey]; !ok {
-			out[r.SessionKey] = rowStatuses[r.Status]
+			out[r.SessionKey] = rowStatus(r.Status)
 		}
 	}
 	if len(runs) < statusRunsPerSession*len(keys) {
@@ -698,7 +716,7 @@ func (s *Server) sessionStatuses(ctx context.Context, page []*store.Session) (ma
 			return nil, fmt.Errorf("session status: %w", err)
 		}
 		if len(latest) == 1 {
-			out[k] = rowStatuses[latest[0].Status]
+			out[k] = rowStatus(latest[0].Status)
 		}
 	}
 	return out, nil

@@ -19,13 +19,20 @@ type ToolInvoker interface {
 	Invoke(ctx context.Context, req toolinvoke.Request) *toolinvoke.Outcome
 }
 
-// rpcErrorCodes maps an invocation's error type to the reference's
-// tools.invoke error code.
-var rpcErrorCodes = map[string]string{
-	toolinvoke.TypeInvalidRequest: "validation_error",
-	toolinvoke.TypeNotFound:       "not_found",
-	toolinvoke.TypeBlocked:        "forbidden",
-	toolinvoke.TypeToolError:      "internal_error",
+// rpcErrorCode maps an invocation's error type to the reference's
+// tools.invoke error code ("" for an unknown type).
+func rpcErrorCode(typ string) string {
+	switch typ {
+	case toolinvoke.TypeInvalidRequest:
+		return "validation_error"
+	case toolinvoke.TypeNotFound:
+		return "not_found"
+	case toolinvoke.TypeBlocked:
+		return "forbidden"
+	case toolinvoke.TypeToolError:
+		return "internal_error"
+	}
+	return ""
 }
 
 // handleToolsInvoke runs one tool outside a run, as the caller session
@@ -53,7 +60,7 @@ func (s *Server) handleToolsInvoke(ctx context.Context, cl *call) (any, error) {
 		AgentID: p.AgentID, IdempotencyKey: p.IdempotencyKey, Channel: internalChannel,
 	})
 	if !o.OK() {
-		code := rpcErrorCodes[o.Err.Type]
+		code := rpcErrorCode(o.Err.Type)
 		if code == "" {
 			code = "internal_error"
 		}
@@ -87,9 +94,6 @@ type Injection struct {
 	// Images follow the text (image blocks).
 	Images []transcript.Block
 }
-
-// ErrNoSession is returned by Inject for a session that does not exist.
-var ErrNoSession = agent.ErrNoSession
 
 // Inject posts an assistant-role message into a session's transcript
 // through the runner (atomic and idempotent by key); the runner's post

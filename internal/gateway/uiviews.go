@@ -31,24 +31,55 @@ import (
 // chatCommands are the commands chat.send understands
 // (compaction.ParseCommand, policy.ParseSendCommand,
 // policy.ParseQueueCommand, policy.ParseElevatedCommand), as chat.metadata
-// lists them.
+// lists them: each native, for text and native use, with "/" and its name
+// as its text alias. Written out whole, so the linker lays the table out
+// and no init fills it in at process start.
 var chatCommands = []wire.ChatCommand{
-	{Name: compaction.CmdNew, Description: "Start a new session (optionally with a model or a first message).", Category: "session", AcceptsArgs: true},
-	{Name: compaction.CmdReset, Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session", AcceptsArgs: true},
-	{Name: compaction.CmdCompact, Description: "Compact the session's context (optional instructions).", Category: "session", AcceptsArgs: true},
-	{Name: compaction.CmdContext, Description: "Show what fills the context window (list, detail, map or json).", Category: "status", AcceptsArgs: true},
-	{Name: compaction.CmdStatus, Description: "Show the session's model, tokens, context, queue and send policy, and the gateway's version and uptime.", Category: "status"},
-	{Name: compaction.CmdHelp, Description: "List the chat commands (alias /commands).", Category: "status"},
-	{Name: "send", Description: "Set this session's send policy: on, off or inherit.", Category: "options", AcceptsArgs: true},
-	{Name: "queue", Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options", AcceptsArgs: true},
-	{Name: "elevated", Description: "Let a sandboxed session's exec run on the host: on, off, ask or full (tools.elevated must allow you).", Category: "options", AcceptsArgs: true},
-}
-
-func init() {
-	for i := range chatCommands {
-		c := &chatCommands[i]
-		c.NativeName, c.TextAliases, c.Source, c.Scope = c.Name, []string{"/" + c.Name}, "native", "both"
-	}
+	{
+		Name: compaction.CmdNew, NativeName: compaction.CmdNew, TextAliases: []string{"/" + compaction.CmdNew},
+		Description: "Start a new session (optionally with a model or a first message).", Category: "session",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdReset, NativeName: compaction.CmdReset, TextAliases: []string{"/" + compaction.CmdReset},
+		Description: "Reset the session (\"soft\" keeps the transcript).", Category: "session",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdCompact, NativeName: compaction.CmdCompact, TextAliases: []string{"/" + compaction.CmdCompact},
+		Description: "Compact the session's context (optional instructions).", Category: "session",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdContext, NativeName: compaction.CmdContext, TextAliases: []string{"/" + compaction.CmdContext},
+		Description: "Show what fills the context window (list, detail, map or json).", Category: "status",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdStatus, NativeName: compaction.CmdStatus, TextAliases: []string{"/" + compaction.CmdStatus},
+		Description: "Show the session's model, tokens, context, queue and send policy, and the gateway's version and uptime.", Category: "status",
+		Source: "native", Scope: "both",
+	},
+	{
+		Name: compaction.CmdHelp, NativeName: compaction.CmdHelp, TextAliases: []string{"/" + compaction.CmdHelp, "/commands"},
+		Description: "List the chat commands.", Category: "status",
+		Source: "native", Scope: "both",
+	},
+	{
+		Name: "send", NativeName: "send", TextAliases: []string{"/send"},
+		Description: "Set this session's send policy: on, off or inherit.", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: "queue", NativeName: "queue", TextAliases: []string{"/queue"},
+		Description: "Set how messages wait while a run is busy (a mode, debounce, cap; or reset).", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: "elevated", NativeName: "elevated", TextAliases: []string{"/elevated"},
+		Description: "Let a sandboxed session's exec run on the host: on, off, ask or full (tools.elevated must allow you).", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
 }
 
 func (s *Server) handleChatMetadata(ctx context.Context, cl *call) (any, error) {

@@ -59,13 +59,11 @@ type Admitter interface {
 // x-openclaw-model ("<provider>/<model>", "" for the agent's memory.search
 // set-up), dims the requested vector size (0: the configured one). It
 // returns the vectors and the "<provider>/<model>" that made them. An error
-// wrapping ErrNoEmbeddings means nothing serves embeddings for the agent.
+// wrapping provider.ErrNoEmbeddings means nothing serves embeddings for the
+// agent.
 type Embeddings interface {
 	Embed(ctx context.Context, agentID, override string, input []string, dims int) (*provider.EmbedResult, string, error)
 }
-
-// ErrNoEmbeddings marks an agent without a usable embedding provider.
-var ErrNoEmbeddings = provider.ErrNoEmbeddings
 
 // ToolInvoker runs POST /tools/invoke; *toolinvoke.Invoker configured for
 // the HTTP surface implements it.

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/provider"
 )
 
 // openAIModel is one entry of /v1/models.
@@ -174,7 +176,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 	res, used, err := s.cfg.Embeddings.Embed(r.Context(), agentID, override, input, dims)
 	switch {
-	case errors.Is(err, ErrNoEmbeddings):
+	case errors.Is(err, provider.ErrNoEmbeddings):
 		invalidRequest(w, fmt.Sprintf("No embedding provider is configured for agent '%s': %v", agentID, err))
 		return
 	case err != nil:

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/internal/config"
@@ -130,8 +131,10 @@ const (
 	ReloadOff = config.ReloadOff
 )
 
-// LogLevels are the log levels, least verbose first.
-var LogLevels = config.LogLevels
+// LogLevels returns the log levels, least verbose first (a copy of
+// config.LogLevels; a package-level copy of the var would be made at
+// every process start).
+func LogLevels() []string { return slices.Clone(config.LogLevels) }
 
 // OSEnv reads the process environment.
 func OSEnv(name string) string { return config.OSEnv(name) }

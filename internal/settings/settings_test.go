@@ -217,3 +217,17 @@ func TestElevatedGate(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLevelsIsACopy: LogLevels (a func since issue 37, no init-time
+// copy of config's var) gives config's levels, and a caller changing them
+// changes nothing.
+func TestLogLevelsIsACopy(t *testing.T) {
+	if diff := cmp.Diff(config.LogLevels, LogLevels()); diff != "" {
+		t.Fatalf("LogLevels (-config +settings):\n%s", diff)
+	}
+	l := LogLevels()
+	l[0] = "changed"
+	if LogLevels()[0] != config.LogLevels[0] || config.LogLevels[0] == "changed" {
+		t.Fatal("LogLevels returns config's slice")
+	}
+}
