@@ -1,10 +1,10 @@
 package postgres
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
+	"github.com/switchboardhq/switchboard/internal/store/storetest"
 )
 
 // TestStatementsMatchSQLStore checks each statement built on first use
@@ -73,33 +73,7 @@ func TestStatementsMatchSQLStore(t *testing.T) {
 		"pruneOutbox":       sqlstore.Postgres.Q(sqlstore.PruneOutbox),
 		"pruneOutboxKind":   sqlstore.Postgres.Q(sqlstore.PruneOutboxKind),
 	}
-	checkStatements(t, stmts.Get(), want)
-}
-
-// checkStatements compares every field of *q with want's entry of its
-// name, and fails for an entry with no field.
-func checkStatements(t *testing.T, q *statements, want map[string]string) {
-	t.Helper()
-	v := reflect.ValueOf(q).Elem()
-	seen := make(map[string]bool, v.NumField())
-	for i := range v.NumField() {
-		name := v.Type().Field(i).Name
-		seen[name] = true
-		w, ok := want[name]
-		switch {
-		case !ok:
-			t.Errorf("statements.%s is not checked: add the expression it replaces to want", name)
-		case v.Field(i).String() == "":
-			t.Errorf("statements.%s is empty", name)
-		case v.Field(i).String() != w:
-			t.Errorf("statements.%s =\n%s\nwant\n%s", name, v.Field(i).String(), w)
-		}
-	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("want has %s, which statements lacks", name)
-		}
-	}
+	storetest.CheckStringFields(t, stmts.Get(), want)
 }
 
 // TestOpenKeepsTheStatements checks that a store uses the statements
