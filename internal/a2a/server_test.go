@@ -311,19 +311,27 @@ func TestCancelAndList(t *testing.T) {
 	}
 }
 
-func TestStreamingSend(t *testing.T) {
-	// The run waits until the first event is read, so the stream starts
-	// with the working task however the goroutines are scheduled.
-	run := &echo{block: make(chan struct{})}
-	hs, _ := start(t, Config{}, run)
-	body := strings.Replace(sendBody("stream me", ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
+// streamSend posts text as peer alpha's SendStreamingMessage and returns
+// the response, whose body the test's cleanup closes.
+func streamSend(t *testing.T, hs *httptest.Server, text string) *http.Response {
+	t.Helper()
+	body := strings.Replace(sendBody(text, ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
 	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer tok-a")
 	resp, err := hs.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func TestStreamingSend(t *testing.T) {
+	// The run waits until the first event is read, so the stream starts
+	// with the working task however the goroutines are scheduled.
+	run := &echo{block: make(chan struct{})}
+	hs, _ := start(t, Config{}, run)
+	resp := streamSend(t, hs, "stream me")
 	sc := bufio.NewScanner(resp.Body)
 	first := readEvents(t, sc, 1)
 	if first[0].Task == nil || first[0].Task.Status.State != wire.StateWorking {
@@ -371,15 +379,7 @@ func TestStreamOfRunEndedFirst(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(func() { hs.Close(); s.Close() })
-	body := strings.Replace(sendBody("quick", ""), `"SendMessage"`, `"SendStreamingMessage"`, 1)
-	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/a2a/v1", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer tok-a")
-	resp, err := hs.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := readEvents(t, bufio.NewScanner(resp.Body), 3)
+	events := readEvents(t, bufio.NewScanner(streamSend(t, hs, "quick").Body), 3)
 	if events[0].Task == nil || events[0].Task.Status.State != wire.StateWorking {
 		t.Fatalf("first event = %+v", events[0])
 	}
