@@ -62,6 +62,7 @@ type chatStatus struct {
 	// Model is "<provider>/<model>"; Window its context window in tokens
 	// (0 unknown) and Context the estimate of the next turn's prompt.
 	Model           string
+	ModelErr        string // why the model did not resolve ("" when it did)
 	Window, Context int
 	// Input and Output are the session's token totals.
 	Input, Output int64
@@ -80,14 +81,9 @@ func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatSta
 	if err != nil {
 		return chatStatus{}, fmt.Errorf("gateway: /status: %w", err)
 	}
-	rep, err := s.cfg.Runner.ContextReport(ctx, cmd.SessionKey)
-	if err != nil {
-		return chatStatus{}, fmt.Errorf("gateway: /status: %w", err)
-	}
 	now := s.now()
 	st := chatStatus{
 		Version: s.cfg.Version, Uptime: now.Sub(s.started),
-		Model: rep.Model, Window: rep.Window, Context: rep.Total,
 		Input: sess.InputTokens, Output: sess.OutputTokens, Compactions: extraCount(sess, "compactionCount"),
 		Key: sess.Key, ID: sess.SessionID, Agent: sess.AgentID, SendPolicy: sess.SendPolicy, Thinking: sess.ThinkingLevel,
 	}
@@ -96,6 +92,13 @@ func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatSta
 	}
 	if cmd.Queue != nil {
 		st.Queue = *cmd.Queue
+	}
+	// A model that does not resolve is what /status is asked about most:
+	// it is reported, not answered with an error.
+	if rep, err := s.cfg.Runner.ContextReport(ctx, cmd.SessionKey); err != nil {
+		st.Model, st.ModelErr = cmp.Or(sess.Model, "the agent's default"), err.Error()
+	} else {
+		st.Model, st.Window, st.Context = rep.Model, rep.Window, rep.Total
 	}
 	return st, nil
 }
@@ -122,8 +125,15 @@ func statusText(st chatStatus) string {
 	if st.Thinking != "" {
 		fmt.Fprintf(&b, " · thinking %s", st.Thinking)
 	}
+	if st.ModelErr != "" {
+		fmt.Fprintf(&b, " · ⚠️ %s", st.ModelErr)
+	}
 	fmt.Fprintf(&b, "\n🧮 Tokens: %s in / %s out", compaction.FormatTokens(int(st.Input)), compaction.FormatTokens(int(st.Output)))
-	fmt.Fprintf(&b, "\n📚 %s", compaction.ContextLine(st.Context, st.Window))
+	if st.ModelErr != "" {
+		b.WriteString("\n📚 Context ?")
+	} else {
+		fmt.Fprintf(&b, "\n📚 %s", compaction.ContextLine(st.Context, st.Window))
+	}
 	if st.Compactions > 0 {
 		fmt.Fprintf(&b, " · 🧹 Compactions: %d", st.Compactions)
 	}

@@ -48,6 +48,9 @@ func TestStatusText(t *testing.T) {
 		}, []string{"🧠 Model: openai/gpt-4.1 · thinking high\n", " · 🧹 Compactions: 2\n", " · updated 5m ago\n",
 			"🪢 Queue: collect · debounce 250ms · cap 7 (drop old)\n", "📨 Send policy: deny"}, nil},
 		{"unknown window", func(s *chatStatus) { s.Window = 0 }, []string{"📚 Context 3.2k/?\n"}, nil},
+		{"model does not resolve", func(s *chatStatus) {
+			s.Model, s.ModelErr, s.Window, s.Context = "nope/x", `unknown provider "nope"`, 0, 0
+		}, []string{"🧠 Model: nope/x · ⚠️ unknown provider \"nope\"\n", "📚 Context ?\n"}, []string{"0/?"}},
 	} {
 		st := base
 		tt.edit(&st)
