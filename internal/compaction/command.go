@@ -45,7 +45,9 @@ func ParseCommand(msg string) (Command, bool) {
 	if end < 0 {
 		end = len(s)
 	}
-	name := strings.ToLower(s[1:end])
+	// "/compact: focus on X" and "/status:" take the optional colon
+	// the reference allows between a command and its arguments.
+	name := strings.TrimSuffix(strings.ToLower(s[1:end]), ":")
 	rest := strings.TrimSpace(s[end:])
 	switch name {
 	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus:

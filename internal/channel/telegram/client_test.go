@@ -521,3 +521,30 @@ func TestWebhookNotReady(t *testing.T) {
 		t.Errorf("GET: status %d, want 405", w.Code)
 	}
 }
+
+func TestCommandForBot(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/status@sb_test_bot", "/status"},
+		{"/status@SB_Test_Bot", "/status"},
+		{"  /compact@sb_test_bot focus on X", "/compact focus on X"},
+		{"/reset@sb_test_bot\nhello", "/reset\nhello"},
+		{"/status@other_bot", "/status@other_bot"},
+		{"/status@sb_test_bot2", "/status@sb_test_bot2"},
+		{"/status", "/status"},
+		{"mail me@sb_test_bot", "mail me@sb_test_bot"},
+		{"hi /status@sb_test_bot", "hi /status@sb_test_bot"},
+	} {
+		if got := commandForBot(tc.in, "sb_test_bot"); got != tc.want {
+			t.Errorf("commandForBot(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := commandForBot("/status@sb_test_bot", ""); got != "/status@sb_test_bot" {
+		t.Errorf("without a username: %q", got)
+	}
+	// The group message still counts as a mention of the bot, and the
+	// gateway gets the command by its own name.
+	in, err := ToInbound(me, update(t, tgfake.Group(-1, 7, "Ann", "/status@sb_test_bot")), nil)
+	if err != nil || !in.Mentioned || in.Text != "/status" {
+		t.Errorf("ToInbound = %+v, %v", in, err)
+	}
+}

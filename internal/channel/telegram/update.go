@@ -121,7 +121,8 @@ func ToInbound(me Self, u Update, patterns []*regexp.Regexp) (channel.Inbound, e
 	}
 	id := strconv.FormatInt(m.From.ID, 10)
 	in := channel.Inbound{
-		Channel: Name, AccountID: "default", Sender: id, SenderName: id, DisplayName: displayName(m.From), Text: text,
+		Channel: Name, AccountID: "default", Sender: id, SenderName: id, DisplayName: displayName(m.From),
+		Text: commandForBot(text, me.Username),
 	}
 	switch m.Chat.Type {
 	case "private":
@@ -134,6 +135,29 @@ func ToInbound(me Self, u Update, patterns []*regexp.Regexp) (channel.Inbound, e
 	in.Kind, in.Room = channel.KindGroup, Room(m)
 	in.Mentioned = mentioned(me, m, text, patterns)
 	return in, nil
+}
+
+// commandForBot drops the "@<username>" Telegram adds to a command picked
+// from a group's command menu ("/status@my_bot args" → "/status args"),
+// so that the gateway's commands see their own name. A command addressed
+// to another bot, and any other text, is left as it is.
+func commandForBot(text, username string) string {
+	if username == "" {
+		return text
+	}
+	body := strings.TrimLeft(text, " \t\r\n")
+	if !strings.HasPrefix(body, "/") {
+		return text
+	}
+	end := strings.IndexAny(body, " \t\r\n")
+	if end < 0 {
+		end = len(body)
+	}
+	at := strings.IndexByte(body[:end], '@')
+	if at < 0 || !strings.EqualFold(body[at+1:end], username) {
+		return text
+	}
+	return body[:at] + body[end:]
 }
 
 // Room is the room id of a group message: "<chatId>", or in a forum
