@@ -398,9 +398,16 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 			// A session's first message may be /help, /status, /context
 			// or /compact: the session starts as it would for any
 			// message, so that the answer has somewhere to go (/new and
-			// /reset start it themselves).
-			if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
-				return true, "", err
+			// /reset start it themselves). A session that exists needs no
+			// write here.
+			found, err := a.exists(ctx, cmd.SessionKey)
+			if err != nil {
+				return true, "", fmt.Errorf("admission: read session: %w", err)
+			}
+			if !found {
+				if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
+					return true, "", err
+				}
 			}
 		}
 		if c.Kind == compaction.CmdStatus {
