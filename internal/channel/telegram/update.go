@@ -138,9 +138,11 @@ func ToInbound(me Self, u Update, patterns []*regexp.Regexp) (channel.Inbound, e
 }
 
 // commandForBot drops the "@<username>" Telegram adds to a command picked
-// from a group's command menu ("/status@my_bot args" → "/status args"),
-// so that the gateway's commands see their own name. A command addressed
-// to another bot, and any other text, is left as it is.
+// from a group's menu or sent as a link ("/status@my_bot args" →
+// "/status args"), so that the gateway's commands see their own name (in
+// a private chat they run; a group's text reaches the model with its
+// sender's name). A command addressed to another bot, and any other text,
+// is left as it is.
 func commandForBot(text, username string) string {
 	if username == "" {
 		return text
