@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -196,12 +195,8 @@ func TestRunMessagesFromFirstSeq(t *testing.T) {
 // its transcript's next seq, for a run with none yet), and that its
 // messages are then found.
 func TestMigrateRunFirstSeq(t *testing.T) {
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
-	db := sql.OpenDB(connector{dsn: path})
-	qs := []string{`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`}
-	qs = append(qs, migrations[:15]...)
-	qs = append(qs, `INSERT INTO schema_migrations (version, applied_at) VALUES (15, 0)`)
+	var qs []string
 	line := func(id string) string {
 		return `{"type":"message","id":"` + id + `","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"x"}}`
 	}
@@ -215,12 +210,7 @@ func TestMigrateRunFirstSeq(t *testing.T) {
 		`INSERT INTO runs (run_id, session_key, session_id, status, created_at) VALUES ('r3', 'k', 's', 'running', 1)`,
 		`INSERT INTO runs (run_id, session_key, session_id, status, created_at) VALUES ('r4', 'k', '', 'queued', 1)`,
 	)
-	for _, q := range qs {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	writeAtVersion(t, path, 15, qs...)
 
 	s := openAt(t, path)
 	for run, want := range map[string]int64{"r1": 2, "r2": 5, "r3": 6, "r4": 0} {

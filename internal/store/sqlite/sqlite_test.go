@@ -255,18 +255,8 @@ func TestWriteTxIsImmediate(t *testing.T) {
 func TestMigrateFromV1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
-	db := sql.OpenDB(connector{dsn: path})
-	for _, q := range []string{
-		`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`,
-		migrations[0],
-		`INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)`,
-		`INSERT INTO runs (run_id, session_key, status, created_at) VALUES ('run-1', 'agent:main:main', 'running', 1)`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	writeAtVersion(t, path, 1,
+		`INSERT INTO runs (run_id, session_key, status, created_at) VALUES ('run-1', 'agent:main:main', 'running', 1)`)
 
 	s := openAt(t, path)
 	if r, err := s.GetRun(ctx, "run-1"); err != nil || r.Status != store.RunRunning {
@@ -282,6 +272,22 @@ func TestMigrateFromV1(t *testing.T) {
 	var v int
 	if err := s.r.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != schemaVersion() {
 		t.Errorf("schema version = %d, %v; want %d", v, err, schemaVersion())
+	}
+}
+
+// writeAtVersion writes a database at path left at schema version v (the
+// first v migrations, v recorded as applied), then runs rows in it.
+func writeAtVersion(t *testing.T, path string, v int, rows ...string) {
+	t.Helper()
+	db := sql.OpenDB(connector{dsn: path})
+	defer db.Close()
+	qs := []string{`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`}
+	qs = append(qs, migrations[:v]...)
+	qs = append(qs, fmt.Sprintf(`INSERT INTO schema_migrations (version, applied_at) VALUES (%d, 0)`, v))
+	for _, q := range append(qs, rows...) {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }
 
@@ -303,11 +309,7 @@ func openAt(t *testing.T, path string) *Store {
 func TestMigrateSubagentRegistry(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
-	db := sql.OpenDB(connector{dsn: path})
-	qs := []string{`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)`}
-	qs = append(qs, migrations[:7]...)
-	qs = append(qs,
-		`INSERT INTO schema_migrations (version, applied_at) VALUES (7, 0)`,
+	writeAtVersion(t, path, 7,
 		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
 			VALUES ('subagent:r1', 'subagent', 'agent:main:main', 'r1', '{"childRunId":"r1","childSessionKey":"agent:main:subagent:a","archiveAtMs":5000}', 'pending', 0, 1000, 1000)`,
 		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
@@ -315,12 +317,6 @@ func TestMigrateSubagentRegistry(t *testing.T) {
 		`INSERT INTO outbox (id, kind, session_key, run_id, payload, status, next_attempt_at, created_at, updated_at)
 			VALUES ('announce:r2:agent:main:main', 'announce', 'agent:main:main', 'r2', '{}', 'pending', 0, 3000, 3000)`,
 	)
-	for _, q := range qs {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
 
 	s := openAt(t, path)
 	r1, err := s.GetSubagent(ctx, "r1")
