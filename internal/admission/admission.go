@@ -400,23 +400,21 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 			// message, so that the answer has somewhere to go (/new and
 			// /reset start it themselves). A session that exists needs no
 			// write here.
-			found, err := a.exists(ctx, cmd.SessionKey)
-			if err != nil {
-				return true, "", fmt.Errorf("admission: read session: %w", err)
-			}
-			if !found {
+			sess, err := a.cfg.Store.GetSession(ctx, cmd.SessionKey)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
 				if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
 					return true, "", err
 				}
-			}
-		}
-		if c.Kind == compaction.CmdStatus {
-			sess, err := a.cfg.Store.GetSession(ctx, cmd.SessionKey)
-			if err != nil {
+			case err != nil:
 				return true, "", fmt.Errorf("admission: read session: %w", err)
 			}
-			q := policy.ResolveQueue(policy.QueueInput{Session: agent.SessionQueueOverride(sess), Channel: cmd.Channel, Config: a.cfg.Queue})
-			cmd.Queue = &q
+			if c.Kind == compaction.CmdStatus {
+				// A session just started has no /queue override, as sess
+				// (nil) has none.
+				q := a.queueFor(sess, cmd.Channel)
+				cmd.Queue = &q
+			}
 		}
 		ans, err := a.cmds().RunCommand(ctx, cmd)
 		t.Reply = ans.Reply

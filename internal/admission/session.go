@@ -113,7 +113,7 @@ func (a *Admitter) queueCommand(ctx context.Context, cmd Command, c policy.Queue
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", fmt.Errorf("admission: read session: %w", err)
 	}
-	cur := policy.ResolveQueue(policy.QueueInput{Session: agent.SessionQueueOverride(sess), Channel: cmd.Channel, Config: a.cfg.Queue})
+	cur := a.queueFor(sess, cmd.Channel)
 	reply := c.Reply(cur)
 	if !c.Show && len(c.Errors) == 0 {
 		if err := a.update(ctx, cmd, func(x *store.Session) error {
@@ -125,6 +125,13 @@ func (a *Admitter) queueCommand(ctx context.Context, cmd Command, c policy.Queue
 		return reply, nil // nowhere to record it
 	}
 	return reply, a.cmds().Reply(ctx, cmd.SessionKey, cmd.RunID, reply)
+}
+
+// queueFor is the queue settings a message from channel to sess (nil: a
+// session without settings of its own) gets by its session's /queue
+// override, the channel's and the configured ones.
+func (a *Admitter) queueFor(sess *store.Session, channel string) policy.QueueSettings {
+	return policy.ResolveQueue(policy.QueueInput{Session: agent.SessionQueueOverride(sess), Channel: channel, Config: a.cfg.Queue})
 }
 
 func (a *Admitter) now() time.Time {
