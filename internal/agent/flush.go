@@ -166,6 +166,14 @@ func (r *Runner) notice(st *runState, text string) {
 	r.emit(ns, Event{Stream: StreamPost, Message: msg, Time: now})
 }
 
+// CompactionCount is how many compactions sess's transcript has had (the
+// compactionCount the runner keeps in the session's extra fields; 0 when
+// there is none).
+func CompactionCount(sess *store.Session) int64 {
+	n, _ := extraInt(sess.Extra, "compactionCount")
+	return n
+}
+
 // extraInt reads the integer member name of a JSON object.
 func extraInt(raw json.RawMessage, name string) (int64, bool) {
 	if len(raw) == 0 {

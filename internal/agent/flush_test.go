@@ -66,3 +66,20 @@ func TestMemoryFlushOncePerCycleAndOnlyWritable(t *testing.T) {
 		})
 	}
 }
+
+func TestCompactionCount(t *testing.T) {
+	for _, tt := range []struct {
+		extra string
+		want  int64
+	}{
+		{"", 0},
+		{`{"compactionCount":3,"other":"x"}`, 3},
+		{`{"other":1}`, 0},
+		{`{"compactionCount":"3"}`, 0},
+		{`not json`, 0},
+	} {
+		if got := CompactionCount(&store.Session{Extra: []byte(tt.extra)}); got != tt.want {
+			t.Errorf("CompactionCount(%s) = %d, want %d", tt.extra, got, tt.want)
+		}
+	}
+}

@@ -3,16 +3,15 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
+	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
-	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // infoCommand answers /help and /status without a model turn: the reply
@@ -84,7 +83,7 @@ func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatSta
 	now := s.now()
 	st := chatStatus{
 		Version: s.cfg.Version, Uptime: now.Sub(s.started),
-		Input: sess.InputTokens, Output: sess.OutputTokens, Compactions: extraCount(sess, "compactionCount"),
+		Input: sess.InputTokens, Output: sess.OutputTokens, Compactions: agent.CompactionCount(sess),
 		Key: sess.Key, ID: sess.SessionID, Agent: sess.AgentID, SendPolicy: sess.SendPolicy, Thinking: sess.ThinkingLevel,
 	}
 	if !sess.UpdatedAt.IsZero() {
@@ -101,20 +100,6 @@ func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatSta
 		st.Model, st.Window, st.Context = rep.Model, rep.Window, rep.Total
 	}
 	return st, nil
-}
-
-// extraCount reads a counter the session keeps in its extra fields (0
-// when absent or not a number).
-func extraCount(sess *store.Session, name string) int64 {
-	var m map[string]json.RawMessage
-	if len(sess.Extra) == 0 || json.Unmarshal(sess.Extra, &m) != nil {
-		return 0
-	}
-	var n int64
-	if json.Unmarshal(m[name], &n) != nil {
-		return 0
-	}
-	return n
 }
 
 // statusText is the /status answer.
