@@ -84,7 +84,15 @@ func interSession(msgs []map[string]any) int {
 // eventually polls cond for up to 20 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	eventuallyWithin(t, 20*time.Second, what, cond)
+}
+
+// eventuallyWithin is eventually for a wait whose work takes a good part
+// of eventually's 20 s on a loaded machine; limit only bounds a failing
+// wait.
+func eventuallyWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if cond() {
 			return
 		}
