@@ -184,8 +184,8 @@ type Command struct {
 	Channel string
 	// Elevated is set for "/elevated [level]".
 	Elevated *policy.ElevatedCommand
-	// Session is set for /new, /reset, /compact, /context, /help and
-	// /status.
+	// Session is set for /new, /reset, /compact, /context, /help,
+	// /status, /model, /models and /think.
 	Session *compaction.Command
 	// Queue is set for /status: the session's queue settings as a message
 	// from the command's channel would get them.

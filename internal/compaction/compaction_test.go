@@ -270,6 +270,14 @@ func TestParseCommand(t *testing.T) {
 		{"/compact: focus on X", true, Command{Kind: CmdCompact, Rest: "focus on X"}},
 		{"/:", false, Command{}},
 		{"what is my /status", false, Command{}},
+		{"/model", true, Command{Kind: CmdModel}},
+		{"/model openai/gpt-4.1 -s", true, Command{Kind: CmdModel, Rest: "openai/gpt-4.1 -s"}},
+		{"/Models openai", true, Command{Kind: CmdModels, Rest: "openai"}},
+		{"/modelx", false, Command{}},
+		{"/think high", true, Command{Kind: CmdThink, Rest: "high"}},
+		{"/thinking: off", true, Command{Kind: CmdThink, Rest: "off"}},
+		{"/t", true, Command{Kind: CmdThink}},
+		{"/th", false, Command{}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -282,7 +290,7 @@ func TestParseCommand(t *testing.T) {
 }
 
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{"/compact x", "/reset soft hi", "/new m", "/RESET\tSOFT\n", "/\u00a0x"} {
+	for _, s := range []string{"/compact x", "/reset soft hi", "/new m", "/RESET\tSOFT\n", "/\u00a0x", "/t low", "/models a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -290,7 +298,9 @@ func FuzzParseCommand(f *testing.F) {
 		if !ok {
 			return
 		}
-		if c.Kind != CmdCompact && c.Kind != CmdNew && c.Kind != CmdReset && c.Kind != CmdContext {
+		switch c.Kind {
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdThink:
+		default:
 			t.Fatalf("kind %q", c.Kind)
 		}
 		if c.Soft && c.Kind != CmdReset {

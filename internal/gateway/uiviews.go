@@ -66,6 +66,21 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both",
 	},
 	{
+		Name: compaction.CmdModel, NativeName: compaction.CmdModel, TextAliases: []string{"/" + compaction.CmdModel},
+		Description: "Show or choose this session's model (provider/model, or default).", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdModels, NativeName: compaction.CmdModels, TextAliases: []string{"/" + compaction.CmdModels},
+		Description: "List the configured providers, or one provider's models.", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
+		Name: compaction.CmdThink, NativeName: compaction.CmdThink, TextAliases: []string{"/" + compaction.CmdThink, "/thinking", "/t"},
+		Description: "Show or set this session's thinking level (off, minimal, low, medium, high, xhigh, adaptive, or default).", Category: "options",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
 		Name: "send", NativeName: "send", TextAliases: []string{"/send"},
 		Description: "Set this session's send policy: on, off or inherit.", Category: "options",
 		Source: "native", Scope: "both", AcceptsArgs: true,

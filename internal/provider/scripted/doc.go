@@ -49,6 +49,10 @@
 //	/error [<status>] [<message>]                      fail the step
 //	/stall                 block until the context is cancelled
 //
+// Through the gateway, a chat message whose first word is /think (or
+// /model, /status, /compact…) is a chat command the gateway answers, not
+// text for the model: put another line before a /think directive there.
+//
 // Several /reply, /think or /then lines are joined with "\n", in order, so
 // multi-line text is written as one line per text line. A /reply with no
 // argument gives an empty reply: no text deltas at all.
