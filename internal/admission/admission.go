@@ -22,6 +22,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -286,8 +287,11 @@ func (a *Admitter) Accept(ctx context.Context, req Request) (Ticket, error) {
 			// the command's reply is in the session.
 			return t, a.cfg.Runner.EndCommand(ctx, in.RunID, in.SessionKey, in.AgentID)
 		}
-		if next != "" {
-			in.Message = next // the text after /new or /reset is the first turn
+		if next.Message != "" {
+			// The text after /new or /reset is the first turn; after
+			// "/think <level>" it runs at that level.
+			in.Message = next.Message
+			in.Thinking = cmp.Or(next.Thinking, in.Thinking)
 		}
 	}
 	if rule.Guards {
@@ -364,32 +368,48 @@ func (a *Admitter) enqueue(ctx context.Context, rule Rule, req Request, in agent
 	return e, err
 }
 
+// followUp is the turn that runs after a command: the text after /new or
+// /reset, or after an inline "/think <level>" (at that level).
+type followUp struct {
+	Message  string
+	Thinking string
+}
+
 // command carries out a standalone slash command in req's text. done is
-// true when nothing more happens (no run); next is the text after /new or
-// /reset that runs next.
-func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bool, next string, err error) {
+// true when nothing more happens (no run); next is what runs next.
+func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bool, next followUp, err error) {
 	in := req.Input
 	text := in.Message
 	cmd := Command{SessionKey: in.SessionKey, AgentID: in.AgentID, RunID: in.RunID, Channel: in.Channel}
 	if c, ok := policy.ParseSendCommand(strings.TrimSpace(text)); ok {
 		t.Command = "send"
 		if !req.Admin {
-			return true, "", nil // consumed silently (the reference's rule)
+			return true, followUp{}, nil // consumed silently (the reference's rule)
 		}
 		t.Reply = c.Reply()
-		return true, "", a.sendCommand(ctx, cmd, c)
+		return true, followUp{}, a.sendCommand(ctx, cmd, c)
 	}
 	if c, ok := policy.ParseQueueCommand(text); ok {
 		t.Command = "queue"
 		t.Reply, err = a.queueCommand(ctx, cmd, c)
-		return true, "", err
+		return true, followUp{}, err
+	}
+	if c, ok := policy.ParseThinkCommand(text); ok {
+		if c.Text != "" {
+			// An inline hint: this message only, the session's level
+			// stays (the reference's rule).
+			return false, followUp{Message: c.Text, Thinking: c.Level}, nil
+		}
+		t.Command = "think"
+		t.Reply, err = a.thinkCommand(ctx, cmd, c)
+		return true, followUp{}, err
 	}
 	if c, ok := policy.ParseElevatedCommand(text); ok {
 		t.Command = "elevated"
 		cmd.Elevated = &c
 		ans, err := a.cmds().RunCommand(ctx, cmd)
 		t.Reply = ans.Reply
-		return true, "", err
+		return true, followUp{}, err
 	}
 	if c, ok := compaction.ParseCommand(text); ok {
 		t.Command = c.Kind
@@ -404,10 +424,10 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
-					return true, "", err
+					return true, followUp{}, err
 				}
 			case err != nil:
-				return true, "", fmt.Errorf("admission: read session: %w", err)
+				return true, followUp{}, fmt.Errorf("admission: read session: %w", err)
 			}
 			if c.Kind == compaction.CmdStatus {
 				// A session just started has no /queue override, as sess
@@ -418,7 +438,7 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 		}
 		ans, err := a.cmds().RunCommand(ctx, cmd)
 		t.Reply = ans.Reply
-		return ans.Next == "" || err != nil, ans.Next, err
+		return ans.Next == "" || err != nil, followUp{Message: ans.Next}, err
 	}
-	return false, "", nil
+	return false, followUp{}, nil
 }

@@ -2,8 +2,10 @@ package admission_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,7 +121,7 @@ var allOrigins = []admission.Origin{
 // every other origin and for a chat room.
 func TestCommandsByOrigin(t *testing.T) {
 	const dm, room = "agent:main:main", "agent:main:telegram:group:-100"
-	for _, text := range []string{"/queue collect", "/compact", "/new"} {
+	for _, text := range []string{"/queue collect", "/compact", "/new", "/think high", "/model x/y"} {
 		for _, o := range allOrigins {
 			for _, key := range []string{dm, room} {
 				if key == room && o != admission.OriginChannel {
@@ -173,6 +175,64 @@ func TestQueueCommandSetsTheOverride(t *testing.T) {
 	}
 	if tk.Queue.Mode != policy.QueueCollect {
 		t.Fatalf("queue mode after /queue collect = %q", tk.Queue.Mode)
+	}
+}
+
+// TestThinkCommand: "/think <level>" alone stores the session's level
+// and replies; before a message it is that message's level only (the run
+// carries it, the session keeps its own); "/think" with words that are no
+// level is a message for the model.
+func TestThinkCommand(t *testing.T) {
+	e := newEnv(t, nil, policy.QueueConfig{})
+	ctx := context.Background()
+	const key = "agent:main:main"
+	accept := func(text string) admission.Ticket {
+		t.Helper()
+		tk, err := e.adm.Accept(ctx, admission.Request{Origin: admission.OriginChannel, Input: input(admission.OriginChannel, key, text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	level := func() string {
+		t.Helper()
+		sess, err := e.st.GetSession(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess.ThinkingLevel
+	}
+	if tk := accept("/think max"); tk.Command != "think" || tk.Run != nil || tk.Reply != "Thinking level set to high." ||
+		len(e.rep.got) != 1 || e.rep.got[0] != tk.Reply {
+		t.Fatalf("/think max: ticket %+v, replies %q", tk, e.rep.got)
+	}
+	if got := level(); got != "high" {
+		t.Fatalf("session level after /think max = %q", got)
+	}
+	for _, tt := range []struct{ text, message, thinking string }{
+		{"/t low\nkeep it short", "keep it short", "low"},
+		{"/think about it", "/think about it", ""},
+	} {
+		tk := accept(tt.text)
+		if tk.Command != "" || tk.Run == nil {
+			t.Fatalf("%q: ticket %+v", tt.text, tk)
+		}
+		var in agent.Input
+		if err := json.Unmarshal(tk.Run.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Message != tt.message || in.Thinking != tt.thinking {
+			t.Errorf("%q ran as message %q, thinking %q; want %q, %q", tt.text, in.Message, in.Thinking, tt.message, tt.thinking)
+		}
+		if got := level(); got != "high" {
+			t.Errorf("%q changed the session's level to %q", tt.text, got)
+		}
+	}
+	if tk := accept("/think sideways"); tk.Run != nil || !strings.HasPrefix(tk.Reply, `Unrecognized thinking level "sideways".`) || level() != "high" {
+		t.Fatalf("/think sideways: ticket %+v, level %q", tk, level())
+	}
+	if tk := accept("/think default"); tk.Reply != "Thinking level reset to default." || level() != "" {
+		t.Fatalf("/think default: ticket %+v, level %q", tk, level())
 	}
 }
 

@@ -127,6 +127,34 @@ func (a *Admitter) queueCommand(ctx context.Context, cmd Command, c policy.Queue
 	return reply, a.cmds().Reply(ctx, cmd.SessionKey, cmd.RunID, reply)
 }
 
+// thinkCommand shows, changes or resets the session's thinking level and
+// records the reply; it returns the reply.
+func (a *Admitter) thinkCommand(ctx context.Context, cmd Command, c policy.ThinkCommand) (string, error) {
+	sess, err := a.cfg.Store.GetSession(ctx, cmd.SessionKey)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("admission: read session: %w", err)
+	}
+	var cur string
+	if sess != nil {
+		cur = sess.ThinkingLevel
+	}
+	reply := c.Reply(cur)
+	if c.Sets() {
+		if err := a.update(ctx, cmd, func(x *store.Session) error {
+			x.ThinkingLevel = c.Level
+			return nil
+		}); err != nil {
+			return "", err
+		}
+	} else if sess == nil {
+		// Nowhere to record it yet: the session starts, as for /status.
+		if err := a.update(ctx, cmd, func(*store.Session) error { return nil }); err != nil {
+			return "", err
+		}
+	}
+	return reply, a.cmds().Reply(ctx, cmd.SessionKey, cmd.RunID, reply)
+}
+
 // queueFor is the queue settings a message from channel to sess (nil: a
 // session without settings of its own) gets by its session's /queue
 // override, the channel's and the configured ones.

@@ -22,28 +22,25 @@ const (
 	CmdModel = "model"
 	// CmdModels is "/models [provider]": the configured models.
 	CmdModels = "models"
-	// CmdThink is "/think [level|default]" (aliases "/thinking", "/t"):
-	// the session's thinking level, shown or chosen.
-	CmdThink = "think"
 )
 
 // Command is a parsed session command: /compact, /new, /reset, /context,
-// /help, /status, /model, /models or /think.
+// /help, /status, /model or /models.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
 	Soft bool
 	// Rest is the text after the command (and after "soft"): the
 	// instructions of /compact, the model or first message of /new, the
-	// first message of /reset, the model of /model, the level of /think.
+	// first message of /reset, the arguments of /model.
 	Rest string
 }
 
 // ParseCommand recognises a chat message that is one of the session
 // commands: "/compact [instructions]", "/new [model|message]",
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
-// (alias "/commands"), "/status", "/model [ref]", "/models [provider]"
-// and "/think [level]" (aliases "/thinking", "/t"). The command name is case-insensitive
+// (alias "/commands"), "/status", "/model [ref] [text]" and
+// "/models [provider]". The command name is case-insensitive
 // and must be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
@@ -59,12 +56,10 @@ func ParseCommand(msg string) (Command, bool) {
 	name := strings.TrimSuffix(strings.ToLower(s[1:end]), ":")
 	rest := strings.TrimSpace(s[end:])
 	switch name {
-	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdThink:
+	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
 		return Command{Kind: name, Rest: rest}, true
 	case "commands":
 		return Command{Kind: CmdHelp, Rest: rest}, true
-	case "thinking", "t":
-		return Command{Kind: CmdThink, Rest: rest}, true
 	case CmdReset:
 		c := Command{Kind: CmdReset, Rest: rest}
 		word, after := cutSpace(rest)

@@ -274,10 +274,8 @@ func TestParseCommand(t *testing.T) {
 		{"/model openai/gpt-4.1 -s", true, Command{Kind: CmdModel, Rest: "openai/gpt-4.1 -s"}},
 		{"/Models openai", true, Command{Kind: CmdModels, Rest: "openai"}},
 		{"/modelx", false, Command{}},
-		{"/think high", true, Command{Kind: CmdThink, Rest: "high"}},
-		{"/thinking: off", true, Command{Kind: CmdThink, Rest: "off"}},
-		{"/t", true, Command{Kind: CmdThink}},
-		{"/th", false, Command{}},
+		{"/think high", false, Command{}}, // policy.ParseThinkCommand's
+		{"/t", false, Command{}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -290,7 +288,7 @@ func TestParseCommand(t *testing.T) {
 }
 
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{"/compact x", "/reset soft hi", "/new m", "/RESET\tSOFT\n", "/\u00a0x", "/t low", "/models a"} {
+	for _, s := range []string{"/compact x", "/reset soft hi", "/new m", "/RESET\tSOFT\n", "/\u00a0x", "/model x hi", "/models a"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -299,7 +297,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Kind {
-		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdThink:
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
 		default:
 			t.Fatalf("kind %q", c.Kind)
 		}

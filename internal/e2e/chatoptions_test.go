@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,37 +9,63 @@ import (
 )
 
 // TestModelAndThinkCommands: /model and /think show and change the
-// session's model and thinking level without a model call, the next turn
-// goes to the model chosen (the OpenAI wire the fake speaks carries no
-// thinking level: the session row shows it), a model that does not
-// resolve changes nothing, and "default" goes back to the agent's.
+// session's model and thinking level without a model call; the next turns
+// go to the model and level chosen (an Anthropic-wire provider, whose
+// requests carry the level); "/think <level>" before a message is that
+// message's level only; "/model <ref>" before a message chooses the model
+// and runs the message; a model that does not resolve changes nothing; and
+// "default" goes back to the agent's.
 func TestModelAndThinkCommands(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
-	g := startModel(t, "", llm, `{ id: "fake-1" }, { id: "fake-2", name: "Fake Two" }`, "", "")
+	cfg := fmt.Sprintf(`{
+  gateway: { auth: { mode: "token", token: %q } },
+  models: { mode: "replace", providers: {
+    fake: { baseUrl: %q, apiKey: "llm-key", api: "openai-completions", models: [{ id: "fake-1" }, { id: "fake-2", name: "Fake Two" }] },
+    claude: { baseUrl: %q, apiKey: "llm-key", api: "anthropic-messages", models: [{ id: "c-1" }] },
+  } },
+  agents: { defaults: { model: { primary: "fake/fake-1" } } },
+}`, token, llm.URL(), llm.AnthropicURL())
+	g := startConfig(t, 0, t.TempDir(), cfg, llm)
 	c := g.dial(t)
-	last := func(key string) string {
+	last := func() string {
 		t.Helper()
-		msgs := texts(history(t, c, key))
+		msgs := texts(history(t, c, "main"))
 		return msgs[len(msgs)-1]
+	}
+	send := func(id, msg string) {
+		t.Helper()
+		if w := runTurn(t, c, "main", id, msg); w["status"] != "ok" {
+			t.Fatalf("agent.wait on %q = %v", msg, w)
+		}
 	}
 	command := func(id, msg string, want ...string) {
 		t.Helper()
-		if w := runTurn(t, c, "main", id, msg); w["status"] != "ok" {
-			t.Fatalf("agent.wait on %s = %v", msg, w)
+		n := llm.Count()
+		send(id, msg)
+		if llm.Count() != n {
+			t.Errorf("%q reached the model", msg)
 		}
-		got := last("main")
+		got := last()
 		for _, w := range want {
 			if !strings.Contains(got, w) {
-				t.Errorf("%s answered %q, want %q in it", msg, got, w)
+				t.Errorf("%q answered %q, want %q in it", msg, got, w)
 			}
 		}
 	}
-	lastModel := func() string {
+	// turn sends msg, which must make one model request, and returns it:
+	// its path, model and thinking level.
+	turn := func(id, msg string) (path, model, thinking string) {
 		t.Helper()
+		n := llm.Count()
+		send(id, msg)
+		if llm.Count() != n+1 {
+			t.Fatalf("%q made %d model requests, want 1", msg, llm.Count()-n)
+		}
 		reqs := llm.Requests()
-		return reqs[len(reqs)-1].Request.Model
+		r := reqs[len(reqs)-1]
+		return r.Path, r.Request.Model, r.Request.Thinking
 	}
-	thinking := func() any {
+	sessionThinking := func() any {
 		t.Helper()
 		for _, r := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
 			if row := r.(map[string]any); row["key"] == "agent:main:main" {
@@ -50,46 +77,49 @@ func TestModelAndThinkCommands(t *testing.T) {
 	}
 
 	command("m-1", "/model", "Current: fake/fake-1", "Default: fake/fake-1", "Think: default")
-	command("m-2", "/models", "Providers:\n- fake (2)")
+	command("m-2", "/models", "Providers:\n- claude (1)\n- fake (2)")
 	command("m-3", "/models fake", "Models (fake) — 2\n- fake/fake-1 · default\n- fake/fake-2 (Fake Two)")
 	command("m-4", "/model nope/x", `Unrecognized model "nope/x". Use /models`)
-	command("m-5", "/model fake/fake-2 -g", "Only this session's model can be chosen from chat")
+	command("m-5", "/model claude/c-1 -g", "Only this session's model can be chosen from chat")
 	command("t-1", "/think sideways", `Unrecognized thinking level "sideways". Valid levels: default, off, minimal`)
-	if n := llm.Count(); n != 0 {
-		t.Fatalf("the commands reached the model (%d requests)", n)
-	}
-	if w := runTurn(t, c, "main", "turn-1", "hello"); w["status"] != "ok" {
-		t.Fatalf("turn: %v", w)
-	}
-	if m, th := lastModel(), thinking(); m != "fake-1" || th != nil {
-		t.Errorf("refused choices changed the session: model %q, thinking %v", m, th)
+	if _, m, th := turn("turn-1", "hello"); m != "fake-1" || th != "" || sessionThinking() != nil {
+		t.Errorf("refused choices changed the session: model %q, thinking %q, session level %v", m, th, sessionThinking())
 	}
 
-	command("m-6", "/model fake/fake-2 -s", "Model set to fake/fake-2 for this session only; configured default unchanged.")
+	command("m-6", "/model claude/c-1 -s", "Model set to claude/c-1 for this session only; configured default unchanged.")
 	command("t-2", "/thinking: max", "Thinking level set to high.")
-	command("m-7", "/model status", "Current: fake/fake-2", "Default: fake/fake-1", "Think: high")
-	n := llm.Count()
-	if w := runTurn(t, c, "main", "turn-2", "hello again"); w["status"] != "ok" {
-		t.Fatalf("turn: %v", w)
+	command("m-7", "/model status", "Current: claude/c-1", "Default: fake/fake-1", "Think: high")
+	if p, m, th := turn("turn-2", "hello again"); p != "/v1/messages" || m != "c-1" || th != "high" {
+		t.Errorf("after /model and /think: %s model %q thinking %q; want /v1/messages, c-1, high", p, m, th)
 	}
-	if llm.Count() != n+1 {
-		t.Fatalf("one turn made %d model requests", llm.Count()-n)
+	if _, m, th := turn("turn-3", "/t low\nkeep it short"); m != "c-1" || th != "low" {
+		t.Errorf("an inline /t low: model %q thinking %q", m, th)
 	}
-	if m, th := lastModel(), thinking(); m != "fake-2" || th != "high" {
-		t.Errorf("after /model and /think: the turn went to model %q, thinking level %v; want fake-2, high", m, th)
+	if sessionThinking() != "high" {
+		t.Errorf("an inline /think changed the session's level to %v", sessionThinking())
+	}
+	if got := last(); !strings.Contains(got, "keep it short") || strings.Contains(got, "/t low") {
+		t.Errorf("the inline /think's message reached the model as %q", got)
+	}
+
+	if _, m, _ := turn("turn-4", "/model fake/fake-2\nand now?"); m != "fake-2" {
+		t.Errorf("/model with a message ran on %q", m)
+	}
+	msgs := texts(history(t, c, "main"))
+	if len(msgs) < 3 || !strings.Contains(msgs[len(msgs)-3], "Model set to fake/fake-2") || msgs[len(msgs)-2] != "user: and now?" {
+		t.Errorf("/model with a message: history ends %q", msgs[max(len(msgs)-3, 0):])
 	}
 
 	command("m-8", "/model default", "Session model reset to configured default (fake/fake-1).")
-	command("t-3", "/t off", "Thinking disabled.")
-	if w := runTurn(t, c, "main", "turn-3", "and again"); w["status"] != "ok" {
-		t.Fatalf("turn: %v", w)
+	command("t-3", "/think reset", "Thinking level reset to default.")
+	command("t-4", "/think", "Current thinking level: default.")
+	if _, m, th := turn("turn-5", "and again"); m != "fake-1" || th != "" || sessionThinking() != nil {
+		t.Errorf("after /model default and /think reset: model %q, thinking %q, session level %v", m, th, sessionThinking())
 	}
-	if m, th := lastModel(), thinking(); m != "fake-1" || th != "off" {
-		t.Errorf("after /model default and /t off: model %q, thinking level %v", m, th)
-	}
-	command("t-4", "/think reset", "Thinking level reset to default.")
-	command("t-5", "/think", "Current thinking level: default.")
-	if th := thinking(); th != nil {
-		t.Errorf("after /think reset: thinking level %v", th)
+	// Not a level: the whole message is for the model (the fake reads it
+	// as its own /think directive).
+	turn("turn-6", "/think about this")
+	if msgs := texts(history(t, c, "main")); msgs[len(msgs)-2] != "user: /think about this" {
+		t.Errorf("\"/think about this\" did not reach the model as it is: %q", msgs[len(msgs)-2:])
 	}
 }

@@ -132,7 +132,8 @@ func isStandaloneSetting(msg string) bool {
 	_, send := policy.ParseSendCommand(strings.TrimSpace(msg))
 	_, queue := policy.ParseQueueCommand(msg)
 	_, elevated := policy.ParseElevatedCommand(msg)
-	return send || queue || elevated
+	_, think := policy.ParseThinkCommand(msg)
+	return send || queue || elevated || think
 }
 
 // refusal is admission's refusal wrapped in err (the send policy's, the

@@ -6,38 +6,34 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
-	"github.com/switchboardhq/switchboard/internal/subagent"
 )
 
-// optionCommand answers /model, /models and /think without a model turn:
-// the session's model and thinking level, shown or chosen for this
-// session only (the configured defaults live in the config file). The
-// reply is recorded in the session (which admission made sure exists)
-// under the command's run id.
-func (s *Server) optionCommand(ctx context.Context, cmd admission.Command) (string, error) {
-	var reply string
+// modelCommand answers /model and /models without a model turn: the
+// session's model, shown or chosen for this session only (the configured
+// defaults live in the config file). The reply is recorded in the session
+// (which admission made sure exists) under the command's run id; text
+// after "/model <ref>" then runs as the turn, on the model chosen.
+func (s *Server) modelCommand(ctx context.Context, cmd admission.Command) (admission.Answer, error) {
+	var ans admission.Answer
 	var err error
-	switch cmd.Session.Kind {
-	case compaction.CmdModel:
-		reply, err = s.modelCommand(ctx, cmd)
-	case compaction.CmdModels:
-		reply = modelsText(s.catalog(), cmd.Session.Rest)
-	case compaction.CmdThink:
-		reply, err = s.thinkCommand(ctx, cmd)
-	default:
-		return "", fmt.Errorf("gateway: not an option command: %q", cmd.Session.Kind)
+	if cmd.Session.Kind == compaction.CmdModels {
+		ans.Reply = modelsText(s.catalog(), cmd.Session.Rest)
+	} else {
+		ans, err = s.chooseModel(ctx, cmd)
+		if err != nil {
+			return admission.Answer{}, err
+		}
 	}
-	if err != nil {
-		return "", err
+	if err := s.Reply(ctx, cmd.SessionKey, cmd.RunID, ans.Reply); err != nil {
+		return admission.Answer{}, err
 	}
-	if err := s.Reply(ctx, cmd.SessionKey, cmd.RunID, reply); err != nil {
-		return "", err
-	}
-	return reply, nil
+	return ans, nil
 }
 
 // catalog is the configured models (none without a Catalog).
@@ -48,37 +44,38 @@ func (s *Server) catalog() []CatalogModel {
 	return s.cfg.Catalog()
 }
 
-// modelCommand shows or changes the session's model.
-func (s *Server) modelCommand(ctx context.Context, cmd admission.Command) (string, error) {
+// chooseModel shows or changes the session's model.
+func (s *Server) chooseModel(ctx context.Context, cmd admission.Command) (admission.Answer, error) {
 	args, usage := parseModelArgs(cmd.Session.Rest)
 	if usage != "" {
-		return usage, nil
+		return admission.Answer{Reply: usage}, nil
 	}
 	switch {
 	case args.Wider:
-		return "Only this session's model can be chosen from chat: /model <provider/model>. " +
-			"The agent's and the global default are set in the config file (agents.list[].model, agents.defaults.model).", nil
+		return admission.Answer{Reply: "Only this session's model can be chosen from chat: /model <provider/model>. " +
+			"The agent's and the global default are set in the config file (agents.list[].model, agents.defaults.model)."}, nil
 	case args.List:
-		return modelsText(s.catalog(), args.Provider), nil
+		return admission.Answer{Reply: modelsText(s.catalog(), args.Provider)}, nil
 	case args.Reset:
 		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Model = "" }); err != nil {
-			return "", err
+			return admission.Answer{}, err
 		}
 		label, _ := s.modelLabel(cmd.AgentID, "")
-		return fmt.Sprintf("Session model reset to configured default (%s).", label), nil
+		return admission.Answer{Reply: fmt.Sprintf("Session model reset to configured default (%s).", label), Next: args.Text}, nil
 	case args.Ref != "":
 		label, err := s.modelLabel(cmd.AgentID, args.Ref)
 		if err != nil {
-			return fmt.Sprintf("Unrecognized model %q. Use /models to list providers, or /models <provider> to list models.\n(%v)", args.Ref, err), nil
+			return admission.Answer{Reply: fmt.Sprintf("Unrecognized model %q. Use /models to list providers, or /models <provider> to list models.\n(%v)",
+				args.Ref, err)}, nil
 		}
 		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Model = label }); err != nil {
-			return "", err
+			return admission.Answer{}, err
 		}
-		return fmt.Sprintf("Model set to %s for this session only; configured default unchanged.", label), nil
+		return admission.Answer{Reply: fmt.Sprintf("Model set to %s for this session only; configured default unchanged.", label), Next: args.Text}, nil
 	}
 	sess, err := s.cfg.Store.GetSession(ctx, cmd.SessionKey)
 	if err != nil {
-		return "", fmt.Errorf("gateway: /model: %w", err)
+		return admission.Answer{}, fmt.Errorf("gateway: /model: %w", err)
 	}
 	current, err := s.modelLabel(cmd.AgentID, sess.Model)
 	if err != nil {
@@ -88,7 +85,7 @@ func (s *Server) modelCommand(ctx context.Context, cmd admission.Command) (strin
 	if err != nil {
 		def = "⚠️ " + err.Error()
 	}
-	return strings.Join([]string{
+	return admission.Answer{Reply: strings.Join([]string{
 		"Current: " + current,
 		"Default: " + def,
 		"Think: " + cmp.Or(sess.ThinkingLevel, "default") + " (change with /think <level>)",
@@ -96,7 +93,7 @@ func (s *Server) modelCommand(ctx context.Context, cmd admission.Command) (strin
 		"Session: /model <provider/model>",
 		"Back to the default: /model default",
 		"Browse: /models (providers) or /models <provider> (models)",
-	}, "\n"), nil
+	}, "\n")}, nil
 }
 
 // modelLabel resolves ref ("" for the agent's default) to the
@@ -128,53 +125,6 @@ func (s *Server) setSessionOption(ctx context.Context, key string, fn func(*stor
 	return nil
 }
 
-// thinkCommand shows or changes the session's thinking level.
-func (s *Server) thinkCommand(ctx context.Context, cmd admission.Command) (string, error) {
-	sess, err := s.cfg.Store.GetSession(ctx, cmd.SessionKey)
-	if err != nil {
-		return "", fmt.Errorf("gateway: /think: %w", err)
-	}
-	level, set, reply := thinkChoice(sess.ThinkingLevel, cmd.Session.Rest)
-	if set {
-		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.ThinkingLevel = level }); err != nil {
-			return "", err
-		}
-	}
-	return reply, nil
-}
-
-// thinkChoice is what "/think <arg>" does to a session whose level is
-// cur ("" the default): set reports whether level is to be stored, and
-// reply is the answer (the reference's wording).
-func thinkChoice(cur, arg string) (level string, set bool, reply string) {
-	arg = strings.TrimSpace(arg)
-	options := "default, " + subagent.ThinkingLevelsHint
-	switch {
-	case arg == "":
-		return "", false, fmt.Sprintf("Current thinking level: %s.\nOptions: %s.", cmp.Or(cur, "default"), options)
-	case isDefaultWord(arg):
-		return "", true, "Thinking level reset to default."
-	}
-	level, err := subagent.NormalizeThinking(arg)
-	if err != nil {
-		return "", false, fmt.Sprintf("Unrecognized thinking level %q. Valid levels: %s.", arg, options)
-	}
-	if level == "off" {
-		return level, true, "Thinking disabled."
-	}
-	return level, true, fmt.Sprintf("Thinking level set to %s.", level)
-}
-
-// isDefaultWord reports whether a /model or /think argument clears the
-// session's choice (the reference's words for it).
-func isDefaultWord(s string) bool {
-	switch strings.ToLower(s) {
-	case "default", "inherit", "inherited", "clear", "reset", "unpin":
-		return true
-	}
-	return false
-}
-
 // modelArgs is what follows /model.
 type modelArgs struct {
 	Ref      string // the model to choose ("": show)
@@ -182,47 +132,75 @@ type modelArgs struct {
 	List     bool   // "list [provider]", as /models
 	Provider string // with List
 	Wider    bool   // -a/--agent or -g/--global: not from chat
+	// Text is what follows the model (and its options): a message that
+	// runs once the model is chosen.
+	Text string
 }
 
-// parseModelArgs reads "/model [ref|default|list [provider]|status]
+// parseModelArgs reads "/model [ref|default [text]|list [provider]|status]
 // [-s|--session|-a|--agent|-g|--global]"; usage, when not "", is the
 // reply to arguments it cannot read.
 func parseModelArgs(rest string) (a modelArgs, usage string) {
-	var words []string
-	for _, w := range strings.Fields(rest) {
-		switch strings.ToLower(w) {
-		case "-s", "--session":
-		case "-a", "--agent", "-g", "--global":
-			a.Wider = true
-		default:
-			if strings.HasPrefix(w, "-") {
-				return modelArgs{}, fmt.Sprintf("Unknown option %q. Usage: /model <provider/model> [-s]", w)
-			}
-			words = append(words, w)
+	word, rest := cutWord(rest)
+	for isOption(word) {
+		if usage := a.option(word); usage != "" {
+			return modelArgs{}, usage
 		}
+		word, rest = cutWord(rest)
 	}
-	if len(words) == 0 {
+	if word == "" {
 		return a, ""
 	}
-	switch first := strings.ToLower(words[0]); {
+	var next string
+	for next, rest = cutWord(rest); isOption(next); next, rest = cutWord(rest) {
+		if usage := a.option(next); usage != "" {
+			return modelArgs{}, usage
+		}
+	}
+	// next is the first word of the text after the model and its options.
+	text := strings.TrimSpace(next + rest)
+	switch first := strings.ToLower(word); {
 	case first == "list":
-		if len(words) > 2 {
+		if strings.ContainsFunc(text, unicode.IsSpace) {
 			return modelArgs{}, "Usage: /model list [provider]"
 		}
-		a.List = true
-		if len(words) == 2 {
-			a.Provider = words[1]
-		}
-		return a, ""
-	case len(words) > 1:
-		return modelArgs{}, "Usage: /model <provider/model> [-s]"
+		a.List, a.Provider = true, text
 	case first == "status":
-	case isDefaultWord(first):
-		a.Reset = true
+		if text != "" {
+			return modelArgs{}, "Usage: /model status"
+		}
+	case policy.IsDefaultWord(first):
+		a.Reset, a.Text = true, text
 	default:
-		a.Ref = words[0]
+		a.Ref, a.Text = word, text
 	}
 	return a, ""
+}
+
+// cutWord splits s after its first word (blank-separated); the rest keeps
+// its lines.
+func cutWord(s string) (word, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
+}
+
+// isOption reports whether a /model word is an option ("-s", "--agent").
+func isOption(w string) bool { return len(w) > 1 && w[0] == '-' }
+
+// option applies a /model option; the reply for one it does not know.
+func (a *modelArgs) option(w string) (usage string) {
+	switch strings.ToLower(w) {
+	case "-s", "--session":
+	case "-a", "--agent", "-g", "--global":
+		a.Wider = true
+	default:
+		return fmt.Sprintf("Unknown option %q. Usage: /model <provider/model> [-s]", w)
+	}
+	return ""
 }
 
 // modelsText is the /models answer: the providers with their model

@@ -12,50 +12,29 @@ func TestParseModelArgs(t *testing.T) {
 		usage string // a prefix of the usage reply; "" none
 	}{
 		{"", modelArgs{}, ""},
+		{"  -s ", modelArgs{}, ""},
 		{"status", modelArgs{}, ""},
 		{"openai/gpt-4.1", modelArgs{Ref: "openai/gpt-4.1"}, ""},
 		{"openai/gpt-4.1 -s", modelArgs{Ref: "openai/gpt-4.1"}, ""},
 		{"--session Fake/Model-X", modelArgs{Ref: "Fake/Model-X"}, ""},
 		{"openai/gpt-4.1 -a", modelArgs{Ref: "openai/gpt-4.1", Wider: true}, ""},
 		{"openai/gpt-4.1 --GLOBAL", modelArgs{Ref: "openai/gpt-4.1", Wider: true}, ""},
+		{"openai/gpt-4.1 explain this", modelArgs{Ref: "openai/gpt-4.1", Text: "explain this"}, ""},
+		{"openai/gpt-4.1 -s\nline one\n  line two -a", modelArgs{Ref: "openai/gpt-4.1", Text: "line one\n  line two -a"}, ""},
 		{"default", modelArgs{Reset: true}, ""},
 		{"Unpin -s", modelArgs{Reset: true}, ""},
+		{"default and go on", modelArgs{Reset: true, Text: "and go on"}, ""},
 		{"list", modelArgs{List: true}, ""},
 		{"list openai", modelArgs{List: true, Provider: "openai"}, ""},
 		{"list a b", modelArgs{}, "Usage: /model list"},
-		{"openai/gpt-4.1 now", modelArgs{}, "Usage: /model <provider/model>"},
+		{"status now", modelArgs{}, "Usage: /model status"},
 		{"openai/gpt-4.1 --runtime x", modelArgs{}, `Unknown option "--runtime"`},
+		{"-x openai/gpt-4.1", modelArgs{}, `Unknown option "-x"`},
 	}
 	for _, tt := range tests {
 		got, usage := parseModelArgs(tt.in)
 		if got != tt.want || !strings.HasPrefix(usage, tt.usage) || (tt.usage == "") != (usage == "") {
 			t.Errorf("parseModelArgs(%q) = %+v, %q; want %+v, %q…", tt.in, got, usage, tt.want, tt.usage)
-		}
-	}
-}
-
-func TestThinkChoice(t *testing.T) {
-	tests := []struct {
-		cur, arg string
-		level    string
-		set      bool
-		reply    string
-	}{
-		{"", "", "", false, "Current thinking level: default.\nOptions: default, off, minimal, low, medium, high, xhigh, adaptive."},
-		{"high", "  ", "", false, "Current thinking level: high.\nOptions: default, off, minimal, low, medium, high, xhigh, adaptive."},
-		{"high", "default", "", true, "Thinking level reset to default."},
-		{"high", "Inherit", "", true, "Thinking level reset to default."},
-		{"", "off", "off", true, "Thinking disabled."},
-		{"", "on", "low", true, "Thinking level set to low."},
-		{"", "max", "high", true, "Thinking level set to high."},
-		{"", "extra-high", "xhigh", true, "Thinking level set to xhigh."},
-		{"", "AUTO", "adaptive", true, "Thinking level set to adaptive."},
-		{"low", "sideways", "", false, `Unrecognized thinking level "sideways". Valid levels: default, off, minimal, low, medium, high, xhigh, adaptive.`},
-	}
-	for _, tt := range tests {
-		level, set, reply := thinkChoice(tt.cur, tt.arg)
-		if level != tt.level || set != tt.set || reply != tt.reply {
-			t.Errorf("thinkChoice(%q, %q) = %q, %v, %q; want %q, %v, %q", tt.cur, tt.arg, level, set, reply, tt.level, tt.set, tt.reply)
 		}
 	}
 }

@@ -26,10 +26,8 @@ func (s *Server) RunCommand(ctx context.Context, cmd admission.Command) (admissi
 	case cmd.Session != nil && (cmd.Session.Kind == compaction.CmdHelp || cmd.Session.Kind == compaction.CmdStatus):
 		reply, err := s.infoCommand(ctx, cmd)
 		return admission.Answer{Reply: reply}, err
-	case cmd.Session != nil && (cmd.Session.Kind == compaction.CmdModel || cmd.Session.Kind == compaction.CmdModels ||
-		cmd.Session.Kind == compaction.CmdThink):
-		reply, err := s.optionCommand(ctx, cmd)
-		return admission.Answer{Reply: reply}, err
+	case cmd.Session != nil && (cmd.Session.Kind == compaction.CmdModel || cmd.Session.Kind == compaction.CmdModels):
+		return s.modelCommand(ctx, cmd)
 	case cmd.Session != nil:
 		reply, next, err := s.sessionCommand(ctx, cmd.SessionKey, cmd.AgentID, cmd.RunID, *cmd.Session)
 		return admission.Answer{Reply: reply, Next: next}, err

@@ -76,7 +76,7 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both", AcceptsArgs: true,
 	},
 	{
-		Name: compaction.CmdThink, NativeName: compaction.CmdThink, TextAliases: []string{"/" + compaction.CmdThink, "/thinking", "/t"},
+		Name: "think", NativeName: "think", TextAliases: []string{"/think", "/thinking", "/t"},
 		Description: "Show or set this session's thinking level (off, minimal, low, medium, high, xhigh, adaptive, or default).", Category: "options",
 		Source: "native", Scope: "both", AcceptsArgs: true,
 	},
