@@ -186,7 +186,7 @@ type Command struct {
 	// Elevated is set for "/elevated [level]".
 	Elevated *policy.ElevatedCommand
 	// Session is set for /new, /reset, /compact, /context, /help,
-	// /status, /model, /models and /think.
+	// /status, /model, /models and /stop (also for an abort word).
 	Session *compaction.Command
 	// Queue is set for /status: the session's queue settings as a message
 	// from the command's channel would get them.
@@ -411,15 +411,19 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 		t.Reply = ans.Reply
 		return true, followUp{}, err
 	}
-	if c, ok := compaction.ParseCommand(text); ok {
+	c, ok := compaction.ParseCommand(text)
+	if !ok && policy.IsAbortTrigger(text) {
+		c, ok = compaction.Command{Kind: compaction.CmdStop}, true // "stop", "please stop", …
+	}
+	if ok {
 		t.Command = c.Kind
 		cmd.Session = &c
-		if c.Kind != compaction.CmdNew && c.Kind != compaction.CmdReset {
+		if c.Kind != compaction.CmdNew && c.Kind != compaction.CmdReset && c.Kind != compaction.CmdStop {
 			// A session's first message may be /help, /status, /context
 			// or /compact: the session starts as it would for any
 			// message, so that the answer has somewhere to go (/new and
-			// /reset start it themselves). A session that exists needs no
-			// write here.
+			// /reset start it themselves; /stop starts nothing). A
+			// session that exists needs no write here.
 			sess, err := a.cfg.Store.GetSession(ctx, cmd.SessionKey)
 			switch {
 			case errors.Is(err, store.ErrNotFound):

@@ -22,10 +22,14 @@ const (
 	CmdModel = "model"
 	// CmdModels is "/models [provider]": the configured models.
 	CmdModels = "models"
+	// CmdStop is "/stop" (or a message that is only an abort word, see
+	// policy.IsAbortTrigger): the session's runs and the sub-agents it
+	// spawned are aborted, its queued messages dropped.
+	CmdStop = "stop"
 )
 
 // Command is a parsed session command: /compact, /new, /reset, /context,
-// /help, /status, /model or /models.
+// /help, /status, /model, /models or /stop.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
@@ -39,8 +43,8 @@ type Command struct {
 // ParseCommand recognises a chat message that is one of the session
 // commands: "/compact [instructions]", "/new [model|message]",
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
-// (alias "/commands"), "/status", "/model [ref] [text]" and
-// "/models [provider]". The command name is case-insensitive
+// (alias "/commands"), "/status", "/model [ref] [text]",
+// "/models [provider]" and "/stop". The command name is case-insensitive
 // and must be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
@@ -58,6 +62,11 @@ func ParseCommand(msg string) (Command, bool) {
 	switch name {
 	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
 		return Command{Kind: name, Rest: rest}, true
+	case CmdStop:
+		if rest != "" {
+			return Command{}, false // "/stop doing that": a message
+		}
+		return Command{Kind: CmdStop}, true
 	case "commands":
 		return Command{Kind: CmdHelp, Rest: rest}, true
 	case CmdReset:

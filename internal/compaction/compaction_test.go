@@ -276,6 +276,10 @@ func TestParseCommand(t *testing.T) {
 		{"/modelx", false, Command{}},
 		{"/think high", false, Command{}}, // policy.ParseThinkCommand's
 		{"/t", false, Command{}},
+		{"/stop", true, Command{Kind: CmdStop}},
+		{" /STOP: ", true, Command{Kind: CmdStop}},
+		{"/stop it now", false, Command{}},
+		{"stop", false, Command{}}, // policy.IsAbortTrigger's
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -297,7 +301,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Kind {
-		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop:
 		default:
 			t.Fatalf("kind %q", c.Kind)
 		}

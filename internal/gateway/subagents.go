@@ -70,7 +70,7 @@ func subagentInfo(in *subagent.Info) wire.SubagentInfo {
 		RequesterKey: r.RequesterKey, RequesterDisplay: r.RequesterDisplay, RequesterParent: r.RequesterParent,
 		RequesterChannel: r.RequesterChannel, Task: r.Task, Label: r.Label, Cleanup: r.Cleanup, Mode: r.Mode,
 		Model: r.Model, RunTimeoutSeconds: r.RunTimeoutSeconds, CreatedAt: r.CreatedAt, ArchiveAtMs: r.ArchiveAtMs,
-		Workspace: r.Workspace, AttachmentsDir: r.AttachmentsDir, RetainAttachments: r.RetainAttachments,
+		Workspace: r.Workspace, AttachmentsDir: r.AttachmentsDir, RetainAttachments: r.RetainAttachments, Killed: r.Killed,
 		RunStatus: in.RunStatus, StartedAt: in.StartedAt, EndedAt: in.EndedAt, Error: in.Error,
 		AnnounceID: in.AnnounceID, AnnounceStatus: in.AnnounceStatus, Archived: in.Archived,
 	}

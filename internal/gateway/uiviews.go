@@ -46,6 +46,11 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both", AcceptsArgs: true,
 	},
 	{
+		Name: compaction.CmdStop, NativeName: compaction.CmdStop, TextAliases: []string{"/" + compaction.CmdStop},
+		Description: "Stop the session's run, its queued messages and the sub-agents it spawned.", Category: "session",
+		Source: "native", Scope: "both",
+	},
+	{
 		Name: compaction.CmdCompact, NativeName: compaction.CmdCompact, TextAliases: []string{"/" + compaction.CmdCompact},
 		Description: "Compact the session's context (optional instructions).", Category: "session",
 		Source: "native", Scope: "both", AcceptsArgs: true,

@@ -68,7 +68,8 @@ func (m *Manager) List(ctx context.Context, requester string, active bool, limit
 }
 
 // Kill aborts a child run and, cascading, every live descendant spawned
-// below it. It returns the aborted run ids.
+// below it. It returns the aborted run ids. Each record is marked killed
+// before its run is aborted, so that the end is not announced (Record.Killed).
 func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 	rec, err := m.record(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -82,6 +83,9 @@ func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 	for len(queue) > 0 {
 		r := queue[0]
 		queue = queue[1:]
+		if err := m.markKilled(ctx, r.ChildRunID); err != nil {
+			return killed, err
+		}
 		ok, err := m.cfg.Runner.Abort(ctx, r.ChildRunID)
 		if err != nil {
 			return killed, err
@@ -98,6 +102,34 @@ func (m *Manager) Kill(ctx context.Context, runID string) ([]string, error) {
 		}
 	}
 	return killed, nil
+}
+
+// markKilled sets Record.Killed on a child run's registry row, unless the
+// run has ended already (its end was announced, or will be, as it was).
+func (m *Manager) markKilled(ctx context.Context, childRunID string) error {
+	if run, err := m.cfg.Store.GetRun(ctx, childRunID); err == nil && run.Status.Terminal() {
+		return nil
+	}
+	_, err := m.cfg.Store.UpdateSubagent(ctx, childRunID, func(row *store.SubagentRun) error {
+		rec, err := decodeRecord(row)
+		if err != nil {
+			return err
+		}
+		if rec.Killed {
+			return nil
+		}
+		rec.Killed = true
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		row.Payload = b
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("subagent: mark %s killed: %w", childRunID, err)
+	}
+	return nil
 }
 
 // Announces lists at most limit outbox items — sub-agent announces and

@@ -194,6 +194,11 @@ type Record struct {
 	Workspace         string `json:"workspace,omitempty"`
 	AttachmentsDir    string `json:"attachmentsDir,omitempty"`
 	RetainAttachments bool   `json:"retainAttachments,omitempty"`
+	// Killed is set by Kill (subagents kill, /stop) before the run is
+	// aborted: its end is not announced to the requester (the reference's
+	// suppressAnnounceReason "killed"), since whoever killed it asked for
+	// the work to stop, not for a turn about it. Cleanup still runs.
+	Killed bool `json:"killed,omitempty"`
 }
 
 // Announce is the payload of an announce item.
@@ -577,7 +582,7 @@ func (m *Manager) announceItem(ctx context.Context, rec *Record, run *store.Run,
 		outcome = Outcome{Status: "error", Error: cmp.Or(res.Error, string(res.Status)), Budget: res.StopReason == agent.StopBudget}
 	}
 	a.Status = outcome.Status
-	if res.Status == store.RunOK && result != nil && (sanitize.IsSkip(*result, sanitize.AnnounceSkip) || sanitize.IsSkip(*result, sanitize.NoReply)) {
+	if rec.Killed || res.Status == store.RunOK && result != nil && (sanitize.IsSkip(*result, sanitize.AnnounceSkip) || sanitize.IsSkip(*result, sanitize.NoReply)) {
 		a.Skip = true
 	} else {
 		a.Message = m.eventText(ctx, rec, run, res, outcome, result)

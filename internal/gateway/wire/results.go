@@ -425,6 +425,9 @@ type SubagentInfo struct {
 	Workspace         string `json:"workspace,omitempty"`
 	AttachmentsDir    string `json:"attachmentsDir,omitempty"`
 	RetainAttachments bool   `json:"retainAttachments,omitempty"`
+	// Killed says the run was killed (subagents.kill, /stop): its end is
+	// not announced.
+	Killed bool `json:"killed,omitempty"`
 
 	// RunStatus is the child run's status, "" when the run is not stored.
 	RunStatus string `json:"runStatus"`
