@@ -3,14 +3,12 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
-	"github.com/switchboardhq/switchboard/internal/agent"
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -62,7 +60,10 @@ func (s *Server) chooseModel(ctx context.Context, cmd admission.Command) (admiss
 		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Model = "" }); err != nil {
 			return admission.Answer{}, err
 		}
-		label, _ := s.modelLabel(cmd.AgentID, "")
+		label, err := s.modelLabel(cmd.AgentID, "")
+		if err != nil {
+			label = "⚠️ " + err.Error()
+		}
 		return admission.Answer{Reply: fmt.Sprintf("Session model reset to configured default (%s).", label), Next: args.Text}, nil
 	case args.Ref != "":
 		label, err := s.modelLabel(cmd.AgentID, args.Ref)
@@ -257,47 +258,4 @@ func modelsText(models []CatalogModel, arg string) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(append(lines, "", "Switch: /model <provider/model>"), "\n")
-}
-
-// stopCommand answers /stop (and a message that is only an abort word):
-// the sub-agents the session spawned that still run are killed (with
-// their descendants), then its queued runs are dropped and its active run
-// aborted. The reply is the reference's, recorded when the session exists
-// (/stop starts none).
-func (s *Server) stopCommand(ctx context.Context, cmd admission.Command) (string, error) {
-	stopped := 0
-	if s.cfg.Subagents != nil {
-		kids, _, err := s.cfg.Subagents.List(ctx, cmd.SessionKey, true, 0)
-		if err != nil {
-			return "", fmt.Errorf("gateway: /stop: %w", err)
-		}
-		for _, k := range kids {
-			ids, err := s.cfg.Subagents.Kill(ctx, k.ChildRunID)
-			if err != nil {
-				return "", fmt.Errorf("gateway: /stop: %w", err)
-			}
-			if len(ids) > 0 {
-				stopped++
-			}
-		}
-	}
-	if _, err := s.cfg.Runner.AbortSession(ctx, cmd.SessionKey); err != nil {
-		return "", fmt.Errorf("gateway: /stop: %w", err)
-	}
-	reply := abortReply(stopped)
-	if err := s.Reply(ctx, cmd.SessionKey, cmd.RunID, reply); err != nil && !errors.Is(err, agent.ErrNoSession) {
-		return "", err
-	}
-	return reply, nil
-}
-
-// abortReply is /stop's answer (the reference's text).
-func abortReply(stoppedSubagents int) string {
-	switch stoppedSubagents {
-	case 0:
-		return "⚙️ Agent was aborted."
-	case 1:
-		return "⚙️ Agent was aborted. Stopped 1 sub-agent."
-	}
-	return fmt.Sprintf("⚙️ Agent was aborted. Stopped %d sub-agents.", stoppedSubagents)
 }

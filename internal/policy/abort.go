@@ -12,6 +12,9 @@ import (
 // apostrophes as plain ones, and trailing punctuation ("stop!", "stop.")
 // dropped. "/stop" itself is a command (compaction.ParseCommand).
 func IsAbortTrigger(text string) bool {
+	if len(text) > maxAbortTriggerLen {
+		return false // every message but the shortest goes this way, unread
+	}
 	s := strings.Join(strings.FieldsFunc(strings.ToLower(text), isJSSpace), " ")
 	s = strings.NewReplacer("’", "'", "`", "'").Replace(s)
 	for s != "" {
@@ -23,6 +26,11 @@ func IsAbortTrigger(text string) bool {
 	}
 	return isAbortPhrase(strings.TrimSpace(s))
 }
+
+// maxAbortTriggerLen bounds the messages IsAbortTrigger reads: the
+// longest phrase is 23 bytes, so this leaves room for any spacing and
+// punctuation a person types around one.
+const maxAbortTriggerLen = 128
 
 // trailingAbortPunctuation is what IsAbortTrigger drops from the end of a
 // message (the reference's TRAILING_ABORT_PUNCTUATION_RE).
