@@ -46,6 +46,10 @@ func TestStopCommand(t *testing.T) {
 	eventually(t, "main's stalled run to start", func() bool { return started("slow-1") })
 	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "queued behind", "idempotencyKey": "queued-1"})
 	calls := llm.Count()
+	if w := runTurn(t, c, "main", "status-1", "/status"); w["status"] != "ok" || !strings.Contains(last("main"), "🏃 Run: running for ") ||
+		!strings.Contains(last("main"), " · 1 waiting (/stop ends it)") {
+		t.Errorf("/status while a run runs: %v, answered %q", w, last("main"))
+	}
 
 	if w := runTurn(t, c, "main", "stop-1", "/stop"); w["status"] != "ok" {
 		t.Fatalf("agent.wait on /stop = %v", w)

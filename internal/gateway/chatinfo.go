@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
+	"github.com/switchboardhq/switchboard/internal/store"
 )
 
 // infoCommand answers /help and /status without a model turn: the reply
@@ -72,6 +73,11 @@ type chatStatus struct {
 	SendPolicy    string        // "allow", "deny" or "" (inherit)
 	Thinking      string
 	Queue         policy.QueueSettings
+	// Busy says a run of the session runs (not /status itself), Running
+	// for how long; Queued counts the messages waiting.
+	Busy    bool
+	Running time.Duration
+	Queued  int
 }
 
 // chatStatus gathers /status's figures for cmd's session.
@@ -91,6 +97,21 @@ func (s *Server) chatStatus(ctx context.Context, cmd admission.Command) (chatSta
 	}
 	if cmd.Queue != nil {
 		st.Queue = *cmd.Queue
+	}
+	runs, err := s.cfg.Store.ListRuns(ctx, store.RunFilter{SessionKey: cmd.SessionKey, Statuses: []store.RunStatus{store.RunRunning, store.RunQueued}})
+	if err != nil {
+		return chatStatus{}, fmt.Errorf("gateway: /status: %w", err)
+	}
+	for _, r := range runs {
+		switch {
+		case r.Status == store.RunQueued:
+			st.Queued++
+		case r.RunID != cmd.RunID:
+			st.Busy = true
+			if !r.StartedAt.IsZero() {
+				st.Running = now.Sub(r.StartedAt)
+			}
+		}
 	}
 	// A model that does not resolve is what /status is asked about most:
 	// it is reported, not answered with an error.
@@ -136,6 +157,14 @@ func statusText(st chatStatus) string {
 		if q.Drop != "" {
 			fmt.Fprintf(&b, " (drop %s)", q.Drop)
 		}
+	}
+	switch {
+	case st.Busy:
+		fmt.Fprintf(&b, "\n🏃 Run: running for %s · %d waiting (/stop ends it)", roughDuration(st.Running), st.Queued)
+	case st.Queued > 0:
+		fmt.Fprintf(&b, "\n🏃 Run: idle · %d waiting", st.Queued)
+	default:
+		b.WriteString("\n🏃 Run: idle")
 	}
 	fmt.Fprintf(&b, "\n📨 Send policy: %s", cmp.Or(st.SendPolicy, "inherit"))
 	return b.String()

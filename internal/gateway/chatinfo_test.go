@@ -40,7 +40,7 @@ func TestStatusText(t *testing.T) {
 		{"plain", func(*chatStatus) {}, []string{
 			"🔀 Switchboard 1.2.3 · up 1m 30s\n", "🧠 Model: openai/gpt-4.1\n", "🧮 Tokens: 1.5k in / 420 out\n",
 			"📚 Context 3.2k/128k (3%)\n", "🧵 Session: agent:main:main (agent main, transcript t-1)\n",
-			"🪢 Queue: default\n", "📨 Send policy: inherit"},
+			"🪢 Queue: default\n", "🏃 Run: idle\n", "📨 Send policy: inherit"},
 			[]string{"Compactions", "thinking", "updated", "debounce", "cap"}},
 		{"everything set", func(s *chatStatus) {
 			s.Thinking, s.Compactions, s.Updated, s.SendPolicy = "high", 2, 5*time.Minute, "deny"
@@ -48,6 +48,9 @@ func TestStatusText(t *testing.T) {
 		}, []string{"🧠 Model: openai/gpt-4.1 · thinking high\n", " · 🧹 Compactions: 2\n", " · updated 5m ago\n",
 			"🪢 Queue: collect · debounce 250ms · cap 7 (drop old)\n", "📨 Send policy: deny"}, nil},
 		{"unknown window", func(s *chatStatus) { s.Window = 0 }, []string{"📚 Context 3.2k/?\n"}, nil},
+		{"busy", func(s *chatStatus) { s.Busy, s.Running, s.Queued = true, 75*time.Second, 2 },
+			[]string{"🏃 Run: running for 1m 15s · 2 waiting (/stop ends it)\n"}, nil},
+		{"queued while idle", func(s *chatStatus) { s.Queued = 1 }, []string{"🏃 Run: idle · 1 waiting\n"}, nil},
 		{"model does not resolve", func(s *chatStatus) {
 			s.Model, s.ModelErr, s.Window, s.Context = "nope/x", `unknown provider "nope"`, 0, 0
 		}, []string{"🧠 Model: nope/x · ⚠️ unknown provider \"nope\"\n", "📚 Context ?\n"}, []string{"0/?"}},
