@@ -140,6 +140,18 @@ type Request struct {
 	// Admin says the sender may change the session's send policy (/send);
 	// anyone else's /send is consumed silently, as the reference does.
 	Admin bool
+	// Sender is who sent the message, as the door knows them (a chat
+	// channel's sender; zero for the operator's doors). /whoami shows it.
+	Sender Sender
+}
+
+// Sender is a message's sender as a chat channel knows them.
+type Sender struct {
+	// ID is the stable identity the channel's allowlists match (Telegram:
+	// the numeric user id; IRC: nick!user@host).
+	ID string
+	// Name is how the sender is shown (a display name or nick).
+	Name string
 }
 
 // Ticket is what admission did with a request.
@@ -186,7 +198,8 @@ type Command struct {
 	// Elevated is set for "/elevated [level]".
 	Elevated *policy.ElevatedCommand
 	// Session is set for /new, /reset, /compact, /context, /help,
-	// /status, /model, /models and /stop (also for an abort word).
+	// /status, /model, /models and /stop (also for an abort word);
+	// admission answers /whoami itself.
 	Session *compaction.Command
 	// Queue is set for /status: the session's queue settings as a message
 	// from the command's channel would get them.
@@ -432,6 +445,10 @@ func (a *Admitter) command(ctx context.Context, req Request, t *Ticket) (done bo
 				}
 			case err != nil:
 				return true, followUp{}, fmt.Errorf("admission: read session: %w", err)
+			}
+			if c.Kind == compaction.CmdWhoami {
+				t.Reply = whoamiText(cmd.Channel, req.Sender)
+				return true, followUp{}, a.cmds().Reply(ctx, cmd.SessionKey, cmd.RunID, t.Reply)
 			}
 			if c.Kind == compaction.CmdStatus {
 				// A session just started has no /queue override, as sess

@@ -236,6 +236,33 @@ func TestThinkCommand(t *testing.T) {
 	}
 }
 
+// TestWhoami: /whoami answers with the channel and the sender the door
+// named (the id a channel's allowFrom takes), or says the operator sent
+// it; it runs no turn.
+func TestWhoami(t *testing.T) {
+	e := newEnv(t, nil, policy.QueueConfig{})
+	ctx := context.Background()
+	tk, err := e.adm.Accept(ctx, admission.Request{Origin: admission.OriginChannel, Sender: admission.Sender{ID: "7", Name: "Ann"},
+		Input: input(admission.OriginChannel, "agent:main:main", "/whoami")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "🧭 Identity\nChannel: telegram\nUser id: 7\nName: Ann\nAllowFrom: 7"; tk.Command != "whoami" || tk.Run != nil || tk.Reply != want ||
+		len(e.rep.got) != 1 || e.rep.got[0] != want {
+		t.Fatalf("ticket %+v, replies %q", tk, e.rep.got)
+	}
+	tk, err = e.adm.Accept(ctx, admission.Request{Origin: admission.OriginOperator, Input: input(admission.OriginOperator, "agent:main:fresh", "/id")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Reply != "🧭 Identity\nChannel: webchat\nYou are the gateway's operator (a token or password client)." {
+		t.Fatalf("operator's /id: %+v", tk)
+	}
+	if _, err := e.st.GetSession(ctx, "agent:main:fresh"); err != nil {
+		t.Errorf("/id as a first message left no session to answer in: %v", err)
+	}
+}
+
 // TestSendCommandNeedsAdmin: /send from a sender who may not change the
 // policy is consumed with no reply and changes nothing; from one who may,
 // it sets the override with the reference's reply.

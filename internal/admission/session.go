@@ -1,9 +1,11 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -153,6 +155,22 @@ func (a *Admitter) thinkCommand(ctx context.Context, cmd Command, c policy.Think
 		}
 	}
 	return reply, a.cmds().Reply(ctx, cmd.SessionKey, cmd.RunID, reply)
+}
+
+// whoamiText is the /whoami answer (the reference's lines): the channel
+// and, for a channel's sender, their id, their name and the allowFrom
+// entry that admits them.
+func whoamiText(channel string, s Sender) string {
+	lines := []string{"🧭 Identity", "Channel: " + cmp.Or(channel, sessionkey.InternalChannel)}
+	if s.ID == "" {
+		lines = append(lines, "You are the gateway's operator (a token or password client).")
+		return strings.Join(lines, "\n")
+	}
+	lines = append(lines, "User id: "+s.ID)
+	if s.Name != "" && s.Name != s.ID {
+		lines = append(lines, "Name: "+s.Name)
+	}
+	return strings.Join(append(lines, "AllowFrom: "+s.ID), "\n")
 }
 
 // queueFor is the queue settings a message from channel to sess (nil: a

@@ -26,10 +26,13 @@ const (
 	// policy.IsAbortTrigger): the session's runs and the sub-agents it
 	// spawned are aborted, its queued messages dropped.
 	CmdStop = "stop"
+	// CmdWhoami is "/whoami" (alias "/id"): who the gateway takes the
+	// sender for, as the channel's allowlists match them.
+	CmdWhoami = "whoami"
 )
 
 // Command is a parsed session command: /compact, /new, /reset, /context,
-// /help, /status, /model, /models or /stop.
+// /help, /status, /model, /models, /stop or /whoami.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
@@ -44,7 +47,8 @@ type Command struct {
 // commands: "/compact [instructions]", "/new [model|message]",
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
 // (alias "/commands"), "/status", "/model [ref] [text]",
-// "/models [provider]" and "/stop". The command name is case-insensitive
+// "/models [provider]", "/stop" and "/whoami" (alias "/id"). The
+// command name is case-insensitive
 // and must be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
@@ -69,6 +73,8 @@ func ParseCommand(msg string) (Command, bool) {
 		return Command{Kind: CmdStop}, true
 	case "commands":
 		return Command{Kind: CmdHelp, Rest: rest}, true
+	case CmdWhoami, "id":
+		return Command{Kind: CmdWhoami, Rest: rest}, true
 	case CmdReset:
 		c := Command{Kind: CmdReset, Rest: rest}
 		word, after := cutSpace(rest)

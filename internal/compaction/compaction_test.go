@@ -280,6 +280,9 @@ func TestParseCommand(t *testing.T) {
 		{" /STOP: ", true, Command{Kind: CmdStop}},
 		{"/stop it now", false, Command{}},
 		{"stop", false, Command{}}, // policy.IsAbortTrigger's
+		{"/whoami", true, Command{Kind: CmdWhoami}},
+		{"/ID", true, Command{Kind: CmdWhoami}},
+		{"/idea", false, Command{}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -301,7 +304,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Kind {
-		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop:
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop, CmdWhoami:
 		default:
 			t.Fatalf("kind %q", c.Kind)
 		}

@@ -66,6 +66,11 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both",
 	},
 	{
+		Name: compaction.CmdWhoami, NativeName: compaction.CmdWhoami, TextAliases: []string{"/" + compaction.CmdWhoami, "/id"},
+		Description: "Show who the gateway takes you for: your channel, user id and allowFrom entry.", Category: "status",
+		Source: "native", Scope: "both",
+	},
+	{
 		Name: compaction.CmdHelp, NativeName: compaction.CmdHelp, TextAliases: []string{"/" + compaction.CmdHelp, "/commands"},
 		Description: "List the chat commands.", Category: "status",
 		Source: "native", Scope: "both",

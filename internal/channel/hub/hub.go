@@ -299,7 +299,7 @@ func (h *Hub) Deliver(ctx context.Context, in channel.Inbound) error {
 		text = in.Label() + ": " + in.Text
 	}
 	runID := uuid.NewString()
-	t, err := h.adm.Accept(ctx, admission.Request{Origin: admission.OriginChannel, Admin: true, Input: agent.Input{
+	t, err := h.adm.Accept(ctx, admission.Request{Origin: admission.OriginChannel, Admin: true, Sender: admission.Sender{ID: in.Sender, Name: in.Label()}, Input: agent.Input{
 		RunID: runID, SessionKey: key, AgentID: h.agentID, Message: text, IdempotencyKey: runID + ":user",
 		Channel: in.Channel, To: route.To, AccountID: in.AccountID,
 		ExtraSystemPrompt: cmp.Or(in.SystemPrompt, h.prompts[channel.NormalizeRoom(in.Room)]),

@@ -216,6 +216,20 @@ func TestAnnouncesReachTheTopic(t *testing.T) {
 
 // TestDMScopePerChannelPeer: with session.dmScope per-channel-peer each
 // Telegram user gets a session of its own, keyed by the numeric user id.
+// TestWhoamiInADM: /whoami from a private chat answers with the
+// sender's numeric id (the allowFrom entry that admits them) and handle,
+// without a model turn.
+func TestWhoamiInADM(t *testing.T) {
+	fake := tgfake.Start(t, botToken)
+	_, c, _ := startGateway(t, fake, `dmPolicy: "open",`, "")
+	waitConnected(t, c)
+	fake.Push(tgfake.DM(31, "Ida", "/whoami"))
+	sent := fake.WaitSent(t, 1, 20*time.Second)
+	if want := "🧭 Identity\nChannel: telegram\nUser id: 31\nName: @ida\nAllowFrom: 31"; sent[0] != (tgfake.Sent{ChatID: "31", Text: want}) {
+		t.Errorf("/whoami reply = %+v, want %q", sent[0], want)
+	}
+}
+
 func TestDMScopePerChannelPeer(t *testing.T) {
 	fake := tgfake.Start(t, botToken)
 	_, c, _ := startGateway(t, fake, `dmPolicy: "open",`, `session: { dmScope: "per-channel-peer" },`)
