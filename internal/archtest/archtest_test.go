@@ -370,7 +370,7 @@ var leaves = map[string][]string{
 	"internal/a2a/wire":     nil,
 	"internal/policy":       {"internal/sessionkey"},
 	"internal/sanitize":     {"internal/transcript"},
-	"internal/compaction":   {"internal/provider"},
+	"internal/compaction":   {"internal/provider", "internal/policy"}, // policy: the slash-command syntax (SplitCommand)
 	"internal/store":        {"internal/transcript", "internal/sessionkey", "github.com/google/uuid"},
 	"internal/safeerr":      nil,
 	// telemetry: the OpenTelemetry SDK, nothing of ours. Its OTLP exporter

@@ -3,6 +3,8 @@ package compaction
 import (
 	"strings"
 	"unicode"
+
+	"github.com/switchboardhq/switchboard/internal/policy"
 )
 
 // Chat command kinds.
@@ -51,18 +53,11 @@ type Command struct {
 // command name is case-insensitive
 // and must be the whole first word; anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
-	s := strings.TrimLeftFunc(msg, unicode.IsSpace)
-	if !strings.HasPrefix(s, "/") {
+	name, rest, ok := policy.SplitCommand(msg)
+	if !ok {
 		return Command{}, false
 	}
-	end := strings.IndexFunc(s, unicode.IsSpace)
-	if end < 0 {
-		end = len(s)
-	}
-	// "/compact: focus on X" and "/status:" take the optional colon
-	// the reference allows between a command and its arguments.
-	name := strings.TrimSuffix(strings.ToLower(s[1:end]), ":")
-	rest := strings.TrimSpace(s[end:])
+	rest = strings.TrimSpace(rest)
 	switch name {
 	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
 		return Command{Kind: name, Rest: rest}, true

@@ -76,6 +76,23 @@ func IsDefaultWord(s string) bool {
 	return false
 }
 
+// SplitCommand splits a message that starts with a slash command (after
+// white space) into the command's name, lowercased, without the slash
+// and the optional colon the reference allows after it ("/Status:" is
+// "status"), and the text after it with its leading white space removed.
+// ok is false when the message does not start with "/".
+func SplitCommand(text string) (name, rest string, ok bool) {
+	s := strings.TrimLeftFunc(text, unicode.IsSpace)
+	if !strings.HasPrefix(s, "/") {
+		return "", "", false
+	}
+	end := strings.IndexFunc(s, unicode.IsSpace)
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.TrimSuffix(strings.ToLower(s[1:end]), ":"), strings.TrimLeftFunc(s[end:], unicode.IsSpace), true
+}
+
 // ThinkCommand is a parsed "/think" message (aliases "/thinking", "/t").
 type ThinkCommand struct {
 	// Show: no argument; the reply names the session's level.
@@ -106,20 +123,14 @@ type ThinkCommand struct {
 //	ParseThinkCommand("/think high\nwhy?")   // Level "high", Text "why?"
 //	ParseThinkCommand("/think about it")     // not a command
 func ParseThinkCommand(text string) (cmd ThinkCommand, ok bool) {
-	s := strings.TrimLeftFunc(text, unicode.IsSpace)
-	if !strings.HasPrefix(s, "/") {
+	name, rest, ok := SplitCommand(text)
+	switch {
+	case !ok:
 		return ThinkCommand{}, false
-	}
-	end := strings.IndexFunc(s, unicode.IsSpace)
-	if end < 0 {
-		end = len(s)
-	}
-	switch strings.TrimSuffix(strings.ToLower(s[1:end]), ":") {
-	case "think", "thinking", "t":
+	case name == "think", name == "thinking", name == "t":
 	default:
 		return ThinkCommand{}, false
 	}
-	rest := strings.TrimLeftFunc(s[end:], unicode.IsSpace)
 	word, after := rest, ""
 	if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
 		word, after = rest[:i], strings.TrimSpace(rest[i:])

@@ -95,3 +95,22 @@ func FuzzParseThinkCommand(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitCommand(t *testing.T) {
+	for _, tt := range []struct {
+		in, name, rest string
+		ok             bool
+	}{
+		{"/status", "status", "", true},
+		{"  /Status:  now ", "status", "now ", true},
+		{"/model a/b\nhi", "model", "a/b\nhi", true},
+		{"/", "", "", true},
+		{"status", "", "", false},
+		{"", "", "", false},
+	} {
+		name, rest, ok := SplitCommand(tt.in)
+		if name != tt.name || rest != tt.rest || ok != tt.ok {
+			t.Errorf("SplitCommand(%q) = %q, %q, %v; want %q, %q, %v", tt.in, name, rest, ok, tt.name, tt.rest, tt.ok)
+		}
+	}
+}
