@@ -41,9 +41,19 @@ func TestStopCommand(t *testing.T) {
 	if child == "" {
 		t.Fatalf("sessions_spawn = %v", spawn)
 	}
-	eventually(t, "the child's run to start", func() bool { return started(child) })
-	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "/stall", "idempotencyKey": "slow-1"})
-	eventually(t, "main's stalled run to start", func() bool { return started("slow-1") })
+	// asked says whether a model request's last message holds text: a
+	// run that started has not always made its request yet.
+	asked := func(text string) bool {
+		for _, r := range llm.Requests() {
+			if m := r.Request.Messages; len(m) > 0 && strings.Contains(m[len(m)-1].Text, text) {
+				return true
+			}
+		}
+		return false
+	}
+	eventually(t, "the child's run to start", func() bool { return started(child) && asked("a long job") })
+	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "hold on\n/stall", "idempotencyKey": "slow-1"})
+	eventually(t, "main's stalled run to start", func() bool { return started("slow-1") && asked("hold on") })
 	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "queued behind", "idempotencyKey": "queued-1"})
 	calls := llm.Count()
 	if w := runTurn(t, c, "main", "status-1", "/status"); w["status"] != "ok" || !strings.Contains(last("main"), "🏃 Run: running for ") ||
