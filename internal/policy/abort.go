@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,16 +17,32 @@ func IsAbortTrigger(text string) bool {
 	if len(text) > maxAbortTriggerLen {
 		return false // every message but the shortest goes this way, unread
 	}
-	s := strings.Join(strings.FieldsFunc(strings.ToLower(text), isJSSpace), " ")
-	s = strings.NewReplacer("’", "'", "`", "'").Replace(s)
-	for s != "" {
-		r, n := utf8.DecodeLastRuneInString(s)
+	// The normalised text, built in place: it runs for every message
+	// that is not a command, so it allocates nothing.
+	var buf [2 * maxAbortTriggerLen]byte
+	b := buf[:0]
+	space := false
+	for _, r := range text {
+		if isJSSpace(r) {
+			space = len(b) > 0
+			continue
+		}
+		if space {
+			b, space = append(b, ' '), false
+		}
+		if r == '’' || r == '`' {
+			r = '\''
+		}
+		b = utf8.AppendRune(b, unicode.ToLower(r))
+	}
+	for len(b) > 0 {
+		r, n := utf8.DecodeLastRune(b)
 		if !strings.ContainsRune(trailingAbortPunctuation, r) {
 			break
 		}
-		s = s[:len(s)-n]
+		b = b[:len(b)-n]
 	}
-	return isAbortPhrase(strings.TrimSpace(s))
+	return isAbortPhrase(bytes.TrimSuffix(b, []byte(" ")))
 }
 
 // maxAbortTriggerLen bounds the messages IsAbortTrigger reads: the
@@ -36,10 +54,10 @@ const maxAbortTriggerLen = 128
 // message (the reference's TRAILING_ABORT_PUNCTUATION_RE).
 const trailingAbortPunctuation = ".!?！？…,，。;；:：'\"’”)]}"
 
-// isAbortPhrase reports whether s (normalised) is an abort trigger. (A
+// isAbortPhrase reports whether b (normalised) is an abort trigger. (A
 // switch, not a map literal: a package-level map is built at every start.)
-func isAbortPhrase(s string) bool {
-	switch s {
+func isAbortPhrase(b []byte) bool {
+	switch string(b) {
 	case "stop", "esc", "abort", "exit", "interrupt", "halt", "stopp", "pare",
 		"detente", "deten", "detén", "arrete", "arrête", "anhalten", "aufhören", "hoer auf",
 		"停止", "停下来", "暂停", "やめて", "止めて", "रुको", "توقف",
