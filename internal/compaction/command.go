@@ -50,8 +50,8 @@ type Command struct {
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
 // (alias "/commands"), "/status", "/model [ref] [text]",
 // "/models [provider]", "/stop" and "/whoami" (alias "/id"). The
-// command name is case-insensitive
-// and must be the whole first word; anything else is not a command.
+// command name is case-insensitive and must be the whole first word
+// (policy.SplitCommand); anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
 	name, rest, ok := policy.SplitCommand(msg)
 	if !ok {
