@@ -31,17 +31,20 @@ const (
 	// CmdWhoami is "/whoami" (alias "/id"): who the gateway takes the
 	// sender for, as the channel's allowlists match them.
 	CmdWhoami = "whoami"
+	// CmdName is "/name [title]": the session's name (its label), shown
+	// or set.
+	CmdName = "name"
 )
 
 // Command is a parsed session command: /compact, /new, /reset, /context,
-// /help, /status, /model, /models, /stop or /whoami.
+// /help, /status, /model, /models, /stop, /whoami or /name.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
 	Soft bool
 	// Rest is the text after the command (and after "soft"): the
 	// instructions of /compact, the model or first message of /new, the
-	// first message of /reset, the arguments of /model.
+	// first message of /reset, the arguments of /model, the title of /name.
 	Rest string
 }
 
@@ -49,7 +52,8 @@ type Command struct {
 // commands: "/compact [instructions]", "/new [model|message]",
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
 // (alias "/commands"), "/status", "/model [ref] [text]",
-// "/models [provider]", "/stop" and "/whoami" (alias "/id"). The
+// "/models [provider]", "/stop", "/whoami" (alias "/id") and
+// "/name [title]". The
 // command name is case-insensitive and must be the whole first word
 // (policy.SplitCommand); anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
@@ -59,7 +63,7 @@ func ParseCommand(msg string) (Command, bool) {
 	}
 	rest = strings.TrimSpace(rest)
 	switch name {
-	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels:
+	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdName:
 		return Command{Kind: name, Rest: rest}, true
 	case CmdStop:
 		if rest != "" {

@@ -283,6 +283,7 @@ func TestParseCommand(t *testing.T) {
 		{"/whoami", true, Command{Kind: CmdWhoami}},
 		{"/ID", true, Command{Kind: CmdWhoami}},
 		{"/idea", false, Command{}},
+		{"/name  Release notes  ", true, Command{Kind: CmdName, Rest: "Release notes"}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -304,7 +305,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Kind {
-		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop, CmdWhoami:
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop, CmdWhoami, CmdName:
 		default:
 			t.Fatalf("kind %q", c.Kind)
 		}

@@ -123,3 +123,42 @@ func TestModelAndThinkCommands(t *testing.T) {
 		t.Errorf("\"/think about this\" did not reach the model as it is: %q", msgs[len(msgs)-2:])
 	}
 }
+
+// TestNameCommand: /name shows the session's name, sets it from the
+// title (sessions.list shows it as the label), refuses a title
+// sessions.patch would refuse, and answers without a model turn.
+func TestNameCommand(t *testing.T) {
+	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
+	g := startModel(t, "", llm, `{ id: "fake-1" }`, "", "")
+	c := g.dial(t)
+	label := func() any {
+		t.Helper()
+		for _, r := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
+			if row := r.(map[string]any); row["key"] == "agent:main:main" {
+				return row["label"]
+			}
+		}
+		t.Fatal("sessions.list has no agent:main:main")
+		return nil
+	}
+	for i, tt := range []struct{ msg, want string }{
+		{"/name", "This session has no custom name yet.\nUse /name <title> to set a name (mirrors the session manager)."},
+		{"/name   Release notes ", "✅ Session renamed to “Release notes”."},
+		{"/NAME", "Current session name: Release notes\nUse /name <title> to set a name (mirrors the session manager)."},
+		{"/name " + strings.Repeat("x", 65), "Couldn't rename the session: invalid label: too long (max 64)"},
+	} {
+		if w := runTurn(t, c, "main", fmt.Sprint("name-", i), tt.msg); w["status"] != "ok" {
+			t.Fatalf("%q: agent.wait = %v", tt.msg, w)
+		}
+		msgs := texts(history(t, c, "main"))
+		if got := msgs[len(msgs)-1]; got != "assistant: "+tt.want {
+			t.Errorf("%q answered %q, want %q", tt.msg, got, tt.want)
+		}
+	}
+	if l := label(); l != "Release notes" {
+		t.Errorf("label after /name = %v", l)
+	}
+	if n := llm.Count(); n != 0 {
+		t.Errorf("/name reached the model (%d requests)", n)
+	}
+}

@@ -128,6 +128,35 @@ func (s *Server) setSessionOption(ctx context.Context, key string, fn func(*stor
 	return nil
 }
 
+// nameCommand answers /name: the session's name (its label, as
+// sessions.patch sets it) shown, or set from the title after the command,
+// with the reference's replies.
+func (s *Server) nameCommand(ctx context.Context, cmd admission.Command) (string, error) {
+	var reply string
+	if title := cmd.Session.Rest; title == "" {
+		sess, err := s.cfg.Store.GetSession(ctx, cmd.SessionKey)
+		if err != nil {
+			return "", fmt.Errorf("gateway: /name: %w", err)
+		}
+		reply = "This session has no custom name yet."
+		if sess.Label != "" {
+			reply = "Current session name: " + sess.Label
+		}
+		reply += "\nUse /name <title> to set a name (mirrors the session manager)."
+	} else if label, werr := validLabel(title); werr != nil {
+		reply = "Couldn't rename the session: " + werr.Message
+	} else {
+		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Label = label }); err != nil {
+			return "", err
+		}
+		reply = "✅ Session renamed to “" + label + "”."
+	}
+	if err := s.Reply(ctx, cmd.SessionKey, cmd.RunID, reply); err != nil {
+		return "", err
+	}
+	return reply, nil
+}
+
 // modelArgs is what follows /model.
 type modelArgs struct {
 	Ref      string // the model to choose ("": show)

@@ -46,6 +46,11 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both", AcceptsArgs: true,
 	},
 	{
+		Name: compaction.CmdName, NativeName: compaction.CmdName, TextAliases: []string{"/" + compaction.CmdName},
+		Description: "Show or set the session's name (its label).", Category: "session",
+		Source: "native", Scope: "both", AcceptsArgs: true,
+	},
+	{
 		Name: compaction.CmdStop, NativeName: compaction.CmdStop, TextAliases: []string{"/" + compaction.CmdStop},
 		Description: "Stop the session's run, its queued messages and the sub-agents it spawned.", Category: "session",
 		Source: "native", Scope: "both",
