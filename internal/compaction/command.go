@@ -34,10 +34,12 @@ const (
 	// CmdName is "/name [title]": the session's name (its label), shown
 	// or set.
 	CmdName = "name"
+	// CmdTasks is "/tasks": the sub-agent runs the session spawned.
+	CmdTasks = "tasks"
 )
 
 // Command is a parsed session command: /compact, /new, /reset, /context,
-// /help, /status, /model, /models, /stop, /whoami or /name.
+// /help, /status, /model, /models, /stop, /whoami, /name or /tasks.
 type Command struct {
 	Kind string
 	// Soft is "/reset soft": the transcript is kept.
@@ -52,8 +54,8 @@ type Command struct {
 // commands: "/compact [instructions]", "/new [model|message]",
 // "/reset [soft [message]]", "/context [list|detail|map|json]", "/help"
 // (alias "/commands"), "/status", "/model [ref] [text]",
-// "/models [provider]", "/stop", "/whoami" (alias "/id") and
-// "/name [title]". The
+// "/models [provider]", "/stop", "/whoami" (alias "/id"), "/name
+// [title]" and "/tasks". The
 // command name is case-insensitive and must be the whole first word
 // (policy.SplitCommand); anything else is not a command.
 func ParseCommand(msg string) (Command, bool) {
@@ -63,7 +65,7 @@ func ParseCommand(msg string) (Command, bool) {
 	}
 	rest = strings.TrimSpace(rest)
 	switch name {
-	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdName:
+	case CmdCompact, CmdNew, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdName, CmdTasks:
 		return Command{Kind: name, Rest: rest}, true
 	case CmdStop:
 		if rest != "" {

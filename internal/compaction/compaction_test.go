@@ -284,6 +284,7 @@ func TestParseCommand(t *testing.T) {
 		{"/ID", true, Command{Kind: CmdWhoami}},
 		{"/idea", false, Command{}},
 		{"/name  Release notes  ", true, Command{Kind: CmdName, Rest: "Release notes"}},
+		{"/tasks", true, Command{Kind: CmdTasks}},
 		{"/", false, Command{}},
 		{"", false, Command{}},
 	}
@@ -305,7 +306,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Kind {
-		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop, CmdWhoami, CmdName:
+		case CmdCompact, CmdNew, CmdReset, CmdContext, CmdHelp, CmdStatus, CmdModel, CmdModels, CmdStop, CmdWhoami, CmdName, CmdTasks:
 		default:
 			t.Fatalf("kind %q", c.Kind)
 		}

@@ -7,7 +7,8 @@ import (
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
 
-// TestStopCommand: "/stop" aborts the session's running run, drops the
+// TestStopCommand: "/tasks" lists the running child; "/stop" aborts the
+// session's running run, drops the
 // message queued behind it and kills the sub-agents it spawned (whose ends
 // are not announced), and answers with the reference's text; an abort word ("please stop!") does
 // the same; "/stop" with more text is a message; and "/stop" on a session
@@ -56,6 +57,10 @@ func TestStopCommand(t *testing.T) {
 	eventually(t, "main's stalled run to start", func() bool { return started("slow-1") && asked("hold on") })
 	call(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "queued behind", "idempotencyKey": "queued-1"})
 	calls := llm.Count()
+	if w := runTurn(t, c, "main", "tasks-1", "/tasks"); w["status"] != "ok" ||
+		!strings.Contains(last("main"), "📋 Tasks\nCurrent session: 1 active · 1 total\n\n1. 🟢 a long job …\n   Subagent · running · elapsed ") {
+		t.Errorf("/tasks while the child runs: %v, answered %q", w, last("main"))
+	}
 	if w := runTurn(t, c, "main", "status-1", "/status"); w["status"] != "ok" || !strings.Contains(last("main"), "🏃 Run: running for ") ||
 		!strings.Contains(last("main"), " · 1 waiting (/stop ends it)") {
 		t.Errorf("/status while a run runs: %v, answered %q", w, last("main"))
@@ -91,6 +96,11 @@ func TestStopCommand(t *testing.T) {
 		}
 	}
 
+	if w := runTurn(t, c, "main", "tasks-2", "/tasks"); w["status"] != "ok" ||
+		!strings.Contains(last("main"), "Current session: 0 active · 1 total\n\n1. ⚪️ a long job …\n   Subagent · cancelled · finished ") ||
+		strings.Contains(last("main"), "   aborted") {
+		t.Errorf("/tasks after /stop: %v, answered %q", w, last("main"))
+	}
 	if w := runTurn(t, c, "main", "stop-2", "Please stop!"); w["status"] != "ok" || last("main") != "assistant: ⚙️ Agent was aborted." {
 		t.Errorf("\"Please stop!\" with nothing running: %v, answered %q", w, last("main"))
 	}

@@ -26,6 +26,9 @@ func (s *Server) RunCommand(ctx context.Context, cmd admission.Command) (admissi
 	case cmd.Session != nil && (cmd.Session.Kind == compaction.CmdHelp || cmd.Session.Kind == compaction.CmdStatus):
 		reply, err := s.infoCommand(ctx, cmd)
 		return admission.Answer{Reply: reply}, err
+	case cmd.Session != nil && cmd.Session.Kind == compaction.CmdTasks:
+		reply, err := s.tasksCommand(ctx, cmd)
+		return admission.Answer{Reply: reply}, err
 	case cmd.Session != nil && cmd.Session.Kind == compaction.CmdName:
 		reply, err := s.nameCommand(ctx, cmd)
 		return admission.Answer{Reply: reply}, err

@@ -71,6 +71,11 @@ var chatCommands = []wire.ChatCommand{
 		Source: "native", Scope: "both",
 	},
 	{
+		Name: compaction.CmdTasks, NativeName: compaction.CmdTasks, TextAliases: []string{"/" + compaction.CmdTasks},
+		Description: "List the sub-agent runs this session spawned, newest first, with their state.", Category: "status",
+		Source: "native", Scope: "both",
+	},
+	{
 		Name: compaction.CmdWhoami, NativeName: compaction.CmdWhoami, TextAliases: []string{"/" + compaction.CmdWhoami, "/id"},
 		Description: "Show who the gateway takes you for: your channel, user id and allowFrom entry.", Category: "status",
 		Source: "native", Scope: "both",

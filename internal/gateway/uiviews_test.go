@@ -37,7 +37,7 @@ func TestUIViewMethods(t *testing.T) {
 				t.Errorf("command %+v", cmd)
 			}
 		}
-		if diff := cmp.Diff([]string{"new", "reset", "name", "stop", "compact", "context", "status", "whoami", "help", "model", "models", "think", "send", "queue", "elevated"}, names); diff != "" {
+		if diff := cmp.Diff([]string{"new", "reset", "name", "stop", "compact", "context", "status", "tasks", "whoami", "help", "model", "models", "think", "send", "queue", "elevated"}, names); diff != "" {
 			t.Errorf("commands (-want +got):\n%s", diff)
 		}
 		var list struct{ Models []map[string]any }
