@@ -412,7 +412,9 @@ func TestMethodsAndEvents(t *testing.T) {
 
 	// Abort a stalled run.
 	call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:staller", "message": "/stall", "idempotencyKey": "e2e-4"})
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "the stalled run to start", func() bool {
+		return call(t, c, "agent.wait", map[string]any{"runId": "e2e-4", "timeoutMs": 0})["startedAt"] != nil
+	})
 	if a := call(t, c, "chat.abort", map[string]any{"sessionKey": "agent:main:staller"}); a["aborted"] != true {
 		t.Errorf("chat.abort = %v", a)
 	}
