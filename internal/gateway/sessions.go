@@ -413,9 +413,6 @@ func (s *Server) handleSessionsResolve(ctx context.Context, cl *call) (any, erro
 	}
 }
 
-// Thinking levels sessions.patch accepts.
-var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "adaptive"}
-
 // errSessionChanged aborts an update whose expectedSessionId is stale. Its
 // details are written out as WithDetails would marshal them, so the
 // linker lays the error out and nothing builds it at process start.
@@ -454,7 +451,7 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 	}
 	if p.ThinkingLevel.Set && !p.ThinkingLevel.Null {
 		thinking = norm(p.ThinkingLevel.Value)
-		if thinking != "" && !slices.Contains(thinkingLevels, thinking) {
+		if thinking != "" && !slices.Contains(policy.ThinkLevels, thinking) {
 			return nil, invalid(`invalid thinkingLevel (use "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"adaptive")`)
 		}
 	}
@@ -609,7 +606,7 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 	}
 	if p.ThinkingLevel != "" {
 		sess.ThinkingLevel = norm(p.ThinkingLevel)
-		if !slices.Contains(thinkingLevels, sess.ThinkingLevel) {
+		if !slices.Contains(policy.ThinkLevels, sess.ThinkingLevel) {
 			return nil, invalid(`invalid thinkingLevel (use "off"|"minimal"|"low"|"medium"|"high"|"xhigh"|"adaptive")`)
 		}
 	}

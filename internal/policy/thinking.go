@@ -7,8 +7,12 @@ import (
 	"unicode"
 )
 
-// ThinkLevelsHint lists, in order, every level NormalizeThinkLevel can
-// return, joined with ", ".
+// ThinkLevels lists, in order, every level NormalizeThinkLevel can
+// return: the levels a session, a spawn and sessions.patch take. The
+// slice is shared; do not modify it.
+var ThinkLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "adaptive"}
+
+// ThinkLevelsHint is ThinkLevels joined with ", ".
 //
 // The reference builds this list per target model (formatThinkingLevels):
 // "off, minimal, low, medium, high", then "xhigh" only for models that

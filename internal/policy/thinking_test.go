@@ -114,3 +114,14 @@ func TestSplitCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestThinkLevelsHint(t *testing.T) {
+	if got := strings.Join(ThinkLevels, ", "); got != ThinkLevelsHint {
+		t.Errorf("ThinkLevels joined = %q, ThinkLevelsHint = %q", got, ThinkLevelsHint)
+	}
+	for _, l := range ThinkLevels {
+		if got, ok := NormalizeThinkLevel(l); !ok || got != l {
+			t.Errorf("NormalizeThinkLevel(%q) = %q, %v; a listed level must map to itself", l, got, ok)
+		}
+	}
+}

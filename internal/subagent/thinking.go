@@ -6,14 +6,6 @@ import (
 	"github.com/switchboardhq/switchboard/internal/policy"
 )
 
-// ThinkingLevels lists, in order, every canonical level NormalizeThinking can
-// return. The slice is shared; do not modify it.
-var ThinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "adaptive"}
-
-// ThinkingLevelsHint is the "<levels>" part of the invalid-level error:
-// ThinkingLevels joined with ", " (policy.ThinkLevelsHint).
-const ThinkingLevelsHint = policy.ThinkLevelsHint
-
 // NormalizeThinking maps a sessions_spawn thinking value (the explicit
 // argument or a configured subagents.thinking default) to a canonical level,
 // as in docs/spec/reference-behaviour.md §9.3 step 12.
@@ -41,8 +33,8 @@ type ThinkingLevelError struct {
 	Raw string
 }
 
-// Error returns `Invalid thinking level "<Raw>". Use one of: <ThinkingLevelsHint>.`
+// Error returns `Invalid thinking level "<Raw>". Use one of: <policy.ThinkLevelsHint>.`
 // with Raw inserted as is (no escaping).
 func (e *ThinkingLevelError) Error() string {
-	return `Invalid thinking level "` + e.Raw + `". Use one of: ` + ThinkingLevelsHint + "."
+	return `Invalid thinking level "` + e.Raw + `". Use one of: ` + policy.ThinkLevelsHint + "."
 }

@@ -86,14 +86,3 @@ func TestNormalizeThinkingInvalid(t *testing.T) {
 		})
 	}
 }
-
-func TestThinkingLevelsHint(t *testing.T) {
-	if got := strings.Join(ThinkingLevels, ", "); got != ThinkingLevelsHint {
-		t.Errorf("ThinkingLevels joined = %q, ThinkingLevelsHint = %q", got, ThinkingLevelsHint)
-	}
-	for _, l := range ThinkingLevels {
-		if got, err := NormalizeThinking(l); err != nil || got != l {
-			t.Errorf("NormalizeThinking(%q) = %q, %v; a listed level must map to itself", l, got, err)
-		}
-	}
-}
