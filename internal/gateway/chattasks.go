@@ -113,13 +113,12 @@ func taskTiming(in subagent.Info, status string, now time.Time) string {
 	return "finished " + since(max(in.EndedAt, in.StartedAt, in.CreatedAt)) + " ago"
 }
 
-// oneLine is s's first line, cut to at most n runes (with "…").
+// oneLine is s's first line cut to at most n runes (firstLine), with
+// " …" when more lines follow and the line was not cut.
 func oneLine(s string, n int) string {
-	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	} else if cut {
-		return s + " …"
+	line, cut := firstLine(s, n)
+	if !cut && len(line) < len(strings.TrimSpace(s)) {
+		return line + " …"
 	}
-	return s
+	return line
 }

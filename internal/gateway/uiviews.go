@@ -399,9 +399,10 @@ func taskStatuses(raw json.RawMessage) ([]string, error) {
 // taskOf is a sub-agent run as a tasks.list row.
 func taskOf(in *subagent.Info) wire.Task {
 	r := &in.Record
+	task, _ := firstLine(r.Task, 120)
 	t := wire.Task{
 		ID: r.ChildRunID, Kind: "subagent", Runtime: "subagent", RunID: r.ChildRunID,
-		Title: cmp.Or(r.Label, firstLine(r.Task)), AgentID: r.AgentID,
+		Title: cmp.Or(r.Label, task), AgentID: r.AgentID,
 		SessionKey: r.RequesterKey, OwnerKey: r.RequesterKey, ChildSessionKey: r.ChildSessionKey,
 		CreatedAt: r.CreatedAt, StartedAt: in.StartedAt, EndedAt: in.EndedAt, Error: in.Error, Prompt: r.Task,
 	}
@@ -428,10 +429,12 @@ func taskOf(in *subagent.Info) wire.Task {
 	return t
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(line); len(r) > 120 {
-		line = string(r[:119]) + "…"
+// firstLine is s's first line, trimmed and cut to at most max runes
+// (ending in "…" when cut).
+func firstLine(s string, max int) (line string, cut bool) {
+	line, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(line); len(r) > max {
+		return string(r[:max-1]) + "…", true
 	}
-	return line
+	return line, false
 }
