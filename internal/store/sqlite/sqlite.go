@@ -61,6 +61,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/lazy"
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite/walvfs"
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
@@ -192,6 +193,12 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			"wal_autocheckpoint(0)", // the checkpointer's job
 		},
 		"_txlock": {"immediate"},
+		// The writer's WAL frames go out in one write a commit (see
+		// package walvfs); the other connections never write the WAL.
+		"vfs": {walvfs.Name},
+	}
+	if err := walvfs.Register(); err != nil {
+		return nil, fmt.Errorf("sqlite.Open: %w", err)
 	}
 	s.w = sql.OpenDB(connector{dsn: path + "?" + wq.Encode(), writer: true})
 	s.w.SetMaxOpenConns(1)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
+	"github.com/switchboardhq/switchboard/internal/store/sqlite/walvfs"
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
@@ -101,6 +102,27 @@ func TestWarmTurnPages(t *testing.T) {
 		t.Errorf("a warm turn wrote %.1f pages, want at most 16", got)
 	} else {
 		t.Logf("a warm turn wrote %.1f pages", got)
+	}
+}
+
+// TestWarmTurnWrites: a warm turn's two commits reach the WAL in one
+// write each (package walvfs); SQLite's unix VFS makes two a page, 30 a
+// turn.
+func TestWarmTurnWrites(t *testing.T) {
+	ctx := context.Background()
+	s, _, n := turnStore(t, Options{checkpointEvery: -1})
+	if err := warmTurn(ctx, s, turnKey, turnSID, n); err != nil { // the log restarts after the checkpoint
+		t.Fatal(err)
+	}
+	const turns = 50
+	before := walvfs.Writes()
+	for i := 1; i <= turns; i++ {
+		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := walvfs.Writes() - before; got != 2*turns {
+		t.Errorf("%d warm turns made %d WAL writes, want %d", turns, got, 2*turns)
 	}
 }
 
