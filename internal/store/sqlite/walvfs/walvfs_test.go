@@ -2,15 +2,18 @@ package walvfs_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -319,4 +322,97 @@ func writeUntilKilled(path string) {
 		}
 		fmt.Println(k)
 	}
+}
+
+// TestRandomWorkload runs random transactions on a writer through the VFS
+// (a small page cache, so large ones spill; some rolled back), random
+// checkpoints of every mode and reopenings of the writer, and checks after
+// each step that a connection on the plain VFS reads exactly what a model
+// of the table holds.
+func TestRandomWorkload(t *testing.T) {
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	path := filepath.Join(t.TempDir(), "random.db")
+	open := func() *sql.DB { return openDB(t, path, true, "cache_size(16)") }
+	w := open()
+	r := openDB(t, path, false)
+	exec1(t, w, `CREATE TABLE kv (k INTEGER PRIMARY KEY, v BLOB NOT NULL)`)
+	exec1(t, w, `CREATE INDEX kv_v ON kv (v)`)
+	model := map[int64]int{} // key → length of its value, all bytes = key % 251
+
+	check := func(step int) {
+		t.Helper()
+		var n, total int64
+		if err := r.QueryRow(`SELECT count(*), coalesce(sum(length(v)), 0) FROM kv`).Scan(&n, &total); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		var want int64
+		for _, l := range model {
+			want += int64(l)
+		}
+		if n != int64(len(model)) || total != want {
+			t.Fatalf("step %d: the reader sees %d rows of %d bytes, want %d of %d", step, n, total, len(model), want)
+		}
+	}
+	for step := range 150 {
+		switch op := rng.IntN(20); {
+		case op < 14: // a transaction of 1 to 400 changes, a tenth rolled back
+			tx, err := w.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending := map[int64]int{}
+			for range 1 + rng.IntN(400) {
+				k := int64(rng.IntN(2000))
+				if rng.IntN(4) == 0 {
+					if _, err := tx.Exec(`DELETE FROM kv WHERE k = ?`, k); err != nil {
+						t.Fatal(err)
+					}
+					pending[k] = -1
+					continue
+				}
+				l := 1 + rng.IntN(6000)
+				v := bytes.Repeat([]byte{byte(k % 251)}, l)
+				if _, err := tx.Exec(`INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`, k, v); err != nil {
+					t.Fatal(err)
+				}
+				pending[k] = l
+			}
+			if rng.IntN(10) == 0 {
+				if err := tx.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for k, l := range pending {
+				if l < 0 {
+					delete(model, k)
+				} else {
+					model[k] = l
+				}
+			}
+		case op < 18: // a checkpoint by the plain connection
+			mode := []string{"PASSIVE", "FULL", "RESTART", "TRUNCATE"}[rng.IntN(4)]
+			var busy, log, done int
+			if err := r.QueryRow(`PRAGMA wal_checkpoint(`+mode+`)`).Scan(&busy, &log, &done); err != nil {
+				t.Fatalf("step %d: checkpoint %s: %v", step, mode, err)
+			}
+		default: // the writer reopens
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			w = open()
+		}
+		check(step)
+	}
+	// Every value holds only its key's byte.
+	var wrong int64
+	if err := r.QueryRow(`SELECT count(*) FROM kv WHERE replace(hex(v), printf('%02X', k % 251), '') != ''`).Scan(&wrong); err != nil || wrong != 0 {
+		t.Fatalf("%d values hold other bytes than their key's (%v)", wrong, err)
+	}
+	integrity(t, r)
 }
