@@ -1,5 +1,5 @@
-// Package walvfs registers a SQLite VFS that writes each transaction's WAL
-// frames with one system call instead of two a frame.
+// Package walvfs registers a SQLite VFS that writes a transaction's WAL
+// frames with one system call (per 64 KiB) instead of two a frame.
 //
 // SQLite writes a WAL frame as two pwrite calls, its 24-byte header and its
 // page, so a commit of n pages costs 2n system calls. On a virtual machine,
@@ -18,7 +18,8 @@
 // readers: a write error fails the commit, not a later one. Frames of a
 // transaction that spills pages before its commit wait in the buffer and are
 // written before anything reads the WAL through this connection, before a
-// sync, and when the buffer fills.
+// sync, and when the buffer fills; if the transaction is rolled back, those
+// still waiting are dropped when it ends.
 //
 // Only the sqlite store imports this package.
 package walvfs
@@ -62,10 +63,10 @@ var (
 	methodsField uintptr
 
 	tablesMu sync.Mutex
-	// tables maps a unix methods table to the copy a WAL file of ours
-	// uses: the same functions, with the writes gathered. The copies live
-	// in C memory for the process's lifetime.
-	tables = map[uintptr]uintptr{}
+	// tables maps a kind of file and a unix methods table to the copy
+	// such a file of ours uses (see methodsTable). The copies live in C
+	// memory for the process's lifetime.
+	tables = map[[2]uintptr]uintptr{}
 
 	filesMu sync.RWMutex
 	// files holds each open WAL file's buffer, by its sqlite3_file.
@@ -112,6 +113,10 @@ func Writes() int64 { return writes.Load() }
 // from one connection at a time; mu keeps the race detector's view honest
 // and costs nothing uncontended.
 type walFile struct {
+	// tls is the connection's, which SQLite passes to every call the
+	// connection makes: its database file's too.
+	tls *libc.TLS
+
 	mu sync.Mutex
 	// buf is C memory of bufSize bytes, allocated at the first write.
 	buf uintptr
@@ -130,31 +135,49 @@ type walFile struct {
 func xOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
 	unix := (*sqlite3.Tsqlite3_vfs)(ptr(unixVFS))
 	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{unix.FxOpen})))(tls, unixVFS, zName, pFile, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
-		return rc
-	}
 	file := (*sqlite3.Tsqlite3_file)(ptr(pFile))
-	if file.FpMethods == 0 {
+	if rc != sqlite3.SQLITE_OK || file.FpMethods == 0 {
 		return rc
 	}
-	table := walTable(tls, file.FpMethods)
+	var kind int
+	switch {
+	case flags&sqlite3.SQLITE_OPEN_WAL != 0:
+		kind = walKind
+	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0:
+		kind = dbKind
+	default:
+		return rc
+	}
+	table := methodsTable(tls, kind, file.FpMethods)
 	if table == 0 {
-		return rc // out of memory for the table: the file stays a plain unix one
+		// Out of memory for the table: a WAL file stays a plain unix one.
+		// So does a database file, whose WAL then must too.
+		return rc
 	}
 	*(*uintptr)(ptr(pFile + methodsField)) = file.FpMethods
-	filesMu.Lock()
-	files[pFile] = &walFile{}
-	filesMu.Unlock()
+	if kind == walKind {
+		filesMu.Lock()
+		files[pFile] = &walFile{tls: tls}
+		filesMu.Unlock()
+	}
 	file.FpMethods = table
 	return rc
 }
 
-// walTable returns the gathering copy of the unix methods m, making it at
-// the first WAL file opened with m; 0 when C memory runs out.
-func walTable(tls *libc.TLS, m uintptr) uintptr {
+// The kinds of file whose methods the VFS replaces.
+const (
+	walKind = iota // gathers its writes
+	dbKind         // a database file: its WAL write lock's release drops what a rolled-back transaction left gathered
+)
+
+// methodsTable returns the copy of the unix methods m for a file of kind,
+// making it at the first such file opened with m; 0 when C memory runs
+// out.
+func methodsTable(tls *libc.TLS, kind int, m uintptr) uintptr {
 	tablesMu.Lock()
 	defer tablesMu.Unlock()
-	if t, ok := tables[m]; ok {
+	key := [2]uintptr{uintptr(kind), m}
+	if t, ok := tables[key]; ok {
 		return t
 	}
 	t := libc.Xmalloc(tls, libc.Tsize_t(unsafe.Sizeof(sqlite3.Tsqlite3_io_methods{})))
@@ -163,14 +186,19 @@ func walTable(tls *libc.TLS, m uintptr) uintptr {
 	}
 	table := (*sqlite3.Tsqlite3_io_methods)(ptr(t))
 	*table = *(*sqlite3.Tsqlite3_io_methods)(ptr(m))
-	table.FxClose = funcPointer(walClose)
-	table.FxRead = funcPointer(walRead)
-	table.FxWrite = funcPointer(walWrite)
-	table.FxTruncate = funcPointer(walTruncate)
-	table.FxSync = funcPointer(walSync)
-	table.FxFileSize = funcPointer(walFileSize)
-	table.FxFileControl = funcPointer(walFileControl)
-	tables[m] = t
+	switch kind {
+	case walKind:
+		table.FxClose = funcPointer(walClose)
+		table.FxRead = funcPointer(walRead)
+		table.FxWrite = funcPointer(walWrite)
+		table.FxTruncate = funcPointer(walTruncate)
+		table.FxSync = funcPointer(walSync)
+		table.FxFileSize = funcPointer(walFileSize)
+		table.FxFileControl = funcPointer(walFileControl)
+	case dbKind:
+		table.FxShmLock = funcPointer(dbShmLock)
+	}
+	tables[key] = t
 	return t
 }
 
@@ -210,29 +238,31 @@ func flush(tls *libc.TLS, pFile uintptr) int32 {
 	return f.flushLocked(tls, pFile)
 }
 
-// walWrite gathers appends to the WAL and writes them out at the end of a
-// commit frame. A write anywhere else (the WAL header, a frame rewritten in
-// place, a checksum rewritten) first writes out the buffer, then goes
-// straight to the file.
+// walWrite gathers a run of adjacent writes (a transaction's frames, the
+// log's header before them) and writes the run out when the transaction's
+// commit frame is complete (see wrote), when a write does not continue
+// the run, and when the buffer is full.
 func walWrite(tls *libc.TLS, pFile, pBuf uintptr, iAmt int32, iOfst sqlite3.Tsqlite3_int64) int32 {
 	f := lookup(pFile)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := int(iAmt)
-	// An append at the log's end is held; the buffer always ends there.
-	appending := iOfst == f.end && iOfst >= walHeaderSize && n <= bufSize
-	if f.n > 0 && (!appending || f.n+n > bufSize) {
+	if iOfst == 0 && n == walHeaderSize {
+		f.end = 0 // a new log: its frames follow this header
+	}
+	if f.n > 0 && (iOfst != f.off+int64(f.n) || f.n+n > bufSize) {
 		if rc := f.flushLocked(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
 	}
-	if !appending {
-		return f.writeThrough(tls, pFile, pBuf, iAmt, iOfst)
+	if f.buf == 0 && n <= bufSize {
+		f.buf = libc.Xmalloc(tls, bufSize) // 0 when out of memory: written through
 	}
-	if f.buf == 0 {
-		if f.buf = libc.Xmalloc(tls, bufSize); f.buf == 0 {
-			return f.writeThrough(tls, pFile, pBuf, iAmt, iOfst)
+	if f.buf == 0 || n > bufSize {
+		if rc := unixWrite(tls, pFile, pBuf, iAmt, iOfst); rc != sqlite3.SQLITE_OK {
+			return rc
 		}
+		return f.wrote(tls, pFile, pBuf, iAmt, iOfst)
 	}
 	if f.n == 0 {
 		f.off = iOfst
@@ -242,35 +272,37 @@ func walWrite(tls *libc.TLS, pFile, pBuf uintptr, iAmt int32, iOfst sqlite3.Tsql
 	return f.wrote(tls, pFile, pBuf, iAmt, iOfst)
 }
 
-// writeThrough writes straight to the file, after the buffer was written
-// out.
-func (f *walFile) writeThrough(tls *libc.TLS, pFile, pBuf uintptr, iAmt int32, iOfst int64) int32 {
-	if iOfst == 0 && iAmt == walHeaderSize {
-		f.end = 0 // a new log starts: frames follow the header again
-	}
-	if rc := unixWrite(tls, pFile, pBuf, iAmt, iOfst); rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return f.wrote(tls, pFile, pBuf, iAmt, iOfst)
-}
-
-// wrote notes a write of iAmt bytes at iOfst, held or written through. A
-// commit frame's header arms the file: from then on each write is written
-// out at once, its page first of all, until the header of a frame that
-// does not commit is appended, which is the next transaction's first. So
-// whatever SQLite writes after a commit's header (the page, the copies of
-// the commit frame it pads a sector with, checksums it rewrites) is in the
-// file before the commit is published in the WAL index, and a failed write
-// fails the commit.
+// wrote notes a write of iAmt bytes at iOfst, held or written through, and
+// writes the buffer out when the file is armed.
+//
+// A commit frame's header arms the file. Appended at the log's end, it is
+// held, and the page that follows goes out with it; from then on every
+// write goes out at once, until the header of a frame that does not commit
+// is appended at the log's end: the next transaction's first. So whatever
+// SQLite writes after a commit's header (the copies of the commit frame it
+// pads a sector with, the frame headers whose checksums it rewrites) is in
+// the file before the commit is published in the WAL index, and a failed
+// write fails the commit. A commit frame's header written below the log's
+// end (SQLite rewriting it, or writing where a rolled-back transaction
+// wrote further) goes out at once. After a rollback, the file stays armed
+// from the next commit on, and writes go out one by one, until a frame is
+// appended past the furthest write or the log restarts.
 func (f *walFile) wrote(tls *libc.TLS, pFile, pBuf uintptr, iAmt int32, iOfst int64) int32 {
-	appended := iOfst >= f.end
+	atEnd := iOfst >= f.end
 	if end := iOfst + int64(iAmt); end > f.end {
 		f.end = end
 	}
-	if appended && iAmt == frameHeaderSize && iOfst >= walHeaderSize {
-		// A frame's header: the page follows.
-		f.armed = binary.BigEndian.Uint32((*libc.RawMem)(ptr(pBuf))[4:8:8]) != 0
-		return sqlite3.SQLITE_OK
+	if iAmt == frameHeaderSize { // only frame headers are 24 bytes
+		commit := binary.BigEndian.Uint32((*libc.RawMem)(ptr(pBuf))[4:8:8]) != 0
+		switch {
+		case commit:
+			f.armed = true
+			if atEnd {
+				return sqlite3.SQLITE_OK // its page follows
+			}
+		case atEnd:
+			f.armed = false // a transaction's frame, not its last
+		}
 	}
 	if f.armed {
 		return f.flushLocked(tls, pFile)
@@ -319,15 +351,14 @@ func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 
 	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{unixMethods(pFile).FxFileControl})))(tls, pFile, op, pArg)
 }
 
-// walClose writes out the buffer, frees it and closes the file; the close
-// happens whatever the write returned.
+// walClose frees the buffer and closes the file.
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	filesMu.Lock()
 	f := files[pFile]
 	delete(files, pFile)
 	filesMu.Unlock()
 	f.mu.Lock()
-	rc := f.flushLocked(tls, pFile)
+	f.n = 0 // a rolled-back transaction's, if anything (see dbShmLock)
 	if f.buf != 0 {
 		libc.Xfree(tls, f.buf)
 		f.buf = 0
@@ -335,10 +366,33 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	f.mu.Unlock()
 	m := unixMethods(pFile)
 	(*sqlite3.Tsqlite3_file)(ptr(pFile)).FpMethods = uintptr(unsafe.Pointer(m))
-	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{m.FxClose})))(tls, pFile); rc == sqlite3.SQLITE_OK {
-		rc = crc
+	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{m.FxClose})))(tls, pFile)
+}
+
+// SQLite's WAL write lock: the first of the WAL index's locks.
+const walWriteLock = 0
+
+// dbShmLock is the unix VFS's lock on the WAL index. When a connection
+// releases the WAL write lock, the end of its write transaction, its WAL
+// file must hold nothing: a commit has written everything out by then (see
+// wrote). A transaction rolled back may have left frames it spilled; with
+// the unix VFS they would lie past the log's end, never read. Held back
+// and written later, they could land on frames another connection (a
+// sqlite3 shell) commits once the lock is free, so they are dropped.
+func dbShmLock(tls *libc.TLS, pFile uintptr, ofst, n, flags int32) int32 {
+	if ofst == walWriteLock && flags == sqlite3.SQLITE_SHM_UNLOCK|sqlite3.SQLITE_SHM_EXCLUSIVE {
+		filesMu.RLock()
+		for _, f := range files {
+			if f.tls != tls {
+				continue
+			}
+			f.mu.Lock()
+			f.n = 0
+			f.mu.Unlock()
+		}
+		filesMu.RUnlock()
 	}
-	return rc
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&struct{ uintptr }{unixMethods(pFile).FxShmLock})))(tls, pFile, ofst, n, flags)
 }
 
 // ptr turns a C address into a pointer, as SQLite's translated code does.
