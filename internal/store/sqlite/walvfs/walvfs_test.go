@@ -459,14 +459,21 @@ func TestRollbackLeavesNothingBehind(t *testing.T) {
 		if err := tx.Rollback(); err != nil {
 			t.Fatal(err)
 		}
-		// The other connection commits where those frames were.
+		// The other connection commits where those frames were: in odd
+		// rounds one transaction of fewer frames, so that the writer's
+		// next commit lies where they did; in even rounds 30, past them.
 		base := 1000 + round*100
-		for k := base; k < base+30; k++ {
-			exec1(t, other, `INSERT INTO u (k, v) VALUES (?, randomblob(500))`, k)
+		if round%2 == 1 {
+			exec1(t, other, `INSERT INTO u (k, v) SELECT ? + x, randomblob(500) FROM
+				(WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 29) SELECT x FROM c)`, base)
+		} else {
+			for k := base; k < base+30; k++ {
+				exec1(t, other, `INSERT INTO u (k, v) VALUES (?, randomblob(500))`, k)
+			}
 		}
 		want += 30
-		// The writer reads, then commits from where the rolled-back
-		// frames started.
+		// The writer reads, then commits where the rolled-back frames
+		// were.
 		if got := count(t, w, `SELECT count(*) FROM u`); got != want {
 			t.Fatalf("round %d: the writer reads %d rows, want %d", round, got, want)
 		}
