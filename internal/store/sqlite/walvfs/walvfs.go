@@ -66,11 +66,12 @@ var (
 	// tables maps a kind of file and a unix methods table to the copy
 	// such a file of ours uses (see methodsTable). The copies live in C
 	// memory for the process's lifetime.
-	tables = map[[2]uintptr]uintptr{}
+	tables map[[2]uintptr]uintptr
 
 	filesMu sync.RWMutex
-	// files holds each open WAL file's buffer, by its sqlite3_file.
-	files = map[uintptr]*walFile{}
+	// files holds each open WAL file's buffer, by its sqlite3_file. Both
+	// maps are made by register, not at process start.
+	files map[uintptr]*walFile
 
 	// writes counts the pwrite calls made to WAL files, for tests.
 	writes atomic.Int64
@@ -84,6 +85,8 @@ func Register() error {
 }
 
 func register() error {
+	tables = map[[2]uintptr]uintptr{}
+	files = map[uintptr]*walFile{}
 	tls := libc.NewTLS() // kept: the registration lasts as long as the process
 	unixVFS = sqlite3.Xsqlite3_vfs_find(tls, 0)
 	if unixVFS == 0 {
