@@ -153,9 +153,11 @@ func xOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFlag
 	}
 	table := methodsTable(tls, kind, file.FpMethods)
 	if table == 0 {
-		// Out of memory for the table: a WAL file stays a plain unix one.
-		// So does a database file, whose WAL then must too.
-		return rc
+		// Out of C memory for the table. A database file left plain
+		// would leave its WAL without the rollback's drop: fail the open.
+		(*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&struct{ uintptr }{(*sqlite3.Tsqlite3_io_methods)(ptr(file.FpMethods)).FxClose})))(tls, pFile)
+		file.FpMethods = 0
+		return sqlite3.SQLITE_NOMEM
 	}
 	*(*uintptr)(ptr(pFile + methodsField)) = file.FpMethods
 	if kind == walKind {
