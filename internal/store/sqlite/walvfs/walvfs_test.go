@@ -20,17 +20,18 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlite/walvfs"
 )
 
-// The tests' connections: a writer through the VFS, and readers and
-// checkpointers on SQLite's own unix VFS, as another process (the sqlite3
-// shell, Litestream) would be.
+// pageSize is SQLite's default page size, which the frame counts assume.
 const pageSize = 4096
 
 // maxWrite is the most the VFS writes in one call (its buffer).
 const maxWrite = 64 << 10
 
-// openDB opens path with the pragmas, through the VFS when gathered. Its
-// commits do not sync the WAL (synchronous=NORMAL, as the store's) unless
-// the pragmas say otherwise: a sync writes the buffer out too.
+// openDB opens path with the pragmas, through the VFS when gathered (the
+// tests' writer) or on SQLite's own unix VFS (their readers, checkpointers
+// and other writers, as another process such as the sqlite3 shell would
+// be). Its commits do not sync the WAL (synchronous=NORMAL, as the
+// store's) unless the pragmas say otherwise: a sync writes the buffer out
+// too.
 func openDB(tb testing.TB, path string, gathered bool, pragmas ...string) *sql.DB {
 	tb.Helper()
 	if err := walvfs.Register(); err != nil {
