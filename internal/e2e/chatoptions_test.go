@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/internal/client"
 	"github.com/switchboardhq/switchboard/internal/fakellm"
 )
 
@@ -65,16 +66,7 @@ func TestModelAndThinkCommands(t *testing.T) {
 		r := reqs[len(reqs)-1]
 		return r.Path, r.Request.Model, r.Request.Thinking
 	}
-	sessionThinking := func() any {
-		t.Helper()
-		for _, r := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
-			if row := r.(map[string]any); row["key"] == "agent:main:main" {
-				return row["thinkingLevel"]
-			}
-		}
-		t.Fatal("sessions.list has no agent:main:main")
-		return nil
-	}
+	sessionThinking := func() any { t.Helper(); return mainSessionField(t, c, "thinkingLevel") }
 
 	command("m-1", "/model", "Current: fake/fake-1", "Default: fake/fake-1", "Think: default")
 	command("m-2", "/models", "Providers:\n- claude (1)\n- fake (2)")
@@ -131,16 +123,7 @@ func TestNameCommand(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	g := startModel(t, "", llm, `{ id: "fake-1" }`, "", "")
 	c := g.dial(t)
-	label := func() any {
-		t.Helper()
-		for _, r := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
-			if row := r.(map[string]any); row["key"] == "agent:main:main" {
-				return row["label"]
-			}
-		}
-		t.Fatal("sessions.list has no agent:main:main")
-		return nil
-	}
+	label := func() any { t.Helper(); return mainSessionField(t, c, "label") }
 	for i, tt := range []struct{ msg, want string }{
 		{"/name", "This session has no custom name yet.\nUse /name <title> to set a name (mirrors the session manager)."},
 		{"/name   Release notes ", "✅ Session renamed to “Release notes”."},
@@ -161,4 +144,17 @@ func TestNameCommand(t *testing.T) {
 	if n := llm.Count(); n != 0 {
 		t.Errorf("/name reached the model (%d requests)", n)
 	}
+}
+
+// mainSessionField is field of agent:main:main's row in sessions.list (nil
+// when the row leaves it out).
+func mainSessionField(t *testing.T, c *client.Client, field string) any {
+	t.Helper()
+	for _, r := range call(t, c, "sessions.list", map[string]any{})["sessions"].([]any) {
+		if row := r.(map[string]any); row["key"] == "agent:main:main" {
+			return row[field]
+		}
+	}
+	t.Fatal("sessions.list has no agent:main:main")
+	return nil
 }
