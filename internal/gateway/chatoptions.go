@@ -36,14 +36,6 @@ func (s *Server) modelCommand(ctx context.Context, cmd admission.Command) (admis
 	return ans, nil
 }
 
-// catalog is the configured models (none without a Catalog).
-func (s *Server) catalog() []CatalogModel {
-	if s.cfg.Catalog == nil {
-		return nil
-	}
-	return s.cfg.Catalog()
-}
-
 // chooseModel shows or changes the session's model.
 func (s *Server) chooseModel(ctx context.Context, cmd admission.Command) (admission.Answer, error) {
 	args, usage := parseModelArgs(cmd.Session.Rest)

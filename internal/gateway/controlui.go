@@ -377,11 +377,8 @@ func (s *Server) handleModelsAuthStatus(ctx context.Context, cl *call) (any, err
 		return nil, err
 	}
 	res := wire.ModelsAuthStatusResult{TS: s.now().UnixMilli(), Providers: []wire.ProviderAuthStatus{}}
-	if s.cfg.Catalog == nil {
-		return res, nil
-	}
 	seen := map[string]int{}
-	for _, m := range s.cfg.Catalog() {
+	for _, m := range s.catalog() {
 		status := "missing"
 		if m.Available {
 			status = "static"

@@ -291,14 +291,20 @@ func (s *Server) handleModelsList(ctx context.Context, cl *call) (any, error) {
 	return s.modelsList(p.Provider), nil
 }
 
+// catalog is the configured models (none without a Catalog): models.list,
+// models.authStatus, chat.metadata and /models read it.
+func (s *Server) catalog() []CatalogModel {
+	if s.cfg.Catalog == nil {
+		return nil
+	}
+	return s.cfg.Catalog()
+}
+
 // modelsList is models.list's answer: the catalogue, of one provider when
 // provider is set.
 func (s *Server) modelsList(provider string) map[string]any {
 	models := []map[string]any{}
-	if s.cfg.Catalog == nil {
-		return map[string]any{"models": models}
-	}
-	for _, m := range s.cfg.Catalog() {
+	for _, m := range s.catalog() {
 		if provider != "" && !strings.EqualFold(provider, m.Provider) {
 			continue
 		}

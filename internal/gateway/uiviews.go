@@ -126,10 +126,8 @@ func (s *Server) handleChatMetadata(ctx context.Context, cl *call) (any, error) 
 		return nil, unknownAgent(s.agentID(p.AgentID))
 	}
 	res := wire.ChatMetadataResult{Models: []map[string]any{}, Commands: chatCommands}
-	if s.cfg.Catalog != nil {
-		for _, m := range s.cfg.Catalog() {
-			res.Models = append(res.Models, modelRow(m))
-		}
+	for _, m := range s.catalog() {
+		res.Models = append(res.Models, modelRow(m))
 	}
 	return res, nil
 }
