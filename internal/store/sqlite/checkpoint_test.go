@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -49,7 +50,7 @@ func TestWriterNeverCheckpoints(t *testing.T) {
 func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	ctx := context.Background()
 	ran := make(chan struct{})
-	s := openTest(t, Options{checkpointEvery: 3, checkpointed: ran})
+	s := openTest(t, Options{checkpointEvery: 3, checkpointAfter: -1, checkpointed: ran})
 	for i, key := range []string{"agent:main:a", "agent:main:b", "agent:main:c"} {
 		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "s" + key}); err != nil {
 			t.Fatal(err)
@@ -66,6 +67,37 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	}
 	if got, err := s.GetSession(ctx, "agent:main:c"); err != nil || got.Key != "agent:main:c" {
 		t.Fatalf("GetSession after the checkpoint = %+v, %v", got, err)
+	}
+}
+
+// TestQuietCommitIsCheckpointed: a body that fewer than checkpointEvery
+// follow is checkpointed checkpointAfter after it, and only once: on a
+// quiet gateway it waited for hundreds more before.
+func TestQuietCommitIsCheckpointed(t *testing.T) {
+	ctx := context.Background()
+	ran := make(chan struct{})
+	s := openTest(t, Options{checkpointEvery: 1 << 30, checkpointAfter: time.Millisecond, checkpointed: ran})
+	for i, key := range []string{"agent:main:a", "agent:main:b"} {
+		if err := s.CreateSession(ctx, &store.Session{Key: key, SessionID: "s" + key}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ran:
+		case <-time.After(time.Minute):
+			t.Fatalf("no checkpoint after body %d", i+1)
+		}
+		if frames, copied := walState(t, s); frames == 0 || copied != frames {
+			t.Fatalf("WAL after the checkpoint of body %d: %d frames, %d copied", i+1, frames, copied)
+		}
+	}
+	// The timer is started by the first body after a checkpoint only: with
+	// none since, none is due.
+	if !s.ckpt.pending.Load() {
+		select {
+		case <-s.ckpt.first:
+			t.Fatal("a checkpoint is due with no body committed since the last")
+		default:
+		}
 	}
 }
 
@@ -136,8 +168,8 @@ func TestWALStaysBounded(t *testing.T) {
 // machine).
 func TestWALBoundedWithoutTheCheckpointer(t *testing.T) {
 	ctx := context.Background()
-	s, wal, n := turnStore(t, Options{checkpointEvery: 1 << 30})
-	const turns = 1000 // about 18,000 pages written
+	s, wal, n := turnStore(t, Options{checkpointEvery: 1 << 30, checkpointAfter: -1})
+	const turns = 2 * restartBodies // about 40,000 pages written
 	for i := range turns {
 		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
 			t.Fatal(err)
@@ -146,7 +178,9 @@ func TestWALBoundedWithoutTheCheckpointer(t *testing.T) {
 	if s.ckpt.passes.Load() != 0 {
 		t.Fatalf("the background checkpoint ran %d times", s.ckpt.passes.Load())
 	}
-	if frames := walFrames(t, s, wal); frames > 8000 {
+	// At most restartBodies bodies of about nine pages each since the log
+	// last started again.
+	if frames := walFrames(t, s, wal); frames > 9*restartBodies {
 		t.Errorf("the WAL reached %.0f pages for %d turns with the background checkpoint idle (%d finishing checkpoints)", frames, turns, s.ckpt.finishes.Load())
 	}
 }

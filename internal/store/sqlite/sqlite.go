@@ -96,6 +96,9 @@ type Options struct {
 	// checkpointEvery (tests) is how many write bodies pass between two
 	// checkpoints; 0 means checkpointEvery, < 0 never.
 	checkpointEvery int
+	// checkpointAfter (tests) is how long a committed body waits at most
+	// for its checkpoint; 0 means checkpointAfter, < 0 never.
+	checkpointAfter time.Duration
 	// checkpointed, when set (tests), is sent to after each checkpoint.
 	checkpointed chan struct{}
 }
@@ -224,7 +227,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	// in the WAL this is a no-op; a failure is left to the checkpointer.
 	var busyFrames, walFrames, copiedFrames int
 	_ = s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busyFrames, &walFrames, &copiedFrames)
-	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointed)
+	s.ckpt = newCheckpointer(cdb, opts.checkpointEvery, opts.checkpointAfter, opts.checkpointed)
 	s.commits = newCommitter(s.w, &s.memo, func(bodies int, w wtx) {
 		s.ckpt.committed(bodies)
 		s.ckpt.finish(w)
