@@ -104,20 +104,33 @@ func (c *checkpointer) committed(n int) {
 
 func (c *checkpointer) loop() {
 	defer close(c.done)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
+	// The timer is made at the first body, not at the start: a gateway's
+	// start touches no timer code for it.
+	var timer *time.Timer
+	var due <-chan time.Time // timer's channel once made
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-c.kick:
 		case <-c.first:
-			timer.Reset(c.after)
+			if timer == nil {
+				timer = time.NewTimer(c.after)
+				due = timer.C
+			} else {
+				timer.Reset(c.after)
+			}
 			continue
-		case <-timer.C:
+		case <-due:
 		case <-c.stop:
 			return
 		}
-		timer.Stop()
+		if timer != nil {
+			timer.Stop()
+		}
 		// Bodies committed from here on wait for the next checkpoint
 		// (this one may copy them too).
 		c.pending.Store(false)
