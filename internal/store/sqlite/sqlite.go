@@ -25,17 +25,19 @@
 // counts; see writeMemo), so a warm chat turn's two commits read no row.
 //
 // A third connection, the checkpointer's, copies the WAL back into the
-// database file in the background (every ~110 write bodies), so that the
-// writer's commits need not wait for a checkpoint's fsyncs; the writer
-// itself only finishes a checkpoint when the WAL has grown past 2,000
-// pages under a steady stream of commits (see checkpointer).
+// database file in the background (every 400 write bodies, or a second
+// after the first body since the last), so that the writer's commits need
+// not wait for a checkpoint's fsyncs; the writer itself only finishes a
+// checkpoint when the WAL has grown past 6,000 pages under a steady stream
+// of commits (see checkpointer).
 //
 // # Durability
 //
 // By default the writer runs with PRAGMA synchronous=NORMAL. In WAL mode this
 // never corrupts the database and loses nothing when the process crashes, but
 // the last transactions committed before a power loss or an operating system
-// crash may be rolled back, because the WAL is only fsynced at checkpoints.
+// crash may be rolled back, because the WAL is only fsynced at checkpoints:
+// at most about a second's, or 400 bodies' under a heavy load.
 // Options.FullSync selects synchronous=FULL, which fsyncs the WAL on every
 // commit: durable across power loss, at the cost of one fsync per write.
 package sqlite
