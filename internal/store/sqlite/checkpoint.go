@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/store/sqlite/walvfs"
 )
 
 // checkpointEvery is how many committed write bodies pass between two
 // checkpoints by default: a warm chat turn is two bodies of about eight
 // pages each, so this is about 3,000 WAL pages (12 MiB), where it was 110
-// bodies (SQLite's default of 1,000 pages) until the eighteenth round.
+// bodies (SQLite's default of 1,000 pages) through the eighteenth round.
 // Under a steady stream of turns each checkpoint's two fsyncs and copies
 // came every 55 turns, and the turns that met one were the p99 of a
 // one-client run (2.1 ms; 1.6 ms with this): the same hot pages (the
@@ -43,12 +45,14 @@ type checkpointer struct {
 	every  int64        // bodies between checkpoints; < 0 never (tests)
 	bodies atomic.Int64 // committed bodies since the last kick
 	// after is checkpointAfter (tests: < 0 never). pending says a body
-	// was committed since loop last began a checkpoint; the first such
-	// body sends on first, which starts loop's timer.
-	after   time.Duration
-	pending atomic.Bool
-	first   chan struct{} // capacity 1
-	passes  atomic.Int64  // checkpoints run (tests)
+	// that wrote to the WAL was committed since loop last began a
+	// checkpoint; the first such body sends on first, which starts loop's
+	// timer. lastWrites is walvfs.Writes() after the last batch.
+	after      time.Duration
+	pending    atomic.Bool
+	first      chan struct{} // capacity 1
+	lastWrites atomic.Int64
+	passes     atomic.Int64 // checkpoints run (tests)
 	// restartDue says the WAL has grown past restartFrames: the writer
 	// should finish the checkpoint itself (finish).
 	restartDue atomic.Bool
@@ -86,7 +90,11 @@ func (c *checkpointer) committed(n int) {
 	if c.sinceRestart.Add(int64(n)) >= restartBodies {
 		c.restartDue.Store(true)
 	}
-	if c.after > 0 && !c.pending.Swap(true) {
+	// Only a batch that wrote to the WAL starts the timer: bodies that
+	// change nothing (a sweep that finds no run to end) commit without a
+	// frame, and an idle gateway's checkpointer then stays without its
+	// connection (opening it costs about 1.9 MiB resident).
+	if w := walvfs.Writes(); c.lastWrites.Swap(w) != w && c.after > 0 && !c.pending.Swap(true) {
 		select {
 		case c.first <- struct{}{}:
 		default:
