@@ -364,13 +364,11 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	if !fin.StartedAt.IsZero() && !fin.EndedAt.IsZero() {
 		r.durations.observe(fin.SessionKey, fin.EndedAt.Sub(fin.StartedAt))
 	}
+	logEnded(r.log, fin)
 	// Subscribers see the end before waiters wake, so a client that waited
-	// has already been sent the final events. The log line comes after
-	// both: formatting and writing it twice (console and file) took about
-	// 16 µs of each turn's path to its final.
+	// has already been sent the final events.
 	r.emit(st, Event{Stream: StreamLifecycle, Phase: PhaseEnd, Run: fin, Message: last})
 	r.wakeEnded(fin.RunID, fin)
-	logEnded(r.log, fin)
 	r.finishCarried(st, last, res)
 }
 
