@@ -47,7 +47,9 @@ type checkpointer struct {
 	// after is checkpointAfter (tests: < 0 never). pending says a body
 	// that wrote to the WAL was committed since loop last began a
 	// checkpoint; the first such body sends on first, which starts loop's
-	// timer. lastWrites is walvfs.Writes() after the last batch.
+	// timer. lastWrites is walvfs.Writes() after the last batch; the
+	// counter is the process's, so another store's writes may start the
+	// timer too (an extra checkpoint, never a missed one).
 	after      time.Duration
 	pending    atomic.Bool
 	first      chan struct{} // capacity 1

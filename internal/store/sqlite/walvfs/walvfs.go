@@ -73,7 +73,7 @@ var (
 	// maps are made by register, not at process start.
 	files map[uintptr]*walFile
 
-	// writes counts the pwrite calls made to WAL files, for tests.
+	// writes counts the pwrite calls made to WAL files (Writes).
 	writes atomic.Int64
 )
 
@@ -109,7 +109,9 @@ func register() error {
 }
 
 // Writes returns how many pwrite calls WAL files opened through the VFS
-// have made.
+// have made, in the whole process: a change shows that some writer wrote
+// frames (the store's checkpointer starts its timer on it; tests count
+// writes a commit).
 func Writes() int64 { return writes.Load() }
 
 // walFile is an open WAL file's write buffer. SQLite calls a file's methods
