@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/procs"
 	"github.com/switchboardhq/switchboard/internal/storage"
+	"github.com/switchboardhq/switchboard/internal/timerslack"
 
 	_ "github.com/switchboardhq/switchboard/internal/stackstart"
 )
@@ -44,6 +45,13 @@ func main() {
 // the stop signal arrives, before the daemon shuts anything down (both are
 // developer's knobs for bench/gateway; see docs/benchmarks.md).
 func serve(ctx context.Context, o cli.ServeOptions) error {
+	slack, err := timerslack.Wanted(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := timerslack.Reexec(slack); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard: warning:", err)
+	}
 	procs.LowerAtStart() // the daemon's controller raises it under load
 	if path := os.Getenv("SWITCHBOARD_MEMPROFILE"); path != "" {
 		var stop func()
