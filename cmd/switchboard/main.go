@@ -24,6 +24,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" { // the root command has no flags of its own
+		slackServe()
+	}
 	runtime.MemProfileRate = memProfileRate(os.Getenv("SWITCHBOARD_MEMPROFILE"))
 	// Before anything can start a command: descriptors inherited from the
 	// launcher must not leak into exec or the sandbox.
@@ -39,19 +42,27 @@ func main() {
 	}
 }
 
+// slackServe gives serve its timer slack (package timerslack) before
+// anything else runs: it executes the binary again, and the new image
+// comes back through main and goes on. A bad SWITCHBOARD_TIMER_SLACK stops
+// serve; a failed exec leaves the gateway with the slack it inherited.
+func slackServe() {
+	slack, err := timerslack.Wanted(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+	if err := timerslack.Reexec(slack); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard: warning:", err)
+	}
+}
+
 // serve adapts the CLI's serve flags to the daemon. With
 // SWITCHBOARD_CPUPROFILE set, it writes a CPU profile of the whole run to
 // that file; with SWITCHBOARD_MEMPROFILE set, a heap profile taken when
 // the stop signal arrives, before the daemon shuts anything down (both are
 // developer's knobs for bench/gateway; see docs/benchmarks.md).
 func serve(ctx context.Context, o cli.ServeOptions) error {
-	slack, err := timerslack.Wanted(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if err := timerslack.Reexec(slack); err != nil {
-		fmt.Fprintln(os.Stderr, "switchboard: warning:", err)
-	}
 	procs.LowerAtStart() // the daemon's controller raises it under load
 	if path := os.Getenv("SWITCHBOARD_MEMPROFILE"); path != "" {
 		var stop func()

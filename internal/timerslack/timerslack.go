@@ -25,8 +25,9 @@
 // millisecond is far below anything they time.
 //
 // SWITCHBOARD_TIMER_SLACK sets another slack (a Go duration; "0" leaves
-// the inherited one). The serve command calls Reexec before anything
-// else; nothing else in the module imports this package.
+// the inherited one). The binary's main calls Reexec first for the serve
+// command, before anything else; nothing else in the module imports this
+// package.
 package timerslack
 
 import (
