@@ -172,7 +172,7 @@ const restartFrames = 6000
 
 // restartBodies is how many committed bodies make the writer finish a
 // checkpoint even when loop has not reported restartFrames: at about nine
-// pages a body, twice restartFrames.
+// pages a body (9.2 of 1 KiB in a warm turn), twice restartFrames.
 const restartBodies = 2 * restartFrames / 9
 
 // finish runs on the writer, between commits, once the WAL has grown past

@@ -67,6 +67,19 @@ import (
 	"github.com/switchboardhq/switchboard/internal/store/sqlstore"
 )
 
+// pageSize is the page size of the databases this package creates (the
+// schema image's; a database keeps the size it was created with). A warm
+// chat turn changes about 15 b-tree pages, each a leaf or a row that changed
+// by a few hundred bytes, and a commit writes every changed page whole to
+// the WAL; the checkpoint copies it again. With SQLite's default of 4 KiB a
+// turn wrote 62 KB twice; with 1 KiB it writes 16 KB, and the kernel dirties
+// a quarter of the page-cache pages. The store's part of a warm turn took
+// 96–97 µs of CPU instead of 114–122 (BenchmarkWarmTurn), and the reads
+// measured were as fast or faster (docs/benchmarks.md, twentieth round).
+// A row larger than about a kilobyte spills into overflow pages, which
+// only costs a longer chain to read.
+const pageSize = 1024
+
 // SQLite's own page caches, per connection. Its default (2,000 KiB each)
 // kept a copy of most of a small database in every connection, in
 // anonymous memory: 3.5 MiB of the gateway's resident set after 1,000

@@ -83,12 +83,13 @@ func walFrames(tb testing.TB, s *Store, path string) float64 {
 	return float64(max(fi.Size()-32, 0)) / float64(pageSize+24)
 }
 
-// TestWarmTurnPages: a warm turn's two commits write at most 16 pages.
-// Before the partial indexes of migration 14 a turn wrote 22.7: the run's
-// end moved its entries in runs_status and runs_ended, and the session's
-// new updated_at its entries in sessions_spawned_by and sessions_label.
-// Before migration 15 dropped sessions_kind it wrote 18.5, before
-// migration 16 dropped messages_run 17.5 (now 15.2).
+// TestWarmTurnPages: a warm turn's two commits write at most 19 pages of
+// 1 KiB (pageSize; 18.3 now). With 4 KiB pages a turn wrote 15.2, before
+// migration 16 dropped messages_run 17.5, before migration 15 dropped
+// sessions_kind 18.5, and before the partial indexes of migration 14 22.7:
+// the run's end moved its entries in runs_status and runs_ended, and the
+// session's new updated_at its entries in sessions_spawned_by and
+// sessions_label.
 func TestWarmTurnPages(t *testing.T) {
 	ctx := context.Background()
 	s, wal, n := turnStore(t, Options{checkpointEvery: -1}) // the WAL only grows
@@ -98,8 +99,8 @@ func TestWarmTurnPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := walFrames(t, s, wal) / turns; got > 16 {
-		t.Errorf("a warm turn wrote %.1f pages, want at most 16", got)
+	if got := walFrames(t, s, wal) / turns; got > 19 {
+		t.Errorf("a warm turn wrote %.1f pages, want at most 19", got)
 	} else {
 		t.Logf("a warm turn wrote %.1f pages", got)
 	}

@@ -39,10 +39,11 @@ import (
 // Name is the name the VFS is registered under: a DSN's vfs parameter.
 const Name = "switchboard-wal"
 
-// bufSize is each writing WAL file's buffer: 15 frames of 4 KiB pages, a
-// warm chat turn's commit being about 8. A transaction of more pages is
-// written in several calls. (The unix VFS writes at most 128 KiB in one
-// call: it masks each write's length to 17 bits.)
+// bufSize is each writing WAL file's buffer: 62 frames of the store's
+// 1 KiB pages (15 of 4 KiB), a warm chat turn's commit being about 9. A
+// transaction of more pages is written in several calls. (The unix VFS
+// writes at most 128 KiB in one call: it masks each write's length to 17
+// bits.)
 const bufSize = 64 << 10
 
 const (
