@@ -10,14 +10,17 @@ import (
 )
 
 // checkpointEvery is how many committed write bodies pass between two
-// checkpoints by default: a warm chat turn is two bodies of about eight
-// pages each, so this is about 3,000 WAL pages (12 MiB), where it was 110
-// bodies (SQLite's default of 1,000 pages) through the eighteenth round.
-// Under a steady stream of turns each checkpoint's two fsyncs and copies
-// came every 55 turns, and the turns that met one were the p99 of a
-// one-client run (2.1 ms; 1.6 ms with this): the same hot pages (the
-// transcript's and the runs' last leaves, the session's row) are copied
-// once for 200 turns instead of once for 55.
+// checkpoints by default: a warm chat turn is two bodies of about nine
+// 1 KiB pages each, so this is about 3,700 WAL pages (4 MiB; 12 MiB with
+// the 4 KiB pages of databases created before the twentieth round), where
+// it was 110 bodies (SQLite's default of 1,000 pages) through the
+// eighteenth round. Under a steady stream of turns each checkpoint's two
+// fsyncs and copies came every 55 turns, and the turns that met one were
+// the p99 of a one-client run (2.1 ms; 1.6 ms with this): the same hot
+// pages (the transcript's and the runs' last leaves, the session's row)
+// are copied once for 200 turns instead of once for 55. Twice as many
+// bodies took 1-4 µs more off a warm turn (BenchmarkWarmTurn), not worth
+// a WAL twice as long.
 const checkpointEvery = 400
 
 // checkpointAfter bounds how long a committed body waits for its
