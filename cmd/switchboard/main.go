@@ -53,7 +53,7 @@ func slackServe() {
 		os.Exit(1)
 	}
 	if err := timerslack.Reexec(slack); err != nil {
-		fmt.Fprintln(os.Stderr, "switchboard: warning:", err)
+		fmt.Fprintf(os.Stderr, "switchboard: warning: %v (%s=0 skips this)\n", err, timerslack.Env)
 	}
 }
 
