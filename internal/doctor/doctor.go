@@ -321,6 +321,16 @@ func storeCheck(ctx context.Context, set *settings.Settings, stateDir string) (C
 	case err != nil:
 		return Check{Name: "store", Status: CheckFail, Detail: err.Error(), Fix: "restore " + db + " from a backup, or move it away to start empty"}, nil
 	default:
-		return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion)}, nil
+		return Check{Name: "store", Status: CheckOK, Detail: fmt.Sprintf("%s intact (schema %d)", db, res.SchemaVersion) + pagesNote(res)}, nil
 	}
+}
+
+// pagesNote says, after the store line's detail, that a database has
+// larger pages than this binary creates them with: it works as it is, but
+// every commit writes more (docs/state.md says how to convert it).
+func pagesNote(res sqlite.CheckResult) string {
+	if res.PageSize <= res.NewPageSize || res.NewPageSize == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d-byte pages, where new databases have %d: converting it makes each write cheaper (docs/state.md)", res.PageSize, res.NewPageSize)
 }

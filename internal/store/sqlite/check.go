@@ -17,13 +17,18 @@ type CheckResult struct {
 	SchemaVersion int
 	// BinaryVersion is the migration this binary brings files to.
 	BinaryVersion int
+	// PageSize is the file's page size, fixed when it was created;
+	// NewPageSize is the one this binary creates files with (pageSize).
+	// A file of larger pages makes every commit write more (docs/state.md
+	// says how to convert one).
+	PageSize, NewPageSize int
 }
 
 // Check opens the database at path read-only, without migrating it, and
 // runs SQLite's quick integrity check. It is safe while a gateway has the
 // file open. A missing file is reported with os.ErrNotExist.
 func Check(ctx context.Context, path string) (CheckResult, error) {
-	res := CheckResult{BinaryVersion: schemaVersion()}
+	res := CheckResult{BinaryVersion: schemaVersion(), NewPageSize: pageSize}
 	if _, err := os.Stat(path); err != nil {
 		return res, fmt.Errorf("sqlite.Check: %w", err)
 	}
@@ -57,6 +62,9 @@ func Check(ctx context.Context, path string) (CheckResult, error) {
 	err = db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&res.SchemaVersion)
 	if err != nil && !strings.Contains(err.Error(), "no such table") {
 		return res, fmt.Errorf("sqlite.Check: schema version: %w", err)
+	}
+	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&res.PageSize); err != nil {
+		return res, fmt.Errorf("sqlite.Check: page size: %w", err)
 	}
 	if res.SchemaVersion > res.BinaryVersion {
 		return res, fmt.Errorf("sqlite.Check: version %d, binary knows %d: %w", res.SchemaVersion, res.BinaryVersion, ErrNewerSchema)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,8 +31,23 @@ func TestCheck(t *testing.T) {
 	if res.SchemaVersion != schemaVersion() || res.BinaryVersion != schemaVersion() {
 		t.Fatalf("versions = %+v, want %d", res, schemaVersion())
 	}
+	if res.PageSize != pageSize || res.NewPageSize != pageSize {
+		t.Fatalf("page sizes = %+v, want %d", res, pageSize)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+
+	// A database of 4 KiB pages, as made before the twentieth round.
+	db := sql.OpenDB(connector{dsn: path})
+	for _, q := range []string{`PRAGMA journal_mode=DELETE`, `PRAGMA page_size=4096`, `VACUUM`, `PRAGMA journal_mode=WAL`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if res, err := Check(ctx, path); err != nil || res.PageSize != 4096 || res.NewPageSize != pageSize {
+		t.Fatalf("Check(4 KiB pages) = %+v, %v", res, err)
 	}
 
 	// A file that is not a database.
