@@ -26,8 +26,9 @@ func TestSchemaImage(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	built := filepath.Join(dir, "built.db")
-	// The page size first: the WAL's header fixes it (the driver runs its
-	// _pragma list sorted, journal_mode before page_size).
+	// The page size first: the database's first write (journal_mode=WAL's
+	// header) fixes it, and the driver runs its _pragma list sorted,
+	// journal_mode before page_size.
 	db := sql.OpenDB(connector{dsn: fmt.Sprintf("%s?_pragma=page_size(%d)", built, pageSize)})
 	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode=WAL`); err != nil {

@@ -72,8 +72,8 @@ import (
 // chat turn changes about 15 b-tree pages, each a leaf or a row that changed
 // by a few hundred bytes, and a commit writes every changed page whole to
 // the WAL; the checkpoint copies it again. With SQLite's default of 4 KiB a
-// turn wrote 62 KB twice; with 1 KiB it writes 16 KB, and the kernel dirties
-// a quarter of the page-cache pages. The store's part of a warm turn took
+// turn wrote 62 KB twice; with 1 KiB it writes 19 KB (a few more pages, 18.3
+// a turn), and the kernel dirties a third of the page-cache pages. The store's part of a warm turn took
 // 96–97 µs of CPU instead of 114–122 (BenchmarkWarmTurn), and the reads
 // measured were as fast or faster (docs/benchmarks.md, twentieth round).
 // A row larger than about a kilobyte spills into overflow pages, which
