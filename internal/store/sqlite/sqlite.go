@@ -69,13 +69,14 @@ import (
 
 // pageSize is the page size of the databases this package creates (the
 // schema image's; a database keeps the size it was created with). A warm
-// chat turn changes about 15 b-tree pages, each a leaf or a row that changed
-// by a few hundred bytes, and a commit writes every changed page whole to
-// the WAL; the checkpoint copies it again. With SQLite's default of 4 KiB a
-// turn wrote 62 KB twice; with 1 KiB it writes 19 KB (a few more pages, 18.3
-// a turn), and the kernel dirties a third of the page-cache pages. The store's part of a warm turn took
-// 96–97 µs of CPU instead of 114–122 (BenchmarkWarmTurn), and the reads
-// measured were as fast or faster (docs/benchmarks.md, twentieth round).
+// chat turn changes about 15 b-tree pages, each a leaf or a row that
+// changed by a few hundred bytes, and a commit writes every changed page
+// whole to the WAL; the checkpoint copies it again. With SQLite's default
+// of 4 KiB a turn wrote 62 KB twice; with 1 KiB it writes 19 KB (a few more
+// pages, 18.3 a turn), and the kernel dirties a third of the page-cache
+// pages. The store's part of a warm turn took 96–97 µs of CPU instead of
+// 114–122 (BenchmarkWarmTurn), and the reads measured were as fast or
+// faster (docs/benchmarks.md, twentieth round).
 // A row larger than about a kilobyte spills into overflow pages, which
 // only costs a longer chain to read.
 const pageSize = 1024
