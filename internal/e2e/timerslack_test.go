@@ -47,6 +47,22 @@ func TestServeRunsWithTheTimerSlack(t *testing.T) {
 			t.Errorf("the exec command's environment holds the exec's mark:\n%s", out)
 		}
 	})
+	t.Run("before the initialisers", func(t *testing.T) {
+		// The exec comes from package early's initialiser: the first image
+		// ran the runtime's initialisers and few packages', none of the
+		// costly ones (SQLite's here), which the second image runs once.
+		g := start(t, "", nil, "GODEBUG=inittrace=1")
+		trace := g.stdio.String()
+		runtimes := strings.Count(trace, "init runtime @")
+		sqlite := strings.Count(trace, "init modernc.org/sqlite/lib @")
+		wantRuntimes := 2
+		if n, _ := strconv.Atoi(inherited); n >= 500000 {
+			wantRuntimes = 1 // no exec: the launcher's slack is kept
+		}
+		if runtimes != wantRuntimes || sqlite != 1 {
+			t.Errorf("the runtime initialised %d times (want %d), SQLite's package %d (want 1):\n%s", runtimes, wantRuntimes, sqlite, trace)
+		}
+	})
 	t.Run("off", func(t *testing.T) {
 		g := start(t, "", nil, "SWITCHBOARD_TIMER_SLACK=0")
 		for tid, ns := range threadSlacks(t, g.cmd.Process.Pid) {

@@ -27,25 +27,31 @@
 // SWITCHBOARD_TIMER_SLACK sets another slack (a Go duration; "0" leaves
 // the inherited one). The binary's main calls Reexec first for the serve
 // command, before anything else; nothing else in the module imports this
-// package.
+// package. With the variable unset, the exec has usually happened before
+// main, in the initialiser of package early, which runs before most of the
+// binary's packages initialise (their work is then done once, not twice);
+// Reexec then finds the slack set and does nothing.
 package timerslack
 
 import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/timerslack/early"
 )
 
 // Env names the variable that overrides Default.
-const Env = "SWITCHBOARD_TIMER_SLACK"
+const Env = early.Env
 
 // Default is the slack the daemon runs with when Env is unset.
-const Default = 500 * time.Microsecond
+const Default = early.DefaultNs * time.Nanosecond
 
-// envDone marks the image Reexec started, so that it does not exec again
-// (a kernel that does not keep the slack across exec would otherwise loop).
-// The new image removes it from its environment before anything reads it.
-const envDone = "SWITCHBOARD_TIMER_SLACK_SET"
+// envDone marks the image an exec for the slack started (Reexec's or
+// package early's), so that it does not exec again (a kernel that does
+// not keep the slack across exec would otherwise loop). Reexec, first in
+// main, removes it from the new image's environment.
+const envDone = early.EnvDone
 
 // Wanted returns the slack the environment asks for: Default when Env is
 // unset or empty, 0 when it is "0" (keep the inherited slack).
