@@ -81,7 +81,7 @@ func serve(ctx context.Context, o cli.ServeOptions) error {
 		defer pprof.StopCPUProfile()
 	}
 	return daemon.Serve(ctx, daemon.Options{ConfigPath: o.ConfigPath, Port: o.Port, Bind: o.Bind, Version: cli.Version,
-		LogLevel: o.LogLevel, LogFormat: o.LogFormat, AdaptProcs: true})
+		LogLevel: o.LogLevel, LogFormat: o.LogFormat, AdaptProcs: true, TuneGC: true})
 }
 
 // runDoctor adapts the CLI's doctor flags and result lines to doctor.

@@ -17,9 +17,13 @@ const maxPostScan = 64
 // session's log was bounded only by maxLogEvents: 100 busy sessions held
 // 56 MB of events after 20 seconds and would have held some 300 MB. About
 // 400 bytes an event (those of ended runs shared with their run's log),
-// this is some 13 MB; a busy session's log keeps its last
-// maxSessionEvents/(active sessions) events or so.
-const maxSessionEvents = 32768
+// this is some 1.6 MB; a busy session's log keeps its last
+// maxSessionEvents/(active sessions) events or so, minutes of a session
+// that streams a reply every few seconds. At 32,768 (13 MB) the logs held
+// most of a busy gateway's live heap, marked on every GC cycle, and 21 MiB
+// of its RSS under one client's load (docs/benchmarks.md, twenty-first
+// round).
+const maxSessionEvents = 4096
 
 // sessionLog is one session's logged events, in the order this node
 // logged them, each numbered with SessionSeq.

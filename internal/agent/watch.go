@@ -39,8 +39,11 @@ const (
 	// resuming it gets the end from the store). Kept a minute each, the
 	// runs of a busy gateway grew the heap without bound: one client's
 	// warm turns, 1,300 a second, held 70 MB of events after 30 seconds
-	// (RSS 232 MiB after 35). About 2 KB a run, this is some 8 MB.
-	maxEndedRuns = 4096
+	// (RSS 232 MiB after 35). About 2 KB a run, this is some 1 MB. At
+	// 4,096 the log was two thirds of a busy gateway's live heap, which
+	// the collector marks on every cycle: a third of a warm turn's GC
+	// work (docs/benchmarks.md, twenty-first round).
+	maxEndedRuns = 512
 )
 
 // eventLog keeps the recent events of every run this node executes or

@@ -214,7 +214,7 @@ func foregroundGateway(ctx context.Context, m *serviceManager, stateDir string) 
 const serviceEnvFile = "service.env"
 
 // daemonEnv are variables serve reads beyond the config's.
-var daemonEnv = []string{"SWITCHBOARD_SHUTDOWN_GRACE", "SWITCHBOARD_NODE_ID", "SWITCHBOARD_ANNOUNCE_EXPIRY", "SWITCHBOARD_TIMER_SLACK"}
+var daemonEnv = []string{"SWITCHBOARD_SHUTDOWN_GRACE", "SWITCHBOARD_NODE_ID", "SWITCHBOARD_ANNOUNCE_EXPIRY", "SWITCHBOARD_TIMER_SLACK", "SWITCHBOARD_GC_FLOOR"}
 
 // serviceEnvVars returns the variables set in env that serve would read
 // with the config at configPath (API keys, gateway secrets, the config's

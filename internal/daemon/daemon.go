@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/cron"
 	"github.com/switchboardhq/switchboard/internal/doctor"
 	"github.com/switchboardhq/switchboard/internal/gateway"
+	"github.com/switchboardhq/switchboard/internal/gcfloor"
 	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcp"
 	"github.com/switchboardhq/switchboard/internal/mcpclient"
@@ -107,6 +108,10 @@ type Options struct {
 	// it; tests leave it off, since GOMAXPROCS is the whole process's and
 	// a test process may run several daemons.
 	AdaptProcs bool
+	// TuneGC lets the daemon pace the Go collector once it serves: a
+	// heap below gcfloor.DefaultFloor is not collected (package gcfloor).
+	// The binary sets it; tests leave it off, for AdaptProcs' reason.
+	TuneGC bool
 }
 
 // Daemon is a running gateway. Create with Start; stop with Close.
@@ -139,6 +144,8 @@ type Daemon struct {
 	stop      context.CancelFunc // ends the daemon's own loops
 	// stopMetrics ends the metrics' subscription to run events.
 	stopMetrics func()
+	// gc paces the collector (Options.TuneGC); nil when off.
+	gc *gcfloor.Tuner
 	// retireMetrics hands the closed gateway's own counts to the
 	// counters the next gateway of the process counts on from.
 	retireMetrics func()
@@ -177,6 +184,9 @@ func (d *Daemon) Close() error {
 		errs := []error{d.mcp.Close()}
 		if d.stopMetrics != nil {
 			d.stopMetrics()
+		}
+		if d.gc != nil {
+			d.gc.Stop()
 		}
 		if d.a2a != nil {
 			d.a2a.Close() // its runs end before the runner stops

@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/eventhooks"
 	"github.com/switchboardhq/switchboard/internal/gateway"
 	"github.com/switchboardhq/switchboard/internal/gateway/wire"
+	"github.com/switchboardhq/switchboard/internal/gcfloor"
 	"github.com/switchboardhq/switchboard/internal/httpserve"
 	"github.com/switchboardhq/switchboard/internal/logfile"
 	"github.com/switchboardhq/switchboard/internal/mcp"
@@ -98,6 +99,7 @@ type wiring struct {
 	undo    []func()
 
 	env            settings.Env
+	gcFloor        uint64 // the collector's floor (package gcfloor); 0: not paced
 	stdout         io.Writer
 	paths          settings.Paths
 	lock           *statedir.Lock
@@ -165,6 +167,12 @@ func (w *wiring) loadConfig(context.Context) error {
 	w.env = opts.Env
 	if w.env == nil {
 		w.env = settings.OSEnv
+	}
+	if opts.TuneGC && gcfloor.Enabled() {
+		var err error
+		if w.gcFloor, err = gcfloor.Floor(w.env); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
 	}
 	w.stdout = cmp.Or[io.Writer](opts.Stdout, os.Stdout)
 	stderr := cmp.Or[io.Writer](opts.Stderr, os.Stderr)
@@ -685,5 +693,10 @@ func (w *wiring) serve(ctx context.Context) error {
 	fmt.Fprintf(w.stdout, "switchboard: listening on %s (state %s, model %s)\n",
 		strings.Join(urls, " and "), w.paths.StateDir, w.mods.DefaultModelRef(w.set.DefaultAgent))
 	w.box.StartDocker() // its prune sweep runs from now; Close stops it
+	if w.gcFloor > 0 {
+		// Once serving: the start's garbage is collected at the runtime's
+		// pace, and the memory resident when ready stays as it was.
+		d.gc = gcfloor.Start(w.gcFloor)
+	}
 	return nil
 }

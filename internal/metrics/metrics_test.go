@@ -83,7 +83,7 @@ func TestObserve(t *testing.T) {
 		`switchboard_run_duration_seconds_bucket{status="ok",le="+Inf"} 1`,
 		`switchboard_run_duration_seconds_count{status="ok"} 1`,
 		`switchboard_guardrail_refusals_total{kind="deadlock"} 0`,
-		"go_goroutines ", "go_sched_gomaxprocs_threads ", `go_info{version="` + runtime.Version() + `"} 1`, "go_memstats_heap_alloc_bytes ", "process_cpu_seconds_total ", "process_resident_memory_bytes ",
+		"go_goroutines ", "go_sched_gomaxprocs_threads ", `go_info{version="` + runtime.Version() + `"} 1`, "go_memstats_heap_alloc_bytes ", "go_memstats_next_gc_bytes ", "process_cpu_seconds_total ", "process_resident_memory_bytes ",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("scrape lacks %q", want)

@@ -270,6 +270,7 @@ func runtimeFamilies() []family {
 		rt("go_memstats_heap_alloc_bytes", "Bytes of allocated heap objects.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.HeapAlloc }),
 		rt("go_memstats_sys_bytes", "Bytes of memory obtained from the OS.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.Sys }),
 		rt("go_gc_cycles_total", "Completed GC cycles.", typeCounter, func(ms *runtime.MemStats) uint64 { return uint64(ms.NumGC) }),
+		rt("go_memstats_next_gc_bytes", "Number of heap bytes when next garbage collection will take place.", typeGauge, func(ms *runtime.MemStats) uint64 { return ms.NextGC }),
 		funcFamily{name: "go_info", help: "Information about the Go environment.", typ: typeGauge, labels: []string{"version"},
 			read: func() ([]sample, bool) { return []sample{{values: []string{runtime.Version()}, v: 1}}, true }},
 	}

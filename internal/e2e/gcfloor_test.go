@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gauge returns the value of the unlabelled series name in a /metrics
+// text.
+func gauge(t *testing.T, text, name string) float64 {
+	t.Helper()
+	for l := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in /metrics:\n%s", name, text)
+	return 0
+}
+
+// TestServeSetsTheGCFloor: once serving, the gateway lets its heap reach
+// a floor before the collector runs (package gcfloor; 10 MiB, here
+// SWITCHBOARD_GC_FLOOR's 64 MiB, far above what the runtime would let
+// this heap reach), unless GOGC or GOMEMLIMIT in its environment chose a
+// policy or the variable is 0; a bad value stops serve. The heap is
+// driven through collection cycles by chat.history reads, garbage as
+// soon as they are sent, and the next cycle's heap size read from
+// /metrics after two of them.
+func TestServeSetsTheGCFloor(t *testing.T) {
+	const floor = 64 << 20
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		tuned bool
+	}{
+		{"floor", []string{"SWITCHBOARD_GC_FLOOR=64MiB"}, true},
+		{"GOGC set", []string{"SWITCHBOARD_GC_FLOOR=64MiB", "GOGC=100"}, false},
+		{"GOMEMLIMIT set", []string{"SWITCHBOARD_GC_FLOOR=64MiB", "GOMEMLIMIT=1GiB"}, false},
+		{"off", []string{"SWITCHBOARD_GC_FLOOR=0"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := start(t, "", nil, tc.env...)
+			c := g.dial(t)
+			big := strings.Repeat("a longer message ", 2000) // 34 KB
+			for i := range 3 {
+				key := fmt.Sprint("gc-", i)
+				call(t, c, "chat.send", map[string]any{"sessionKey": "agent:main:main", "message": big, "idempotencyKey": key})
+				waitRun(t, c, key)
+			}
+			first := gauge(t, scrape(t, g), "go_gc_cycles_total")
+			var next float64
+			for i := 0; ; i++ {
+				call(t, c, "chat.history", map[string]any{"sessionKey": "agent:main:main", "limit": 50})
+				m := scrape(t, g)
+				if gauge(t, m, "go_gc_cycles_total") >= first+2 {
+					next = gauge(t, m, "go_memstats_next_gc_bytes")
+					break
+				}
+				if i == 5000 {
+					t.Fatalf("two collection cycles did not come in %d reads", i)
+				}
+			}
+			if tuned := next >= floor; tuned != tc.tuned {
+				t.Errorf("the next cycle at %.1f MiB of heap; want the floor: %v", next/(1<<20), tc.tuned)
+			}
+		})
+	}
+	t.Run("bad", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binPath, "serve", "--port", "0")
+		cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+t.TempDir(), "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GC_FLOOR=plenty")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), `SWITCHBOARD_GC_FLOOR="plenty": want a size`) {
+			t.Fatalf("serve with a bad floor: %v\n%s", err, out)
+		}
+	})
+}
