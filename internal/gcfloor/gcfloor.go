@@ -144,9 +144,9 @@ func (t *Tuner) Stop() {
 	debug.SetGCPercent(100)
 }
 
-// Cycles returns how many collection cycles the tuner has seen, and the
+// seen returns how many collection cycles the tuner has seen, and the
 // GOGC it set last.
-func (t *Tuner) Cycles() (int, int) {
+func (t *Tuner) seen() (int, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.cycles, t.percent
