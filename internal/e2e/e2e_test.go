@@ -178,6 +178,18 @@ func startConfigFiles(t *testing.T, port int, files []*os.File, dir, cfg string,
 	return g
 }
 
+// serveOutput runs serve on the state dir dir with the extra environment
+// and returns its output once it exits, for a start it must refuse.
+func serveOutput(t *testing.T, dir string, extraEnv ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "serve", "--port", "0")
+	cmd.Env = append(append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG="), extraEnv...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // keepLog writes g's whole log into the directory SWITCHBOARD_E2E_LOGS
 // names, when it is set and the test failed: a flaky failure's logs are
 // then there to read (CI=true runs print only their WARN lines).

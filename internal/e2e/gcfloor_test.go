@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // gauge returns the value of the unlabelled series name in a /metrics
@@ -70,18 +66,18 @@ func TestServeSetsTheGCFloor(t *testing.T) {
 					t.Fatalf("two collection cycles did not come in %d reads", i)
 				}
 			}
-			if tuned := next >= floor; tuned != tc.tuned {
+			// The tuner estimates the live heap from the last goal, which
+			// also counts the stacks and globals: the goal it sets lands
+			// at the floor or a little under it. Untuned, this heap's is
+			// 10–12 MiB.
+			if tuned := next >= floor*31/32; tuned != tc.tuned {
 				t.Errorf("the next cycle at %.1f MiB of heap; want the floor: %v", next/(1<<20), tc.tuned)
 			}
 		})
 	}
 	t.Run("bad", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binPath, "serve", "--port", "0")
-		cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+t.TempDir(), "SWITCHBOARD_CONFIG=", "SWITCHBOARD_GC_FLOOR=plenty")
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), `SWITCHBOARD_GC_FLOOR="plenty": want a size`) {
+		out, err := serveOutput(t, t.TempDir(), "SWITCHBOARD_GC_FLOOR=plenty")
+		if err == nil || !strings.Contains(out, `SWITCHBOARD_GC_FLOOR="plenty": want a size`) {
 			t.Fatalf("serve with a bad floor: %v\n%s", err, out)
 		}
 	})

@@ -3,13 +3,10 @@
 package e2e
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeRunsWithTheTimerSlack: serve executes itself again with a 500 µs
@@ -72,13 +69,9 @@ func TestServeRunsWithTheTimerSlack(t *testing.T) {
 		}
 	})
 	t.Run("bad", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
 		dir := t.TempDir()
-		cmd := exec.CommandContext(ctx, binPath, "serve", "--port", "0")
-		cmd.Env = append(os.Environ(), "SWITCHBOARD_STATE_DIR="+dir, "SWITCHBOARD_CONFIG=", "SWITCHBOARD_TIMER_SLACK=fast")
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), `SWITCHBOARD_TIMER_SLACK="fast": want a duration`) {
+		out, err := serveOutput(t, dir, "SWITCHBOARD_TIMER_SLACK=fast")
+		if err == nil || !strings.Contains(out, `SWITCHBOARD_TIMER_SLACK="fast": want a duration`) {
 			t.Fatalf("serve with a bad slack: %v\n%s", err, out)
 		}
 		if ents, _ := os.ReadDir(dir); len(ents) > 0 {

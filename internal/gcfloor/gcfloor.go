@@ -123,7 +123,9 @@ func (t *Tuner) cycle() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	// The cycle set its goal at live*(1+GOGC/100), or at the minimum
-	// heap (then live is at most what this gives).
+	// heap (then live is at most what this gives). The goal also counts
+	// the stacks and globals once more, so live is over-estimated by
+	// their share, and the goal set lands a little under the floor.
 	live := ms.NextGC * 100 / uint64(100+t.percent)
 	if p := Percent(live, t.floor); p != t.percent {
 		debug.SetGCPercent(p)
