@@ -109,7 +109,8 @@ type Options struct {
 	// a test process may run several daemons.
 	AdaptProcs bool
 	// TuneGC lets the daemon pace the Go collector once it serves: a
-	// heap below gcfloor.DefaultFloor is not collected (package gcfloor).
+	// heap below a floor (gcfloor.DefaultFloor, or the one
+	// SWITCHBOARD_GC_FLOOR sets) is not collected (package gcfloor).
 	// The binary sets it; tests leave it off, for AdaptProcs' reason.
 	TuneGC bool
 }

@@ -45,7 +45,8 @@ func TestServeSetsTheGCFloor(t *testing.T) {
 		{"off", []string{"SWITCHBOARD_GC_FLOOR=0"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := start(t, "", nil, tc.env...)
+			// Neither from the test's own environment: the cases set them.
+			g := start(t, "", nil, append([]string{"GOGC=", "GOMEMLIMIT="}, tc.env...)...)
 			c := g.dial(t)
 			big := strings.Repeat("a longer message ", 2000) // 34 KB
 			for i := range 3 {
@@ -76,7 +77,7 @@ func TestServeSetsTheGCFloor(t *testing.T) {
 		})
 	}
 	t.Run("bad", func(t *testing.T) {
-		out, err := serveOutput(t, t.TempDir(), "SWITCHBOARD_GC_FLOOR=plenty")
+		out, err := serveOutput(t, t.TempDir(), "GOGC=", "GOMEMLIMIT=", "SWITCHBOARD_GC_FLOOR=plenty")
 		if err == nil || !strings.Contains(out, `SWITCHBOARD_GC_FLOOR="plenty": want a size`) {
 			t.Fatalf("serve with a bad floor: %v\n%s", err, out)
 		}

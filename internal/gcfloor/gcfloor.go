@@ -11,8 +11,9 @@
 // every goroutine's stack and the globals, and the idle processor's
 // marking) repeated for a few megabytes of garbage. With the floor at
 // 10 MiB it collects about a third as often there, for at most that much
-// more memory in use; a heap twice the floor's size or more is collected
-// as before. (docs/benchmarks.md, twenty-first round.)
+// more memory in use; a heap of half the floor or more is collected as
+// before (a gateway whose models need a tokenizer's tables holds 6 MiB or
+// so live, and gains little). (docs/benchmarks.md, twenty-first round.)
 //
 // SWITCHBOARD_GC_FLOOR sets another floor (a size such as 16MiB; "0"
 // turns the tuner off). A process whose environment sets GOGC or
