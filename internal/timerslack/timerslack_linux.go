@@ -3,10 +3,11 @@ package timerslack
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/switchboardhq/switchboard/internal/timerslack/early"
 )
 
 // Current returns the calling thread's timer slack. Every thread of the
@@ -20,23 +21,8 @@ func Current() (time.Duration, error) {
 }
 
 func reexec(want time.Duration) error {
-	runtime.LockOSThread() // the prctl and the exec on one thread
-	defer runtime.UnlockOSThread()
-	had, err := Current()
-	if err != nil {
-		return err
+	if err := early.Exec(os.Args, uint64(want)); err != nil {
+		return fmt.Errorf("timerslack: %w", err)
 	}
-	if had >= want {
-		return nil
-	}
-	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(want), 0, 0, 0); err != nil {
-		return fmt.Errorf("timerslack: PR_SET_TIMERSLACK: %w", err)
-	}
-	// /proc/self/exe is the running image even when its file was replaced
-	// or removed since (an upgrade in place).
-	err = unix.Exec("/proc/self/exe", os.Args, append(os.Environ(), envDone+"=1"))
-	// Still here: the exec failed. This thread goes back to the others'
-	// slack.
-	unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(had), 0, 0, 0)
-	return fmt.Errorf("timerslack: exec %s again: %w", os.Args[0], err)
+	return nil
 }

@@ -14,11 +14,12 @@
 // It takes only the common path: serve, SWITCHBOARD_TIMER_SLACK unset or
 // empty, a slack below the default, /proc mounted. Anything else (another
 // value, an exec that fails) it leaves to timerslack.Reexec in main,
-// which parses the variable, reports errors and executes late. The image
-// it starts has envDone in its environment; main's Reexec removes it.
+// which parses the variable, reports errors and executes late through
+// the same Exec. The image it starts has EnvDone in its environment;
+// main's Reexec removes it.
 //
-// Only package timerslack imports it, for the names they share; through
-// that import, main's, the initialiser is in the binary.
+// Only package timerslack imports it, for the names and the exec they
+// share; through that import, main's, the initialiser is in the binary.
 package early
 
 // Env names the variable that overrides the default slack.
@@ -32,6 +33,18 @@ const EnvDone = "SWITCHBOARD_TIMER_SLACK_SET"
 // DefaultNs is the slack serve runs with when Env is unset, in
 // nanoseconds: 500 µs.
 const DefaultNs = 500_000
+
+// ExecError is Exec's failure: the step that failed and its error.
+type ExecError struct {
+	Op  string // PR_GET_TIMERSLACK, PR_SET_TIMERSLACK or "exec <argv[0]> again"
+	Err error
+}
+
+// Error is the step and its error.
+func (e *ExecError) Error() string { return e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns the step's error.
+func (e *ExecError) Unwrap() error { return e.Err }
 
 // serveArgs reports whether the NUL-separated argument list cmdline (as
 // /proc/self/cmdline holds it) runs the serve command, and returns the

@@ -22,24 +22,38 @@ func init() {
 	if v, _ := syscall.Getenv(Env); v != "" {
 		return // main parses it (and refuses a bad one)
 	}
-	args, ok := readServeArgs()
-	if !ok {
-		return
+	if args, ok := readServeArgs(); ok {
+		Exec(args, DefaultNs) // a failure: main's exec tries again and says why
 	}
-	// The main goroutine is locked to the main thread while initialisers
-	// run; the lock here says so and keeps the prctl and the exec on it.
+}
+
+// Exec sets the calling thread's timer slack to want nanoseconds and
+// executes /proc/self/exe in place with args and the environment, marked
+// with EnvDone, if the thread's slack is smaller. It returns nil without
+// executing when it is not; on failure, an *ExecError, and the thread has
+// its slack back. (The main goroutine is locked to the main thread while
+// initialisers run; Exec locks its goroutine too, so that the prctl and
+// the exec are on one thread from main.)
+func Exec(args []string, want uint64) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	had, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetTimerSlack, 0, 0)
-	if errno != 0 || had >= DefaultNs {
-		return
+	if errno != 0 {
+		return &ExecError{Op: "PR_GET_TIMERSLACK", Err: errno}
 	}
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, DefaultNs, 0); errno != 0 {
-		return
+	if uint64(had) >= want {
+		return nil
 	}
-	syscall.Exec("/proc/self/exe", args, append(syscall.Environ(), EnvDone+"=1"))
-	// Still here: the exec failed. main's exec tries again and says why.
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, uintptr(want), 0); errno != 0 {
+		return &ExecError{Op: "PR_SET_TIMERSLACK", Err: errno}
+	}
+	// /proc/self/exe is the running image even when its file was replaced
+	// or removed since (an upgrade in place).
+	err := syscall.Exec("/proc/self/exe", args, append(syscall.Environ(), EnvDone+"=1"))
+	// Still here: the exec failed. This thread goes back to the others'
+	// slack.
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, had, 0)
+	return &ExecError{Op: "exec " + args[0] + " again", Err: err}
 }
 
 // readServeArgs reads the process's arguments from /proc/self/cmdline and
