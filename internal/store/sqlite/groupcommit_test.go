@@ -259,6 +259,12 @@ func TestLeadYieldsOnlyForCompany(t *testing.T) {
 	if err := <-queued; err != nil {
 		t.Fatal(err)
 	}
+	// The queued body is answered inside its commit, before the
+	// committer's goroutine releases the writer: a body handed in before
+	// the release would queue behind it and never lead.
+	for !writerFree(c) {
+		runtime.Gosched()
+	}
 	before = c.yields.Load()
 	if err := s.writeTx(ctx, body); err != nil {
 		t.Fatal(err)
@@ -266,6 +272,14 @@ func TestLeadYieldsOnlyForCompany(t *testing.T) {
 	if c.yields.Load() == before {
 		t.Fatal("the lead after a queued body did not yield")
 	}
+}
+
+// writerFree reports whether c's writer is free, with no body queued: a
+// body handed in now leads.
+func writerFree(c *committer) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.busy && len(c.queue) == 0
 }
 
 // holdWriter runs bodies while a write transaction holds the writer, and
