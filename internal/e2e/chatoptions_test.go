@@ -118,17 +118,20 @@ func TestModelAndThinkCommands(t *testing.T) {
 
 // TestNameCommand: /name shows the session's name, sets it from the
 // title (sessions.list shows it as the label), refuses a title
-// sessions.patch would refuse, and answers without a model turn.
+// sessions.patch would refuse (one too long, or another session's
+// label), and answers without a model turn.
 func TestNameCommand(t *testing.T) {
 	llm := fakellm.Start(t, fakellm.Options{APIKey: "llm-key"})
 	g := startModel(t, "", llm, `{ id: "fake-1" }`, "", "")
 	c := g.dial(t)
 	label := func() any { t.Helper(); return mainSessionField(t, c, "label") }
+	call(t, c, "sessions.patch", map[string]any{"key": "other", "label": "Taken"})
 	for i, tt := range []struct{ msg, want string }{
 		{"/name", "This session has no custom name yet.\nUse /name <title> to set a name (mirrors the session manager)."},
 		{"/name   Release notes ", "✅ Session renamed to “Release notes”."},
 		{"/NAME", "Current session name: Release notes\nUse /name <title> to set a name (mirrors the session manager)."},
 		{"/name " + strings.Repeat("x", 65), "Couldn't rename the session: invalid label: too long (max 64)"},
+		{"/name Taken", "Couldn't rename the session: label already in use: Taken"},
 	} {
 		if w := runTurn(t, c, "main", fmt.Sprint("name-", i), tt.msg); w["status"] != "ok" {
 			t.Fatalf("%q: agent.wait = %v", tt.msg, w)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/internal/admission"
 	"github.com/switchboardhq/switchboard/internal/compaction"
+	"github.com/switchboardhq/switchboard/internal/gateway/wire"
 	"github.com/switchboardhq/switchboard/internal/policy"
 	"github.com/switchboardhq/switchboard/internal/store"
 )
@@ -137,8 +139,16 @@ func (s *Server) nameCommand(ctx context.Context, cmd admission.Command) (string
 		reply += "\nUse /name <title> to set a name (mirrors the session manager)."
 	} else if label, werr := validLabel(title); werr != nil {
 		reply = "Couldn't rename the session: " + werr.Message
+	} else if unlock, err := s.claimLabel(ctx, cmd.SessionKey, s.defaultAgent, label); err != nil {
+		var inUse *wire.Error
+		if !errors.As(err, &inUse) {
+			return "", err
+		}
+		reply = "Couldn't rename the session: " + inUse.Message
 	} else {
-		if err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Label = label }); err != nil {
+		err := s.setSessionOption(ctx, cmd.SessionKey, func(sess *store.Session) { sess.Label = label })
+		unlock()
+		if err != nil {
 			return "", err
 		}
 		reply = "✅ Session renamed to “" + label + "”."

@@ -259,6 +259,7 @@ type Server struct {
 	origins      originPolicy
 	hosts        hostPolicy
 	authLimit    *authLimiter
+	labels       labels // a label's check and write, one at a time (labels.go)
 
 	presenceVersion atomic.Int64 // stateVersion.presence
 	queuedTotal     atomic.Int64 // bytes queued on every connection

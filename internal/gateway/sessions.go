@@ -477,6 +477,11 @@ func (s *Server) handleSessionsPatch(ctx context.Context, cl *call) (any, error)
 		spawnedBy = s.canonicalKey(p.SpawnedBy.Value, "")
 	}
 
+	unlock, err := s.claimLabel(ctx, key, agentID, label)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	sess, err := s.cfg.Store.UpdateSession(ctx, key, true, func(sess *store.Session) error {
 		if p.ExpectedSessionID != "" && sess.SessionID != p.ExpectedSessionID {
 			return errSessionChanged
@@ -613,7 +618,13 @@ func (s *Server) handleSessionsCreate(ctx context.Context, cl *call) (any, error
 	s.initSession(sess, agentID)
 	now := s.now()
 	sess.CreatedAt, sess.UpdatedAt = now, now
-	if err := s.cfg.Store.CreateSession(ctx, sess); err != nil {
+	unlock, err := s.claimLabel(ctx, key, agentID, sess.Label)
+	if err != nil {
+		return nil, err
+	}
+	err = s.cfg.Store.CreateSession(ctx, sess)
+	unlock()
+	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil, invalid("session already exists: " + key)
 		}

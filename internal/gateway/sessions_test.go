@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,8 +137,40 @@ func TestSessionsMethods(t *testing.T) {
 			t.Errorf("resolve %v = %s, want %q", tt.params, f.Payload, tt.wantKey)
 		}
 	}
-	// Duplicate labels and shared session ids are ambiguous.
-	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "twin", "label": "Dev room"}, nil)
+	// A label is unique within an agent's sessions: another session of
+	// the agent cannot take it, through sessions.patch or
+	// sessions.create, and nothing is written.
+	for _, tt := range []struct {
+		method string
+		params map[string]any
+	}{
+		{wire.MethodSessionsPatch, map[string]any{"key": "twin", "label": "Dev room"}},
+		{wire.MethodSessionsPatch, map[string]any{"key": "twin", "label": " Dev room ", "thinkingLevel": "high"}},
+		{wire.MethodSessionsCreate, map[string]any{"key": "twin", "label": "Dev room"}},
+	} {
+		if err := c.fail(tt.method, tt.params); err.Code != "INVALID_REQUEST" || err.Message != "label already in use: Dev room" {
+			t.Errorf("%s %v: %+v", tt.method, tt.params, err)
+		}
+	}
+	if _, err := e.store.GetSession(ctx, "agent:main:twin"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refused label left a session: %v", err)
+	}
+	// The owner may set it again; another agent's session may have it; a
+	// label its owner gave up is free.
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "discord:group:dev", "label": "Dev room"}, nil)
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "agent:other:dev", "label": "Dev room"}, nil)
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "discord:group:dev", "label": nil}, nil)
+	c.ok(wire.MethodSessionsCreate, map[string]any{"key": "twin", "label": "Dev room"}, nil)
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "twin", "label": nil}, nil)
+	c.ok(wire.MethodSessionsPatch, map[string]any{"key": "discord:group:dev", "label": "Dev room"}, nil)
+	if err := e.store.DeleteSession(ctx, "agent:other:dev", true); err != nil {
+		t.Fatal(err)
+	}
+	// Duplicate labels (written before labels were checked) and shared
+	// session ids are ambiguous.
+	if err := e.store.CreateSession(ctx, &store.Session{Key: "agent:main:twin2", SessionID: "s-twin2", AgentID: "main", Label: "Dev room"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.fail(wire.MethodSessionsResolve, map[string]any{"label": "Dev room"}); !strings.HasPrefix(err.Message, "Multiple sessions found with label: Dev room (") {
 		t.Errorf("ambiguous label: %+v", err)
 	}
