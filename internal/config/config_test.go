@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -355,6 +356,21 @@ func TestResolvePaths(t *testing.T) {
 		{map[string]string{EnvStateDir: "/s", EnvConfig: "/etc/sb.json5"}, Paths{"/s", "/etc/sb.json5"}, false},
 		{map[string]string{"HOME": "/h", EnvConfig: "~/c.json5"}, Paths{"/h/.switchboard", "/h/c.json5"}, false},
 		{map[string]string{}, Paths{}, true},
+		// Relative paths are made absolute from the working directory.
+		{map[string]string{EnvStateDir: "rel/state/"}, Paths{"/work/rel/state", "/work/rel/state/switchboard.json5"}, false},
+		{map[string]string{"HOME": "home"}, Paths{"/work/home/.switchboard", "/work/home/.switchboard/switchboard.json5"}, false},
+		{map[string]string{EnvStateDir: "/s", EnvConfig: "./sb.json5"}, Paths{"/s", "/work/sb.json5"}, false},
+	}
+	// The relative cases' wants are written under /work: the test's
+	// working directory, a temporary one, takes its place.
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	for i := range tests {
+		for _, p := range []*string{&tests[i].want.StateDir, &tests[i].want.ConfigPath} {
+			if rest, ok := strings.CutPrefix(*p, "/work/"); ok {
+				*p = filepath.Join(cwd, rest)
+			}
+		}
 	}
 	for _, tt := range tests {
 		got, err := ResolvePaths(MapEnv(tt.env))

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,9 +55,36 @@ type Paths struct {
 	ConfigPath string
 }
 
-// ResolvePaths computes Paths from env. A leading "~" is expanded from HOME.
-// It fails only when neither SWITCHBOARD_STATE_DIR nor HOME is set.
+// ResolvePaths computes Paths from env. A leading "~" is expanded from HOME,
+// and a relative path is made absolute from the working directory, as the
+// reference resolves OPENCLAW_STATE_DIR: the gateway's lock record, the
+// unit `service install` writes and every log line then name the one
+// directory, whichever directory they are read from. It fails when neither
+// SWITCHBOARD_STATE_DIR nor HOME is set, or when a relative path meets a
+// working directory that is gone.
 func ResolvePaths(env Env) (Paths, error) {
+	p, err := resolvePaths(env)
+	if err != nil {
+		return Paths{}, err
+	}
+	if p.StateDir, err = absPath(p.StateDir); err != nil {
+		return Paths{}, fmt.Errorf("config: the state directory %s: %w", p.StateDir, err)
+	}
+	if p.ConfigPath, err = absPath(p.ConfigPath); err != nil {
+		return Paths{}, fmt.Errorf("config: the config file %s: %w", p.ConfigPath, err)
+	}
+	return p, nil
+}
+
+// absPath is filepath.Abs for a path that is not absolute yet.
+func absPath(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	return filepath.Abs(p)
+}
+
+func resolvePaths(env Env) (Paths, error) {
 	var p Paths
 	if dir := env.get(EnvStateDir); dir != "" {
 		p.StateDir = filepath.Clean(expandHome(dir, env))
