@@ -274,3 +274,41 @@ func TestMCPStdioSurvivesGatewayRestart(t *testing.T) {
 		t.Errorf("agents_list after the gateway restarted = %v", a)
 	}
 }
+
+// A host that writes its requests and closes stdin at once (a script
+// piping JSON-RPC lines into `switchboard mcp`) gets every answer before
+// the server exits: the end of its input is not the end of its calls.
+func TestMCPStdioAnswersCallsSentBeforeEOF(t *testing.T) {
+	g := startGateway(t, "")
+	g.mustRun("sessions", "send", "piped", "hello", "--wait") // the session the tool call sends to
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"sessions_send","arguments":{"sessionKey":"piped","message":"/reply piped","timeoutSeconds":30}}}`,
+	}, "\n") + "\n"
+	r := runWith(t, Options{Env: g.env(), Stdin: strings.NewReader(in)}, "--url", g.url, "mcp")
+	if r.err != nil {
+		t.Fatalf("switchboard mcp: %v\nstderr: %s", r.err, r.stderr)
+	}
+	answered := map[string]string{}
+	for line := range strings.Lines(r.stdout) {
+		var resp struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &resp); err != nil {
+			t.Fatalf("stdout line %q: %v", line, err)
+		}
+		answered[fmt.Sprint(resp.ID)] = string(resp.Result) + string(resp.Error)
+	}
+	for _, id := range []string{"1", "2", "three"} {
+		if _, ok := answered[id]; !ok {
+			t.Errorf("call %s got no answer; stdout:\n%s", id, r.stdout)
+		}
+	}
+	if !strings.Contains(answered["three"], `"reply":"piped"`) {
+		t.Errorf("sessions_send answered %s", answered["three"])
+	}
+}

@@ -61,12 +61,14 @@ func EndpointFromGatewayURL(gw string) (string, error) {
 // gateway's /mcp endpoint, so that every tool call and resource read is
 // decided by the gateway's policy for the chosen session. Tools, resources,
 // subscriptions, progress notifications and cancellation pass through. It
-// returns when the local peer goes away or ctx ends; an unreachable or
+// returns when the local peer goes away or ctx ends, once the calls it
+// sent before it went are answered (see drainTransport); an unreachable or
 // refusing gateway is an error before any local traffic.
 func Proxy(ctx context.Context, cfg ProxyConfig, t sdk.Transport) error {
 	if cfg.Endpoint == "" {
 		return errors.New("mcp.Proxy: no endpoint")
 	}
+	t = drainTransport{Transport: t}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
