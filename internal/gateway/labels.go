@@ -26,11 +26,10 @@ type labels struct {
 	mu sync.Mutex
 }
 
-// claimLabel locks s.labels for setting label on the session key of
-// agentID (the agent of a reserved key such as "global") and returns the
-// unlock, or the reference's error when another
-// session of the agent has the label (then nothing is locked). An empty
-// label (a label removed) is always free.
+// claimLabel locks s.labels for setting label on session key, and
+// returns the unlock; or, when another session of key's agent (agentID for
+// a key that names none, such as "global") has the label, the reference's
+// error, with nothing locked. An empty label (one removed) is always free.
 func (s *Server) claimLabel(ctx context.Context, key, agentID, label string) (unlock func(), err error) {
 	if label == "" {
 		return func() {}, nil
