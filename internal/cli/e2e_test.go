@@ -445,9 +445,17 @@ func TestSessionsListAndHistory(t *testing.T) {
 			}
 			pos += i + len(w)
 		}
-		out = g.mustRun("sessions", "history", "main", "--limit", "1")
-		if out != "assistant: echo: hi\n" {
-			t.Errorf("--limit 1 = %q", out)
+		r := g.run("sessions", "history", "main", "--limit", "1")
+		if r.err != nil || r.stdout != "assistant: echo: hi\n" {
+			t.Errorf("--limit 1 = %q, %v", r.stdout, r.err)
+		}
+		// Older entries left out are said on stderr; the whole transcript
+		// is not.
+		if want := "(the last 1 of 2 transcript entries; --limit N shows up to 1000, and `switchboard sessions export main` writes them all)\n"; r.stderr != want {
+			t.Errorf("--limit 1 stderr = %q, want %q", r.stderr, want)
+		}
+		if r := g.run("sessions", "history", "main", "--limit", "2"); r.err != nil || r.stderr != "" {
+			t.Errorf("--limit 2 (the whole transcript): stderr %q, %v", r.stderr, r.err)
 		}
 		m := decodeJSON(t, g.mustRun("sessions", "history", "main", "--json"))
 		if len(m["messages"].([]any)) != 2 {

@@ -22,8 +22,10 @@ func newSessionsHistoryCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history KEY",
 		Short: "Print a session's transcript",
-		Long: `History prints a session's messages as "role: text", oldest first. With
---tools, tool calls and tool results are shown too, one line each.`,
+		Long: `History prints a session's messages as "role: text", oldest first: the
+last 200 unless --limit says otherwise, with a line on stderr when older ones
+were left out. With --tools, tool calls and tool results are shown too, one
+line each.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := wire.ChatHistoryParams{SessionKey: args[0]}
@@ -59,13 +61,25 @@ func newSessionsHistoryCmd(g *globalFlags) *cobra.Command {
 						return err
 					}
 				}
-				return nil
+				return olderHint(cmd.ErrOrStderr(), &res, args[0])
 			})
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "show the last N messages (1-1000; default 200)")
 	cmd.Flags().BoolVar(&tools, "tools", false, "include tool calls and results")
 	return cmd
+}
+
+// olderHint says on w, when the page printed is not the whole transcript,
+// how much was left out and how to see it: without it, the default 200
+// read as the whole history.
+func olderHint(w io.Writer, res *wire.ChatHistoryResult, key string) error {
+	if res.HasMore == nil || !*res.HasMore || res.TotalMessages == nil {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "(the last %d of %d transcript entries; --limit N shows up to 1000, and `switchboard sessions export %s` writes them all)\n",
+		len(res.Messages), *res.TotalMessages, key)
+	return err
 }
 
 // printMessage writes one transcript message: "role: text" with
