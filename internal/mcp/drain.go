@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -42,7 +43,8 @@ func (t drainTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	return &drainConn{Connection: c, limit: limit, waiting: t.waiting, answered: make(chan struct{}, 1), open: map[jsonrpc.ID]bool{}}, nil
 }
 
-// drainConn counts the calls read and not yet answered.
+// drainConn counts the calls read and not yet answered (nor cancelled
+// by the host).
 type drainConn struct {
 	sdk.Connection
 	limit    time.Duration
@@ -56,10 +58,15 @@ type drainConn struct {
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.mu.Lock()
-			c.open[req.ID] = true
-			c.mu.Unlock()
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			switch {
+			case req.IsCall():
+				c.mu.Lock()
+				c.open[req.ID] = true
+				c.mu.Unlock()
+			case req.Method == "notifications/cancelled":
+				c.cancelled(req.Params)
+			}
 		}
 		return msg, nil
 	}
@@ -97,13 +104,32 @@ func (c *drainConn) drain(ctx context.Context) {
 func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		delete(c.open, resp.ID)
-		c.mu.Unlock()
-		select {
-		case c.answered <- struct{}{}:
-		default:
-		}
+		c.close(resp.ID)
 	}
 	return err
+}
+
+// cancelled closes the call a notifications/cancelled names: the host
+// expects no answer to it, and the server may send none.
+func (c *drainConn) cancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+		c.close(id)
+	}
+}
+
+// close marks call id answered.
+func (c *drainConn) close(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.open, id)
+	c.mu.Unlock()
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
 }

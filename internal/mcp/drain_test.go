@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -108,6 +109,18 @@ func TestDrainEndsAtItsLimitOrTheContext(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := <-readEOF(t, c, 1); err != io.EOF {
+			t.Errorf("end = %v, want io.EOF", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		// A call the host cancelled gets no answer: the end does not
+		// wait for one (the limit is an hour here).
+		cancel := &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":7,"reason":"user"}`)}
+		c, err := drainTransport{Transport: scriptTransport{&scriptConn{msgs: []jsonrpc.Message{call(t, float64(7), "tools/call"), cancel}}}, limit: time.Hour}.Connect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-readEOF(t, c, 2); err != io.EOF {
 			t.Errorf("end = %v, want io.EOF", err)
 		}
 	})
