@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 func TestHandler(t *testing.T) {
@@ -102,5 +104,50 @@ func TestConfigHandler(t *testing.T) {
 	}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+// Every form with a password field also has a username field (hidden),
+// as browsers ask of password forms: without one, Chrome logs "Password
+// forms should have (optionally hidden) username fields" on every load
+// of the page, and password managers cannot file the token.
+func TestPasswordFormsHaveAUsername(t *testing.T) {
+	b, err := static.ReadFile("static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr := func(n *html.Node, key string) string {
+		for _, a := range n.Attr {
+			if a.Key == key {
+				return a.Val
+			}
+		}
+		return ""
+	}
+	forms := 0
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode || n.Data != "form" {
+			continue
+		}
+		var password, username bool
+		for d := range n.Descendants() {
+			if d.Type == html.ElementNode && d.Data == "input" {
+				password = password || attr(d, "type") == "password"
+				username = username || attr(d, "autocomplete") == "username"
+			}
+		}
+		if password {
+			forms++
+			if !username {
+				t.Errorf("form #%s has a password field and no username field", attr(n, "id"))
+			}
+		}
+	}
+	if forms == 0 {
+		t.Error("index.html has no password form (the login form's token field)")
 	}
 }
