@@ -24,6 +24,19 @@ type spawnDetails struct {
 	RunID           string `json:"runId"`
 }
 
+// spawnArgs takes the one TASK. Two arguments most likely put the
+// requester's session first, as `sessions send KEY MESSAGE` does: the
+// error says that the requester is --session.
+func spawnArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 2:
+		return fmt.Errorf("spawn takes one argument, the task; the requester session is --session (default main): switchboard sessions spawn --session %s %q", args[0], args[1])
+	case len(args) != 1:
+		return fmt.Errorf("spawn takes one argument, the task (\"-\" reads it from stdin); got %d", len(args))
+	}
+	return nil
+}
+
 func newSessionsSpawnCmd(g *globalFlags) *cobra.Command {
 	var (
 		session, agentID, label string
@@ -46,7 +59,7 @@ tools.invoke result (--no-wait), or the spawn details, the child run's
 agent.wait status and its result as one object.`,
 		Example: `  switchboard sessions spawn "summarise the open issues"
   switchboard sessions spawn --agent research --label scan "list the new papers" --no-wait`,
-		Args: cobra.ExactArgs(1),
+		Args: spawnArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			task := args[0]
 			if task == "-" {

@@ -116,6 +116,21 @@ func TestSessionsSpawn(t *testing.T) {
 		}
 	})
 
+	t.Run("arguments", func(t *testing.T) {
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"main", "summarise"}, `spawn takes one argument, the task; the requester session is --session (default main): switchboard sessions spawn --session main "summarise"`},
+			{nil, `spawn takes one argument, the task ("-" reads it from stdin); got 0`},
+			{[]string{"a", "b", "c"}, `spawn takes one argument, the task ("-" reads it from stdin); got 3`},
+		} {
+			if r := g.run(append([]string{"sessions", "spawn"}, tt.args...)...); r.errText() != tt.want {
+				t.Errorf("spawn %q: err %q, want %q", tt.args, r.errText(), tt.want)
+			}
+		}
+	})
+
 	t.Run("child fails", func(t *testing.T) {
 		r := g.run("sessions", "spawn", "fail\n/reply partial\n/error 500 boom")
 		m := spawnHeader.FindStringSubmatch(r.stdout)
