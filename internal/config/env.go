@@ -67,23 +67,16 @@ func ResolvePaths(env Env) (Paths, error) {
 	if err != nil {
 		return Paths{}, err
 	}
-	if p.StateDir, err = absPath(p.StateDir); err != nil {
+	if p.StateDir, err = filepath.Abs(p.StateDir); err != nil {
 		return Paths{}, fmt.Errorf("config: the state directory %s: %w", p.StateDir, err)
 	}
-	if p.ConfigPath, err = absPath(p.ConfigPath); err != nil {
+	if p.ConfigPath, err = filepath.Abs(p.ConfigPath); err != nil {
 		return Paths{}, fmt.Errorf("config: the config file %s: %w", p.ConfigPath, err)
 	}
 	return p, nil
 }
 
-// absPath is filepath.Abs for a path that is not absolute yet.
-func absPath(p string) (string, error) {
-	if filepath.IsAbs(p) {
-		return p, nil
-	}
-	return filepath.Abs(p)
-}
-
+// resolvePaths is ResolvePaths before the paths are made absolute.
 func resolvePaths(env Env) (Paths, error) {
 	var p Paths
 	if dir := env.get(EnvStateDir); dir != "" {
