@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,7 @@ func TestRunStreamMadeOnce(t *testing.T) {
 		st.key = "agent:main:load-0"
 		for _, ev := range evs {
 			s.translateLocked(st, ev)
+			s.flushHeldLocked(st) // as onRunEvent does
 		}
 		st.mu.Unlock()
 		s.dropStream("run-1", st)
@@ -84,5 +86,107 @@ func TestRunStreamMadeOnce(t *testing.T) {
 	run()
 	if n := testing.AllocsPerRun(100, run); n != 9 {
 		t.Errorf("a warm turn's events on a new stream: %v allocations, want 9 (the stream, its buffer, 7 frames)", n)
+	}
+}
+
+// BenchmarkFanOutWarmTurn: a warm turn's events translated and queued on
+// 100 plain connections (every session's events), their queues emptied
+// between turns as a writer would. Issue 37 measures the gateway's CPU
+// per turn with 100 such clients against one.
+func BenchmarkFanOutWarmTurn(b *testing.B) {
+	for _, n := range []int{1, 100} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			e := newEnv(b, envOptions{})
+			s := e.gw
+			conns := make([]*conn, n)
+			for i := range conns {
+				c := &conn{s: s, ctx: b.Context(), wake: make(chan struct{}, 1), ready: true}
+				s.subs.addAll(c)
+				conns[i] = c
+			}
+			evs := warmTurnEvents()
+			b.ReportAllocs()
+			for b.Loop() {
+				st := s.stream("run-1")
+				st.mu.Lock()
+				st.key = "agent:main:load-0"
+				for _, ev := range evs {
+					s.translateLocked(st, ev)
+					s.flushHeldLocked(st)
+				}
+				st.mu.Unlock()
+				s.dropStream("run-1", st)
+				for _, c := range conns {
+					c.mu.Lock()
+					for _, f := range c.queue {
+						f.release()
+					}
+					clear(c.queue)
+					c.queue, c.queued, c.ownQueued = c.queue[:0], 0, 0
+					c.mu.Unlock()
+					select {
+					case <-c.wake:
+					default:
+					}
+				}
+				s.queuedTotal.Store(0)
+			}
+		})
+	}
+}
+
+// TestRunEventFramesQueuedTogether: the frames one runner event makes
+// (the end's lifecycle end and chat final; a text event's assistant event
+// and chat delta) are queued on a connection together, in order, with
+// consecutive seqs, and wake its writer once: with 100 plain clients the
+// per-connection locking and waking of every frame was a tenth of the
+// gateway's CPU (issue 37). A connection that does not receive the
+// session's events gets none of them.
+func TestRunEventFramesQueuedTogether(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.gw
+	newConn := func(scoped bool) *conn {
+		// Room for a token per signal: len(wake) counts the wake-ups.
+		c := &conn{s: s, ctx: t.Context(), wake: make(chan struct{}, 16), ready: true, scoped: scoped}
+		if !s.addConn(c) {
+			t.Fatal("the gateway is closing")
+		}
+		t.Cleanup(func() { s.removeConn(c) })
+		if !scoped {
+			s.subs.addAll(c)
+		}
+		return c
+	}
+	plain := newConn(false)
+	other := newConn(true) // session-scoped, subscribed to nothing
+	var got []string
+	for i, ev := range warmTurnEvents() {
+		before, frames := len(plain.wake), len(plain.queue)
+		s.onRunEvent(ev)
+		if n := len(plain.wake) - before; n != 1 {
+			t.Errorf("runner event %d (%s %s): %d wake-ups, want 1", i, ev.Stream, ev.Phase, n)
+		}
+		var names []string
+		for _, f := range plain.queue[frames:] {
+			name := strings.TrimPrefix(string(f.raw), `{"type":"event","event":"`)
+			names = append(names, name[:strings.IndexByte(name, '"')])
+		}
+		got = append(got, strings.Join(names, "+"))
+	}
+	if want := "agent agent agent+chat agent agent+chat"; strings.Join(got, " ") != want {
+		t.Errorf("frames by runner event: %s, want %s", strings.Join(got, " "), want)
+	}
+	for i, f := range plain.queue {
+		if !f.event || f.seq != int64(i+1) {
+			t.Errorf("frame %d: event %v, seq %d, want seq %d", i, f.event, f.seq, i+1)
+		}
+	}
+	if len(other.queue) != 0 || len(other.wake) != 0 {
+		t.Errorf("a scoped connection that did not subscribe got %d frames, %d wake-ups", len(other.queue), len(other.wake))
+	}
+	// A run of no session: its events go to every connection.
+	s.onRunEvent(agent.Event{RunID: "run-nokey", Seq: 1, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart, Time: time.Now()})
+	if len(other.queue) != 1 || len(plain.queue) != 8 {
+		t.Errorf("a run of no session's start: %d frames on the scoped connection, %d on the plain one, want 1 and 8", len(other.queue), len(plain.queue))
 	}
 }

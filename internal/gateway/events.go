@@ -25,9 +25,20 @@ type runStream struct {
 	// this run; while it is positive, events are held back so that a
 	// client sees chat.send's or agent's answer before the run's events.
 	holds int
-	held  []heldEvent
-	ended bool
-	key   string // the run's session key: who receives its events
+	// held are the run's events not yet queued on the connections: those
+	// of the runner event being translated (queued together at its end,
+	// each connection's share under one lock and with one wake-up), and
+	// all of them while holds is positive.
+	held []heldEvent
+	// frames is the scratch list a batch of held events is fanned out from.
+	frames []outFrame
+	// Room for the held events and frames of a runner event: its end
+	// sends four (the assistant's text, the chat delta, the lifecycle end
+	// and the chat final).
+	heldRoom  [4]heldEvent
+	frameRoom [4]outFrame
+	ended     bool
+	key       string // the run's session key: who receives its events
 
 	// Chat delta throttling for the current model turn.
 	text       string // cumulative text of the turn
@@ -93,6 +104,7 @@ func (s *Server) stream(runID string) *runStream {
 		// Room for a short turn's event data and final message, which
 		// grew it two or three times.
 		st = &runStream{data: make([]byte, 0, 512)}
+		st.held, st.frames = st.heldRoom[:0], st.frameRoom[:0]
 		s.runs[runID] = st
 	}
 	return st
@@ -119,10 +131,7 @@ func (s *Server) releaseRun(runID string, terminal bool) {
 	st.mu.Lock()
 	st.holds--
 	if st.holds == 0 {
-		for _, ev := range st.held {
-			s.broadcastSession(ev.name, st.key, ev.payload, false)
-		}
-		st.held = nil
+		s.flushHeldLocked(st)
 	}
 	done := st.holds == 0 && (st.ended || terminal)
 	st.mu.Unlock()
@@ -139,14 +148,36 @@ func (s *Server) dropStream(runID string, st *runStream) {
 	s.runsMu.Unlock()
 }
 
-// emitLocked broadcasts an encoded event of the run, or holds it. st.mu
-// is held.
+// emitLocked holds an encoded event of the run until flushHeldLocked: at
+// the end of the runner event it belongs to, or when the last hold is
+// released. st.mu is held.
 func (s *Server) emitLocked(st *runStream, name string, b json.RawMessage) {
-	if st.holds > 0 {
-		st.held = append(st.held, heldEvent{name, b})
+	st.held = append(st.held, heldEvent{name, b})
+}
+
+// runChangedLocked is runChanged after the run's events so far are
+// queued (unless they are held). st.mu is held.
+func (s *Server) runChangedLocked(st *runStream, key, runID, reason, phase string, final bool) {
+	if st.holds == 0 {
+		s.flushHeldLocked(st)
+	}
+	s.runChanged(key, runID, reason, phase, final)
+}
+
+// flushHeldLocked queues the run's held events, in order, on every
+// connection that receives its session's events. st.mu is held.
+func (s *Server) flushHeldLocked(st *runStream) {
+	if len(st.held) == 0 {
 		return
 	}
-	s.broadcastSession(name, st.key, b, false)
+	frames := st.frames[:0]
+	for _, ev := range st.held {
+		frames = append(frames, outFrame{raw: eventHead(ev.name, ev.payload != nil), body: ev.payload})
+	}
+	s.fanOutSession(st.key, frames, false)
+	clear(frames)
+	clear(st.held)
+	st.frames, st.held = frames[:0], st.held[:0]
 }
 
 // onRunEvent is the runner subscription. It runs on the run's goroutine
@@ -167,6 +198,9 @@ func (s *Server) onRunEvent(ev agent.Event) {
 		st.key = ev.SessionKey
 	}
 	s.translateLocked(st, ev)
+	if st.holds == 0 {
+		s.flushHeldLocked(st)
+	}
 	end := ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd
 	if end {
 		st.ended = true
@@ -196,14 +230,14 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		case agent.PhaseStart:
 			st.data = wire.AppendStartData(st.data[:0], ts)
 			agentEv(st.data)
-			s.runChanged(ev.SessionKey, ev.RunID, "agent.run.started", "start", false)
+			s.runChangedLocked(st, ev.SessionKey, ev.RunID, "agent.run.started", "start", false)
 		case agent.PhaseModel:
 			s.flushAgentTextLocked(st, &ev, ts)
 			s.flushDeltaLocked(st, &ev)
 			st.text, st.sent, st.agentSent = "", 0, 0
 			st.data = wire.AppendModelData(st.data[:0], ev.ProviderID, ev.ModelID)
 			agentEv(st.data)
-			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the previous turn is stored
+			s.runChangedLocked(st, ev.SessionKey, ev.RunID, "", "", false) // the previous turn is stored
 		case agent.PhaseEnd:
 			s.flushAgentTextLocked(st, &ev, ts)
 			s.flushDeltaLocked(st, &ev)
@@ -229,7 +263,7 @@ func (s *Server) translateLocked(st *runStream, ev agent.Event) {
 		}
 		agentEv(marshalData(toolData(ev)))
 		if ev.Phase == agent.PhaseResult {
-			s.runChanged(ev.SessionKey, ev.RunID, "", "", false) // the call and its result are stored
+			s.runChangedLocked(st, ev.SessionKey, ev.RunID, "", "", false) // the call and its result are stored
 		}
 	case agent.StreamCompaction:
 		s.flushAgentTextLocked(st, &ev, ts)
@@ -439,7 +473,7 @@ func (s *Server) endLocked(st *runStream, ev *agent.Event, ts int64) {
 	}
 	chat.Message, chat.Usage = st.data[:msgEnd], st.data[msgEnd:]
 	s.emitLocked(st, wire.EventChat, chat.AppendJSON(make([]byte, 0, len(chat.Message)+len(chat.Usage)+256)))
-	s.runChanged(ev.SessionKey, ev.RunID, "lifecycle", "end", true)
+	s.runChangedLocked(st, ev.SessionKey, ev.RunID, "lifecycle", "end", true)
 }
 
 func rawOrEmpty(b json.RawMessage) json.RawMessage {

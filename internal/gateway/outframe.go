@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/binary"
+	"math"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -56,14 +58,22 @@ type outFrame struct {
 	event  bool
 }
 
-// seqTail is the length of ,"seq":<seq>}.
+// seqTail is the length of ,"seq":<seq>}. It runs several times for each
+// frame of each connection, so it counts digits by comparison, not
+// division.
 func seqTail(seq int64) int {
 	n := len(`,"seq":}`) + 1
 	if seq < 0 {
+		if seq == math.MinInt64 {
+			return n + 19
+		}
 		n, seq = n+1, -seq
 	}
-	for ; seq >= 10; seq /= 10 {
+	for p := int64(10); seq >= p; p *= 10 {
 		n++
+		if p > math.MaxInt64/10 {
+			break // seq has 19 digits
+		}
 	}
 	return n
 }
@@ -111,11 +121,25 @@ func (f outFrame) appendTo(b []byte) []byte {
 	return appendSeq(b, f.seq)
 }
 
-// appendSeq appends an event frame's end, ,"seq":<seq>}.
+// appendSeq appends an event frame's end, ,"seq":<seq>}, the digits
+// written in place (it runs for each frame of each connection).
 func appendSeq(b []byte, seq int64) []byte {
+	if seq < 0 {
+		b = strconv.AppendInt(append(b, `,"seq":`...), seq, 10)
+		return append(b, '}')
+	}
+	n := len(b)
+	b = slices.Grow(b, seqTail(seq))
 	b = append(b, `,"seq":`...)
-	b = strconv.AppendInt(b, seq, 10)
-	return append(b, '}')
+	b = b[:n+seqTail(seq)]
+	b[len(b)-1] = '}'
+	for i := len(b) - 2; ; i-- {
+		b[i] = byte('0' + seq%10)
+		if seq /= 10; seq == 0 {
+			break
+		}
+	}
+	return b
 }
 
 // eventHead is the start of an event frame up to its payload (or, for an
@@ -234,20 +258,34 @@ func (c *conn) write(f outFrame) error {
 // gateway's outbound total for it (its ownSize; 0 when it was not queued).
 // Events before hello-ok are dropped.
 func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
+	return c.queueEvents([]outFrame{f}, "", dropIfSlow)
+}
+
+// queueEvents queues event frames (heads and payloads set), in order,
+// each with the connection's next seq, if the connection receives the
+// events of session key (any connection past hello-ok, for key ""), and
+// wakes its writer once. It returns what the caller must add to the
+// gateway's outbound total for them (see queueEvent). A frame the
+// connection's budget refuses is dropped (dropIfSlow) or ends the
+// connection, with the frames after it.
+func (c *conn) queueEvents(frames []outFrame, key string, dropIfSlow bool) int64 {
 	c.mu.Lock()
-	if !c.ready {
+	if !c.wantsLocked(key) {
 		c.mu.Unlock()
 		return 0
 	}
-	f.event, f.seq = true, c.seq+1
-	ok := c.queueLocked(f, dropIfSlow)
-	if ok {
+	var n int64
+	for _, f := range frames {
+		f.event, f.seq = true, c.seq+1
+		if !c.queueLocked(f, dropIfSlow) {
+			continue // (a closing connection refuses the rest)
+		}
 		c.seq++
+		n += f.ownSize()
 	}
 	c.mu.Unlock()
-	if !ok {
-		return 0
+	if n > 0 {
+		c.signal()
 	}
-	c.signal()
-	return f.ownSize()
+	return n
 }

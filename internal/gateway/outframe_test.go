@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,9 +108,17 @@ func TestBatchedMessagesArriveWhole(t *testing.T) {
 }
 
 func TestSeqTail(t *testing.T) {
-	for _, seq := range []int64{0, 1, 9, 10, 99, 100, 12345, -1, -10, 1 << 62} {
-		if got, want := seqTail(seq), len(appendSeq(nil, seq)); got != want {
-			t.Errorf("seqTail(%d) = %d, want %d", seq, got, want)
+	seqs := []int64{0, 1, 9, 10, 99, 100, 12345, -1, -9, -10, 1 << 62, math.MaxInt64, math.MinInt64}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		seqs = append(seqs, p-1, p, p+1, 10*p-1, 10*p, -p, -10*p)
+	}
+	for _, seq := range seqs {
+		want := `,"seq":` + strconv.FormatInt(seq, 10) + "}"
+		if got := string(appendSeq([]byte("x"), seq)); got != "x"+want {
+			t.Errorf("appendSeq(x, %d) = %s, want x%s", seq, got, want)
+		}
+		if got := seqTail(seq); got != len(want) {
+			t.Errorf("seqTail(%d) = %d, want %d", seq, got, len(want))
 		}
 	}
 }

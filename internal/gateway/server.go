@@ -512,17 +512,45 @@ func (s *Server) fanOutTo(event string, payload json.RawMessage, dropIfSlow bool
 	if len(first)+len(second) == 0 {
 		return
 	}
-	f := outFrame{raw: eventHead(event, payload != nil), body: payload}
-	if len(payload) >= sharedMin && len(first)+len(second) > 1 {
-		// Counted once in the budget for every connection.
-		f.body, f.shared = nil, s.newShared(payload)
-		defer f.shared.release()
+	frames := [1]outFrame{{raw: eventHead(event, payload != nil), body: payload}}
+	s.fanOutFrames(frames[:], "", dropIfSlow, first, second, want)
+}
+
+// fanOutSession queues event frames (heads and payloads set) of session
+// key, in order, on every connection that receives that session's events
+// (on every connection for key "", as broadcast).
+func (s *Server) fanOutSession(key string, frames []outFrame, dropIfSlow bool) {
+	if key == "" {
+		s.fanOutFrames(frames, "", dropIfSlow, *s.connList.Load(), nil, nil)
+		return
+	}
+	all, scoped := s.subs.forKey(key)
+	s.fanOutFrames(frames, key, dropIfSlow, all, scoped, nil)
+}
+
+// fanOutFrames queues event frames, in order, on the connections of first
+// and then of second that want accepts (every one when want is nil) and
+// that receive session key's events (see conn.queueEvents). Each
+// connection takes them under one lock and is woken once. It changes the
+// frames: a payload of sharedMin bytes or more becomes shared.
+func (s *Server) fanOutFrames(frames []outFrame, key string, dropIfSlow bool, first, second []*conn, want func(*conn) bool) {
+	if len(first)+len(second) == 0 {
+		return
+	}
+	if len(first)+len(second) > 1 {
+		for i := range frames {
+			if f := &frames[i]; len(f.body) >= sharedMin {
+				// Counted once in the budget for every connection.
+				f.body, f.shared = nil, s.newShared(f.body)
+				defer f.shared.release()
+			}
+		}
 	}
 	var queued int64
 	for _, l := range [...][]*conn{first, second} {
 		for _, c := range l {
 			if want == nil || want(c) {
-				queued += c.queueEvent(f, dropIfSlow)
+				queued += c.queueEvents(frames, key, dropIfSlow)
 			}
 		}
 	}

@@ -95,16 +95,8 @@ func (s *Server) handleSessionsMessagesUnsubscribe(ctx context.Context, cl *call
 // broadcastSession sends an event of session key to every connection that
 // receives that session's events.
 func (s *Server) broadcastSession(event, key string, payload json.RawMessage, dropIfSlow bool) {
-	if key == "" {
-		s.broadcast(event, payload, dropIfSlow)
-		return
-	}
-	all, scoped := s.subs.forKey(key)
-	s.fanOutTo(event, payload, dropIfSlow, all, scoped, func(c *conn) bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.wantsLocked(key)
-	})
+	frames := [1]outFrame{{raw: eventHead(event, payload != nil), body: payload}}
+	s.fanOutSession(key, frames[:], dropIfSlow)
 }
 
 // scopedCaps reports whether connect caps ask for session-scoped events.
