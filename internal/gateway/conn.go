@@ -259,12 +259,8 @@ func (c *conn) writeLoop() {
 		if len(batch) > 0 {
 			c.writing.Store(time.Now().UnixNano())
 		}
-		var written, own int64
-		for _, f := range batch {
-			written += f.size()
-			own += f.ownSize()
-		}
-		if err := c.writeAll(batch); err != nil {
+		written, own, err := c.writeAll(batch)
+		if err != nil {
 			c.cancel(err)
 			return
 		}
@@ -304,23 +300,25 @@ func (c *conn) writeLoop() {
 
 // writeAll writes a batch of frames and releases them: to the socket in
 // one write when the connection has its own (see writeBatch), else
-// through the WebSocket library frame by frame.
-func (c *conn) writeAll(batch []outFrame) error {
+// through the WebSocket library frame by frame. It returns what
+// writeBatch does.
+func (c *conn) writeAll(batch []outFrame) (written, own int64, err error) {
 	if len(batch) == 0 {
-		return nil
+		return 0, 0, nil
 	}
 	if c.sock != nil {
 		return c.writeBatch(batch)
 	}
 	for i, f := range batch {
+		written, own = written+f.size(), own+f.ownSize()
 		if err := c.write(f); err != nil {
 			for _, rest := range batch[i+1:] {
 				rest.release()
 			}
-			return err
+			return written, own, err
 		}
 	}
-	return nil
+	return written, own, nil
 }
 
 // maxSpare is the largest queue array the writer hands back for reuse.

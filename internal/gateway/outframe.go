@@ -128,10 +128,9 @@ func appendSeq(b []byte, seq int64) []byte {
 		b = strconv.AppendInt(append(b, `,"seq":`...), seq, 10)
 		return append(b, '}')
 	}
-	n := len(b)
-	b = slices.Grow(b, seqTail(seq))
-	b = append(b, `,"seq":`...)
-	b = b[:n+seqTail(seq)]
+	n, tail := len(b), seqTail(seq)
+	b = append(slices.Grow(b, tail), `,"seq":`...)
+	b = b[:n+tail]
 	b[len(b)-1] = '}'
 	for i := len(b) - 2; ; i-- {
 		b[i] = byte('0' + seq%10)
@@ -196,17 +195,30 @@ func appendHeader(b []byte, n int64) []byte {
 // The WebSocket library's own frames (pings, pongs, the close) go through
 // the same socket whole, between these writes (see sockConn); the
 // connection negotiates no extension, so a message is a plain frame.
-func (c *conn) writeBatch(batch []outFrame) error {
+//
+// It returns the bytes of the frames written and, of those, the bytes not
+// in shared payloads (see outFrame.ownSize), counted as it goes: a batch
+// can hold thousands of frames, and each pass over it costs.
+func (c *conn) writeBatch(batch []outFrame) (written, own int64, err error) {
+	shared := false // a frame with a shared payload was seen
 	defer func() {
+		if !shared && err == nil {
+			return // nothing to release
+		}
 		for _, f := range batch {
 			f.release()
 		}
 	}()
 	buf, vec := c.wbuf[:0], c.wvec[:0]
 	mark, n := 0, 0 // buf[mark:] is not in vec yet; n bytes wait in all
-	var err error
 	for i, f := range batch {
-		size := f.size()
+		fown := f.ownSize()
+		size := fown
+		if f.shared != nil {
+			size += int64(len(f.shared.b))
+			shared = true
+		}
+		written, own = written+size, own+fown
 		buf = appendHeader(buf, size)
 		if p := f.payload(); len(p) >= sharedMin {
 			buf = append(buf, f.raw...)
@@ -238,7 +250,7 @@ func (c *conn) writeBatch(batch []outFrame) error {
 	}
 	clear(vec[:cap(vec)])
 	c.wbuf, c.wvec = buf[:0], vec[:0]
-	return err
+	return written, own, err
 }
 
 // write sends one frame through the WebSocket library (for a connection

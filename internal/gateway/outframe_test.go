@@ -40,8 +40,13 @@ func TestBatchIsOneWrite(t *testing.T) {
 	for i := range 50 {
 		batch = append(batch, outFrame{raw: eventHead("chat", true), body: payload, event: true, seq: int64(i + 1)})
 	}
-	if err := c.writeBatch(batch); err != nil {
+	written, own, err := c.writeBatch(batch)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if int(written) != sock.buf.Len()-2*len(batch) || own != written {
+		// (2: each message's header)
+		t.Errorf("writeBatch counted %d bytes, %d own; the socket got %d in %d messages", written, own, sock.buf.Len(), len(batch))
 	}
 	if sock.writes != 1 {
 		t.Fatalf("50 small frames took %d writes, want 1", sock.writes)
@@ -55,8 +60,12 @@ func TestBatchIsOneWrite(t *testing.T) {
 	}
 	big.release()
 	sock.buf.Reset()
-	if err := c.writeBatch(batch); err != nil {
+	written, own, err = c.writeBatch(batch)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if written != 3*batch[0].size() || own != 3*batch[0].ownSize() {
+		t.Errorf("writeBatch counted %d bytes, %d own, want %d, %d", written, own, 3*batch[0].size(), 3*batch[0].ownSize())
 	}
 	if want := 3 * (10 + batch[0].size()); int64(sock.buf.Len()) != want {
 		t.Fatalf("wrote %d bytes, want %d", sock.buf.Len(), want)
