@@ -40,7 +40,7 @@ func spawnArgs(cmd *cobra.Command, args []string) error {
 func newSessionsSpawnCmd(g *globalFlags) *cobra.Command {
 	var (
 		session, agentID, label string
-		noWait                  bool
+		noWait, wait            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "spawn TASK|-",
@@ -134,6 +134,10 @@ agent.wait status and its result as one object.`,
 	f.StringVar(&agentID, "agent", "", "agent ID to run the child as (default the requester's agent)")
 	f.StringVar(&label, "label", "", "label of the child session")
 	f.BoolVar(&noWait, "no-wait", false, "print the child's session and run id and return at once")
+	// sessions send waits with --wait; spawn waits unless told not to, and
+	// takes --wait too rather than refuse the flag a user of send types.
+	f.BoolVar(&wait, "wait", false, "follow the child to its result (the default)")
+	cmd.MarkFlagsMutuallyExclusive("wait", "no-wait")
 	return cmd
 }
 

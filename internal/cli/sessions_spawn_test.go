@@ -90,7 +90,8 @@ func TestSessionsSpawn(t *testing.T) {
 	g := startGateway(t, "")
 
 	t.Run("follow", func(t *testing.T) {
-		out := g.mustRun("sessions", "spawn", "say hi\n/reply hello from\n/reply the child", "--label", "greeter")
+		// --wait is the default, and taken as sessions send takes it.
+		out := g.mustRun("sessions", "spawn", "say hi\n/reply hello from\n/reply the child", "--label", "greeter", "--wait")
 		m := spawnHeader.FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("stdout lacks the spawn header:\n%s", out)
@@ -124,6 +125,7 @@ func TestSessionsSpawn(t *testing.T) {
 			{[]string{"main", "summarise"}, `spawn takes one argument, the task; the requester session is --session (default main): switchboard sessions spawn --session main "summarise"`},
 			{nil, `spawn takes one argument, the task ("-" reads it from stdin); got 0`},
 			{[]string{"a", "b", "c"}, `spawn takes one argument, the task ("-" reads it from stdin); got 3`},
+			{[]string{"task", "--wait", "--no-wait"}, `if any flags in the group [wait no-wait] are set none of the others can be; [no-wait wait] were all set`},
 		} {
 			if r := g.run(append([]string{"sessions", "spawn"}, tt.args...)...); r.errText() != tt.want {
 				t.Errorf("spawn %q: err %q, want %q", tt.args, r.errText(), tt.want)
