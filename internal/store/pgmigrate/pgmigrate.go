@@ -259,13 +259,15 @@ func copyTable(ctx context.Context, rtx *sql.Tx, wtx pgx.Tx, t table) (TableRepo
 		res := wtx.SendBatch(ctx, &batch)
 		for range batch.Len() {
 			var inserted bool
-			if err := res.QueryRow().Scan(&inserted); err != nil {
+			switch err := res.QueryRow().Scan(&inserted); {
+			case errors.Is(err, pgx.ErrNoRows):
+				// The row is there as it is in SQLite: not written.
+			case err != nil:
 				res.Close()
 				return err
-			}
-			if inserted {
+			case inserted:
 				tr.Inserted++
-			} else {
+			default:
 				tr.Updated++
 			}
 		}
@@ -309,19 +311,26 @@ func copyTable(ctx context.Context, rtx *sql.Tx, wtx pgx.Tx, t table) (TableRepo
 	return tr, flush()
 }
 
-// upsertQuery inserts a row or overwrites the one with its key, and says
-// which it did.
+// upsertQuery inserts a row, or overwrites the one with its key where
+// they differ, and says which it did (no row: the two were the same, so a
+// re-run rewrites nothing and reports no update).
 func upsertQuery(t table, names []string) string {
 	ph := make([]string, len(names))
-	var set []string
+	var set, old, excluded []string
 	for i, n := range names {
 		ph[i] = "$" + strconv.Itoa(i+1)
 		if !slices.Contains(t.key, n) {
 			set = append(set, n+" = EXCLUDED."+n)
+			o, e := t.name+"."+n, "EXCLUDED."+n
+			if slices.Contains(t.cols, column{n, jsonDoc}) {
+				o, e = o+"::text", e+"::text" // json has no equality; its text is kept as written
+			}
+			old, excluded = append(old, o), append(excluded, e)
 		}
 	}
 	return `INSERT INTO ` + t.name + ` (` + strings.Join(names, ", ") + `) VALUES (` + strings.Join(ph, ", ") +
 		`) ON CONFLICT (` + strings.Join(t.key, ", ") + `) DO UPDATE SET ` + strings.Join(set, ", ") +
+		` WHERE (` + strings.Join(old, ", ") + `) IS DISTINCT FROM (` + strings.Join(excluded, ", ") + `)` +
 		` RETURNING (xmax = 0)`
 }
 

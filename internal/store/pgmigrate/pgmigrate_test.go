@@ -183,7 +183,7 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("second Copy: %v", err)
 	}
 	for i, tr := range rep2.Tables {
-		if tr.Inserted != 0 || tr.DestSum != rep.Tables[i].DestSum || tr.DestRows != rep.Tables[i].DestRows {
+		if tr.Inserted != 0 || tr.Updated != 0 || tr.DestSum != rep.Tables[i].DestSum || tr.DestRows != rep.Tables[i].DestRows {
 			t.Errorf("second copy of %s: %+v, first %+v", tr.Table, tr, rep.Tables[i])
 		}
 	}
@@ -199,8 +199,11 @@ func TestCopy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("third Copy: %v", err)
 	}
-	if ins, _, _ := count(rep3, "messages"); ins != 1 {
-		t.Errorf("third copy inserted %d messages, want 1", ins)
+	if ins, upd, _ := count(rep3, "messages"); ins != 1 || upd != 0 {
+		t.Errorf("third copy inserted %d messages and updated %d, want 1 and 0", ins, upd)
+	}
+	if ins, upd, _ := count(rep3, "runs"); ins != 0 || upd != 1 {
+		t.Errorf("third copy inserted %d runs and updated %d, want 0 and 1 (the run that ended)", ins, upd)
 	}
 	sameState(t, src, dst)
 
