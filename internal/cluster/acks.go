@@ -338,20 +338,28 @@ func (n *Node) holding(origin string) bool {
 	return n.held[origin] != nil || n.acked.pending(origin)
 }
 
+// maxHeld bounds the relayed events held back for one peer. A peer that
+// acknowledges nothing while it relays this many is treated as one that
+// did not acknowledge within a lease: its events are handed over and no
+// longer held. (The lease alone bounded them in time only, so a busy
+// peer's could fill memory for a lease.)
+const maxHeld = 16384
+
 // hold holds back e, an event origin relayed, until origin acknowledged
-// need (owed).
-func (n *Node) hold(origin string, e relayed, need, gen int64) {
+// need (owed). It reports whether origin's held events reached maxHeld.
+func (n *Node) hold(origin string, e relayed, need, gen int64) bool {
 	h := n.held[origin]
 	if h == nil {
 		h = &heldEvents{}
 		n.held[origin] = h
 	}
 	h.evs = append(h.evs, heldEvent{e: e, need: need, gen: gen, at: time.Now()})
+	return len(h.evs) >= maxHeld
 }
 
 // releaseHeld hands the runner, in order, the held events whose peers
 // acknowledged what they wait for, and all of a peer's once its first
-// was held for a lease (on the reader's goroutine). An event is held for
+// was held for a lease or maxHeld are held (on the reader's goroutine). An event is held for
 // the wants made before it came, not for those made since: while wants
 // come faster than a peer acknowledges them, its events are still handed
 // over a round trip after they came.
@@ -366,9 +374,9 @@ func (n *Node) releaseHeld() {
 		for ready < len(h.evs) && h.evs[ready].need >= 0 && n.acked.acknowledged(origin, h.evs[ready].need) {
 			ready++
 		}
-		if ready < len(h.evs) && time.Since(h.evs[ready].at) >= n.lease {
+		if ready < len(h.evs) && (time.Since(h.evs[ready].at) >= n.lease || len(h.evs) >= maxHeld) {
 			if n.acked.pending(origin) {
-				n.log.Warn("a peer did not acknowledge a want within a lease: its relayed events are no longer held for its acknowledgements", "origin", origin, "events", len(h.evs))
+				n.log.Warn("a peer did not acknowledge a want within a lease or "+strconv.Itoa(maxHeld)+" events: its relayed events are no longer held for its acknowledgements", "origin", origin, "events", len(h.evs))
 				n.acked.silence(origin)
 			}
 			ready = len(h.evs)

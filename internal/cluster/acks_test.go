@@ -378,3 +378,41 @@ func TestHeldUntilTheirWantIsAcknowledged(t *testing.T) {
 		t.Errorf("still held: %+v", n.held["a"])
 	}
 }
+
+// TestHeldBounded: a peer that relays maxHeld events without
+// acknowledging this node's want is no longer waited for, as after a
+// lease: its events are handed over, in order, and not held again.
+func TestHeldBounded(t *testing.T) {
+	var evs []agent.Event
+	for i := range 64 {
+		evs = append(evs, agent.Event{RunID: "r", SessionKey: "k", Seq: int64(i + 1), Stream: agent.StreamAssistant, Text: "x"})
+	}
+	body, err := encodeFrame(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relayRunner{wants: map[string]bool{"r": true}, asked: map[string]int{}}
+	n := &Node{cfg: Config{ID: "b"}, runner: r, lease: time.Hour, log: slog.New(slog.DiscardHandler), acked: newAckState(), held: map[string]*heldEvents{}}
+	n.acked.known("busy")
+	n.acked.no, n.acked.added = 1, 1
+	for range maxHeld/len(evs) - 1 {
+		if err := n.relayBatch("busy", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.got) != 0 || len(n.held["busy"].evs) != maxHeld-len(evs) {
+		t.Fatalf("below the bound: runner got %d events, %d held", len(r.got), len(n.held["busy"].evs))
+	}
+	if err := n.relayBatch("busy", body); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.got) != maxHeld || n.held["busy"] != nil || n.acked.pending("busy") {
+		t.Fatalf("at the bound: runner got %d events, held %v, pending %v", len(r.got), n.held["busy"] != nil, n.acked.pending("busy"))
+	}
+	if want := "relay r 1 assistant/"; r.got[0] != want || r.got[len(evs)] != want {
+		t.Errorf("handed over out of order: %q, %q", r.got[0], r.got[len(evs)])
+	}
+	if err := n.relayBatch("busy", body); err != nil || len(r.got) != maxHeld+len(evs) {
+		t.Fatalf("after the bound: %v, runner got %d events, want %d", err, len(r.got), maxHeld+len(evs))
+	}
+}

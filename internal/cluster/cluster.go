@@ -759,6 +759,7 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 	}
 	var first error
 	var wanted map[string]bool
+	full := false
 	for _, e := range evs {
 		if e.kind == kindCatchUp {
 			if err := n.caughtUp(e); err != nil {
@@ -767,12 +768,15 @@ func (n *Node) relayBatch(origin string, body []byte) error {
 			continue
 		}
 		if hold {
-			n.hold(origin, e, need, gen)
+			full = n.hold(origin, e, need, gen) || full
 			continue
 		}
 		if err := n.relayOne(e, &wanted); err != nil {
 			first = cmp.Or(first, err)
 		}
+	}
+	if full {
+		n.releaseHeld()
 	}
 	return first
 }
