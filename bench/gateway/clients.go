@@ -28,16 +28,18 @@ import (
 // With scoped, clients declare the session-scoped-events capability and
 // receive the events of their own session only; without it every client
 // receives every run's events, as plain OpenClaw clients do.
-func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) error {
-	dir := filepath.Join(tmp, fmt.Sprintf("clients-%d-%d", n, senders))
+//
+// It returns the gateway's CPU per turn in milliseconds.
+func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) (float64, error) {
+	dir := filepath.Join(tmp, fmt.Sprintf("clients-%d-%d-%d", n, senders, time.Now().UnixNano()))
 	g, err := benchgw.Start(bin, dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer g.Stop()
 	tok, err := settings.ReadGatewayToken(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ctx := context.Background()
 	clients := make([]*client.Client, n)
@@ -48,7 +50,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 		c, err := client.Dial(ctx, client.Options{URL: g.WSURL, Token: tok, SessionScoped: scoped,
 			KeepEvent: ownChatEvent(clientPrefix(i))})
 		if err != nil {
-			return fmt.Errorf("client %d: %w", i, err)
+			return 0, fmt.Errorf("client %d: %w", i, err)
 		}
 		defer c.Close()
 		clients[i] = c
@@ -109,7 +111,7 @@ func manyClients(bin, tmp string, n, senders int, d time.Duration, scoped bool) 
 	perTurn := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(max(t, 1)) }
 	fmt.Printf("%4d clients, %3d sending, %s:  %6.0f turns/s, p50 %v, p99 %v, server CPU %.3f ms/turn, load client CPU %.3f ms/turn, server RSS at the end %.1f MiB (%d turns, %d failed)\n",
 		n, senders, mode, float64(t)/elapsed.Seconds(), benchgw.Round(p50), benchgw.Round(p99), perTurn(cpu), perTurn(self), rss, t, fails.Load())
-	return nil
+	return perTurn(cpu), nil
 }
 
 // clientPrefix begins the run ids of client i.

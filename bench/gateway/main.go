@@ -27,7 +27,7 @@
 //
 // Usage: go run ./bench/gateway [-bin path] [-cgo] [-sessions 1000] [-turns 500]
 //
-//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s] [-cpuprofile file]
+//	go run ./bench/gateway -clients 1,10,100,1000/100 [-duration 5s] [-rounds 1] [-cpuprofile file]
 package main
 
 import (
@@ -65,6 +65,7 @@ func run() error {
 	starts := flag.Int("starts", 5, "cold starts to time (the best and median are printed)")
 	clientsSpec := flag.String("clients", "", "many-clients workloads instead: comma-separated N[/senders] (e.g. 1,10,100,1000/100)")
 	duration := flag.Duration("duration", 5*time.Second, "how long each many-clients workload runs")
+	rounds := flag.Int("rounds", 1, "many-clients: run the list this many times, alternating, and print each workload's server CPU per turn against the first's (the machine's speed drifts; pairs from one round compare)")
 	scoped := flag.Bool("scoped", false, "many-clients: clients declare session-scoped events (each receives its own session's only)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this load client to the file (SWITCHBOARD_CPUPROFILE does the same for the gateway)")
 	flag.Parse()
@@ -92,21 +93,43 @@ func run() error {
 	}
 
 	if *clientsSpec != "" {
-		for _, spec := range strings.Split(*clientsSpec, ",") {
-			n, senders, ok := strings.Cut(spec, "/")
-			nc, err := strconv.Atoi(n)
-			if err != nil {
-				return fmt.Errorf("-clients %q: %w", spec, err)
-			}
-			ns := nc
-			if ok {
-				if ns, err = strconv.Atoi(senders); err != nil {
+		specs := strings.Split(*clientsSpec, ",")
+		ratios := make([][]float64, len(specs))
+		for round := range max(*rounds, 1) {
+			var first float64
+			for i, spec := range specs {
+				n, senders, ok := strings.Cut(spec, "/")
+				nc, err := strconv.Atoi(n)
+				if err != nil {
 					return fmt.Errorf("-clients %q: %w", spec, err)
 				}
+				ns := nc
+				if ok {
+					if ns, err = strconv.Atoi(senders); err != nil {
+						return fmt.Errorf("-clients %q: %w", spec, err)
+					}
+				}
+				cpu, err := manyClients(*bin, tmp, nc, ns, *duration, *scoped)
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					first = cpu
+				} else if first > 0 {
+					ratios[i] = append(ratios[i], cpu/first)
+				}
 			}
-			if err := manyClients(*bin, tmp, nc, ns, *duration, *scoped); err != nil {
-				return err
+			if *rounds > 1 && round < *rounds-1 {
+				fmt.Println("--")
 			}
+		}
+		for i, rs := range ratios {
+			if i == 0 || len(rs) == 0 {
+				continue
+			}
+			slices.Sort(rs)
+			fmt.Printf("server CPU per turn, %s against %s clients, by round: %s (median %.2f×)\n",
+				specs[i], specs[0], fmtRatios(rs), rs[len(rs)/2])
 		}
 		return nil
 	}
@@ -296,4 +319,13 @@ func rssParts(g *benchgw.Gateway) string {
 		kb[name], _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 	}
 	return fmt.Sprintf("file-backed %.1f MiB, anonymous %.1f MiB", kb["Pss_File"]/1024, kb["Pss_Anon"]/1024)
+}
+
+// fmtRatios formats ratios as "1.42×, 1.47×".
+func fmtRatios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.2f×", r)
+	}
+	return strings.Join(parts, ", ")
 }
