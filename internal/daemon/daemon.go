@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/internal/outbox"
 	"github.com/switchboardhq/switchboard/internal/provider/registry"
 	"github.com/switchboardhq/switchboard/internal/readiness"
+	"github.com/switchboardhq/switchboard/internal/relay"
 	"github.com/switchboardhq/switchboard/internal/settings"
 	"github.com/switchboardhq/switchboard/internal/statedir"
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -133,6 +134,7 @@ type Daemon struct {
 	grace  time.Duration
 	gw     *gateway.Server
 	outbox *outbox.Dispatcher
+	relay  *relay.Relay
 	mcp    *mcp.Lazy
 	mcpc   *mcpclient.Manager
 	subs   *subagent.Manager
@@ -201,6 +203,9 @@ func (d *Daemon) Close() error {
 		d.box.CloseDocker()
 		// Deliveries and flows stop before the runner; what is cut short
 		// stays pending for the next start.
+		if d.relay != nil {
+			_ = d.relay.Close() // flows waiting for a run's end: the next start's
+		}
 		if err := d.outbox.Close(); err != nil {
 			errs = append(errs, err)
 		}

@@ -133,6 +133,7 @@ type wiring struct {
 	subs  *subagent.Manager
 	chans *hub.Hub // nil: no chat channel
 	disp  *outbox.Dispatcher
+	rel   *relay.Relay
 	jobs  *shell.Jobs
 
 	d   *Daemon
@@ -394,6 +395,9 @@ func (w *wiring) newDelivery(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
+	rel.Start()
+	w.closeOnFail(rel)
+	w.rel = rel
 	remote := a2aremote.New(set, st, runner, set.SendRules, disp.Kick, log)
 	var remoteDep sessions.Remote
 	if remote != nil {
@@ -486,7 +490,7 @@ func (w *wiring) newGateway(context.Context) error {
 	d := &Daemon{
 		jobs: w.jobs, node: w.node, box: w.box, tracing: w.tr, lock: w.lock, logs: w.logs, mods: w.mods,
 		readiness: &readiness.Tracker{Dir: w.paths.StateDir, Ping: st.Ping},
-		Settings:  w.set, Store: st, Runner: runner, outbox: w.disp, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
+		Settings:  w.set, Store: st, Runner: runner, outbox: w.disp, relay: w.rel, subs: w.subs, mcpc: w.mcpc, chans: w.chans,
 		log: log.With("component", "daemon"), grace: w.opts.ShutdownGrace, started: w.started,
 	}
 	if d.grace == 0 {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -302,6 +303,14 @@ func (d *Dispatcher) loop() {
 			return
 		case <-t.C:
 		case <-d.wake:
+			// A kick comes from work under way (a run's end, a stored
+			// flow or announce) whose own next steps are what a client
+			// waits for: its events' writes, a tool call waiting on the
+			// run. Woken, the dispatcher took the processor from them
+			// (a woken goroutine runs next), and a pass reads the store
+			// and starts items. Let what was ready to run go first: the
+			// items are background work.
+			runtime.Gosched()
 		}
 	}
 }

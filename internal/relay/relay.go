@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/admission"
@@ -61,6 +62,8 @@ type Store interface {
 // Runner waits for runs and posts messages.
 type Runner interface {
 	Wait(ctx context.Context, runID string, timeout time.Duration) (*store.Run, bool, error)
+	// Subscribe registers fn for every run event (Start: to see runs end).
+	Subscribe(fn func(agent.Event)) (unsubscribe func())
 	Post(ctx context.Context, p agent.Post) (string, error)
 	// EndMessage is the last message of a run that just ended on this
 	// node (nil: read the transcript).
@@ -96,10 +99,21 @@ type Config struct {
 }
 
 // Relay implements sessions.Messenger. Create with New, passing the
-// outbox dispatcher as Config.Kicker; register Handler with it.
+// outbox dispatcher as Config.Kicker; register Handler with it; Start it
+// to hand flows over when their requester's run ends, and Close it.
 type Relay struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	start sync.Once
+
+	// mu guards the fields that follow.
+	mu sync.Mutex
+	// unsub ends Start's subscription; nil before Start and after Close.
+	unsub func()
+	// afterRun holds the requester sessions whose flows, recorded by one
+	// of their runs, the dispatcher is woken for when that session's run
+	// ends (see Send).
+	afterRun map[string]struct{}
 }
 
 var _ sessions.Messenger = (*Relay)(nil)
@@ -169,7 +183,7 @@ func (r *Relay) Send(ctx context.Context, m sessions.Message) (*store.Run, error
 		return t.Run, err
 	}
 	if withRun.Stored() {
-		r.kick(m.Flow.RequesterKey)
+		r.kickAfter(m.Flow.RequesterKey, m.Flow.RequesterRunID)
 		return t.Run, nil
 	}
 	f := *m.Flow
@@ -216,6 +230,78 @@ func (r *Relay) flowItem(f sessions.Flow) (*store.OutboxItem, error) {
 		ID: flowID(f.WaitRunID), Kind: Kind, SessionKey: f.RequesterKey, RunID: f.WaitRunID,
 		Payload: payload, NextAttemptAt: r.cfg.Now(),
 	}, nil
+}
+
+// Start subscribes to the runner's run ends, so that a flow a run
+// recorded is handed to the dispatcher when that run ends (see kickAfter).
+// A relay starts once.
+func (r *Relay) Start() {
+	r.start.Do(func() {
+		unsub := r.cfg.Runner.Subscribe(r.onRunEvent)
+		r.mu.Lock()
+		r.unsub = unsub
+		r.mu.Unlock()
+	})
+}
+
+// Close ends Start's subscription. The flows still waiting for a run's end
+// are the dispatcher's at its next full scan, as after a restart.
+func (r *Relay) Close() error {
+	r.mu.Lock()
+	unsub := r.unsub
+	r.unsub, r.afterRun = nil, nil
+	r.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	return nil
+}
+
+// kickAfter wakes the dispatcher for the flows of requester session key:
+// when the message came from one of that session's runs (runID, a tool
+// call in it) and the relay is started, once that session's run ends;
+// otherwise at once. A flow's steps are background work that starts by
+// waiting for the message's run, and the requester's run goes on with the
+// reply as soon as that run ends: dispatched at once, the flow's start
+// took the processor before the message's run did, and its announce step
+// ran before the requester's tool call had the reply and again between
+// its last commits (sessions_send took 2.4–2.9 ms a call on an instant
+// model, 1.6–2.0 ms dispatched after the run; docs/benchmarks.md). The
+// dispatcher's full scans (every second) take a flow whose run end went
+// unseen.
+func (r *Relay) kickAfter(key, runID string) {
+	if runID != "" && key != "" {
+		r.mu.Lock()
+		started := r.unsub != nil
+		if started {
+			if r.afterRun == nil {
+				r.afterRun = make(map[string]struct{})
+			}
+			r.afterRun[key] = struct{}{}
+		}
+		r.mu.Unlock()
+		if started {
+			return
+		}
+	}
+	r.kick(key)
+}
+
+// onRunEvent wakes the dispatcher for the flows of a session whose run
+// ended, if kickAfter left some to it. It runs on the run's goroutine.
+func (r *Relay) onRunEvent(ev agent.Event) {
+	if ev.Stream != agent.StreamLifecycle || ev.Phase != agent.PhaseEnd {
+		return
+	}
+	r.mu.Lock()
+	_, waiting := r.afterRun[ev.SessionKey]
+	if waiting {
+		delete(r.afterRun, ev.SessionKey)
+	}
+	r.mu.Unlock()
+	if waiting {
+		r.kick(ev.SessionKey)
+	}
 }
 
 // kick wakes the dispatcher for the flows of requester key (a flow

@@ -696,3 +696,73 @@ func mustSubmit(t *testing.T, e *runEnv, key, id, message string) *store.Run {
 	}
 	return run
 }
+
+// subRunner is a Runner whose subscription the test drives.
+type subRunner struct {
+	Runner
+	fn     func(agent.Event)
+	unsubs int
+}
+
+func (s *subRunner) Subscribe(fn func(agent.Event)) func() {
+	s.fn = fn
+	return func() { s.fn = nil; s.unsubs++ }
+}
+
+// kicks records KickSession calls.
+type kicks struct{ keys []string }
+
+func (k *kicks) KickSession(kind, key string) { k.keys = append(k.keys, kind+" "+key) }
+
+// TestFlowDispatchedAfterRequesterRun: a flow recorded by a run of its
+// requester session wakes the dispatcher when that session's run ends,
+// not at once (its steps would take the processor from the run that
+// waits for the reply); one recorded outside a run, or by a relay not
+// started, wakes it at once.
+func TestFlowDispatchedAfterRequesterRun(t *testing.T) {
+	runner, k := &subRunner{}, &kicks{}
+	r, err := New(Config{Store: noStore{}, Runner: runner, Admit: noAdmit{}, Kicker: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const req = "agent:main:req"
+	end := func(key string) agent.Event {
+		return agent.Event{SessionKey: key, Stream: agent.StreamLifecycle, Phase: agent.PhaseEnd}
+	}
+	r.kickAfter(req, "run-1")
+	if want := []string{Kind + " " + req}; !slices.Equal(k.keys, want) {
+		t.Fatalf("not started: kicks %v, want %v", k.keys, want)
+	}
+	k.keys = nil
+	r.Start()
+	r.Start() // once
+	r.kickAfter(req, "run-2")
+	r.kickAfter(req, "run-2b")
+	runner.fn(agent.Event{SessionKey: req, Stream: agent.StreamLifecycle, Phase: agent.PhaseStart})
+	runner.fn(end("agent:main:other"))
+	if len(k.keys) != 0 {
+		t.Fatalf("before the requester's run ended: kicks %v", k.keys)
+	}
+	runner.fn(end(req))
+	runner.fn(end(req))
+	if want := []string{Kind + " " + req}; !slices.Equal(k.keys, want) {
+		t.Fatalf("after the requester's run ended (twice): kicks %v, want %v", k.keys, want)
+	}
+	k.keys = nil
+	r.kickAfter(req, "") // not from a run
+	if want := []string{Kind + " " + req}; !slices.Equal(k.keys, want) {
+		t.Fatalf("outside a run: kicks %v, want %v", k.keys, want)
+	}
+	k.keys = nil
+	r.kickAfter(req, "run-3")
+	if err := r.Close(); err != nil || runner.unsubs != 1 || runner.fn != nil {
+		t.Fatalf("Close: %v, %d unsubscribes", err, runner.unsubs)
+	}
+	r.kickAfter(req, "run-4")
+	if want := []string{Kind + " " + req}; !slices.Equal(k.keys, want) {
+		t.Fatalf("after Close: kicks %v, want %v (run-3's flow is the full scan's)", k.keys, want)
+	}
+}
+
+type noStore struct{ Store }
+type noAdmit struct{ Admitter }
