@@ -265,8 +265,9 @@ func (r *Relay) Close() error {
 // reply as soon as that run ends: dispatched at once, the flow's start
 // took the processor before the message's run did, and its announce step
 // ran before the requester's tool call had the reply and again between
-// its last commits (sessions_send took 2.4–2.9 ms a call on an instant
-// model, 1.6–2.0 ms dispatched after the run; docs/benchmarks.md). The
+// its last commits (bench/peer's sessions_send p50 2.4–3.3 ms on an
+// instant model, 1.7–1.9 ms dispatched after the run, with the
+// dispatcher's yield; docs/benchmarks.md). The
 // dispatcher's full scans (every second) take a flow whose run end went
 // unseen.
 func (r *Relay) kickAfter(key, runID string) {
