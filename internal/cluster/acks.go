@@ -359,10 +359,10 @@ func (n *Node) hold(origin string, e relayed, need, gen int64) bool {
 
 // releaseHeld hands the runner, in order, the held events whose peers
 // acknowledged what they wait for, and all of a peer's once its first
-// was held for a lease or maxHeld are held (on the reader's goroutine). An event is held for
-// the wants made before it came, not for those made since: while wants
-// come faster than a peer acknowledges them, its events are still handed
-// over a round trip after they came.
+// was held for a lease or maxHeld are held (on the reader's goroutine).
+// An event is held for the wants made before it came, not for those made
+// since: while wants come faster than a peer acknowledges them, its
+// events are still handed over a round trip after they came.
 func (n *Node) releaseHeld() {
 	for origin, h := range n.held {
 		for i := range h.evs {
