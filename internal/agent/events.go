@@ -153,6 +153,9 @@ type runState struct {
 	// final is the run's last assistant message while it waits to be
 	// stored with the run's end, in one transaction (store.RunEnder).
 	final *store.Message
+	// open is the run's open while its commit may still be ahead
+	// (store.Linger); nil when it was committed before the run started.
+	open store.Pending
 	// resultWrite is the outcome of the tool result write in flight
 	// (callTool with more), nil when none is.
 	resultWrite chan error

@@ -19,6 +19,13 @@ import (
 // unless this node holds the lane's claim already (heldLanes), or when
 // the store refuses the open as fenced (the claim moved meanwhile).
 //
+// The open lingers (Config.OpenLinger, store.Linger) unless the session
+// was spawned: the run starts while its open's transaction is still
+// uncommitted, and the run's end, when it comes within the linger, shares
+// that commit. openIdle returns only once the open is committed, so its
+// caller, and the client it answers, learn of the run only then; the
+// run's own reads commit it first (store.WithPending), to see it.
+//
 // With Lanes, a run of a lane this node holds opens under the claim's
 // fence, as a queued run starts under it: the store checks the fence in
 // the open's transaction and writes nothing when it no longer holds; the
@@ -78,7 +85,15 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	started := *queued // a copy that shares Input: nothing writes to it
 	started.Status, started.StartedAt = store.RunRunning, r.now()
 	msg := r.inputMessage(&run, id)
-	opened, stored, err := r.openRun(ctx, &started, []store.Message{msg})
+	// A spawned session's run does not linger: its end reads its
+	// registry record (the sub-agent's OnFinish) with no run context.
+	var linger *store.Linger
+	octx := ctx
+	if r.cfg.OpenLinger > 0 && sess.SpawnedBy == "" {
+		linger = &store.Linger{For: r.cfg.OpenLinger}
+		octx = store.WithLinger(ctx, linger)
+	}
+	opened, stored, err := r.openRun(octx, &started, []store.Message{msg})
 	if err != nil {
 		r.dropFence(id)
 		r.unopen(key, id, l, cancel, claimed)
@@ -100,6 +115,11 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 	// the two share Input, which nothing writes.
 	started = *opened
 	st := r.started(cancel, &started, stored, &run, sess, nil)
+	if linger != nil && linger.Pending != nil {
+		// The run's reads commit the open first, to see it.
+		st.open = linger.Pending
+		runCtx = store.WithPending(runCtx, st.open)
+	}
 	r.workers.Go(func() {
 		defer r.wg.Done()
 		r.executeOpened(runCtx, cancel, st, &run, sess)
@@ -108,7 +128,25 @@ func (r *Runner) openIdle(ctx context.Context, queued *store.Run, in *Input, ses
 		r.mu.Unlock()
 		r.drain(key, l) // what queued behind it, then the lane ends
 	})
+	if st.open != nil {
+		// Nobody learns of the run before its open is committed.
+		if err := st.open.Wait(); err != nil {
+			cancel(errOpenLost)
+			return Enqueued{}, true, fmt.Errorf("agent.Submit: %w", err)
+		}
+	}
 	return Enqueued{Run: opened, Created: true}, true, nil
+}
+
+// errOpenLost is the cancellation cause of a run whose open's commit
+// failed: nothing of it is stored, and its caller got the error.
+var errOpenLost = errors.New("run's start not stored")
+
+// openLost reports whether st's open lingered and its commit failed. It
+// waits for the commit's outcome, so it is asked after a write of the run
+// (which commits the open first).
+func openLost(st *runState) bool {
+	return st.open != nil && st.open.Wait() != nil
 }
 
 // heldLanes is Lanes that can claim a lane this node holds already with

@@ -341,6 +341,13 @@ func (r *Runner) finish(st *runState, last *transcript.Message, status store.Run
 	}
 	fin, err := r.endRun(st.run.RunID, res, st.final)
 	st.final = nil
+	if err != nil && openLost(st) {
+		// Its caller was told the run did not start; it ends here,
+		// unseen.
+		r.log.Warn("run dropped: its start was not stored", "runId", st.run.RunID)
+		r.notLive(st.run.RunID)
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, store.ErrFenced) {
 			r.log.Error("run finish failed", "runId", st.run.RunID, "err", err)

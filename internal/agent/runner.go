@@ -41,6 +41,9 @@ const (
 	DefaultMaxSteps     = 32
 	DefaultTimeout      = 600 * time.Second
 	DefaultHistoryLimit = 400
+	// DefaultOpenLinger is how long a run's open may wait uncommitted for
+	// the run's end to share its commit (Config.OpenLinger).
+	DefaultOpenLinger = 2 * time.Millisecond
 )
 
 // Errors reported as run errors or returned by Runner methods.
@@ -172,6 +175,12 @@ type Config struct {
 	DefaultTimeout time.Duration
 	// HistoryLimit bounds how many transcript entries are sent to the model.
 	HistoryLimit int
+	// OpenLinger is how long the open of a run on an idle lane may wait
+	// uncommitted, with the run going on, for its end (or any other write)
+	// to share its commit (store.Linger): a model that answers within it
+	// makes the turn one commit instead of two. Submit returns once the
+	// open is committed. Zero means DefaultOpenLinger; negative, never.
+	OpenLinger time.Duration
 	// Compaction configures context management for long sessions.
 	Compaction CompactionConfig
 	// Pruning trims old tool results in requests (contextPruning).
@@ -448,6 +457,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.HistoryLimit <= 0 {
 		cfg.HistoryLimit = DefaultHistoryLimit
+	}
+	if cfg.OpenLinger == 0 {
+		cfg.OpenLinger = DefaultOpenLinger
 	}
 	r := &Runner{
 		cfg:     cfg,

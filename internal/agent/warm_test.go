@@ -86,7 +86,8 @@ func (e enderStore) EndRun(ctx context.Context, runID string, res store.RunResul
 // asks of the store: one write transaction queues and starts the run with
 // its input (CreateRun then StartRun when the store cannot), the reply is
 // stored with the run's end (one transaction when the store can,
-// AppendMessages then FinishRun when it cannot) — two commits a turn —,
+// AppendMessages then FinishRun when it cannot; the two share one commit
+// when the open lingers, TestWarmTurnOneCommit),
 // the history window is not read again (nor read at all on a new session), and neither a client's run id
 // (before the insert, which finds a repeat itself) nor a run this node
 // submitted (before it starts) is read. Whatever another writer

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/stackstart"
 )
@@ -92,6 +93,14 @@ type committer struct {
 	// gate decides whether a lead yields first; only the goroutine that
 	// has the writer (busy) uses it.
 	gate yieldGate
+
+	// lingering is the transaction a body left uncommitted (runLinger),
+	// nil when none waits: while it is set the writer is busy and nobody
+	// uses it, and whoever takes it (run, the loop, its Commit) owns the
+	// writer until it is committed. timer ends its wait; only the owner of
+	// the writer arms or stops it.
+	lingering *lingerTx
+	timer     *time.Timer
 
 	// ran, when set, is told how many bodies each batch carried, after
 	// the batch, and given the writer's connection outside any
@@ -219,6 +228,14 @@ func (c *committer) run(ctx context.Context, fn func(ctx context.Context, tx wtx
 	case c.closed:
 		c.mu.Unlock()
 		return net.ErrClosed
+	case c.lingering != nil:
+		// A transaction waits for company: this body is that company,
+		// run here with those that queued, and the commit is theirs.
+		l := c.lingering
+		c.lingering = nil
+		c.mu.Unlock()
+		c.endLinger(l, req)
+		return <-req.done
 	case !c.busy && len(c.queue) == 0:
 		// The writer is free: run here, with the bodies that queue
 		// meanwhile.
@@ -357,12 +374,31 @@ func (c *committer) loop() {
 		select {
 		case <-c.wake:
 		case <-c.stop:
+			c.mu.Lock()
+			l := c.lingering
+			c.lingering = nil
+			c.mu.Unlock()
+			if l != nil {
+				c.endLinger(l, nil)
+			}
 			return
 		}
 		// Let the goroutines that are ready to run hand in their bodies
 		// too: under load a batch then carries them (one commit for many).
 		runtime.Gosched()
 		c.mu.Lock()
+		if l := c.lingering; l != nil {
+			// Its wait ends with company or with its time; a wake from
+			// an earlier wait's timer finds neither.
+			if len(c.queue) > 0 || !time.Now().Before(l.deadline) {
+				c.lingering = nil
+				c.mu.Unlock()
+				c.endLinger(l, nil)
+				continue
+			}
+			c.mu.Unlock()
+			continue
+		}
 		if c.busy || len(c.queue) == 0 || c.closed {
 			c.mu.Unlock()
 			continue
@@ -399,30 +435,7 @@ func (c *committer) commit(batch []*writeReq) {
 		return
 	}
 	errs := make([]error, len(batch))
-	broken := false
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
-		}
-		if _, err := tx.ExecContext(context.Background(), qSavepoint); err != nil {
-			broken = true
-			break
-		}
-		c.memo.bodyBegins()
-		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
-		c.memo.bodyDone(errs[i] == nil)
-		if errs[i] != nil {
-			if _, err := tx.ExecContext(context.Background(), qRollbackTo); err != nil {
-				broken = true
-				break
-			}
-		}
-		if _, err := tx.ExecContext(context.Background(), qRelease); err != nil {
-			broken = true
-			break
-		}
-	}
+	broken := c.bodies(tx, batch, errs)
 	if !broken {
 		err := tx.w.commitTx()
 		c.memo.txDone(err == nil)
@@ -441,6 +454,34 @@ func (c *committer) commit(batch []*writeReq) {
 	for _, r := range batch {
 		r.answer(c.single(r))
 	}
+}
+
+// bodies runs the bodies of a shared transaction, each inside its own
+// savepoint, and records their outcomes in errs; it reports true when the
+// transaction broke (a savepoint statement failed), which leaves errs
+// partly set.
+func (c *committer) bodies(tx wtx, batch []*writeReq, errs []error) (broken bool) {
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(context.Background(), qSavepoint); err != nil {
+			return true
+		}
+		c.memo.bodyBegins()
+		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
+		c.memo.bodyDone(errs[i] == nil)
+		if errs[i] != nil {
+			if _, err := tx.ExecContext(context.Background(), qRollbackTo); err != nil {
+				return true
+			}
+		}
+		if _, err := tx.ExecContext(context.Background(), qRelease); err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // single runs one body in its own transaction.

@@ -565,7 +565,7 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 			claims.MarkStored()
 		}
 	}
-	err = s.writeTxThen(ctx, func(ctx context.Context, tx wtx) error {
+	body := func(ctx context.Context, tx wtx) error {
 		existingRun, sess = nil, nil // set, not kept: the body may run again
 		if child != nil {
 			if err := s.insertChildTx(ctx, tx, child, childArgs); err != nil {
@@ -604,7 +604,15 @@ func (s *Store) openRun(ctx context.Context, op string, child *store.ChildOpen, 
 			return s.appendTx(ctx, tx, r.SessionID, out, "")
 		}
 		return nil
-	}, after)
+	}
+	if l := store.LingerOf(ctx); l != nil && child == nil && l.For > 0 {
+		var p *lingerTx
+		if p, err = s.commits.runLinger(ctx, body, after, l.For); p != nil {
+			l.Pending = p
+		}
+	} else {
+		err = s.writeTxThen(ctx, body, after)
+	}
 	if existingRun != nil && errors.Is(err, store.ErrConflict) {
 		return existingRun, nil, fmt.Errorf("sqlite.%s: %w", op, err)
 	}

@@ -22,7 +22,9 @@
 //
 // The writer remembers what it wrote that a later write would read back
 // (each transcript's tail, the runs OpenRun stored and their message
-// counts; see writeMemo), so a warm chat turn's two commits read no row.
+// counts; see writeMemo), so a warm chat turn's commits read no row. A
+// run's open can leave its transaction open for the run's end to join
+// (store.Linger, lingerTx): with a quick model a warm turn is one commit.
 //
 // A third connection, the checkpointer's, copies the WAL back into the
 // database file in the background (every 400 write bodies, or a second
@@ -350,11 +352,18 @@ func (s *Store) wexec(ctx context.Context, tx wtx, query string, args ...any) (d
 // query runs a read query on the reader pool through a cached prepared
 // statement, or directly when it cannot be cached.
 func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	commitPending(ctx)
 	if st := s.rc.get(ctx, s.r, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	return s.r.QueryContext(ctx, query, args...)
 }
+
+// commitPending commits the write ctx's run left waiting for company
+// (store.WithPending) before a read made with ctx, which then sees it. A
+// commit that fails leaves the read to see the store without that write,
+// which is what it holds; whoever waits for the write is told.
+func commitPending(ctx context.Context) { _ = store.CommitPending(ctx) }
 
 // readers runs sqlstore.Reads' statements on s's readers.
 type readers struct{ s *Store }
@@ -382,6 +391,7 @@ func (c cursor) Close() { c.Rows.Close() }
 
 // queryRow is query for a single row.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	commitPending(ctx)
 	if st := s.rc.get(ctx, s.r, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

@@ -16,24 +16,40 @@ import (
 	"github.com/switchboardhq/switchboard/internal/transcript"
 )
 
-// warmTurn stores one chat turn as the runner does on an idle lane: the
-// run opened with its user message (one transaction), then ended with the
-// reply (a second one).
+// warmTurn stores one chat turn as the runner does on an idle lane with
+// a model slower than its open's linger: the run opened with its user
+// message (one transaction), then ended with the reply (a second one).
 func warmTurn(ctx context.Context, s *Store, key, sid string, i int) error {
+	return storeTurn(ctx, s, key, sid, i, false)
+}
+
+// storeTurn is warmTurn; with linger the open waits for the end, which
+// commits both (a model that answers within the runner's OpenLinger).
+func storeTurn(ctx context.Context, s *Store, key, sid string, i int, linger bool) error {
 	runID := fmt.Sprintf("run-%08d", i)
 	now := time.Now()
 	u := transcript.NewUserMessage(fmt.Sprintf("message %d", i), now)
 	run := &store.Run{RunID: runID, SessionKey: key, SessionID: sid, AgentID: "main",
 		Status: store.RunRunning, StartedAt: now, Input: []byte(`{"message":"hi"}`)}
-	if _, _, err := s.OpenRun(ctx, run, []store.Message{{Entry: transcript.MessageEntry(u, now), Role: u.Role, RunID: runID}}); err != nil {
+	octx := ctx
+	l := &store.Linger{For: time.Hour}
+	if linger {
+		octx = store.WithLinger(ctx, l)
+	}
+	if _, _, err := s.OpenRun(octx, run, []store.Message{{Entry: transcript.MessageEntry(u, now), Role: u.Role, RunID: runID}}); err != nil {
 		return err
 	}
 	a := transcript.NewAssistantMessage([]transcript.Block{transcript.TextBlock("ok")}, now)
 	a.Usage = &transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}
 	reply := []store.Message{{Entry: transcript.MessageEntry(a, now), Role: a.Role, RunID: runID}}
-	_, _, err := s.EndRun(ctx, runID, store.RunResult{Status: store.RunOK, StopReason: "stop",
-		Usage: transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}}, sid, reply)
-	return err
+	if _, _, err := s.EndRun(ctx, runID, store.RunResult{Status: store.RunOK, StopReason: "stop",
+		Usage: transcript.Usage{Input: 10, Output: 2, TotalTokens: 12}}, sid, reply); err != nil {
+		return err
+	}
+	if l.Pending != nil {
+		return l.Pending.Wait()
+	}
+	return nil
 }
 
 // turnStore is a store with 1,000 sessions (a fifth of them spawned and
@@ -106,6 +122,26 @@ func TestWarmTurnPages(t *testing.T) {
 	}
 }
 
+// TestWarmTurnPagesOneCommit: a warm turn whose open waits for its end
+// writes at most 15 pages of 1 KiB (14.1 now): the pages both commits
+// wrote (the transcript's and the runs' last leaves, the run's row) go
+// out once.
+func TestWarmTurnPagesOneCommit(t *testing.T) {
+	ctx := context.Background()
+	s, wal, n := turnStore(t, Options{checkpointEvery: -1})
+	const turns = 200
+	for i := range turns {
+		if err := storeTurn(ctx, s, turnKey, turnSID, n+i, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := walFrames(t, s, wal) / turns; got > 15 {
+		t.Errorf("a warm turn wrote %.1f pages, want at most 15", got)
+	} else {
+		t.Logf("a warm turn wrote %.1f pages", got)
+	}
+}
+
 // TestWarmTurnWrites: a warm turn's two commits reach the WAL in one
 // write each (package walvfs); SQLite's unix VFS makes two a page, 30 a
 // turn.
@@ -129,8 +165,15 @@ func TestWarmTurnWrites(t *testing.T) {
 
 // BenchmarkWarmTurn is the store's part of a warm chat turn on a session
 // with 1,000 turns before it, among 1,000 other sessions, checkpoints
-// included (TestWarmTurnPages logs the pages a turn writes).
-func BenchmarkWarmTurn(b *testing.B) {
+// included (TestWarmTurnPages logs the pages a turn writes): the run's
+// open and end in two commits.
+func BenchmarkWarmTurn(b *testing.B) { benchWarmTurn(b, false) }
+
+// BenchmarkWarmTurnOneCommit is BenchmarkWarmTurn with the open lingering
+// until the end, which commits both (store.Linger).
+func BenchmarkWarmTurnOneCommit(b *testing.B) { benchWarmTurn(b, true) }
+
+func benchWarmTurn(b *testing.B, linger bool) {
 	// A cancellable context, as the runner's are.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -139,7 +182,7 @@ func BenchmarkWarmTurn(b *testing.B) {
 	b.ResetTimer()
 	cpu := cpuTime(b)
 	for i := range b.N {
-		if err := warmTurn(ctx, s, turnKey, turnSID, n+i); err != nil {
+		if err := storeTurn(ctx, s, turnKey, turnSID, n+i, linger); err != nil {
 			b.Fatal(err)
 		}
 	}
