@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"runtime"
 	"time"
 
 	"github.com/switchboardhq/switchboard/internal/store"
@@ -125,8 +126,15 @@ func (c *committer) endLinger(l *lingerTx, first *writeReq) {
 		ebuf [8]error
 	)
 	batch := buf[:0]
+	yielded := false
 	if first != nil {
 		batch = append(batch, first)
+		// As a lead does: the goroutines that are ready to run hand in
+		// their bodies first, to share the commit (yieldGate).
+		if yielded = c.gate.yield(); yielded {
+			c.yields.Add(1)
+			runtime.Gosched()
+		}
 	}
 	c.mu.Lock()
 	if !c.closed { // else close answers the queued bodies
@@ -166,5 +174,5 @@ func (c *committer) endLinger(l *lingerTx, first *writeReq) {
 		c.ran(len(batch)+1, wtx{c.w})
 	}
 	clear(batch)
-	c.release(func(queued bool) { c.gate.observe(false, len(batch) > 0, queued) })
+	c.release(func(queued bool) { c.gate.observe(yielded, len(batch) > 1, queued) })
 }
