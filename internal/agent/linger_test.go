@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +68,11 @@ func TestLingerSlowModel(t *testing.T) {
 		<-release
 		return textReply("late"), nil
 	}, func(cfg *Config) { cfg.OpenLinger = time.Millisecond })
+	// Registered after the harness's, so it runs first: a failed check
+	// leaves no model blocked for the runner's close.
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
 	run := h.submit(Input{RunID: "slow", Message: "hi"})
 	got, err := h.store.GetRun(context.Background(), run.RunID)
 	if err != nil || got.Status != store.RunRunning {
@@ -75,7 +81,7 @@ func TestLingerSlowModel(t *testing.T) {
 	if msgs := h.transcript("agent:main:main"); len(msgs) != 1 {
 		t.Fatalf("transcript while the model works holds %d entries, want the input", len(msgs))
 	}
-	close(release)
+	unblock()
 	if fin := h.wait(run.RunID); fin.Status != store.RunOK {
 		t.Fatalf("run ended %+v", fin)
 	}
@@ -95,6 +101,9 @@ func TestLingerReadCommits(t *testing.T) {
 		}
 		return textReply("ok"), nil
 	}, func(cfg *Config) { cfg.OpenLinger = time.Hour })
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
 	first := h.submit(Input{RunID: "first", Message: "first"})
 	h.wait(first.RunID)
 	<-seen
@@ -110,13 +119,29 @@ func TestLingerReadCommits(t *testing.T) {
 		[]store.Message{{Entry: transcript.MessageEntry(note, time.Now()), Role: note.Role}}); err != nil {
 		t.Fatal(err)
 	}
-	second := h.submit(Input{RunID: "second", Message: "second"})
-	if got, err := h.store.GetRun(context.Background(), second.RunID); err != nil || got.Status != store.RunRunning {
-		t.Fatalf("GetRun while the model works = %+v, %v; want the run stored running", got, err)
-	}
+	submitted := make(chan *store.Run, 1)
+	go func() {
+		run, _, err := h.runner.Submit(context.Background(), Input{RunID: "second", SessionKey: "agent:main:main", AgentID: "main", Message: "second"})
+		if err != nil {
+			t.Error(err)
+		}
+		submitted <- run
+	}()
 	if msgs := <-seen; lastUser(&provider.Request{Messages: msgs}) != "second" {
 		t.Fatalf("model was sent %+v; want the input last", msgs)
 	}
-	close(release)
+	var second *store.Run
+	select {
+	case second = <-submitted:
+	case <-time.After(30 * time.Second): // a watchdog, not a wait: the model holds the run
+		t.Fatal("Submit did not return while the model worked: the run's read did not commit its open")
+	}
+	if second == nil {
+		t.FailNow()
+	}
+	if got, err := h.store.GetRun(context.Background(), second.RunID); err != nil || got.Status != store.RunRunning {
+		t.Fatalf("GetRun while the model works = %+v, %v; want the run stored running", got, err)
+	}
+	unblock()
 	h.wait(second.RunID)
 }
