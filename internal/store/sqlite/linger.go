@@ -147,8 +147,20 @@ func (c *committer) endLinger(l *lingerTx, first *writeReq) {
 	} else {
 		errs = errs[:len(batch)]
 	}
+	var broken bool
+	if len(batch) == 1 && batch[0].ctx.Err() == nil {
+		// One body, a run's end as a rule, runs without a savepoint:
+		// should it fail, the transaction is redone without it below.
+		r := batch[0]
+		c.memo.bodyBegins()
+		errs[0] = r.fn(context.WithoutCancel(r.ctx), l.tx)
+		c.memo.bodyDone(errs[0] == nil)
+		broken = errs[0] != nil
+	} else {
+		broken = c.bodies(l.tx, batch, errs)
+	}
 	committed := false
-	if !c.bodies(l.tx, batch, errs) {
+	if !broken {
 		err := l.tx.w.commitTx()
 		c.memo.txDone(err == nil)
 		committed = err == nil

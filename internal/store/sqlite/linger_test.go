@@ -174,6 +174,31 @@ func TestLingerCompany(t *testing.T) {
 		}
 	}
 
+	// A body that fails as the open's company leaves nothing of its own,
+	// and the open commits all the same.
+	pf, err := openLingering(t, s, ctx, "rf", time.Hour)
+	if err != nil || pf == nil {
+		t.Fatalf("OpenRun = %v, Pending %v", err, pf)
+	}
+	boom := errors.New("boom")
+	if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET label = 'failed body' WHERE key = 'agent:main:l'`); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("failing company = %v, want boom", err)
+	}
+	if err := pf.Wait(); err != nil {
+		t.Fatalf("open with a failing company: %v", err)
+	}
+	if _, err := s.GetRun(ctx, "rf"); err != nil {
+		t.Fatalf("GetRun(rf) = %v", err)
+	}
+	if sess, err := s.GetSession(ctx, "agent:main:l"); err != nil || sess.Label != "" {
+		t.Fatalf("session after the failed body: %+v, %v; want no label", sess, err)
+	}
+
 	// A repeated id fails in its body: nothing lingers, the writer is
 	// free for the next body.
 	if p, err := openLingering(t, s, ctx, "r1", time.Hour); !errors.Is(err, store.ErrConflict) || p != nil {
