@@ -68,11 +68,7 @@ func TestLingerSlowModel(t *testing.T) {
 		<-release
 		return textReply("late"), nil
 	}, func(cfg *Config) { cfg.OpenLinger = time.Millisecond })
-	// Registered after the harness's, so it runs first: a failed check
-	// leaves no model blocked for the runner's close.
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(unblock)
+	unblock := releaser(t, release)
 	run := h.submit(Input{RunID: "slow", Message: "hi"})
 	got, err := h.store.GetRun(context.Background(), run.RunID)
 	if err != nil || got.Status != store.RunRunning {
@@ -101,9 +97,7 @@ func TestLingerReadCommits(t *testing.T) {
 		}
 		return textReply("ok"), nil
 	}, func(cfg *Config) { cfg.OpenLinger = time.Hour })
-	var once sync.Once
-	unblock := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(unblock)
+	unblock := releaser(t, release)
 	first := h.submit(Input{RunID: "first", Message: "first"})
 	h.wait(first.RunID)
 	<-seen
@@ -144,4 +138,14 @@ func TestLingerReadCommits(t *testing.T) {
 	}
 	unblock()
 	h.wait(second.RunID)
+}
+
+// releaser returns a function that closes release once, also called when
+// the test ends: registered after the harness's cleanup, it runs first,
+// so that a failed check leaves no model blocked for the runner's close.
+func releaser(t *testing.T, release chan struct{}) func() {
+	var once sync.Once
+	f := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(f)
+	return f
 }

@@ -35,6 +35,16 @@ func openLingering(t *testing.T, s *Store, ctx context.Context, id string, d tim
 	return l.Pending, err
 }
 
+// mustLinger is openLingering of a run that must linger.
+func mustLinger(t *testing.T, s *Store, ctx context.Context, id string, d time.Duration) store.Pending {
+	t.Helper()
+	p, err := openLingering(t, s, ctx, id, d)
+	if err != nil || p == nil {
+		t.Fatalf("OpenRun(%s) = %v, Pending %v; want a lingering open", id, err, p)
+	}
+	return p
+}
+
 // endWithReply ends run id with a reply, in one EndRun.
 func endWithReply(t *testing.T, s *Store, id string) {
 	t.Helper()
@@ -53,10 +63,7 @@ func TestLingerSharesEndCommit(t *testing.T) {
 	s := openTest(t, Options{checkpointEvery: -1})
 	lingerSession(t, s)
 	before := walvfs.Writes()
-	p, err := openLingering(t, s, ctx, "r1", time.Hour)
-	if err != nil || p == nil {
-		t.Fatalf("OpenRun = %v, Pending %v; want a lingering open", err, p)
-	}
+	p := mustLinger(t, s, ctx, "r1", time.Hour)
 	if _, err := s.GetRun(ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetRun of a lingering open = %v, want ErrNotFound (not committed)", err)
 	}
@@ -89,10 +96,7 @@ func TestLingerEnds(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		s := openTest(t, Options{})
 		lingerSession(t, s)
-		p, err := openLingering(t, s, ctx, "r1", time.Millisecond)
-		if err != nil || p == nil {
-			t.Fatalf("OpenRun = %v, Pending %v", err, p)
-		}
+		p := mustLinger(t, s, ctx, "r1", time.Millisecond)
 		if err := p.Wait(); err != nil {
 			t.Fatal(err)
 		}
@@ -103,10 +107,7 @@ func TestLingerEnds(t *testing.T) {
 	t.Run("read", func(t *testing.T) {
 		s := openTest(t, Options{})
 		lingerSession(t, s)
-		p, err := openLingering(t, s, ctx, "r1", time.Hour)
-		if err != nil || p == nil {
-			t.Fatalf("OpenRun = %v, Pending %v", err, p)
-		}
+		p := mustLinger(t, s, ctx, "r1", time.Hour)
 		if n, err := s.CountMessages(store.WithPending(ctx, p), "sid-l"); err != nil || n != 1 {
 			t.Fatalf("CountMessages with the Pending = %d, %v; want 1 (committed first)", n, err)
 		}
@@ -124,10 +125,7 @@ func TestLingerEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 		lingerSession(t, s)
-		p, err := openLingering(t, s, ctx, "r1", time.Hour)
-		if err != nil || p == nil {
-			t.Fatalf("OpenRun = %v, Pending %v", err, p)
-		}
+		p := mustLinger(t, s, ctx, "r1", time.Hour)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -153,10 +151,7 @@ func TestLingerCompany(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, Options{checkpointEvery: -1})
 	lingerSession(t, s)
-	p1, err := openLingering(t, s, ctx, "r1", time.Hour)
-	if err != nil || p1 == nil {
-		t.Fatalf("OpenRun = %v, Pending %v", err, p1)
-	}
+	p1 := mustLinger(t, s, ctx, "r1", time.Hour)
 	before := walvfs.Writes()
 	p2, err := openLingering(t, s, ctx, "r2", time.Hour)
 	if err != nil || p2 != nil {
@@ -176,10 +171,7 @@ func TestLingerCompany(t *testing.T) {
 
 	// A body that fails as the open's company leaves nothing of its own,
 	// and the open commits all the same.
-	pf, err := openLingering(t, s, ctx, "rf", time.Hour)
-	if err != nil || pf == nil {
-		t.Fatalf("OpenRun = %v, Pending %v", err, pf)
-	}
+	pf := mustLinger(t, s, ctx, "rf", time.Hour)
 	boom := errors.New("boom")
 	if err := s.writeTx(ctx, func(ctx context.Context, tx wtx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET label = 'failed body' WHERE key = 'agent:main:l'`); err != nil {
