@@ -64,6 +64,11 @@ func (r *Runner) prepare(ctx context.Context, st *runState, sess *store.Session,
 		r.seedCalibration(key, cnt, req, v)
 	}
 	if ft != nil && !r.cfg.Compaction.Disabled && r.calib.Scale(key, est) >= r.flushThreshold(m) && r.flushDue(ctx, ft) {
+		// The flush's tools write memory files: not before the run's
+		// open is committed (store.Linger).
+		if err := store.CommitPending(ctx); err != nil {
+			return 0, err
+		}
 		r.memoryFlush(ctx, st, ft, m, withoutPendingInput(req.Messages))
 	}
 	overBytes := r.cfg.Compaction.MaxActiveBytes > 0 && messageBytes(req.Messages) >= r.cfg.Compaction.MaxActiveBytes

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/compaction"
 	"github.com/switchboardhq/switchboard/internal/provider"
 	"github.com/switchboardhq/switchboard/internal/store"
 	"github.com/switchboardhq/switchboard/internal/store/sqlite/walvfs"
@@ -148,4 +150,39 @@ func releaser(t *testing.T, release chan struct{}) func() {
 	f := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(f)
 	return f
+}
+
+// TestLingerFlushAfterCommit: the memory flush's tools write memory files,
+// so a turn whose flush comes before any read of the store (its window
+// cached, its session row too) commits its open first: the flush's model
+// call finds the run stored, whatever OpenLinger is.
+func TestLingerFlushAfterCommit(t *testing.T) {
+	var h *harness
+	flushes := make(chan error, 4)
+	h = newHarness(t, summariser(func(ctx context.Context, req *provider.Request) ([]provider.Event, error) {
+		if strings.Contains(req.System, compaction.FlushSystemMarker) {
+			_, err := h.store.GetRun(context.Background(), "big")
+			flushes <- err
+			return textReply(compaction.SilentToken), nil
+		}
+		return textReply("ok"), nil
+	}), func(c *Config) {
+		c.Models = windowModels{c.Models.(staticModels).p, 100000}
+		c.Compaction.MemoryFlush = MemoryFlushConfig{Enabled: true}
+		c.OpenLinger = time.Hour
+	})
+	small := h.submit(Input{RunID: "small", Message: "hi"})
+	h.wait(small.RunID)
+	h.idle()
+	// About 78k estimated tokens: past the 76k flush threshold.
+	big := h.submit(Input{RunID: "big", Message: strings.Repeat("lorem ipsum ", 26000)})
+	h.wait(big.RunID)
+	select {
+	case err := <-flushes:
+		if err != nil {
+			t.Fatalf("the flush's model call ran before the run was stored: %v", err)
+		}
+	default:
+		t.Fatal("no memory flush ran")
+	}
 }
