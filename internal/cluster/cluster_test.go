@@ -283,6 +283,18 @@ func TestCrossNodeEventsWaitAbort(t *testing.T) {
 	if next.Status != store.RunOK {
 		t.Fatalf("next = %s %q", next.Status, next.Error)
 	}
+	// Wait can learn of the end from the store (the run may have ended
+	// before it was called) ahead of the relayed events: wait for the end
+	// to reach a's subscriber, which the events before it precede.
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(a.eventsOf("next"), func(ev agent.Event) bool {
+		return ev.Stream == agent.StreamLifecycle && ev.Phase == agent.PhaseEnd
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatal("the end of b's run never reached a's subscriber")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	var deltas, ends int
 	for _, ev := range a.eventsOf("next") {
 		if !ev.IsRemote() {
