@@ -128,6 +128,7 @@ func BenchmarkFanOutWarmTurn(b *testing.B) {
 					case <-c.wake:
 					default:
 					}
+					c.idle = true // the writer took the queue and waits
 				}
 				s.queuedTotal.Store(0)
 			}
@@ -147,7 +148,8 @@ func TestRunEventFramesQueuedTogether(t *testing.T) {
 	s := e.gw
 	newConn := func(scoped bool) *conn {
 		// Room for a token per signal: len(wake) counts the wake-ups.
-		c := &conn{s: s, ctx: t.Context(), wake: make(chan struct{}, 16), ready: true, scoped: scoped}
+		// idle: its writer waits for a wake-up.
+		c := &conn{s: s, ctx: t.Context(), wake: make(chan struct{}, 16), ready: true, scoped: scoped, idle: true}
 		if !s.addConn(c) {
 			t.Fatal("the gateway is closing")
 		}
@@ -162,6 +164,7 @@ func TestRunEventFramesQueuedTogether(t *testing.T) {
 	var got []string
 	for i, ev := range warmTurnEvents() {
 		before, frames := len(plain.wake), len(plain.queue)
+		plain.idle = true // as the writer that took the queue would be
 		s.onRunEvent(ev)
 		if n := len(plain.wake) - before; n != 1 {
 			t.Errorf("runner event %d (%s %s): %d wake-ups, want 1", i, ev.Stream, ev.Phase, n)

@@ -106,6 +106,7 @@ func (s *Server) stream(runID string) *runStream {
 		st = &runStream{data: make([]byte, 0, 512)}
 		st.held, st.frames = st.heldRoom[:0], st.frameRoom[:0]
 		s.runs[runID] = st
+		s.liveRuns.Store(int64(len(s.runs)))
 	}
 	return st
 }
@@ -144,6 +145,7 @@ func (s *Server) dropStream(runID string, st *runStream) {
 	s.runsMu.Lock()
 	if s.runs[runID] == st {
 		delete(s.runs, runID)
+		s.liveRuns.Store(int64(len(s.runs)))
 	}
 	s.runsMu.Unlock()
 }

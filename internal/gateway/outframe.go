@@ -50,12 +50,80 @@ func (p *sharedPayload) release() {
 // Head and payload are encoded once per broadcast and read (never
 // written) by every connection it reaches; a body counts in each
 // connection's budget as a copy would, a shared payload once in all.
+//
+// A block (blk) is several event frames of one fan-out, encoded once for
+// every connection it reaches: the connection queues it as one frame,
+// seq being its first event's, and writes each of its events as a
+// message of its own.
 type outFrame struct {
 	raw    []byte
 	body   []byte
 	shared *sharedPayload
+	blk    *eventBlock
 	seq    int64
 	event  bool
+}
+
+// eventBlock is the event frames of one fan-out without their seqs, each
+// its head and payload, back to back in b; the frame i ends at ends[i].
+// It is never changed once queued.
+type eventBlock struct {
+	b    []byte
+	ends []int
+	room [6]int // ends' first array: most fan-outs send one to four frames
+}
+
+// newBlock encodes frames (heads and payloads set, none shared) as a
+// block.
+func newBlock(frames []outFrame) *eventBlock {
+	n := 0
+	for _, f := range frames {
+		n += len(f.raw) + len(f.body)
+	}
+	k := &eventBlock{b: make([]byte, 0, n)}
+	k.ends = k.room[:0]
+	for _, f := range frames {
+		k.b = append(append(k.b, f.raw...), f.body...)
+		k.ends = append(k.ends, len(k.b))
+	}
+	return k
+}
+
+// frame is the i-th frame's head and payload.
+func (k *eventBlock) frame(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	return k.b[start:k.ends[i]]
+}
+
+// size is the length on the wire of the i-th frame of a block numbered
+// from seq.
+func (k *eventBlock) size(i int, seq int64) int64 {
+	return int64(len(k.frame(i)) + seqTail(seq+int64(i)))
+}
+
+// seqTails is the length of the seq ends of n frames numbered from seq
+// on (seq ≥ 1).
+func seqTails(seq int64, n int) int {
+	first, last := seqTail(seq), seqTail(seq+int64(n)-1)
+	if first == last {
+		return n * first
+	}
+	t := 0
+	for i := range n {
+		t += seqTail(seq + int64(i))
+	}
+	return t
+}
+
+// messages is how many WebSocket messages the frame is.
+func (f outFrame) messages() int {
+	if f.blk != nil {
+		return len(f.blk.ends)
+	}
+	return 1
 }
 
 // seqTail is the length of ,"seq":<seq>}. It runs several times for each
@@ -90,6 +158,9 @@ func (f outFrame) size() int64 {
 // ownSize is what the frame counts in its connection's share of the
 // outbound budget: all but a shared payload.
 func (f outFrame) ownSize() int64 {
+	if f.blk != nil {
+		return int64(len(f.blk.b) + seqTails(f.seq, len(f.blk.ends)))
+	}
 	n := len(f.raw) + len(f.body)
 	if f.event {
 		n += seqTail(f.seq)
@@ -111,8 +182,12 @@ func (f outFrame) payload() []byte {
 	return f.body
 }
 
-// appendTo appends the frame's JSON text to b.
-func (f outFrame) appendTo(b []byte) []byte {
+// appendTo appends the frame's JSON text to b: of its i-th message, for
+// a block.
+func (f outFrame) appendTo(b []byte, i int) []byte {
+	if f.blk != nil {
+		return appendSeq(append(b, f.blk.frame(i)...), f.seq+int64(i))
+	}
 	b = append(b, f.raw...)
 	if !f.event {
 		return b
@@ -219,14 +294,18 @@ func (c *conn) writeBatch(batch []outFrame) (written, own int64, err error) {
 			shared = true
 		}
 		written, own = written+size, own+fown
-		buf = appendHeader(buf, size)
-		if p := f.payload(); len(p) >= sharedMin {
+		if f.blk != nil {
+			for j := range f.blk.ends {
+				buf = f.appendTo(appendHeader(buf, f.blk.size(j, f.seq)), j)
+			}
+		} else if buf = appendHeader(buf, size); len(f.payload()) >= sharedMin {
+			p := f.payload()
 			buf = append(buf, f.raw...)
 			vec = append(vec, buf[mark:], p)
 			mark = len(buf)
 			buf = appendSeq(buf, f.seq)
 		} else {
-			buf = f.appendTo(buf)
+			buf = f.appendTo(buf, 0)
 		}
 		n += int(size)
 		if n >= batchLimit || i == len(batch)-1 {
@@ -262,7 +341,38 @@ func (c *conn) writeBatch(batch []outFrame) (written, own int64, err error) {
 // for all when c.ctx ends, which ends a blocked write the same way.
 func (c *conn) write(f outFrame) error {
 	defer f.release()
-	return c.ws.Write(context.Background(), websocket.MessageText, f.appendTo(nil))
+	for i := range f.messages() {
+		if err := c.ws.Write(context.Background(), websocket.MessageText, f.appendTo(nil, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueBlock queues a block of event frames, numbered from the
+// connection's next seq, if the connection receives the events of
+// session key (see queueEvents), and wakes its writer. It returns what
+// the caller must add to the gateway's outbound total for it (its
+// ownSize; 0 when it was not queued). A block the connection's budget
+// refuses is dropped whole (dropIfSlow) or ends the connection.
+func (c *conn) queueBlock(blk *eventBlock, key string, dropIfSlow bool) int64 {
+	c.mu.Lock()
+	if !c.wantsLocked(key) {
+		c.mu.Unlock()
+		return 0
+	}
+	f := outFrame{blk: blk, event: true, seq: c.seq + 1}
+	if !c.queueLocked(f, dropIfSlow) {
+		c.mu.Unlock()
+		return 0
+	}
+	c.seq += int64(len(blk.ends))
+	wake := c.wakeLocked()
+	c.mu.Unlock()
+	if wake {
+		c.signal()
+	}
+	return f.ownSize()
 }
 
 // queueEvent queues an event frame (head and payload set) with the
@@ -295,8 +405,9 @@ func (c *conn) queueEvents(frames []outFrame, key string, dropIfSlow bool) int64
 		c.seq++
 		n += f.ownSize()
 	}
+	wake := n > 0 && c.wakeLocked()
 	c.mu.Unlock()
-	if n > 0 {
+	if wake {
 		c.signal()
 	}
 	return n

@@ -257,3 +257,284 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 		t.Errorf("the writer ended with %v", err)
 	}
 }
+
+// blockConns connects n plain connections to the gateway of e, past their
+// handshake, with room in their wake channels to count wake-ups.
+func blockConns(t *testing.T, e *env, n int) []*conn {
+	t.Helper()
+	s := e.gw
+	conns := make([]*conn, n)
+	for i := range conns {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		c := &conn{s: s, ctx: ctx, cancel: cancel, log: s.log, wake: make(chan struct{}, 16), ready: true, idle: true}
+		if !s.addConn(c) {
+			t.Fatal("the gateway is closing")
+		}
+		t.Cleanup(func() { s.removeConn(c) })
+		s.subs.addAll(c)
+		conns[i] = c
+	}
+	return conns
+}
+
+// TestFanOutQueuesOneBlock: the frames of a fan-out that reaches several
+// connections are queued on each as one block, numbered from that
+// connection's own next seq, woken once and counted in the budgets as the
+// bytes each will write; a fan-out with a shared payload goes frame by
+// frame.
+func TestFanOutQueuesOneBlock(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.gw
+	conns := blockConns(t, e, 3)
+	conns[1].seq = 8 // its block crosses from one digit to two
+	before := s.queuedTotal.Load()
+	payloads := []string{`{"a":1}`, `{"b":"two"}`, `{"c":[3]}`}
+	frames := make([]outFrame, len(payloads))
+	for i, p := range payloads {
+		frames[i] = outFrame{raw: eventHead(wire.EventAgent, true), body: json.RawMessage(p)}
+	}
+	s.fanOutSession("agent:main:main", frames, false)
+	var total int64
+	for i, c := range conns {
+		if len(c.queue) != 1 || c.queue[0].messages() != 3 {
+			t.Fatalf("connection %d: %d queue entries, want one block of 3", i, len(c.queue))
+		}
+		if len(c.wake) != 1 {
+			t.Errorf("connection %d woken %d times, want once", i, len(c.wake))
+		}
+		first := int64(1)
+		if i == 1 {
+			first = 9
+		}
+		if f := c.queue[0]; f.seq != first || c.seq != first+2 {
+			t.Errorf("connection %d: block from seq %d, connection at %d; want %d and %d", i, f.seq, c.seq, first, first+2)
+		}
+		var want int64
+		for j, p := range payloads {
+			want += int64(len(`{"type":"event","event":"agent","payload":` + p + `,"seq":` + strconv.FormatInt(first+int64(j), 10) + `}`))
+		}
+		if c.queued != want || c.ownQueued != want {
+			t.Errorf("connection %d counts %d bytes queued (%d own), want %d", i, c.queued, c.ownQueued, want)
+		}
+		total += want
+	}
+	if got := s.queuedTotal.Load() - before; got != total {
+		t.Errorf("the gateway counts %d bytes queued, want %d", got, total)
+	}
+
+	big := outFrame{raw: eventHead(wire.EventChat, true), body: json.RawMessage(`"` + strings.Repeat("x", sharedMin) + `"`)}
+	s.fanOutSession("agent:main:main", []outFrame{frames[0], big}, false)
+	for i, c := range conns {
+		if len(c.queue) != 3 || c.queue[1].blk != nil || c.queue[2].shared == nil {
+			t.Errorf("connection %d: a fan-out with a shared payload queued %d entries, want 2 frames of their own", i, len(c.queue)-1)
+		}
+	}
+}
+
+// TestBlockRefusedWhole: a block past a connection's budget is dropped
+// whole with dropIfSlow, each of its events counted as dropped and no seq
+// spent; without it, the connection is dropped as a slow consumer.
+func TestBlockRefusedWhole(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	s := e.gw
+	conns := blockConns(t, e, 2)
+	c := conns[0]
+	blk := newBlock([]outFrame{
+		{raw: eventHead(wire.EventAgent, true), body: json.RawMessage(`{"a":1}`)},
+		{raw: eventHead(wire.EventChat, true), body: json.RawMessage(`{"b":2}`)},
+	})
+	c.queued = s.cfg.MaxBufferedBytes - 10 // room for less than the block
+	dropped := s.eventsDropped.Load()
+	if n := c.queueBlock(blk, "", true); n != 0 || len(c.queue) != 0 || c.seq != 0 {
+		t.Fatalf("a refused block: %d bytes counted, %d entries queued, seq %d", n, len(c.queue), c.seq)
+	}
+	if got := s.eventsDropped.Load() - dropped; got != 2 {
+		t.Errorf("a refused block of two events counted %d dropped", got)
+	}
+	if c.queueBlock(blk, "", false) != 0 || !c.closing {
+		t.Error("a block past the budget without dropIfSlow did not drop the connection")
+	}
+	if n := conns[1].queueBlock(blk, "", false); n != blk.size(0, 1)+blk.size(1, 1) {
+		t.Errorf("a block queued within the budget counts %d bytes, want %d", n, blk.size(0, 1)+blk.size(1, 1))
+	}
+}
+
+// TestBlockWrittenAsMessages: a queued block leaves as one WebSocket
+// message per event, each with its seq, in the batch's one write, with the
+// byte counts the budget expects.
+func TestBlockWrittenAsMessages(t *testing.T) {
+	s := &Server{}
+	sock := &countingConn{}
+	c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: t.Context()}
+	payloads := []string{`{"a":1}`, `{"long":"` + strings.Repeat("y", 200) + `"}`, `{"c":3}`}
+	var frames []outFrame
+	for _, p := range payloads {
+		frames = append(frames, outFrame{raw: eventHead(wire.EventChat, true), body: json.RawMessage(p)})
+	}
+	blk := newBlock(frames)
+	batch := []outFrame{
+		{raw: []byte(`{"type":"res","id":"1","ok":true}`)},
+		{blk: blk, event: true, seq: 99},
+		{raw: eventHead(wire.EventAgent, true), body: json.RawMessage(`{}`), event: true, seq: 102},
+	}
+	var want []string
+	want = append(want, string(batch[0].raw))
+	for i, p := range payloads {
+		want = append(want, `{"type":"event","event":"chat","payload":`+p+`,"seq":`+strconv.Itoa(99+i)+`}`)
+	}
+	want = append(want, `{"type":"event","event":"agent","payload":{},"seq":102}`)
+	var size int64
+	for _, f := range batch {
+		size += f.size()
+	}
+	written, own, err := c.writeBatch(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if written != size || own != size {
+		t.Errorf("writeBatch counted %d bytes (%d own), the frames' sizes sum to %d", written, own, size)
+	}
+	if sock.writes != 1 {
+		t.Errorf("the batch took %d writes, want 1", sock.writes)
+	}
+	got := readMessages(t, sock.buf.Bytes())
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// readMessages splits unmasked server-to-client WebSocket text messages.
+func readMessages(t *testing.T, b []byte) []string {
+	t.Helper()
+	var msgs []string
+	for len(b) > 0 {
+		if len(b) < 2 || b[0] != 0x81 {
+			t.Fatalf("not a final text frame: % x", b[:min(len(b), 4)])
+		}
+		n, off := int(b[1]), 2
+		switch n {
+		case 126:
+			n, off = int(b[2])<<8|int(b[3]), 4
+		case 127:
+			t.Fatal("a 64-bit length in a test of small messages")
+		}
+		msgs = append(msgs, string(b[off:off+n]))
+		b = b[off+n:]
+	}
+	return msgs
+}
+
+// TestWriterWaitsWhileFramesJoin: on one processor, frames that a
+// goroutine queues one by one, yielding between them (as the runs of many
+// sessions fan out to the same connection), while the writer it woke
+// waits for its turn, leave in one write when the gateway is busy (the
+// writer yields again for as long as the queue grows), and in several
+// when it is not (a few runs: the writer writes at once). Not every round
+// goes the way its case wants (see
+// TestWriterLetsReadyGoroutinesQueueFirst): half of them must. Without
+// the yields, 0 of 40 busy rounds left in one write; without the gate,
+// 40 of 40 quiet ones did.
+func TestWriterWaitsWhileFramesJoin(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		runs    int64
+		wantOne bool
+	}{{"busy", yieldRuns, true}, {"quiet", 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			s := &Server{}
+			s.cfg.MaxBufferedBytes = 1 << 20
+			s.liveRuns.Store(tc.runs)
+			sock := &signallingConn{stopAfter: 1 << 20, wrote: make(chan struct{}, 16)}
+			ended := make(chan error, 1)
+			c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: context.Background(), cancel: func(err error) { ended <- err },
+				wake: make(chan struct{}, 1)}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				c.writeLoop()
+			}()
+			const rounds, frames = 40, maxYields
+			oneWrite := 0
+			for range rounds {
+				runtime.Gosched() // the writer finds nothing queued and waits
+				sock.mu.Lock()
+				before := len(sock.writes)
+				sock.mu.Unlock()
+				queued := make(chan struct{})
+				go func() {
+					for i := range frames {
+						c.enqueue([]byte(`{"type":"res","id":"`+strconv.Itoa(i)+`","ok":true}`), false)
+						runtime.Gosched()
+					}
+					close(queued)
+				}()
+				<-queued
+				for n := 0; n < frames; { // frames written this round
+					<-sock.wrote
+					sock.mu.Lock()
+					n = 0
+					for _, w := range sock.writes[before:] {
+						n += bytes.Count(w, []byte(`"type":"res"`))
+					}
+					if n == frames && len(sock.writes)-before == 1 {
+						oneWrite++
+					}
+					sock.mu.Unlock()
+				}
+				for len(sock.wrote) > 0 {
+					<-sock.wrote // the round's other writes, counted above
+				}
+			}
+			if tc.wantOne && oneWrite < rounds/2 {
+				t.Errorf("%d frames queued one by one left in one write in %d of %d rounds, want at least half", frames, oneWrite, rounds)
+			}
+			if !tc.wantOne && oneWrite > rounds/2 {
+				t.Errorf("%d frames queued one by one left in one write in %d of %d rounds of a quiet gateway, want at most half", frames, oneWrite, rounds)
+			}
+			sock.mu.Lock()
+			sock.stopAfter = len(sock.writes)
+			sock.mu.Unlock()
+			c.enqueue([]byte(`{"type":"res","id":"end","ok":true}`), false)
+			<-done
+			if err := <-ended; !errors.Is(err, errTestSocketClosed) {
+				t.Errorf("the writer ended with %v", err)
+			}
+		})
+	}
+}
+
+// TestBusyWriterNotSignalled: a frame queued for a writer that waits
+// wakes it once; frames queued while it has not taken the queue since
+// (woken already, or busy writing) do not signal it again, and the first
+// after it took an empty queue does.
+func TestBusyWriterNotSignalled(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := blockConns(t, e, 1)[0]
+	ev := func() outFrame { return outFrame{raw: eventHead(wire.EventAgent, true), body: json.RawMessage(`{}`)} }
+	for range 3 {
+		c.queueEvent(ev(), false)
+	}
+	if len(c.wake) != 1 {
+		t.Fatalf("three frames for a waiting writer: %d wake-ups, want 1", len(c.wake))
+	}
+	<-c.wake
+	// The writer takes the queue (not empty): it is busy, not waiting.
+	c.mu.Lock()
+	c.queue, c.idle = nil, false
+	c.mu.Unlock()
+	c.queueEvent(ev(), false)
+	if len(c.wake) != 0 {
+		t.Fatal("a busy writer was signalled")
+	}
+	// It takes the queue again, finds the frame, then an empty queue.
+	c.mu.Lock()
+	c.queue, c.idle = nil, true
+	c.mu.Unlock()
+	blk := newBlock([]outFrame{ev(), ev()})
+	c.queueBlock(blk, "", false)
+	c.queueBlock(blk, "", false)
+	if len(c.wake) != 1 {
+		t.Fatalf("two blocks for a writer that waits again: %d wake-ups, want 1", len(c.wake))
+	}
+}
