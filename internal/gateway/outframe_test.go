@@ -186,6 +186,34 @@ func (c *signallingConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// testWriter runs a connection's writer on a signallingConn whose
+// writes are signalled on a channel of capacity wrote. stop ends the
+// writer, through a failed write and so through cancel (its context,
+// which would close the WebSocket, which these tests have not, never
+// ends), and checks that it ended so.
+func testWriter(t *testing.T, s *Server, wrote int) (c *conn, sock *signallingConn, stop func()) {
+	sock = &signallingConn{stopAfter: 1 << 20, wrote: make(chan struct{}, wrote)}
+	ended := make(chan error, 1)
+	c = &conn{s: s, sock: &sockConn{Conn: sock}, ctx: context.Background(), cancel: func(err error) { ended <- err },
+		wake: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop()
+	}()
+	stop = func() {
+		sock.mu.Lock()
+		sock.stopAfter = len(sock.writes)
+		sock.mu.Unlock()
+		c.enqueue([]byte(`{"type":"res","id":"end","ok":true}`), false)
+		<-done
+		if err := <-ended; !errors.Is(err, errTestSocketClosed) {
+			t.Errorf("the writer ended with %v", err)
+		}
+	}
+	return c, sock, stop
+}
+
 // TestWriterLetsReadyGoroutinesQueueFirst: on one processor, a frame
 // queued by a goroutine that was ready to run when the writer was woken
 // leaves in the same write as the frame that woke it, as a chat.send's
@@ -201,18 +229,8 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	s := &Server{}
 	s.cfg.MaxBufferedBytes = 1 << 20
-	sock := &signallingConn{stopAfter: 1 << 20, wrote: make(chan struct{}, 2)}
-	// The writer ends on a failed write, through cancel; its context
-	// (which would close the WebSocket, which this test has not) never
-	// ends.
-	ended := make(chan error, 1)
-	c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: context.Background(), cancel: func(err error) { ended <- err },
-		wake: make(chan struct{}, 1)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop()
-	}()
+	c, sock, stop := testWriter(t, s, 2)
+	defer stop()
 	const rounds = 60
 	joined := 0
 	for range rounds {
@@ -246,15 +264,6 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 	}
 	if joined < rounds/2 {
 		t.Errorf("the answer and the run's event left in one write in %d of %d rounds, want at least half", joined, rounds)
-	}
-	// End the writer: its next write fails.
-	sock.mu.Lock()
-	sock.stopAfter = len(sock.writes)
-	sock.mu.Unlock()
-	c.enqueue([]byte(`{"type":"res","id":"2","ok":true}`), false)
-	<-done
-	if err := <-ended; !errors.Is(err, errTestSocketClosed) {
-		t.Errorf("the writer ended with %v", err)
 	}
 }
 
@@ -445,15 +454,8 @@ func TestWriterWaitsWhileFramesJoin(t *testing.T) {
 			s := &Server{}
 			s.cfg.MaxBufferedBytes = 1 << 20
 			s.liveRuns.Store(tc.runs)
-			sock := &signallingConn{stopAfter: 1 << 20, wrote: make(chan struct{}, 16)}
-			ended := make(chan error, 1)
-			c := &conn{s: s, sock: &sockConn{Conn: sock}, ctx: context.Background(), cancel: func(err error) { ended <- err },
-				wake: make(chan struct{}, 1)}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				c.writeLoop()
-			}()
+			c, sock, stop := testWriter(t, s, 16)
+			defer stop()
 			const rounds, frames = 40, maxYields
 			oneWrite := 0
 			for range rounds {
@@ -491,14 +493,6 @@ func TestWriterWaitsWhileFramesJoin(t *testing.T) {
 			}
 			if !tc.wantOne && oneWrite > rounds/2 {
 				t.Errorf("%d frames queued one by one left in one write in %d of %d rounds of a quiet gateway, want at most half", frames, oneWrite, rounds)
-			}
-			sock.mu.Lock()
-			sock.stopAfter = len(sock.writes)
-			sock.mu.Unlock()
-			c.enqueue([]byte(`{"type":"res","id":"end","ok":true}`), false)
-			<-done
-			if err := <-ended; !errors.Is(err, errTestSocketClosed) {
-				t.Errorf("the writer ended with %v", err)
 			}
 		})
 	}
