@@ -330,7 +330,7 @@ func (c *conn) writeAll(batch []outFrame) (written, own int64, err error) {
 // connection that receives the events of many sessions (a plain operator
 // client) is behind the runs that fan out to it then, and each write it
 // saves is a system call, a TCP segment and a wake-up of the reader: at
-// 100 plain clients, 9–13 socket writes a turn fell to 5.5–6.5. With a
+// 100 plain clients, 9–13 socket writes a turn fell to 5.4–7. With a
 // few runs (one chat, one sessions_send flow) it writes at once: waiting
 // there for the goroutines of the other runs of the flow delayed the
 // flow's final by a millisecond.

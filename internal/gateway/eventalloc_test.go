@@ -84,6 +84,14 @@ func TestRunStreamMadeOnce(t *testing.T) {
 		s.dropStream("run-1", st)
 	}
 	run()
+	if n := s.liveRuns.Load(); n != 0 {
+		t.Fatalf("%d live runs counted after the run's stream was dropped", n)
+	}
+	s.stream("run-2")
+	if n := s.liveRuns.Load(); n != 1 {
+		t.Fatalf("%d live runs counted with one stream", n)
+	}
+	s.dropStream("run-2", s.stream("run-2"))
 	if n := testing.AllocsPerRun(100, run); n != 9 {
 		t.Errorf("a warm turn's events on a new stream: %v allocations, want 9 (the stream, its buffer, 7 frames)", n)
 	}
