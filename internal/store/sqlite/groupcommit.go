@@ -469,9 +469,7 @@ func (c *committer) bodies(tx wtx, batch []*writeReq, errs []error) (broken bool
 		if _, err := tx.ExecContext(context.Background(), qSavepoint); err != nil {
 			return true
 		}
-		c.memo.bodyBegins()
-		errs[i] = r.fn(context.WithoutCancel(r.ctx), tx)
-		c.memo.bodyDone(errs[i] == nil)
+		errs[i] = c.runBody(r, tx)
 		if errs[i] != nil {
 			if _, err := tx.ExecContext(context.Background(), qRollbackTo); err != nil {
 				return true
@@ -482,6 +480,15 @@ func (c *committer) bodies(tx wtx, batch []*writeReq, errs []error) (broken bool
 		}
 	}
 	return false
+}
+
+// runBody runs a request's body in tx, the memo's changes of it kept or
+// undone with it.
+func (c *committer) runBody(r *writeReq, tx wtx) error {
+	c.memo.bodyBegins()
+	err := r.fn(context.WithoutCancel(r.ctx), tx)
+	c.memo.bodyDone(err == nil)
+	return err
 }
 
 // single runs one body in its own transaction.

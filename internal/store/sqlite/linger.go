@@ -151,10 +151,7 @@ func (c *committer) endLinger(l *lingerTx, first *writeReq) {
 	if len(batch) == 1 && batch[0].ctx.Err() == nil {
 		// One body, a run's end as a rule, runs without a savepoint:
 		// should it fail, the transaction is redone without it below.
-		r := batch[0]
-		c.memo.bodyBegins()
-		errs[0] = r.fn(context.WithoutCancel(r.ctx), l.tx)
-		c.memo.bodyDone(errs[0] == nil)
+		errs[0] = c.runBody(batch[0], l.tx)
 		broken = errs[0] != nil
 	} else {
 		broken = c.bodies(l.tx, batch, errs)
