@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -544,22 +543,24 @@ func (s *Server) fanOutFrames(frames []outFrame, key string, dropIfSlow bool, fi
 	if len(first)+len(second) == 0 {
 		return
 	}
+	var (
+		queued int64
+		blk    *eventBlock
+	)
 	if len(first)+len(second) > 1 {
+		shared := false
 		for i := range frames {
 			if f := &frames[i]; len(f.body) >= sharedMin {
 				// Counted once in the budget for every connection.
 				f.body, f.shared = nil, s.newShared(f.body)
 				defer f.shared.release()
 			}
+			shared = shared || frames[i].shared != nil
 		}
-	}
-	var (
-		queued int64
-		blk    *eventBlock
-	)
-	if len(first)+len(second) > 1 && !slices.ContainsFunc(frames, func(f outFrame) bool { return f.shared != nil }) {
-		// Encoded once, queued as one frame on each connection.
-		blk = newBlock(frames)
+		if !shared {
+			// Encoded once, queued as one frame on each connection.
+			blk = newBlock(frames)
+		}
 	}
 	for _, l := range [...][]*conn{first, second} {
 		for _, c := range l {
