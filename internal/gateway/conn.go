@@ -71,8 +71,9 @@ type conn struct {
 	queue       []outFrame // frames not yet handed to the writer
 	queued      int64      // bytes queued or being written
 	ownQueued   int64      // of those, the bytes not in shared payloads
-	seq         int64      // last event seq sent after hello
 	closing     bool       // nothing more is queued
+	follows     bool       // the writer reads the feed (see feed)
+	feedEnd     int64      // once closing, the feed's position where the writer stops
 	idle        bool       // the writer took an empty queue and waits for a wake-up (see wakeLocked)
 	closeCode   websocket.StatusCode
 	closeReason string
@@ -85,6 +86,23 @@ type conn struct {
 	unindexed bool
 
 	writing atomic.Int64 // unix ns when the writer began its current batch; 0 when idle
+
+	// The connection's place in the feed. fon and fwait are guarded by
+	// the feed's mu (it follows the feed; its writer is a waiter); fnext
+	// and fnextTotal are the writer's (set by join before follows), the
+	// position of the next entry it takes and the feed's total through
+	// it; fpos and fdone are what it has written through, published for
+	// the feed's trim and the budget.
+	fon, fwait        bool
+	fnext, fnextTotal int64
+	fpos, fdone       atomic.Int64
+
+	// wseq is the seq of the last event the writer wrote. Only writeLoop
+	// uses it and the arrays that follow, reused: the feed's entries it
+	// took, and its merge of them with its own frames.
+	wseq   int64
+	taken  []outFrame
+	merged []outFrame
 
 	// The writer's batch of messages and its vectored write, reused; only
 	// writeLoop uses them.
@@ -243,12 +261,14 @@ func (c *conn) handshakeDeadline(done <-chan struct{}) {
 }
 
 // writeLoop hands queued frames to the socket in order and performs a
-// requested close once the queue is empty.
+// requested close once the queue is empty. It merges the connection's own
+// frames with the feed's entries (see feed) and numbers the events.
 func (c *conn) writeLoop() {
 	// Frames are written without a context (see write): the connection's
 	// end closes the socket, which ends a write blocked on a stalled peer.
 	stop := context.AfterFunc(c.ctx, func() { c.ws.CloseNow() })
 	defer stop()
+	fd := &c.s.feed
 	var spare []outFrame // the last batch's array, handed back to the queue
 	for {
 		c.mu.Lock()
@@ -257,29 +277,60 @@ func (c *conn) writeLoop() {
 		spare = nil
 		closing, code, reason := c.closing, c.closeCode, c.closeReason
 		c.idle = len(batch) == 0
+		// The feed up to its head now: whatever c queues from here on
+		// is at that position or past it (see queueLocked).
+		follows, limit := c.follows, int64(0)
+		if follows {
+			limit = fd.head.Load()
+			if closing {
+				limit = min(limit, c.feedEnd)
+			}
+		}
 		c.mu.Unlock()
-		if len(batch) > 0 {
+		fed, rest := c.taken[:0], true
+		if follows {
+			fed, rest = fd.take(c, limit, fed, len(batch) == 0)
+		}
+		out := c.merge(batch, fed)
+		if len(out) > 0 {
 			c.writing.Store(time.Now().UnixNano())
 		}
-		written, own, err := c.writeAll(batch)
+		written, own, err := c.writeAll(out)
 		if err != nil {
 			c.cancel(err)
 			return
 		}
 		c.writing.Store(0)
+		if len(fed) > 0 {
+			c.fpos.Store(c.fnext)
+			c.fdone.Store(c.fnextTotal)
+		}
+		if len(batch) > 0 && len(fed) > 0 { // merge's own array
+			clear(out)
+			c.merged = nil
+			if cap(out) <= maxSpare {
+				c.merged = out[:0]
+			}
+		}
 		if cap(batch) <= maxSpare {
 			clear(batch)
 			spare = batch[:0]
+		}
+		clear(fed)
+		c.taken = nil
+		if cap(fed) <= maxSpare {
+			c.taken = fed[:0]
 		}
 		c.mu.Lock()
 		c.queued -= written
 		c.ownQueued -= own
 		c.mu.Unlock()
 		c.s.queuedTotal.Add(-own)
-		if len(batch) > 0 {
+		if len(out) > 0 || (!rest && !closing) {
 			continue
 		}
 		if closing && code != 0 {
+			fd.leave(c) // written through feedEnd: nothing more to hold for it
 			c.ws.Close(code, reason)
 			return
 		}
@@ -299,6 +350,37 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// merge returns the connection's own frames (batch) and the feed's
+// entries it took (fed, from the position c.fnext-len(fed) on) in the
+// order they were queued, each own frame after the entries before its
+// position (at) and before the rest, and gives the events their seqs.
+func (c *conn) merge(batch, fed []outFrame) []outFrame {
+	var out []outFrame
+	switch {
+	case len(fed) == 0:
+		out = batch
+	case len(batch) == 0:
+		out = fed
+	default:
+		out = c.merged[:0]
+		pos, k := c.fnext-int64(len(fed)), 0
+		for _, f := range batch {
+			for ; k < len(fed) && pos+int64(k) < f.at; k++ {
+				out = append(out, fed[k])
+			}
+			out = append(out, f)
+		}
+		out = append(out, fed[k:]...)
+	}
+	for i := range out {
+		if f := &out[i]; f.event {
+			f.seq = c.wseq + 1
+			c.wseq += int64(f.messages())
+		}
+	}
+	return out
 }
 
 // writeAll writes a batch of frames and releases them: to the socket in
@@ -355,10 +437,16 @@ const (
 	maxYields = 4
 )
 
-func (c *conn) queueLen() int {
+// queueLen is a count that grows as frames join the connection's queue
+// or the feed it follows.
+func (c *conn) queueLen() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue)
+	n := int64(len(c.queue))
+	if c.follows {
+		n += c.s.feed.head.Load()
+	}
+	return n
 }
 
 // maxSpare is the largest queue array the writer hands back for reuse.
@@ -421,7 +509,7 @@ func (c *conn) queueLocked(f outFrame, dropIfSlow bool) bool {
 		return false
 	}
 	size := f.size()
-	overOwn := c.queued+size > c.s.cfg.MaxBufferedBytes
+	overOwn := c.queued+c.s.feed.backlog(c)+size > c.s.cfg.MaxBufferedBytes
 	// Past the global budget, a connection whose writer is stuck with a
 	// backlog gives way; one that keeps up is never blamed.
 	// (The connection's own state first: the shared total is read only
@@ -437,6 +525,9 @@ func (c *conn) queueLocked(f outFrame, dropIfSlow bool) bool {
 	}
 	if f.shared != nil {
 		f.shared.refs.Add(1)
+	}
+	if c.follows {
+		f.at = c.s.feed.head.Load() // after the feed's entries so far (see merge)
 	}
 	c.queue = append(c.queue, f)
 	c.queued += size
@@ -457,6 +548,7 @@ func (c *conn) dropSlowLocked() {
 		n += f.messages()
 	}
 	c.s.eventsDropped.Add(int64(n)) // never written now
+	c.s.feed.dropSlow(c)
 	c.log.Warn("disconnecting slow consumer", "queuedBytes", c.queued, "gatewayQueuedBytes", c.s.queuedTotal.Load())
 	c.cancel(errSlowConsumer)
 }
@@ -470,7 +562,7 @@ const stallAfter = time.Second
 func (c *conn) stalled() bool {
 	// The backlog first: writing is stored by the writer at every batch,
 	// a cache line a fan-out need not read for a connection that keeps up.
-	if c.queued <= slowShare {
+	if c.queued+c.s.feed.backlog(c) <= slowShare {
 		return false
 	}
 	since := c.writing.Load()
@@ -494,6 +586,7 @@ func (c *conn) closeAfterFlush(code websocket.StatusCode, reason string) {
 	c.mu.Lock()
 	if !c.closing {
 		c.closing = true
+		c.feedEnd = c.s.feed.head.Load() // what the feed held before: written first
 		c.closeCode = code
 		c.closeReason = truncateReason(reason)
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,8 +99,9 @@ func TestRunStreamMadeOnce(t *testing.T) {
 }
 
 // BenchmarkFanOutWarmTurn: a warm turn's events translated and queued on
-// 100 plain connections (every session's events), their queues emptied
-// between turns as a writer would. Issue 37 measures the gateway's CPU
+// 100 plain connections (every session's events: through the feed), or
+// on one (its own queue), what they hold taken between turns as a writer
+// would. Issue 37 measures the gateway's CPU
 // per turn with 100 such clients against one.
 func BenchmarkFanOutWarmTurn(b *testing.B) {
 	for _, n := range []int{1, 100} {
@@ -109,7 +111,9 @@ func BenchmarkFanOutWarmTurn(b *testing.B) {
 			conns := make([]*conn, n)
 			for i := range conns {
 				c := &conn{s: s, ctx: b.Context(), wake: make(chan struct{}, 1), ready: true}
-				s.subs.addAll(c)
+				c.mu.Lock()
+				s.addPlain(c)
+				c.mu.Unlock()
 				conns[i] = c
 			}
 			evs := warmTurnEvents()
@@ -125,6 +129,13 @@ func BenchmarkFanOutWarmTurn(b *testing.B) {
 				st.mu.Unlock()
 				s.dropStream("run-1", st)
 				for _, c := range conns {
+					// As its writer would: take what the feed holds for
+					// it, and publish its position when written.
+					fed, _ := s.feed.take(c, s.feed.head.Load(), c.taken[:0], true)
+					clear(fed)
+					c.taken = fed[:0]
+					c.fpos.Store(c.fnext)
+					c.fdone.Store(c.fnextTotal)
 					c.mu.Lock()
 					for _, f := range c.queue {
 						f.release()
@@ -138,6 +149,7 @@ func BenchmarkFanOutWarmTurn(b *testing.B) {
 					}
 					c.idle = true // the writer took the queue and waits
 				}
+				s.feed.trim()
 				s.queuedTotal.Store(0)
 			}
 		})
@@ -163,7 +175,9 @@ func TestRunEventFramesQueuedTogether(t *testing.T) {
 		}
 		t.Cleanup(func() { s.removeConn(c) })
 		if !scoped {
-			s.subs.addAll(c)
+			c.mu.Lock()
+			s.addPlain(c) // alone, it is queued on, not fed
+			c.mu.Unlock()
 		}
 		return c
 	}
@@ -187,7 +201,7 @@ func TestRunEventFramesQueuedTogether(t *testing.T) {
 	if want := "agent agent agent+chat agent agent+chat"; strings.Join(got, " ") != want {
 		t.Errorf("frames by runner event: %s, want %s", strings.Join(got, " "), want)
 	}
-	for i, f := range plain.queue {
+	for i, f := range plain.merge(slices.Clone(plain.queue), nil) { // numbered as the writer does
 		if !f.event || f.seq != int64(i+1) {
 			t.Errorf("frame %d: event %v, seq %d, want seq %d", i, f.event, f.seq, i+1)
 		}

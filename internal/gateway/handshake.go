@@ -169,7 +169,7 @@ func (c *conn) connect(f *wire.Frame) *handshakeError {
 		c.scoped = scopedCaps(p.Caps) // read by broadcasts under c.mu
 		c.approvals = approvalClient(role, scopes, p.Caps, p.Client.ID)
 		if !c.scoped {
-			s.subs.addAll(c) // with ready, under c.mu (subIndex's lock order)
+			s.addPlain(c) // with ready, under c.mu (subIndex's lock order)
 		}
 	}
 	c.mu.Unlock()

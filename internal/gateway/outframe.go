@@ -55,14 +55,27 @@ func (p *sharedPayload) release() {
 // every connection it reaches: the connection queues it as one frame,
 // seq being its first event's, and writes each of its events as a
 // message of its own.
+//
+// The writer gives events their seqs as it writes them (see
+// conn.merge): the budget counts seqRoom bytes for each event's seq.
+// at is the feed's position when the frame was queued on a connection
+// that follows the feed; fed marks a frame the writer took from the feed,
+// whose payload reference the feed holds.
 type outFrame struct {
 	raw    []byte
 	body   []byte
 	shared *sharedPayload
 	blk    *eventBlock
 	seq    int64
+	at     int64
 	event  bool
+	fed    bool
 }
+
+// seqRoom is what an event's seq end, ,"seq":<seq>}, counts in the
+// outbound budget: a seq of up to eight digits. The budget is settled
+// when the frame is queued, before the writer numbers it.
+const seqRoom = len(`,"seq":}`) + 8
 
 // eventBlock is the event frames of one fan-out without their seqs, each
 // its head and payload, back to back in b; the frame i ends at ends[i].
@@ -104,20 +117,6 @@ func (k *eventBlock) size(i int, seq int64) int64 {
 	return int64(len(k.frame(i)) + seqTail(seq+int64(i)))
 }
 
-// seqTails is the length of the seq ends of n frames numbered from seq
-// on (seq ≥ 1).
-func seqTails(seq int64, n int) int {
-	first, last := seqTail(seq), seqTail(seq+int64(n)-1)
-	if first == last {
-		return n * first
-	}
-	t := 0
-	for i := range n {
-		t += seqTail(seq + int64(i))
-	}
-	return t
-}
-
 // messages is how many WebSocket messages the frame is.
 func (f outFrame) messages() int {
 	if f.blk != nil {
@@ -146,7 +145,8 @@ func seqTail(seq int64) int {
 	return n
 }
 
-// size is the frame's length on the wire.
+// size is what the frame counts in its connection's budget: its length
+// on the wire, but for the seqs (seqRoom each).
 func (f outFrame) size() int64 {
 	n := f.ownSize()
 	if f.shared != nil {
@@ -159,17 +159,29 @@ func (f outFrame) size() int64 {
 // outbound budget: all but a shared payload.
 func (f outFrame) ownSize() int64 {
 	if f.blk != nil {
-		return int64(len(f.blk.b) + seqTails(f.seq, len(f.blk.ends)))
+		return int64(len(f.blk.b) + seqRoom*len(f.blk.ends))
 	}
 	n := len(f.raw) + len(f.body)
+	if f.event {
+		n += seqRoom
+	}
+	return int64(n)
+}
+
+// wireSize is the length on the wire of a frame that is not a block, its
+// seq given.
+func (f outFrame) wireSize() int64 {
+	n := len(f.raw) + len(f.payload())
 	if f.event {
 		n += seqTail(f.seq)
 	}
 	return int64(n)
 }
 
+// release drops the frame's reference to its shared payload; a frame
+// taken from the feed has none of its own.
 func (f outFrame) release() {
-	if f.shared != nil {
+	if f.shared != nil && !f.fed {
 		f.shared.release()
 	}
 }
@@ -287,25 +299,26 @@ func (c *conn) writeBatch(batch []outFrame) (written, own int64, err error) {
 	buf, vec := c.wbuf[:0], c.wvec[:0]
 	mark, n := 0, 0 // buf[mark:] is not in vec yet; n bytes wait in all
 	for i, f := range batch {
-		fown := f.ownSize()
-		size := fown
-		if f.shared != nil {
-			size += int64(len(f.shared.b))
-			shared = true
+		if !f.fed { // the feed's entries count in the feed's budget
+			written, own = written+f.size(), own+f.ownSize()
+			shared = shared || f.shared != nil
 		}
-		written, own = written+size, own+fown
+		var size int64 // on the wire
 		if f.blk != nil {
 			for j := range f.blk.ends {
-				buf = f.appendTo(appendHeader(buf, f.blk.size(j, f.seq)), j)
+				m := f.blk.size(j, f.seq)
+				size += m
+				buf = f.appendTo(appendHeader(buf, m), j)
 			}
-		} else if buf = appendHeader(buf, size); len(f.payload()) >= sharedMin {
+		} else if size = f.wireSize(); len(f.payload()) >= sharedMin {
+			buf = appendHeader(buf, size)
 			p := f.payload()
 			buf = append(buf, f.raw...)
 			vec = append(vec, buf[mark:], p)
 			mark = len(buf)
 			buf = appendSeq(buf, f.seq)
 		} else {
-			buf = f.appendTo(buf, 0)
+			buf = f.appendTo(appendHeader(buf, size), 0)
 		}
 		n += int(size)
 		if n >= batchLimit || i == len(batch)-1 {
@@ -349,24 +362,22 @@ func (c *conn) write(f outFrame) error {
 	return nil
 }
 
-// queueBlock queues a block of event frames, numbered from the
-// connection's next seq, if the connection receives the events of
-// session key (see queueEvents), and wakes its writer. It returns what
-// the caller must add to the gateway's outbound total for it (its
-// ownSize; 0 when it was not queued). A block the connection's budget
-// refuses is dropped whole (dropIfSlow) or ends the connection.
+// queueBlock queues a block of event frames if the connection receives
+// the events of session key (see queueEvents), and wakes its writer. It
+// returns what the caller must add to the gateway's outbound total for it
+// (its ownSize; 0 when it was not queued). A block the connection's
+// budget refuses is dropped whole (dropIfSlow) or ends the connection.
 func (c *conn) queueBlock(blk *eventBlock, key string, dropIfSlow bool) int64 {
 	c.mu.Lock()
 	if !c.wantsLocked(key) {
 		c.mu.Unlock()
 		return 0
 	}
-	f := outFrame{blk: blk, event: true, seq: c.seq + 1}
+	f := outFrame{blk: blk, event: true}
 	if !c.queueLocked(f, dropIfSlow) {
 		c.mu.Unlock()
 		return 0
 	}
-	c.seq += int64(len(blk.ends))
 	wake := c.wakeLocked()
 	c.mu.Unlock()
 	if wake {
@@ -375,17 +386,15 @@ func (c *conn) queueBlock(blk *eventBlock, key string, dropIfSlow bool) int64 {
 	return f.ownSize()
 }
 
-// queueEvent queues an event frame (head and payload set) with the
-// connection's next seq, and returns what the caller must add to the
+// queueEvent queues an event frame (head and payload set), and returns what the caller must add to the
 // gateway's outbound total for it (its ownSize; 0 when it was not queued).
 // Events before hello-ok are dropped.
 func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
 	return c.queueEvents([]outFrame{f}, "", dropIfSlow)
 }
 
-// queueEvents queues event frames (heads and payloads set), in order,
-// each with the connection's next seq, if the connection receives the
-// events of session key (any connection past hello-ok, for key ""), and
+// queueEvents queues event frames (heads and payloads set), in order, if
+// the connection receives the events of session key (any connection past hello-ok, for key ""), and
 // wakes its writer once. It returns what the caller must add to the
 // gateway's outbound total for them (see queueEvent). A frame the
 // connection's budget refuses is dropped (dropIfSlow) or ends the
@@ -398,11 +407,10 @@ func (c *conn) queueEvents(frames []outFrame, key string, dropIfSlow bool) int64
 	}
 	var n int64
 	for _, f := range frames {
-		f.event, f.seq = true, c.seq+1
+		f.event = true
 		if !c.queueLocked(f, dropIfSlow) {
 			continue // (a closing connection refuses the rest)
 		}
-		c.seq++
 		n += f.ownSize()
 	}
 	wake := n > 0 && c.wakeLocked()

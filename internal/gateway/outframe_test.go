@@ -44,9 +44,18 @@ func TestBatchIsOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if int(written) != sock.buf.Len()-2*len(batch) || own != written {
-		// (2: each message's header)
-		t.Errorf("writeBatch counted %d bytes, %d own; the socket got %d in %d messages", written, own, sock.buf.Len(), len(batch))
+	var want int64
+	for _, f := range batch {
+		want += f.size()
+		if f.wireSize() > f.size() {
+			t.Fatalf("a frame of %d bytes on the wire counts %d in the budget", f.wireSize(), f.size())
+		}
+	}
+	if written != want || own != written {
+		t.Errorf("writeBatch counted %d bytes, %d own; the frames' sizes sum to %d", written, own, want)
+	}
+	if got := readMessages(t, sock.buf.Bytes()); len(got) != len(batch) || got[49] != `{"type":"event","event":"chat","payload":{"text":"hi"},"seq":50}` {
+		t.Errorf("the socket got %d messages, the last %q", len(got), got[len(got)-1])
 	}
 	if sock.writes != 1 {
 		t.Fatalf("50 small frames took %d writes, want 1", sock.writes)
@@ -67,7 +76,7 @@ func TestBatchIsOneWrite(t *testing.T) {
 	if written != 3*batch[0].size() || own != 3*batch[0].ownSize() {
 		t.Errorf("writeBatch counted %d bytes, %d own, want %d, %d", written, own, 3*batch[0].size(), 3*batch[0].ownSize())
 	}
-	if want := 3 * (10 + batch[0].size()); int64(sock.buf.Len()) != want {
+	if want := 10*3 + batch[0].wireSize() + batch[1].wireSize() + batch[2].wireSize(); int64(sock.buf.Len()) != want {
 		t.Fatalf("wrote %d bytes, want %d", sock.buf.Len(), want)
 	}
 	if cap(c.wbuf) >= sharedMin {
@@ -268,8 +277,10 @@ func TestWriterLetsReadyGoroutinesQueueFirst(t *testing.T) {
 }
 
 // blockConns connects n plain connections to the gateway of e, past their
-// handshake, with room in their wake channels to count wake-ups.
-func blockConns(t *testing.T, e *env, n int) []*conn {
+// handshake and following the feed, with room in their wake channels to
+// count wake-ups. With scoped, they are session-scoped instead, each
+// subscribed to the session agent:main:main.
+func blockConns(t *testing.T, e *env, n int, scoped ...bool) []*conn {
 	t.Helper()
 	s := e.gw
 	conns := make([]*conn, n)
@@ -280,22 +291,30 @@ func blockConns(t *testing.T, e *env, n int) []*conn {
 			t.Fatal("the gateway is closing")
 		}
 		t.Cleanup(func() { s.removeConn(c) })
-		s.subs.addAll(c)
+		if len(scoped) > 0 && scoped[0] {
+			c.scoped = true
+			c.subscribe("agent:main:main", false)
+		} else {
+			c.mu.Lock()
+			s.addPlain(c)
+			c.mu.Unlock()
+		}
 		conns[i] = c
 	}
 	return conns
 }
 
 // TestFanOutQueuesOneBlock: the frames of a fan-out that reaches several
-// connections are queued on each as one block, numbered from that
-// connection's own next seq, woken once and counted in the budgets as the
-// bytes each will write; a fan-out with a shared payload goes frame by
-// frame.
+// connections on their own queues (here session-scoped ones) are queued
+// on each as one block, woken once and counted in the budgets as the
+// bytes each will write (seqRoom for each seq); the writer numbers the
+// block from the connection's own next seq. A fan-out with a shared
+// payload goes frame by frame.
 func TestFanOutQueuesOneBlock(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.gw
-	conns := blockConns(t, e, 3)
-	conns[1].seq = 8 // its block crosses from one digit to two
+	conns := blockConns(t, e, 3, true)
+	conns[1].wseq = 8 // its block crosses from one digit to two
 	before := s.queuedTotal.Load()
 	payloads := []string{`{"a":1}`, `{"b":"two"}`, `{"c":[3]}`}
 	frames := make([]outFrame, len(payloads))
@@ -311,21 +330,21 @@ func TestFanOutQueuesOneBlock(t *testing.T) {
 		if len(c.wake) != 1 {
 			t.Errorf("connection %d woken %d times, want once", i, len(c.wake))
 		}
-		first := int64(1)
-		if i == 1 {
-			first = 9
-		}
-		if f := c.queue[0]; f.seq != first || c.seq != first+2 {
-			t.Errorf("connection %d: block from seq %d, connection at %d; want %d and %d", i, f.seq, c.seq, first, first+2)
-		}
 		var want int64
-		for j, p := range payloads {
-			want += int64(len(`{"type":"event","event":"agent","payload":` + p + `,"seq":` + strconv.FormatInt(first+int64(j), 10) + `}`))
+		for _, p := range payloads {
+			want += int64(len(`{"type":"event","event":"agent","payload":`+p) + seqRoom)
 		}
 		if c.queued != want || c.ownQueued != want {
 			t.Errorf("connection %d counts %d bytes queued (%d own), want %d", i, c.queued, c.ownQueued, want)
 		}
 		total += want
+		first := int64(1)
+		if i == 1 {
+			first = 9
+		}
+		if out := c.merge(c.queue, nil); out[0].seq != first || c.wseq != first+2 {
+			t.Errorf("connection %d: block from seq %d, writer at %d; want %d and %d", i, out[0].seq, c.wseq, first, first+2)
+		}
 	}
 	if got := s.queuedTotal.Load() - before; got != total {
 		t.Errorf("the gateway counts %d bytes queued, want %d", got, total)
@@ -341,8 +360,8 @@ func TestFanOutQueuesOneBlock(t *testing.T) {
 }
 
 // TestBlockRefusedWhole: a block past a connection's budget is dropped
-// whole with dropIfSlow, each of its events counted as dropped and no seq
-// spent; without it, the connection is dropped as a slow consumer.
+// whole with dropIfSlow, each of its events counted as dropped; without
+// it, the connection is dropped as a slow consumer.
 func TestBlockRefusedWhole(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	s := e.gw
@@ -354,8 +373,8 @@ func TestBlockRefusedWhole(t *testing.T) {
 	})
 	c.queued = s.cfg.MaxBufferedBytes - 10 // room for less than the block
 	dropped := s.eventsDropped.Load()
-	if n := c.queueBlock(blk, "", true); n != 0 || len(c.queue) != 0 || c.seq != 0 {
-		t.Fatalf("a refused block: %d bytes counted, %d entries queued, seq %d", n, len(c.queue), c.seq)
+	if n := c.queueBlock(blk, "", true); n != 0 || len(c.queue) != 0 {
+		t.Fatalf("a refused block: %d bytes counted, %d entries queued", n, len(c.queue))
 	}
 	if got := s.eventsDropped.Load() - dropped; got != 2 {
 		t.Errorf("a refused block of two events counted %d dropped", got)
@@ -363,8 +382,8 @@ func TestBlockRefusedWhole(t *testing.T) {
 	if c.queueBlock(blk, "", false) != 0 || !c.closing {
 		t.Error("a block past the budget without dropIfSlow did not drop the connection")
 	}
-	if n := conns[1].queueBlock(blk, "", false); n != blk.size(0, 1)+blk.size(1, 1) {
-		t.Errorf("a block queued within the budget counts %d bytes, want %d", n, blk.size(0, 1)+blk.size(1, 1))
+	if n, want := conns[1].queueBlock(blk, "", false), int64(len(blk.b)+2*seqRoom); n != want {
+		t.Errorf("a block queued within the budget counts %d bytes, want %d", n, want)
 	}
 }
 

@@ -262,6 +262,7 @@ type Server struct {
 	labels       labels // a label's check and write, one at a time (labels.go)
 
 	presenceVersion atomic.Int64 // stateVersion.presence
+	feed            feed         // the run events of the plain connections
 	queuedTotal     atomic.Int64 // bytes queued on every connection
 	slowDropped     atomic.Int64 // connections closed as slow consumers
 	eventsDropped   atomic.Int64 // frames never delivered (see Stats)
@@ -372,6 +373,7 @@ func New(cfg Config) (*Server, error) {
 		s.newID = uuid.NewString
 	}
 	s.instanceID = s.newID()
+	s.feed.s = s
 	s.origins = newOriginPolicy(cfg.AllowedOrigins, cfg.AllowHostHeaderOrigin)
 	s.hosts = newHostPolicy(cfg.AllowedOrigins, cfg.PublicURLs, cfg.AllowHostHeaderOrigin)
 	arl := DefaultAuthRateLimit
@@ -480,6 +482,7 @@ func (s *Server) removeConn(c *conn) {
 		keys = append(keys, k)
 	}
 	s.subs.remove(c, keys)
+	s.feed.leave(c)
 	c.mu.Unlock()
 	if had && wasReady && !closing && !ephemeralClient(c.client.Mode) {
 		s.broadcastPresence() // the client left
@@ -527,7 +530,59 @@ func (s *Server) fanOutSession(key string, frames []outFrame, dropIfSlow bool) {
 		return
 	}
 	all, scoped := s.subs.forKey(key)
+	if !dropIfSlow && len(all) >= feedMin {
+		s.fanOutFeed(frames, key, scoped)
+		return
+	}
 	s.fanOutFrames(frames, key, dropIfSlow, all, scoped, nil)
+}
+
+// fanOutFeed is fanOutSession to the plain connections through the feed,
+// and to the session-scoped ones of scoped that subscribed to key each on
+// its own. The feed's followers, at least feedMin, and the others receive
+// one block if no payload is shared.
+func (s *Server) fanOutFeed(frames []outFrame, key string, scoped []*conn) {
+	var (
+		queued int64
+		blk    *eventBlock
+	)
+	if !s.shareLarge(frames) {
+		blk = newBlock(frames)
+	}
+	s.feed.append(blk, frames)
+	for _, c := range scoped {
+		if blk != nil {
+			queued += c.queueBlock(blk, key, false)
+		} else {
+			queued += c.queueEvents(frames, key, false)
+		}
+	}
+	s.queuedTotal.Add(queued)
+	s.releaseShared(frames)
+}
+
+// shareLarge makes the payloads of frames of sharedMin bytes or more
+// shared, each holding a reference for the caller (releaseShared), and
+// reports whether there was one.
+func (s *Server) shareLarge(frames []outFrame) bool {
+	shared := false
+	for i := range frames {
+		if f := &frames[i]; len(f.body) >= sharedMin {
+			// Counted once in the budget for every connection.
+			f.body, f.shared = nil, s.newShared(f.body)
+			shared = true
+		}
+	}
+	return shared
+}
+
+// releaseShared drops the caller's references that shareLarge took.
+func (s *Server) releaseShared(frames []outFrame) {
+	for _, f := range frames {
+		if f.shared != nil {
+			f.shared.release()
+		}
+	}
 }
 
 // fanOutFrames queues event frames, in order, on the connections of first
@@ -548,16 +603,9 @@ func (s *Server) fanOutFrames(frames []outFrame, key string, dropIfSlow bool, fi
 		blk    *eventBlock
 	)
 	if len(first)+len(second) > 1 {
-		shared := false
-		for i := range frames {
-			if f := &frames[i]; len(f.body) >= sharedMin {
-				// Counted once in the budget for every connection.
-				f.body, f.shared = nil, s.newShared(f.body)
-				defer f.shared.release()
-			}
-			shared = shared || frames[i].shared != nil
-		}
-		if !shared {
+		if s.shareLarge(frames) {
+			defer s.releaseShared(frames)
+		} else {
 			// Encoded once, queued as one frame on each connection.
 			blk = newBlock(frames)
 		}
@@ -622,6 +670,7 @@ func (s *Server) budgetLoop() {
 			return
 		case <-t.C:
 		}
+		s.feed.trim()
 		if s.queuedTotal.Load() <= s.cfg.MaxQueuedBytes {
 			continue
 		}
