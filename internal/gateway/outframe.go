@@ -283,9 +283,11 @@ func appendHeader(b []byte, n int64) []byte {
 // the same socket whole, between these writes (see sockConn); the
 // connection negotiates no extension, so a message is a plain frame.
 //
-// It returns the bytes of the frames written and, of those, the bytes not
-// in shared payloads (see outFrame.ownSize), counted as it goes: a batch
-// can hold thousands of frames, and each pass over it costs.
+// It returns what the frames written counted in the connection's budget
+// (outFrame.size; the feed's entries count in the feed's, not here) and,
+// of that, the bytes not in shared payloads (ownSize), counted as it
+// goes: a batch can hold thousands of frames, and each pass over it
+// costs.
 func (c *conn) writeBatch(batch []outFrame) (written, own int64, err error) {
 	shared := false // a frame with a shared payload was seen
 	defer func() {
@@ -386,16 +388,16 @@ func (c *conn) queueBlock(blk *eventBlock, key string, dropIfSlow bool) int64 {
 	return f.ownSize()
 }
 
-// queueEvent queues an event frame (head and payload set), and returns what the caller must add to the
-// gateway's outbound total for it (its ownSize; 0 when it was not queued).
-// Events before hello-ok are dropped.
+// queueEvent queues an event frame (head and payload set), and returns
+// what the caller must add to the gateway's outbound total for it (its
+// ownSize; 0 when it was not queued). Events before hello-ok are dropped.
 func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
 	return c.queueEvents([]outFrame{f}, "", dropIfSlow)
 }
 
 // queueEvents queues event frames (heads and payloads set), in order, if
-// the connection receives the events of session key (any connection past hello-ok, for key ""), and
-// wakes its writer once. It returns what the caller must add to the
+// the connection receives the events of session key (any connection past
+// hello-ok, for key ""), and wakes its writer once. It returns what the caller must add to the
 // gateway's outbound total for them (see queueEvent). A frame the
 // connection's budget refuses is dropped (dropIfSlow) or ends the
 // connection, with the frames after it.

@@ -736,7 +736,10 @@ const maxIdleCallWorkers = 64
 type Stats struct {
 	// Connections is the number of open WebSocket connections.
 	Connections int
-	// QueuedBytes is what waits to be written to them.
+	// QueuedBytes is what waits to be written to them. The feed's
+	// entries count until the feed forgets them (within trimEvery
+	// appends, or a quarter of a second, after the last connection
+	// wrote them).
 	QueuedBytes int64
 	// SlowConsumers counts connections closed for not reading.
 	SlowConsumers int64
