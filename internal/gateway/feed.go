@@ -43,7 +43,7 @@ type feed struct {
 	entries   []feedEntry // the entry at position base+i
 	base      int64
 	baseTotal int64 // total through base: the entries before it are gone
-	appended  int   // entries appended since the last trim
+	appended  int   // appends since the last trim
 	followers []*conn
 	waiters   []*conn // followers whose writers wait for a wake-up
 }
@@ -110,11 +110,11 @@ func (fd *feed) dropLocked(c *conn) {
 	}
 }
 
-// append adds a fan-out's frames to the feed: blk as one entry, or else
-// each of frames (taking a reference to a shared payload), and wakes the
-// followers' writers that wait. It disconnects the followers that are
-// too far behind.
-func (fd *feed) append(blk *eventBlock, frames []outFrame) {
+// appendFrames adds a fan-out's frames to the feed: blk as one entry, or
+// else each of frames (taking a reference to a shared payload), and wakes
+// the followers' writers that wait. It disconnects the followers that
+// are too far behind.
+func (fd *feed) appendFrames(blk *eventBlock, frames []outFrame) {
 	fd.mu.Lock()
 	total, queued := fd.total.Load(), int64(0)
 	add := func(f outFrame) {
@@ -163,6 +163,8 @@ func (fd *feed) trim() {
 	disconnectSlow(slow)
 }
 
+// disconnectSlow disconnects the followers slowLocked found, as slow
+// consumers. No feed.mu is held.
 func disconnectSlow(slow []*conn) {
 	for _, c := range slow {
 		c.mu.Lock()

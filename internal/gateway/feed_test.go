@@ -143,11 +143,11 @@ func TestFeedOrder(t *testing.T) {
 			id := strconv.Itoa(i)
 			c.enqueue([]byte(`{"type":"res","id":"`+id+`","ok":true}`), false)
 			want = append(want, `{"type":"res","id":"`+id+`","ok":true}`)
-			s.feed.append(newBlock(agentFrames(`{"f":`+id+`}`, `{"g":`+id+`}`)), nil)
+			s.feed.appendFrames(newBlock(agentFrames(`{"f":`+id+`}`, `{"g":`+id+`}`)), nil)
 			want = append(want, event(`{"f":`+id+`}`), event(`{"g":`+id+`}`))
 			c.sendEvent(wire.EventAgent, json.RawMessage(`{"own":`+id+`}`), false)
 			want = append(want, event(`{"own":`+id+`}`))
-			s.feed.append(nil, agentFrames(`{"h":`+id+`}`))
+			s.feed.appendFrames(nil, agentFrames(`{"h":`+id+`}`))
 			want = append(want, event(`{"h":`+id+`}`))
 		}
 		var got []string
@@ -237,7 +237,7 @@ func TestFeedWaiters(t *testing.T) {
 	s.feed.take(waiting, s.feed.head.Load(), nil, true)
 	s.feed.take(waiting, s.feed.head.Load(), nil, true) // recorded once
 	for range 3 {
-		s.feed.append(nil, agentFrames(`{}`))
+		s.feed.appendFrames(nil, agentFrames(`{}`))
 	}
 	if len(waiting.wake) != 1 || len(busy.wake) != 0 {
 		t.Fatalf("three appends: %d and %d wake-ups, want 1 and 0", len(waiting.wake), len(busy.wake))
@@ -247,7 +247,7 @@ func TestFeedWaiters(t *testing.T) {
 	if fed, wait := s.feed.take(waiting, s.feed.head.Load(), nil, true); len(fed) != 3 || !wait {
 		t.Fatalf("took %d entries (may wait: %v), want 3", len(fed), wait)
 	}
-	s.feed.append(nil, agentFrames(`{}`))
+	s.feed.appendFrames(nil, agentFrames(`{}`))
 	if len(waiting.wake) != 0 {
 		t.Fatal("a writer that was writing was signalled")
 	}

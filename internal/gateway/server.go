@@ -549,7 +549,7 @@ func (s *Server) fanOutFeed(frames []outFrame, key string, scoped []*conn) {
 	if !s.shareLarge(frames) {
 		blk = newBlock(frames)
 	}
-	s.feed.append(blk, frames)
+	s.feed.appendFrames(blk, frames)
 	for _, c := range scoped {
 		if blk != nil {
 			queued += c.queueBlock(blk, key, false)
