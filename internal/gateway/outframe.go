@@ -364,30 +364,6 @@ func (c *conn) write(f outFrame) error {
 	return nil
 }
 
-// queueBlock queues a block of event frames if the connection receives
-// the events of session key (see queueEvents), and wakes its writer. It
-// returns what the caller must add to the gateway's outbound total for it
-// (its ownSize; 0 when it was not queued). A block the connection's
-// budget refuses is dropped whole (dropIfSlow) or ends the connection.
-func (c *conn) queueBlock(blk *eventBlock, key string, dropIfSlow bool) int64 {
-	c.mu.Lock()
-	if !c.wantsLocked(key) {
-		c.mu.Unlock()
-		return 0
-	}
-	f := outFrame{blk: blk, event: true}
-	if !c.queueLocked(f, dropIfSlow) {
-		c.mu.Unlock()
-		return 0
-	}
-	wake := c.wakeLocked()
-	c.mu.Unlock()
-	if wake {
-		c.signal()
-	}
-	return f.ownSize()
-}
-
 // queueEvent queues an event frame (head and payload set), and returns
 // what the caller must add to the gateway's outbound total for it (its
 // ownSize; 0 when it was not queued). Events before hello-ok are dropped.
@@ -395,12 +371,13 @@ func (c *conn) queueEvent(f outFrame, dropIfSlow bool) int64 {
 	return c.queueEvents([]outFrame{f}, "", dropIfSlow)
 }
 
-// queueEvents queues event frames (heads and payloads set), in order, if
-// the connection receives the events of session key (any connection past
-// hello-ok, for key ""), and wakes its writer once. It returns what the caller must add to the
-// gateway's outbound total for them (see queueEvent). A frame the
-// connection's budget refuses is dropped (dropIfSlow) or ends the
-// connection, with the frames after it.
+// queueEvents queues event frames (heads and payloads set, or blocks),
+// in order, if the connection receives the events of session key (any
+// connection past hello-ok, for key ""), and wakes its writer once. It
+// returns what the caller must add to the gateway's outbound total for
+// them (see queueEvent). A frame the connection's budget refuses (a block
+// whole) is dropped (dropIfSlow) or ends the connection, with the frames
+// after it.
 func (c *conn) queueEvents(frames []outFrame, key string, dropIfSlow bool) int64 {
 	c.mu.Lock()
 	if !c.wantsLocked(key) {

@@ -373,16 +373,16 @@ func TestBlockRefusedWhole(t *testing.T) {
 	})
 	c.queued = s.cfg.MaxBufferedBytes - 10 // room for less than the block
 	dropped := s.eventsDropped.Load()
-	if n := c.queueBlock(blk, "", true); n != 0 || len(c.queue) != 0 {
+	if n := c.queueEvents([]outFrame{{blk: blk}}, "", true); n != 0 || len(c.queue) != 0 {
 		t.Fatalf("a refused block: %d bytes counted, %d entries queued", n, len(c.queue))
 	}
 	if got := s.eventsDropped.Load() - dropped; got != 2 {
 		t.Errorf("a refused block of two events counted %d dropped", got)
 	}
-	if c.queueBlock(blk, "", false) != 0 || !c.closing {
+	if c.queueEvents([]outFrame{{blk: blk}}, "", false) != 0 || !c.closing {
 		t.Error("a block past the budget without dropIfSlow did not drop the connection")
 	}
-	if n, want := conns[1].queueBlock(blk, "", false), int64(len(blk.b)+2*seqRoom); n != want {
+	if n, want := conns[1].queueEvents([]outFrame{{blk: blk}}, "", false), int64(len(blk.b)+2*seqRoom); n != want {
 		t.Errorf("a block queued within the budget counts %d bytes, want %d", n, want)
 	}
 }
@@ -545,8 +545,8 @@ func TestBusyWriterNotSignalled(t *testing.T) {
 	c.queue, c.idle = nil, true
 	c.mu.Unlock()
 	blk := newBlock([]outFrame{ev(), ev()})
-	c.queueBlock(blk, "", false)
-	c.queueBlock(blk, "", false)
+	c.queueEvents([]outFrame{{blk: blk}}, "", false)
+	c.queueEvents([]outFrame{{blk: blk}}, "", false)
 	if len(c.wake) != 1 {
 		t.Fatalf("two blocks for a writer that waits again: %d wake-ups, want 1", len(c.wake))
 	}

@@ -542,23 +542,38 @@ func (s *Server) fanOutSession(key string, frames []outFrame, dropIfSlow bool) {
 // its own. The feed's followers, at least feedMin, and the others receive
 // one block if no payload is shared.
 func (s *Server) fanOutFeed(frames []outFrame, key string, scoped []*conn) {
-	var (
-		queued int64
-		blk    *eventBlock
-	)
+	var blk *eventBlock
 	if !s.shareLarge(frames) {
 		blk = newBlock(frames)
 	}
 	s.feed.appendFrames(blk, frames)
-	for _, c := range scoped {
-		if blk != nil {
-			queued += c.queueBlock(blk, key, false)
-		} else {
-			queued += c.queueEvents(frames, key, false)
+	var one [1]outFrame
+	s.queuedTotal.Add(queueEach(scoped, blockOr(blk, frames, &one), key, false, nil))
+	s.releaseShared(frames)
+}
+
+// blockOr is what a connection queues of a fan-out: blk as one frame (in
+// one, the caller's), or frames when there is no block.
+func blockOr(blk *eventBlock, frames []outFrame, one *[1]outFrame) []outFrame {
+	if blk == nil {
+		return frames
+	}
+	one[0] = outFrame{blk: blk}
+	return one[:]
+}
+
+// queueEach queues frames on the connections of l that want accepts
+// (every one when want is nil), see conn.queueEvents, and returns what
+// they add to the gateway's outbound total: the caller adds it once for
+// all (see queueLocked).
+func queueEach(l []*conn, frames []outFrame, key string, dropIfSlow bool, want func(*conn) bool) int64 {
+	var queued int64
+	for _, c := range l {
+		if want == nil || want(c) {
+			queued += c.queueEvents(frames, key, dropIfSlow)
 		}
 	}
-	s.queuedTotal.Add(queued)
-	s.releaseShared(frames)
+	return queued
 }
 
 // shareLarge makes the payloads of frames of sharedMin bytes or more
@@ -598,10 +613,7 @@ func (s *Server) fanOutFrames(frames []outFrame, key string, dropIfSlow bool, fi
 	if len(first)+len(second) == 0 {
 		return
 	}
-	var (
-		queued int64
-		blk    *eventBlock
-	)
+	var blk *eventBlock
 	if len(first)+len(second) > 1 {
 		if s.shareLarge(frames) {
 			defer s.releaseShared(frames)
@@ -610,18 +622,9 @@ func (s *Server) fanOutFrames(frames []outFrame, key string, dropIfSlow bool, fi
 			blk = newBlock(frames)
 		}
 	}
-	for _, l := range [...][]*conn{first, second} {
-		for _, c := range l {
-			switch {
-			case want != nil && !want(c):
-			case blk != nil:
-				queued += c.queueBlock(blk, key, dropIfSlow)
-			default:
-				queued += c.queueEvents(frames, key, dropIfSlow)
-			}
-		}
-	}
-	s.queuedTotal.Add(queued) // once for all (see queueLocked)
+	var one [1]outFrame
+	queue := blockOr(blk, frames, &one)
+	s.queuedTotal.Add(queueEach(first, queue, key, dropIfSlow, want) + queueEach(second, queue, key, dropIfSlow, want))
 }
 
 // healthLoop sends every connection the health snapshot each
